@@ -1,0 +1,33 @@
+/*
+** json_write.h — serialise a jansson value to compact JSON text.
+**
+** Why not json_dumps(): jansson prints every real with 17 significant digits,
+** so 0.1 goes out as 0.10000000000000001. That is the same double, but it is
+** not what the caller wrote, and scores would read badly. This writer prints
+** the shortest text that parses back to the identical double, keeps object key
+** order, never escapes non-ASCII (the wire is UTF-8) and handles strings with
+** embedded NUL (\u0000). The output never contains a raw newline, which the
+** stdio framing relies on (spec §8.2).
+*/
+#ifndef A2M_JSON_WRITE_H
+#define A2M_JSON_WRITE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/*
+** Returns the compact JSON text of v as a NUL-terminated string the caller
+** frees with free(), and its length in *len when len is not NULL. Returns
+** NULL when memory runs out.
+*/
+char *a2m_json_write(const json_t *v, size_t *len);
+
+/*
+** Writes the shortest decimal text that strtod() reads back as exactly d into
+** out (at least 32 bytes), always containing '.', 'e' or an exponent so it
+** reads as a real. Returns the length. d must be finite.
+*/
+size_t a2m_json_format_real(double d, char out[32]);
+
+#endif

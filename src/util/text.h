@@ -1,0 +1,28 @@
+/*
+** text.h — small UTF-8 and identifier helpers shared by the layers.
+*/
+#ifndef A2M_TEXT_H
+#define A2M_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Room for a generated id and its NUL. */
+#define A2M_ID_LEN 27
+
+/*
+** Number of Unicode code points in the valid UTF-8 string s of n bytes
+** (continuation bytes are not counted).
+*/
+size_t a2m_utf8_length(const char *s, size_t n);
+
+/*
+** Writes a new record id into out: 26 characters of Crockford base32, the
+** creation time in milliseconds followed by 80 random bits, so ids are unique
+** without coordination and sort roughly by creation. Clients must treat it as
+** opaque (spec §3.2); the shape is ours to change. Returns 0, or -1 when the
+** system's random source fails.
+*/
+int a2m_id_generate(int64_t now_ms, char out[A2M_ID_LEN]);
+
+#endif

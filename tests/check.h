@@ -1,0 +1,71 @@
+/*
+** check.h — the unit tests' tiny harness.
+**
+** A test is a function; CHECK* record a failure with file:line and carry on
+** within the test. run_tests() prints "ok NAME" or "FAIL NAME" per test and
+** the closing line "N passed, M failed" that scripts/run-tests.sh adds up, and
+** returns the exit status.
+*/
+#ifndef A2M_TEST_CHECK_H
+#define A2M_TEST_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int check_failures_in_test;
+
+#define CHECK(cond) do { \
+	if (!(cond)) { \
+		check_failures_in_test++; \
+		fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+	} } while (0)
+
+#define CHECK_INT(got, want) do { \
+	long long g_ = (long long)(got), w_ = (long long)(want); \
+	if (g_ != w_) { \
+		check_failures_in_test++; \
+		fprintf(stderr, "  %s:%d: %s == %lld, want %lld\n", __FILE__, __LINE__, #got, g_, w_); \
+	} } while (0)
+
+#define CHECK_STR(got, want) do { \
+	const char *g_ = (got), *w_ = (want); \
+	if (!g_ || !w_ || strcmp(g_, w_) != 0) { \
+		check_failures_in_test++; \
+		fprintf(stderr, "  %s:%d: %s == \"%s\", want \"%s\"\n", __FILE__, __LINE__, #got, \
+			g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
+	} } while (0)
+
+#define CHECK_NEAR(got, want, eps) do { \
+	double g_ = (got), w_ = (want); \
+	if (!(fabs(g_ - w_) <= (eps))) { \
+		check_failures_in_test++; \
+		fprintf(stderr, "  %s:%d: %s == %.17g, want %.17g\n", __FILE__, __LINE__, #got, g_, w_); \
+	} } while (0)
+
+typedef struct test_case {
+	const char *name;
+	void (*fn)(void);
+} test_case;
+
+#define TEST(name) { #name, name }
+
+static inline int run_tests(const test_case *tests)
+{
+	int passed = 0, failed = 0;
+	for (const test_case *t = tests; t->name; t++) {
+		check_failures_in_test = 0;
+		t->fn();
+		if (check_failures_in_test) {
+			failed++;
+			printf("FAIL %s\n", t->name);
+		} else {
+			passed++;
+			printf("ok   %s\n", t->name);
+		}
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,129 @@
+/*
+** test_util.c — unit tests of src/util: JSON output, RFC 3339 time, UTF-8
+** length and id generation.
+*/
+#include <stdlib.h>
+
+#include "check.h"
+#include "util/clock.h"
+#include "util/json_write.h"
+#include "util/text.h"
+
+static char *write_text(const char *in)
+{
+	json_t *v = json_loads(in, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	if (!v)
+		return NULL;
+	char *out = a2m_json_write(v, NULL);
+	json_decref(v);
+	return out;
+}
+
+static void test_json_reals_are_shortest_roundtrip(void)
+{
+	const char *cases[][2] = {
+		{"0.1", "0.1"}, {"1.5", "1.5"}, {"1e-7", "9.9999999999999995e-08"},
+		{"3.141592653589793", "3.141592653589793"}, {"1.0", "1.0"},
+		{"100.0", "100.0"}, {"-0.25", "-0.25"}, {"1e300", "1.0000000000000001e+300"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *out = write_text(cases[i][0]);
+		CHECK(out != NULL);
+		/* Whatever the text, it must read back as the identical double. */
+		CHECK(out && strtod(out, NULL) == strtod(cases[i][0], NULL));
+		CHECK(out && strpbrk(out, ".e") != NULL);
+		free(out);
+	}
+	char *out = write_text("0.1");
+	CHECK_STR(out, "0.1");
+	free(out);
+	out = write_text("[1.0,2]");
+	CHECK_STR(out, "[1.0,2]");
+	free(out);
+}
+
+static void test_json_integers_beyond_2_53_exact(void)
+{
+	char *out = write_text("{\"a\":9007199254740993,\"b\":-9007199254740993,\"c\":9223372036854775807}");
+	CHECK_STR(out, "{\"a\":9007199254740993,\"b\":-9007199254740993,\"c\":9223372036854775807}");
+	free(out);
+}
+
+static void test_json_key_order_and_unicode_kept(void)
+{
+	const char *in = "{\"z\":1,\"a\":{\"y\":[true,false,null],\"b\":\"citt\xc3\xa0 \xe6\x9d\xb1\xe4\xba\xac \xf0\x9f\x98\x80\"}}";
+	char *out = write_text(in);
+	CHECK_STR(out, in);
+	free(out);
+}
+
+static void test_json_escapes_control_and_nul(void)
+{
+	char *out = write_text("\"a\\nb\\u0000c\\u001f\\\"\\\\/\"");
+	CHECK_STR(out, "\"a\\nb\\u0000c\\u001f\\\"\\\\/\"");
+	CHECK(out && !strchr(out, '\n'));
+	free(out);
+}
+
+static void test_clock_format_has_millis_and_z(void)
+{
+	char ts[A2M_TIMESTAMP_LEN];
+	CHECK_STR(a2m_clock_format(0, ts), "1970-01-01T00:00:00.000Z");
+	CHECK_STR(a2m_clock_format(1785233730123LL, ts), "2026-07-28T10:15:30.123Z");
+	CHECK_STR(a2m_clock_format(951782400000LL, ts), "2000-02-29T00:00:00.000Z");
+	CHECK_STR(a2m_clock_format(-1, ts), "1969-12-31T23:59:59.999Z");
+}
+
+static void test_clock_parse_roundtrip(void)
+{
+	int64_t ms = 0;
+	CHECK_INT(a2m_clock_parse("2026-07-28T10:15:30.123Z", &ms), 0);
+	CHECK_INT(ms, 1785233730123LL);
+	CHECK_INT(a2m_clock_parse("2026-07-28T10:15:30Z", &ms), 0);
+	CHECK_INT(ms, 1785233730000LL);
+	CHECK_INT(a2m_clock_parse("2026-07-28T10:15:30.123456Z", &ms), 0);
+	CHECK_INT(ms, 1785233730123LL);
+	CHECK_INT(a2m_clock_parse("2026-07-28 10:15:30Z", &ms), -1);
+	CHECK_INT(a2m_clock_parse("2026-07-28T10:15:30.123+01:00", &ms), -1);
+	CHECK_INT(a2m_clock_parse("1785233730123", &ms), -1);
+	char ts[A2M_TIMESTAMP_LEN];
+	int64_t now = a2m_clock_now_ms();
+	CHECK_INT(a2m_clock_parse(a2m_clock_format(now, ts), &ms), 0);
+	CHECK_INT(ms, now);
+}
+
+static void test_utf8_length_counts_code_points(void)
+{
+	CHECK_INT(a2m_utf8_length("abc", 3), 3);
+	CHECK_INT(a2m_utf8_length("citt\xc3\xa0", 6), 5);
+	CHECK_INT(a2m_utf8_length("\xe6\x9d\xb1\xe4\xba\xac", 6), 2);
+	CHECK_INT(a2m_utf8_length("\xf0\x9f\x98\x80", 4), 1);
+}
+
+static void test_ids_unique_and_well_formed(void)
+{
+	char a[A2M_ID_LEN], b[A2M_ID_LEN];
+	CHECK_INT(a2m_id_generate(1000, a), 0);
+	CHECK_INT(a2m_id_generate(1000, b), 0);
+	CHECK_INT(strlen(a), 26);
+	CHECK(strcmp(a, b) != 0);
+	/* Same time prefix, so ids sort roughly by creation. */
+	CHECK(strncmp(a, b, 10) == 0);
+	CHECK(strspn(a, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") == 26);
+}
+
+int main(void)
+{
+	static const test_case tests[] = {
+		TEST(test_json_reals_are_shortest_roundtrip),
+		TEST(test_json_integers_beyond_2_53_exact),
+		TEST(test_json_key_order_and_unicode_kept),
+		TEST(test_json_escapes_control_and_nul),
+		TEST(test_clock_format_has_millis_and_z),
+		TEST(test_clock_parse_roundtrip),
+		TEST(test_utf8_length_counts_code_points),
+		TEST(test_ids_unique_and_well_formed),
+		{NULL, NULL}
+	};
+	return run_tests(tests);
+}
