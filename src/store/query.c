@@ -1,0 +1,44 @@
+/*
+** query.c — what the store seam shares between engines: the exact-selection
+** predicate and error reporting.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "store/store.h"
+
+int a2m_store_fail(a2m_store *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+	va_end(ap);
+	return A2M_INTERNAL_ERROR;
+}
+
+/* Equal as optional strings: both NULL, or both set and equal. */
+static int same(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int a2m_query_matches(const a2m_query *q, const a2m_record *rec)
+{
+	if (q->tier && !same(q->tier, rec->tier))
+		return 0;
+	if (q->by_owner && !same(q->owner, rec->owner))
+		return 0;
+	if (q->by_session && !same(q->session, rec->session))
+		return 0;
+	if (q->group && !same(q->group, rec->group))
+		return 0;
+	if (q->key_prefix) {
+		if (!rec->key || strncmp(rec->key, q->key_prefix, strlen(q->key_prefix)) != 0)
+			return 0;
+	}
+	return 1;
+}
