@@ -1,0 +1,37 @@
+/*
+** where.h — the `where` filter of spec §5.2: a conjunction of equality tests
+** against record fields, falling back to metadata keys; an array value means
+** "any of".
+*/
+#ifndef A2M_WHERE_H
+#define A2M_WHERE_H
+
+#include <jansson.h>
+
+#include "store/record.h"
+#include "util/error.h"
+
+/*
+** Record fields that exist only with a capability. A `where` key naming one of
+** these is a record field when its bit is set in `fields`, and a metadata key
+** otherwise (a server without tiers has no `tier` field to test).
+*/
+enum a2m_where_field {
+	A2M_FIELD_TIER     = 1u << 0,  /* tier */
+	A2M_FIELD_SALIENCE = 1u << 1,  /* salience, access_count, accessed_at */
+	A2M_FIELD_OWNER    = 1u << 2,  /* owner */
+	A2M_FIELD_SESSION  = 1u << 3,  /* session */
+	A2M_FIELD_KEY      = 1u << 4,  /* key, revision */
+	A2M_FIELD_EXTERNAL = 1u << 5   /* uri, media_type */
+};
+
+/*
+** Checks that where is an object whose values are scalars or arrays of
+** scalars. Returns 0, or A2M_INVALID_PARAMS with err filled.
+*/
+int a2m_where_validate(const json_t *where, a2m_error *err);
+
+/* True when rec passes every test of where (NULL passes everything). */
+int a2m_where_matches(const json_t *where, const a2m_record *rec, unsigned fields);
+
+#endif
