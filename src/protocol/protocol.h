@@ -1,0 +1,130 @@
+/*
+** protocol.h — the A2M methods: one handler per method, the capability gate,
+** parameter validation and the documented limits. No SQL here and no
+** transport: handlers take decoded params and produce a result object.
+*/
+#ifndef A2M_PROTOCOL_H
+#define A2M_PROTOCOL_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "stack/stack.h"
+#include "util/error.h"
+
+/* The capabilities of spec §2, as bits. */
+enum a2m_capability {
+	A2M_CAP_CORE       = 1u << 0,
+	A2M_CAP_TIERS      = 1u << 1,
+	A2M_CAP_SALIENCE   = 1u << 2,
+	A2M_CAP_SCOPES     = 1u << 3,
+	A2M_CAP_SESSIONS   = 1u << 4,
+	A2M_CAP_KEYS       = 1u << 5,
+	A2M_CAP_EMBEDDINGS = 1u << 6,
+	A2M_CAP_EXTERNAL   = 1u << 7,
+	A2M_CAP_EVENTS     = 1u << 8,
+	A2M_CAP_SUMMARIZE  = 1u << 9,
+	A2M_CAP_PROMPT     = 1u << 10
+};
+
+/* The name of one capability bit ("core", "tiers", ...). */
+const char *a2m_capability_name(unsigned cap);
+
+/* The limits describe reports and every handler enforces. */
+typedef struct a2m_limits {
+	int64_t max_records_per_call;
+	int64_t max_content_length;   /* Unicode code points */
+	int64_t max_recall_limit;
+	int64_t default_recall_limit;
+} a2m_limits;
+
+/* What the protocol layer needs to serve requests. */
+typedef struct a2m_server {
+	const char *name;        /* owned */
+	unsigned    caps;        /* declared capabilities */
+	a2m_limits  limits;
+	a2m_stack  *stack;       /* owned */
+} a2m_server;
+
+/* A method handler: params is always an object (empty when absent). On
+** success returns 0 and sets *result; otherwise returns a code with err set. */
+typedef int (*a2m_method_fn)(a2m_server *srv, json_t *params, json_t **result,
+			     a2m_error *err);
+
+/* One entry of the method table. */
+typedef struct a2m_method {
+	const char   *name;       /* "memory/remember" */
+	unsigned      cap;        /* the capability it belongs to */
+	a2m_method_fn fn;         /* NULL: not implemented by this build */
+} a2m_method;
+
+/*
+** Every A2M method of the specification, NULL-terminated by name. A method
+** whose capability is not declared still has an entry, so it answers
+** CAPABILITY_NOT_SUPPORTED rather than METHOD_NOT_FOUND (DECISIONS 002).
+*/
+extern const a2m_method a2m_methods[];
+
+/* The entry for name, or NULL when name is not an A2M method at all. */
+const a2m_method *a2m_method_find(const char *name);
+
+/*
+** Runs method with params: the capability gate, then the handler. Returns 0
+** with *result set, or a code with err set.
+*/
+int a2m_protocol_call(a2m_server *srv, const a2m_method *m, json_t *params,
+		      json_t **result, a2m_error *err);
+
+/* The handlers (one file each under src/protocol/). */
+int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_timeline(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_forget(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+
+/* Shared by the handlers (params.c). */
+
+/*
+** Reads an optional string param. Returns 0 with *out the borrowed string or
+** NULL when absent (or JSON null), A2M_INVALID_PARAMS with err set when it is
+** another type or holds a NUL byte.
+*/
+int a2m_param_string(const json_t *params, const char *name, const char **out,
+		     a2m_error *err);
+
+/*
+** Reads an optional non-negative integer param into *out (untouched when
+** absent; *present says which). A2M_INVALID_PARAMS for any other type or a
+** negative value.
+*/
+int a2m_param_count(const json_t *params, const char *name, int64_t *out,
+		    int *present, a2m_error *err);
+
+/*
+** Refuses a param of an undeclared capability that would narrow or direct
+** the operation (e.g. `tier` without tiers): silently dropping it would
+** answer a different question than was asked. Returns 0 when the param is
+** absent or cap is declared, else A2M_CAPABILITY_NOT_SUPPORTED naming cap.
+*/
+int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *name,
+		       unsigned cap, a2m_error *err);
+
+/*
+** Fills sel from the selection params shared by recall, timeline and forget
+** (tier, owner, key_prefix, where), validating each. Borrowed pointers.
+*/
+int a2m_param_selection(const a2m_server *srv, const json_t *params,
+			a2m_selection *sel, a2m_error *err);
+
+/* Sets err to CAPABILITY_NOT_SUPPORTED for cap, with data naming it. */
+int a2m_error_capability(a2m_error *err, unsigned cap, const char *what);
+
+/*
+** The wire form of rec: the core fields, plus the fields of each declared
+** capability. Returns a new object, or NULL when memory runs out.
+*/
+json_t *a2m_record_to_json(const a2m_server *srv, const a2m_record *rec,
+			   int with_embedding);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+** remember.c — memory/remember (spec §4.2).
+**
+** The whole batch is validated before anything is written, and then written
+** in one transaction by the stack, so a batch is atomic: every id comes back
+** in input order, or an error comes back and nothing was stored.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/protocol.h"
+#include "util/json_write.h"
+#include "util/text.h"
+
+/* Copies an optional string field of rec_in into *dst (NULL when absent or
+** null). Fails with INVALID_PARAMS naming records[i].field. */
+static int take_string(const json_t *rec_in, size_t i, const char *field, char **dst,
+		       a2m_error *err)
+{
+	json_t *v = json_object_get(rec_in, field);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "records[%zu].%s must be a string",
+				     i, field);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return a2m_error_set(err, A2M_INVALID_PARAMS,
+				     "records[%zu].%s must not contain NUL", i, field);
+	*dst = strdup(json_string_value(v));
+	if (!*dst)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	return 0;
+}
+
+/* Builds one record from its wire form, enforcing the per-record rules. */
+static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record *rec,
+			a2m_error *err)
+{
+	int rc;
+	if (!json_is_object(in))
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "records[%zu] must be an object", i);
+	json_t *content = json_object_get(in, "content");
+	if (!content)
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "records[%zu].content is required", i);
+	if (!json_is_string(content))
+		return a2m_error_set(err, A2M_INVALID_PARAMS,
+				     "records[%zu].content must be a string", i);
+	size_t chars = a2m_utf8_length(json_string_value(content), json_string_length(content));
+	if ((int64_t)chars > srv->limits.max_content_length) {
+		a2m_error_set(err, A2M_QUOTA_EXCEEDED,
+			      "records[%zu].content has %zu characters; max_content_length is %lld",
+			      i, chars, (long long)srv->limits.max_content_length);
+		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_content_length",
+						     "max", (json_int_t)srv->limits.max_content_length));
+	}
+	/* Placement is meaning: dropping it silently would be a correctness bug
+	** (spec §4.2), so `tier` without tiers is refused, unlike other fields. */
+	json_t *tier = json_object_get(in, "tier");
+	if (tier && !json_is_null(tier) && !(srv->caps & A2M_CAP_TIERS))
+		return a2m_error_capability(err, A2M_CAP_TIERS, "records[].tier");
+	json_t *id = json_object_get(in, "id");
+	if (id && !json_is_null(id) && (!json_is_string(id) || json_string_length(id) == 0))
+		return a2m_error_set(err, A2M_INVALID_PARAMS,
+				     "records[%zu].id must be a non-empty string", i);
+	if ((rc = take_string(in, i, "content", &rec->content, err)) ||
+	    (rc = take_string(in, i, "id", &rec->id, err)) ||
+	    (rc = take_string(in, i, "role", &rec->role, err)) ||
+	    (rc = take_string(in, i, "group", &rec->group, err)))
+		return rc;
+	json_t *meta = json_object_get(in, "metadata");
+	if (meta && !json_is_null(meta)) {
+		if (!json_is_object(meta))
+			return a2m_error_set(err, A2M_INVALID_PARAMS,
+					     "records[%zu].metadata must be an object", i);
+		rec->metadata = a2m_json_write(meta, NULL);
+		if (!rec->metadata)
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	return 0;
+}
+
+int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+{
+	json_t *in = json_object_get(params, "records");
+	if (!json_is_array(in))
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "records must be an array of records");
+	size_t n = json_array_size(in);
+	if (n == 0)
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "records must hold at least one record");
+	if ((int64_t)n > srv->limits.max_records_per_call) {
+		a2m_error_set(err, A2M_QUOTA_EXCEEDED,
+			      "%zu records in one call; max_records_per_call is %lld", n,
+			      (long long)srv->limits.max_records_per_call);
+		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_records_per_call",
+						     "max", (json_int_t)srv->limits.max_records_per_call));
+	}
+	a2m_record **recs = calloc(n, sizeof *recs);
+	int rc = 0;
+	if (!recs)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t i = 0; i < n && !rc; i++) {
+		recs[i] = a2m_record_new();
+		if (!recs[i])
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		else
+			rc = build_record(srv, json_array_get(in, i), i, recs[i], err);
+	}
+	if (!rc)
+		rc = a2m_stack_remember(srv->stack, recs, n, err);
+	if (!rc) {
+		json_t *ids = json_array();
+		for (size_t i = 0; ids && i < n; i++)
+			if (json_array_append_new(ids, json_string(recs[i]->id))) {
+				json_decref(ids);
+				ids = NULL;
+			}
+		*result = ids ? json_pack("{so}", "ids", ids) : NULL;
+		if (!*result)
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	a2m_record_array_free(recs, n);
+	return rc;
+}
