@@ -1,0 +1,44 @@
+/*
+** main.c — the a2m binary: git-style subcommands (docs/ARCHITECTURE.md).
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "cli/cli.h"
+
+static const char usage[] =
+	"usage: a2m <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  serve         run the memory server (stdio; see a2m serve --help)\n"
+	"  conformance   run the A2M conformance suite against a server\n"
+	"\n"
+	"options:\n"
+	"  -h, --help    show this help\n"
+	"  --version     print the version and the protocol spoken\n"
+	"\n"
+	"Run 'a2m <command> --help' for the options of one command.\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return A2M_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(usage, stdout);
+		return A2M_EXIT_OK;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("a2m %s (%s)\n", a2m_version(), A2M_PROTOCOL);
+		return A2M_EXIT_OK;
+	}
+	if (strcmp(cmd, "serve") == 0)
+		return a2m_cmd_serve(argc - 1, argv + 1);
+	if (strcmp(cmd, "conformance") == 0)
+		return a2m_cmd_conformance(argc - 1, argv + 1);
+	fprintf(stderr, "a2m: unknown command '%s' (try 'a2m --help')\n", cmd);
+	return A2M_EXIT_USAGE;
+}

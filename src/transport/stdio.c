@@ -1,0 +1,169 @@
+/*
+** stdio.c — the stdio transport loop (see stdio.h).
+**
+** Input is read in chunks and cut at newlines; a line is held in memory only
+** up to max_line, so a hostile or broken client cannot make the server
+** allocate without bound. Each response is written whole before the next
+** line is read, which keeps a notification from ever landing inside another
+** message.
+*/
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rpc/rpc.h"
+#include "transport/stdio.h"
+#include "util/log.h"
+
+#define CHUNK 65536
+
+/* Writes all of buf; returns 0, or -1 when the peer is gone. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Writes one message and its newline. */
+static int write_message(int fd, char *msg, size_t len)
+{
+	/* The writer leaves room for nothing; append the newline by a second
+	** write only when realloc fails, to keep one write per message. */
+	char *line = realloc(msg, len + 1);
+	int rc;
+	if (line) {
+		line[len] = '\n';
+		rc = write_all(fd, line, len + 1);
+		free(line);
+	} else {
+		rc = write_all(fd, msg, len);
+		if (!rc)
+			rc = write_all(fd, "\n", 1);
+		free(msg);
+	}
+	return rc;
+}
+
+static int is_blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return 0;
+	return 1;
+}
+
+/* Handles one complete line; returns -1 if the response could not be written. */
+static int serve_line(a2m *h, int out_fd, const char *line, size_t len)
+{
+	if (is_blank(line, len))
+		return 0;
+	char *resp = a2m_handle_n(h, line, len);
+	if (!resp)
+		return 0; /* a notification */
+	return write_message(out_fd, resp, strlen(resp));
+}
+
+static int refuse_oversize(int out_fd, size_t max_line)
+{
+	char msg[128];
+	snprintf(msg, sizeof msg, "Invalid request: message longer than %zu bytes", max_line);
+	size_t len;
+	char *resp = a2m_rpc_error_text(NULL, A2M_INVALID_REQUEST, msg,
+					json_pack("{sI}", "max_bytes", (json_int_t)max_line), &len);
+	a2m_log(A2M_LOG_WARN, "refused a message longer than %zu bytes", max_line);
+	return resp ? write_message(out_fd, resp, len) : 0;
+}
+
+int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
+		    volatile sig_atomic_t *stop, const sigset_t *wait_mask)
+{
+	char *chunk = malloc(CHUNK);
+	char *line = NULL;
+	size_t len = 0, cap = 0;
+	int discarding = 0, rc = 0;
+	if (!chunk)
+		return -1;
+	while (!*stop) {
+		struct pollfd pfd = {.fd = in_fd, .events = POLLIN};
+		int pr = ppoll(&pfd, 1, NULL, wait_mask);
+		if (pr < 0) {
+			if (errno == EINTR)
+				continue; /* *stop is checked by the loop */
+			rc = -1;
+			break;
+		}
+		ssize_t got = read(in_fd, chunk, CHUNK);
+		if (got < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			rc = -1;
+			break;
+		}
+		if (got == 0) {
+			/* EOF: a final line without its newline still counts. */
+			if (len && !discarding)
+				rc = serve_line(h, out_fd, line, len);
+			break;
+		}
+		const char *p = chunk, *end = chunk + got;
+		while (p < end && rc == 0) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t take = (size_t)((nl ? nl : end) - p);
+			if (!discarding) {
+				if (len + take > max_line) {
+					discarding = 1;
+					len = 0;
+					rc = refuse_oversize(out_fd, max_line);
+				} else {
+					if (len + take > cap) {
+						size_t ncap = cap ? cap : CHUNK;
+						while (ncap < len + take)
+							ncap *= 2;
+						if (ncap > max_line)
+							ncap = max_line;
+						char *nb = realloc(line, ncap);
+						if (!nb) {
+							rc = -1;
+							break;
+						}
+						line = nb;
+						cap = ncap;
+					}
+					memcpy(line + len, p, take);
+					len += take;
+				}
+			}
+			if (nl) {
+				if (!discarding && rc == 0)
+					rc = serve_line(h, out_fd, line, len);
+				discarding = 0;
+				len = 0;
+				/* Give back the memory of one huge line. */
+				if (cap > 4 * CHUNK) {
+					free(line);
+					line = NULL;
+					cap = 0;
+				}
+				p = nl + 1;
+			} else {
+				p = end;
+			}
+		}
+		if (rc)
+			break;
+	}
+	free(chunk);
+	free(line);
+	return rc;
+}
