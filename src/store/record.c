@@ -63,7 +63,9 @@ int a2m_record_copy(a2m_record *dst, const a2m_record *src)
 	dst->uri = dup_or_null(src->uri, &failed);
 	dst->media_type = dup_or_null(src->media_type, &failed);
 	dst->embedding = NULL;
+	dst->dims = 0;
 	if (src->embedding && src->dims) {
+		dst->dims = src->dims;
 		dst->embedding = malloc(src->dims * sizeof(double));
 		if (dst->embedding)
 			memcpy(dst->embedding, src->embedding, src->dims * sizeof(double));

@@ -14,9 +14,15 @@
 **   - a record passed in is borrowed; a record handed out through `out` is
 **     owned by the caller (free with a2m_record_free());
 **   - a record passed to a visit callback is borrowed for that call only.
-**   - writes happen between begin() and commit(); rollback() undoes every
-**     write since begin(). Nothing a caller acknowledges may be written
-**     outside a committed transaction.
+**   - writes between begin() and commit() are one transaction; rollback()
+**     undoes every write since begin(). A write outside a transaction
+**     commits on its own. begin() inside a transaction and commit() without
+**     one are errors. A failed commit() leaves nothing written (the engine
+**     rolls back), so the outcome is always all or nothing.
+**   - an id or (owner, key) that would collide on insert or update is
+**     refused with A2M_INVALID_PARAMS and changes nothing.
+**   - a visit callback may write; records it inserts are not visited by the
+**     scan in progress, and no record is visited twice.
 **   - a store is used by one thread at a time (the handle's mutex sees to it).
 */
 #ifndef A2M_STORE_H
@@ -72,12 +78,12 @@ typedef struct a2m_store_ops {
 	int  (*update)(a2m_store *s, const a2m_record *rec);
 	/* Deletes the record with this id; *removed = 1 if it existed, else 0. */
 	int  (*remove)(a2m_store *s, const char *id, int *removed);
-	/* Visits every record selected by q in creation order. */
+	/* Visits every record selected by q in (created_at, seq) order. */
 	int  (*scan)(a2m_store *s, const a2m_query *q, a2m_record_visit visit,
 		     void *ctx);
 	/* *out = how many records q selects. */
 	int  (*count)(a2m_store *s, const a2m_query *q, int64_t *out);
-	/* Commits anything pending, closes and frees the store. */
+	/* Rolls back any open transaction, closes and frees the store. */
 	void (*close)(a2m_store *s);
 } a2m_store_ops;
 

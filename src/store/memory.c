@@ -1,0 +1,818 @@
+/*
+** memory.c — the in-memory storage engine (A2M_ENGINE_MEMORY).
+**
+** Everything lives in process memory and is gone at close. It must behave
+** exactly like sqlite.c as far as store.h can observe, because every
+** behavioural test runs against both and the layers above must not care which
+** one they were given.
+**
+** Layout:
+**
+**   entry        one record plus its bookkeeping (slot, hashes, chain links).
+**                An entry's address never changes while it is in the store,
+**                so the tables and the journal can point at it.
+**   order[]      entries in (created_at, seq) order, the scan order: a
+**                sorted prefix and a (usually empty) unsorted tail. A
+**                removed entry leaves a NULL tombstone so that removal is
+**                O(1); the array is compacted once more than half of its
+**                slots are dead, which keeps a scan O(live records) amortised
+**                however removals and scans interleave. Trailing tombstones
+**                are dropped at once (outside scans), so appends stay in
+**                order and the array does not creep.
+**   ids          chained hash table id -> entry (FNV-1a), for get/update/remove.
+**   keys         chained hash table (owner, key) -> entry, for get_by_key and
+**                the per-owner key uniqueness that sqlite.c gets from its
+**                UNIQUE index. A NULL owner hashes and compares differently
+**                from every string, "" included.
+**   journal[]    while a transaction is open, one undo step per write;
+**                rollback() replays it backwards.
+**
+** Records normally arrive in created_at order, so an insert is an append to
+** the sorted prefix. One that does not (an import with an old created_at, an
+** update that moves created_at) goes to the unsorted tail; the next scan
+** sorts the tail and merges it in, O(n + k log k) for k such writes. That
+** keeps every write O(1), and a batch of out-of-order writes costs one merge
+** rather than a memmove each or a full sort per scan.
+**
+** Writes from inside a visit callback are allowed: while a scan runs the
+** array is neither compacted, trimmed nor reordered, and anything appended
+** lands beyond every slot the scan has yet to visit. So a scan visits each
+** record at most once, never one inserted (or moved by an update) during
+** it, and never touches freed memory.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "store/store.h"
+
+/* Tables start with this many buckets (a power of two) and double at load 1. */
+#define INITIAL_BUCKETS 64
+#define INITIAL_SLOTS   64
+#define NO_SLOT         SIZE_MAX
+
+typedef struct entry entry;
+struct entry {
+	a2m_record rec;
+	size_t     slot;     /* index in order[], NO_SLOT while not placed */
+	uint64_t   id_hash;
+	uint64_t   key_hash; /* meaningful only while rec.key != NULL */
+	entry     *id_next;  /* chain in the ids table */
+	entry     *key_next; /* chain in the keys table */
+};
+
+typedef struct table {
+	entry **buckets;
+	size_t  nbuckets;    /* a power of two, never 0 once the store is open */
+	size_t  count;
+} table;
+
+typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE } undo_kind;
+
+/*
+** One step to undo. Entries are never freed while a transaction is open (a
+** removed one belongs to its UNDO_REMOVE step until commit), so the pointer
+** stays valid for every later step that names the same entry.
+*/
+typedef struct undo {
+	undo_kind  kind;
+	entry     *e;
+	a2m_record old;      /* UNDO_UPDATE: the contents the update replaced */
+} undo;
+
+typedef struct mstore {
+	a2m_store base;
+	table     ids;
+	table     keys;
+	entry   **order;
+	size_t    nslots;    /* slots in use in order[], tombstones included */
+	size_t    cap;       /* allocated slots; never shrinks (rollback relies on it) */
+	size_t    live;      /* non-NULL slots */
+	size_t    sorted;    /* order[0..sorted) is in (created_at, seq) order */
+	int       scanning;  /* scans in progress (callbacks may nest them) */
+	int64_t   next_seq;
+	int       in_tx;
+	int64_t   tx_next_seq;
+	undo     *journal;
+	size_t    njournal;
+	size_t    jcap;
+} mstore;
+
+/* ---- hashing ----------------------------------------------------------- */
+
+#define FNV_OFFSET 14695981039346656037ULL
+#define FNV_PRIME  1099511628211ULL
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+static uint64_t hash_id(const char *id)
+{
+	return fnv1a(FNV_OFFSET, id, strlen(id));
+}
+
+/*
+** Hashes (owner, key). A leading tag byte says whether there is an owner, and
+** the owner's NUL terminator separates it from the key, so NULL, "" and every
+** other owner feed different byte strings.
+*/
+static uint64_t hash_key(const char *owner, const char *key)
+{
+	unsigned char tag = owner ? 1 : 0;
+	uint64_t h = fnv1a(FNV_OFFSET, &tag, 1);
+	if (owner)
+		h = fnv1a(h, owner, strlen(owner) + 1);
+	return fnv1a(h, key, strlen(key));
+}
+
+/* Equal as optional strings: both NULL, or both set and equal. */
+static int same(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* ---- the two hash tables ----------------------------------------------- */
+
+/*
+** The two tables share this code; `bykey` selects which chain link and which
+** stored hash an entry uses.
+*/
+static entry **next_of(entry *e, int bykey)
+{
+	return bykey ? &e->key_next : &e->id_next;
+}
+
+static uint64_t hash_of(const entry *e, int bykey)
+{
+	return bykey ? e->key_hash : e->id_hash;
+}
+
+static int table_init(table *t)
+{
+	t->buckets = calloc(INITIAL_BUCKETS, sizeof *t->buckets);
+	if (!t->buckets)
+		return -1;
+	t->nbuckets = INITIAL_BUCKETS;
+	t->count = 0;
+	return 0;
+}
+
+/*
+** Doubles the bucket array. Failing to is harmless (chains just get longer),
+** which is what lets link() and therefore rollback() never fail.
+*/
+static void table_grow(table *t, int bykey)
+{
+	size_t n = t->nbuckets * 2;
+	entry **b = calloc(n, sizeof *b);
+	if (!b)
+		return;
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		entry *e = t->buckets[i];
+		while (e) {
+			entry *next = *next_of(e, bykey);
+			size_t j = (size_t)(hash_of(e, bykey) & (n - 1));
+			*next_of(e, bykey) = b[j];
+			b[j] = e;
+			e = next;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+}
+
+/* Adds e (its hash already set). Cannot fail. */
+static void table_link(table *t, entry *e, int bykey)
+{
+	if (t->count >= t->nbuckets)
+		table_grow(t, bykey);
+	size_t i = (size_t)(hash_of(e, bykey) & (t->nbuckets - 1));
+	*next_of(e, bykey) = t->buckets[i];
+	t->buckets[i] = e;
+	t->count++;
+}
+
+/* Removes e, which must be in t. */
+static void table_unlink(table *t, entry *e, int bykey)
+{
+	entry **pp = &t->buckets[(size_t)(hash_of(e, bykey) & (t->nbuckets - 1))];
+	while (*pp && *pp != e)
+		pp = next_of(*pp, bykey);
+	if (*pp) {
+		*pp = *next_of(e, bykey);
+		*next_of(e, bykey) = NULL;
+		t->count--;
+	}
+}
+
+static entry *find_id(mstore *s, const char *id)
+{
+	uint64_t h = hash_id(id);
+	entry *e = s->ids.buckets[(size_t)(h & (s->ids.nbuckets - 1))];
+	for (; e; e = e->id_next)
+		if (e->id_hash == h && strcmp(e->rec.id, id) == 0)
+			return e;
+	return NULL;
+}
+
+static entry *find_key(mstore *s, const char *owner, const char *key)
+{
+	uint64_t h = hash_key(owner, key);
+	entry *e = s->keys.buckets[(size_t)(h & (s->keys.nbuckets - 1))];
+	for (; e; e = e->key_next)
+		if (e->key_hash == h && same(e->rec.owner, owner) &&
+		    strcmp(e->rec.key, key) == 0)
+			return e;
+	return NULL;
+}
+
+/* Links e into the keys table under its current (owner, key), if it has a key. */
+static void key_link(mstore *s, entry *e)
+{
+	if (!e->rec.key)
+		return;
+	e->key_hash = hash_key(e->rec.owner, e->rec.key);
+	table_link(&s->keys, e, 1);
+}
+
+static void key_unlink(mstore *s, entry *e)
+{
+	if (e->rec.key)
+		table_unlink(&s->keys, e, 1);
+}
+
+/* ---- the ordered array ------------------------------------------------- */
+
+static int cmp_order(const entry *a, const entry *b)
+{
+	if (a->rec.created_at != b->rec.created_at)
+		return a->rec.created_at < b->rec.created_at ? -1 : 1;
+	if (a->rec.seq != b->rec.seq)
+		return a->rec.seq < b->rec.seq ? -1 : 1;
+	return 0;
+}
+
+static int cmp_slots(const void *a, const void *b)
+{
+	return cmp_order(*(entry *const *)a, *(entry *const *)b);
+}
+
+/* Makes room for one more slot. Returns 0, or -1 when memory runs out. */
+static int order_reserve(mstore *s)
+{
+	if (s->nslots < s->cap)
+		return 0;
+	size_t n = s->cap ? s->cap * 2 : INITIAL_SLOTS;
+	entry **o = realloc(s->order, n * sizeof *o);
+	if (!o)
+		return -1;
+	s->order = o;
+	s->cap = n;
+	return 0;
+}
+
+/*
+** Appends e (room reserved). It extends the sorted prefix when the tail is
+** empty and e sorts after the last record, the usual case.
+*/
+static void order_append(mstore *s, entry *e)
+{
+	int in_order = s->sorted == s->nslots &&
+		(s->nslots == 0 ||
+		 (s->order[s->nslots - 1] && cmp_order(s->order[s->nslots - 1], e) < 0));
+	e->slot = s->nslots;
+	s->order[s->nslots++] = e;
+	s->live++;
+	if (in_order)
+		s->sorted = s->nslots;
+}
+
+/* Squeezes out the tombstones, keeping the order of what is left. */
+static void order_compact(mstore *s)
+{
+	size_t j = 0, sorted = 0;
+	for (size_t i = 0; i < s->nslots; i++) {
+		entry *e = s->order[i];
+		if (!e)
+			continue;
+		if (i < s->sorted)
+			sorted++;
+		e->slot = j;
+		s->order[j++] = e;
+	}
+	s->nslots = j;
+	s->sorted = sorted;
+}
+
+/*
+** Compacts once more than half the slots are dead. Each compaction costs
+** O(slots) and needs at least slots/2 removals since the last, so removal
+** stays O(1) amortised. Never during a scan: it would move records under it.
+*/
+static void maybe_compact(mstore *s)
+{
+	if (!s->scanning && s->nslots - s->live > s->live)
+		order_compact(s);
+}
+
+/*
+** Drops trailing tombstones. Not during a scan: a descending one could then
+** meet a record appended below its cursor a second time.
+*/
+static void order_trim(mstore *s)
+{
+	if (s->scanning)
+		return;
+	while (s->nslots > 0 && !s->order[s->nslots - 1])
+		s->nslots--;
+	if (s->sorted > s->nslots)
+		s->sorted = s->nslots;
+}
+
+/* Leaves a tombstone where e was. */
+static void order_remove(mstore *s, entry *e)
+{
+	if (e->slot == NO_SLOT)
+		return;
+	s->order[e->slot] = NULL;
+	e->slot = NO_SLOT;
+	s->live--;
+	order_trim(s);
+}
+
+/*
+** Brings order[] back to fully sorted before a scan reads it: sorts the tail
+** and merges it into the prefix from the back, through a copy of the tail.
+** If that copy cannot be had, sorting the whole array in place does the
+** same job more slowly, so this cannot fail.
+*/
+static void order_normalize(mstore *s)
+{
+	if (s->sorted == s->nslots || s->scanning)
+		return;
+	order_compact(s);
+	size_t p = s->sorted, k = s->nslots - p;
+	qsort(s->order + p, k, sizeof *s->order, cmp_slots);
+	entry **tail = p ? malloc(k * sizeof *tail) : NULL;
+	if (p && tail) {
+		memcpy(tail, s->order + p, k * sizeof *tail);
+		size_t i = p, j = k, to = s->nslots;
+		while (j > 0) {
+			if (i > 0 && cmp_order(s->order[i - 1], tail[j - 1]) > 0)
+				s->order[--to] = s->order[--i];
+			else
+				s->order[--to] = tail[--j];
+		}
+		free(tail);
+	} else if (p) {
+		qsort(s->order, s->nslots, sizeof *s->order, cmp_slots);
+	}
+	for (size_t i = 0; i < s->nslots; i++)
+		s->order[i]->slot = i;
+	s->sorted = s->nslots;
+}
+
+/*
+** Refills order[] from the ids table. Used by rollback, which may put back
+** records in any order. Cannot fail: cap never shrinks, so it still holds
+** every record that was live at begin().
+*/
+static void order_rebuild(mstore *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->ids.nbuckets; i++)
+		for (entry *e = s->ids.buckets[i]; e; e = e->id_next)
+			s->order[n++] = e;
+	for (size_t i = n; i < s->nslots; i++)
+		s->order[i] = NULL;
+	s->nslots = n;
+	s->live = n;
+	s->sorted = 0;
+	for (size_t i = 0; i < n; i++)
+		s->order[i]->slot = i;
+	order_normalize(s);
+}
+
+/* ---- entries and the journal ------------------------------------------- */
+
+static void entry_free(entry *e)
+{
+	if (!e)
+		return;
+	a2m_record_clear(&e->rec);
+	free(e);
+}
+
+/* Makes room for one more undo step, if a transaction is open. */
+static int journal_reserve(mstore *s)
+{
+	if (!s->in_tx || s->njournal < s->jcap)
+		return 0;
+	size_t n = s->jcap ? s->jcap * 2 : 16;
+	undo *j = realloc(s->journal, n * sizeof *j);
+	if (!j)
+		return -1;
+	s->journal = j;
+	s->jcap = n;
+	return 0;
+}
+
+/* Records an undo step (room reserved). */
+static void journal_push(mstore *s, undo_kind kind, entry *e, const a2m_record *old)
+{
+	undo *u = &s->journal[s->njournal++];
+	u->kind = kind;
+	u->e = e;
+	if (old)
+		u->old = *old;
+	else
+		memset(&u->old, 0, sizeof u->old);
+}
+
+/*
+** What a store refuses whatever the engine: sqlite.c's NOT NULL columns, and
+** a NaN salience, which SQLite would store as NULL.
+*/
+static int check_record(mstore *s, const a2m_record *rec, const char *op)
+{
+	if (!rec || !rec->id || !rec->content) {
+		a2m_store_fail(&s->base, "%s: a record needs an id and content", op);
+		return A2M_INVALID_PARAMS;
+	}
+	if (isnan(rec->salience)) {
+		a2m_store_fail(&s->base, "%s: salience is NaN", op);
+		return A2M_INVALID_PARAMS;
+	}
+	return 0;
+}
+
+/*
+** Deep-copies rec into dst. An embedding pointer without dims, or dims
+** without a pointer, is stored as no embedding, as SQLite would store it.
+*/
+static int copy_in(mstore *s, a2m_record *dst, const a2m_record *rec)
+{
+	if (a2m_record_copy(dst, rec) != 0)
+		return a2m_store_fail(&s->base, "out of memory");
+	if (!dst->embedding)
+		dst->dims = 0;
+	return 0;
+}
+
+/* ---- transactions ------------------------------------------------------ */
+
+static int mem_begin(a2m_store *base)
+{
+	mstore *s = (mstore *)base;
+	if (s->in_tx)
+		return a2m_store_fail(base, "begin: a transaction is already open");
+	s->in_tx = 1;
+	s->tx_next_seq = s->next_seq;
+	s->njournal = 0;
+	return 0;
+}
+
+/* Ends the transaction, keeping its writes: frees what undo would have needed. */
+static int mem_commit(a2m_store *base)
+{
+	mstore *s = (mstore *)base;
+	if (!s->in_tx)
+		return a2m_store_fail(base, "commit: no transaction is open");
+	for (size_t i = 0; i < s->njournal; i++) {
+		undo *u = &s->journal[i];
+		if (u->kind == UNDO_REMOVE)
+			entry_free(u->e);
+		else if (u->kind == UNDO_UPDATE)
+			a2m_record_clear(&u->old);
+	}
+	s->njournal = 0;
+	s->in_tx = 0;
+	maybe_compact(s);
+	return 0;
+}
+
+/*
+** Replays the journal backwards. Nothing here allocates (links cannot fail,
+** order_rebuild reuses the array), so rollback always restores exactly the
+** state at begin(), next seq included, as SQLite does for AUTOINCREMENT.
+*/
+static void mem_rollback(a2m_store *base)
+{
+	mstore *s = (mstore *)base;
+	int rebuild = 0;
+	if (!s->in_tx)
+		return;
+	for (size_t i = s->njournal; i-- > 0;) {
+		undo *u = &s->journal[i];
+		entry *e = u->e;
+		switch (u->kind) {
+		case UNDO_INSERT:
+			table_unlink(&s->ids, e, 0);
+			key_unlink(s, e);
+			order_remove(s, e);
+			entry_free(e);
+			break;
+		case UNDO_UPDATE:
+			key_unlink(s, e);
+			if (e->rec.created_at != u->old.created_at)
+				rebuild = 1;
+			a2m_record_clear(&e->rec);
+			e->rec = u->old;
+			key_link(s, e);
+			break;
+		case UNDO_REMOVE:
+			table_link(&s->ids, e, 0);
+			key_link(s, e);
+			e->slot = NO_SLOT; /* placed by order_rebuild below */
+			rebuild = 1;
+			break;
+		}
+	}
+	s->njournal = 0;
+	s->in_tx = 0;
+	s->next_seq = s->tx_next_seq;
+	if (rebuild)
+		order_rebuild(s);
+	else
+		maybe_compact(s);
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+/* Hands out a deep copy of e's record (or NULL for no entry). */
+static int copy_out(mstore *s, const entry *e, a2m_record **out)
+{
+	*out = NULL;
+	if (!e)
+		return 0;
+	*out = a2m_record_dup(&e->rec);
+	if (!*out)
+		return a2m_store_fail(&s->base, "out of memory");
+	return 0;
+}
+
+static int mem_get(a2m_store *base, const char *id, a2m_record **out)
+{
+	mstore *s = (mstore *)base;
+	*out = NULL;
+	if (!id)
+		return 0;
+	return copy_out(s, find_id(s, id), out);
+}
+
+static int mem_get_by_key(a2m_store *base, const char *owner, const char *key,
+			  a2m_record **out)
+{
+	mstore *s = (mstore *)base;
+	*out = NULL;
+	if (!key)
+		return 0;
+	return copy_out(s, find_key(s, owner, key), out);
+}
+
+/*
+** Visits matches in (created_at, seq) order, either way round. order[] is
+** re-read every step because a callback's insert may reallocate it; slots
+** below the starting count keep their meaning (see the header).
+*/
+static int mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+		    void *ctx)
+{
+	mstore *s = (mstore *)base;
+	int rc = 0;
+
+	order_normalize(s);
+	s->scanning++;
+	if (!q->descending) {
+		size_t end = s->nslots;
+		for (size_t i = 0; i < end && i < s->nslots; i++) {
+			entry *e = s->order[i];
+			if (!e || !a2m_query_matches(q, &e->rec))
+				continue;
+			int r = visit(&e->rec, ctx);
+			if (r != 0) {
+				rc = r < 0 ? r : 0;
+				break;
+			}
+		}
+	} else {
+		for (size_t i = s->nslots; i-- > 0;) {
+			entry *e = s->order[i];
+			if (!e || !a2m_query_matches(q, &e->rec))
+				continue;
+			int r = visit(&e->rec, ctx);
+			if (r != 0) {
+				rc = r < 0 ? r : 0;
+				break;
+			}
+		}
+	}
+	s->scanning--;
+	order_trim(s);
+	maybe_compact(s);
+	return rc;
+}
+
+static int mem_count(a2m_store *base, const a2m_query *q, int64_t *out)
+{
+	mstore *s = (mstore *)base;
+	int64_t n = 0;
+	if (!q->tier && !q->by_owner && !q->by_session && !q->key_prefix && !q->group) {
+		*out = (int64_t)s->live;
+		return 0;
+	}
+	for (size_t i = 0; i < s->nslots; i++) {
+		entry *e = s->order[i];
+		if (e && a2m_query_matches(q, &e->rec))
+			n++;
+	}
+	*out = n;
+	return 0;
+}
+
+/* ---- writes ------------------------------------------------------------ */
+
+static int mem_insert(a2m_store *base, a2m_record *rec)
+{
+	mstore *s = (mstore *)base;
+	int rc = check_record(s, rec, "insert");
+	if (rc)
+		return rc;
+	if (find_id(s, rec->id)) {
+		a2m_store_fail(base, "insert: id \"%s\" already exists", rec->id);
+		return A2M_INVALID_PARAMS;
+	}
+	if (rec->key && find_key(s, rec->owner, rec->key)) {
+		a2m_store_fail(base, "insert: key \"%s\" is already in use for this owner",
+			       rec->key);
+		return A2M_INVALID_PARAMS;
+	}
+	/* Everything that can fail happens before the store changes. */
+	if (journal_reserve(s) != 0 || order_reserve(s) != 0)
+		return a2m_store_fail(base, "out of memory");
+	entry *e = calloc(1, sizeof *e);
+	if (!e)
+		return a2m_store_fail(base, "out of memory");
+	rc = copy_in(s, &e->rec, rec);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+
+	e->rec.seq = s->next_seq++;
+	rec->seq = e->rec.seq;
+	e->id_hash = hash_id(e->rec.id);
+	table_link(&s->ids, e, 0);
+	key_link(s, e);
+	order_append(s, e);
+	if (s->in_tx)
+		journal_push(s, UNDO_INSERT, e, NULL);
+	return 0;
+}
+
+static int mem_update(a2m_store *base, const a2m_record *rec)
+{
+	mstore *s = (mstore *)base;
+	a2m_record fresh;
+	int rc = check_record(s, rec, "update");
+	if (rc)
+		return rc;
+	entry *e = find_id(s, rec->id);
+	if (!e) {
+		a2m_store_fail(base, "update: no record \"%s\"", rec->id);
+		return A2M_UNKNOWN_RECORD;
+	}
+	if (rec->key) {
+		entry *other = find_key(s, rec->owner, rec->key);
+		if (other && other != e) {
+			a2m_store_fail(base, "update: key \"%s\" is already in use for this owner",
+				       rec->key);
+			return A2M_INVALID_PARAMS;
+		}
+	}
+	int moves = rec->created_at != e->rec.created_at;
+	if (journal_reserve(s) != 0 || (moves && order_reserve(s) != 0))
+		return a2m_store_fail(base, "out of memory");
+	rc = copy_in(s, &fresh, rec);
+	if (rc)
+		return rc;
+
+	/*
+	** Swap the contents in place: the entry keeps its address, slot and id
+	** chain, and the old contents go to the journal instead of being copied.
+	*/
+	fresh.seq = e->rec.seq;
+	a2m_record old = e->rec;
+	key_unlink(s, e);
+	e->rec = fresh;
+	key_link(s, e);
+	if (moves) {
+		/* Out of its place: to the tail, for the next scan to merge in. */
+		order_remove(s, e);
+		order_append(s, e);
+		maybe_compact(s);
+	}
+	if (s->in_tx)
+		journal_push(s, UNDO_UPDATE, e, &old);
+	else
+		a2m_record_clear(&old);
+	return 0;
+}
+
+static int mem_remove(a2m_store *base, const char *id, int *removed)
+{
+	mstore *s = (mstore *)base;
+	*removed = 0;
+	entry *e = id ? find_id(s, id) : NULL;
+	if (!e)
+		return 0;
+	if (journal_reserve(s) != 0)
+		return a2m_store_fail(base, "out of memory");
+
+	table_unlink(&s->ids, e, 0);
+	key_unlink(s, e);
+	order_remove(s, e);
+	maybe_compact(s);
+	if (s->in_tx)
+		journal_push(s, UNDO_REMOVE, e, NULL);
+	else
+		entry_free(e);
+	*removed = 1;
+	return 0;
+}
+
+/* ---- open and close ---------------------------------------------------- */
+
+/*
+** Frees the store. An open transaction is rolled back first, as sqlite.c
+** does: nothing uncommitted may look as if it had been kept.
+*/
+static void mem_close(a2m_store *base)
+{
+	mstore *s = (mstore *)base;
+	if (!s)
+		return;
+	mem_rollback(base);
+	for (size_t i = 0; s->ids.buckets && i < s->ids.nbuckets; i++) {
+		entry *e = s->ids.buckets[i];
+		while (e) {
+			entry *next = e->id_next;
+			entry_free(e);
+			e = next;
+		}
+	}
+	free(s->ids.buckets);
+	free(s->keys.buckets);
+	free(s->order);
+	free(s->journal);
+	free(s);
+}
+
+static const a2m_store_ops memory_ops = {
+	.engine     = "memory",
+	.begin      = mem_begin,
+	.commit     = mem_commit,
+	.rollback   = mem_rollback,
+	.get        = mem_get,
+	.get_by_key = mem_get_by_key,
+	.insert     = mem_insert,
+	.update     = mem_update,
+	.remove     = mem_remove,
+	.scan       = mem_scan,
+	.count      = mem_count,
+	.close      = mem_close,
+};
+
+int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	mstore *s = calloc(1, sizeof *s);
+	if (!s)
+		goto fail;
+	s->base.ops = &memory_ops;
+	s->next_seq = 1;
+	if (table_init(&s->ids) != 0 || table_init(&s->keys) != 0)
+		goto fail;
+	*out = &s->base;
+	return 0;
+
+fail:
+	if (s)
+		mem_close(&s->base);
+	if (err && errlen)
+		snprintf(err, errlen, "memory store: out of memory");
+	return A2M_INTERNAL_ERROR;
+}

@@ -1,0 +1,842 @@
+/*
+** sqlite.c — the SQLite storage engine: one database file (DESIGN §5).
+**
+** The file is opened in WAL mode with synchronous=FULL by default, so a
+** write the caller acknowledges after commit() survives a crash or power
+** loss; NORMAL trades the last commits on power loss for speed. Every value
+** reaches SQLite through a bound parameter: the only SQL text built at run
+** time is the WHERE clause of scan/count, assembled from fixed fragments.
+**
+** The schema is versioned in a2m_schema. migrations[] holds one step per
+** version; opening a file applies the missing steps in order, each in its own
+** transaction together with its version bump, and refuses a file written by
+** a newer build rather than guess at columns it does not know.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/store.h"
+
+#define BUSY_TIMEOUT_MS 5000
+
+/*
+** Schema steps; migrations[i] takes a file from version i to i + 1. Append,
+** never edit: a file in the field has already run the earlier steps.
+*/
+static const char *const migrations[] = {
+	/*
+	** 1: the records table.
+	**
+	** records_owner_key makes a key unique per owner. A record with no
+	** owner is indexed under x'' (an empty BLOB) instead of NULL: NULLs
+	** never collide in a UNIQUE index, so two ownerless records could
+	** otherwise share a key, and SQLite never considers a BLOB equal to a
+	** TEXT value, so no owner string at all ('' included) can collide with
+	** "no owner". The partial WHERE leaves records without a key alone.
+	*/
+	"CREATE TABLE records("
+	" seq          INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" id           TEXT NOT NULL UNIQUE,"
+	" content      TEXT NOT NULL,"
+	" created_at   INTEGER NOT NULL,"
+	" role         TEXT,"
+	" metadata     TEXT,"
+	" grp          TEXT,"
+	" tier         TEXT,"
+	" salience     REAL NOT NULL DEFAULT 0,"
+	" accessed_at  INTEGER NOT NULL DEFAULT 0,"
+	" access_count INTEGER NOT NULL DEFAULT 0,"
+	" owner        TEXT,"
+	" session      TEXT,"
+	" key          TEXT,"
+	" revision     INTEGER NOT NULL DEFAULT 0,"
+	" embedding    BLOB,"
+	" uri          TEXT,"
+	" media_type   TEXT"
+	");"
+	"CREATE INDEX records_created ON records(created_at, seq);"
+	"CREATE INDEX records_tier ON records(tier, created_at, seq);"
+	"CREATE INDEX records_session ON records(session, created_at, seq);"
+	"CREATE UNIQUE INDEX records_owner_key ON records(ifnull(owner, x''), key)"
+	" WHERE key IS NOT NULL;"
+	"CREATE INDEX records_grp ON records(grp);",
+};
+
+#define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
+
+/* The columns every SELECT returns, in the order read_row() reads them. */
+#define COLUMNS \
+	"seq, id, content, created_at, role, metadata, grp, tier, salience," \
+	" accessed_at, access_count, owner, session, key, revision, embedding," \
+	" uri, media_type"
+
+/* ?1 is the id; ?2..?17 are the other fields, as bind_record() binds them. */
+#define SQL_INSERT \
+	"INSERT INTO records(id, content, created_at, role, metadata, grp, tier," \
+	" salience, accessed_at, access_count, owner, session, key, revision," \
+	" embedding, uri, media_type)" \
+	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14," \
+	" ?15, ?16, ?17)"
+#define SQL_UPDATE \
+	"UPDATE records SET content = ?2, created_at = ?3, role = ?4," \
+	" metadata = ?5, grp = ?6, tier = ?7, salience = ?8, accessed_at = ?9," \
+	" access_count = ?10, owner = ?11, session = ?12, key = ?13," \
+	" revision = ?14, embedding = ?15, uri = ?16, media_type = ?17" \
+	" WHERE id = ?1"
+/* Written with records_owner_key's own expression so that index serves it. */
+#define SQL_GET_BY_KEY \
+	"SELECT " COLUMNS " FROM records" \
+	" WHERE ifnull(owner, x'') = ifnull(?1, x'') AND key = ?2"
+
+typedef struct sqlstore {
+	a2m_store     base;
+	sqlite3      *db;
+	sqlite3_stmt *begin;
+	sqlite3_stmt *commit;
+	sqlite3_stmt *rollback;
+	sqlite3_stmt *get;
+	sqlite3_stmt *get_by_key;
+	sqlite3_stmt *insert;
+	sqlite3_stmt *update;
+	sqlite3_stmt *remove;
+} sqlstore;
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* Reports the connection's last error, prefixed with what was being done. */
+static int db_fail(sqlstore *s, const char *op)
+{
+	return a2m_store_fail(&s->base, "%s: %s", op, sqlite3_errmsg(s->db));
+}
+
+/*
+** Readies a cached statement for its next use. Clearing the bindings matters:
+** values are bound SQLITE_STATIC (no copy of multi-MB content), so they must
+** not stay attached to the statement once the caller's record is gone.
+*/
+static void done(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+/* Runs fixed SQL that returns no values. */
+static int exec(sqlstore *s, const char *sql, const char *op)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		a2m_store_fail(&s->base, "%s: %s", op, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return A2M_INTERNAL_ERROR;
+	}
+	return 0;
+}
+
+/*
+** Runs fixed SQL that yields one row and returns its first column: as an
+** integer in *num when num is set, as text in buf (len bytes) when buf is.
+*/
+static int query_one(sqlstore *s, const char *sql, const char *op,
+		     sqlite3_int64 *num, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(s, op);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		if (rc == SQLITE_DONE)
+			a2m_store_fail(&s->base, "%s: no result", op);
+		else
+			db_fail(s, op);
+		sqlite3_finalize(st);
+		return A2M_INTERNAL_ERROR;
+	}
+	if (num)
+		*num = sqlite3_column_int64(st, 0);
+	if (buf) {
+		const unsigned char *t = sqlite3_column_text(st, 0);
+		snprintf(buf, len, "%s", t ? (const char *)t : "");
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (!v)
+		return sqlite3_bind_null(st, i);
+	return sqlite3_bind_text64(st, i, v, strlen(v), SQLITE_STATIC, SQLITE_UTF8);
+}
+
+/* Binds ?1 = id and ?2..?17 = the other fields (SQL_INSERT / SQL_UPDATE). */
+static int bind_record(sqlite3_stmt *st, const a2m_record *rec)
+{
+	int rc = SQLITE_OK;
+#define B(call) do { if (rc == SQLITE_OK) rc = (call); } while (0)
+	B(bind_text(st, 1, rec->id));
+	B(bind_text(st, 2, rec->content));
+	B(sqlite3_bind_int64(st, 3, rec->created_at));
+	B(bind_text(st, 4, rec->role));
+	B(bind_text(st, 5, rec->metadata));
+	B(bind_text(st, 6, rec->group));
+	B(bind_text(st, 7, rec->tier));
+	B(sqlite3_bind_double(st, 8, rec->salience));
+	B(sqlite3_bind_int64(st, 9, rec->accessed_at));
+	B(sqlite3_bind_int64(st, 10, rec->access_count));
+	B(bind_text(st, 11, rec->owner));
+	B(bind_text(st, 12, rec->session));
+	B(bind_text(st, 13, rec->key));
+	B(sqlite3_bind_int64(st, 14, rec->revision));
+	/* The doubles as they lie in memory: native byte order, dims = bytes / 8. */
+	if (rec->embedding && rec->dims)
+		B(sqlite3_bind_blob64(st, 15, rec->embedding,
+				      (sqlite3_uint64)rec->dims * sizeof(double),
+				      SQLITE_STATIC));
+	else
+		B(sqlite3_bind_null(st, 15));
+	B(bind_text(st, 16, rec->uri));
+	B(bind_text(st, 17, rec->media_type));
+#undef B
+	return rc;
+}
+
+/* Copies text column col into *out (NULL for SQL NULL). */
+static int column_text(sqlstore *s, sqlite3_stmt *st, int col, char **out)
+{
+	*out = NULL;
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return 0;
+	const unsigned char *t = sqlite3_column_text(st, col);
+	size_t n = (size_t)sqlite3_column_bytes(st, col);
+	if (!t)
+		return a2m_store_fail(&s->base, "read: out of memory");
+	*out = malloc(n + 1);
+	if (!*out)
+		return a2m_store_fail(&s->base, "read: out of memory");
+	memcpy(*out, t, n);
+	(*out)[n] = '\0';
+	return 0;
+}
+
+static int column_embedding(sqlstore *s, sqlite3_stmt *st, int col, a2m_record *rec)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return 0;
+	const void *b = sqlite3_column_blob(st, col);
+	size_t n = (size_t)sqlite3_column_bytes(st, col);
+	if (n == 0)
+		return 0;
+	if (!b)
+		return a2m_store_fail(&s->base, "read: out of memory");
+	if (n % sizeof(double) != 0)
+		return a2m_store_fail(&s->base, "read: embedding of %zu bytes is not a "
+				      "whole number of doubles", n);
+	rec->embedding = malloc(n);
+	if (!rec->embedding)
+		return a2m_store_fail(&s->base, "read: out of memory");
+	memcpy(rec->embedding, b, n);
+	rec->dims = n / sizeof(double);
+	return 0;
+}
+
+/* Fills the zeroed rec from the current row (COLUMNS order). Clears it on failure. */
+static int read_row(sqlstore *s, sqlite3_stmt *st, a2m_record *rec)
+{
+	rec->seq = sqlite3_column_int64(st, 0);
+	rec->created_at = sqlite3_column_int64(st, 3);
+	rec->salience = sqlite3_column_double(st, 8);
+	rec->accessed_at = sqlite3_column_int64(st, 9);
+	rec->access_count = sqlite3_column_int64(st, 10);
+	rec->revision = sqlite3_column_int64(st, 14);
+	if (column_text(s, st, 1, &rec->id) || column_text(s, st, 2, &rec->content) ||
+	    column_text(s, st, 4, &rec->role) || column_text(s, st, 5, &rec->metadata) ||
+	    column_text(s, st, 6, &rec->group) || column_text(s, st, 7, &rec->tier) ||
+	    column_text(s, st, 11, &rec->owner) || column_text(s, st, 12, &rec->session) ||
+	    column_text(s, st, 13, &rec->key) || column_embedding(s, st, 15, rec) ||
+	    column_text(s, st, 16, &rec->uri) || column_text(s, st, 17, &rec->media_type)) {
+		a2m_record_clear(rec);
+		return A2M_INTERNAL_ERROR;
+	}
+	return 0;
+}
+
+/* Steps a bound single-row lookup and hands out the row, or NULL for none. */
+static int fetch_one(sqlstore *s, sqlite3_stmt *st, const char *op, a2m_record **out)
+{
+	a2m_record *rec = NULL;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		rc = 0;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		rc = db_fail(s, op);
+		goto out;
+	}
+	rec = a2m_record_new();
+	if (!rec) {
+		rc = a2m_store_fail(&s->base, "%s: out of memory", op);
+		goto out;
+	}
+	rc = read_row(s, st, rec);
+	if (rc) {
+		free(rec);
+		rec = NULL;
+	}
+out:
+	done(st);
+	*out = rec;
+	return rc;
+}
+
+/*
+** What a store refuses whatever the engine (memory.c checks the same): the
+** NOT NULL columns, and a NaN salience, which SQLite would turn into NULL.
+*/
+static int check_record(sqlstore *s, const a2m_record *rec, const char *op)
+{
+	if (!rec || !rec->id || !rec->content) {
+		a2m_store_fail(&s->base, "%s: a record needs an id and content", op);
+		return A2M_INVALID_PARAMS;
+	}
+	if (isnan(rec->salience)) {
+		a2m_store_fail(&s->base, "%s: salience is NaN", op);
+		return A2M_INVALID_PARAMS;
+	}
+	return 0;
+}
+
+/* ---- transactions ------------------------------------------------------ */
+
+/*
+** BEGIN IMMEDIATE takes the write lock up front (waiting up to the busy
+** timeout). A deferred BEGIN would take it at the first write, and if another
+** connection had written since our first read, that write would fail with
+** SQLITE_BUSY half way through the batch, which busy_timeout cannot cure.
+*/
+static int sql_begin(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = sqlite3_step(s->begin);
+	rc = rc == SQLITE_DONE ? 0 : db_fail(s, "begin");
+	done(s->begin);
+	return rc;
+}
+
+/*
+** A failed COMMIT is rolled back here if SQLite left the transaction open,
+** so the outcome is always definite: success, or nothing written.
+*/
+static int sql_commit(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = sqlite3_step(s->commit);
+	rc = rc == SQLITE_DONE ? 0 : db_fail(s, "commit");
+	done(s->commit);
+	if (rc && !sqlite3_get_autocommit(s->db)) {
+		sqlite3_step(s->rollback);
+		done(s->rollback);
+	}
+	return rc;
+}
+
+/* A no-op when no transaction is open (for instance after a failed commit). */
+static void sql_rollback(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	if (sqlite3_get_autocommit(s->db))
+		return;
+	if (sqlite3_step(s->rollback) != SQLITE_DONE)
+		db_fail(s, "rollback");
+	done(s->rollback);
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+static int sql_get(a2m_store *base, const char *id, a2m_record **out)
+{
+	sqlstore *s = (sqlstore *)base;
+	*out = NULL;
+	if (!id)
+		return 0;
+	if (bind_text(s->get, 1, id) != SQLITE_OK) {
+		int rc = db_fail(s, "get");
+		done(s->get);
+		return rc;
+	}
+	return fetch_one(s, s->get, "get", out);
+}
+
+static int sql_get_by_key(a2m_store *base, const char *owner, const char *key,
+			  a2m_record **out)
+{
+	sqlstore *s = (sqlstore *)base;
+	*out = NULL;
+	if (!key)
+		return 0;
+	if (bind_text(s->get_by_key, 1, owner) != SQLITE_OK ||
+	    bind_text(s->get_by_key, 2, key) != SQLITE_OK) {
+		int rc = db_fail(s, "get_by_key");
+		done(s->get_by_key);
+		return rc;
+	}
+	return fetch_one(s, s->get_by_key, "get_by_key", out);
+}
+
+/*
+** The WHERE clause for an a2m_query: fixed fragments with ? placeholders,
+** and the values to bind to them in order.
+*/
+#define MAX_BINDS 6
+
+typedef struct filter {
+	char        sql[1024];
+	size_t      used;
+	int         overflow;  /* sql[] was too small: never run a truncated query */
+	int         nterms;
+	const char *text[MAX_BINDS];
+	size_t      len[MAX_BINDS];
+	int         nbinds;
+	char       *upper;     /* owned: key_prefix's upper bound */
+} filter;
+
+/*
+** Appends fixed SQL. The fragments are literals totalling well under 1024
+** bytes, but a cut-off WHERE clause could still parse and select too much,
+** so running out of room is an error rather than a truncation.
+*/
+static void put(filter *f, const char *sql)
+{
+	size_t n = strlen(sql);
+	if (f->used + n >= sizeof f->sql) {
+		f->overflow = 1;
+		return;
+	}
+	memcpy(f->sql + f->used, sql, n + 1);
+	f->used += n;
+}
+
+static void term(filter *f, const char *sql, const char *value, size_t len)
+{
+	put(f, f->nterms++ ? " AND " : " WHERE ");
+	put(f, sql);
+	if (value) {
+		f->text[f->nbinds] = value;
+		f->len[f->nbinds] = len;
+		f->nbinds++;
+	}
+}
+
+/*
+** The least string greater than every string that starts with prefix, in
+** SQLite's BINARY (memcmp) order: drop trailing 0xFF bytes, then increment
+** the last byte. Sets *upper NULL when nothing is left (the prefix is all
+** 0xFF bytes), because then `key >= prefix` alone already implies the prefix.
+*/
+static int prefix_upper(const char *prefix, char **upper, size_t *len)
+{
+	size_t n = strlen(prefix);
+	*upper = NULL;
+	*len = 0;
+	while (n > 0 && (unsigned char)prefix[n - 1] == 0xFF)
+		n--;
+	if (n == 0)
+		return 0;
+	char *u = malloc(n + 1);
+	if (!u)
+		return -1;
+	memcpy(u, prefix, n);
+	u[n - 1] = (char)((unsigned char)u[n - 1] + 1);
+	u[n] = '\0';
+	*upper = u;
+	*len = n;
+	return 0;
+}
+
+/*
+** Builds head + WHERE for q. key_prefix becomes the range
+** `key >= prefix AND key < upper`: exact for any bytes ('%', '_', '\' and
+** multi-byte UTF-8 alike, where LIKE would treat the first two as wildcards
+** and fold ASCII case, and substr() would count characters, not bytes), it
+** agrees with a2m_query_matches()'s strncmp, and with by_owner it is a range
+** on records_owner_key instead of a test applied to every row.
+*/
+static int filter_build(sqlstore *s, const a2m_query *q, const char *head, filter *f)
+{
+	memset(f, 0, sizeof *f);
+	put(f, head);
+	if (q->tier)
+		term(f, "tier = ?", q->tier, strlen(q->tier));
+	/*
+	** by_owner is spelled with records_owner_key's expression (same meaning:
+	** x'' equals no owner string), so owner + key_prefix is an index range.
+	*/
+	if (q->by_owner) {
+		if (q->owner)
+			term(f, "ifnull(owner, x'') = ?", q->owner, strlen(q->owner));
+		else
+			term(f, "ifnull(owner, x'') = x''", NULL, 0);
+	}
+	if (q->by_session) {
+		if (q->session)
+			term(f, "session = ?", q->session, strlen(q->session));
+		else
+			term(f, "session IS NULL", NULL, 0);
+	}
+	if (q->group)
+		term(f, "grp = ?", q->group, strlen(q->group));
+	if (q->key_prefix) {
+		size_t ulen;
+		if (prefix_upper(q->key_prefix, &f->upper, &ulen) != 0)
+			return a2m_store_fail(&s->base, "scan: out of memory");
+		term(f, "key >= ?", q->key_prefix, strlen(q->key_prefix));
+		if (f->upper)
+			term(f, "key < ?", f->upper, ulen);
+	}
+	return 0;
+}
+
+/* Prepares f's SQL and binds its values. The caller finalizes *st. */
+static int filter_prepare(sqlstore *s, filter *f, const char *op, sqlite3_stmt **st)
+{
+	*st = NULL;
+	if (f->overflow)
+		return a2m_store_fail(&s->base, "%s: query text too long", op);
+	if (sqlite3_prepare_v2(s->db, f->sql, (int)f->used, st, NULL) != SQLITE_OK)
+		return db_fail(s, op);
+	for (int i = 0; i < f->nbinds; i++) {
+		if (sqlite3_bind_text64(*st, i + 1, f->text[i], f->len[i], SQLITE_STATIC,
+					SQLITE_UTF8) != SQLITE_OK)
+			return db_fail(s, op);
+	}
+	return 0;
+}
+
+static int sql_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+		    void *ctx)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = NULL;
+	filter f;
+	a2m_record rec;
+	int rc;
+
+	memset(&rec, 0, sizeof rec);
+	rc = filter_build(s, q, "SELECT " COLUMNS " FROM records", &f);
+	if (rc)
+		goto out;
+	put(&f, q->descending ? " ORDER BY created_at DESC, seq DESC"
+			      : " ORDER BY created_at, seq");
+	rc = filter_prepare(s, &f, "scan", &st);
+	if (rc)
+		goto out;
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = db_fail(s, "scan");
+			break;
+		}
+		rc = read_row(s, st, &rec);
+		if (rc)
+			break;
+		int r = visit(&rec, ctx);
+		a2m_record_clear(&rec);
+		if (r != 0) {
+			rc = r < 0 ? r : 0;
+			break;
+		}
+	}
+out:
+	sqlite3_finalize(st);
+	free(f.upper);
+	return rc;
+}
+
+static int sql_count(a2m_store *base, const a2m_query *q, int64_t *out)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = NULL;
+	filter f;
+	int rc;
+
+	*out = 0;
+	rc = filter_build(s, q, "SELECT count(*) FROM records", &f);
+	if (rc)
+		goto out;
+	rc = filter_prepare(s, &f, "count", &st);
+	if (rc)
+		goto out;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		rc = db_fail(s, "count");
+		goto out;
+	}
+	*out = sqlite3_column_int64(st, 0);
+out:
+	sqlite3_finalize(st);
+	free(f.upper);
+	return rc;
+}
+
+/* ---- writes ------------------------------------------------------------ */
+
+/*
+** A duplicate id or (owner, key) trips a UNIQUE constraint; the statement is
+** then undone by SQLite, so nothing changes, and the caller hears
+** A2M_INVALID_PARAMS exactly as from memory.c.
+*/
+static int sql_insert(a2m_store *base, a2m_record *rec)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = check_record(s, rec, "insert");
+	if (rc)
+		return rc;
+	if (bind_record(s->insert, rec) != SQLITE_OK) {
+		rc = db_fail(s, "insert");
+		goto out;
+	}
+	int step = sqlite3_step(s->insert);
+	if (step == SQLITE_DONE) {
+		rec->seq = sqlite3_last_insert_rowid(s->db);
+	} else if ((step & 0xff) == SQLITE_CONSTRAINT) {
+		db_fail(s, "insert");
+		rc = A2M_INVALID_PARAMS;
+	} else {
+		rc = db_fail(s, "insert");
+	}
+out:
+	done(s->insert);
+	return rc;
+}
+
+static int sql_update(a2m_store *base, const a2m_record *rec)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = check_record(s, rec, "update");
+	if (rc)
+		return rc;
+	if (bind_record(s->update, rec) != SQLITE_OK) {
+		rc = db_fail(s, "update");
+		goto out;
+	}
+	int step = sqlite3_step(s->update);
+	if (step == SQLITE_DONE) {
+		if (sqlite3_changes(s->db) == 0) {
+			a2m_store_fail(base, "update: no record \"%s\"", rec->id);
+			rc = A2M_UNKNOWN_RECORD;
+		}
+	} else if ((step & 0xff) == SQLITE_CONSTRAINT) {
+		db_fail(s, "update");
+		rc = A2M_INVALID_PARAMS;
+	} else {
+		rc = db_fail(s, "update");
+	}
+out:
+	done(s->update);
+	return rc;
+}
+
+static int sql_remove(a2m_store *base, const char *id, int *removed)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = 0;
+	*removed = 0;
+	if (!id)
+		return 0;
+	if (bind_text(s->remove, 1, id) != SQLITE_OK ||
+	    sqlite3_step(s->remove) != SQLITE_DONE)
+		rc = db_fail(s, "remove");
+	else
+		*removed = sqlite3_changes(s->db) > 0;
+	done(s->remove);
+	return rc;
+}
+
+/* ---- open and close ---------------------------------------------------- */
+
+/*
+** Finalizes the statements and closes the connection. An open transaction
+** is rolled back, never committed: close() is also the path taken when the
+** caller gave up half way, and nothing unacknowledged may persist.
+*/
+static void sql_close(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	if (!s)
+		return;
+	if (s->db && !sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_finalize(s->begin);
+	sqlite3_finalize(s->commit);
+	sqlite3_finalize(s->rollback);
+	sqlite3_finalize(s->get);
+	sqlite3_finalize(s->get_by_key);
+	sqlite3_finalize(s->insert);
+	sqlite3_finalize(s->update);
+	sqlite3_finalize(s->remove);
+	sqlite3_close_v2(s->db);
+	free(s);
+}
+
+/* Connection settings; PRAGMAs fail silently, so each is read back. */
+static int configure(sqlstore *s, const char *path, int synchronous_full)
+{
+	char mode[32];
+	sqlite3_int64 v;
+
+	if (sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
+		return db_fail(s, "busy_timeout");
+	sqlite3_extended_result_codes(s->db, 1);
+
+	if (query_one(s, "PRAGMA journal_mode=WAL", "journal_mode", NULL, mode, sizeof mode))
+		return A2M_INTERNAL_ERROR;
+	/* A private in-memory database cannot do WAL; that is fine for it. */
+	if (strcasecmp(mode, "wal") != 0 &&
+	    !(strcmp(path, ":memory:") == 0 && strcasecmp(mode, "memory") == 0))
+		return a2m_store_fail(&s->base, "journal_mode: got \"%s\", not WAL", mode);
+
+	if (exec(s, synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+		 "synchronous") ||
+	    query_one(s, "PRAGMA synchronous", "synchronous", &v, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (v != (synchronous_full ? 2 : 1))
+		return a2m_store_fail(&s->base, "synchronous: got %lld", (long long)v);
+
+	if (exec(s, "PRAGMA foreign_keys=ON", "foreign_keys") ||
+	    query_one(s, "PRAGMA foreign_keys", "foreign_keys", &v, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (v != 1)
+		return a2m_store_fail(&s->base, "foreign_keys: could not be enabled");
+	return 0;
+}
+
+/* Records that the file is now at version. Runs inside migrate()'s transaction. */
+static int set_version(sqlstore *s, sqlite3_int64 version)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = exec(s, "DELETE FROM a2m_schema", "migrate");
+	if (rc)
+		return rc;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO a2m_schema(version) VALUES(?)", -1,
+			       &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, version) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rc = db_fail(s, "migrate");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+** Brings the file to SCHEMA_VERSION one step at a time. The version is read
+** inside each step's BEGIN IMMEDIATE, so two processes opening a new file at
+** once take turns instead of both creating the tables.
+*/
+static int migrate(sqlstore *s)
+{
+	for (;;) {
+		sqlite3_int64 version;
+		if (exec(s, "BEGIN IMMEDIATE", "migrate"))
+			return A2M_INTERNAL_ERROR;
+		if (exec(s, "CREATE TABLE IF NOT EXISTS a2m_schema(version INTEGER NOT NULL)",
+			 "migrate") ||
+		    query_one(s, "SELECT ifnull(max(version), 0) FROM a2m_schema", "migrate",
+			      &version, NULL, 0))
+			goto fail;
+		if (version < 0 || version > SCHEMA_VERSION) {
+			a2m_store_fail(&s->base, "schema version %lld is not one this build "
+				       "knows (it knows up to %lld)", (long long)version,
+				       (long long)SCHEMA_VERSION);
+			goto fail;
+		}
+		if (version == SCHEMA_VERSION)
+			return exec(s, "COMMIT", "migrate");
+		if (exec(s, migrations[version], "migrate") || set_version(s, version + 1) ||
+		    exec(s, "COMMIT", "migrate"))
+			goto fail;
+	}
+fail:
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return A2M_INTERNAL_ERROR;
+}
+
+static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
+{
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
+	    != SQLITE_OK)
+		return db_fail(s, "prepare");
+	return 0;
+}
+
+static const a2m_store_ops sqlite_ops = {
+	.engine     = "sqlite",
+	.begin      = sql_begin,
+	.commit     = sql_commit,
+	.rollback   = sql_rollback,
+	.get        = sql_get,
+	.get_by_key = sql_get_by_key,
+	.insert     = sql_insert,
+	.update     = sql_update,
+	.remove     = sql_remove,
+	.scan       = sql_scan,
+	.count      = sql_count,
+	.close      = sql_close,
+};
+
+int a2m_store_sqlite_open(const char *path, int synchronous_full,
+			  a2m_store **out, char *err, size_t errlen)
+{
+	/*
+	** NOMUTEX: store.h promises one thread at a time (the handle's mutex),
+	** so SQLite's own per-connection mutex would be pure overhead.
+	*/
+	const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	int rc = A2M_INTERNAL_ERROR;
+
+	*out = NULL;
+	sqlstore *s = calloc(1, sizeof *s);
+	if (!s) {
+		if (err && errlen)
+			snprintf(err, errlen, "sqlite store: out of memory");
+		return A2M_INTERNAL_ERROR;
+	}
+	s->base.ops = &sqlite_ops;
+	if (!path) {
+		a2m_store_fail(&s->base, "sqlite store: no path");
+		goto fail;
+	}
+	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+		if (s->db)
+			a2m_store_fail(&s->base, "open %s: %s", path, sqlite3_errmsg(s->db));
+		else
+			a2m_store_fail(&s->base, "open %s: out of memory", path);
+		goto fail;
+	}
+	if (configure(s, path, synchronous_full) || migrate(s) ||
+	    prepare(s, &s->begin, "BEGIN IMMEDIATE") ||
+	    prepare(s, &s->commit, "COMMIT") ||
+	    prepare(s, &s->rollback, "ROLLBACK") ||
+	    prepare(s, &s->get, "SELECT " COLUMNS " FROM records WHERE id = ?1") ||
+	    prepare(s, &s->get_by_key, SQL_GET_BY_KEY) ||
+	    prepare(s, &s->insert, SQL_INSERT) ||
+	    prepare(s, &s->update, SQL_UPDATE) ||
+	    prepare(s, &s->remove, "DELETE FROM records WHERE id = ?1"))
+		goto fail;
+	*out = &s->base;
+	return 0;
+
+fail:
+	if (err && errlen)
+		snprintf(err, errlen, "%s", s->base.errmsg);
+	sql_close(&s->base);
+	return rc;
+}

@@ -1,0 +1,1577 @@
+/*
+** test_store.c — the storage seam's rules (store.h), each checked against
+** both engines.
+**
+** Every test function is one rule and runs once per engine: the in-memory
+** store, and SQLite on a fresh file under /tmp that is removed afterwards.
+** A few rules are about durability and only make sense for SQLite. Output is
+** one line per (rule, engine) and a final "N passed, M failed"; the exit
+** status is non-zero when anything failed.
+*/
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/store.h"
+
+/* ---- the harness ------------------------------------------------------- */
+
+typedef struct tctx {
+	const char *engine;     /* "memory" or "sqlite" */
+	char        path[128];  /* the SQLite file; "" for memory */
+	a2m_store  *s;
+} tctx;
+
+static int  n_passed, n_failed;
+static char failure[1024];  /* set by a failing EXPECT; "" while all is well */
+
+static void failf(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failf(int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(failure, sizeof failure, "line %d: ", line);
+	va_start(ap, fmt);
+	vsnprintf(failure + n, sizeof failure - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static int opt_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+#define EXPECT(cond) do { \
+	if (!(cond)) { failf(__LINE__, "%s", #cond); return; } \
+} while (0)
+
+#define EXPECT_INT(got, want) do { \
+	long long g_ = (long long)(got), w_ = (long long)(want); \
+	if (g_ != w_) { failf(__LINE__, "%s is %lld, want %lld", #got, g_, w_); return; } \
+} while (0)
+
+#define EXPECT_STR(got, want) do { \
+	const char *g_ = (got), *w_ = (want); \
+	if (!opt_eq(g_, w_)) { \
+		failf(__LINE__, "%s is %s%s%s, want %s%s%s", #got, g_ ? "\"" : "", \
+		      g_ ? g_ : "NULL", g_ ? "\"" : "", w_ ? "\"" : "", \
+		      w_ ? w_ : "NULL", w_ ? "\"" : ""); \
+		return; \
+	} \
+} while (0)
+
+/* A store call that must succeed; on failure shows the store's message. */
+#define EXPECT_OK(call) do { \
+	int rc_ = (call); \
+	if (rc_ != 0) { failf(__LINE__, "%s returned %d (%s)", #call, rc_, t->s->errmsg); return; } \
+} while (0)
+
+#define EXPECT_SAME(got, want) do { \
+	const char *d_ = record_diff((got), (want)); \
+	if (d_) { failf(__LINE__, "%s and %s differ in %s", #got, #want, d_); return; } \
+} while (0)
+
+#define OPS (t->s->ops)
+
+static int open_store(tctx *t, int synchronous_full, char *err, size_t errlen)
+{
+	if (strcmp(t->engine, "memory") == 0)
+		return a2m_store_memory_open(&t->s, err, errlen);
+	return a2m_store_sqlite_open(t->path, synchronous_full, &t->s, err, errlen);
+}
+
+static void remove_files(const char *path)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	char name[160];
+	if (!path[0])
+		return;
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
+		unlink(name);
+	}
+}
+
+typedef void (*test_fn)(tctx *t);
+
+enum { BOTH, MEMORY_ONLY, SQLITE_ONLY };
+
+static void run(const char *name, test_fn fn, int which)
+{
+	static const char *const engines[] = {"memory", "sqlite"};
+	static int files;
+	for (int i = which == SQLITE_ONLY; i < (which == MEMORY_ONLY ? 1 : 2); i++) {
+		tctx t;
+		char err[256] = "";
+		memset(&t, 0, sizeof t);
+		t.engine = engines[i];
+		if (i == 1)
+			snprintf(t.path, sizeof t.path, "/tmp/a2m-test-store-%ld-%d.db",
+				 (long)getpid(), ++files);
+		remove_files(t.path);
+		failure[0] = '\0';
+		if (open_store(&t, 1, err, sizeof err) != 0)
+			snprintf(failure, sizeof failure, "open: %s", err);
+		else
+			fn(&t);
+		if (t.s)
+			t.s->ops->close(t.s);
+		remove_files(t.path);
+		if (failure[0]) {
+			printf("FAIL %s [%s]: %s\n", name, t.engine, failure);
+			n_failed++;
+		} else {
+			printf("ok %s [%s]\n", name, t.engine);
+			n_passed++;
+		}
+	}
+}
+
+#define RUN(fn)        run(#fn, fn, BOTH)
+#define RUN_MEMORY(fn) run(#fn, fn, MEMORY_ONLY)
+#define RUN_SQLITE(fn) run(#fn, fn, SQLITE_ONLY)
+
+/* Closes and reopens t's store (SQLite: the same file). Returns 0 or sets failure. */
+static int reopen(tctx *t, int synchronous_full)
+{
+	char err[256] = "";
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	if (open_store(t, synchronous_full, err, sizeof err) != 0) {
+		snprintf(failure, sizeof failure, "reopen: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- records and what a scan saw --------------------------------------- */
+
+/* A record with only the required fields; strings are borrowed literals. */
+static a2m_record make(const char *id, int64_t created_at)
+{
+	a2m_record r;
+	memset(&r, 0, sizeof r);
+	r.id = (char *)id;
+	r.content = "content";
+	r.created_at = created_at;
+	return r;
+}
+
+static int put(tctx *t, const char *id, int64_t created_at, const char *owner,
+	       const char *key)
+{
+	a2m_record r = make(id, created_at);
+	r.owner = (char *)owner;
+	r.key = (char *)key;
+	return t->s->ops->insert(t->s, &r);
+}
+
+/* NULL when a and b hold the same value in every field, else the field's name. */
+static const char *record_diff(const a2m_record *a, const a2m_record *b)
+{
+	if (!a || !b)
+		return a == b ? NULL : "presence (one is NULL)";
+#define STR(f) if (!opt_eq(a->f, b->f)) return #f
+#define NUM(f) if (a->f != b->f) return #f
+	STR(id); STR(content); NUM(created_at); NUM(seq); STR(role); STR(metadata);
+	STR(group); STR(tier); NUM(accessed_at); NUM(access_count); STR(owner);
+	STR(session); STR(key); NUM(revision); STR(uri); STR(media_type); NUM(dims);
+#undef STR
+#undef NUM
+	if (memcmp(&a->salience, &b->salience, sizeof(double)) != 0)
+		return "salience";
+	if (!a->embedding != !b->embedding)
+		return "embedding (presence)";
+	if (a->dims && memcmp(a->embedding, b->embedding, a->dims * sizeof(double)) != 0)
+		return "embedding";
+	return NULL;
+}
+
+/* A growable string. */
+typedef struct sbuf {
+	char  *p;
+	size_t len, cap;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = (b->len + (size_t)n + 1) * 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			fprintf(stderr, "test_store: out of memory\n");
+			exit(2);
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* What a scan saw, and how the visit callback should behave. */
+typedef struct seen {
+	sbuf ids;        /* "a,b,c" */
+	int  n;
+	int  stop_at;    /* return 1 at the stop_at-th record; 0 never */
+	int  abort_at;   /* return abort_code at the abort_at-th record; 0 never */
+	int  abort_code;
+} seen;
+
+static int collect(const a2m_record *r, void *ctx)
+{
+	seen *w = ctx;
+	sb_add(&w->ids, "%s%s", w->n ? "," : "", r->id);
+	w->n++;
+	if (w->abort_at && w->n == w->abort_at)
+		return w->abort_code;
+	return w->stop_at && w->n == w->stop_at ? 1 : 0;
+}
+
+static sbuf last_ids;  /* scan_ids()'s answer, valid until its next call */
+
+/* The ids q selects, in scan order, comma-separated ("" for none). */
+static const char *scan_ids(tctx *t, const a2m_query *q)
+{
+	seen w;
+	memset(&w, 0, sizeof w);
+	w.ids = last_ids;
+	w.ids.len = 0;
+	sb_add(&w.ids, "%s", "");
+	int rc = t->s->ops->scan(t->s, q, collect, &w);
+	if (rc != 0) {
+		w.ids.len = 0;
+		sb_add(&w.ids, "<scan failed %d: %s>", rc, t->s->errmsg);
+	}
+	last_ids = w.ids;
+	return last_ids.p;
+}
+
+/* The id of the first record q selects ("" for none). */
+static const char *first_id(tctx *t, const a2m_query *q)
+{
+	seen w;
+	memset(&w, 0, sizeof w);
+	w.ids = last_ids;
+	w.ids.len = 0;
+	sb_add(&w.ids, "%s", "");
+	w.stop_at = 1;
+	if (t->s->ops->scan(t->s, q, collect, &w) != 0) {
+		w.ids.len = 0;
+		sb_add(&w.ids, "<scan failed: %s>", t->s->errmsg);
+	}
+	last_ids = w.ids;
+	return last_ids.p;
+}
+
+static int64_t count_of(tctx *t, const a2m_query *q)
+{
+	int64_t n = -1;
+	if (t->s->ops->count(t->s, q, &n) != 0)
+		return -1;
+	return n;
+}
+
+static const a2m_query all_q;  /* selects everything, oldest first */
+
+static void dump_record(sbuf *b, const a2m_record *r)
+{
+#define O(x) ((x) ? (x) : "<NULL>")
+	uint64_t bits;
+	memcpy(&bits, &r->salience, sizeof bits);
+	sb_add(b, "seq=%lld id=%s content=%s created=%lld role=%s meta=%s grp=%s "
+	       "tier=%s sal=%016llx accessed=%lld count=%lld owner=%s session=%s "
+	       "key=%s rev=%lld uri=%s type=%s emb=[",
+	       (long long)r->seq, O(r->id), O(r->content), (long long)r->created_at,
+	       O(r->role), O(r->metadata), O(r->group), O(r->tier),
+	       (unsigned long long)bits, (long long)r->accessed_at,
+	       (long long)r->access_count, O(r->owner), O(r->session), O(r->key),
+	       (long long)r->revision, O(r->uri), O(r->media_type));
+#undef O
+	for (size_t i = 0; i < r->dims; i++) {
+		memcpy(&bits, &r->embedding[i], sizeof bits);
+		sb_add(b, "%s%016llx", i ? "," : "", (unsigned long long)bits);
+	}
+	sb_add(b, "]\n");
+}
+
+static int dump_visit(const a2m_record *r, void *ctx)
+{
+	dump_record(ctx, r);
+	return 0;
+}
+
+/* Every field of every record, in scan order. The caller frees the string. */
+static char *dump(tctx *t)
+{
+	sbuf b = {0};
+	sb_add(&b, "%s", "");
+	if (t->s->ops->scan(t->s, &all_q, dump_visit, &b) != 0)
+		sb_add(&b, "<scan failed: %s>", t->s->errmsg);
+	return b.p;
+}
+
+/* A record with every field set, the embedding holding awkward doubles. */
+static double awkward[8];
+
+static a2m_record full_record(const char *id)
+{
+	awkward[0] = 0.1;
+	awkward[1] = -0.0;
+	awkward[2] = 4.9406564584124654e-324;   /* the smallest subnormal */
+	awkward[3] = INFINITY;
+	awkward[4] = -INFINITY;
+	awkward[5] = 1.7976931348623157e308;
+	awkward[6] = 1.0 / 3.0;
+	awkward[7] = NAN;
+	a2m_record r = make(id, 1753900000123LL);
+	r.content = "Ünïcödé content, \"quoted\", 100% real_ly\nsecond line 😀";
+	r.role = "user";
+	r.metadata = "{\"note\":\"h\\u00e9llo — 世界 😀\",\"n\":[1,2.5,null],\"t\":true}";
+	r.group = "project-x";
+	r.tier = "long";
+	r.salience = 0.75;
+	r.accessed_at = 1753900099999LL;
+	r.access_count = 7;
+	r.owner = "alice";
+	r.session = "sess-1";
+	r.key = "prefs/theme";
+	r.revision = 3;
+	r.embedding = awkward;
+	r.dims = 8;
+	r.uri = "file:///tmp/notes.txt";
+	r.media_type = "text/plain; charset=utf-8";
+	return r;
+}
+
+/* ---- inserting and reading back ---------------------------------------- */
+
+static void test_insert_assigns_increasing_seq(tctx *t)
+{
+	a2m_record a = make("a", 100), b = make("b", 100), c = make("c", 50);
+	a2m_record *got;
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->insert(t->s, &b));
+	EXPECT_OK(OPS->insert(t->s, &c));
+	EXPECT_INT(a.seq, 1);
+	EXPECT_INT(b.seq, 2);
+	EXPECT_INT(c.seq, 3);
+	EXPECT_OK(OPS->get(t->s, "c", &got));
+	EXPECT(got != NULL);
+	EXPECT_INT(got->seq, 3);
+	a2m_record_free(got);
+}
+
+static void test_insert_duplicate_id_refused(tctx *t)
+{
+	a2m_record a = make("a", 100), dup = make("a", 200), c = make("c", 300);
+	a2m_record *got;
+	a.content = "first";
+	dup.content = "second";
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_INT(OPS->insert(t->s, &dup), A2M_INVALID_PARAMS);
+	EXPECT(t->s->errmsg[0] != '\0');
+	EXPECT_INT(dup.seq, 0);
+	EXPECT_INT(count_of(t, &all_q), 1);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT(got != NULL);
+	EXPECT_STR(got->content, "first");
+	EXPECT_INT(got->created_at, 100);
+	EXPECT_INT(got->seq, 1);
+	a2m_record_free(got);
+	/* The refused insert did not use up a seq. */
+	EXPECT_OK(OPS->insert(t->s, &c));
+	EXPECT_INT(c.seq, 2);
+}
+
+static void test_insert_without_id_or_content_refused(tctx *t)
+{
+	a2m_record no_id = make(NULL, 1), no_content = make("b", 1), nan_sal = make("c", 1);
+	no_content.content = NULL;
+	nan_sal.salience = NAN;
+	EXPECT_INT(OPS->insert(t->s, &no_id), A2M_INVALID_PARAMS);
+	EXPECT_INT(OPS->insert(t->s, &no_content), A2M_INVALID_PARAMS);
+	EXPECT_INT(OPS->insert(t->s, &nan_sal), A2M_INVALID_PARAMS);
+	EXPECT_INT(count_of(t, &all_q), 0);
+}
+
+static void test_get_missing_returns_null(tctx *t)
+{
+	static a2m_record sentinel;             /* so the test sees *out being set */
+	a2m_record *got = &sentinel;
+	EXPECT_OK(put(t, "a", 1, "o", "k"));
+	EXPECT_OK(OPS->get(t->s, "nope", &got));
+	EXPECT(got == NULL);
+	got = &sentinel;
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "other", &got));
+	EXPECT(got == NULL);
+	got = &sentinel;
+	EXPECT_OK(OPS->get_by_key(t->s, "someone", "k", &got));
+	EXPECT(got == NULL);
+}
+
+static void test_get_returns_independent_copy(tctx *t)
+{
+	a2m_record *src = a2m_record_new(), *got;
+	EXPECT(src != NULL);
+	src->id = strdup("a");
+	src->content = strdup("hello");
+	src->created_at = 5;
+	EXPECT(src->id && src->content);
+	EXPECT_OK(OPS->insert(t->s, src));
+	a2m_record_free(src);                   /* the store kept its own copy */
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT(got != NULL);
+	got->content[0] = 'J';                  /* and handed out another */
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT(got != NULL);
+	EXPECT_STR(got->content, "hello");
+	a2m_record_free(got);
+}
+
+static int first_record(const a2m_record *r, void *ctx)
+{
+	*(a2m_record **)ctx = a2m_record_dup(r);
+	return 1;
+}
+
+static void test_roundtrip_every_field(tctx *t)
+{
+	a2m_record want = full_record("full"), *got, *by_key, *scanned = NULL;
+	EXPECT_OK(OPS->insert(t->s, &want));
+	EXPECT_INT(want.seq, 1);
+
+	EXPECT_OK(OPS->get(t->s, "full", &got));
+	EXPECT(got != NULL);
+	EXPECT_SAME(got, &want);
+	EXPECT(got->embedding != awkward);      /* a copy, not the caller's array */
+	a2m_record_free(got);
+
+	EXPECT_OK(OPS->get_by_key(t->s, "alice", "prefs/theme", &by_key));
+	EXPECT_SAME(by_key, &want);
+	a2m_record_free(by_key);
+
+	EXPECT_OK(OPS->scan(t->s, &all_q, first_record, &scanned));
+	EXPECT_SAME(scanned, &want);
+	a2m_record_free(scanned);
+}
+
+static void test_roundtrip_absent_fields_stay_null(tctx *t)
+{
+	a2m_record want = make("bare", -42), *got;
+	EXPECT_OK(OPS->insert(t->s, &want));
+	EXPECT_OK(OPS->get(t->s, "bare", &got));
+	EXPECT(got != NULL);
+	EXPECT_SAME(got, &want);
+	EXPECT(got->role == NULL && got->metadata == NULL && got->group == NULL);
+	EXPECT(got->tier == NULL && got->owner == NULL && got->session == NULL);
+	EXPECT(got->key == NULL && got->uri == NULL && got->media_type == NULL);
+	EXPECT(got->embedding == NULL);
+	EXPECT_INT(got->dims, 0);
+	EXPECT_INT(got->created_at, -42);
+	a2m_record_free(got);
+}
+
+static void test_large_content_roundtrips(tctx *t)
+{
+	const char *piece = "ünïcødé 😀 100%_ ";
+	size_t plen = strlen(piece), n = 3 * 1024 * 1024 / plen;
+	char *big = malloc(n * plen + 1);
+	a2m_record r = make("big", 1), *got = NULL;
+	EXPECT(big != NULL);
+	for (size_t i = 0; i < n; i++)
+		memcpy(big + i * plen, piece, plen);
+	big[n * plen] = '\0';
+	r.content = big;
+	int rc = OPS->insert(t->s, &r);
+	if (rc != 0)
+		free(big);
+	EXPECT_OK(rc);
+	rc = OPS->get(t->s, "big", &got);
+	if (rc != 0 || !got || strcmp(got->content, big) != 0) {
+		free(big);
+		a2m_record_free(got);
+		failf(__LINE__, "3 MB content did not come back intact (rc %d)", rc);
+		return;
+	}
+	free(big);
+	a2m_record_free(got);
+}
+
+/* ---- updating and removing --------------------------------------------- */
+
+static void test_update_replaces_every_field_keeps_seq(tctx *t)
+{
+	a2m_record full = full_record("x"), other = make("y", 5), *got;
+	double emb[2] = {1.5, -2.25};
+	EXPECT_OK(OPS->insert(t->s, &full));
+	EXPECT_OK(OPS->insert(t->s, &other));
+
+	/* Every field set -> every optional field absent. */
+	a2m_record bare = make("x", 77);
+	bare.content = "bare now";
+	bare.seq = 99;                          /* ignored: seq is the store's */
+	EXPECT_OK(OPS->update(t->s, &bare));
+	EXPECT_OK(OPS->get(t->s, "x", &got));
+	bare.seq = 1;
+	EXPECT_SAME(got, &bare);
+	a2m_record_free(got);
+
+	/* And back to a different set of values. */
+	a2m_record again = full_record("x");
+	again.content = "again";
+	again.tier = "short";
+	again.embedding = emb;
+	again.dims = 2;
+	again.access_count = 8;
+	EXPECT_OK(OPS->update(t->s, &again));
+	EXPECT_OK(OPS->get(t->s, "x", &got));
+	again.seq = 1;
+	EXPECT_SAME(got, &again);
+	a2m_record_free(got);
+
+	EXPECT_OK(OPS->get(t->s, "y", &got));
+	EXPECT_SAME(got, &other);
+	a2m_record_free(got);
+	EXPECT_INT(count_of(t, &all_q), 2);
+}
+
+static void test_update_unknown_id_returns_unknown_record(tctx *t)
+{
+	a2m_record ghost = make("ghost", 1), *got;
+	EXPECT_INT(OPS->update(t->s, &ghost), A2M_UNKNOWN_RECORD);
+	EXPECT(t->s->errmsg[0] != '\0');
+	EXPECT_INT(count_of(t, &all_q), 0);
+	EXPECT_OK(OPS->get(t->s, "ghost", &got));
+	EXPECT(got == NULL);
+}
+
+static void test_update_to_taken_key_refused(tctx *t)
+{
+	a2m_record b = make("b", 2), *got;
+	EXPECT_OK(put(t, "a", 1, "o", "k1"));
+	b.owner = "o";
+	b.key = "k2";
+	EXPECT_OK(OPS->insert(t->s, &b));
+	b.key = "k1";
+	b.content = "changed";
+	EXPECT_INT(OPS->update(t->s, &b), A2M_INVALID_PARAMS);
+	EXPECT_OK(OPS->get(t->s, "b", &got));
+	EXPECT_STR(got->key, "k2");
+	EXPECT_STR(got->content, "content");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "k1", &got));
+	EXPECT_STR(got ? got->id : NULL, "a");
+	a2m_record_free(got);
+	/* The same key under another owner is free. */
+	b.owner = "p";
+	EXPECT_OK(OPS->update(t->s, &b));
+	EXPECT_OK(OPS->get_by_key(t->s, "p", "k1", &got));
+	EXPECT_STR(got ? got->id : NULL, "b");
+	a2m_record_free(got);
+}
+
+static void test_update_moves_key(tctx *t)
+{
+	a2m_record a = make("a", 1), *got;
+	a.owner = "o";
+	a.key = "k1";
+	EXPECT_OK(OPS->insert(t->s, &a));
+	a.key = "k2";
+	EXPECT_OK(OPS->update(t->s, &a));
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "k1", &got));
+	EXPECT(got == NULL);
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "k2", &got));
+	EXPECT_STR(got ? got->id : NULL, "a");
+	a2m_record_free(got);
+	a.key = NULL;
+	EXPECT_OK(OPS->update(t->s, &a));
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "k2", &got));
+	EXPECT(got == NULL);
+	EXPECT_OK(put(t, "c", 2, "o", "k2"));
+	EXPECT_OK(put(t, "d", 3, "o", "k1"));
+}
+
+static void test_remove_reports_whether_removed(tctx *t)
+{
+	int removed = -1;
+	a2m_record *got;
+	EXPECT_OK(put(t, "a", 1, "o", "k"));
+	EXPECT_OK(OPS->remove(t->s, "a", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_OK(OPS->remove(t->s, "a", &removed));
+	EXPECT_INT(removed, 0);
+	EXPECT_OK(OPS->remove(t->s, "never", &removed));
+	EXPECT_INT(removed, 0);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT(got == NULL);
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "k", &got));
+	EXPECT(got == NULL);
+	EXPECT_INT(count_of(t, &all_q), 0);
+	/* Its key is free again. */
+	EXPECT_OK(put(t, "b", 2, "o", "k"));
+}
+
+static void test_seq_never_reused_after_remove(tctx *t)
+{
+	a2m_record d = make("d", 4), e = make("e", 5);
+	int removed;
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));
+	EXPECT_OK(put(t, "c", 3, NULL, NULL));
+	EXPECT_OK(OPS->remove(t->s, "c", &removed));
+	EXPECT_OK(OPS->insert(t->s, &d));
+	EXPECT_INT(d.seq, 4);
+	EXPECT_OK(OPS->remove(t->s, "a", &removed));
+	EXPECT_OK(OPS->remove(t->s, "b", &removed));
+	EXPECT_OK(OPS->remove(t->s, "d", &removed));
+	EXPECT_OK(OPS->insert(t->s, &e));
+	EXPECT_INT(e.seq, 5);
+}
+
+/* ---- keys -------------------------------------------------------------- */
+
+static void test_key_unique_per_owner(tctx *t)
+{
+	a2m_record *got;
+	EXPECT_OK(put(t, "r1", 1, "alice", "k"));
+	EXPECT_OK(put(t, "r2", 2, "bob", "k"));
+	EXPECT_OK(put(t, "r3", 3, NULL, "k"));
+	EXPECT_OK(put(t, "r4", 4, "", "k"));
+	EXPECT_INT(put(t, "r5", 5, "alice", "k"), A2M_INVALID_PARAMS);
+	EXPECT_INT(put(t, "r6", 6, NULL, "k"), A2M_INVALID_PARAMS);
+	EXPECT_INT(put(t, "r7", 7, "", "k"), A2M_INVALID_PARAMS);
+	EXPECT_OK(put(t, "r8", 8, "alice", NULL));  /* no key: no constraint */
+	EXPECT_OK(put(t, "r9", 9, "alice", NULL));
+	EXPECT_OK(put(t, "r10", 10, NULL, NULL));
+	EXPECT_OK(put(t, "r11", 11, NULL, NULL));
+	EXPECT_INT(count_of(t, &all_q), 8);
+
+	EXPECT_OK(OPS->get_by_key(t->s, "alice", "k", &got));
+	EXPECT_STR(got ? got->id : NULL, "r1");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get_by_key(t->s, "bob", "k", &got));
+	EXPECT_STR(got ? got->id : NULL, "r2");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get_by_key(t->s, NULL, "k", &got));
+	EXPECT_STR(got ? got->id : NULL, "r3");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get_by_key(t->s, "", "k", &got));
+	EXPECT_STR(got ? got->id : NULL, "r4");
+	a2m_record_free(got);
+}
+
+static void test_null_owner_distinct_from_empty_owner(tctx *t)
+{
+	a2m_record *got;
+	EXPECT_OK(put(t, "unowned", 1, NULL, "k"));
+	EXPECT_OK(OPS->get_by_key(t->s, "", "k", &got));
+	EXPECT(got == NULL);
+	EXPECT_OK(put(t, "empty", 2, "", "j"));
+	EXPECT_OK(OPS->get_by_key(t->s, NULL, "j", &got));
+	EXPECT(got == NULL);
+	EXPECT_OK(OPS->get_by_key(t->s, "", "j", &got));
+	EXPECT_STR(got ? got->id : NULL, "empty");
+	a2m_record_free(got);
+}
+
+/* ---- scans ------------------------------------------------------------- */
+
+static void test_same_ms_records_scan_in_insert_order(tctx *t)
+{
+	a2m_query desc = {.descending = 1};
+	EXPECT_OK(put(t, "z", 1000, NULL, NULL));
+	EXPECT_OK(put(t, "a", 1000, NULL, NULL));
+	EXPECT_OK(put(t, "m", 1000, NULL, NULL));
+	EXPECT_OK(put(t, "b", 1000, NULL, NULL));
+	EXPECT_STR(scan_ids(t, &all_q), "z,a,m,b");
+	EXPECT_STR(scan_ids(t, &desc), "b,m,a,z");
+}
+
+static void test_scan_orders_by_created_at_then_seq(tctx *t)
+{
+	a2m_query desc = {.descending = 1};
+	a2m_record c = make("c", 300);
+	EXPECT_OK(OPS->insert(t->s, &c));
+	EXPECT_OK(put(t, "a", 100, NULL, NULL));
+	EXPECT_OK(put(t, "b", 200, NULL, NULL));
+	EXPECT_OK(put(t, "a2", 100, NULL, NULL));
+	EXPECT_STR(scan_ids(t, &all_q), "a,a2,b,c");
+	EXPECT_STR(scan_ids(t, &desc), "c,b,a2,a");
+	/* An update that moves created_at moves the record; seq breaks the tie. */
+	c.created_at = 100;
+	EXPECT_OK(OPS->update(t->s, &c));
+	EXPECT_STR(scan_ids(t, &all_q), "c,a,a2,b");
+	EXPECT_STR(scan_ids(t, &desc), "b,a2,a,c");
+}
+
+static void test_scan_orders_records_inserted_out_of_order(tctx *t)
+{
+	char id[16];
+	sbuf want = {0};
+	/* Newest first, as an import of old records might arrive, with scans between. */
+	for (int i = 100; i >= 1; i--) {
+		snprintf(id, sizeof id, "r%03d", i);
+		EXPECT_OK(put(t, id, i, NULL, NULL));
+		if (i % 25 == 0)
+			EXPECT_INT(count_of(t, &all_q), 101 - i);
+		if (i == 50) {
+			EXPECT_STR(first_id(t, &all_q), "r050");
+			EXPECT_STR(first_id(t, &(a2m_query){.descending = 1}), "r100");
+		}
+	}
+	for (int i = 1; i <= 100; i++)
+		sb_add(&want, "%sr%03d", i > 1 ? "," : "", i);
+	const char *got = scan_ids(t, &all_q);
+	int same = strcmp(got, want.p) == 0;
+	free(want.p);
+	EXPECT(same);
+}
+
+static void test_out_of_order_records_can_be_removed_and_moved(tctx *t)
+{
+	a2m_query desc = {.descending = 1};
+	a2m_record b = make("b", 20);
+	int removed;
+	EXPECT_OK(put(t, "a", 10, NULL, NULL));
+	EXPECT_OK(OPS->insert(t->s, &b));
+	EXPECT_OK(put(t, "c", 5, NULL, NULL));   /* older than what is there */
+	EXPECT_OK(put(t, "d", 1, NULL, NULL));
+	EXPECT_OK(OPS->remove(t->s, "c", &removed));
+	b.created_at = 0;
+	EXPECT_OK(OPS->update(t->s, &b));
+	EXPECT_STR(scan_ids(t, &all_q), "b,d,a");
+	EXPECT_STR(scan_ids(t, &desc), "a,d,b");
+	EXPECT_OK(put(t, "e", 3, NULL, NULL));
+	b.created_at = 30;
+	EXPECT_OK(OPS->update(t->s, &b));
+	EXPECT_OK(OPS->remove(t->s, "a", &removed));
+	EXPECT_STR(scan_ids(t, &desc), "b,e,d");
+	EXPECT_STR(scan_ids(t, &all_q), "d,e,b");
+	EXPECT_INT(count_of(t, &all_q), 3);
+}
+
+static int fill_five(tctx *t)
+{
+	char id[16];
+	for (int i = 1; i <= 5; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		if (put(t, id, i, NULL, NULL) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void test_scan_descending_stops_early(tctx *t)
+{
+	a2m_query desc = {.descending = 1};
+	seen w;
+	memset(&w, 0, sizeof w);
+	w.stop_at = 2;
+	EXPECT(fill_five(t) == 0);
+	int rc = OPS->scan(t->s, &desc, collect, &w);
+	char *ids = w.ids.p;
+	int ok = rc == 0 && w.n == 2 && ids && strcmp(ids, "r5,r4") == 0;
+	if (!ok)
+		failf(__LINE__, "rc %d, saw %d: %s", rc, w.n, ids ? ids : "");
+	free(ids);
+}
+
+static void test_scan_ascending_stops_early(tctx *t)
+{
+	seen w;
+	memset(&w, 0, sizeof w);
+	w.stop_at = 3;
+	EXPECT(fill_five(t) == 0);
+	int rc = OPS->scan(t->s, &all_q, collect, &w);
+	char *ids = w.ids.p;
+	int ok = rc == 0 && w.n == 3 && ids && strcmp(ids, "r1,r2,r3") == 0;
+	if (!ok)
+		failf(__LINE__, "rc %d, saw %d: %s", rc, w.n, ids ? ids : "");
+	free(ids);
+}
+
+static void test_scan_negative_visit_aborts_with_its_code(tctx *t)
+{
+	a2m_query desc = {.descending = 1};
+	seen w;
+	memset(&w, 0, sizeof w);
+	w.abort_at = 2;
+	w.abort_code = -7;
+	EXPECT(fill_five(t) == 0);
+	int rc = OPS->scan(t->s, &desc, collect, &w);
+	char *ids = w.ids.p;
+	int ok = rc == -7 && w.n == 2 && ids && strcmp(ids, "r5,r4") == 0;
+	if (!ok)
+		failf(__LINE__, "rc %d, saw %d: %s", rc, w.n, ids ? ids : "");
+	free(ids);
+}
+
+/* a..e with the fields the filter test selects on. */
+static int fill_filter_set(tctx *t)
+{
+	static const struct {
+		const char *id, *tier, *owner, *session, *group;
+	} rows[] = {
+		{"a", "short", "u1", "s1", "g1"},
+		{"b", "long", "u1", NULL, "g2"},
+		{"c", "short", "u2", "s1", NULL},
+		{"d", NULL, NULL, "s2", "g1"},
+		{"e", "short", NULL, NULL, "g1"},
+	};
+	for (int i = 0; i < 5; i++) {
+		a2m_record r = make(rows[i].id, i + 1);
+		r.tier = (char *)rows[i].tier;
+		r.owner = (char *)rows[i].owner;
+		r.session = (char *)rows[i].session;
+		r.group = (char *)rows[i].group;
+		if (t->s->ops->insert(t->s, &r) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Checks that q selects want (ids, in order) and that count agrees. */
+#define EXPECT_SELECTS(q, want) do { \
+	a2m_query q_ = q; \
+	EXPECT_STR(scan_ids(t, &q_), want); \
+	const char *w__ = (want); \
+	int64_t n_ = w__[0] ? 1 : 0; \
+	for (const char *p_ = w__; *p_; p_++) \
+		n_ += *p_ == ','; \
+	EXPECT_INT(count_of(t, &q_), n_); \
+} while (0)
+
+static void test_scan_filters_by_tier_owner_session_group(tctx *t)
+{
+	EXPECT(fill_filter_set(t) == 0);
+	EXPECT_SELECTS(((a2m_query){.tier = "short"}), "a,c,e");
+	EXPECT_SELECTS(((a2m_query){.tier = "long"}), "b");
+	EXPECT_SELECTS(((a2m_query){.tier = "none"}), "");
+	EXPECT_SELECTS(((a2m_query){.by_owner = 1, .owner = "u1"}), "a,b");
+	EXPECT_SELECTS(((a2m_query){.by_owner = 1, .owner = NULL}), "d,e");
+	EXPECT_SELECTS(((a2m_query){.by_owner = 1, .owner = ""}), "");
+	EXPECT_SELECTS(((a2m_query){.owner = "u1"}), "a,b,c,d,e");  /* by_owner 0 */
+	EXPECT_SELECTS(((a2m_query){.by_session = 1, .session = "s1"}), "a,c");
+	EXPECT_SELECTS(((a2m_query){.by_session = 1, .session = NULL}), "b,e");
+	EXPECT_SELECTS(((a2m_query){.group = "g1"}), "a,d,e");
+	EXPECT_SELECTS(((a2m_query){.tier = "short", .group = "g1"}), "a,e");
+	EXPECT_SELECTS(((a2m_query){.tier = "short", .by_owner = 1, .by_session = 1}), "e");
+	EXPECT_SELECTS(((a2m_query){.tier = "short", .descending = 1}), "e,c,a");
+	EXPECT_SELECTS(((a2m_query){.by_owner = 1, .owner = "u1", .by_session = 1,
+				    .session = "s1", .group = "g1", .tier = "short"}), "a");
+}
+
+static void test_key_prefix_with_percent_and_underscore(tctx *t)
+{
+	static const char *const keys[] = {
+		"a%b", "a_b", "axb", "a%", "ab", "A%b", "a\\b", "%", "_x", "a%%",
+	};
+	char id[16];
+	for (int i = 0; i < 10; i++) {
+		snprintf(id, sizeof id, "k%d", i + 1);
+		EXPECT_OK(put(t, id, i + 1, NULL, keys[i]));
+	}
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a%"}), "k1,k4,k10");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a%%"}), "k10");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a_"}), "k2");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "%"}), "k8");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "_"}), "k9");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a\\"}), "k7");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a"}), "k1,k2,k3,k4,k5,k7,k10");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "A"}), "k6");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a%b"}), "k1");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a%bc"}), "");
+}
+
+static void test_key_prefix_is_bytewise_utf8(tctx *t)
+{
+	static const char *const keys[] = {
+		"é", "éa", "ê", "e", "ÿz", "Ā", "😀x", "😁", "é😀",
+	};
+	char id[16];
+	for (int i = 0; i < 9; i++) {
+		snprintf(id, sizeof id, "u%d", i + 1);
+		EXPECT_OK(put(t, id, i + 1, "o", keys[i]));
+	}
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "é"}), "u1,u2,u9");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "e"}), "u4");
+	/* C3 BF: its upper bound C3 C0 must still exclude Ā (C4 80). */
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "ÿ"}), "u5");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "😀"}), "u7");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "é😀"}), "u9");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "\xC3"}), "u1,u2,u3,u5,u9");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "é", .by_owner = 1, .owner = "o"}),
+		       "u1,u2,u9");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "é", .by_owner = 1, .owner = "p"}), "");
+}
+
+static void test_key_prefix_of_0xff_bytes(tctx *t)
+{
+	EXPECT_OK(put(t, "f1", 1, NULL, "\xFF\xFF"));
+	EXPECT_OK(put(t, "f2", 2, NULL, "\xFF" "a"));
+	EXPECT_OK(put(t, "f3", 3, NULL, "\xFE"));
+	EXPECT_OK(put(t, "f4", 4, NULL, "a\xFF" "b"));
+	EXPECT_OK(put(t, "f5", 5, NULL, "b"));
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "\xFF"}), "f1,f2");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "\xFF\xFF"}), "f1");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "a\xFF"}), "f4");
+	EXPECT_SELECTS(((a2m_query){.key_prefix = "\xFE"}), "f3");
+}
+
+static void test_key_prefix_empty_selects_every_keyed_record(tctx *t)
+{
+	EXPECT_OK(put(t, "x", 1, NULL, "x"));
+	EXPECT_OK(put(t, "none", 2, NULL, NULL));
+	EXPECT_OK(put(t, "empty", 3, NULL, ""));
+	EXPECT_SELECTS(((a2m_query){.key_prefix = ""}), "x,empty");
+}
+
+static void test_count_matches_scan(tctx *t)
+{
+	static const char *const tiers[] = {"short", "long", NULL};
+	static const char *const owners[] = {NULL, "u1", "u2", "u3"};
+	char id[24], key[24];
+	for (int i = 0; i < 60; i++) {
+		snprintf(id, sizeof id, "r%02d", i);
+		a2m_record r = make(id, i / 2);   /* pairs share a millisecond */
+		snprintf(key, sizeof key, "%s/%02d", i % 2 ? "odd" : "even", i);
+		r.tier = (char *)tiers[i % 3];
+		r.owner = (char *)owners[i % 4];
+		r.key = key;
+		EXPECT_OK(OPS->insert(t->s, &r));
+	}
+	const a2m_query qs[] = {
+		{0},
+		{.tier = "short"},
+		{.tier = "long", .descending = 1},
+		{.by_owner = 1},
+		{.by_owner = 1, .owner = "u1"},
+		{.tier = "short", .by_owner = 1},
+		{.key_prefix = "odd/"},
+		{.key_prefix = "even/1", .tier = "short"},
+		{.by_session = 1},
+		{.by_session = 1, .session = "s"},
+	};
+	const int64_t want[] = {60, 20, 20, 15, 15, 5, 30, 2, 60, 0};
+	for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+		seen w;
+		memset(&w, 0, sizeof w);
+		int rc = OPS->scan(t->s, &qs[i], collect, &w);
+		free(w.ids.p);
+		EXPECT_INT(rc, 0);
+		EXPECT_INT(w.n, want[i]);
+		EXPECT_INT(count_of(t, &qs[i]), want[i]);
+	}
+}
+
+/* ---- transactions ------------------------------------------------------ */
+
+static void test_commit_keeps_writes(tctx *t)
+{
+	a2m_record a = make("a", 1), *got;
+	int removed;
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));
+	a.content = "updated";
+	EXPECT_OK(OPS->update(t->s, &a));
+	EXPECT_OK(OPS->remove(t->s, "b", &removed));
+	EXPECT_OK(OPS->commit(t->s));
+	OPS->rollback(t->s);                    /* nothing open: changes nothing */
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT_STR(got ? got->content : NULL, "updated");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get(t->s, "b", &got));
+	EXPECT(got == NULL);
+	EXPECT_INT(count_of(t, &all_q), 1);
+}
+
+static void test_rollback_discards_insert(tctx *t)
+{
+	a2m_record a = make("a", 2), again = make("a", 3), *got;
+	a.owner = "o";
+	a.key = "k";
+	EXPECT_OK(put(t, "x", 1, NULL, NULL));
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->get(t->s, "a", &got));   /* visible inside the transaction */
+	EXPECT(got != NULL);
+	a2m_record_free(got);
+	OPS->rollback(t->s);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT(got == NULL);
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "k", &got));
+	EXPECT(got == NULL);
+	EXPECT_STR(scan_ids(t, &all_q), "x");
+	EXPECT_INT(count_of(t, &all_q), 1);
+	/* The state is as before begin(): the id, key and seq are all free. */
+	again.owner = "o";
+	again.key = "k";
+	EXPECT_OK(OPS->insert(t->s, &again));
+	EXPECT_INT(again.seq, 2);
+}
+
+static void test_rollback_restores_updated_record(tctx *t)
+{
+	a2m_record a = full_record("a"), *got;
+	EXPECT_OK(put(t, "first", 1, NULL, NULL));
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(put(t, "last", 1753999999999LL, NULL, NULL));
+	EXPECT_OK(OPS->begin(t->s));
+	a2m_record changed = make("a", 0);
+	changed.owner = "bob";
+	changed.key = "other";
+	EXPECT_OK(OPS->update(t->s, &changed));
+	EXPECT_STR(scan_ids(t, &all_q), "a,first,last");
+	OPS->rollback(t->s);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT_SAME(got, &a);
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get_by_key(t->s, "alice", "prefs/theme", &got));
+	EXPECT_STR(got ? got->id : NULL, "a");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get_by_key(t->s, "bob", "other", &got));
+	EXPECT(got == NULL);
+	EXPECT_STR(scan_ids(t, &all_q), "first,a,last");
+}
+
+static void test_rollback_restores_removed_record(tctx *t)
+{
+	a2m_record *got;
+	int removed;
+	EXPECT_OK(put(t, "r1", 1, NULL, NULL));
+	EXPECT_OK(put(t, "r2", 2, NULL, NULL));
+	EXPECT_OK(put(t, "r3", 3, "o", "k"));
+	EXPECT_OK(put(t, "r4", 4, NULL, NULL));
+	EXPECT_OK(put(t, "r5", 5, NULL, NULL));
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->remove(t->s, "r3", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_OK(OPS->remove(t->s, "r1", &removed));
+	EXPECT_STR(scan_ids(t, &all_q), "r2,r4,r5");
+	OPS->rollback(t->s);
+	EXPECT_STR(scan_ids(t, &all_q), "r1,r2,r3,r4,r5");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.descending = 1}), "r5,r4,r3,r2,r1");
+	EXPECT_OK(OPS->get(t->s, "r3", &got));
+	EXPECT(got != NULL);
+	EXPECT_INT(got->seq, 3);
+	EXPECT_INT(got->created_at, 3);
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "k", &got));
+	EXPECT_STR(got ? got->id : NULL, "r3");
+	a2m_record_free(got);
+	EXPECT_INT(count_of(t, &all_q), 5);
+}
+
+static void test_rollback_restores_exact_state(tctx *t)
+{
+	char id[24], key[24];
+	int removed;
+	for (int i = 1; i <= 20; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		a2m_record r = i == 7 ? full_record(id) : make(id, 1000 + i / 3);
+		snprintf(key, sizeof key, "k%d", i);
+		r.key = i % 2 ? key : NULL;
+		r.owner = i % 4 == 1 ? "o" : NULL;
+		EXPECT_OK(OPS->insert(t->s, &r));
+	}
+	char *before = dump(t);
+
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "n1", 5, NULL, "new"));
+	a2m_record r2 = make("r2", 999999);          /* moves in scan order */
+	r2.key = "moved";
+	EXPECT_OK(OPS->update(t->s, &r2));
+	EXPECT_OK(OPS->remove(t->s, "r3", &removed));     /* r3 held (NULL, k3) */
+	EXPECT_OK(put(t, "n2", 6, NULL, NULL));
+	EXPECT_OK(OPS->remove(t->s, "n2", &removed));
+	a2m_record r4 = make("r4", 1);
+	EXPECT_OK(OPS->update(t->s, &r4));
+	EXPECT_OK(OPS->remove(t->s, "r4", &removed));
+	a2m_record n1 = make("n1", 7);
+	n1.key = "k3";                              /* the key r3 freed */
+	EXPECT_OK(OPS->update(t->s, &n1));
+	EXPECT_OK(OPS->remove(t->s, "r5", &removed));
+	a2m_record r5 = make("r5", 2);               /* the same id, reborn */
+	r5.content = "impostor";
+	EXPECT_OK(OPS->insert(t->s, &r5));
+	a2m_record r7 = full_record("r7");
+	r7.embedding = NULL;
+	r7.dims = 0;
+	r7.created_at = 1000;
+	EXPECT_OK(OPS->update(t->s, &r7));
+	OPS->rollback(t->s);
+
+	char *after = dump(t);
+	int same = strcmp(before, after) == 0;
+	if (!same)
+		failf(__LINE__, "state differs after rollback:\n--- before\n%.400s\n--- after\n%.400s",
+		      before, after);
+	free(before);
+	free(after);
+	if (!same)
+		return;
+	a2m_record z = make("z", 1);
+	EXPECT_OK(OPS->insert(t->s, &z));
+	EXPECT_INT(z.seq, 21);
+}
+
+static void test_begin_inside_transaction_refused(tctx *t)
+{
+	a2m_record *got;
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT(OPS->begin(t->s) < 0);
+	EXPECT(t->s->errmsg[0] != '\0');
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));   /* the first transaction goes on */
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT(got != NULL);
+	a2m_record_free(got);
+	EXPECT_INT(count_of(t, &all_q), 2);
+}
+
+static void test_commit_without_transaction_fails(tctx *t)
+{
+	EXPECT(OPS->commit(t->s) < 0);
+	EXPECT(t->s->errmsg[0] != '\0');
+	/* And the store is still usable. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_INT(count_of(t, &all_q), 1);
+}
+
+static void test_autocommit_writes_survive_later_rollback(tctx *t)
+{
+	a2m_record a = make("a", 1), *got;
+	int removed;
+	EXPECT_OK(OPS->insert(t->s, &a));
+	a.content = "v2";
+	EXPECT_OK(OPS->update(t->s, &a));
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));
+	EXPECT_OK(OPS->remove(t->s, "b", &removed));
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "c", 3, NULL, NULL));
+	OPS->rollback(t->s);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT_STR(got ? got->content : NULL, "v2");
+	a2m_record_free(got);
+	EXPECT_STR(scan_ids(t, &all_q), "a");
+}
+
+static void test_refused_insert_inside_transaction_keeps_it_open(tctx *t)
+{
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_INT(put(t, "a", 2, NULL, NULL), A2M_INVALID_PARAMS);
+	EXPECT_OK(put(t, "b", 3, NULL, NULL));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(scan_ids(t, &all_q), "a,b");
+}
+
+/* ---- many removals ----------------------------------------------------- */
+
+static void test_many_removes_keep_order_and_lookups(tctx *t)
+{
+	enum { N = 1000 };
+	char id[24], key[24];
+	int removed;
+	a2m_record *got;
+	sbuf want = {0};
+
+	for (int i = 0; i < N; i++) {
+		snprintf(id, sizeof id, "r%04d", i);
+		snprintf(key, sizeof key, "k%04d", i);
+		EXPECT_OK(put(t, id, i / 3, "o", key));
+	}
+	/* Every even one, then most of what is left from the front. */
+	for (int i = 0; i < N; i += 2) {
+		snprintf(id, sizeof id, "r%04d", i);
+		EXPECT_OK(OPS->remove(t->s, id, &removed));
+		EXPECT_INT(removed, 1);
+	}
+	EXPECT_INT(count_of(t, &all_q), N / 2);
+	for (int i = 1; i < 801; i += 2) {
+		snprintf(id, sizeof id, "r%04d", i);
+		EXPECT_OK(OPS->remove(t->s, id, &removed));
+		EXPECT_INT(removed, 1);
+	}
+	/* And the newest, from the tail. */
+	EXPECT_OK(OPS->remove(t->s, "r0999", &removed));
+	EXPECT_OK(OPS->remove(t->s, "r0997", &removed));
+	EXPECT_INT(count_of(t, &all_q), 98);
+
+	for (int i = 0; i < N; i++) {
+		int alive = i % 2 == 1 && i > 800 && i < 997;
+		snprintf(id, sizeof id, "r%04d", i);
+		snprintf(key, sizeof key, "k%04d", i);
+		EXPECT_OK(OPS->get(t->s, id, &got));
+		EXPECT_INT(got != NULL, alive);
+		a2m_record_free(got);
+		EXPECT_OK(OPS->get_by_key(t->s, "o", key, &got));
+		EXPECT_INT(got != NULL, alive);
+		a2m_record_free(got);
+	}
+	EXPECT_OK(put(t, "late", 2000, NULL, NULL));
+	EXPECT_OK(put(t, "early", 0, NULL, NULL));
+	sb_add(&want, "early");
+	for (int i = 801; i < 997; i += 2)
+		sb_add(&want, ",r%04d", i);
+	sb_add(&want, ",late");
+	const char *got_ids = scan_ids(t, &all_q);
+	int same = strcmp(got_ids, want.p) == 0;
+	free(want.p);
+	EXPECT(same);
+	EXPECT_STR(scan_ids(t, &(a2m_query){.key_prefix = "k09", .descending = 1}),
+		   "r0995,r0993,r0991,r0989,r0987,r0985,r0983,r0981,r0979,r0977,"
+		   "r0975,r0973,r0971,r0969,r0967,r0965,r0963,r0961,r0959,r0957,"
+		   "r0955,r0953,r0951,r0949,r0947,r0945,r0943,r0941,r0939,r0937,"
+		   "r0935,r0933,r0931,r0929,r0927,r0925,r0923,r0921,r0919,r0917,"
+		   "r0915,r0913,r0911,r0909,r0907,r0905,r0903,r0901");
+	/* Removing everything leaves an empty store that still takes inserts. */
+	EXPECT_OK(OPS->remove(t->s, "late", &removed));
+	EXPECT_OK(OPS->remove(t->s, "early", &removed));
+	for (int i = 801; i < 997; i += 2) {
+		snprintf(id, sizeof id, "r%04d", i);
+		EXPECT_OK(OPS->remove(t->s, id, &removed));
+		EXPECT_INT(removed, 1);
+	}
+	EXPECT_STR(scan_ids(t, &all_q), "");
+	EXPECT_INT(count_of(t, &all_q), 0);
+	a2m_record last = make("last", 5);
+	EXPECT_OK(OPS->insert(t->s, &last));
+	EXPECT_INT(last.seq, N + 3);
+	EXPECT_STR(scan_ids(t, &all_q), "last");
+}
+
+static void test_rollback_after_many_removes_restores_all(tctx *t)
+{
+	enum { N = 600 };
+	char id[24], key[24];
+	int removed;
+	for (int i = 0; i < N; i++) {
+		snprintf(id, sizeof id, "r%03d", i);
+		snprintf(key, sizeof key, "k%03d", i);
+		EXPECT_OK(put(t, id, 1000 - i / 2, i % 3 ? "o" : NULL, key));
+	}
+	char *before = dump(t);
+	EXPECT_OK(OPS->begin(t->s));
+	for (int i = 0; i < N; i++) {
+		if (i % 11 == 0)
+			continue;
+		snprintf(id, sizeof id, "r%03d", i);
+		EXPECT_OK(OPS->remove(t->s, id, &removed));
+	}
+	EXPECT_OK(put(t, "n1", 1, NULL, "k001"));
+	EXPECT_OK(put(t, "n2", 5000, NULL, NULL));
+	EXPECT_INT(count_of(t, &all_q), 55 + 2);
+	OPS->rollback(t->s);
+	char *after = dump(t);
+	int same = strcmp(before, after) == 0;
+	free(before);
+	free(after);
+	EXPECT(same);
+	EXPECT_INT(count_of(t, &all_q), N);
+}
+
+typedef struct remover {
+	a2m_store *s;
+	int        visited;
+	int        failed;
+} remover;
+
+static int remove_visited(const a2m_record *r, void *ctx)
+{
+	remover *m = ctx;
+	int removed = 0;
+	m->visited++;
+	if (m->s->ops->remove(m->s, r->id, &removed) != 0 || !removed)
+		m->failed++;
+	return 0;
+}
+
+static void test_remove_current_record_inside_visit(tctx *t)
+{
+	remover m = {t->s, 0, 0};
+	char id[16];
+	for (int i = 0; i < 10; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		EXPECT_OK(put(t, id, i, NULL, NULL));
+	}
+	EXPECT_OK(OPS->scan(t->s, &all_q, remove_visited, &m));
+	EXPECT_INT(m.visited, 10);
+	EXPECT_INT(m.failed, 0);
+	EXPECT_INT(count_of(t, &all_q), 0);
+
+	for (int i = 0; i < 10; i++) {
+		snprintf(id, sizeof id, "d%d", i);
+		EXPECT_OK(put(t, id, i, NULL, NULL));
+	}
+	m.visited = 0;
+	EXPECT_OK(OPS->scan(t->s, &(a2m_query){.descending = 1}, remove_visited, &m));
+	EXPECT_INT(m.visited, 10);
+	EXPECT_INT(m.failed, 0);
+	EXPECT_STR(scan_ids(t, &all_q), "");
+}
+
+/* ---- memory only: writes during a scan ---------------------------------- */
+
+/*
+** SQLite leaves it undefined whether a scan sees rows changed under it; the
+** memory engine promises each record at most once, so that is checked here.
+*/
+typedef struct mover {
+	a2m_store *s;
+	int64_t    shift;
+	sbuf       ids;
+	int        n;
+	int        failed;
+} mover;
+
+static int move_visited(const a2m_record *r, void *ctx)
+{
+	mover *m = ctx;
+	a2m_record *copy = a2m_record_dup(r);
+	sb_add(&m->ids, "%s%s", m->n++ ? "," : "", r->id);
+	if (!copy)
+		return -1;
+	copy->created_at += m->shift;
+	if (m->s->ops->update(m->s, copy) != 0)
+		m->failed++;
+	a2m_record_free(copy);
+	if (m->shift < 0 && m->n == 1) {        /* an insert mid-scan is not visited */
+		a2m_record fresh = make("new", 0);
+		if (m->s->ops->insert(m->s, &fresh) != 0)
+			m->failed++;
+	}
+	return 0;
+}
+
+static void test_scan_visits_each_record_once_while_callback_writes(tctx *t)
+{
+	mover m = {t->s, -100, {0}, 0, 0};
+	char id[16];
+	int removed, ok;
+	for (int i = 0; i < 10; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		EXPECT_OK(put(t, id, i, NULL, NULL));
+	}
+	EXPECT_OK(OPS->remove(t->s, "r8", &removed));   /* a tombstone below the last */
+	EXPECT_OK(OPS->scan(t->s, &(a2m_query){.descending = 1}, move_visited, &m));
+	ok = m.ids.p && strcmp(m.ids.p, "r9,r7,r6,r5,r4,r3,r2,r1,r0") == 0 && m.failed == 0;
+	if (!ok)
+		failf(__LINE__, "descending saw %s (%d failed)", m.ids.p ? m.ids.p : "", m.failed);
+	free(m.ids.p);
+	if (!ok)
+		return;
+	EXPECT_STR(scan_ids(t, &all_q), "r0,r1,r2,r3,r4,r5,r6,r7,r9,new");
+
+	mover up = {t->s, 1000, {0}, 0, 0};
+	EXPECT_OK(OPS->remove(t->s, "r2", &removed));
+	EXPECT_OK(OPS->scan(t->s, &all_q, move_visited, &up));
+	ok = up.ids.p && strcmp(up.ids.p, "r0,r1,r3,r4,r5,r6,r7,r9,new") == 0 && up.failed == 0;
+	if (!ok)
+		failf(__LINE__, "ascending saw %s (%d failed)", up.ids.p ? up.ids.p : "", up.failed);
+	free(up.ids.p);
+	if (!ok)
+		return;
+	EXPECT_STR(scan_ids(t, &all_q), "r0,r1,r3,r4,r5,r6,r7,r9,new");
+	EXPECT_INT(count_of(t, &all_q), 9);
+}
+
+/* ---- SQLite only: the file ---------------------------------------------- */
+
+static void test_reopen_finds_committed_records(tctx *t)
+{
+	a2m_record a = full_record("a"), *got;
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));   /* autocommit */
+	if (reopen(t, 1) != 0)
+		return;
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT_SAME(got, &a);
+	a2m_record_free(got);
+	EXPECT_STR(scan_ids(t, &all_q), "b,a");
+	a2m_record c = make("c", 3);
+	EXPECT_OK(OPS->insert(t->s, &c));
+	EXPECT_INT(c.seq, 3);
+	/* NORMAL durability opens the same file. */
+	if (reopen(t, 0) != 0)
+		return;
+	EXPECT_INT(count_of(t, &all_q), 3);
+}
+
+static void test_uncommitted_transaction_lost_on_reopen(tctx *t)
+{
+	a2m_record a = make("a", 1), *got;
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));
+	a.content = "uncommitted";
+	EXPECT_OK(OPS->update(t->s, &a));
+	if (reopen(t, 1) != 0)                  /* close() with the transaction open */
+		return;
+	EXPECT_OK(OPS->get(t->s, "b", &got));
+	EXPECT(got == NULL);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT_STR(got ? got->content : NULL, "content");
+	a2m_record_free(got);
+	EXPECT_INT(count_of(t, &all_q), 1);
+}
+
+/* Runs sql on the file behind t's (closed) store. */
+static int raw_exec(tctx *t, const char *sql)
+{
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open(t->path, &db);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc;
+}
+
+/* The first column of sql's first row as text into buf, or "" */
+static int raw_query(tctx *t, const char *sql, char *buf, size_t len)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_open(t->path, &db);
+	buf[0] = '\0';
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+static void test_refuses_newer_schema_version(tctx *t)
+{
+	char err[256] = "";
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 2"), SQLITE_OK);
+	EXPECT(a2m_store_sqlite_open(t->path, 1, &t->s, err, sizeof err) < 0);
+	EXPECT(t->s == NULL);
+	EXPECT(strstr(err, "schema version 2") != NULL);
+}
+
+static void test_file_is_wal_at_schema_version_1(tctx *t)
+{
+	char buf[64];
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_query(t, "PRAGMA journal_mode", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "wal");
+	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM records", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
+	EXPECT_INT(raw_query(t, "SELECT \"unique\" FROM pragma_index_list('records')"
+			     " WHERE name = 'records_owner_key'", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
+	/* Reopening an up-to-date file migrates nothing. */
+	char err[256] = "";
+	EXPECT_INT(a2m_store_sqlite_open(t->path, 1, &t->s, err, sizeof err), 0);
+	EXPECT_INT(count_of(t, &all_q), 1);
+}
+
+static void test_open_refuses_non_database_file(tctx *t)
+{
+	char err[256] = "";
+	FILE *f;
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	remove_files(t->path);
+	f = fopen(t->path, "w");
+	EXPECT(f != NULL);
+	fputs("this is not an SQLite database, not even slightly; padding padding "
+	      "padding padding padding padding padding padding padding padding\n", f);
+	fclose(f);
+	EXPECT(a2m_store_sqlite_open(t->path, 1, &t->s, err, sizeof err) < 0);
+	EXPECT(t->s == NULL);
+	EXPECT(err[0] != '\0');
+	EXPECT(a2m_store_sqlite_open("/nonexistent-a2m-dir/x.db", 1, &t->s, err,
+				     sizeof err) < 0);
+	EXPECT(t->s == NULL);
+}
+
+int main(void)
+{
+	RUN(test_insert_assigns_increasing_seq);
+	RUN(test_insert_duplicate_id_refused);
+	RUN(test_insert_without_id_or_content_refused);
+	RUN(test_get_missing_returns_null);
+	RUN(test_get_returns_independent_copy);
+	RUN(test_roundtrip_every_field);
+	RUN(test_roundtrip_absent_fields_stay_null);
+	RUN(test_large_content_roundtrips);
+	RUN(test_update_replaces_every_field_keeps_seq);
+	RUN(test_update_unknown_id_returns_unknown_record);
+	RUN(test_update_to_taken_key_refused);
+	RUN(test_update_moves_key);
+	RUN(test_remove_reports_whether_removed);
+	RUN(test_seq_never_reused_after_remove);
+	RUN(test_key_unique_per_owner);
+	RUN(test_null_owner_distinct_from_empty_owner);
+	RUN(test_same_ms_records_scan_in_insert_order);
+	RUN(test_scan_orders_by_created_at_then_seq);
+	RUN(test_scan_orders_records_inserted_out_of_order);
+	RUN(test_out_of_order_records_can_be_removed_and_moved);
+	RUN(test_scan_descending_stops_early);
+	RUN(test_scan_ascending_stops_early);
+	RUN(test_scan_negative_visit_aborts_with_its_code);
+	RUN(test_scan_filters_by_tier_owner_session_group);
+	RUN(test_key_prefix_with_percent_and_underscore);
+	RUN(test_key_prefix_is_bytewise_utf8);
+	RUN(test_key_prefix_of_0xff_bytes);
+	RUN(test_key_prefix_empty_selects_every_keyed_record);
+	RUN(test_count_matches_scan);
+	RUN(test_commit_keeps_writes);
+	RUN(test_rollback_discards_insert);
+	RUN(test_rollback_restores_updated_record);
+	RUN(test_rollback_restores_removed_record);
+	RUN(test_rollback_restores_exact_state);
+	RUN(test_begin_inside_transaction_refused);
+	RUN(test_commit_without_transaction_fails);
+	RUN(test_autocommit_writes_survive_later_rollback);
+	RUN(test_refused_insert_inside_transaction_keeps_it_open);
+	RUN(test_many_removes_keep_order_and_lookups);
+	RUN(test_rollback_after_many_removes_restores_all);
+	RUN(test_remove_current_record_inside_visit);
+	RUN_MEMORY(test_scan_visits_each_record_once_while_callback_writes);
+	RUN_SQLITE(test_reopen_finds_committed_records);
+	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
+	RUN_SQLITE(test_refuses_newer_schema_version);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_1);
+	RUN_SQLITE(test_open_refuses_non_database_file);
+
+	free(last_ids.p);
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed ? 1 : 0;
+}
