@@ -1,0 +1,1009 @@
+/*
+** conformance.c — `a2m conformance`: runs the conformance checks against a
+** server it reaches only through the protocol, and reports one line each.
+**
+**   ok   core/recall: limit 1 returns one record
+**   FAIL rpc: an empty array is refused with -32600 and id null — got ...
+**   skip core/forget: a read-only server refuses forget too — the server accepts writes
+**   3 checks skipped
+**   118/120 checks passed
+**
+** This file is the runner and the helpers the checks are written with
+** (conformance.h); the checks themselves live in one file per capability.
+** It links nothing of the server: only the client (a2m_client.h) and
+** jansson, so the suite judges our server exactly as it judges anyone's.
+**
+** The runner keeps the suite going when the server does not: a check that
+** loses the server (it crashed, or hung past the timeout) fails, and the
+** next check starts a fresh one and calls memory/describe again, as spec §2
+** requires of any new connection.
+*/
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/conformance.h"
+#include "util/clock.h"
+
+/*
+** The groups, in the order they run. A new capability adds its group here,
+** before conf_group_stdio, which must stay last because it ends the server.
+*/
+static const conf_group *const groups[] = {
+	&conf_group_describe,
+	&conf_group_rpc,
+	&conf_group_remember,
+	&conf_group_recall,
+	&conf_group_timeline,
+	&conf_group_forget,
+	&conf_group_stdio,
+};
+
+const conf_method conf_methods[] = {
+	{"memory/describe", "core"},
+	{"memory/remember", "core"},
+	{"memory/recall", "core"},
+	{"memory/timeline", "core"},
+	{"memory/forget", "core"},
+	{"memory/promote", "tiers"},
+	{"memory/consolidate", "tiers"},
+	{"memory/reinforce", "salience"},
+	{"memory/session/list", "sessions"},
+	{"memory/session/close", "sessions"},
+	{"memory/fetch", "keys"},
+	{"memory/events", "events"},
+	{"memory/events/subscribe", "events"},
+	{"memory/events/unsubscribe", "events"},
+	{"memory/summarize", "summarize"},
+	{NULL, NULL},
+};
+
+const char *conf_capability_of(const char *method)
+{
+	for (const conf_method *m = conf_methods; m->method; m++) {
+		if (strcmp(m->method, method) == 0)
+			return m->capability;
+	}
+	return NULL;
+}
+
+/* How long each wait for the server may take, unless --timeout says. */
+#define DEFAULT_TIMEOUT_MS 5000
+/* Restarts that may fail in a row before the runner stops trying. */
+#define MAX_RESTART_FAILURES 3
+/* How many timeline-then-forget passes the clean-up may make. */
+#define CLEAN_UP_ROUNDS 20
+/* How much of a line --verbose shows. */
+#define TRACE_SHOWN 400
+
+enum verdict { V_NONE, V_PASS, V_FAIL, V_SKIP };
+
+struct conf_ctx {
+	char **server_argv;
+	a2m_client *client;
+	int timeout_ms;
+	int verbose;
+
+	json_t *describe;
+	char describe_error[512];
+	conf_limits limits;
+	int read_only;    /* a write was refused with -32004 */
+	int wrote;        /* a write was accepted */
+	int lost;         /* the connection failed during the current check */
+	int restart_failures;
+
+	char run[8];      /* the run's token: six consonants */
+	unsigned seq;     /* markers handed out so far */
+
+	enum verdict verdict;
+	char detail[1024];
+
+	json_t **kept;
+	size_t n_kept, cap_kept;
+	char **strs;
+	size_t n_strs, cap_strs;
+
+	/* What the server wrote on stdout that was not a JSON-RPC message. */
+	size_t lines_received, lines_invalid;
+	char first_invalid[320];
+
+	unsigned passed, failed, skipped;
+};
+
+/* ---- verdicts ---- */
+
+static void verdict(conf_ctx *cx, enum verdict v, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void verdict(conf_ctx *cx, enum verdict v, const char *fmt, va_list ap)
+{
+	if (cx->verdict != V_NONE)
+		return;
+	cx->verdict = v;
+	if (fmt)
+		vsnprintf(cx->detail, sizeof cx->detail, fmt, ap);
+	else
+		cx->detail[0] = '\0';
+}
+
+void conf_pass(conf_ctx *cx)
+{
+	if (cx->verdict == V_NONE) {
+		cx->verdict = V_PASS;
+		cx->detail[0] = '\0';
+	}
+}
+
+void conf_fail(conf_ctx *cx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verdict(cx, V_FAIL, fmt, ap);
+	va_end(ap);
+}
+
+void conf_skip(conf_ctx *cx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verdict(cx, V_SKIP, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- scratch ---- */
+
+/* Makes room for item n of an array of *cap items of size bytes. Returns
+** the array, perhaps moved, or NULL (the old one intact) when out of memory. */
+static void *room_for(void *items, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return items;
+	size_t grown_cap = *cap ? *cap * 2 : 64;
+	void *grown = realloc(items, grown_cap * size);
+	if (grown)
+		*cap = grown_cap;
+	return grown;
+}
+
+json_t *conf_keep(conf_ctx *cx, json_t *value)
+{
+	if (!value)
+		return NULL;
+	json_t **kept = room_for(cx->kept, &cx->cap_kept, cx->n_kept, sizeof *kept);
+	if (!kept) {
+		json_decref(value);
+		conf_fail(cx, "out of memory");
+		return NULL;
+	}
+	cx->kept = kept;
+	cx->kept[cx->n_kept++] = value;
+	return value;
+}
+
+/* Takes ownership of s (malloc'd) until the check ends. Out of memory fails
+** the check and returns "", so a caller can always use the result. */
+static const char *keep_str(conf_ctx *cx, char *s)
+{
+	char **strs = s ? room_for(cx->strs, &cx->cap_strs, cx->n_strs, sizeof *strs) : NULL;
+	if (!strs) {
+		free(s);
+		conf_fail(cx, "out of memory");
+		return "";
+	}
+	cx->strs = strs;
+	cx->strs[cx->n_strs++] = s;
+	return s;
+}
+
+const char *conf_str(conf_ctx *cx, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return keep_str(cx, s);
+}
+
+static void release_scratch(conf_ctx *cx)
+{
+	for (size_t i = 0; i < cx->n_kept; i++)
+		json_decref(cx->kept[i]);
+	cx->n_kept = 0;
+	for (size_t i = 0; i < cx->n_strs; i++)
+		free(cx->strs[i]);
+	cx->n_strs = 0;
+}
+
+const char *conf_show(conf_ctx *cx, const json_t *v)
+{
+	enum { SHOWN = 200 };
+	if (!v)
+		return "(nothing)";
+	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!text)
+		return "(unprintable)";
+	if (strlen(text) > SHOWN)
+		strcpy(text + SHOWN - 3, "...");
+	return keep_str(cx, text);
+}
+
+json_t *conf_json(conf_ctx *cx, const char *text)
+{
+	json_error_t err;
+	json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+	if (!v) {
+		conf_fail(cx, "suite bug: bad JSON literal %s: %s", text, err.text);
+		return NULL;
+	}
+	return conf_keep(cx, v);
+}
+
+/* ---- markers ---- */
+
+/* Consonants only: a word without vowels is left alone by every Snowball
+** stemmer and no tokenizer splits it, so it is found exactly as written. */
+static const char marker_letters[] = "bcfghjkmnpqrtvwxz";
+#define MARKER_BASE (sizeof marker_letters - 1)
+
+static void make_run_token(conf_ctx *cx)
+{
+	unsigned char raw[6] = {0};
+	FILE *f = fopen("/dev/urandom", "rb");
+	if (!f || fread(raw, 1, sizeof raw, f) != sizeof raw) {
+		uint64_t x = (uint64_t)conf_now_ms() ^ ((uint64_t)getpid() << 20);
+		for (size_t i = 0; i < sizeof raw; i++, x >>= 7)
+			raw[i] = (unsigned char)x;
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < sizeof raw; i++)
+		cx->run[i] = marker_letters[raw[i] % MARKER_BASE];
+	cx->run[sizeof raw] = '\0';
+}
+
+const char *conf_marker(conf_ctx *cx)
+{
+	unsigned n = cx->seq++;
+	char tail[4];
+	for (int i = 2; i >= 0; i--, n /= MARKER_BASE)
+		tail[i] = marker_letters[n % MARKER_BASE];
+	tail[3] = '\0';
+	return conf_str(cx, "zq%s%s", cx->run, tail);
+}
+
+const char *conf_run_token(conf_ctx *cx)
+{
+	return cx->run;
+}
+
+/* ---- time ---- */
+
+int64_t conf_now_ms(void)
+{
+	return a2m_clock_now_ms();
+}
+
+int conf_parse_time(const char *text, int64_t *ms)
+{
+	return a2m_clock_parse(text, ms);
+}
+
+void conf_tick(void)
+{
+	struct timespec ts = {0, 3 * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- watching the stream ---- */
+
+/* Why line is not a JSON-RPC 2.0 response or notification; NULL if it is. */
+static const char *not_jsonrpc(const char *line, size_t len)
+{
+	json_error_t err;
+	json_t *msg = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+	const char *why = NULL;
+	if (!msg)
+		return "not JSON";
+	json_t *ver = json_object_get(msg, "jsonrpc");
+	json_t *id = json_object_get(msg, "id");
+	json_t *method = json_object_get(msg, "method");
+	json_t *result = json_object_get(msg, "result");
+	json_t *error = json_object_get(msg, "error");
+	if (!json_is_object(msg))
+		why = "not a JSON object";
+	else if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)
+		why = "jsonrpc is not \"2.0\"";
+	else if (method) {
+		/* A notification; a server never sends requests (spec §8). */
+		if (id)
+			why = "a request from the server (spec §8 forbids them)";
+		else if (!json_is_string(method))
+			why = "a notification whose method is not a string";
+	} else if (!id)
+		why = "neither a response (no id) nor a notification (no method)";
+	else if (!json_is_string(id) && !json_is_number(id) && !json_is_null(id))
+		why = "an id that is not a string, number or null";
+	else if (!result == !error)
+		why = "a response with both or neither of result and error";
+	else if (error && (!json_is_object(error) ||
+			   !json_is_integer(json_object_get(error, "code")) ||
+			   !json_is_string(json_object_get(error, "message"))))
+		why = "an error object without an integer code and a string message";
+	json_decref(msg);
+	return why;
+}
+
+static void show_bytes(FILE *out, const char *bytes, size_t len)
+{
+	size_t shown = len < TRACE_SHOWN ? len : TRACE_SHOWN;
+	for (size_t i = 0; i < shown; i++) {
+		unsigned char ch = (unsigned char)bytes[i];
+		if (ch == '\n')
+			fputs("\\n", out);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(out, "\\x%02x", ch);
+		else
+			fputc(ch, out);
+	}
+	if (shown < len)
+		fprintf(out, "... (%zu bytes)", len);
+	fputc('\n', out);
+}
+
+static void trace(void *user, enum a2m_client_dir dir, const char *bytes, size_t len)
+{
+	conf_ctx *cx = user;
+	if (cx->verbose) {
+		fputs(dir == A2M_CLIENT_SENT ? "  -> " : "  <- ", stderr);
+		show_bytes(stderr, bytes, len);
+	}
+	if (dir != A2M_CLIENT_RECEIVED)
+		return;
+	cx->lines_received++;
+	const char *why = not_jsonrpc(bytes, len);
+	if (why && cx->lines_invalid++ == 0)
+		snprintf(cx->first_invalid, sizeof cx->first_invalid, "%s: %.*s", why,
+			 (int)(len < 160 ? len : 160), bytes);
+}
+
+size_t conf_stream_invalid(conf_ctx *cx, size_t *received, const char **first)
+{
+	*received = cx->lines_received;
+	*first = cx->first_invalid;
+	return cx->lines_invalid;
+}
+
+a2m_client *conf_client(conf_ctx *cx)
+{
+	return cx->client;
+}
+
+/* ---- the server ---- */
+
+const json_t *conf_describe(conf_ctx *cx)
+{
+	return cx->describe;
+}
+
+const char *conf_describe_error(conf_ctx *cx)
+{
+	return cx->describe_error;
+}
+
+int conf_has_capability(conf_ctx *cx, const char *cap)
+{
+	json_t *caps = json_object_get(cx->describe, "capabilities");
+	size_t i;
+	json_t *c;
+	json_array_foreach(caps, i, c) {
+		if (json_is_string(c) && strcmp(json_string_value(c), cap) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+const conf_limits *conf_server_limits(conf_ctx *cx)
+{
+	return &cx->limits;
+}
+
+static int64_t limit_of(const json_t *limits, const char *name)
+{
+	json_t *v = json_object_get(limits, name);
+	return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : 0;
+}
+
+/*
+** Starts the server and makes the memory/describe every connection begins
+** with. Returns 0, or -1 when the server could not be started at all; a
+** describe that fails is recorded in describe_error, not returned.
+*/
+static int connect_server(conf_ctx *cx)
+{
+	a2m_client *c;
+	if (a2m_client_spawn_stdio(cx->server_argv, &c) != A2M_CLIENT_OK) {
+		snprintf(cx->describe_error, sizeof cx->describe_error, "%s",
+			 a2m_client_spawn_errmsg());
+		return -1;
+	}
+	a2m_client_set_timeout(c, cx->timeout_ms);
+	a2m_client_set_trace(c, trace, cx);
+	cx->client = c;
+	cx->lost = 0;
+
+	json_decref(cx->describe);
+	cx->describe = NULL;
+	cx->describe_error[0] = '\0';
+	memset(&cx->limits, 0, sizeof cx->limits);
+
+	json_t *params = json_pack("{s:s}", "protocol", CONF_PROTOCOL);
+	json_t *resp = NULL;
+	int rc = a2m_client_request(c, "memory/describe", params, &resp);
+	json_decref(params);
+	json_t *result = json_object_get(resp, "result");
+	if (rc != A2M_CLIENT_OK) {
+		snprintf(cx->describe_error, sizeof cx->describe_error, "%s",
+			 a2m_client_errmsg(c));
+		cx->lost = 1;
+	} else if (!json_is_object(result)) {
+		char *text = json_dumps(resp, JSON_COMPACT);
+		snprintf(cx->describe_error, sizeof cx->describe_error,
+			 "memory/describe did not answer with a result object: %.300s",
+			 text ? text : "?");
+		free(text);
+	} else {
+		cx->describe = json_incref(result);
+		json_t *limits = json_object_get(result, "limits");
+		cx->limits.max_records_per_call = limit_of(limits, "max_records_per_call");
+		cx->limits.max_recall_limit = limit_of(limits, "max_recall_limit");
+		cx->limits.max_content_length = limit_of(limits, "max_content_length");
+	}
+	json_decref(resp);
+	return 0;
+}
+
+static void disconnect_server(conf_ctx *cx)
+{
+	a2m_client_free(cx->client);
+	cx->client = NULL;
+}
+
+/* Makes sure a usable server is there before a check. Returns 0 if so. */
+static int ensure_server(conf_ctx *cx)
+{
+	if (cx->client && !cx->lost && a2m_client_alive(cx->client))
+		return 0;
+	if (cx->restart_failures >= MAX_RESTART_FAILURES)
+		return -1;
+	if (cx->client)
+		fprintf(stderr, "a2m conformance: the server was lost; starting it again\n");
+	disconnect_server(cx);
+	if (connect_server(cx) != 0 || cx->lost) {
+		cx->restart_failures++;
+		return -1;
+	}
+	cx->restart_failures = 0;
+	return 0;
+}
+
+int conf_timeout(conf_ctx *cx)
+{
+	return cx->timeout_ms;
+}
+
+void conf_set_timeout(conf_ctx *cx, int timeout_ms)
+{
+	if (cx->client)
+		a2m_client_set_timeout(cx->client, timeout_ms);
+}
+
+/* ---- requests ---- */
+
+static void lost(conf_ctx *cx, const char *doing)
+{
+	cx->lost = 1;
+	conf_fail(cx, "%s: %s", doing,
+		  cx->client ? a2m_client_errmsg(cx->client) : "no server");
+}
+
+json_t *conf_call(conf_ctx *cx, const char *method, json_t *params)
+{
+	json_t *resp = NULL;
+	if (!cx->client) {
+		json_decref(params);
+		conf_fail(cx, "no server to send %s to", method);
+		return NULL;
+	}
+	int rc = a2m_client_request(cx->client, method, params, &resp);
+	json_decref(params);
+	if (rc != A2M_CLIENT_OK) {
+		lost(cx, conf_str(cx, "%s got no response", method));
+		return NULL;
+	}
+	return conf_keep(cx, resp);
+}
+
+int conf_error_code(const json_t *resp, int *code)
+{
+	json_t *err = json_object_get(resp, "error");
+	json_t *c = json_object_get(err, "code");
+	if (!json_is_object(err) || !json_is_integer(c))
+		return 0;
+	*code = (int)json_integer_value(c);
+	return 1;
+}
+
+static const char *error_text(conf_ctx *cx, const json_t *resp)
+{
+	int code;
+	if (!conf_error_code(resp, &code))
+		return conf_show(cx, resp);
+	json_t *msg = json_object_get(json_object_get(resp, "error"), "message");
+	return conf_str(cx, "error %d (%s)", code,
+			json_is_string(msg) ? json_string_value(msg) : "no message");
+}
+
+json_t *conf_result(conf_ctx *cx, const char *method, json_t *params)
+{
+	json_t *resp = conf_call(cx, method, params);
+	if (!resp)
+		return NULL;
+	json_t *result = json_object_get(resp, "result");
+	int code;
+	if (conf_error_code(resp, &code) && code == CONF_READ_ONLY && cx->read_only) {
+		conf_skip(cx, "the server is read-only (spec §2.1)");
+		return NULL;
+	}
+	if (!result) {
+		conf_fail(cx, "%s answered %s, expected a result", method, error_text(cx, resp));
+		return NULL;
+	}
+	return result;
+}
+
+int conf_expect_error(conf_ctx *cx, const char *method, json_t *params, int code, int alt)
+{
+	json_t *resp = conf_call(cx, method, params);
+	if (!resp)
+		return 0;
+	int got;
+	const char *want = alt ? conf_str(cx, "%d or %d", code, alt) : conf_str(cx, "%d", code);
+	if (!conf_error_code(resp, &got)) {
+		conf_fail(cx, "%s answered %s, expected error %s", method,
+			  conf_show(cx, resp), want);
+		return 0;
+	}
+	if (got != code && (alt == 0 || got != alt)) {
+		conf_fail(cx, "%s answered %s, expected error %s", method,
+			  error_text(cx, resp), want);
+		return 0;
+	}
+	return 1;
+}
+
+int conf_send_raw(conf_ctx *cx, const void *bytes, size_t len)
+{
+	if (!cx->client) {
+		conf_fail(cx, "no server");
+		return 0;
+	}
+	if (a2m_client_send_raw(cx->client, bytes, len) != A2M_CLIENT_OK) {
+		lost(cx, "sending");
+		return 0;
+	}
+	return 1;
+}
+
+json_t *conf_recv(conf_ctx *cx)
+{
+	json_t *msg = NULL;
+	if (!cx->client) {
+		conf_fail(cx, "no server");
+		return NULL;
+	}
+	if (a2m_client_recv(cx->client, &msg) != A2M_CLIENT_OK) {
+		lost(cx, "waiting for an answer");
+		return NULL;
+	}
+	return conf_keep(cx, msg);
+}
+
+int conf_still_serving(conf_ctx *cx, const char *after)
+{
+	json_t *resp = NULL;
+	if (!cx->client) {
+		conf_fail(cx, "no server");
+		return 0;
+	}
+	int rc = a2m_client_request(cx->client, "memory/describe", NULL, &resp);
+	if (rc != A2M_CLIENT_OK) {
+		lost(cx, conf_str(cx, "the server stopped answering after %s", after));
+		return 0;
+	}
+	conf_keep(cx, resp);
+	json_t *protocol = json_object_get(json_object_get(resp, "result"), "protocol");
+	if (!json_is_string(protocol)) {
+		conf_fail(cx, "after %s, memory/describe answered %s", after,
+			  conf_show(cx, resp));
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- records ---- */
+
+json_t *conf_record(conf_ctx *cx, const char *content, const char *marker)
+{
+	json_t *meta = json_pack("{s:s}", "cfrun", cx->run);
+	if (marker)
+		json_object_set_new(meta, "cfm", json_string(marker));
+	return json_pack("{s:s,s:o}", "content", content, "metadata", meta);
+}
+
+int conf_read_only(conf_ctx *cx)
+{
+	return cx->read_only;
+}
+
+int conf_need_writes(conf_ctx *cx)
+{
+	if (cx->read_only) {
+		conf_skip(cx, "the server is read-only (spec §2.1)");
+		return 0;
+	}
+	return 1;
+}
+
+json_t *conf_remember(conf_ctx *cx, json_t *records)
+{
+	size_t n = json_array_size(records);
+	json_t *resp = conf_call(cx, "memory/remember",
+				 json_pack("{s:o}", "records", records));
+	if (!resp)
+		return NULL;
+	int code;
+	if (conf_error_code(resp, &code) && code == CONF_READ_ONLY) {
+		if (cx->wrote) {
+			conf_fail(cx, "memory/remember answered -32004 after accepting "
+				  "earlier writes: a read-only server must refuse all "
+				  "of them (spec §2.1)");
+			return NULL;
+		}
+		cx->read_only = 1;
+		conf_skip(cx, "the server is read-only (spec §2.1)");
+		return NULL;
+	}
+	json_t *result = json_object_get(resp, "result");
+	if (!result) {
+		conf_fail(cx, "memory/remember answered %s, expected a result",
+			  error_text(cx, resp));
+		return NULL;
+	}
+	if (cx->read_only) {
+		conf_fail(cx, "memory/remember accepted a write after refusing one "
+			  "with -32004 (spec §2.1)");
+		return NULL;
+	}
+	cx->wrote = 1;
+	json_t *ids = json_object_get(result, "ids");
+	if (!json_is_array(ids) || json_array_size(ids) != n) {
+		conf_fail(cx, "memory/remember of %zu record(s) returned ids %s", n,
+			  conf_show(cx, ids));
+		return NULL;
+	}
+	size_t i;
+	json_t *id;
+	json_array_foreach(ids, i, id) {
+		if (!json_is_string(id) || json_string_length(id) == 0) {
+			conf_fail(cx, "memory/remember returned an id that is not a "
+				  "non-empty string: %s", conf_show(cx, id));
+			return NULL;
+		}
+	}
+	return ids;
+}
+
+static int content_has(const json_t *rec, const char *text)
+{
+	const char *content = json_string_value(json_object_get(rec, "content"));
+	return content && strstr(content, text);
+}
+
+json_t *conf_by_content(const json_t *records, const char *text)
+{
+	size_t i;
+	json_t *rec;
+	json_array_foreach(records, i, rec) {
+		if (content_has(rec, text))
+			return rec;
+	}
+	return NULL;
+}
+
+json_t *conf_by_id(const json_t *records, const char *id)
+{
+	size_t i;
+	json_t *rec;
+	json_array_foreach(records, i, rec) {
+		const char *got = json_string_value(json_object_get(rec, "id"));
+		if (got && strcmp(got, id) == 0)
+			return rec;
+	}
+	return NULL;
+}
+
+/* The "records" array of a recall or timeline result, or NULL after failing. */
+static json_t *records_of(conf_ctx *cx, const char *method, json_t *result)
+{
+	json_t *records = json_object_get(result, "records");
+	if (!json_is_array(records)) {
+		conf_fail(cx, "%s returned no records array: %s", method, conf_show(cx, result));
+		return NULL;
+	}
+	return records;
+}
+
+json_t *conf_find(conf_ctx *cx, const char *marker)
+{
+	int64_t limit = 100;
+	if (cx->limits.max_recall_limit && cx->limits.max_recall_limit < limit)
+		limit = cx->limits.max_recall_limit;
+	json_t *result = conf_result(cx, "memory/recall",
+				     json_pack("{s:s,s:I}", "query", marker, "limit",
+					       (json_int_t)limit));
+	json_t *records = result ? records_of(cx, "memory/recall", result) : NULL;
+	if (!records)
+		return NULL;
+	json_t *found = conf_keep(cx, json_array());
+	size_t i;
+	json_t *rec;
+	json_array_foreach(records, i, rec) {
+		if (content_has(rec, marker))
+			json_array_append(found, rec);
+	}
+	return found;
+}
+
+json_t *conf_timeline_of(conf_ctx *cx, const char *marker)
+{
+	json_t *result = conf_result(cx, "memory/timeline",
+				     json_pack("{s:{s:s}}", "where", "cfm", marker));
+	json_t *records = result ? records_of(cx, "memory/timeline", result) : NULL;
+	if (!records)
+		return NULL;
+	json_t *found = conf_keep(cx, json_array());
+	size_t i;
+	json_t *rec;
+	json_array_foreach(records, i, rec) {
+		json_t *cfm = json_object_get(json_object_get(rec, "metadata"), "cfm");
+		if (json_is_string(cfm) && strcmp(json_string_value(cfm), marker) == 0)
+			json_array_append(found, rec);
+	}
+	return found;
+}
+
+/* ---- running ---- */
+
+static void report(conf_ctx *cx, const conf_group *g, const conf_check *check)
+{
+	switch (cx->verdict) {
+	case V_PASS:
+		cx->passed++;
+		printf("ok   %s: %s\n", g->name, check->name);
+		break;
+	case V_SKIP:
+		cx->skipped++;
+		printf("skip %s: %s — %s\n", g->name, check->name, cx->detail);
+		break;
+	case V_NONE:
+		snprintf(cx->detail, sizeof cx->detail, "suite bug: the check gave no verdict");
+		/* fall through */
+	case V_FAIL:
+		cx->failed++;
+		printf("FAIL %s: %s — %s\n", g->name, check->name, cx->detail);
+		break;
+	}
+	fflush(stdout);
+}
+
+static void run_check(conf_ctx *cx, const conf_group *g, const conf_check *check)
+{
+	cx->verdict = V_NONE;
+	cx->detail[0] = '\0';
+	if (cx->verbose)
+		fprintf(stderr, "[%s: %s]\n", g->name, check->name);
+	if (ensure_server(cx) != 0) {
+		conf_fail(cx, "no server to check: %s", cx->describe_error);
+	} else {
+		/* Whatever an earlier check left unread must not be taken for
+		** this one's answer. */
+		a2m_client_discard_pending(cx->client);
+		check->run(cx, check->arg);
+		if (cx->client)
+			a2m_client_set_timeout(cx->client, cx->timeout_ms);
+	}
+	release_scratch(cx);
+	report(cx, g, check);
+}
+
+/*
+** Removes what this run wrote, so a persistent store is left as it was
+** found. Only when a timeline of the same filter shows it selects nothing
+** but our own records: a forget with a `where` the server mishandles could
+** otherwise empty someone's store.
+*/
+static void clean_up(conf_ctx *cx)
+{
+	if (!cx->wrote || cx->read_only)
+		return;
+	/* A server may cap a timeline it was given no limit for: repeat. */
+	for (int round = 0; round < CLEAN_UP_ROUNDS; round++) {
+		if (ensure_server(cx) != 0)
+			return;
+		cx->verdict = V_NONE;
+		json_t *result = conf_result(cx, "memory/timeline",
+					     json_pack("{s:{s:s}}", "where", "cfrun", cx->run));
+		json_t *records = json_object_get(result, "records");
+		size_t i;
+		json_t *rec;
+		int ours = json_is_array(records) && json_array_size(records) > 0;
+		json_array_foreach(records, i, rec) {
+			json_t *run = json_object_get(json_object_get(rec, "metadata"), "cfrun");
+			if (!json_is_string(run) || strcmp(json_string_value(run), cx->run) != 0)
+				ours = 0;
+		}
+		json_int_t forgotten = 0;
+		if (ours) {
+			result = conf_result(cx, "memory/forget",
+					     json_pack("{s:{s:s}}", "where", "cfrun", cx->run));
+			forgotten = json_integer_value(json_object_get(result, "forgotten"));
+			if (cx->verbose)
+				fprintf(stderr, "[clean-up: forgot %lld]\n", (long long)forgotten);
+		}
+		release_scratch(cx);
+		cx->verdict = V_NONE;
+		if (forgotten <= 0)
+			return;
+	}
+}
+
+static int group_selected(const conf_group *g, char **only, size_t n_only)
+{
+	if (n_only == 0)
+		return 1;
+	for (size_t i = 0; i < n_only; i++) {
+		if (strncmp(g->name, only[i], strlen(only[i])) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void run_group(conf_ctx *cx, const conf_group *g)
+{
+	for (size_t i = 0; i < g->n_checks; i++) {
+		const conf_check *check = &g->checks[i];
+		if (g->capability && !conf_has_capability(cx, g->capability)) {
+			cx->verdict = V_SKIP;
+			if (cx->describe)
+				snprintf(cx->detail, sizeof cx->detail,
+					 "the server does not declare \"%s\"", g->capability);
+			else
+				snprintf(cx->detail, sizeof cx->detail,
+					 "memory/describe failed, so \"%s\" is not known to be "
+					 "declared", g->capability);
+			report(cx, g, check);
+			continue;
+		}
+		run_check(cx, g, check);
+	}
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: a2m conformance [--verbose] [--timeout SECONDS] [--group NAME]...\n"
+	      "                       --stdio CMD [ARGS...]\n"
+	      "\n"
+	      "Checks an A2M 0.1 server against the specification, speaking only the\n"
+	      "protocol: starts CMD, talks JSON-RPC over its stdin and stdout (spec §8.2),\n"
+	      "and prints one line per check (ok, FAIL or skip), then \"N/M checks passed\".\n"
+	      "Exit status 0 when no check failed, 1 when one did, 2 for a usage error.\n"
+	      "\n"
+	      "The checks write and forget records. Point it at a scratch store.\n"
+	      "\n"
+	      "  --stdio CMD...    the server command; everything after it is its argv\n"
+	      "  --http URL        reserved: the HTTP binding is not checked yet\n"
+	      "  --timeout S       how long to wait for each answer (default 5)\n"
+	      "  --group NAME      run only the groups whose name starts with NAME\n"
+	      "                    (repeatable), e.g. --group core/recall\n"
+	      "  --verbose         show every line sent and received on stderr\n"
+	      "  --help            this text\n",
+	      out);
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "a2m conformance: %s%s (try --help)\n", what, arg);
+	return A2M_EXIT_USAGE;
+}
+
+int a2m_cmd_conformance(int argc, char **argv)
+{
+	conf_ctx cx;
+	memset(&cx, 0, sizeof cx);
+	cx.timeout_ms = DEFAULT_TIMEOUT_MS;
+	char *only[16];
+	size_t n_only = 0;
+
+	int i;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return A2M_EXIT_OK;
+		} else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+			cx.verbose = 1;
+		} else if (strcmp(a, "--timeout") == 0) {
+			char *end;
+			if (i + 1 >= argc)
+				return usage_error("a number of seconds must follow ", a);
+			double s = strtod(argv[++i], &end);
+			if (*end || !(s > 0 && s <= 3600))
+				return usage_error("bad --timeout ", argv[i]);
+			cx.timeout_ms = (int)(s * 1000);
+		} else if (strcmp(a, "--group") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("a group name must follow ", a);
+			if (n_only == CONF_COUNT(only))
+				return usage_error("too many options: ", a);
+			only[n_only++] = argv[++i];
+		} else if (strcmp(a, "--http") == 0) {
+			fprintf(stderr, "a2m conformance: --http is not supported yet; "
+				"use --stdio CMD\n");
+			return A2M_EXIT_USAGE;
+		} else if (strcmp(a, "--stdio") == 0) {
+			break;
+		} else {
+			return usage_error("unknown option ", a);
+		}
+	}
+	if (i >= argc)
+		return usage_error("say which server to check: --stdio CMD [ARGS...]", "");
+	if (i + 1 >= argc)
+		return usage_error("--stdio needs a command", "");
+	cx.server_argv = argv + i + 1;
+
+	make_run_token(&cx);
+	if (connect_server(&cx) != 0) {
+		fprintf(stderr, "a2m conformance: %s\n", cx.describe_error);
+		return A2M_EXIT_ERROR;
+	}
+
+	int cleaned = 0;
+	for (size_t g = 0; g < CONF_COUNT(groups); g++) {
+		if (groups[g]->ends_session && !cleaned) {
+			clean_up(&cx);
+			cleaned = 1;
+		}
+		if (group_selected(groups[g], only, n_only))
+			run_group(&cx, groups[g]);
+	}
+	if (!cleaned)
+		clean_up(&cx);
+
+	disconnect_server(&cx);
+	json_decref(cx.describe);
+	free(cx.kept);
+	free(cx.strs);
+
+	printf("%u check%s skipped\n", cx.skipped, cx.skipped == 1 ? "" : "s");
+	printf("%u/%u checks passed\n", cx.passed, cx.passed + cx.failed);
+	return cx.failed ? A2M_EXIT_ERROR : A2M_EXIT_OK;
+}
