@@ -90,12 +90,12 @@ static void count_terms(const char *text, const term *terms, size_t nt, int *tf)
 	}
 }
 
-static int lexical_relevance(a2m_scorer *s, const char *query,
+static int lexical_relevance(a2m_scorer *s, const a2m_rank_query *q,
 			     const a2m_record *const *cands, size_t n, double *scores)
 {
 	(void)s;
 	term terms[MAX_QUERY_TERMS];
-	size_t nt = query_terms(query ? query : "", terms);
+	size_t nt = query_terms(q->text ? q->text : "", terms);
 	if (nt == 0)
 		return A2M_SCORER_ABSTAIN;
 	int rc = 0;
