@@ -1,11 +1,23 @@
 /*
-** stack.h — memory policy above the store: how a write is placed, what a
-** recall selects and in which order, what a forget removes.
+** stack.h — memory policy above the store: where a write lands, how records
+** flow between tiers, what a read may see, and in which order.
 **
 ** The stack decides; the store (store/store.h) only keeps bytes, and the
 ** scorer (rank/scorer.h) only judges relevance. Nothing here speaks SQL or
 ** JSON-RPC. Every operation that writes runs in one store transaction and
-** returns only after it committed, so what the caller acknowledges is durable.
+** returns only after it committed, so what the caller acknowledges is
+** durable; changes are reported to the change listener after the commit.
+**
+** Tier policy (spec §4.6–4.7, §4.11, DESIGN.md §3, DECISIONS 006, 008):
+**   - a write lands in its `tier`, else the layout's default tier;
+**   - capacity is a promise: after every write a tier over capacity spills
+**     its weakest units (a group, or a lone record) to spill_to, or drops
+**     them when there is nowhere below; per-session tiers count per session;
+**   - a group is never split across tiers: every move moves the whole group
+**     within the tier it leaves;
+**   - promotion (earned by promote_after recalls) runs before spilling;
+**   - nothing spills into procedural (the layout refuses it).
+** Retention = salience × recency(tier half-life) × (1 + access_count).
 */
 #ifndef A2M_STACK_H
 #define A2M_STACK_H
@@ -16,25 +28,70 @@
 #include <jansson.h>
 
 #include "rank/scorer.h"
+#include "stack/tiers.h"
 #include "store/store.h"
 #include "util/error.h"
 
 typedef struct a2m_stack_config {
-	double   half_life_ms; /* recency half-life for ranking; default 1 day */
-	unsigned fields;       /* enum a2m_where_field: record fields `where` sees */
+	a2m_tier_layout tiers;        /* taken over by a2m_stack_new */
+	unsigned        fields;       /* enum a2m_where_field: record fields `where` sees */
+	a2m_metric      metric;       /* how vectors compare */
+	double          default_salience;
+	int             read_only;    /* never write, not even recall's touch */
 } a2m_stack_config;
 
-typedef struct a2m_stack {
-	a2m_store       *store;   /* owned */
-	a2m_scorer      *scorer;  /* owned */
-	a2m_stack_config cfg;
-} a2m_stack;
+/* The counts of a reorganisation (spec §4.7). */
+typedef struct a2m_consolidation {
+	int64_t moved;       /* changed tier under capacity pressure */
+	int64_t promoted;    /* changed tier because they earned it */
+	int64_t dropped;     /* deleted: over capacity with nowhere below */
+	int64_t summarized;  /* groups rewritten (never, by the built-in policy) */
+} a2m_consolidation;
 
-/* What a read or a forget selects: an exact part the store applies itself,
-** then `where` applied here. */
+typedef enum a2m_change_kind {
+	A2M_CHANGE_WRITTEN,
+	A2M_CHANGE_FORGOTTEN,
+	A2M_CHANGE_PROMOTED,
+	A2M_CHANGE_CONSOLIDATED,
+	A2M_CHANGE_SESSION_CLOSED
+} a2m_change_kind;
+
+/*
+** One committed change, as reported to the listener. Everything is borrowed
+** for the duration of the call. `owner` and `shared` say who may see it:
+** anyone when shared, else only a caller whose owner equals owner (NULL
+** equals NULL) — the same rule as for reading the records (spec §4.12).
+*/
+typedef struct a2m_change {
+	a2m_change_kind     kind;
+	int64_t             at;
+	const a2m_record   *rec;      /* WRITTEN: the record as stored */
+	const char *const  *ids;      /* FORGOTTEN, PROMOTED */
+	size_t              n_ids;
+	const char         *tier;     /* PROMOTED: the destination */
+	int64_t             count;    /* FORGOTTEN */
+	a2m_consolidation   cons;     /* CONSOLIDATED */
+	const char         *session;  /* SESSION_CLOSED */
+	const char         *owner;
+	int                 shared;
+} a2m_change;
+
+typedef void (*a2m_change_fn)(void *ctx, const a2m_change *change);
+
+typedef struct a2m_stack a2m_stack;
+
+/* Who is asking: with scoped set, reads see shared tiers plus the records of
+** owner (NULL = records without an owner); unscoped reads see everything. */
+typedef struct a2m_scope {
+	int         scoped;
+	const char *owner;
+} a2m_scope;
+
+/* What a read or a forget selects. */
 typedef struct a2m_selection {
-	a2m_query     q;
+	a2m_query     q;       /* exact part the store applies (tier, key_prefix, session...) */
 	const json_t *where;   /* borrowed; NULL = no filter */
+	a2m_scope     scope;
 } a2m_selection;
 
 /* One recalled record with its score. */
@@ -43,56 +100,125 @@ typedef struct a2m_hit {
 	double      score;     /* in [0,1] */
 } a2m_hit;
 
+/* One named session, as memory/session/list reports it. */
+typedef struct a2m_session_info {
+	char    *session;
+	int64_t  records;
+	int64_t *tier_counts;  /* one per tier of the layout */
+	int64_t  opened_at, touched_at;
+} a2m_session_info;
+
 /*
-** Creates a stack over store and scorer, taking ownership of both (also on
-** failure). Returns NULL when memory runs out.
+** Creates a stack over store and scorer, taking ownership of both and of
+** cfg->tiers (also on failure). Returns NULL when memory runs out.
 */
-a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer,
-			 const a2m_stack_config *cfg);
+a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config *cfg);
 
 /* Closes the store, frees the scorer and the stack. NULL is a no-op. */
 void a2m_stack_free(a2m_stack *st);
 
+/* Sets the listener that receives every committed change (NULL: none). */
+void a2m_stack_on_change(a2m_stack *st, a2m_change_fn fn, void *ctx);
+
+/* The layout in force (borrowed). */
+const a2m_tier_layout *a2m_stack_tiers(const a2m_stack *st);
+
+/* The store's embedding width, fixed by the first vector; 0 before that. */
+int64_t a2m_stack_dimensions(a2m_stack *st);
+
+/* The metric vectors are compared with. */
+a2m_metric a2m_stack_metric(const a2m_stack *st);
+
 /*
-** Writes n records atomically: all of them or none. A record whose id is
-** NULL gets a new id; a record whose id already exists (in the store, or
-** earlier in this batch) is not written again, which makes client ids
-** idempotent (spec §3.2). Every record gets the same created_at. On return
-** each recs[i]->id holds the id to report. Returns 0, or a negative code with
-** err filled (nothing was written).
+** Writes n records atomically: all of them or none. recs[i]->tier NULL
+** means the default tier; a tier that does not exist is UNKNOWN_TIER. A
+** record whose id exists already (in the store or earlier in the batch) is
+** not written again (spec §3.2). A record with a key that is occupied for its
+** owner replaces the record there: same id, new content, revision + 1 (spec
+** §3.6). Vectors must all have the store's width (EMBEDDING_MISMATCH). On
+** return recs[i]->id holds the id to report. Over-capacity tiers are then
+** consolidated in the same transaction.
 */
 int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *err);
 
 /*
-** Ranks what sel selects against query (NULL or "" ranks by recency) and
-** returns at most limit hits by descending score in *out (free with
-** a2m_hits_free). Hits scoring below min_score are dropped. Returns 0 or a
-** negative code with err filled.
+** Ranks what sel selects against q and returns at most limit hits by
+** descending score (free with a2m_hits_free). With neither text nor vector
+** (or when every scorer abstains), ranks by recency. Hits below min_score
+** are dropped. Unless read-only, every returned record is touched
+** (access_count + 1, accessed_at now) and promoted once it has earned it.
 */
-int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const char *query,
+int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
 		     double min_score, size_t limit, a2m_hit **out, size_t *n,
 		     a2m_error *err);
 
 /*
 ** Returns what sel selects in creation order, oldest first; when limit is
 ** not 0, only the newest limit records (still oldest first). Free *out with
-** a2m_record_array_free. Returns 0 or a negative code with err filled.
+** a2m_record_array_free.
 */
 int a2m_stack_timeline(a2m_stack *st, const a2m_selection *sel, size_t limit,
 		       a2m_record ***out, size_t *n, a2m_error *err);
 
 /*
+** Reads what every given selector selects together, without touching
+** anything: ids (when not NULL; unknown ones skipped), sel, and query text
+** (when not NULL: only records the scorer judges relevant, most relevant
+** first; an abstaining scorer selects nothing). Without a query the order is
+** creation order. At most limit records (0 = all). Free with
+** a2m_record_array_free.
+*/
+int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const *ids,
+		     size_t n_ids, const char *query, size_t limit, a2m_record ***out,
+		     size_t *n, a2m_error *err);
+
+/*
 ** Deletes, in one transaction, the records selected by every given selector
-** together: the ids (when ids is not NULL), sel, and query (when not NULL:
-** only records the scorer judges relevant; an abstaining scorer selects
-** nothing). *forgotten = how many were removed. Returns 0 or a negative code
-** with err filled (nothing was removed).
+** together: ids (when not NULL), sel, and query text (when not NULL: only
+** records the scorer judges relevant; an abstaining scorer selects nothing).
 */
 int a2m_stack_forget(a2m_stack *st, const a2m_selection *sel,
 		     const char *const *ids, size_t n_ids, const char *query,
 		     int64_t *forgotten, a2m_error *err);
 
-/* Frees n hits and the array. */
+/*
+** Moves the visible records among ids (with their groups) to tier, adding
+** salience_add to each. Ids unknown or already there are not counted.
+** Returns UNKNOWN_TIER for a tier that does not exist.
+*/
+int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *ids,
+		      size_t n_ids, const char *tier, double salience_add,
+		      int64_t *promoted, a2m_error *err);
+
+/* Promotion, then capacity, across the whole store. */
+int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err);
+
+/* Adds amount to the salience of each visible record among ids. */
+int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const *ids,
+			size_t n_ids, double amount, int64_t *reinforced, a2m_error *err);
+
+/* *out = the record at key for owner, or NULL when the key is unused. */
+int a2m_stack_fetch(a2m_stack *st, const char *owner, const char *key, a2m_record **out,
+		    a2m_error *err);
+
+/*
+** Closes a session: its records leave the working (per-session) tiers for
+** their spill_to at once, then promotion and capacity run over the stack
+** (spec §4.11). Deletes nothing the tiers' own rules would not. An unknown
+** session is a no-op. *flushed = records that left the working tiers.
+*/
+int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *session,
+			    int64_t *flushed, a2m_consolidation *out, a2m_error *err);
+
+/* The named sessions visible in scope. Free with a2m_sessions_free. */
+int a2m_stack_sessions(a2m_stack *st, const a2m_scope *scope, a2m_session_info **out,
+		       size_t *n, a2m_error *err);
+
+/* counts[i] = records in tier i visible in scope (NULL scope: all). */
+int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts,
+			  a2m_error *err);
+
 void a2m_hits_free(a2m_hit *hits, size_t n);
+void a2m_sessions_free(a2m_session_info *s, size_t n);
 
 #endif

@@ -26,6 +26,13 @@
 **                from every string, "" included.
 **   journal[]    while a transaction is open, one undo step per write;
 **                rollback() replays it backwards.
+**   metas[]      the store-level settings (meta_get/meta_set), a short
+**                array searched linearly: a store has a handful. A deleted
+**                setting keeps its slot with a NULL value, so that undoing
+**                its deletion never needs memory.
+**
+** There is no procedural mirror here: a memory store has no disk to put
+** files on, and its records are gone at close anyway (store.h).
 **
 ** Records normally arrive in created_at order, so an insert is an append to
 ** the sorted prefix. One that does not (an import with an old created_at, an
@@ -70,7 +77,7 @@ typedef struct table {
 	size_t  count;
 } table;
 
-typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE } undo_kind;
+typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE, UNDO_META } undo_kind;
 
 /*
 ** One step to undo. Entries are never freed while a transaction is open (a
@@ -81,7 +88,15 @@ typedef struct undo {
 	undo_kind  kind;
 	entry     *e;
 	a2m_record old;      /* UNDO_UPDATE: the contents the update replaced */
+	size_t     meta;     /* UNDO_META: the slot in metas[] */
+	char      *old_value; /* UNDO_META: the value replaced, NULL for unset */
 } undo;
+
+/* A store-level setting; value NULL = unset (the slot is kept, see above). */
+typedef struct meta {
+	char *name;
+	char *value;
+} meta;
 
 typedef struct mstore {
 	a2m_store base;
@@ -99,6 +114,9 @@ typedef struct mstore {
 	undo     *journal;
 	size_t    njournal;
 	size_t    jcap;
+	meta     *metas;
+	size_t    nmetas;
+	size_t    mcap;
 } mstore;
 
 /* ---- hashing ----------------------------------------------------------- */
@@ -434,12 +452,11 @@ static int journal_reserve(mstore *s)
 static void journal_push(mstore *s, undo_kind kind, entry *e, const a2m_record *old)
 {
 	undo *u = &s->journal[s->njournal++];
+	memset(u, 0, sizeof *u);
 	u->kind = kind;
 	u->e = e;
 	if (old)
 		u->old = *old;
-	else
-		memset(&u->old, 0, sizeof u->old);
 }
 
 /*
@@ -497,6 +514,8 @@ static int mem_commit(a2m_store *base)
 			entry_free(u->e);
 		else if (u->kind == UNDO_UPDATE)
 			a2m_record_clear(&u->old);
+		else if (u->kind == UNDO_META)
+			free(u->old_value);
 	}
 	s->njournal = 0;
 	s->in_tx = 0;
@@ -538,6 +557,10 @@ static void mem_rollback(a2m_store *base)
 			key_link(s, e);
 			e->slot = NO_SLOT; /* placed by order_rebuild below */
 			rebuild = 1;
+			break;
+		case UNDO_META:
+			free(s->metas[u->meta].value);
+			s->metas[u->meta].value = u->old_value;
 			break;
 		}
 	}
@@ -754,6 +777,85 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	return 0;
 }
 
+/* ---- store-level settings --------------------------------------------- */
+
+/* The slot named name, or NULL. Deleted settings keep their slot. */
+static meta *find_meta(mstore *s, const char *name)
+{
+	for (size_t i = 0; i < s->nmetas; i++)
+		if (strcmp(s->metas[i].name, name) == 0)
+			return &s->metas[i];
+	return NULL;
+}
+
+static int mem_meta_get(a2m_store *base, const char *name, char **value)
+{
+	mstore *s = (mstore *)base;
+	*value = NULL;
+	if (!name) {
+		a2m_store_fail(base, "meta_get: no name");
+		return A2M_INVALID_PARAMS;
+	}
+	meta *m = find_meta(s, name);
+	if (!m || !m->value)
+		return 0;
+	*value = strdup(m->value);
+	if (!*value)
+		return a2m_store_fail(base, "meta_get: out of memory");
+	return 0;
+}
+
+/*
+** Everything that can fail (the copy, a new slot, journal room) happens
+** before the setting changes; the journal then owns the value replaced.
+*/
+static int mem_meta_set(a2m_store *base, const char *name, const char *value)
+{
+	mstore *s = (mstore *)base;
+	char *copy = NULL;
+	if (!name) {
+		a2m_store_fail(base, "meta_set: no name");
+		return A2M_INVALID_PARAMS;
+	}
+	meta *m = find_meta(s, name);
+	if (!m && !value)
+		return 0;
+	if (journal_reserve(s) != 0)
+		return a2m_store_fail(base, "meta_set: out of memory");
+	if (value && !(copy = strdup(value)))
+		return a2m_store_fail(base, "meta_set: out of memory");
+	if (!m) {
+		if (s->nmetas == s->mcap) {
+			size_t n = s->mcap ? s->mcap * 2 : 8;
+			meta *p = realloc(s->metas, n * sizeof *p);
+			if (!p) {
+				free(copy);
+				return a2m_store_fail(base, "meta_set: out of memory");
+			}
+			s->metas = p;
+			s->mcap = n;
+		}
+		char *nm = strdup(name);
+		if (!nm) {
+			free(copy);
+			return a2m_store_fail(base, "meta_set: out of memory");
+		}
+		m = &s->metas[s->nmetas++];
+		m->name = nm;
+		m->value = NULL;
+	}
+	char *old = m->value;
+	m->value = copy;
+	if (s->in_tx) {
+		journal_push(s, UNDO_META, NULL, NULL);
+		s->journal[s->njournal - 1].meta = (size_t)(m - s->metas);
+		s->journal[s->njournal - 1].old_value = old;
+	} else {
+		free(old);
+	}
+	return 0;
+}
+
 /* ---- open and close ---------------------------------------------------- */
 
 /*
@@ -778,6 +880,11 @@ static void mem_close(a2m_store *base)
 	free(s->keys.buckets);
 	free(s->order);
 	free(s->journal);
+	for (size_t i = 0; i < s->nmetas; i++) {
+		free(s->metas[i].name);
+		free(s->metas[i].value);
+	}
+	free(s->metas);
 	free(s);
 }
 
@@ -793,6 +900,8 @@ static const a2m_store_ops memory_ops = {
 	.remove     = mem_remove,
 	.scan       = mem_scan,
 	.count      = mem_count,
+	.meta_get   = mem_meta_get,
+	.meta_set   = mem_meta_set,
 	.close      = mem_close,
 };
 

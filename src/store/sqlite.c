@@ -11,12 +11,20 @@
 ** version; opening a file applies the missing steps in order, each in its own
 ** transaction together with its version bump, and refuses a file written by
 ** a newer build rather than guess at columns it does not know.
+**
+** Read-only (a2m_sqlite_options.read_only) opens with SQLITE_OPEN_READONLY,
+** creates and migrates nothing, and refuses every write with A2M_READ_ONLY
+** before SQLite sees it, so the refusal is the same whatever the file's
+** permissions. With a procedural tier, the engine notes each write that may
+** change a mirrored file and hands the notes to mirror.c after the commit.
 */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -66,6 +74,9 @@ static const char *const migrations[] = {
 	"CREATE UNIQUE INDEX records_owner_key ON records(ifnull(owner, x''), key)"
 	" WHERE key IS NOT NULL;"
 	"CREATE INDEX records_grp ON records(grp);",
+
+	/* 2: store-level settings (meta_get/meta_set). */
+	"CREATE TABLE a2m_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);",
 };
 
 #define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
@@ -93,6 +104,13 @@ static const char *const migrations[] = {
 #define SQL_GET_BY_KEY \
 	"SELECT " COLUMNS " FROM records" \
 	" WHERE ifnull(owner, x'') = ifnull(?1, x'') AND key = ?2"
+#define SQL_META_SET \
+	"INSERT INTO a2m_meta(name, value) VALUES(?1, ?2)" \
+	" ON CONFLICT(name) DO UPDATE SET value = excluded.value"
+/* What a record's mirror file depends on, when it is in the mirrored tier. */
+#define SQL_MIRROR_OLD \
+	"SELECT key, content, owner, created_at, revision FROM records" \
+	" WHERE id = ?1 AND tier = ?2"
 
 typedef struct sqlstore {
 	a2m_store     base;
@@ -105,6 +123,11 @@ typedef struct sqlstore {
 	sqlite3_stmt *insert;
 	sqlite3_stmt *update;
 	sqlite3_stmt *remove;
+	sqlite3_stmt *meta_get;
+	sqlite3_stmt *meta_set;
+	sqlite3_stmt *meta_del;
+	sqlite3_stmt *mirror_old;  /* only with a mirror */
+	a2m_mirror   *mirror;      /* NULL: no procedural mirror */
 } sqlstore;
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -314,6 +337,103 @@ static int check_record(sqlstore *s, const a2m_record *rec, const char *op)
 	return 0;
 }
 
+/* ---- the procedural mirror --------------------------------------------- */
+
+/*
+** Brings the mirror up to date after a commit. The commit has happened, so
+** a failure here is not the caller's failure: it is kept in errmsg and
+** counted (store.h, a2m_sqlite_options), and the next commit reconciles.
+*/
+static void mirror_apply(sqlstore *s)
+{
+	char err[sizeof s->base.errmsg];
+	if (!s->mirror)
+		return;
+	if (a2m_mirror_apply(s->mirror, &s->base, err, sizeof err) != 0) {
+		snprintf(s->base.errmsg, sizeof s->base.errmsg, "%s", err);
+		s->base.mirror_failures++;
+	}
+}
+
+/* After a successful write: applies it at once if it committed on its own. */
+static void after_write(sqlstore *s)
+{
+	if (s->mirror && sqlite3_get_autocommit(s->db))
+		mirror_apply(s);
+}
+
+static int in_mirror_tier(const sqlstore *s, const char *tier)
+{
+	return tier && strcmp(tier, a2m_mirror_tier(s->mirror)) == 0;
+}
+
+static int same_text(const unsigned char *a, const char *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	return strcmp((const char *)a, b) == 0;
+}
+
+/*
+** Before an update or remove of id: whether the record is in the mirrored
+** tier (*was_in), its file name then (*old_name, malloc'd, NULL when it is
+** not), and whether rec (NULL for a remove) would leave that file's bytes
+** unchanged (*same), which lets the frequent bookkeeping updates (access
+** counts) skip the mirror entirely. The name is taken while the row is at
+** hand: its text must not be read after the write.
+*/
+static int mirror_before(sqlstore *s, const char *id, const a2m_record *rec,
+			 int *was_in, int *same, char **old_name)
+{
+	int rc = 0;
+	*was_in = *same = 0;
+	*old_name = NULL;
+	if (bind_text(s->mirror_old, 1, id) != SQLITE_OK ||
+	    bind_text(s->mirror_old, 2, a2m_mirror_tier(s->mirror)) != SQLITE_OK) {
+		rc = db_fail(s, "mirror");
+		goto out;
+	}
+	int step = sqlite3_step(s->mirror_old);
+	if (step == SQLITE_DONE)
+		goto out;
+	if (step != SQLITE_ROW) {
+		rc = db_fail(s, "mirror");
+		goto out;
+	}
+	const unsigned char *key = sqlite3_column_text(s->mirror_old, 0);
+	const unsigned char *content = sqlite3_column_text(s->mirror_old, 1);
+	const unsigned char *owner = sqlite3_column_text(s->mirror_old, 2);
+	a2m_record old;
+	memset(&old, 0, sizeof old);
+	old.id = (char *)id;
+	old.key = (char *)key;
+	old.content = (char *)content;
+	*old_name = a2m_mirror_file_name(&old);
+	if (!*old_name || !content) {
+		free(*old_name);
+		*old_name = NULL;
+		rc = a2m_store_fail(&s->base, "mirror: out of memory");
+		goto out;
+	}
+	*was_in = 1;
+	*same = rec && same_text(key, rec->key) && same_text(content, rec->content) &&
+		same_text(owner, rec->owner) &&
+		sqlite3_column_int64(s->mirror_old, 3) == rec->created_at &&
+		sqlite3_column_int64(s->mirror_old, 4) == rec->revision;
+out:
+	done(s->mirror_old);
+	return rc;
+}
+
+/* Every write checks this first: a read-only store refuses before SQLite sees it. */
+static int refuse_read_only(sqlstore *s, const char *op)
+{
+	if (!s->base.read_only)
+		return 0;
+	a2m_store_fail(&s->base, "%s: the store is read-only", op);
+	return A2M_READ_ONLY;
+}
+
 /* ---- transactions ------------------------------------------------------ */
 
 /*
@@ -345,6 +465,10 @@ static int sql_commit(a2m_store *base)
 		sqlite3_step(s->rollback);
 		done(s->rollback);
 	}
+	if (rc)
+		a2m_mirror_discard(s->mirror);
+	else
+		mirror_apply(s);
 	return rc;
 }
 
@@ -352,6 +476,7 @@ static int sql_commit(a2m_store *base)
 static void sql_rollback(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
+	a2m_mirror_discard(s->mirror);
 	if (sqlite3_get_autocommit(s->db))
 		return;
 	if (sqlite3_step(s->rollback) != SQLITE_DONE)
@@ -597,7 +722,9 @@ out:
 static int sql_insert(a2m_store *base, a2m_record *rec)
 {
 	sqlstore *s = (sqlstore *)base;
-	int rc = check_record(s, rec, "insert");
+	int rc = refuse_read_only(s, "insert");
+	if (!rc)
+		rc = check_record(s, rec, "insert");
 	if (rc)
 		return rc;
 	if (bind_record(s->insert, rec) != SQLITE_OK) {
@@ -615,13 +742,23 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 	}
 out:
 	done(s->insert);
+	if (rc == 0 && s->mirror && in_mirror_tier(s, rec->tier)) {
+		a2m_mirror_note(s->mirror, rec->id, NULL);
+		after_write(s);
+	}
 	return rc;
 }
 
 static int sql_update(a2m_store *base, const a2m_record *rec)
 {
 	sqlstore *s = (sqlstore *)base;
-	int rc = check_record(s, rec, "update");
+	char *old_name = NULL;
+	int was_in = 0, same = 0;
+	int rc = refuse_read_only(s, "update");
+	if (!rc)
+		rc = check_record(s, rec, "update");
+	if (!rc && s->mirror)
+		rc = mirror_before(s, rec->id, rec, &was_in, &same, &old_name);
 	if (rc)
 		return rc;
 	if (bind_record(s->update, rec) != SQLITE_OK) {
@@ -642,22 +779,83 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 	}
 out:
 	done(s->update);
+	if (rc == 0 && s->mirror) {
+		int now_in = in_mirror_tier(s, rec->tier);
+		if ((was_in || now_in) && !(was_in && now_in && same)) {
+			a2m_mirror_note(s->mirror, rec->id, old_name);
+			after_write(s);
+		}
+	}
+	free(old_name);
 	return rc;
 }
 
 static int sql_remove(a2m_store *base, const char *id, int *removed)
 {
 	sqlstore *s = (sqlstore *)base;
-	int rc = 0;
+	char *old_name = NULL;
+	int was_in = 0, same = 0;
+	int rc = refuse_read_only(s, "remove");
 	*removed = 0;
-	if (!id)
-		return 0;
+	if (rc || !id)
+		return rc;
+	if (s->mirror && (rc = mirror_before(s, id, NULL, &was_in, &same, &old_name)))
+		return rc;
 	if (bind_text(s->remove, 1, id) != SQLITE_OK ||
 	    sqlite3_step(s->remove) != SQLITE_DONE)
 		rc = db_fail(s, "remove");
 	else
 		*removed = sqlite3_changes(s->db) > 0;
 	done(s->remove);
+	if (rc == 0 && *removed && was_in) {
+		a2m_mirror_note(s->mirror, id, old_name);
+		after_write(s);
+	}
+	free(old_name);
+	return rc;
+}
+
+/* ---- store-level settings --------------------------------------------- */
+
+static int sql_meta_get(a2m_store *base, const char *name, char **value)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = 0;
+	*value = NULL;
+	if (!name) {
+		a2m_store_fail(base, "meta_get: no name");
+		return A2M_INVALID_PARAMS;
+	}
+	if (bind_text(s->meta_get, 1, name) != SQLITE_OK) {
+		rc = db_fail(s, "meta_get");
+		goto out;
+	}
+	int step = sqlite3_step(s->meta_get);
+	if (step == SQLITE_ROW)
+		rc = column_text(s, s->meta_get, 0, value);
+	else if (step != SQLITE_DONE)
+		rc = db_fail(s, "meta_get");
+out:
+	done(s->meta_get);
+	return rc;
+}
+
+static int sql_meta_set(a2m_store *base, const char *name, const char *value)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = value ? s->meta_set : s->meta_del;
+	int rc = refuse_read_only(s, "meta_set");
+	if (rc)
+		return rc;
+	if (!name) {
+		a2m_store_fail(base, "meta_set: no name");
+		return A2M_INVALID_PARAMS;
+	}
+	if (bind_text(st, 1, name) != SQLITE_OK ||
+	    (value && bind_text(st, 2, value) != SQLITE_OK) ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rc = db_fail(s, "meta_set");
+	done(st);
 	return rc;
 }
 
@@ -683,11 +881,20 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->insert);
 	sqlite3_finalize(s->update);
 	sqlite3_finalize(s->remove);
+	sqlite3_finalize(s->meta_get);
+	sqlite3_finalize(s->meta_set);
+	sqlite3_finalize(s->meta_del);
+	sqlite3_finalize(s->mirror_old);
 	sqlite3_close_v2(s->db);
+	a2m_mirror_free(s->mirror);
 	free(s);
 }
 
-/* Connection settings; PRAGMAs fail silently, so each is read back. */
+/*
+** Connection settings; PRAGMAs fail silently, so each is read back. A
+** read-only connection leaves the journal mode alone: changing it writes
+** the file header, and the file is whatever its last writer made it.
+*/
 static int configure(sqlstore *s, const char *path, int synchronous_full)
 {
 	char mode[32];
@@ -697,12 +904,16 @@ static int configure(sqlstore *s, const char *path, int synchronous_full)
 		return db_fail(s, "busy_timeout");
 	sqlite3_extended_result_codes(s->db, 1);
 
-	if (query_one(s, "PRAGMA journal_mode=WAL", "journal_mode", NULL, mode, sizeof mode))
-		return A2M_INTERNAL_ERROR;
-	/* A private in-memory database cannot do WAL; that is fine for it. */
-	if (strcasecmp(mode, "wal") != 0 &&
-	    !(strcmp(path, ":memory:") == 0 && strcasecmp(mode, "memory") == 0))
-		return a2m_store_fail(&s->base, "journal_mode: got \"%s\", not WAL", mode);
+	if (!s->base.read_only) {
+		if (query_one(s, "PRAGMA journal_mode=WAL", "journal_mode", NULL, mode,
+			      sizeof mode))
+			return A2M_INTERNAL_ERROR;
+		/* A private in-memory database cannot do WAL; that is fine for it. */
+		if (strcasecmp(mode, "wal") != 0 &&
+		    !(strcmp(path, ":memory:") == 0 && strcasecmp(mode, "memory") == 0))
+			return a2m_store_fail(&s->base, "journal_mode: got \"%s\", not WAL",
+					      mode);
+	}
 
 	if (exec(s, synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
 		 "synchronous") ||
@@ -769,6 +980,33 @@ fail:
 	return A2M_INTERNAL_ERROR;
 }
 
+/*
+** Read-only stand-in for migrate(): the file must already be an a2m store
+** at exactly this build's version, since it cannot be brought there.
+*/
+static int check_schema(sqlstore *s, const char *path)
+{
+	sqlite3_int64 n, version;
+	if (query_one(s, "SELECT count(*) FROM sqlite_master"
+		      " WHERE type = 'table' AND name = 'a2m_schema'", "open", &n, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (n == 0)
+		return a2m_store_fail(&s->base, "%s has no a2m schema: it is not an a2m "
+				      "store (a read-only open creates nothing)", path);
+	if (query_one(s, "SELECT ifnull(max(version), 0) FROM a2m_schema", "open",
+		      &version, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (version > SCHEMA_VERSION || version < 0)
+		return a2m_store_fail(&s->base, "schema version %lld is not one this build "
+				      "knows (it knows up to %lld)", (long long)version,
+				      (long long)SCHEMA_VERSION);
+	if (version < SCHEMA_VERSION)
+		return a2m_store_fail(&s->base, "%s is at schema version %lld and this build "
+				      "needs %lld: open it once read-write to migrate it",
+				      path, (long long)version, (long long)SCHEMA_VERSION);
+	return 0;
+}
+
 static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 {
 	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
@@ -789,20 +1027,43 @@ static const a2m_store_ops sqlite_ops = {
 	.remove     = sql_remove,
 	.scan       = sql_scan,
 	.count      = sql_count,
+	.meta_get   = sql_meta_get,
+	.meta_set   = sql_meta_set,
 	.close      = sql_close,
 };
 
-int a2m_store_sqlite_open(const char *path, int synchronous_full,
+/* Sets up the mirror, if opt asks for one, and heals the directory. */
+static int open_mirror(sqlstore *s, const a2m_sqlite_options *opt)
+{
+	char err[sizeof s->base.errmsg];
+	if (s->base.read_only || !opt->procedural_dir || !opt->procedural_dir[0] ||
+	    !opt->procedural_tier || !opt->procedural_tier[0])
+		return 0;
+	s->mirror = a2m_mirror_new(opt->procedural_dir, opt->procedural_tier);
+	if (!s->mirror)
+		return a2m_store_fail(&s->base, "procedural mirror: out of memory");
+	if (prepare(s, &s->mirror_old, SQL_MIRROR_OLD))
+		return A2M_INTERNAL_ERROR;
+	if (a2m_mirror_reconcile(s->mirror, &s->base, err, sizeof err) != 0)
+		return a2m_store_fail(&s->base, "%s", err);
+	return 0;
+}
+
+int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 			  a2m_store **out, char *err, size_t errlen)
 {
+	static const a2m_sqlite_options defaults;
 	/*
 	** NOMUTEX: store.h promises one thread at a time (the handle's mutex),
 	** so SQLite's own per-connection mutex would be pure overhead.
 	*/
-	const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	int flags = SQLITE_OPEN_NOMUTEX;
 	int rc = A2M_INTERNAL_ERROR;
+	struct stat st;
 
 	*out = NULL;
+	if (!opt)
+		opt = &defaults;
 	sqlstore *s = calloc(1, sizeof *s);
 	if (!s) {
 		if (err && errlen)
@@ -810,8 +1071,18 @@ int a2m_store_sqlite_open(const char *path, int synchronous_full,
 		return A2M_INTERNAL_ERROR;
 	}
 	s->base.ops = &sqlite_ops;
+	s->base.read_only = opt->read_only != 0;
+	flags |= s->base.read_only ? SQLITE_OPEN_READONLY
+				   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	if (!path) {
 		a2m_store_fail(&s->base, "sqlite store: no path");
+		goto fail;
+	}
+	/* Said here in so many words: SQLite would only say "unable to open". */
+	if (s->base.read_only && stat(path, &st) != 0) {
+		a2m_store_fail(&s->base, "open %s read-only: %s (a read-only store serves "
+			       "an existing database and creates nothing)", path,
+			       strerror(errno));
 		goto fail;
 	}
 	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
@@ -821,15 +1092,22 @@ int a2m_store_sqlite_open(const char *path, int synchronous_full,
 			a2m_store_fail(&s->base, "open %s: out of memory", path);
 		goto fail;
 	}
-	if (configure(s, path, synchronous_full) || migrate(s) ||
-	    prepare(s, &s->begin, "BEGIN IMMEDIATE") ||
+	if (configure(s, path, opt->synchronous_full) ||
+	    (s->base.read_only ? check_schema(s, path) : migrate(s)) ||
+	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would
+	       ask for the write lock a read-only connection cannot have. */
+	    prepare(s, &s->begin, s->base.read_only ? "BEGIN" : "BEGIN IMMEDIATE") ||
 	    prepare(s, &s->commit, "COMMIT") ||
 	    prepare(s, &s->rollback, "ROLLBACK") ||
 	    prepare(s, &s->get, "SELECT " COLUMNS " FROM records WHERE id = ?1") ||
 	    prepare(s, &s->get_by_key, SQL_GET_BY_KEY) ||
 	    prepare(s, &s->insert, SQL_INSERT) ||
 	    prepare(s, &s->update, SQL_UPDATE) ||
-	    prepare(s, &s->remove, "DELETE FROM records WHERE id = ?1"))
+	    prepare(s, &s->remove, "DELETE FROM records WHERE id = ?1") ||
+	    prepare(s, &s->meta_get, "SELECT value FROM a2m_meta WHERE name = ?1") ||
+	    prepare(s, &s->meta_set, SQL_META_SET) ||
+	    prepare(s, &s->meta_del, "DELETE FROM a2m_meta WHERE name = ?1") ||
+	    open_mirror(s, opt))
 		goto fail;
 	*out = &s->base;
 	return 0;

@@ -3,7 +3,8 @@
 ** above it, and nothing about why.
 **
 ** A store holds records and answers simple, exact selections (by id, by key,
-** by tier/owner/session/key prefix, in creation order). It never decides
+** by tier/owner/session/key prefix, in creation order); it also keeps a few
+** named store-level settings (meta_get/meta_set). It never decides
 ** policy: placement, spilling, scoping rules, ranking and the meaning of
 ** `where` all live above it (stack/, rank/). Two engines implement it:
 ** memory.c and sqlite.c; every behavioural test runs against both.
@@ -24,6 +25,10 @@
 **   - a visit callback may write; records it inserts are not visited by the
 **     scan in progress, and no record is visited twice.
 **   - a store is used by one thread at a time (the handle's mutex sees to it).
+**   - a store opened read-only (s->read_only set; SQLite only) refuses every
+**     write (insert, update, remove, meta_set) with A2M_READ_ONLY before
+**     touching anything. begin(), commit() and rollback() still work there:
+**     they bracket reads, which then see one consistent snapshot.
 */
 #ifndef A2M_STORE_H
 #define A2M_STORE_H
@@ -61,6 +66,11 @@ typedef struct a2m_store_ops {
 	const char *engine;   /* "memory", "sqlite" */
 
 	int  (*begin)(a2m_store *s);
+	/*
+	** With a procedural mirror (SQLite), a successful commit then brings
+	** the mirror's files up to date; a file that cannot be written does not
+	** change commit's answer (see a2m_sqlite_options).
+	*/
 	int  (*commit)(a2m_store *s);
 	void (*rollback)(a2m_store *s);
 
@@ -71,18 +81,46 @@ typedef struct a2m_store_ops {
 			   a2m_record **out);
 	/*
 	** Inserts rec (id must be new; the caller checks). Assigns rec->seq.
-	** Returns A2M_INVALID_PARAMS if the id already exists.
+	** Returns A2M_INVALID_PARAMS if the id already exists, A2M_READ_ONLY on
+	** a read-only store.
 	*/
 	int  (*insert)(a2m_store *s, a2m_record *rec);
-	/* Replaces every field of the record with rec->id (seq is kept). */
+	/*
+	** Replaces every field of the record with rec->id (seq is kept).
+	** Returns A2M_UNKNOWN_RECORD when there is none, A2M_READ_ONLY on a
+	** read-only store.
+	*/
 	int  (*update)(a2m_store *s, const a2m_record *rec);
-	/* Deletes the record with this id; *removed = 1 if it existed, else 0. */
+	/*
+	** Deletes the record with this id; *removed = 1 if it existed, else 0.
+	** Returns A2M_READ_ONLY (and *removed = 0) on a read-only store.
+	*/
 	int  (*remove)(a2m_store *s, const char *id, int *removed);
 	/* Visits every record selected by q in (created_at, seq) order. */
 	int  (*scan)(a2m_store *s, const a2m_query *q, a2m_record_visit visit,
 		     void *ctx);
 	/* *out = how many records q selects. */
 	int  (*count)(a2m_store *s, const a2m_query *q, int64_t *out);
+
+	/*
+	** Store-level settings: named strings the store keeps for the layers
+	** above (for instance "embedding_dims", fixed by the first vector ever
+	** written). They are not records: scan and count never see them.
+	**
+	** meta_get sets *value to a copy of the value the caller frees with
+	** free(), or to NULL when name is unset. It returns A2M_INVALID_PARAMS
+	** for a NULL name and A2M_INTERNAL_ERROR when memory runs out or the
+	** engine fails (*value is NULL then too).
+	*/
+	int  (*meta_get)(a2m_store *s, const char *name, char **value);
+	/*
+	** Sets name to value, or deletes it when value is NULL (deleting an
+	** unset name is not an error). Both strings are borrowed. A write like
+	** any other: part of the open transaction, undone by rollback(). Returns
+	** A2M_READ_ONLY on a read-only store, A2M_INVALID_PARAMS for a NULL
+	** name, A2M_INTERNAL_ERROR when the engine fails; nothing changes then.
+	*/
+	int  (*meta_set)(a2m_store *s, const char *name, const char *value);
 	/* Rolls back any open transaction, closes and frees the store. */
 	void (*close)(a2m_store *s);
 } a2m_store_ops;
@@ -90,22 +128,94 @@ typedef struct a2m_store_ops {
 /* The part every engine's own struct starts with. */
 struct a2m_store {
 	const a2m_store_ops *ops;
-	char errmsg[256];     /* the last failure, for humans */
+	char    errmsg[256];      /* the last failure, for humans */
+	int     read_only;        /* set by the engine: every write is refused */
+	int64_t mirror_failures;  /* procedural mirror: how many times a file
+	                             could not be brought up to date after a
+	                             successful commit (the message is in
+	                             errmsg). Grows only; a caller that logs
+	                             compares it with the value it saw last. */
 };
 
 /*
 ** Opens an empty in-memory store. Returns 0 and sets *out, or a negative code
-** with a message in err (errlen bytes).
+** with a message in err (errlen bytes). It has no disk, so it keeps no
+** procedural mirror and is never read-only.
 */
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen);
 
 /*
-** Opens or creates the SQLite store at path (WAL, foreign keys, a schema
-** version table; migrates an older schema forward). synchronous_full selects
-** PRAGMA synchronous=FULL (1) or NORMAL (0). Returns 0 and sets *out, or a
-** negative code with a message in err.
+** How to open an SQLite store. Zero-initialise, then set what you need; a
+** zeroed struct (or a NULL pointer) means NORMAL durability, read-write, no
+** mirror.
 */
-int a2m_store_sqlite_open(const char *path, int synchronous_full,
+typedef struct a2m_sqlite_options {
+	/* PRAGMA synchronous=FULL (nonzero) or NORMAL (0); see DESIGN §5. */
+	int         synchronous_full;
+	/*
+	** Serve an existing file and refuse writes. The file is opened with
+	** SQLITE_OPEN_READONLY: a missing file is an error (nothing is
+	** created), a file without the a2m schema is an error, and a file at
+	** another schema version is refused rather than migrated (open it once
+	** read-write to migrate it). The journal mode is left as the file has
+	** it, and the procedural mirror is neither reconciled nor written.
+	** The database file itself is never written, but SQLite needs a WAL
+	** file's -wal and -shm companions to read it safely while a writer
+	** may be active, and creates them beside it when they are missing.
+	*/
+	int         read_only;
+	/*
+	** The procedural mirror (DECISIONS 024): when both are set (non-NULL
+	** and non-empty), every record whose tier equals procedural_tier is
+	** also kept as one Markdown file in procedural_dir, so that skills can
+	** be reviewed and versioned with git. The database stays the source of
+	** truth and the directory belongs to the store:
+	**
+	**   - a file is named <slug>--<id>.md. The slug comes from the record's
+	**     key, or without one from the first six words of its content:
+	**     ASCII letters lowercased, digits and non-ASCII UTF-8 kept, every
+	**     other run of bytes one '-', at most 60 bytes (a word that does
+	**     not fit is left out; a first word that does not fit is cut),
+	**     "record" when nothing is left. The id is percent-encoded
+	**     (everything but a-z, 0-9, '-', '_' and '.' becomes %XX, capitals
+	**     included, so names stay distinct on case-insensitive file
+	**     systems); an encoding longer than 160 bytes is cut to 120 and
+	**     ends in ~ and a 64-bit hash of the id. No id can name a path
+	**     outside the directory, and two ids share a file only if they are
+	**     that long and their hashes collide.
+	**   - the file holds a front-matter block (---, id, key, owner,
+	**     created_at, revision, ---; strings as JSON strings, key and
+	**     owner left out when absent, created_at as RFC 3339), then the
+	**     content, ending in a newline (one is added when the content does
+	**     not end in one).
+	**   - files change only after a COMMIT succeeds (an autocommitted write:
+	**     right after it), never for a write that is rolled back. Each is
+	**     written to a temporary file in the directory, fsynced and renamed
+	**     into place; the directory is created (0755) on first use. A file
+	**     whose bytes are already right is left untouched.
+	**   - if a file cannot be written or removed after its commit, the
+	**     commit still returns 0, because it happened and the database is
+	**     intact: the message goes to errmsg, mirror_failures grows, and the
+	**     next commit reconciles the whole directory.
+	**   - open reconciles the directory with the database: files of records
+	**     that are gone are removed, missing or stale files are (re)written,
+	**     so a crash between a commit and its file heals on the next open.
+	**     Only names of the form above (<slug>--<encoded id>.md) and the
+	**     store's own leftover temporary files are ever removed. Open fails
+	**     when the reconciliation fails.
+	*/
+	const char *procedural_dir;
+	const char *procedural_tier;
+} a2m_sqlite_options;
+
+/*
+** Opens the SQLite store at path: read-write (creating the file, WAL,
+** foreign keys, a schema version table; migrating an older schema forward)
+** or read-only, as opt says (NULL: all defaults). opt and its strings are
+** borrowed for the call only. Returns 0 and sets *out, or a negative code
+** with a message in err (errlen bytes) and *out NULL.
+*/
+int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 			  a2m_store **out, char *err, size_t errlen);
 
 /* Sets s->errmsg from a printf-style format. Returns A2M_INTERNAL_ERROR. */
@@ -114,5 +224,65 @@ int a2m_store_fail(a2m_store *s, const char *fmt, ...)
 
 /* True when rec matches the exact selection q (both engines share this). */
 int a2m_query_matches(const a2m_query *q, const a2m_record *rec);
+
+/*
+** ---- The procedural mirror (mirror.c), for engines, not the layers above.
+**
+** The engine notes each write that may change a mirrored file while its
+** transaction is open, then after a successful commit calls
+** a2m_mirror_apply(), which reads the current record of every noted id back
+** through s->ops->get and brings its file up to date. Reading back instead
+** of remembering contents keeps memory bounded by the number of ids, and
+** makes apply correct whatever happened in between (even a transaction
+** SQLite rolled back on its own): it always converges on the database.
+*/
+typedef struct a2m_mirror a2m_mirror;
+
+/*
+** A mirror of tier into dir (both copied). Creates nothing on disk. Returns
+** NULL when memory runs out.
+*/
+a2m_mirror *a2m_mirror_new(const char *dir, const char *tier);
+
+/* Frees m and its pending notes. NULL is a no-op. */
+void a2m_mirror_free(a2m_mirror *m);
+
+/* The tier m mirrors (borrowed from m). */
+const char *a2m_mirror_tier(const a2m_mirror *m);
+
+/*
+** Notes that the file of record id may have to change at the next apply.
+** old_name (borrowed) is the record's file name before the write when it was
+** in the mirrored tier (a2m_mirror_file_name()), NULL when it was not or did
+** not exist: apply removes that file unless the record still needs it.
+** Cannot fail: when memory runs out the mirror is marked for a full
+** reconciliation at the next apply instead.
+*/
+void a2m_mirror_note(a2m_mirror *m, const char *id, const char *old_name);
+
+/* Forgets the pending notes (the transaction was rolled back). */
+void a2m_mirror_discard(a2m_mirror *m);
+
+/*
+** Brings the files of every noted id up to date with s (after a commit),
+** then forgets the notes. Returns 0, or A2M_INTERNAL_ERROR with a message
+** in err when some file could not be written or removed; the mirror then
+** reconciles fully at the next apply.
+*/
+int a2m_mirror_apply(a2m_mirror *m, a2m_store *s, char *err, size_t errlen);
+
+/*
+** Makes the directory match s exactly (see a2m_sqlite_options). Returns 0,
+** or A2M_INTERNAL_ERROR with a message in err.
+*/
+int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen);
+
+/*
+** The file name of rec in a mirror: "<slug>--<id>.md" as described at
+** a2m_sqlite_options. Only rec->id, rec->key and rec->content are read.
+** Returns a string the caller frees with free(), or NULL when memory runs
+** out.
+*/
+char *a2m_mirror_file_name(const a2m_record *rec);
 
 #endif

@@ -1,0 +1,287 @@
+/*
+** flow.c — how records move between tiers: whole-group moves, promotion
+** earned by recall, and capacity enforced by spilling the weakest units
+** (see the policy summary in stack.h).
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/stack_internal.h"
+#include "util/clock.h"
+
+double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now)
+{
+	const a2m_tier *t = a2m_stack_tier_of(st, rec);
+	double recency = 1.0;
+	int64_t last = rec->accessed_at > rec->created_at ? rec->accessed_at : rec->created_at;
+	if (t && t->half_life_ms > 0 && now > last)
+		recency = exp2(-(double)(now - last) / t->half_life_ms);
+	return rec->salience * recency * (1.0 + (double)rec->access_count);
+}
+
+/* A growable array of record copies. */
+typedef struct rec_list {
+	a2m_record **v;
+	size_t       n, cap;
+	int          oom;
+} rec_list;
+
+static int list_visit(const a2m_record *rec, void *ctx)
+{
+	rec_list *l = ctx;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		a2m_record **p = realloc(l->v, cap * sizeof *p);
+		if (!p) {
+			l->oom = 1;
+			return -1;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = a2m_record_dup(rec))) {
+		l->oom = 1;
+		return -1;
+	}
+	l->n++;
+	return 0;
+}
+
+/* Collects copies of every record q selects. */
+static int list_scan(a2m_stack *st, const a2m_query *q, rec_list *l, a2m_error *err)
+{
+	memset(l, 0, sizeof *l);
+	int rc = st->store->ops->scan(st->store, q, list_visit, l);
+	if (rc || l->oom) {
+		a2m_record_array_free(l->v, l->n);
+		memset(l, 0, sizeof *l);
+		return l->oom ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
+			      : a2m_stack_store_error(st, err, rc);
+	}
+	return 0;
+}
+
+int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
+			double salience_add, int64_t *n, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	rec_list l = {0};
+	int rc = 0;
+	*n = 0;
+	if (rec->group) {
+		/* A group leaves its tier whole (spec §3.4). */
+		a2m_query q = {0};
+		q.tier = rec->tier;
+		q.group = rec->group;
+		if ((rc = list_scan(st, &q, &l, err)))
+			return rc;
+	} else {
+		if (list_visit(rec, &l) < 0)
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	for (size_t i = 0; i < l.n && !rc; i++) {
+		a2m_record *r = l.v[i];
+		if (!to) {
+			int removed = 0;
+			rc = s->ops->remove(s, r->id, &removed);
+			*n += removed;
+		} else {
+			char *tier = strdup(to);
+			if (!tier) {
+				rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+				break;
+			}
+			free(r->tier);
+			r->tier = tier;
+			r->salience += salience_add;
+			rc = s->ops->update(s, r);
+			*n += rc == 0;
+		}
+		if (rc && !err->code)
+			a2m_stack_store_error(st, err, rc);
+	}
+	a2m_record_array_free(l.v, l.n);
+	return rc ? err->code : 0;
+}
+
+/* One unit of eviction: a group (or a lone record) within one bucket. */
+typedef struct unit {
+	const a2m_record *first;   /* any member: move_unit takes the rest */
+	double            retention;
+	int64_t           newest;
+	size_t            size;
+} unit;
+
+static int cmp_group(const void *a, const void *b)
+{
+	const a2m_record *x = *(a2m_record *const *)a, *y = *(a2m_record *const *)b;
+	if (!x->group || !y->group)
+		return (x->group != NULL) - (y->group != NULL);
+	return strcmp(x->group, y->group);
+}
+
+/* Weakest first; among equals, the older goes first. */
+static int cmp_unit(const void *a, const void *b)
+{
+	const unit *x = a, *y = b;
+	if (x->retention != y->retention)
+		return x->retention < y->retention ? -1 : 1;
+	return (x->newest > y->newest) - (x->newest < y->newest);
+}
+
+/*
+** Spills (or drops) the weakest units of recs[0..n) — one bucket of tier t —
+** until at most t->capacity remain.
+*/
+static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, size_t n,
+			a2m_consolidation *cons, a2m_error *err)
+{
+	if ((int64_t)n <= t->capacity)
+		return 0;
+	int64_t now = a2m_clock_now_ms();
+	qsort(recs, n, sizeof *recs, cmp_group);
+	unit *units = calloc(n, sizeof *units);
+	if (!units)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	size_t nu = 0;
+	for (size_t i = 0; i < n; i++) {
+		double ret = a2m_stack_retention(st, recs[i], now);
+		int same = nu && recs[i]->group && units[nu - 1].first->group &&
+			   strcmp(recs[i]->group, units[nu - 1].first->group) == 0;
+		if (!same) {
+			units[nu].first = recs[i];
+			units[nu].retention = ret;
+			units[nu].newest = recs[i]->created_at;
+			nu++;
+		}
+		unit *u = &units[nu - 1];
+		u->size++;
+		/* A group is as strong as its strongest member. */
+		if (ret > u->retention)
+			u->retention = ret;
+		if (recs[i]->created_at > u->newest)
+			u->newest = recs[i]->created_at;
+	}
+	qsort(units, nu, sizeof *units, cmp_unit);
+	int64_t excess = (int64_t)n - t->capacity;
+	int rc = 0;
+	for (size_t i = 0; i < nu && excess > 0 && !rc; i++) {
+		int64_t moved = 0;
+		rc = a2m_stack_move_unit(st, units[i].first, t->spill_to, 0, &moved, err);
+		if (t->spill_to)
+			cons->moved += moved;
+		else
+			cons->dropped += moved;
+		excess -= (int64_t)units[i].size;
+	}
+	free(units);
+	return rc;
+}
+
+static int cmp_session(const void *a, const void *b)
+{
+	const a2m_record *x = *(a2m_record *const *)a, *y = *(a2m_record *const *)b;
+	if (!x->session || !y->session)
+		return (x->session != NULL) - (y->session != NULL);
+	return strcmp(x->session, y->session);
+}
+
+/* Enforces t's capacity; *changed is set when anything left the tier. */
+static int enforce_capacity(a2m_stack *st, const a2m_tier *t, a2m_consolidation *cons,
+			    int *changed, a2m_error *err)
+{
+	if (t->capacity <= 0)
+		return 0;
+	a2m_query q = {0};
+	q.tier = t->name;
+	int rc;
+	if (!t->per_session) {
+		int64_t count = 0;
+		if ((rc = st->store->ops->count(st->store, &q, &count)))
+			return a2m_stack_store_error(st, err, rc);
+		if (count <= t->capacity)
+			return 0;
+	}
+	rec_list l;
+	if ((rc = list_scan(st, &q, &l, err)))
+		return rc;
+	int64_t before = cons->moved + cons->dropped;
+	if (t->per_session && l.n) {
+		/* Conversations must not evict each other (spec §3.5). */
+		qsort(l.v, l.n, sizeof *l.v, cmp_session);
+		size_t start = 0;
+		for (size_t i = 1; i <= l.n && !rc; i++) {
+			if (i == l.n || cmp_session(&l.v[start], &l.v[i]) != 0) {
+				rc = spill_bucket(st, t, l.v + start, i - start, cons, err);
+				start = i;
+			}
+		}
+	} else if (!t->per_session) {
+		rc = spill_bucket(st, t, l.v, l.n, cons, err);
+	}
+	a2m_record_array_free(l.v, l.n);
+	if (cons->moved + cons->dropped > before)
+		*changed = 1;
+	return rc;
+}
+
+/* Moves every record of every tier that has earned promotion. */
+static int promote_earned(a2m_stack *st, a2m_consolidation *cons, a2m_error *err)
+{
+	const a2m_tier_layout *l = &st->cfg.tiers;
+	for (size_t i = 0; i < l->n; i++) {
+		const a2m_tier *t = &l->tiers[i];
+		if (!t->promote_to || t->promote_after <= 0)
+			continue;
+		a2m_query q = {0};
+		q.tier = t->name;
+		rec_list recs;
+		int rc = list_scan(st, &q, &recs, err);
+		if (rc)
+			return rc;
+		for (size_t j = 0; j < recs.n && !rc; j++) {
+			a2m_record *r = recs.v[j], *now = NULL;
+			if (r->access_count < t->promote_after)
+				continue;
+			/* An earlier group move may have taken it already. */
+			rc = st->store->ops->get(st->store, r->id, &now);
+			if (rc) {
+				a2m_stack_store_error(st, err, rc);
+				break;
+			}
+			if (now && now->tier && strcmp(now->tier, t->name) == 0) {
+				int64_t moved = 0;
+				rc = a2m_stack_move_unit(st, now, t->promote_to, 0, &moved, err);
+				cons->promoted += moved;
+			}
+			a2m_record_free(now);
+		}
+		a2m_record_array_free(recs.v, recs.n);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
+			a2m_error *err)
+{
+	int rc;
+	/* Promotion first, or a record that keeps proving useful is displaced
+	** by the volume arriving above it (DECISIONS 006). */
+	if (with_promotion && (rc = promote_earned(st, cons, err)))
+		return rc;
+	const a2m_tier_layout *l = &st->cfg.tiers;
+	/* A spill can overfill the tier below; the chain has no cycle, so
+	** n + 1 passes always reach a fixed point. */
+	for (size_t pass = 0; pass <= l->n; pass++) {
+		int changed = 0;
+		for (size_t i = 0; i < l->n; i++)
+			if ((rc = enforce_capacity(st, &l->tiers[i], cons, &changed, err)))
+				return rc;
+		if (!changed)
+			break;
+	}
+	return 0;
+}

@@ -1,0 +1,50 @@
+/*
+** stack_internal.h — what the stack's files share: the struct and the
+** helpers for visibility, transactions and change reporting.
+*/
+#ifndef A2M_STACK_INTERNAL_H
+#define A2M_STACK_INTERNAL_H
+
+#include "stack/stack.h"
+
+struct a2m_stack {
+	a2m_store       *store;
+	a2m_scorer      *scorer;
+	a2m_stack_config cfg;
+	a2m_change_fn    on_change;
+	void            *on_change_ctx;
+	int64_t          dims;        /* cached embedding width; -1 = not read yet */
+};
+
+/* The tier record rec lives in, or NULL when its tier is unknown. */
+const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec);
+
+/* True when rec may be seen by scope (spec §6, implementing-a2m.md §7). */
+int a2m_stack_visible(const a2m_stack *st, const a2m_scope *scope, const a2m_record *rec);
+
+/* Fills err from a store failure and returns the code. */
+int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc);
+
+/* Reports a change to the listener, if any. */
+void a2m_stack_emit(a2m_stack *st, const a2m_change *c);
+
+/*
+** Moves rec and every record of its group in the same tier to tier `to`
+** (to NULL: deletes them), adding salience_add to each moved record. Within
+** an open transaction. *n = records moved (or deleted). moved_ids, when not
+** NULL, collects the ids (strdup'ed; caller frees).
+*/
+int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
+			double salience_add, int64_t *n, a2m_error *err);
+
+/*
+** Runs promotion (earned by recalls) and capacity over every tier, within
+** an open transaction, adding to *cons. with_promotion 0 runs capacity only.
+*/
+int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
+			a2m_error *err);
+
+/* Retention of a record: salience × recency × (1 + access_count). */
+double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now);
+
+#endif

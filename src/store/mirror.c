@@ -1,0 +1,776 @@
+/*
+** mirror.c — procedural memory as files beside the database (DECISIONS 024).
+**
+** One Markdown file per record of one tier, so a person can review skills
+** and version them with git. The database is the source of truth; this file
+** only ever makes a directory agree with it. The contract (file names,
+** contents, when files change, what a failure means) is written once, at
+** a2m_sqlite_options in store.h; the notes here are about how.
+**
+** The engine calls a2m_mirror_note() for each write that may change a file
+** while its transaction is open, and a2m_mirror_apply() after a successful
+** commit. A note holds only the id and the name the record's file had
+** before the write; apply reads the record back through the store and
+** writes whatever the database now says. So a rolled-back transaction needs
+** no undo (its notes are dropped, or if they survive, they rewrite the same
+** bytes), and memory is bounded by ids, not by content.
+**
+** Every path is built from the directory and one name that cannot contain
+** '/', and every file operation is relative to a descriptor of the
+** directory (openat, renameat, unlinkat): a record can never name a file
+** outside it.
+*/
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "a2m.h"
+#include "store/store.h"
+#include "util/clock.h"
+
+#define SLUG_MAX      60   /* bytes of slug, so a name stays readable */
+#define SLUG_WORDS    6    /* words of content in a slug without a key */
+#define SLUG_DEFAULT  "record"
+#define ID_ENC_MAX    160  /* longest percent-encoded id kept whole */
+#define ID_ENC_CUT    120  /* what is kept of a longer one, before ~hash */
+#define SEPARATOR     "--"
+#define SUFFIX        ".md"
+#define TMP_PREFIX    ".a2m-tmp-"
+#define TMP_STALE_S   60   /* a temporary file this old is left over from a crash */
+#define TMP_ATTEMPTS  100
+#define FILE_MODE     0644
+#define DIR_MODE      0755
+#define READ_CHUNK    65536
+
+/* A write that may change id's file; old_name is its file before it, or NULL. */
+typedef struct note {
+	char *id;
+	char *old_name;
+} note;
+
+struct a2m_mirror {
+	char     *dir;
+	char     *tier;
+	note     *notes;
+	size_t    nnotes, cap;
+	int       dirty;    /* reconcile fully at the next apply */
+	unsigned  tmp_seq;  /* for temporary file names */
+};
+
+/* ---- names ------------------------------------------------------------- */
+
+/*
+** Decodes the character at p for a slug: returns how many bytes it spans
+** (at least 1) and sets *keep when it belongs in a word. ASCII letters and
+** digits are kept; so is any well-formed non-ASCII UTF-8 character except
+** the C1 controls and the Unicode spaces and invisible formatting
+** characters, which separate words like ASCII punctuation does. A malformed
+** byte is a separator of its own.
+*/
+static size_t slug_char(const unsigned char *p, int *keep)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t cp;
+
+	*keep = 0;
+	if (c < 0x80) {
+		*keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			(c >= '0' && c <= '9');
+		return 1;
+	}
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+		cp = c & 0x1F;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		cp = c & 0x0F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 1;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 1;
+		cp = (cp << 6) | (p[i] & 0x3F);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+	    (cp >= 0xD800 && cp <= 0xDFFF))
+		return 1;
+	if (cp <= 0x9F || cp == 0xA0 || cp == 0xAD || cp == 0x1680 ||
+	    (cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) ||
+	    (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 || cp == 0xFEFF)
+		return n;
+	*keep = 1;
+	return n;
+}
+
+/*
+** Writes the slug of text into out (SLUG_MAX + 1 bytes): its words, ASCII
+** lowercased, joined by single '-', at most max_words of them (0: no limit)
+** and at most SLUG_MAX bytes, never cutting a character. A word that does
+** not fit is left out whole, unless it is the first, which is cut. So a slug
+** has no "--", no leading or trailing '-', no '.', '/' or control character.
+*/
+static void slug_of(const char *text, int max_words, char *out)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t n = 0, word_start = 0;
+	int words = 0, in_word = 0;
+
+	while (*p) {
+		int keep;
+		size_t len = slug_char(p, &keep);
+		if (!keep) {
+			in_word = 0;
+			p += len;
+			continue;
+		}
+		if (!in_word) {
+			if (max_words && words == max_words)
+				break;
+			if (n + (n ? 1 : 0) + len > SLUG_MAX)
+				break;
+			if (n)
+				out[n++] = '-';
+			word_start = n;
+			words++;
+			in_word = 1;
+		} else if (n + len > SLUG_MAX) {
+			if (words > 1)
+				n = word_start - 1;   /* drop the word and its '-' */
+			break;
+		}
+		for (size_t i = 0; i < len; i++) {
+			unsigned char c = p[i];
+			out[n++] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+		}
+		p += len;
+	}
+	out[n] = '\0';
+}
+
+/* Bytes an id keeps as they are; everything else is %XX. */
+static int id_safe(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+	       c == '_' || c == '.';
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/*
+** The id as it appears in a file name, malloc'd: percent-encoded, so the
+** mapping is one to one and no id can spell '/', "..", a control character
+** or a name differing from another only in case. Too long for a name
+** (NAME_MAX is 255), it keeps its first ID_ENC_CUT bytes (never half an
+** escape) and appends '~' and a hash of the whole id; '~' is itself always
+** encoded, so such a name cannot equal an encoding kept whole.
+*/
+static char *encode_id(const char *id)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	/* Cut only when n > ID_ENC_MAX, so there is room for the ~hash. */
+	char *out = malloc(strlen(id) * 3 + 1);
+	size_t n = 0;
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++) {
+		if (id_safe(*p)) {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	if (n > ID_ENC_MAX) {
+		n = ID_ENC_CUT;
+		if (out[n - 1] == '%')
+			n -= 1;
+		else if (out[n - 2] == '%')
+			n -= 2;
+		snprintf(out + n, 18, "~%016llx", (unsigned long long)fnv1a(id));
+		n += 17;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+char *a2m_mirror_file_name(const a2m_record *rec)
+{
+	char slug[SLUG_MAX + 1] = "";
+	char *id, *name;
+	size_t len;
+
+	if (rec->key)
+		slug_of(rec->key, 0, slug);
+	if (!slug[0] && rec->content)
+		slug_of(rec->content, SLUG_WORDS, slug);
+	if (!slug[0])
+		snprintf(slug, sizeof slug, "%s", SLUG_DEFAULT);
+	id = encode_id(rec->id ? rec->id : "");
+	if (!id)
+		return NULL;
+	len = strlen(slug) + strlen(SEPARATOR) + strlen(id) + strlen(SUFFIX) + 1;
+	name = malloc(len);
+	if (name)
+		snprintf(name, len, "%s" SEPARATOR "%s" SUFFIX, slug, id);
+	free(id);
+	return name;
+}
+
+/*
+** True when name has the form of a mirror file, so reconciling may remove
+** it: a slug, SEPARATOR, an encoded id (possibly cut and hashed), SUFFIX.
+** Anything else in the directory (a README, .git) is left alone.
+*/
+static int is_mirror_name(const char *name)
+{
+	const char *sep = strstr(name, SEPARATOR);
+	size_t len = strlen(name), slen = strlen(SUFFIX);
+	if (!sep || sep == name || len < slen || strcmp(name + len - slen, SUFFIX) != 0)
+		return 0;
+	const char *p = sep + strlen(SEPARATOR), *end = name + len - slen;
+	if (p >= end)
+		return 0;
+	for (; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (!id_safe(c) && c != '%' && c != '~' && !(c >= 'A' && c <= 'F'))
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- file contents ----------------------------------------------------- */
+
+typedef struct buf {
+	char  *p;
+	size_t len, cap;
+	int    oom;
+} buf;
+
+static void put_bytes(buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void put_str(buf *b, const char *s)
+{
+	put_bytes(b, s, strlen(s));
+}
+
+/*
+** s as a JSON string, which is also a YAML double-quoted scalar: whatever an
+** id, key or owner holds (quotes, newlines, "---"), the front matter parses.
+*/
+static void put_quoted(buf *b, const char *s)
+{
+	put_str(b, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		char esc[8];
+		switch (*p) {
+		case '"':  put_str(b, "\\\""); break;
+		case '\\': put_str(b, "\\\\"); break;
+		case '\n': put_str(b, "\\n"); break;
+		case '\r': put_str(b, "\\r"); break;
+		case '\t': put_str(b, "\\t"); break;
+		default:
+			if (*p < 0x20 || *p == 0x7F) {
+				snprintf(esc, sizeof esc, "\\u%04x", *p);
+				put_str(b, esc);
+			} else {
+				put_bytes(b, (const char *)p, 1);
+			}
+		}
+	}
+	put_str(b, "\"");
+}
+
+/* The bytes of rec's file. Returns 0, or -1 when memory runs out. */
+static int file_text(const a2m_record *rec, buf *b)
+{
+	char num[32], ts[A2M_TIMESTAMP_LEN];
+	size_t clen = strlen(rec->content);
+
+	memset(b, 0, sizeof *b);
+	put_str(b, "---\nid: ");
+	put_quoted(b, rec->id);
+	if (rec->key) {
+		put_str(b, "\nkey: ");
+		put_quoted(b, rec->key);
+	}
+	if (rec->owner) {
+		put_str(b, "\nowner: ");
+		put_quoted(b, rec->owner);
+	}
+	put_str(b, "\ncreated_at: ");
+	put_str(b, a2m_clock_format(rec->created_at, ts));
+	snprintf(num, sizeof num, "%lld", (long long)rec->revision);
+	put_str(b, "\nrevision: ");
+	put_str(b, num);
+	put_str(b, "\n---\n");
+	put_bytes(b, rec->content, clen);
+	if (clen == 0 || rec->content[clen - 1] != '\n')
+		put_str(b, "\n");
+	if (b->oom) {
+		free(b->p);
+		memset(b, 0, sizeof *b);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the directory ----------------------------------------------------- */
+
+/* One apply or reconcile: the directory handle and the first failure. */
+typedef struct pass {
+	a2m_mirror *m;
+	a2m_store  *s;
+	int         dirfd;    /* -1 until opened */
+	int         changed;  /* a name was added or removed: fsync the directory */
+	int         failed;
+	char       *err;
+	size_t      errlen;
+} pass;
+
+static void pass_fail(pass *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pass_fail(pass *ps, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	if (ps->failed++ || !ps->err || !ps->errlen)
+		return;   /* the first failure is the one worth reading */
+	n = snprintf(ps->err, ps->errlen, "procedural mirror %s: ", ps->m->dir);
+	if (n < 0 || (size_t)n >= ps->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+** Opens the directory, creating it first when create is set. Without
+** create, a missing directory leaves dirfd -1 and is not a failure: there
+** is nothing in it to remove. Returns 0 or -1 (failure recorded).
+*/
+static int pass_dir(pass *ps, int create)
+{
+	if (ps->dirfd >= 0)
+		return 0;
+	if (create && mkdir(ps->m->dir, DIR_MODE) != 0 && errno != EEXIST) {
+		pass_fail(ps, "cannot create the directory: %s", strerror(errno));
+		return -1;
+	}
+	ps->dirfd = open(ps->m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ps->dirfd < 0) {
+		if (!create && errno == ENOENT)
+			return 0;
+		pass_fail(ps, "cannot open the directory: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* True when name in the directory is a regular file holding exactly text. */
+static int holds(int dirfd, const char *name, const char *text, size_t len)
+{
+	struct stat st;
+	char chunk[4096];
+	size_t at = 0;
+	int same = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != len)
+		goto out;
+	for (;;) {
+		ssize_t r = read(fd, chunk, sizeof chunk);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (size_t)r > len - at)
+			goto out;
+		if (r == 0)
+			break;
+		if (memcmp(chunk, text + at, (size_t)r) != 0)
+			goto out;
+		at += (size_t)r;
+	}
+	same = at == len;
+out:
+	close(fd);
+	return same;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, p, len > READ_CHUNK ? READ_CHUNK : len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+** Puts text in the file name atomically: a temporary file in the same
+** directory, fsynced, then renamed over name, so a reader (or git) sees the
+** old bytes or the new ones, never a torn file. Unchanged bytes are not
+** rewritten. Returns 0 or -1 (failure recorded).
+*/
+static int put_file(pass *ps, const char *name, const char *text, size_t len)
+{
+	char tmp[64];
+	int fd = -1;
+
+	if (pass_dir(ps, 1) != 0)
+		return -1;
+	if (holds(ps->dirfd, name, text, len))
+		return 0;
+	for (int i = 0; i < TMP_ATTEMPTS && fd < 0; i++) {
+		snprintf(tmp, sizeof tmp, TMP_PREFIX "%ld-%u", (long)getpid(), ps->m->tmp_seq++);
+		fd = openat(ps->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    FILE_MODE);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		pass_fail(ps, "cannot create a temporary file: %s", strerror(errno));
+		return -1;
+	}
+	/* O_CREAT's mode went through the umask; a skill file is for reading. */
+	if (fchmod(fd, FILE_MODE) != 0 || write_all(fd, text, len) != 0 || fsync(fd) != 0) {
+		pass_fail(ps, "cannot write %s: %s", name, strerror(errno));
+		close(fd);
+		unlinkat(ps->dirfd, tmp, 0);
+		return -1;
+	}
+	if (close(fd) != 0 || renameat(ps->dirfd, tmp, ps->dirfd, name) != 0) {
+		pass_fail(ps, "cannot write %s: %s", name, strerror(errno));
+		unlinkat(ps->dirfd, tmp, 0);
+		return -1;
+	}
+	ps->changed = 1;
+	return 0;
+}
+
+/* Writes rec's file. Returns 0 or -1 (failure recorded). */
+static int put_record(pass *ps, const a2m_record *rec, const char *name)
+{
+	buf b;
+	if (file_text(rec, &b) != 0) {
+		pass_fail(ps, "out of memory");
+		return -1;
+	}
+	int rc = put_file(ps, name, b.p, b.len);
+	free(b.p);
+	return rc;
+}
+
+/* Removes name; a name that is already gone is fine. */
+static void drop_file(pass *ps, const char *name)
+{
+	if (pass_dir(ps, 0) != 0 || ps->dirfd < 0)
+		return;
+	if (unlinkat(ps->dirfd, name, 0) == 0)
+		ps->changed = 1;
+	else if (errno != ENOENT)
+		pass_fail(ps, "cannot remove %s: %s", name, strerror(errno));
+}
+
+/* Makes the renames and removals themselves durable. Returns 0 or A2M_INTERNAL_ERROR. */
+static int pass_end(pass *ps)
+{
+	if (ps->dirfd >= 0) {
+		if (ps->changed && fsync(ps->dirfd) != 0)
+			pass_fail(ps, "cannot sync the directory: %s", strerror(errno));
+		close(ps->dirfd);
+		ps->dirfd = -1;
+	}
+	if (ps->failed) {
+		ps->m->dirty = 1;
+		return A2M_INTERNAL_ERROR;
+	}
+	return 0;
+}
+
+static void pass_begin(pass *ps, a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
+{
+	memset(ps, 0, sizeof *ps);
+	ps->m = m;
+	ps->s = s;
+	ps->dirfd = -1;
+	ps->err = err;
+	ps->errlen = errlen;
+	if (err && errlen)
+		err[0] = '\0';
+}
+
+/* ---- the mirror -------------------------------------------------------- */
+
+a2m_mirror *a2m_mirror_new(const char *dir, const char *tier)
+{
+	a2m_mirror *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->dir = strdup(dir);
+	m->tier = strdup(tier);
+	if (!m->dir || !m->tier) {
+		a2m_mirror_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void a2m_mirror_discard(a2m_mirror *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nnotes; i++) {
+		free(m->notes[i].id);
+		free(m->notes[i].old_name);
+	}
+	m->nnotes = 0;
+}
+
+void a2m_mirror_free(a2m_mirror *m)
+{
+	if (!m)
+		return;
+	a2m_mirror_discard(m);
+	free(m->notes);
+	free(m->dir);
+	free(m->tier);
+	free(m);
+}
+
+const char *a2m_mirror_tier(const a2m_mirror *m)
+{
+	return m->tier;
+}
+
+void a2m_mirror_note(a2m_mirror *m, const char *id, const char *old_name)
+{
+	note n = {NULL, NULL};
+
+	if (m->dirty)
+		return;   /* the next apply looks at everything anyway */
+	if (m->nnotes == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 16;
+		note *p = realloc(m->notes, cap * sizeof *p);
+		if (!p)
+			goto oom;
+		m->notes = p;
+		m->cap = cap;
+	}
+	n.id = strdup(id);
+	if (!n.id || (old_name && !(n.old_name = strdup(old_name))))
+		goto oom;
+	m->notes[m->nnotes++] = n;
+	return;
+oom:
+	free(n.id);
+	a2m_mirror_discard(m);
+	m->dirty = 1;
+}
+
+static int cmp_notes(const void *a, const void *b)
+{
+	return strcmp(((const note *)a)->id, ((const note *)b)->id);
+}
+
+/*
+** Brings one id's file up to date: the file the record now needs (none if
+** it is gone or left the tier), and none of the names it had before.
+*/
+static void apply_id(pass *ps, const note *first, size_t count)
+{
+	a2m_record *rec = NULL;
+	char *name = NULL;
+
+	if (ps->s->ops->get(ps->s, first->id, &rec) != 0) {
+		pass_fail(ps, "cannot read record \"%s\": %s", first->id, ps->s->errmsg);
+		return;
+	}
+	if (rec && rec->tier && strcmp(rec->tier, ps->m->tier) == 0) {
+		name = a2m_mirror_file_name(rec);
+		if (!name)
+			pass_fail(ps, "out of memory");
+		else
+			put_record(ps, rec, name);
+	}
+	for (size_t i = 0; i < count; i++) {
+		const char *old = first[i].old_name;
+		if (old && !(name && strcmp(old, name) == 0))
+			drop_file(ps, old);
+	}
+	free(name);
+	a2m_record_free(rec);
+}
+
+int a2m_mirror_apply(a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
+{
+	pass ps;
+
+	if (m->dirty)
+		return a2m_mirror_reconcile(m, s, err, errlen);
+	if (m->nnotes == 0)
+		return 0;
+	pass_begin(&ps, m, s, err, errlen);
+	qsort(m->notes, m->nnotes, sizeof *m->notes, cmp_notes);
+	for (size_t i = 0, j; i < m->nnotes; i = j) {
+		for (j = i + 1; j < m->nnotes && strcmp(m->notes[j].id, m->notes[i].id) == 0; j++)
+			;
+		apply_id(&ps, &m->notes[i], j - i);
+	}
+	a2m_mirror_discard(m);
+	return pass_end(&ps);
+}
+
+/* The names a reconciliation keeps, sorted for bsearch. */
+typedef struct keep {
+	pass   *ps;
+	char  **names;
+	size_t  n, cap;
+} keep;
+
+static int reconcile_visit(const a2m_record *rec, void *ctx)
+{
+	keep *k = ctx;
+	char *name = a2m_mirror_file_name(rec);
+	if (!name) {
+		pass_fail(k->ps, "out of memory");
+		return A2M_INTERNAL_ERROR;
+	}
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 64;
+		char **p = realloc(k->names, cap * sizeof *p);
+		if (!p) {
+			free(name);
+			pass_fail(k->ps, "out of memory");
+			return A2M_INTERNAL_ERROR;
+		}
+		k->names = p;
+		k->cap = cap;
+	}
+	k->names[k->n++] = name;
+	/* Keep going after a failed write: heal as much as can be healed. */
+	put_record(k->ps, rec, name);
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* True for one of our temporary files that no write in progress can own. */
+static int stale_tmp(int dirfd, const char *name)
+{
+	struct stat st;
+	if (strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		return 0;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	return time(NULL) - st.st_mtime > TMP_STALE_S;
+}
+
+/* Removes every mirror-shaped name not in k, and stale temporary files. */
+static void sweep(pass *ps, keep *k)
+{
+	DIR *d;
+	int fd;
+
+	if (pass_dir(ps, 0) != 0 || ps->dirfd < 0)
+		return;
+	fd = dup(ps->dirfd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		pass_fail(ps, "cannot list the directory: %s", strerror(errno));
+		return;
+	}
+	qsort(k->names, k->n, sizeof *k->names, cmp_names);
+	for (;;) {
+		errno = 0;
+		struct dirent *e = readdir(d);
+		if (!e) {
+			if (errno)
+				pass_fail(ps, "cannot list the directory: %s", strerror(errno));
+			break;
+		}
+		const char *name = e->d_name;
+		if (is_mirror_name(name)) {
+			if (!bsearch(&name, k->names, k->n, sizeof *k->names, cmp_names))
+				drop_file(ps, name);
+		} else if (stale_tmp(ps->dirfd, name)) {
+			drop_file(ps, name);
+		}
+	}
+	closedir(d);
+}
+
+int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
+{
+	pass ps;
+	keep k = {NULL, NULL, 0, 0};
+	a2m_query q;
+
+	pass_begin(&ps, m, s, err, errlen);
+	k.ps = &ps;
+	a2m_mirror_discard(m);
+	m->dirty = 0;
+	memset(&q, 0, sizeof q);
+	q.tier = m->tier;
+	int rc = s->ops->scan(s, &q, reconcile_visit, &k);
+	if (rc != 0 && !ps.failed)
+		pass_fail(&ps, "cannot list the records: %s", s->errmsg);
+	/* Sweep only with the complete list, or it would remove live files. */
+	if (rc == 0)
+		sweep(&ps, &k);
+	for (size_t i = 0; i < k.n; i++)
+		free(k.names[i]);
+	free(k.names);
+	return pass_end(&ps);
+}
