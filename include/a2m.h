@@ -87,6 +87,17 @@ typedef struct a2m_config {
 	                                          WAL mode survives a process crash
 	                                          but may lose the last commits on
 	                                          power loss. */
+	const char *capabilities;    /* comma-separated capabilities to declare
+	                                (e.g. "core,tiers,keys"); NULL = all eleven.
+	                                "core" is always declared. */
+	int         read_only;       /* 1: serve an existing store and refuse every
+	                                write with READ_ONLY (spec §2.1) */
+	const char *config_file;     /* JSON configuration (docs/CONFIG.md): tiers,
+	                                limits, metric, events; fields set in this
+	                                struct take precedence over the file */
+	const char *metric;          /* how vectors compare: "cosine" (default),
+	                                "dot" or "l2" */
+	int64_t     events_retain;   /* events kept for memory/events; default 1024 */
 } a2m_config;
 
 /* Fills *cfg with the defaults. Cannot fail. */
@@ -125,6 +136,12 @@ char *a2m_handle_n(a2m *h, const char *message, size_t len);
 */
 typedef void (*a2m_notify_fn)(const char *notification, void *user);
 void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user);
+
+/*
+** Whether this handle can deliver notifications: true once a callback is set
+** with a2m_set_notify(). memory/describe reports it as events.push, and
+** memory/events/subscribe is refused without it (spec §4.13).
+*/
 
 /* Commits and closes the store and frees the handle. NULL is a no-op. */
 void a2m_close(a2m *h);

@@ -1,7 +1,8 @@
 /*
 ** a2m.c — the handle of the public API (include/a2m.h): builds a server from
-** a config (store engine, scorer, stack, limits) and serialises every call on
-** one mutex, which is what makes a handle safe to share between threads.
+** a config (store engine, scorer, tier stack, events, limits) and serialises
+** every call on one mutex, which is what makes a handle safe to share
+** between threads.
 */
 #include <pthread.h>
 #include <stdarg.h>
@@ -10,10 +11,14 @@
 #include <string.h>
 
 #include "a2m.h"
+#include "config.h"
+#include "events.h"
+#include "protocol/events_hook.h"
 #include "protocol/protocol.h"
 #include "rank/scorer.h"
 #include "rpc/rpc.h"
 #include "stack/stack.h"
+#include "stack/where.h"
 #include "store/store.h"
 
 struct a2m {
@@ -34,6 +39,7 @@ void a2m_config_init(a2m_config *cfg)
 	cfg->max_content_length = 1048576;
 	cfg->max_recall_limit = 1000;
 	cfg->default_recall_limit = 10;
+	cfg->events_retain = 1024;
 }
 
 static int open_fail(char **errmsg, int code, const char *fmt, ...)
@@ -52,74 +58,189 @@ static int open_fail(char **errmsg, int code, const char *fmt, ...)
 	return code;
 }
 
+/* Copies the fields the caller set over the defaults. */
+static void merge_config(a2m_config *cfg, const a2m_config *in)
+{
+	cfg->engine = in->engine;
+	cfg->sqlite_synchronous_normal = in->sqlite_synchronous_normal;
+	cfg->read_only = in->read_only;
+	if (in->path)
+		cfg->path = in->path;
+	if (in->name)
+		cfg->name = in->name;
+	if (in->max_records_per_call > 0)
+		cfg->max_records_per_call = in->max_records_per_call;
+	if (in->max_content_length > 0)
+		cfg->max_content_length = in->max_content_length;
+	if (in->max_recall_limit > 0)
+		cfg->max_recall_limit = in->max_recall_limit;
+	if (in->default_recall_limit > 0)
+		cfg->default_recall_limit = in->default_recall_limit;
+	if (in->events_retain > 0)
+		cfg->events_retain = in->events_retain;
+	cfg->capabilities = in->capabilities;
+	cfg->config_file = in->config_file;
+	cfg->metric = in->metric;
+}
+
+/* The directory procedural records are mirrored into: beside the database
+** (DECISIONS 024), "memory.db" → "memory.procedural". */
+static char *procedural_dir(const char *db_path)
+{
+	size_t len = strlen(db_path);
+	if (len > 3 && strcmp(db_path + len - 3, ".db") == 0)
+		len -= 3;
+	char *dir = malloc(len + sizeof ".procedural");
+	if (dir) {
+		memcpy(dir, db_path, len);
+		memcpy(dir + len, ".procedural", sizeof ".procedural");
+	}
+	return dir;
+}
+
+/* Which record fields `where` may test: those of the declared capabilities. */
+static unsigned where_fields(unsigned caps)
+{
+	unsigned f = 0;
+	if (caps & A2M_CAP_TIERS)
+		f |= A2M_FIELD_TIER;
+	if (caps & A2M_CAP_SALIENCE)
+		f |= A2M_FIELD_SALIENCE;
+	if (caps & A2M_CAP_SCOPES)
+		f |= A2M_FIELD_OWNER;
+	if (caps & A2M_CAP_SESSIONS)
+		f |= A2M_FIELD_SESSION;
+	if (caps & A2M_CAP_KEYS)
+		f |= A2M_FIELD_KEY;
+	if (caps & A2M_CAP_EXTERNAL)
+		f |= A2M_FIELD_EXTERNAL;
+	return f;
+}
+
+static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_store **store,
+		      char *err, size_t errlen)
+{
+	if (cfg->engine == A2M_ENGINE_MEMORY) {
+		if (cfg->read_only) {
+			snprintf(err, errlen, "a read-only server needs an existing database (--db)");
+			return A2M_INVALID_PARAMS;
+		}
+		return a2m_store_memory_open(store, err, errlen);
+	}
+	if (cfg->engine != A2M_ENGINE_SQLITE) {
+		snprintf(err, errlen, "unknown storage engine %d", (int)cfg->engine);
+		return A2M_INVALID_PARAMS;
+	}
+	a2m_sqlite_options opt = {0};
+	opt.synchronous_full = !cfg->sqlite_synchronous_normal;
+	opt.read_only = cfg->read_only;
+	char *dir = NULL;
+	for (size_t i = 0; i < layout->n; i++)
+		if (strcmp(layout->tiers[i].kind, "procedural") == 0) {
+			opt.procedural_tier = layout->tiers[i].name;
+			break;
+		}
+	if (opt.procedural_tier && strcmp(cfg->path, ":memory:") != 0) {
+		if (!(dir = procedural_dir(cfg->path))) {
+			snprintf(err, errlen, "out of memory");
+			return A2M_INTERNAL_ERROR;
+		}
+		opt.procedural_dir = dir;
+	} else {
+		opt.procedural_tier = NULL;
+	}
+	int rc = a2m_store_sqlite_open(cfg->path, &opt, store, err, errlen);
+	free(dir);
+	return rc;
+}
+
 int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 {
-	a2m_config cfg;
+	a2m_config cfg, defaults;
 	a2m_config_init(&cfg);
+	a2m_config_init(&defaults);
 	*out = NULL;
 	if (errmsg)
 		*errmsg = NULL;
-	if (cfg_in) {
-		/* Zero or NULL fields keep their default. */
-		cfg.engine = cfg_in->engine;
-		cfg.sqlite_synchronous_normal = cfg_in->sqlite_synchronous_normal;
-		if (cfg_in->path)
-			cfg.path = cfg_in->path;
-		if (cfg_in->name)
-			cfg.name = cfg_in->name;
-		if (cfg_in->max_records_per_call > 0)
-			cfg.max_records_per_call = cfg_in->max_records_per_call;
-		if (cfg_in->max_content_length > 0)
-			cfg.max_content_length = cfg_in->max_content_length;
-		if (cfg_in->max_recall_limit > 0)
-			cfg.max_recall_limit = cfg_in->max_recall_limit;
-		if (cfg_in->default_recall_limit > 0)
-			cfg.default_recall_limit = cfg_in->default_recall_limit;
+	if (cfg_in)
+		merge_config(&cfg, cfg_in);
+
+	char err[512] = "";
+	json_t *keep = NULL;
+	a2m_tier_layout layout = {0};
+	if (cfg.config_file &&
+	    a2m_config_load_file(cfg.config_file, &cfg, &defaults, &layout, &keep, err, sizeof err) != 0)
+		return open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
+	if (!layout.n && a2m_tiers_default(&layout) != 0) {
+		json_decref(keep);
+		return open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
 	}
 	if (cfg.default_recall_limit > cfg.max_recall_limit)
 		cfg.default_recall_limit = cfg.max_recall_limit;
-
-	char err[256] = "";
-	a2m_store *store = NULL;
-	int rc;
-	switch (cfg.engine) {
-	case A2M_ENGINE_MEMORY:
-		rc = a2m_store_memory_open(&store, err, sizeof err);
-		break;
-	case A2M_ENGINE_SQLITE:
-		rc = a2m_store_sqlite_open(cfg.path, !cfg.sqlite_synchronous_normal, &store,
-					   err, sizeof err);
-		break;
-	default:
-		return open_fail(errmsg, A2M_INVALID_PARAMS, "unknown storage engine %d",
-				 (int)cfg.engine);
+	unsigned caps = ~0u;
+	a2m_metric metric = A2M_METRIC_COSINE;
+	int rc = 0;
+	if (cfg.capabilities && a2m_config_parse_capabilities(cfg.capabilities, &caps, err, sizeof err))
+		rc = open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
+	else if (cfg.metric && a2m_metric_parse(cfg.metric, &metric) != 0)
+		rc = open_fail(errmsg, A2M_INVALID_PARAMS,
+			       "unknown metric '%s' (use cosine, dot or l2)", cfg.metric);
+	caps &= (A2M_CAP_PROMPT << 1) - 1;
+	char *name = strdup(cfg.name);
+	json_decref(keep); /* nothing below points into the file any more */
+	if (rc || !name) {
+		a2m_tiers_free(&layout);
+		free(name);
+		return rc ? rc : open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
 	}
-	if (rc)
-		return open_fail(errmsg, rc, "cannot open store: %s", err);
 
-	a2m_scorer *scorer = a2m_scorer_lexical_new();
+	a2m_store *store = NULL;
+	if ((rc = open_store(&cfg, &layout, &store, err, sizeof err)) != 0) {
+		a2m_tiers_free(&layout);
+		free(name);
+		return open_fail(errmsg, rc, "cannot open store: %s", err);
+	}
+	a2m_scorer *parts[2] = {a2m_scorer_lexical_new(), a2m_scorer_vector_new(metric)};
+	a2m_scorer *scorer = a2m_scorer_hybrid_new(parts, 2);
+	if (!parts[0] || !parts[1]) {
+		if (scorer)
+			scorer->destroy(scorer);
+		scorer = NULL;
+	}
 	if (!scorer) {
 		store->ops->close(store);
+		a2m_tiers_free(&layout);
+		free(name);
 		return open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
 	}
 	a2m_stack_config scfg = {0};
+	scfg.tiers = layout;
+	scfg.fields = where_fields(caps);
+	scfg.metric = metric;
+	scfg.default_salience = 1.0;
+	scfg.read_only = cfg.read_only;
 	a2m_stack *stack = a2m_stack_new(store, scorer, &scfg);
 	a2m *h = calloc(1, sizeof *h);
-	char *name = strdup(cfg.name);
-	if (!stack || !h || !name) {
+	a2m_event_log *events = (caps & A2M_CAP_EVENTS)
+		? a2m_event_log_new((size_t)cfg.events_retain) : NULL;
+	if (!stack || !h || ((caps & A2M_CAP_EVENTS) && !events)) {
 		a2m_stack_free(stack);
+		a2m_event_log_free(events);
 		free(h);
 		free(name);
 		return open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
 	}
 	pthread_mutex_init(&h->mu, NULL);
 	h->srv.name = name;
-	h->srv.caps = A2M_CAP_CORE;
+	h->srv.caps = caps;
 	h->srv.stack = stack;
+	h->srv.read_only = cfg.read_only;
+	h->srv.events = events;
 	h->srv.limits.max_records_per_call = cfg.max_records_per_call;
 	h->srv.limits.max_content_length = cfg.max_content_length;
 	h->srv.limits.max_recall_limit = cfg.max_recall_limit;
 	h->srv.limits.default_recall_limit = cfg.default_recall_limit;
+	a2m_stack_on_change(stack, a2m_events_on_change, &h->srv);
 	*out = h;
 	return 0;
 }
@@ -137,11 +258,27 @@ char *a2m_handle(a2m *h, const char *message)
 	return a2m_handle_n(h, message, strlen(message));
 }
 
+/* Hands a notification to the user's callback (called with the mutex held,
+** from inside a2m_handle, right after the change it reports). */
+static void deliver(void *ctx, const char *text)
+{
+	a2m *h = ctx;
+	if (h->notify)
+		h->notify(text, h->notify_user);
+}
+
 void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 {
 	pthread_mutex_lock(&h->mu);
 	h->notify = fn;
 	h->notify_user = user;
+	h->srv.notify = fn ? deliver : NULL;
+	h->srv.notify_ctx = h;
+	h->srv.push = fn != NULL;
+	if (!fn) {
+		/* A subscription cannot outlive the channel that carries it. */
+		h->srv.subscribed = 0;
+	}
 	pthread_mutex_unlock(&h->mu);
 }
 
@@ -150,6 +287,9 @@ void a2m_close(a2m *h)
 	if (!h)
 		return;
 	a2m_stack_free(h->srv.stack);
+	a2m_event_log_free(h->srv.events);
+	json_decref(h->srv.sub_kinds);
+	free(h->srv.sub_owner);
 	free((char *)h->srv.name);
 	pthread_mutex_destroy(&h->mu);
 	free(h);

@@ -34,6 +34,11 @@ static const char usage[] =
 	"  --max-line BYTES      longest message accepted (default 16777216)\n"
 	"  --synchronous-normal  SQLite synchronous=NORMAL: faster commits that survive a\n"
 	"                        crash of the process but not a power loss (default FULL)\n"
+	"  --read-only           serve an existing database; refuse every write (-32004)\n"
+	"  --config FILE         JSON configuration: tiers, limits, metric (docs/CONFIG.md)\n"
+	"  --capabilities LIST   declare only these, e.g. core,tiers,keys (default: all)\n"
+	"  --metric NAME         how vectors compare: cosine (default), dot or l2\n"
+	"  --events-retain N     events kept for memory/events (default 1024)\n"
 	"  -h, --help            show this help\n";
 
 static volatile sig_atomic_t stop_requested;
@@ -111,6 +116,31 @@ int a2m_cmd_serve(int argc, char **argv)
 			if (errno || *end || n < 64 || *v == '-')
 				return bad_usage("--max-line must be a number of bytes >= 64, not '%s'", v);
 			max_line = (size_t)n;
+		} else if (strcmp(a, "--read-only") == 0) {
+			cfg.read_only = 1;
+		} else if (strcmp(a, "--config") == 0) {
+			if (!(v = flag_value(argc, argv, &i)) || !*v)
+				return bad_usage("%s needs a file path", a);
+			cfg.config_file = v;
+		} else if (strcmp(a, "--capabilities") == 0) {
+			if (!(v = flag_value(argc, argv, &i)) || !*v)
+				return bad_usage("%s needs a list such as core,tiers", a);
+			cfg.capabilities = v;
+		} else if (strcmp(a, "--metric") == 0) {
+			if (!(v = flag_value(argc, argv, &i)))
+				return bad_usage("%s needs cosine, dot or l2", a);
+			if (strcmp(v, "cosine") && strcmp(v, "dot") && strcmp(v, "l2"))
+				return bad_usage("unknown metric '%s' (use cosine, dot or l2)", v);
+			cfg.metric = v;
+		} else if (strcmp(a, "--events-retain") == 0) {
+			char *end;
+			if (!(v = flag_value(argc, argv, &i)))
+				return bad_usage("%s needs a number", a);
+			errno = 0;
+			long long n = strtoll(v, &end, 10);
+			if (errno || *end || n < 1)
+				return bad_usage("--events-retain must be a positive number, not '%s'", v);
+			cfg.events_retain = n;
 		} else if (strcmp(a, "--http") == 0) {
 			return bad_usage("%s is not available in this build yet; use --stdio", a);
 		} else {

@@ -4,7 +4,11 @@
 ** configuration, so describe can never disagree with what the server does.
 */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "events.h"
+#include "prompt.h"
 
 #include "protocol/protocol.h"
 
@@ -28,12 +32,47 @@ static int protocol_compatible(const char *v)
 	return 1;
 }
 
+/* The tier layout with live counts, scoped like a read by owner (§4.1, §4.7). */
+static json_t *describe_tiers(a2m_server *srv, const a2m_scope *scope, a2m_error *err)
+{
+	const a2m_tier_layout *l = a2m_stack_tiers(srv->stack);
+	int64_t *counts = calloc(l->n + 1, sizeof *counts);
+	if (!counts || a2m_stack_tier_counts(srv->stack, scope, counts, err) != 0) {
+		free(counts);
+		if (!err->code)
+			a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		return NULL;
+	}
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < l->n; i++) {
+		const a2m_tier *t = &l->tiers[i];
+		json_t *o = json_pack("{ss sI ss sI so so sI sb sb}",
+			"name", t->name, "count", (json_int_t)counts[i], "kind", t->kind,
+			"capacity", (json_int_t)t->capacity,
+			"spill_to", t->spill_to ? json_string(t->spill_to) : json_null(),
+			"promote_to", t->promote_to ? json_string(t->promote_to) : json_null(),
+			"promote_after", (json_int_t)t->promote_after,
+			"shared", t->shared, "per_session", t->per_session);
+		if (o && t->half_life_ms > 0)
+			json_object_set_new(o, "half_life_seconds", json_real(t->half_life_ms / 1000.0));
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	free(counts);
+	if (!arr)
+		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	return arr;
+}
+
 int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
 {
 	const char *protocol;
+	a2m_scope scope;
 	int rc;
 	if ((rc = a2m_param_string(params, "protocol", &protocol, err)) ||
-	    (rc = a2m_param_requires(srv, params, "owner", A2M_CAP_SCOPES, err)))
+	    (rc = a2m_param_scope(srv, params, &scope, err)))
 		return rc;
 	if (protocol && !protocol_compatible(protocol)) {
 		a2m_error_set(err, A2M_PROTOCOL_NOT_SUPPORTED,
@@ -59,6 +98,33 @@ int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_er
 		"max_content_length", (json_int_t)srv->limits.max_content_length);
 	if (!res)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	if (srv->read_only)
+		json_object_set_new(res, "read_only", json_true());
+	if (srv->caps & A2M_CAP_TIERS) {
+		json_t *tiers = describe_tiers(srv, &scope, err);
+		if (!tiers) {
+			json_decref(res);
+			return err->code;
+		}
+		json_object_set_new(res, "tiers", tiers);
+	}
+	if (srv->caps & A2M_CAP_EMBEDDINGS) {
+		int64_t dims = a2m_stack_dimensions(srv->stack);
+		/* Every metric below is really implemented by the vector scorer. */
+		json_object_set_new(res, "embeddings", json_pack("{so ss s[sss] so}",
+			"dimensions", dims ? json_integer(dims) : json_null(),
+			"metric", a2m_metric_name(a2m_stack_metric(srv->stack)),
+			"metrics", "cosine", "dot", "l2",
+			"model", json_null()));
+	}
+	if (srv->caps & A2M_CAP_EVENTS)
+		json_object_set_new(res, "events", json_pack("{sb sI}", "push", srv->push,
+			"retain", (json_int_t)a2m_event_log_capacity(srv->events)));
+	if (srv->caps & A2M_CAP_SUMMARIZE)
+		json_object_set_new(res, "summarize", json_pack("{so ss}", "model", json_null(),
+								"method", "extractive"));
+	if (srv->caps & A2M_CAP_PROMPT)
+		json_object_set_new(res, "prompt", a2m_prompt_describe());
 	*result = res;
 	return 0;
 }

@@ -23,22 +23,22 @@ const char *a2m_capability_name(unsigned cap)
 }
 
 const a2m_method a2m_methods[] = {
-	{"memory/describe",           A2M_CAP_CORE,      a2m_method_describe},
-	{"memory/remember",           A2M_CAP_CORE,      a2m_method_remember},
-	{"memory/recall",             A2M_CAP_CORE,      a2m_method_recall},
-	{"memory/timeline",           A2M_CAP_CORE,      a2m_method_timeline},
-	{"memory/forget",             A2M_CAP_CORE,      a2m_method_forget},
-	{"memory/promote",            A2M_CAP_TIERS,     NULL},
-	{"memory/consolidate",        A2M_CAP_TIERS,     NULL},
-	{"memory/reinforce",          A2M_CAP_SALIENCE,  NULL},
-	{"memory/fetch",              A2M_CAP_KEYS,      NULL},
-	{"memory/session/list",       A2M_CAP_SESSIONS,  NULL},
-	{"memory/session/close",      A2M_CAP_SESSIONS,  NULL},
-	{"memory/events",             A2M_CAP_EVENTS,    NULL},
-	{"memory/events/subscribe",   A2M_CAP_EVENTS,    NULL},
-	{"memory/events/unsubscribe", A2M_CAP_EVENTS,    NULL},
-	{"memory/summarize",          A2M_CAP_SUMMARIZE, NULL},
-	{NULL, 0, NULL}
+	{"memory/describe",           A2M_CAP_CORE,      a2m_method_describe,      0},
+	{"memory/remember",           A2M_CAP_CORE,      a2m_method_remember,      1},
+	{"memory/recall",             A2M_CAP_CORE,      a2m_method_recall,        0},
+	{"memory/timeline",           A2M_CAP_CORE,      a2m_method_timeline,      0},
+	{"memory/forget",             A2M_CAP_CORE,      a2m_method_forget,        1},
+	{"memory/promote",            A2M_CAP_TIERS,     a2m_method_promote,       1},
+	{"memory/consolidate",        A2M_CAP_TIERS,     a2m_method_consolidate,   1},
+	{"memory/reinforce",          A2M_CAP_SALIENCE,  a2m_method_reinforce,     1},
+	{"memory/fetch",              A2M_CAP_KEYS,      a2m_method_fetch,         0},
+	{"memory/session/list",       A2M_CAP_SESSIONS,  a2m_method_session_list,  0},
+	{"memory/session/close",      A2M_CAP_SESSIONS,  a2m_method_session_close, 1},
+	{"memory/events",             A2M_CAP_EVENTS,    a2m_method_events,        0},
+	{"memory/events/subscribe",   A2M_CAP_EVENTS,    a2m_method_subscribe,     0},
+	{"memory/events/unsubscribe", A2M_CAP_EVENTS,    a2m_method_unsubscribe,   0},
+	{"memory/summarize",          A2M_CAP_SUMMARIZE, a2m_method_summarize,     1},
+	{NULL, 0, NULL, 0}
 };
 
 const a2m_method *a2m_method_find(const char *name)
@@ -65,5 +65,8 @@ int a2m_protocol_call(a2m_server *srv, const a2m_method *m, json_t *params,
 	** capability always has every one of its handlers. */
 	if (!(srv->caps & m->cap) || !m->fn)
 		return a2m_error_capability(err, m->cap, m->name);
+	/* Refused consistently, every time, before anything is read (§2.1). */
+	if (srv->read_only && m->writes)
+		return a2m_error_set(err, A2M_READ_ONLY, "%s: this server is read-only", m->name);
 	return m->fn(srv, params, result, err);
 }

@@ -2,6 +2,7 @@
 ** params.c — parameter reading shared by the handlers: types are checked
 ** exactly, unknown names are never looked at (DECISIONS 012).
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "protocol/protocol.h"
@@ -47,24 +48,33 @@ int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *
 	return a2m_error_capability(err, cap, name);
 }
 
+int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scope,
+		    a2m_error *err)
+{
+	int rc;
+	memset(scope, 0, sizeof *scope);
+	if ((rc = a2m_param_requires(srv, params, "owner", A2M_CAP_SCOPES, err)) ||
+	    (rc = a2m_param_string(params, "owner", &scope->owner, err)))
+		return rc;
+	scope->scoped = (srv->caps & A2M_CAP_SCOPES) != 0;
+	return 0;
+}
+
 int a2m_param_selection(const a2m_server *srv, const json_t *params,
 			a2m_selection *sel, a2m_error *err)
 {
 	int rc;
 	memset(sel, 0, sizeof *sel);
 	if ((rc = a2m_param_requires(srv, params, "tier", A2M_CAP_TIERS, err)) ||
-	    (rc = a2m_param_requires(srv, params, "owner", A2M_CAP_SCOPES, err)) ||
-	    (rc = a2m_param_requires(srv, params, "key_prefix", A2M_CAP_KEYS, err)))
+	    (rc = a2m_param_requires(srv, params, "key_prefix", A2M_CAP_KEYS, err)) ||
+	    (rc = a2m_param_scope(srv, params, &sel->scope, err)))
 		return rc;
 	if ((rc = a2m_param_string(params, "tier", &sel->q.tier, err)) ||
 	    (rc = a2m_param_string(params, "key_prefix", &sel->q.key_prefix, err)))
 		return rc;
-	const char *owner = NULL;
-	if ((rc = a2m_param_string(params, "owner", &owner, err)))
-		return rc;
-	if (owner) {
-		sel->q.by_owner = 1;
-		sel->q.owner = owner;
+	if (sel->q.tier && !a2m_tiers_find(a2m_stack_tiers(srv->stack), sel->q.tier)) {
+		a2m_error_set(err, A2M_UNKNOWN_TIER, "no tier named '%s'", sel->q.tier);
+		return a2m_error_data(err, json_pack("{ss}", "tier", sel->q.tier));
 	}
 	json_t *where = json_object_get(params, "where");
 	if (where && !json_is_null(where)) {
@@ -73,4 +83,54 @@ int a2m_param_selection(const a2m_server *srv, const json_t *params,
 		sel->where = where;
 	}
 	return 0;
+}
+
+int a2m_param_ids(const json_t *params, const char *name, const char ***ids, size_t *n,
+		  a2m_error *err)
+{
+	json_t *arr = json_object_get(params, name);
+	*ids = NULL;
+	*n = 0;
+	if (!json_is_array(arr))
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "%s must be an array of strings", name);
+	size_t len = json_array_size(arr);
+	const char **v = calloc(len + 1, sizeof *v);
+	if (!v)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t i = 0; i < len; i++) {
+		json_t *item = json_array_get(arr, i);
+		if (!json_is_string(item)) {
+			free(v);
+			return a2m_error_set(err, A2M_INVALID_PARAMS, "%s[%zu] must be a string", name, i);
+		}
+		v[i] = json_string_value(item);
+	}
+	*ids = v;
+	*n = len;
+	return 0;
+}
+
+json_t *a2m_consolidation_to_json(a2m_server *srv, const a2m_consolidation *c,
+				  a2m_error *err)
+{
+	const a2m_tier_layout *l = a2m_stack_tiers(srv->stack);
+	int64_t *counts = calloc(l->n + 1, sizeof *counts);
+	if (!counts) {
+		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		return NULL;
+	}
+	if (a2m_stack_tier_counts(srv->stack, NULL, counts, err) != 0) {
+		free(counts);
+		return NULL;
+	}
+	json_t *by_tier = json_object();
+	for (size_t i = 0; by_tier && i < l->n; i++)
+		json_object_set_new(by_tier, l->tiers[i].name, json_integer(counts[i]));
+	free(counts);
+	json_t *o = json_pack("{sI sI sI sI so*}", "moved", (json_int_t)c->moved,
+			      "promoted", (json_int_t)c->promoted, "dropped", (json_int_t)c->dropped,
+			      "summarized", (json_int_t)c->summarized, "counts", by_tier);
+	if (!o)
+		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	return o;
 }

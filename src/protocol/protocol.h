@@ -39,12 +39,24 @@ typedef struct a2m_limits {
 	int64_t default_recall_limit;
 } a2m_limits;
 
+struct a2m_event_log;
+
 /* What the protocol layer needs to serve requests. */
 typedef struct a2m_server {
 	const char *name;        /* owned */
 	unsigned    caps;        /* declared capabilities */
 	a2m_limits  limits;
 	a2m_stack  *stack;       /* owned */
+	int         read_only;   /* every write method answers READ_ONLY (§2.1) */
+	struct a2m_event_log *events;  /* owned; NULL without the events capability */
+	int         push;        /* this connection can carry notifications (§4.13) */
+	/* The connection's push subscription (§4.13): per connection, opt-in. */
+	int         subscribed;
+	json_t     *sub_kinds;   /* owned; NULL = every kind */
+	char       *sub_owner;   /* owned; the subscriber's scope */
+	/* Delivers one notification (a complete JSON-RPC message). */
+	void      (*notify)(void *ctx, const char *text);
+	void       *notify_ctx;
 } a2m_server;
 
 /* A method handler: params is always an object (empty when absent). On
@@ -57,6 +69,7 @@ typedef struct a2m_method {
 	const char   *name;       /* "memory/remember" */
 	unsigned      cap;        /* the capability it belongs to */
 	a2m_method_fn fn;         /* NULL: not implemented by this build */
+	int           writes;     /* refused with READ_ONLY on a read-only server */
 } a2m_method;
 
 /*
@@ -82,6 +95,16 @@ int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_er
 int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_timeline(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_forget(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_consolidate(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_reinforce(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_fetch(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_session_list(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_session_close(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_events(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_subscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_unsubscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 
 /* Shared by the handlers (params.c). */
 
@@ -111,11 +134,30 @@ int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *
 		       unsigned cap, a2m_error *err);
 
 /*
-** Fills sel from the selection params shared by recall, timeline and forget
-** (tier, owner, key_prefix, where), validating each. Borrowed pointers.
+** Fills sel from the selection params shared by recall, timeline, forget and
+** summarize (tier, owner, key_prefix, where), validating each: an unknown
+** tier is UNKNOWN_TIER. Borrowed pointers.
 */
 int a2m_param_selection(const a2m_server *srv, const json_t *params,
 			a2m_selection *sel, a2m_error *err);
+
+/*
+** The caller's scope from params.owner (spec §6): on the local transports
+** the client's owner is taken as given. Validates the type.
+*/
+int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scope,
+		    a2m_error *err);
+
+/*
+** Reads params.ids, a required array of strings, into a new array of
+** borrowed strings (caller frees the array). name is "ids".
+*/
+int a2m_param_ids(const json_t *params, const char *name, const char ***ids, size_t *n,
+		  a2m_error *err);
+
+/* The wire form of the consolidation counts plus counts per tier. */
+json_t *a2m_consolidation_to_json(a2m_server *srv, const a2m_consolidation *c,
+				  a2m_error *err);
 
 /* Sets err to CAPABILITY_NOT_SUPPORTED for cap, with data naming it. */
 int a2m_error_capability(a2m_error *err, unsigned cap, const char *what);

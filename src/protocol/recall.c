@@ -1,20 +1,34 @@
 /*
-** recall.c — memory/recall (spec §4.3) and memory/timeline (§4.4).
+** recall.c — memory/recall (spec §4.3) and memory/timeline (§4.4), with the
+** optional `prompt` rendering of §4.16.
 **
 ** Two methods, two orders, and neither is built from the other (DECISIONS
 ** 007): recall ranks by relevance, timeline replays in creation order.
+** Asking for a prompt never changes what is selected or its order.
 */
 #include <stdint.h>
+#include <stdlib.h>
 
+#include "prompt.h"
 #include "protocol/protocol.h"
 
-/* Wraps records (or hits) into {"records": [...]}; takes nothing. */
+/* Wraps records (or hits) into {"records": [...]} plus the rendered prompt
+** when asked for. */
 static int records_result(const a2m_server *srv, a2m_record **recs, const a2m_hit *hits,
-			  size_t n, int with_embedding, json_t **result, a2m_error *err)
+			  size_t n, const json_t *params, int chronological, json_t **result,
+			  a2m_error *err)
 {
+	int with_embedding = json_is_true(json_object_get(params, "embeddings"));
+	a2m_prompt_opts popts;
+	int want_prompt = 0, rc;
+	if ((srv->caps & A2M_CAP_PROMPT) &&
+	    (rc = a2m_prompt_parse(json_object_get(params, "prompt"), &popts, &want_prompt, err)))
+		return rc;
 	json_t *arr = json_array();
-	for (size_t i = 0; arr && i < n; i++) {
+	const a2m_record **order = calloc(n + 1, sizeof *order);
+	for (size_t i = 0; arr && order && i < n; i++) {
 		const a2m_record *rec = hits ? hits[i].rec : recs[i];
+		order[i] = rec;
 		json_t *o = a2m_record_to_json(srv, rec, with_embedding);
 		if (o && hits)
 			json_object_set_new(o, "score", json_real(hits[i].score));
@@ -23,15 +37,58 @@ static int records_result(const a2m_server *srv, a2m_record **recs, const a2m_hi
 			arr = NULL;
 		}
 	}
-	*result = arr ? json_pack("{so}", "records", arr) : NULL;
-	if (!*result)
+	*result = arr && order ? json_pack("{so}", "records", arr) : NULL;
+	if (!*result) {
+		free(order);
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	if (want_prompt) {
+		char *text = NULL;
+		json_t *ids = NULL;
+		rc = a2m_prompt_render(&popts, order, n, chronological, &text, &ids, err);
+		if (rc) {
+			free(order);
+			json_decref(*result);
+			*result = NULL;
+			return rc;
+		}
+		json_object_set_new(*result, "prompt", json_string(text));
+		json_object_set_new(*result, "prompt_ids", ids);
+		free(text);
+	}
+	free(order);
 	return 0;
 }
 
-static int wants_embeddings(const json_t *params)
+/* Reads the query vector of recall (§3.7): numbers, of the store's width. */
+static int query_vector(a2m_server *srv, const json_t *params, double **vec, size_t *dims,
+			a2m_error *err)
 {
-	return json_is_true(json_object_get(params, "embeddings"));
+	json_t *v = json_object_get(params, "embedding");
+	*vec = NULL;
+	*dims = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "embedding must be a non-empty array of numbers");
+	size_t n = json_array_size(v);
+	for (size_t i = 0; i < n; i++)
+		if (!json_is_number(json_array_get(v, i)))
+			return a2m_error_set(err, A2M_INVALID_PARAMS, "embedding[%zu] must be a number", i);
+	int64_t want = a2m_stack_dimensions(srv->stack);
+	if (want && (int64_t)n != want) {
+		a2m_error_set(err, A2M_EMBEDDING_MISMATCH,
+			      "embedding has %zu dimensions; this store holds %lld", n, (long long)want);
+		return a2m_error_data(err, json_pack("{sI sI}", "expected", (json_int_t)want,
+						     "got", (json_int_t)n));
+	}
+	*vec = malloc(n * sizeof **vec);
+	if (!*vec)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		(*vec)[i] = json_number_value(json_array_get(v, i));
+	*dims = n;
+	return 0;
 }
 
 int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
@@ -64,12 +121,26 @@ int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_erro
 			return a2m_error_set(err, A2M_INVALID_PARAMS, "min_score must be a number");
 		min_score = json_number_value(ms);
 	}
+	a2m_rank_query rq = {.text = query};
+	double *vec = NULL;
+	if ((srv->caps & A2M_CAP_EMBEDDINGS) && (rc = query_vector(srv, params, &vec, &rq.dims, err)))
+		return rc;
+	rq.vector = vec;
+	/* Validate the prompt before touching anything (recall writes access counts). */
+	a2m_prompt_opts popts;
+	int want_prompt;
+	if ((srv->caps & A2M_CAP_PROMPT) &&
+	    (rc = a2m_prompt_parse(json_object_get(params, "prompt"), &popts, &want_prompt, err))) {
+		free(vec);
+		return rc;
+	}
 	a2m_hit *hits;
 	size_t n;
-	rc = a2m_stack_recall(srv->stack, &sel, query, min_score, (size_t)limit, &hits, &n, err);
+	rc = a2m_stack_recall(srv->stack, &sel, &rq, min_score, (size_t)limit, &hits, &n, err);
+	free(vec);
 	if (rc)
 		return rc;
-	rc = records_result(srv, NULL, hits, n, wants_embeddings(params), result, err);
+	rc = records_result(srv, NULL, hits, n, params, 0, result, err);
 	a2m_hits_free(hits, n);
 	return rc;
 }
@@ -87,7 +158,7 @@ int a2m_method_timeline(a2m_server *srv, json_t *params, json_t **result, a2m_er
 	rc = a2m_stack_timeline(srv->stack, &sel, has_limit ? (size_t)limit : 0, &recs, &n, err);
 	if (rc)
 		return rc;
-	rc = records_result(srv, recs, NULL, n, wants_embeddings(params), result, err);
+	rc = records_result(srv, recs, NULL, n, params, 1, result, err);
 	a2m_record_array_free(recs, n);
 	return rc;
 }

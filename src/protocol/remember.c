@@ -5,6 +5,7 @@
 ** in one transaction by the stack, so a batch is atomic: every id comes back
 ** in input order, or an error comes back and nothing was stored.
 */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,38 +33,76 @@ static int take_string(const json_t *rec_in, size_t i, const char *field, char *
 	return 0;
 }
 
-/* Builds one record from its wire form, enforcing the per-record rules. */
-static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record *rec,
-			a2m_error *err)
+/* Reads records[i].embedding: a non-empty array of numbers, kept verbatim. */
+static int take_embedding(const json_t *in, size_t i, a2m_record *rec, a2m_error *err)
 {
+	json_t *v = json_object_get(in, "embedding");
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return a2m_error_set(err, A2M_INVALID_PARAMS,
+				     "records[%zu].embedding must be a non-empty array of numbers", i);
+	size_t n = json_array_size(v);
+	rec->embedding = malloc(n * sizeof *rec->embedding);
+	if (!rec->embedding)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	rec->dims = n;
+	for (size_t k = 0; k < n; k++) {
+		json_t *x = json_array_get(v, k);
+		if (!json_is_number(x))
+			return a2m_error_set(err, A2M_INVALID_PARAMS,
+					     "records[%zu].embedding[%zu] must be a number", i, k);
+		rec->embedding[k] = json_number_value(x);
+	}
+	return 0;
+}
+
+/* Builds one record from its wire form, enforcing the per-record rules.
+** Fields of capabilities this server does not declare are ignored (§4.2),
+** except tier. */
+static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record *rec,
+			const char *default_owner, const char *default_session, a2m_error *err)
+{
+	unsigned caps = srv->caps;
 	int rc;
 	if (!json_is_object(in))
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "records[%zu] must be an object", i);
 	json_t *content = json_object_get(in, "content");
-	if (!content)
+	json_t *uri = json_object_get(in, "uri");
+	/* An external record may point at something with nothing to index (§3.8). */
+	int pointer_only = (caps & A2M_CAP_EXTERNAL) && json_is_string(uri) &&
+			   (!content || json_is_null(content));
+	if (!content && !pointer_only)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "records[%zu].content is required", i);
-	if (!json_is_string(content))
+	if (!pointer_only && !json_is_string(content))
 		return a2m_error_set(err, A2M_INVALID_PARAMS,
 				     "records[%zu].content must be a string", i);
-	size_t chars = a2m_utf8_length(json_string_value(content), json_string_length(content));
-	if ((int64_t)chars > srv->limits.max_content_length) {
-		a2m_error_set(err, A2M_QUOTA_EXCEEDED,
-			      "records[%zu].content has %zu characters; max_content_length is %lld",
-			      i, chars, (long long)srv->limits.max_content_length);
-		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_content_length",
-						     "max", (json_int_t)srv->limits.max_content_length));
+	if (!pointer_only) {
+		size_t chars = a2m_utf8_length(json_string_value(content), json_string_length(content));
+		if ((int64_t)chars > srv->limits.max_content_length) {
+			a2m_error_set(err, A2M_QUOTA_EXCEEDED,
+				      "records[%zu].content has %zu characters; max_content_length is %lld",
+				      i, chars, (long long)srv->limits.max_content_length);
+			return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_content_length",
+							     "max", (json_int_t)srv->limits.max_content_length));
+		}
 	}
 	/* Placement is meaning: dropping it silently would be a correctness bug
 	** (spec §4.2), so `tier` without tiers is refused, unlike other fields. */
 	json_t *tier = json_object_get(in, "tier");
-	if (tier && !json_is_null(tier) && !(srv->caps & A2M_CAP_TIERS))
+	if (tier && !json_is_null(tier) && !(caps & A2M_CAP_TIERS))
 		return a2m_error_capability(err, A2M_CAP_TIERS, "records[].tier");
 	json_t *id = json_object_get(in, "id");
 	if (id && !json_is_null(id) && (!json_is_string(id) || json_string_length(id) == 0))
 		return a2m_error_set(err, A2M_INVALID_PARAMS,
 				     "records[%zu].id must be a non-empty string", i);
-	if ((rc = take_string(in, i, "content", &rec->content, err)) ||
-	    (rc = take_string(in, i, "id", &rec->id, err)) ||
+	if (pointer_only)
+		rec->content = strdup("");
+	else if ((rc = take_string(in, i, "content", &rec->content, err)))
+		return rc;
+	if (!rec->content)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	if ((rc = take_string(in, i, "id", &rec->id, err)) ||
 	    (rc = take_string(in, i, "role", &rec->role, err)) ||
 	    (rc = take_string(in, i, "group", &rec->group, err)))
 		return rc;
@@ -76,6 +115,45 @@ static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record 
 		if (!rec->metadata)
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}
+	rec->salience = NAN; /* not given: the stack applies the default */
+	if ((caps & A2M_CAP_TIERS) && (rc = take_string(in, i, "tier", &rec->tier, err)))
+		return rc;
+	if (caps & A2M_CAP_SALIENCE) {
+		json_t *sal = json_object_get(in, "salience");
+		if (sal && !json_is_null(sal)) {
+			if (!json_is_number(sal))
+				return a2m_error_set(err, A2M_INVALID_PARAMS,
+						     "records[%zu].salience must be a number", i);
+			rec->salience = json_number_value(sal);
+		}
+	}
+	if (caps & A2M_CAP_SCOPES) {
+		if ((rc = take_string(in, i, "owner", &rec->owner, err)))
+			return rc;
+		if (!rec->owner && !json_object_get(in, "owner") && default_owner &&
+		    !(rec->owner = strdup(default_owner)))
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	if (caps & A2M_CAP_SESSIONS) {
+		if ((rc = take_string(in, i, "session", &rec->session, err)))
+			return rc;
+		if (!rec->session && !json_object_get(in, "session") && default_session &&
+		    !(rec->session = strdup(default_session)))
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	if (caps & A2M_CAP_KEYS) {
+		if ((rc = take_string(in, i, "key", &rec->key, err)))
+			return rc;
+		if (rec->key && !*rec->key)
+			return a2m_error_set(err, A2M_INVALID_PARAMS,
+					     "records[%zu].key must not be empty", i);
+	}
+	if ((caps & A2M_CAP_EMBEDDINGS) && (rc = take_embedding(in, i, rec, err)))
+		return rc;
+	if ((caps & A2M_CAP_EXTERNAL) &&
+	    ((rc = take_string(in, i, "uri", &rec->uri, err)) ||
+	     (rc = take_string(in, i, "media_type", &rec->media_type, err))))
+		return rc;
 	return 0;
 }
 
@@ -94,8 +172,15 @@ int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_er
 		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_records_per_call",
 						     "max", (json_int_t)srv->limits.max_records_per_call));
 	}
-	a2m_record **recs = calloc(n, sizeof *recs);
+	const char *default_owner = NULL, *default_session = NULL;
 	int rc = 0;
+	if ((srv->caps & A2M_CAP_SCOPES) &&
+	    (rc = a2m_param_string(params, "owner", &default_owner, err)))
+		return rc;
+	if ((srv->caps & A2M_CAP_SESSIONS) &&
+	    (rc = a2m_param_string(params, "session", &default_session, err)))
+		return rc;
+	a2m_record **recs = calloc(n, sizeof *recs);
 	if (!recs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -103,7 +188,8 @@ int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_er
 		if (!recs[i])
 			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		else
-			rc = build_record(srv, json_array_get(in, i), i, recs[i], err);
+			rc = build_record(srv, json_array_get(in, i), i, recs[i], default_owner,
+					  default_session, err);
 	}
 	if (!rc)
 		rc = a2m_stack_remember(srv->stack, recs, n, err);

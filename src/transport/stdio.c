@@ -85,15 +85,38 @@ static int refuse_oversize(int out_fd, size_t max_line)
 	return resp ? write_message(out_fd, resp, len) : 0;
 }
 
+/* Where push notifications go: the same stdout, one whole line each. */
+typedef struct push_ctx {
+	int out_fd;
+	int failed;
+} push_ctx;
+
+/* Called from inside a2m_handle() as each event happens, so a subscriber
+** sees it without sending anything else; it is written before the response
+** of the request that caused it, and never inside another message. */
+static void push_notification(const char *text, void *user)
+{
+	push_ctx *p = user;
+	if (p->failed)
+		return;
+	size_t len = strlen(text);
+	if (write_all(p->out_fd, text, len) != 0 || write_all(p->out_fd, "\n", 1) != 0)
+		p->failed = 1;
+}
+
 int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		    volatile sig_atomic_t *stop, const sigset_t *wait_mask)
 {
+	push_ctx push = {.out_fd = out_fd};
+	a2m_set_notify(h, push_notification, &push);
 	char *chunk = malloc(CHUNK);
 	char *line = NULL;
 	size_t len = 0, cap = 0;
 	int discarding = 0, rc = 0;
-	if (!chunk)
+	if (!chunk) {
+		a2m_set_notify(h, NULL, NULL);
 		return -1;
+	}
 	while (!*stop) {
 		struct pollfd pfd = {.fd = in_fd, .events = POLLIN};
 		int pr = ppoll(&pfd, 1, NULL, wait_mask);
@@ -163,7 +186,8 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		if (rc)
 			break;
 	}
+	a2m_set_notify(h, NULL, NULL);
 	free(chunk);
 	free(line);
-	return rc;
+	return rc ? rc : (push.failed ? -1 : 0);
 }

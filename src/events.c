@@ -1,0 +1,379 @@
+/*
+** events.c — the bounded change log behind memory/events (see events.h).
+**
+** The log is a ring of `capacity` slots. Event seq s lives in slot
+** (s - 1) % capacity; the log retains the events head - count + 1 .. head,
+** so appending to a full ring evicts the oldest. A cursor names the seq of
+** the last event its reader has examined, plus the salt of the log that
+** issued it:
+**
+**     c1.<16 hex digits of salt>.<seq>
+**
+** The salt is random per log, so a cursor of another server or of an
+** earlier run of this one is recognised as foreign rather than misread as a
+** position (DECISIONS 026). Every cursor that cannot be honoured — foreign,
+** malformed, from the future, or older than the retained window — is
+** answered with reset and a read from the oldest retained event (§4.12).
+**
+** Event objects are immutable once appended: a read hands out references to
+** them rather than copies.
+*/
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "util/clock.h"
+
+/* Bytes of salt; printed as twice as many hex digits. */
+#define SALT_BYTES 8
+#define SALT_HEX   (2 * SALT_BYTES)
+
+/* "c1." + salt + "." + up to 20 digits of a uint64 + NUL. */
+#define CURSOR_PREFIX "c1."
+#define CURSOR_LEN    (3 + SALT_HEX + 1 + 20 + 1)
+
+struct a2m_event_log {
+	a2m_event *ring;             /* capacity slots */
+	size_t     capacity;
+	size_t     count;            /* events retained, <= capacity */
+	uint64_t   head;             /* seq of the newest event; 0 before the first */
+	char       salt[SALT_HEX + 1];
+};
+
+/*
+** Fills buf with random bytes. The salt only has to differ between runs, not
+** be secret, so when the system's random source fails we fall back to mixing
+** the clock, the pid and an address rather than refusing to create the log.
+*/
+static void fill_salt(unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = getrandom(buf + got, n - got, GRND_NONBLOCK);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got == n)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t x = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^
+		     ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)buf;
+	for (size_t i = 0; i < n; i++) {
+		/* splitmix64 step: spreads the few varying bits over every byte */
+		x += 0x9E3779B97F4A7C15ULL;
+		uint64_t z = x;
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+		buf[i] = (unsigned char)(z ^ (z >> 31));
+	}
+}
+
+a2m_event_log *a2m_event_log_new(size_t capacity)
+{
+	/* A log that can hold nothing would reset every reader on every
+	** append; one slot is the least that keeps the cursor meaningful. */
+	if (capacity == 0)
+		capacity = 1;
+	a2m_event_log *log = calloc(1, sizeof *log);
+	if (!log)
+		return NULL;
+	log->ring = calloc(capacity, sizeof *log->ring);
+	if (!log->ring) {
+		free(log);
+		return NULL;
+	}
+	log->capacity = capacity;
+	unsigned char raw[SALT_BYTES];
+	fill_salt(raw, sizeof raw);
+	for (size_t i = 0; i < SALT_BYTES; i++)
+		snprintf(log->salt + 2 * i, 3, "%02x", raw[i]);
+	return log;
+}
+
+/* Releases what one slot holds and empties it. */
+static void slot_clear(a2m_event *ev)
+{
+	json_decref(ev->obj);
+	free(ev->owner);
+	memset(ev, 0, sizeof *ev);
+}
+
+void a2m_event_log_free(a2m_event_log *log)
+{
+	if (!log)
+		return;
+	for (size_t i = 0; i < log->capacity; i++)
+		slot_clear(&log->ring[i]);
+	free(log->ring);
+	free(log);
+}
+
+size_t a2m_event_log_capacity(const a2m_event_log *log)
+{
+	return log->capacity;
+}
+
+/* The slot of seq (which must be retained). */
+static a2m_event *slot_of(const a2m_event_log *log, uint64_t seq)
+{
+	return &log->ring[(seq - 1) % log->capacity];
+}
+
+/* The seq of the oldest retained event; head + 1 when none is retained. */
+static uint64_t oldest_seq(const a2m_event_log *log)
+{
+	return log->head - log->count + 1;
+}
+
+/* A JSON array of n strings, or NULL when memory runs out. */
+static json_t *string_array(const char *const *v, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < n; i++) {
+		if (json_array_append_new(arr, json_string(v[i] ? v[i] : ""))) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* Sets key to a new value, consuming it; nonzero when either failed. */
+static int put(json_t *obj, const char *key, json_t *value)
+{
+	return !value || json_object_set_new(obj, key, value) != 0;
+}
+
+/* Builds the §4.12 wire object of c, or NULL when memory runs out. */
+static json_t *event_object(const a2m_change *c)
+{
+	char at[A2M_TIMESTAMP_LEN];
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	int bad = 0;
+	switch (c->kind) {
+	case A2M_CHANGE_WRITTEN: {
+		const a2m_record *r = c->rec;
+		bad |= put(o, "kind", json_string("written"));
+		bad |= put(o, "at", json_string(a2m_clock_format(c->at, at)));
+		bad |= put(o, "id", json_string(r->id));
+		/* Absent fields stay absent: a record without a session or key
+		** has nothing to report there, and null would claim one. */
+		if (r->tier)
+			bad |= put(o, "tier", json_string(r->tier));
+		if (r->session)
+			bad |= put(o, "session", json_string(r->session));
+		if (r->key)
+			bad |= put(o, "key", json_string(r->key));
+		/* revision > 0 is how a key replacement shows (§4.12). */
+		bad |= put(o, "revision", json_integer(r->revision));
+		break;
+	}
+	case A2M_CHANGE_FORGOTTEN:
+		bad |= put(o, "kind", json_string("forgotten"));
+		bad |= put(o, "at", json_string(a2m_clock_format(c->at, at)));
+		bad |= put(o, "count", json_integer(c->count));
+		if (c->ids)
+			bad |= put(o, "ids", string_array(c->ids, c->n_ids));
+		break;
+	case A2M_CHANGE_PROMOTED:
+		bad |= put(o, "kind", json_string("promoted"));
+		bad |= put(o, "at", json_string(a2m_clock_format(c->at, at)));
+		bad |= put(o, "ids", string_array(c->ids, c->n_ids));
+		bad |= put(o, "tier", json_string(c->tier ? c->tier : ""));
+		break;
+	case A2M_CHANGE_CONSOLIDATED:
+		bad |= put(o, "kind", json_string("consolidated"));
+		bad |= put(o, "at", json_string(a2m_clock_format(c->at, at)));
+		bad |= put(o, "moved", json_integer(c->cons.moved));
+		bad |= put(o, "promoted", json_integer(c->cons.promoted));
+		bad |= put(o, "dropped", json_integer(c->cons.dropped));
+		bad |= put(o, "summarized", json_integer(c->cons.summarized));
+		break;
+	case A2M_CHANGE_SESSION_CLOSED:
+		bad |= put(o, "kind", json_string("session_closed"));
+		bad |= put(o, "at", json_string(a2m_clock_format(c->at, at)));
+		bad |= put(o, "session", json_string(c->session ? c->session : ""));
+		break;
+	default:
+		bad = 1;
+	}
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/*
+** Called when an event cannot be recorded. Rather than let pollers pass the
+** hole unaware, every retained event is dropped and head still advances, so
+** every cursor issued before the hole is now older than the window and its
+** next read reports reset — the honest signal that events were missed.
+*/
+static void record_gap(a2m_event_log *log)
+{
+	for (uint64_t s = oldest_seq(log); s <= log->head; s++)
+		slot_clear(slot_of(log, s));
+	log->count = 0;
+	log->head++;
+}
+
+const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
+{
+	json_t *obj = event_object(c);
+	char *owner = NULL;
+	if (obj && c->owner && !(owner = strdup(c->owner))) {
+		json_decref(obj);
+		obj = NULL;
+	}
+	if (!obj) {
+		record_gap(log);
+		return NULL;
+	}
+	if (log->count == log->capacity) {
+		slot_clear(slot_of(log, oldest_seq(log)));
+		log->count--;
+	}
+	log->head++;
+	log->count++;
+	a2m_event *ev = slot_of(log, log->head);
+	ev->seq = log->head;
+	ev->obj = obj;
+	ev->owner = owner;
+	ev->shared = c->shared;
+	return ev;
+}
+
+/* NULL equals NULL: records without an owner form their own scope (§6). */
+static int same_owner(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int a2m_event_wanted(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds)
+{
+	if (scope && scope->scoped && !ev->shared && !same_owner(ev->owner, scope->owner))
+		return 0;
+	/* An empty kinds list filters nothing, as an empty `where` does not. */
+	if (!kinds || json_array_size(kinds) == 0)
+		return 1;
+	const char *kind = json_string_value(json_object_get(ev->obj, "kind"));
+	size_t i;
+	json_t *k;
+	json_array_foreach(kinds, i, k) {
+		if (json_is_string(k) && kind && strcmp(json_string_value(k), kind) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Writes the cursor naming seq into out. */
+static void format_cursor(const a2m_event_log *log, uint64_t seq, char out[CURSOR_LEN])
+{
+	snprintf(out, CURSOR_LEN, CURSOR_PREFIX "%s.%" PRIu64, log->salt, seq);
+}
+
+/*
+** Reads the seq a cursor of this log names into *seq. Returns 0, or -1 when
+** the text is not exactly a cursor this log could have issued.
+*/
+static int parse_cursor(const a2m_event_log *log, const char *text, uint64_t *seq)
+{
+	size_t plen = strlen(CURSOR_PREFIX);
+	if (strncmp(text, CURSOR_PREFIX, plen) != 0)
+		return -1;
+	text += plen;
+	if (strncmp(text, log->salt, SALT_HEX) != 0 || text[SALT_HEX] != '.')
+		return -1;
+	text += SALT_HEX + 1;
+	if (*text < '0' || *text > '9')
+		return -1;
+	uint64_t v = 0;
+	for (; *text; text++) {
+		if (*text < '0' || *text > '9')
+			return -1;
+		unsigned d = (unsigned)(*text - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*seq = v;
+	return 0;
+}
+
+int a2m_event_log_read(a2m_event_log *log, const char *cursor, size_t limit,
+		       const json_t *kinds, const a2m_scope *scope, json_t **result,
+		       a2m_error *err)
+{
+	char next[CURSOR_LEN];
+	json_t *events = NULL, *res = NULL;
+	*result = NULL;
+	events = json_array();
+	if (!events)
+		goto oom;
+	if (!cursor) {
+		/* Absent means now: nothing to read, only where "now" is. */
+		format_cursor(log, log->head, next);
+		res = json_pack("{sO ss}", "events", events, "cursor", next);
+		if (!res)
+			goto oom;
+		json_decref(events);
+		*result = res;
+		return 0;
+	}
+	uint64_t after;
+	int reset = 0;
+	/* The cursor is honoured only when every event after it is still held:
+	** after + 1 >= oldest, and it does not point past the head. */
+	if (parse_cursor(log, cursor, &after) != 0 || after > log->head ||
+	    after + 1 < oldest_seq(log)) {
+		reset = 1;
+		after = oldest_seq(log) - 1;
+	}
+	uint64_t last = after;  /* the last event examined: where the next read starts */
+	size_t taken = 0;
+	int more = 0;
+	for (uint64_t s = after + 1; s <= log->head; s++) {
+		const a2m_event *ev = slot_of(log, s);
+		if (a2m_event_wanted(ev, scope, kinds)) {
+			if (limit && taken == limit) {
+				more = 1;
+				break;
+			}
+			if (json_array_append(events, ev->obj))
+				goto oom;
+			taken++;
+		}
+		/* Skipped events are passed too, so the next poll does not
+		** examine them again — and never misses a wanted one. */
+		last = s;
+	}
+	format_cursor(log, last, next);
+	res = json_pack("{sO ss}", "events", events, "cursor", next);
+	if (!res)
+		goto oom;
+	if ((more && json_object_set_new(res, "more", json_true())) ||
+	    (reset && json_object_set_new(res, "reset", json_true())))
+		goto oom;
+	json_decref(events);
+	*result = res;
+	return 0;
+oom:
+	json_decref(res);
+	json_decref(events);
+	return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+}

@@ -1,0 +1,73 @@
+/*
+** events.h — the change log behind the `events` capability (spec §4.12–4.14,
+** DECISIONS 026, implementing-a2m.md §11).
+**
+** One bounded log per server, in memory: a restart empties it, which is
+** right, because a cursor is only valid on the server run that issued it.
+** Every committed change is appended once (the stack reports it); polling
+** walks the log with an opaque cursor, and push mirrors each append to a
+** subscribed connection — two views of one log.
+*/
+#ifndef A2M_EVENTS_H
+#define A2M_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "stack/stack.h"
+#include "util/error.h"
+
+typedef struct a2m_event_log a2m_event_log;
+
+/* One retained event: the wire object and who may see it. */
+typedef struct a2m_event {
+	uint64_t seq;      /* position in the log, from 1 */
+	json_t  *obj;      /* the event object of §4.12 (kind, at, ...) */
+	char    *owner;    /* with shared 0: only this owner (NULL = no owner) sees it */
+	int      shared;   /* visible to every caller */
+} a2m_event;
+
+/*
+** Creates an empty log retaining at most capacity events, with a fresh
+** random salt so cursors of another run are recognised as foreign. Returns
+** NULL when memory runs out.
+*/
+a2m_event_log *a2m_event_log_new(size_t capacity);
+
+/* Frees the log. NULL is a no-op. */
+void a2m_event_log_free(a2m_event_log *log);
+
+/* The number of events the log retains at most. */
+size_t a2m_event_log_capacity(const a2m_event_log *log);
+
+/*
+** Appends the change as one event and returns it (borrowed; valid until the
+** next append), or NULL when memory runs out. Kinds: written (id, and tier,
+** session, key, revision), forgotten (count, ids), promoted (ids, tier),
+** consolidated (moved, promoted, dropped, summarized), session_closed
+** (session); all carry `at`.
+*/
+const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c);
+
+/*
+** True when ev may be delivered to scope (the rules of recall, §4.12) and its
+** kind is among kinds (a JSON array of strings; NULL = every kind).
+*/
+int a2m_event_wanted(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds);
+
+/*
+** Polls: with cursor NULL returns no events and the current head cursor.
+** Otherwise returns, oldest first, up to limit (0 = every retained) events
+** after the cursor that are wanted by scope and kinds, the cursor after the
+** last one examined, `more` when retained events remain beyond limit, and
+** `reset: true` when the cursor was foreign, malformed or older than the
+** retained window (the read then starts at the oldest retained event).
+** *result = {"events": [...], "cursor": "...", "more"?: true, "reset"?: true}.
+*/
+int a2m_event_log_read(a2m_event_log *log, const char *cursor, size_t limit,
+		       const json_t *kinds, const a2m_scope *scope, json_t **result,
+		       a2m_error *err);
+
+#endif

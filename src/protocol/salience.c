@@ -1,0 +1,35 @@
+/*
+** salience.c — memory/reinforce (spec §4.8): raise the salience of records
+** that proved useful. The amount defaults to 1.0.
+*/
+#include <stdlib.h>
+
+#include "protocol/protocol.h"
+
+#define DEFAULT_REINFORCE 1.0
+
+int a2m_method_reinforce(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+{
+	a2m_scope scope;
+	int rc;
+	if ((rc = a2m_param_scope(srv, params, &scope, err)))
+		return rc;
+	double amount = DEFAULT_REINFORCE;
+	json_t *a = json_object_get(params, "amount");
+	if (a && !json_is_null(a)) {
+		if (!json_is_number(a))
+			return a2m_error_set(err, A2M_INVALID_PARAMS, "amount must be a number");
+		amount = json_number_value(a);
+	}
+	const char **ids;
+	size_t n;
+	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))
+		return rc;
+	int64_t count = 0;
+	rc = a2m_stack_reinforce(srv->stack, &scope, ids, n, amount, &count, err);
+	free(ids);
+	if (rc)
+		return rc;
+	*result = json_pack("{sI}", "reinforced", (json_int_t)count);
+	return *result ? 0 : a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+}

@@ -1,0 +1,47 @@
+/*
+** tiers.c — memory/promote (spec §4.6) and memory/consolidate (§4.7).
+*/
+#include <stdlib.h>
+
+#include "protocol/protocol.h"
+
+int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+{
+	const char *tier;
+	a2m_scope scope;
+	int rc;
+	if ((rc = a2m_param_scope(srv, params, &scope, err)) ||
+	    (rc = a2m_param_string(params, "tier", &tier, err)))
+		return rc;
+	if (!tier)
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "tier is required");
+	double add = 0;
+	json_t *sal = json_object_get(params, "salience");
+	if (sal && !json_is_null(sal)) {
+		if (!json_is_number(sal))
+			return a2m_error_set(err, A2M_INVALID_PARAMS, "salience must be a number");
+		add = json_number_value(sal);
+	}
+	const char **ids;
+	size_t n;
+	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))
+		return rc;
+	int64_t promoted = 0;
+	rc = a2m_stack_promote(srv->stack, &scope, ids, n, tier, add, &promoted, err);
+	free(ids);
+	if (rc)
+		return rc;
+	*result = json_pack("{sI}", "promoted", (json_int_t)promoted);
+	return *result ? 0 : a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+}
+
+int a2m_method_consolidate(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+{
+	(void)params;
+	a2m_consolidation cons;
+	int rc = a2m_stack_consolidate(srv->stack, &cons, err);
+	if (rc)
+		return rc;
+	*result = a2m_consolidation_to_json(srv, &cons, err);
+	return *result ? 0 : err->code;
+}
