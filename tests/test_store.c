@@ -6,7 +6,8 @@
 ** store, and SQLite on a fresh file under /tmp that is removed afterwards.
 ** A few rules are about durability and only make sense for SQLite. Output is
 ** one line per (rule, engine) and a final "N passed, M failed"; the exit
-** status is non-zero when anything failed.
+** status is non-zero when anything failed. The procedural mirror's tests
+** use the directory <file>.procedural, also removed afterwards.
 */
 #include <math.h>
 #include <stdarg.h>
@@ -14,7 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -26,6 +32,7 @@
 typedef struct tctx {
 	const char *engine;     /* "memory" or "sqlite" */
 	char        path[128];  /* the SQLite file; "" for memory */
+	char        dir[160];   /* path + ".procedural", for the mirror's tests */
 	a2m_store  *s;
 } tctx;
 
@@ -85,7 +92,8 @@ static int open_store(tctx *t, int synchronous_full, char *err, size_t errlen)
 {
 	if (strcmp(t->engine, "memory") == 0)
 		return a2m_store_memory_open(&t->s, err, errlen);
-	return a2m_store_sqlite_open(t->path, synchronous_full, &t->s, err, errlen);
+	a2m_sqlite_options opt = {.synchronous_full = synchronous_full};
+	return a2m_store_sqlite_open(t->path, &opt, &t->s, err, errlen);
 }
 
 static void remove_files(const char *path)
@@ -98,6 +106,29 @@ static void remove_files(const char *path)
 		snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
 		unlink(name);
 	}
+}
+
+/* Removes dir and the files in it (or dir itself when it is a file). */
+static void remove_dir(const char *dir)
+{
+	char name[512];
+	DIR *d;
+	struct dirent *e;
+	if (!dir[0])
+		return;
+	d = opendir(dir);
+	if (!d) {
+		unlink(dir);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+		unlink(name);
+	}
+	closedir(d);
+	rmdir(dir);
 }
 
 typedef void (*test_fn)(tctx *t);
@@ -113,10 +144,13 @@ static void run(const char *name, test_fn fn, int which)
 		char err[256] = "";
 		memset(&t, 0, sizeof t);
 		t.engine = engines[i];
-		if (i == 1)
+		if (i == 1) {
 			snprintf(t.path, sizeof t.path, "/tmp/a2m-test-store-%ld-%d.db",
 				 (long)getpid(), ++files);
+			snprintf(t.dir, sizeof t.dir, "%s.procedural", t.path);
+		}
 		remove_files(t.path);
+		remove_dir(t.dir);
 		failure[0] = '\0';
 		if (open_store(&t, 1, err, sizeof err) != 0)
 			snprintf(failure, sizeof failure, "open: %s", err);
@@ -125,6 +159,7 @@ static void run(const char *name, test_fn fn, int which)
 		if (t.s)
 			t.s->ops->close(t.s);
 		remove_files(t.path);
+		remove_dir(t.dir);
 		if (failure[0]) {
 			printf("FAIL %s [%s]: %s\n", name, t.engine, failure);
 			n_failed++;
@@ -290,6 +325,7 @@ static int64_t count_of(tctx *t, const a2m_query *q)
 }
 
 static const a2m_query all_q;  /* selects everything, oldest first */
+static const a2m_sqlite_options full_sync = {.synchronous_full = 1};
 
 static void dump_record(sbuf *b, const a2m_record *r)
 {
@@ -1473,13 +1509,13 @@ static void test_refuses_newer_schema_version(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 2"), SQLITE_OK);
-	EXPECT(a2m_store_sqlite_open(t->path, 1, &t->s, err, sizeof err) < 0);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 3"), SQLITE_OK);
+	EXPECT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 2") != NULL);
+	EXPECT(strstr(err, "schema version 3") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_1(tctx *t)
+static void test_file_is_wal_at_schema_version_2(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -1489,7 +1525,10 @@ static void test_file_is_wal_at_schema_version_1(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "1");
+	EXPECT_STR(buf, "2");
+	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
+			     buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "name,value");
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM records", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "1");
 	EXPECT_INT(raw_query(t, "SELECT \"unique\" FROM pragma_index_list('records')"
@@ -1497,7 +1536,7 @@ static void test_file_is_wal_at_schema_version_1(tctx *t)
 	EXPECT_STR(buf, "1");
 	/* Reopening an up-to-date file migrates nothing. */
 	char err[256] = "";
-	EXPECT_INT(a2m_store_sqlite_open(t->path, 1, &t->s, err, sizeof err), 0);
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
 	EXPECT_INT(count_of(t, &all_q), 1);
 }
 
@@ -1513,16 +1552,800 @@ static void test_open_refuses_non_database_file(tctx *t)
 	fputs("this is not an SQLite database, not even slightly; padding padding "
 	      "padding padding padding padding padding padding padding padding\n", f);
 	fclose(f);
-	EXPECT(a2m_store_sqlite_open(t->path, 1, &t->s, err, sizeof err) < 0);
+	EXPECT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
 	EXPECT(err[0] != '\0');
-	EXPECT(a2m_store_sqlite_open("/nonexistent-a2m-dir/x.db", 1, &t->s, err,
+	EXPECT(a2m_store_sqlite_open("/nonexistent-a2m-dir/x.db", &full_sync, &t->s, err,
 				     sizeof err) < 0);
 	EXPECT(t->s == NULL);
 }
 
+
+/* ---- store-level settings ----------------------------------------------- */
+
+/* meta_get's answer as a string: the value, "<unset>", or "<failed N>". */
+static char meta_buf[256];
+
+static const char *meta_of(tctx *t, const char *name)
+{
+	char *v = (char *)"stale";
+	int rc = t->s->ops->meta_get(t->s, name, &v);
+	if (rc != 0)
+		snprintf(meta_buf, sizeof meta_buf, "<failed %d>", rc);
+	else if (!v)
+		snprintf(meta_buf, sizeof meta_buf, "<unset>");
+	else
+		snprintf(meta_buf, sizeof meta_buf, "%s", v);
+	if (rc == 0)
+		free(v);
+	return meta_buf;
+}
+
+static void test_meta_unset_name_reads_null(tctx *t)
+{
+	EXPECT_STR(meta_of(t, "embedding_dims"), "<unset>");
+	EXPECT_STR(meta_of(t, ""), "<unset>");
+}
+
+static void test_meta_set_overwrite_and_delete(tctx *t)
+{
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "768"));
+	EXPECT_STR(meta_of(t, "embedding_dims"), "768");
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "1024"));
+	EXPECT_STR(meta_of(t, "embedding_dims"), "1024");
+	EXPECT_OK(OPS->meta_set(t->s, "other", ""));
+	EXPECT_STR(meta_of(t, "other"), "");           /* empty is not unset */
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", NULL));
+	EXPECT_STR(meta_of(t, "embedding_dims"), "<unset>");
+	EXPECT_STR(meta_of(t, "other"), "");
+	EXPECT_OK(OPS->meta_set(t->s, "never-set", NULL)); /* deleting nothing is fine */
+	EXPECT_STR(meta_of(t, "never-set"), "<unset>");
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "3"));
+	EXPECT_STR(meta_of(t, "embedding_dims"), "3");
+}
+
+static void test_meta_null_name_refused(tctx *t)
+{
+	char *v = (char *)"stale";
+	EXPECT_INT(OPS->meta_get(t->s, NULL, &v), A2M_INVALID_PARAMS);
+	EXPECT(v == NULL);
+	EXPECT_INT(OPS->meta_set(t->s, NULL, "x"), A2M_INVALID_PARAMS);
+}
+
+static void test_meta_is_not_a_record(tctx *t)
+{
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "768"));
+	EXPECT_INT(count_of(t, &all_q), 0);
+	EXPECT_STR(scan_ids(t, &all_q), "");
+}
+
+static void test_meta_commit_keeps_values(tctx *t)
+{
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->meta_set(t->s, "a", "1"));
+	EXPECT_STR(meta_of(t, "a"), "1");              /* a transaction sees its writes */
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(meta_of(t, "a"), "1");
+}
+
+static void test_meta_rollback_restores_previous_values(tctx *t)
+{
+	EXPECT_OK(OPS->meta_set(t->s, "a", "1"));      /* autocommit */
+	EXPECT_OK(OPS->meta_set(t->s, "d", "keep"));
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->meta_set(t->s, "a", "2"));
+	EXPECT_OK(OPS->meta_set(t->s, "a", "3"));
+	EXPECT_OK(OPS->meta_set(t->s, "b", "new"));
+	EXPECT_OK(OPS->meta_set(t->s, "d", NULL));
+	EXPECT_OK(put(t, "r", 1, NULL, NULL));
+	EXPECT_STR(meta_of(t, "a"), "3");
+	EXPECT_STR(meta_of(t, "d"), "<unset>");
+	OPS->rollback(t->s);
+	EXPECT_STR(meta_of(t, "a"), "1");
+	EXPECT_STR(meta_of(t, "b"), "<unset>");
+	EXPECT_STR(meta_of(t, "d"), "keep");
+	EXPECT_INT(count_of(t, &all_q), 0);
+	/* And the store goes on working: the slots rollback left are usable. */
+	EXPECT_OK(OPS->meta_set(t->s, "b", "later"));
+	EXPECT_STR(meta_of(t, "b"), "later");
+}
+
+static void test_meta_survives_reopen(tctx *t)
+{
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "768"));
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->meta_set(t->s, "uncommitted", "x"));
+	if (reopen(t, 1) != 0)                  /* close() with the transaction open */
+		return;
+	EXPECT_STR(meta_of(t, "embedding_dims"), "768");
+	EXPECT_STR(meta_of(t, "uncommitted"), "<unset>");
+}
+
+/* ---- SQLite only: migrating, read-only ---------------------------------- */
+
+/* Closes t's store and removes its files, leaving t->s NULL. */
+static void close_and_remove(tctx *t)
+{
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	remove_files(t->path);
+	remove_dir(t->dir);
+}
+
+/* Makes t->path a version-1 file as a build before settings wrote it. */
+static int write_version_1_file(tctx *t)
+{
+	return raw_exec(t,
+		"PRAGMA journal_mode=WAL;"
+		"CREATE TABLE a2m_schema(version INTEGER NOT NULL);"
+		"INSERT INTO a2m_schema(version) VALUES(1);"
+		"CREATE TABLE records("
+		" seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
+		" content TEXT NOT NULL, created_at INTEGER NOT NULL, role TEXT,"
+		" metadata TEXT, grp TEXT, tier TEXT, salience REAL NOT NULL DEFAULT 0,"
+		" accessed_at INTEGER NOT NULL DEFAULT 0,"
+		" access_count INTEGER NOT NULL DEFAULT 0, owner TEXT, session TEXT,"
+		" key TEXT, revision INTEGER NOT NULL DEFAULT 0, embedding BLOB, uri TEXT,"
+		" media_type TEXT);"
+		"CREATE INDEX records_created ON records(created_at, seq);"
+		"CREATE INDEX records_tier ON records(tier, created_at, seq);"
+		"CREATE INDEX records_session ON records(session, created_at, seq);"
+		"CREATE UNIQUE INDEX records_owner_key ON records(ifnull(owner, x''), key)"
+		" WHERE key IS NOT NULL;"
+		"CREATE INDEX records_grp ON records(grp);"
+		"INSERT INTO records(id, content, created_at, owner, key)"
+		" VALUES('old', 'from version 1', 42, 'alice', 'k');");
+}
+
+static void test_migrates_version_1_file_forward(tctx *t)
+{
+	char buf[64], err[256] = "";
+	a2m_record *got = NULL;
+	close_and_remove(t);
+	EXPECT_INT(write_version_1_file(t), SQLITE_OK);
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
+	EXPECT_OK(OPS->get(t->s, "old", &got));
+	EXPECT_STR(got ? got->content : NULL, "from version 1");
+	EXPECT_INT(got ? got->seq : 0, 1);
+	a2m_record_free(got);
+	EXPECT_STR(meta_of(t, "embedding_dims"), "<unset>");
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "768"));
+	EXPECT_OK(put(t, "new", 43, "alice", "k2"));
+	EXPECT_INT(put(t, "dup", 44, "alice", "k"), A2M_INVALID_PARAMS);
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "2");
+	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
+			     buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "768");
+	EXPECT_INT(raw_query(t, "SELECT group_concat(id) FROM (SELECT id FROM records"
+			     " ORDER BY seq)", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "old,new");
+}
+
+/* Opens t's file read-only (options otherwise as given) into t->s. */
+static int open_read_only(tctx *t, char *err, size_t errlen)
+{
+	a2m_sqlite_options opt = {.synchronous_full = 1, .read_only = 1,
+				  .procedural_dir = t->dir, .procedural_tier = "procedural"};
+	return a2m_store_sqlite_open(t->path, &opt, &t->s, err, errlen);
+}
+
+static void test_read_only_refuses_writes_and_still_reads(tctx *t)
+{
+	char err[256] = "", *v = (char *)"stale";
+	a2m_record a = make("a", 1), b = make("b", 2), *got = NULL;
+	int removed = -1;
+	struct stat before, after;
+
+	a.tier = "procedural";
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "768"));
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(stat(t->path, &before), 0);
+
+	EXPECT_INT(open_read_only(t, err, sizeof err), 0);
+	EXPECT_INT(t->s->read_only, 1);
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT_STR(got ? got->content : NULL, "content");
+	a2m_record_free(got);
+	EXPECT_STR(scan_ids(t, &all_q), "a");
+	EXPECT_INT(count_of(t, &all_q), 1);
+	EXPECT_STR(meta_of(t, "embedding_dims"), "768");
+
+	EXPECT_INT(OPS->insert(t->s, &b), A2M_READ_ONLY);
+	EXPECT(strstr(t->s->errmsg, "read-only") != NULL);
+	a.content = "changed";
+	EXPECT_INT(OPS->update(t->s, &a), A2M_READ_ONLY);
+	EXPECT_INT(OPS->remove(t->s, "a", &removed), A2M_READ_ONLY);
+	EXPECT_INT(removed, 0);
+	EXPECT_INT(OPS->meta_set(t->s, "embedding_dims", "1024"), A2M_READ_ONLY);
+	EXPECT_INT(OPS->meta_set(t->s, "embedding_dims", NULL), A2M_READ_ONLY);
+	/* Refused before any check: even an invalid record gets A2M_READ_ONLY. */
+	EXPECT_INT(OPS->insert(t->s, &(a2m_record){0}), A2M_READ_ONLY);
+
+	/* A read transaction works, and a write inside it is refused alike. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_INT(count_of(t, &all_q), 1);
+	EXPECT_INT(OPS->insert(t->s, &b), A2M_READ_ONLY);
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(OPS->begin(t->s));
+	OPS->rollback(t->s);
+
+	/* Nothing changed: not the records, not the settings, not the file. */
+	EXPECT_OK(OPS->get(t->s, "a", &got));
+	EXPECT_STR(got ? got->content : NULL, "content");
+	a2m_record_free(got);
+	EXPECT_INT(OPS->meta_get(t->s, "embedding_dims", &v), 0);
+	EXPECT_STR(v, "768");
+	free(v);
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(stat(t->path, &after), 0);
+	EXPECT_INT(after.st_size, before.st_size);
+	EXPECT_INT(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+	EXPECT_INT(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	/* Nor was the procedural mirror reconciled into existence. */
+	EXPECT_INT(access(t->dir, F_OK), -1);
+}
+
+static void test_read_only_open_of_missing_file_fails_and_creates_nothing(tctx *t)
+{
+	char err[256] = "", name[200];
+	close_and_remove(t);
+	EXPECT(open_read_only(t, err, sizeof err) < 0);
+	EXPECT(t->s == NULL);
+	EXPECT(strstr(err, "read-only") != NULL);
+	EXPECT(strstr(err, "No such file") != NULL);
+	EXPECT_INT(access(t->path, F_OK), -1);
+	snprintf(name, sizeof name, "%s-wal", t->path);
+	EXPECT_INT(access(name, F_OK), -1);
+	snprintf(name, sizeof name, "%s-shm", t->path);
+	EXPECT_INT(access(name, F_OK), -1);
+	EXPECT_INT(access(t->dir, F_OK), -1);
+}
+
+static void test_read_only_refuses_file_without_a2m_schema(tctx *t)
+{
+	char err[256] = "", buf[64];
+	close_and_remove(t);
+	EXPECT_INT(raw_exec(t, "CREATE TABLE other(x)"), SQLITE_OK);
+	EXPECT(open_read_only(t, err, sizeof err) < 0);
+	EXPECT(t->s == NULL);
+	EXPECT(strstr(err, "has no a2m schema") != NULL);
+	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM sqlite_master", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "other");
+	/* An empty file is an empty database: no schema either, and it stays empty. */
+	remove_files(t->path);
+	FILE *f = fopen(t->path, "w");
+	EXPECT(f != NULL);
+	fclose(f);
+	EXPECT(open_read_only(t, err, sizeof err) < 0);
+	EXPECT(strstr(err, "has no a2m schema") != NULL);
+	struct stat st;
+	EXPECT_INT(stat(t->path, &st), 0);
+	EXPECT_INT(st.st_size, 0);
+}
+
+static void test_read_only_refuses_older_schema_without_migrating(tctx *t)
+{
+	char err[256] = "", buf[64];
+	close_and_remove(t);
+	EXPECT_INT(write_version_1_file(t), SQLITE_OK);
+	EXPECT(open_read_only(t, err, sizeof err) < 0);
+	EXPECT(t->s == NULL);
+	EXPECT(strstr(err, "schema version 1") != NULL);
+	EXPECT(strstr(err, "open it once read-write to migrate it") != NULL);
+	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM sqlite_master WHERE name = 'a2m_meta'",
+			     buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "0");
+	/* Opened read-write once, it is migrated, and then serves read-only. */
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(open_read_only(t, err, sizeof err), 0);
+	EXPECT_INT(count_of(t, &all_q), 1);
+}
+
+static void test_read_only_refuses_newer_schema(tctx *t)
+{
+	char err[256] = "";
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 3"), SQLITE_OK);
+	EXPECT(open_read_only(t, err, sizeof err) < 0);
+	EXPECT(t->s == NULL);
+	EXPECT(strstr(err, "schema version 3 is not one this build knows") != NULL);
+}
+
+/* ---- SQLite only: the procedural mirror (DECISIONS 024) ----------------- */
+
+/* (Re)opens t's file with the mirror on. Returns 0 or sets failure. */
+static int open_mirrored(tctx *t)
+{
+	char err[256] = "";
+	a2m_sqlite_options opt = {.synchronous_full = 1, .procedural_dir = t->dir,
+				  .procedural_tier = "procedural"};
+	if (t->s)
+		t->s->ops->close(t->s);
+	t->s = NULL;
+	if (a2m_store_sqlite_open(t->path, &opt, &t->s, err, sizeof err) != 0) {
+		snprintf(failure, sizeof failure, "open with a mirror: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static sbuf dir_buf;  /* dir_list()'s answer, valid until its next call */
+
+/* The names in t->dir, sorted and comma-separated; "<none>" when it does not exist. */
+static const char *dir_list(tctx *t)
+{
+	char *names[64];
+	size_t n = 0;
+	struct dirent *e;
+	DIR *d = opendir(t->dir);
+	dir_buf.len = 0;
+	sb_add(&dir_buf, "%s", "");
+	if (!d) {
+		sb_add(&dir_buf, "%s", "<none>");
+		return dir_buf.p;
+	}
+	while ((e = readdir(d)) != NULL && n < 64)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			names[n++] = strdup(e->d_name);
+	closedir(d);
+	qsort(names, n, sizeof *names, cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		sb_add(&dir_buf, "%s%s", i ? "," : "", names[i] ? names[i] : "<oom>");
+		free(names[i]);
+	}
+	return dir_buf.p;
+}
+
+static sbuf file_buf;  /* file_of()'s answer, valid until its next call */
+
+/* The whole of file name in t->dir, or "<missing>". */
+static const char *file_of(tctx *t, const char *name)
+{
+	char path[512], chunk[4096];
+	size_t r;
+	snprintf(path, sizeof path, "%s/%s", t->dir, name);
+	FILE *f = fopen(path, "rb");
+	file_buf.len = 0;
+	sb_add(&file_buf, "%s", "");
+	if (!f) {
+		sb_add(&file_buf, "%s", "<missing>");
+		return file_buf.p;
+	}
+	while ((r = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
+		chunk[r] = '\0';
+		sb_add(&file_buf, "%s", chunk);
+	}
+	fclose(f);
+	return file_buf.p;
+}
+
+/* Writes text to name in t->dir. */
+static int write_in_dir(tctx *t, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", t->dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static ino_t inode_of(tctx *t, const char *name)
+{
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", t->dir, name);
+	return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* A record in the mirrored tier; strings are borrowed. */
+static a2m_record skill(const char *id, const char *key, const char *content)
+{
+	a2m_record r = make(id, 1753900000123LL);
+	r.tier = "procedural";
+	r.key = (char *)key;
+	r.content = (char *)content;
+	r.owner = "alice";
+	r.revision = 2;
+	return r;
+}
+
+static void test_mirror_file_appears_after_commit_with_name_and_content(tctx *t)
+{
+	a2m_record r = skill("r1", "deploy/prod", "Run make deploy.\nThen check.");
+	a2m_record other = make("r2", 5);
+	struct stat st;
+	char path[512];
+	other.tier = "long";
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_STR(dir_list(t), "<none>");       /* created on first use */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->insert(t->s, &r));
+	EXPECT_OK(OPS->insert(t->s, &other));
+	EXPECT_STR(dir_list(t), "<none>");       /* nothing before the commit */
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(dir_list(t), "deploy-prod--r1.md");
+	EXPECT_STR(file_of(t, "deploy-prod--r1.md"),
+		   "---\n"
+		   "id: \"r1\"\n"
+		   "key: \"deploy/prod\"\n"
+		   "owner: \"alice\"\n"
+		   "created_at: 2025-07-30T18:26:40.123Z\n"
+		   "revision: 2\n"
+		   "---\n"
+		   "Run make deploy.\n"
+		   "Then check.\n");
+	EXPECT_INT(stat(t->dir, &st), 0);
+	EXPECT_INT(st.st_mode & 07777, 0755);
+	snprintf(path, sizeof path, "%s/deploy-prod--r1.md", t->dir);
+	EXPECT_INT(stat(path, &st), 0);
+	EXPECT_INT(st.st_mode & 07777, 0644);
+	EXPECT_INT(t->s->mirror_failures, 0);
+}
+
+static void test_mirror_names_files_by_key_or_first_words(tctx *t)
+{
+	char long_words[80];
+	memset(long_words, 'a', 30);
+	long_words[30] = ' ';
+	memset(long_words + 31, 'b', 30);
+	snprintf(long_words + 61, sizeof long_words - 61, " c");
+	char long_word[71];                 /* one word past the cap: it is cut */
+	memset(long_word, 'X', 70);
+	long_word[70] = '\0';
+	a2m_record r[] = {
+		skill("c1", NULL, "  Deploy the Service: run `make` && ./deploy.sh --prod now"),
+		skill("c2", NULL, "\xc3\x9c" "ber caf\xc3\xa9 na\xc3\xafve"),
+		skill("c3", "///", "!!! ???"),
+		skill("c4", NULL, long_words),
+		skill("c5", NULL, "..hidden dot\x01" "file"),
+		skill("c6", "Team.Runbooks/On-Call", "ignored when there is a key"),
+		skill("c7", NULL, "Ends in newline\n"),
+		skill("c8", NULL, long_word),
+	};
+	if (open_mirrored(t) != 0)
+		return;
+	for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+		EXPECT_OK(OPS->insert(t->s, &r[i]));
+	EXPECT_STR(dir_list(t),
+		   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa--c4.md,"
+		   "deploy-the-service-run-make-deploy--c1.md,"
+		   "ends-in-newline--c7.md,"
+		   "hidden-dot-file--c5.md,"
+		   "record--c3.md,"
+		   "team-runbooks-on-call--c6.md,"
+		   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx--c8.md,"
+		   "\xc3\x9c" "ber-caf\xc3\xa9-na\xc3\xafve--c2.md");
+	/* Content that ends in a newline gets no second one. */
+	EXPECT_STR(file_of(t, "ends-in-newline--c7.md"),
+		   "---\nid: \"c7\"\nowner: \"alice\"\ncreated_at: 2025-07-30T18:26:40.123Z\n"
+		   "revision: 2\n---\nEnds in newline\n");
+}
+
+static void test_mirror_front_matter_quotes_what_it_holds(tctx *t)
+{
+	a2m_record r = skill("q\"1", "say \"hi\"\nthen \\ go", "---\nnot front matter");
+	r.owner = NULL;
+	r.revision = 0;
+	r.created_at = 0;
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &r));
+	EXPECT_STR(dir_list(t), "say-hi-then-go--q%221.md");
+	EXPECT_STR(file_of(t, "say-hi-then-go--q%221.md"),
+		   "---\n"
+		   "id: \"q\\\"1\"\n"
+		   "key: \"say \\\"hi\\\"\\nthen \\\\ go\"\n"
+		   "created_at: 1970-01-01T00:00:00.000Z\n"
+		   "revision: 0\n"
+		   "---\n"
+		   "---\nnot front matter\n");
+}
+
+static void test_mirror_writes_nothing_on_rollback(tctx *t)
+{
+	a2m_record r = skill("s1", "k", "first");
+	int removed;
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->insert(t->s, &r));
+	OPS->rollback(t->s);
+	EXPECT_STR(dir_list(t), "<none>");
+	EXPECT_OK(OPS->insert(t->s, &r));
+	EXPECT_STR(dir_list(t), "k--s1.md");
+	const char *before = "---\nid: \"s1\"\nkey: \"k\"\nowner: \"alice\"\n"
+			     "created_at: 2025-07-30T18:26:40.123Z\nrevision: 2\n---\nfirst\n";
+	EXPECT_STR(file_of(t, "k--s1.md"), before);
+	EXPECT_OK(OPS->begin(t->s));
+	r.content = "second";
+	r.revision = 3;
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT_OK(OPS->remove(t->s, "s1", &removed));
+	a2m_record other = skill("s2", NULL, "another one");
+	EXPECT_OK(OPS->insert(t->s, &other));
+	OPS->rollback(t->s);
+	EXPECT_STR(dir_list(t), "k--s1.md");
+	EXPECT_STR(file_of(t, "k--s1.md"), before);
+	/* The next commit does not replay the rolled-back writes either. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(dir_list(t), "k--s1.md");
+	EXPECT_STR(file_of(t, "k--s1.md"), before);
+}
+
+static void test_mirror_renames_file_when_content_changes_its_name(tctx *t)
+{
+	a2m_record r = skill("s1", NULL, "alpha beta");
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &r));
+	EXPECT_STR(dir_list(t), "alpha-beta--s1.md");
+	r.content = "gamma delta";
+	r.revision = 3;
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT_STR(dir_list(t), "gamma-delta--s1.md");
+	EXPECT_STR(file_of(t, "gamma-delta--s1.md"),
+		   "---\nid: \"s1\"\nowner: \"alice\"\ncreated_at: 2025-07-30T18:26:40.123Z\n"
+		   "revision: 3\n---\ngamma delta\n");
+	/* Gaining a key renames it too. */
+	r.key = "greek/letters";
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT_STR(dir_list(t), "greek-letters--s1.md");
+}
+
+static void test_mirror_removes_file_on_forget(tctx *t)
+{
+	a2m_record a = skill("a", "one", "x"), b = skill("b", "two", "y");
+	int removed = 0;
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->insert(t->s, &b));
+	EXPECT_STR(dir_list(t), "one--a.md,two--b.md");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->remove(t->s, "a", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_STR(dir_list(t), "one--a.md,two--b.md");   /* still there until commit */
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(dir_list(t), "two--b.md");
+	EXPECT_OK(OPS->remove(t->s, "b", &removed));       /* autocommit */
+	EXPECT_INT(removed, 1);
+	EXPECT_STR(dir_list(t), "");
+}
+
+static void test_mirror_removes_file_when_record_leaves_tier(tctx *t)
+{
+	a2m_record r = skill("s1", "runbook", "steps");
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &r));
+	EXPECT_STR(dir_list(t), "runbook--s1.md");
+	r.tier = "long";
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT_STR(dir_list(t), "");
+	r.tier = NULL;
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT_STR(dir_list(t), "");
+	r.tier = "procedural";
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT_STR(dir_list(t), "runbook--s1.md");
+}
+
+static void test_mirror_keeps_hostile_ids_inside_its_directory(tctx *t)
+{
+	static const char *const ids[] = {
+		"../../etc/x", "a/b", "a%2Fb", "A", "a", ".hidden", "x\ny", "/abs", "..",
+	};
+	int removed;
+	if (open_mirrored(t) != 0)
+		return;
+	for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		a2m_record r = skill(ids[i], NULL, "skill");
+		EXPECT_OK(OPS->insert(t->s, &r));
+	}
+	/* One file each, all of them here: no id reached a path, none collided. */
+	EXPECT_STR(dir_list(t),
+		   "skill--%2Fabs.md,"
+		   "skill--%41.md,"
+		   "skill--..%2F..%2Fetc%2Fx.md,"
+		   "skill--...md,"
+		   "skill--.hidden.md,"
+		   "skill--a%252%46b.md,"     /* capitals are escaped too: "A" is not "a" */
+		   "skill--a%2Fb.md,"
+		   "skill--a.md,"
+		   "skill--x%0Ay.md");
+	EXPECT_STR(file_of(t, "skill--x%0Ay.md"),
+		   "---\nid: \"x\\ny\"\nowner: \"alice\"\ncreated_at: 2025-07-30T18:26:40.123Z\n"
+		   "revision: 2\n---\nskill\n");
+	EXPECT_OK(OPS->remove(t->s, "../../etc/x", &removed));
+	EXPECT_OK(OPS->remove(t->s, "a/b", &removed));
+	EXPECT_OK(OPS->remove(t->s, "..", &removed));
+	EXPECT_STR(dir_list(t),
+		   "skill--%2Fabs.md,skill--%41.md,skill--.hidden.md,skill--a%252%46b.md,"
+		   "skill--a.md,skill--x%0Ay.md");
+	/* Reconciling agrees with these names: it keeps every one. */
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_STR(dir_list(t),
+		   "skill--%2Fabs.md,skill--%41.md,skill--.hidden.md,skill--a%252%46b.md,"
+		   "skill--a.md,skill--x%0Ay.md");
+}
+
+static void test_mirror_cuts_a_long_id_and_hashes_it(tctx *t)
+{
+	char id[301];
+	int removed;
+	memset(id, 'Z', 300);
+	id[300] = '\0';
+	a2m_record r = skill(id, NULL, "skill");
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &r));
+	const char *names = dir_list(t);
+	/* "skill--", 40 escapes of 'Z' (120 bytes), '~', 16 hex digits, ".md" */
+	EXPECT_INT(strlen(names), 7 + 120 + 17 + 3);
+	EXPECT(strncmp(names, "skill--%5A%5A%5A", 16) == 0);
+	EXPECT_INT(names[127], '~');
+	EXPECT_INT(strspn(names + 128, "0123456789abcdef"), 16);
+	EXPECT_STR(names + 144, ".md");
+	if (open_mirrored(t) != 0)                     /* reconciling keeps it */
+		return;
+	EXPECT_INT(strlen(dir_list(t)), 147);
+	EXPECT_OK(OPS->remove(t->s, id, &removed));
+	EXPECT_STR(dir_list(t), "");
+}
+
+static void test_mirror_leaves_file_alone_when_its_bytes_would_not_change(tctx *t)
+{
+	a2m_record r = skill("s1", "k", "steps");
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &r));
+	ino_t ino = inode_of(t, "k--s1.md");
+	EXPECT(ino != 0);
+	r.access_count = 9;                 /* bookkeeping a recall does */
+	r.accessed_at = 1753900099999LL;
+	r.salience = 0.5;
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT(inode_of(t, "k--s1.md") == ino);
+	r.revision = 3;                     /* a real change: a new file, renamed in */
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT(inode_of(t, "k--s1.md") != ino);
+	EXPECT_STR(dir_list(t), "k--s1.md");
+}
+
+static void test_mirror_many_writes_to_one_id_leave_the_last(tctx *t)
+{
+	a2m_record r = skill("s", NULL, "one two"), gone = skill("g", NULL, "short lived");
+	int removed;
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->insert(t->s, &r));
+	r.content = "three four";
+	EXPECT_OK(OPS->update(t->s, &r));
+	r.content = "five six";
+	EXPECT_OK(OPS->update(t->s, &r));
+	EXPECT_OK(OPS->insert(t->s, &gone));
+	EXPECT_OK(OPS->remove(t->s, "g", &removed));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(dir_list(t), "five-six--s.md");
+}
+
+static void test_mirror_reconciles_on_open(tctx *t)
+{
+	a2m_record a = skill("a", "alpha", "first"), b = skill("b", "beta", "second");
+	a2m_record c = make("c", 3);
+	char path[512];
+	struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->insert(t->s, &b));
+	EXPECT_OK(OPS->insert(t->s, &c));
+	EXPECT_STR(dir_list(t), "alpha--a.md,beta--b.md");
+	const char *b_text = "---\nid: \"b\"\nkey: \"beta\"\nowner: \"alice\"\n"
+			     "created_at: 2025-07-30T18:26:40.123Z\nrevision: 2\n---\nsecond\n";
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	/* As a crash or a person might leave it. */
+	snprintf(path, sizeof path, "%s/alpha--a.md", t->dir);
+	EXPECT_INT(unlink(path), 0);
+	EXPECT_INT(write_in_dir(t, "beta--b.md", "edited by hand\n"), 0);
+	EXPECT_INT(write_in_dir(t, "gone-skill--zzz.md", "a record that was forgotten\n"), 0);
+	EXPECT_INT(write_in_dir(t, "README.md", "not ours\n"), 0);
+	EXPECT_INT(write_in_dir(t, ".a2m-tmp-1-1", "a write in progress\n"), 0);
+	EXPECT_INT(write_in_dir(t, ".a2m-tmp-2-2", "left by a crash\n"), 0);
+	snprintf(path, sizeof path, "%s/.a2m-tmp-2-2", t->dir);
+	EXPECT_INT(utimensat(AT_FDCWD, path, old, 0), 0);
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_STR(dir_list(t), ".a2m-tmp-1-1,README.md,alpha--a.md,beta--b.md");
+	EXPECT_STR(file_of(t, "beta--b.md"), b_text);
+	EXPECT_STR(file_of(t, "alpha--a.md"),
+		   "---\nid: \"a\"\nkey: \"alpha\"\nowner: \"alice\"\n"
+		   "created_at: 2025-07-30T18:26:40.123Z\nrevision: 2\n---\nfirst\n");
+	EXPECT_STR(file_of(t, "README.md"), "not ours\n");
+}
+
+static void test_mirror_failure_after_commit_keeps_the_commit_and_heals(tctx *t)
+{
+	a2m_record r = skill("s1", "k", "steps"), *got = NULL;
+	char err[256] = "";
+	if (open_mirrored(t) != 0)
+		return;
+	/* A file where the directory should be: every file write fails. */
+	FILE *f = fopen(t->dir, "w");
+	EXPECT(f != NULL);
+	fclose(f);
+	EXPECT_OK(OPS->insert(t->s, &r));              /* the commit happened: 0 */
+	EXPECT_INT(t->s->mirror_failures, 1);
+	EXPECT(strstr(t->s->errmsg, "procedural mirror") != NULL);
+	EXPECT_OK(OPS->get(t->s, "s1", &got));
+	EXPECT_STR(got ? got->content : NULL, "steps");
+	a2m_record_free(got);
+	/* Once the directory can be made, the next commit reconciles. */
+	EXPECT_INT(unlink(t->dir), 0);
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(dir_list(t), "k--s1.md");
+	EXPECT_INT(t->s->mirror_failures, 1);
+	/* Opening fails outright when the directory cannot be reconciled. */
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	remove_dir(t->dir);
+	f = fopen(t->dir, "w");
+	EXPECT(f != NULL);
+	fclose(f);
+	a2m_sqlite_options opt = {.procedural_dir = t->dir, .procedural_tier = "procedural"};
+	EXPECT(a2m_store_sqlite_open(t->path, &opt, &t->s, err, sizeof err) < 0);
+	EXPECT(t->s == NULL);
+	EXPECT(strstr(err, "procedural mirror") != NULL);
+}
+
+static void test_mirror_needs_both_dir_and_tier(tctx *t)
+{
+	a2m_record r = skill("s1", "k", "steps");
+	char err[256] = "";
+	a2m_sqlite_options opt = {.procedural_dir = t->dir};
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &opt, &t->s, err, sizeof err), 0);
+	EXPECT_OK(OPS->insert(t->s, &r));
+	EXPECT_STR(dir_list(t), "<none>");
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	/* NULL options: the defaults, no mirror. */
+	EXPECT_INT(a2m_store_sqlite_open(t->path, NULL, &t->s, err, sizeof err), 0);
+	EXPECT_INT(count_of(t, &all_q), 1);
+	EXPECT_STR(dir_list(t), "<none>");
+}
+
 int main(void)
 {
+	umask(022);   /* the mirror's modes are checked exactly */
 	RUN(test_insert_assigns_increasing_seq);
 	RUN(test_insert_duplicate_id_refused);
 	RUN(test_insert_without_id_or_content_refused);
@@ -1568,10 +2391,39 @@ int main(void)
 	RUN_SQLITE(test_reopen_finds_committed_records);
 	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_1);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_2);
 	RUN_SQLITE(test_open_refuses_non_database_file);
+	RUN(test_meta_unset_name_reads_null);
+	RUN(test_meta_set_overwrite_and_delete);
+	RUN(test_meta_null_name_refused);
+	RUN(test_meta_is_not_a_record);
+	RUN(test_meta_commit_keeps_values);
+	RUN(test_meta_rollback_restores_previous_values);
+	RUN_SQLITE(test_meta_survives_reopen);
+	RUN_SQLITE(test_migrates_version_1_file_forward);
+	RUN_SQLITE(test_read_only_refuses_writes_and_still_reads);
+	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);
+	RUN_SQLITE(test_read_only_refuses_file_without_a2m_schema);
+	RUN_SQLITE(test_read_only_refuses_older_schema_without_migrating);
+	RUN_SQLITE(test_read_only_refuses_newer_schema);
+	RUN_SQLITE(test_mirror_file_appears_after_commit_with_name_and_content);
+	RUN_SQLITE(test_mirror_names_files_by_key_or_first_words);
+	RUN_SQLITE(test_mirror_front_matter_quotes_what_it_holds);
+	RUN_SQLITE(test_mirror_writes_nothing_on_rollback);
+	RUN_SQLITE(test_mirror_renames_file_when_content_changes_its_name);
+	RUN_SQLITE(test_mirror_removes_file_on_forget);
+	RUN_SQLITE(test_mirror_removes_file_when_record_leaves_tier);
+	RUN_SQLITE(test_mirror_keeps_hostile_ids_inside_its_directory);
+	RUN_SQLITE(test_mirror_cuts_a_long_id_and_hashes_it);
+	RUN_SQLITE(test_mirror_leaves_file_alone_when_its_bytes_would_not_change);
+	RUN_SQLITE(test_mirror_many_writes_to_one_id_leave_the_last);
+	RUN_SQLITE(test_mirror_reconciles_on_open);
+	RUN_SQLITE(test_mirror_failure_after_commit_keeps_the_commit_and_heals);
+	RUN_SQLITE(test_mirror_needs_both_dir_and_tier);
 
 	free(last_ids.p);
+	free(dir_buf.p);
+	free(file_buf.p);
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

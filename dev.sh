@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# dev.sh — the two commands of the README.
+#
+#   ./dev.sh serve [a2m serve options]   install what is missing, build, and
+#                                        serve the SQLite store ($A2M_DB or ./a2m.db)
+#   ./dev.sh test                        install what is missing, build, and run
+#                                        every test (normal and sanitizer builds)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+case "${1:-}" in
+serve)
+	shift
+	scripts/deps.sh
+	make -s -j"$jobs" >&2
+	exec build/a2m serve --db "${A2M_DB:-./a2m.db}" "$@"
+	;;
+test)
+	shift
+	scripts/deps.sh test
+	make -s -j"$jobs"
+	make -s -j"$jobs" SAN=1
+	exec scripts/run-tests.sh "$@"
+	;;
+*)
+	echo "usage: ./dev.sh serve [options] | ./dev.sh test" >&2
+	exit 2
+	;;
+esac

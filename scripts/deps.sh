@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# deps.sh — make sure the Debian packages a2m needs are installed.
+#
+# As root, installs what is missing with apt-get. Otherwise prints the exact
+# apt-get line to run and fails. Each package and why: docs/BUILD.md.
+#
+#   scripts/deps.sh          what building and serving need
+#   scripts/deps.sh test     also what the test suite needs (valgrind)
+set -euo pipefail
+
+packages=(build-essential pkg-config libjansson-dev libsqlite3-dev)
+if [ "${1:-}" = "test" ]; then
+	packages+=(valgrind)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+	echo "deps: missing packages; run:" >&2
+	echo "  sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi

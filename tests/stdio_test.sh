@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# stdio_test.sh A2M_BINARY — the stdio transport and the command line, from
+# the outside: exit codes, framing, shutdown, durability across kill -9.
+# Prints "ok"/"FAIL" per check and "N passed, M failed".
+set -u
+a2m=$(realpath "$1")
+d=$(mktemp -d /tmp/a2m-stdio.XXXXXX)
+trap 'rm -rf "$d"; kill $(jobs -p) 2>/dev/null' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+# expect NAME ACTUAL WANTED
+expect() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "got '$2', want '$3'"; fi; }
+# contains NAME HAYSTACK NEEDLE
+contains() { case "$2" in *"$3"*) ok "$1" ;; *) fail "$1" "'$3' not in: ${2:0:300}" ;; esac; }
+
+req() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}\n' "$1" "$2" "$3"; }
+
+# --- the command line ---
+out=$("$a2m" --help); expect "a2m --help exits 0" $? 0
+contains "a2m --help lists serve" "$out" "serve"
+out=$("$a2m" serve --help); expect "a2m serve --help exits 0" $? 0
+contains "a2m serve --help documents --db" "$out" "--db PATH"
+out=$("$a2m" --version); expect "a2m --version exits 0" $? 0
+contains "a2m --version names the protocol" "$out" "a2m/0.1"
+for bad in "serve --bogus" "serve --db" "serve --log-level loud" "serve --max-line 12x" "frobnicate" ""; do
+	err=$("$a2m" $bad 2>&1 >/dev/null </dev/null); status=$?
+	expect "a2m $bad exits 2" "$status" 2
+	lines=$(printf '%s\n' "$err" | grep -c .)
+	[ -n "$bad" ] && expect "a2m $bad explains in one line" "$lines" 1
+done
+
+# --- framing ---
+out=$( { req 1 memory/describe '{}'; echo; echo "   "; req 2 memory/describe '{}'; } | "$a2m" serve --memory)
+expect "blank lines get no answer" "$(printf '%s\n' "$out" | wc -l)" 2
+out=$( { printf '{"jsonrpc":"2.0","id":1,"method":"memory/describe","params":{"x":"\xff\xfe"}}\n'; req 2 memory/describe '{}'; } | "$a2m" serve --memory)
+contains "invalid UTF-8 is a parse error" "$(echo "$out" | head -1)" '"code":-32700'
+contains "serving goes on after invalid UTF-8" "$(echo "$out" | sed -n 2p)" '"id":2,"result"'
+out=$( { echo '{"jsonrpc":'; req 2 memory/describe '{}'; } | "$a2m" serve --memory)
+contains "malformed JSON is a parse error with id null" "$(echo "$out" | head -1)" '"id":null,"error":{"code":-32700'
+big=$(head -c 5000 /dev/zero | tr '\0' 'x')
+out=$( { printf '{"jsonrpc":"2.0","id":1,"method":"memory/remember","params":{"records":[{"content":"%s"}]}}\n' "$big"; req 2 memory/timeline '{}'; } | "$a2m" serve --memory --max-line 1024)
+contains "an over-long line is refused" "$(echo "$out" | head -1)" '"code":-32600'
+contains "the stream recovers after an over-long line" "$(echo "$out" | sed -n 2p)" '"id":2,"result":{"records":[]}'
+expect "an over-long line is answered once" "$(printf '%s\n' "$out" | wc -l)" 2
+out=$(printf '{"jsonrpc":"2.0","id":9,"method":"memory/describe"}' | "$a2m" serve --memory)
+contains "a last line without newline is served" "$out" '"id":9,"result"'
+
+# --- stdout carries only JSON-RPC; logs go to stderr ---
+out=$( { req 1 memory/describe '{}'; } | "$a2m" serve --memory --log-level debug 2>"$d/err")
+expect "stdout holds only the response" "$(printf '%s\n' "$out" | grep -vc '^{"jsonrpc":"2.0"')" 0
+contains "logs go to stderr" "$(cat "$d/err")" "a2m: info:"
+
+# --- shutdown ---
+req 1 memory/remember '{"records":[{"content":"written before eof","id":"eof-1"}]}' | "$a2m" serve --db "$d/eof.db" >/dev/null
+expect "end of input exits 0" $? 0
+out=$(req 1 memory/timeline '{}' | "$a2m" serve --db "$d/eof.db")
+contains "a record written before end of input is there after restart" "$out" "written before eof"
+
+for sig in TERM INT; do
+	mkfifo "$d/in-$sig"
+	"$a2m" serve --db "$d/sig.db" <"$d/in-$sig" >"$d/out-$sig" 2>/dev/null &
+	pid=$!
+	exec 3>"$d/in-$sig"
+	req 1 memory/remember "{\"records\":[{\"content\":\"before SIG$sig\"}]}" >&3
+	for _ in $(seq 100); do [ -s "$d/out-$sig" ] && break; sleep 0.05; done
+	kill -s "$sig" "$pid"
+	status=0
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	if kill -0 "$pid" 2>/dev/null; then
+		fail "SIG$sig stops the server" "still running"
+		kill -9 "$pid"
+	fi
+	wait "$pid"; status=$?
+	exec 3>&-
+	expect "SIG$sig exits 0" "$status" 0
+	out=$(req 1 memory/timeline '{}' | "$a2m" serve --db "$d/sig.db")
+	contains "a record written before SIG$sig survives" "$out" "before SIG$sig"
+done
+
+# --- durability: acknowledged means committed, even across kill -9 ---
+mkfifo "$d/in-kill"
+"$a2m" serve --db "$d/kill.db" <"$d/in-kill" >"$d/out-kill" 2>/dev/null &
+pid=$!
+exec 3>"$d/in-kill"
+req 1 memory/remember '{"records":[{"content":"acknowledged then killed","id":"k-1"},{"content":"second of the batch","id":"k-2"}]}' >&3
+for _ in $(seq 200); do [ -s "$d/out-kill" ] && break; sleep 0.05; done
+contains "the write was acknowledged" "$(cat "$d/out-kill")" '"ids":["k-1","k-2"]'
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+exec 3>&-
+out=$(req 1 memory/timeline '{}' | "$a2m" serve --db "$d/kill.db")
+contains "an acknowledged record survives kill -9" "$out" "acknowledged then killed"
+contains "the whole acknowledged batch survives kill -9" "$out" "second of the batch"
+
+# --- the store file opens again with every record, and read-back is exact ---
+out=$( { req 1 memory/remember '{"records":[{"content":"meta","id":"m-1","metadata":{"b":9007199254740993,"a":[0.1,"città"]}}]}'; } | "$a2m" serve --db "$d/meta.db")
+out=$(req 1 memory/timeline '{"where":{"id":"m-1"}}' | "$a2m" serve --db "$d/meta.db")
+contains "metadata survives reopening byte for byte" "$out" '"metadata":{"b":9007199254740993,"a":[0.1,"città"]}'
+
+out=$(req 1 memory/describe '{}' | A2M_DB="$d/env.db" "$a2m" serve)
+contains "serve uses \$A2M_DB" "$out" '"result"'
+[ -f "$d/env.db" ] && ok "\$A2M_DB names the file" || fail "\$A2M_DB names the file" "no $d/env.db"
+out=$(cd "$d" && req 1 memory/describe '{}' | "$a2m" serve)
+[ -f "$d/a2m.db" ] && ok "./a2m.db is the default store" || fail "./a2m.db is the default store" "no $d/a2m.db"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
