@@ -41,6 +41,8 @@ static const conf_group *const groups[] = {
 	&conf_group_recall,
 	&conf_group_timeline,
 	&conf_group_forget,
+	/* groups A: entries below */
+	/* groups B: entries below */
 	&conf_group_stdio,
 };
 

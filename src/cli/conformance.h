@@ -94,6 +94,8 @@ extern const conf_group conf_group_remember;
 extern const conf_group conf_group_recall;
 extern const conf_group conf_group_timeline;
 extern const conf_group conf_group_forget;
+/* groups A (tiers, salience, scopes, sessions, keys): declarations below */
+/* groups B (embeddings, external, events, summarize, prompt, read-only): declarations below */
 
 /* The methods of spec §2's table and the capability each belongs to. */
 typedef struct conf_method {
