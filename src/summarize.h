@@ -16,7 +16,8 @@
 ** Summarises the contents of n records (in the order given) into at most
 ** max_sentences sentences and about max_chars characters. Returns the text
 ** (malloc'd; caller frees), or NULL when there is nothing durable to say
-** (no sources, no sentence with a content word) — the caller then declines.
+** (no sources, no sentence with a content word) — the caller then declines
+** — with errno 0, or NULL with errno ENOMEM when memory ran out.
 ** Same input, same output.
 */
 char *a2m_summarize_extract(const a2m_record *const *recs, size_t n, size_t max_sentences,

@@ -109,7 +109,8 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 typedef struct unit {
 	const a2m_record *first;   /* any member: move_unit takes the rest */
 	double            retention;
-	int64_t           newest;
+	int64_t           newest;      /* created_at of the newest member */
+	int64_t           newest_seq;  /* breaks ties within one millisecond */
 	size_t            size;
 } unit;
 
@@ -127,7 +128,9 @@ static int cmp_unit(const void *a, const void *b)
 	const unit *x = a, *y = b;
 	if (x->retention != y->retention)
 		return x->retention < y->retention ? -1 : 1;
-	return (x->newest > y->newest) - (x->newest < y->newest);
+	if (x->newest != y->newest)
+		return x->newest < y->newest ? -1 : 1;
+	return (x->newest_seq > y->newest_seq) - (x->newest_seq < y->newest_seq);
 }
 
 /*
@@ -153,6 +156,7 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 			units[nu].first = recs[i];
 			units[nu].retention = ret;
 			units[nu].newest = recs[i]->created_at;
+			units[nu].newest_seq = recs[i]->seq;
 			nu++;
 		}
 		unit *u = &units[nu - 1];
@@ -160,8 +164,11 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 		/* A group is as strong as its strongest member. */
 		if (ret > u->retention)
 			u->retention = ret;
-		if (recs[i]->created_at > u->newest)
+		if (recs[i]->created_at > u->newest ||
+		    (recs[i]->created_at == u->newest && recs[i]->seq > u->newest_seq)) {
 			u->newest = recs[i]->created_at;
+			u->newest_seq = recs[i]->seq;
+		}
 	}
 	qsort(units, nu, sizeof *units, cmp_unit);
 	int64_t excess = (int64_t)n - t->capacity;
