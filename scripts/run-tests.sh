@@ -58,6 +58,11 @@ for build in build build-san; do
 		--capabilities core
 	rm -f "$tmp/conf.db"*
 	run "conformance sqlite$tag" "$build/a2m" conformance --stdio "$build/a2m" serve --db "$tmp/conf.db"
+	# The read-only profile (spec §2.1) over a store that already has records.
+	rm -f "$tmp/ro.db"*
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"memory/remember","params":{"records":[{"content":"a fact loaded before the server turned read-only"},{"content":"another pre-existing record","tier":"semantic"}]}}' |
+		"$build/a2m" serve --db "$tmp/ro.db" >/dev/null
+	run "conformance read-only$tag" "$build/a2m" conformance --stdio "$build/a2m" serve --db "$tmp/ro.db" --read-only
 	run "conformance standalone build$tag" "$build/tests/conformance-standalone" conformance \
 		--stdio "$build/a2m" serve --memory
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
