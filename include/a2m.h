@@ -127,6 +127,22 @@ char *a2m_handle(a2m *h, const char *message);
 char *a2m_handle_n(a2m *h, const char *message, size_t len);
 
 /*
+** Who sent a message, for transports that know (spec §6). A local transport
+** (stdio, in-process) passes NULL: the client's `owner` is taken as given.
+** A network transport sets network = 1: it cannot carry notifications, and
+** `scopes` is declared only when it authenticated the caller, whose
+** principal then IS the owner — a request naming another owner is refused
+** with SCOPE_DENIED.
+*/
+typedef struct a2m_request_ctx {
+	int         network;    /* 1: a network transport (HTTP) */
+	const char *principal;  /* the authenticated principal; NULL = none */
+} a2m_request_ctx;
+
+/* As a2m_handle_n(), on behalf of the caller described by ctx (NULL: local). */
+char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_ctx *ctx);
+
+/*
 ** Receives the server's notifications (for example memory/event once a client
 ** has subscribed): fn is called with one complete JSON-RPC notification
 ** string, serialised like any response, and the user pointer. The string is

@@ -232,6 +232,7 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	}
 	pthread_mutex_init(&h->mu, NULL);
 	h->srv.name = name;
+	h->srv.declared = caps;
 	h->srv.caps = caps;
 	h->srv.stack = stack;
 	h->srv.read_only = cfg.read_only;
@@ -245,12 +246,28 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	return 0;
 }
 
-char *a2m_handle_n(a2m *h, const char *message, size_t len)
+char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_ctx *ctx)
 {
 	pthread_mutex_lock(&h->mu);
-	char *out = a2m_rpc_handle(&h->srv, message, len, NULL);
+	a2m_server *srv = &h->srv;
+	srv->network = ctx && ctx->network;
+	srv->principal = srv->network ? ctx->principal : NULL;
+	srv->caps = srv->declared;
+	/* A server that cannot authenticate its caller must not offer scopes
+	** over a network (spec §6); nor can a network binding push (§8.3). */
+	if (srv->network && !srv->principal)
+		srv->caps &= ~(unsigned)A2M_CAP_SCOPES;
+	srv->push = srv->network ? 0 : srv->can_push;
+	char *out = a2m_rpc_handle(srv, message, len, NULL);
+	srv->network = 0;
+	srv->principal = NULL;
 	pthread_mutex_unlock(&h->mu);
 	return out;
+}
+
+char *a2m_handle_n(a2m *h, const char *message, size_t len)
+{
+	return a2m_handle_ctx(h, message, len, NULL);
 }
 
 char *a2m_handle(a2m *h, const char *message)
@@ -274,6 +291,7 @@ void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 	h->notify_user = user;
 	h->srv.notify = fn ? deliver : NULL;
 	h->srv.notify_ctx = h;
+	h->srv.can_push = fn != NULL;
 	h->srv.push = fn != NULL;
 	if (!fn) {
 		/* A subscription cannot outlive the channel that carries it. */

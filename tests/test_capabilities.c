@@ -339,6 +339,66 @@ static void test_procedural_records_are_files(void)
 	CHECK(access(path, F_OK) != 0);
 }
 
+/* Sends one message as a network transport would, on behalf of principal. */
+static json_t *call_as(const char *principal, const char *msg)
+{
+	a2m_request_ctx ctx = {.network = 1, .principal = principal};
+	char *out = a2m_handle_ctx(h, msg, strlen(msg), &ctx);
+	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
+	a2m_free(out);
+	return v;
+}
+
+static int declares(json_t *describe, const char *cap)
+{
+	json_t *caps = json_object_get(res(describe), "capabilities");
+	for (size_t i = 0; i < json_array_size(caps); i++)
+		if (strcmp(json_string_value(json_array_get(caps, i)), cap) == 0)
+			return 1;
+	return 0;
+}
+
+static void test_network_scope_comes_from_principal(void)
+{
+	/* Unauthenticated network caller: no scopes, no push (spec §6, §8.3). */
+	json_t *r = call_as(NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}");
+	CHECK(!declares(r, "scopes"));
+	CHECK(declares(r, "tiers"));
+	CHECK(json_is_false(json_object_get(json_object_get(res(r), "events"), "push")));
+	json_decref(r);
+	r = call_as(NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\",\"params\":{\"owner\":\"x\"}}");
+	CHECK_INT(code(r), A2M_CAPABILITY_NOT_SUPPORTED);
+	json_decref(r);
+	a2m_set_notify(h, on_note, NULL);
+	r = call_as(NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/events/subscribe\"}");
+	CHECK_INT(code(r), A2M_CAPABILITY_NOT_SUPPORTED);
+	json_decref(r);
+	a2m_set_notify(h, NULL, NULL);
+	/* Authenticated: the principal is the owner; another owner is refused. */
+	r = call_as("carol", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}");
+	CHECK(declares(r, "scopes"));
+	json_decref(r);
+	r = call_as("carol", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\",\"params\":{\"owner\":\"alice\"}}");
+	CHECK_INT(code(r), A2M_SCOPE_DENIED);
+	json_decref(r);
+	r = call_as("carol", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":{\"records\":[{\"content\":\"mine\",\"owner\":\"alice\"}]}}");
+	CHECK_INT(code(r), A2M_SCOPE_DENIED);
+	json_decref(r);
+	r = call_as("carol", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":{\"records\":[{\"content\":\"zqxnet carol says hi\",\"session\":\"s-net\"}]}}");
+	CHECK(res(r) != NULL);
+	json_decref(r);
+	r = call("memory/timeline", "{\"owner\":\"carol\",\"where\":{\"session\":\"s-net\"}}");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(res(r), "records"), 0), "owner")), "carol");
+	json_decref(r);
+	/* carol's working record is private: dave, authenticated, cannot see it. */
+	r = call_as("dave", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\",\"params\":{\"query\":\"zqxnet\"}}");
+	CHECK_INT(json_array_size(json_object_get(res(r), "records")), 0);
+	json_decref(r);
+	r = call_as("carol", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\",\"params\":{\"query\":\"zqxnet\"}}");
+	CHECK_INT(json_array_size(json_object_get(res(r), "records")), 1);
+	json_decref(r);
+}
+
 static const test_case tests[] = {
 	TEST(test_capacity_spills_oldest_without_consolidate),
 	TEST(test_capacity_is_per_session),
@@ -353,6 +413,7 @@ static const test_case tests[] = {
 	TEST(test_events_poll_and_push),
 	TEST(test_summarize_and_prompt),
 	TEST(test_procedural_records_are_files),
+	TEST(test_network_scope_comes_from_principal),
 	{NULL, NULL}
 };
 

@@ -48,6 +48,20 @@ int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *
 	return a2m_error_capability(err, cap, name);
 }
 
+int a2m_param_owner_is_principal(const a2m_server *srv, const char **owner, a2m_error *err)
+{
+	/* Over a network the scope is the authenticated principal, never the
+	** client's claim; a claim that disagrees is refused, not ignored, so a
+	** misconfigured client learns of it (spec §6, docs/PROTOCOL.md). */
+	if (*owner && strcmp(*owner, srv->principal) != 0) {
+		a2m_error_set(err, A2M_SCOPE_DENIED,
+			      "owner '%s' is not the authenticated principal of this request", *owner);
+		return a2m_error_data(err, json_pack("{ss}", "owner", *owner));
+	}
+	*owner = srv->principal;
+	return 0;
+}
+
 int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scope,
 		    a2m_error *err)
 {
@@ -57,6 +71,8 @@ int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scop
 	    (rc = a2m_param_string(params, "owner", &scope->owner, err)))
 		return rc;
 	scope->scoped = (srv->caps & A2M_CAP_SCOPES) != 0;
+	if (scope->scoped && srv->network)
+		return a2m_param_owner_is_principal(srv, &scope->owner, err);
 	return 0;
 }
 

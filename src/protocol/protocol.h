@@ -44,12 +44,18 @@ struct a2m_event_log;
 /* What the protocol layer needs to serve requests. */
 typedef struct a2m_server {
 	const char *name;        /* owned */
-	unsigned    caps;        /* declared capabilities */
+	unsigned    declared;    /* capabilities configured for this server */
+	unsigned    caps;        /* capabilities declared to the current caller:
+	                            `declared` less scopes for an unauthenticated
+	                            network caller (spec §6) */
+	int         network;     /* the current request came over a network transport */
+	const char *principal;   /* its authenticated principal, or NULL */
 	a2m_limits  limits;
 	a2m_stack  *stack;       /* owned */
 	int         read_only;   /* every write method answers READ_ONLY (§2.1) */
 	struct a2m_event_log *events;  /* owned; NULL without the events capability */
-	int         push;        /* this connection can carry notifications (§4.13) */
+	int         can_push;    /* the local connection can carry notifications */
+	int         push;        /* the current caller's transport can (§4.13) */
 	/* The connection's push subscription (§4.13): per connection, opt-in. */
 	int         subscribed;
 	json_t     *sub_kinds;   /* owned; NULL = every kind */
@@ -147,6 +153,13 @@ int a2m_param_selection(const a2m_server *srv, const json_t *params,
 */
 int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scope,
 		    a2m_error *err);
+
+/*
+** On a network transport with an authenticated principal: *owner (a client
+** claim, or NULL) must be the principal or absent, and becomes the
+** principal. SCOPE_DENIED otherwise.
+*/
+int a2m_param_owner_is_principal(const a2m_server *srv, const char **owner, a2m_error *err);
 
 /*
 ** Reads params.ids, a required array of strings, into a new array of

@@ -130,6 +130,15 @@ static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record 
 	if (caps & A2M_CAP_SCOPES) {
 		if ((rc = take_string(in, i, "owner", &rec->owner, err)))
 			return rc;
+		if (srv->network) {
+			/* The authenticated principal writes as itself (spec §6). */
+			const char *claim = rec->owner;
+			if ((rc = a2m_param_owner_is_principal(srv, &claim, err)))
+				return rc;
+			free(rec->owner);
+			if (!(rec->owner = strdup(claim)))
+				return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		}
 		if (!rec->owner && !json_object_get(in, "owner") && default_owner &&
 		    !(rec->owner = strdup(default_owner)))
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
@@ -175,7 +184,8 @@ int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_er
 	const char *default_owner = NULL, *default_session = NULL;
 	int rc = 0;
 	if ((srv->caps & A2M_CAP_SCOPES) &&
-	    (rc = a2m_param_string(params, "owner", &default_owner, err)))
+	    ((rc = a2m_param_string(params, "owner", &default_owner, err)) ||
+	     (srv->network && (rc = a2m_param_owner_is_principal(srv, &default_owner, err)))))
 		return rc;
 	if ((srv->caps & A2M_CAP_SESSIONS) &&
 	    (rc = a2m_param_string(params, "session", &default_session, err)))
