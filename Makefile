@@ -4,7 +4,7 @@
 #   make SAN=1        the same with AddressSanitizer + UBSan into build-san/
 #   make check        build and run every test (scripts/test.sh does the set-up too)
 
-PKGS      := jansson sqlite3
+PKGS      := jansson sqlite3 libmicrohttpd libcurl libutf8proc
 SAN       ?= 0
 
 ifeq ($(SAN),1)
@@ -20,7 +20,7 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \
              -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS    += -std=c11 -D_GNU_SOURCE -fPIC $(OPT) $(WARN) -Iinclude -Isrc \
              $(shell pkg-config --cflags $(PKGS))
-LDLIBS    += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+LDLIBS    += $(shell pkg-config --libs $(PKGS)) -lstemmer -lpthread -lm
 LDFLAGS   += $(filter -fsanitize=%,$(OPT))
 
 LIB_SRC   := $(wildcard src/*.c src/util/*.c src/store/*.c src/rank/*.c src/rpc/*.c \
@@ -63,7 +63,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m.a
 
 $(BUILD)/tests/conformance-standalone: tests/conformance_main.c $(CONF_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcurl) -lm
 
 check: all
 	scripts/run-tests.sh $(BUILD)

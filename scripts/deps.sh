@@ -8,9 +8,10 @@
 #   scripts/deps.sh test     also what the test suite needs (valgrind)
 set -euo pipefail
 
-packages=(build-essential pkg-config libjansson-dev libsqlite3-dev)
+packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev
+	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev)
 if [ "${1:-}" = "test" ]; then
-	packages+=(valgrind)
+	packages+=(valgrind openssl)
 fi
 
 missing=()
@@ -19,6 +20,12 @@ for p in "${packages[@]}"; do
 		missing+=("$p")
 	fi
 done
+# The MCP bridge is tested with the official MCP SDK, which needs Node.js and
+# npm; any Node.js >= 18 on PATH will do (nodesource's package ships npm).
+if [ "${1:-}" = "test" ] && ! command -v npm >/dev/null; then
+	command -v node >/dev/null || missing+=(nodejs)
+	missing+=(npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then
