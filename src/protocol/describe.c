@@ -66,6 +66,43 @@ static json_t *describe_tiers(a2m_server *srv, const a2m_scope *scope, a2m_error
 	return arr;
 }
 
+/*
+** How recall ranks, from the objects that do it (DESIGN §4): the scorer,
+** its text analysis, where its index lives, and the blend weights. Sets
+** *unindexed to the records that hold text but yield no term (DECISIONS
+** 015), which describe reports beside it.
+*/
+static json_t *describe_scorer(a2m_server *srv, int64_t *unindexed, a2m_error *err)
+{
+	const a2m_scorer *sc = a2m_stack_scorer(srv->stack);
+	const a2m_blend *w = a2m_stack_blend(srv->stack);
+	a2m_index_stats stats;
+	const char *engine;
+	int rc = a2m_stack_index_stats(srv->stack, &stats, &engine, err);
+	if (rc < 0)
+		return NULL;
+	*unindexed = stats.unindexed;
+	json_t *o = json_pack("{ss ss s{sf sf sf}}", "name", sc->name,
+			      "metric", sc->metric ? sc->metric : sc->name,
+			      "blend", "relevance", w->relevance, "recency", w->recency,
+			      "salience", w->salience);
+	if (!o) {
+		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		return NULL;
+	}
+	if (sc->analyzer)
+		json_object_set_new(o, "analyzer", json_string(sc->analyzer));
+	/* "memory"/"sqlite": the store's own index; "scan": every record is read. */
+	json_object_set_new(o, "index", json_string(rc == 0 && sc->indexer ? engine : "scan"));
+	if (sc->k1 > 0)
+		json_object_set_new(o, "k1", json_real(sc->k1));
+	if (sc->b > 0)
+		json_object_set_new(o, "b", json_real(sc->b));
+	if (rc == 0 && sc->indexer)
+		json_object_set_new(o, "indexed", json_integer(stats.docs));
+	return o;
+}
+
 int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
 {
 	const char *protocol;
@@ -101,7 +138,10 @@ int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_er
 	if (srv->read_only)
 		json_object_set_new(res, "read_only", json_true());
 	if (srv->caps & A2M_CAP_TIERS) {
-		json_t *tiers = describe_tiers(srv, &scope, err);
+		/* `owner` scopes the counts (§4.1); without one they are the
+		** store's. Over a network the principal always scopes them. */
+		int scoped = scope.scoped && (scope.owner || srv->network);
+		json_t *tiers = describe_tiers(srv, scoped ? &scope : NULL, err);
 		if (!tiers) {
 			json_decref(res);
 			return err->code;
@@ -117,6 +157,14 @@ int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_er
 			"metrics", "cosine", "dot", "l2",
 			"model", json_null()));
 	}
+	int64_t unindexed = 0;
+	json_t *scorer = describe_scorer(srv, &unindexed, err);
+	if (!scorer) {
+		json_decref(res);
+		return err->code;
+	}
+	json_object_set_new(res, "scorer", scorer);
+	json_object_set_new(res, "unindexed", json_integer(unindexed));
 	if (srv->caps & A2M_CAP_EVENTS)
 		json_object_set_new(res, "events", json_pack("{sb sI}", "push", srv->push,
 			"retain", (json_int_t)a2m_event_log_capacity(srv->events)));

@@ -13,6 +13,14 @@
 double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now)
 {
 	const a2m_tier *t = a2m_stack_tier_of(st, rec);
+	/* Working memory is a transcript: it is replayed, not searched, so its
+	** overflow is simply its oldest turns. Weighing recalls or salience there
+	** would push the newest turn out by its own write. */
+	if (t && strcmp(t->kind, "working") == 0) {
+		if (t->half_life_ms > 0 && now > rec->created_at)
+			return exp2(-(double)(now - rec->created_at) / t->half_life_ms);
+		return 1.0; /* ties go to the older unit */
+	}
 	double recency = 1.0;
 	int64_t last = rec->accessed_at > rec->created_at ? rec->accessed_at : rec->created_at;
 	if (t && t->half_life_ms > 0 && now > last)

@@ -17,7 +17,8 @@
 **     within the tier it leaves;
 **   - promotion (earned by promote_after recalls) runs before spilling;
 **   - nothing spills into procedural (the layout refuses it).
-** Retention = salience × recency(tier half-life) × (1 + access_count).
+** Retention = salience × recency(tier half-life) × (1 + access_count); in a
+** working tier, recency alone (a transcript spills its oldest turns).
 */
 #ifndef A2M_STACK_H
 #define A2M_STACK_H
@@ -32,8 +33,19 @@
 #include "store/store.h"
 #include "util/error.h"
 
+/*
+** How recall blends a record's relevance with its recency (its tier's
+** half-life) and its salience: score = relevance × (relevance weight +
+** recency weight × recency + salience weight × s/(1+s)) / (sum of the
+** weights), so a score never exceeds its relevance and stays in [0,1].
+*/
+typedef struct a2m_blend {
+	double relevance, recency, salience;
+} a2m_blend;
+
 typedef struct a2m_stack_config {
 	a2m_tier_layout tiers;        /* taken over by a2m_stack_new */
+	a2m_blend       blend;        /* all zero: relevance only */
 	unsigned        fields;       /* enum a2m_where_field: record fields `where` sees */
 	a2m_metric      metric;       /* how vectors compare */
 	double          default_salience;
@@ -129,6 +141,18 @@ int64_t a2m_stack_dimensions(a2m_stack *st);
 /* The metric vectors are compared with. */
 a2m_metric a2m_stack_metric(const a2m_stack *st);
 
+/* The scorer recall uses, and the blend weights in force (both borrowed). */
+const a2m_scorer *a2m_stack_scorer(const a2m_stack *st);
+const a2m_blend *a2m_stack_blend(const a2m_stack *st);
+
+/*
+** The store's term index: *engine = the store's engine name; *out its
+** figures. Returns 0, or A2M_STORE_NO_INDEX (out zeroed) when the store
+** keeps no usable index (recall then scans), or a negative code with err set.
+*/
+int a2m_stack_index_stats(a2m_stack *st, a2m_index_stats *out, const char **engine,
+			  a2m_error *err);
+
 /*
 ** Writes n records atomically: all of them or none. recs[i]->tier NULL
 ** means the default tier; a tier that does not exist is UNKNOWN_TIER. A
@@ -144,9 +168,12 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 /*
 ** Ranks what sel selects against q and returns at most limit hits by
 ** descending score (free with a2m_hits_free). With neither text nor vector
-** (or when every scorer abstains), ranks by recency. Hits below min_score
-** are dropped. Unless read-only, every returned record is touched
-** (access_count + 1, accessed_at now) and promoted once it has earned it.
+** (or when every scorer abstains), ranks by recency. When the scorer judged
+** and nothing matched, returns nothing (DECISIONS 013). Hits below
+** min_score are dropped. The selection filters every candidate before the
+** best limit are kept, never after. Unless read-only, every returned record
+** is touched (access_count + 1, accessed_at now) and promoted once it has
+** earned it.
 */
 int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
 		     double min_score, size_t limit, a2m_hit **out, size_t *n,

@@ -44,7 +44,8 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
 			a2m_error *err);
 
-/* Retention of a record: salience × recency × (1 + access_count). */
+/* Retention of a record: salience × recency × (1 + access_count); in a
+** working tier recency alone. */
 double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now);
 
 #endif

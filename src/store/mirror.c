@@ -657,7 +657,8 @@ int a2m_mirror_apply(a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
 	if (m->nnotes == 0)
 		return 0;
 	pass_begin(&ps, m, s, err, errlen);
-	qsort(m->notes, m->nnotes, sizeof *m->notes, cmp_notes);
+	if (m->nnotes)
+		qsort(m->notes, m->nnotes, sizeof *m->notes, cmp_notes);
 	for (size_t i = 0, j; i < m->nnotes; i = j) {
 		for (j = i + 1; j < m->nnotes && strcmp(m->notes[j].id, m->notes[i].id) == 0; j++)
 			;
@@ -731,7 +732,8 @@ static void sweep(pass *ps, keep *k)
 		pass_fail(ps, "cannot list the directory: %s", strerror(errno));
 		return;
 	}
-	qsort(k->names, k->n, sizeof *k->names, cmp_names);
+	if (k->n)
+		qsort(k->names, k->n, sizeof *k->names, cmp_names);
 	for (;;) {
 		errno = 0;
 		struct dirent *e = readdir(d);
