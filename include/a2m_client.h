@@ -2,12 +2,13 @@
 ** a2m_client.h — the client side of liba2m: talk to an A2M server that runs
 ** somewhere else.
 **
-** A client handle owns one connection to one server. Today the only way to
-** make one is a2m_client_spawn_stdio(), which starts the server as a child
-** process and speaks the stdio binding of spec §8.2 over its stdin and stdout
-** (its stderr is inherited, so its logs land where ours do). Every other
-** function is written against the handle, not the transport, so an HTTP
-** connection (spec §8.3) can be added later without changing a caller.
+** A client handle owns one connection to one server. a2m_client_spawn_stdio()
+** starts the server as a child process and speaks the stdio binding of spec
+** §8.2 over its stdin and stdout (its stderr is inherited, so its logs land
+** where ours do); a2m_client_connect_http() speaks the HTTP binding of spec
+** §8.3 to a server that is already running (see there for how the calls
+** below map onto POSTs). Every other function is written against the
+** handle, not the transport, so a caller works over either.
 **
 **   char *argv[] = {"a2m", "serve", "--memory", NULL};
 **   a2m_client *c;
@@ -262,6 +263,70 @@ const char *a2m_client_errmsg(const a2m_client *c);
 
 /* A static, human-readable name for a result code. */
 const char *a2m_client_strerror(int code);
+
+/* ---- HTTP (spec §8.3) ---- */
+
+/*
+** How to reach a server over HTTP. Initialise with
+** a2m_client_http_options_init(); every field left alone takes the default
+** documented beside it.
+*/
+typedef struct a2m_client_http_options {
+	const char *bearer_token;     /* sent as "Authorization: Bearer <token>";
+	                                 NULL (default): no Authorization header */
+	const char *const *headers;   /* extra header lines, "Name: value" each,
+	                                 NULL-terminated; NULL (default): none */
+	int timeout_ms;               /* as a2m_client_set_timeout(); 0 (default):
+	                                 A2M_CLIENT_DEFAULT_TIMEOUT_MS */
+	const char *protocol_version; /* the A2M-Protocol-Version header; NULL
+	                                 (default): "a2m/0.1"; "": none sent */
+	const char *ca_file;          /* PEM file of the CA (or the self-signed
+	                                 certificate) to trust for https; NULL
+	                                 (default): the system's store */
+	int insecure;                 /* 1: do not verify the server's certificate
+	                                 (testing only); default 0 */
+} a2m_client_http_options;
+
+/* Fills *o with the defaults. Cannot fail. */
+void a2m_client_http_options_init(a2m_client_http_options *o);
+
+/*
+** Makes a handle that speaks to the A2M endpoint at url ("http://host:port/"
+** or "https://..."), one JSON-RPC message per POST, over one kept-alive
+** connection that is reused for every request. opts may be NULL for the
+** defaults; the handle copies what it needs from it. Nothing is sent until
+** the first request, so a server that is not there is reported then, as
+** A2M_CLIENT_ERR_IO.
+**
+** The functions above behave as they do over stdio, with these differences,
+** all of them from HTTP having no channel of its own from server to client:
+**
+**   - Sending: each '\n'-terminated line written with a2m_client_send_raw()
+**     (or _send_line, _send) is POSTed as one body when its '\n' is written;
+**     lines holding only blanks are not sent, as a stdio server would ignore
+**     them. The call returns once the server has answered.
+**   - Receiving: the body of each 200 answer is one received message, queued
+**     in order; a 202 (a notification's answer) queues nothing. A wait with
+**     nothing queued returns A2M_CLIENT_ERR_TIMEOUT at once, since nothing
+**     more can arrive. There are never notifications.
+**   - Any other HTTP status (401, 403, 413, ...) fails the sending call with
+**     A2M_CLIENT_ERR_IO; a2m_client_errmsg() names the status and the start
+**     of the body, and a2m_client_http_status() returns it.
+**   - a2m_client_close() and a2m_client_kill() end nothing on the server:
+**     they report status 0 at once.
+**
+** Returns A2M_CLIENT_OK and sets *out; A2M_CLIENT_ERR_MISUSE when url or out
+** is NULL or url is not an http or https URL; A2M_CLIENT_ERR_NOMEM. On
+** failure *out is NULL. The caller frees the handle with a2m_client_free().
+*/
+int a2m_client_connect_http(const char *url, const a2m_client_http_options *opts,
+			    a2m_client **out);
+
+/*
+** The HTTP status of the last answer received on c (200, 202, 401, ...), or
+** 0 when c is not an HTTP handle or nothing was answered yet.
+*/
+long a2m_client_http_status(const a2m_client *c);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,779 @@
+/*
+** http.c — the HTTP binding (spec §8.3) on libmicrohttpd; see http.h for
+** the order of the checks and docs/HTTP.md for the why of each.
+**
+** libmicrohttpd owns the sockets, the HTTP parsing, keep-alive, idle
+** timeouts, the connection limit and TLS, on a pool of threads of its own.
+** This file decides, from the headers alone, whether a request may reach
+** the library at all, reads an admitted body into memory up to the size
+** limit and no further, and hands it to a2m_handle_ctx() as a network
+** caller. The library serialises requests on its own mutex, so any number
+** of worker threads may call it at once.
+**
+** Everything that can be refused is refused on the first call of the
+** access handler, before the body is read: an unauthenticated or foreign
+** caller never gets to make the server buffer anything.
+*/
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "rpc/rpc.h"
+#include "transport/http.h"
+#include "util/log.h"
+
+/* What the version header must name to be ours (spec §8.3.2, §4.1). */
+#define VERSION_HEADER "A2M-Protocol-Version"
+
+/* The first allocation for a body whose length was not announced. */
+#define BODY_FIRST_CAP 4096
+
+/* How much of an oversized chunked body is read and thrown away so the 413
+** can be delivered; past this the connection is simply closed. */
+#define DISCARD_LIMIT ((size_t)1 << 20)
+
+struct a2m_http {
+	a2m *h;
+	struct MHD_Daemon *daemon;
+	const char *path;
+	const char *const *origins;
+	size_t n_origins;
+	const a2m_bearer_tokens *tokens;
+	size_t max_body;
+	unsigned timeout_s;
+	unsigned port;
+	char url[320];
+	char *cert, *key;      /* PEM text, kept until the daemon is stopped */
+	size_t cert_len, key_len;
+
+	atomic_int in_flight;  /* requests between their headers and completion */
+	atomic_int stopping;   /* a2m_http_stop has begun */
+
+	int starting;          /* inside MHD_start_daemon: keep its last error */
+	char start_error[256];
+};
+
+/* One request's state, from its headers to its completion. */
+typedef struct request {
+	char *body;
+	size_t len, cap;
+	size_t discarded;       /* bytes dropped after the body passed the limit */
+	int too_big;
+	const char *principal;  /* borrowed from the token table */
+	const char *origin;     /* the allowed Origin it came with, to echo */
+	int profile;            /* a GET of the well-known profile */
+} request;
+
+/* The headers the binding looks at, gathered in one pass. */
+typedef struct req_headers {
+	const a2m_http *s;
+	const char *origin;     /* the first Origin */
+	int origin_refused;     /* some Origin is not on the list */
+	const char *auth;
+	int n_auth;
+	const char *content_type;
+	const char *version;
+	int n_version;
+	const char *content_length;
+} req_headers;
+
+/* ---- small helpers ---- */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int origin_allowed(const a2m_http *s, const char *origin)
+{
+	for (size_t i = 0; i < s->n_origins; i++) {
+		/* Scheme and host are case-insensitive (RFC 6454 serialises them
+		** in lower case, but a proxy may not). */
+		if (strcasecmp(s->origins[i], origin) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	req_headers *hd = cls;
+	(void)kind;
+	if (!key)
+		return MHD_YES;
+	if (!value)
+		value = "";
+	if (strcasecmp(key, "Origin") == 0) {
+		/* Every Origin must pass: a second one must not smuggle a
+		** foreign page past a check that read only the first. */
+		if (!hd->origin)
+			hd->origin = value;
+		if (!origin_allowed(hd->s, value))
+			hd->origin_refused = 1;
+	} else if (strcasecmp(key, "Authorization") == 0) {
+		hd->auth = value;
+		hd->n_auth++;
+	} else if (strcasecmp(key, "Content-Type") == 0) {
+		if (!hd->content_type)
+			hd->content_type = value;
+	} else if (strcasecmp(key, VERSION_HEADER) == 0) {
+		hd->version = value;
+		hd->n_version++;
+	} else if (strcasecmp(key, "Content-Length") == 0) {
+		hd->content_length = value;
+	}
+	return MHD_YES;
+}
+
+/*
+** Whether v names our protocol: "a2m/0.1" or a patch level of it, the rule
+** memory/describe applies (spec §4.1: while the major version is 0 the
+** minor must match exactly).
+*/
+static int version_ours(const char *v)
+{
+	const size_t n = strlen(A2M_PROTOCOL);
+	if (strncmp(v, A2M_PROTOCOL, n) != 0)
+		return 0;
+	if (v[n] == '\0')
+		return 1;
+	if (v[n] != '.' || !v[n + 1])
+		return 0;
+	for (const char *p = v + n + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
+/* application/json, in any case, with or without parameters (charset=...). */
+static int is_json_type(const char *v)
+{
+	static const char want[] = "application/json";
+	if (!v)
+		return 0;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (strncasecmp(v, want, sizeof want - 1) != 0)
+		return 0;
+	v += sizeof want - 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	return *v == '\0' || *v == ';';
+}
+
+/* The principal of a well-formed "Bearer <token>" header, or NULL. */
+static const char *authenticate(const a2m_http *s, const req_headers *hd)
+{
+	/* Two Authorization headers are ambiguous: which one was meant is
+	** exactly what an attacker would like to choose. */
+	if (hd->n_auth != 1)
+		return NULL;
+	const char *v = hd->auth;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (strncasecmp(v, "Bearer", 6) != 0 || (v[6] != ' ' && v[6] != '\t'))
+		return NULL;
+	v += 6;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	size_t len = strlen(v);
+	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+		len--;
+	if (len == 0)
+		return NULL;
+	return a2m_bearer_lookup(s->tokens, v, len);
+}
+
+/* ---- responses ---- */
+
+/*
+** Queues resp (which it releases) with the headers every response carries.
+** Returns what MHD_queue_response does; MHD_NO closes the connection.
+*/
+static enum MHD_Result send_response(a2m_http *s, struct MHD_Connection *c, request *r,
+				     unsigned status, struct MHD_Response *resp)
+{
+	if (!resp)
+		return MHD_NO;
+	int ok = MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (r && r->origin) {
+		ok = ok && MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->origin);
+	}
+	if (s->n_origins)
+		ok = ok && MHD_add_response_header(resp, "Vary", "Origin");
+	/* Draining for shutdown: answer, then let the connection go, so a busy
+	** keep-alive client cannot hold the server open. */
+	if (atomic_load(&s->stopping))
+		ok = ok && MHD_add_response_header(resp, "Connection", "close");
+	enum MHD_Result rc = ok ? MHD_queue_response(c, status, resp) : MHD_NO;
+	MHD_destroy_response(resp);
+	return rc;
+}
+
+/* A short plain-text answer for a transport-level refusal. */
+static enum MHD_Result send_text(a2m_http *s, struct MHD_Connection *c, request *r,
+				 unsigned status, const char *text, const char *hname,
+				 const char *hvalue)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	if (!MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8") ||
+	    (hname && !MHD_add_response_header(resp, hname, hvalue))) {
+		MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	return send_response(s, c, r, status, resp);
+}
+
+/* A JSON body the library allocated; the response frees it. */
+static enum MHD_Result send_json(a2m_http *s, struct MHD_Connection *c, request *r,
+				 unsigned status, char *json, size_t len)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer_with_free_callback(len, json, a2m_free);
+	if (!resp) {
+		a2m_free(json);
+		return MHD_NO;
+	}
+	if (!MHD_add_response_header(resp, "Content-Type", "application/json")) {
+		MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	return send_response(s, c, r, status, resp);
+}
+
+/* Spec §8.3.2: a version we do not speak is 400 with a -32007 error object. */
+static enum MHD_Result refuse_version(a2m_http *s, struct MHD_Connection *c, request *r)
+{
+	size_t len;
+	char *text = a2m_rpc_error_text(NULL, A2M_PROTOCOL_NOT_SUPPORTED,
+					"Protocol not supported: this server speaks " A2M_PROTOCOL,
+					json_pack("{s:[s]}", "supported", A2M_PROTOCOL), &len);
+	if (!text)
+		return MHD_NO;
+	return send_json(s, c, r, MHD_HTTP_BAD_REQUEST, text, len);
+}
+
+static enum MHD_Result refuse_auth(a2m_http *s, struct MHD_Connection *c, request *r,
+				   const req_headers *hd)
+{
+	/* RFC 6750 §3: say that a token is wanted, and whether the one sent
+	** was bad, but never which part of it. */
+	return send_text(s, c, r, MHD_HTTP_UNAUTHORIZED,
+			 "401 Unauthorized: send Authorization: Bearer <token>\n",
+			 "WWW-Authenticate",
+			 hd->n_auth ? "Bearer realm=\"a2m\", error=\"invalid_token\""
+				    : "Bearer realm=\"a2m\"");
+}
+
+/*
+** Spec §8.3.3: the describe result, live, exactly as this caller would get
+** it from memory/describe over this binding (push false; scopes only when
+** authenticated).
+*/
+static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, request *r)
+{
+	static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"memory/describe\","
+				  "\"params\":{\"protocol\":\"" A2M_PROTOCOL "\"}}";
+	a2m_request_ctx ctx = {.network = 1, .principal = r->principal};
+	char *out = a2m_handle_ctx(s->h, req, sizeof req - 1, &ctx);
+	json_t *resp = out ? json_loads(out, 0, NULL) : NULL;
+	a2m_free(out);
+	json_t *result = json_object_get(resp, "result");
+	char *text = json_is_object(result) ? json_dumps(result, JSON_COMPACT) : NULL;
+	json_decref(resp);
+	if (!text)
+		return send_text(s, c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				 "500 Internal Server Error: describe failed\n", NULL, NULL);
+	struct MHD_Response *mr =
+		MHD_create_response_from_buffer_with_free_callback(strlen(text), text, free);
+	if (!mr) {
+		free(text);
+		return MHD_NO;
+	}
+	/* Advisory and possibly stale by the spec; we at least do not let a
+	** cache make it staler. */
+	if (!MHD_add_response_header(mr, "Content-Type", "application/json") ||
+	    !MHD_add_response_header(mr, "Cache-Control", "no-store")) {
+		MHD_destroy_response(mr);
+		return MHD_NO;
+	}
+	return send_response(s, c, r, MHD_HTTP_OK, mr);
+}
+
+/* Whether body is a JSON object with an "id": a request, not a notification. */
+static int has_id(const char *body, size_t len)
+{
+	json_t *v = json_loadb(body, len, 0, NULL);
+	int yes = json_is_object(v) && json_object_get(v, "id") != NULL;
+	json_decref(v);
+	return yes;
+}
+
+/* The body is complete: one JSON-RPC message for the library. */
+static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
+{
+	a2m_request_ctx ctx = {.network = 1, .principal = r->principal};
+	const char *body = r->body ? r->body : "";
+	char *out = a2m_handle_ctx(s->h, body, r->len, &ctx);
+	if (out)
+		return send_json(s, c, r, MHD_HTTP_OK, out, strlen(out));
+	/* No answer is a notification (202, spec §8.3) — or a request the
+	** library could not answer for lack of memory, which still gets the
+	** one response JSON-RPC owes it rather than a silent 202. */
+	if (has_id(body, r->len)) {
+		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+					  "{\"code\":-32603,\"message\":\"Internal error: out of memory\"}}";
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
+		if (!resp || !MHD_add_response_header(resp, "Content-Type", "application/json")) {
+			if (resp)
+				MHD_destroy_response(resp);
+			return MHD_NO;
+		}
+		return send_response(s, c, r, MHD_HTTP_OK, resp);
+	}
+	struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	return send_response(s, c, r, MHD_HTTP_ACCEPTED, resp);
+}
+
+/* ---- the access handler ---- */
+
+/*
+** Everything decided from the headers (http.h has the order). Returns
+** MHD_YES with nothing queued when the request is a POST to read the body
+** of; otherwise a response has been queued (or MHD_NO: close).
+*/
+static enum MHD_Result on_headers(a2m_http *s, struct MHD_Connection *c, request *r,
+				  const char *url, const char *method, int *admitted)
+{
+	req_headers hd;
+	memset(&hd, 0, sizeof hd);
+	hd.s = s;
+	*admitted = 0;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, scan_header, &hd);
+
+	/* Spec §8.3.1: before anything else, on every path, so a page in a
+	** browser learns nothing at all — not even which paths exist. */
+	if (hd.origin_refused)
+		return send_text(s, c, r, MHD_HTTP_FORBIDDEN,
+				 "403 Forbidden: this Origin is not allowed\n", NULL, NULL);
+	r->origin = hd.origin;
+
+	int is_endpoint = strcmp(url, s->path) == 0;
+	int is_profile = strcmp(url, A2M_HTTP_WELL_KNOWN) == 0;
+	if (!is_endpoint && !is_profile)
+		return send_text(s, c, r, MHD_HTTP_NOT_FOUND, "404 Not Found\n", NULL, NULL);
+
+	if (is_profile) {
+		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+		    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+			return send_text(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+					 "405 Method Not Allowed\n", "Allow", "GET, HEAD");
+		if (s->tokens && !(r->principal = authenticate(s, &hd)))
+			return refuse_auth(s, c, r, &hd);
+		/* Answered once the request is complete: a response queued now,
+		** before libmicrohttpd has seen the (empty) body, would cost the
+		** client its keep-alive connection. */
+		r->profile = 1;
+		*admitted = 1;
+		return MHD_YES;
+	}
+
+	if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0 && hd.origin) {
+		/* A browser's CORS preflight from an allowed page: say what it may
+		** send. Without an allowed Origin there is nothing to grant. */
+		struct MHD_Response *resp =
+			MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		if (!resp ||
+		    !MHD_add_response_header(resp, "Access-Control-Allow-Methods", "POST") ||
+		    !MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+					     "Authorization, Content-Type, " VERSION_HEADER) ||
+		    !MHD_add_response_header(resp, "Access-Control-Max-Age", "600")) {
+			if (resp)
+				MHD_destroy_response(resp);
+			return MHD_NO;
+		}
+		return send_response(s, c, r, MHD_HTTP_NO_CONTENT, resp);
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+		return send_text(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+				 "405 Method Not Allowed: the endpoint takes POST\n", "Allow", "POST");
+
+	/* Spec §6.1: refused before any JSON-RPC processing, and not as a
+	** JSON-RPC error, since the request was never admitted. */
+	if (s->tokens && !(r->principal = authenticate(s, &hd)))
+		return refuse_auth(s, c, r, &hd);
+
+	/* Present and not ours is refused; absent is fine (spec §8.3.2). Two
+	** copies are refused too: which one a gateway acted on is a guess. */
+	if (hd.n_version > 1 || (hd.version && !version_ours(hd.version)))
+		return refuse_version(s, c, r);
+
+	if (!is_json_type(hd.content_type))
+		return send_text(s, c, r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+				 "415 Unsupported Media Type: send Content-Type: application/json\n",
+				 "Accept-Post", "application/json");
+
+	if (hd.content_length) {
+		/* libmicrohttpd has already refused a malformed length. */
+		unsigned long long n = strtoull(hd.content_length, NULL, 10);
+		if (n > s->max_body)
+			return send_text(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE,
+					 "413 Content Too Large\n", NULL, NULL);
+		r->cap = (size_t)n;
+	}
+	*admitted = 1;
+	return MHD_YES;
+}
+
+/* Takes one piece of an admitted body, holding at most max_body bytes. */
+static enum MHD_Result take_body(a2m_http *s, request *r, const char *data, size_t n)
+{
+	if (r->too_big) {
+		r->discarded += n;
+		/* A body without a length that goes on and on: reading it all
+		** to be able to say 413 would let it occupy a worker forever. */
+		return r->discarded > DISCARD_LIMIT ? MHD_NO : MHD_YES;
+	}
+	if (n > s->max_body - r->len) {
+		r->too_big = 1;
+		r->discarded = n;
+		free(r->body);
+		r->body = NULL;
+		r->len = r->cap = 0;
+		return MHD_YES;
+	}
+	if (r->len + n > r->cap || !r->body) {
+		size_t cap = r->cap ? r->cap
+				    : (BODY_FIRST_CAP < s->max_body ? BODY_FIRST_CAP : s->max_body);
+		while (cap < r->len + n)
+			cap = cap > s->max_body / 2 ? s->max_body : cap * 2;
+		/* +1 keeps room for a NUL, which the library does not need but a
+		** debugger printing the body does. */
+		char *grown = realloc(r->body, cap + 1);
+		if (!grown)
+			return MHD_NO;
+		r->body = grown;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	a2m_http *s = cls;
+	request *r = *con_cls;
+	(void)version;
+	if (!r) {
+		r = calloc(1, sizeof *r);
+		if (!r)
+			return MHD_NO;
+		*con_cls = r;
+		atomic_fetch_add(&s->in_flight, 1);
+		int admitted;
+		enum MHD_Result rc = on_headers(s, c, r, url, method, &admitted);
+		if (!admitted)
+			a2m_log(A2M_LOG_DEBUG, "http: %s %s refused at the headers", method, url);
+		return rc;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		return take_body(s, r, upload_data, n);
+	}
+	if (r->too_big)
+		return send_text(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, "413 Content Too Large\n",
+				 NULL, NULL);
+	if (r->profile)
+		return send_well_known(s, c, r);
+	return answer(s, c, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	a2m_http *s = cls;
+	request *r = *con_cls;
+	(void)c;
+	(void)toe;
+	if (!r)
+		return;
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+	atomic_fetch_sub(&s->in_flight, 1);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/* libmicrohttpd's own diagnostics (a malformed request, a timeout) are
+** debug noise for an operator; during start-up they are the reason. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	a2m_http *s = cls;
+	char msg[256];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	if (s->starting)
+		snprintf(s->start_error, sizeof s->start_error, "%s", msg);
+	a2m_log(A2M_LOG_DEBUG, "http: %s", msg);
+}
+
+/* ---- starting and stopping ---- */
+
+/* Reads a whole (small) PEM file; NUL-terminated. Returns NULL and sets errno. */
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (cap - n < 4096) {
+			if (cap > ((size_t)1 << 20)) {
+				errno = EFBIG; /* no certificate is a megabyte */
+				goto fail;
+			}
+			char *grown = realloc(buf, cap + 8192 + 1);
+			if (!grown)
+				goto fail;
+			buf = grown;
+			cap += 8192;
+		}
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		errno = EIO;
+		goto fail;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	free(buf);
+	fclose(f);
+	return NULL;
+}
+
+static void wipe_free(char *p, size_t n)
+{
+	if (!p)
+		return;
+	volatile char *v = p;
+	while (n--)
+		*v++ = 0;
+	free(p);
+}
+
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+	}
+	return 0;
+}
+
+static void free_server(a2m_http *s)
+{
+	if (!s)
+		return;
+	free(s->cert);
+	wipe_free(s->key, s->key_len);
+	free(s);
+}
+
+int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err,
+		   size_t errlen)
+{
+	*out = NULL;
+	a2m_http *s = calloc(1, sizeof *s);
+	struct addrinfo *ai = NULL;
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->h = h;
+	s->path = cfg->path ? cfg->path : A2M_HTTP_DEFAULT_PATH;
+	s->origins = cfg->origins;
+	s->n_origins = cfg->n_origins;
+	s->tokens = cfg->tokens;
+	s->max_body = cfg->max_body ? cfg->max_body : A2M_HTTP_DEFAULT_MAX_BODY;
+	s->timeout_s = cfg->timeout_s ? cfg->timeout_s : A2M_HTTP_DEFAULT_TIMEOUT_S;
+	atomic_init(&s->in_flight, 0);
+	atomic_init(&s->stopping, 0);
+
+	unsigned threads = cfg->threads;
+	if (threads == 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = cpus > 0 ? (unsigned)cpus : 1;
+	}
+	unsigned max_conn = cfg->max_connections ? cfg->max_connections : A2M_HTTP_DEFAULT_MAX_CONN;
+	/* libmicrohttpd splits the connection limit between its workers. */
+	if (threads > max_conn)
+		threads = max_conn;
+
+	int tls = cfg->tls_cert || cfg->tls_key;
+	if (tls) {
+		if (!cfg->tls_cert || !cfg->tls_key) {
+			snprintf(err, errlen, "TLS needs both a certificate and a key");
+			goto fail;
+		}
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			snprintf(err, errlen, "this libmicrohttpd was built without TLS");
+			goto fail;
+		}
+		if (!(s->cert = read_file(cfg->tls_cert, &s->cert_len))) {
+			snprintf(err, errlen, "%s: %s", cfg->tls_cert, strerror(errno));
+			goto fail;
+		}
+		if (!(s->key = read_file(cfg->tls_key, &s->key_len))) {
+			snprintf(err, errlen, "%s: %s", cfg->tls_key, strerror(errno));
+			goto fail;
+		}
+	}
+
+	const char *addr = cfg->addr ? cfg->addr : A2M_HTTP_DEFAULT_ADDR;
+	char port[8];
+	snprintf(port, sizeof port, "%u", cfg->port);
+	struct addrinfo hints;
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	int gai = getaddrinfo(addr, port, &hints, &ai);
+	if (gai != 0) {
+		snprintf(err, errlen, "cannot use address '%s': %s", addr, gai_strerror(gai));
+		goto fail;
+	}
+
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+		flags |= MHD_USE_EPOLL;
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (tls)
+		flags |= MHD_USE_TLS;
+
+	struct MHD_OptionItem extra[4];
+	size_t n_extra = 0;
+	if (threads > 1)
+		extra[n_extra++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
+	if (tls) {
+		extra[n_extra++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert};
+		extra[n_extra++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->key};
+	}
+	extra[n_extra] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+
+	s->starting = 1;
+	s->daemon = MHD_start_daemon(
+		flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+		MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s,
+		MHD_OPTION_CONNECTION_LIMIT, max_conn,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+		MHD_OPTION_ARRAY, extra,
+		MHD_OPTION_END);
+	s->starting = 0;
+	if (!s->daemon) {
+		snprintf(err, errlen, "cannot serve on %s port %u: %s", addr, cfg->port,
+			 s->start_error[0] ? s->start_error : "libmicrohttpd refused to start");
+		goto fail;
+	}
+
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info && info->port ? info->port : cfg->port;
+	char host[INET6_ADDRSTRLEN + 16]; /* numeric: fits, scope id and all */
+	if (getnameinfo(ai->ai_addr, ai->ai_addrlen, host, sizeof host, NULL, 0, NI_NUMERICHOST))
+		snprintf(host, sizeof host, "%s", addr);
+	snprintf(s->url, sizeof s->url, "%s://%s%s%s:%u%s", tls ? "https" : "http",
+		 ai->ai_family == AF_INET6 ? "[" : "", host, ai->ai_family == AF_INET6 ? "]" : "",
+		 s->port, s->path);
+	if (!s->tokens && !is_loopback(ai->ai_addr))
+		a2m_log(A2M_LOG_WARN, "serving %s without authentication on an address that is "
+			"not loopback: anyone who can reach it can read and write every record "
+			"(see --tokens)", s->url);
+	freeaddrinfo(ai);
+	*out = s;
+	return 0;
+
+fail:
+	if (ai)
+		freeaddrinfo(ai);
+	free_server(s);
+	return -1;
+}
+
+unsigned a2m_http_port(const a2m_http *s)
+{
+	return s->port;
+}
+
+const char *a2m_http_url(const a2m_http *s)
+{
+	return s->url;
+}
+
+void a2m_http_stop(a2m_http *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stopping, 1);
+	/* No new connections from here on; the listening socket must stay
+	** open until the workers are gone (libmicrohttpd may still look at it). */
+	MHD_socket listen_fd = MHD_quiesce_daemon(s->daemon);
+	/* Let what is being handled finish and be answered. A request stuck
+	** on a silent client is cut after the connection timeout, as it would
+	** have been anyway. */
+	int64_t give_up = now_ms() + (int64_t)s->timeout_s * 1000 + 1000;
+	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
+		sleep_ms(5);
+	MHD_stop_daemon(s->daemon);
+	if (listen_fd != MHD_INVALID_SOCKET)
+		close(listen_fd);
+	free_server(s);
+}

@@ -1,0 +1,86 @@
+/*
+** http.h — the HTTP binding (spec §8.3): one POST endpoint carrying one
+** JSON-RPC message per request, served by libmicrohttpd.
+**
+** Everything the binding adds to the protocol is decided here, before a
+** byte reaches the library, in this order (docs/HTTP.md has the table):
+**
+**   Origin not on the allow-list         403  (any path, any method)
+**   path neither the endpoint nor the    404
+**     well-known profile
+**   a method the path does not take      405  with Allow
+**   missing or unknown bearer token      401  with WWW-Authenticate: Bearer
+**     (only with tokens)
+**   A2M-Protocol-Version not ours        400  with a -32007 error object
+**   Content-Type not application/json    415
+**   body over the size limit             413
+**
+** What passes is handed to the library as a network caller (a2m_request_ctx,
+** network = 1) with the authenticated principal, so `scopes` is declared
+** only to an authenticated caller, owner is the principal, and push is
+** never offered (spec §6, §4.13). A response is 200 with the JSON-RPC
+** response; a notification is 202 with an empty body.
+*/
+#ifndef A2M_TRANSPORT_HTTP_H
+#define A2M_TRANSPORT_HTTP_H
+
+#include <stddef.h>
+
+#include "a2m.h"
+#include "transport/tokens.h"
+
+/* Defaults: docs/HTTP.md, and `a2m serve --help`, say the same. */
+#define A2M_HTTP_DEFAULT_ADDR        "127.0.0.1"
+#define A2M_HTTP_DEFAULT_PORT        8778
+#define A2M_HTTP_DEFAULT_PATH        "/"
+#define A2M_HTTP_DEFAULT_TIMEOUT_S   30
+#define A2M_HTTP_DEFAULT_MAX_CONN    256
+#define A2M_HTTP_DEFAULT_MAX_BODY    ((size_t)16 << 20)
+#define A2M_HTTP_WELL_KNOWN          "/.well-known/a2m-server.json"
+
+typedef struct a2m_http_config {
+	const char *addr;          /* host or address to bind; NULL: 127.0.0.1 */
+	unsigned port;             /* 0: any free port (see a2m_http_port) */
+	const char *path;          /* the endpoint; NULL: "/" */
+	unsigned threads;          /* worker threads; 0: one per CPU */
+	unsigned timeout_s;        /* a connection idle this long is closed;
+	                              0: A2M_HTTP_DEFAULT_TIMEOUT_S */
+	unsigned max_connections;  /* open at once; 0: A2M_HTTP_DEFAULT_MAX_CONN */
+	size_t max_body;           /* bytes; 0: A2M_HTTP_DEFAULT_MAX_BODY */
+	const char *const *origins;/* the Origin values allowed (exact match) */
+	size_t n_origins;
+	const a2m_bearer_tokens *tokens;  /* NULL: no authentication; borrowed, must
+	                              outlive the server */
+	const char *tls_cert;      /* PEM files; both or neither */
+	const char *tls_key;
+} a2m_http_config;
+
+typedef struct a2m_http a2m_http;
+
+/*
+** Starts serving h as cfg says, on threads of its own, and returns at once.
+** Returns 0 and sets *out. On failure (the address cannot be bound, a TLS
+** file cannot be read, TLS is not compiled into libmicrohttpd) returns -1,
+** sets *out to NULL and writes a one-line reason to err. h and cfg's
+** strings must outlive the server.
+*/
+int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err,
+		   size_t errlen);
+
+/* The port actually bound (the one chosen when cfg->port was 0). */
+unsigned a2m_http_port(const a2m_http *s);
+
+/* The endpoint's URL as a client would reach it, e.g. "http://127.0.0.1:8778/". */
+const char *a2m_http_url(const a2m_http *s);
+
+/*
+** Stops cleanly: stops accepting connections, lets the requests already
+** being handled finish and their responses go out (waiting at most the
+** connection timeout for a slow one), then closes every connection and
+** frees s. Requests that arrive meanwhile on open keep-alive connections
+** are still served, with "Connection: close". NULL is a no-op. The caller
+** closes h afterwards.
+*/
+void a2m_http_stop(a2m_http *s);
+
+#endif
