@@ -42,7 +42,20 @@ static const conf_group *const groups[] = {
 	&conf_group_timeline,
 	&conf_group_forget,
 	/* groups A: entries below */
+	&conf_group_tiers,
+	&conf_group_salience,
+	&conf_group_scopes,
+	&conf_group_sessions,
+	&conf_group_keys,
 	/* groups B: entries below */
+	&conf_group_embeddings,
+	&conf_group_external,
+	&conf_group_events,
+	&conf_group_events_push,
+	&conf_group_summarize,
+	&conf_group_prompt,
+	&conf_group_read_only,
+	&conf_group_http,
 	&conf_group_stdio,
 };
 
@@ -87,6 +100,9 @@ enum verdict { V_NONE, V_PASS, V_FAIL, V_SKIP };
 
 struct conf_ctx {
 	char **server_argv;
+	const char *http_url;  /* --http: the endpoint; then server_argv is NULL */
+	const char *token;     /* --token */
+	const char *cacert;    /* --cacert */
 	a2m_client *client;
 	int timeout_ms;
 	int verbose;
@@ -98,6 +114,7 @@ struct conf_ctx {
 	int wrote;        /* a write was accepted */
 	int lost;         /* the connection failed during the current check */
 	int restart_failures;
+	int scope_denied_expected; /* the current call is meant to get -32005 */
 
 	char run[8];      /* the run's token: six consonants */
 	unsigned seq;     /* markers handed out so far */
@@ -388,6 +405,31 @@ a2m_client *conf_client(conf_ctx *cx)
 	return cx->client;
 }
 
+char *const *conf_server_argv(conf_ctx *cx)
+{
+	return cx->server_argv;
+}
+
+int conf_over_http(conf_ctx *cx)
+{
+	return cx->http_url != NULL;
+}
+
+const char *conf_http_url(conf_ctx *cx)
+{
+	return cx->http_url;
+}
+
+const char *conf_http_token(conf_ctx *cx)
+{
+	return cx->token;
+}
+
+const char *conf_http_cacert(conf_ctx *cx)
+{
+	return cx->cacert;
+}
+
 /* ---- the server ---- */
 
 const json_t *conf_describe(conf_ctx *cx)
@@ -431,7 +473,17 @@ static int64_t limit_of(const json_t *limits, const char *name)
 static int connect_server(conf_ctx *cx)
 {
 	a2m_client *c;
-	if (a2m_client_spawn_stdio(cx->server_argv, &c) != A2M_CLIENT_OK) {
+	if (cx->http_url) {
+		a2m_client_http_options opts;
+		a2m_client_http_options_init(&opts);
+		opts.bearer_token = cx->token;
+		opts.ca_file = cx->cacert;
+		if (a2m_client_connect_http(cx->http_url, &opts, &c) != A2M_CLIENT_OK) {
+			snprintf(cx->describe_error, sizeof cx->describe_error,
+				 "cannot use %s as an http:// or https:// URL", cx->http_url);
+			return -1;
+		}
+	} else if (a2m_client_spawn_stdio(cx->server_argv, &c) != A2M_CLIENT_OK) {
 		snprintf(cx->describe_error, sizeof cx->describe_error, "%s",
 			 a2m_client_spawn_errmsg());
 		return -1;
@@ -516,6 +568,20 @@ static void lost(conf_ctx *cx, const char *doing)
 		  cx->client ? a2m_client_errmsg(cx->client) : "no server");
 }
 
+/* Whether params name an owner, for remember's default or on a record. */
+static int names_owner(const json_t *params)
+{
+	if (json_object_get(params, "owner"))
+		return 1;
+	size_t i;
+	json_t *rec;
+	json_array_foreach(json_object_get(params, "records"), i, rec) {
+		if (json_object_get(rec, "owner"))
+			return 1;
+	}
+	return 0;
+}
+
 json_t *conf_call(conf_ctx *cx, const char *method, json_t *params)
 {
 	json_t *resp = NULL;
@@ -524,10 +590,23 @@ json_t *conf_call(conf_ctx *cx, const char *method, json_t *params)
 		conf_fail(cx, "no server to send %s to", method);
 		return NULL;
 	}
+	int claims_owner = names_owner(params);
 	int rc = a2m_client_request(cx->client, method, params, &resp);
 	json_decref(params);
 	if (rc != A2M_CLIENT_OK) {
 		lost(cx, conf_str(cx, "%s got no response", method));
+		return NULL;
+	}
+	/* Over authenticated HTTP the owner is the token's principal and any
+	** other is refused (spec §6): a check that plays several owners from
+	** one client cannot run there, as a write check cannot on a read-only
+	** server. The http group checks the rule itself. */
+	int code;
+	if (cx->http_url && cx->token && claims_owner && !cx->scope_denied_expected &&
+	    conf_error_code(resp, &code) && code == CONF_SCOPE_DENIED) {
+		json_decref(resp);
+		conf_skip(cx, "it names an owner other than the token's principal, which "
+			  "HTTP refuses with -32005 (spec §6)");
 		return NULL;
 	}
 	return conf_keep(cx, resp);
@@ -573,7 +652,9 @@ json_t *conf_result(conf_ctx *cx, const char *method, json_t *params)
 
 int conf_expect_error(conf_ctx *cx, const char *method, json_t *params, int code, int alt)
 {
+	cx->scope_denied_expected = code == CONF_SCOPE_DENIED || alt == CONF_SCOPE_DENIED;
 	json_t *resp = conf_call(cx, method, params);
+	cx->scope_denied_expected = 0;
 	if (!resp)
 		return 0;
 	int got;
@@ -662,6 +743,27 @@ int conf_need_writes(conf_ctx *cx)
 		return 0;
 	}
 	return 1;
+}
+
+int conf_probe_read_only(conf_ctx *cx)
+{
+	if (cx->read_only || cx->wrote)
+		return cx->read_only;
+	json_t *probe = conf_record(cx, "conformance probe: does this server take writes", NULL);
+	json_t *resp = conf_call(cx, "memory/remember", json_pack("{s:[o]}", "records", probe));
+	int code;
+	if (!resp)
+		return -1;
+	if (conf_error_code(resp, &code) && code == CONF_READ_ONLY)
+		cx->read_only = 1;
+	else if (json_object_get(resp, "result"))
+		cx->wrote = 1;
+	else {
+		conf_fail(cx, "memory/remember of one plain record answered %s",
+			  error_text(cx, resp));
+		return -1;
+	}
+	return cx->read_only;
 }
 
 json_t *conf_remember(conf_ctx *cx, json_t *records)
@@ -888,10 +990,36 @@ static int group_selected(const conf_group *g, char **only, size_t n_only)
 	return 0;
 }
 
+/*
+** Why group g cannot run over the transport in use, or NULL when it can.
+** The stdio group checks the framing of spec §8.2, the http group the
+** binding of §8.3. The scopes group plays several owners from one client,
+** which over HTTP is exactly what §6 forbids: there the owner is the
+** authenticated principal, and the http group checks that instead.
+*/
+static const char *not_on_this_transport(conf_ctx *cx, const conf_group *g)
+{
+	if (g == &conf_group_stdio && cx->http_url)
+		return "the server is reached over HTTP; these check the stdio binding (spec §8.2)";
+	if (g == &conf_group_http && !cx->http_url)
+		return "the server is reached over stdio; these check the HTTP binding (spec §8.3)";
+	if (g == &conf_group_scopes && cx->http_url)
+		return "over HTTP the owner is the authenticated principal (spec §6), so one "
+		       "client cannot play several owners; the http group checks that rule";
+	return NULL;
+}
+
 static void run_group(conf_ctx *cx, const conf_group *g)
 {
+	const char *elsewhere = not_on_this_transport(cx, g);
 	for (size_t i = 0; i < g->n_checks; i++) {
 		const conf_check *check = &g->checks[i];
+		if (elsewhere && !(g->capability && !conf_has_capability(cx, g->capability))) {
+			cx->verdict = V_SKIP;
+			snprintf(cx->detail, sizeof cx->detail, "%s", elsewhere);
+			report(cx, g, check);
+			continue;
+		}
 		if (g->capability && !conf_has_capability(cx, g->capability)) {
 			cx->verdict = V_SKIP;
 			if (cx->describe)
@@ -912,16 +1040,22 @@ static void usage(FILE *out)
 {
 	fputs("usage: a2m conformance [--verbose] [--timeout SECONDS] [--group NAME]...\n"
 	      "                       --stdio CMD [ARGS...]\n"
+	      "       a2m conformance [options] --http URL [--token TOKEN] [--cacert FILE]\n"
 	      "\n"
 	      "Checks an A2M 0.1 server against the specification, speaking only the\n"
-	      "protocol: starts CMD, talks JSON-RPC over its stdin and stdout (spec §8.2),\n"
-	      "and prints one line per check (ok, FAIL or skip), then \"N/M checks passed\".\n"
+	      "protocol: starts CMD and talks JSON-RPC over its stdin and stdout (spec §8.2),\n"
+	      "or POSTs to the running server at URL (spec §8.3, with the checks of the\n"
+	      "HTTP binding itself), and prints one line per check (ok, FAIL or skip),\n"
+	      "then \"N/M checks passed\".\n"
 	      "Exit status 0 when no check failed, 1 when one did, 2 for a usage error.\n"
 	      "\n"
 	      "The checks write and forget records. Point it at a scratch store.\n"
 	      "\n"
 	      "  --stdio CMD...    the server command; everything after it is its argv\n"
-	      "  --http URL        reserved: the HTTP binding is not checked yet\n"
+	      "  --http URL        the server's endpoint, e.g. http://127.0.0.1:8778/\n"
+	      "  --token TOKEN     with --http: a bearer token the server accepts; adds the\n"
+	      "                    checks of authentication and owner = principal (spec §6)\n"
+	      "  --cacert FILE     with --http: trust this PEM certificate for https\n"
 	      "  --timeout S       how long to wait for each answer (default 5)\n"
 	      "  --group NAME      run only the groups whose name starts with NAME\n"
 	      "                    (repeatable), e.g. --group core/recall\n"
@@ -967,20 +1101,39 @@ int a2m_cmd_conformance(int argc, char **argv)
 				return usage_error("too many options: ", a);
 			only[n_only++] = argv[++i];
 		} else if (strcmp(a, "--http") == 0) {
-			fprintf(stderr, "a2m conformance: --http is not supported yet; "
-				"use --stdio CMD\n");
-			return A2M_EXIT_USAGE;
+			if (i + 1 >= argc)
+				return usage_error("a URL must follow ", a);
+			cx.http_url = argv[++i];
+			if (strncmp(cx.http_url, "http://", 7) != 0 &&
+			    strncmp(cx.http_url, "https://", 8) != 0)
+				return usage_error("--http wants an http:// or https:// URL, not ",
+						   cx.http_url);
+		} else if (strcmp(a, "--token") == 0) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				return usage_error("a token must follow ", a);
+			cx.token = argv[++i];
+		} else if (strcmp(a, "--cacert") == 0) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				return usage_error("a PEM file must follow ", a);
+			cx.cacert = argv[++i];
 		} else if (strcmp(a, "--stdio") == 0) {
 			break;
 		} else {
 			return usage_error("unknown option ", a);
 		}
 	}
-	if (i >= argc)
-		return usage_error("say which server to check: --stdio CMD [ARGS...]", "");
-	if (i + 1 >= argc)
-		return usage_error("--stdio needs a command", "");
-	cx.server_argv = argv + i + 1;
+	if (cx.http_url && i < argc)
+		return usage_error("--http and --stdio exclude each other", "");
+	if (!cx.http_url && (cx.token || cx.cacert))
+		return usage_error("--token and --cacert go with --http", "");
+	if (!cx.http_url) {
+		if (i >= argc)
+			return usage_error("say which server to check: --stdio CMD [ARGS...] "
+					   "or --http URL", "");
+		if (i + 1 >= argc)
+			return usage_error("--stdio needs a command", "");
+		cx.server_argv = argv + i + 1;
+	}
 
 	make_run_token(&cx);
 	if (connect_server(&cx) != 0) {

@@ -4,7 +4,9 @@
 **
 ** The suite is a list of groups (conformance.c), each a table of checks in
 ** one file per capability: conformance_rpc.c for the JSON-RPC envelope and
-** the stdio framing, conformance_core.c for the core methods. To add the
+** the stdio framing, conformance_core.c for the core methods,
+** conformance_http.c for the HTTP binding (run only over --http, as the
+** stdio group runs only over --stdio). To add the
 ** checks of a capability, write conformance_<cap>.c defining
 **
 **   static const conf_check checks[] = {
@@ -52,6 +54,7 @@ enum {
 	CONF_INVALID_PARAMS           = -32602,
 	CONF_CAPABILITY_NOT_SUPPORTED = -32003,
 	CONF_READ_ONLY                = -32004,
+	CONF_SCOPE_DENIED             = -32005,
 	CONF_QUOTA_EXCEEDED           = -32006,
 	CONF_PROTOCOL_NOT_SUPPORTED   = -32007
 };
@@ -89,13 +92,90 @@ int a2m_cmd_conformance(int argc, char **argv);
 /* The groups, defined in their files and listed in conformance.c. */
 extern const conf_group conf_group_rpc;
 extern const conf_group conf_group_stdio;
+extern const conf_group conf_group_http;
 extern const conf_group conf_group_describe;
 extern const conf_group conf_group_remember;
 extern const conf_group conf_group_recall;
 extern const conf_group conf_group_timeline;
 extern const conf_group conf_group_forget;
 /* groups A (tiers, salience, scopes, sessions, keys): declarations below */
+extern const conf_group conf_group_tiers;
+extern const conf_group conf_group_salience;
+extern const conf_group conf_group_scopes;
+extern const conf_group conf_group_sessions;
+extern const conf_group conf_group_keys;
+
+/*
+** What those groups share, defined in conformance_tiers.c: the tier layout
+** as describe reports it (spec §4.7), and writes placed so they stay put.
+** Nothing here hard-codes a layout; a check that needs a kind of tier the
+** server lacks skips.
+*/
+
+/* describe's "tiers" array when "tiers" is declared and it is a non-empty
+** array; NULL otherwise (no verdict). */
+const json_t *conf_tiers(conf_ctx *cx);
+/* The described tier called name, or NULL. */
+const json_t *conf_tier(conf_ctx *cx, const char *name);
+/* A string member of a tier entry ("name", "kind", "spill_to", ...); NULL
+** when absent, null or not a string. */
+const char *conf_tier_str(const json_t *tier, const char *member);
+/* "capacity" when a positive integer, else 0: unbounded. */
+int64_t conf_tier_capacity(const json_t *tier);
+/* A boolean member: 1, 0, or -1 when absent or not a boolean. */
+int conf_tier_flag(const json_t *tier, const char *member);
+/* Whether name lies on the spill chain below tier from (from excluded). */
+int conf_tier_below(conf_ctx *cx, const char *from, const char *name);
+/*
+** Whether writing n more records into tier from may end with some dropped
+** rather than moved (spec §4.7 "dropped"): its spill chain ends in a
+** bounded tier with no spill_to that the records above it, plus n, could
+** overfill. 1 or 0 by describe's counts now; -1 after failing the check.
+*/
+int conf_tier_can_drop(conf_ctx *cx, const char *from, size_t n);
+/* A fresh memory/describe (scoped to owner when not NULL) as an object
+** tier name → count; NULL after failing the check. */
+json_t *conf_tier_counts(conf_ctx *cx, const char *owner);
+/* The count of name in counts, or -1. */
+int64_t conf_tier_count_in(const json_t *counts, const char *name);
+/*
+** A tier where records written with conf_tier_fields stay put while a check
+** runs: not procedural, unbounded and without promote_to where the layout
+** allows, and with room. NULL when there is none, or no "tiers".
+*/
+const char *conf_tier_home(conf_ctx *cx);
+/*
+** Fields that place a record in tier (NULL: conf_tier_home) and, when
+** "sessions" is declared, in a fresh session, so a per-session capacity
+** starts empty. One session per call; kept.
+*/
+json_t *conf_tier_fields(conf_ctx *cx, const char *tier);
+/*
+** Whether n records written with conf_tier_fields fit in tier without
+** anything having to spill: 1 yes, 0 no, -1 after failing the check.
+*/
+int conf_tier_room(conf_ctx *cx, const json_t *tier, size_t n);
+/*
+** Writes n records, content "<marker> item <i>", tagged with the marker,
+** each carrying fields (may be NULL). One call when n fits the server's
+** max_records_per_call, else consecutive calls. Returns the ids, in order;
+** NULL after failing (or skipping, on a read-only server).
+*/
+json_t *conf_write_n(conf_ctx *cx, const char *marker, size_t n, const json_t *fields);
+/*
+** Runs memory/recall or memory/timeline with params (stolen) and returns
+** the records whose metadata carries cfm = marker (all when marker is NULL),
+** in the order returned. NULL after failing.
+*/
+json_t *conf_read(conf_ctx *cx, const char *method, json_t *params, const char *marker);
 /* groups B (embeddings, external, events, summarize, prompt, read-only): declarations below */
+extern const conf_group conf_group_embeddings;
+extern const conf_group conf_group_external;
+extern const conf_group conf_group_events;
+extern const conf_group conf_group_events_push;
+extern const conf_group conf_group_summarize;
+extern const conf_group conf_group_prompt;
+extern const conf_group conf_group_read_only;
 
 /* The methods of spec §2's table and the capability each belongs to. */
 typedef struct conf_method {
@@ -159,7 +239,10 @@ json_t *conf_json(conf_ctx *cx, const char *text);
 /*
 ** Sends a request (params stolen, NULL for none) and returns the whole
 ** response, or NULL after failing the check when there was none (timeout,
-** server gone).
+** server gone). Over HTTP with --token, a request naming an owner that is
+** refused with -32005 skips the check and returns NULL: there the owner is
+** the token's principal (spec §6), so a check playing another owner cannot
+** run. conf_expect_error() for -32005 itself is exempt.
 */
 json_t *conf_call(conf_ctx *cx, const char *method, json_t *params);
 
@@ -202,6 +285,21 @@ size_t conf_stream_invalid(conf_ctx *cx, size_t *received, const char **first);
 /* The connection, for checks that need the client directly (closing it). */
 a2m_client *conf_client(conf_ctx *cx);
 
+/* The command that starts the server (NULL-terminated), for a check that
+** needs a second instance of it: a cursor from another server, say. */
+char *const *conf_server_argv(conf_ctx *cx);
+
+/*
+** Over HTTP (--http URL) there is no command: conf_server_argv() is NULL,
+** the server is shared with whoever else uses it, and the owner of every
+** request is the principal of --token when one is given (spec §6).
+*/
+int conf_over_http(conf_ctx *cx);
+/* --http's URL, --token and --cacert; NULL when not given. */
+const char *conf_http_url(conf_ctx *cx);
+const char *conf_http_token(conf_ctx *cx);
+const char *conf_http_cacert(conf_ctx *cx);
+
 /* How long a check that sends or stores megabytes may wait for each answer:
 ** the server is allowed to be slow there (under valgrind, say), not hung. */
 #define CONF_HEAVY_TIMEOUT_MS 60000
@@ -235,6 +333,16 @@ json_t *conf_remember(conf_ctx *cx, json_t *records);
 int conf_need_writes(conf_ctx *cx);
 /* Whether the server has refused a write with -32004. */
 int conf_read_only(conf_ctx *cx);
+
+/*
+** Whether the server refuses writes, for the checks of the read-only
+** profile (spec §2.1), which run only where every other group skips.
+** Returns 1 when it does, 0 when it accepts them, -1 after failing the
+** check. Unlike conf_remember it gives no verdict of its own: when no write
+** has been tried yet it tries one (a record tagged with the run's token, so
+** the clean-up removes it if it is taken) and notes the answer.
+*/
+int conf_probe_read_only(conf_ctx *cx);
 
 /*
 ** The records recall returns for query (the given marker), keeping only

@@ -1,0 +1,1231 @@
+/*
+** conformance_tiers.c — checks of the tiers capability (spec §3.4, §4.6,
+** §4.7; DECISIONS 006): the layout describe reports, placement on write,
+** promote, consolidate, and capacity kept by spilling whole groups down the
+** spill chain — never into procedural.
+**
+** Everything is derived from describe's "tiers": which tier is bounded,
+** where it spills, which kind it is. A check that needs something the
+** layout lacks (two tiers, a bounded tier with spill_to) skips and says so.
+**
+** Records are written with conf_tier_fields: a tier and, when "sessions" is
+** declared, a fresh session, so a per-session capacity starts empty and a
+** record placed there has room to stay. Tiers are read back with timeline,
+** never recall, because a recall counts as an access and may promote.
+**
+** This file also defines the layout helpers declared in conformance.h for
+** the salience, scopes, sessions and keys groups.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/conformance.h"
+
+/* Spec §7: a referenced tier does not exist. */
+enum { UNKNOWN_TIER = -32002 };
+
+/* ---- helpers shared with the other groups of this set ---- */
+
+const json_t *conf_tiers(conf_ctx *cx)
+{
+	if (!conf_has_capability(cx, "tiers"))
+		return NULL;
+	const json_t *t = json_object_get(conf_describe(cx), "tiers");
+	return json_is_array(t) && json_array_size(t) > 0 ? t : NULL;
+}
+
+const char *conf_tier_str(const json_t *tier, const char *member)
+{
+	return json_string_value(json_object_get(tier, member));
+}
+
+const json_t *conf_tier(conf_ctx *cx, const char *name)
+{
+	const json_t *tiers = conf_tiers(cx);
+	for (size_t i = 0; name && i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		const char *n = conf_tier_str(t, "name");
+		if (n && strcmp(n, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+int64_t conf_tier_capacity(const json_t *tier)
+{
+	json_t *c = json_object_get(tier, "capacity");
+	return json_is_integer(c) && json_integer_value(c) > 0 ? json_integer_value(c) : 0;
+}
+
+int conf_tier_flag(const json_t *tier, const char *member)
+{
+	json_t *v = json_object_get(tier, member);
+	return json_is_boolean(v) ? json_is_true(v) : -1;
+}
+
+int conf_tier_below(conf_ctx *cx, const char *from, const char *name)
+{
+	const json_t *t = conf_tier(cx, from);
+	/* A chain longer than the layout is a cycle: stop rather than loop. */
+	size_t steps = json_array_size(conf_tiers(cx));
+	for (size_t i = 0; t && i < steps; i++) {
+		const char *next = conf_tier_str(t, "spill_to");
+		if (!next)
+			return 0;
+		if (strcmp(next, name) == 0)
+			return 1;
+		t = conf_tier(cx, next);
+	}
+	return 0;
+}
+
+int conf_tier_can_drop(conf_ctx *cx, const char *from, size_t n)
+{
+	const json_t *t = conf_tier(cx, from);
+	size_t steps = json_array_size(conf_tiers(cx));
+	json_t *counts = conf_tier_counts(cx, NULL);
+	if (!counts)
+		return -1;
+	/* Only what is above a tier, or arrives, can flow into it. */
+	int64_t above = (int64_t)n;
+	for (size_t i = 0; t && i <= steps; i++) {
+		int64_t cap = conf_tier_capacity(t);
+		int64_t here = conf_tier_count_in(counts, conf_tier_str(t, "name"));
+		const char *next = conf_tier_str(t, "spill_to");
+		if (cap == 0)
+			return 0;
+		if (!next)
+			return here < 0 || here + above > cap;
+		above += here > 0 ? here : 0;
+		t = conf_tier(cx, next);
+	}
+	/* A name describe does not list, or a cycle: nothing can be promised. */
+	return 1;
+}
+
+json_t *conf_tier_counts(conf_ctx *cx, const char *owner)
+{
+	json_t *params = json_pack("{s:s}", "protocol", CONF_PROTOCOL);
+	if (owner)
+		json_object_set_new(params, "owner", json_string(owner));
+	json_t *r = conf_result(cx, "memory/describe", params);
+	if (!r)
+		return NULL;
+	json_t *tiers = json_object_get(r, "tiers");
+	if (!json_is_array(tiers)) {
+		conf_fail(cx, "memory/describe%s reports tiers %s, expected an array",
+			  owner ? conf_str(cx, " with owner \"%s\"", owner) : "",
+			  conf_show(cx, tiers));
+		return NULL;
+	}
+	json_t *out = conf_keep(cx, json_object());
+	size_t i;
+	json_t *t;
+	json_array_foreach(tiers, i, t) {
+		const char *name = conf_tier_str(t, "name");
+		json_t *count = json_object_get(t, "count");
+		if (!name || !json_is_integer(count) || json_integer_value(count) < 0) {
+			conf_fail(cx, "memory/describe reports tier %s, expected a name and an "
+				  "integer count >= 0", conf_show(cx, t));
+			return NULL;
+		}
+		json_object_set(out, name, count);
+	}
+	return out;
+}
+
+int64_t conf_tier_count_in(const json_t *counts, const char *name)
+{
+	json_t *c = json_object_get(counts, name);
+	return json_is_integer(c) ? json_integer_value(c) : -1;
+}
+
+/* How many records the home tier must have room for. */
+#define HOME_ROOM 16
+
+const char *conf_tier_home(conf_ctx *cx)
+{
+	const json_t *tiers = conf_tiers(cx);
+	const char *best = NULL;
+	int best_score = -1;
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		const char *name = conf_tier_str(t, "name"), *kind = conf_tier_str(t, "kind");
+		if (!name)
+			continue;
+		int room = conf_tier_room(cx, t, HOME_ROOM);
+		if (room < 0)
+			return NULL;
+		if (!room)
+			continue;
+		/* Procedural holds what is written deliberately; a bounded tier
+		** may move what it holds; promote_to moves what is recalled. */
+		int score = (!kind || strcmp(kind, "procedural") != 0) * 4 +
+			    (conf_tier_capacity(t) == 0) * 2 + !conf_tier_str(t, "promote_to");
+		if (score > best_score) {
+			best = name;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+json_t *conf_tier_fields(conf_ctx *cx, const char *tier)
+{
+	json_t *f = conf_keep(cx, json_object());
+	if (!f)
+		return NULL;
+	if (!tier)
+		tier = conf_tier_home(cx);
+	if (tier)
+		json_object_set_new(f, "tier", json_string(tier));
+	if (conf_has_capability(cx, "sessions"))
+		json_object_set_new(f, "session",
+				    json_string(conf_str(cx, "cfs-%s", conf_marker(cx))));
+	return f;
+}
+
+int conf_tier_room(conf_ctx *cx, const json_t *tier, size_t n)
+{
+	int64_t cap = conf_tier_capacity(tier);
+	if (cap == 0)
+		return 1;
+	if ((int64_t)n > cap)
+		return 0;
+	/* A fresh session starts a per-session tier empty (spec §3.5). */
+	if (conf_tier_flag(tier, "per_session") == 1 && conf_has_capability(cx, "sessions"))
+		return 1;
+	json_t *counts = conf_tier_counts(cx, NULL);
+	if (!counts)
+		return -1;
+	int64_t now = conf_tier_count_in(counts, conf_tier_str(tier, "name"));
+	return now >= 0 && now + (int64_t)n <= cap;
+}
+
+/* How many records one remember may carry here. */
+static size_t batch_size(conf_ctx *cx)
+{
+	enum { MAX_BATCH = 500 };
+	int64_t max = conf_server_limits(cx)->max_records_per_call;
+	return max > 0 && max < MAX_BATCH ? (size_t)max : MAX_BATCH;
+}
+
+json_t *conf_write_n(conf_ctx *cx, const char *marker, size_t n, const json_t *fields)
+{
+	json_t *ids = conf_keep(cx, json_array());
+	size_t batch = batch_size(cx);
+	for (size_t done = 0; ids && done < n;) {
+		json_t *records = json_array();
+		for (; done < n && json_array_size(records) < batch; done++) {
+			json_t *rec = conf_record(cx, conf_str(cx, "%s item %zu", marker, done),
+						  marker);
+			if (fields)
+				json_object_update(rec, (json_t *)fields);
+			json_array_append_new(records, rec);
+		}
+		json_t *got = conf_remember(cx, records);
+		if (!got)
+			return NULL;
+		json_array_extend(ids, got);
+	}
+	return ids;
+}
+
+json_t *conf_read(conf_ctx *cx, const char *method, json_t *params, const char *marker)
+{
+	json_t *result = conf_result(cx, method, params);
+	if (!result)
+		return NULL;
+	json_t *records = json_object_get(result, "records");
+	if (!json_is_array(records)) {
+		conf_fail(cx, "%s returned no records array: %s", method, conf_show(cx, result));
+		return NULL;
+	}
+	json_t *out = conf_keep(cx, json_array());
+	size_t i;
+	json_t *rec;
+	json_array_foreach(records, i, rec) {
+		const char *cfm = json_string_value(
+			json_object_get(json_object_get(rec, "metadata"), "cfm"));
+		if (!marker || (cfm && strcmp(cfm, marker) == 0))
+			json_array_append(out, rec);
+	}
+	return out;
+}
+
+/* ---- local helpers ---- */
+
+static const char *str_of(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+static int is_kind(const char *kind)
+{
+	static const char *const kinds[] = {"working", "episodic", "semantic", "procedural"};
+	for (size_t i = 0; kind && i < CONF_COUNT(kinds); i++) {
+		if (strcmp(kind, kinds[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The layout, or NULL after failing: describe declared "tiers" without it. */
+static const json_t *layout(conf_ctx *cx)
+{
+	const json_t *tiers = conf_tiers(cx);
+	if (!tiers)
+		conf_fail(cx, "\"tiers\" is declared but describe reports tiers %s, expected a "
+			  "non-empty array (spec §4.7)",
+			  conf_show(cx, json_object_get(conf_describe(cx), "tiers")));
+	return tiers;
+}
+
+/* A tier name no server has. */
+static const char *bogus_tier(conf_ctx *cx)
+{
+	return conf_str(cx, "zz-no-such-tier-%s", conf_marker(cx));
+}
+
+/* Everything in mine sits in tier, else fails naming the first stray. */
+static int all_in(conf_ctx *cx, const char *what, const json_t *mine, const char *tier)
+{
+	size_t i;
+	json_t *rec;
+	json_array_foreach(mine, i, rec) {
+		const char *t = str_of(rec, "tier");
+		if (!t || strcmp(t, tier) != 0) {
+			conf_fail(cx, "%s: record %s is in tier %s, expected \"%s\"", what,
+				  str_of(rec, "id") ? str_of(rec, "id") : "?",
+				  conf_show(cx, json_object_get(rec, "tier")), tier);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Timeline of the marker's records, limited generously so no default cap
+** hides any of them. */
+static json_t *mine_of(conf_ctx *cx, const char *marker, size_t expected)
+{
+	return conf_read(cx, "memory/timeline",
+			 json_pack("{s:{s:s},s:I}", "where", "cfm", marker, "limit",
+				   (json_int_t)(expected + 16)),
+			 marker);
+}
+
+static int expect_n(conf_ctx *cx, const char *what, const json_t *records, size_t n)
+{
+	if (!records)
+		return 0;
+	if (json_array_size(records) == n)
+		return 1;
+	conf_fail(cx, "%s: %zu record(s), expected %zu", what, json_array_size(records), n);
+	return 0;
+}
+
+/*
+** Two distinct tiers each with room for n records: unbounded ones first so
+** nothing spills while the check runs, and among those, ones without a
+** promote_to, so the recalls a check makes move nothing. 1 found, 0 none
+** (skipped), -1 failed.
+*/
+static int pick_two(conf_ctx *cx, size_t n, const json_t **a, const json_t **b)
+{
+	const json_t *tiers = layout(cx);
+	const json_t *found[2] = {NULL, NULL};
+	size_t got = 0;
+	if (!tiers)
+		return -1;
+	for (int rank = 0; rank < 4 && got < 2; rank++) {
+		for (size_t i = 0; i < json_array_size(tiers) && got < 2; i++) {
+			const json_t *t = json_array_get(tiers, i);
+			int this_rank = (conf_tier_capacity(t) > 0) * 2 +
+					(conf_tier_str(t, "promote_to") != NULL);
+			if (this_rank != rank || !conf_tier_str(t, "name"))
+				continue;
+			int room = conf_tier_room(cx, t, n);
+			if (room < 0)
+				return -1;
+			if (room)
+				found[got++] = t;
+		}
+	}
+	if (got < 2) {
+		conf_skip(cx, "the layout has no two tiers with room for %zu record(s)", n);
+		return 0;
+	}
+	*a = found[0];
+	*b = found[1];
+	return 1;
+}
+
+/*
+** A bounded tier whose capacity lies in [min, max]: one that spills to a
+** described tier before one that drops (spec §4.7), per-session ones before
+** others (a fresh session makes them empty), then the smallest. NULL and a
+** skip when there is none.
+*/
+static const json_t *pick_bounded(conf_ctx *cx, int64_t min_capacity, int64_t max_capacity)
+{
+	const json_t *tiers = layout(cx);
+	const json_t *best = NULL;
+	int best_rank = 0;
+	if (!tiers)
+		return NULL;
+	int sessions = conf_has_capability(cx, "sessions");
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		int64_t cap = conf_tier_capacity(t);
+		const char *to = conf_tier_str(t, "spill_to");
+		if (cap < min_capacity || cap > max_capacity || cap == 0 ||
+		    (to && !conf_tier(cx, to)))
+			continue;
+		int rank = (to != NULL) * 2 + (sessions && conf_tier_flag(t, "per_session") == 1);
+		if (!best || rank > best_rank ||
+		    (rank == best_rank && cap < conf_tier_capacity(best))) {
+			best = t;
+			best_rank = rank;
+		}
+	}
+	if (!best)
+		conf_skip(cx, "the layout has no bounded tier with a capacity of %lld to %lld",
+			  (long long)min_capacity, (long long)max_capacity);
+	return best;
+}
+
+/* The most records a capacity check will write. */
+#define MAX_FILL 2000
+
+/* ---- describe ---- */
+
+static void check_layout_names_counts(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *tiers = layout(cx);
+	if (!tiers)
+		return;
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		const char *name = conf_tier_str(t, "name");
+		json_t *count = json_object_get(t, "count");
+		if (!json_is_object(t) || !name || !*name) {
+			conf_fail(cx, "tiers[%zu] is %s, expected an object with a non-empty "
+				  "string name", i, conf_show(cx, t));
+			return;
+		}
+		if (!json_is_integer(count) || json_integer_value(count) < 0) {
+			conf_fail(cx, "tier \"%s\" has count %s, expected an integer >= 0", name,
+				  conf_show(cx, count));
+			return;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(name, conf_tier_str(json_array_get(tiers, j), "name")) == 0) {
+				conf_fail(cx, "tier \"%s\" is described twice", name);
+				return;
+			}
+		}
+	}
+	conf_pass(cx);
+}
+
+/* The optional members of a tier (spec §4.7), checked only when present. */
+static const char *bad_optional(conf_ctx *cx, const json_t *t)
+{
+	json_t *v;
+	if ((v = json_object_get(t, "kind")) && !is_kind(json_string_value(v)))
+		return conf_str(cx, "kind %s is not one of working, episodic, semantic, "
+				"procedural", conf_show(cx, v));
+	if ((v = json_object_get(t, "capacity")) && !json_is_null(v) &&
+	    (!json_is_integer(v) || json_integer_value(v) < 0))
+		return conf_str(cx, "capacity %s is not an integer >= 0", conf_show(cx, v));
+	if ((v = json_object_get(t, "promote_after")) && !json_is_null(v) &&
+	    (!json_is_integer(v) || json_integer_value(v) < 0))
+		return conf_str(cx, "promote_after %s is not an integer >= 0", conf_show(cx, v));
+	static const char *const links[] = {"spill_to", "promote_to"};
+	for (size_t i = 0; i < CONF_COUNT(links); i++) {
+		v = json_object_get(t, links[i]);
+		if (v && !json_is_null(v) && !conf_tier(cx, json_string_value(v)))
+			return conf_str(cx, "%s %s names no described tier", links[i],
+					conf_show(cx, v));
+	}
+	static const char *const flags[] = {"shared", "per_session"};
+	for (size_t i = 0; i < CONF_COUNT(flags); i++) {
+		v = json_object_get(t, flags[i]);
+		if (v && !json_is_boolean(v))
+			return conf_str(cx, "%s %s is not a boolean", flags[i], conf_show(cx, v));
+	}
+	return NULL;
+}
+
+static void check_layout_optional(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *tiers = layout(cx);
+	if (!tiers)
+		return;
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		const char *why = bad_optional(cx, t);
+		if (why) {
+			conf_fail(cx, "tier %s: %s", conf_show(cx, json_object_get(t, "name")),
+				  why);
+			return;
+		}
+	}
+	conf_pass(cx);
+}
+
+/* Spec §4.11, DECISIONS 006: nothing spills into procedural. */
+static void check_layout_no_spill_to_procedural(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *tiers = layout(cx);
+	if (!tiers)
+		return;
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		const char *to = conf_tier_str(t, "spill_to");
+		const char *kind = conf_tier_str(conf_tier(cx, to), "kind");
+		if (kind && strcmp(kind, "procedural") == 0) {
+			conf_fail(cx, "tier \"%s\" spills to \"%s\", a procedural tier",
+				  conf_tier_str(t, "name"), to);
+			return;
+		}
+	}
+	conf_pass(cx);
+}
+
+/* ---- placement ---- */
+
+static void check_remember_places(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *tiers = layout(cx);
+	if (!tiers)
+		return;
+	const char *m = conf_marker(cx);
+	json_t *want = conf_keep(cx, json_object()); /* id → tier */
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const char *name = conf_tier_str(json_array_get(tiers, i), "name");
+		int room = conf_tier_room(cx, json_array_get(tiers, i), 1);
+		if (room < 0)
+			return;
+		if (!room)
+			continue;
+		json_t *ids = conf_write_n(cx, m, 1, conf_tier_fields(cx, name));
+		if (!ids)
+			return;
+		json_object_set_new(want, json_string_value(json_array_get(ids, 0)),
+				    json_string(name));
+	}
+	if (json_object_size(want) == 0) {
+		conf_skip(cx, "no tier has room for one more record");
+		return;
+	}
+	json_t *mine = mine_of(cx, m, json_object_size(want));
+	if (!expect_n(cx, "timeline of the placed records", mine, json_object_size(want)))
+		return;
+	size_t i;
+	json_t *rec;
+	json_array_foreach(mine, i, rec) {
+		const char *tier = json_string_value(json_object_get(want, str_of(rec, "id")));
+		if (!tier) {
+			conf_fail(cx, "timeline returned id %s, which was not written",
+				  conf_show(cx, json_object_get(rec, "id")));
+			return;
+		}
+		json_t *one = conf_keep(cx, json_pack("[O]", rec));
+		if (!all_in(cx, "remember with tier", one, tier))
+			return;
+	}
+	conf_pass(cx);
+}
+
+/* Spec §7 UNKNOWN_TIER, for remember, recall and timeline (the arg). */
+static void check_unknown_tier(conf_ctx *cx, const void *arg)
+{
+	const char *method = arg;
+	const char *tier = bogus_tier(cx);
+	if (strcmp(method, "memory/remember") == 0) {
+		if (!conf_need_writes(cx))
+			return;
+		const char *m = conf_marker(cx);
+		json_t *rec = conf_record(cx, conf_str(cx, "%s placed nowhere", m), m);
+		json_object_set_new(rec, "tier", json_string(tier));
+		if (!conf_expect_error(cx, method, json_pack("{s:[o]}", "records", rec),
+				       UNKNOWN_TIER, 0))
+			return;
+		json_t *found = mine_of(cx, m, 1);
+		if (expect_n(cx, "records written anyway", found, 0))
+			conf_pass(cx);
+		return;
+	}
+	json_t *params = json_pack("{s:s}", "tier", tier);
+	if (strcmp(method, "memory/recall") == 0)
+		json_object_set_new(params, "query", json_string("anything"));
+	if (conf_expect_error(cx, method, params, UNKNOWN_TIER, 0))
+		conf_pass(cx);
+}
+
+/* recall or timeline (the arg) with tier returns that tier's records only. */
+static void check_tier_filter(conf_ctx *cx, const void *arg)
+{
+	const char *method = arg;
+	const json_t *a, *b;
+	if (pick_two(cx, 1, &a, &b) <= 0)
+		return;
+	const char *an = conf_tier_str(a, "name"), *bn = conf_tier_str(b, "name");
+	const char *m = conf_marker(cx);
+	json_t *in_a = conf_write_n(cx, m, 1, conf_tier_fields(cx, an));
+	if (!in_a || !conf_write_n(cx, m, 1, conf_tier_fields(cx, bn)))
+		return;
+	int recall = strcmp(method, "memory/recall") == 0;
+	json_t *params = recall ? json_pack("{s:s,s:s}", "query", m, "tier", an)
+				: json_pack("{s:s,s:{s:s}}", "tier", an, "where", "cfm", m);
+	/* One read: a second recall would be a second access. */
+	json_t *all = conf_read(cx, method, params, NULL);
+	if (!all || !all_in(cx, conf_str(cx, "%s with tier \"%s\"", method, an), all, an))
+		return;
+	json_t *mine = conf_keep(cx, json_array());
+	size_t i;
+	json_t *rec;
+	json_array_foreach(all, i, rec) {
+		const char *c = str_of(rec, "content");
+		if (c && strstr(c, m))
+			json_array_append(mine, rec);
+	}
+	if (!expect_n(cx, conf_str(cx, "%s with tier \"%s\" of one record there and one in "
+				   "\"%s\"", method, an, bn), mine, 1))
+		return;
+	if (!json_equal(json_object_get(json_array_get(mine, 0), "id"), json_array_get(in_a, 0))) {
+		conf_fail(cx, "%s with tier \"%s\" returned %s, not the record written there",
+			  method, an, conf_show(cx, json_array_get(mine, 0)));
+		return;
+	}
+	/* Without the filter both come back. */
+	json_t *both = recall ? conf_read(cx, method, json_pack("{s:s}", "query", m), m)
+			      : mine_of(cx, m, 2);
+	if (expect_n(cx, conf_str(cx, "%s without tier", method), both, 2))
+		conf_pass(cx);
+}
+
+/* Spec §5.2's own example: where tests the tier field, an array meaning
+** any of. Three tiers' records; the filter names two of them. */
+static void check_where_tier(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *tiers = layout(cx);
+	if (!tiers)
+		return;
+	const char *names[3];
+	size_t n = 0;
+	for (size_t i = 0; i < json_array_size(tiers) && n < 3; i++) {
+		int room = conf_tier_room(cx, json_array_get(tiers, i), 1);
+		if (room < 0)
+			return;
+		if (room)
+			names[n++] = conf_tier_str(json_array_get(tiers, i), "name");
+	}
+	if (n < 2) {
+		conf_skip(cx, "the layout has no two tiers with room for a record");
+		return;
+	}
+	const char *m = conf_marker(cx);
+	json_t *want = conf_keep(cx, json_array());
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			conf_tick(); /* distinct created_at: timeline's order is then fixed */
+		json_t *ids = conf_write_n(cx, m, 1, conf_tier_fields(cx, names[i]));
+		if (!ids)
+			return;
+		if (i < 2)
+			json_array_append(want, json_array_get(ids, 0));
+	}
+	json_t *got = conf_read(cx, "memory/timeline",
+				json_pack("{s:{s:s,s:[s,s]}}", "where", "cfm", m, "tier", names[0],
+					  names[1]),
+				m);
+	if (!got)
+		return;
+	json_t *got_ids = conf_keep(cx, json_array());
+	size_t i;
+	json_t *rec;
+	json_array_foreach(got, i, rec)
+		json_array_append(got_ids, json_object_get(rec, "id"));
+	if (!json_equal(got_ids, want))
+		conf_fail(cx,
+			  "timeline where {\"tier\": [\"%s\", \"%s\"]} returned %s, expected %s",
+			  names[0], names[1], conf_show(cx, got_ids), conf_show(cx, want));
+	else
+		conf_pass(cx);
+}
+
+/* ---- promote (spec §4.6) ---- */
+
+/* The promoted count of a promote result; -1 after failing. */
+static int64_t promote(conf_ctx *cx, json_t *params)
+{
+	conf_keep(cx, params);
+	json_t *r = conf_result(cx, "memory/promote", json_incref(params));
+	if (!r)
+		return -1;
+	json_t *n = json_object_get(r, "promoted");
+	if (!json_is_integer(n) || json_integer_value(n) < 0) {
+		conf_fail(cx, "promote %s returned %s, expected {\"promoted\": integer}",
+			  conf_show(cx, params), conf_show(cx, r));
+		return -1;
+	}
+	return json_integer_value(n);
+}
+
+static int promoted_is(conf_ctx *cx, json_t *params, int64_t want)
+{
+	conf_keep(cx, params);
+	int64_t got = promote(cx, json_incref(params));
+	if (got < 0)
+		return 0;
+	if (got != want) {
+		conf_fail(cx, "promote %s reported %lld promoted, expected %lld",
+			  conf_show(cx, params), (long long)got, (long long)want);
+		return 0;
+	}
+	return 1;
+}
+
+static void check_promote_moves(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *a, *b;
+	if (pick_two(cx, 2, &a, &b) <= 0)
+		return;
+	const char *an = conf_tier_str(a, "name"), *bn = conf_tier_str(b, "name");
+	const char *m = conf_marker(cx);
+	json_t *ids = conf_write_n(cx, m, 2, conf_tier_fields(cx, an));
+	if (!ids)
+		return;
+	json_t *before = mine_of(cx, m, 2);
+	if (!expect_n(cx, "timeline before promote", before, 2) ||
+	    !all_in(cx, "before promote", before, an))
+		return;
+	if (!promoted_is(cx, json_pack("{s:O,s:s}", "ids", ids, "tier", bn), 2))
+		return;
+	json_t *after = mine_of(cx, m, 2);
+	if (expect_n(cx, "timeline after promote", after, 2) &&
+	    all_in(cx, conf_str(cx, "after promote to \"%s\"", bn), after, bn))
+		conf_pass(cx);
+}
+
+static void check_promote_not_counted(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *a, *b;
+	if (pick_two(cx, 2, &a, &b) <= 0)
+		return;
+	const char *an = conf_tier_str(a, "name"), *bn = conf_tier_str(b, "name");
+	const char *m = conf_marker(cx);
+	json_t *ids = conf_write_n(cx, m, 2, conf_tier_fields(cx, an));
+	if (!ids)
+		return;
+	json_t *first = json_array_get(ids, 0), *second = json_array_get(ids, 1);
+	const char *ghost = conf_str(cx, "no-such-id-%s", m);
+	if (!promoted_is(cx, json_pack("{s:[O],s:s}", "ids", first, "tier", bn), 1))
+		return;
+	/* The first is there already and the ghost does not exist: only the
+	** second counts, and neither is an error (spec §4.6). */
+	if (!promoted_is(cx, json_pack("{s:[O,O,s],s:s}", "ids", first, second, ghost, "tier", bn),
+			 1))
+		return;
+	if (!promoted_is(cx, json_pack("{s:[s],s:s}", "ids", ghost, "tier", bn), 0))
+		return;
+	json_t *after = mine_of(cx, m, 2);
+	if (expect_n(cx, "timeline after promote", after, 2) &&
+	    all_in(cx, "after promote", after, bn))
+		conf_pass(cx);
+}
+
+static void check_promote_unknown_tier(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const char *m = conf_marker(cx);
+	json_t *ids = conf_write_n(cx, m, 1, conf_tier_fields(cx, NULL));
+	json_t *before = ids ? mine_of(cx, m, 1) : NULL;
+	if (!expect_n(cx, "timeline", before, 1))
+		return;
+	if (!conf_expect_error(cx, "memory/promote",
+			       json_pack("{s:O,s:s}", "ids", ids, "tier", bogus_tier(cx)),
+			       UNKNOWN_TIER, 0))
+		return;
+	json_t *after = mine_of(cx, m, 1);
+	const char *was = str_of(json_array_get(before, 0), "tier");
+	if (expect_n(cx, "timeline after the refused promote", after, 1) &&
+	    (!was || all_in(cx, "after the refused promote", after, was)))
+		conf_pass(cx);
+}
+
+/* A promote carrying only the param named by arg, which must be -32602:
+** ids and tier are both required (spec §4.6). */
+static void check_promote_invalid(conf_ctx *cx, const void *arg)
+{
+	/* A read-only server refuses promote outright (-32004, §2.1). */
+	if (!conf_need_writes(cx))
+		return;
+	const json_t *tiers = layout(cx);
+	if (!tiers)
+		return;
+	const char *only = arg;
+	json_t *params = strcmp(only, "ids") == 0
+				 ? json_pack("{s:[s]}", "ids", conf_str(cx, "no-such-id-%s",
+									  conf_marker(cx)))
+				 : json_pack("{s:s}", "tier",
+					     conf_tier_str(json_array_get(tiers, 0), "name"));
+	if (conf_expect_error(cx, "memory/promote", params, CONF_INVALID_PARAMS, 0))
+		conf_pass(cx);
+}
+
+static void check_promote_salience(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	if (!conf_has_capability(cx, "salience")) {
+		conf_skip(cx, "the server does not declare \"salience\"");
+		return;
+	}
+	const json_t *a, *b;
+	if (pick_two(cx, 1, &a, &b) <= 0)
+		return;
+	const char *an = conf_tier_str(a, "name"), *bn = conf_tier_str(b, "name");
+	const char *m = conf_marker(cx);
+	json_t *fields = json_deep_copy(conf_tier_fields(cx, an));
+	json_object_set_new(fields, "salience", json_real(0.25));
+	json_t *ids = conf_write_n(cx, m, 1, conf_keep(cx, fields));
+	if (!ids)
+		return;
+	json_t *before = mine_of(cx, m, 1);
+	if (!expect_n(cx, "timeline", before, 1))
+		return;
+	json_t *s0 = json_object_get(json_array_get(before, 0), "salience");
+	if (!json_is_number(s0)) {
+		conf_fail(cx, "the record carries salience %s, expected a number",
+			  conf_show(cx, s0));
+		return;
+	}
+	double was = json_number_value(s0);
+	if (!promoted_is(cx, json_pack("{s:O,s:s,s:f}", "ids", ids, "tier", bn, "salience", 0.5),
+			 1))
+		return;
+	json_t *after = mine_of(cx, m, 1);
+	if (!expect_n(cx, "timeline after promote", after, 1))
+		return;
+	json_t *s1 = json_object_get(json_array_get(after, 0), "salience");
+	if (!json_is_number(s1) || fabs(json_number_value(s1) - (was + 0.5)) > 1e-9)
+		conf_fail(cx, "salience was %g, promote added 0.5, and it is now %s", was,
+			  conf_show(cx, s1));
+	else
+		conf_pass(cx);
+}
+
+/*
+** Spec §3.4: a tiered server never leaves part of a group behind. Promoting
+** one member must move the group whole, or move nothing; how many it then
+** reports is not fixed, so only where the members end up is checked.
+*/
+static void check_promote_group(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *a, *b;
+	if (pick_two(cx, 3, &a, &b) <= 0)
+		return;
+	const char *an = conf_tier_str(a, "name"), *bn = conf_tier_str(b, "name");
+	const char *m = conf_marker(cx);
+	json_t *fields = conf_keep(cx, json_deep_copy(conf_tier_fields(cx, an)));
+	json_object_set_new(fields, "group", json_string(conf_str(cx, "%s-turn", m)));
+	json_t *ids = conf_write_n(cx, m, 3, fields);
+	if (!ids || promote(cx, json_pack("{s:[O],s:s}", "ids", json_array_get(ids, 1), "tier",
+					  bn)) < 0)
+		return;
+	json_t *after = mine_of(cx, m, 3);
+	if (!expect_n(cx, "timeline of the group after promote", after, 3))
+		return;
+	const char *first = str_of(json_array_get(after, 0), "tier");
+	if (first && all_in(cx, conf_str(cx, "after promoting one member of a group to \"%s\"",
+					 bn), after, first))
+		conf_pass(cx);
+	else if (!first)
+		conf_fail(cx, "a record carries tier %s",
+			  conf_show(cx, json_object_get(json_array_get(after, 0), "tier")));
+}
+
+/* ---- consolidate (spec §4.7) ---- */
+
+/* The consolidate result, after checking its shape; NULL after failing. */
+static json_t *consolidate(conf_ctx *cx)
+{
+	static const char *const ints[] = {"moved", "promoted", "dropped", "summarized"};
+	const json_t *tiers = layout(cx);
+	json_t *r = tiers ? conf_result(cx, "memory/consolidate", NULL) : NULL;
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < CONF_COUNT(ints); i++) {
+		json_t *v = json_object_get(r, ints[i]);
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			conf_fail(cx, "consolidate returned %s %s, expected an integer >= 0",
+				  ints[i], conf_show(cx, v));
+			return NULL;
+		}
+	}
+	json_t *counts = json_object_get(r, "counts");
+	if (!json_is_object(counts) || json_object_size(counts) != json_array_size(tiers)) {
+		conf_fail(cx, "consolidate returned counts %s, expected one integer per described "
+			  "tier", conf_show(cx, counts));
+		return NULL;
+	}
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const char *name = conf_tier_str(json_array_get(tiers, i), "name");
+		json_t *v = json_object_get(counts, name ? name : "");
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			conf_fail(cx, "consolidate's counts give tier \"%s\" %s, expected an "
+				  "integer >= 0", name ? name : "?", conf_show(cx, v));
+			return NULL;
+		}
+	}
+	return r;
+}
+
+static void check_consolidate_shape(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	if (!conf_need_writes(cx))
+		return;
+	if (consolidate(cx))
+		conf_pass(cx);
+}
+
+/*
+** With scopes, a record private to an owner is in the store while both
+** counts are taken: describe without owner and consolidate are two answers
+** to one question (spec §4.1: owner is what scopes describe's counts, and
+** consolidate has no owner), so they must agree on it too.
+*/
+static const char *write_owned_private(conf_ctx *cx, const char **m)
+{
+	const json_t *tiers = conf_tiers(cx);
+	if (!conf_has_capability(cx, "scopes"))
+		return NULL;
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		if (conf_tier_flag(t, "shared") != 0 || conf_tier_room(cx, t, 1) != 1)
+			continue;
+		const char *owner = conf_str(cx, "cfo-%s", conf_marker(cx));
+		json_t *fields = conf_keep(cx, json_deep_copy(conf_tier_fields(cx,
+						conf_tier_str(t, "name"))));
+		json_object_set_new(fields, "owner", json_string(owner));
+		*m = conf_marker(cx);
+		return conf_write_n(cx, *m, 1, fields) ? owner : NULL;
+	}
+	return NULL;
+}
+
+static void compare_counts(conf_ctx *cx)
+{
+	json_t *r = consolidate(cx);
+	json_t *now = r ? conf_tier_counts(cx, NULL) : NULL;
+	if (!now)
+		return;
+	json_t *counts = json_object_get(r, "counts");
+	const char *name;
+	json_t *v;
+	json_object_foreach(counts, name, v) {
+		if (conf_tier_count_in(now, name) != json_integer_value(v)) {
+			conf_fail(cx, "consolidate counted %lld in \"%s\"; describe right after "
+				  "reports %lld", (long long)json_integer_value(v), name,
+				  (long long)conf_tier_count_in(now, name));
+			return;
+		}
+	}
+	conf_pass(cx);
+}
+
+static void check_consolidate_counts(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	if (!conf_need_writes(cx))
+		return;
+	const char *m = NULL;
+	const char *owner = write_owned_private(cx, &m);
+	compare_counts(cx);
+	/* The runner's clean-up reads without an owner; it may not reach this. */
+	if (owner)
+		conf_call(cx, "memory/forget",
+			  json_pack("{s:{s:s},s:s}", "where", "cfm", m, "owner", owner));
+}
+
+/* After consolidate, no bounded tier counted as a whole is over capacity
+** (a per-session tier's capacity is per session, so its total may be). */
+static void check_consolidate_within(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	if (!conf_need_writes(cx))
+		return;
+	json_t *r = consolidate(cx);
+	if (!r)
+		return;
+	const json_t *tiers = conf_tiers(cx);
+	json_t *counts = json_object_get(r, "counts");
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		const char *name = conf_tier_str(t, "name");
+		int64_t cap = conf_tier_capacity(t);
+		int64_t n = conf_tier_count_in(counts, name);
+		if (cap > 0 && conf_tier_flag(t, "per_session") != 1 && n > cap) {
+			conf_fail(cx, "after consolidate, tier \"%s\" holds %lld records, over its "
+				  "capacity %lld", name, (long long)n, (long long)cap);
+			return;
+		}
+	}
+	conf_pass(cx);
+}
+
+/* ---- capacity, spills, groups (spec §3.4, §4.7; DECISIONS 006) ---- */
+
+/* How many records share the bucket the fields wrote into in tier t: the
+** session's when t is per-session and fields name one, else the whole
+** tier. -1 after failing. */
+static int64_t bucket_count(conf_ctx *cx, const json_t *t, const json_t *fields)
+{
+	const char *name = conf_tier_str(t, "name");
+	const char *session = str_of(fields, "session");
+	if (conf_tier_flag(t, "per_session") == 1 && session) {
+		json_t *in = conf_read(cx, "memory/timeline",
+				       json_pack("{s:s,s:{s:s},s:I}", "tier", name, "where",
+						 "session", session, "limit",
+						 (json_int_t)(conf_tier_capacity(t) + MAX_FILL)),
+				       NULL);
+		return in ? (int64_t)json_array_size(in) : -1;
+	}
+	json_t *counts = conf_tier_counts(cx, NULL);
+	return counts ? conf_tier_count_in(counts, name) : -1;
+}
+
+/*
+** After n records of the marker went into bounded tier t: the bucket holds
+** at least min_out fewer, what left went down t's spill chain and nowhere
+** else, and — unless may_drop, from conf_tier_can_drop before the writes —
+** every record is still there.
+** Returns the records read back, or NULL after failing.
+*/
+static json_t *spilled_down(conf_ctx *cx, const json_t *t, const json_t *fields,
+			    const char *m, size_t n, size_t min_out, int may_drop)
+{
+	const char *name = conf_tier_str(t, "name");
+	int64_t cap = conf_tier_capacity(t);
+	int64_t held = bucket_count(cx, t, fields);
+	if (held < 0)
+		return NULL;
+	if (held > cap) {
+		conf_fail(cx, "tier \"%s\" (capacity %lld) holds %lld records after the writes, "
+			  "without a consolidate", name, (long long)cap, (long long)held);
+		return NULL;
+	}
+	json_t *mine = mine_of(cx, m, n);
+	if (!mine)
+		return NULL;
+	if (json_array_size(mine) != n && !may_drop) {
+		conf_fail(cx, "%zu of the %zu records written are left, though nothing below "
+			  "\"%s\" drops records", json_array_size(mine), n, name);
+		return NULL;
+	}
+	size_t out = 0;
+	size_t i;
+	json_t *rec;
+	json_array_foreach(mine, i, rec) {
+		const char *at = str_of(rec, "tier");
+		if (at && strcmp(at, name) == 0)
+			continue;
+		if (!at || !conf_tier_below(cx, name, at)) {
+			conf_fail(cx,
+				  "a record overflowing \"%s\" is in tier %s, which is not on "
+				  "its spill chain",
+				  name, conf_show(cx, json_object_get(rec, "tier")));
+			return NULL;
+		}
+		out++;
+	}
+	out += n - json_array_size(mine);
+	if (out < min_out) {
+		conf_fail(cx, "only %zu of %zu records written into \"%s\" (capacity %lld) left "
+			  "it, expected at least %zu", out, n, name, (long long)cap, min_out);
+		return NULL;
+	}
+	return mine;
+}
+
+/* The sum of the counts of procedural tiers; -1 after failing. */
+static int64_t procedural_total(conf_ctx *cx, int *any)
+{
+	const json_t *tiers = conf_tiers(cx);
+	json_t *counts = conf_tier_counts(cx, NULL);
+	int64_t sum = 0;
+	*any = 0;
+	if (!counts)
+		return -1;
+	for (size_t i = 0; i < json_array_size(tiers); i++) {
+		const json_t *t = json_array_get(tiers, i);
+		const char *kind = conf_tier_str(t, "kind");
+		if (kind && strcmp(kind, "procedural") == 0) {
+			*any = 1;
+			sum += conf_tier_count_in(counts, conf_tier_str(t, "name"));
+		}
+	}
+	return sum;
+}
+
+/* How many records past capacity the overflow checks write. */
+#define OVERFLOW 3
+
+/*
+** Fills a bounded tier past capacity without consolidating. With arg
+** "procedural", checks the procedural tiers did not grow instead.
+*/
+static void check_capacity(conf_ctx *cx, const void *arg)
+{
+	int procedural = arg != NULL;
+	const json_t *t = pick_bounded(cx, 1, MAX_FILL - OVERFLOW);
+	if (!t)
+		return;
+	int any = 0;
+	int64_t proc_before = 0;
+	if (procedural) {
+		proc_before = procedural_total(cx, &any);
+		if (proc_before < 0)
+			return;
+		if (!any) {
+			conf_skip(cx, "the layout has no tier of kind procedural");
+			return;
+		}
+	}
+	const char *m = conf_marker(cx);
+	json_t *fields = conf_tier_fields(cx, conf_tier_str(t, "name"));
+	size_t n = (size_t)conf_tier_capacity(t) + OVERFLOW;
+	int may_drop = conf_tier_can_drop(cx, conf_tier_str(t, "name"), n);
+	if (may_drop < 0 || !conf_write_n(cx, m, n, fields) ||
+	    !spilled_down(cx, t, fields, m, n, OVERFLOW, may_drop))
+		return;
+	if (procedural) {
+		int64_t proc_after = procedural_total(cx, &any);
+		if (proc_after < 0)
+			return;
+		if (proc_after != proc_before) {
+			conf_fail(cx,
+				  "the procedural tiers held %lld records before \"%s\" overflowed "
+				  "and %lld after",
+				  (long long)proc_before, conf_tier_str(t, "name"),
+				  (long long)proc_after);
+			return;
+		}
+	}
+	conf_pass(cx);
+}
+
+/*
+** Two groups written first (so the oldest), then singles to capacity + 2.
+** A server that evicts record by record splits the first group; one that
+** honours §3.4 moves it whole.
+*/
+static void check_spill_groups(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	enum { G1 = 3, G2 = 4, OVER = 2 };
+	const json_t *t = pick_bounded(cx, G1 + G2, MAX_FILL - OVER);
+	if (!t)
+		return;
+	int64_t cap = conf_tier_capacity(t);
+	const char *m = conf_marker(cx);
+	const char *groups[] = {conf_str(cx, "%s-g1", m), conf_str(cx, "%s-g2", m)};
+	const size_t sizes[] = {G1, G2};
+	json_t *fields = conf_tier_fields(cx, conf_tier_str(t, "name"));
+	size_t n = (size_t)cap + OVER;
+	int may_drop = conf_tier_can_drop(cx, conf_tier_str(t, "name"), n);
+	if (may_drop < 0)
+		return;
+	for (size_t g = 0; g < 2; g++) {
+		json_t *f = conf_keep(cx, json_deep_copy(fields));
+		json_object_set_new(f, "group", json_string(groups[g]));
+		if (!conf_write_n(cx, m, sizes[g], f))
+			return;
+	}
+	size_t singles = (size_t)cap - G1 - G2;
+	if ((singles && !conf_write_n(cx, m, singles, fields)) ||
+	    !conf_write_n(cx, m, OVER, fields))
+		return;
+	json_t *mine = spilled_down(cx, t, fields, m, n, OVER, may_drop);
+	if (!mine)
+		return;
+	for (size_t g = 0; g < 2; g++) {
+		const char *tier = NULL;
+		size_t found = 0;
+		size_t i;
+		json_t *rec;
+		json_array_foreach(mine, i, rec) {
+			const char *grp = str_of(rec, "group");
+			if (!grp || strcmp(grp, groups[g]) != 0)
+				continue;
+			found++;
+			const char *at = str_of(rec, "tier");
+			if (!tier)
+				tier = at;
+			if (!at || strcmp(at, tier) != 0) {
+				conf_fail(cx, "group %s is split: members in \"%s\" and %s",
+					  groups[g], tier,
+					  conf_show(cx, json_object_get(rec, "tier")));
+				return;
+			}
+		}
+		if (found != 0 && found != sizes[g]) {
+			conf_fail(cx,
+				  "%zu of the %zu records of group %s are left: a group is kept "
+				  "or discarded whole (spec §3.4)",
+				  found, sizes[g], groups[g]);
+			return;
+		}
+	}
+	conf_pass(cx);
+}
+
+static const conf_check tiers_checks[] = {
+	{"describe lists each tier with a unique name and an integer count",
+	 check_layout_names_counts, NULL},
+	{"kind is one of the four; capacity, spill_to, promote_to, promote_after, shared and "
+	 "per_session have the right types when present", check_layout_optional, NULL},
+	{"no tier spills into a procedural tier", check_layout_no_spill_to_procedural, NULL},
+	{"remember with tier places the record in that tier", check_remember_places, NULL},
+	{"remember with an unknown tier is -32002, nothing written", check_unknown_tier,
+	 "memory/remember"},
+	{"recall with an unknown tier is -32002", check_unknown_tier, "memory/recall"},
+	{"timeline with an unknown tier is -32002", check_unknown_tier, "memory/timeline"},
+	{"recall with tier returns only that tier's records", check_tier_filter, "memory/recall"},
+	{"timeline with tier returns only that tier's records", check_tier_filter,
+	 "memory/timeline"},
+	{"where {\"tier\": [a, b]} selects the records of either tier", check_where_tier, NULL},
+	{"promote moves the records and counts them", check_promote_moves, NULL},
+	{"promote does not count unknown ids or ids already in the tier", check_promote_not_counted,
+	 NULL},
+	{"promote to an unknown tier is -32002 and moves nothing", check_promote_unknown_tier,
+	 NULL},
+	{"promote without tier is -32602", check_promote_invalid, "ids"},
+	{"promote without ids is -32602", check_promote_invalid, "tier"},
+	{"promote with salience adds it to the records' salience", check_promote_salience, NULL},
+	{"promoting one member of a group moves the group whole or not at all",
+	 check_promote_group, NULL},
+	{"consolidate returns integers moved, promoted, dropped, summarized and counts per tier",
+	 check_consolidate_shape, NULL},
+	{"consolidate's counts match describe's right after", check_consolidate_counts, NULL},
+	{"after consolidate no bounded tier is over capacity", check_consolidate_within, NULL},
+	{"a bounded tier keeps its capacity on write; the overflow goes down its spill chain",
+	 check_capacity, NULL},
+	{"an overflow never reaches a procedural tier", check_capacity, "procedural"},
+	{"a spill moves a group whole", check_spill_groups, NULL},
+};
+
+const conf_group conf_group_tiers = {"tiers", "tiers", tiers_checks, CONF_COUNT(tiers_checks),
+				     0};
