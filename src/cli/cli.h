@@ -13,5 +13,18 @@
 
 int a2m_cmd_serve(int argc, char **argv);
 int a2m_cmd_conformance(int argc, char **argv);
+int a2m_cmd_mcp(int argc, char **argv);
+int a2m_cmd_bench(int argc, char **argv);
+
+/*
+** The client commands (client_cmds.c): describe, remember, recall, timeline,
+** forget, fetch, promote, consolidate, reinforce, summarize, events and
+** session, each
+** one A2M call against a server. a2m_client_command says whether name is
+** one of them; a2m_client_usage is their part of `a2m --help`.
+*/
+int a2m_client_command(const char *name);
+int a2m_cmd_client(int argc, char **argv);
+extern const char a2m_client_usage[];
 
 #endif

@@ -7,12 +7,19 @@
 #include "a2m.h"
 #include "cli/cli.h"
 
-static const char usage[] =
+static const char usage_head[] =
 	"usage: a2m <command> [options]\n"
 	"\n"
 	"commands:\n"
-	"  serve         run the memory server (stdio; see a2m serve --help)\n"
+	"  serve         run the memory server (stdio or HTTP; see a2m serve --help)\n"
+	"  mcp           run an MCP server whose tools are an A2M memory\n"
 	"  conformance   run the A2M conformance suite against a server\n"
+	"  bench         run the benchmarks (quality, latency)\n"
+	"\n"
+	"client commands (against --http URL, default http://127.0.0.1:8778/, or\n"
+	"--stdio CMD...):\n";
+
+static const char usage_tail[] =
 	"\n"
 	"options:\n"
 	"  -h, --help    show this help\n"
@@ -20,15 +27,22 @@ static const char usage[] =
 	"\n"
 	"Run 'a2m <command> --help' for the options of one command.\n";
 
+static void print_usage(FILE *to)
+{
+	fputs(usage_head, to);
+	fputs(a2m_client_usage, to);
+	fputs(usage_tail, to);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fputs(usage, stderr);
+		print_usage(stderr);
 		return A2M_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-		fputs(usage, stdout);
+		print_usage(stdout);
 		return A2M_EXIT_OK;
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
@@ -39,6 +53,12 @@ int main(int argc, char **argv)
 		return a2m_cmd_serve(argc - 1, argv + 1);
 	if (strcmp(cmd, "conformance") == 0)
 		return a2m_cmd_conformance(argc - 1, argv + 1);
+	if (strcmp(cmd, "mcp") == 0)
+		return a2m_cmd_mcp(argc - 1, argv + 1);
+	if (strcmp(cmd, "bench") == 0)
+		return a2m_cmd_bench(argc - 1, argv + 1);
+	if (a2m_client_command(cmd))
+		return a2m_cmd_client(argc - 1, argv + 1);
 	fprintf(stderr, "a2m: unknown command '%s' (try 'a2m --help')\n", cmd);
 	return A2M_EXIT_USAGE;
 }
