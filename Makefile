@@ -24,7 +24,8 @@ LDLIBS    += $(shell pkg-config --libs $(PKGS)) -lstemmer -lpthread -lm
 LDFLAGS   += $(filter -fsanitize=%,$(OPT))
 
 LIB_SRC   := $(wildcard src/*.c src/util/*.c src/store/*.c src/rank/*.c src/rpc/*.c \
-                        src/protocol/*.c src/stack/*.c src/transport/*.c src/client/*.c)
+                        src/protocol/*.c src/stack/*.c src/transport/*.c src/client/*.c \
+                        src/embed/*.c)
 CLI_SRC   := $(wildcard src/cli/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c)
 # The conformance suite may use only the client side and jansson: this set is
@@ -34,10 +35,12 @@ CONF_SRC  := $(wildcard src/cli/conformance*.c) $(wildcard src/client/*.c) src/u
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# Helpers the tests start (run-tests.sh runs only test_*).
+TEST_HELP := $(BUILD)/tests/embed_server
 DEPS      := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 .PHONY: all check clean
-all: $(BUILD)/liba2m.a $(BUILD)/liba2m.so $(BUILD)/a2m $(BUILD)/a2m.pc $(TEST_BIN) \
+all: $(BUILD)/liba2m.a $(BUILD)/liba2m.so $(BUILD)/a2m $(BUILD)/a2m.pc $(TEST_BIN) $(TEST_HELP) \
      $(BUILD)/tests/conformance-standalone
 
 $(BUILD)/obj/%.o: %.c
