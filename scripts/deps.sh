@@ -5,13 +5,14 @@
 # apt-get line to run and fails. Each package and why: docs/BUILD.md.
 #
 #   scripts/deps.sh          what building and serving need
-#   scripts/deps.sh test     also what the test suite needs (valgrind)
+#   scripts/deps.sh test     also what the test suite needs (valgrind, openssl,
+#                            curl for the HTTP tests)
 set -euo pipefail
 
 packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev
 	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev)
 if [ "${1:-}" = "test" ]; then
-	packages+=(valgrind openssl)
+	packages+=(valgrind openssl curl)
 fi
 
 missing=()

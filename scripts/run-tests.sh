@@ -3,15 +3,18 @@
 # prints one closing line "N passed, M failed" (the sum over all suites).
 #
 # Suites: the C unit tests, the conformance suite against both stores, the
-# stdio transport and CLI tests; each again under ASan+UBSan (build-san/);
-# and one conformance pass with the server under valgrind.
+# stdio transport and CLI tests, the conformance suite over HTTP (plain, with
+# tokens, over TLS) and the HTTP transport tests; each again under
+# ASan+UBSan (build-san/); and one conformance pass with the server under
+# valgrind.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 passed=0
 failed=0
 tmp=$(mktemp -d /tmp/a2m-tests.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+http_pids=() # every HTTP server started here, killed on the way out
+trap 'for p in "${http_pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 # run NAME COMMAND...: runs one suite, adds its counts, shows failures.
 run() {
@@ -72,6 +75,103 @@ if command -v valgrind >/dev/null && [ -x build/a2m ]; then
 	run "conformance under valgrind" build/a2m conformance --stdio \
 		tests/valgrind_server.sh "$tmp/valgrind.log" build/a2m serve --memory
 fi
+
+# --- the HTTP binding ---
+# Each server listens on 127.0.0.1 port 0 and is found by its start-up line,
+# so no two runs (or two checkouts) can collide on a port.
+
+# http_conformance BUILD SCHEME CONFORMANCE-ARGS -- SERVE-ARGS: starts
+# `a2m serve --http 127.0.0.1:0 SERVE-ARGS`, runs the conformance suite
+# against it over http or https, then stops it with SIGTERM. A server that
+# does not exit 0 (a sanitizer report, say) fails the run.
+http_conformance() {
+	local build=$1 scheme=$2
+	shift 2
+	local conf=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		conf+=("$1")
+		shift
+	done
+	shift
+	# A log of its own: reading a previous server's start-up line would send
+	# the suite to a port nobody listens on.
+	local log url="" pid status
+	log=$(mktemp "$tmp/http-server.XXXXXX")
+	"$build/a2m" serve --http 127.0.0.1:0 "$@" 2>"$log" &
+	pid=$!
+	http_pids+=("$pid")
+	for _ in $(seq 600); do
+		url=$(sed -n 's/^a2m serve: listening on \([^ ]*\) .*/\1/p' "$log")
+		[ -n "$url" ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ -z "$url" ]; then
+		echo "FAIL the server did not start:"
+		cat "$log"
+		kill -9 "$pid" 2>/dev/null
+		return 1
+	fi
+	# A certificate names localhost, not the address.
+	[ "$scheme" = https ] && url="https://localhost:${url##*:}"
+	"$build/a2m" conformance --http "$url" "${conf[@]}"
+	local rc=$?
+	kill -TERM "$pid"
+	# A server that does not stop must not hang the whole run.
+	for _ in $(seq 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid"
+	status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "FAIL the server exited with status $status after SIGTERM:"
+		tail -n 40 "$log"
+		return 1
+	fi
+	return "$rc"
+}
+
+printf 'conformance-token-1 cfalice\nconformance-token-2 cfbob\n' >"$tmp/tokens"
+have_cert=0
+if openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
+	-keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>&1; then
+	have_cert=1
+fi
+for build in build build-san; do
+	[ -x "$build/a2m" ] || continue
+	tag=""
+	[ "$build" = build-san ] && tag=" [asan+ubsan]"
+	run "conformance http memory$tag" http_conformance "$build" http -- --memory
+	rm -f "$tmp/http.db"*
+	run "conformance http sqlite, tokens$tag" http_conformance "$build" http \
+		--token conformance-token-2 -- --db "$tmp/http.db" --tokens "$tmp/tokens"
+	if [ "$have_cert" = 1 ]; then
+		run "conformance https, tokens$tag" http_conformance "$build" https \
+			--token conformance-token-1 --cacert "$tmp/cert.pem" -- --memory \
+			--tokens "$tmp/tokens" --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem"
+	else
+		run "conformance https$tag" sh -c 'echo "openssl cannot make a certificate"; exit 1'
+	fi
+	run "http transport, hostile clients, load$tag" tests/http_test.sh "$build/a2m"
+done
+
+# --- the client commands and the MCP bridge ---
+# tests/mcp_test.mjs drives `a2m mcp` with the official MCP SDK client, which
+# npm ci installs from package-lock.json: once, quietly, and only when
+# node_modules is missing or older than the lock file.
+if [ ! -f node_modules/.package-lock.json ] ||
+	[ package-lock.json -nt node_modules/.package-lock.json ]; then
+	if ! npm ci --no-audit --no-fund --loglevel=error >"$tmp/npm.log" 2>&1; then
+		echo "npm ci failed; the MCP suites will fail:"
+		tail -n 20 "$tmp/npm.log"
+	fi
+fi
+for build in build build-san; do
+	[ -x "$build/a2m" ] || continue
+	tag=""
+	[ "$build" = build-san ] && tag=" [asan+ubsan]"
+	run "client commands$tag" tests/cli_test.sh "$build/a2m"
+	run "mcp bridge, MCP SDK client$tag" node tests/mcp_test.mjs "$build/a2m"
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,6 +28,14 @@ struct a2m {
 	void           *notify_user;
 };
 
+/*
+** How recall blends relevance with recency and salience (stack.h,
+** a2m_blend; DESIGN §4). describe reports them.
+*/
+#define BLEND_RELEVANCE 0.75
+#define BLEND_RECENCY   0.15
+#define BLEND_SALIENCE  0.10
+
 /* The one place the defaults live; describe reports whatever is in force. */
 void a2m_config_init(a2m_config *cfg)
 {
@@ -81,6 +89,32 @@ static void merge_config(a2m_config *cfg, const a2m_config *in)
 	cfg->capabilities = in->capabilities;
 	cfg->config_file = in->config_file;
 	cfg->metric = in->metric;
+	if (in->ranking)
+		cfg->ranking = in->ranking;
+}
+
+/*
+** The scorer: text ranked by ranking ("bm25", the default, or the old
+** "lexical"), fused with the caller's vectors under metric. NULL with a
+** message in err.
+*/
+static a2m_scorer *make_scorer(const char *ranking, a2m_metric metric, char *err,
+			       size_t errlen)
+{
+	a2m_scorer *text;
+	if (!ranking || strcmp(ranking, "bm25") == 0) {
+		text = a2m_scorer_bm25_new(NULL);
+	} else if (strcmp(ranking, "lexical") == 0) {
+		text = a2m_scorer_lexical_new();
+	} else {
+		snprintf(err, errlen, "unknown ranking '%s' (use bm25 or lexical)", ranking);
+		return NULL;
+	}
+	a2m_scorer *parts[2] = {text, a2m_scorer_vector_new(metric)};
+	a2m_scorer *scorer = a2m_scorer_hybrid_new(parts, 2);
+	if (!scorer)
+		snprintf(err, errlen, "out of memory");
+	return scorer;
 }
 
 /* The directory procedural records are mirrored into: beside the database
@@ -200,24 +234,33 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 		free(name);
 		return open_fail(errmsg, rc, "cannot open store: %s", err);
 	}
-	a2m_scorer *parts[2] = {a2m_scorer_lexical_new(), a2m_scorer_vector_new(metric)};
-	a2m_scorer *scorer = a2m_scorer_hybrid_new(parts, 2);
-	if (!parts[0] || !parts[1]) {
-		if (scorer)
-			scorer->destroy(scorer);
-		scorer = NULL;
-	}
+	a2m_scorer *scorer = make_scorer(cfg.ranking, metric, err, sizeof err);
 	if (!scorer) {
 		store->ops->close(store);
 		a2m_tiers_free(&layout);
 		free(name);
-		return open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
+		return open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
+	}
+	/*
+	** The store keeps the scorer's index from now on, in the same
+	** transactions as the records; an index built by another analysis is
+	** rebuilt here, once (docs/RANKING.md).
+	*/
+	if (scorer->indexer && store->ops->index_attach &&
+	    (rc = store->ops->index_attach(store, scorer->indexer)) != 0) {
+		snprintf(err, sizeof err, "%s", store->errmsg);
+		store->ops->close(store);
+		scorer->destroy(scorer);
+		a2m_tiers_free(&layout);
+		free(name);
+		return open_fail(errmsg, rc, "cannot build the search index: %s", err);
 	}
 	a2m_stack_config scfg = {0};
 	scfg.tiers = layout;
 	scfg.fields = where_fields(caps);
 	scfg.metric = metric;
 	scfg.default_salience = 1.0;
+	scfg.blend = (a2m_blend){BLEND_RELEVANCE, BLEND_RECENCY, BLEND_SALIENCE};
 	scfg.read_only = cfg.read_only;
 	a2m_stack *stack = a2m_stack_new(store, scorer, &scfg);
 	a2m *h = calloc(1, sizeof *h);

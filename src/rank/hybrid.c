@@ -4,8 +4,14 @@
 ** Each part judges what it can; a part that abstains (no text, or no vector)
 ** is simply left out, so a text-only query ranks lexically, a vector-only
 ** query by vectors, and a query with both by their mean.
+**
+** Candidates: a text-only query is enumerated by the text part's index. A
+** query that some part judges but cannot enumerate (a vector part judges
+** every record that has a vector) answers SCAN, and the stack scans.
 */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "a2m.h"
 #include "rank/scorer.h"
@@ -14,9 +20,11 @@ typedef struct hybrid {
 	a2m_scorer   base;
 	a2m_scorer **parts;
 	size_t       n;
+	char         name[64];
+	char         metric[64];
 } hybrid;
 
-static int hybrid_relevance(a2m_scorer *s, const a2m_rank_query *q,
+static int hybrid_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			    const a2m_record *const *cands, size_t n, double *scores)
 {
 	hybrid *h = (hybrid *)s;
@@ -27,7 +35,7 @@ static int hybrid_relevance(a2m_scorer *s, const a2m_rank_query *q,
 	for (size_t i = 0; i < n; i++)
 		scores[i] = 0;
 	for (size_t p = 0; p < h->n; p++) {
-		int rc = h->parts[p]->relevance(h->parts[p], q, cands, n, part);
+		int rc = h->parts[p]->relevance(h->parts[p], store, q, cands, n, part);
 		if (rc < 0) {
 			free(part);
 			return rc;
@@ -46,6 +54,80 @@ static int hybrid_relevance(a2m_scorer *s, const a2m_rank_query *q,
 	return 0;
 }
 
+static int by_seq(const void *a, const void *b)
+{
+	const a2m_candidate *x = a, *y = b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+** Fuses the lists of several judging parts: a record's score is the sum of
+** its scores over judged (a part that did not list it gave it 0).
+*/
+static int fuse(a2m_candidates *lists, size_t nl, size_t judged, a2m_candidates *out)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < nl; i++)
+		total += lists[i].n;
+	a2m_candidate *all = malloc((total ? total : 1) * sizeof *all);
+	if (!all)
+		return A2M_INTERNAL_ERROR;
+	size_t k = 0;
+	for (size_t i = 0; i < nl; i++)
+		for (size_t j = 0; j < lists[i].n; j++)
+			all[k++] = lists[i].v[j];
+	qsort(all, k, sizeof *all, by_seq);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && all[m - 1].seq == all[i].seq)
+			all[m - 1].score += all[i].score;
+		else
+			all[m++] = all[i];
+	}
+	for (size_t i = 0; i < m; i++)
+		all[i].score /= (double)judged;
+	out->v = all;
+	out->n = m;
+	return 0;
+}
+
+static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			     a2m_candidates *out)
+{
+	hybrid *h = (hybrid *)s;
+	a2m_candidates *lists = calloc(h->n + 1, sizeof *lists);
+	size_t nl = 0;
+	int rc = 0;
+	memset(out, 0, sizeof *out);
+	if (!lists)
+		return A2M_INTERNAL_ERROR;
+	for (size_t p = 0; p < h->n && rc >= 0 && rc != A2M_SCORER_SCAN; p++) {
+		a2m_scorer *part = h->parts[p];
+		if (part->candidates) {
+			rc = part->candidates(part, store, q, &lists[nl]);
+			if (rc == 0)
+				nl++;
+		} else {
+			/* Judging an empty list says whether it would judge at all. */
+			rc = part->relevance(part, store, q, NULL, 0, NULL);
+			if (rc == 0)
+				rc = A2M_SCORER_SCAN;
+		}
+		if (rc == A2M_SCORER_ABSTAIN)
+			rc = 0;
+	}
+	if (rc == 0 && nl == 0)
+		rc = A2M_SCORER_ABSTAIN;
+	else if (rc == 0 && nl == 1)
+		*out = lists[0], lists[0].v = NULL;
+	else if (rc == 0)
+		rc = fuse(lists, nl, nl, out);
+	for (size_t i = 0; i < nl; i++)
+		free(lists[i].v);
+	free(lists);
+	return rc;
+}
+
 static void hybrid_destroy(a2m_scorer *s)
 {
 	hybrid *h = (hybrid *)s;
@@ -59,7 +141,10 @@ a2m_scorer *a2m_scorer_hybrid_new(a2m_scorer **parts, size_t n)
 {
 	hybrid *h = calloc(1, sizeof *h);
 	a2m_scorer **copy = calloc(n ? n : 1, sizeof *copy);
-	if (!h || !copy) {
+	int missing = 0;
+	for (size_t i = 0; i < n; i++)
+		missing |= !parts[i];
+	if (!h || !copy || missing) {
 		free(h);
 		free(copy);
 		for (size_t i = 0; i < n; i++)
@@ -67,10 +152,28 @@ a2m_scorer *a2m_scorer_hybrid_new(a2m_scorer **parts, size_t n)
 				parts[i]->destroy(parts[i]);
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
+	size_t nn = 0, nm = 0;
+	for (size_t i = 0; i < n; i++) {
 		copy[i] = parts[i];
-	h->base.name = "hybrid";
+		nn += (size_t)snprintf(h->name + nn, sizeof h->name - nn, "%s%s", i ? "+" : "",
+				       parts[i]->name);
+		nm += (size_t)snprintf(h->metric + nm, sizeof h->metric - nm, "%s%s", i ? "+" : "",
+				       parts[i]->metric ? parts[i]->metric : parts[i]->name);
+		if (nn >= sizeof h->name)
+			nn = sizeof h->name - 1;
+		if (nm >= sizeof h->metric)
+			nm = sizeof h->metric - 1;
+		if (parts[i]->analyzer && !h->base.analyzer) {
+			h->base.analyzer = parts[i]->analyzer;
+			h->base.indexer = parts[i]->indexer;
+			h->base.k1 = parts[i]->k1;
+			h->base.b = parts[i]->b;
+		}
+	}
+	h->base.name = h->name;
+	h->base.metric = h->metric;
 	h->base.relevance = hybrid_relevance;
+	h->base.candidates = hybrid_candidates;
 	h->base.destroy = hybrid_destroy;
 	h->parts = copy;
 	h->n = n;

@@ -1,11 +1,13 @@
 /*
-** lexical.c — the built-in term-overlap scorer (see scorer.h).
+** lexical.c — the old term-overlap scorer (see scorer.h), kept as the
+** plain-scan baseline of the quality benchmark (docs/BENCHMARKS.md) and
+** selectable with a2m_config.ranking = "lexical".
 **
-** Deliberately simple: it is the placeholder behind the seam until the
-** indexed BM25 scorer lands. It differs from the first implementations'
-** unnormalised term frequency in two ways that matter for ranking: rare terms
-** weigh more (IDF over the candidate set), and the score is a share of the
-** query, so it stays in [0,1] whatever the text length.
+** Deliberately simple: ASCII case folding, no stemming, no stopwords, no
+** index (it judges whatever list it is given, so recall scans every
+** record). It differs from the first implementations' unnormalised term
+** frequency in two ways: rare terms weigh more (IDF over the candidate set),
+** and the score is a share of the query, so it stays in [0,1].
 */
 #include <ctype.h>
 #include <math.h>
@@ -90,10 +92,11 @@ static void count_terms(const char *text, const term *terms, size_t nt, int *tf)
 	}
 }
 
-static int lexical_relevance(a2m_scorer *s, const a2m_rank_query *q,
+static int lexical_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			     const a2m_record *const *cands, size_t n, double *scores)
 {
 	(void)s;
+	(void)store;
 	term terms[MAX_QUERY_TERMS];
 	size_t nt = query_terms(q->text ? q->text : "", terms);
 	if (nt == 0)
@@ -144,6 +147,7 @@ a2m_scorer *a2m_scorer_lexical_new(void)
 	if (!s)
 		return NULL;
 	s->name = "lexical";
+	s->metric = "idf-overlap";
 	s->relevance = lexical_relevance;
 	s->destroy = lexical_destroy;
 	return s;

@@ -11,17 +11,31 @@
 ** everything. A scorer knows nothing of tiers, recency or salience: the
 ** stack blends those in afterwards.
 **
-** Implementations: lexical.c (terms), vector.c (the caller's embeddings under
-** the store's metric), hybrid.c (several scorers, fused).
+** Two ways to ask. relevance() judges a list of candidates the caller
+** gathered (a scan, or the records named by id). candidates(), when a
+** scorer has it, finds the candidates itself, from the store's term index,
+** so recall need not read every record: it returns every record the query
+** can match with its score, before any filter, and the caller filters
+** (tier, owner, where...) before it keeps the best. It may also answer
+** A2M_SCORER_SCAN, "I cannot enumerate this query" (a vector query, a store
+** without an index): the caller then scans and calls relevance().
+**
+** Implementations: bm25.c (the indexed BM25 scorer), lexical.c (the old
+** plain-scan term overlap, kept as the benchmark's baseline), vector.c (the
+** caller's embeddings under the store's metric), hybrid.c (several, fused).
 */
 #ifndef A2M_SCORER_H
 #define A2M_SCORER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "rank/analyze.h"
 #include "store/record.h"
+#include "store/store.h"
 
 #define A2M_SCORER_ABSTAIN 1
+#define A2M_SCORER_SCAN    2
 
 /* What a recall asks for: text, a vector, or both. */
 typedef struct a2m_rank_query {
@@ -42,26 +56,65 @@ const char *a2m_metric_name(a2m_metric m);
 /* Parses a metric name; returns 0, or -1 when unknown. */
 int a2m_metric_parse(const char *name, a2m_metric *m);
 
+/* One record a scorer found, by seq, with its relevance in (0,1]. */
+typedef struct a2m_candidate {
+	int64_t seq;
+	double  score;
+} a2m_candidate;
+
+typedef struct a2m_candidates {
+	a2m_candidate *v;   /* free with free() */
+	size_t         n;
+} a2m_candidates;
+
 typedef struct a2m_scorer a2m_scorer;
 
 struct a2m_scorer {
-	const char *name;  /* reported by describe */
+	const char  *name;      /* reported by describe: "bm25", "lexical", ... */
+	const char  *metric;    /* what relevance measures: "bm25", ... */
+	const char  *analyzer;  /* the text analysis (its version); NULL: none */
+	double       k1, b;     /* BM25's parameters; 0 for other scorers */
 	/*
-	** Fills scores[i] in [0,1] for each of the n candidates. Returns 0,
-	** A2M_SCORER_ABSTAIN (scores untouched), or a negative code.
+	** What the store should index for this scorer (store.h, index_attach);
+	** NULL when it reads no index. Owned by the scorer.
 	*/
-	int  (*relevance)(a2m_scorer *s, const a2m_rank_query *q,
+	a2m_indexer *indexer;
+	/*
+	** Fills scores[i] in [0,1] for each of the n candidates. store is the
+	** store they came from (for corpus statistics); it may be NULL.
+	** Returns 0, A2M_SCORER_ABSTAIN (scores untouched), or a negative code.
+	*/
+	int  (*relevance)(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			  const a2m_record *const *cands, size_t n, double *scores);
+	/*
+	** Optional (NULL when absent). Sets *out to every record of store the
+	** query matches, each once, with its relevance in (0,1], in no
+	** particular order; returns 0 (n may be 0: nothing matched),
+	** A2M_SCORER_ABSTAIN, A2M_SCORER_SCAN (see above), or a negative code.
+	*/
+	int  (*candidates)(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			   a2m_candidates *out);
 	/* Frees the scorer. */
 	void (*destroy)(a2m_scorer *s);
 };
 
 /*
-** The lexical scorer: terms are maximal runs of letters and digits (ASCII
-** case-folded; any non-ASCII byte counts as a letter so UTF-8 words stay
-** whole); a candidate's score is the IDF-weighted share of the query's
-** distinct terms it contains. Abstains when the query has no terms.
-** Returns NULL when memory runs out.
+** The BM25 scorer (k1 1.2, b 0.75) over the text analysis of analyze.h,
+** with opt (NULL: the defaults). It reads the store's term index when there
+** is one (candidates(), and corpus statistics for relevance()); over a store
+** without one it judges the candidates it is given, with statistics taken
+** from them. A relevance is the BM25 sum divided by the best sum the query
+** could reach in this corpus, so it lies in [0,1]. Abstains when the query
+** has no usable terms. Returns NULL when memory runs out.
+*/
+a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt);
+
+/*
+** The old lexical scorer, the plain-scan baseline: terms are maximal runs of
+** letters and digits (ASCII case-folded; any non-ASCII byte counts as a
+** letter so UTF-8 words stay whole); a candidate's score is the
+** IDF-weighted share of the query's distinct terms it contains. Abstains
+** when the query has no terms. Returns NULL when memory runs out.
 */
 a2m_scorer *a2m_scorer_lexical_new(void);
 
@@ -77,7 +130,11 @@ a2m_scorer *a2m_scorer_vector_new(a2m_metric metric);
 /*
 ** Fuses n scorers (taking ownership, also on failure): each judges; those
 ** that abstain are left out; a candidate's score is the mean of the
-** judging scorers' scores. Abstains only when all of them do.
+** judging scorers' scores. Abstains only when all of them do. It
+** enumerates candidates when every judging part can; a query one part
+** judges but cannot enumerate (a vector) makes it answer SCAN. Its name,
+** metric, analyzer and indexer are those of its first part that has an
+** analyzer.
 */
 a2m_scorer *a2m_scorer_hybrid_new(a2m_scorer **parts, size_t n);
 

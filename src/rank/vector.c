@@ -61,10 +61,11 @@ static double similarity(a2m_metric metric, const double *a, const double *b, si
 	}
 }
 
-static int vector_relevance(a2m_scorer *s, const a2m_rank_query *q,
+static int vector_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			    const a2m_record *const *cands, size_t n, double *scores)
 {
 	vector_scorer *v = (vector_scorer *)s;
+	(void)store;
 	if (!q->vector || !q->dims)
 		return A2M_SCORER_ABSTAIN;
 	for (size_t i = 0; i < n; i++) {
@@ -91,6 +92,7 @@ a2m_scorer *a2m_scorer_vector_new(a2m_metric metric)
 	if (!v)
 		return NULL;
 	v->base.name = "vector";
+	v->base.metric = a2m_metric_name(metric);
 	v->base.relevance = vector_relevance;
 	v->base.destroy = vector_destroy;
 	v->metric = metric;

@@ -58,6 +58,28 @@ a2m_metric a2m_stack_metric(const a2m_stack *st)
 	return st->cfg.metric;
 }
 
+const a2m_scorer *a2m_stack_scorer(const a2m_stack *st)
+{
+	return st->scorer;
+}
+
+const a2m_blend *a2m_stack_blend(const a2m_stack *st)
+{
+	return &st->cfg.blend;
+}
+
+int a2m_stack_index_stats(a2m_stack *st, a2m_index_stats *out, const char **engine,
+			  a2m_error *err)
+{
+	a2m_store *s = st->store;
+	memset(out, 0, sizeof *out);
+	*engine = s->ops->engine;
+	if (!s->ops->index_stats)
+		return A2M_STORE_NO_INDEX;
+	int rc = s->ops->index_stats(s, out);
+	return rc < 0 ? a2m_stack_store_error(st, err, rc) : rc;
+}
+
 void a2m_hits_free(a2m_hit *hits, size_t n)
 {
 	if (!hits)
@@ -380,7 +402,7 @@ static int select_records(a2m_stack *st, const a2m_selection *sel, int descendin
 }
 
 /* Higher score first; then newer first, so ties read like a recency list. */
-static int hit_cmp(const void *a, const void *b)
+int a2m_stack_hit_cmp(const void *a, const void *b)
 {
 	const a2m_hit *x = a, *y = b;
 	if (x->score != y->score)
@@ -396,6 +418,19 @@ static double decay(int64_t now, int64_t then, double half_life)
 	if (half_life <= 0 || then >= now)
 		return 1.0;
 	return exp2(-(double)(now - then) / half_life);
+}
+
+double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *r,
+			     int64_t now)
+{
+	const a2m_blend *w = &st->cfg.blend;
+	double sum = w->relevance + w->recency + w->salience;
+	if (sum <= 0)
+		return rel;
+	const a2m_tier *t = a2m_stack_tier_of(st, r);
+	double recency = decay(now, r->created_at, t ? t->half_life_ms : 0);
+	double sal = r->salience > 0 ? r->salience / (1.0 + r->salience) : 0;
+	return rel * (w->relevance + w->recency * recency + w->salience * sal) / sum;
 }
 
 /*
@@ -450,6 +485,14 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
 		free(promoted);
 		return rc;
 	}
+	/* Before the refresh below: promoted[] points into the hits' records. */
+	if (np) {
+		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = now, .ids = promoted,
+				.n_ids = np, .tier = dest, .shared = 1};
+		a2m_stack_emit(st, &c);
+		emit_consolidated(st, &cons, 0);
+	}
+	free(promoted);
 	/* Report what the client now holds as the stored truth. */
 	for (size_t i = 0; i < n; i++) {
 		a2m_record *cur = NULL;
@@ -458,19 +501,17 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
 			hits[i].rec = cur;
 		}
 	}
-	if (np) {
-		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = now, .ids = promoted,
-				.n_ids = np, .tier = dest, .shared = 1};
-		a2m_stack_emit(st, &c);
-		emit_consolidated(st, &cons, 0);
-	}
-	free(promoted);
 	return 0;
 }
 
-int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
-		     double min_score, size_t limit, a2m_hit **out, size_t *n,
-		     a2m_error *err)
+/*
+** The scan path of recall: every record the selection picks, judged by the
+** scorer's relevance() (judge set) or ranked by recency (judge unset, or
+** the scorer abstains).
+*/
+static int recall_scan(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+		       int judge, double min_score, size_t limit, a2m_hit **out, size_t *n,
+		       a2m_error *err)
 {
 	*out = NULL;
 	*n = 0;
@@ -485,9 +526,9 @@ int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 		goto done;
 	}
 	int judged = 0;
-	int asked = (q->text && *q->text) || q->vector;
-	if (asked && c.n) {
-		rc = st->scorer->relevance(st->scorer, q, (const a2m_record *const *)c.recs, c.n, rel);
+	if (judge && c.n) {
+		rc = st->scorer->relevance(st->scorer, st->store, q,
+					   (const a2m_record *const *)c.recs, c.n, rel);
 		if (rc < 0) {
 			a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
 			goto done;
@@ -504,10 +545,7 @@ int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 			/* Judged and no match: not recalled (DECISIONS 013). */
 			if (rel[i] <= 0)
 				continue;
-			const a2m_tier *t = a2m_stack_tier_of(st, r);
-			double recency = decay(now, r->created_at, t ? t->half_life_ms : 0);
-			double sal = r->salience > 0 ? r->salience / (1.0 + r->salience) : 0;
-			score = rel[i] * (0.75 + 0.15 * recency + 0.10 * sal);
+			score = a2m_stack_blend_score(st, rel[i], r, now);
 		} else {
 			/* No query: newest first, whatever the tier. */
 			score = decay(now, r->created_at, DAY_MS);
@@ -519,16 +557,11 @@ int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 		c.recs[i] = NULL;
 		kept++;
 	}
-	qsort(hits, kept, sizeof *hits, hit_cmp);
+	qsort(hits, kept, sizeof *hits, a2m_stack_hit_cmp);
 	if (limit && kept > limit) {
 		for (size_t i = limit; i < kept; i++)
 			a2m_record_free(hits[i].rec);
 		kept = limit;
-	}
-	if (kept && !st->cfg.read_only && (rc = touch(st, hits, kept, err)) != 0) {
-		a2m_hits_free(hits, kept);
-		hits = NULL;
-		goto done;
 	}
 	*out = hits;
 	*n = kept;
@@ -538,6 +571,47 @@ done:
 	free(hits);
 	a2m_record_array_free(c.recs, c.n);
 	return rc;
+}
+
+int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+		     double min_score, size_t limit, a2m_hit **out, size_t *n,
+		     a2m_error *err)
+{
+	a2m_hit *hits = NULL;
+	size_t kept = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	int asked = (q->text && *q->text) || q->vector;
+	int scan_judged = asked;
+	if (asked && st->scorer->candidates) {
+		/* The index names the candidates: no need to read every record. */
+		a2m_candidates cands;
+		rc = st->scorer->candidates(st->scorer, st->store, q, &cands);
+		if (rc < 0)
+			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+		if (rc == 0) {
+			/* Judged: what it did not name did not match (DECISIONS 013). */
+			rc = a2m_stack_ranked_collect(st, sel, &cands, limit, min_score, 1, &hits, &kept,
+						      err);
+			free(cands.v);
+			if (rc)
+				return rc;
+			goto found;
+		}
+		/* Abstained: rank by recency. SCAN: judge a scan instead. */
+		scan_judged = rc == A2M_SCORER_SCAN;
+	}
+	if ((rc = recall_scan(st, sel, q, scan_judged, min_score, limit, &hits, &kept, err)))
+		return rc;
+found:
+	if (kept && !st->cfg.read_only && (rc = touch(st, hits, kept, err)) != 0) {
+		a2m_hits_free(hits, kept);
+		return rc;
+	}
+	*out = hits;
+	*n = kept;
+	return 0;
 }
 
 int a2m_stack_timeline(a2m_stack *st, const a2m_selection *sel, size_t limit,
@@ -590,6 +664,38 @@ int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const 
 			a2m_record_array_free(c.recs, c.n);
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		}
+	} else if (query && st->scorer->candidates) {
+		/* The index names the candidates (see a2m_stack_recall). */
+		a2m_rank_query rq = {.text = query};
+		a2m_candidates cands;
+		a2m_hit *hits = NULL;
+		size_t kept = 0;
+		rc = st->scorer->candidates(st->scorer, st->store, &rq, &cands);
+		if (rc < 0)
+			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+		/* An abstaining scorer cannot say what the query selects: nothing. */
+		if (rc == A2M_SCORER_ABSTAIN)
+			return 0;
+		if (rc == 0) {
+			rc = a2m_stack_ranked_collect(st, sel, &cands, limit, -1, 0, &hits, &kept, err);
+			free(cands.v);
+			if (rc)
+				return rc;
+			a2m_record **recs = calloc(kept + 1, sizeof *recs);
+			if (!recs) {
+				a2m_hits_free(hits, kept);
+				return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+			}
+			for (size_t i = 0; i < kept; i++)
+				recs[i] = hits[i].rec;
+			free(hits);
+			*out = recs;
+			*n = kept;
+			return 0;
+		}
+		/* SCAN: fall through to judging a scan. */
+		if ((rc = select_records(st, sel, 0, 0, &c, err)))
+			return rc;
 	} else if ((rc = select_records(st, sel, 0, 0, &c, err))) {
 		return rc;
 	}
@@ -603,7 +709,8 @@ int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const 
 			a2m_record_array_free(c.recs, c.n);
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		}
-		rc = st->scorer->relevance(st->scorer, &rq, (const a2m_record *const *)c.recs, c.n, rel);
+		rc = st->scorer->relevance(st->scorer, st->store, &rq,
+					   (const a2m_record *const *)c.recs, c.n, rel);
 		if (rc < 0) {
 			free(hits);
 			free(rel);
@@ -621,7 +728,7 @@ int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const 
 			}
 		}
 		rc = 0;
-		qsort(hits, kept, sizeof *hits, hit_cmp);
+		qsort(hits, kept, sizeof *hits, a2m_stack_hit_cmp);
 		for (size_t i = 0; i < kept; i++)
 			c.recs[i] = hits[i].rec;
 		c.n = kept;

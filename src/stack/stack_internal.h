@@ -44,6 +44,29 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
 			a2m_error *err);
 
+/* recall's order over a2m_hit (qsort): higher score, then newer, first. */
+int a2m_stack_hit_cmp(const void *a, const void *b);
+
+/*
+** A judged record's score: relevance rel blended with its recency and
+** salience by the weights in force (stack.h, a2m_blend). Never above rel.
+*/
+double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *r,
+			     int64_t now);
+
+/*
+** The indexed path of recall and select (ranked.c): visits the scorer's
+** candidates best first, applying the whole selection (the store's exact
+** part, visibility, where) to each before it may enter the best `limit` (0:
+** no limit), and stops once no candidate left can enter. blended: scores
+** are a2m_stack_blend_score (recall), else the relevance itself (select).
+** Reorders cands. *out (free with a2m_hits_free) comes sorted by
+** a2m_stack_hit_cmp, and is an array even when empty.
+*/
+int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidates *cands,
+			     size_t limit, double min_score, int blended, a2m_hit **out,
+			     size_t *n, a2m_error *err);
+
 /* Retention of a record: salience × recency × (1 + access_count); in a
 ** working tier recency alone. */
 double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now);

@@ -24,6 +24,13 @@
 **                the per-owner key uniqueness that sqlite.c gets from its
 **                UNIQUE index. A NULL owner hashes and compares differently
 **                from every string, "" included.
+**   seqs         chained hash table seq -> entry, for visit_seqs.
+**   index        the term index (memory_index.c), once attached: each entry
+**                then owns the doc of its content. Insert, remove and
+**                content-changing updates link and unlink docs; the journal
+**                keeps the docs an undo needs, and empty terms are swept
+**                only when no undo can need them (commit, end of rollback,
+**                a write outside a transaction).
 **   journal[]    while a transaction is open, one undo step per write;
 **                rollback() replays it backwards.
 **   metas[]      the store-level settings (meta_get/meta_set), a short
@@ -54,6 +61,7 @@
 #include <string.h>
 
 #include "a2m.h"
+#include "store/memory_index.h"
 #include "store/store.h"
 
 /* Tables start with this many buckets (a power of two) and double at load 1. */
@@ -69,7 +77,12 @@ struct entry {
 	uint64_t   key_hash; /* meaningful only while rec.key != NULL */
 	entry     *id_next;  /* chain in the ids table */
 	entry     *key_next; /* chain in the keys table */
+	entry     *seq_next; /* chain in the seqs table */
+	a2m_mdoc  *doc;      /* the content's postings; NULL without an index */
 };
+
+/* The three tables an entry can be in. */
+enum { BY_ID = 0, BY_KEY = 1, BY_SEQ = 2 };
 
 typedef struct table {
 	entry **buckets;
@@ -88,6 +101,7 @@ typedef struct undo {
 	undo_kind  kind;
 	entry     *e;
 	a2m_record old;      /* UNDO_UPDATE: the contents the update replaced */
+	a2m_mdoc  *old_doc;  /* UNDO_UPDATE: the doc it replaced, if content changed */
 	size_t     meta;     /* UNDO_META: the slot in metas[] */
 	char      *old_value; /* UNDO_META: the value replaced, NULL for unset */
 } undo;
@@ -102,6 +116,9 @@ typedef struct mstore {
 	a2m_store base;
 	table     ids;
 	table     keys;
+	table     seqs;
+	a2m_mindex  *index;  /* NULL until index_attach */
+	a2m_indexer *ix;     /* borrowed */
 	entry   **order;
 	size_t    nslots;    /* slots in use in order[], tombstones included */
 	size_t    cap;       /* allocated slots; never shrinks (rollback relies on it) */
@@ -163,18 +180,23 @@ static int same(const char *a, const char *b)
 
 /* ---- the two hash tables ----------------------------------------------- */
 
+static uint64_t hash_seq(int64_t seq)
+{
+	return (uint64_t)seq * 0x9E3779B97F4A7C15ULL;
+}
+
 /*
-** The two tables share this code; `bykey` selects which chain link and which
-** stored hash an entry uses.
+** The three tables share this code; `bykey` (BY_ID, BY_KEY, BY_SEQ) selects
+** which chain link and which hash an entry uses.
 */
 static entry **next_of(entry *e, int bykey)
 {
-	return bykey ? &e->key_next : &e->id_next;
+	return bykey == BY_SEQ ? &e->seq_next : bykey ? &e->key_next : &e->id_next;
 }
 
 static uint64_t hash_of(const entry *e, int bykey)
 {
-	return bykey ? e->key_hash : e->id_hash;
+	return bykey == BY_SEQ ? hash_seq(e->rec.seq) : bykey ? e->key_hash : e->id_hash;
 }
 
 static int table_init(table *t)
@@ -242,6 +264,15 @@ static entry *find_id(mstore *s, const char *id)
 	entry *e = s->ids.buckets[(size_t)(h & (s->ids.nbuckets - 1))];
 	for (; e; e = e->id_next)
 		if (e->id_hash == h && strcmp(e->rec.id, id) == 0)
+			return e;
+	return NULL;
+}
+
+static entry *find_seq(mstore *s, int64_t seq)
+{
+	entry *e = s->seqs.buckets[(size_t)(hash_seq(seq) & (s->seqs.nbuckets - 1))];
+	for (; e; e = e->seq_next)
+		if (e->rec.seq == seq)
 			return e;
 	return NULL;
 }
@@ -426,12 +457,39 @@ static void order_rebuild(mstore *s)
 
 /* ---- entries and the journal ------------------------------------------- */
 
+/* Frees e and its doc, which must be unlinked (or the index going away). */
 static void entry_free(entry *e)
 {
 	if (!e)
 		return;
+	a2m_mdoc_free(e->doc);
 	a2m_record_clear(&e->rec);
 	free(e);
+}
+
+/* Frees the terms no posting needs any more, once no undo can need them. */
+static void index_settle(mstore *s)
+{
+	if (s->index && !s->in_tx)
+		a2m_mindex_sweep(s->index);
+}
+
+/*
+** Analyses content into a doc for record seq, ready to link (NULL *out
+** without an index). Changes nothing a reader sees. Returns 0 or fails.
+*/
+static int index_prepare(mstore *s, const char *content, int64_t seq, a2m_mdoc **out)
+{
+	a2m_doc_terms dt;
+	*out = NULL;
+	if (!s->index)
+		return 0;
+	memset(&dt, 0, sizeof dt);
+	int rc = s->ix->analyze(s->ix, content, &dt);
+	if (rc == 0)
+		rc = a2m_mindex_prepare(s->index, &dt, seq, out);
+	s->ix->release(s->ix, &dt);
+	return rc ? a2m_store_fail(&s->base, "index: out of memory") : 0;
 }
 
 /* Makes room for one more undo step, if a transaction is open. */
@@ -510,16 +568,19 @@ static int mem_commit(a2m_store *base)
 		return a2m_store_fail(base, "commit: no transaction is open");
 	for (size_t i = 0; i < s->njournal; i++) {
 		undo *u = &s->journal[i];
-		if (u->kind == UNDO_REMOVE)
+		if (u->kind == UNDO_REMOVE) {
 			entry_free(u->e);
-		else if (u->kind == UNDO_UPDATE)
+		} else if (u->kind == UNDO_UPDATE) {
 			a2m_record_clear(&u->old);
-		else if (u->kind == UNDO_META)
+			a2m_mdoc_free(u->old_doc);
+		} else if (u->kind == UNDO_META) {
 			free(u->old_value);
+		}
 	}
 	s->njournal = 0;
 	s->in_tx = 0;
 	maybe_compact(s);
+	index_settle(s);
 	return 0;
 }
 
@@ -539,9 +600,12 @@ static void mem_rollback(a2m_store *base)
 		entry *e = u->e;
 		switch (u->kind) {
 		case UNDO_INSERT:
-			table_unlink(&s->ids, e, 0);
+			table_unlink(&s->ids, e, BY_ID);
+			table_unlink(&s->seqs, e, BY_SEQ);
 			key_unlink(s, e);
 			order_remove(s, e);
+			if (e->doc)
+				a2m_mindex_unlink(s->index, e->doc);
 			entry_free(e);
 			break;
 		case UNDO_UPDATE:
@@ -551,10 +615,20 @@ static void mem_rollback(a2m_store *base)
 			a2m_record_clear(&e->rec);
 			e->rec = u->old;
 			key_link(s, e);
+			if (u->old_doc) {
+				if (e->doc)
+					a2m_mindex_unlink(s->index, e->doc);
+				a2m_mdoc_free(e->doc);
+				e->doc = u->old_doc;
+				a2m_mindex_link(s->index, e->doc);
+			}
 			break;
 		case UNDO_REMOVE:
-			table_link(&s->ids, e, 0);
+			table_link(&s->ids, e, BY_ID);
+			table_link(&s->seqs, e, BY_SEQ);
 			key_link(s, e);
+			if (e->doc)
+				a2m_mindex_link(s->index, e->doc);
 			e->slot = NO_SLOT; /* placed by order_rebuild below */
 			rebuild = 1;
 			break;
@@ -571,6 +645,7 @@ static void mem_rollback(a2m_store *base)
 		order_rebuild(s);
 	else
 		maybe_compact(s);
+	index_settle(s);
 }
 
 /* ---- reads ------------------------------------------------------------- */
@@ -690,17 +765,23 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	if (!e)
 		return a2m_store_fail(base, "out of memory");
 	rc = copy_in(s, &e->rec, rec);
+	if (!rc)
+		rc = index_prepare(s, rec->content, s->next_seq, &e->doc);
 	if (rc) {
-		free(e);
+		entry_free(e);
+		index_settle(s);
 		return rc;
 	}
 
 	e->rec.seq = s->next_seq++;
 	rec->seq = e->rec.seq;
 	e->id_hash = hash_id(e->rec.id);
-	table_link(&s->ids, e, 0);
+	table_link(&s->ids, e, BY_ID);
+	table_link(&s->seqs, e, BY_SEQ);
 	key_link(s, e);
 	order_append(s, e);
+	if (e->doc)
+		a2m_mindex_link(s->index, e->doc);
 	if (s->in_tx)
 		journal_push(s, UNDO_INSERT, e, NULL);
 	return 0;
@@ -732,6 +813,14 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 	rc = copy_in(s, &fresh, rec);
 	if (rc)
 		return rc;
+	/* Only a change of content re-indexes: touches and tier moves do not. */
+	a2m_mdoc *doc = NULL;
+	int reindex = s->index && strcmp(rec->content, e->rec.content) != 0;
+	if (reindex && (rc = index_prepare(s, rec->content, e->rec.seq, &doc)) != 0) {
+		a2m_record_clear(&fresh);
+		index_settle(s);
+		return rc;
+	}
 
 	/*
 	** Swap the contents in place: the entry keeps its address, slot and id
@@ -748,10 +837,22 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 		order_append(s, e);
 		maybe_compact(s);
 	}
-	if (s->in_tx)
+	a2m_mdoc *old_doc = NULL;
+	if (reindex) {
+		if (e->doc)
+			a2m_mindex_unlink(s->index, e->doc);
+		old_doc = e->doc;
+		e->doc = doc;
+		a2m_mindex_link(s->index, doc);
+	}
+	if (s->in_tx) {
 		journal_push(s, UNDO_UPDATE, e, &old);
-	else
+		s->journal[s->njournal - 1].old_doc = old_doc;
+	} else {
 		a2m_record_clear(&old);
+		a2m_mdoc_free(old_doc);
+		index_settle(s);
+	}
 	return 0;
 }
 
@@ -765,14 +866,19 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	if (journal_reserve(s) != 0)
 		return a2m_store_fail(base, "out of memory");
 
-	table_unlink(&s->ids, e, 0);
+	table_unlink(&s->ids, e, BY_ID);
+	table_unlink(&s->seqs, e, BY_SEQ);
 	key_unlink(s, e);
 	order_remove(s, e);
 	maybe_compact(s);
-	if (s->in_tx)
+	if (e->doc)
+		a2m_mindex_unlink(s->index, e->doc);
+	if (s->in_tx) {
 		journal_push(s, UNDO_REMOVE, e, NULL);
-	else
+	} else {
 		entry_free(e);
+		index_settle(s);
+	}
 	*removed = 1;
 	return 0;
 }
@@ -878,6 +984,8 @@ static void mem_close(a2m_store *base)
 	}
 	free(s->ids.buckets);
 	free(s->keys.buckets);
+	free(s->seqs.buckets);
+	a2m_mindex_free(s->index);
 	free(s->order);
 	free(s->journal);
 	for (size_t i = 0; i < s->nmetas; i++) {
@@ -886,6 +994,84 @@ static void mem_close(a2m_store *base)
 	}
 	free(s->metas);
 	free(s);
+}
+
+/* ---- by seq, and the term index --------------------------------------- */
+
+static int mem_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+			  a2m_record_visit visit, void *ctx)
+{
+	mstore *s = (mstore *)base;
+	for (size_t i = 0; i < n; i++) {
+		entry *e = find_seq(s, seqs[i]);
+		if (!e)
+			continue;
+		int r = visit(&e->rec, ctx);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return 0;
+}
+
+/*
+** Indexes every record with ix. A memory store starts empty, so this is
+** usually instant; should it hold records, a failure half way unlinks what
+** was done and leaves the store without an index.
+*/
+static int mem_index_attach(a2m_store *base, a2m_indexer *ix)
+{
+	mstore *s = (mstore *)base;
+	if (s->in_tx)
+		return a2m_store_fail(base, "index_attach: a transaction is open");
+	if (s->index) {
+		for (size_t i = 0; i < s->ids.nbuckets; i++)
+			for (entry *e = s->ids.buckets[i]; e; e = e->id_next) {
+				a2m_mdoc_free(e->doc);
+				e->doc = NULL;
+			}
+		a2m_mindex_free(s->index);
+		s->index = NULL;
+	}
+	if (!(s->index = a2m_mindex_new()))
+		return a2m_store_fail(base, "index_attach: out of memory");
+	s->ix = ix;
+	int rc = 0;
+	for (size_t i = 0; i < s->ids.nbuckets && !rc; i++)
+		for (entry *e = s->ids.buckets[i]; e && !rc; e = e->id_next)
+			if ((rc = index_prepare(s, e->rec.content, e->rec.seq, &e->doc)) == 0)
+				a2m_mindex_link(s->index, e->doc);
+	if (rc) {
+		for (size_t i = 0; i < s->ids.nbuckets; i++)
+			for (entry *e = s->ids.buckets[i]; e; e = e->id_next) {
+				a2m_mdoc_free(e->doc);
+				e->doc = NULL;
+			}
+		a2m_mindex_free(s->index);
+		s->index = NULL;
+		s->ix = NULL;
+		return rc;
+	}
+	a2m_mindex_sweep(s->index);
+	return 0;
+}
+
+static int mem_index_stats(a2m_store *base, a2m_index_stats *out)
+{
+	mstore *s = (mstore *)base;
+	memset(out, 0, sizeof *out);
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	a2m_mindex_stats(s->index, out);
+	return 0;
+}
+
+static int mem_index_postings(a2m_store *base, const char *term, size_t len,
+			      a2m_posting_visit visit, void *ctx)
+{
+	mstore *s = (mstore *)base;
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	return a2m_mindex_postings(s->index, term, len, visit, ctx);
 }
 
 static const a2m_store_ops memory_ops = {
@@ -903,6 +1089,10 @@ static const a2m_store_ops memory_ops = {
 	.meta_get   = mem_meta_get,
 	.meta_set   = mem_meta_set,
 	.close      = mem_close,
+	.visit_seqs = mem_visit_seqs,
+	.index_attach   = mem_index_attach,
+	.index_stats    = mem_index_stats,
+	.index_postings = mem_index_postings,
 };
 
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
@@ -913,7 +1103,7 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 		goto fail;
 	s->base.ops = &memory_ops;
 	s->next_seq = 1;
-	if (table_init(&s->ids) != 0 || table_init(&s->keys) != 0)
+	if (table_init(&s->ids) != 0 || table_init(&s->keys) != 0 || table_init(&s->seqs) != 0)
 		goto fail;
 	*out = &s->base;
 	return 0;

@@ -17,6 +17,13 @@
 ** before SQLite sees it, so the refusal is the same whatever the file's
 ** permissions. With a procedural tier, the engine notes each write that may
 ** change a mirrored file and hands the notes to mirror.c after the commit.
+**
+** Once an analyser is attached (index_attach), every write also keeps the
+** term index (sqlite_index.c) in the same transaction: its postings are
+** buffered and written just before COMMIT (a write outside a transaction
+** gets its own BEGIN IMMEDIATE ... COMMIT), so a record and its postings are
+** one change. Without an analyser, a write marks the index stale instead,
+** and the next attach rebuilds it.
 */
 #include <errno.h>
 #include <math.h>
@@ -29,6 +36,7 @@
 #include <sqlite3.h>
 
 #include "a2m.h"
+#include "store/sqlite_index.h"
 #include "store/store.h"
 
 #define BUSY_TIMEOUT_MS 5000
@@ -128,6 +136,9 @@ typedef struct sqlstore {
 	sqlite3_stmt *meta_del;
 	sqlite3_stmt *mirror_old;  /* only with a mirror */
 	a2m_mirror   *mirror;      /* NULL: no procedural mirror */
+	sqlite3_stmt *by_seq;
+	sqlite3_stmt *stale;       /* marks the index stale (no analyser) */
+	a2m_sqlite_index *index;   /* NULL until index_attach, or when unusable */
 } sqlstore;
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -458,9 +469,15 @@ static int sql_begin(a2m_store *base)
 static int sql_commit(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
-	int rc = sqlite3_step(s->commit);
-	rc = rc == SQLITE_DONE ? 0 : db_fail(s, "commit");
-	done(s->commit);
+	int rc = s->index && !sqlite3_get_autocommit(s->db)
+		? a2m_sqlite_index_flush(s->index, base) : 0;
+	if (!rc) {
+		rc = sqlite3_step(s->commit);
+		rc = rc == SQLITE_DONE ? 0 : db_fail(s, "commit");
+		done(s->commit);
+	}
+	if (rc && s->index)
+		a2m_sqlite_index_discard(s->index);
 	if (rc && !sqlite3_get_autocommit(s->db)) {
 		sqlite3_step(s->rollback);
 		done(s->rollback);
@@ -477,6 +494,8 @@ static void sql_rollback(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
 	a2m_mirror_discard(s->mirror);
+	if (s->index)
+		a2m_sqlite_index_discard(s->index);
 	if (sqlite3_get_autocommit(s->db))
 		return;
 	if (sqlite3_step(s->rollback) != SQLITE_DONE)
@@ -712,6 +731,74 @@ out:
 	return rc;
 }
 
+/* ---- one write with its postings ----------------------------------------- */
+
+/*
+** A write and its postings must land together. Inside the caller's
+** transaction the postings are buffered (sqlite_index.c), room for them
+** reserved before the record statement runs; if the write fails, the buffer
+** goes back to where it was, and the statement itself was undone by SQLite.
+** Outside a transaction the write gets its own BEGIN IMMEDIATE ... COMMIT,
+** with the buffer written just before the COMMIT.
+*/
+typedef struct write_ctx {
+	int                    active;
+	int                    outer;   /* we opened the transaction */
+	a2m_sqlite_index_point mark;
+} write_ctx;
+
+static int step_once(sqlstore *s, sqlite3_stmt *st, const char *op)
+{
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_fail(s, op);
+	done(st);
+	return rc;
+}
+
+/* Opens a write whose postings are a and b (either may be NULL). */
+static int write_open(sqlstore *s, write_ctx *w, const a2m_doc_terms *a,
+		      const a2m_doc_terms *b)
+{
+	memset(w, 0, sizeof *w);
+	if (!s->index)
+		return 0;
+	if (a2m_sqlite_index_reserve(s->index, a, b) != 0)
+		return a2m_store_fail(&s->base, "index: out of memory");
+	w->outer = sqlite3_get_autocommit(s->db);
+	a2m_sqlite_index_mark(s->index, &w->mark);
+	int rc = w->outer ? step_once(s, s->begin, "write") : 0;
+	w->active = rc == 0;
+	return rc;
+}
+
+/* Ends the write with outcome rc: keeps it when 0, undoes it otherwise. */
+static int write_close(sqlstore *s, write_ctx *w, int rc)
+{
+	if (!w->active)
+		return rc;
+	if (w->outer) {
+		if (!rc && !(rc = a2m_sqlite_index_flush(s->index, &s->base)))
+			rc = step_once(s, s->commit, "commit");
+		if (rc && !sqlite3_get_autocommit(s->db)) {
+			sqlite3_step(s->rollback);
+			done(s->rollback);
+		}
+		if (rc)
+			a2m_sqlite_index_discard(s->index);
+	} else if (rc) {
+		a2m_sqlite_index_undo(s->index, &w->mark);
+	}
+	return rc;
+}
+
+/*
+** Before a write without an analyser: the index will no longer match the
+** records, so forget which analyser built it; the next attach rebuilds.
+*/
+static int mark_stale(sqlstore *s)
+{
+	return s->index ? 0 : step_once(s, s->stale, "index");
+}
+
 /* ---- writes ------------------------------------------------------------ */
 
 /*
@@ -722,11 +809,22 @@ out:
 static int sql_insert(a2m_store *base, a2m_record *rec)
 {
 	sqlstore *s = (sqlstore *)base;
+	a2m_doc_terms dt;
+	write_ctx w;
+	memset(&dt, 0, sizeof dt);
 	int rc = refuse_read_only(s, "insert");
 	if (!rc)
 		rc = check_record(s, rec, "insert");
-	if (rc)
+	if (!rc && s->index)
+		rc = a2m_sqlite_index_analyze(s->index, base, rec->content, &dt);
+	if (!rc)
+		rc = mark_stale(s);
+	if (!rc)
+		rc = write_open(s, &w, &dt, NULL);
+	if (rc) {
+		a2m_sqlite_index_release(s->index, &dt);
 		return rc;
+	}
 	if (bind_record(s->insert, rec) != SQLITE_OK) {
 		rc = db_fail(s, "insert");
 		goto out;
@@ -742,6 +840,10 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 	}
 out:
 	done(s->insert);
+	if (rc == 0 && s->index)
+		a2m_sqlite_index_apply(s->index, rec->seq, &dt, 1);
+	rc = write_close(s, &w, rc);
+	a2m_sqlite_index_release(s->index, &dt);
 	if (rc == 0 && s->mirror && in_mirror_tier(s, rec->tier)) {
 		a2m_mirror_note(s->mirror, rec->id, NULL);
 		after_write(s);
@@ -753,14 +855,33 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 {
 	sqlstore *s = (sqlstore *)base;
 	char *old_name = NULL;
-	int was_in = 0, same = 0;
+	int was_in = 0, same = 0, found = 0, changed = 0;
+	int64_t seq = 0;
+	a2m_doc_terms old_dt, new_dt;
+	write_ctx w;
+	memset(&old_dt, 0, sizeof old_dt);
+	memset(&new_dt, 0, sizeof new_dt);
 	int rc = refuse_read_only(s, "update");
 	if (!rc)
 		rc = check_record(s, rec, "update");
 	if (!rc && s->mirror)
 		rc = mirror_before(s, rec->id, rec, &was_in, &same, &old_name);
-	if (rc)
+	/* Only a change of content re-indexes: touches and tier moves do not. */
+	if (!rc && s->index)
+		rc = a2m_sqlite_index_old_terms(s->index, base, rec->id, rec->content, &seq,
+						&old_dt, &found, &changed);
+	if (!rc && changed)
+		rc = a2m_sqlite_index_analyze(s->index, base, rec->content, &new_dt);
+	if (!rc)
+		rc = mark_stale(s);
+	if (!rc)
+		rc = write_open(s, &w, &old_dt, &new_dt);
+	if (rc) {
+		a2m_sqlite_index_release(s->index, &old_dt);
+		a2m_sqlite_index_release(s->index, &new_dt);
+		free(old_name);
 		return rc;
+	}
 	if (bind_record(s->update, rec) != SQLITE_OK) {
 		rc = db_fail(s, "update");
 		goto out;
@@ -779,6 +900,13 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 	}
 out:
 	done(s->update);
+	if (rc == 0 && changed) {
+		a2m_sqlite_index_apply(s->index, seq, &old_dt, -1);
+		a2m_sqlite_index_apply(s->index, seq, &new_dt, 1);
+	}
+	rc = write_close(s, &w, rc);
+	a2m_sqlite_index_release(s->index, &old_dt);
+	a2m_sqlite_index_release(s->index, &new_dt);
 	if (rc == 0 && s->mirror) {
 		int now_in = in_mirror_tier(s, rec->tier);
 		if ((was_in || now_in) && !(was_in && now_in && same)) {
@@ -794,19 +922,41 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 {
 	sqlstore *s = (sqlstore *)base;
 	char *old_name = NULL;
-	int was_in = 0, same = 0;
+	int was_in = 0, same = 0, found = 0, changed = 0;
+	int64_t seq = 0;
+	a2m_doc_terms old_dt;
+	write_ctx w;
+	memset(&old_dt, 0, sizeof old_dt);
 	int rc = refuse_read_only(s, "remove");
 	*removed = 0;
 	if (rc || !id)
 		return rc;
 	if (s->mirror && (rc = mirror_before(s, id, NULL, &was_in, &same, &old_name)))
 		return rc;
+	if (s->index)
+		rc = a2m_sqlite_index_old_terms(s->index, base, id, NULL, &seq, &old_dt, &found,
+						&changed);
+	if (!rc)
+		rc = mark_stale(s);
+	if (!rc)
+		rc = write_open(s, &w, &old_dt, NULL);
+	if (rc) {
+		a2m_sqlite_index_release(s->index, &old_dt);
+		free(old_name);
+		return rc;
+	}
 	if (bind_text(s->remove, 1, id) != SQLITE_OK ||
 	    sqlite3_step(s->remove) != SQLITE_DONE)
 		rc = db_fail(s, "remove");
 	else
 		*removed = sqlite3_changes(s->db) > 0;
 	done(s->remove);
+	if (rc == 0 && *removed && found)
+		a2m_sqlite_index_apply(s->index, seq, &old_dt, -1);
+	rc = write_close(s, &w, rc);
+	a2m_sqlite_index_release(s->index, &old_dt);
+	if (rc)
+		*removed = 0;
 	if (rc == 0 && *removed && was_in) {
 		a2m_mirror_note(s->mirror, id, old_name);
 		after_write(s);
@@ -885,6 +1035,9 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->meta_set);
 	sqlite3_finalize(s->meta_del);
 	sqlite3_finalize(s->mirror_old);
+	sqlite3_finalize(s->by_seq);
+	sqlite3_finalize(s->stale);
+	a2m_sqlite_index_close(s->index);
 	sqlite3_close_v2(s->db);
 	a2m_mirror_free(s->mirror);
 	free(s);
@@ -1015,6 +1168,71 @@ static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 	return 0;
 }
 
+/* ---- by seq, and the term index --------------------------------------- */
+
+static int sql_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+			  a2m_record_visit visit, void *ctx)
+{
+	sqlstore *s = (sqlstore *)base;
+	a2m_record rec;
+	int rc = 0;
+	memset(&rec, 0, sizeof rec);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (sqlite3_bind_int64(s->by_seq, 1, seqs[i]) != SQLITE_OK) {
+			rc = db_fail(s, "visit_seqs");
+			break;
+		}
+		int step = sqlite3_step(s->by_seq);
+		if (step == SQLITE_ROW) {
+			if (!(rc = read_row(s, s->by_seq, &rec))) {
+				done(s->by_seq);
+				int r = visit(&rec, ctx);
+				a2m_record_clear(&rec);
+				if (r != 0)
+					return r < 0 ? r : 0;
+				continue;
+			}
+		} else if (step != SQLITE_DONE) {
+			rc = db_fail(s, "visit_seqs");
+		}
+		done(s->by_seq);
+	}
+	return rc;
+}
+
+static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
+{
+	sqlstore *s = (sqlstore *)base;
+	a2m_sqlite_index_close(s->index);
+	s->index = NULL;
+	/*
+	** Postings are written in term order, not record order, so each
+	** remember touches as many b-tree pages as it has terms: SQLite's
+	** default 2 MiB cache thrashes from a few ten thousand records on.
+	*/
+	if (exec(s, "PRAGMA cache_size=-" A2M_SQLITE_INDEX_CACHE_KIB, "cache_size"))
+		return A2M_INTERNAL_ERROR;
+	return a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
+}
+
+static int sql_index_stats(a2m_store *base, a2m_index_stats *out)
+{
+	sqlstore *s = (sqlstore *)base;
+	memset(out, 0, sizeof *out);
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	return a2m_sqlite_index_stats(s->index, base, out);
+}
+
+static int sql_index_postings(a2m_store *base, const char *term, size_t len,
+			      a2m_posting_visit visit, void *ctx)
+{
+	sqlstore *s = (sqlstore *)base;
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	return a2m_sqlite_index_postings(s->index, base, term, len, visit, ctx);
+}
+
 static const a2m_store_ops sqlite_ops = {
 	.engine     = "sqlite",
 	.begin      = sql_begin,
@@ -1030,6 +1248,10 @@ static const a2m_store_ops sqlite_ops = {
 	.meta_get   = sql_meta_get,
 	.meta_set   = sql_meta_set,
 	.close      = sql_close,
+	.visit_seqs = sql_visit_seqs,
+	.index_attach   = sql_index_attach,
+	.index_stats    = sql_index_stats,
+	.index_postings = sql_index_postings,
 };
 
 /* Sets up the mirror, if opt asks for one, and heals the directory. */
@@ -1107,6 +1329,9 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 	    prepare(s, &s->meta_get, "SELECT value FROM a2m_meta WHERE name = ?1") ||
 	    prepare(s, &s->meta_set, SQL_META_SET) ||
 	    prepare(s, &s->meta_del, "DELETE FROM a2m_meta WHERE name = ?1") ||
+	    prepare(s, &s->by_seq, "SELECT " COLUMNS " FROM records WHERE seq = ?1") ||
+	    (!s->base.read_only &&
+	     prepare(s, &s->stale, "DELETE FROM a2m_meta WHERE name = 'index'")) ||
 	    open_mirror(s, opt))
 		goto fail;
 	*out = &s->base;

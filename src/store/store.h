@@ -62,6 +62,70 @@ typedef struct a2m_query {
 */
 typedef int (*a2m_record_visit)(const a2m_record *rec, void *ctx);
 
+/*
+** ---- The term index ---------------------------------------------------
+**
+** A store may keep an inverted index of its records' content, written in
+** the same transaction as the records themselves, so the two can never
+** disagree. What a text is indexed AS is not the store's business: the
+** layer above hands it an analyser (a2m_indexer, implemented by
+** rank/analyze.c) through index_attach, and the store calls it on every
+** insert, on every update that changes content (and only then: touches and
+** tier moves leave the index alone), and on every remove. Ranking reads
+** the index back through index_stats and index_postings; a store without an
+** index, or whose index cannot be trusted, answers A2M_STORE_NO_INDEX and
+** the scorer falls back to judging the candidates it is given.
+*/
+
+/* One distinct term of a text and how often it occurs there. */
+typedef struct a2m_term {
+	const char *text;     /* len bytes, not NUL-terminated */
+	uint32_t    len;
+	uint32_t    tf;
+} a2m_term;
+
+/* An analysed text: its distinct terms, and its length in tokens. */
+typedef struct a2m_doc_terms {
+	a2m_term *terms;
+	size_t    n;
+	uint32_t  length;     /* tokens counted for length normalisation */
+	int       has_text;   /* the text holds something other than white space */
+	void     *priv;       /* the analyser's memory behind terms */
+} a2m_doc_terms;
+
+typedef struct a2m_indexer a2m_indexer;
+struct a2m_indexer {
+	/*
+	** Names the analysis. A persistent index remembers the version it was
+	** built with, and index_attach rebuilds an index built by another.
+	*/
+	const char *version;
+	/*
+	** Analyses text into *out (zeroed by the caller). Deterministic: the
+	** same text always yields the same terms. Returns 0, or -1 when memory
+	** runs out; release() must be called in both cases.
+	*/
+	int  (*analyze)(a2m_indexer *ix, const char *text, a2m_doc_terms *out);
+	void (*release)(a2m_indexer *ix, a2m_doc_terms *dt);
+};
+
+/* The figures BM25 needs from an index, and describe reports. */
+typedef struct a2m_index_stats {
+	int64_t docs;        /* records with at least one term */
+	int64_t total_len;   /* sum of their lengths */
+	int64_t unindexed;   /* records holding text that yielded no term */
+} a2m_index_stats;
+
+/* index_stats / index_postings: "this store keeps no usable index". */
+#define A2M_STORE_NO_INDEX 1
+
+/*
+** Called for each posting of a term: the record's seq, the term's count in
+** it and the record's length. Return 0 to continue, a negative code to
+** abort (index_postings returns it).
+*/
+typedef int (*a2m_posting_visit)(int64_t seq, uint32_t tf, uint32_t doc_len, void *ctx);
+
 typedef struct a2m_store_ops {
 	const char *engine;   /* "memory", "sqlite" */
 
@@ -123,6 +187,36 @@ typedef struct a2m_store_ops {
 	int  (*meta_set)(a2m_store *s, const char *name, const char *value);
 	/* Rolls back any open transaction, closes and frees the store. */
 	void (*close)(a2m_store *s);
+
+	/*
+	** Visits, in the order given, the records whose seq is among seqs
+	** (seqs that name no record are skipped). The visit may stop early
+	** (positive) or abort (negative) as for scan; it must not write.
+	*/
+	int  (*visit_seqs)(a2m_store *s, const int64_t *seqs, size_t n,
+			   a2m_record_visit visit, void *ctx);
+
+	/* ---- the term index (see above); NULL in an engine without one ---- */
+
+	/*
+	** From now on keeps the index with ix (borrowed: it must outlive the
+	** store or a later attach). An index built with another
+	** ix->version, or never built, is rebuilt from every record first, in
+	** one transaction (no transaction may be open). A read-only store
+	** cannot rebuild: it then keeps no index (index_stats answers
+	** A2M_STORE_NO_INDEX) and attach still returns 0. Returns 0 or a
+	** negative code, the index then unusable.
+	*/
+	int  (*index_attach)(a2m_store *s, a2m_indexer *ix);
+	/* *out = the index's figures; A2M_STORE_NO_INDEX when there is none. */
+	int  (*index_stats)(a2m_store *s, a2m_index_stats *out);
+	/*
+	** Visits every posting of term (len bytes), in no particular order.
+	** Returns 0, A2M_STORE_NO_INDEX when there is no index, or a negative
+	** code (the visit's, or the engine's).
+	*/
+	int  (*index_postings)(a2m_store *s, const char *term, size_t len,
+			       a2m_posting_visit visit, void *ctx);
 } a2m_store_ops;
 
 /* The part every engine's own struct starts with. */

@@ -1,0 +1,245 @@
+/*
+** ranked.c — the indexed path of recall and select (see
+** a2m_stack_ranked_collect in stack_internal.h): the scorer names every
+** record its index matches, with its relevance; this file applies the whole
+** selection to each and keeps the best, reading as few records as it can.
+**
+** Filters come first, the limit last: a candidate is checked against the
+** store's exact selection, visibility and `where` before it may enter the
+** best `limit`, so a filtered recall returns the best matches that pass the
+** filter however rare they are, never the leftovers of a top-k taken before
+** filtering. Reading stops as soon as no candidate left can enter: a score
+** is never above its relevance (a2m_stack_blend_score), so once the next
+** relevance is below the worst hit kept (or below min_score), nothing after
+** it can beat it. The stop is exact, not a heuristic.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/stack_internal.h"
+#include "stack/where.h"
+#include "util/clock.h"
+
+/*
+** The best k hits seen so far (k = 0: all of them): a binary heap whose root
+** is the worst kept, so a better newcomer replaces it in O(log k).
+*/
+typedef struct topk {
+	a2m_hit *v;
+	size_t   n, cap, k;
+} topk;
+
+/* True when a ranks strictly after b in recall's order. */
+static int ranks_after(const a2m_hit *a, const a2m_hit *b)
+{
+	return a2m_stack_hit_cmp(a, b) > 0;
+}
+
+static void heap_down(a2m_hit *v, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, worst = i;
+		if (l < n && ranks_after(&v[l], &v[worst]))
+			worst = l;
+		if (r < n && ranks_after(&v[r], &v[worst]))
+			worst = r;
+		if (worst == i)
+			return;
+		a2m_hit t = v[i];
+		v[i] = v[worst];
+		v[worst] = t;
+		i = worst;
+	}
+}
+
+/*
+** Offers rec (borrowed) with score: copied in only if it makes the cut.
+** Returns 0, or -1 when memory runs out.
+*/
+static int topk_offer(topk *t, const a2m_record *rec, double score)
+{
+	a2m_hit h = {.rec = (a2m_record *)rec, .score = score};
+	if (t->k && t->n == t->k) {
+		if (!ranks_after(&t->v[0], &h))
+			return 0;
+		a2m_record *copy = a2m_record_dup(rec);
+		if (!copy)
+			return -1;
+		a2m_record_free(t->v[0].rec);
+		t->v[0] = (a2m_hit){.rec = copy, .score = score};
+		heap_down(t->v, t->n, 0);
+		return 0;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		a2m_hit *v = realloc(t->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (!(h.rec = a2m_record_dup(rec)))
+		return -1;
+	/* Sift up: the root stays the worst. */
+	size_t i = t->n++;
+	t->v[i] = h;
+	while (i > 0 && ranks_after(&t->v[i], &t->v[(i - 1) / 2])) {
+		a2m_hit tmp = t->v[i];
+		t->v[i] = t->v[(i - 1) / 2];
+		t->v[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+/* Candidates come out best first: higher relevance, then newer (higher seq). */
+static int cand_before(const a2m_candidate *a, const a2m_candidate *b)
+{
+	return a->score != b->score ? a->score > b->score : a->seq > b->seq;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	return cand_before(a, b) ? -1 : cand_before(b, a);
+}
+
+static void cand_swap(a2m_candidate *v, size_t i, size_t j)
+{
+	a2m_candidate t = v[i];
+	v[i] = v[j];
+	v[j] = t;
+}
+
+/*
+** Moves the m best of v[0..n) to the front, sorted (quickselect, then a
+** sort of those m): O(n) for the many a common word matches, when only
+** the first few hundred are usually read.
+*/
+static void best_first(a2m_candidate *v, size_t n, size_t m)
+{
+	size_t lo = 0, hi = n;
+	if (m > n)
+		m = n;
+	while (m < n && hi - lo > 1) {
+		/* Median of three as the pivot, parked at hi - 1. */
+		size_t mid = lo + (hi - lo) / 2;
+		if (cand_before(&v[mid], &v[lo]))
+			cand_swap(v, mid, lo);
+		if (cand_before(&v[hi - 1], &v[lo]))
+			cand_swap(v, hi - 1, lo);
+		if (cand_before(&v[mid], &v[hi - 1]))
+			cand_swap(v, mid, hi - 1);
+		a2m_candidate pivot = v[hi - 1];
+		size_t store = lo;
+		for (size_t i = lo; i + 1 < hi; i++)
+			if (cand_before(&v[i], &pivot))
+				cand_swap(v, i, store++);
+		cand_swap(v, store, hi - 1);
+		if (store == m || store + 1 == m)
+			break;
+		if (store > m)
+			hi = store;
+		else
+			lo = store + 1;
+	}
+	qsort(v, m, sizeof *v, cand_cmp);
+}
+
+/* How many candidates are ordered at a time (at least): enough for a limit
+** and the ones its filters turn away, in the usual case. */
+#define RANK_SELECT 64
+
+/* What the visit of one batch of candidates needs. */
+typedef struct ranked {
+	a2m_stack           *st;
+	const a2m_selection *sel;
+	const a2m_candidate *batch;
+	size_t               nb, at;
+	double               min_score;
+	int                  blended;  /* 0: the score is the relevance itself */
+	int64_t              now;
+	topk                 top;
+	int                  oom;
+} ranked;
+
+static int ranked_visit(const a2m_record *rec, void *ctx)
+{
+	ranked *r = ctx;
+	/* visit_seqs keeps the batch's order and skips what is gone. */
+	while (r->at < r->nb && r->batch[r->at].seq != rec->seq)
+		r->at++;
+	if (r->at == r->nb)
+		return 0;
+	double rel = r->batch[r->at].score;
+	if (!a2m_query_matches(&r->sel->q, rec) || !a2m_stack_visible(r->st, &r->sel->scope, rec) ||
+	    !a2m_where_matches(r->sel->where, rec, r->st->cfg.fields))
+		return 0;
+	double score = r->blended ? a2m_stack_blend_score(r->st, rel, rec, r->now) : rel;
+	if (score < r->min_score)
+		return 0;
+	if (topk_offer(&r->top, rec, score) != 0) {
+		r->oom = 1;
+		return -1;
+	}
+	return 0;
+}
+
+#define RANK_BATCH 64
+
+/* See stack_internal.h. */
+int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidates *cands,
+			     size_t limit, double min_score, int blended, a2m_hit **out,
+			     size_t *n, a2m_error *err)
+{
+	ranked r = {.st = st, .sel = sel, .min_score = min_score, .blended = blended,
+		    .now = a2m_clock_now_ms()};
+	int64_t seqs[RANK_BATCH];
+	a2m_candidate *v = cands->v;
+	size_t total = cands->n, at = 0, ordered = 0;
+	size_t chunk = limit && limit * 4 > RANK_SELECT ? limit * 4 : RANK_SELECT;
+	/*
+	** Records are read a batch at a time, the first just over the limit
+	** (usually all that is needed: reading one is a query in SQLite), then
+	** doubling while filters turn candidates away.
+	*/
+	size_t batch = limit && limit + 4 < RANK_BATCH ? limit + 4 : RANK_BATCH;
+	int rc = 0;
+	*out = NULL;
+	*n = 0;
+	r.top.k = limit;
+	while (at < total && !rc) {
+		if (at == ordered) {
+			/* Doubling: many equal relevances (which the bound cannot
+			   cut) cost O(n log n) in all, not a pass over n per chunk. */
+			best_first(v + at, total - at, chunk);
+			ordered = at + (chunk < total - at ? chunk : total - at);
+			chunk *= 2;
+		}
+		if (v[at].score < min_score ||
+		    (r.top.k && r.top.n == r.top.k && v[at].score < r.top.v[0].score))
+			break;
+		size_t nb = ordered - at < batch ? ordered - at : batch;
+		if (batch < RANK_BATCH)
+			batch = batch * 2 < RANK_BATCH ? batch * 2 : RANK_BATCH;
+		for (size_t i = 0; i < nb; i++)
+			seqs[i] = v[at + i].seq;
+		r.batch = v + at;
+		r.nb = nb;
+		r.at = 0;
+		rc = st->store->ops->visit_seqs(st->store, seqs, nb, ranked_visit, &r);
+		at += nb;
+	}
+	if (rc || r.oom) {
+		a2m_hits_free(r.top.v, r.top.n);
+		return r.oom ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
+			     : a2m_stack_store_error(st, err, rc);
+	}
+	/* Callers expect an array even when it is empty, as the scan path gives. */
+	if (!r.top.v && !(r.top.v = calloc(1, sizeof *r.top.v)))
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	qsort(r.top.v, r.top.n, sizeof *r.top.v, a2m_stack_hit_cmp);
+	*out = r.top.v;
+	*n = r.top.n;
+	return 0;
+}
+

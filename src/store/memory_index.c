@@ -1,0 +1,353 @@
+/*
+** memory_index.c — the in-memory engine's term index (see memory_index.h).
+**
+**   terms     chained hash table text -> term (FNV-1a); it doubles when it
+**             reaches load 1, and failing to is harmless (longer chains).
+**   term      its postings: an array of (seq, tf, length), everything BM25
+**             reads, so scoring a term is one sequential pass over memory.
+**   doc       seq, length, and for each of its terms the term and where its
+**             posting sits in that term's array.
+**   docs      chained hash table seq -> linked doc: removing a posting moves
+**             the term's last one into its place, and that one's doc is found
+**             here to be told where its posting went.
+**   dirty     terms whose postings ran out, to be freed by sweep(); linked
+**             through the terms themselves so that noting one never
+**             allocates.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/memory_index.h"
+
+#define INITIAL_BUCKETS 256
+
+typedef struct mterm mterm;
+
+typedef struct mposting {
+	int64_t  seq;
+	uint32_t tf;
+	uint32_t dl;
+} mposting;
+
+struct mterm {
+	mterm    *next;        /* hash chain */
+	mterm    *dirty_next;  /* on the dirty list while dirty */
+	uint64_t  hash;
+	mposting *p;
+	uint32_t  n, cap;      /* cap never shrinks (see the header) */
+	uint32_t  len;
+	int       dirty;
+	char      text[];
+};
+
+typedef struct mdoc_term {
+	mterm   *t;
+	uint32_t pos;  /* of this doc's posting in t->p, while linked */
+	uint32_t tf;
+} mdoc_term;
+
+struct a2m_mdoc {
+	a2m_mdoc *next;  /* chain in the docs table, while linked */
+	int64_t   seq;
+	uint32_t  length;
+	uint32_t  n;
+	int       has_text;
+	int       linked;
+	mdoc_term terms[];
+};
+
+struct a2m_mindex {
+	mterm         **buckets;
+	size_t          nbuckets;  /* a power of two */
+	size_t          nterms;
+	a2m_mdoc      **docs;      /* seq -> linked doc */
+	size_t          ndocbuckets, ndocs;
+	mterm          *dirty;
+	a2m_index_stats stats;
+};
+
+static uint64_t hash_term(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+a2m_mindex *a2m_mindex_new(void)
+{
+	a2m_mindex *ix = calloc(1, sizeof *ix);
+	if (!ix)
+		return NULL;
+	ix->buckets = calloc(INITIAL_BUCKETS, sizeof *ix->buckets);
+	ix->docs = calloc(INITIAL_BUCKETS, sizeof *ix->docs);
+	if (!ix->buckets || !ix->docs) {
+		free(ix->buckets);
+		free(ix->docs);
+		free(ix);
+		return NULL;
+	}
+	ix->nbuckets = INITIAL_BUCKETS;
+	ix->ndocbuckets = INITIAL_BUCKETS;
+	return ix;
+}
+
+/* ---- the docs table ------------------------------------------------------- */
+
+static size_t doc_bucket(int64_t seq, size_t n)
+{
+	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 20) & (n - 1);
+}
+
+/* Doubles the docs table; failing to only makes chains longer. */
+static void docs_grow(a2m_mindex *ix)
+{
+	size_t n = ix->ndocbuckets * 2;
+	a2m_mdoc **b = calloc(n, sizeof *b);
+	if (!b)
+		return;
+	for (size_t i = 0; i < ix->ndocbuckets; i++) {
+		a2m_mdoc *d = ix->docs[i];
+		while (d) {
+			a2m_mdoc *next = d->next;
+			size_t j = doc_bucket(d->seq, n);
+			d->next = b[j];
+			b[j] = d;
+			d = next;
+		}
+	}
+	free(ix->docs);
+	ix->docs = b;
+	ix->ndocbuckets = n;
+}
+
+static a2m_mdoc *doc_find(const a2m_mindex *ix, int64_t seq)
+{
+	a2m_mdoc *d = ix->docs[doc_bucket(seq, ix->ndocbuckets)];
+	while (d && d->seq != seq)
+		d = d->next;
+	return d;
+}
+
+void a2m_mindex_free(a2m_mindex *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->nbuckets; i++) {
+		mterm *t = ix->buckets[i];
+		while (t) {
+			mterm *next = t->next;
+			free(t->p);
+			free(t);
+			t = next;
+		}
+	}
+	free(ix->buckets);
+	free(ix->docs);
+	free(ix);
+}
+
+static mterm *find(const a2m_mindex *ix, const char *s, size_t len, uint64_t h)
+{
+	for (mterm *t = ix->buckets[h & (ix->nbuckets - 1)]; t; t = t->next)
+		if (t->hash == h && t->len == len && memcmp(t->text, s, len) == 0)
+			return t;
+	return NULL;
+}
+
+static void grow(a2m_mindex *ix)
+{
+	size_t n = ix->nbuckets * 2;
+	mterm **b = calloc(n, sizeof *b);
+	if (!b)
+		return;
+	for (size_t i = 0; i < ix->nbuckets; i++) {
+		mterm *t = ix->buckets[i];
+		while (t) {
+			mterm *next = t->next;
+			size_t j = (size_t)(t->hash & (n - 1));
+			t->next = b[j];
+			b[j] = t;
+			t = next;
+		}
+	}
+	free(ix->buckets);
+	ix->buckets = b;
+	ix->nbuckets = n;
+}
+
+static void mark_dirty(a2m_mindex *ix, mterm *t)
+{
+	if (t->dirty)
+		return;
+	t->dirty = 1;
+	t->dirty_next = ix->dirty;
+	ix->dirty = t;
+}
+
+/* The term s, created (empty, dirty) when missing. NULL when memory runs out. */
+static mterm *intern(a2m_mindex *ix, const char *s, size_t len)
+{
+	uint64_t h = hash_term(s, len);
+	mterm *t = find(ix, s, len, h);
+	if (t)
+		return t;
+	t = calloc(1, sizeof *t + len);
+	if (!t)
+		return NULL;
+	memcpy(t->text, s, len);
+	t->len = (uint32_t)len;
+	t->hash = h;
+	if (ix->nterms >= ix->nbuckets)
+		grow(ix);
+	size_t j = (size_t)(h & (ix->nbuckets - 1));
+	t->next = ix->buckets[j];
+	ix->buckets[j] = t;
+	ix->nterms++;
+	/* Until a posting arrives it is garbage, should the write not happen. */
+	mark_dirty(ix, t);
+	return t;
+}
+
+int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
+		       a2m_mdoc **out)
+{
+	*out = NULL;
+	a2m_mdoc *d = calloc(1, sizeof *d + dt->n * sizeof d->terms[0]);
+	if (!d)
+		return -1;
+	d->seq = seq;
+	d->length = dt->length;
+	d->has_text = dt->has_text;
+	for (size_t i = 0; i < dt->n; i++) {
+		mterm *t = intern(ix, dt->terms[i].text, dt->terms[i].len);
+		if (!t)
+			goto fail;
+		if (t->n == t->cap) {
+			uint32_t cap = t->cap ? t->cap * 2 : 2;
+			mposting *p = realloc(t->p, cap * sizeof *p);
+			if (!p)
+				goto fail;
+			t->p = p;
+			t->cap = cap;
+		}
+		d->terms[i].t = t;
+		d->terms[i].tf = dt->terms[i].tf;
+		d->n++;
+	}
+	*out = d;
+	return 0;
+fail:
+	free(d);
+	return -1;
+}
+
+void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d)
+{
+	if (d->linked)
+		return;
+	for (uint32_t i = 0; i < d->n; i++) {
+		mterm *t = d->terms[i].t;
+		/* Room is there: prepare made it, or this doc held it before. */
+		uint32_t pos = t->n++;
+		t->p[pos] = (mposting){.seq = d->seq, .tf = d->terms[i].tf, .dl = d->length};
+		d->terms[i].pos = pos;
+	}
+	if (ix->ndocs >= ix->ndocbuckets)
+		docs_grow(ix);
+	size_t j = doc_bucket(d->seq, ix->ndocbuckets);
+	d->next = ix->docs[j];
+	ix->docs[j] = d;
+	ix->ndocs++;
+	d->linked = 1;
+	if (d->n) {
+		ix->stats.docs++;
+		ix->stats.total_len += d->length;
+	} else if (d->has_text) {
+		ix->stats.unindexed++;
+	}
+}
+
+void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
+{
+	if (!d->linked)
+		return;
+	a2m_mdoc **pp = &ix->docs[doc_bucket(d->seq, ix->ndocbuckets)];
+	while (*pp && *pp != d)
+		pp = &(*pp)->next;
+	if (*pp) {
+		*pp = d->next;
+		ix->ndocs--;
+	}
+	d->next = NULL;
+	for (uint32_t i = 0; i < d->n; i++) {
+		mterm *t = d->terms[i].t;
+		uint32_t pos = d->terms[i].pos;
+		mposting last = t->p[--t->n];
+		if (pos != t->n) {
+			/* The last posting moves into the hole: tell its doc. */
+			t->p[pos] = last;
+			a2m_mdoc *other = doc_find(ix, last.seq);
+			for (uint32_t k = 0; other && k < other->n; k++)
+				if (other->terms[k].t == t) {
+					other->terms[k].pos = pos;
+					break;
+				}
+		}
+		if (!t->n)
+			mark_dirty(ix, t);
+	}
+	d->linked = 0;
+	if (d->n) {
+		ix->stats.docs--;
+		ix->stats.total_len -= d->length;
+	} else if (d->has_text) {
+		ix->stats.unindexed--;
+	}
+}
+
+void a2m_mdoc_free(a2m_mdoc *d)
+{
+	free(d);
+}
+
+void a2m_mindex_sweep(a2m_mindex *ix)
+{
+	mterm *t = ix->dirty;
+	ix->dirty = NULL;
+	while (t) {
+		mterm *next = t->dirty_next;
+		t->dirty = 0;
+		t->dirty_next = NULL;
+		if (t->n == 0) {
+			mterm **pp = &ix->buckets[t->hash & (ix->nbuckets - 1)];
+			while (*pp && *pp != t)
+				pp = &(*pp)->next;
+			if (*pp)
+				*pp = t->next;
+			ix->nterms--;
+			free(t->p);
+			free(t);
+		}
+		t = next;
+	}
+}
+
+void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out)
+{
+	*out = ix->stats;
+}
+
+int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
+			a2m_posting_visit visit, void *ctx)
+{
+	const mterm *t = find(ix, term, len, hash_term(term, len));
+	for (uint32_t i = 0; t && i < t->n; i++) {
+		int rc = visit(t->p[i].seq, t->p[i].tf, t->p[i].dl, ctx);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,62 @@
+/*
+** memory_index.h — the in-memory engine's term index: memory.c keeps its
+** records' index in one, and the BM25 scorer builds a throw-away one over
+** the candidates it judges when a store keeps no index (rank/bm25.c).
+**
+** A term maps to its postings, an unordered array of (seq, tf, length); a
+** doc is one record's analysed text and remembers where each of its
+** postings sits, so that unlinking it is O(its terms) by swap-removal,
+** however long the postings are. Docs are owned by the caller; linked docs
+** must have distinct seqs.
+**
+** The split between prepare (may allocate, changes nothing visible) and
+** link/unlink (never allocate, never fail) is what lets memory.c keep its
+** promise that rollback cannot fail: a transaction's undo only ever links
+** and unlinks docs it kept, into posting arrays that never shrink while a
+** transaction is open. Terms left without postings are freed by sweep(),
+** which memory.c calls once no undo step can need them any more.
+*/
+#ifndef A2M_MEMORY_INDEX_H
+#define A2M_MEMORY_INDEX_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+typedef struct a2m_mindex a2m_mindex;
+typedef struct a2m_mdoc a2m_mdoc;
+
+/* An empty index. Returns NULL when memory runs out. */
+a2m_mindex *a2m_mindex_new(void);
+
+/* Frees the index and its terms (docs belong to their records). NULL: no-op. */
+void a2m_mindex_free(a2m_mindex *ix);
+
+/*
+** Builds the doc of record seq from its analysed text, creating any term it
+** lacks and making room for one more posting in each. Nothing a reader sees
+** changes. Returns 0 and sets *out (free with a2m_mdoc_free unless linked
+** and kept), or -1 when memory runs out.
+*/
+int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
+		       a2m_mdoc **out);
+
+/* Adds a prepared (or previously unlinked) doc's postings. Cannot fail. */
+void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d);
+
+/* Removes a linked doc's postings; the doc can be linked again. Cannot fail. */
+void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d);
+
+/* Frees an unlinked doc. NULL is a no-op. */
+void a2m_mdoc_free(a2m_mdoc *d);
+
+/* Frees the terms that are left without postings. */
+void a2m_mindex_sweep(a2m_mindex *ix);
+
+void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out);
+
+/* Visits the postings of term; returns 0 or the visit's negative code. */
+int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
+			a2m_posting_visit visit, void *ctx);
+
+#endif

@@ -1,0 +1,479 @@
+/*
+** sqlite_index.c — the SQLite engine's term index (see sqlite_index.h).
+**
+** Postings are not written as each record is: they wait in a buffer until
+** the transaction commits (or something reads the index), and are then
+** written sorted by (term, seq). A remember of a thousand records thus walks
+** the postings b-tree once, in key order, instead of jumping to a random
+** page for each of its tens of thousands of postings; that is what keeps
+** the index from dominating the cost of a write.
+*/
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "store/sqlite_index.h"
+
+/* Bump when the tables' layout changes: the index is then rebuilt. */
+#define INDEX_LAYOUT "postings/1"
+#define META_NAME    "index"
+
+#define SQL_CREATE \
+	"CREATE TABLE a2m_postings(" \
+	" term TEXT NOT NULL, seq INTEGER NOT NULL, tf INTEGER NOT NULL," \
+	" dl INTEGER NOT NULL, PRIMARY KEY(term, seq)) WITHOUT ROWID;" \
+	"CREATE TABLE a2m_index_stats(docs INTEGER NOT NULL, total_len INTEGER NOT NULL," \
+	" unindexed INTEGER NOT NULL);" \
+	"INSERT INTO a2m_index_stats VALUES(0, 0, 0);"
+
+/* One posting waiting to be written (sign +1) or deleted (-1). */
+typedef struct pending_op {
+	size_t   term;      /* offset in the arena */
+	uint32_t len;
+	uint32_t tf, dl;
+	int      sign;
+	int64_t  seq;
+	size_t   order;     /* keeps insert-then-delete of one posting in order */
+} pending_op;
+
+/* Flush during a rebuild once this many postings wait. */
+#define REBUILD_FLUSH 200000
+
+struct a2m_sqlite_index {
+	sqlite3        *db;
+	a2m_indexer    *ix;
+	pending_op     *ops;
+	size_t          nops, cap;
+	char           *arena;
+	size_t          used, acap;
+	sqlite3_stmt   *add;
+	sqlite3_stmt   *del;
+	sqlite3_stmt   *postings;
+	sqlite3_stmt   *stats;
+	sqlite3_stmt   *stats_add;
+	sqlite3_stmt   *old_content;
+	a2m_index_stats pending;  /* not yet in a2m_index_stats */
+};
+
+/* Orders buffered postings by (term, seq, order); arena holds the terms. */
+static int cmp_ops(const void *a, const void *b, void *arena)
+{
+	const pending_op *x = a, *y = b;
+	const char *t = arena;
+	uint32_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(t + x->term, t + y->term, n);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+static int fail(sqlite3 *db, a2m_store *base, const char *op)
+{
+	return a2m_store_fail(base, "index %s: %s", op, sqlite3_errmsg(db));
+}
+
+static int exec(sqlite3 *db, a2m_store *base, const char *sql, const char *op)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		a2m_store_fail(base, "index %s: %s", op, msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return A2M_INTERNAL_ERROR;
+	}
+	return 0;
+}
+
+static void reset(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+/* The "layout|analyser" string the index is built for. Caller frees. */
+static char *wanted_version(const a2m_indexer *ix)
+{
+	size_t n = strlen(INDEX_LAYOUT) + strlen(ix->version) + 2;
+	char *v = malloc(n);
+	if (v)
+		snprintf(v, n, "%s|%s", INDEX_LAYOUT, ix->version);
+	return v;
+}
+
+/* 1 when the tables exist and were built for version, 0 when not, or < 0. */
+static int is_current(sqlite3 *db, a2m_store *base, const char *version)
+{
+	sqlite3_stmt *st = NULL;
+	int ok = 0;
+	if (sqlite3_prepare_v2(db,
+		"SELECT (SELECT value FROM a2m_meta WHERE name = '" META_NAME "') = ?1"
+		" AND (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+		"      AND name IN ('a2m_postings', 'a2m_index_stats')) = 2", -1, &st, NULL)
+	    != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		ok = fail(db, base, "open");
+	} else {
+		ok = sqlite3_column_int(st, 0) == 1;
+	}
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static int prepare_all(a2m_sqlite_index *x, a2m_store *base)
+{
+	static const struct {
+		size_t      at;
+		const char *sql;
+	} stmts[] = {
+		{offsetof(a2m_sqlite_index, add),
+		 "INSERT INTO a2m_postings(term, seq, tf, dl) VALUES(?1, ?2, ?3, ?4)"},
+		{offsetof(a2m_sqlite_index, del),
+		 "DELETE FROM a2m_postings WHERE term = ?1 AND seq = ?2"},
+		{offsetof(a2m_sqlite_index, postings),
+		 "SELECT seq, tf, dl FROM a2m_postings WHERE term = ?1"},
+		{offsetof(a2m_sqlite_index, stats),
+		 "SELECT docs, total_len, unindexed FROM a2m_index_stats"},
+		{offsetof(a2m_sqlite_index, stats_add),
+		 "UPDATE a2m_index_stats SET docs = docs + ?1, total_len = total_len + ?2,"
+		 " unindexed = unindexed + ?3"},
+		{offsetof(a2m_sqlite_index, old_content),
+		 "SELECT seq, content FROM records WHERE id = ?1"},
+	};
+	for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++) {
+		sqlite3_stmt **st = (sqlite3_stmt **)((char *)x + stmts[i].at);
+		if (sqlite3_prepare_v3(x->db, stmts[i].sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
+		    != SQLITE_OK)
+			return fail(x->db, base, "prepare");
+	}
+	return 0;
+}
+
+/*
+** Drops and refills both tables from every record, in one transaction,
+** then records version. A failure rolls everything back.
+*/
+static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = exec(x->db, base, "BEGIN IMMEDIATE", "rebuild");
+	if (rc)
+		return rc;
+	if ((rc = exec(x->db, base, "DROP TABLE IF EXISTS a2m_postings;"
+		       "DROP TABLE IF EXISTS a2m_index_stats;" SQL_CREATE, "rebuild")) ||
+	    (rc = prepare_all(x, base)))
+		goto out;
+	if (sqlite3_prepare_v2(x->db, "SELECT seq, content FROM records", -1, &st, NULL)
+	    != SQLITE_OK) {
+		rc = fail(x->db, base, "rebuild");
+		goto out;
+	}
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = fail(x->db, base, "rebuild");
+			goto out;
+		}
+		const char *content = (const char *)sqlite3_column_text(st, 1);
+		a2m_doc_terms dt;
+		memset(&dt, 0, sizeof dt);
+		if (x->ix->analyze(x->ix, content ? content : "", &dt) != 0 ||
+		    a2m_sqlite_index_reserve(x, &dt, NULL) != 0)
+			rc = a2m_store_fail(base, "index rebuild: out of memory");
+		else
+			a2m_sqlite_index_apply(x, sqlite3_column_int64(st, 0), &dt, 1);
+		x->ix->release(x->ix, &dt);
+		if (!rc && x->nops >= REBUILD_FLUSH)
+			rc = a2m_sqlite_index_flush(x, base);
+		if (rc)
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if ((rc = a2m_sqlite_index_flush(x, base)))
+		goto out;
+	if (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) VALUES('" META_NAME
+			       "', ?1) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE) {
+		rc = fail(x->db, base, "rebuild");
+		goto out;
+	}
+	rc = exec(x->db, base, "COMMIT", "rebuild");
+out:
+	sqlite3_finalize(st);
+	if (rc && !sqlite3_get_autocommit(x->db))
+		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+	a2m_sqlite_index_discard(x);
+	return rc;
+}
+
+static void finalize_all(a2m_sqlite_index *x)
+{
+	sqlite3_finalize(x->add);
+	sqlite3_finalize(x->del);
+	sqlite3_finalize(x->postings);
+	sqlite3_finalize(x->stats);
+	sqlite3_finalize(x->stats_add);
+	sqlite3_finalize(x->old_content);
+	x->add = x->del = x->postings = x->stats = x->stats_add = x->old_content = NULL;
+}
+
+int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_indexer *ix,
+			  a2m_sqlite_index **out)
+{
+	*out = NULL;
+	if (!sqlite3_get_autocommit(db))
+		return a2m_store_fail(base, "index_attach: a transaction is open");
+	char *version = wanted_version(ix);
+	a2m_sqlite_index *x = calloc(1, sizeof *x);
+	int rc = 0;
+	if (!version || !x) {
+		rc = a2m_store_fail(base, "index_attach: out of memory");
+		goto out;
+	}
+	x->db = db;
+	x->ix = ix;
+	int current = is_current(db, base, version);
+	if (current < 0) {
+		rc = current;
+		goto out;
+	}
+	if (!current && read_only)
+		goto out;  /* no usable index, and no right to build one */
+	if (current)
+		rc = prepare_all(x, base);
+	else {
+		/* The statements would not survive the DROP: rebuild prepares them. */
+		finalize_all(x);
+		rc = rebuild(x, base, version);
+	}
+	if (!rc) {
+		*out = x;
+		x = NULL;
+	}
+out:
+	a2m_sqlite_index_close(x);
+	free(version);
+	return rc;
+}
+
+void a2m_sqlite_index_close(a2m_sqlite_index *x)
+{
+	if (!x)
+		return;
+	finalize_all(x);
+	free(x->ops);
+	free(x->arena);
+	free(x);
+}
+
+int a2m_sqlite_index_analyze(a2m_sqlite_index *x, a2m_store *base, const char *text,
+			     a2m_doc_terms *dt)
+{
+	memset(dt, 0, sizeof *dt);
+	if (x->ix->analyze(x->ix, text, dt) != 0)
+		return a2m_store_fail(base, "index: out of memory");
+	return 0;
+}
+
+void a2m_sqlite_index_release(a2m_sqlite_index *x, a2m_doc_terms *dt)
+{
+	if (x)
+		x->ix->release(x->ix, dt);
+}
+
+int a2m_sqlite_index_old_terms(a2m_sqlite_index *x, a2m_store *base, const char *id,
+			       const char *new_content, int64_t *seq, a2m_doc_terms *dt,
+			       int *found, int *changed)
+{
+	sqlite3_stmt *st = x->old_content;
+	int rc = 0;
+	*found = *changed = 0;
+	memset(dt, 0, sizeof *dt);
+	if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
+		rc = fail(x->db, base, "old content");
+		goto out;
+	}
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		const char *content = (const char *)sqlite3_column_text(st, 1);
+		*found = 1;
+		*seq = sqlite3_column_int64(st, 0);
+		*changed = !new_content || !content || strcmp(content, new_content) != 0;
+		/* Analysed while the row is at hand: its text dies with the reset. */
+		if (*changed)
+			rc = a2m_sqlite_index_analyze(x, base, content ? content : "", dt);
+	} else if (step != SQLITE_DONE) {
+		rc = fail(x->db, base, "old content");
+	}
+out:
+	reset(st);
+	return rc;
+}
+
+int a2m_sqlite_index_reserve(a2m_sqlite_index *x, const a2m_doc_terms *a,
+			     const a2m_doc_terms *b)
+{
+	size_t nops = x->nops, bytes = x->used;
+	for (int k = 0; k < 2; k++) {
+		const a2m_doc_terms *dt = k ? b : a;
+		for (size_t i = 0; dt && i < dt->n; i++) {
+			nops++;
+			bytes += dt->terms[i].len;
+		}
+	}
+	if (nops > x->cap) {
+		size_t cap = x->cap ? x->cap : 256;
+		while (cap < nops)
+			cap *= 2;
+		pending_op *ops = realloc(x->ops, cap * sizeof *ops);
+		if (!ops)
+			return -1;
+		x->ops = ops;
+		x->cap = cap;
+	}
+	if (bytes > x->acap) {
+		size_t cap = x->acap ? x->acap : 4096;
+		while (cap < bytes)
+			cap *= 2;
+		char *arena = realloc(x->arena, cap);
+		if (!arena)
+			return -1;
+		x->arena = arena;
+		x->acap = cap;
+	}
+	return 0;
+}
+
+void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_terms *dt,
+			    int sign)
+{
+	for (size_t i = 0; i < dt->n; i++) {
+		const a2m_term *t = &dt->terms[i];
+		pending_op *op = &x->ops[x->nops];
+		memcpy(x->arena + x->used, t->text, t->len);
+		*op = (pending_op){.term = x->used, .len = t->len, .tf = t->tf, .dl = dt->length,
+				   .sign = sign, .seq = seq, .order = x->nops};
+		x->used += t->len;
+		x->nops++;
+	}
+	if (dt->n) {
+		x->pending.docs += sign;
+		x->pending.total_len += sign * (int64_t)dt->length;
+	} else if (dt->has_text) {
+		x->pending.unindexed += sign;
+	}
+}
+
+void a2m_sqlite_index_mark(const a2m_sqlite_index *x, a2m_sqlite_index_point *p)
+{
+	p->nops = x->nops;
+	p->used = x->used;
+	p->pending = x->pending;
+}
+
+void a2m_sqlite_index_undo(a2m_sqlite_index *x, const a2m_sqlite_index_point *p)
+{
+	x->nops = p->nops;
+	x->used = p->used;
+	x->pending = p->pending;
+}
+
+void a2m_sqlite_index_discard(a2m_sqlite_index *x)
+{
+	x->nops = 0;
+	x->used = 0;
+	memset(&x->pending, 0, sizeof x->pending);
+}
+
+int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
+{
+	/* qsort_r (glibc): handles in other threads may be flushing too. */
+	if (x->nops)
+		qsort_r(x->ops, x->nops, sizeof *x->ops, cmp_ops, x->arena);
+	for (size_t i = 0; i < x->nops; i++) {
+		const pending_op *op = &x->ops[i];
+		sqlite3_stmt *st = op->sign > 0 ? x->add : x->del;
+		int ok = sqlite3_bind_text64(st, 1, x->arena + op->term, op->len, SQLITE_STATIC,
+					     SQLITE_UTF8) == SQLITE_OK &&
+			sqlite3_bind_int64(st, 2, op->seq) == SQLITE_OK;
+		if (ok && op->sign > 0)
+			ok = sqlite3_bind_int64(st, 3, op->tf) == SQLITE_OK &&
+				sqlite3_bind_int64(st, 4, op->dl) == SQLITE_OK;
+		ok = ok && sqlite3_step(st) == SQLITE_DONE;
+		reset(st);
+		if (!ok)
+			return fail(x->db, base, op->sign > 0 ? "add" : "remove");
+	}
+	x->nops = 0;
+	x->used = 0;
+	const a2m_index_stats *p = &x->pending;
+	if (!p->docs && !p->total_len && !p->unindexed)
+		return 0;
+	int ok = sqlite3_bind_int64(x->stats_add, 1, p->docs) == SQLITE_OK &&
+		sqlite3_bind_int64(x->stats_add, 2, p->total_len) == SQLITE_OK &&
+		sqlite3_bind_int64(x->stats_add, 3, p->unindexed) == SQLITE_OK &&
+		sqlite3_step(x->stats_add) == SQLITE_DONE;
+	reset(x->stats_add);
+	if (!ok)
+		return fail(x->db, base, "stats");
+	memset(&x->pending, 0, sizeof x->pending);
+	return 0;
+}
+
+int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats *out)
+{
+	int rc = 0;
+	memset(out, 0, sizeof *out);
+	/* Inside a transaction, its own writes count: write them first. */
+	if (x->nops && (rc = a2m_sqlite_index_flush(x, base)) != 0)
+		return rc;
+	if (sqlite3_step(x->stats) != SQLITE_ROW) {
+		rc = fail(x->db, base, "stats");
+	} else {
+		/* The figures flush has not written yet (none after a flush). */
+		out->docs = sqlite3_column_int64(x->stats, 0) + x->pending.docs;
+		out->total_len = sqlite3_column_int64(x->stats, 1) + x->pending.total_len;
+		out->unindexed = sqlite3_column_int64(x->stats, 2) + x->pending.unindexed;
+	}
+	reset(x->stats);
+	return rc;
+}
+
+int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			      size_t len, a2m_posting_visit visit, void *ctx)
+{
+	sqlite3_stmt *st = x->postings;
+	int rc = 0;
+	if (x->nops && (rc = a2m_sqlite_index_flush(x, base)) != 0)
+		return rc;
+	if (sqlite3_bind_text64(st, 1, term, len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
+		reset(st);
+		return fail(x->db, base, "postings");
+	}
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = fail(x->db, base, "postings");
+			break;
+		}
+		rc = visit(sqlite3_column_int64(st, 0), (uint32_t)sqlite3_column_int64(st, 1),
+			   (uint32_t)sqlite3_column_int64(st, 2), ctx);
+		if (rc < 0)
+			break;
+		rc = 0;
+	}
+	reset(st);
+	return rc;
+}

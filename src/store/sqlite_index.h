@@ -1,0 +1,112 @@
+/*
+** sqlite_index.h — the SQLite engine's term index, for sqlite.c only.
+**
+** Two tables of its own, beside the records, written in the records'
+** transaction:
+**
+**   a2m_postings(term, seq, tf, dl)  PRIMARY KEY (term, seq), WITHOUT ROWID:
+**       one row per (term, record), clustered by term so a term's postings
+**       are one range read; dl (the record's length) rides along so BM25
+**       needs no second lookup.
+**   a2m_index_stats(docs, total_len, unindexed)  one row.
+**
+** Postings are buffered until the transaction commits and then written in
+** key order (see sqlite_index.c).
+**
+** The row "index" of a2m_meta names the layout and the analyser version
+** the tables were built with; when it is missing or differs, opening the
+** index drops and rebuilds both tables from the records. The tables are
+** not part of sqlite.c's schema migrations because they are derived data:
+** they can always be rebuilt, and a file from before the index simply
+** gets one on its first read-write open.
+**
+** A record's postings are removed by analysing its old content again (the
+** analyser is deterministic, and any other analyser would have rebuilt the
+** index), which saves keeping a second copy of every term per record.
+*/
+#ifndef A2M_SQLITE_INDEX_H
+#define A2M_SQLITE_INDEX_H
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+/* The page cache of a connection that keeps an index (PRAGMA cache_size). */
+#define A2M_SQLITE_INDEX_CACHE_KIB "65536"
+
+typedef struct a2m_sqlite_index a2m_sqlite_index;
+
+/*
+** Opens the index of db for ix. Read-write: creates or rebuilds it as
+** needed, in its own transaction (none may be open). Read-only: uses it if
+** it was built with this very ix->version, else *out is NULL (no index).
+** Errors go to base->errmsg. Returns 0 or a negative code.
+*/
+int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_indexer *ix,
+			  a2m_sqlite_index **out);
+
+/* Finalizes the statements and frees x. NULL is a no-op. */
+void a2m_sqlite_index_close(a2m_sqlite_index *x);
+
+/* Analyses text with the index's analyser into *dt (zeroed first). */
+int a2m_sqlite_index_analyze(a2m_sqlite_index *x, a2m_store *base, const char *text,
+			     a2m_doc_terms *dt);
+
+/* Releases what a2m_sqlite_index_analyze made. x NULL: a no-op. */
+void a2m_sqlite_index_release(a2m_sqlite_index *x, a2m_doc_terms *dt);
+
+/*
+** Before an update or remove of record id, which must take its postings
+** out: *found = whether it exists, *seq its seq, *changed = whether
+** new_content (NULL for a remove) differs from its content, and *dt the
+** analysis of its current content when it changed (release it in any case).
+*/
+int a2m_sqlite_index_old_terms(a2m_sqlite_index *x, a2m_store *base, const char *id,
+			       const char *new_content, int64_t *seq, a2m_doc_terms *dt,
+			       int *found, int *changed);
+
+/*
+** Makes room to buffer the postings of a and b (either may be NULL), so
+** that the apply calls of one write cannot fail half way. Returns 0, or -1
+** when memory runs out.
+*/
+int a2m_sqlite_index_reserve(a2m_sqlite_index *x, const a2m_doc_terms *a,
+			     const a2m_doc_terms *b);
+
+/*
+** Buffers the addition (sign +1) or removal (-1) of the postings of record
+** seq whose content analysed to dt, and changes the pending figures by as
+** much. Room must have been reserved. Nothing reaches the database before
+** a2m_sqlite_index_flush.
+*/
+void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_terms *dt,
+			    int sign);
+
+/*
+** Writes the buffered postings, sorted by (term, seq), then the pending
+** figures, inside the caller's transaction (before its COMMIT). Returns 0 or
+** a negative code; the caller then rolls back.
+*/
+int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base);
+
+/* Forgets everything buffered (the transaction was rolled back). */
+void a2m_sqlite_index_discard(a2m_sqlite_index *x);
+
+/* A point in the buffer, to go back to when one write of a transaction fails. */
+typedef struct a2m_sqlite_index_point {
+	size_t          nops, used;
+	a2m_index_stats pending;
+} a2m_sqlite_index_point;
+
+void a2m_sqlite_index_mark(const a2m_sqlite_index *x, a2m_sqlite_index_point *p);
+void a2m_sqlite_index_undo(a2m_sqlite_index *x, const a2m_sqlite_index_point *p);
+
+/*
+** The figures and the postings of a term. Both write the buffer first, so
+** a transaction reads its own writes.
+*/
+int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats *out);
+int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			      size_t len, a2m_posting_visit visit, void *ctx);
+
+#endif

@@ -1,0 +1,493 @@
+/*
+** test_index.c — the term index of the storage seam (store.h: index_attach,
+** index_stats, index_postings, visit_seqs), each rule against both engines.
+**
+** The stores are given a trivial analyser (words are runs of ASCII letters
+** and digits, lower-cased) that counts its calls, so the rules are about
+** the store, not the analysis: what is indexed when, in which transaction,
+** and what survives a rollback or a reopen.
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "a2m.h"
+#include "store/store.h"
+
+static int n_passed, n_failed;
+static char failure[512];
+
+#define EXPECT(cond) do { \
+	if (!(cond)) { snprintf(failure, sizeof failure, "line %d: %s", __LINE__, #cond); return; } \
+} while (0)
+
+#define EXPECT_INT(got, want) do { \
+	long long g_ = (long long)(got), w_ = (long long)(want); \
+	if (g_ != w_) { snprintf(failure, sizeof failure, "line %d: %s is %lld, want %lld", \
+				 __LINE__, #got, g_, w_); return; } \
+} while (0)
+
+#define EXPECT_OK(call) do { \
+	int rc_ = (call); \
+	if (rc_ != 0) { snprintf(failure, sizeof failure, "line %d: %s returned %d (%s)", \
+				 __LINE__, #call, rc_, t->s->errmsg); return; } \
+} while (0)
+
+/* ---- the test analyser ---- */
+
+typedef struct test_ix {
+	a2m_indexer base;
+	int         calls;
+} test_ix;
+
+static int tix_analyze(a2m_indexer *ix, const char *text, a2m_doc_terms *out)
+{
+	((test_ix *)ix)->calls++;
+	size_t cap = strlen(text) / 2 + 2;
+	a2m_term *terms = calloc(cap, sizeof *terms);
+	char *buf = malloc(strlen(text) + 1);
+	if (!terms || !buf) {
+		free(terms);
+		free(buf);
+		return -1;
+	}
+	strcpy(buf, text);
+	memset(out, 0, sizeof *out);
+	for (const char *p = text; *p; p++)
+		if (!isspace((unsigned char)*p))
+			out->has_text = 1;
+	for (char *p = buf; *p;) {
+		while (*p && !isalnum((unsigned char)*p))
+			p++;
+		char *w = p;
+		while (*p && isalnum((unsigned char)*p)) {
+			*p = (char)tolower((unsigned char)*p);
+			p++;
+		}
+		uint32_t len = (uint32_t)(p - w);
+		if (!len)
+			break;
+		out->length++;
+		size_t i;
+		for (i = 0; i < out->n; i++)
+			if (terms[i].len == len && memcmp(terms[i].text, w, len) == 0)
+				break;
+		if (i == out->n)
+			terms[out->n++] = (a2m_term){.text = w, .len = len, .tf = 0};
+		terms[i].tf++;
+	}
+	out->terms = terms;
+	out->priv = buf;
+	return 0;
+}
+
+static void tix_release(a2m_indexer *ix, a2m_doc_terms *dt)
+{
+	(void)ix;
+	free(dt->terms);
+	free(dt->priv);
+	memset(dt, 0, sizeof *dt);
+}
+
+static test_ix tix = {{"test-words/1", tix_analyze, tix_release}, 0};
+static test_ix tix2 = {{"test-words/2", tix_analyze, tix_release}, 0};
+
+/* ---- the harness ---- */
+
+typedef struct tctx {
+	const char *engine;
+	char        path[128];
+	a2m_store  *s;
+} tctx;
+
+static void remove_files(const char *path)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	char name[160];
+	for (size_t i = 0; path[0] && i < 4; i++) {
+		snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
+		unlink(name);
+	}
+}
+
+static int open_plain(tctx *t, int read_only)
+{
+	char err[256];
+	if (strcmp(t->engine, "memory") == 0)
+		return a2m_store_memory_open(&t->s, err, sizeof err);
+	a2m_sqlite_options opt = {.read_only = read_only};
+	return a2m_store_sqlite_open(t->path, &opt, &t->s, err, sizeof err);
+}
+
+/* Opens the store with ix attached. */
+static int open_indexed(tctx *t, test_ix *ix)
+{
+	int rc = open_plain(t, 0);
+	if (rc == 0)
+		rc = t->s->ops->index_attach(t->s, &ix->base);
+	return rc;
+}
+
+static void close_store(tctx *t)
+{
+	if (t->s)
+		t->s->ops->close(t->s);
+	t->s = NULL;
+}
+
+enum { BOTH, SQLITE_ONLY };
+
+static void run(const char *name, void (*fn)(tctx *), int which)
+{
+	static const char *const engines[] = {"memory", "sqlite"};
+	for (int i = 0; i < 2; i++) {
+		if (which == SQLITE_ONLY && i == 0)
+			continue;
+		tctx t;
+		memset(&t, 0, sizeof t);
+		t.engine = engines[i];
+		if (i == 1)
+			snprintf(t.path, sizeof t.path, "/tmp/a2m-test-index-%d.db", (int)getpid());
+		remove_files(t.path);
+		failure[0] = '\0';
+		tix.calls = tix2.calls = 0;
+		if (open_indexed(&t, &tix) != 0)
+			snprintf(failure, sizeof failure, "cannot open the store");
+		else
+			fn(&t);
+		close_store(&t);
+		remove_files(t.path);
+		if (failure[0]) {
+			n_failed++;
+			printf("FAIL %s [%s]: %s\n", name, t.engine, failure);
+		} else {
+			n_passed++;
+			printf("ok %s [%s]\n", name, t.engine);
+		}
+	}
+}
+
+#define RUN(fn)        run(#fn, fn, BOTH)
+#define RUN_SQLITE(fn) run(#fn, fn, SQLITE_ONLY)
+
+/* ---- helpers ---- */
+
+static int64_t insert(tctx *t, const char *id, const char *content)
+{
+	a2m_record r;
+	memset(&r, 0, sizeof r);
+	r.id = (char *)id;
+	r.content = (char *)content;
+	r.tier = "semantic";
+	r.created_at = 1000;
+	r.salience = 1;
+	if (t->s->ops->insert(t->s, &r) != 0)
+		return -1;
+	return r.seq;
+}
+
+/* Replaces id's content (and bumps access_count, as a touch would). */
+static int update(tctx *t, const char *id, const char *content, int64_t access)
+{
+	a2m_record *r = NULL;
+	int rc = t->s->ops->get(t->s, id, &r);
+	if (rc || !r)
+		return rc ? rc : -1;
+	if (content) {
+		free(r->content);
+		r->content = strdup(content);
+	}
+	r->access_count = access;
+	rc = t->s->ops->update(t->s, r);
+	a2m_record_free(r);
+	return rc;
+}
+
+typedef struct plist {
+	int64_t  seq[64];
+	uint32_t tf[64], dl[64];
+	int      n;
+} plist;
+
+static int collect(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	plist *p = ctx;
+	if (p->n < 64) {
+		p->seq[p->n] = seq;
+		p->tf[p->n] = tf;
+		p->dl[p->n] = dl;
+		p->n++;
+	}
+	return 0;
+}
+
+/* How many postings term has (-1 on failure). */
+static int df(tctx *t, const char *term)
+{
+	plist p = {0};
+	if (t->s->ops->index_postings(t->s, term, strlen(term), collect, &p) != 0)
+		return -1;
+	return p.n;
+}
+
+static a2m_index_stats stats(tctx *t)
+{
+	a2m_index_stats st;
+	if (t->s->ops->index_stats(t->s, &st) != 0)
+		st.docs = st.total_len = st.unindexed = -1;
+	return st;
+}
+
+/* ---- the rules ---- */
+
+static void test_insert_indexes_terms_with_counts_and_length(tctx *t)
+{
+	int64_t seq = insert(t, "a", "Deploy key, deploy often");
+	EXPECT(seq > 0);
+	plist p = {0};
+	EXPECT_OK(t->s->ops->index_postings(t->s, "deploy", 6, collect, &p));
+	EXPECT_INT(p.n, 1);
+	EXPECT_INT(p.seq[0], seq);
+	EXPECT_INT(p.tf[0], 2);
+	EXPECT_INT(p.dl[0], 4);
+	EXPECT_INT(df(t, "often"), 1);
+	EXPECT_INT(df(t, "nowhere"), 0);
+	a2m_index_stats st = stats(t);
+	EXPECT_INT(st.docs, 1);
+	EXPECT_INT(st.total_len, 4);
+	EXPECT_INT(st.unindexed, 0);
+}
+
+static void test_text_without_terms_counts_as_unindexed(tctx *t)
+{
+	EXPECT(insert(t, "a", "!!! ???") > 0);
+	EXPECT(insert(t, "b", "   ") > 0);
+	EXPECT(insert(t, "c", "words here") > 0);
+	a2m_index_stats st = stats(t);
+	EXPECT_INT(st.docs, 1);
+	EXPECT_INT(st.unindexed, 1);
+}
+
+static void test_update_without_new_content_does_not_reindex(tctx *t)
+{
+	EXPECT(insert(t, "a", "alpha beta") > 0);
+	int before = tix.calls;
+	EXPECT_OK(update(t, "a", NULL, 5));
+	EXPECT_INT(tix.calls, before);
+	EXPECT_INT(df(t, "alpha"), 1);
+}
+
+static void test_update_with_new_content_moves_postings(tctx *t)
+{
+	EXPECT(insert(t, "a", "alpha beta") > 0);
+	EXPECT(insert(t, "b", "beta gamma") > 0);
+	EXPECT_OK(update(t, "a", "gamma delta delta", 0));
+	EXPECT_INT(df(t, "alpha"), 0);
+	EXPECT_INT(df(t, "beta"), 1);
+	EXPECT_INT(df(t, "gamma"), 2);
+	EXPECT_INT(df(t, "delta"), 1);
+	a2m_index_stats st = stats(t);
+	EXPECT_INT(st.docs, 2);
+	EXPECT_INT(st.total_len, 5);
+}
+
+static void test_remove_drops_postings_and_figures(tctx *t)
+{
+	int removed = 0;
+	EXPECT(insert(t, "a", "alpha beta") > 0);
+	EXPECT(insert(t, "b", "beta") > 0);
+	EXPECT(insert(t, "c", "...") > 0);
+	EXPECT_OK(t->s->ops->remove(t->s, "a", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_OK(t->s->ops->remove(t->s, "c", &removed));
+	EXPECT_INT(df(t, "alpha"), 0);
+	EXPECT_INT(df(t, "beta"), 1);
+	a2m_index_stats st = stats(t);
+	EXPECT_INT(st.docs, 1);
+	EXPECT_INT(st.total_len, 1);
+	EXPECT_INT(st.unindexed, 0);
+}
+
+static void test_rollback_restores_the_index(tctx *t)
+{
+	int removed = 0;
+	EXPECT(insert(t, "a", "alpha beta") > 0);
+	EXPECT(insert(t, "b", "beta gamma") > 0);
+	a2m_index_stats before = stats(t);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	EXPECT(insert(t, "c", "gamma delta") > 0);
+	EXPECT_OK(update(t, "a", "epsilon", 0));
+	EXPECT_OK(t->s->ops->remove(t->s, "b", &removed));
+	EXPECT_INT(df(t, "epsilon"), 1);
+	EXPECT_INT(df(t, "beta"), 0);
+	t->s->ops->rollback(t->s);
+	EXPECT_INT(df(t, "alpha"), 1);
+	EXPECT_INT(df(t, "beta"), 2);
+	EXPECT_INT(df(t, "gamma"), 1);
+	EXPECT_INT(df(t, "delta"), 0);
+	EXPECT_INT(df(t, "epsilon"), 0);
+	a2m_index_stats after = stats(t);
+	EXPECT_INT(after.docs, before.docs);
+	EXPECT_INT(after.total_len, before.total_len);
+}
+
+static void test_commit_keeps_the_index(tctx *t)
+{
+	int removed = 0;
+	EXPECT(insert(t, "a", "alpha") > 0);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	EXPECT(insert(t, "b", "alpha beta") > 0);
+	EXPECT_OK(t->s->ops->remove(t->s, "a", &removed));
+	EXPECT_OK(t->s->ops->commit(t->s));
+	EXPECT_INT(df(t, "alpha"), 1);
+	EXPECT_INT(df(t, "beta"), 1);
+	EXPECT_INT(stats(t).docs, 1);
+}
+
+static void test_refused_insert_leaves_index_and_transaction(tctx *t)
+{
+	EXPECT(insert(t, "a", "alpha") > 0);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	EXPECT(insert(t, "b", "beta") > 0);
+	EXPECT(insert(t, "a", "gamma") < 0);  /* a duplicate id */
+	EXPECT_INT(df(t, "gamma"), 0);
+	EXPECT_OK(t->s->ops->commit(t->s));
+	EXPECT_INT(df(t, "beta"), 1);
+	EXPECT_INT(stats(t).docs, 2);
+}
+
+static void test_removing_and_reinserting_many_keeps_postings_exact(tctx *t)
+{
+	/* Swap-removal moves postings around; the survivors must all be found. */
+	char id[16], text[64];
+	int removed;
+	for (int i = 0; i < 60; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		snprintf(text, sizeof text, "common w%d %s", i, i % 2 ? "odd" : "even");
+		EXPECT(insert(t, id, text) > 0);
+	}
+	EXPECT_OK(t->s->ops->begin(t->s));
+	for (int i = 0; i < 60; i += 3) {
+		snprintf(id, sizeof id, "r%d", i);
+		EXPECT_OK(t->s->ops->remove(t->s, id, &removed));
+	}
+	t->s->ops->rollback(t->s);
+	EXPECT_INT(df(t, "common"), 60);
+	for (int i = 0; i < 60; i += 3) {
+		snprintf(id, sizeof id, "r%d", i);
+		EXPECT_OK(t->s->ops->remove(t->s, id, &removed));
+	}
+	EXPECT_INT(df(t, "common"), 40);
+	EXPECT_INT(df(t, "w3"), 0);
+	EXPECT_INT(df(t, "w4"), 1);
+	plist p = {0};
+	EXPECT_OK(t->s->ops->index_postings(t->s, "odd", 3, collect, &p));
+	EXPECT_INT(p.n, 20);
+	EXPECT_INT(stats(t).docs, 40);
+}
+
+/* The first letters of the ids visited, in order. */
+typedef struct visited {
+	char ids[8];
+	int  n;
+} visited;
+
+static int visit_first_letter(const a2m_record *r, void *ctx)
+{
+	visited *got = ctx;
+	if (got->n < 7)
+		got->ids[got->n++] = r->id[0];
+	return 0;
+}
+
+static void test_visit_seqs_keeps_order_and_skips_missing(tctx *t)
+{
+	int64_t a = insert(t, "a", "x"), b = insert(t, "b", "y"), c = insert(t, "c", "z");
+	EXPECT(a > 0 && b > 0 && c > 0);
+	int64_t seqs[] = {c, 999999, a, b};
+	visited got = {{0}, 0};
+	EXPECT_OK(t->s->ops->visit_seqs(t->s, seqs, 4, visit_first_letter, &got));
+	EXPECT_INT(got.n, 3);
+	EXPECT(strcmp(got.ids, "cab") == 0);
+}
+
+static void test_index_survives_reopen_without_rebuild(tctx *t)
+{
+	EXPECT(insert(t, "a", "alpha beta") > 0);
+	close_store(t);
+	tix.calls = 0;
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(tix.calls, 0);
+	EXPECT_INT(df(t, "alpha"), 1);
+	EXPECT_INT(stats(t).docs, 1);
+}
+
+static void test_another_analyser_rebuilds_the_index(tctx *t)
+{
+	EXPECT(insert(t, "a", "alpha beta") > 0);
+	EXPECT(insert(t, "b", "gamma") > 0);
+	close_store(t);
+	EXPECT_OK(open_indexed(t, &tix2));
+	EXPECT_INT(tix2.calls, 2);
+	EXPECT_INT(df(t, "gamma"), 1);
+	EXPECT_INT(stats(t).docs, 2);
+}
+
+static void test_write_without_analyser_marks_index_stale(tctx *t)
+{
+	close_store(t);
+	EXPECT_OK(open_plain(t, 0));
+	EXPECT(insert(t, "a", "written without an index") > 0);
+	close_store(t);
+	tix.calls = 0;
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(tix.calls, 1);  /* rebuilt: the new record is found */
+	EXPECT_INT(df(t, "index"), 1);
+}
+
+static void test_read_only_uses_a_current_index_and_no_stale_one(tctx *t)
+{
+	EXPECT(insert(t, "a", "alpha") > 0);
+	close_store(t);
+	EXPECT_OK(open_plain(t, 1));
+	EXPECT_OK(t->s->ops->index_attach(t->s, &tix.base));
+	EXPECT_INT(df(t, "alpha"), 1);
+	close_store(t);
+	EXPECT_OK(open_plain(t, 1));
+	EXPECT_OK(t->s->ops->index_attach(t->s, &tix2.base));
+	a2m_index_stats st;
+	EXPECT_INT(t->s->ops->index_stats(t->s, &st), A2M_STORE_NO_INDEX);
+	EXPECT_INT(tix2.calls, 0);
+}
+
+static void test_autocommit_write_keeps_record_and_postings_together(tctx *t)
+{
+	/* Outside a transaction, and a failed write: neither half lands. */
+	EXPECT(insert(t, "a", "alpha") > 0);
+	EXPECT(insert(t, "a", "beta") < 0);
+	EXPECT_INT(df(t, "beta"), 0);
+	EXPECT_INT(stats(t).docs, 1);
+}
+
+int main(void)
+{
+	RUN(test_insert_indexes_terms_with_counts_and_length);
+	RUN(test_text_without_terms_counts_as_unindexed);
+	RUN(test_update_without_new_content_does_not_reindex);
+	RUN(test_update_with_new_content_moves_postings);
+	RUN(test_remove_drops_postings_and_figures);
+	RUN(test_rollback_restores_the_index);
+	RUN(test_commit_keeps_the_index);
+	RUN(test_refused_insert_leaves_index_and_transaction);
+	RUN(test_removing_and_reinserting_many_keeps_postings_exact);
+	RUN(test_visit_seqs_keeps_order_and_skips_missing);
+	RUN(test_autocommit_write_keeps_record_and_postings_together);
+	RUN_SQLITE(test_index_survives_reopen_without_rebuild);
+	RUN_SQLITE(test_another_analyser_rebuilds_the_index);
+	RUN_SQLITE(test_write_without_analyser_marks_index_stale);
+	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed ? 1 : 0;
+}

@@ -1,0 +1,379 @@
+/*
+** test_recall.c — ranking as a client sees it: memory/recall, forget and
+** describe through the in-process binding, against both engines, with the
+** BM25 scorer over the store's index (docs/RANKING.md).
+*/
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "a2m.h"
+#include "check.h"
+
+static a2m *h;
+static int engine_sqlite;
+static char db_path[64];
+
+static json_t *call(const char *method, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static json_t *call(const char *method, const char *fmt, ...)
+{
+	char params[16384], msg[17000];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(params, sizeof params, fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
+		 method, params);
+	char *out = a2m_handle(h, msg);
+	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
+	a2m_free(out);
+	return v;
+}
+
+static void remove_db(void)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm"};
+	char name[96];
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof name, "%s%s", db_path, suffixes[i]);
+		unlink(name);
+	}
+}
+
+static void open_server(const char *ranking, int fresh)
+{
+	a2m_config cfg;
+	char *err = NULL;
+	a2m_config_init(&cfg);
+	cfg.engine = engine_sqlite ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
+	cfg.path = db_path;
+	cfg.ranking = ranking;
+	cfg.sqlite_synchronous_normal = 1;
+	if (fresh && engine_sqlite)
+		remove_db();
+	if (a2m_open(&cfg, &h, &err) != 0) {
+		fprintf(stderr, "open: %s\n", err ? err : "?");
+		a2m_free(err);
+		h = NULL;
+	}
+}
+
+static void fresh(void)
+{
+	if (h)
+		a2m_close(h);
+	open_server(NULL, 1);
+}
+
+/* Writes the texts, oldest first, in tier (NULL: semantic), one per call. */
+static void write_texts(const char *tier, const char *const *texts, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *t = json_pack("{s:[{s:s,s:s}]}", "records", "content", texts[i], "tier",
+				      tier ? tier : "semantic");
+		char *p = json_dumps(t, JSON_COMPACT);
+		json_t *r = call("memory/remember", "%s", p);
+		CHECK(json_object_get(r, "result") != NULL);
+		json_decref(r);
+		free(p);
+		json_decref(t);
+	}
+}
+
+/* The contents recall returns for params, joined by " | ". */
+static const char *recall(const char *params)
+{
+	static char buf[8192];
+	json_t *r = call("memory/recall", "%s", params);
+	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
+	size_t n = 0;
+	buf[0] = '\0';
+	if (!recs)
+		snprintf(buf, sizeof buf, "(error)");
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		const char *c = json_string_value(json_object_get(json_array_get(recs, i), "content"));
+		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? " | " : "", c ? c : "?");
+		if (n >= sizeof buf)
+			break;
+	}
+	json_decref(r);
+	return buf;
+}
+
+static const char *recall_q(const char *query)
+{
+	char p[1024];
+	json_t *s = json_string(query);
+	char *q = json_dumps(s, JSON_ENCODE_ANY);
+	snprintf(p, sizeof p, "{\"query\":%s,\"limit\":10}", q);
+	free(q);
+	json_decref(s);
+	return recall(p);
+}
+
+static void test_rotate_finds_rotates(void)
+{
+	fresh();
+	const char *t[] = {"The deploy key rotates every ninety days", "The cafeteria serves soup"};
+	write_texts(NULL, t, 2);
+	CHECK_STR(recall_q("rotate"), t[0]);
+	CHECK_STR(recall_q("rotation"), t[0]);
+}
+
+static void test_unaccented_query_finds_accented_record(void)
+{
+	fresh();
+	const char *t[] = {"Mia sorella vive in una città vicino a Köln", "Il treno parte alle otto"};
+	write_texts(NULL, t, 2);
+	CHECK_STR(recall_q("citta"), t[0]);
+	CHECK_STR(recall_q("Koln"), t[0]);
+	CHECK_STR(recall_q("CITTÀ"), t[0]);
+}
+
+static void test_inflected_query_finds_record_in_other_languages(void)
+{
+	fresh();
+	const char *t[] = {"Мой брат живёт в Москве", "Die Katzen schlafen auf dem Sofa",
+			   "Los perros duermen en el jardín"};
+	write_texts(NULL, t, 3);
+	CHECK_STR(recall_q("Москва"), t[0]);
+	CHECK_STR(recall_q("Katze"), t[1]);
+	CHECK_STR(recall_q("perro"), t[2]);
+}
+
+static void test_cjk_query_finds_cjk_record(void)
+{
+	fresh();
+	const char *t[] = {"飞往东京的航班三月十二日起飞", "去维也纳的火车晚上八点出发"};
+	write_texts(NULL, t, 2);
+	CHECK_STR(recall_q("东京的航班"), t[0]);
+	CHECK_STR(recall_q("维也纳"), t[1]);
+}
+
+static void test_stopword_only_query_abstains_to_recency(void)
+{
+	fresh();
+	const char *t[] = {"first note about lighthouses", "second note about bread"};
+	write_texts(NULL, t, 2);
+	/* Nothing to judge: every record, newest first (DECISIONS 013). */
+	CHECK_STR(recall_q("the and of"), "second note about bread | first note about lighthouses");
+	CHECK_STR(recall_q("?!"), "second note about bread | first note about lighthouses");
+}
+
+static void test_unmatched_query_recalls_nothing(void)
+{
+	fresh();
+	const char *t[] = {"first note about lighthouses", "second note about bread"};
+	write_texts(NULL, t, 2);
+	CHECK_STR(recall_q("zqxwvbnm"), "");
+}
+
+static void test_english_stopwords_do_not_match_italian(void)
+{
+	/* DECISIONS 015: "qual e la citta?" matched a record on the article "la". */
+	fresh();
+	const char *t[] = {"The deploy key for la production server", "La città di Marco è Milano"};
+	write_texts(NULL, t, 2);
+	const char *got = recall_q("qual e la citta?");
+	CHECK(strncmp(got, t[1], strlen(t[1])) == 0);
+}
+
+static void test_relevant_record_ranks_first(void)
+{
+	fresh();
+	const char *t[] = {"the cafeteria serves tomato soup on tuesdays",
+			   "the deploy key rotates every ninety days; deploy key rotation is automatic",
+			   "the parking garage closes at midnight"};
+	write_texts(NULL, t, 3);
+	const char *got = recall_q("deploy key rotation");
+	CHECK(strncmp(got, t[1], strlen(t[1])) == 0);
+}
+
+static void test_scores_in_unit_interval_descending(void)
+{
+	fresh();
+	const char *t[] = {"alpha beta gamma", "alpha beta", "alpha", "delta"};
+	write_texts(NULL, t, 4);
+	json_t *r = call("memory/recall", "{\"query\":\"alpha beta gamma\"}");
+	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
+	CHECK_INT(json_array_size(recs), 3);
+	double prev = 2;
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		double s = json_number_value(json_object_get(json_array_get(recs, i), "score"));
+		CHECK(s > 0 && s <= 1 && s <= prev);
+		prev = s;
+	}
+	CHECK_STR(json_string_value(json_object_get(json_array_get(recs, 0), "content")), t[0]);
+	json_decref(r);
+}
+
+static void test_filters_apply_before_the_limit(void)
+{
+	/* Fifty strong matches in one tier, one weak match in another: asking
+	   for that tier with limit 1 must still find it. */
+	fresh();
+	char text[64];
+	for (int i = 0; i < 50; i++) {
+		snprintf(text, sizeof text, "lighthouse lighthouse keeper log %d", i);
+		const char *one[] = {text};
+		write_texts("semantic", one, 1);
+	}
+	const char *weak[] = {"a long note that mentions a lighthouse once among many other words"};
+	write_texts("episodic", weak, 1);
+	CHECK_STR(recall("{\"query\":\"lighthouse\",\"tier\":\"episodic\",\"limit\":1}"), weak[0]);
+	CHECK_STR(recall("{\"query\":\"lighthouse\",\"limit\":1,"
+			 "\"where\":{\"tier\":\"episodic\"}}"), weak[0]);
+}
+
+static void test_owner_scope_applies_before_the_limit(void)
+{
+	fresh();
+	json_t *r = call("memory/remember", "{\"records\":["
+		"{\"content\":\"budget budget budget review\",\"owner\":\"bob\",\"tier\":\"working\"},"
+		"{\"content\":\"budget budget review notes\",\"owner\":\"bob\",\"tier\":\"working\"},"
+		"{\"content\":\"the budget is due in a long while, said the memo\",\"owner\":\"ann\","
+		"\"tier\":\"working\"}]}");
+	json_decref(r);
+	CHECK_STR(recall("{\"query\":\"budget\",\"owner\":\"ann\",\"limit\":1}"),
+		  "the budget is due in a long while, said the memo");
+}
+
+static void test_min_score_drops_weak_matches(void)
+{
+	fresh();
+	const char *t[] = {"alpha beta gamma", "alpha"};
+	write_texts(NULL, t, 2);
+	CHECK_STR(recall("{\"query\":\"alpha beta gamma\",\"min_score\":2}"), "");
+	CHECK_STR(recall("{\"query\":\"alpha beta gamma\",\"min_score\":0}"),
+		  "alpha beta gamma | alpha");
+}
+
+static void test_forget_by_query_deletes_only_matches(void)
+{
+	fresh();
+	const char *t[] = {"the old wifi password", "the new router", "bread recipe"};
+	write_texts(NULL, t, 3);
+	json_t *r = call("memory/forget", "{\"query\":\"passwords\"}");
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(r, "result"), "forgotten")), 1);
+	json_decref(r);
+	CHECK_STR(recall_q("password"), "");
+	CHECK_STR(recall_q("router"), "the new router");
+	r = call("memory/forget", "{\"query\":\"the\"}");
+	/* A query the scorer cannot judge selects nothing. */
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(r, "result"), "forgotten")), 0);
+	json_decref(r);
+}
+
+static void test_key_replacement_reindexes(void)
+{
+	fresh();
+	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"favourite colour green\","
+			 "\"key\":\"colour\"}]}");
+	json_decref(r);
+	r = call("memory/remember", "{\"records\":[{\"content\":\"favourite colour blue\","
+		 "\"key\":\"colour\"}]}");
+	json_decref(r);
+	CHECK_STR(recall_q("green"), "");
+	CHECK_STR(recall_q("blue"), "favourite colour blue");
+}
+
+static void test_describe_reports_scorer_and_unindexed(void)
+{
+	fresh();
+	const char *t[] = {"words to index", "!!! ???", "🙂", "the and of"};
+	write_texts(NULL, t, 4);
+	json_t *r = call("memory/describe", "{}");
+	json_t *res = json_object_get(r, "result");
+	CHECK_INT(json_integer_value(json_object_get(res, "unindexed")), 3);
+	json_t *sc = json_object_get(res, "scorer");
+	CHECK_STR(json_string_value(json_object_get(sc, "name")), "bm25+vector");
+	CHECK_STR(json_string_value(json_object_get(sc, "index")), engine_sqlite ? "sqlite" : "memory");
+	CHECK(json_string_value(json_object_get(sc, "analyzer")) != NULL);
+	CHECK_NEAR(json_number_value(json_object_get(sc, "k1")), 1.2, 1e-12);
+	CHECK_NEAR(json_number_value(json_object_get(sc, "b")), 0.75, 1e-12);
+	json_t *blend = json_object_get(sc, "blend");
+	CHECK_NEAR(json_number_value(json_object_get(blend, "relevance")), 0.75, 1e-12);
+	CHECK_NEAR(json_number_value(json_object_get(blend, "recency")), 0.15, 1e-12);
+	CHECK_NEAR(json_number_value(json_object_get(blend, "salience")), 0.10, 1e-12);
+	json_decref(r);
+}
+
+static void test_index_survives_reopen(void)
+{
+	if (!engine_sqlite)
+		return;
+	fresh();
+	const char *t[] = {"the deploy key rotates"};
+	write_texts(NULL, t, 1);
+	a2m_close(h);
+	open_server(NULL, 0);
+	CHECK_STR(recall_q("rotate"), t[0]);
+}
+
+static void test_lexical_baseline_still_ranks_by_scan(void)
+{
+	if (h)
+		a2m_close(h);
+	open_server("lexical", 1);
+	const char *t[] = {"deploy key", "bread"};
+	write_texts(NULL, t, 2);
+	CHECK_STR(recall_q("deploy"), "deploy key");
+	json_t *r = call("memory/describe", "{}");
+	json_t *sc = json_object_get(json_object_get(r, "result"), "scorer");
+	CHECK_STR(json_string_value(json_object_get(sc, "index")), "scan");
+	json_decref(r);
+}
+
+static void test_unknown_ranking_refused(void)
+{
+	a2m_config cfg;
+	a2m *other = NULL;
+	char *err = NULL;
+	a2m_config_init(&cfg);
+	cfg.engine = A2M_ENGINE_MEMORY;
+	cfg.ranking = "tfidf";
+	CHECK(a2m_open(&cfg, &other, &err) != 0);
+	CHECK(other == NULL);
+	CHECK(err && strstr(err, "tfidf"));
+	a2m_free(err);
+}
+
+int main(void)
+{
+	static const test_case tests[] = {
+		TEST(test_rotate_finds_rotates),
+		TEST(test_unaccented_query_finds_accented_record),
+		TEST(test_inflected_query_finds_record_in_other_languages),
+		TEST(test_cjk_query_finds_cjk_record),
+		TEST(test_stopword_only_query_abstains_to_recency),
+		TEST(test_unmatched_query_recalls_nothing),
+		TEST(test_english_stopwords_do_not_match_italian),
+		TEST(test_relevant_record_ranks_first),
+		TEST(test_scores_in_unit_interval_descending),
+		TEST(test_filters_apply_before_the_limit),
+		TEST(test_owner_scope_applies_before_the_limit),
+		TEST(test_min_score_drops_weak_matches),
+		TEST(test_forget_by_query_deletes_only_matches),
+		TEST(test_key_replacement_reindexes),
+		TEST(test_describe_reports_scorer_and_unindexed),
+		TEST(test_index_survives_reopen),
+		TEST(test_lexical_baseline_still_ranks_by_scan),
+		TEST(test_unknown_ranking_refused),
+		{NULL, NULL}
+	};
+	int rc = 0;
+	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-recall-%d.db", (int)getpid());
+	for (engine_sqlite = 0; engine_sqlite < 2; engine_sqlite++) {
+		printf("# %s\n", engine_sqlite ? "sqlite" : "memory");
+		rc |= run_tests(tests);
+		if (h)
+			a2m_close(h);
+		h = NULL;
+	}
+	remove_db();
+	return rc;
+}
