@@ -98,6 +98,10 @@ typedef struct a2m_config {
 	const char *metric;          /* how vectors compare: "cosine" (default),
 	                                "dot" or "l2" */
 	int64_t     events_retain;   /* events kept for memory/events; default 1024 */
+	const char *ranking;         /* how text is ranked: "bm25" (default: the
+	                                indexed BM25 of docs/RANKING.md) or
+	                                "lexical" (the old plain-scan term
+	                                overlap, kept as a benchmark baseline) */
 } a2m_config;
 
 /* Fills *cfg with the defaults. Cannot fail. */
