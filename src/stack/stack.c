@@ -29,6 +29,11 @@ a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config 
 	st->cfg = *cfg;
 	memset(&cfg->tiers, 0, sizeof cfg->tiers);
 	st->dims = -1;
+	st->counts = calloc(st->cfg.tiers.n + 1, sizeof *st->counts);
+	if (!st->counts) {
+		a2m_stack_free(st);
+		return NULL;
+	}
 	return st;
 }
 
@@ -39,6 +44,7 @@ void a2m_stack_free(a2m_stack *st)
 	st->store->ops->close(st->store);
 	st->scorer->destroy(st->scorer);
 	a2m_tiers_free(&st->cfg.tiers);
+	free(st->counts);
 	free(st);
 }
 
@@ -164,8 +170,16 @@ static int begin(a2m_stack *st, a2m_error *err)
 	return rc ? a2m_stack_store_error(st, err, rc) : 0;
 }
 
+/* As begin(), for bookkeeping that need not survive a power loss. */
+static int begin_relaxed(a2m_stack *st, a2m_error *err)
+{
+	int rc = st->store->ops->begin_relaxed(st->store);
+	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+}
+
 static int commit(a2m_stack *st, a2m_error *err)
 {
+	st->counts_valid = 0;
 	int rc = st->store->ops->commit(st->store);
 	if (rc) {
 		st->dims = -1;
@@ -177,6 +191,7 @@ static int commit(a2m_stack *st, a2m_error *err)
 static void rollback(a2m_stack *st)
 {
 	st->store->ops->rollback(st->store);
+	st->counts_valid = 0;
 	st->dims = -1; /* re-read: the transaction may have set it */
 }
 
@@ -441,7 +456,9 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
 {
 	a2m_store *s = st->store;
 	int64_t now = a2m_clock_now_ms();
-	int rc = begin(st, err);
+	/* Access counts are bookkeeping, not data a client was promised: they
+	** need not cost a synchronous flush on every recall. */
+	int rc = begin_relaxed(st, err);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -1059,13 +1076,18 @@ int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts
 	memset(counts, 0, l->n * sizeof *counts);
 	int rc;
 	if (!scope || !scope->scoped) {
-		/* Unscoped: the store counts each tier itself. */
-		for (size_t i = 0; i < l->n; i++) {
-			a2m_query q = {0};
-			q.tier = l->tiers[i].name;
-			if ((rc = st->store->ops->count(st->store, &q, &counts[i])))
-				return a2m_stack_store_error(st, err, rc);
+		/* Unscoped: the store counts each tier itself, once per change —
+		** describe is called far more often than the store changes. */
+		if (!st->counts_valid) {
+			for (size_t i = 0; i < l->n; i++) {
+				a2m_query q = {0};
+				q.tier = l->tiers[i].name;
+				if ((rc = st->store->ops->count(st->store, &q, &st->counts[i])))
+					return a2m_stack_store_error(st, err, rc);
+			}
+			st->counts_valid = 1;
 		}
+		memcpy(counts, st->counts, l->n * sizeof *counts);
 		return 0;
 	}
 	count_acc a = {.st = st, .scope = scope, .counts = counts};

@@ -14,6 +14,8 @@ struct a2m_stack {
 	a2m_change_fn    on_change;
 	void            *on_change_ctx;
 	int64_t          dims;        /* cached embedding width; -1 = not read yet */
+	int64_t         *counts;      /* records per tier, cached for describe */
+	int              counts_valid;/* 0 after any commit or rollback */
 };
 
 /* The tier record rec lives in, or NULL when its tier is unknown. */

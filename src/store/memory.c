@@ -1077,6 +1077,7 @@ static int mem_index_postings(a2m_store *base, const char *term, size_t len,
 static const a2m_store_ops memory_ops = {
 	.engine     = "memory",
 	.begin      = mem_begin,
+	.begin_relaxed = mem_begin,   /* nothing is durable here anyway */
 	.commit     = mem_commit,
 	.rollback   = mem_rollback,
 	.get        = mem_get,

@@ -139,6 +139,8 @@ typedef struct sqlstore {
 	sqlite3_stmt *by_seq;
 	sqlite3_stmt *stale;       /* marks the index stale (no analyser) */
 	a2m_sqlite_index *index;   /* NULL until index_attach, or when unusable */
+	int           synchronous_full; /* the configured level */
+	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 } sqlstore;
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -462,6 +464,36 @@ static int sql_begin(a2m_store *base)
 	return rc;
 }
 
+/* Puts synchronous back to the configured level after a relaxed transaction. */
+static void end_relaxed(sqlstore *s)
+{
+	if (!s->relaxed)
+		return;
+	s->relaxed = 0;
+	if (sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
+		db_fail(s, "synchronous");
+}
+
+/*
+** In WAL mode a commit under synchronous=NORMAL skips the fsync of the log;
+** the frames are still in order, so the next durable commit makes them
+** durable too, and a crash of the process loses nothing. Only a power loss
+** can take the bookkeeping of the last moments, never acknowledged data.
+*/
+static int sql_begin_relaxed(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	if (s->synchronous_full && !s->base.read_only) {
+		if (sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+			return db_fail(s, "synchronous");
+		s->relaxed = 1;
+	}
+	int rc = sql_begin(base);
+	if (rc)
+		end_relaxed(s);
+	return rc;
+}
+
 /*
 ** A failed COMMIT is rolled back here if SQLite left the transaction open,
 ** so the outcome is always definite: success, or nothing written.
@@ -486,6 +518,7 @@ static int sql_commit(a2m_store *base)
 		a2m_mirror_discard(s->mirror);
 	else
 		mirror_apply(s);
+	end_relaxed(s);
 	return rc;
 }
 
@@ -496,11 +529,12 @@ static void sql_rollback(a2m_store *base)
 	a2m_mirror_discard(s->mirror);
 	if (s->index)
 		a2m_sqlite_index_discard(s->index);
-	if (sqlite3_get_autocommit(s->db))
-		return;
-	if (sqlite3_step(s->rollback) != SQLITE_DONE)
-		db_fail(s, "rollback");
-	done(s->rollback);
+	if (!sqlite3_get_autocommit(s->db)) {
+		if (sqlite3_step(s->rollback) != SQLITE_DONE)
+			db_fail(s, "rollback");
+		done(s->rollback);
+	}
+	end_relaxed(s);
 }
 
 /* ---- reads ------------------------------------------------------------- */
@@ -1236,6 +1270,7 @@ static int sql_index_postings(a2m_store *base, const char *term, size_t len,
 static const a2m_store_ops sqlite_ops = {
 	.engine     = "sqlite",
 	.begin      = sql_begin,
+	.begin_relaxed = sql_begin_relaxed,
 	.commit     = sql_commit,
 	.rollback   = sql_rollback,
 	.get        = sql_get,
@@ -1314,6 +1349,7 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 			a2m_store_fail(&s->base, "open %s: out of memory", path);
 		goto fail;
 	}
+	s->synchronous_full = opt->synchronous_full;
 	if (configure(s, path, opt->synchronous_full) ||
 	    (s->base.read_only ? check_schema(s, path) : migrate(s)) ||
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would

@@ -131,6 +131,13 @@ typedef struct a2m_store_ops {
 
 	int  (*begin)(a2m_store *s);
 	/*
+	** Begins a transaction whose commit need not survive a power loss:
+	** bookkeeping such as a recall's access counts, never data a client is
+	** told was stored. Later durable commits still cover it. An engine with
+	** no cheaper commit runs begin().
+	*/
+	int  (*begin_relaxed)(a2m_store *s);
+	/*
 	** With a procedural mirror (SQLite), a successful commit then brings
 	** the mirror's files up to date; a file that cannot be written does not
 	** change commit's answer (see a2m_sqlite_options).
