@@ -18,6 +18,46 @@ struct a2m_stack {
 	int              counts_valid;/* 0 after any commit or rollback */
 };
 
+/* The store meta entry holding the embedding width fixed by the first vector. */
+#define A2M_META_DIMS "embedding_dims"
+
+/*
+** Transactions: begin (or begin_relaxed, for bookkeeping whose commit need
+** not survive a power loss), then commit on success or rollback otherwise.
+** Each returns 0 or fills err from the store's failure. commit and rollback
+** also drop the caches the transaction may have made stale.
+*/
+int  a2m_stack_begin(a2m_stack *st, a2m_error *err);
+int  a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err);
+int  a2m_stack_commit(a2m_stack *st, a2m_error *err);
+void a2m_stack_rollback(a2m_stack *st);
+
+/* Reports a consolidation as one event: when it moved anything, or always. */
+void a2m_stack_emit_consolidated(a2m_stack *st, const a2m_consolidation *cons, int always);
+
+/* Equal as optional strings: both NULL, or both set and equal. */
+int a2m_stack_same_str(const char *a, const char *b);
+
+/* Collects copies of the visible records a selection picks (read.c). */
+typedef struct collect {
+	a2m_stack           *st;
+	const a2m_selection *sel;
+	a2m_record         **recs;
+	size_t               n, cap;
+	size_t               stop_at;  /* 0 = collect all */
+	int                  oom;
+} collect;
+
+/* The scan visitor behind collect: visibility and `where`, then a copy. */
+int a2m_stack_collect_visit(const a2m_record *rec, void *ctx);
+
+/*
+** Fills c with copies of what sel selects, in creation order (newest first
+** when descending), stopping after stop_at records (0 = all).
+*/
+int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descending,
+			     size_t stop_at, collect *c, a2m_error *err);
+
 /* The tier record rec lives in, or NULL when its tier is unknown. */
 const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec);
 

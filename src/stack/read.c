@@ -1,0 +1,416 @@
+/*
+** read.c — what recall, timeline, select and fetch return: the visible
+** records a selection picks, ranked (or in creation order), and the touch
+** that records each recall (see stack.h). The index-driven path of recall
+** is in ranked.c.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/stack_internal.h"
+#include "stack/where.h"
+#include "util/clock.h"
+#include "util/text.h"
+
+#define DAY_MS (24.0 * 3600 * 1000)
+
+int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
+{
+	collect *c = ctx;
+	if (!a2m_stack_visible(c->st, &c->sel->scope, rec) ||
+	    !a2m_where_matches(c->sel->where, rec, c->st->cfg.fields))
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		a2m_record **p = realloc(c->recs, cap * sizeof *p);
+		if (!p) {
+			c->oom = 1;
+			return -1;
+		}
+		c->recs = p;
+		c->cap = cap;
+	}
+	a2m_record *copy = a2m_record_dup(rec);
+	if (!copy) {
+		c->oom = 1;
+		return -1;
+	}
+	c->recs[c->n++] = copy;
+	return c->stop_at && c->n >= c->stop_at ? 1 : 0;
+}
+
+int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descending,
+			  size_t stop_at, collect *c, a2m_error *err)
+{
+	memset(c, 0, sizeof *c);
+	c->st = st;
+	c->sel = sel;
+	c->stop_at = stop_at;
+	a2m_query q = sel->q;
+	q.descending = descending;
+	int rc = st->store->ops->scan(st->store, &q, a2m_stack_collect_visit, c);
+	if (rc || c->oom) {
+		a2m_record_array_free(c->recs, c->n);
+		c->recs = NULL;
+		c->n = 0;
+		if (c->oom)
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		return a2m_stack_store_error(st, err, rc);
+	}
+	return 0;
+}
+
+/* Higher score first; then newer first, so ties read like a recency list. */
+int a2m_stack_hit_cmp(const void *a, const void *b)
+{
+	const a2m_hit *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	if (x->rec->created_at != y->rec->created_at)
+		return x->rec->created_at > y->rec->created_at ? -1 : 1;
+	return x->rec->seq > y->rec->seq ? -1 : (x->rec->seq < y->rec->seq);
+}
+
+/* 1 for now, halving every half_life (no decay when half_life is 0). */
+static double decay(int64_t now, int64_t then, double half_life)
+{
+	if (half_life <= 0 || then >= now)
+		return 1.0;
+	return exp2(-(double)(now - then) / half_life);
+}
+
+double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *r,
+			     int64_t now)
+{
+	const a2m_blend *w = &st->cfg.blend;
+	double sum = w->relevance + w->recency + w->salience;
+	if (sum <= 0)
+		return rel;
+	const a2m_tier *t = a2m_stack_tier_of(st, r);
+	double recency = decay(now, r->created_at, t ? t->half_life_ms : 0);
+	double sal = r->salience > 0 ? r->salience / (1.0 + r->salience) : 0;
+	return rel * (w->relevance + w->recency * recency + w->salience * sal) / sum;
+}
+
+/*
+** Touches the returned records (access_count, accessed_at) and promotes what
+** has earned it, in one transaction; refreshes the hits from the store.
+*/
+static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	int64_t now = a2m_clock_now_ms();
+	/* Access counts are bookkeeping, not data a client was promised: they
+	** need not cost a synchronous flush on every recall. */
+	int rc = a2m_stack_begin_relaxed(st, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++) {
+		a2m_record *r = hits[i].rec;
+		r->access_count++;
+		r->accessed_at = now;
+		if ((rc = s->ops->update(s, r)))
+			a2m_stack_store_error(st, err, rc);
+	}
+	/* Promotion after promote_after recalls (DECISIONS 006). */
+	a2m_consolidation cons = {0};
+	const char **promoted = calloc(n ? n : 1, sizeof *promoted);
+	size_t np = 0;
+	const char *dest = NULL;
+	if (!promoted && !rc)
+		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t i = 0; i < n && !rc; i++) {
+		a2m_record *r = hits[i].rec, *cur = NULL;
+		const a2m_tier *t = a2m_stack_tier_of(st, r);
+		if (!t || !t->promote_to || t->promote_after <= 0 || r->access_count < t->promote_after)
+			continue;
+		if ((rc = s->ops->get(s, r->id, &cur))) {
+			a2m_stack_store_error(st, err, rc);
+			break;
+		}
+		if (cur && a2m_stack_same_str(cur->tier, t->name)) {
+			int64_t moved = 0;
+			rc = a2m_stack_move_unit(st, cur, t->promote_to, 0, &moved, err);
+			cons.promoted += moved;
+			promoted[np++] = r->id;
+			dest = t->promote_to;
+		}
+		a2m_record_free(cur);
+	}
+	if (!rc && cons.promoted)
+		rc = a2m_stack_rebalance(st, 0, &cons, err);
+	if (!rc)
+		rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+		free(promoted);
+		return rc;
+	}
+	/* Before the refresh below: promoted[] points into the hits' records. */
+	if (np) {
+		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = now, .ids = promoted,
+				.n_ids = np, .tier = dest, .shared = 1};
+		a2m_stack_emit(st, &c);
+		a2m_stack_emit_consolidated(st, &cons, 0);
+	}
+	free(promoted);
+	/* Report what the client now holds as the stored truth. */
+	for (size_t i = 0; i < n; i++) {
+		a2m_record *cur = NULL;
+		if (s->ops->get(s, hits[i].rec->id, &cur) == 0 && cur) {
+			a2m_record_free(hits[i].rec);
+			hits[i].rec = cur;
+		}
+	}
+	return 0;
+}
+
+/*
+** The scan path of recall: every record the selection picks, judged by the
+** scorer's relevance() (judge set) or ranked by recency (judge unset, or
+** the scorer abstains).
+*/
+static int recall_scan(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+		       int judge, double min_score, size_t limit, a2m_hit **out, size_t *n,
+		       a2m_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	collect c;
+	int rc = a2m_stack_select_records(st, sel, 1, 0, &c, err);
+	if (rc)
+		return rc;
+	a2m_hit *hits = calloc(c.n + 1, sizeof *hits);
+	double *rel = calloc(c.n + 1, sizeof *rel);
+	if (!hits || !rel) {
+		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		goto done;
+	}
+	int judged = 0;
+	if (judge && c.n) {
+		rc = st->scorer->relevance(st->scorer, st->store, q,
+					   (const a2m_record *const *)c.recs, c.n, rel);
+		if (rc < 0) {
+			a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+			goto done;
+		}
+		judged = rc == 0;
+		rc = 0;
+	}
+	int64_t now = a2m_clock_now_ms();
+	size_t kept = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		a2m_record *r = c.recs[i];
+		double score;
+		if (judged) {
+			/* Judged and no match: not recalled (DECISIONS 013). */
+			if (rel[i] <= 0)
+				continue;
+			score = a2m_stack_blend_score(st, rel[i], r, now);
+		} else {
+			/* No query: newest first, whatever the tier. */
+			score = decay(now, r->created_at, DAY_MS);
+		}
+		if (score < min_score)
+			continue;
+		hits[kept].rec = r;
+		hits[kept].score = score;
+		c.recs[i] = NULL;
+		kept++;
+	}
+	qsort(hits, kept, sizeof *hits, a2m_stack_hit_cmp);
+	if (limit && kept > limit) {
+		for (size_t i = limit; i < kept; i++)
+			a2m_record_free(hits[i].rec);
+		kept = limit;
+	}
+	*out = hits;
+	*n = kept;
+	hits = NULL;
+done:
+	free(rel);
+	free(hits);
+	a2m_record_array_free(c.recs, c.n);
+	return rc;
+}
+
+int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+		     double min_score, size_t limit, a2m_hit **out, size_t *n,
+		     a2m_error *err)
+{
+	a2m_hit *hits = NULL;
+	size_t kept = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	int asked = (q->text && *q->text) || q->vector;
+	int scan_judged = asked;
+	if (asked && st->scorer->candidates) {
+		/* The index names the candidates: no need to read every record. */
+		a2m_candidates cands;
+		rc = st->scorer->candidates(st->scorer, st->store, q, &cands);
+		if (rc < 0)
+			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+		if (rc == 0) {
+			/* Judged: what it did not name did not match (DECISIONS 013). */
+			rc = a2m_stack_ranked_collect(st, sel, &cands, limit, min_score, 1, &hits, &kept,
+						      err);
+			free(cands.v);
+			if (rc)
+				return rc;
+			goto found;
+		}
+		/* Abstained: rank by recency. SCAN: judge a scan instead. */
+		scan_judged = rc == A2M_SCORER_SCAN;
+	}
+	if ((rc = recall_scan(st, sel, q, scan_judged, min_score, limit, &hits, &kept, err)))
+		return rc;
+found:
+	if (kept && !st->cfg.read_only && (rc = touch(st, hits, kept, err)) != 0) {
+		a2m_hits_free(hits, kept);
+		return rc;
+	}
+	*out = hits;
+	*n = kept;
+	return 0;
+}
+
+int a2m_stack_timeline(a2m_stack *st, const a2m_selection *sel, size_t limit,
+		       a2m_record ***out, size_t *n, a2m_error *err)
+{
+	collect c;
+	/* With a limit, walk newest first and stop at limit; then reverse. */
+	int rc = a2m_stack_select_records(st, sel, limit != 0, limit, &c, err);
+	if (rc)
+		return rc;
+	if (limit) {
+		for (size_t i = 0; i < c.n / 2; i++) {
+			a2m_record *t = c.recs[i];
+			c.recs[i] = c.recs[c.n - 1 - i];
+			c.recs[c.n - 1 - i] = t;
+		}
+	}
+	*out = c.recs;
+	*n = c.n;
+	return 0;
+}
+
+int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const *ids,
+		     size_t n_ids, const char *query, size_t limit, a2m_record ***out,
+		     size_t *n, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	collect c;
+	int rc = 0;
+	*out = NULL;
+	*n = 0;
+	if (ids) {
+		memset(&c, 0, sizeof c);
+		c.st = st;
+		c.sel = sel;
+		for (size_t i = 0; i < n_ids && !c.oom; i++) {
+			a2m_record *rec = NULL;
+			if ((rc = s->ops->get(s, ids[i], &rec))) {
+				a2m_record_array_free(c.recs, c.n);
+				return a2m_stack_store_error(st, err, rc);
+			}
+			int dup = 0;
+			for (size_t k = 0; rec && k < c.n; k++)
+				dup |= strcmp(c.recs[k]->id, rec->id) == 0;
+			if (rec && !dup && a2m_query_matches(&sel->q, rec))
+				a2m_stack_collect_visit(rec, &c);
+			a2m_record_free(rec);
+		}
+		if (c.oom) {
+			a2m_record_array_free(c.recs, c.n);
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		}
+	} else if (query && st->scorer->candidates) {
+		/* The index names the candidates (see a2m_stack_recall). */
+		a2m_rank_query rq = {.text = query};
+		a2m_candidates cands;
+		a2m_hit *hits = NULL;
+		size_t kept = 0;
+		rc = st->scorer->candidates(st->scorer, st->store, &rq, &cands);
+		if (rc < 0)
+			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+		/* An abstaining scorer cannot say what the query selects: nothing. */
+		if (rc == A2M_SCORER_ABSTAIN)
+			return 0;
+		if (rc == 0) {
+			rc = a2m_stack_ranked_collect(st, sel, &cands, limit, -1, 0, &hits, &kept, err);
+			free(cands.v);
+			if (rc)
+				return rc;
+			a2m_record **recs = calloc(kept + 1, sizeof *recs);
+			if (!recs) {
+				a2m_hits_free(hits, kept);
+				return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+			}
+			for (size_t i = 0; i < kept; i++)
+				recs[i] = hits[i].rec;
+			free(hits);
+			*out = recs;
+			*n = kept;
+			return 0;
+		}
+		/* SCAN: fall through to judging a scan. */
+		if ((rc = a2m_stack_select_records(st, sel, 0, 0, &c, err)))
+			return rc;
+	} else if ((rc = a2m_stack_select_records(st, sel, 0, 0, &c, err))) {
+		return rc;
+	}
+	if (query && c.n) {
+		a2m_rank_query rq = {.text = query};
+		a2m_hit *hits = calloc(c.n, sizeof *hits);
+		double *rel = calloc(c.n, sizeof *rel);
+		if (!hits || !rel) {
+			free(hits);
+			free(rel);
+			a2m_record_array_free(c.recs, c.n);
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		}
+		rc = st->scorer->relevance(st->scorer, st->store, &rq,
+					   (const a2m_record *const *)c.recs, c.n, rel);
+		if (rc < 0) {
+			free(hits);
+			free(rel);
+			a2m_record_array_free(c.recs, c.n);
+			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+		}
+		/* An abstaining scorer cannot say what the query selects: nothing. */
+		size_t kept = 0;
+		for (size_t i = 0; i < c.n; i++) {
+			if (rc == 0 && rel[i] > 0) {
+				hits[kept].rec = c.recs[i];
+				hits[kept++].score = rel[i];
+			} else {
+				a2m_record_free(c.recs[i]);
+			}
+		}
+		rc = 0;
+		qsort(hits, kept, sizeof *hits, a2m_stack_hit_cmp);
+		for (size_t i = 0; i < kept; i++)
+			c.recs[i] = hits[i].rec;
+		c.n = kept;
+		free(hits);
+		free(rel);
+	}
+	if (limit && c.n > limit) {
+		for (size_t i = limit; i < c.n; i++)
+			a2m_record_free(c.recs[i]);
+		c.n = limit;
+	}
+	*out = c.recs;
+	*n = c.n;
+	return 0;
+}
+
+int a2m_stack_fetch(a2m_stack *st, const char *owner, const char *key, a2m_record **out,
+		    a2m_error *err)
+{
+	int rc = st->store->ops->get_by_key(st->store, owner, key, out);
+	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+}

@@ -1,0 +1,335 @@
+/*
+** write.c — everything that changes records on a client's request:
+** remember (ids, key replacement, vector width), forget, promote, reinforce
+** and consolidate. Each runs in one transaction and reports its changes
+** after the commit (see stack.h).
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/stack_internal.h"
+#include "stack/where.h"
+#include "util/clock.h"
+#include "util/text.h"
+
+/* Replaces what a key write changes in old with rec's fields (spec §3.6). */
+static int apply_replacement(a2m_record *old, a2m_record *rec, int has_salience)
+{
+	a2m_record next = {0};
+	if (a2m_record_copy(&next, rec) != 0)
+		return -1;
+	/* Same id, same creation, next revision; placement kept unless asked. */
+	free(next.id);
+	next.id = old->id;
+	old->id = NULL;
+	next.seq = old->seq;
+	next.created_at = old->created_at;
+	next.revision = old->revision + 1;
+	next.access_count = old->access_count;
+	next.accessed_at = old->accessed_at;
+	if (!has_salience)
+		next.salience = old->salience;
+	if (!rec->tier) {
+		free(next.tier);
+		next.tier = old->tier;
+		old->tier = NULL;
+	}
+	if (!rec->session) {
+		free(next.session);
+		next.session = old->session;
+		old->session = NULL;
+	}
+	a2m_record_clear(old);
+	*old = next;
+	return 0;
+}
+
+/* Checks and fixes the store's vector width inside the transaction. */
+static int check_dims(a2m_stack *st, const a2m_record *rec, size_t i, a2m_error *err)
+{
+	if (!rec->embedding)
+		return 0;
+	int64_t dims = a2m_stack_dimensions(st);
+	if (dims == 0) {
+		char v[32];
+		snprintf(v, sizeof v, "%zu", rec->dims);
+		int rc = st->store->ops->meta_set(st->store, A2M_META_DIMS, v);
+		if (rc)
+			return a2m_stack_store_error(st, err, rc);
+		st->dims = (int64_t)rec->dims;
+		return 0;
+	}
+	if ((int64_t)rec->dims != dims) {
+		a2m_error_set(err, A2M_EMBEDDING_MISMATCH,
+			      "records[%zu].embedding has %zu dimensions; this store holds %lld",
+			      i, rec->dims, (long long)dims);
+		return a2m_error_data(err, json_pack("{sI sI}", "expected", (json_int_t)dims,
+						     "got", (json_int_t)rec->dims));
+	}
+	return 0;
+}
+
+/* NaN salience marks "not given" on a record passed to remember. */
+int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	int64_t now = a2m_clock_now_ms();
+	const a2m_tier_layout *l = &st->cfg.tiers;
+	a2m_record **written = calloc(n ? n : 1, sizeof *written);
+	int rc = 0;
+	if (!written)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (recs[i]->tier && !a2m_tiers_find(l, recs[i]->tier)) {
+			a2m_error_set(err, A2M_UNKNOWN_TIER, "records[%zu].tier: no tier named '%s'",
+				      i, recs[i]->tier);
+			free(written);
+			return a2m_error_data(err, json_pack("{ss}", "tier", recs[i]->tier));
+		}
+	if ((rc = a2m_stack_begin(st, err))) {
+		free(written);
+		return rc;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		a2m_record *rec = recs[i];
+		int has_salience = !isnan(rec->salience);
+		if ((rc = check_dims(st, rec, i, err)))
+			break;
+		if (rec->id) {
+			a2m_record *old = NULL;
+			if ((rc = s->ops->get(s, rec->id, &old))) {
+				a2m_stack_store_error(st, err, rc);
+				break;
+			}
+			if (old) {
+				/* Idempotent retry: the record stands as first written. */
+				a2m_record_free(old);
+				continue;
+			}
+		}
+		if (rec->key) {
+			a2m_record *old = NULL;
+			if ((rc = s->ops->get_by_key(s, rec->owner, rec->key, &old))) {
+				a2m_stack_store_error(st, err, rc);
+				break;
+			}
+			if (old) {
+				/* An occupied key is replaced, never duplicated (§3.6). */
+				if (apply_replacement(old, rec, has_salience) != 0) {
+					a2m_record_free(old);
+					rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+					break;
+				}
+				if ((rc = s->ops->update(s, old))) {
+					a2m_record_free(old);
+					a2m_stack_store_error(st, err, rc);
+					break;
+				}
+				free(rec->id);
+				rec->id = strdup(old->id);
+				written[i] = old;
+				if (!rec->id)
+					rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+				continue;
+			}
+		}
+		if (!rec->id) {
+			char id[A2M_ID_LEN];
+			if (a2m_id_generate(now, id) != 0 || !(rec->id = strdup(id))) {
+				rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "cannot make an id");
+				break;
+			}
+		}
+		if (!rec->tier && !(rec->tier = strdup(l->tiers[l->default_tier].name))) {
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+			break;
+		}
+		if (!has_salience)
+			rec->salience = st->cfg.default_salience;
+		rec->created_at = now;
+		rec->revision = 0;
+		if ((rc = s->ops->insert(s, rec))) {
+			a2m_stack_store_error(st, err, rc);
+			break;
+		}
+		if (!(written[i] = a2m_record_dup(rec)))
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	a2m_consolidation cons = {0};
+	if (!rc)
+		rc = a2m_stack_rebalance(st, 0, &cons, err);
+	if (!rc)
+		rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (!written[i])
+				continue;
+			const a2m_tier *t = a2m_stack_tier_of(st, written[i]);
+			a2m_change c = {.kind = A2M_CHANGE_WRITTEN, .at = now, .rec = written[i],
+					.owner = written[i]->owner, .shared = t && t->shared};
+			a2m_stack_emit(st, &c);
+		}
+		a2m_stack_emit_consolidated(st, &cons, 0);
+	}
+	a2m_record_array_free(written, n);
+	return rc;
+}
+
+int a2m_stack_forget(a2m_stack *st, const a2m_selection *sel,
+		     const char *const *ids, size_t n_ids, const char *query,
+		     int64_t *forgotten, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	a2m_record **recs;
+	size_t n;
+	*forgotten = 0;
+	int rc = a2m_stack_select(st, sel, ids, n_ids, query, 0, &recs, &n, err);
+	if (rc)
+		return rc;
+	const char **gone = calloc(n + 1, sizeof *gone);
+	if (!gone) {
+		a2m_record_array_free(recs, n);
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	if ((rc = a2m_stack_begin(st, err)))
+		goto done;
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		int removed = 0;
+		if ((rc = s->ops->remove(s, recs[i]->id, &removed))) {
+			a2m_stack_store_error(st, err, rc);
+			break;
+		}
+		if (removed)
+			gone[count++] = recs[i]->id;
+	}
+	if (!rc)
+		rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+		goto done;
+	}
+	*forgotten = (int64_t)count;
+	if (count) {
+		a2m_change ch = {.kind = A2M_CHANGE_FORGOTTEN, .at = a2m_clock_now_ms(),
+				 .ids = gone, .n_ids = count, .count = (int64_t)count,
+				 .owner = sel->scope.owner, .shared = !sel->scope.scoped};
+		a2m_stack_emit(st, &ch);
+	}
+done:
+	free(gone);
+	a2m_record_array_free(recs, n);
+	return rc;
+}
+
+/* Fetches the visible record with id, or NULL. */
+static int get_visible(a2m_stack *st, const a2m_scope *scope, const char *id,
+		       a2m_record **out, a2m_error *err)
+{
+	*out = NULL;
+	a2m_record *rec = NULL;
+	int rc = st->store->ops->get(st->store, id, &rec);
+	if (rc)
+		return a2m_stack_store_error(st, err, rc);
+	if (rec && !a2m_stack_visible(st, scope, rec)) {
+		a2m_record_free(rec);
+		rec = NULL;
+	}
+	*out = rec;
+	return 0;
+}
+
+int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *ids,
+		      size_t n_ids, const char *tier, double salience_add,
+		      int64_t *promoted, a2m_error *err)
+{
+	*promoted = 0;
+	if (!a2m_tiers_find(&st->cfg.tiers, tier)) {
+		a2m_error_set(err, A2M_UNKNOWN_TIER, "no tier named '%s'", tier);
+		return a2m_error_data(err, json_pack("{ss}", "tier", tier));
+	}
+	const char **moved_ids = calloc(n_ids + 1, sizeof *moved_ids);
+	if (!moved_ids)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	int rc = a2m_stack_begin(st, err);
+	size_t nm = 0;
+	for (size_t i = 0; i < n_ids && !rc; i++) {
+		a2m_record *rec = NULL;
+		if ((rc = get_visible(st, scope, ids[i], &rec, err)))
+			break;
+		if (rec && !a2m_stack_same_str(rec->tier, tier)) {
+			int64_t n = 0;
+			rc = a2m_stack_move_unit(st, rec, tier, salience_add, &n, err);
+			if (!rc && n) {
+				moved_ids[nm++] = ids[i];
+				(*promoted)++;
+			}
+		}
+		a2m_record_free(rec);
+	}
+	a2m_consolidation cons = {0};
+	if (!rc)
+		rc = a2m_stack_rebalance(st, 0, &cons, err);
+	if (!rc)
+		rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+		*promoted = 0;
+	} else if (nm) {
+		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = a2m_clock_now_ms(),
+				.ids = moved_ids, .n_ids = nm, .tier = tier,
+				.owner = scope ? scope->owner : NULL,
+				.shared = !scope || !scope->scoped};
+		a2m_stack_emit(st, &c);
+		a2m_stack_emit_consolidated(st, &cons, 0);
+	}
+	free(moved_ids);
+	return rc;
+}
+
+int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err)
+{
+	memset(out, 0, sizeof *out);
+	int rc = a2m_stack_begin(st, err);
+	if (!rc)
+		rc = a2m_stack_rebalance(st, 1, out, err);
+	if (!rc)
+		rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+		memset(out, 0, sizeof *out);
+		return rc;
+	}
+	/* One event per consolidate call, however much moved (§4.12). */
+	a2m_stack_emit_consolidated(st, out, 1);
+	return 0;
+}
+
+int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const *ids,
+			size_t n_ids, double amount, int64_t *reinforced, a2m_error *err)
+{
+	*reinforced = 0;
+	int rc = a2m_stack_begin(st, err);
+	for (size_t i = 0; i < n_ids && !rc; i++) {
+		a2m_record *rec = NULL;
+		if ((rc = get_visible(st, scope, ids[i], &rec, err)) || !rec)
+			continue;
+		rec->salience += amount;
+		if ((rc = st->store->ops->update(st->store, rec)))
+			a2m_stack_store_error(st, err, rc);
+		else
+			(*reinforced)++;
+		a2m_record_free(rec);
+	}
+	if (!rc)
+		rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+		*reinforced = 0;
+	}
+	return rc;
+}
