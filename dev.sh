@@ -3,6 +3,7 @@
 #
 #   ./dev.sh serve [a2m serve options]   install what is missing, build, and
 #                                        serve the SQLite store ($A2M_DB or ./a2m.db)
+#                                        over HTTP on 127.0.0.1:8778
 #   ./dev.sh test                        install what is missing, build, and run
 #                                        every test (normal and sanitizer builds)
 set -euo pipefail
@@ -14,7 +15,7 @@ serve)
 	shift
 	scripts/deps.sh
 	make -s -j"$jobs" >&2
-	exec build/a2m serve --db "${A2M_DB:-./a2m.db}" "$@"
+	exec build/a2m serve --http 127.0.0.1:8778 --db "${A2M_DB:-./a2m.db}" "$@"
 	;;
 test)
 	shift
