@@ -8,27 +8,27 @@
 **   3 checks skipped
 **   118/120 checks passed
 **
-** This file is the runner and the helpers the checks are written with
-** (conformance.h); the checks themselves live in one file per capability.
-** It links nothing of the server: only the client (a2m_client.h) and
-** jansson, so the suite judges our server exactly as it judges anyone's.
+** This file is the runner: the command line, the table of groups, starting
+** (and restarting) the server, watching what it writes, running each check
+** and reporting its verdict, and the clean-up. The helpers the checks are
+** written with (conformance.h) are in conformance_helpers.c and
+** conformance_records.c; the checks themselves live in one file per
+** capability. It links nothing of the server: only the client
+** (a2m_client.h) and jansson, so the suite judges our server exactly as it
+** judges anyone's.
 **
 ** The runner keeps the suite going when the server does not: a check that
 ** loses the server (it crashed, or hung past the timeout) fails, and the
 ** next check starts a fresh one and calls memory/describe again, as spec §2
 ** requires of any new connection.
 */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
+#define A2M_CONFORMANCE_INTERNAL
 #include "cli/conformance.h"
-#include "util/clock.h"
 
 /*
 ** The groups, in the order they run. A new capability adds its group here,
@@ -95,231 +95,6 @@ const char *conf_capability_of(const char *method)
 #define CLEAN_UP_ROUNDS 20
 /* How much of a line --verbose shows. */
 #define TRACE_SHOWN 400
-
-enum verdict { V_NONE, V_PASS, V_FAIL, V_SKIP };
-
-struct conf_ctx {
-	char **server_argv;
-	const char *http_url;  /* --http: the endpoint; then server_argv is NULL */
-	const char *token;     /* --token */
-	const char *cacert;    /* --cacert */
-	a2m_client *client;
-	int timeout_ms;
-	int verbose;
-
-	json_t *describe;
-	char describe_error[512];
-	conf_limits limits;
-	int read_only;    /* a write was refused with -32004 */
-	int wrote;        /* a write was accepted */
-	int lost;         /* the connection failed during the current check */
-	int restart_failures;
-	int scope_denied_expected; /* the current call is meant to get -32005 */
-
-	char run[8];      /* the run's token: six consonants */
-	unsigned seq;     /* markers handed out so far */
-
-	enum verdict verdict;
-	char detail[1024];
-
-	json_t **kept;
-	size_t n_kept, cap_kept;
-	char **strs;
-	size_t n_strs, cap_strs;
-
-	/* What the server wrote on stdout that was not a JSON-RPC message. */
-	size_t lines_received, lines_invalid;
-	char first_invalid[320];
-
-	unsigned passed, failed, skipped;
-};
-
-/* ---- verdicts ---- */
-
-static void verdict(conf_ctx *cx, enum verdict v, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-
-static void verdict(conf_ctx *cx, enum verdict v, const char *fmt, va_list ap)
-{
-	if (cx->verdict != V_NONE)
-		return;
-	cx->verdict = v;
-	if (fmt)
-		vsnprintf(cx->detail, sizeof cx->detail, fmt, ap);
-	else
-		cx->detail[0] = '\0';
-}
-
-void conf_pass(conf_ctx *cx)
-{
-	if (cx->verdict == V_NONE) {
-		cx->verdict = V_PASS;
-		cx->detail[0] = '\0';
-	}
-}
-
-void conf_fail(conf_ctx *cx, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	verdict(cx, V_FAIL, fmt, ap);
-	va_end(ap);
-}
-
-void conf_skip(conf_ctx *cx, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	verdict(cx, V_SKIP, fmt, ap);
-	va_end(ap);
-}
-
-/* ---- scratch ---- */
-
-/* Makes room for item n of an array of *cap items of size bytes. Returns
-** the array, perhaps moved, or NULL (the old one intact) when out of memory. */
-static void *room_for(void *items, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return items;
-	size_t grown_cap = *cap ? *cap * 2 : 64;
-	void *grown = realloc(items, grown_cap * size);
-	if (grown)
-		*cap = grown_cap;
-	return grown;
-}
-
-json_t *conf_keep(conf_ctx *cx, json_t *value)
-{
-	if (!value)
-		return NULL;
-	json_t **kept = room_for(cx->kept, &cx->cap_kept, cx->n_kept, sizeof *kept);
-	if (!kept) {
-		json_decref(value);
-		conf_fail(cx, "out of memory");
-		return NULL;
-	}
-	cx->kept = kept;
-	cx->kept[cx->n_kept++] = value;
-	return value;
-}
-
-/* Takes ownership of s (malloc'd) until the check ends. Out of memory fails
-** the check and returns "", so a caller can always use the result. */
-static const char *keep_str(conf_ctx *cx, char *s)
-{
-	char **strs = s ? room_for(cx->strs, &cx->cap_strs, cx->n_strs, sizeof *strs) : NULL;
-	if (!strs) {
-		free(s);
-		conf_fail(cx, "out of memory");
-		return "";
-	}
-	cx->strs = strs;
-	cx->strs[cx->n_strs++] = s;
-	return s;
-}
-
-const char *conf_str(conf_ctx *cx, const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return keep_str(cx, s);
-}
-
-static void release_scratch(conf_ctx *cx)
-{
-	for (size_t i = 0; i < cx->n_kept; i++)
-		json_decref(cx->kept[i]);
-	cx->n_kept = 0;
-	for (size_t i = 0; i < cx->n_strs; i++)
-		free(cx->strs[i]);
-	cx->n_strs = 0;
-}
-
-const char *conf_show(conf_ctx *cx, const json_t *v)
-{
-	enum { SHOWN = 200 };
-	if (!v)
-		return "(nothing)";
-	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!text)
-		return "(unprintable)";
-	if (strlen(text) > SHOWN)
-		strcpy(text + SHOWN - 3, "...");
-	return keep_str(cx, text);
-}
-
-json_t *conf_json(conf_ctx *cx, const char *text)
-{
-	json_error_t err;
-	json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
-	if (!v) {
-		conf_fail(cx, "suite bug: bad JSON literal %s: %s", text, err.text);
-		return NULL;
-	}
-	return conf_keep(cx, v);
-}
-
-/* ---- markers ---- */
-
-/* Consonants only: a word without vowels is left alone by every Snowball
-** stemmer and no tokenizer splits it, so it is found exactly as written. */
-static const char marker_letters[] = "bcfghjkmnpqrtvwxz";
-#define MARKER_BASE (sizeof marker_letters - 1)
-
-static void make_run_token(conf_ctx *cx)
-{
-	unsigned char raw[6] = {0};
-	FILE *f = fopen("/dev/urandom", "rb");
-	if (!f || fread(raw, 1, sizeof raw, f) != sizeof raw) {
-		uint64_t x = (uint64_t)conf_now_ms() ^ ((uint64_t)getpid() << 20);
-		for (size_t i = 0; i < sizeof raw; i++, x >>= 7)
-			raw[i] = (unsigned char)x;
-	}
-	if (f)
-		fclose(f);
-	for (size_t i = 0; i < sizeof raw; i++)
-		cx->run[i] = marker_letters[raw[i] % MARKER_BASE];
-	cx->run[sizeof raw] = '\0';
-}
-
-const char *conf_marker(conf_ctx *cx)
-{
-	unsigned n = cx->seq++;
-	char tail[4];
-	for (int i = 2; i >= 0; i--, n /= MARKER_BASE)
-		tail[i] = marker_letters[n % MARKER_BASE];
-	tail[3] = '\0';
-	return conf_str(cx, "zq%s%s", cx->run, tail);
-}
-
-const char *conf_run_token(conf_ctx *cx)
-{
-	return cx->run;
-}
-
-/* ---- time ---- */
-
-int64_t conf_now_ms(void)
-{
-	return a2m_clock_now_ms();
-}
-
-int conf_parse_time(const char *text, int64_t *ms)
-{
-	return a2m_clock_parse(text, ms);
-}
-
-void conf_tick(void)
-{
-	struct timespec ts = {0, 3 * 1000000L};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 /* ---- watching the stream ---- */
 
@@ -398,65 +173,6 @@ size_t conf_stream_invalid(conf_ctx *cx, size_t *received, const char **first)
 	*received = cx->lines_received;
 	*first = cx->first_invalid;
 	return cx->lines_invalid;
-}
-
-a2m_client *conf_client(conf_ctx *cx)
-{
-	return cx->client;
-}
-
-char *const *conf_server_argv(conf_ctx *cx)
-{
-	return cx->server_argv;
-}
-
-int conf_over_http(conf_ctx *cx)
-{
-	return cx->http_url != NULL;
-}
-
-const char *conf_http_url(conf_ctx *cx)
-{
-	return cx->http_url;
-}
-
-const char *conf_http_token(conf_ctx *cx)
-{
-	return cx->token;
-}
-
-const char *conf_http_cacert(conf_ctx *cx)
-{
-	return cx->cacert;
-}
-
-/* ---- the server ---- */
-
-const json_t *conf_describe(conf_ctx *cx)
-{
-	return cx->describe;
-}
-
-const char *conf_describe_error(conf_ctx *cx)
-{
-	return cx->describe_error;
-}
-
-int conf_has_capability(conf_ctx *cx, const char *cap)
-{
-	json_t *caps = json_object_get(cx->describe, "capabilities");
-	size_t i;
-	json_t *c;
-	json_array_foreach(caps, i, c) {
-		if (json_is_string(c) && strcmp(json_string_value(c), cap) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-const conf_limits *conf_server_limits(conf_ctx *cx)
-{
-	return &cx->limits;
 }
 
 static int64_t limit_of(const json_t *limits, const char *name)
@@ -548,352 +264,6 @@ static int ensure_server(conf_ctx *cx)
 	return 0;
 }
 
-int conf_timeout(conf_ctx *cx)
-{
-	return cx->timeout_ms;
-}
-
-void conf_set_timeout(conf_ctx *cx, int timeout_ms)
-{
-	if (cx->client)
-		a2m_client_set_timeout(cx->client, timeout_ms);
-}
-
-/* ---- requests ---- */
-
-static void lost(conf_ctx *cx, const char *doing)
-{
-	cx->lost = 1;
-	conf_fail(cx, "%s: %s", doing,
-		  cx->client ? a2m_client_errmsg(cx->client) : "no server");
-}
-
-/* Whether params name an owner, for remember's default or on a record. */
-static int names_owner(const json_t *params)
-{
-	if (json_object_get(params, "owner"))
-		return 1;
-	size_t i;
-	json_t *rec;
-	json_array_foreach(json_object_get(params, "records"), i, rec) {
-		if (json_object_get(rec, "owner"))
-			return 1;
-	}
-	return 0;
-}
-
-json_t *conf_call(conf_ctx *cx, const char *method, json_t *params)
-{
-	json_t *resp = NULL;
-	if (!cx->client) {
-		json_decref(params);
-		conf_fail(cx, "no server to send %s to", method);
-		return NULL;
-	}
-	int claims_owner = names_owner(params);
-	int rc = a2m_client_request(cx->client, method, params, &resp);
-	json_decref(params);
-	if (rc != A2M_CLIENT_OK) {
-		lost(cx, conf_str(cx, "%s got no response", method));
-		return NULL;
-	}
-	/* Over authenticated HTTP the owner is the token's principal and any
-	** other is refused (spec §6): a check that plays several owners from
-	** one client cannot run there, as a write check cannot on a read-only
-	** server. The http group checks the rule itself. */
-	int code;
-	if (cx->http_url && cx->token && claims_owner && !cx->scope_denied_expected &&
-	    conf_error_code(resp, &code) && code == CONF_SCOPE_DENIED) {
-		json_decref(resp);
-		conf_skip(cx, "it names an owner other than the token's principal, which "
-			  "HTTP refuses with -32005 (spec §6)");
-		return NULL;
-	}
-	return conf_keep(cx, resp);
-}
-
-int conf_error_code(const json_t *resp, int *code)
-{
-	json_t *err = json_object_get(resp, "error");
-	json_t *c = json_object_get(err, "code");
-	if (!json_is_object(err) || !json_is_integer(c))
-		return 0;
-	*code = (int)json_integer_value(c);
-	return 1;
-}
-
-static const char *error_text(conf_ctx *cx, const json_t *resp)
-{
-	int code;
-	if (!conf_error_code(resp, &code))
-		return conf_show(cx, resp);
-	json_t *msg = json_object_get(json_object_get(resp, "error"), "message");
-	return conf_str(cx, "error %d (%s)", code,
-			json_is_string(msg) ? json_string_value(msg) : "no message");
-}
-
-json_t *conf_result(conf_ctx *cx, const char *method, json_t *params)
-{
-	json_t *resp = conf_call(cx, method, params);
-	if (!resp)
-		return NULL;
-	json_t *result = json_object_get(resp, "result");
-	int code;
-	if (conf_error_code(resp, &code) && code == CONF_READ_ONLY && cx->read_only) {
-		conf_skip(cx, "the server is read-only (spec §2.1)");
-		return NULL;
-	}
-	if (!result) {
-		conf_fail(cx, "%s answered %s, expected a result", method, error_text(cx, resp));
-		return NULL;
-	}
-	return result;
-}
-
-int conf_expect_error(conf_ctx *cx, const char *method, json_t *params, int code, int alt)
-{
-	cx->scope_denied_expected = code == CONF_SCOPE_DENIED || alt == CONF_SCOPE_DENIED;
-	json_t *resp = conf_call(cx, method, params);
-	cx->scope_denied_expected = 0;
-	if (!resp)
-		return 0;
-	int got;
-	const char *want = alt ? conf_str(cx, "%d or %d", code, alt) : conf_str(cx, "%d", code);
-	if (!conf_error_code(resp, &got)) {
-		conf_fail(cx, "%s answered %s, expected error %s", method,
-			  conf_show(cx, resp), want);
-		return 0;
-	}
-	if (got != code && (alt == 0 || got != alt)) {
-		conf_fail(cx, "%s answered %s, expected error %s", method,
-			  error_text(cx, resp), want);
-		return 0;
-	}
-	return 1;
-}
-
-int conf_send_raw(conf_ctx *cx, const void *bytes, size_t len)
-{
-	if (!cx->client) {
-		conf_fail(cx, "no server");
-		return 0;
-	}
-	if (a2m_client_send_raw(cx->client, bytes, len) != A2M_CLIENT_OK) {
-		lost(cx, "sending");
-		return 0;
-	}
-	return 1;
-}
-
-json_t *conf_recv(conf_ctx *cx)
-{
-	json_t *msg = NULL;
-	if (!cx->client) {
-		conf_fail(cx, "no server");
-		return NULL;
-	}
-	if (a2m_client_recv(cx->client, &msg) != A2M_CLIENT_OK) {
-		lost(cx, "waiting for an answer");
-		return NULL;
-	}
-	return conf_keep(cx, msg);
-}
-
-int conf_still_serving(conf_ctx *cx, const char *after)
-{
-	json_t *resp = NULL;
-	if (!cx->client) {
-		conf_fail(cx, "no server");
-		return 0;
-	}
-	int rc = a2m_client_request(cx->client, "memory/describe", NULL, &resp);
-	if (rc != A2M_CLIENT_OK) {
-		lost(cx, conf_str(cx, "the server stopped answering after %s", after));
-		return 0;
-	}
-	conf_keep(cx, resp);
-	json_t *protocol = json_object_get(json_object_get(resp, "result"), "protocol");
-	if (!json_is_string(protocol)) {
-		conf_fail(cx, "after %s, memory/describe answered %s", after,
-			  conf_show(cx, resp));
-		return 0;
-	}
-	return 1;
-}
-
-/* ---- records ---- */
-
-json_t *conf_record(conf_ctx *cx, const char *content, const char *marker)
-{
-	json_t *meta = json_pack("{s:s}", "cfrun", cx->run);
-	if (marker)
-		json_object_set_new(meta, "cfm", json_string(marker));
-	return json_pack("{s:s,s:o}", "content", content, "metadata", meta);
-}
-
-int conf_read_only(conf_ctx *cx)
-{
-	return cx->read_only;
-}
-
-int conf_need_writes(conf_ctx *cx)
-{
-	if (cx->read_only) {
-		conf_skip(cx, "the server is read-only (spec §2.1)");
-		return 0;
-	}
-	return 1;
-}
-
-int conf_probe_read_only(conf_ctx *cx)
-{
-	if (cx->read_only || cx->wrote)
-		return cx->read_only;
-	json_t *probe = conf_record(cx, "conformance probe: does this server take writes", NULL);
-	json_t *resp = conf_call(cx, "memory/remember", json_pack("{s:[o]}", "records", probe));
-	int code;
-	if (!resp)
-		return -1;
-	if (conf_error_code(resp, &code) && code == CONF_READ_ONLY)
-		cx->read_only = 1;
-	else if (json_object_get(resp, "result"))
-		cx->wrote = 1;
-	else {
-		conf_fail(cx, "memory/remember of one plain record answered %s",
-			  error_text(cx, resp));
-		return -1;
-	}
-	return cx->read_only;
-}
-
-json_t *conf_remember(conf_ctx *cx, json_t *records)
-{
-	size_t n = json_array_size(records);
-	json_t *resp = conf_call(cx, "memory/remember",
-				 json_pack("{s:o}", "records", records));
-	if (!resp)
-		return NULL;
-	int code;
-	if (conf_error_code(resp, &code) && code == CONF_READ_ONLY) {
-		if (cx->wrote) {
-			conf_fail(cx, "memory/remember answered -32004 after accepting "
-				  "earlier writes: a read-only server must refuse all "
-				  "of them (spec §2.1)");
-			return NULL;
-		}
-		cx->read_only = 1;
-		conf_skip(cx, "the server is read-only (spec §2.1)");
-		return NULL;
-	}
-	json_t *result = json_object_get(resp, "result");
-	if (!result) {
-		conf_fail(cx, "memory/remember answered %s, expected a result",
-			  error_text(cx, resp));
-		return NULL;
-	}
-	if (cx->read_only) {
-		conf_fail(cx, "memory/remember accepted a write after refusing one "
-			  "with -32004 (spec §2.1)");
-		return NULL;
-	}
-	cx->wrote = 1;
-	json_t *ids = json_object_get(result, "ids");
-	if (!json_is_array(ids) || json_array_size(ids) != n) {
-		conf_fail(cx, "memory/remember of %zu record(s) returned ids %s", n,
-			  conf_show(cx, ids));
-		return NULL;
-	}
-	size_t i;
-	json_t *id;
-	json_array_foreach(ids, i, id) {
-		if (!json_is_string(id) || json_string_length(id) == 0) {
-			conf_fail(cx, "memory/remember returned an id that is not a "
-				  "non-empty string: %s", conf_show(cx, id));
-			return NULL;
-		}
-	}
-	return ids;
-}
-
-static int content_has(const json_t *rec, const char *text)
-{
-	const char *content = json_string_value(json_object_get(rec, "content"));
-	return content && strstr(content, text);
-}
-
-json_t *conf_by_content(const json_t *records, const char *text)
-{
-	size_t i;
-	json_t *rec;
-	json_array_foreach(records, i, rec) {
-		if (content_has(rec, text))
-			return rec;
-	}
-	return NULL;
-}
-
-json_t *conf_by_id(const json_t *records, const char *id)
-{
-	size_t i;
-	json_t *rec;
-	json_array_foreach(records, i, rec) {
-		const char *got = json_string_value(json_object_get(rec, "id"));
-		if (got && strcmp(got, id) == 0)
-			return rec;
-	}
-	return NULL;
-}
-
-/* The "records" array of a recall or timeline result, or NULL after failing. */
-static json_t *records_of(conf_ctx *cx, const char *method, json_t *result)
-{
-	json_t *records = json_object_get(result, "records");
-	if (!json_is_array(records)) {
-		conf_fail(cx, "%s returned no records array: %s", method, conf_show(cx, result));
-		return NULL;
-	}
-	return records;
-}
-
-json_t *conf_find(conf_ctx *cx, const char *marker)
-{
-	int64_t limit = 100;
-	if (cx->limits.max_recall_limit && cx->limits.max_recall_limit < limit)
-		limit = cx->limits.max_recall_limit;
-	json_t *result = conf_result(cx, "memory/recall",
-				     json_pack("{s:s,s:I}", "query", marker, "limit",
-					       (json_int_t)limit));
-	json_t *records = result ? records_of(cx, "memory/recall", result) : NULL;
-	if (!records)
-		return NULL;
-	json_t *found = conf_keep(cx, json_array());
-	size_t i;
-	json_t *rec;
-	json_array_foreach(records, i, rec) {
-		if (content_has(rec, marker))
-			json_array_append(found, rec);
-	}
-	return found;
-}
-
-json_t *conf_timeline_of(conf_ctx *cx, const char *marker)
-{
-	json_t *result = conf_result(cx, "memory/timeline",
-				     json_pack("{s:{s:s}}", "where", "cfm", marker));
-	json_t *records = result ? records_of(cx, "memory/timeline", result) : NULL;
-	if (!records)
-		return NULL;
-	json_t *found = conf_keep(cx, json_array());
-	size_t i;
-	json_t *rec;
-	json_array_foreach(records, i, rec) {
-		json_t *cfm = json_object_get(json_object_get(rec, "metadata"), "cfm");
-		if (json_is_string(cfm) && strcmp(json_string_value(cfm), marker) == 0)
-			json_array_append(found, rec);
-	}
-	return found;
-}
-
 /* ---- running ---- */
 
 static void report(conf_ctx *cx, const conf_group *g, const conf_check *check)
@@ -934,7 +304,7 @@ static void run_check(conf_ctx *cx, const conf_group *g, const conf_check *check
 		if (cx->client)
 			a2m_client_set_timeout(cx->client, cx->timeout_ms);
 	}
-	release_scratch(cx);
+	conf_release_scratch(cx);
 	report(cx, g, check);
 }
 
@@ -972,7 +342,7 @@ static void clean_up(conf_ctx *cx)
 			if (cx->verbose)
 				fprintf(stderr, "[clean-up: forgot %lld]\n", (long long)forgotten);
 		}
-		release_scratch(cx);
+		conf_release_scratch(cx);
 		cx->verdict = V_NONE;
 		if (forgotten <= 0)
 			return;
@@ -1135,7 +505,7 @@ int a2m_cmd_conformance(int argc, char **argv)
 		cx.server_argv = argv + i + 1;
 	}
 
-	make_run_token(&cx);
+	conf_make_run_token(&cx);
 	if (connect_server(&cx) != 0) {
 		fprintf(stderr, "a2m conformance: %s\n", cx.describe_error);
 		return A2M_EXIT_ERROR;

@@ -4,9 +4,11 @@
 **
 ** The suite is a list of groups (conformance.c), each a table of checks in
 ** one file per capability: conformance_rpc.c for the JSON-RPC envelope and
-** the stdio framing, conformance_core.c for the core methods,
-** conformance_http.c for the HTTP binding (run only over --http, as the
-** stdio group runs only over --stdio). To add the
+** the stdio framing, conformance_describe.c, _remember.c, _read.c and
+** _forget.c for the core methods, conformance_http.c for the HTTP binding
+** (run only over --http, as the stdio group runs only over --stdio). The
+** helpers below are defined in conformance_helpers.c and
+** conformance_records.c, unless a section says otherwise. To add the
 ** checks of a capability, write conformance_<cap>.c defining
 **
 **   static const conf_check checks[] = {
@@ -106,7 +108,7 @@ extern const conf_group conf_group_sessions;
 extern const conf_group conf_group_keys;
 
 /*
-** What those groups share, defined in conformance_tiers.c: the tier layout
+** What those groups share, defined in conformance_layout.c: the tier layout
 ** as describe reports it (spec §4.7), and writes placed so they stay put.
 ** Nothing here hard-codes a layout; a check that needs a kind of tier the
 ** server lacks skips.
@@ -177,6 +179,46 @@ extern const conf_group conf_group_summarize;
 extern const conf_group conf_group_prompt;
 extern const conf_group conf_group_read_only;
 
+/*
+** What the events and events/push groups share, defined in
+** conformance_event_log.c: reading the log of spec §4.12.
+*/
+
+/* Polls one read may take before the suite suspects a loop. */
+#define CONF_MAX_POLLS 200
+
+/* Whether an event has a string kind and a wire timestamp; fails if not. */
+int conf_event_ok(conf_ctx *cx, const json_t *ev);
+/*
+** memory/events with params (stolen). Returns the result after checking its
+** shape (an events array of well-formed events, a cursor string, more and
+** reset booleans when present), or NULL after failing the check.
+*/
+json_t *conf_events_poll(conf_ctx *cx, json_t *params);
+/* The head: a poll without a cursor, which must carry no events. NULL
+** after failing the check. */
+const char *conf_events_head(conf_ctx *cx);
+/*
+** Every event after cursor, polling with extra params (stolen, may be NULL)
+** until more is no longer true. Sets *next to the last cursor when next is
+** not NULL. NULL after failing the check, also when a cursor taken moments
+** before is answered with reset: true.
+*/
+json_t *conf_events_since(conf_ctx *cx, const char *cursor, json_t *extra, const char **next);
+/* The events of kind; when ids is not NULL, only those naming one of ids. */
+json_t *conf_events_of_kind(conf_ctx *cx, const json_t *events, const char *kind,
+			    const json_t *ids);
+/*
+** Whether written holds exactly one `written` event per id of ids, in that
+** order; fails the check if not.
+*/
+int conf_written_in_order(conf_ctx *cx, const json_t *written, const json_t *ids);
+/* Writes n records "<m> event <i>" as one batch tagged m; the ids, or NULL
+** after failing (or skipping). */
+json_t *conf_events_write(conf_ctx *cx, const char *m, size_t n);
+/* The first tier whose describe entry says shared: false, or NULL. */
+const char *conf_private_tier(conf_ctx *cx);
+
 /* The methods of spec §2's table and the capability each belongs to. */
 typedef struct conf_method {
 	const char *method;
@@ -234,6 +276,10 @@ const char *conf_run_token(conf_ctx *cx);
 ** failure if the literal is broken, which is a bug in the suite. */
 json_t *conf_json(conf_ctx *cx, const char *text);
 
+/* The string member key of obj; NULL when obj is not an object or the
+** member is absent or not a string. Borrowed from obj. */
+const char *conf_str_of(const json_t *obj, const char *key);
+
 /* ---- talking to the server ---- */
 
 /*
@@ -259,6 +305,10 @@ json_t *conf_result(conf_ctx *cx, const char *method, json_t *params);
 ** Returns 1 when it did; otherwise fails the check and returns 0.
 */
 int conf_expect_error(conf_ctx *cx, const char *method, json_t *params, int code, int alt);
+
+/* A call whose params (JSON text) must be refused with -32602: passes the
+** check when it is, fails it otherwise. */
+void conf_expect_invalid(conf_ctx *cx, const char *method, const char *params_text);
 
 /* Checks that resp is an error response; sets *code. Returns 0 when it is not. */
 int conf_error_code(const json_t *resp, int *code);
@@ -359,6 +409,31 @@ json_t *conf_timeline_of(conf_ctx *cx, const char *marker);
 json_t *conf_by_id(const json_t *records, const char *id);
 /* The record in records whose content contains text, or NULL. */
 json_t *conf_by_content(const json_t *records, const char *text);
+/* Whether id (a JSON string) is one of ids. */
+int conf_among(const json_t *ids, const json_t *id);
+
+/* memory/recall or memory/timeline with params (stolen): the "records"
+** array of the result, or NULL after failing the check. */
+json_t *conf_recall(conf_ctx *cx, json_t *params);
+json_t *conf_timeline(conf_ctx *cx, json_t *params);
+
+/* The records carrying metadata cfm = marker, in the order given; kept. */
+json_t *conf_tagged(conf_ctx *cx, const json_t *records, const char *marker);
+
+/* Writes texts[0..n) in one batch, each tagged with cfm; returns the ids
+** as conf_remember does. */
+json_t *conf_write_batch(conf_ctx *cx, const char *cfm, const char *const *texts, size_t n);
+/* Writes texts one call each, a tick apart, so their created_at differ;
+** returns the ids, or NULL after failing (or skipping). */
+json_t *conf_write_each(conf_ctx *cx, const char *cfm, const char *const *texts, size_t n);
+
+/* Whether the contents of records are, in order, exactly texts[0..n);
+** fails the check (naming what) when not. */
+int conf_contents_are(conf_ctx *cx, const char *what, const json_t *records,
+		      const char *const *texts, size_t n);
+/* Whether records (NULL: a read that already failed) holds exactly n
+** records; fails the check (naming what) when it holds another number. */
+int conf_expect_count(conf_ctx *cx, const char *what, const json_t *records, size_t n);
 
 /* Sleeps long enough that the next write gets a later millisecond. */
 void conf_tick(void);
@@ -368,5 +443,63 @@ int64_t conf_now_ms(void);
 
 /* Parses an RFC 3339 timestamp as spec §3.3 writes it; 0 on success. */
 int conf_parse_time(const char *text, int64_t *ms);
+
+/* Whether s is "YYYY-MM-DDTHH:MM:SS.mmmZ", exactly (spec §3.3). */
+int conf_is_wire_timestamp(const char *s);
+
+#ifdef A2M_CONFORMANCE_INTERNAL
+/*
+** The runner's state, for conformance.c, conformance_helpers.c and
+** conformance_records.c only; a check sees conf_ctx through the functions
+** above and never defines A2M_CONFORMANCE_INTERNAL.
+*/
+
+enum verdict { V_NONE, V_PASS, V_FAIL, V_SKIP };
+
+struct conf_ctx {
+	char **server_argv;
+	const char *http_url;  /* --http: the endpoint; then server_argv is NULL */
+	const char *token;     /* --token */
+	const char *cacert;    /* --cacert */
+	a2m_client *client;
+	int timeout_ms;
+	int verbose;
+
+	json_t *describe;
+	char describe_error[512];
+	conf_limits limits;
+	int read_only;    /* a write was refused with -32004 */
+	int wrote;        /* a write was accepted */
+	int lost;         /* the connection failed during the current check */
+	int restart_failures;
+	int scope_denied_expected; /* the current call is meant to get -32005 */
+
+	char run[8];      /* the run's token: six consonants */
+	unsigned seq;     /* markers handed out so far */
+
+	enum verdict verdict;
+	char detail[1024];
+
+	json_t **kept;
+	size_t n_kept, cap_kept;
+	char **strs;
+	size_t n_strs, cap_strs;
+
+	/* What the server wrote on stdout that was not a JSON-RPC message. */
+	size_t lines_received, lines_invalid;
+	char first_invalid[320];
+
+	unsigned passed, failed, skipped;
+};
+
+/* Releases what the check kept (conf_keep, conf_str); the runner calls it
+** after each check. */
+void conf_release_scratch(conf_ctx *cx);
+/* Draws the run's token (cx->run) once, before the first check. */
+void conf_make_run_token(conf_ctx *cx);
+/* An error response as "error CODE (MESSAGE)", or resp shown whole when it
+** is not one; kept. */
+const char *conf_error_text(conf_ctx *cx, const json_t *resp);
+#endif
 
 #endif

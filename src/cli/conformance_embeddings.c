@@ -20,11 +20,6 @@
 
 /* ---- small helpers ---- */
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 /* The records of a recall or timeline (params stolen), or NULL after failing. */
 static json_t *read_records(conf_ctx *cx, const char *method, json_t *params)
 {
@@ -81,7 +76,7 @@ static int store_width(conf_ctx *cx, size_t *width)
 static const char *store_metric(conf_ctx *cx)
 {
 	json_t *e = embeddings_now(cx);
-	const char *metric = e ? str_of(e, "metric") : NULL;
+	const char *metric = e ? conf_str_of(e, "metric") : NULL;
 	if (e && (!metric || (strcmp(metric, "cosine") != 0 && strcmp(metric, "dot") != 0 &&
 			      strcmp(metric, "l2") != 0))) {
 		conf_fail(cx, "embeddings.metric is %s, expected \"cosine\", \"dot\" or \"l2\"",

@@ -1,8 +1,9 @@
 /*
-** conformance_events.c — checks of the events capability (spec
-** §4.12–§4.14; DECISIONS 026): one log, read two ways. The "events" group
-** polls it with memory/events; "events/push" subscribes and watches the
-** same events arrive as notifications.
+** conformance_events.c — the events group: checks of the events capability
+** (spec §4.12–§4.14; DECISIONS 026), which is one log read two ways. This
+** group polls it with memory/events; "events/push" (conformance_push.c)
+** subscribes and watches the same events arrive as notifications. Reading
+** the log is in conformance_event_log.c.
 **
 ** The log belongs to the server process and other activity may land in it
 ** (a spill under capacity pressure is a `consolidated` event of its own),
@@ -14,202 +15,6 @@
 #include <string.h>
 
 #include "cli/conformance.h"
-
-/* How long a notification that must not come is waited for. */
-#define QUIET_MS 300
-/* Polls one read may take before the suite suspects a loop. */
-#define MAX_POLLS 200
-
-/* ---- small helpers ---- */
-
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
-/* "YYYY-MM-DDTHH:MM:SS.mmmZ", exactly (spec §3.3). */
-static int is_wire_timestamp(const char *s)
-{
-	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
-	int64_t ms;
-	if (!s || strlen(s) != sizeof shape - 1)
-		return 0;
-	for (size_t i = 0; shape[i]; i++) {
-		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-			return 0;
-	}
-	return conf_parse_time(s, &ms) == 0;
-}
-
-/* Whether an event has a string kind and a wire timestamp; fails if not. */
-static int event_ok(conf_ctx *cx, const json_t *ev)
-{
-	if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "kind"))) {
-		conf_fail(cx, "event %s has no string kind (spec §4.12)", conf_show(cx, ev));
-		return 0;
-	}
-	if (!is_wire_timestamp(str_of(ev, "at"))) {
-		conf_fail(cx, "event %s: at is not an RFC 3339 UTC timestamp with "
-			  "milliseconds (spec §3.3)", conf_show(cx, ev));
-		return 0;
-	}
-	return 1;
-}
-
-/*
-** memory/events with params (stolen). Returns the result after checking its
-** shape (an events array of well-formed events, a cursor string, more and
-** reset booleans when present), or NULL after failing the check.
-*/
-static json_t *poll(conf_ctx *cx, json_t *params)
-{
-	json_t *r = conf_result(cx, "memory/events", params);
-	if (!r)
-		return NULL;
-	json_t *events = json_object_get(r, "events");
-	const char *cursor = str_of(r, "cursor");
-	json_t *more = json_object_get(r, "more"), *reset = json_object_get(r, "reset");
-	if (!json_is_array(events) || !cursor || !*cursor) {
-		conf_fail(cx, "memory/events answered %s, expected an events array and a "
-			  "cursor string", conf_show(cx, r));
-		return NULL;
-	}
-	if ((more && !json_is_boolean(more)) || (reset && !json_is_boolean(reset))) {
-		conf_fail(cx, "more and reset must be booleans: %s", conf_show(cx, r));
-		return NULL;
-	}
-	size_t i;
-	json_t *ev;
-	int64_t prev = 0, at;
-	json_array_foreach(events, i, ev) {
-		if (!event_ok(cx, ev))
-			return NULL;
-		/* Oldest first (spec §4.12), so `at` never goes back. */
-		if (conf_parse_time(str_of(ev, "at"), &at) == 0 && at < prev) {
-			conf_fail(cx, "events are not oldest first: %s follows an event at "
-				  "%lld ms", conf_show(cx, ev), (long long)prev);
-			return NULL;
-		}
-		prev = at;
-	}
-	return r;
-}
-
-/* The head: a poll without a cursor, which must carry no events. */
-static const char *head(conf_ctx *cx)
-{
-	json_t *r = poll(cx, json_object());
-	if (!r)
-		return NULL;
-	if (json_array_size(json_object_get(r, "events")) != 0) {
-		conf_fail(cx, "a poll without a cursor returned events %s; absent means "
-			  "\"now\" (spec §4.12)", conf_show(cx, json_object_get(r, "events")));
-		return NULL;
-	}
-	return str_of(r, "cursor");
-}
-
-/*
-** Every event after cursor, polling with extra params (stolen, may be NULL)
-** until more is no longer true. Sets *next to the last cursor when next is
-** not NULL. NULL after failing the check.
-**
-** A check reads at most a handful of events after a cursor it took moments
-** before, so reset: true here is a fault, unless the server retains almost
-** nothing (spec §4.12 lets it bound the log, not empty it).
-*/
-static json_t *since(conf_ctx *cx, const char *cursor, json_t *extra, const char **next)
-{
-	json_t *all = conf_keep(cx, json_array());
-	if (!extra)
-		extra = json_object();
-	conf_keep(cx, extra);
-	for (int round = 0; round < MAX_POLLS; round++) {
-		json_t *p = json_deep_copy(extra);
-		json_object_set_new(p, "cursor", json_string(cursor));
-		json_t *r = poll(cx, p);
-		if (!r)
-			return NULL;
-		if (json_is_true(json_object_get(r, "reset"))) {
-			conf_fail(cx, "a cursor issued moments ago, with a handful of events "
-				  "since, was answered with reset: true: %s", conf_show(cx, r));
-			return NULL;
-		}
-		json_array_extend(all, json_object_get(r, "events"));
-		cursor = str_of(r, "cursor");
-		if (!json_is_true(json_object_get(r, "more"))) {
-			if (next)
-				*next = cursor;
-			return all;
-		}
-	}
-	conf_fail(cx, "memory/events still said more: true after %d polls", MAX_POLLS);
-	return NULL;
-}
-
-/* Whether id (a JSON string) is one of ids. */
-static int among(const json_t *ids, const json_t *id)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(ids, i, v) {
-		if (json_equal(v, id))
-			return 1;
-	}
-	return 0;
-}
-
-/* The events of kind; when ids is not NULL, only those naming one of ids. */
-static json_t *of_kind(conf_ctx *cx, const json_t *events, const char *kind, const json_t *ids)
-{
-	json_t *out = conf_keep(cx, json_array());
-	size_t i;
-	json_t *ev;
-	json_array_foreach(events, i, ev) {
-		const char *k = str_of(ev, "kind");
-		if (k && strcmp(k, kind) == 0 && (!ids || among(ids, json_object_get(ev, "id"))))
-			json_array_append(out, ev);
-	}
-	return out;
-}
-
-/*
-** Whether written holds exactly one `written` event per id of ids, in that
-** order; fails the check if not.
-*/
-static int written_in_order(conf_ctx *cx, const json_t *written, const json_t *ids)
-{
-	int ok = json_array_size(written) == json_array_size(ids);
-	for (size_t i = 0; ok && i < json_array_size(ids); i++)
-		ok = json_equal(json_object_get(json_array_get(written, i), "id"),
-				json_array_get(ids, i));
-	if (!ok)
-		conf_fail(cx, "expected one written event per record, in the order written "
-			  "(ids %s); got %s", conf_show(cx, ids), conf_show(cx, written));
-	return ok;
-}
-
-/* Writes texts.. as one batch tagged m (records stolen); the ids. */
-static json_t *write_n(conf_ctx *cx, const char *m, size_t n)
-{
-	json_t *batch = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(batch, conf_record(cx, conf_str(cx, "%s event %zu", m, i), m));
-	return conf_remember(cx, batch);
-}
-
-/* The first tier whose describe entry says shared: false, or NULL. */
-static const char *private_tier(conf_ctx *cx)
-{
-	json_t *tiers = json_object_get(conf_describe(cx), "tiers");
-	size_t i;
-	json_t *t;
-	json_array_foreach(tiers, i, t) {
-		if (json_is_false(json_object_get(t, "shared")) && str_of(t, "name"))
-			return str_of(t, "name");
-	}
-	return NULL;
-}
 
 /*
 ** A tier describe reports without a capacity (absent, null or 0), so a
@@ -223,9 +28,9 @@ static const char *unbounded_tier(conf_ctx *cx)
 	json_t *t;
 	json_array_foreach(tiers, i, t) {
 		json_t *cap = json_object_get(t, "capacity");
-		if (str_of(t, "name") && (!cap || json_is_null(cap) ||
+		if (conf_str_of(t, "name") && (!cap || json_is_null(cap) ||
 					  (json_is_integer(cap) && json_integer_value(cap) == 0)))
-			return str_of(t, "name");
+			return conf_str_of(t, "name");
 	}
 	return NULL;
 }
@@ -248,9 +53,9 @@ static void check_no_cursor(conf_ctx *cx, const void *arg)
 	(void)arg;
 	/* Something in the log first, so "now" is not merely "empty". */
 	int ro = conf_probe_read_only(cx);
-	if (ro < 0 || (ro == 0 && !write_n(cx, conf_marker(cx), 2)))
+	if (ro < 0 || (ro == 0 && !conf_events_write(cx, conf_marker(cx), 2)))
 		return;
-	if (head(cx))
+	if (conf_events_head(cx))
 		conf_pass(cx);
 }
 
@@ -258,7 +63,7 @@ static void check_written(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
 	int keys = conf_has_capability(cx, "keys"), sessions = conf_has_capability(cx, "sessions");
-	const char *m = conf_marker(cx), *c = head(cx);
+	const char *m = conf_marker(cx), *c = conf_events_head(cx);
 	if (!c || !conf_need_writes(cx))
 		return;
 	const char *key = conf_str(cx, "cf/%s/written", m), *session = conf_str(cx, "cfs-%s", m);
@@ -277,12 +82,12 @@ static void check_written(conf_ctx *cx, const void *arg)
 		json_array_append_new(batch, rec);
 	}
 	json_t *ids = conf_remember(cx, batch);
-	json_t *events = ids ? since(cx, c, NULL, NULL) : NULL;
+	json_t *events = ids ? conf_events_since(cx, c, NULL, NULL) : NULL;
 	json_t *stored = events ? conf_timeline_of(cx, m) : NULL;
 	if (!stored)
 		return;
-	json_t *written = of_kind(cx, events, "written", ids);
-	if (!written_in_order(cx, written, ids))
+	json_t *written = conf_events_of_kind(cx, events, "written", ids);
+	if (!conf_written_in_order(cx, written, ids))
 		return;
 	for (size_t i = 0; i < 3; i++) {
 		json_t *ev = json_array_get(written, i);
@@ -292,11 +97,11 @@ static void check_written(conf_ctx *cx, const void *arg)
 				  conf_show(cx, ev), conf_show(cx, json_object_get(rec, "tier")));
 			return;
 		}
-		if (!tier && conf_has_capability(cx, "tiers") && !str_of(ev, "tier")) {
+		if (!tier && conf_has_capability(cx, "tiers") && !conf_str_of(ev, "tier")) {
 			conf_fail(cx, "written event %s has no tier (spec §4.12)", conf_show(cx, ev));
 			return;
 		}
-		if (keys && i == 1 && (!str_of(ev, "key") || strcmp(str_of(ev, "key"), key) != 0 ||
+		if (keys && i == 1 && (!conf_str_of(ev, "key") || strcmp(conf_str_of(ev, "key"), key) != 0 ||
 				       !json_is_integer(json_object_get(ev, "revision")) ||
 				       json_integer_value(json_object_get(ev, "revision")) != 0)) {
 			conf_fail(cx, "written event %s: expected key \"%s\" and revision 0",
@@ -304,7 +109,7 @@ static void check_written(conf_ctx *cx, const void *arg)
 			return;
 		}
 		if (sessions && i == 2 &&
-		    (!str_of(ev, "session") || strcmp(str_of(ev, "session"), session) != 0)) {
+		    (!conf_str_of(ev, "session") || strcmp(conf_str_of(ev, "session"), session) != 0)) {
 			conf_fail(cx, "written event %s: expected session \"%s\"", conf_show(cx, ev),
 				  session);
 			return;
@@ -317,21 +122,21 @@ static void check_written(conf_ctx *cx, const void *arg)
 static void check_cursor_continues(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
-	const char *m = conf_marker(cx), *c = head(cx), *next = NULL;
+	const char *m = conf_marker(cx), *c = conf_events_head(cx), *next = NULL;
 	if (!c || !conf_need_writes(cx))
 		return;
-	json_t *first = write_n(cx, m, 2);
-	json_t *events = first ? since(cx, c, NULL, &next) : NULL;
-	if (!events || !written_in_order(cx, of_kind(cx, events, "written", first), first))
+	json_t *first = conf_events_write(cx, m, 2);
+	json_t *events = first ? conf_events_since(cx, c, NULL, &next) : NULL;
+	if (!events || !conf_written_in_order(cx, conf_events_of_kind(cx, events, "written", first), first))
 		return;
-	json_t *second = write_n(cx, m, 1);
-	json_t *more = second ? since(cx, next, NULL, NULL) : NULL;
+	json_t *second = conf_events_write(cx, m, 1);
+	json_t *more = second ? conf_events_since(cx, next, NULL, NULL) : NULL;
 	if (!more)
 		return;
-	if (json_array_size(of_kind(cx, more, "written", first)) != 0)
+	if (json_array_size(conf_events_of_kind(cx, more, "written", first)) != 0)
 		conf_fail(cx, "polling on with the cursor returned the earlier events again: %s",
 			  conf_show(cx, more));
-	else if (written_in_order(cx, of_kind(cx, more, "written", second), second))
+	else if (conf_written_in_order(cx, conf_events_of_kind(cx, more, "written", second), second))
 		conf_pass(cx);
 }
 
@@ -340,25 +145,25 @@ static const int limit_one = 1, limit_two = 2;
 static void check_paging(conf_ctx *cx, const void *arg)
 {
 	int limit = *(const int *)arg;
-	const char *m = conf_marker(cx), *c = head(cx);
+	const char *m = conf_marker(cx), *c = conf_events_head(cx);
 	if (!c || !conf_need_writes(cx))
 		return;
 	/* Three events, each in its own call: enough to need several pages at
 	** either limit, few enough for any sane retention window. */
 	json_t *ids = conf_keep(cx, json_array());
 	for (int i = 0; i < 3; i++) {
-		json_t *one = write_n(cx, m, 1);
+		json_t *one = conf_events_write(cx, m, 1);
 		if (!one)
 			return;
 		json_array_extend(ids, one);
 	}
-	json_t *whole = since(cx, c, NULL, NULL);
+	json_t *whole = conf_events_since(cx, c, NULL, NULL);
 	if (!whole)
 		return;
 	json_t *paged = conf_keep(cx, json_array());
 	const char *cursor = c;
-	for (int round = 0; round < MAX_POLLS; round++) {
-		json_t *r = poll(cx, json_pack("{s:s,s:i}", "cursor", cursor, "limit", limit));
+	for (int round = 0; round < CONF_MAX_POLLS; round++) {
+		json_t *r = conf_events_poll(cx, json_pack("{s:s,s:i}", "cursor", cursor, "limit", limit));
 		if (!r)
 			return;
 		json_t *events = json_object_get(r, "events");
@@ -377,14 +182,14 @@ static void check_paging(conf_ctx *cx, const void *arg)
 			return;
 		}
 		json_array_extend(paged, events);
-		cursor = str_of(r, "cursor");
+		cursor = conf_str_of(r, "cursor");
 		if (!more)
 			break;
 	}
 	if (!json_equal(paged, whole))
 		conf_fail(cx, "paging with limit %d saw %s; one poll saw %s", limit,
 			  conf_show(cx, paged), conf_show(cx, whole));
-	else if (written_in_order(cx, of_kind(cx, paged, "written", ids), ids))
+	else if (conf_written_in_order(cx, conf_events_of_kind(cx, paged, "written", ids), ids))
 		conf_pass(cx);
 }
 
@@ -392,15 +197,15 @@ static void check_forgotten(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
 	const char *m = conf_marker(cx);
-	json_t *ids = conf_need_writes(cx) ? write_n(cx, m, 3) : NULL;
-	const char *c = ids ? head(cx) : NULL;
+	json_t *ids = conf_need_writes(cx) ? conf_events_write(cx, m, 3) : NULL;
+	const char *c = ids ? conf_events_head(cx) : NULL;
 	if (!c)
 		return;
 	json_t *r = conf_result(cx, "memory/forget", json_pack("{s:O}", "ids", ids));
-	json_t *events = r ? since(cx, c, NULL, NULL) : NULL;
+	json_t *events = r ? conf_events_since(cx, c, NULL, NULL) : NULL;
 	if (!events)
 		return;
-	json_t *forgotten = of_kind(cx, events, "forgotten", NULL);
+	json_t *forgotten = conf_events_of_kind(cx, events, "forgotten", NULL);
 	json_t *ev = json_array_get(forgotten, 0);
 	json_t *count = json_object_get(ev, "count"), *evids = json_object_get(ev, "ids");
 	if (json_array_size(forgotten) != 1) {
@@ -415,14 +220,14 @@ static void check_forgotten(conf_ctx *cx, const void *arg)
 	if (evids) {
 		int ok = json_is_array(evids) && json_array_size(evids) == 3;
 		for (size_t i = 0; ok && i < 3; i++)
-			ok = among(evids, json_array_get(ids, i));
+			ok = conf_among(evids, json_array_get(ids, i));
 		if (!ok) {
 			conf_fail(cx, "forgotten event %s: ids should be the three forgotten, %s",
 				  conf_show(cx, ev), conf_show(cx, ids));
 			return;
 		}
 	}
-	if (json_array_size(of_kind(cx, events, "written", NULL)) != 0)
+	if (json_array_size(conf_events_of_kind(cx, events, "written", NULL)) != 0)
 		conf_fail(cx, "a forget produced written events: %s", conf_show(cx, events));
 	else
 		conf_pass(cx);
@@ -433,7 +238,7 @@ static int consolidated_matches(conf_ctx *cx, const char *what, const json_t *ev
 				const json_t *result)
 {
 	static const char *const counts[] = {"moved", "promoted", "dropped", "summarized"};
-	json_t *all = of_kind(cx, events, "consolidated", NULL);
+	json_t *all = conf_events_of_kind(cx, events, "consolidated", NULL);
 	json_t *ev = json_array_get(all, 0);
 	if (json_array_size(all) != 1) {
 		conf_fail(cx, "%s gave %zu consolidated events, expected one (spec §4.12): %s",
@@ -459,9 +264,9 @@ static void check_consolidated(conf_ctx *cx, const void *arg)
 		conf_skip(cx, "the server does not declare \"tiers\"");
 		return;
 	}
-	const char *c = conf_need_writes(cx) ? head(cx) : NULL;
+	const char *c = conf_need_writes(cx) ? conf_events_head(cx) : NULL;
 	json_t *r = c ? conf_result(cx, "memory/consolidate", json_object()) : NULL;
-	json_t *events = r ? since(cx, c, NULL, NULL) : NULL;
+	json_t *events = r ? conf_events_since(cx, c, NULL, NULL) : NULL;
 	if (events && consolidated_matches(cx, "a consolidate", events, r))
 		conf_pass(cx);
 }
@@ -473,7 +278,7 @@ static int ids_are(const json_t *ev, const json_t *want)
 	if (!json_is_array(got) || json_array_size(got) != json_array_size(want))
 		return 0;
 	for (size_t i = 0; i < json_array_size(want); i++) {
-		if (!among(got, json_array_get(want, i)))
+		if (!conf_among(got, json_array_get(want, i)))
 			return 0;
 	}
 	return 1;
@@ -493,8 +298,8 @@ static void check_promoted(conf_ctx *cx, const void *arg)
 	size_t i;
 	json_t *t;
 	json_array_foreach(tiers, i, t) {
-		if (!to && str_of(t, "name") && (!from || strcmp(str_of(t, "name"), from) != 0))
-			to = str_of(t, "name");
+		if (!to && conf_str_of(t, "name") && (!from || strcmp(conf_str_of(t, "name"), from) != 0))
+			to = conf_str_of(t, "name");
 	}
 	if (!from || !to) {
 		conf_skip(cx, "needs a tier without a capacity and another to promote into");
@@ -510,15 +315,15 @@ static void check_promoted(conf_ctx *cx, const void *arg)
 		json_array_append_new(batch, rec);
 	}
 	json_t *ids = conf_remember(cx, batch);
-	const char *c = ids ? head(cx) : NULL;
+	const char *c = ids ? conf_events_head(cx) : NULL;
 	json_t *r = c ? conf_result(cx, "memory/promote",
 				    json_pack("{s:O,s:s}", "ids", ids, "tier", to)) : NULL;
-	json_t *events = r ? since(cx, c, NULL, NULL) : NULL;
+	json_t *events = r ? conf_events_since(cx, c, NULL, NULL) : NULL;
 	if (!events)
 		return;
-	json_t *promoted = of_kind(cx, events, "promoted", NULL);
+	json_t *promoted = conf_events_of_kind(cx, events, "promoted", NULL);
 	json_t *ev = json_array_get(promoted, 0);
-	const char *tier = str_of(ev, "tier");
+	const char *tier = conf_str_of(ev, "tier");
 	if (json_array_size(promoted) != 1)
 		conf_fail(cx, "a promote of 2 records gave %zu promoted events, expected one "
 			  "(spec §4.12): %s", json_array_size(promoted), conf_show(cx, events));
@@ -544,7 +349,7 @@ static void check_recall_promotes(conf_ctx *cx, const void *arg)
 	json_t *t;
 	json_array_foreach(tiers, i, t) {
 		json_t *after = json_object_get(t, "promote_after");
-		if (!from && str_of(t, "name") && str_of(t, "promote_to") &&
+		if (!from && conf_str_of(t, "name") && conf_str_of(t, "promote_to") &&
 		    json_is_integer(after) && json_integer_value(after) > 0 &&
 		    json_integer_value(after) <= 20)
 			from = t;
@@ -553,15 +358,15 @@ static void check_recall_promotes(conf_ctx *cx, const void *arg)
 		conf_skip(cx, "describe reports no tier with promote_to and promote_after");
 		return;
 	}
-	const char *m = conf_marker(cx), *to = str_of(from, "promote_to");
+	const char *m = conf_marker(cx), *to = conf_str_of(from, "promote_to");
 	if (!conf_need_writes(cx))
 		return;
 	json_t *rec = conf_record(cx, conf_str(cx, "%s earns promotion", m), m);
-	json_object_set_new(rec, "tier", json_string(str_of(from, "name")));
+	json_object_set_new(rec, "tier", json_string(conf_str_of(from, "name")));
 	if (conf_has_capability(cx, "sessions"))
 		json_object_set_new(rec, "session", json_string(conf_str(cx, "cfs-%s", m)));
 	json_t *ids = conf_remember(cx, json_pack("[o]", rec));
-	const char *c = ids ? head(cx) : NULL;
+	const char *c = ids ? conf_events_head(cx) : NULL;
 	if (!c)
 		return;
 	json_int_t times = json_integer_value(json_object_get(from, "promote_after"));
@@ -570,22 +375,22 @@ static void check_recall_promotes(conf_ctx *cx, const void *arg)
 								  "where", "cfm", m, "limit", 5)))
 			return;
 	}
-	json_t *events = since(cx, c, NULL, NULL);
+	json_t *events = conf_events_since(cx, c, NULL, NULL);
 	json_t *now = events ? conf_timeline_of(cx, m) : NULL;
 	if (!now)
 		return;
-	const char *tier = str_of(json_array_get(now, 0), "tier");
+	const char *tier = conf_str_of(json_array_get(now, 0), "tier");
 	if (!tier || strcmp(tier, to) != 0) {
 		conf_skip(cx, "%lld recalls left the record in %s, not %s (the salience group "
 			  "judges promotion)", (long long)times, tier ? tier : "(nothing)", to);
 		return;
 	}
-	json_t *promoted = of_kind(cx, events, "promoted", NULL);
-	json_t *consolidated = of_kind(cx, events, "consolidated", NULL);
+	json_t *promoted = conf_events_of_kind(cx, events, "promoted", NULL);
+	json_t *consolidated = conf_events_of_kind(cx, events, "consolidated", NULL);
 	size_t k;
 	json_t *ev;
 	json_array_foreach(promoted, k, ev) {
-		const char *dest = str_of(ev, "tier");
+		const char *dest = conf_str_of(ev, "tier");
 		if (ids_are(ev, ids) && dest && strcmp(dest, to) == 0) {
 			conf_pass(cx);
 			return;
@@ -607,35 +412,35 @@ static void check_recall_promotes(conf_ctx *cx, const void *arg)
 static void check_kinds(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
-	const char *m = conf_marker(cx), *c = head(cx);
-	json_t *ids = c && conf_need_writes(cx) ? write_n(cx, m, 2) : NULL;
+	const char *m = conf_marker(cx), *c = conf_events_head(cx);
+	json_t *ids = c && conf_need_writes(cx) ? conf_events_write(cx, m, 2) : NULL;
 	if (!ids || !conf_result(cx, "memory/forget", json_pack("{s:[O]}", "ids",
 								json_array_get(ids, 0))))
 		return;
 	static const char *const only[] = {"forgotten", "written"};
 	for (size_t k = 0; k < CONF_COUNT(only); k++) {
-		json_t *events = since(cx, c, json_pack("{s:[s]}", "kinds", only[k]), NULL);
+		json_t *events = conf_events_since(cx, c, json_pack("{s:[s]}", "kinds", only[k]), NULL);
 		if (!events)
 			return;
-		json_t *wanted = of_kind(cx, events, only[k], NULL);
+		json_t *wanted = conf_events_of_kind(cx, events, only[k], NULL);
 		if (json_array_size(wanted) != json_array_size(events)) {
 			conf_fail(cx, "kinds [\"%s\"] also returned other kinds: %s", only[k],
 				  conf_show(cx, events));
 			return;
 		}
 		size_t mine = k == 0 ? json_array_size(wanted)
-				     : json_array_size(of_kind(cx, events, "written", ids));
+				     : json_array_size(conf_events_of_kind(cx, events, "written", ids));
 		if (mine != (k == 0 ? 1 : 2)) {
 			conf_fail(cx, "kinds [\"%s\"] returned %s, expected the %s", only[k],
 				  conf_show(cx, events), k == 0 ? "one forget" : "two writes");
 			return;
 		}
 	}
-	json_t *both = since(cx, c, json_pack("{s:[s,s]}", "kinds", "written", "forgotten"), NULL);
+	json_t *both = conf_events_since(cx, c, json_pack("{s:[s,s]}", "kinds", "written", "forgotten"), NULL);
 	if (!both)
 		return;
-	if (json_array_size(of_kind(cx, both, "written", ids)) != 2 ||
-	    json_array_size(of_kind(cx, both, "forgotten", NULL)) != 1)
+	if (json_array_size(conf_events_of_kind(cx, both, "written", ids)) != 2 ||
+	    json_array_size(conf_events_of_kind(cx, both, "forgotten", NULL)) != 1)
 		conf_fail(cx, "kinds [\"written\", \"forgotten\"] returned %s",
 			  conf_show(cx, both));
 	else
@@ -666,7 +471,7 @@ static int cursor_refused(conf_ctx *cx, const char *what, const char *cursor)
 			  cursor, conf_show(cx, resp));
 		return 0;
 	}
-	if (!json_is_array(json_object_get(r, "events")) || !str_of(r, "cursor")) {
+	if (!json_is_array(json_object_get(r, "events")) || !conf_str_of(r, "cursor")) {
 		conf_fail(cx, "the reset reply %s lacks events or a cursor", conf_show(cx, r));
 		return 0;
 	}
@@ -711,7 +516,7 @@ static void check_foreign_cursor(conf_ctx *cx, const void *arg)
 	json_decref(p);
 	a2m_client_free(other);
 	conf_keep(cx, resp);
-	const char *cursor = str_of(json_object_get(resp, "result"), "cursor");
+	const char *cursor = conf_str_of(json_object_get(resp, "result"), "cursor");
 	if (!cursor) {
 		conf_skip(cx, "the second server gave no cursor: %s", conf_show(cx, resp));
 		return;
@@ -741,7 +546,7 @@ static void check_key_replaced(conf_ctx *cx, const void *arg)
 		conf_skip(cx, "the server does not declare \"keys\"");
 		return;
 	}
-	const char *m = conf_marker(cx), *c = head(cx);
+	const char *m = conf_marker(cx), *c = conf_events_head(cx);
 	const char *key = conf_str(cx, "cf/%s/fact", m);
 	json_t *ids = conf_keep(cx, json_array());
 	for (int i = 0; c && i < 2; i++) {
@@ -752,12 +557,12 @@ static void check_key_replaced(conf_ctx *cx, const void *arg)
 			return;
 		json_array_extend(ids, one);
 	}
-	json_t *events = c ? since(cx, c, NULL, NULL) : NULL;
+	json_t *events = c ? conf_events_since(cx, c, NULL, NULL) : NULL;
 	json_t *fetched = events ? conf_result(cx, "memory/fetch", json_pack("{s:s}", "key", key))
 				 : NULL;
 	if (!fetched)
 		return;
-	json_t *written = of_kind(cx, events, "written", ids);
+	json_t *written = conf_events_of_kind(cx, events, "written", ids);
 	json_t *rev = json_object_get(json_array_get(written, 1), "revision");
 	json_t *stored = json_object_get(json_object_get(fetched, "record"), "revision");
 	if (json_array_size(written) != 2)
@@ -781,14 +586,14 @@ static void check_session_closed(conf_ctx *cx, const void *arg)
 	json_t *rec = conf_record(cx, conf_str(cx, "%s in a session", m), m);
 	json_object_set_new(rec, "session", json_string(session));
 	json_t *ids = conf_remember(cx, json_pack("[o]", rec));
-	const char *c = ids ? head(cx) : NULL;
+	const char *c = ids ? conf_events_head(cx) : NULL;
 	json_t *r = c ? conf_result(cx, "memory/session/close",
 				    json_pack("{s:s}", "session", session)) : NULL;
-	json_t *events = r ? since(cx, c, NULL, NULL) : NULL;
+	json_t *events = r ? conf_events_since(cx, c, NULL, NULL) : NULL;
 	if (!events)
 		return;
-	json_t *closed = of_kind(cx, events, "session_closed", NULL);
-	const char *got = str_of(json_array_get(closed, 0), "session");
+	json_t *closed = conf_events_of_kind(cx, events, "session_closed", NULL);
+	const char *got = conf_str_of(json_array_get(closed, 0), "session");
 	if (json_array_size(closed) != 1 || !got || strcmp(got, session) != 0)
 		conf_fail(cx, "closing session %s gave %s, expected one session_closed event "
 			  "naming it", session, conf_show(cx, events));
@@ -800,7 +605,7 @@ static void check_session_closed(conf_ctx *cx, const void *arg)
 static void check_scoped(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
-	const char *tier = private_tier(cx);
+	const char *tier = conf_private_tier(cx);
 	if (!conf_has_capability(cx, "scopes") || !conf_has_capability(cx, "tiers")) {
 		conf_skip(cx, "needs \"scopes\" and \"tiers\"");
 		return;
@@ -809,7 +614,7 @@ static void check_scoped(conf_ctx *cx, const void *arg)
 		conf_skip(cx, "describe reports no tier with shared: false");
 		return;
 	}
-	const char *m = conf_marker(cx), *c = head(cx);
+	const char *m = conf_marker(cx), *c = conf_events_head(cx);
 	const char *a = conf_str(cx, "cfa-%s", m), *b = conf_str(cx, "cfb-%s", m);
 	json_t *batch = json_array();
 	for (int i = 0; i < 2; i++) {
@@ -826,14 +631,14 @@ static void check_scoped(conf_ctx *cx, const void *arg)
 	json_t *ids = json_object_get(resp, "ids");
 	if (!resp)
 		return;
-	json_t *seen_b = since(cx, c, json_pack("{s:s}", "owner", b), NULL);
-	json_t *seen_a = seen_b ? since(cx, c, json_pack("{s:s}", "owner", a), NULL) : NULL;
+	json_t *seen_b = conf_events_since(cx, c, json_pack("{s:s}", "owner", b), NULL);
+	json_t *seen_a = seen_b ? conf_events_since(cx, c, json_pack("{s:s}", "owner", a), NULL) : NULL;
 	if (!seen_a)
 		return;
-	if (json_array_size(of_kind(cx, seen_b, "written", ids)) != 0)
+	if (json_array_size(conf_events_of_kind(cx, seen_b, "written", ids)) != 0)
 		conf_fail(cx, "owner %s saw the written events of owner %s's records in tier "
 			  "%s (shared: false): %s", b, a, tier, conf_show(cx, seen_b));
-	else if (written_in_order(cx, of_kind(cx, seen_a, "written", ids), ids))
+	else if (conf_written_in_order(cx, conf_events_of_kind(cx, seen_a, "written", ids), ids))
 		conf_pass(cx);
 }
 
@@ -869,263 +674,3 @@ static const conf_check checks[] = {
 };
 
 const conf_group conf_group_events = {"events", "events", checks, CONF_COUNT(checks), 0};
-
-/* ---- events/push ---- */
-
-/* Whether describe says push is on; skips the check when it is not. */
-static int push_on(conf_ctx *cx)
-{
-	json_t *push = json_object_get(json_object_get(conf_describe(cx), "events"), "push");
-	if (!json_is_true(push))
-		conf_skip(cx, "describe reports push: false");
-	return json_is_true(push);
-}
-
-/*
-** The next notification, waiting at most ms without sending anything.
-** Returns 1 and sets *out, 0 when none came in time, -1 after failing.
-*/
-static int next_notification(conf_ctx *cx, int ms, json_t **out)
-{
-	a2m_client *c = conf_client(cx);
-	json_t *msg = NULL;
-	a2m_client_set_timeout(c, ms);
-	int rc = a2m_client_next_notification(c, &msg);
-	a2m_client_set_timeout(c, conf_timeout(cx));
-	*out = conf_keep(cx, msg);
-	if (rc == A2M_CLIENT_OK)
-		return 1;
-	if (rc == A2M_CLIENT_ERR_TIMEOUT)
-		return 0;
-	conf_fail(cx, "waiting for a notification: %s", a2m_client_errmsg(c));
-	return -1;
-}
-
-/* The event a notification carries, after checking its envelope. */
-static json_t *event_of(conf_ctx *cx, const json_t *msg)
-{
-	const char *method = str_of(msg, "method");
-	json_t *params = json_object_get(msg, "params");
-	if (!method || strcmp(method, "memory/event") != 0 || json_object_get(msg, "id") ||
-	    !json_is_object(params)) {
-		conf_fail(cx, "expected a memory/event notification with params and no id "
-			  "(spec §4.13), got %s", conf_show(cx, msg));
-		return NULL;
-	}
-	return event_ok(cx, params) ? params : NULL;
-}
-
-/*
-** Waits for the `written` notifications of ids, in order, skipping any
-** other event; returns them, or NULL after failing.
-*/
-static json_t *pushed_writes(conf_ctx *cx, const json_t *ids)
-{
-	json_t *got = conf_keep(cx, json_array());
-	while (json_array_size(got) < json_array_size(ids)) {
-		json_t *msg, *ev;
-		int n = next_notification(cx, conf_timeout(cx), &msg);
-		if (n < 0)
-			return NULL;
-		if (n == 0) {
-			conf_fail(cx, "no memory/event notification for the write within %d ms "
-				  "(%zu of %zu arrived)", conf_timeout(cx), json_array_size(got),
-				  json_array_size(ids));
-			return NULL;
-		}
-		if (!(ev = event_of(cx, msg)))
-			return NULL;
-		const char *kind = str_of(ev, "kind");
-		if (kind && strcmp(kind, "written") == 0 && among(ids, json_object_get(ev, "id")))
-			json_array_append(got, ev);
-	}
-	return written_in_order(cx, got, ids) ? got : NULL;
-}
-
-/* Whether no notification arrives within QUIET_MS; fails if one does. */
-static int quiet(conf_ctx *cx, const char *after)
-{
-	json_t *msg;
-	int n = next_notification(cx, QUIET_MS, &msg);
-	if (n > 0)
-		conf_fail(cx, "%s, the server sent %s", after, conf_show(cx, msg));
-	return n == 0;
-}
-
-static int subscribe(conf_ctx *cx, json_t *params)
-{
-	json_t *r = conf_result(cx, "memory/events/subscribe", params);
-	if (r && !json_is_true(json_object_get(r, "subscribed")))
-		conf_fail(cx, "subscribe answered %s, expected {\"subscribed\": true}",
-			  conf_show(cx, r));
-	return r && json_is_true(json_object_get(r, "subscribed"));
-}
-
-static int unsubscribe(conf_ctx *cx)
-{
-	json_t *r = conf_result(cx, "memory/events/unsubscribe", json_object());
-	if (r && !json_is_false(json_object_get(r, "subscribed")))
-		conf_fail(cx, "unsubscribe answered %s, expected {\"subscribed\": false}",
-			  conf_show(cx, r));
-	return r && json_is_false(json_object_get(r, "subscribed"));
-}
-
-/* Spec §4.13: declaring the capability does not by itself push anything. */
-static void check_not_before_subscribe(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	if (push_on(cx) && conf_need_writes(cx) && write_n(cx, conf_marker(cx), 2) &&
-	    quiet(cx, "before any subscribe, after a write"))
-		conf_pass(cx);
-}
-
-static void check_push_written(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	if (!push_on(cx) || !conf_need_writes(cx) || !subscribe(cx, json_object()))
-		return;
-	json_t *ids = write_n(cx, conf_marker(cx), 3);
-	int ok = ids && pushed_writes(cx, ids);
-	if (unsubscribe(cx) && ok)
-		conf_pass(cx);
-}
-
-/* Spec §4.13: push and poll are two views of one log. */
-static void check_push_is_poll(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	const char *c = push_on(cx) && conf_need_writes(cx) ? head(cx) : NULL;
-	if (!c || !subscribe(cx, json_object()))
-		return;
-	json_t *ids = write_n(cx, conf_marker(cx), 2);
-	json_t *pushed = ids ? pushed_writes(cx, ids) : NULL;
-	if (!unsubscribe(cx) || !pushed)
-		return;
-	json_t *polled = since(cx, c, NULL, NULL);
-	if (!polled)
-		return;
-	json_t *mine = of_kind(cx, polled, "written", ids);
-	if (!json_equal(mine, pushed))
-		conf_fail(cx, "pushed %s, but polling the same log returned %s",
-			  conf_show(cx, pushed), conf_show(cx, mine));
-	else
-		conf_pass(cx);
-}
-
-static void check_unsubscribe_stops(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	if (!push_on(cx) || !conf_need_writes(cx) || !subscribe(cx, json_object()) ||
-	    !unsubscribe(cx) || !write_n(cx, conf_marker(cx), 2) ||
-	    !quiet(cx, "after unsubscribe and a write"))
-		return;
-	/* A request answered after the write proves the server is past it. */
-	if (!conf_still_serving(cx, "unsubscribe"))
-		return;
-	if (a2m_client_pending(conf_client(cx)) != 0)
-		conf_fail(cx, "after unsubscribe, %zu message(s) arrived unasked",
-			  a2m_client_pending(conf_client(cx)));
-	else
-		conf_pass(cx);
-}
-
-/* Spec §4.14 says so without condition: also where push is off. */
-static void check_unsubscribe_idle(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	if (unsubscribe(cx) && unsubscribe(cx))
-		conf_pass(cx);
-}
-
-static void check_push_kinds(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	if (!push_on(cx) || !conf_need_writes(cx) ||
-	    !subscribe(cx, json_pack("{s:[s]}", "kinds", "forgotten")))
-		return;
-	json_t *ids = write_n(cx, conf_marker(cx), 2), *msg = NULL, *ev = NULL;
-	int n = ids && conf_result(cx, "memory/forget", json_pack("{s:O}", "ids", ids))
-		? next_notification(cx, conf_timeout(cx), &msg) : -1;
-	if (n > 0)
-		ev = event_of(cx, msg);
-	if (!unsubscribe(cx) || n < 0 || (n > 0 && !ev))
-		return;
-	if (n == 0) {
-		conf_fail(cx, "subscribed to forgotten, a forget of 2 pushed nothing within %d ms",
-			  conf_timeout(cx));
-		return;
-	}
-	const char *kind = str_of(ev, "kind");
-	json_t *count = json_object_get(ev, "count");
-	if (!kind || strcmp(kind, "forgotten") != 0 || !json_is_integer(count) ||
-	    json_integer_value(count) != 2)
-		conf_fail(cx, "subscribed to forgotten only, a write then a forget of 2 pushed "
-			  "%s first", conf_show(cx, ev));
-	else
-		conf_pass(cx);
-}
-
-static void check_push_scoped(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	const char *tier = private_tier(cx);
-	if (!push_on(cx))
-		return;
-	if (!conf_has_capability(cx, "scopes") || !conf_has_capability(cx, "tiers") || !tier) {
-		conf_skip(cx, "needs \"scopes\" and a tier with shared: false");
-		return;
-	}
-	const char *m = conf_marker(cx);
-	const char *a = conf_str(cx, "cfa-%s", m), *b = conf_str(cx, "cfb-%s", m);
-	if (!conf_need_writes(cx) || !subscribe(cx, json_pack("{s:s}", "owner", b)))
-		return;
-	json_t *rec = conf_record(cx, conf_str(cx, "%s private", m), m);
-	json_object_set_new(rec, "tier", json_string(tier));
-	json_t *r = conf_result(cx, "memory/remember",
-				json_pack("{s:s,s:[o]}", "owner", a, "records", rec));
-	/* Whatever arrives in the quiet window, none of it may be a's write. */
-	json_t *msg = NULL, *leaked = NULL;
-	int n = r ? 1 : -1;
-	for (int i = 0; n > 0 && i < MAX_POLLS; i++) {
-		n = next_notification(cx, QUIET_MS, &msg);
-		json_t *ev = n > 0 ? json_object_get(msg, "params") : NULL;
-		if (ev && among(json_object_get(r, "ids"), json_object_get(ev, "id")))
-			leaked = msg;
-	}
-	if (!unsubscribe(cx) || n < 0)
-		return;
-	if (leaked)
-		conf_fail(cx, "a subscriber as owner %s was pushed %s, the write of owner %s "
-			  "in tier %s (shared: false)", b, conf_show(cx, leaked), a, tier);
-	else
-		conf_pass(cx);
-}
-
-static void check_push_off(conf_ctx *cx, const void *arg)
-{
-	(void)arg;
-	json_t *push = json_object_get(json_object_get(conf_describe(cx), "events"), "push");
-	if (!json_is_false(push)) {
-		conf_skip(cx, "describe reports push: true");
-		return;
-	}
-	if (conf_expect_error(cx, "memory/events/subscribe", json_object(),
-			      CONF_CAPABILITY_NOT_SUPPORTED, 0))
-		conf_pass(cx);
-}
-
-static const conf_check push_checks[] = {
-	{"nothing is pushed before subscribe", check_not_before_subscribe, NULL},
-	{"after subscribe a write is pushed as memory/event notifications, unasked",
-	 check_push_written, NULL},
-	{"pushed events are the events a poll returns", check_push_is_poll, NULL},
-	{"unsubscribe answers subscribed: false and nothing more is pushed",
-	 check_unsubscribe_stops, NULL},
-	{"unsubscribe when not subscribed is not an error", check_unsubscribe_idle, NULL},
-	{"subscribe with kinds pushes only those kinds", check_push_kinds, NULL},
-	{"a subscriber is not pushed another owner's private writes", check_push_scoped, NULL},
-	{"with push false, subscribe is -32003", check_push_off, NULL},
-};
-
-const conf_group conf_group_events_push = {"events/push", "events", push_checks,
-					   CONF_COUNT(push_checks), 0};

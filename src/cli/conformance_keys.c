@@ -10,11 +10,6 @@
 
 #include "cli/conformance.h"
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 /* Writes one record "<m> <text>" at key (as owner when not NULL) with
 ** fields; returns its id, or NULL after failing. */
 static const char *write_key(conf_ctx *cx, const char *m, const char *key, const char *text,
@@ -56,8 +51,8 @@ static int fetched_is(conf_ctx *cx, const char *key, const char *owner, const ch
 	json_t *rec = fetch(cx, key, owner);
 	if (!rec)
 		return 0;
-	const char *got_id = str_of(rec, "id"), *content = str_of(rec, "content");
-	const char *got_key = str_of(rec, "key");
+	const char *got_id = conf_str_of(rec, "id"), *content = conf_str_of(rec, "content");
+	const char *got_key = conf_str_of(rec, "key");
 	json_t *rev = json_object_get(rec, "revision");
 	const char *who = owner ? conf_str(cx, " as owner \"%s\"", owner) : "";
 	if (!got_id || strcmp(got_id, id) != 0)
@@ -144,8 +139,8 @@ static void check_replace_one_record(conf_ctx *cx, const void *arg)
 	else if (json_array_size(found) != 1)
 		conf_fail(cx, "after three writes to \"%s\", recall finds %zu records", key,
 			  json_array_size(found));
-	else if (!str_of(json_array_get(found, 0), "content") ||
-		 !strstr(str_of(json_array_get(found, 0), "content"), versions[2]))
+	else if (!conf_str_of(json_array_get(found, 0), "content") ||
+		 !strstr(conf_str_of(json_array_get(found, 0), "content"), versions[2]))
 		conf_fail(cx, "recall returns %s, not the latest version",
 			  conf_show(cx, json_object_get(json_array_get(found, 0), "content")));
 	else

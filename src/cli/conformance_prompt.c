@@ -13,11 +13,6 @@
 
 #include "cli/conformance.h"
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 /* Unicode code points in UTF-8 text: the unit of a budget. */
 static size_t code_points(const char *s)
 {
@@ -78,7 +73,7 @@ static json_t *record_of(const json_t *records, const char *id)
 */
 static int rendering_ok(conf_ctx *cx, const char *what, const json_t *r)
 {
-	const char *text = str_of(r, "prompt");
+	const char *text = conf_str_of(r, "prompt");
 	json_t *pids = json_object_get(r, "prompt_ids"), *records = json_object_get(r, "records");
 	if (!text || !json_is_array(pids)) {
 		conf_fail(cx, "%s: expected a prompt string and a prompt_ids array, got %s", what,
@@ -94,7 +89,7 @@ static int rendering_ok(conf_ctx *cx, const char *what, const json_t *r)
 				  what, conf_show(cx, id));
 			return 0;
 		}
-		const char *content = str_of(rec, "content");
+		const char *content = conf_str_of(rec, "content");
 		if (!content || !strstr(text, content)) {
 			conf_fail(cx, "%s: record %s is in prompt_ids but its content %s is not "
 				  "whole in the prompt %s", what, json_string_value(id),
@@ -105,7 +100,7 @@ static int rendering_ok(conf_ctx *cx, const char *what, const json_t *r)
 	}
 	json_t *rec;
 	json_array_foreach(records, i, rec) {
-		const char *rid = str_of(rec, "id"), *content = str_of(rec, "content");
+		const char *rid = conf_str_of(rec, "id"), *content = conf_str_of(rec, "content");
 		if (rid && content && *content && !lists(pids, rid) && strstr(text, content)) {
 			conf_fail(cx, "%s: the prompt holds the content of %s, which prompt_ids "
 				  "omits", what, rid);
@@ -322,7 +317,7 @@ static json_t *full_rendering(conf_ctx *cx, enum reader how, const char *m, size
 		? read_tagged(cx, how, m, json_pack("{s:s}", "method", "template")) : NULL;
 	if (!r || !rendering_ok(cx, "the full rendering", r))
 		return NULL;
-	*length = code_points(str_of(r, "prompt"));
+	*length = code_points(conf_str_of(r, "prompt"));
 	return r;
 }
 
@@ -341,7 +336,7 @@ static void check_budget_drops(conf_ctx *cx, const void *arg)
 				    (long long)budget);
 	if (!r || !same_records(cx, what, whole, r) || !rendering_ok(cx, what, r))
 		return;
-	size_t used = code_points(str_of(r, "prompt"));
+	size_t used = code_points(conf_str_of(r, "prompt"));
 	size_t kept = json_array_size(json_object_get(r, "prompt_ids"));
 	if (used > (size_t)budget)
 		conf_fail(cx, "%s: the prompt is %zu characters", what, used);
@@ -381,7 +376,7 @@ static void check_budget_one(conf_ctx *cx, const void *arg)
 		? read_tagged(cx, how, m, json_pack("{s:i}", "budget", 1)) : NULL;
 	if (!r)
 		return;
-	const char *text = str_of(r, "prompt");
+	const char *text = conf_str_of(r, "prompt");
 	json_t *pids = json_object_get(r, "prompt_ids");
 	if (!text || strcmp(text, "") != 0 || !json_is_array(pids) || json_array_size(pids) != 0)
 		conf_fail(cx, "budget 1, shorter than any record, rendered prompt %s with "
@@ -401,7 +396,7 @@ static void check_nothing_recalled(conf_ctx *cx, const void *arg)
 	json_t *r = read_tagged(cx, BY_RECALL, m, json_true());
 	if (!r)
 		return;
-	const char *text = str_of(r, "prompt");
+	const char *text = conf_str_of(r, "prompt");
 	json_t *pids = json_object_get(r, "prompt_ids");
 	if (json_array_size(json_object_get(r, "records")) != 0)
 		conf_fail(cx, "a fresh marker recalled %s", conf_show(cx, r));
@@ -438,7 +433,7 @@ static void check_cite(conf_ctx *cx, const void *arg)
 	json_t *r = ids ? read_tagged(cx, BY_TIMELINE, m, json_pack("{s:b}", "cite", 1)) : NULL;
 	if (!r || !rendering_ok(cx, "cite: true", r))
 		return;
-	const char *text = str_of(r, "prompt");
+	const char *text = conf_str_of(r, "prompt");
 	if (keys && !strstr(text, key))
 		conf_fail(cx, "cite: true rendered %s without the key %s",
 			  conf_show(cx, json_object_get(r, "prompt")), key);

@@ -13,24 +13,6 @@
 
 #include "cli/conformance.h"
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
-/* "YYYY-MM-DDTHH:MM:SS.mmmZ", exactly (spec §3.3). */
-static int is_wire_timestamp(const char *s)
-{
-	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
-	if (!s || strlen(s) != sizeof shape - 1)
-		return 0;
-	for (size_t i = 0; shape[i]; i++) {
-		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-			return 0;
-	}
-	return 1;
-}
-
 /* The marker's records by timeline, which is not an access; n expected. */
 static json_t *read_back(conf_ctx *cx, const char *m, size_t n)
 {
@@ -52,7 +34,7 @@ static double number_of(conf_ctx *cx, const json_t *rec, const char *field)
 	json_t *v = json_object_get(rec, field);
 	if (!json_is_number(v)) {
 		conf_fail(cx, "record %s has %s %s, expected a number",
-			  str_of(rec, "id") ? str_of(rec, "id") : "?", field,
+			  conf_str_of(rec, "id") ? conf_str_of(rec, "id") : "?", field,
 			  v ? conf_show(cx, v) : "(absent)");
 		return NAN;
 	}
@@ -65,7 +47,7 @@ static int64_t count_of(conf_ctx *cx, const json_t *rec, const char *field)
 	json_t *v = json_object_get(rec, field);
 	if (!json_is_integer(v) || json_integer_value(v) < 0) {
 		conf_fail(cx, "record %s has %s %s, expected an integer >= 0",
-			  str_of(rec, "id") ? str_of(rec, "id") : "?", field,
+			  conf_str_of(rec, "id") ? conf_str_of(rec, "id") : "?", field,
 			  v ? conf_show(cx, v) : "(absent)");
 		return -1;
 	}
@@ -113,7 +95,7 @@ static int recall_returns(conf_ctx *cx, const char *query, const char *m, const 
 	size_t i;
 	json_t *rec;
 	json_array_foreach(got, i, rec) {
-		if (strcmp(str_of(rec, "id") ? str_of(rec, "id") : "", id) == 0)
+		if (strcmp(conf_str_of(rec, "id") ? conf_str_of(rec, "id") : "", id) == 0)
 			return 1;
 	}
 	conf_fail(cx, "recall for \"%s\" did not return the record %s containing it", query, id);
@@ -264,7 +246,7 @@ static void check_recall_counts_access(conf_ctx *cx, const void *arg)
 		size_t i;
 		json_t *rec;
 		json_array_foreach(mine, i, rec) {
-			int is_hit = strcmp(str_of(rec, "id") ? str_of(rec, "id") : "", hit) == 0;
+			int is_hit = strcmp(conf_str_of(rec, "id") ? conf_str_of(rec, "id") : "", hit) == 0;
 			int64_t want = is_hit ? round : 0;
 			int64_t n = count_of(cx, rec, "access_count");
 			if (n < 0)
@@ -298,14 +280,14 @@ static void check_recall_sets_accessed_at(conf_ctx *cx, const void *arg)
 	if (!mine)
 		return;
 	json_t *rec = json_array_get(mine, 0);
-	const char *at = str_of(rec, "accessed_at");
+	const char *at = conf_str_of(rec, "accessed_at");
 	int64_t accessed, created;
-	if (!is_wire_timestamp(at) || conf_parse_time(at, &accessed) != 0) {
+	if (!conf_is_wire_timestamp(at) || conf_parse_time(at, &accessed) != 0) {
 		conf_fail(cx, "after a recall, accessed_at is %s, expected an RFC 3339 timestamp",
 			  conf_show(cx, json_object_get(rec, "accessed_at")));
 		return;
 	}
-	if (conf_parse_time(str_of(rec, "created_at") ? str_of(rec, "created_at") : "",
+	if (conf_parse_time(conf_str_of(rec, "created_at") ? conf_str_of(rec, "created_at") : "",
 			    &created) != 0) {
 		conf_fail(cx, "created_at is %s",
 			  conf_show(cx, json_object_get(rec, "created_at")));
@@ -313,7 +295,7 @@ static void check_recall_sets_accessed_at(conf_ctx *cx, const void *arg)
 	}
 	if (accessed < created)
 		conf_fail(cx, "accessed_at %s is before created_at %s", at,
-			  str_of(rec, "created_at"));
+			  conf_str_of(rec, "created_at"));
 	else if (accessed > conf_now_ms() + 60000)
 		conf_fail(cx, "accessed_at %s is in the future", at);
 	else
@@ -377,7 +359,7 @@ static const json_t *promoting_tier(conf_ctx *cx)
 static const char *tier_now(conf_ctx *cx, const char *m)
 {
 	json_t *mine = read_back(cx, m, 1);
-	const char *t = mine ? str_of(json_array_get(mine, 0), "tier") : NULL;
+	const char *t = mine ? conf_str_of(json_array_get(mine, 0), "tier") : NULL;
 	if (mine && !t)
 		conf_fail(cx, "the record carries tier %s, expected a string",
 			  conf_show(cx, json_object_get(json_array_get(mine, 0), "tier")));

@@ -20,11 +20,6 @@
 /* Spec §7: the caller may not act on that owner's records. */
 enum { SCOPE_DENIED = -32005 };
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 /*
 ** The owners the running check has used. The runner's clean-up reads and
 ** forgets without an owner, which cannot reach records private to one, so
@@ -140,7 +135,7 @@ static int64_t landed(conf_ctx *cx, const char *m, const char *owner, const char
 	size_t i;
 	json_t *rec;
 	json_array_foreach(mine, i, rec) {
-		const char *at = str_of(rec, "tier");
+		const char *at = conf_str_of(rec, "tier");
 		n += at && strcmp(at, tier) == 0;
 	}
 	if (n == 0)
@@ -174,7 +169,7 @@ static void check_owner_round_trip(conf_ctx *cx, const void *arg)
 			  json_array_size(mine));
 		return;
 	}
-	const char *got = str_of(json_array_get(mine, 0), "owner");
+	const char *got = conf_str_of(json_array_get(mine, 0), "owner");
 	if (!got || strcmp(got, a) != 0)
 		conf_fail(cx, "written with owner \"%s\", read back owner %s", a,
 			  conf_show(cx, json_object_get(json_array_get(mine, 0), "owner")));
@@ -211,7 +206,7 @@ static void check_owner_default(conf_ctx *cx, const void *arg)
 		conf_fail(cx, "owner \"%s\" does not see the record that should be its own", who);
 		return;
 	}
-	const char *got = str_of(rec, "owner");
+	const char *got = conf_str_of(rec, "owner");
 	if (!got || strcmp(got, who) != 0)
 		conf_fail(cx, "the record that %s has owner %s, expected \"%s\"", text,
 			  conf_show(cx, json_object_get(rec, "owner")), who);
@@ -408,7 +403,7 @@ static void check_fetch_per_owner(conf_ctx *cx, const void *arg)
 					json_pack("{s:s,s:s}", "key", key, "owner", owners[i]));
 		if (!r)
 			return;
-		const char *content = str_of(json_object_get(r, "record"), "content");
+		const char *content = conf_str_of(json_object_get(r, "record"), "content");
 		if (!content || !strstr(content, cities[i])) {
 			conf_fail(cx, "fetch of \"%s\" as owner \"%s\" returned %s, expected the "
 				  "record saying %s", key, owners[i], conf_show(cx, r), cities[i]);

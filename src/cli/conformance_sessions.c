@@ -15,27 +15,9 @@
 
 #include "cli/conformance.h"
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 static const char *fresh_session(conf_ctx *cx)
 {
 	return conf_str(cx, "cfs-%s", conf_marker(cx));
-}
-
-/* "YYYY-MM-DDTHH:MM:SS.mmmZ", exactly (spec §3.3). */
-static int is_wire_timestamp(const char *s)
-{
-	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
-	if (!s || strlen(s) != sizeof shape - 1)
-		return 0;
-	for (size_t i = 0; shape[i]; i++) {
-		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-			return 0;
-	}
-	return 1;
 }
 
 /* {"session": session, "tier": tier}, tier NULL meaning conf_tier_home
@@ -73,7 +55,7 @@ static json_t *sessions(conf_ctx *cx)
 	size_t i;
 	json_t *e;
 	json_array_foreach(list, i, e) {
-		const char *s = str_of(e, "session");
+		const char *s = conf_str_of(e, "session");
 		json_t *n = json_object_get(e, "records");
 		if (!s || !*s || !json_is_integer(n) || json_integer_value(n) < 0) {
 			conf_fail(cx,
@@ -92,7 +74,7 @@ static json_t *entry_of(conf_ctx *cx, const json_t *list, const char *session)
 	size_t i;
 	json_t *e;
 	json_array_foreach(list, i, e) {
-		if (strcmp(str_of(e, "session"), session) == 0)
+		if (strcmp(conf_str_of(e, "session"), session) == 0)
 			return e;
 	}
 	conf_fail(cx, "session/list does not list \"%s\", which holds records", session);
@@ -143,7 +125,7 @@ static void check_session_round_trip(conf_ctx *cx, const void *arg)
 			   : NULL;
 	if (!mine)
 		return;
-	const char *got = str_of(json_array_get(mine, 0), "session");
+	const char *got = conf_str_of(json_array_get(mine, 0), "session");
 	if (json_array_size(mine) != 1)
 		conf_fail(cx, "timeline returned %zu of the one record written",
 			  json_array_size(mine));
@@ -185,7 +167,7 @@ static void check_session_default(conf_ctx *cx, const void *arg)
 		conf_fail(cx, "timeline does not return the record that %s", text);
 		return;
 	}
-	const char *got = str_of(rec, "session");
+	const char *got = conf_str_of(rec, "session");
 	if (!got || strcmp(got, want) != 0)
 		conf_fail(cx, "the record that %s has session %s, expected \"%s\"", text,
 			  conf_show(cx, json_object_get(rec, "session")), want);
@@ -288,7 +270,7 @@ static void check_list_tiers(conf_ctx *cx, const void *arg)
 	size_t i;
 	json_t *rec;
 	json_array_foreach(mine, i, rec) {
-		const char *t = str_of(rec, "tier");
+		const char *t = conf_str_of(rec, "tier");
 		if (!t) {
 			conf_fail(cx, "record %s carries no tier", conf_show(cx, rec));
 			return;
@@ -339,7 +321,7 @@ static int64_t time_of(conf_ctx *cx, const json_t *e, const char *member)
 		conf_skip(cx, "session/list gives no %s (optional, spec §4.10)", member);
 		return -1;
 	}
-	if (!is_wire_timestamp(json_string_value(v)) ||
+	if (!conf_is_wire_timestamp(json_string_value(v)) ||
 	    conf_parse_time(json_string_value(v), &ms) != 0) {
 		conf_fail(cx, "%s is %s, expected an RFC 3339 timestamp", member, conf_show(cx, v));
 		return -2;
@@ -367,20 +349,20 @@ static void check_list_times(conf_ctx *cx, const void *arg)
 	if (touched < 0)
 		return;
 	if (json_array_size(mine) != 3 ||
-	    conf_parse_time(str_of(json_array_get(mine, 0), "created_at"), &first) != 0 ||
-	    conf_parse_time(str_of(json_array_get(mine, 2), "created_at"), &last) != 0) {
+	    conf_parse_time(conf_str_of(json_array_get(mine, 0), "created_at"), &first) != 0 ||
+	    conf_parse_time(conf_str_of(json_array_get(mine, 2), "created_at"), &last) != 0) {
 		conf_fail(cx, "timeline of the session returned %s", conf_show(cx, mine));
 		return;
 	}
-	const char *o = str_of(e, "opened_at"), *t = str_of(e, "touched_at");
+	const char *o = conf_str_of(e, "opened_at"), *t = conf_str_of(e, "touched_at");
 	if (opened > touched)
 		conf_fail(cx, "opened_at %s is after touched_at %s", o, t);
 	else if (opened > first)
 		conf_fail(cx, "opened_at %s is after the session's first record (%s)", o,
-			  str_of(json_array_get(mine, 0), "created_at"));
+			  conf_str_of(json_array_get(mine, 0), "created_at"));
 	else if (touched < last)
 		conf_fail(cx, "touched_at %s is before the session's last record (%s)", t,
-			  str_of(json_array_get(mine, 2), "created_at"));
+			  conf_str_of(json_array_get(mine, 2), "created_at"));
 	else
 		conf_pass(cx);
 }
@@ -453,7 +435,7 @@ static void check_capacity_per_session(conf_ctx *cx, const void *arg)
 	size_t i;
 	json_t *rec;
 	json_array_foreach(q, i, rec) {
-		const char *at = str_of(rec, "tier");
+		const char *at = conf_str_of(rec, "tier");
 		if (!at || strcmp(at, name) != 0) {
 			conf_fail(cx,
 				  "session \"%s\" wrote %lld records into \"%s\" (capacity %lld); "
@@ -465,7 +447,7 @@ static void check_capacity_per_session(conf_ctx *cx, const void *arg)
 	}
 	int64_t held = 0;
 	json_array_foreach(b, i, rec) {
-		const char *at = str_of(rec, "tier");
+		const char *at = conf_str_of(rec, "tier");
 		held += at && strcmp(at, name) == 0;
 	}
 	if (json_array_size(q) != QUIET)
@@ -486,7 +468,7 @@ static json_t *close_session(conf_ctx *cx, const char *session)
 	json_t *r = conf_result(cx, "memory/session/close", json_pack("{s:s}", "session", session));
 	if (!r)
 		return NULL;
-	const char *closed = str_of(r, "closed");
+	const char *closed = conf_str_of(r, "closed");
 	json_t *flushed = json_object_get(r, "flushed");
 	if (!closed || strcmp(closed, session) != 0) {
 		conf_fail(cx, "closing \"%s\" returned closed %s", session,
@@ -605,7 +587,7 @@ static void check_close_flushes(conf_ctx *cx, const void *arg)
 	size_t i;
 	json_t *rec;
 	json_array_foreach(left, i, rec) {
-		const char *at = str_of(rec, "tier");
+		const char *at = conf_str_of(rec, "tier");
 		if (at && is_kind(cx, at, "working")) {
 			conf_fail(cx,
 				  "after close, a record of the session is still in working tier "
@@ -660,7 +642,7 @@ static void check_close_procedural(conf_ctx *cx, const void *arg)
 	if (!left)
 		return;
 	json_t *rec = conf_by_id(left, json_string_value(c.proc_id));
-	const char *at = str_of(rec, "tier");
+	const char *at = conf_str_of(rec, "tier");
 	if (!rec)
 		conf_fail(cx, "after close, the session's procedural record is gone");
 	else if (!at || strcmp(at, c.procedural) != 0)
@@ -679,7 +661,7 @@ static void check_close_others_stay(conf_ctx *cx, const void *arg)
 	json_t *left = close_session(cx, c.session) ? replay(cx, c.other) : NULL;
 	if (!left)
 		return;
-	const char *at = str_of(json_array_get(left, 0), "tier");
+	const char *at = conf_str_of(json_array_get(left, 0), "tier");
 	if (json_array_size(left) != 1)
 		conf_fail(cx, "the open session has %zu of its one record", json_array_size(left));
 	else if (!at || strcmp(at, c.working) != 0)

@@ -18,36 +18,6 @@
 
 #include "cli/conformance.h"
 
-static const char *str_of(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
-/* "YYYY-MM-DDTHH:MM:SS.mmmZ", exactly (spec §3.3). */
-static int is_wire_timestamp(const char *s)
-{
-	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
-	if (!s || strlen(s) != sizeof shape - 1)
-		return 0;
-	for (size_t i = 0; shape[i]; i++) {
-		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
-			return 0;
-	}
-	return 1;
-}
-
-/* Whether id (a JSON string) is one of ids. */
-static int among_ids(const json_t *ids, const json_t *id)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(ids, i, v) {
-		if (json_equal(v, id))
-			return 1;
-	}
-	return 0;
-}
-
 /* ---- running a check with its summaries removed afterwards ---- */
 
 typedef void (*body_fn)(conf_ctx *cx, json_t *made);
@@ -93,7 +63,7 @@ static json_t *summarize(conf_ctx *cx, json_t *made, json_t *params)
 	size_t i;
 	json_t *rec;
 	json_array_foreach(records, i, rec) {
-		if (str_of(rec, "id"))
+		if (conf_str_of(rec, "id"))
 			json_array_append(made, json_object_get(rec, "id"));
 	}
 	if ((size_t)json_integer_value(written) != json_array_size(records)) {
@@ -102,9 +72,9 @@ static json_t *summarize(conf_ctx *cx, json_t *made, json_t *params)
 		return NULL;
 	}
 	json_array_foreach(records, i, rec) {
-		if (!str_of(rec, "id") || !*str_of(rec, "id") ||
+		if (!conf_str_of(rec, "id") || !*conf_str_of(rec, "id") ||
 		    !json_is_string(json_object_get(rec, "content")) ||
-		    !is_wire_timestamp(str_of(rec, "created_at"))) {
+		    !conf_is_wire_timestamp(conf_str_of(rec, "created_at"))) {
 			conf_fail(cx, "summary record %s is not in wire form: id, content and "
 				  "created_at are required (spec §3.1)", conf_show(cx, rec));
 			return NULL;
@@ -199,7 +169,7 @@ static int sources_intact(conf_ctx *cx, const char *m, const json_t *ids)
 static const char *tier_of(conf_ctx *cx, const char *id)
 {
 	json_t *records = stored(cx, id);
-	return str_of(json_array_get(records, 0), "tier");
+	return conf_str_of(json_array_get(records, 0), "tier");
 }
 
 /* ---- checks ---- */
@@ -234,7 +204,7 @@ static const char *tier_other_than(conf_ctx *cx, const char *avoid, int roomy)
 	size_t i;
 	json_t *t;
 	json_array_foreach(tiers, i, t) {
-		const char *name = str_of(t, "name");
+		const char *name = conf_str_of(t, "name");
 		if (name && (!avoid || strcmp(name, avoid) != 0) && (!roomy || unbounded(t)))
 			return name;
 	}
@@ -287,7 +257,7 @@ static void body_by_ids(conf_ctx *cx, json_t *made)
 	json_t *rec = r ? the_summary(cx, r) : NULL;
 	if (!rec || !read_is(cx, "summarize of 3 ids", r, 3) || !sources_intact(cx, m, ids))
 		return;
-	json_t *back = stored(cx, str_of(rec, "id"));
+	json_t *back = stored(cx, conf_str_of(rec, "id"));
 	if (!back)
 		return;
 	json_t *got = json_array_get(back, 0);
@@ -295,7 +265,7 @@ static void body_by_ids(conf_ctx *cx, json_t *made)
 						      json_object_get(rec, "content")))
 		conf_fail(cx, "the summary %s is not stored as returned: timeline has %s",
 			  conf_show(cx, rec), conf_show(cx, back));
-	else if (among_ids(ids, json_object_get(rec, "id")))
+	else if (conf_among(ids, json_object_get(rec, "id")))
 		conf_fail(cx, "the summary took the id of a source: %s", conf_show(cx, rec));
 	else
 		conf_pass(cx);
@@ -372,7 +342,7 @@ static void body_ordinary(conf_ctx *cx, json_t *made)
 	json_t *rec = r ? the_summary(cx, r) : NULL;
 	if (!rec)
 		return;
-	const char *sid = str_of(rec, "id");
+	const char *sid = conf_str_of(rec, "id");
 	json_t *found = conf_result(cx, "memory/recall",
 				    json_pack("{s:{s:s},s:i}", "where", "id", sid, "limit", 10));
 	if (!found)
@@ -408,7 +378,7 @@ static void body_into(conf_ctx *cx, json_t *made)
 	/* First where a summary lands by default, so into is shown to move it. */
 	json_t *r = ids ? summarize(cx, made, json_pack("{s:O}", "ids", ids)) : NULL;
 	json_t *rec = r ? the_summary(cx, r) : NULL;
-	const char *into = rec ? tier_other_than(cx, tier_of(cx, str_of(rec, "id")), 1) : NULL;
+	const char *into = rec ? tier_other_than(cx, tier_of(cx, conf_str_of(rec, "id")), 1) : NULL;
 	if (!rec)
 		return;
 	if (!into) {
@@ -420,7 +390,7 @@ static void body_into(conf_ctx *cx, json_t *made)
 	rec = r ? the_summary(cx, r) : NULL;
 	if (!rec)
 		return;
-	const char *returned = str_of(rec, "tier"), *now = tier_of(cx, str_of(rec, "id"));
+	const char *returned = conf_str_of(rec, "tier"), *now = tier_of(cx, conf_str_of(rec, "id"));
 	if (!returned || strcmp(returned, into) != 0 || !now || strcmp(now, into) != 0)
 		conf_fail(cx, "summarize into \"%s\" returned tier %s and stored it in %s", into,
 			  conf_show(cx, json_object_get(rec, "tier")), now ? now : "(nothing)");
@@ -493,7 +463,7 @@ static void body_key_replaces(conf_ctx *cx, json_t *made)
 		return;
 	json_t *rev1 = json_object_get(first, "revision"), *rev2 = json_object_get(second, "revision");
 	json_t *rec = json_object_get(fetched, "record");
-	const char *k1 = str_of(first, "key");
+	const char *k1 = conf_str_of(first, "key");
 	if (!k1 || strcmp(k1, key) != 0)
 		conf_fail(cx, "a summary written with key \"%s\" came back as %s", key,
 			  conf_show(cx, first));
