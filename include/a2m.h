@@ -102,6 +102,17 @@ typedef struct a2m_config {
 	                                indexed BM25 of docs/RANKING.md) or
 	                                "lexical" (the old plain-scan term
 	                                overlap, kept as a benchmark baseline) */
+	/*
+	** The server's own embedder (docs/EMBEDDINGS.md): a model server a2m
+	** calls to embed text that arrived without a vector, so a text query
+	** can match by meaning too. Off by default (embed_kind NULL).
+	*/
+	const char *embed_kind;      /* "ollama" | "openai"; NULL = no embedder */
+	const char *embed_url;       /* ollama default http://127.0.0.1:11434;
+	                                openai: required */
+	const char *embed_model;     /* default "bge-m3" */
+	const char *embed_api_key;   /* sent as a Bearer token; NULL = none */
+	long        embed_timeout_ms;/* per request; default 2000 */
 } a2m_config;
 
 /* Fills *cfg with the defaults. Cannot fail. */

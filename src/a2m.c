@@ -91,15 +91,39 @@ static void merge_config(a2m_config *cfg, const a2m_config *in)
 	cfg->metric = in->metric;
 	if (in->ranking)
 		cfg->ranking = in->ranking;
+	cfg->embed_kind = in->embed_kind;
+	cfg->embed_url = in->embed_url;
+	cfg->embed_model = in->embed_model;
+	cfg->embed_api_key = in->embed_api_key;
+	cfg->embed_timeout_ms = in->embed_timeout_ms;
+}
+
+/*
+** The server's embedder, when cfg asks for one (docs/EMBEDDINGS.md): 0
+** with *out NULL when it does not, -1 with a message in err for a bad
+** configuration. No network I/O: the model server may still be down.
+*/
+static int make_embedder(const a2m_config *cfg, a2m_embedder **out, char *err,
+			 size_t errlen)
+{
+	*out = NULL;
+	if (!cfg->embed_kind)
+		return 0;
+	a2m_embedder_config ec = {.kind = cfg->embed_kind, .url = cfg->embed_url,
+				  .model = cfg->embed_model, .api_key = cfg->embed_api_key,
+				  .timeout_ms = cfg->embed_timeout_ms};
+	*out = a2m_embedder_new(&ec, err, errlen);
+	return *out ? 0 : -1;
 }
 
 /*
 ** The scorer: text ranked by ranking ("bm25", the default, or the old
-** "lexical"), fused with the caller's vectors under metric. NULL with a
-** message in err.
+** "lexical"), fused with the caller's vectors under metric, and with the
+** embedder's generated vectors when generated is set. NULL with a message
+** in err.
 */
-static a2m_scorer *make_scorer(const char *ranking, a2m_metric metric, char *err,
-			       size_t errlen)
+static a2m_scorer *make_scorer(const char *ranking, a2m_metric metric, int generated,
+			       char *err, size_t errlen)
 {
 	a2m_scorer *text;
 	if (!ranking || strcmp(ranking, "bm25") == 0) {
@@ -110,8 +134,10 @@ static a2m_scorer *make_scorer(const char *ranking, a2m_metric metric, char *err
 		snprintf(err, errlen, "unknown ranking '%s' (use bm25 or lexical)", ranking);
 		return NULL;
 	}
-	a2m_scorer *parts[2] = {text, a2m_scorer_vector_new(metric)};
-	a2m_scorer *scorer = a2m_scorer_hybrid_new(parts, 2);
+	/* With an embedder, a third part compares generated vectors only. */
+	a2m_scorer *parts[3] = {text, a2m_scorer_vector_new(metric),
+				generated ? a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE) : NULL};
+	a2m_scorer *scorer = a2m_scorer_hybrid_new(parts, generated ? 3 : 2);
 	if (!scorer)
 		snprintf(err, errlen, "out of memory");
 	return scorer;
@@ -219,10 +245,16 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	else if (cfg.metric && a2m_metric_parse(cfg.metric, &metric) != 0)
 		rc = open_fail(errmsg, A2M_INVALID_PARAMS,
 			       "unknown metric '%s' (use cosine, dot or l2)", cfg.metric);
+	/* Made here, while its strings may still point into the file. */
+	a2m_embedder *embedder = NULL;
+	if (!rc && make_embedder(&cfg, &embedder, err, sizeof err) != 0)
+		rc = open_fail(errmsg, A2M_INVALID_PARAMS, "embedder: %s", err);
 	caps &= (A2M_CAP_PROMPT << 1) - 1;
 	char *name = strdup(cfg.name);
 	json_decref(keep); /* nothing below points into the file any more */
 	if (rc || !name) {
+		if (embedder)
+			embedder->destroy(embedder);
 		a2m_tiers_free(&layout);
 		free(name);
 		return rc ? rc : open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
@@ -230,12 +262,16 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 
 	a2m_store *store = NULL;
 	if ((rc = open_store(&cfg, &layout, &store, err, sizeof err)) != 0) {
+		if (embedder)
+			embedder->destroy(embedder);
 		a2m_tiers_free(&layout);
 		free(name);
 		return open_fail(errmsg, rc, "cannot open store: %s", err);
 	}
-	a2m_scorer *scorer = make_scorer(cfg.ranking, metric, err, sizeof err);
+	a2m_scorer *scorer = make_scorer(cfg.ranking, metric, embedder != NULL, err, sizeof err);
 	if (!scorer) {
+		if (embedder)
+			embedder->destroy(embedder);
 		store->ops->close(store);
 		a2m_tiers_free(&layout);
 		free(name);
@@ -249,6 +285,8 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	if (scorer->indexer && store->ops->index_attach &&
 	    (rc = store->ops->index_attach(store, scorer->indexer)) != 0) {
 		snprintf(err, sizeof err, "%s", store->errmsg);
+		if (embedder)
+			embedder->destroy(embedder);
 		store->ops->close(store);
 		scorer->destroy(scorer);
 		a2m_tiers_free(&layout);
@@ -262,6 +300,7 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	scfg.default_salience = 1.0;
 	scfg.blend = (a2m_blend){BLEND_RELEVANCE, BLEND_RECENCY, BLEND_SALIENCE};
 	scfg.read_only = cfg.read_only;
+	scfg.embedder = embedder;
 	a2m_stack *stack = a2m_stack_new(store, scorer, &scfg);
 	a2m *h = calloc(1, sizeof *h);
 	a2m_event_log *events = (caps & A2M_CAP_EVENTS)

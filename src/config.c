@@ -3,6 +3,7 @@
 ** config.h and docs/CONFIG.md).
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -46,6 +47,53 @@ static int take_limit(const json_t *o, const char *k, int64_t *dst, int64_t def,
 	}
 	if (*dst == def)
 		*dst = json_integer_value(v);
+	return 0;
+}
+
+/* A string field of o into *dst, unless the caller already set *dst. */
+static int take_string(const json_t *o, const char *k, const char **dst, char *err,
+		       size_t errlen)
+{
+	json_t *v = json_object_get(o, k);
+	if (!v || json_is_null(v) || *dst)
+		return 0;
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "%s must be a string", k);
+		return -1;
+	}
+	*dst = json_string_value(v);
+	return 0;
+}
+
+/*
+** embeddings.embedder (docs/EMBEDDINGS.md §3): kind, url, model, key_env
+** (the name of an environment variable holding the key, never the key)
+** and timeout_ms. Fields the caller set in cfg win. Absent: no-op.
+*/
+static int take_embedder(const json_t *e, a2m_config *cfg, char *err, size_t errlen)
+{
+	if (!e || json_is_null(e))
+		return 0;
+	if (!json_is_object(e)) {
+		snprintf(err, errlen, "must be an object");
+		return -1;
+	}
+	const char *key_env = NULL;
+	if (take_string(e, "kind", &cfg->embed_kind, err, errlen) ||
+	    take_string(e, "url", &cfg->embed_url, err, errlen) ||
+	    take_string(e, "model", &cfg->embed_model, err, errlen) ||
+	    take_string(e, "key_env", &key_env, err, errlen))
+		return -1;
+	if (key_env && !cfg->embed_api_key)
+		cfg->embed_api_key = getenv(key_env);
+	json_t *t = json_object_get(e, "timeout_ms");
+	if (t && cfg->embed_timeout_ms <= 0) {
+		if (!json_is_integer(t) || json_integer_value(t) <= 0) {
+			snprintf(err, errlen, "timeout_ms must be a positive integer");
+			return -1;
+		}
+		cfg->embed_timeout_ms = (long)json_integer_value(t);
+	}
 	return 0;
 }
 
@@ -102,6 +150,12 @@ int a2m_config_load_file(const char *path, a2m_config *cfg, const a2m_config *de
 				goto fail;
 			}
 			cfg->metric = json_string_value(m);
+		}
+		if (take_embedder(json_object_get(v, "embedder"), cfg, err, errlen)) {
+			char why[256];
+			snprintf(why, sizeof why, "%s", err);
+			snprintf(err, errlen, "%s: embeddings.embedder: %s", path, why);
+			goto fail;
 		}
 	}
 	if ((v = json_object_get(root, "events"))) {

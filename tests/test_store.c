@@ -227,6 +227,11 @@ static const char *record_diff(const a2m_record *a, const a2m_record *b)
 		return "embedding (presence)";
 	if (a->dims && memcmp(a->embedding, b->embedding, a->dims * sizeof(double)) != 0)
 		return "embedding";
+	if (a->gen_dims != b->gen_dims || !a->gen_embedding != !b->gen_embedding)
+		return "gen_embedding (presence)";
+	if (a->gen_dims &&
+	    memcmp(a->gen_embedding, b->gen_embedding, a->gen_dims * sizeof(float)) != 0)
+		return "gen_embedding";
 	return NULL;
 }
 
@@ -523,6 +528,26 @@ static void test_roundtrip_absent_fields_stay_null(tctx *t)
 	EXPECT(got->embedding == NULL);
 	EXPECT_INT(got->dims, 0);
 	EXPECT_INT(got->created_at, -42);
+	a2m_record_free(got);
+}
+
+/* The server's own vector is kept apart from the caller's, and update sets or clears it. */
+static void test_generated_vector_roundtrips_apart_from_callers(tctx *t)
+{
+	float gen[3] = {0.5f, -1.25f, 3.0f};
+	a2m_record want = make("gen", 7), *got = NULL;
+	want.gen_embedding = gen;
+	want.gen_dims = 3;
+	EXPECT_OK(OPS->insert(t->s, &want));
+	EXPECT_OK(OPS->get(t->s, "gen", &got));
+	EXPECT_SAME(got, &want);
+	EXPECT(got && got->embedding == NULL && got->gen_embedding != gen);
+	a2m_record_free(got);
+	want.gen_embedding = NULL;
+	want.gen_dims = 0;
+	EXPECT_OK(OPS->update(t->s, &want));
+	EXPECT_OK(OPS->get(t->s, "gen", &got));
+	EXPECT_SAME(got, &want);
 	a2m_record_free(got);
 }
 
@@ -1509,13 +1534,13 @@ static void test_refuses_newer_schema_version(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 3"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 4"), SQLITE_OK);
 	EXPECT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 3") != NULL);
+	EXPECT(strstr(err, "schema version 4") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_2(tctx *t)
+static void test_file_is_wal_at_schema_version_3(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -1525,7 +1550,7 @@ static void test_file_is_wal_at_schema_version_2(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "2");
+	EXPECT_STR(buf, "3");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -1716,7 +1741,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "2");
+	EXPECT_STR(buf, "3");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -1859,10 +1884,10 @@ static void test_read_only_refuses_newer_schema(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 3"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 4"), SQLITE_OK);
 	EXPECT(open_read_only(t, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 3 is not one this build knows") != NULL);
+	EXPECT(strstr(err, "schema version 4 is not one this build knows") != NULL);
 }
 
 /* ---- SQLite only: the procedural mirror (DECISIONS 024) ----------------- */
@@ -2353,6 +2378,7 @@ int main(void)
 	RUN(test_get_returns_independent_copy);
 	RUN(test_roundtrip_every_field);
 	RUN(test_roundtrip_absent_fields_stay_null);
+	RUN(test_generated_vector_roundtrips_apart_from_callers);
 	RUN(test_large_content_roundtrips);
 	RUN(test_update_replaces_every_field_keeps_seq);
 	RUN(test_update_unknown_id_returns_unknown_record);
@@ -2391,7 +2417,7 @@ int main(void)
 	RUN_SQLITE(test_reopen_finds_committed_records);
 	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_2);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_3);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);

@@ -45,6 +45,13 @@ static const char usage[] =
 	"  --capabilities LIST   declare only these, e.g. core,tiers,keys (default: all)\n"
 	"  --metric NAME         how vectors compare: cosine (default), dot or l2\n"
 	"  --events-retain N     events kept for memory/events (default 1024)\n"
+	"  --embed KIND          embed text server-side with a model server: ollama or\n"
+	"                        openai (default: none; docs/EMBEDDINGS.md)\n"
+	"  --embed-url URL       the model server (ollama default http://127.0.0.1:11434;\n"
+	"                        openai: required)\n"
+	"  --embed-model NAME    the model to ask for (default bge-m3)\n"
+	"  --embed-key-env VAR   read the API key from environment variable VAR\n"
+	"  --embed-timeout MS    per request (default 2000)\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"HTTP options (with --http):\n"
@@ -179,6 +186,59 @@ static int serve_http(a2m *h, const a2m_config *cfg, a2m_http_config *hcfg,
 	return A2M_EXIT_OK;
 }
 
+/*
+** The --embed* flags (docs/EMBEDDINGS.md §3). Returns 1 when argv[*i] is
+** not one of them, 0 when it was taken into cfg, or the usage exit status.
+** The key is only ever named by an environment variable: a command line is
+** visible to every user of the machine.
+*/
+static int embed_flag(int argc, char **argv, int *i, a2m_config *cfg)
+{
+	const char *a = argv[*i], *v;
+	if (strncmp(a, "--embed", 7) != 0)
+		return 1;
+	if (strcmp(a, "--embed") && strcmp(a, "--embed-url") && strcmp(a, "--embed-model") &&
+	    strcmp(a, "--embed-key-env") && strcmp(a, "--embed-timeout"))
+		return 1;
+	if (!(v = flag_value(argc, argv, i)) || !*v)
+		return bad_usage("%s needs a value", a);
+	if (strcmp(a, "--embed") == 0) {
+		if (strcmp(v, "ollama") && strcmp(v, "openai"))
+			return bad_usage("unknown embedder '%s' (use ollama or openai)", v);
+		cfg->embed_kind = v;
+	} else if (strcmp(a, "--embed-url") == 0) {
+		cfg->embed_url = v;
+	} else if (strcmp(a, "--embed-model") == 0) {
+		cfg->embed_model = v;
+	} else if (strcmp(a, "--embed-key-env") == 0) {
+		const char *key = getenv(v);
+		if (!key || !*key)
+			return bad_usage("--embed-key-env: environment variable %s is not set", v);
+		cfg->embed_api_key = key;
+	} else {
+		char *end;
+		errno = 0;
+		long ms = strtol(v, &end, 10);
+		if (errno || *end || ms < 1)
+			return bad_usage("--embed-timeout must be a positive number of ms, not '%s'", v);
+		cfg->embed_timeout_ms = ms;
+	}
+	return 0;
+}
+
+/* Checks the --embed* flags together: usage errors caught before any I/O. */
+static int embed_check(const a2m_config *cfg)
+{
+	int other = cfg->embed_url || cfg->embed_model || cfg->embed_api_key ||
+		    cfg->embed_timeout_ms;
+	if (!cfg->embed_kind && other && !cfg->config_file)
+		return bad_usage("the --embed-* options need --embed ollama|openai");
+	if (cfg->embed_kind && strcmp(cfg->embed_kind, "openai") == 0 && !cfg->embed_url &&
+	    !cfg->config_file)
+		return bad_usage("--embed openai needs --embed-url");
+	return 0;
+}
+
 int a2m_cmd_serve(int argc, char **argv)
 {
 	a2m_config cfg;
@@ -195,7 +255,7 @@ int a2m_cmd_serve(int argc, char **argv)
 	size_t n_origins = 0;
 	const char *tokens_file = NULL;
 	const char *http_only = NULL, *stdio_only = NULL; /* a flag of the other transport */
-	int http = 0, stdio = 0;
+	int http = 0, stdio = 0, erc;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
@@ -258,6 +318,9 @@ int a2m_cmd_serve(int argc, char **argv)
 			if (errno || *end || n < 1)
 				return bad_usage("--events-retain must be a positive number, not '%s'", v);
 			cfg.events_retain = n;
+		} else if ((erc = embed_flag(argc, argv, &i, &cfg)) != 1) {
+			if (erc)
+				return erc;
 		} else if (strcmp(a, "--http") == 0) {
 			/* The address is optional: a value that is not another flag is it. */
 			http = 1;
@@ -339,6 +402,8 @@ int a2m_cmd_serve(int argc, char **argv)
 		return bad_usage("%s is for --stdio; over HTTP use --max-body", stdio_only);
 	if (!hcfg.tls_cert != !hcfg.tls_key)
 		return bad_usage("--tls-cert and --tls-key go together");
+	if ((erc = embed_check(&cfg)) != 0)
+		return erc;
 	hcfg.origins = origins;
 	hcfg.n_origins = n_origins;
 

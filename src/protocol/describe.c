@@ -67,6 +67,24 @@ static json_t *describe_tiers(a2m_server *srv, const a2m_scope *scope, a2m_error
 }
 
 /*
+** Our own extension: the server's embedder, when one is configured
+** (docs/EMBEDDINGS.md §4.1). `model` of embeddings stays null: it would
+** name the caller's model, which we do not know. dimensions is null until
+** the embedder first answered.
+*/
+static void describe_generated(const a2m_server *srv, json_t *emb)
+{
+	const a2m_embedder *e = a2m_stack_embedder(srv->stack);
+	if (!e || !emb)
+		return;
+	size_t dims = a2m_stack_gen_dims(srv->stack);
+	a2m_embedder *me = (a2m_embedder *)e; /* model() only reads */
+	json_object_set_new(emb, "generated", json_pack("{ss ss so}", "kind", e->kind,
+		"model", me->model(me),
+		"dimensions", dims ? json_integer((json_int_t)dims) : json_null()));
+}
+
+/*
 ** How recall ranks, from the objects that do it (DESIGN §4): the scorer,
 ** its text analysis, where its index lives, and the blend weights. Sets
 ** *unindexed to the records that hold text but yield no term (DECISIONS
@@ -156,6 +174,7 @@ int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_er
 			"metric", a2m_metric_name(a2m_stack_metric(srv->stack)),
 			"metrics", "cosine", "dot", "l2",
 			"model", json_null()));
+		describe_generated(srv, json_object_get(res, "embeddings"));
 	}
 	int64_t unindexed = 0;
 	json_t *scorer = describe_scorer(srv, &unindexed, err);

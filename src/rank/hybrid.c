@@ -29,8 +29,12 @@ static int hybrid_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 {
 	hybrid *h = (hybrid *)s;
 	double *part = malloc((n ? n : 1) * sizeof *part);
-	if (!part)
+	double *judges = calloc(n ? n : 1, sizeof *judges);
+	if (!part || !judges) {
+		free(part);
+		free(judges);
 		return A2M_INTERNAL_ERROR;
+	}
 	size_t judged = 0;
 	for (size_t i = 0; i < n; i++)
 		scores[i] = 0;
@@ -38,20 +42,25 @@ static int hybrid_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 		int rc = h->parts[p]->relevance(h->parts[p], store, q, cands, n, part);
 		if (rc < 0) {
 			free(part);
+			free(judges);
 			return rc;
 		}
 		if (rc == A2M_SCORER_ABSTAIN)
 			continue;
 		judged++;
-		for (size_t i = 0; i < n; i++)
+		/* A part abstaining on one candidate leaves it out of its mean. */
+		for (size_t i = 0; i < n; i++) {
+			if (part[i] < 0)
+				continue;
 			scores[i] += part[i];
+			judges[i] += 1;
+		}
 	}
 	free(part);
-	if (!judged)
-		return A2M_SCORER_ABSTAIN;
 	for (size_t i = 0; i < n; i++)
-		scores[i] /= (double)judged;
-	return 0;
+		scores[i] = judges[i] > 0 ? scores[i] / judges[i] : 0;
+	free(judges);
+	return judged ? 0 : A2M_SCORER_ABSTAIN;
 }
 
 static int by_seq(const void *a, const void *b)

@@ -42,7 +42,18 @@ typedef struct a2m_rank_query {
 	const char   *text;       /* NULL or "" when absent */
 	const double *vector;     /* NULL when absent */
 	size_t        dims;
+	/* The server embedder's vector of text (docs/EMBEDDINGS.md §4.3): NULL
+	** when there is none. Only ever compared with records' gen_embedding. */
+	const float  *gen_vector;
+	size_t        gen_dims;
 } a2m_rank_query;
+
+/*
+** A relevance() score meaning "this part cannot judge this candidate" (a
+** generated-vector part and a record without a generated vector): the
+** hybrid leaves the part out of that candidate's mean.
+*/
+#define A2M_SCORE_ABSTAIN (-1.0)
 
 /* How two vectors are compared (spec §3.7). */
 typedef enum a2m_metric {
@@ -128,9 +139,23 @@ a2m_scorer *a2m_scorer_lexical_new(void);
 a2m_scorer *a2m_scorer_vector_new(a2m_metric metric);
 
 /*
+** The generated-vector scorer: compares q->gen_vector (the server
+** embedder's vector of the query text) with each candidate's gen_embedding
+** by cosine. A cosine at or below min_cosine is "no match" (0), so a query
+** near nothing recalls nothing (DECISIONS 013); above it the score is
+** (cos - min_cosine) / (1 - min_cosine). A candidate without a generated
+** vector, or of another width, gets A2M_SCORE_ABSTAIN. Abstains when the
+** query has no generated vector; never enumerates (a text query with one
+** makes the hybrid SCAN). Returns NULL when memory runs out.
+*/
+#define A2M_GEN_MIN_COSINE 0.5
+a2m_scorer *a2m_scorer_gen_vector_new(double min_cosine);
+
+/*
 ** Fuses n scorers (taking ownership, also on failure): each judges; those
 ** that abstain are left out; a candidate's score is the mean of the
-** judging scorers' scores. Abstains only when all of them do. It
+** judging scorers' scores (a part that gave a candidate A2M_SCORE_ABSTAIN
+** is left out of that candidate's mean). Abstains only when all of them do. It
 ** enumerates candidates when every judging part can; a query one part
 ** judges but cannot enumerate (a vector) makes it answer SCAN. Its name,
 ** metric, analyzer and indexer are those of its first part that has an

@@ -18,6 +18,11 @@ typedef struct vector_scorer {
 	a2m_metric metric;
 } vector_scorer;
 
+typedef struct gen_scorer {
+	a2m_scorer base;
+	double     min_cosine;
+} gen_scorer;
+
 const char *a2m_metric_name(a2m_metric m)
 {
 	switch (m) {
@@ -81,6 +86,44 @@ static int vector_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 	return 0;
 }
 
+/* The cosine of two float vectors; 0 when either has no direction. */
+static double cosine_f(const float *a, const float *b, size_t n)
+{
+	double dot = 0, na = 0, nb = 0;
+	for (size_t i = 0; i < n; i++) {
+		dot += (double)a[i] * b[i];
+		na += (double)a[i] * a[i];
+		nb += (double)b[i] * b[i];
+	}
+	return na == 0 || nb == 0 ? 0 : dot / (sqrt(na) * sqrt(nb));
+}
+
+/*
+** The generated-vector part: gen_vector against gen_embedding only, by
+** cosine (embedding models are made for it, whatever metric the caller's
+** vectors use). Below min_cosine a candidate is judged "no match" (0), so
+** a query near nothing still recalls nothing (DECISIONS 013); above it the
+** cosine is rescaled into (0,1].
+*/
+static int gen_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			 const a2m_record *const *cands, size_t n, double *scores)
+{
+	gen_scorer *g = (gen_scorer *)s;
+	(void)store;
+	if (!q->gen_vector || !q->gen_dims)
+		return A2M_SCORER_ABSTAIN;
+	for (size_t i = 0; i < n; i++) {
+		const a2m_record *r = cands[i];
+		if (!r->gen_embedding || r->gen_dims != q->gen_dims) {
+			scores[i] = A2M_SCORE_ABSTAIN;
+			continue;
+		}
+		double c = cosine_f(q->gen_vector, r->gen_embedding, q->gen_dims);
+		scores[i] = c > g->min_cosine ? (c - g->min_cosine) / (1.0 - g->min_cosine) : 0;
+	}
+	return 0;
+}
+
 static void vector_destroy(a2m_scorer *s)
 {
 	free(s);
@@ -97,4 +140,17 @@ a2m_scorer *a2m_scorer_vector_new(a2m_metric metric)
 	v->base.destroy = vector_destroy;
 	v->metric = metric;
 	return &v->base;
+}
+
+a2m_scorer *a2m_scorer_gen_vector_new(double min_cosine)
+{
+	gen_scorer *g = calloc(1, sizeof *g);
+	if (!g)
+		return NULL;
+	g->base.name = "generated";
+	g->base.metric = "cosine";
+	g->base.relevance = gen_relevance;
+	g->base.destroy = vector_destroy;
+	g->min_cosine = min_cosine < 0 ? 0 : min_cosine >= 1 ? 0.99 : min_cosine;
+	return &g->base;
 }

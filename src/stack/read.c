@@ -236,9 +236,49 @@ done:
 	return rc;
 }
 
+/*
+** With an embedder, a text query without a vector (docs/EMBEDDINGS.md
+** §4.3): first one batch of records still owed a generated vector, then
+** the query text itself, into gq->gen_vector (*vec, freed by the caller).
+** Any failure leaves gq as q: recall then ranks lexically, never fails.
+*/
+static void embed_query(a2m_stack *st, const a2m_rank_query *q, a2m_rank_query *gq,
+			float **vec)
+{
+	*gq = *q;
+	*vec = NULL;
+	if (!a2m_stack_embedder(st) || q->vector || !q->text || !*q->text)
+		return;
+	size_t done = 0, dims = 0;
+	a2m_error e = {0};
+	(void)a2m_stack_embed_owed(st, A2M_EMBED_DEFAULT_BATCH, &done, &e);
+	a2m_error_clear(&e);
+	if (a2m_stack_embed_text(st, q->text, vec, &dims) == 0 && *vec) {
+		gq->gen_vector = *vec;
+		gq->gen_dims = dims;
+	}
+}
+
+/* Recall proper, for a query already completed by embed_query(). */
+static int recall_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+			 double min_score, size_t limit, a2m_hit **out, size_t *n,
+			 a2m_error *err);
+
 int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
 		     double min_score, size_t limit, a2m_hit **out, size_t *n,
 		     a2m_error *err)
+{
+	a2m_rank_query gq;
+	float *vec = NULL;
+	embed_query(st, q, &gq, &vec);
+	int rc = recall_ranked(st, sel, &gq, min_score, limit, out, n, err);
+	free(vec);
+	return rc;
+}
+
+static int recall_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+			 double min_score, size_t limit, a2m_hit **out, size_t *n,
+			 a2m_error *err)
 {
 	a2m_hit *hits = NULL;
 	size_t kept = 0;

@@ -66,6 +66,8 @@ int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *s
 			.session = session, .owner = scope ? scope->owner : NULL,
 			.shared = !scope || !scope->scoped};
 	a2m_stack_emit(st, &c);
+	if (*flushed || out->moved || out->promoted)
+		a2m_stack_embed_after_write(st); /* flushed records are owed one */
 	return 0;
 }
 

@@ -23,6 +23,9 @@ a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config 
 		store->ops->close(store);
 		scorer->destroy(scorer);
 		a2m_tiers_free(&cfg->tiers);
+		if (cfg->embedder)
+			cfg->embedder->destroy(cfg->embedder);
+		cfg->embedder = NULL;
 		return NULL;
 	}
 	st->store = store;
@@ -30,6 +33,7 @@ a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config 
 	st->cfg = *cfg;
 	memset(&cfg->tiers, 0, sizeof cfg->tiers);
 	st->dims = -1;
+	cfg->embedder = NULL;
 	st->counts = calloc(st->cfg.tiers.n + 1, sizeof *st->counts);
 	if (!st->counts) {
 		a2m_stack_free(st);
@@ -45,6 +49,8 @@ void a2m_stack_free(a2m_stack *st)
 	st->store->ops->close(st->store);
 	st->scorer->destroy(st->scorer);
 	a2m_tiers_free(&st->cfg.tiers);
+	if (st->cfg.embedder)
+		st->cfg.embedder->destroy(st->cfg.embedder);
 	free(st->counts);
 	free(st);
 }

@@ -16,7 +16,28 @@ struct a2m_stack {
 	int64_t          dims;        /* cached embedding width; -1 = not read yet */
 	int64_t         *counts;      /* records per tier, cached for describe */
 	int              counts_valid;/* 0 after any commit or rollback */
+	int64_t          embed_retry_at; /* breaker: no embedder call before
+	                                    this time (ms); 0 = closed */
+	int              embed_failing;  /* the last embedder call failed */
+	size_t           gen_dims;       /* width the embedder answered with */
+	int              model_checked;  /* the store's vectors are known to be
+	                                    of this embedder (embed.c) */
 };
+
+/* How long the breaker keeps a failing embedder off (docs/EMBEDDINGS.md §4.3). */
+#define A2M_EMBED_BREAKER_MS 30000
+
+/*
+** Embeds text for recall (embed.c): sets *vec (free with free()) and *dims
+** and returns 0, or returns nonzero with *vec NULL when there is no
+** embedder, the breaker holds it off, or it failed (logged once per
+** outage). Never fails the caller: a recall then ranks lexically.
+*/
+int a2m_stack_embed_text(a2m_stack *st, const char *text, float **vec, size_t *dims);
+
+/* After a write's commit: one batch of a2m_stack_embed_owed, errors ignored
+** (the records stay owed and are embedded later). No-op without an embedder. */
+void a2m_stack_embed_after_write(a2m_stack *st);
 
 /* The store meta entry holding the embedding width fixed by the first vector. */
 #define A2M_META_DIMS "embedding_dims"

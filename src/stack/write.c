@@ -71,6 +71,26 @@ static int check_dims(a2m_stack *st, const a2m_record *rec, size_t i, a2m_error 
 	return 0;
 }
 
+/*
+** True when a committed remember may have left records owed a generated
+** vector: one landed outside a working tier, or something moved. Saves the
+** owed-set scan on the common working-tier write (docs/EMBEDDINGS.md §4.2).
+*/
+static int owes_vectors(const a2m_stack *st, a2m_record **written, size_t n,
+			const a2m_consolidation *cons)
+{
+	if (!st->cfg.embedder)
+		return 0;
+	if (cons->moved || cons->promoted)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		const a2m_tier *t = written[i] ? a2m_stack_tier_of(st, written[i]) : NULL;
+		if (t && (!t->kind || strcmp(t->kind, "working") != 0))
+			return 1;
+	}
+	return 0;
+}
+
 /* NaN salience marks "not given" on a record passed to remember. */
 int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *err)
 {
@@ -174,6 +194,8 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 			a2m_stack_emit(st, &c);
 		}
 		a2m_stack_emit_consolidated(st, &cons, 0);
+		if (owes_vectors(st, written, n, &cons))
+			a2m_stack_embed_after_write(st);
 	}
 	a2m_record_array_free(written, n);
 	return rc;
@@ -286,6 +308,7 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 				.shared = !scope || !scope->scoped};
 		a2m_stack_emit(st, &c);
 		a2m_stack_emit_consolidated(st, &cons, 0);
+		a2m_stack_embed_after_write(st); /* moved records may be owed one */
 	}
 	free(moved_ids);
 	return rc;
@@ -306,6 +329,7 @@ int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err)
 	}
 	/* One event per consolidate call, however much moved (§4.12). */
 	a2m_stack_emit_consolidated(st, out, 1);
+	a2m_stack_embed_after_write(st);
 	return 0;
 }
 

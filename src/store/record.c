@@ -25,6 +25,7 @@ void a2m_record_clear(a2m_record *rec)
 	free(rec->session);
 	free(rec->key);
 	free(rec->embedding);
+	free(rec->gen_embedding);
 	free(rec->uri);
 	free(rec->media_type);
 	memset(rec, 0, sizeof *rec);
@@ -69,6 +70,17 @@ int a2m_record_copy(a2m_record *dst, const a2m_record *src)
 		dst->embedding = malloc(src->dims * sizeof(double));
 		if (dst->embedding)
 			memcpy(dst->embedding, src->embedding, src->dims * sizeof(double));
+		else
+			failed = 1;
+	}
+	dst->gen_embedding = NULL;
+	dst->gen_dims = 0;
+	if (src->gen_embedding && src->gen_dims) {
+		dst->gen_dims = src->gen_dims;
+		dst->gen_embedding = malloc(src->gen_dims * sizeof(float));
+		if (dst->gen_embedding)
+			memcpy(dst->gen_embedding, src->gen_embedding,
+			       src->gen_dims * sizeof(float));
 		else
 			failed = 1;
 	}

@@ -33,6 +33,10 @@ typedef struct a2m_record {
 	int64_t  revision;
 	double  *embedding;     /* the caller's vector, verbatim; NULL when none */
 	size_t   dims;          /* length of embedding */
+	float   *gen_embedding; /* the server's own vector of content, made by
+	                           its embedder (docs/EMBEDDINGS.md §4): derived
+	                           data, never the caller's; NULL when none */
+	size_t   gen_dims;      /* length of gen_embedding */
 	char    *uri;
 	char    *media_type;
 } a2m_record;

@@ -85,6 +85,12 @@ static const char *const migrations[] = {
 
 	/* 2: store-level settings (meta_get/meta_set). */
 	"CREATE TABLE a2m_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);",
+
+	/*
+	** 3: the server's own vector of a record's content (docs/EMBEDDINGS.md
+	** §4), floats in native byte order, kept apart from the caller's.
+	*/
+	"ALTER TABLE records ADD COLUMN gen_embedding BLOB;",
 };
 
 #define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
@@ -93,20 +99,21 @@ static const char *const migrations[] = {
 #define COLUMNS \
 	"seq, id, content, created_at, role, metadata, grp, tier, salience," \
 	" accessed_at, access_count, owner, session, key, revision, embedding," \
-	" uri, media_type"
+	" uri, media_type, gen_embedding"
 
-/* ?1 is the id; ?2..?17 are the other fields, as bind_record() binds them. */
+/* ?1 is the id; ?2..?18 are the other fields, as bind_record() binds them. */
 #define SQL_INSERT \
 	"INSERT INTO records(id, content, created_at, role, metadata, grp, tier," \
 	" salience, accessed_at, access_count, owner, session, key, revision," \
-	" embedding, uri, media_type)" \
+	" embedding, uri, media_type, gen_embedding)" \
 	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14," \
-	" ?15, ?16, ?17)"
+	" ?15, ?16, ?17, ?18)"
 #define SQL_UPDATE \
 	"UPDATE records SET content = ?2, created_at = ?3, role = ?4," \
 	" metadata = ?5, grp = ?6, tier = ?7, salience = ?8, accessed_at = ?9," \
 	" access_count = ?10, owner = ?11, session = ?12, key = ?13," \
-	" revision = ?14, embedding = ?15, uri = ?16, media_type = ?17" \
+	" revision = ?14, embedding = ?15, uri = ?16, media_type = ?17," \
+	" gen_embedding = ?18" \
 	" WHERE id = ?1"
 /* Written with records_owner_key's own expression so that index serves it. */
 #define SQL_GET_BY_KEY \
@@ -212,7 +219,7 @@ static int bind_text(sqlite3_stmt *st, int i, const char *v)
 	return sqlite3_bind_text64(st, i, v, strlen(v), SQLITE_STATIC, SQLITE_UTF8);
 }
 
-/* Binds ?1 = id and ?2..?17 = the other fields (SQL_INSERT / SQL_UPDATE). */
+/* Binds ?1 = id and ?2..?18 = the other fields (SQL_INSERT / SQL_UPDATE). */
 static int bind_record(sqlite3_stmt *st, const a2m_record *rec)
 {
 	int rc = SQLITE_OK;
@@ -240,6 +247,12 @@ static int bind_record(sqlite3_stmt *st, const a2m_record *rec)
 		B(sqlite3_bind_null(st, 15));
 	B(bind_text(st, 16, rec->uri));
 	B(bind_text(st, 17, rec->media_type));
+	if (rec->gen_embedding && rec->gen_dims)
+		B(sqlite3_bind_blob64(st, 18, rec->gen_embedding,
+				      (sqlite3_uint64)rec->gen_dims * sizeof(float),
+				      SQLITE_STATIC));
+	else
+		B(sqlite3_bind_null(st, 18));
 #undef B
 	return rc;
 }
@@ -283,6 +296,25 @@ static int column_embedding(sqlstore *s, sqlite3_stmt *st, int col, a2m_record *
 	return 0;
 }
 
+/* The server's own vector (column col): floats, native byte order. */
+static int column_gen_embedding(sqlstore *s, sqlite3_stmt *st, int col, a2m_record *rec)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return 0;
+	const void *b = sqlite3_column_blob(st, col);
+	size_t n = (size_t)sqlite3_column_bytes(st, col);
+	if (n == 0 || n % sizeof(float) != 0)
+		return 0; /* derived data: an odd blob is simply no vector */
+	if (!b)
+		return a2m_store_fail(&s->base, "read: out of memory");
+	rec->gen_embedding = malloc(n);
+	if (!rec->gen_embedding)
+		return a2m_store_fail(&s->base, "read: out of memory");
+	memcpy(rec->gen_embedding, b, n);
+	rec->gen_dims = n / sizeof(float);
+	return 0;
+}
+
 /* Fills the zeroed rec from the current row (COLUMNS order). Clears it on failure. */
 static int read_row(sqlstore *s, sqlite3_stmt *st, a2m_record *rec)
 {
@@ -297,7 +329,8 @@ static int read_row(sqlstore *s, sqlite3_stmt *st, a2m_record *rec)
 	    column_text(s, st, 6, &rec->group) || column_text(s, st, 7, &rec->tier) ||
 	    column_text(s, st, 11, &rec->owner) || column_text(s, st, 12, &rec->session) ||
 	    column_text(s, st, 13, &rec->key) || column_embedding(s, st, 15, rec) ||
-	    column_text(s, st, 16, &rec->uri) || column_text(s, st, 17, &rec->media_type)) {
+	    column_text(s, st, 16, &rec->uri) || column_text(s, st, 17, &rec->media_type) ||
+	    column_gen_embedding(s, st, 18, rec)) {
 		a2m_record_clear(rec);
 		return A2M_INTERNAL_ERROR;
 	}
