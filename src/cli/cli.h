@@ -11,6 +11,12 @@
 #define A2M_EXIT_ERROR 1
 #define A2M_EXIT_USAGE 2
 
+/*
+** Prints "a2m CMD: <message> (try 'a2m CMD --help')" to stderr, the message
+** from a printf-style format, and returns A2M_EXIT_USAGE.
+*/
+int a2m_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 int a2m_cmd_serve(int argc, char **argv);
 int a2m_cmd_conformance(int argc, char **argv);
 int a2m_cmd_mcp(int argc, char **argv);

@@ -88,19 +88,6 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int bad_usage(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "a2m mcp: %s (try 'a2m mcp --help')\n", msg);
-	return A2M_EXIT_USAGE;
-}
-
 /* ---- one session ---- */
 
 typedef struct mcp_session {
@@ -393,7 +380,7 @@ int a2m_cmd_mcp(int argc, char **argv)
 		int used = cli_target_option(&target, CLI_TARGET_EMBEDDED | CLI_TARGET_REMOTE, argc,
 					     argv, &i, why, sizeof why);
 		if (used < 0)
-			return bad_usage("%s", why);
+			return a2m_cli_usage("mcp", "%s", why);
 		if (used)
 			continue;
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -405,20 +392,20 @@ int a2m_cmd_mcp(int argc, char **argv)
 			return A2M_EXIT_OK;
 		} else if (strcmp(a, "--owner") == 0) {
 			if (i + 1 >= argc || !*argv[i + 1])
-				return bad_usage("--owner needs a name");
+				return a2m_cli_usage("mcp", "--owner needs a name");
 			owner = argv[++i];
 			json_t *probe = json_string(owner);
 			if (!probe)
-				return bad_usage("--owner must be valid UTF-8");
+				return a2m_cli_usage("mcp", "--owner must be valid UTF-8");
 			json_decref(probe);
 		} else if (strcmp(a, "--log-level") == 0) {
 			a2m_log_level level;
 			if (i + 1 >= argc || a2m_log_parse_level(argv[i + 1], &level) != 0)
-				return bad_usage("--log-level needs one of error, warn, info, debug");
+				return a2m_cli_usage("mcp", "--log-level needs one of error, warn, info, debug");
 			a2m_log_set_level(level);
 			i++;
 		} else {
-			return bad_usage("unknown option '%s'", a);
+			return a2m_cli_usage("mcp", "unknown option '%s'", a);
 		}
 	}
 

@@ -9,7 +9,6 @@
 */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,20 +78,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-/* Reports a usage error in one line and returns the usage exit status. */
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int bad_usage(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "a2m serve: %s (try 'a2m serve --help')\n", msg);
-	return A2M_EXIT_USAGE;
 }
 
 /* Returns the value after a flag, or NULL when it is missing. */
@@ -201,10 +186,10 @@ static int embed_flag(int argc, char **argv, int *i, a2m_config *cfg)
 	    strcmp(a, "--embed-key-env") && strcmp(a, "--embed-timeout"))
 		return 1;
 	if (!(v = flag_value(argc, argv, i)) || !*v)
-		return bad_usage("%s needs a value", a);
+		return a2m_cli_usage("serve", "%s needs a value", a);
 	if (strcmp(a, "--embed") == 0) {
 		if (strcmp(v, "ollama") && strcmp(v, "openai"))
-			return bad_usage("unknown embedder '%s' (use ollama or openai)", v);
+			return a2m_cli_usage("serve", "unknown embedder '%s' (use ollama or openai)", v);
 		cfg->embed_kind = v;
 	} else if (strcmp(a, "--embed-url") == 0) {
 		cfg->embed_url = v;
@@ -213,14 +198,14 @@ static int embed_flag(int argc, char **argv, int *i, a2m_config *cfg)
 	} else if (strcmp(a, "--embed-key-env") == 0) {
 		const char *key = getenv(v);
 		if (!key || !*key)
-			return bad_usage("--embed-key-env: environment variable %s is not set", v);
+			return a2m_cli_usage("serve", "--embed-key-env: environment variable %s is not set", v);
 		cfg->embed_api_key = key;
 	} else {
 		char *end;
 		errno = 0;
 		long ms = strtol(v, &end, 10);
 		if (errno || *end || ms < 1)
-			return bad_usage("--embed-timeout must be a positive number of ms, not '%s'", v);
+			return a2m_cli_usage("serve", "--embed-timeout must be a positive number of ms, not '%s'", v);
 		cfg->embed_timeout_ms = ms;
 	}
 	return 0;
@@ -232,10 +217,10 @@ static int embed_check(const a2m_config *cfg)
 	int other = cfg->embed_url || cfg->embed_model || cfg->embed_api_key ||
 		    cfg->embed_timeout_ms;
 	if (!cfg->embed_kind && other && !cfg->config_file)
-		return bad_usage("the --embed-* options need --embed ollama|openai");
+		return a2m_cli_usage("serve", "the --embed-* options need --embed ollama|openai");
 	if (cfg->embed_kind && strcmp(cfg->embed_kind, "openai") == 0 && !cfg->embed_url &&
 	    !cfg->config_file)
-		return bad_usage("--embed openai needs --embed-url");
+		return a2m_cli_usage("serve", "--embed openai needs --embed-url");
 	return 0;
 }
 
@@ -270,53 +255,53 @@ int a2m_cmd_serve(int argc, char **argv)
 			cfg.sqlite_synchronous_normal = 1;
 		} else if (strcmp(a, "--db") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs a file path", a);
+				return a2m_cli_usage("serve", "%s needs a file path", a);
 			cfg.path = v;
 			cfg.engine = A2M_ENGINE_SQLITE;
 		} else if (strcmp(a, "--name") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs a name", a);
+				return a2m_cli_usage("serve", "%s needs a name", a);
 			cfg.name = v;
 		} else if (strcmp(a, "--log-level") == 0) {
 			a2m_log_level level;
 			if (!(v = flag_value(argc, argv, &i)))
-				return bad_usage("%s needs one of error, warn, info, debug", a);
+				return a2m_cli_usage("serve", "%s needs one of error, warn, info, debug", a);
 			if (a2m_log_parse_level(v, &level) != 0)
-				return bad_usage("unknown log level '%s' (use error, warn, info or debug)", v);
+				return a2m_cli_usage("serve", "unknown log level '%s' (use error, warn, info or debug)", v);
 			a2m_log_set_level(level);
 		} else if (strcmp(a, "--max-line") == 0) {
 			char *end;
 			if (!(v = flag_value(argc, argv, &i)))
-				return bad_usage("%s needs a number of bytes", a);
+				return a2m_cli_usage("serve", "%s needs a number of bytes", a);
 			errno = 0;
 			unsigned long long n = strtoull(v, &end, 10);
 			if (errno || *end || n < 64 || *v == '-')
-				return bad_usage("--max-line must be a number of bytes >= 64, not '%s'", v);
+				return a2m_cli_usage("serve", "--max-line must be a number of bytes >= 64, not '%s'", v);
 			max_line = (size_t)n;
 		} else if (strcmp(a, "--read-only") == 0) {
 			cfg.read_only = 1;
 		} else if (strcmp(a, "--config") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs a file path", a);
+				return a2m_cli_usage("serve", "%s needs a file path", a);
 			cfg.config_file = v;
 		} else if (strcmp(a, "--capabilities") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs a list such as core,tiers", a);
+				return a2m_cli_usage("serve", "%s needs a list such as core,tiers", a);
 			cfg.capabilities = v;
 		} else if (strcmp(a, "--metric") == 0) {
 			if (!(v = flag_value(argc, argv, &i)))
-				return bad_usage("%s needs cosine, dot or l2", a);
+				return a2m_cli_usage("serve", "%s needs cosine, dot or l2", a);
 			if (strcmp(v, "cosine") && strcmp(v, "dot") && strcmp(v, "l2"))
-				return bad_usage("unknown metric '%s' (use cosine, dot or l2)", v);
+				return a2m_cli_usage("serve", "unknown metric '%s' (use cosine, dot or l2)", v);
 			cfg.metric = v;
 		} else if (strcmp(a, "--events-retain") == 0) {
 			char *end;
 			if (!(v = flag_value(argc, argv, &i)))
-				return bad_usage("%s needs a number", a);
+				return a2m_cli_usage("serve", "%s needs a number", a);
 			errno = 0;
 			long long n = strtoll(v, &end, 10);
 			if (errno || *end || n < 1)
-				return bad_usage("--events-retain must be a positive number, not '%s'", v);
+				return a2m_cli_usage("serve", "--events-retain must be a positive number, not '%s'", v);
 			cfg.events_retain = n;
 		} else if ((erc = embed_flag(argc, argv, &i, &cfg)) != 1) {
 			if (erc)
@@ -327,29 +312,29 @@ int a2m_cmd_serve(int argc, char **argv)
 			if (i + 1 < argc && argv[i + 1][0] != '-' &&
 			    parse_listen(argv[++i], &hcfg.addr, &hcfg.port, addr_buf,
 					 sizeof addr_buf) != 0)
-				return bad_usage("--http wants [ADDR:]PORT, e.g. 127.0.0.1:8778 or "
+				return a2m_cli_usage("serve", "--http wants [ADDR:]PORT, e.g. 127.0.0.1:8778 or "
 						 "[::1]:8778, not '%s'", argv[i]);
 		} else if (strcmp(a, "--path") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || v[0] != '/')
-				return bad_usage("%s needs a path starting with '/'", a);
+				return a2m_cli_usage("serve", "%s needs a path starting with '/'", a);
 			hcfg.path = v;
 			http_only = a;
 		} else if (strcmp(a, "--tokens") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs a file path", a);
+				return a2m_cli_usage("serve", "%s needs a file path", a);
 			tokens_file = v;
 			http_only = a;
 		} else if (strcmp(a, "--allow-origin") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs an origin such as http://localhost:3000", a);
+				return a2m_cli_usage("serve", "%s needs an origin such as http://localhost:3000", a);
 			if (n_origins == MAX_ORIGINS)
-				return bad_usage("at most %d --allow-origin values", MAX_ORIGINS);
+				return a2m_cli_usage("serve", "at most %d --allow-origin values", MAX_ORIGINS);
 			origins[n_origins++] = v;
 			http_only = a;
 		} else if (strcmp(a, "--max-body") == 0) {
 			unsigned long long n;
 			if (!(v = flag_value(argc, argv, &i)) || parse_count(v, &n) != 0 || n < 64)
-				return bad_usage("--max-body must be a number of bytes >= 64, not '%s'",
+				return a2m_cli_usage("serve", "--max-body must be a number of bytes >= 64, not '%s'",
 						 v ? v : "");
 			hcfg.max_body = (size_t)n;
 			http_only = a;
@@ -357,7 +342,7 @@ int a2m_cmd_serve(int argc, char **argv)
 			unsigned long long n;
 			if (!(v = flag_value(argc, argv, &i)) || parse_count(v, &n) != 0 || n < 1 ||
 			    n > 86400)
-				return bad_usage("--timeout must be 1 to 86400 seconds, not '%s'",
+				return a2m_cli_usage("serve", "--timeout must be 1 to 86400 seconds, not '%s'",
 						 v ? v : "");
 			hcfg.timeout_s = (unsigned)n;
 			http_only = a;
@@ -365,7 +350,7 @@ int a2m_cmd_serve(int argc, char **argv)
 			unsigned long long n;
 			if (!(v = flag_value(argc, argv, &i)) || parse_count(v, &n) != 0 || n < 1 ||
 			    n > 1000000)
-				return bad_usage("--max-connections must be 1 to 1000000, not '%s'",
+				return a2m_cli_usage("serve", "--max-connections must be 1 to 1000000, not '%s'",
 						 v ? v : "");
 			hcfg.max_connections = (unsigned)n;
 			http_only = a;
@@ -373,21 +358,21 @@ int a2m_cmd_serve(int argc, char **argv)
 			unsigned long long n;
 			if (!(v = flag_value(argc, argv, &i)) || parse_count(v, &n) != 0 || n < 1 ||
 			    n > 1024)
-				return bad_usage("--threads must be 1 to 1024, not '%s'", v ? v : "");
+				return a2m_cli_usage("serve", "--threads must be 1 to 1024, not '%s'", v ? v : "");
 			hcfg.threads = (unsigned)n;
 			http_only = a;
 		} else if (strcmp(a, "--tls-cert") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs a PEM file", a);
+				return a2m_cli_usage("serve", "%s needs a PEM file", a);
 			hcfg.tls_cert = v;
 			http_only = a;
 		} else if (strcmp(a, "--tls-key") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return bad_usage("%s needs a PEM file", a);
+				return a2m_cli_usage("serve", "%s needs a PEM file", a);
 			hcfg.tls_key = v;
 			http_only = a;
 		} else {
-			return bad_usage("unknown option '%s'", a);
+			return a2m_cli_usage("serve", "unknown option '%s'", a);
 		}
 		if (strcmp(a, "--stdio") == 0)
 			stdio = 1;
@@ -395,13 +380,13 @@ int a2m_cmd_serve(int argc, char **argv)
 			stdio_only = a;
 	}
 	if (http && stdio)
-		return bad_usage("--stdio and --http exclude each other");
+		return a2m_cli_usage("serve", "--stdio and --http exclude each other");
 	if (!http && http_only)
-		return bad_usage("%s needs --http", http_only);
+		return a2m_cli_usage("serve", "%s needs --http", http_only);
 	if (http && stdio_only)
-		return bad_usage("%s is for --stdio; over HTTP use --max-body", stdio_only);
+		return a2m_cli_usage("serve", "%s is for --stdio; over HTTP use --max-body", stdio_only);
 	if (!hcfg.tls_cert != !hcfg.tls_key)
-		return bad_usage("--tls-cert and --tls-key go together");
+		return a2m_cli_usage("serve", "--tls-cert and --tls-key go together");
 	if ((erc = embed_check(&cfg)) != 0)
 		return erc;
 	hcfg.origins = origins;
