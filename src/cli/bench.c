@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "a2m.h"
+#include "cli/bench.h"
 #include "cli/cli.h"
 
 #define MAX_LANGS 16
@@ -520,14 +521,19 @@ int a2m_cmd_bench(int argc, char **argv)
 		return bench_quality(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "latency") == 0)
 		return bench_latency(argc - 1, argv + 1);
+	int more = argc >= 2 ? a2m_bench_more(argc - 1, argv + 1) : -1;
+	if (more >= 0)
+		return more;
 	int help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
 	fprintf(help ? stdout : stderr,
 		"usage: a2m bench quality [--data DIR] [--engine memory|sqlite] [--verbose]\n"
 		"       a2m bench latency [--records N] [--queries Q] [--engine memory|sqlite]\n"
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"
+		"%s"
 		"\n"
 		"quality: precision@1 and MRR of recall on bench/quality/, ours (bm25) beside the\n"
 		"         old plain-scan lexical scorer (docs/BENCHMARKS.md).\n"
-		"latency: recall p50/p99 over N synthetic records, in process.\n");
+		"latency: recall p50/p99 over N synthetic records, in process.\n%s",
+		a2m_bench_more_usage, a2m_bench_more_help);
 	return help ? A2M_EXIT_OK : A2M_EXIT_USAGE;
 }

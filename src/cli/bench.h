@@ -1,0 +1,77 @@
+/*
+** bench.h — the benchmarks of bench_store.c (vectors, timeline, remember)
+** and bench_http.c (startup, and corpus for bench/http.sh), and the helpers
+** they share. bench.c (quality, latency) hands every subcommand it does not
+** know to a2m_bench_more().
+**
+** Every figure goes through the real server in this process (a2m_handle):
+** a JSON-RPC string in, a JSON-RPC string out, as an embedding program would
+** call it. Figures are printed, never asserted (DESIGN §7).
+*/
+#ifndef A2M_CLI_BENCH_H
+#define A2M_CLI_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "a2m.h"
+
+/*
+** Runs `a2m bench NAME ...` (argv[0] is NAME) for the subcommands of
+** bench_store.c and bench_http.c. Returns the exit status, or -1 when NAME
+** is none of them.
+*/
+int a2m_bench_more(int argc, char **argv);
+
+/* Their part of `a2m bench --help`: the usage lines, and what each measures. */
+extern const char a2m_bench_more_usage[];
+extern const char a2m_bench_more_help[];
+
+/* bench_http.c: `a2m bench corpus` (the bodies bench/http.sh posts) and
+** `a2m bench startup`. argv[0] is the subcommand; they return exit statuses. */
+int a2m_bench_corpus(int argc, char **argv);
+int a2m_bench_startup(int argc, char **argv);
+
+/* A monotonic clock in milliseconds. */
+double bench_now_ms(void);
+
+/*
+** Sends one request and returns its "result" (the caller json_decref()s it),
+** or NULL after printing the error on stderr. When ms is not NULL it gets the
+** time a2m_handle() took: the server's work, string in to string out,
+** without building the request or parsing the response here.
+*/
+json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms);
+
+/*
+** Opens an in-process server with the default configuration, except
+** max_records_per_call = 1000 (the default too, stated for the reader).
+** path NULL: the memory engine. Prints the error and returns NULL on failure.
+*/
+a2m *bench_open(const char *path, int sync_normal, int read_only);
+
+/* Removes a SQLite file and its -wal, -shm and -journal companions. */
+void bench_remove_db(const char *path);
+
+/* A deterministic generator (xorshift64); bench_seed() restarts it. */
+uint64_t bench_rng(void);
+void bench_seed(uint64_t seed);
+
+/*
+** Text as `a2m bench latency` makes it, so the corpora compare: a record of
+** 8 to 17 words, a third English function words, the rest drawn by Zipf's
+** law from a made-up 20 000-word vocabulary; a query of 2 or 3 vocabulary
+** words, also by Zipf's law. out gets at most cap bytes, NUL included.
+*/
+void bench_sentence(char *out, size_t cap);
+void bench_query_text(char *out, size_t cap);
+
+/* p (0..1) of n sorted values. */
+double bench_percentile(const double *sorted, size_t n, double p);
+
+/* Sorts n latencies (ms) and prints "label  p50 .. p99 .. mean .." on one line. */
+void bench_print_latency(const char *label, double *ms, size_t n);
+
+#endif

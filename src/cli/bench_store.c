@@ -1,0 +1,724 @@
+/*
+** bench_store.c — the store-side figures of DESIGN §7 that bench.c does not
+** measure, and the helpers bench_http.c shares (bench.h).
+**
+**   a2m bench vectors [--records N] [--dims D] [--queries Q]
+**                     [--engine memory|sqlite] [--db PATH] [--read-only]
+**       Exact vector recall: N records carrying random unit vectors of D
+**       dimensions (a fixed seed), then Q recalls with a random unit query
+**       vector, limit 10, no text. Default 100 000 x 384.
+**
+**   a2m bench timeline [--records N] [--sessions S] [--queries Q]
+**                      [--engine memory|sqlite] [--db PATH]
+**       Timeline (limit 20) over N records spread at random over S
+**       sessions (interleaved conversations), unfiltered and with
+**       where: {"session": ...}; describe (which counts every tier) at that
+**       size; and the resident memory the process holds once they are
+**       loaded (VmHWM, VmRSS). Default 1 000 000 x 1 000.
+**
+**   a2m bench remember [--engine memory|sqlite] [--single N] [--records N]
+**                      [--batch B] [--prefill N] [--tier NAME|default]
+**                      [--synchronous-normal]
+**       Remember throughput: N single-record calls into a fresh store, then
+**       N records in calls of B into another; records per second. --prefill
+**       first loads N records (semantic tier) into each, since a write's
+**       cost may grow with the store. --tier default sends no tier, so the
+**       stack places each record (and spills).
+**
+** `a2m bench startup` and `a2m bench corpus`, measured from outside the
+** process, are in bench_http.c.
+**
+** With --db PATH a store is kept, and an existing one is used as it is
+** (nothing loaded), so a 1M-record SQLite file is built once. Without it
+** the SQLite engine uses a file in /tmp, removed before and after.
+*/
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "a2m.h"
+#include "cli/bench.h"
+#include "cli/cli.h"
+
+/* ---- shared helpers (bench.h) ------------------------------------------- */
+
+double bench_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
+{
+	json_t *req = json_pack("{ss si ss so}", "jsonrpc", "2.0", "id", 1, "method", method,
+				"params", params ? params : json_object());
+	char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (!text) {
+		fprintf(stderr, "a2m bench: out of memory\n");
+		return NULL;
+	}
+	double t0 = bench_now_ms();
+	char *reply = a2m_handle(h, text);
+	if (ms)
+		*ms = bench_now_ms() - t0;
+	free(text);
+	json_t *resp = reply ? json_loads(reply, 0, NULL) : NULL;
+	a2m_free(reply);
+	json_t *result = json_incref(json_object_get(resp, "result"));
+	if (!result) {
+		char *e = json_dumps(json_object_get(resp, "error"), JSON_COMPACT);
+		fprintf(stderr, "a2m bench: %s failed: %s\n", method, e ? e : "no response");
+		free(e);
+	}
+	json_decref(resp);
+	return result;
+}
+
+a2m *bench_open(const char *path, int sync_normal, int read_only)
+{
+	a2m_config cfg;
+	a2m *h = NULL;
+	char *err = NULL;
+	a2m_config_init(&cfg);
+	cfg.engine = path ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
+	cfg.path = path;
+	cfg.sqlite_synchronous_normal = sync_normal;
+	cfg.read_only = read_only;
+	cfg.max_records_per_call = 1000;
+	if (a2m_open(&cfg, &h, &err) != 0) {
+		fprintf(stderr, "a2m bench: %s\n", err ? err : "cannot open a server");
+		a2m_free(err);
+		return NULL;
+	}
+	return h;
+}
+
+void bench_remove_db(const char *path)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	char name[1024];
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
+		unlink(name);
+	}
+}
+
+/* The same seed as bench.c, so `bench latency` and these see one corpus. */
+static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
+
+void bench_seed(uint64_t seed)
+{
+	rng_state = seed ? seed : 0x2545F4914F6CDD1DULL;
+}
+
+uint64_t bench_rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+#define VOCAB 20000
+
+static const char *const function_words[] = {
+	"the", "of", "and", "to", "in", "is", "that", "for", "it", "with", "was", "on",
+	"as", "by", "at", "from", "this", "be", "or", "an", "are", "which", "not", "but"
+};
+#define NFUNCTION (sizeof function_words / sizeof function_words[0])
+
+/* Word i of the made-up vocabulary (as bench.c): syllables, little to stem. */
+static void word(size_t i, char *out, size_t cap)
+{
+	static const char *const syl[] = {"ka", "lo", "mi", "ren", "to", "vas", "qui", "del",
+					  "no", "par", "su", "fin", "go", "ber", "tal", "zu"};
+	size_t n = 0;
+	i += 16;
+	while (i && n + 4 < cap) {
+		n += (size_t)snprintf(out + n, cap - n, "%s", syl[i % 16]);
+		i /= 16;
+	}
+	out[n] = '\0';
+}
+
+/* Word ranks by 1/r, the usual shape of text. */
+static size_t zipf(void)
+{
+	double u = (double)(bench_rng() % 1000000) / 1e6;
+	size_t r = (size_t)(exp(u * log((double)VOCAB)));
+	return r ? r - 1 : 0;
+}
+
+void bench_sentence(char *out, size_t cap)
+{
+	char w[64];
+	size_t n = 0, words = 8 + bench_rng() % 10;
+	out[0] = '\0';
+	for (size_t j = 0; j < words && n + 1 < cap; j++) {
+		if (bench_rng() % 3 == 0)
+			snprintf(w, sizeof w, "%s", function_words[bench_rng() % NFUNCTION]);
+		else
+			word(zipf(), w, sizeof w);
+		n += (size_t)snprintf(out + n, cap - n, "%s%s", j ? " " : "", w);
+	}
+}
+
+void bench_query_text(char *out, size_t cap)
+{
+	char w[64];
+	size_t n = 0, words = 2 + bench_rng() % 2;
+	out[0] = '\0';
+	for (size_t j = 0; j < words && n + 1 < cap; j++) {
+		word(zipf(), w, sizeof w);
+		n += (size_t)snprintf(out + n, cap - n, "%s%s", j ? " " : "", w);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double bench_percentile(const double *sorted, size_t n, double p)
+{
+	if (!n)
+		return 0;
+	size_t i = (size_t)(p * (double)n);
+	return sorted[i < n ? i : n - 1];
+}
+
+void bench_print_latency(const char *label, double *ms, size_t n)
+{
+	double sum = 0;
+	qsort(ms, n, sizeof *ms, cmp_double);
+	for (size_t i = 0; i < n; i++)
+		sum += ms[i];
+	printf("  %-28s p50 %8.3f ms  p99 %8.3f ms  mean %8.3f ms  max %8.3f ms  (n=%zu)\n",
+	       label, bench_percentile(ms, n, 0.5), bench_percentile(ms, n, 0.99),
+	       n ? sum / (double)n : 0, n ? ms[n - 1] : 0, n);
+}
+
+/* ---- local helpers ------------------------------------------------------- */
+
+/* A field of /proc/self/status in kB (VmHWM, VmRSS), or -1. */
+static long status_kb(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	size_t n = strlen(field);
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, field, n) == 0 && line[n] == ':')
+			kb = strtol(line + n + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void print_memory(const char *when)
+{
+	printf("  resident %-22s VmHWM %.0f MiB, VmRSS %.0f MiB\n", when,
+	       (double)status_kb("VmHWM") / 1024.0, (double)status_kb("VmRSS") / 1024.0);
+}
+
+/* Records in the store: the sum of describe's tier counts, or -1. */
+static long long store_count(a2m *h)
+{
+	json_t *r = bench_call(h, "memory/describe", NULL, NULL);
+	json_t *tiers = json_object_get(r, "tiers");
+	long long n = r ? 0 : -1;
+	for (size_t i = 0; i < json_array_size(tiers); i++)
+		n += json_integer_value(json_object_get(json_array_get(tiers, i), "count"));
+	json_decref(r);
+	return n;
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+	return path && stat(path, &st) == 0;
+}
+
+/* Makes one record for a loader; i counts from 0. Returns NULL on OOM. */
+typedef json_t *(*make_record)(long i, void *ctx);
+
+/*
+** Remembers n records made by make, batch per call. Returns the elapsed ms
+** (the whole calls, JSON included), or -1 after printing the error.
+*/
+static double load(a2m *h, long n, long batch, make_record make, void *ctx)
+{
+	double t0 = bench_now_ms();
+	for (long done = 0; done < n;) {
+		json_t *recs = json_array();
+		for (long k = 0; k < batch && done < n; k++, done++)
+			json_array_append_new(recs, make(done, ctx));
+		json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), NULL);
+		if (!r)
+			return -1;
+		json_decref(r);
+	}
+	return bench_now_ms() - t0;
+}
+
+/*
+** Opens the store of a benchmark. db given and present: used as it is
+** (*loaded = 0). Otherwise a fresh one (*loaded = 1): db, or the default
+** file for sqlite, removed first.
+*/
+static a2m *open_fresh_or_kept(int sqlite, const char *db, const char *tmp_db, int *loaded)
+{
+	*loaded = 1;
+	if (db && file_exists(db)) {
+		*loaded = 0;
+		return bench_open(db, 0, 0);
+	}
+	const char *path = db ? db : sqlite ? tmp_db : NULL;
+	if (path)
+		bench_remove_db(path);
+	return bench_open(path, 0, 0);
+}
+
+/* Parses --engine / --db pairs common to the commands; returns 1 if taken. */
+static int engine_flag(int argc, char **argv, int *i, int *sqlite, const char **db)
+{
+	if (strcmp(argv[*i], "--engine") == 0 && *i + 1 < argc) {
+		*sqlite = strcmp(argv[++*i], "sqlite") == 0;
+		return 1;
+	}
+	if (strcmp(argv[*i], "--db") == 0 && *i + 1 < argc) {
+		*db = argv[++*i];
+		*sqlite = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- vectors ------------------------------------------------------------- */
+
+/*
+** A growable string. This benchmark builds its requests as text: printing
+** 100 000 x 384 numbers through jansson's %.17g would cost the benchmark
+** more than the server spends parsing them.
+*/
+typedef struct sbuf {
+	char  *p;
+	size_t n, cap;
+	int    oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->n + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (b->n + len + 1 > cap)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, len);
+	b->n += len;
+	b->p[b->n] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+/* A standard normal deviate (Box-Muller). */
+static double gaussian(void)
+{
+	double u = ((double)(bench_rng() >> 11) + 0.5) / 9007199254740992.0;
+	double v = ((double)(bench_rng() >> 11) + 0.5) / 9007199254740992.0;
+	return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+}
+
+/*
+** Appends a random unit vector of dims components (uniform on the sphere)
+** as a JSON array, each component with 9 decimals: about the 8 significant
+** digits a float32 embedding carries, as embedding services send them.
+** x is scratch space of dims doubles.
+*/
+static void put_unit_vector(sbuf *b, double *x, size_t dims)
+{
+	double len = 0;
+	for (size_t i = 0; i < dims; i++) {
+		x[i] = gaussian();
+		len += x[i] * x[i];
+	}
+	len = sqrt(len);
+	sb_put(b, "[", 1);
+	for (size_t i = 0; i < dims; i++) {
+		char num[16], *p = num;
+		double v = x[i] / len;
+		if (i)
+			*p++ = ',';
+		if (v < 0)
+			*p++ = '-', v = -v;
+		uint64_t q = (uint64_t)llround(v * 1e9);
+		*p++ = (char)('0' + q / 1000000000u);
+		*p++ = '.';
+		q %= 1000000000u;
+		for (uint64_t d = 100000000u; d; d /= 10)
+			*p++ = (char)('0' + (q / d) % 10);
+		sb_put(b, num, (size_t)(p - num));
+	}
+	sb_put(b, "]", 1);
+}
+
+/* Sends a request already in text; returns its result like bench_call(). */
+static json_t *call_text(a2m *h, const char *method, const char *text, double *ms)
+{
+	double t0 = bench_now_ms();
+	char *reply = a2m_handle(h, text);
+	if (ms)
+		*ms = bench_now_ms() - t0;
+	json_t *resp = reply ? json_loads(reply, 0, NULL) : NULL;
+	a2m_free(reply);
+	json_t *result = json_incref(json_object_get(resp, "result"));
+	if (!result) {
+		char *e = json_dumps(json_object_get(resp, "error"), JSON_COMPACT);
+		fprintf(stderr, "a2m bench: %s failed: %s\n", method, e ? e : "no response");
+		free(e);
+	}
+	json_decref(resp);
+	return result;
+}
+
+/* Loads n records with vectors, batch per call; the elapsed ms, or -1. */
+static double load_vectors(a2m *h, long n, long batch, size_t dims)
+{
+	sbuf b = {0};
+	double *x = malloc(dims * sizeof *x);
+	double t0 = bench_now_ms();
+	for (long done = 0; x && done < n;) {
+		b.n = 0;
+		sb_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
+			   "\"params\":{\"records\":[");
+		for (long k = 0; k < batch && done < n; k++, done++) {
+			char head[96];
+			snprintf(head, sizeof head, "%s{\"content\":\"vector record %ld\","
+				 "\"tier\":\"semantic\",\"embedding\":", k ? "," : "", done);
+			sb_str(&b, head);
+			put_unit_vector(&b, x, dims);
+			sb_put(&b, "}", 1);
+		}
+		sb_str(&b, "]}}");
+		json_t *r = b.oom ? NULL : call_text(h, "memory/remember", b.p, NULL);
+		if (!r) {
+			free(b.p);
+			free(x);
+			return -1;
+		}
+		json_decref(r);
+	}
+	double ms = x ? bench_now_ms() - t0 : -1;
+	free(b.p);
+	free(x);
+	return ms;
+}
+
+static int bench_vectors(int argc, char **argv)
+{
+	long records = 100000, queries = 50;
+	size_t dims = 384;
+	const char *db = NULL;
+	int sqlite = 0, read_only = 0;
+	for (int i = 1; i < argc; i++) {
+		if (engine_flag(argc, argv, &i, &sqlite, &db))
+			continue;
+		if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
+			records = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--dims") == 0 && i + 1 < argc)
+			dims = (size_t)strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc)
+			queries = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--read-only") == 0)
+			read_only = 1;
+		else {
+			fprintf(stderr, "usage: a2m bench vectors [--records N] [--dims D] [--queries Q]"
+				" [--engine memory|sqlite] [--db PATH] [--read-only]\n");
+			return A2M_EXIT_USAGE;
+		}
+	}
+	if (records < 1 || queries < 1 || dims < 1 || dims > 65536)
+		return A2M_EXIT_USAGE;
+	const char *tmp = "/tmp/a2m-bench-vectors.db";
+	int loaded;
+	bench_seed(0);
+	a2m *h = open_fresh_or_kept(sqlite, db, tmp, &loaded);
+	if (!h)
+		return A2M_EXIT_ERROR;
+	double load_ms = 0;
+	if (loaded && (load_ms = load_vectors(h, records, 500, dims)) < 0)
+		return A2M_EXIT_ERROR;
+	long long count = store_count(h);
+	if (read_only && sqlite) {
+		a2m_close(h);
+		if (!(h = bench_open(db ? db : tmp, 0, 1)))
+			return A2M_EXIT_ERROR;
+	}
+	printf("a2m bench vectors: %lld records x %zu dims (%s%s), %ld recalls by a query vector,"
+	       " limit 10\n", count, dims, sqlite ? "sqlite, synchronous=FULL" : "memory",
+	       read_only && sqlite ? ", read-only: no touch" : "", queries);
+	if (loaded)
+		printf("  load    %.0f ms (%.0f records/s, batches of 500)\n", load_ms,
+		       (double)records / (load_ms / 1000.0));
+	else
+		printf("  load    (reused %s)\n", db);
+	print_memory("after load:");
+	double *lat = calloc((size_t)queries, sizeof *lat);
+	double *x = malloc(dims * sizeof *x);
+	sbuf b = {0};
+	size_t hits = 0;
+	if (!lat || !x)
+		return A2M_EXIT_ERROR;
+	for (long q = 0; q < queries; q++) {
+		b.n = 0;
+		sb_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\","
+			   "\"params\":{\"limit\":10,\"embedding\":");
+		put_unit_vector(&b, x, dims);
+		sb_str(&b, "}}");
+		json_t *r = b.oom ? NULL : call_text(h, "memory/recall", b.p, &lat[q]);
+		if (!r)
+			return A2M_EXIT_ERROR;
+		hits += json_array_size(json_object_get(r, "records"));
+		json_decref(r);
+	}
+	bench_print_latency("recall (vector, limit 10)", lat, (size_t)queries);
+	printf("  %.1f hits/recall\n", (double)hits / (double)queries);
+	print_memory("at the end:");
+	free(b.p);
+	free(x);
+	free(lat);
+	a2m_close(h);
+	if (sqlite && !db)
+		bench_remove_db(tmp);
+	return A2M_EXIT_OK;
+}
+
+/* ---- timeline and resident memory ---------------------------------------- */
+
+static json_t *session_record(long i, void *ctx)
+{
+	char text[512], session[32];
+	(void)i;
+	snprintf(session, sizeof session, "s%05ld", (long)(bench_rng() % *(uint64_t *)ctx));
+	bench_sentence(text, sizeof text);
+	return json_pack("{ss ss ss}", "content", text, "tier", "semantic", "session", session);
+}
+
+static int bench_timeline(int argc, char **argv)
+{
+	long records = 1000000, queries = 1000;
+	uint64_t sessions = 1000;
+	const char *db = NULL;
+	int sqlite = 0;
+	for (int i = 1; i < argc; i++) {
+		if (engine_flag(argc, argv, &i, &sqlite, &db))
+			continue;
+		if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
+			records = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--sessions") == 0 && i + 1 < argc)
+			sessions = strtoull(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc)
+			queries = strtol(argv[++i], NULL, 10);
+		else {
+			fprintf(stderr, "usage: a2m bench timeline [--records N] [--sessions S]"
+				" [--queries Q] [--engine memory|sqlite] [--db PATH]\n");
+			return A2M_EXIT_USAGE;
+		}
+	}
+	if (records < 1 || queries < 1 || sessions < 1)
+		return A2M_EXIT_USAGE;
+	const char *tmp = "/tmp/a2m-bench-timeline.db";
+	int loaded;
+	bench_seed(0);
+	a2m *h = open_fresh_or_kept(sqlite, db, tmp, &loaded);
+	if (!h)
+		return A2M_EXIT_ERROR;
+	double load_ms = 0;
+	if (loaded && (load_ms = load(h, records, 1000, session_record, &sessions)) < 0)
+		return A2M_EXIT_ERROR;
+	long long count = store_count(h);
+	printf("a2m bench timeline: %lld records (%s) over %llu sessions at random,"
+	       " %ld timelines of each kind\n", count, sqlite ? "sqlite, synchronous=FULL" : "memory",
+	       (unsigned long long)sessions, queries);
+	if (loaded)
+		printf("  load    %.0f ms (%.0f records/s, batches of 1000)\n", load_ms,
+		       (double)records / (load_ms / 1000.0));
+	else
+		printf("  load    (reused %s)\n", db);
+	print_memory("after load:");
+	double *lat = calloc((size_t)queries, sizeof *lat);
+	size_t got = 0;
+	if (!lat)
+		return A2M_EXIT_ERROR;
+	/* describe counts every tier: its cost at this size, for the HTTP figure. */
+	long ndescribe = queries < 100 ? queries : 100;
+	for (long q = 0; q < ndescribe; q++) {
+		json_t *r = bench_call(h, "memory/describe", NULL, &lat[q]);
+		if (!r)
+			return A2M_EXIT_ERROR;
+		json_decref(r);
+	}
+	bench_print_latency("describe", lat, (size_t)ndescribe);
+	for (int kind = 0; kind < 2; kind++) {
+		got = 0;
+		for (long q = 0; q < queries; q++) {
+			char session[32];
+			json_t *p = json_pack("{si}", "limit", 20);
+			if (kind) {
+				snprintf(session, sizeof session, "s%05ld",
+					 (long)(bench_rng() % sessions));
+				json_object_set_new(p, "where", json_pack("{ss}", "session", session));
+			}
+			json_t *r = bench_call(h, "memory/timeline", p, &lat[q]);
+			if (!r)
+				return A2M_EXIT_ERROR;
+			got += json_array_size(json_object_get(r, "records"));
+			json_decref(r);
+		}
+		bench_print_latency(kind ? "timeline where session" : "timeline", lat,
+				    (size_t)queries);
+		printf("  %.1f records/timeline\n", (double)got / (double)queries);
+	}
+	print_memory("at the end:");
+	free(lat);
+	a2m_close(h);
+	if (sqlite && !db)
+		bench_remove_db(tmp);
+	return A2M_EXIT_OK;
+}
+
+/* ---- remember ------------------------------------------------------------ */
+
+static json_t *text_record(long i, void *ctx)
+{
+	char text[512];
+	(void)i;
+	bench_sentence(text, sizeof text);
+	json_t *rec = json_pack("{ss}", "content", text);
+	if (ctx)
+		json_object_set_new(rec, "tier", json_string(ctx));
+	return rec;
+}
+
+static int bench_remember(int argc, char **argv)
+{
+	long single = 2000, records = 100000, batch = 500, prefill = 0;
+	const char *db = NULL, *tier = "semantic";
+	int sqlite = 0, sync_normal = 0;
+	for (int i = 1; i < argc; i++) {
+		if (engine_flag(argc, argv, &i, &sqlite, &db))
+			continue;
+		if (strcmp(argv[i], "--single") == 0 && i + 1 < argc)
+			single = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
+			records = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+			batch = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--tier") == 0 && i + 1 < argc)
+			tier = argv[++i];
+		else if (strcmp(argv[i], "--prefill") == 0 && i + 1 < argc)
+			prefill = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--synchronous-normal") == 0)
+			sync_normal = 1;
+		else {
+			fprintf(stderr, "usage: a2m bench remember [--engine memory|sqlite] [--db PATH]"
+				" [--single N] [--records N] [--batch B] [--prefill N]"
+				" [--tier NAME|default] [--synchronous-normal]\n");
+			return A2M_EXIT_USAGE;
+		}
+	}
+	if (single < 0 || records < 0 || batch < 1 || batch > 1000 || prefill < 0)
+		return A2M_EXIT_USAGE;
+	/* "default": no tier in the request, so the stack places the record. */
+	void *tier_ctx = strcmp(tier, "default") == 0 ? NULL : (void *)tier;
+	const char *path = sqlite ? (db ? db : "/tmp/a2m-bench-remember.db") : NULL;
+	printf("a2m bench remember: %s, tier %s, a fresh store for each part holding %ld"
+	       " records first\n",
+	       sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL" : "sqlite, synchronous=FULL")
+		      : "memory", tier_ctx ? tier : "(none given: the default tier)", prefill);
+	bench_seed(0);
+	for (int part = 0; part < 2; part++) {
+		long n = part ? records : single, per = part ? batch : 1;
+		if (!n)
+			continue;
+		if (path)
+			bench_remove_db(path);
+		a2m *h = bench_open(path, sync_normal, 0);
+		if (!h)
+			return A2M_EXIT_ERROR;
+		/* Semantic prefill: it stays put, whatever tier the figure writes to. */
+		if (prefill && load(h, prefill, 1000, text_record, "semantic") < 0)
+			return A2M_EXIT_ERROR;
+		double ms = load(h, n, per, text_record, tier_ctx);
+		long long count = store_count(h);
+		a2m_close(h);
+		if (ms < 0)
+			return A2M_EXIT_ERROR;
+		printf("  %-8s %7ld records in calls of %4ld: %8.0f ms  %9.0f records/s"
+		       "  (%.3f ms/call; %lld in the store after)\n", part ? "batched" : "single", n,
+		       per, ms, (double)n / (ms / 1000.0), ms / (double)((n + per - 1) / per), count);
+	}
+	if (path && !db)
+		bench_remove_db(path);
+	return A2M_EXIT_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+const char a2m_bench_more_usage[] =
+	"       a2m bench vectors [--records N] [--dims D] [--queries Q]\n"
+	"                         [--engine memory|sqlite] [--db PATH] [--read-only]\n"
+	"       a2m bench timeline [--records N] [--sessions S] [--queries Q]\n"
+	"                          [--engine memory|sqlite] [--db PATH]\n"
+	"       a2m bench remember [--engine memory|sqlite] [--db PATH] [--single N]\n"
+	"                          [--records N] [--batch B] [--prefill N]\n"
+	"                          [--tier NAME|default] [--synchronous-normal]\n"
+	"       a2m bench startup [--records N] [--db PATH] [--runs R]\n"
+	"       a2m bench corpus --out DIR [--records N] [--queries Q]\n";
+
+const char a2m_bench_more_help[] =
+	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims).\n"
+	"timeline: timeline (limit 20) p50/p99, plain and by session, and resident\n"
+	"          memory after loading (default 1 000 000 records).\n"
+	"remember: records/s, single-record calls and batched.\n"
+	"startup:  exec of a2m serve to its first describe answer, median of R.\n"
+	"corpus:   the request bodies bench/http.sh posts with wrk.\n";
+
+int a2m_bench_more(int argc, char **argv)
+{
+	if (argc < 1)
+		return -1;
+	if (strcmp(argv[0], "vectors") == 0)
+		return bench_vectors(argc, argv);
+	if (strcmp(argv[0], "timeline") == 0)
+		return bench_timeline(argc, argv);
+	if (strcmp(argv[0], "remember") == 0)
+		return bench_remember(argc, argv);
+	if (strcmp(argv[0], "startup") == 0)
+		return a2m_bench_startup(argc, argv);
+	if (strcmp(argv[0], "corpus") == 0)
+		return a2m_bench_corpus(argc, argv);
+	return -1;
+}
