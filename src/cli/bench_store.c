@@ -28,9 +28,11 @@
 ** `a2m bench startup` and `a2m bench corpus`, measured from outside the
 ** process, are in bench_http.c.
 **
-** With --db PATH a store is kept, and an existing one is used as it is
-** (nothing loaded), so a 1M-record SQLite file is built once. Without it
-** the SQLite engine uses a file in /tmp, removed before and after.
+** vectors and timeline with --db PATH keep the store, and use an existing
+** one as it is (nothing loaded), so a 1M-record SQLite file is built once.
+** remember always starts from a fresh store: --db names the file it
+** replaces. Without --db the SQLite engine uses a file in /tmp, removed
+** before and after.
 */
 #include <math.h>
 #include <stdint.h>
