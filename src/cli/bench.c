@@ -373,47 +373,6 @@ static int bench_quality(int argc, char **argv)
 
 /* ---- latency ------------------------------------------------------------- */
 
-/* A deterministic generator (xorshift), so every run sees the same corpus. */
-static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-#define VOCAB 20000
-
-static const char *const function_words[] = {
-	"the", "of", "and", "to", "in", "is", "that", "for", "it", "with", "was", "on",
-	"as", "by", "at", "from", "this", "be", "or", "an", "are", "which", "not", "but"
-};
-#define NFUNCTION (sizeof function_words / sizeof function_words[0])
-
-/* Word i of a made-up vocabulary: syllables, so stemmers have little to cut. */
-static void word(size_t i, char *out, size_t cap)
-{
-	static const char *const syl[] = {"ka", "lo", "mi", "ren", "to", "vas", "qui", "del",
-					  "no", "par", "su", "fin", "go", "ber", "tal", "zu"};
-	size_t n = 0;
-	i += 16;
-	while (i && n + 4 < cap) {
-		n += (size_t)snprintf(out + n, cap - n, "%s", syl[i % 16]);
-		i /= 16;
-	}
-	out[n] = '\0';
-}
-
-/* A Zipf-ish pick: word ranks by 1/r, the usual shape of text. */
-static size_t zipf(void)
-{
-	double u = (double)(rng() % 1000000) / 1e6;
-	size_t r = (size_t)(exp(u * log((double)VOCAB)));
-	return r ? r - 1 : 0;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -452,20 +411,12 @@ static int bench_latency(int argc, char **argv)
 	a2m *h = open_server("bm25", db, sync_normal);
 	if (!h)
 		return A2M_EXIT_ERROR;
-	char w[64], text[512];
+	char text[512];
 	double t0 = now_ms();
 	for (long done = 0; done < records;) {
 		json_t *recs = json_array();
 		for (int k = 0; k < 1000 && done < records; k++, done++) {
-			size_t n = 0, words = 8 + rng() % 10;
-			for (size_t j = 0; j < words; j++) {
-				/* About a third function words, as in English prose. */
-				if (rng() % 3 == 0)
-					snprintf(w, sizeof w, "%s", function_words[rng() % NFUNCTION]);
-				else
-					word(zipf(), w, sizeof w);
-				n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", j ? " " : "", w);
-			}
+			bench_sentence(text, sizeof text);
 			json_array_append_new(recs, json_pack("{ss ss}", "content", text, "tier",
 							      "semantic"));
 		}
@@ -484,11 +435,7 @@ static int bench_latency(int argc, char **argv)
 	double *lat = calloc((size_t)queries + 1, sizeof *lat);
 	long hits = 0;
 	for (long i = 0; i < queries; i++) {
-		size_t n = 0, words = 2 + rng() % 2;
-		for (size_t j = 0; j < words; j++) {
-			word(zipf(), w, sizeof w);
-			n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", j ? " " : "", w);
-		}
+		bench_query_text(text, sizeof text);
 		double t = now_ms();
 		json_t *r = call(h, "memory/recall", json_pack("{ss si}", "query", text, "limit", 10));
 		lat[i] = now_ms() - t;
