@@ -27,7 +27,6 @@
 **       skip the access-count update each recall otherwise commits.
 */
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
