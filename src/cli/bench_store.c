@@ -58,6 +58,25 @@ double bench_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Sends a request already in text; returns its result like bench_call(). */
+static json_t *call_text(a2m *h, const char *method, const char *text, double *ms)
+{
+	double t0 = bench_now_ms();
+	char *reply = a2m_handle(h, text);
+	if (ms)
+		*ms = bench_now_ms() - t0;
+	json_t *resp = reply ? json_loads(reply, 0, NULL) : NULL;
+	a2m_free(reply);
+	json_t *result = json_incref(json_object_get(resp, "result"));
+	if (!result) {
+		char *e = json_dumps(json_object_get(resp, "error"), JSON_COMPACT);
+		fprintf(stderr, "a2m bench: %s failed: %s\n", method, e ? e : "no response");
+		free(e);
+	}
+	json_decref(resp);
+	return result;
+}
+
 json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
 {
 	json_t *req = json_pack("{ss si ss so}", "jsonrpc", "2.0", "id", 1, "method", method,
@@ -68,20 +87,8 @@ json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
 		fprintf(stderr, "a2m bench: out of memory\n");
 		return NULL;
 	}
-	double t0 = bench_now_ms();
-	char *reply = a2m_handle(h, text);
-	if (ms)
-		*ms = bench_now_ms() - t0;
+	json_t *result = call_text(h, method, text, ms);
 	free(text);
-	json_t *resp = reply ? json_loads(reply, 0, NULL) : NULL;
-	a2m_free(reply);
-	json_t *result = json_incref(json_object_get(resp, "result"));
-	if (!result) {
-		char *e = json_dumps(json_object_get(resp, "error"), JSON_COMPACT);
-		fprintf(stderr, "a2m bench: %s failed: %s\n", method, e ? e : "no response");
-		free(e);
-	}
-	json_decref(resp);
 	return result;
 }
 
@@ -384,25 +391,6 @@ static void put_unit_vector(sbuf *b, double *x, size_t dims)
 		sb_put(b, num, (size_t)(p - num));
 	}
 	sb_put(b, "]", 1);
-}
-
-/* Sends a request already in text; returns its result like bench_call(). */
-static json_t *call_text(a2m *h, const char *method, const char *text, double *ms)
-{
-	double t0 = bench_now_ms();
-	char *reply = a2m_handle(h, text);
-	if (ms)
-		*ms = bench_now_ms() - t0;
-	json_t *resp = reply ? json_loads(reply, 0, NULL) : NULL;
-	a2m_free(reply);
-	json_t *result = json_incref(json_object_get(resp, "result"));
-	if (!result) {
-		char *e = json_dumps(json_object_get(resp, "error"), JSON_COMPACT);
-		fprintf(stderr, "a2m bench: %s failed: %s\n", method, e ? e : "no response");
-		free(e);
-	}
-	json_decref(resp);
-	return result;
 }
 
 /* Loads n records with vectors, batch per call; the elapsed ms, or -1. */
