@@ -28,53 +28,25 @@ double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t n
 	return rec->salience * recency * (1.0 + (double)rec->access_count);
 }
 
-/* A growable array of record copies. */
-typedef struct rec_list {
-	a2m_record **v;
-	size_t       n, cap;
-	int          oom;
-} rec_list;
-
-static int list_visit(const a2m_record *rec, void *ctx)
+/*
+** Copies of every record q selects, whoever owns them: the stack's collector
+** with no scope and no `where`. Free with a2m_record_array_free(c->recs, c->n).
+*/
+static int scan_all(a2m_stack *st, const a2m_query *q, collect *c, a2m_error *err)
 {
-	rec_list *l = ctx;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-		a2m_record **p = realloc(l->v, cap * sizeof *p);
-		if (!p) {
-			l->oom = 1;
-			return -1;
-		}
-		l->v = p;
-		l->cap = cap;
-	}
-	if (!(l->v[l->n] = a2m_record_dup(rec))) {
-		l->oom = 1;
-		return -1;
-	}
-	l->n++;
-	return 0;
-}
-
-/* Collects copies of every record q selects. */
-static int list_scan(a2m_stack *st, const a2m_query *q, rec_list *l, a2m_error *err)
-{
-	memset(l, 0, sizeof *l);
-	int rc = st->store->ops->scan(st->store, q, list_visit, l);
-	if (rc || l->oom) {
-		a2m_record_array_free(l->v, l->n);
-		memset(l, 0, sizeof *l);
-		return l->oom ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
-			      : a2m_stack_store_error(st, err, rc);
-	}
-	return 0;
+	a2m_selection sel = {0};
+	sel.q = *q;
+	int rc = a2m_stack_select_records(st, &sel, 0, 0, c, err);
+	c->sel = NULL; /* sel lives only for the scan */
+	return rc;
 }
 
 int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			double salience_add, int64_t *n, a2m_error *err)
 {
 	a2m_store *s = st->store;
-	rec_list l = {0};
+	collect l = {0};
+	a2m_record *alone = NULL;
 	int rc = 0;
 	*n = 0;
 	if (rec->group) {
@@ -82,14 +54,16 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 		a2m_query q = {0};
 		q.tier = rec->tier;
 		q.group = rec->group;
-		if ((rc = list_scan(st, &q, &l, err)))
+		if ((rc = scan_all(st, &q, &l, err)))
 			return rc;
 	} else {
-		if (list_visit(rec, &l) < 0)
+		if (!(alone = a2m_record_dup(rec)))
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		l.recs = &alone;
+		l.n = 1;
 	}
 	for (size_t i = 0; i < l.n && !rc; i++) {
-		a2m_record *r = l.v[i];
+		a2m_record *r = l.recs[i];
 		if (!to) {
 			int removed = 0;
 			rc = s->ops->remove(s, r->id, &removed);
@@ -109,7 +83,10 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 		if (rc && !err->code)
 			a2m_stack_store_error(st, err, rc);
 	}
-	a2m_record_array_free(l.v, l.n);
+	if (alone)
+		a2m_record_free(alone);
+	else
+		a2m_record_array_free(l.recs, l.n);
 	return rc ? err->code : 0;
 }
 
@@ -218,24 +195,24 @@ static int enforce_capacity(a2m_stack *st, const a2m_tier *t, a2m_consolidation 
 		if (count <= t->capacity)
 			return 0;
 	}
-	rec_list l;
-	if ((rc = list_scan(st, &q, &l, err)))
+	collect l;
+	if ((rc = scan_all(st, &q, &l, err)))
 		return rc;
 	int64_t before = cons->moved + cons->dropped;
 	if (t->per_session && l.n) {
 		/* Conversations must not evict each other (spec §3.5). */
-		qsort(l.v, l.n, sizeof *l.v, cmp_session);
+		qsort(l.recs, l.n, sizeof *l.recs, cmp_session);
 		size_t start = 0;
 		for (size_t i = 1; i <= l.n && !rc; i++) {
-			if (i == l.n || cmp_session(&l.v[start], &l.v[i]) != 0) {
-				rc = spill_bucket(st, t, l.v + start, i - start, cons, err);
+			if (i == l.n || cmp_session(&l.recs[start], &l.recs[i]) != 0) {
+				rc = spill_bucket(st, t, l.recs + start, i - start, cons, err);
 				start = i;
 			}
 		}
 	} else if (!t->per_session) {
-		rc = spill_bucket(st, t, l.v, l.n, cons, err);
+		rc = spill_bucket(st, t, l.recs, l.n, cons, err);
 	}
-	a2m_record_array_free(l.v, l.n);
+	a2m_record_array_free(l.recs, l.n);
 	if (cons->moved + cons->dropped > before)
 		*changed = 1;
 	return rc;
@@ -251,12 +228,12 @@ static int promote_earned(a2m_stack *st, a2m_consolidation *cons, a2m_error *err
 			continue;
 		a2m_query q = {0};
 		q.tier = t->name;
-		rec_list recs;
-		int rc = list_scan(st, &q, &recs, err);
+		collect recs;
+		int rc = scan_all(st, &q, &recs, err);
 		if (rc)
 			return rc;
 		for (size_t j = 0; j < recs.n && !rc; j++) {
-			a2m_record *r = recs.v[j], *now = NULL;
+			a2m_record *r = recs.recs[j], *now = NULL;
 			if (r->access_count < t->promote_after)
 				continue;
 			/* An earlier group move may have taken it already. */
@@ -272,7 +249,7 @@ static int promote_earned(a2m_stack *st, a2m_consolidation *cons, a2m_error *err
 			}
 			a2m_record_free(now);
 		}
-		a2m_record_array_free(recs.v, recs.n);
+		a2m_record_array_free(recs.recs, recs.n);
 		if (rc)
 			return rc;
 	}

@@ -42,7 +42,7 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
 }
 
 int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descending,
-			  size_t stop_at, collect *c, a2m_error *err)
+			     size_t stop_at, collect *c, a2m_error *err)
 {
 	memset(c, 0, sizeof *c);
 	c->st = st;
