@@ -43,6 +43,7 @@ static const conf_group *const groups[] = {
 	&conf_group_forget,
 	/* groups A: entries below */
 	&conf_group_tiers,
+	&conf_group_capacity,
 	&conf_group_salience,
 	&conf_group_scopes,
 	&conf_group_sessions,

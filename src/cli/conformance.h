@@ -102,6 +102,7 @@ extern const conf_group conf_group_timeline;
 extern const conf_group conf_group_forget;
 /* groups A (tiers, salience, scopes, sessions, keys): declarations below */
 extern const conf_group conf_group_tiers;
+extern const conf_group conf_group_capacity;
 extern const conf_group conf_group_salience;
 extern const conf_group conf_group_scopes;
 extern const conf_group conf_group_sessions;
@@ -117,6 +118,9 @@ extern const conf_group conf_group_keys;
 /* describe's "tiers" array when "tiers" is declared and it is a non-empty
 ** array; NULL otherwise (no verdict). */
 const json_t *conf_tiers(conf_ctx *cx);
+/* conf_tiers for a group that runs only when "tiers" is declared: NULL
+** means the server broke its declaration, so the check has failed. */
+const json_t *conf_tier_layout(conf_ctx *cx);
 /* The described tier called name, or NULL. */
 const json_t *conf_tier(conf_ctx *cx, const char *name);
 /* A string member of a tier entry ("name", "kind", "spill_to", ...); NULL

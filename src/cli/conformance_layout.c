@@ -19,6 +19,16 @@ const json_t *conf_tiers(conf_ctx *cx)
 	return json_is_array(t) && json_array_size(t) > 0 ? t : NULL;
 }
 
+const json_t *conf_tier_layout(conf_ctx *cx)
+{
+	const json_t *tiers = conf_tiers(cx);
+	if (!tiers)
+		conf_fail(cx, "\"tiers\" is declared but describe reports tiers %s, expected a "
+			  "non-empty array (spec §4.7)",
+			  conf_show(cx, json_object_get(conf_describe(cx), "tiers")));
+	return tiers;
+}
+
 const char *conf_tier_str(const json_t *tier, const char *member)
 {
 	return json_string_value(json_object_get(tier, member));
