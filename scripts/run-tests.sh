@@ -66,6 +66,13 @@ for build in build build-san; do
 	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"memory/remember","params":{"records":[{"content":"a fact loaded before the server turned read-only"},{"content":"another pre-existing record","tier":"semantic"}]}}' |
 		"$build/a2m" serve --db "$tmp/ro.db" >/dev/null
 	run "conformance read-only$tag" "$build/a2m" conformance --stdio "$build/a2m" serve --db "$tmp/ro.db" --read-only
+	# Every tier private: what scopes and events must keep apart when
+	# nothing is pooled (the default layout shares episodic and semantic).
+	run "conformance private tiers$tag" "$build/a2m" conformance --stdio "$build/a2m" serve \
+		--memory --config tests/private_tiers.json
+	rm -f "$tmp/private.db"*
+	run "conformance private tiers sqlite$tag" "$build/a2m" conformance --stdio "$build/a2m" \
+		serve --db "$tmp/private.db" --config tests/private_tiers.json
 	run "conformance standalone build$tag" "$build/tests/conformance-standalone" conformance \
 		--stdio "$build/a2m" serve --memory
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"

@@ -105,6 +105,9 @@ static void slot_clear(a2m_event *ev)
 {
 	json_decref(ev->obj);
 	free(ev->owner);
+	for (size_t i = 0; i < ev->n_audience; i++)
+		free(ev->audience[i].owner);
+	free(ev->audience);
 	memset(ev, 0, sizeof *ev);
 }
 
@@ -230,12 +233,38 @@ static void record_gap(a2m_event_log *log)
 	log->head++;
 }
 
+/* Copies the n entries of src; NULL (and *out NULL) when memory runs out. */
+static int audience_copy(const a2m_audience *src, size_t n, a2m_event_audience **out)
+{
+	*out = NULL;
+	if (!src || n == 0)
+		return 0;
+	a2m_event_audience *a = calloc(n, sizeof *a);
+	if (!a)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		a[i].shared = src[i].shared;
+		if (src[i].owner && !(a[i].owner = strdup(src[i].owner))) {
+			while (i--)
+				free(a[i].owner);
+			free(a);
+			return -1;
+		}
+	}
+	*out = a;
+	return 0;
+}
+
 const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
 {
 	json_t *obj = event_object(c);
 	char *owner = NULL;
-	if (obj && c->owner && !(owner = strdup(c->owner))) {
+	a2m_event_audience *audience = NULL;
+	size_t n_audience = c->audience ? c->n_ids : 0;
+	if (obj && ((c->owner && !(owner = strdup(c->owner))) ||
+		    audience_copy(c->audience, n_audience, &audience) != 0)) {
 		json_decref(obj);
+		free(owner);
 		obj = NULL;
 	}
 	if (!obj) {
@@ -253,6 +282,8 @@ const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
 	ev->obj = obj;
 	ev->owner = owner;
 	ev->shared = c->shared;
+	ev->audience = audience;
+	ev->n_audience = n_audience;
 	return ev;
 }
 
@@ -264,11 +295,10 @@ static int same_owner(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-int a2m_event_wanted(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds)
+/* Whether ev's kind is among kinds; an empty list filters nothing, as an
+** empty `where` does not. */
+static int kind_wanted(const a2m_event *ev, const json_t *kinds)
 {
-	if (scope && scope->scoped && !ev->shared && !same_owner(ev->owner, scope->owner))
-		return 0;
-	/* An empty kinds list filters nothing, as an empty `where` does not. */
 	if (!kinds || json_array_size(kinds) == 0)
 		return 1;
 	const char *kind = json_string_value(json_object_get(ev->obj, "kind"));
@@ -279,6 +309,72 @@ int a2m_event_wanted(const a2m_event *ev, const a2m_scope *scope, const json_t *
 			return 1;
 	}
 	return 0;
+}
+
+/*
+** ev cut down to the ids a scoped reader with owner could have recalled: a
+** new object, or NULL when it may see none of them or memory runs out
+** (*oom set then).
+*/
+static json_t *audience_view(const a2m_event *ev, const char *owner, int *oom)
+{
+	const json_t *ids = json_object_get(ev->obj, "ids");
+	size_t seen = 0;
+	json_t *kept = json_array();
+	if (!kept) {
+		*oom = 1;
+		return NULL;
+	}
+	for (size_t i = 0; i < ev->n_audience; i++) {
+		const a2m_event_audience *a = &ev->audience[i];
+		if (!a->shared && !same_owner(a->owner, owner))
+			continue;
+		seen++;
+		if (ids && json_array_append(kept, json_array_get(ids, i)) != 0) {
+			json_decref(kept);
+			*oom = 1;
+			return NULL;
+		}
+	}
+	if (seen == 0) {
+		json_decref(kept);
+		return NULL;
+	}
+	if (seen == ev->n_audience) {
+		json_decref(kept);
+		return json_incref(ev->obj);
+	}
+	json_t *view = json_copy(ev->obj);
+	int bad = !view;
+	if (!bad && ids)
+		bad = json_object_set(view, "ids", kept) != 0;
+	if (!bad && json_object_get(view, "count"))
+		bad = json_object_set_new(view, "count", json_integer((json_int_t)seen)) != 0;
+	json_decref(kept);
+	if (bad) {
+		json_decref(view);
+		*oom = 1;
+		return NULL;
+	}
+	return view;
+}
+
+json_t *a2m_event_view(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds,
+		       int *oom)
+{
+	int ignored = 0;
+	if (!oom)
+		oom = &ignored;
+	*oom = 0;
+	if (!kind_wanted(ev, kinds))
+		return NULL;
+	if (!scope || !scope->scoped)
+		return json_incref(ev->obj);
+	if (ev->audience)
+		return audience_view(ev, scope->owner, oom);
+	if (!ev->shared && !same_owner(ev->owner, scope->owner))
+		return NULL;
+	return json_incref(ev->obj);
 }
 
 /* Writes the cursor naming seq into out. */
@@ -349,12 +445,17 @@ int a2m_event_log_read(a2m_event_log *log, const char *cursor, size_t limit,
 	int more = 0;
 	for (uint64_t s = after + 1; s <= log->head; s++) {
 		const a2m_event *ev = slot_of(log, s);
-		if (a2m_event_wanted(ev, scope, kinds)) {
+		int no_memory = 0;
+		json_t *view = a2m_event_view(ev, scope, kinds, &no_memory);
+		if (no_memory)
+			goto oom;
+		if (view) {
 			if (limit && taken == limit) {
+				json_decref(view);
 				more = 1;
 				break;
 			}
-			if (json_array_append(events, ev->obj))
+			if (json_array_append_new(events, view))
 				goto oom;
 			taken++;
 		}

@@ -21,12 +21,20 @@
 
 typedef struct a2m_event_log a2m_event_log;
 
+/* Who may see one id of an event (a copy of the change's a2m_audience). */
+typedef struct a2m_event_audience {
+	char *owner;       /* NULL = no owner */
+	int   shared;      /* in a shared tier: everyone */
+} a2m_event_audience;
+
 /* One retained event: the wire object and who may see it. */
 typedef struct a2m_event {
-	uint64_t seq;      /* position in the log, from 1 */
-	json_t  *obj;      /* the event object of §4.12 (kind, at, ...) */
-	char    *owner;    /* with shared 0: only this owner (NULL = no owner) sees it */
-	int      shared;   /* visible to every caller */
+	uint64_t            seq;      /* position in the log, from 1 */
+	json_t             *obj;      /* the event object of §4.12 (kind, at, ...) */
+	char               *owner;    /* with shared 0: only this owner (NULL = no owner) sees it */
+	int                 shared;   /* visible to every caller */
+	a2m_event_audience *audience; /* NULL, or one per entry of obj's "ids" */
+	size_t              n_audience;
 } a2m_event;
 
 /*
@@ -52,10 +60,15 @@ size_t a2m_event_log_capacity(const a2m_event_log *log);
 const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c);
 
 /*
-** True when ev may be delivered to scope (the rules of recall, §4.12) and its
-** kind is among kinds (a JSON array of strings; NULL = every kind).
+** What scope may be shown of ev (the rules of recall, §4.12), when its kind
+** is among kinds (a JSON array of strings; NULL = every kind): a new
+** reference to the event object, or to a copy cut down to the ids scope
+** could have recalled (a forgotten event's count then counts those); NULL
+** when scope may see none of it, the kind is not wanted, or memory ran out
+** (*oom set; may be NULL).
 */
-int a2m_event_wanted(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds);
+json_t *a2m_event_view(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds,
+		       int *oom);
 
 /*
 ** Polls: with cursor NULL returns no events and the current head cursor.

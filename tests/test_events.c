@@ -452,6 +452,16 @@ static void test_scoped_cursor_advances_past_filtered_events(void)
 	a2m_event_log_free(log);
 }
 
+/* 1 when scope is shown anything of ev under kinds, else 0. */
+static int viewed(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds)
+{
+	int oom = 0;
+	json_t *v = a2m_event_view(ev, scope, kinds, &oom);
+	CHECK_INT(oom, 0);
+	json_decref(v);
+	return v != NULL;
+}
+
 static void test_wanted_applies_scope_then_kinds(void)
 {
 	a2m_event_log *log = a2m_event_log_new(2);
@@ -471,13 +481,87 @@ static void test_wanted_applies_scope_then_kinds(void)
 	CHECK_INT(ev->shared, 0);
 	a2m_scope alice = {.scoped = 1, .owner = "alice"}, bob = {.scoped = 1, .owner = "bob"};
 	json_t *written = json_pack("[s]", "written"), *other = json_pack("[s]", "forgotten");
-	CHECK_INT(a2m_event_wanted(ev, &alice, NULL), 1);
-	CHECK_INT(a2m_event_wanted(ev, &alice, written), 1);
-	CHECK_INT(a2m_event_wanted(ev, &alice, other), 0);
-	CHECK_INT(a2m_event_wanted(ev, &bob, written), 0);
-	CHECK_INT(a2m_event_wanted(ev, NULL, written), 1);
+	CHECK_INT(viewed(ev, &alice, NULL), 1);
+	CHECK_INT(viewed(ev, &alice, written), 1);
+	CHECK_INT(viewed(ev, &alice, other), 0);
+	CHECK_INT(viewed(ev, &bob, written), 0);
+	CHECK_INT(viewed(ev, NULL, written), 1);
 	json_decref(written);
 	json_decref(other);
+	a2m_event_log_free(log);
+}
+
+/* The view of ev for scope, as compact JSON without "at" ("-" when none). */
+static const char *view_text(const a2m_event *ev, const a2m_scope *scope)
+{
+	static char out[512];
+	int oom = 0;
+	json_t *v = a2m_event_view(ev, scope, NULL, &oom);
+	CHECK_INT(oom, 0);
+	if (!v)
+		return "-";
+	json_t *shown = json_copy(v);
+	json_decref(v);
+	json_object_del(shown, "at");
+	char *text = json_dumps(shown, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(shown);
+	snprintf(out, sizeof out, "%s", text ? text : "?");
+	free(text);
+	return out;
+}
+
+/*
+** A forget by an unscoped caller removing records of several owners: each
+** scoped reader sees only the ids it could have recalled, and the count of
+** those; an owner with none of them sees nothing; unscoped sees it whole.
+*/
+static void test_forget_of_many_owners_is_cut_per_reader(void)
+{
+	a2m_event_log *log = a2m_event_log_new(4);
+	const char *ids[] = {"a1", "b1", "s1", "a2", "n1"};
+	const a2m_audience aud[] = {
+		{"alice", 0}, {"bob", 0}, {"bob", 1}, {"alice", 0}, {NULL, 0}};
+	a2m_change c = {.kind = A2M_CHANGE_FORGOTTEN, .at = AT, .ids = ids, .audience = aud,
+			.n_ids = 5, .count = 5, .shared = 1};
+	const a2m_event *ev = a2m_event_log_append(log, &c);
+	CHECK(ev != NULL);
+	if (!ev) {
+		a2m_event_log_free(log);
+		return;
+	}
+	a2m_scope alice = {.scoped = 1, .owner = "alice"}, bob = {.scoped = 1, .owner = "bob"},
+		  carol = {.scoped = 1, .owner = "carol"}, nobody = {.scoped = 1, .owner = NULL};
+	CHECK_STR(view_text(ev, &alice), "{\"count\":3,\"ids\":[\"a1\",\"s1\",\"a2\"],"
+					  "\"kind\":\"forgotten\"}");
+	CHECK_STR(view_text(ev, &bob), "{\"count\":2,\"ids\":[\"b1\",\"s1\"],"
+					"\"kind\":\"forgotten\"}");
+	CHECK_STR(view_text(ev, &carol), "{\"count\":1,\"ids\":[\"s1\"],"
+					  "\"kind\":\"forgotten\"}");
+	CHECK_STR(view_text(ev, &nobody), "{\"count\":2,\"ids\":[\"s1\",\"n1\"],"
+					   "\"kind\":\"forgotten\"}");
+	CHECK_STR(view_text(ev, NULL), "{\"count\":5,\"ids\":[\"a1\",\"b1\",\"s1\",\"a2\","
+				       "\"n1\"],\"kind\":\"forgotten\"}");
+	/* The log's own object is untouched by the views cut from it. */
+	CHECK_INT((long long)json_array_size(json_object_get(ev->obj, "ids")), 5);
+
+	/* A promotion naming only bob's private records is invisible to alice,
+	** and a poll of hers passes it without returning it. */
+	const char *pids[] = {"b7"};
+	const a2m_audience paud[] = {{"bob", 0}};
+	a2m_change p = {.kind = A2M_CHANGE_PROMOTED, .at = AT, .ids = pids, .audience = paud,
+			.n_ids = 1, .tier = "semantic", .shared = 1};
+	ev = a2m_event_log_append(log, &p);
+	CHECK(ev != NULL);
+	if (ev) {
+		CHECK_STR(view_text(ev, &alice), "-");
+		CHECK_STR(view_text(ev, &bob), "{\"ids\":[\"b7\"],\"kind\":\"promoted\","
+						"\"tier\":\"semantic\"}");
+	}
+	json_t *res = poll_log(log, "", 0, NULL, &alice);
+	CHECK_STR(ids_of(res), "forgotten");
+	CHECK_INT((long long)json_integer_value(json_object_get(
+			  json_array_get(json_object_get(res, "events"), 0), "count")), 3);
+	json_decref(res);
 	a2m_event_log_free(log);
 }
 
@@ -498,6 +582,7 @@ int main(void)
 		TEST(test_scope_sees_own_and_shared_only),
 		TEST(test_scoped_cursor_advances_past_filtered_events),
 		TEST(test_wanted_applies_scope_then_kinds),
+		TEST(test_forget_of_many_owners_is_cut_per_reader),
 		{NULL, NULL}
 	};
 	return run_tests(tests);

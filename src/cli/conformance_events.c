@@ -642,6 +642,95 @@ static void check_scoped(conf_ctx *cx, const void *arg)
 		conf_pass(cx);
 }
 
+/* How many promoted events of events name id. */
+static size_t promotions_of(conf_ctx *cx, const json_t *events, const json_t *id)
+{
+	json_t *promoted = conf_events_of_kind(cx, events, "promoted", NULL);
+	size_t i, n = 0;
+	json_t *ev;
+	json_array_foreach(promoted, i, ev) {
+		json_t *ids = json_object_get(ev, "ids");
+		n += json_is_array(ids) && conf_among(ids, id);
+	}
+	return n;
+}
+
+/* A tier with shared: false whose promote_to is also shared: false and which
+** promotes after at most 20 recalls; NULL when the layout has none. */
+static const json_t *private_promoting_tier(conf_ctx *cx)
+{
+	json_t *tiers = json_object_get(conf_describe(cx), "tiers");
+	size_t i;
+	json_t *t;
+	json_array_foreach(tiers, i, t) {
+		json_t *after = json_object_get(t, "promote_after");
+		const char *to = conf_str_of(t, "promote_to");
+		const json_t *dest = to ? conf_tier(cx, to) : NULL;
+		if (conf_str_of(t, "name") && dest && json_is_integer(after) &&
+		    json_integer_value(after) > 0 && json_integer_value(after) <= 20 &&
+		    json_is_false(json_object_get(t, "shared")) &&
+		    json_is_false(json_object_get(dest, "shared")))
+			return t;
+	}
+	return NULL;
+}
+
+/*
+** Spec §4.12: a promotion earned by one owner's recalls names a private
+** record, so another owner's poll must not see that event — it could not
+** have recalled the record, before the move or after it.
+*/
+static void check_scoped_promotion(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	if (!conf_has_capability(cx, "scopes") || !conf_has_capability(cx, "tiers")) {
+		conf_skip(cx, "needs \"scopes\" and \"tiers\"");
+		return;
+	}
+	const json_t *from = private_promoting_tier(cx);
+	if (!from) {
+		conf_skip(cx, "describe reports no private tier promoting to a private tier "
+			  "within 20 recalls");
+		return;
+	}
+	const char *m = conf_marker(cx);
+	const char *a = conf_str(cx, "cfa-%s", m), *b = conf_str(cx, "cfb-%s", m);
+	if (!conf_need_writes(cx))
+		return;
+	json_t *rec = conf_record(cx, conf_str(cx, "%s private promotion", m), m);
+	json_object_set_new(rec, "tier", json_string(conf_str_of(from, "name")));
+	if (conf_has_capability(cx, "sessions"))
+		json_object_set_new(rec, "session", json_string(conf_str(cx, "cfs-%s", m)));
+	json_t *resp = conf_result(cx, "memory/remember",
+				   json_pack("{s:s,s:[o]}", "owner", a, "records", rec));
+	json_t *ids = json_object_get(resp, "ids");
+	const char *c = ids ? conf_events_head(cx) : NULL;
+	if (!c)
+		return;
+	json_int_t times = json_integer_value(json_object_get(from, "promote_after"));
+	for (json_int_t k = 0; k < times; k++) {
+		if (!conf_result(cx, "memory/recall",
+				 json_pack("{s:s,s:s,s:{s:s},s:i}", "query", m, "owner", a, "where",
+					   "cfm", m, "limit", 5)))
+			return;
+	}
+	json_t *seen_a = conf_events_since(cx, c, json_pack("{s:s}", "owner", a), NULL);
+	json_t *seen_b = seen_a ? conf_events_since(cx, c, json_pack("{s:s}", "owner", b), NULL)
+				: NULL;
+	if (!seen_b)
+		return;
+	const json_t *id = json_array_get(ids, 0);
+	if (promotions_of(cx, seen_a, id) == 0)
+		conf_skip(cx, "%lld recalls by owner %s gave it no promoted event naming the "
+			  "record (%s); the check above judges that", (long long)times, a,
+			  conf_show(cx, seen_a));
+	else if (promotions_of(cx, seen_b, id) != 0)
+		conf_fail(cx, "owner %s saw the promotion of owner %s's private record: %s", b,
+			  a, conf_show(cx, seen_b));
+	else
+		conf_pass(cx);
+}
+
 static const conf_check checks[] = {
 	{"describe reports events with a boolean push", check_describe, NULL},
 	{"a poll without a cursor returns no events and a cursor", check_no_cursor, NULL},
@@ -671,6 +760,8 @@ static const conf_check checks[] = {
 	 check_session_closed, NULL},
 	{"an owner does not see events of another owner's private records", check_scoped,
 	 NULL},
+	{"an owner does not see the promotion earned by another owner's recalls",
+	 check_scoped_promotion, NULL},
 };
 
 const conf_group conf_group_events = {"events", "events", checks, CONF_COUNT(checks), 0};

@@ -141,10 +141,11 @@ void a2m_events_on_change(void *ctx, const a2m_change *c)
 	** rule a2m_param_scope applies to a request. */
 	a2m_scope scope = {.scoped = (srv->caps & A2M_CAP_SCOPES) != 0,
 			   .owner = srv->sub_owner};
-	if (!a2m_event_wanted(ev, &scope, srv->sub_kinds))
+	/* The notification takes the view's reference; the log keeps its own. */
+	json_t *view = a2m_event_view(ev, &scope, srv->sub_kinds, NULL);
+	if (!view)
 		return;
-	/* The notification takes a reference; the log keeps its own. */
-	char *text = a2m_rpc_notification_text("memory/event", json_incref(ev->obj), NULL);
+	char *text = a2m_rpc_notification_text("memory/event", view, NULL);
 	if (!text)
 		return;
 	srv->notify(srv->notify_ctx, text);

@@ -117,9 +117,10 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
 	/* Promotion after promote_after recalls (DECISIONS 006). */
 	a2m_consolidation cons = {0};
 	const char **promoted = calloc(n ? n : 1, sizeof *promoted);
+	const char **dests = calloc(n ? n : 1, sizeof *dests);
+	a2m_audience *aud = calloc(n ? n : 1, sizeof *aud);
 	size_t np = 0;
-	const char *dest = NULL;
-	if (!promoted && !rc)
+	if ((!promoted || !dests || !aud) && !rc)
 		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
 		a2m_record *r = hits[i].rec, *cur = NULL;
@@ -134,8 +135,10 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
 			int64_t moved = 0;
 			rc = a2m_stack_move_unit(st, cur, t->promote_to, 0, &moved, err);
 			cons.promoted += moved;
+			const a2m_tier *to = a2m_tiers_find(&st->cfg.tiers, t->promote_to);
+			aud[np] = (a2m_audience){r->owner, to && to->shared};
+			dests[np] = t->promote_to;
 			promoted[np++] = r->id;
-			dest = t->promote_to;
 		}
 		a2m_record_free(cur);
 	}
@@ -146,16 +149,39 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
 	if (rc) {
 		a2m_stack_rollback(st);
 		free(promoted);
+		free(dests);
+		free(aud);
 		return rc;
 	}
-	/* Before the refresh below: promoted[] points into the hits' records. */
-	if (np) {
-		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = now, .ids = promoted,
-				.n_ids = np, .tier = dest, .shared = 1};
+	/* Before the refresh below: promoted[] points into the hits' records.
+	** One event per destination, so each names the tier its ids went to;
+	** the audience lets each reader see only the ids it could recall. */
+	for (size_t first = 0, end; first < np; first = end) {
+		end = first;
+		for (size_t k = first; k < np; k++) {
+			if (strcmp(dests[k], dests[first]) != 0)
+				continue;
+			/* Swap k into the run [first, end): the three arrays stay aligned. */
+			const char *id = promoted[k], *to = dests[k];
+			a2m_audience a = aud[k];
+			promoted[k] = promoted[end];
+			dests[k] = dests[end];
+			aud[k] = aud[end];
+			promoted[end] = id;
+			dests[end] = to;
+			aud[end] = a;
+			end++;
+		}
+		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = now, .ids = promoted + first,
+				.audience = aud + first, .n_ids = end - first, .tier = dests[first],
+				.shared = 1};
 		a2m_stack_emit(st, &c);
-		a2m_stack_emit_consolidated(st, &cons, 0);
 	}
+	if (np)
+		a2m_stack_emit_consolidated(st, &cons, 0);
 	free(promoted);
+	free(dests);
+	free(aud);
 	/* Report what the client now holds as the stored truth. */
 	for (size_t i = 0; i < n; i++) {
 		a2m_record *cur = NULL;

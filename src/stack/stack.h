@@ -72,17 +72,29 @@ typedef enum a2m_change_kind {
 	A2M_CHANGE_SESSION_CLOSED
 } a2m_change_kind;
 
+/* Who could recall one record a change names: its owner, and whether it
+** sits in a shared tier (then anyone could). */
+typedef struct a2m_audience {
+	const char *owner;
+	int         shared;
+} a2m_audience;
+
 /*
 ** One committed change, as reported to the listener. Everything is borrowed
 ** for the duration of the call. `owner` and `shared` say who may see it:
 ** anyone when shared, else only a caller whose owner equals owner (NULL
 ** equals NULL) — the same rule as for reading the records (spec §4.12).
+** A change naming records that may belong to several owners (a forget or
+** promote reaching shared tiers, promotions earned at recall) also carries
+** `audience`, one per id: a scoped reader then sees the event cut down to
+** the ids it could have recalled, and not at all when there are none.
 */
 typedef struct a2m_change {
 	a2m_change_kind     kind;
 	int64_t             at;
 	const a2m_record   *rec;      /* WRITTEN: the record as stored */
 	const char *const  *ids;      /* FORGOTTEN, PROMOTED */
+	const a2m_audience *audience; /* NULL, or one per id */
 	size_t              n_ids;
 	const char         *tier;     /* PROMOTED: the destination */
 	int64_t             count;    /* FORGOTTEN */

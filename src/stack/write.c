@@ -213,7 +213,10 @@ int a2m_stack_forget(a2m_stack *st, const a2m_selection *sel,
 	if (rc)
 		return rc;
 	const char **gone = calloc(n + 1, sizeof *gone);
-	if (!gone) {
+	a2m_audience *aud = calloc(n + 1, sizeof *aud);
+	if (!gone || !aud) {
+		free(gone);
+		free(aud);
 		a2m_record_array_free(recs, n);
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}
@@ -226,8 +229,11 @@ int a2m_stack_forget(a2m_stack *st, const a2m_selection *sel,
 			a2m_stack_store_error(st, err, rc);
 			break;
 		}
-		if (removed)
+		if (removed) {
+			const a2m_tier *t = a2m_stack_tier_of(st, recs[i]);
+			aud[count] = (a2m_audience){recs[i]->owner, t && t->shared};
 			gone[count++] = recs[i]->id;
+		}
 	}
 	if (!rc)
 		rc = a2m_stack_commit(st, err);
@@ -238,12 +244,14 @@ int a2m_stack_forget(a2m_stack *st, const a2m_selection *sel,
 	*forgotten = (int64_t)count;
 	if (count) {
 		a2m_change ch = {.kind = A2M_CHANGE_FORGOTTEN, .at = a2m_clock_now_ms(),
-				 .ids = gone, .n_ids = count, .count = (int64_t)count,
-				 .owner = sel->scope.owner, .shared = !sel->scope.scoped};
+				 .ids = gone, .audience = aud, .n_ids = count,
+				 .count = (int64_t)count, .owner = sel->scope.owner,
+				 .shared = !sel->scope.scoped};
 		a2m_stack_emit(st, &ch);
 	}
 done:
 	free(gone);
+	free(aud);
 	a2m_record_array_free(recs, n);
 	return rc;
 }
@@ -275,8 +283,15 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 		return a2m_error_data(err, json_pack("{ss}", "tier", tier));
 	}
 	const char **moved_ids = calloc(n_ids + 1, sizeof *moved_ids);
-	if (!moved_ids)
+	/* Who could recall each moved record where it now is; the owners are
+	** copied because the records are freed as the loop goes. */
+	a2m_audience *aud = calloc(n_ids + 1, sizeof *aud);
+	const a2m_tier *dest = a2m_tiers_find(&st->cfg.tiers, tier);
+	if (!moved_ids || !aud) {
+		free(moved_ids);
+		free(aud);
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
 	int rc = a2m_stack_begin(st, err);
 	size_t nm = 0;
 	for (size_t i = 0; i < n_ids && !rc; i++) {
@@ -287,6 +302,9 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 			int64_t n = 0;
 			rc = a2m_stack_move_unit(st, rec, tier, salience_add, &n, err);
 			if (!rc && n) {
+				aud[nm].shared = dest && dest->shared;
+				if (rec->owner && !(aud[nm].owner = strdup(rec->owner)))
+					rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 				moved_ids[nm++] = ids[i];
 				(*promoted)++;
 			}
@@ -303,13 +321,16 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 		*promoted = 0;
 	} else if (nm) {
 		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = a2m_clock_now_ms(),
-				.ids = moved_ids, .n_ids = nm, .tier = tier,
+				.ids = moved_ids, .audience = aud, .n_ids = nm, .tier = tier,
 				.owner = scope ? scope->owner : NULL,
 				.shared = !scope || !scope->scoped};
 		a2m_stack_emit(st, &c);
 		a2m_stack_emit_consolidated(st, &cons, 0);
 		a2m_stack_embed_after_write(st); /* moved records may be owed one */
 	}
+	for (size_t i = 0; i < nm; i++)
+		free((char *)aud[i].owner);
+	free(aud);
 	free(moved_ids);
 	return rc;
 }
