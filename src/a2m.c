@@ -1,8 +1,9 @@
 /*
 ** a2m.c — the handle of the public API (include/a2m.h): builds a server from
 ** a config (store engine, scorer, tier stack, events, limits) and serialises
-** every call on one mutex, which is what makes a handle safe to share
-** between threads.
+** every call's method on one mutex, which is what makes a handle safe to
+** share between threads (parsing, serialising and a cached describe happen
+** outside it).
 */
 #include <pthread.h>
 #include <stdarg.h>
@@ -312,6 +313,8 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 		free(name);
 		return open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
 	}
+	/* Without a cache describe is only slower. */
+	h->srv.describe_cache = a2m_describe_cache_new();
 	pthread_mutex_init(&h->mu, NULL);
 	h->srv.name = name;
 	h->srv.declared = caps;
@@ -328,22 +331,58 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	return 0;
 }
 
+/*
+** The capabilities declared to a caller: a server that cannot authenticate
+** its caller must not offer scopes over a network (spec §6).
+*/
+static unsigned caps_for(const a2m_server *srv, const a2m_request_ctx *ctx)
+{
+	unsigned caps = srv->declared;
+	if (ctx && ctx->network && !ctx->principal)
+		caps &= ~(unsigned)A2M_CAP_SCOPES;
+	return caps;
+}
+
+/*
+** Parsing and serialising happen outside the mutex: they touch only the
+** request and the response. Only running the method holds it — except for
+** a describe over a network, which a current cache answers without it (a
+** network caller's push is always off, so the variant depends on nothing a
+** local caller can change).
+*/
 char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_ctx *ctx)
 {
-	pthread_mutex_lock(&h->mu);
 	a2m_server *srv = &h->srv;
-	srv->network = ctx && ctx->network;
-	srv->principal = srv->network ? ctx->principal : NULL;
-	srv->caps = srv->declared;
-	/* A server that cannot authenticate its caller must not offer scopes
-	** over a network (spec §6); nor can a network binding push (§8.3). */
-	if (srv->network && !srv->principal)
-		srv->caps &= ~(unsigned)A2M_CAP_SCOPES;
-	srv->push = srv->network ? 0 : srv->can_push;
-	char *out = a2m_rpc_handle(srv, message, len, NULL);
+	a2m_rpc_request req;
+	a2m_rpc_outcome o;
+	char *out;
+	if (!a2m_rpc_parse(message, len, &req, &out, NULL))
+		return out;
+	int network = ctx && ctx->network;
+	if (network && req.id && req.method->text == a2m_describe_text &&
+	    a2m_describe_cached_text(srv, caps_for(srv, ctx), 0, req.params, &o.text,
+				     &o.text_len)) {
+		out = a2m_rpc_result_text(req.id, o.text, o.text_len, NULL);
+		free(o.text);
+		a2m_rpc_request_free(&req);
+		return out;
+	}
+	pthread_mutex_lock(&h->mu);
+	srv->network = network;
+	srv->principal = network ? ctx->principal : NULL;
+	srv->caps = caps_for(srv, ctx);
+	/* Nor can a network binding push (spec §8.3). */
+	srv->push = network ? 0 : srv->can_push;
+	a2m_rpc_call(srv, &req, &o);
 	srv->network = 0;
 	srv->principal = NULL;
+	int shares = req.method->shares;
+	if (shares)
+		out = a2m_rpc_reply(&req, &o, NULL);
 	pthread_mutex_unlock(&h->mu);
+	if (!shares)
+		out = a2m_rpc_reply(&req, &o, NULL);
+	a2m_rpc_request_free(&req);
 	return out;
 }
 
@@ -388,6 +427,7 @@ void a2m_close(a2m *h)
 		return;
 	a2m_stack_free(h->srv.stack);
 	a2m_event_log_free(h->srv.events);
+	a2m_describe_cache_free(h->srv.describe_cache);
 	json_decref(h->srv.sub_kinds);
 	free(h->srv.sub_owner);
 	free((char *)h->srv.name);

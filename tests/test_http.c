@@ -4,6 +4,7 @@
 ** API can see. The statuses and headers themselves are tested from the
 ** outside by tests/http_test.sh.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,25 @@ static int start(server *s, const char *tokens_text, size_t max_body)
 	return 0;
 }
 
+/* start(), and a failure of the test when the server does not start. */
+static int started(server *s, const char *tokens_text, size_t max_body)
+{
+	if (start(s, tokens_text, max_body) == 0)
+		return 1;
+	CHECK(!"server started");
+	return 0;
+}
+
+/* Whether a describe response offers the scopes capability. */
+static int offers_scopes(const json_t *resp)
+{
+	json_t *caps = json_object_get(json_object_get(resp, "result"), "capabilities");
+	for (size_t k = 0; k < json_array_size(caps); k++)
+		if (strcmp(json_string_value(json_array_get(caps, k)), "scopes") == 0)
+			return 1;
+	return 0;
+}
+
 static void stop(server *s)
 {
 	a2m_http_stop(s->http);
@@ -139,19 +159,15 @@ static a2m_client *connect_to(const server *s, const char *token)
 static void test_client_requests_share_the_handle(void)
 {
 	server s;
-	if (start(&s, NULL, 0) != 0) {
-		CHECK(!"server started");
+	if (!started(&s, NULL, 0))
 		return;
-	}
 	a2m_client *c = connect_to(&s, NULL);
 	for (int i = 0; c && i < 3; i++) {
 		json_t *resp = NULL;
 		CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
-		json_t *caps = json_object_get(json_object_get(resp, "result"), "capabilities");
-		CHECK(json_is_array(caps));
+		CHECK(json_is_array(json_object_get(json_object_get(resp, "result"), "capabilities")));
 		/* Over HTTP without a token nobody is authenticated: no scopes. */
-		for (size_t k = 0; k < json_array_size(caps); k++)
-			CHECK(strcmp(json_string_value(json_array_get(caps, k)), "scopes") != 0);
+		CHECK(!offers_scopes(resp));
 		CHECK_INT(a2m_client_http_status(c), 200);
 		json_decref(resp);
 	}
@@ -163,10 +179,8 @@ static void test_client_requests_share_the_handle(void)
 static void test_client_notification_queues_nothing(void)
 {
 	server s;
-	if (start(&s, NULL, 0) != 0) {
-		CHECK(!"server started");
+	if (!started(&s, NULL, 0))
 		return;
-	}
 	a2m_client *c = connect_to(&s, NULL);
 	static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\"}";
 	CHECK_INT(a2m_client_send_line(c, note, sizeof note - 1), A2M_CLIENT_OK);
@@ -184,10 +198,8 @@ static void test_client_notification_queues_nothing(void)
 static void test_client_lines_in_one_write_are_posts_in_order(void)
 {
 	server s;
-	if (start(&s, NULL, 0) != 0) {
-		CHECK(!"server started");
+	if (!started(&s, NULL, 0))
 		return;
-	}
 	a2m_client *c = connect_to(&s, NULL);
 	static const char two[] =
 		"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"memory/describe\"}\n"
@@ -215,10 +227,8 @@ static void test_client_lines_in_one_write_are_posts_in_order(void)
 static void test_client_http_error_is_io_with_status(void)
 {
 	server s;
-	if (start(&s, "tok-alice alice\n", 0) != 0) {
-		CHECK(!"server started");
+	if (!started(&s, "tok-alice alice\n", 0))
 		return;
-	}
 	a2m_client *c = connect_to(&s, NULL);
 	json_t *resp = NULL;
 	CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_ERR_IO);
@@ -234,10 +244,8 @@ static void test_client_http_error_is_io_with_status(void)
 static void test_client_token_makes_the_principal_the_owner(void)
 {
 	server s;
-	if (start(&s, "tok-alice alice\ntok-bob bob\n", 0) != 0) {
-		CHECK(!"server started");
+	if (!started(&s, "tok-alice alice\ntok-bob bob\n", 0))
 		return;
-	}
 	a2m_client *alice = connect_to(&s, "tok-alice");
 	a2m_client *bob = connect_to(&s, "tok-bob");
 	json_t *resp = NULL;
@@ -272,10 +280,8 @@ static void test_client_token_makes_the_principal_the_owner(void)
 static void test_client_body_over_the_limit_is_413(void)
 {
 	server s;
-	if (start(&s, NULL, 1024) != 0) {
-		CHECK(!"server started");
+	if (!started(&s, NULL, 1024))
 		return;
-	}
 	a2m_client *c = connect_to(&s, NULL);
 	char pad[2048];
 	memset(pad, 'a', sizeof pad - 1);
@@ -295,10 +301,8 @@ static void test_client_body_over_the_limit_is_413(void)
 static void test_client_no_server_is_io_and_not_alive(void)
 {
 	server s;
-	if (start(&s, NULL, 0) != 0) {
-		CHECK(!"server started");
+	if (!started(&s, NULL, 0))
 		return;
-	}
 	char url[128];
 	snprintf(url, sizeof url, "%s", s.url);
 	stop(&s); /* the port is free again: nobody listens there */
@@ -309,6 +313,203 @@ static void test_client_no_server_is_io_and_not_alive(void)
 	CHECK(!a2m_client_alive(c));
 	CHECK_INT(a2m_client_close(c, NULL), A2M_CLIENT_OK);
 	a2m_client_free(c);
+}
+
+/* ---- describe: cached, yet never stale ---- */
+
+/* The records describe counts over every tier, or -1 when it did not answer. */
+static long long described_total(const json_t *resp)
+{
+	json_t *tiers = json_object_get(json_object_get(resp, "result"), "tiers");
+	if (!json_is_array(tiers))
+		return -1;
+	long long n = 0;
+	for (size_t i = 0; i < json_array_size(tiers); i++)
+		n += json_integer_value(json_object_get(json_array_get(tiers, i), "count"));
+	return n;
+}
+
+/* describe over c: its total, or -1. */
+static long long describe_total(a2m_client *c)
+{
+	json_t *resp = NULL;
+	if (a2m_client_request(c, "memory/describe", NULL, &resp) != A2M_CLIENT_OK)
+		return -1;
+	long long n = described_total(resp);
+	json_decref(resp);
+	return n;
+}
+
+/* Remembers one record in the semantic tier (no capacity: nothing spills). */
+static int remember_one(a2m_client *c, const char *id)
+{
+	json_t *p = json_pack("{s:[{s:s,s:s,s:s}]}", "records", "id", id, "content",
+			      "a fact for the describe cache", "tier", "semantic");
+	json_t *resp = NULL;
+	int rc = a2m_client_request(c, "memory/remember", p, &resp);
+	int ok = rc == A2M_CLIENT_OK && json_object_get(resp, "result") != NULL;
+	json_decref(p);
+	json_decref(resp);
+	return ok ? 0 : -1;
+}
+
+static void test_describe_after_a_write_is_never_stale(void)
+{
+	server s;
+	if (!started(&s, NULL, 0))
+		return;
+	a2m_client *c = connect_to(&s, NULL);
+	CHECK_INT(describe_total(c), 0);
+	CHECK_INT(describe_total(c), 0); /* from the cache now */
+	char id[32];
+	for (int i = 1; i <= 3; i++) {
+		snprintf(id, sizeof id, "fresh-%d", i);
+		CHECK_INT(remember_one(c, id), 0);
+		CHECK_INT(describe_total(c), i);
+		CHECK_INT(describe_total(c), i);
+	}
+	json_t *p = json_pack("{s:[s]}", "ids", "fresh-2"), *resp = NULL;
+	CHECK_INT(a2m_client_request(c, "memory/forget", p, &resp), A2M_CLIENT_OK);
+	json_decref(p);
+	json_decref(resp);
+	CHECK_INT(describe_total(c), 2);
+	/* An in-process caller shares the handle and the cache: it sees the
+	** same counts, with scopes, which HTTP never offers unauthenticated. */
+	char *local = a2m_handle(s.h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}");
+	json_t *lv = local ? json_loads(local, 0, NULL) : NULL;
+	CHECK_INT(described_total(lv), 2);
+	CHECK(local && strstr(local, "\"scopes\"") != NULL);
+	json_decref(lv);
+	a2m_free(local);
+	CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
+	CHECK(json_object_get(resp, "result") && !offers_scopes(resp));
+	json_decref(resp);
+	a2m_client_free(c);
+	stop(&s);
+}
+
+static void test_describe_counts_stay_the_principal_s(void)
+{
+	server s;
+	if (!started(&s, "tok-alice alice\ntok-bob bob\n", 0))
+		return;
+	a2m_client *alice = connect_to(&s, "tok-alice");
+	a2m_client *bob = connect_to(&s, "tok-bob");
+	json_t *p = json_pack("{s:[{s:s,s:s}]}", "records", "content", "alice's working note",
+			      "tier", "working"), *resp = NULL;
+	CHECK_INT(a2m_client_request(alice, "memory/remember", p, &resp), A2M_CLIENT_OK);
+	json_decref(p);
+	json_decref(resp);
+	/* Twice each: a cached answer for one principal must not reach the other. */
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(describe_total(alice), 1);
+		CHECK_INT(describe_total(bob), 0);
+	}
+	a2m_client_free(alice);
+	a2m_client_free(bob);
+	stop(&s);
+}
+
+static void test_describe_echoes_the_id_as_sent(void)
+{
+	a2m *h = NULL;
+	a2m_config cfg;
+	a2m_config_init(&cfg);
+	cfg.engine = A2M_ENGINE_MEMORY;
+	CHECK_INT(a2m_open(&cfg, &h, NULL), 0);
+	if (!h)
+		return;
+	static const char *const ids[] = {"7", "\"7\"", "1.5", "null", "-3", "\"a\\\"b\\u0001\"",
+					  "9007199254740993", "\"\""};
+	const a2m_request_ctx net = {.network = 1}, *ctxs[] = {NULL, &net};
+	for (size_t k = 0; k < 2; k++) {
+		/* The first of each pair fills the cache, the second is answered from it. */
+		for (size_t i = 0; i < 2 * sizeof ids / sizeof *ids; i++) {
+			const char *id = ids[i / 2];
+			char req[160], want[160];
+			snprintf(req, sizeof req,
+				 "{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\",\"id\":%s,"
+				 "\"params\":{\"protocol\":\"a2m/0.1\"}}", id);
+			snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{", id);
+			char *out = a2m_handle_ctx(h, req, strlen(req), ctxs[k]);
+			CHECK(out && strncmp(out, want, strlen(want)) == 0);
+			CHECK(out && out[strlen(out) - 1] == '}');
+			json_t *v = out ? json_loads(out, 0, NULL) : NULL;
+			CHECK(json_is_object(json_object_get(v, "result")));
+			json_decref(v);
+			a2m_free(out);
+		}
+	}
+	/* A protocol we do not speak is still refused, cached or not. */
+	static const char bad[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/describe\","
+				  "\"params\":{\"protocol\":\"a2m/0.2\"}}";
+	for (size_t k = 0; k < 2; k++) {
+		char *out = a2m_handle_ctx(h, bad, sizeof bad - 1, ctxs[k]);
+		CHECK(out && strstr(out, "\"code\":-32007") != NULL);
+		a2m_free(out);
+	}
+	a2m_close(h);
+}
+
+/* One thread of the storm: writers remember, readers check describe. */
+typedef struct storm_arg {
+	const server *s;
+	int           writer;
+	int           n;        /* writes (writer) or describes (reader) */
+	int           failures; /* counted here, checked by the main thread */
+} storm_arg;
+
+static void *storm(void *p)
+{
+	storm_arg *a = p;
+	a2m_client_http_options o;
+	a2m_client_http_options_init(&o);
+	o.timeout_ms = 30000;
+	a2m_client *c = NULL;
+	if (a2m_client_connect_http(a->s->url, &o, &c) != A2M_CLIENT_OK) {
+		a->failures++;
+		return NULL;
+	}
+	long long last = 0;
+	for (int i = 0; i < a->n; i++) {
+		if (a->writer) {
+			char id[48];
+			snprintf(id, sizeof id, "storm-%p-%d", (void *)a, i);
+			/* Once my write is answered, no describe may miss it. */
+			if (remember_one(c, id) != 0 || describe_total(c) < i + 1)
+				a->failures++;
+		} else {
+			/* Counts only grow while only writes happen. */
+			long long n = describe_total(c);
+			if (n < last)
+				a->failures++;
+			last = n;
+		}
+	}
+	a2m_client_free(c);
+	return NULL;
+}
+
+static void test_describe_under_a_write_storm(void)
+{
+	enum { WRITERS = 3, READERS = 3, WRITES = 40, READS = 150 };
+	server s;
+	if (!started(&s, NULL, 0))
+		return;
+	pthread_t t[WRITERS + READERS];
+	storm_arg a[WRITERS + READERS];
+	for (int i = 0; i < WRITERS + READERS; i++) {
+		a[i] = (storm_arg){&s, i < WRITERS, i < WRITERS ? WRITES : READS, 0};
+		CHECK_INT(pthread_create(&t[i], NULL, storm, &a[i]), 0);
+	}
+	for (int i = 0; i < WRITERS + READERS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_INT(a[i].failures, 0);
+	}
+	a2m_client *c = connect_to(&s, NULL);
+	CHECK_INT(describe_total(c), WRITERS * WRITES);
+	a2m_client_free(c);
+	stop(&s);
 }
 
 static void test_client_refuses_other_urls(void)
@@ -338,6 +539,10 @@ int main(void)
 		TEST(test_client_body_over_the_limit_is_413),
 		TEST(test_client_no_server_is_io_and_not_alive),
 		TEST(test_client_refuses_other_urls),
+		TEST(test_describe_after_a_write_is_never_stale),
+		TEST(test_describe_counts_stay_the_principal_s),
+		TEST(test_describe_echoes_the_id_as_sent),
+		TEST(test_describe_under_a_write_storm),
 		{NULL, NULL}
 	};
 	int rc = run_tests(tests);

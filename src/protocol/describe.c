@@ -4,6 +4,7 @@
 ** configuration, so describe can never disagree with what the server does.
 */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "prompt.h"
 
 #include "protocol/protocol.h"
+#include "util/json_write.h"
 
 /*
 ** While the major version is 0, versions are compatible only when the minor
@@ -121,7 +123,10 @@ static json_t *describe_scorer(a2m_server *srv, int64_t *unindexed, a2m_error *e
 	return o;
 }
 
-int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+/* The describe result; *cacheable says whether it is the unscoped one,
+** the same for every caller with the same capabilities and push. */
+static int describe(a2m_server *srv, json_t *params, json_t **result, int *cacheable,
+		    a2m_error *err)
 {
 	const char *protocol;
 	a2m_scope scope;
@@ -135,6 +140,7 @@ int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_er
 			      protocol, A2M_PROTOCOL);
 		return a2m_error_data(err, json_pack("{s[s]}", "supported", A2M_PROTOCOL));
 	}
+	*cacheable = 1;
 	json_t *caps = json_array(), *methods = json_array();
 	for (unsigned bit = 1; bit <= A2M_CAP_PROMPT; bit <<= 1)
 		if (srv->caps & bit)
@@ -159,6 +165,7 @@ int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_er
 		/* `owner` scopes the counts (§4.1); without one they are the
 		** store's. Over a network the principal always scopes them. */
 		int scoped = scope.scoped && (scope.owner || srv->network);
+		*cacheable = !scoped;
 		json_t *tiers = describe_tiers(srv, scoped ? &scope : NULL, err);
 		if (!tiers) {
 			json_decref(res);
@@ -194,4 +201,153 @@ int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_er
 		json_object_set_new(res, "prompt", a2m_prompt_describe());
 	*result = res;
 	return 0;
+}
+
+int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+{
+	int cacheable;
+	return describe(srv, params, result, &cacheable, err);
+}
+
+/* ---- the cache ---- */
+
+/* Variants a server answers: capabilities (scopes or not) × push. */
+#define VARIANTS 4
+
+typedef struct variant {
+	char    *text;        /* the serialised result; NULL: an unused slot */
+	size_t   len;
+	unsigned caps;
+	int      push;
+	uint64_t generation;  /* of the stack when it was computed */
+	size_t   gen_dims;    /* the embedder's width then (changes without a commit) */
+} variant;
+
+struct a2m_describe_cache {
+	/* Readers (every describe) copy out side by side; a writer replaces a
+	** slot only after a change, so the lock is almost never contended. */
+	pthread_rwlock_t lock;
+	variant          v[VARIANTS];
+	unsigned         next;  /* the slot to reuse when every one is taken */
+};
+
+a2m_describe_cache *a2m_describe_cache_new(void)
+{
+	a2m_describe_cache *c = calloc(1, sizeof *c);
+	if (c && pthread_rwlock_init(&c->lock, NULL) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void a2m_describe_cache_free(a2m_describe_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < VARIANTS; i++)
+		free(c->v[i].text);
+	pthread_rwlock_destroy(&c->lock);
+	free(c);
+}
+
+/* Whether params ask for nothing but the plain result: at most a protocol
+** we speak (anything else takes the handler's path, errors included). */
+static int plain_params(const json_t *params)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)params, key, v) {
+		if (strcmp(key, "protocol") != 0)
+			return 0;
+		if (json_is_null(v))
+			continue;
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
+		    !protocol_compatible(json_string_value(v)))
+			return 0;
+	}
+	return 1;
+}
+
+/* A copy of the variant's text when it is current; 0 on a miss. */
+static int lookup(a2m_describe_cache *c, unsigned caps, int push, uint64_t generation,
+		  size_t gen_dims, char **text, size_t *len)
+{
+	int hit = 0;
+	if (pthread_rwlock_rdlock(&c->lock) != 0)
+		return 0;
+	for (size_t i = 0; i < VARIANTS; i++) {
+		const variant *v = &c->v[i];
+		if (v->text && v->caps == caps && v->push == push &&
+		    v->generation == generation && v->gen_dims == gen_dims) {
+			if ((*text = malloc(v->len + 1))) {
+				memcpy(*text, v->text, v->len + 1);
+				*len = v->len;
+				hit = 1;
+			}
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&c->lock);
+	return hit;
+}
+
+/* Keeps a copy of text for the variant; without memory, simply does not. */
+static void store(a2m_describe_cache *c, unsigned caps, int push, uint64_t generation,
+		  size_t gen_dims, const char *text, size_t len)
+{
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return;
+	memcpy(copy, text, len + 1);
+	if (pthread_rwlock_wrlock(&c->lock) != 0) {
+		free(copy);
+		return;
+	}
+	size_t slot = VARIANTS;
+	for (size_t i = 0; i < VARIANTS && slot == VARIANTS; i++)
+		if (!c->v[i].text || (c->v[i].caps == caps && c->v[i].push == push))
+			slot = i;
+	if (slot == VARIANTS)
+		slot = c->next++ % VARIANTS;
+	variant *v = &c->v[slot];
+	free(v->text);
+	*v = (variant){copy, len, caps, push, generation, gen_dims};
+	pthread_rwlock_unlock(&c->lock);
+}
+
+int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+		      a2m_error *err)
+{
+	/* Read first: whatever the store holds afterwards is at least this new. */
+	uint64_t generation = a2m_stack_generation(srv->stack);
+	size_t gen_dims = a2m_stack_gen_dims(srv->stack);
+	a2m_describe_cache *c = srv->describe_cache;
+	if (c && plain_params(params) &&
+	    lookup(c, srv->caps, srv->push, generation, gen_dims, text, len))
+		return 0;
+	json_t *result = NULL;
+	int cacheable = 0;
+	int rc = describe(srv, params, &result, &cacheable, err);
+	if (rc)
+		return rc;
+	*text = a2m_json_write(result, len);
+	json_decref(result);
+	if (!*text)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	if (c && cacheable)
+		store(c, srv->caps, srv->push, generation, gen_dims, *text, *len);
+	return 0;
+}
+
+int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
+			     const json_t *params, char **text, size_t *len)
+{
+	/* With an embedder the result changes when it first answers, which
+	** is no commit: only a caller holding the handle may ask then. */
+	if (!srv->describe_cache || a2m_stack_embedder(srv->stack) ||
+	    !(caps & A2M_CAP_CORE) || !plain_params(params))
+		return 0;
+	return lookup(srv->describe_cache, caps, push, a2m_stack_generation(srv->stack), 0,
+		      text, len);
 }

@@ -23,22 +23,23 @@ const char *a2m_capability_name(unsigned cap)
 }
 
 const a2m_method a2m_methods[] = {
-	{"memory/describe",           A2M_CAP_CORE,      a2m_method_describe,      0},
-	{"memory/remember",           A2M_CAP_CORE,      a2m_method_remember,      1},
-	{"memory/recall",             A2M_CAP_CORE,      a2m_method_recall,        0},
-	{"memory/timeline",           A2M_CAP_CORE,      a2m_method_timeline,      0},
-	{"memory/forget",             A2M_CAP_CORE,      a2m_method_forget,        1},
-	{"memory/promote",            A2M_CAP_TIERS,     a2m_method_promote,       1},
-	{"memory/consolidate",        A2M_CAP_TIERS,     a2m_method_consolidate,   1},
-	{"memory/reinforce",          A2M_CAP_SALIENCE,  a2m_method_reinforce,     1},
-	{"memory/fetch",              A2M_CAP_KEYS,      a2m_method_fetch,         0},
-	{"memory/session/list",       A2M_CAP_SESSIONS,  a2m_method_session_list,  0},
-	{"memory/session/close",      A2M_CAP_SESSIONS,  a2m_method_session_close, 1},
-	{"memory/events",             A2M_CAP_EVENTS,    a2m_method_events,        0},
-	{"memory/events/subscribe",   A2M_CAP_EVENTS,    a2m_method_subscribe,     0},
-	{"memory/events/unsubscribe", A2M_CAP_EVENTS,    a2m_method_unsubscribe,   0},
-	{"memory/summarize",          A2M_CAP_SUMMARIZE, a2m_method_summarize,     1},
-	{NULL, 0, NULL, 0}
+	{"memory/describe",           A2M_CAP_CORE,      a2m_method_describe,      0, 0,
+	 a2m_describe_text},
+	{"memory/remember",           A2M_CAP_CORE,      a2m_method_remember,      1, 0, NULL},
+	{"memory/recall",             A2M_CAP_CORE,      a2m_method_recall,        0, 0, NULL},
+	{"memory/timeline",           A2M_CAP_CORE,      a2m_method_timeline,      0, 0, NULL},
+	{"memory/forget",             A2M_CAP_CORE,      a2m_method_forget,        1, 0, NULL},
+	{"memory/promote",            A2M_CAP_TIERS,     a2m_method_promote,       1, 0, NULL},
+	{"memory/consolidate",        A2M_CAP_TIERS,     a2m_method_consolidate,   1, 0, NULL},
+	{"memory/reinforce",          A2M_CAP_SALIENCE,  a2m_method_reinforce,     1, 0, NULL},
+	{"memory/fetch",              A2M_CAP_KEYS,      a2m_method_fetch,         0, 0, NULL},
+	{"memory/session/list",       A2M_CAP_SESSIONS,  a2m_method_session_list,  0, 0, NULL},
+	{"memory/session/close",      A2M_CAP_SESSIONS,  a2m_method_session_close, 1, 0, NULL},
+	{"memory/events",             A2M_CAP_EVENTS,    a2m_method_events,        0, 1, NULL},
+	{"memory/events/subscribe",   A2M_CAP_EVENTS,    a2m_method_subscribe,     0, 0, NULL},
+	{"memory/events/unsubscribe", A2M_CAP_EVENTS,    a2m_method_unsubscribe,   0, 0, NULL},
+	{"memory/summarize",          A2M_CAP_SUMMARIZE, a2m_method_summarize,     1, 0, NULL},
+	{NULL, 0, NULL, 0, 0, NULL}
 };
 
 const a2m_method *a2m_method_find(const char *name)

@@ -63,6 +63,7 @@ typedef struct a2m_server {
 	/* Delivers one notification (a complete JSON-RPC message). */
 	void      (*notify)(void *ctx, const char *text);
 	void       *notify_ctx;
+	struct a2m_describe_cache *describe_cache;  /* owned; NULL: no caching */
 } a2m_server;
 
 /* A method handler: params is always an object (empty when absent). On
@@ -70,12 +71,21 @@ typedef struct a2m_server {
 typedef int (*a2m_method_fn)(a2m_server *srv, json_t *params, json_t **result,
 			     a2m_error *err);
 
+/* A handler that answers with its result already serialised: 0 with *text
+** (free with free()) and *len, or a code with err set. */
+typedef int (*a2m_method_text_fn)(a2m_server *srv, json_t *params, char **text,
+				  size_t *len, a2m_error *err);
+
 /* One entry of the method table. */
 typedef struct a2m_method {
 	const char   *name;       /* "memory/remember" */
 	unsigned      cap;        /* the capability it belongs to */
 	a2m_method_fn fn;         /* NULL: not implemented by this build */
 	int           writes;     /* refused with READ_ONLY on a read-only server */
+	/* Its result may hold references into the server's state (the event
+	** log's objects): serialise it before letting go of the handle. */
+	int           shares;
+	a2m_method_text_fn text;  /* NULL, or preferred to fn (describe's cache) */
 } a2m_method;
 
 /*
@@ -111,6 +121,37 @@ int a2m_method_events(a2m_server *srv, json_t *params, json_t **result, a2m_erro
 int a2m_method_subscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_unsubscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+
+/*
+** The describe cache (describe.c): memory/describe's result serialised,
+** kept per variant (the capabilities declared to the caller, push) while
+** the stack's generation stays the same, so a describe between two writes
+** costs a copy. Only the unscoped result is kept: counts scoped to an
+** owner or principal are computed every time.
+*/
+typedef struct a2m_describe_cache a2m_describe_cache;
+
+/* A new, empty cache; NULL when memory runs out. */
+a2m_describe_cache *a2m_describe_cache_new(void);
+
+/* Frees the cache; NULL is a no-op. */
+void a2m_describe_cache_free(a2m_describe_cache *c);
+
+/* memory/describe's text handler: the cache, else the handler, then cached. */
+int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+		      a2m_error *err);
+
+/*
+** memory/describe's result text from the cache (*text: free with free()),
+** for a caller to whom caps are declared and push is as given: 1 on a hit,
+** 0 when the cache cannot answer (params other than a compatible protocol,
+** a server with an embedder, a stale or missing entry, no memory) — then
+** ask a2m_describe_text under the handle's lock. Safe without the handle's
+** lock: it reads what never changes after a2m_open, the cache (which has
+** its own lock) and the stack's generation.
+*/
+int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
+			     const json_t *params, char **text, size_t *len);
 
 /* Shared by the handlers (params.c). */
 

@@ -8,25 +8,50 @@
 ** A message without an id is a notification: it is executed and never
 ** answered, unless it is not even a valid request, which is reported.
 */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rpc/rpc.h"
 #include "util/json_write.h"
 
+#define HEAD "{\"jsonrpc\":\"2.0\",\"id\":"
+
+/* The start of an envelope, {"jsonrpc":"2.0","id":ID,"KEY": — every
+** response begins so, key order included. */
+static char *envelope_head(const json_t *id, const char *key, size_t *len)
+{
+	char tail[16];
+	int n = snprintf(tail, sizeof tail, ",\"%s\":", key);
+	return a2m_json_write_between(HEAD, sizeof HEAD - 1, id ? id : json_null(), tail,
+				      (size_t)n, len);
+}
+
 /* Serialises {"jsonrpc":"2.0","id":id, key: value}; takes value. */
 static char *envelope(const json_t *id, const char *key, json_t *value, size_t *out_len)
 {
-	json_t *msg = json_object();
-	if (!msg || !value) {
-		json_decref(msg);
-		json_decref(value);
+	size_t head_len;
+	char *head = value ? envelope_head(id, key, &head_len) : NULL;
+	char *text = head ? a2m_json_write_between(head, head_len, value, "}", 1, out_len) : NULL;
+	free(head);
+	json_decref(value);
+	return text;
+}
+
+char *a2m_rpc_result_text(const json_t *id, const char *result, size_t result_len,
+			  size_t *out_len)
+{
+	size_t head_len;
+	char *head = envelope_head(id, "result", &head_len);
+	char *text = head ? realloc(head, head_len + result_len + 2) : NULL;
+	if (!text) {
+		free(head);
 		return NULL;
 	}
-	json_object_set_new(msg, "jsonrpc", json_string("2.0"));
-	json_object_set(msg, "id", id ? (json_t *)id : json_null());
-	json_object_set_new(msg, key, value);
-	char *text = a2m_json_write(msg, out_len);
-	json_decref(msg);
+	memcpy(text + head_len, result, result_len);
+	memcpy(text + head_len + result_len, "}", 2);
+	if (out_len)
+		*out_len = head_len + result_len + 1;
 	return text;
 }
 
@@ -74,65 +99,121 @@ static int check_envelope(const json_t *req, a2m_error *err)
 	return 0;
 }
 
-char *a2m_rpc_handle(a2m_server *srv, const char *msg, size_t len, size_t *out_len)
+int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **reply,
+		  size_t *reply_len)
 {
 	json_error_t jerr;
 	a2m_error err = {0};
-	char *out = NULL;
+	memset(req, 0, sizeof *req);
+	*reply = NULL;
 	/* JSON_ALLOW_NUL: "\u0000" is valid JSON; fields that cannot hold it
 	** refuse it with INVALID_PARAMS, metadata keeps it. */
-	json_t *req = json_loadb(msg, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-	if (!req) {
+	json_t *msgv = json_loadb(msg, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	if (!msgv) {
 		json_t *data = json_pack("{ss si}", "detail", jerr.text, "position", jerr.position);
-		return a2m_rpc_error_text(NULL, A2M_PARSE_ERROR, "Parse error: not valid JSON",
-					  data, out_len);
+		*reply = a2m_rpc_error_text(NULL, A2M_PARSE_ERROR, "Parse error: not valid JSON",
+					    data, reply_len);
+		return 0;
 	}
-	if (!json_is_object(req)) {
-		const char *why = json_is_array(req)
+	if (!json_is_object(msgv)) {
+		const char *why = json_is_array(msgv)
 			? "Invalid request: batches (arrays) are not accepted; send one request object"
 			: "Invalid request: a message must be one JSON object";
-		json_decref(req);
-		return a2m_rpc_error_text(NULL, A2M_INVALID_REQUEST, why, NULL, out_len);
+		json_decref(msgv);
+		*reply = a2m_rpc_error_text(NULL, A2M_INVALID_REQUEST, why, NULL, reply_len);
+		return 0;
 	}
-	json_t *id = json_object_get(req, "id");
-	int notification = id == NULL;
-	int rc = check_envelope(req, &err);
+	const json_t *id = json_object_get(msgv, "id");
+	int rc = check_envelope(msgv, &err);
 	if (rc) {
 		/* Even without an id, an invalid request is reported (id null). */
-		const json_t *rid = id && valid_id(id) ? id : NULL;
-		out = a2m_rpc_error_text(rid, rc, err.message, NULL, out_len);
-		goto done;
+		*reply = a2m_rpc_error_text(id && valid_id(id) ? id : NULL, rc, err.message, NULL,
+					    reply_len);
+		goto refused;
 	}
-	const char *method = json_string_value(json_object_get(req, "method"));
+	const char *method = json_string_value(json_object_get(msgv, "method"));
 	const a2m_method *m = a2m_method_find(method);
-	json_t *result = NULL;
-	if (!m) {
-		rc = a2m_error_set(&err, A2M_METHOD_NOT_FOUND, "Method not found: %s is not an A2M method",
-				   method);
-	} else {
-		json_t *params = json_object_get(req, "params");
-		if (json_is_array(params)) {
-			rc = a2m_error_set(&err, A2M_INVALID_PARAMS,
-					   "params must be passed by name, as an object");
-		} else {
-			json_t *empty = params ? NULL : json_object();
-			rc = a2m_protocol_call(srv, m, params ? params : empty, &result, &err);
-			json_decref(empty);
-		}
-	}
-	if (notification) {
-		json_decref(result);
-		goto done;
-	}
+	json_t *params = json_object_get(msgv, "params");
+	if (!m)
+		rc = a2m_error_set(&err, A2M_METHOD_NOT_FOUND,
+				   "Method not found: %s is not an A2M method", method);
+	else if (json_is_array(params))
+		rc = a2m_error_set(&err, A2M_INVALID_PARAMS,
+				   "params must be passed by name, as an object");
 	if (rc) {
-		json_t *data = err.data;
-		err.data = NULL;
-		out = a2m_rpc_error_text(id, rc, err.message[0] ? err.message : "error", data, out_len);
-	} else {
-		out = envelope(id, "result", result, out_len);
+		/* A notification is never answered, not even with an error. */
+		if (id)
+			*reply = a2m_rpc_error_text(id, rc, err.message, NULL, reply_len);
+		goto refused;
 	}
-done:
+	req->msg = msgv;
+	req->id = id;
+	req->method = m;
+	req->params = params;
+	if (!params) {
+		if (!(req->params = json_object())) {
+			a2m_rpc_request_free(req);
+			return 0;
+		}
+		req->own_params = 1;
+	}
+	return 1;
+refused:
 	a2m_error_clear(&err);
-	json_decref(req);
+	json_decref(msgv);
+	return 0;
+}
+
+void a2m_rpc_request_free(a2m_rpc_request *req)
+{
+	if (req->own_params)
+		json_decref(req->params);
+	json_decref(req->msg);
+	memset(req, 0, sizeof *req);
+}
+
+void a2m_rpc_call(a2m_server *srv, const a2m_rpc_request *req, a2m_rpc_outcome *out)
+{
+	memset(out, 0, sizeof *out);
+	const a2m_method *m = req->method;
+	if (m->text && (srv->caps & m->cap))
+		out->rc = m->text(srv, req->params, &out->text, &out->text_len, &out->err);
+	else
+		out->rc = a2m_protocol_call(srv, m, req->params, &out->result, &out->err);
+}
+
+char *a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *o, size_t *out_len)
+{
+	char *out = NULL;
+	if (!req->id) {
+		/* A notification: executed, never answered. */
+	} else if (o->rc) {
+		json_t *data = o->err.data;
+		o->err.data = NULL;
+		out = a2m_rpc_error_text(req->id, o->rc, o->err.message[0] ? o->err.message : "error",
+					 data, out_len);
+	} else if (o->text) {
+		out = a2m_rpc_result_text(req->id, o->text, o->text_len, out_len);
+	} else {
+		out = envelope(req->id, "result", o->result, out_len);
+		o->result = NULL;
+	}
+	json_decref(o->result);
+	free(o->text);
+	a2m_error_clear(&o->err);
+	memset(o, 0, sizeof *o);
+	return out;
+}
+
+char *a2m_rpc_handle(a2m_server *srv, const char *msg, size_t len, size_t *out_len)
+{
+	a2m_rpc_request req;
+	a2m_rpc_outcome o;
+	char *out;
+	if (!a2m_rpc_parse(msg, len, &req, &out, out_len))
+		return out;
+	a2m_rpc_call(srv, &req, &o);
+	out = a2m_rpc_reply(&req, &o, out_len);
+	a2m_rpc_request_free(&req);
 	return out;
 }

@@ -5,6 +5,12 @@
 ** not a single request object (A2M has no batches, spec §8), echoes the id
 ** with its JSON type and value intact, finds the method and turns an
 ** a2m_error into an error object. What a method means is protocol/'s job.
+**
+** A request goes through three steps, so a caller holding a lock only
+** around the middle one keeps parsing and serialising outside it:
+** a2m_rpc_parse (touches nothing shared), a2m_rpc_call (runs the method
+** against the server), a2m_rpc_reply (serialises the outcome).
+** a2m_rpc_handle does all three.
 */
 #ifndef A2M_RPC_H
 #define A2M_RPC_H
@@ -21,6 +27,55 @@
 ** notification, which gets no answer, or when memory ran out.
 */
 char *a2m_rpc_handle(a2m_server *srv, const char *msg, size_t len, size_t *out_len);
+
+/* A request that passed the envelope checks, not yet executed. */
+typedef struct a2m_rpc_request {
+	json_t           *msg;     /* owned: the whole message */
+	const json_t     *id;      /* borrowed from msg; NULL: a notification */
+	const a2m_method *method;  /* the A2M method it names */
+	json_t           *params;  /* an object: borrowed from msg, or owned (empty) */
+	int               own_params;
+} a2m_rpc_request;
+
+/*
+** Reads and checks msg. Returns 1 with req filled when it is a request for
+** a2m_rpc_call (release it with a2m_rpc_request_free). Returns 0 when it has
+** been answered already: *reply is the error response (free()), or NULL for
+** a notification that gets none (or when memory ran out). Reads nothing but
+** msg: safe without any lock.
+*/
+int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **reply,
+		  size_t *reply_len);
+
+/* Releases what a2m_rpc_parse filled in; a zeroed req is a no-op. */
+void a2m_rpc_request_free(a2m_rpc_request *req);
+
+/* What a method produced: a result, already serialised or not, or an error. */
+typedef struct a2m_rpc_outcome {
+	int       rc;        /* 0: success */
+	json_t   *result;    /* owned; success without text */
+	char     *text;      /* owned; success: the result's JSON text */
+	size_t    text_len;
+	a2m_error err;       /* rc != 0 */
+} a2m_rpc_outcome;
+
+/* Runs req's method against srv (the capability gate, then the handler). */
+void a2m_rpc_call(a2m_server *srv, const a2m_rpc_request *req, a2m_rpc_outcome *out);
+
+/*
+** The response to req for outcome (whose contents it releases): NULL for a
+** notification, or when memory ran out. Touches nothing of the server.
+*/
+char *a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *outcome, size_t *out_len);
+
+/*
+** The text of a success response with the given id (borrowed; NULL means
+** JSON null) around a result already serialised: {"jsonrpc":"2.0","id":ID,
+** "result":RESULT}, exactly what a2m_rpc_reply writes for the same result.
+** NULL when memory ran out.
+*/
+char *a2m_rpc_result_text(const json_t *id, const char *result, size_t result_len,
+			  size_t *out_len);
 
 /*
 ** Builds the text of an error response with the given id (borrowed; NULL

@@ -33,6 +33,7 @@ a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config 
 	st->cfg = *cfg;
 	memset(&cfg->tiers, 0, sizeof cfg->tiers);
 	st->dims = -1;
+	atomic_init(&st->generation, 0);
 	cfg->embedder = NULL;
 	st->counts = calloc(st->cfg.tiers.n + 1, sizeof *st->counts);
 	if (!st->counts) {
@@ -183,9 +184,21 @@ int a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err)
 	return rc ? a2m_stack_store_error(st, err, rc) : 0;
 }
 
-int a2m_stack_commit(a2m_stack *st, a2m_error *err)
+uint64_t a2m_stack_generation(const a2m_stack *st)
+{
+	return atomic_load_explicit(&st->generation, memory_order_acquire);
+}
+
+/* Whatever was cached from the store may be stale from here on. */
+static void changed(a2m_stack *st)
 {
 	st->counts_valid = 0;
+	atomic_fetch_add_explicit(&st->generation, 1, memory_order_acq_rel);
+}
+
+int a2m_stack_commit(a2m_stack *st, a2m_error *err)
+{
+	changed(st);
 	int rc = st->store->ops->commit(st->store);
 	if (rc) {
 		st->dims = -1;
@@ -197,6 +210,6 @@ int a2m_stack_commit(a2m_stack *st, a2m_error *err)
 void a2m_stack_rollback(a2m_stack *st)
 {
 	st->store->ops->rollback(st->store);
-	st->counts_valid = 0;
+	changed(st);
 	st->dims = -1; /* re-read: the transaction may have set it */
 }

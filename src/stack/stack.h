@@ -257,6 +257,14 @@ int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *s
 int a2m_stack_sessions(a2m_stack *st, const a2m_scope *scope, a2m_session_info **out,
 		       size_t *n, a2m_error *err);
 
+/*
+** A number that changes whenever the store may have changed: + 1 at every
+** commit and rollback. What was computed from the store at one generation
+** is still true while the number is the same. Safe to call from any
+** thread, without the handle's lock.
+*/
+uint64_t a2m_stack_generation(const a2m_stack *st);
+
 /* counts[i] = records in tier i visible in scope (NULL scope: all). */
 int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts,
 			  a2m_error *err);

@@ -5,6 +5,8 @@
 #ifndef A2M_STACK_INTERNAL_H
 #define A2M_STACK_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "stack/stack.h"
 
 struct a2m_stack {
@@ -16,6 +18,9 @@ struct a2m_stack {
 	int64_t          dims;        /* cached embedding width; -1 = not read yet */
 	int64_t         *counts;      /* records per tier, cached for describe */
 	int              counts_valid;/* 0 after any commit or rollback */
+	/* + 1 at every commit and rollback; read without the handle's lock by
+	** the describe cache (a2m_stack_generation). */
+	_Atomic uint64_t generation;
 	int64_t          embed_retry_at; /* breaker: no embedder call before
 	                                    this time (ms); 0 = closed */
 	int              embed_failing;  /* the last embedder call failed */

@@ -144,8 +144,16 @@ static void put_value(buf *b, const json_t *v)
 
 char *a2m_json_write(const json_t *v, size_t *len)
 {
+	return a2m_json_write_between("", 0, v, "", 0, len);
+}
+
+char *a2m_json_write_between(const char *head, size_t head_len, const json_t *v,
+			     const char *tail, size_t tail_len, size_t *len)
+{
 	buf b = {0};
+	put(&b, head, head_len);
 	put_value(&b, v);
+	put(&b, tail, tail_len);
 	if (b.failed || !b.p) {
 		free(b.p);
 		return NULL;

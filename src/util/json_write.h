@@ -24,6 +24,14 @@
 char *a2m_json_write(const json_t *v, size_t *len);
 
 /*
+** As a2m_json_write(), with head_len bytes of head before the text of v and
+** tail_len bytes of tail after it, copied verbatim: one buffer for a value
+** wrapped in an envelope. NULL when memory runs out.
+*/
+char *a2m_json_write_between(const char *head, size_t head_len, const json_t *v,
+			     const char *tail, size_t tail_len, size_t *len);
+
+/*
 ** Writes the shortest decimal text that strtod() reads back as exactly d into
 ** out (at least 32 bytes), always containing '.', 'e' or an exponent so it
 ** reads as a real. Returns the length. d must be finite.
