@@ -1044,6 +1044,166 @@ static void test_count_matches_scan(tctx *t)
 	}
 }
 
+/* ---- counts and scans by tier and session -------------------------------- */
+
+/* Copies of every record, oldest first, for the brute-force answers below. */
+typedef struct rec_list {
+	a2m_record **v;
+	size_t       n, cap;
+} rec_list;
+
+static int keep_copy(const a2m_record *r, void *ctx)
+{
+	rec_list *l = ctx;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		a2m_record **p = realloc(l->v, cap * sizeof *p);
+		if (!p)
+			return -1;
+		l->v = p;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = a2m_record_dup(r)))
+		return -1;
+	l->n++;
+	return 0;
+}
+
+static const char *const group_tiers[] = {NULL, "t0", "t1", "t2"};
+static const char *const group_sessions[] = {NULL, "", "s0", "s1", "s2", "s3", "s4", "s5",
+					     "s6", "s7", "s8", "s9", "s10", "s11"};
+#define N_GROUP_TIERS (sizeof group_tiers / sizeof group_tiers[0])
+#define N_GROUP_SESSIONS (sizeof group_sessions / sizeof group_sessions[0])
+
+/*
+** Every selection by tier, session or both (either way round) must count
+** and scan exactly what filtering every record gives. Returns 0, or -1
+** with failure set.
+*/
+static int check_groups(tctx *t, const char *when)
+{
+	rec_list all = {0};
+	int rc = t->s->ops->scan(t->s, &all_q, keep_copy, &all);
+	for (size_t ti = 0; ti < N_GROUP_TIERS && !rc; ti++) {
+		for (size_t si = 0; si <= N_GROUP_SESSIONS && !rc; si++) {
+			a2m_query q = {0};
+			q.tier = group_tiers[ti];
+			q.by_session = si < N_GROUP_SESSIONS;
+			q.session = q.by_session ? group_sessions[si] : NULL;
+			if (!q.tier && !q.by_session)
+				continue;
+			for (q.descending = 0; q.descending < 2 && !rc; q.descending++) {
+				sbuf want = {0};
+				int64_t n = 0;
+				sb_add(&want, "%s", "");
+				for (size_t k = 0; k < all.n; k++) {
+					size_t i = q.descending ? all.n - 1 - k : k;
+					if (a2m_query_matches(&q, all.v[i]))
+						sb_add(&want, "%s%s", n++ ? "," : "", all.v[i]->id);
+				}
+				const char *got = scan_ids(t, &q);
+				int64_t counted = count_of(t, &q);
+				if (strcmp(got, want.p) != 0 || counted != n) {
+					snprintf(failure, sizeof failure,
+						 "%s: tier %s session %s%s: scan %.200s count %lld,"
+						 " want %.200s count %lld", when,
+						 q.tier ? q.tier : "(any)",
+						 q.by_session ? (q.session ? q.session : "NULL") : "(any)",
+						 q.descending ? " descending" : "", got, (long long)counted,
+						 want.p, (long long)n);
+					rc = -1;
+				}
+				free(want.p);
+			}
+		}
+	}
+	a2m_record_array_free(all.v, all.n);
+	if (rc > 0 || (rc < 0 && !failure[0]))
+		snprintf(failure, sizeof failure, "%s: scan failed: %s", when, t->s->errmsg);
+	return rc ? -1 : 0;
+}
+
+static uint64_t lcg_next(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *x >> 33;
+}
+
+/*
+** Random inserts, moves between tiers and sessions, out-of-order times and
+** removes, in committed and rolled-back transactions and on their own: the
+** kept counts and group scans always agree with the records.
+*/
+static void test_counts_and_group_scans_follow_writes_and_rollback(tctx *t)
+{
+	uint64_t x = 42;
+	int next_id = 0, in_tx = 0, removed;
+	char id[24], when[64];
+	for (int step = 1; step <= 600; step++) {
+		uint64_t op = lcg_next(&x) % 20;
+		if (op == 0 && !in_tx) {
+			EXPECT_OK(OPS->begin(t->s));
+			in_tx = 1;
+		} else if (op <= 1 && in_tx) {
+			if (lcg_next(&x) % 2)
+				EXPECT_OK(OPS->commit(t->s));
+			else
+				OPS->rollback(t->s);
+			in_tx = 0;
+			snprintf(when, sizeof when, "after step %d, which ended a transaction",
+				 step);
+			if (check_groups(t, when) != 0)
+				return;
+		} else if (op < 11 || next_id < 20) {
+			snprintf(id, sizeof id, "r%d", next_id++);
+			a2m_record r = make(id, (int64_t)(lcg_next(&x) % 500));
+			r.tier = (char *)group_tiers[lcg_next(&x) % N_GROUP_TIERS];
+			r.session = (char *)group_sessions[lcg_next(&x) % N_GROUP_SESSIONS];
+			EXPECT_OK(OPS->insert(t->s, &r));
+		} else {
+			snprintf(id, sizeof id, "r%d", (int)(lcg_next(&x) % (uint64_t)next_id));
+			a2m_record *cur = NULL;
+			EXPECT_OK(OPS->get(t->s, id, &cur));
+			if (!cur)
+				continue;
+			if (op < 17) {
+				char *tier = cur->tier, *session = cur->session;
+				const char *nt = group_tiers[lcg_next(&x) % N_GROUP_TIERS];
+				const char *ns = group_sessions[lcg_next(&x) % N_GROUP_SESSIONS];
+				cur->tier = (char *)nt;
+				cur->session = (char *)ns;
+				if (op == 16)
+					cur->created_at = (int64_t)(lcg_next(&x) % 500);
+				int rc = OPS->update(t->s, cur);
+				cur->tier = tier;
+				cur->session = session;
+				if (rc != 0) {
+					a2m_record_free(cur);
+					EXPECT_OK(rc);
+				}
+			} else {
+				EXPECT_OK(OPS->remove(t->s, id, &removed));
+			}
+			a2m_record_free(cur);
+		}
+		if (step % 50 == 0) {
+			snprintf(when, sizeof when, "after step %d", step);
+			if (check_groups(t, when) != 0)
+				return;
+		}
+	}
+	if (in_tx)
+		OPS->rollback(t->s);
+	if (check_groups(t, "at the end") != 0)
+		return;
+	if (strcmp(t->engine, "sqlite") == 0) {
+		if (reopen(t, 1) != 0)
+			return;
+		if (check_groups(t, "after reopening") != 0)
+			return;
+	}
+}
+
 /* ---- transactions ------------------------------------------------------ */
 
 static void test_commit_keeps_writes(tctx *t)
@@ -1534,13 +1694,13 @@ static void test_refuses_newer_schema_version(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 4"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 5"), SQLITE_OK);
 	EXPECT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 4") != NULL);
+	EXPECT(strstr(err, "schema version 5") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_3(tctx *t)
+static void test_file_is_wal_at_schema_version_4(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -1550,7 +1710,7 @@ static void test_file_is_wal_at_schema_version_3(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "3");
+	EXPECT_STR(buf, "4");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -1741,13 +1901,69 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "3");
+	EXPECT_STR(buf, "4");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(id) FROM (SELECT id FROM records"
 			     " ORDER BY seq)", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "old,new");
+}
+
+/*
+** A version-3 file (the schema before the kept counts) holding records in
+** several tiers and sessions: opening it read-write counts what is there,
+** and writes keep the counts from then on.
+*/
+static void test_migrates_version_3_file_with_counts(tctx *t)
+{
+	char buf[64], err[256] = "";
+	int removed;
+	close_and_remove(t);
+	EXPECT_INT(write_version_1_file(t), SQLITE_OK);
+	EXPECT_INT(raw_exec(t,
+		"CREATE TABLE a2m_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+		"ALTER TABLE records ADD COLUMN gen_embedding BLOB;"
+		"UPDATE a2m_schema SET version = 3;"
+		"INSERT INTO records(id, content, created_at, tier, session) VALUES"
+		" ('w1', 'c', 50, 'working', 's1'), ('w2', 'c', 51, 'working', 's1'),"
+		" ('w3', 'c', 52, 'working', 's2'), ('w4', 'c', 53, 'working', NULL),"
+		" ('e1', 'c', 54, 'episodic', 's1'), ('n1', 'c', 55, NULL, NULL);"),
+		SQLITE_OK);
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), 4);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working", .by_session = 1,
+					    .session = "s1"}), 2);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working", .by_session = 1}), 1);
+	EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1, .session = "s1"}), 3);
+	EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1}), 3);  /* w4, n1, old */
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "episodic"}), 1);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "semantic"}), 0);
+	if (check_groups(t, "after migrating") != 0)
+		return;
+	EXPECT_OK(OPS->remove(t->s, "w1", &removed));
+	a2m_record w3 = make("w3", 52);
+	w3.tier = "episodic";
+	w3.session = "s1";
+	EXPECT_OK(OPS->update(t->s, &w3));
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "episodic", .by_session = 1,
+					    .session = "s1"}), 2);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working", .by_session = 1,
+					    .session = "s2"}), 0);
+	if (check_groups(t, "after writes") != 0)
+		return;
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "4");
+	/* A bucket left empty holds no row. */
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "0");
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "4");
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
 }
 
 /* Opens t's file read-only (options otherwise as given) into t->s. */
@@ -1884,10 +2100,10 @@ static void test_read_only_refuses_newer_schema(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 4"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 5"), SQLITE_OK);
 	EXPECT(open_read_only(t, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 4 is not one this build knows") != NULL);
+	EXPECT(strstr(err, "schema version 5 is not one this build knows") != NULL);
 }
 
 /* ---- SQLite only: the procedural mirror (DECISIONS 024) ----------------- */
@@ -2398,6 +2614,7 @@ int main(void)
 	RUN(test_scan_filters_by_tier_owner_session_group);
 	RUN(test_key_prefix_with_percent_and_underscore);
 	RUN(test_key_prefix_is_bytewise_utf8);
+	RUN(test_counts_and_group_scans_follow_writes_and_rollback);
 	RUN(test_key_prefix_of_0xff_bytes);
 	RUN(test_key_prefix_empty_selects_every_keyed_record);
 	RUN(test_count_matches_scan);
@@ -2417,7 +2634,7 @@ int main(void)
 	RUN_SQLITE(test_reopen_finds_committed_records);
 	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_3);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_4);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);
@@ -2427,6 +2644,7 @@ int main(void)
 	RUN(test_meta_rollback_restores_previous_values);
 	RUN_SQLITE(test_meta_survives_reopen);
 	RUN_SQLITE(test_migrates_version_1_file_forward);
+	RUN_SQLITE(test_migrates_version_3_file_with_counts);
 	RUN_SQLITE(test_read_only_refuses_writes_and_still_reads);
 	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);
 	RUN_SQLITE(test_read_only_refuses_file_without_a2m_schema);

@@ -10,9 +10,15 @@
 #include "stack/stack_internal.h"
 #include "util/clock.h"
 
-double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now)
+/* A bounded bucket records entered: a tier, and a session in a per-session tier. */
+struct a2m_arrival {
+	size_t tier;
+	char  *session;  /* NULL: no session, or the tier is not per session */
+};
+
+/* Retention of rec, which lives in tier t (NULL: an unknown tier). */
+static double retention_in(const a2m_tier *t, const a2m_record *rec, int64_t now)
 {
-	const a2m_tier *t = a2m_stack_tier_of(st, rec);
 	/* Working memory is a transcript: it is replayed, not searched, so its
 	** overflow is simply its oldest turns. Weighing recalls or salience there
 	** would push the newest turn out by its own write. */
@@ -26,6 +32,65 @@ double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t n
 	if (t && t->half_life_ms > 0 && now > last)
 		recency = exp2(-(double)(now - last) / t->half_life_ms);
 	return rec->salience * recency * (1.0 + (double)rec->access_count);
+}
+
+double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now)
+{
+	return retention_in(a2m_stack_tier_of(st, rec), rec, now);
+}
+
+void a2m_stack_note_arrival(a2m_stack *st, const char *tier, const char *session)
+{
+	int ti = a2m_tiers_index(&st->cfg.tiers, tier);
+	if (ti < 0 || st->cfg.tiers.tiers[ti].capacity <= 0)
+		return; /* an unbounded tier cannot overflow */
+	if (!st->cfg.tiers.tiers[ti].per_session)
+		session = NULL;
+	for (size_t i = 0; i < st->n_arrivals; i++)
+		if (st->arrivals[i].tier == (size_t)ti &&
+		    a2m_stack_same_str(st->arrivals[i].session, session))
+			return;
+	if (st->n_arrivals == st->cap_arrivals) {
+		size_t cap = st->cap_arrivals ? st->cap_arrivals * 2 : 8;
+		struct a2m_arrival *p = realloc(st->arrivals, cap * sizeof *p);
+		if (!p) {
+			st->arrivals_lost = 1;
+			return;
+		}
+		st->arrivals = p;
+		st->cap_arrivals = cap;
+	}
+	char *copy = session ? strdup(session) : NULL;
+	if (session && !copy) {
+		st->arrivals_lost = 1;
+		return;
+	}
+	st->arrivals[st->n_arrivals].tier = (size_t)ti;
+	st->arrivals[st->n_arrivals].session = copy;
+	st->n_arrivals++;
+}
+
+/* Forgets the noted arrivals (keeping the array for the next ones). */
+static void arrivals_clear(a2m_stack *st)
+{
+	for (size_t i = 0; i < st->n_arrivals; i++)
+		free(st->arrivals[i].session);
+	st->n_arrivals = 0;
+}
+
+void a2m_stack_arrivals_free(a2m_stack *st)
+{
+	arrivals_clear(st);
+	free(st->arrivals);
+	st->arrivals = NULL;
+	st->cap_arrivals = 0;
+}
+
+void a2m_stack_capacity_committed(a2m_stack *st)
+{
+	if (st->full_pass_run)
+		st->capacity_known = 1;
+	st->full_pass_run = 0;
 }
 
 /*
@@ -79,6 +144,8 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			r->salience += salience_add;
 			rc = s->ops->update(s, r);
 			*n += rc == 0;
+			if (!rc)
+				a2m_stack_note_arrival(st, to, r->session);
 		}
 		if (rc && !err->code)
 			a2m_stack_store_error(st, err, rc);
@@ -134,7 +201,7 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	size_t nu = 0;
 	for (size_t i = 0; i < n; i++) {
-		double ret = a2m_stack_retention(st, recs[i], now);
+		double ret = retention_in(t, recs[i], now);
 		int same = nu && recs[i]->group && units[nu - 1].first->group &&
 			   strcmp(recs[i]->group, units[nu - 1].first->group) == 0;
 		if (!same) {
@@ -179,6 +246,28 @@ static int cmp_session(const void *a, const void *b)
 	return strcmp(x->session, y->session);
 }
 
+/*
+** Spills from the records q selects, one bucket of tier t, while they are
+** more than t's capacity: counts them through the store first, and reads
+** them only when they are over.
+*/
+static int enforce_bucket(a2m_stack *st, const a2m_tier *t, const a2m_query *q,
+			  a2m_consolidation *cons, a2m_error *err)
+{
+	int64_t count = 0;
+	int rc = st->store->ops->count(st->store, q, &count);
+	if (rc)
+		return a2m_stack_store_error(st, err, rc);
+	if (count <= t->capacity)
+		return 0;
+	collect l;
+	if ((rc = scan_all(st, q, &l, err)))
+		return rc;
+	rc = spill_bucket(st, t, l.recs, l.n, cons, err);
+	a2m_record_array_free(l.recs, l.n);
+	return rc;
+}
+
 /* Enforces t's capacity; *changed is set when anything left the tier. */
 static int enforce_capacity(a2m_stack *st, const a2m_tier *t, a2m_consolidation *cons,
 			    int *changed, a2m_error *err)
@@ -187,21 +276,17 @@ static int enforce_capacity(a2m_stack *st, const a2m_tier *t, a2m_consolidation 
 		return 0;
 	a2m_query q = {0};
 	q.tier = t->name;
+	int64_t before = cons->moved + cons->dropped;
 	int rc;
 	if (!t->per_session) {
-		int64_t count = 0;
-		if ((rc = st->store->ops->count(st->store, &q, &count)))
-			return a2m_stack_store_error(st, err, rc);
-		if (count <= t->capacity)
-			return 0;
-	}
-	collect l;
-	if ((rc = scan_all(st, &q, &l, err)))
-		return rc;
-	int64_t before = cons->moved + cons->dropped;
-	if (t->per_session && l.n) {
+		rc = enforce_bucket(st, t, &q, cons, err);
+	} else {
+		collect l;
+		if ((rc = scan_all(st, &q, &l, err)))
+			return rc;
 		/* Conversations must not evict each other (spec §3.5). */
-		qsort(l.recs, l.n, sizeof *l.recs, cmp_session);
+		if (l.n)
+			qsort(l.recs, l.n, sizeof *l.recs, cmp_session);
 		size_t start = 0;
 		for (size_t i = 1; i <= l.n && !rc; i++) {
 			if (i == l.n || cmp_session(&l.recs[start], &l.recs[i]) != 0) {
@@ -209,13 +294,41 @@ static int enforce_capacity(a2m_stack *st, const a2m_tier *t, a2m_consolidation 
 				start = i;
 			}
 		}
-	} else if (!t->per_session) {
-		rc = spill_bucket(st, t, l.recs, l.n, cons, err);
+		a2m_record_array_free(l.recs, l.n);
 	}
-	a2m_record_array_free(l.recs, l.n);
 	if (cons->moved + cons->dropped > before)
 		*changed = 1;
 	return rc;
+}
+
+/* Enforces the capacity of one noted bucket. */
+static int enforce_arrival(a2m_stack *st, const struct a2m_arrival *a,
+			   a2m_consolidation *cons, a2m_error *err)
+{
+	const a2m_tier *t = &st->cfg.tiers.tiers[a->tier];
+	a2m_query q = {0};
+	q.tier = t->name;
+	q.by_session = t->per_session;
+	q.session = a->session;
+	return enforce_bucket(st, t, &q, cons, err);
+}
+
+/* Every bounded tier, whole (the first pass after open). */
+static int enforce_all(a2m_stack *st, a2m_consolidation *cons, a2m_error *err)
+{
+	const a2m_tier_layout *l = &st->cfg.tiers;
+	int rc;
+	/* A spill can overfill the tier below; the chain has no cycle, so
+	** n + 1 passes always reach a fixed point. */
+	for (size_t pass = 0; pass <= l->n; pass++) {
+		int changed = 0;
+		for (size_t i = 0; i < l->n; i++)
+			if ((rc = enforce_capacity(st, &l->tiers[i], cons, &changed, err)))
+				return rc;
+		if (!changed)
+			break;
+	}
+	return 0;
 }
 
 /* Moves every record of every tier that has earned promotion. */
@@ -264,16 +377,30 @@ int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *co
 	** by the volume arriving above it (DECISIONS 006). */
 	if (with_promotion && (rc = promote_earned(st, cons, err)))
 		return rc;
-	const a2m_tier_layout *l = &st->cfg.tiers;
-	/* A spill can overfill the tier below; the chain has no cycle, so
-	** n + 1 passes always reach a fixed point. */
-	for (size_t pass = 0; pass <= l->n; pass++) {
-		int changed = 0;
-		for (size_t i = 0; i < l->n; i++)
-			if ((rc = enforce_capacity(st, &l->tiers[i], cons, &changed, err)))
-				return rc;
-		if (!changed)
-			break;
+	if (!st->capacity_known || st->arrivals_lost) {
+		if ((rc = enforce_all(st, cons, err)))
+			return rc;
+		/* Every tier is at its fixed point: what arrived is covered. */
+		arrivals_clear(st);
+		st->arrivals_lost = 0;
+		st->full_pass_run = 1;
+		return 0;
+	}
+	/* A spill notes the tier below; the chain has no cycle, so this ends
+	** after at most as many rounds as there are tiers. */
+	while (st->n_arrivals) {
+		struct a2m_arrival *round = st->arrivals;
+		size_t n = st->n_arrivals;
+		st->arrivals = NULL;
+		st->n_arrivals = st->cap_arrivals = 0;
+		rc = 0;
+		for (size_t i = 0; i < n && !rc; i++)
+			rc = enforce_arrival(st, &round[i], cons, err);
+		for (size_t i = 0; i < n; i++)
+			free(round[i].session);
+		free(round);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

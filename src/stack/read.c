@@ -50,6 +50,7 @@ int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descen
 	c->stop_at = stop_at;
 	a2m_query q = sel->q;
 	q.descending = descending;
+	a2m_stack_narrow_by_where(st, sel->where, &q);
 	int rc = st->store->ops->scan(st->store, &q, a2m_stack_collect_visit, c);
 	if (rc || c->oom) {
 		a2m_record_array_free(c->recs, c->n);

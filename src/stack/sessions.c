@@ -61,6 +61,7 @@ int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *s
 		*flushed = 0;
 		return rc;
 	}
+	a2m_stack_capacity_committed(st);
 	a2m_stack_emit_consolidated(st, out, 1);
 	a2m_change c = {.kind = A2M_CHANGE_SESSION_CLOSED, .at = a2m_clock_now_ms(),
 			.session = session, .owner = scope ? scope->owner : NULL,
@@ -69,6 +70,37 @@ int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *s
 	if (*flushed || out->moved || out->promoted)
 		a2m_stack_embed_after_write(st); /* flushed records are owed one */
 	return 0;
+}
+
+/* The string (or JSON null: none) a `where` value asks a field to equal. */
+static int where_equals(const json_t *v, const char **out)
+{
+	if (json_is_null(v)) {
+		*out = NULL;
+		return 1;
+	}
+	if (!json_is_string(v))
+		return 0;
+	*out = json_string_value(v);
+	return 1;
+}
+
+void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q)
+{
+	const char *v;
+	if (!where)
+		return;
+	/* Only what the store can test exactly narrows; `where` itself is still
+	** applied to every record, so an odd value (a number, a string with a
+	** NUL) just selects a superset of what it matches. */
+	if ((st->cfg.fields & A2M_FIELD_SESSION) && !q->by_session &&
+	    where_equals(json_object_get(where, "session"), &v)) {
+		q->by_session = 1;
+		q->session = v;
+	}
+	if ((st->cfg.fields & A2M_FIELD_TIER) && !q->tier &&
+	    where_equals(json_object_get(where, "tier"), &v) && v)
+		q->tier = v;
 }
 
 /* Accumulates per-session figures during a scan. */

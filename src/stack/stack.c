@@ -53,6 +53,7 @@ void a2m_stack_free(a2m_stack *st)
 	if (st->cfg.embedder)
 		st->cfg.embedder->destroy(st->cfg.embedder);
 	free(st->counts);
+	a2m_stack_arrivals_free(st);
 	free(st);
 }
 

@@ -27,6 +27,13 @@ struct a2m_stack {
 	size_t           gen_dims;       /* width the embedder answered with */
 	int              model_checked;  /* the store's vectors are known to be
 	                                    of this embedder (embed.c) */
+	/* Capacity (flow.c): the bounded buckets records entered since the last
+	** capacity pass, so a pass looks only there once a full one has run. */
+	struct a2m_arrival *arrivals;
+	size_t           n_arrivals, cap_arrivals;
+	int              arrivals_lost;  /* one could not be noted: pass over all */
+	int              capacity_known; /* a full pass committed since open */
+	int              full_pass_run;  /* the open transaction ran a full pass */
 };
 
 /* How long the breaker keeps a failing embedder off (docs/EMBEDDINGS.md §4.3). */
@@ -74,6 +81,16 @@ typedef struct collect {
 	int                  oom;
 } collect;
 
+/*
+** Narrows q by the equalities of `where` the store can test itself: a
+** string or null `session`, a string `tier` (when those are record fields
+** and q does not already select them), so that a scan by session reads that
+** session's records through the store's index instead of every record.
+** `where` must still be applied after (sessions.c). Strings are borrowed
+** from where.
+*/
+void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q);
+
 /* The scan visitor behind collect: visibility and `where`, then a copy. */
 int a2m_stack_collect_visit(const a2m_record *rec, void *ctx);
 
@@ -106,8 +123,29 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			double salience_add, int64_t *n, a2m_error *err);
 
 /*
-** Runs promotion (earned by recalls) and capacity over every tier, within
-** an open transaction, adding to *cons. with_promotion 0 runs capacity only.
+** Notes that a record entered tier (with session) in the open transaction,
+** for the next a2m_stack_rebalance to check that bucket. Cannot fail: when
+** memory runs out, the next pass covers every tier instead.
+*/
+void a2m_stack_note_arrival(a2m_stack *st, const char *tier, const char *session);
+
+/*
+** After the commit of a transaction that ran a2m_stack_rebalance: from now
+** on only buckets records enter can exceed their capacity, if that pass
+** covered every tier. Skipping the call is safe, only slower.
+*/
+void a2m_stack_capacity_committed(a2m_stack *st);
+
+/* Frees the arrivals not yet checked (a2m_stack_free). */
+void a2m_stack_arrivals_free(a2m_stack *st);
+
+/*
+** Runs promotion (earned by recalls) and capacity, within an open
+** transaction, adding to *cons. with_promotion 0 runs capacity only.
+** Capacity looks at every bounded tier on the first pass after open (the
+** layout may have shrunk since the file was written), then only at the
+** buckets noted by a2m_stack_note_arrival, counting each through the store
+** and reading its records only when it is over capacity.
 */
 int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
 			a2m_error *err);

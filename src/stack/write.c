@@ -147,6 +147,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 					a2m_stack_store_error(st, err, rc);
 					break;
 				}
+				a2m_stack_note_arrival(st, old->tier, old->session);
 				free(rec->id);
 				rec->id = strdup(old->id);
 				written[i] = old;
@@ -174,6 +175,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 			a2m_stack_store_error(st, err, rc);
 			break;
 		}
+		a2m_stack_note_arrival(st, rec->tier, rec->session);
 		if (!(written[i] = a2m_record_dup(rec)))
 			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}
@@ -185,6 +187,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 	if (rc) {
 		a2m_stack_rollback(st);
 	} else {
+		a2m_stack_capacity_committed(st);
 		for (size_t i = 0; i < n; i++) {
 			if (!written[i])
 				continue;
@@ -319,7 +322,10 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 	if (rc) {
 		a2m_stack_rollback(st);
 		*promoted = 0;
-	} else if (nm) {
+	} else {
+		a2m_stack_capacity_committed(st);
+	}
+	if (!rc && nm) {
 		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = a2m_clock_now_ms(),
 				.ids = moved_ids, .audience = aud, .n_ids = nm, .tier = tier,
 				.owner = scope ? scope->owner : NULL,
@@ -348,6 +354,7 @@ int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err)
 		memset(out, 0, sizeof *out);
 		return rc;
 	}
+	a2m_stack_capacity_committed(st);
 	/* One event per consolidate call, however much moved (§4.12). */
 	a2m_stack_emit_consolidated(st, out, 1);
 	a2m_stack_embed_after_write(st);

@@ -33,6 +33,11 @@
 **                a write outside a transaction).
 **   journal[]    while a transaction is open, one undo step per write;
 **                rollback() replays it backwards.
+**   counts       records grouped by tier, (tier, session) and session
+**                (memory_counts.c): count() of such a selection is a
+**                lookup, and a scan of a small group sorts its members'
+**                slots instead of passing over every record (the stack's
+**                capacity check; a timeline by session).
 **   metas[]      the store-level settings (meta_get/meta_set), a short
 **                array searched linearly: a store has a handful. A deleted
 **                setting keeps its slot with a NULL value, so that undoing
@@ -55,12 +60,14 @@
 ** it, and never touches freed memory.
 */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "a2m.h"
+#include "store/memory_counts.h"
 #include "store/memory_index.h"
 #include "store/store.h"
 
@@ -79,6 +86,7 @@ struct entry {
 	entry     *key_next; /* chain in the keys table */
 	entry     *seq_next; /* chain in the seqs table */
 	a2m_mdoc  *doc;      /* the content's postings; NULL without an index */
+	a2m_mlink  link;     /* its place in its groups (counts) */
 };
 
 /* The three tables an entry can be in. */
@@ -119,6 +127,7 @@ typedef struct mstore {
 	table     seqs;
 	a2m_mindex  *index;  /* NULL until index_attach */
 	a2m_indexer *ix;     /* borrowed */
+	a2m_mcounts *counts;
 	entry   **order;
 	size_t    nslots;    /* slots in use in order[], tombstones included */
 	size_t    cap;       /* allocated slots; never shrinks (rollback relies on it) */
@@ -581,6 +590,7 @@ static int mem_commit(a2m_store *base)
 	s->in_tx = 0;
 	maybe_compact(s);
 	index_settle(s);
+	a2m_mcounts_settle(s->counts);
 	return 0;
 }
 
@@ -600,6 +610,7 @@ static void mem_rollback(a2m_store *base)
 		entry *e = u->e;
 		switch (u->kind) {
 		case UNDO_INSERT:
+			a2m_mcounts_unlink(s->counts, e->rec.tier, e->rec.session, &e->link, 1);
 			table_unlink(&s->ids, e, BY_ID);
 			table_unlink(&s->seqs, e, BY_SEQ);
 			key_unlink(s, e);
@@ -612,6 +623,8 @@ static void mem_rollback(a2m_store *base)
 			key_unlink(s, e);
 			if (e->rec.created_at != u->old.created_at)
 				rebuild = 1;
+			a2m_mcounts_move(s->counts, e->rec.tier, e->rec.session, u->old.tier,
+					 u->old.session, &e->link, 1);
 			a2m_record_clear(&e->rec);
 			e->rec = u->old;
 			key_link(s, e);
@@ -624,6 +637,7 @@ static void mem_rollback(a2m_store *base)
 			}
 			break;
 		case UNDO_REMOVE:
+			a2m_mcounts_link(s->counts, e->rec.tier, e->rec.session, &e->link);
 			table_link(&s->ids, e, BY_ID);
 			table_link(&s->seqs, e, BY_SEQ);
 			key_link(s, e);
@@ -646,6 +660,7 @@ static void mem_rollback(a2m_store *base)
 	else
 		maybe_compact(s);
 	index_settle(s);
+	a2m_mcounts_settle(s->counts);
 }
 
 /* ---- reads ------------------------------------------------------------- */
@@ -686,15 +701,77 @@ static int mem_get_by_key(a2m_store *base, const char *owner, const char *key,
 ** re-read every step because a callback's insert may reallocate it; slots
 ** below the starting count keep their meaning (see the header).
 */
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+** When q selects by tier and/or session and that group is small next to the
+** store, sets *slots (free with free(); NULL when the group is empty) to
+** its members' slots in scan order and returns 1. Returns 0 when a pass
+** over every record is the better scan, or memory runs out. order[] must be
+** normalized, so that slot order is (created_at, seq) order.
+*/
+static int group_slots(mstore *s, const a2m_query *q, size_t **slots, size_t *n)
+{
+	size_t k;
+	*slots = NULL;
+	*n = 0;
+	if (!q->tier && !q->by_session)
+		return 0;
+	a2m_mlink *const *m = a2m_mcounts_members(s->counts, q->tier != NULL, q->tier,
+						  q->by_session, q->session, &k);
+	/* Sorting k slots beats testing every record while k log k is small. */
+	if (k > s->live / 8)
+		return 0;
+	if (k == 0)
+		return 1;
+	size_t *v = malloc(k * sizeof *v);
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < k; i++)
+		v[i] = ((const entry *)((const char *)m[i] - offsetof(entry, link)))->slot;
+	qsort(v, k, sizeof *v, cmp_size);
+	*slots = v;
+	*n = k;
+	return 1;
+}
+
+/*
+** Visits the records at slots[0..n) in scan order. A slot emptied or a
+** record changed by a visit is skipped: slots keep their meaning while a
+** scan runs (see the header), so nothing is visited twice.
+*/
+static int scan_slots(mstore *s, const a2m_query *q, const size_t *slots, size_t n,
+		      a2m_record_visit visit, void *ctx)
+{
+	for (size_t j = 0; j < n; j++) {
+		entry *e = s->order[slots[q->descending ? n - 1 - j : j]];
+		if (!e || !a2m_query_matches(q, &e->rec))
+			continue;
+		int r = visit(&e->rec, ctx);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return 0;
+}
+
 static int mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 		    void *ctx)
 {
 	mstore *s = (mstore *)base;
 	int rc = 0;
+	size_t *slots, nslots;
 
 	order_normalize(s);
+	int grouped = group_slots(s, q, &slots, &nslots);
 	s->scanning++;
-	if (!q->descending) {
+	if (grouped) {
+		rc = scan_slots(s, q, slots, nslots, visit, ctx);
+		free(slots);
+	} else if (!q->descending) {
 		size_t end = s->nslots;
 		for (size_t i = 0; i < end && i < s->nslots; i++) {
 			entry *e = s->order[i];
@@ -732,6 +809,14 @@ static int mem_count(a2m_store *base, const a2m_query *q, int64_t *out)
 		*out = (int64_t)s->live;
 		return 0;
 	}
+	/* By tier, session or both: the group's size (memory_counts.c). */
+	if (!q->by_owner && !q->key_prefix && !q->group) {
+		size_t n_members;
+		a2m_mcounts_members(s->counts, q->tier != NULL, q->tier, q->by_session,
+				    q->session, &n_members);
+		*out = (int64_t)n_members;
+		return 0;
+	}
 	for (size_t i = 0; i < s->nslots; i++) {
 		entry *e = s->order[i];
 		if (e && a2m_query_matches(q, &e->rec))
@@ -759,7 +844,8 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 		return A2M_INVALID_PARAMS;
 	}
 	/* Everything that can fail happens before the store changes. */
-	if (journal_reserve(s) != 0 || order_reserve(s) != 0)
+	if (journal_reserve(s) != 0 || order_reserve(s) != 0 ||
+	    a2m_mcounts_reserve(s->counts, rec->tier, rec->session) != 0)
 		return a2m_store_fail(base, "out of memory");
 	entry *e = calloc(1, sizeof *e);
 	if (!e)
@@ -780,6 +866,7 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	table_link(&s->seqs, e, BY_SEQ);
 	key_link(s, e);
 	order_append(s, e);
+	a2m_mcounts_link(s->counts, e->rec.tier, e->rec.session, &e->link);
 	if (e->doc)
 		a2m_mindex_link(s->index, e->doc);
 	if (s->in_tx)
@@ -808,7 +895,9 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 		}
 	}
 	int moves = rec->created_at != e->rec.created_at;
-	if (journal_reserve(s) != 0 || (moves && order_reserve(s) != 0))
+	int recount = !same(rec->tier, e->rec.tier) || !same(rec->session, e->rec.session);
+	if (journal_reserve(s) != 0 || (moves && order_reserve(s) != 0) ||
+	    (recount && a2m_mcounts_reserve(s->counts, rec->tier, rec->session) != 0))
 		return a2m_store_fail(base, "out of memory");
 	rc = copy_in(s, &fresh, rec);
 	if (rc)
@@ -831,6 +920,9 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 	key_unlink(s, e);
 	e->rec = fresh;
 	key_link(s, e);
+	if (recount)
+		a2m_mcounts_move(s->counts, old.tier, old.session, e->rec.tier, e->rec.session,
+				 &e->link, s->in_tx);
 	if (moves) {
 		/* Out of its place: to the tail, for the next scan to merge in. */
 		order_remove(s, e);
@@ -871,6 +963,7 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	key_unlink(s, e);
 	order_remove(s, e);
 	maybe_compact(s);
+	a2m_mcounts_unlink(s->counts, e->rec.tier, e->rec.session, &e->link, s->in_tx);
 	if (e->doc)
 		a2m_mindex_unlink(s->index, e->doc);
 	if (s->in_tx) {
@@ -986,6 +1079,7 @@ static void mem_close(a2m_store *base)
 	free(s->keys.buckets);
 	free(s->seqs.buckets);
 	a2m_mindex_free(s->index);
+	a2m_mcounts_free(s->counts);
 	free(s->order);
 	free(s->journal);
 	for (size_t i = 0; i < s->nmetas; i++) {
@@ -1104,7 +1198,8 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 		goto fail;
 	s->base.ops = &memory_ops;
 	s->next_seq = 1;
-	if (table_init(&s->ids) != 0 || table_init(&s->keys) != 0 || table_init(&s->seqs) != 0)
+	if (table_init(&s->ids) != 0 || table_init(&s->keys) != 0 || table_init(&s->seqs) != 0 ||
+	    !(s->counts = a2m_mcounts_new()))
 		goto fail;
 	*out = &s->base;
 	return 0;

@@ -91,6 +91,42 @@ static const char *const migrations[] = {
 	** §4), floats in native byte order, kept apart from the caller's.
 	*/
 	"ALTER TABLE records ADD COLUMN gen_embedding BLOB;",
+
+	/*
+	** 4: records per (tier, session), kept by triggers in the same
+	** transaction as the records, so that counting a tier (describe, the
+	** stack's capacity check on every write) reads a few rows instead of
+	** every record of the tier. NULL is stored as x'' (as in
+	** records_owner_key): a key column cannot be NULL, and no string
+	** equals a BLOB. A count that reaches zero is deleted, so the table
+	** holds only the buckets that exist.
+	*/
+	"CREATE TABLE a2m_counts(tier NOT NULL, session NOT NULL, n INTEGER NOT NULL,"
+	" PRIMARY KEY(tier, session)) WITHOUT ROWID;"
+	"INSERT INTO a2m_counts(tier, session, n)"
+	" SELECT ifnull(tier, x''), ifnull(session, x''), count(*) FROM records"
+	" GROUP BY 1, 2;"
+	"CREATE TRIGGER a2m_counts_insert AFTER INSERT ON records BEGIN"
+	" INSERT INTO a2m_counts(tier, session, n)"
+	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
+	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
+	" END;"
+	"CREATE TRIGGER a2m_counts_delete AFTER DELETE ON records BEGIN"
+	" UPDATE a2m_counts SET n = n - 1"
+	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" DELETE FROM a2m_counts WHERE n <= 0"
+	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" END;"
+	"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF tier, session ON records"
+	" WHEN old.tier IS NOT new.tier OR old.session IS NOT new.session BEGIN"
+	" UPDATE a2m_counts SET n = n - 1"
+	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" DELETE FROM a2m_counts WHERE n <= 0"
+	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" INSERT INTO a2m_counts(tier, session, n)"
+	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
+	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
+	" END;",
 };
 
 #define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
@@ -122,6 +158,17 @@ static const char *const migrations[] = {
 #define SQL_META_SET \
 	"INSERT INTO a2m_meta(name, value) VALUES(?1, ?2)" \
 	" ON CONFLICT(name) DO UPDATE SET value = excluded.value"
+/*
+** count() by tier, session or both, from a2m_counts (migration 4): ?1 the
+** tier, ?2 the session, NULL for "no session" (stored as x'').
+*/
+#define SQL_COUNT_TIER \
+	"SELECT ifnull(sum(n), 0) FROM a2m_counts WHERE tier = ?1"
+#define SQL_COUNT_BUCKET \
+	"SELECT ifnull(sum(n), 0) FROM a2m_counts" \
+	" WHERE tier = ?1 AND session = ifnull(?2, x'')"
+#define SQL_COUNT_SESSION \
+	"SELECT ifnull(sum(n), 0) FROM a2m_counts WHERE session = ifnull(?2, x'')"
 /* What a record's mirror file depends on, when it is in the mirrored tier. */
 #define SQL_MIRROR_OLD \
 	"SELECT key, content, owner, created_at, revision FROM records" \
@@ -145,6 +192,9 @@ typedef struct sqlstore {
 	a2m_mirror   *mirror;      /* NULL: no procedural mirror */
 	sqlite3_stmt *by_seq;
 	sqlite3_stmt *stale;       /* marks the index stale (no analyser) */
+	sqlite3_stmt *count_tier;  /* SQL_COUNT_TIER, _BUCKET, _SESSION */
+	sqlite3_stmt *count_bucket;
+	sqlite3_stmt *count_session;
 	a2m_sqlite_index *index;   /* NULL until index_attach, or when unusable */
 	int           synchronous_full; /* the configured level */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
@@ -773,6 +823,22 @@ out:
 	return rc;
 }
 
+/* count() by tier and/or session: a few rows of a2m_counts. */
+static int count_kept(sqlstore *s, const a2m_query *q, int64_t *out)
+{
+	sqlite3_stmt *st = !q->tier ? s->count_session
+			 : q->by_session ? s->count_bucket : s->count_tier;
+	int rc = 0;
+	if ((q->tier && bind_text(st, 1, q->tier) != SQLITE_OK) ||
+	    (q->by_session && bind_text(st, 2, q->session) != SQLITE_OK) ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		rc = db_fail(s, "count");
+	else
+		*out = sqlite3_column_int64(st, 0);
+	done(st);
+	return rc;
+}
+
 static int sql_count(a2m_store *base, const a2m_query *q, int64_t *out)
 {
 	sqlstore *s = (sqlstore *)base;
@@ -781,6 +847,8 @@ static int sql_count(a2m_store *base, const a2m_query *q, int64_t *out)
 	int rc;
 
 	*out = 0;
+	if ((q->tier || q->by_session) && !q->by_owner && !q->key_prefix && !q->group)
+		return count_kept(s, q, out);
 	rc = filter_build(s, q, "SELECT count(*) FROM records", &f);
 	if (rc)
 		goto out;
@@ -1104,6 +1172,9 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->mirror_old);
 	sqlite3_finalize(s->by_seq);
 	sqlite3_finalize(s->stale);
+	sqlite3_finalize(s->count_tier);
+	sqlite3_finalize(s->count_bucket);
+	sqlite3_finalize(s->count_session);
 	a2m_sqlite_index_close(s->index);
 	sqlite3_close_v2(s->db);
 	a2m_mirror_free(s->mirror);
@@ -1399,6 +1470,9 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 	    prepare(s, &s->meta_set, SQL_META_SET) ||
 	    prepare(s, &s->meta_del, "DELETE FROM a2m_meta WHERE name = ?1") ||
 	    prepare(s, &s->by_seq, "SELECT " COLUMNS " FROM records WHERE seq = ?1") ||
+	    prepare(s, &s->count_tier, SQL_COUNT_TIER) ||
+	    prepare(s, &s->count_bucket, SQL_COUNT_BUCKET) ||
+	    prepare(s, &s->count_session, SQL_COUNT_SESSION) ||
 	    (!s->base.read_only &&
 	     prepare(s, &s->stale, "DELETE FROM a2m_meta WHERE name = 'index'")) ||
 	    open_mirror(s, opt))
