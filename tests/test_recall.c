@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "a2m.h"
 #include "check.h"
@@ -328,6 +329,127 @@ static void test_lexical_baseline_still_ranks_by_scan(void)
 	json_decref(r);
 }
 
+/* One field of the only record timeline returns for params, or -1. */
+static long long timeline_number(const char *params, const char *field)
+{
+	json_t *r = call("memory/timeline", "%s", params);
+	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
+	long long v = json_array_size(recs) == 1
+		? (long long)json_integer_value(json_object_get(json_array_get(recs, 0), field)) : -1;
+	json_decref(r);
+	return v;
+}
+
+/* The access_count recall reports for its first hit, or -1. */
+static long long recall_count(const char *query)
+{
+	char p[256];
+	snprintf(p, sizeof p, "{\"query\":\"%s\",\"limit\":1}", query);
+	json_t *r = call("memory/recall", "%s", p);
+	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
+	long long v = json_array_size(recs) == 1
+		? (long long)json_integer_value(json_object_get(json_array_get(recs, 0), "access_count"))
+		: -1;
+	json_decref(r);
+	return v;
+}
+
+/* access_count of the record with this content, read from the file by a
+** connection of its own: what is written, not what the server lays over. */
+static long long stored_count(const char *content)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT access_count FROM records WHERE content = ?1", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, content, -1, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+static void test_recall_touch_is_seen_by_every_read(void)
+{
+	fresh();
+	const char *t[] = {"the lighthouse keeper", "a quiet harbour"};
+	write_texts(NULL, t, 2);
+	CHECK_INT(recall_count("lighthouse"), 1);
+	CHECK_INT(recall_count("lighthouse"), 2);
+	CHECK_INT(recall_count("lighthouse"), 3);
+	/* Reads before any write see the touches that are still waiting. */
+	CHECK_INT(timeline_number("{\"where\":{\"access_count\":3}}", "access_count"), 3);
+	CHECK_INT(timeline_number("{\"where\":{\"access_count\":0}}", "access_count"), 0);
+	json_t *r = call("memory/timeline", "{\"where\":{\"access_count\":3}}");
+	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
+	CHECK(json_is_string(json_object_get(json_array_get(recs, 0), "accessed_at")));
+	json_decref(r);
+	/* A write in between neither loses nor doubles them. */
+	const char *more[] = {"a third record"};
+	write_texts(NULL, more, 1);
+	CHECK_INT(recall_count("lighthouse"), 4);
+	CHECK_INT(timeline_number("{\"where\":{\"access_count\":4}}", "access_count"), 4);
+}
+
+static void test_recall_writes_its_touch_behind(void)
+{
+	if (!engine_sqlite)
+		return;
+	fresh();
+	const char *t[] = {"the lighthouse keeper", "a quiet harbour"};
+	write_texts(NULL, t, 2);
+	CHECK_INT(recall_count("lighthouse"), 1);
+	CHECK_INT(recall_count("lighthouse"), 2);
+	/* Recall wrote nothing itself; the next write carries both touches. */
+	CHECK_INT(stored_count(t[0]), 0);
+	const char *more[] = {"a third record"};
+	write_texts(NULL, more, 1);
+	CHECK_INT(stored_count(t[0]), 2);
+	CHECK_INT(stored_count(t[1]), 0);
+	/* Closing writes what waits. */
+	CHECK_INT(recall_count("lighthouse"), 3);
+	a2m_close(h);
+	h = NULL;
+	CHECK_INT(stored_count(t[0]), 3);
+	open_server(NULL, 0);
+	CHECK_INT(recall_count("lighthouse"), 4);
+}
+
+static void test_late_touch_never_resurrects_or_clobbers(void)
+{
+	fresh();
+	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"colour green\","
+			 "\"key\":\"colour\",\"tier\":\"semantic\"},"
+			 "{\"content\":\"green tea\",\"tier\":\"semantic\"}]}");
+	json_decref(r);
+	CHECK_INT(recall_count("colour"), 1);
+	CHECK_INT(recall_count("tea"), 1);
+	/* Rewritten by key while its touch waits: the new content, the count kept. */
+	json_decref(call("memory/remember", "{\"records\":[{\"content\":\"colour blue\","
+			 "\"key\":\"colour\",\"tier\":\"semantic\"}]}"));
+	json_t *f = call("memory/fetch", "{\"key\":\"colour\"}");
+	json_t *rec = json_object_get(json_object_get(f, "result"), "record");
+	CHECK_STR(json_string_value(json_object_get(rec, "content")), "colour blue");
+	CHECK_INT(json_integer_value(json_object_get(rec, "access_count")), 1);
+	CHECK_INT(json_integer_value(json_object_get(rec, "revision")), 1);
+	json_decref(f);
+	/* Forgotten while its touch waits: gone for good. */
+	CHECK_INT(recall_count("tea"), 2);
+	json_decref(call("memory/forget", "{\"query\":\"tea\"}"));
+	CHECK_STR(recall_q("tea"), "");
+	CHECK_INT(timeline_number("{\"where\":{\"content\":\"green tea\"}}", "access_count"), -1);
+	if (engine_sqlite) {
+		a2m_close(h);
+		h = NULL;
+		CHECK_INT(stored_count("green tea"), -1);
+		CHECK_INT(stored_count("colour blue"), 1);
+		open_server(NULL, 0);
+	}
+}
+
 static void test_unknown_ranking_refused(void)
 {
 	a2m_config cfg;
@@ -363,6 +485,9 @@ int main(void)
 		TEST(test_index_survives_reopen),
 		TEST(test_lexical_baseline_still_ranks_by_scan),
 		TEST(test_unknown_ranking_refused),
+		TEST(test_recall_touch_is_seen_by_every_read),
+		TEST(test_recall_writes_its_touch_behind),
+		TEST(test_late_touch_never_resurrects_or_clobbers),
 		{NULL, NULL}
 	};
 	int rc = 0;

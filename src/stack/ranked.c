@@ -171,6 +171,8 @@ static int ranked_visit(const a2m_record *rec, void *ctx)
 	if (r->at == r->nb)
 		return 0;
 	double rel = r->batch[r->at].score;
+	a2m_record tmp;
+	rec = a2m_stack_touched(r->st, rec, &tmp);
 	if (!a2m_query_matches(&r->sel->q, rec) || !a2m_stack_visible(r->st, &r->sel->scope, rec) ||
 	    !a2m_where_matches(r->sel->where, rec, r->st->cfg.fields))
 		return 0;

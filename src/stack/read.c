@@ -19,6 +19,8 @@
 int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
 {
 	collect *c = ctx;
+	a2m_record tmp;
+	rec = a2m_stack_touched(c->st, rec, &tmp);
 	if (!a2m_stack_visible(c->st, &c->sel->scope, rec) ||
 	    !a2m_where_matches(c->sel->where, rec, c->st->cfg.fields))
 		return 0;
@@ -96,26 +98,19 @@ double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *
 }
 
 /*
-** Touches the returned records (access_count, accessed_at) and promotes what
-** has earned it, in one transaction; refreshes the hits from the store.
+** Promotes the hits that have earned it (DECISIONS 006), in one transaction
+** which also writes every waiting touch (a2m_stack_begin_relaxed); then
+** refreshes the hits from the store.
 */
-static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
+static int promote_earned(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
+			  a2m_error *err)
 {
 	a2m_store *s = st->store;
-	int64_t now = a2m_clock_now_ms();
 	/* Access counts are bookkeeping, not data a client was promised: they
-	** need not cost a synchronous flush on every recall. */
+	** need not cost a synchronous flush. */
 	int rc = a2m_stack_begin_relaxed(st, err);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < n && !rc; i++) {
-		a2m_record *r = hits[i].rec;
-		r->access_count++;
-		r->accessed_at = now;
-		if ((rc = s->ops->update(s, r)))
-			a2m_stack_store_error(st, err, rc);
-	}
-	/* Promotion after promote_after recalls (DECISIONS 006). */
 	a2m_consolidation cons = {0};
 	const char **promoted = calloc(n ? n : 1, sizeof *promoted);
 	const char **dests = calloc(n ? n : 1, sizeof *dests);
@@ -192,6 +187,33 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
 		}
 	}
 	return 0;
+}
+
+/*
+** Touches the returned records (access_count + 1, accessed_at now): in the
+** hits at once, in the store later (touches.c: recall writes nothing of its
+** own). A touch that earns a promotion is written at once with it, and a
+** full or old buffer is written now.
+*/
+static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
+{
+	int64_t now = a2m_clock_now_ms();
+	int earned = 0;
+	for (size_t i = 0; i < n; i++) {
+		a2m_record *r = hits[i].rec;
+		if (a2m_touches_note(&st->touches, r->seq, now) != 0)
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		/* r came through a2m_stack_touched: earlier touches are in it. */
+		r->access_count++;
+		if (now > r->accessed_at)
+			r->accessed_at = now;
+		const a2m_tier *t = a2m_stack_tier_of(st, r);
+		earned |= t && t->promote_to && t->promote_after > 0 &&
+			  r->access_count >= t->promote_after;
+	}
+	if (earned)
+		return promote_earned(st, hits, n, now, err);
+	return a2m_touches_due(&st->touches, now) ? a2m_stack_touches_flush(st, 0, err) : 0;
 }
 
 /*
@@ -479,5 +501,13 @@ int a2m_stack_fetch(a2m_stack *st, const char *owner, const char *key, a2m_recor
 		    a2m_error *err)
 {
 	int rc = st->store->ops->get_by_key(st->store, owner, key, out);
-	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+	if (rc)
+		return a2m_stack_store_error(st, err, rc);
+	if (*out) {
+		a2m_record tmp;
+		const a2m_record *r = a2m_stack_touched(st, *out, &tmp);
+		(*out)->access_count = r->access_count;
+		(*out)->accessed_at = r->accessed_at;
+	}
+	return 0;
 }

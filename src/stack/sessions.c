@@ -153,7 +153,9 @@ static int session_visit(const a2m_record *rec, void *ctx)
 		s->tier_counts[ti]++;
 	if (rec->created_at < s->opened_at)
 		s->opened_at = rec->created_at;
-	int64_t touched = rec->accessed_at > rec->created_at ? rec->accessed_at : rec->created_at;
+	a2m_record tmp;
+	const a2m_record *r = a2m_stack_touched(a->st, rec, &tmp);  /* recall's, waiting */
+	int64_t touched = r->accessed_at > r->created_at ? r->accessed_at : r->created_at;
 	if (touched > s->touched_at)
 		s->touched_at = touched;
 	return 0;

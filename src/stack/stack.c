@@ -14,6 +14,7 @@
 #include "stack/stack_internal.h"
 #include "stack/where.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/text.h"
 
 a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config *cfg)
@@ -47,6 +48,14 @@ void a2m_stack_free(a2m_stack *st)
 {
 	if (!st)
 		return;
+	if (st->touches.n && !st->cfg.read_only) {
+		/* What recalls counted since the last write: durable, once. */
+		a2m_error err = {0};
+		if (a2m_stack_touches_flush(st, 1, &err) != 0)
+			a2m_log(A2M_LOG_WARN, "access counts not written at close: %s", err.message);
+		a2m_error_clear(&err);
+	}
+	a2m_touches_free(&st->touches);
 	st->store->ops->close(st->store);
 	st->scorer->destroy(st->scorer);
 	a2m_tiers_free(&st->cfg.tiers);
@@ -172,17 +181,25 @@ int64_t a2m_stack_dimensions(a2m_stack *st)
 	return st->dims;
 }
 
+/* After the store's begin: recall's waiting touches go first (touches.c). */
+static int begun(a2m_stack *st, int rc, a2m_error *err)
+{
+	if (rc)
+		return a2m_stack_store_error(st, err, rc);
+	if (st->touches.n && !st->cfg.read_only && (rc = a2m_stack_touches_apply(st, err)) != 0)
+		a2m_stack_rollback(st);
+	return rc;
+}
+
 int a2m_stack_begin(a2m_stack *st, a2m_error *err)
 {
-	int rc = st->store->ops->begin(st->store);
-	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+	return begun(st, st->store->ops->begin(st->store), err);
 }
 
 /* As a2m_stack_begin(), for bookkeeping that need not survive a power loss. */
 int a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err)
 {
-	int rc = st->store->ops->begin_relaxed(st->store);
-	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+	return begun(st, st->store->ops->begin_relaxed(st->store), err);
 }
 
 uint64_t a2m_stack_generation(const a2m_stack *st)
@@ -203,14 +220,18 @@ int a2m_stack_commit(a2m_stack *st, a2m_error *err)
 	int rc = st->store->ops->commit(st->store);
 	if (rc) {
 		st->dims = -1;
+		st->touches.applied = 0;  /* not written after all: still waiting */
 		return a2m_stack_store_error(st, err, rc);
 	}
+	if (st->touches.applied)
+		a2m_touches_clear(&st->touches);
 	return 0;
 }
 
 void a2m_stack_rollback(a2m_stack *st)
 {
 	st->store->ops->rollback(st->store);
+	st->touches.applied = 0;  /* undone with the rest: still waiting */
 	changed(st);
 	st->dims = -1; /* re-read: the transaction may have set it */
 }

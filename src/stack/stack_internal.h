@@ -9,6 +9,29 @@
 
 #include "stack/stack.h"
 
+/*
+** Recall's touches waiting to be written (touches.c): one entry per record,
+** in the order first touched, with an open-addressing index by seq.
+*/
+typedef struct a2m_touch {
+	int64_t  seq;
+	int64_t  at;       /* the latest recall's time (ms) */
+	int64_t  add;      /* recalls since the last write */
+} a2m_touch;
+
+typedef struct a2m_touches {
+	a2m_touch *v;
+	size_t     n, cap;
+	uint32_t  *slots;   /* index + 1 into v; 0 = free; nslots = 2 * cap */
+	size_t     nslots;
+	int64_t    oldest;  /* time of the first touch waiting */
+	int        applied; /* written into the open transaction: not laid over reads */
+} a2m_touches;
+
+/* Records waiting, or age of the oldest (ms), at which the touches are written. */
+#define A2M_TOUCH_MAX        4096
+#define A2M_TOUCH_MAX_AGE_MS 1000
+
 struct a2m_stack {
 	a2m_store       *store;
 	a2m_scorer      *scorer;
@@ -27,6 +50,7 @@ struct a2m_stack {
 	size_t           gen_dims;       /* width the embedder answered with */
 	int              model_checked;  /* the store's vectors are known to be
 	                                    of this embedder (embed.c) */
+	a2m_touches      touches;        /* recall's, not yet written (touches.c) */
 	/* Capacity (flow.c): the bounded buckets records entered since the last
 	** capacity pass, so a pass looks only there once a full one has run. */
 	struct a2m_arrival *arrivals;
@@ -58,12 +82,40 @@ void a2m_stack_embed_after_write(a2m_stack *st);
 ** Transactions: begin (or begin_relaxed, for bookkeeping whose commit need
 ** not survive a power loss), then commit on success or rollback otherwise.
 ** Each returns 0 or fills err from the store's failure. commit and rollback
-** also drop the caches the transaction may have made stale.
+** also drop the caches the transaction may have made stale. Unless the
+** stack is read-only, begin first writes recall's waiting touches into the
+** transaction (touches.c), so everything in it reads the counts.
 */
 int  a2m_stack_begin(a2m_stack *st, a2m_error *err);
 int  a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err);
 int  a2m_stack_commit(a2m_stack *st, a2m_error *err);
 void a2m_stack_rollback(a2m_stack *st);
+
+/* Counts a recall of seq at time at. Returns 0, or -1 when memory runs out. */
+int  a2m_touches_note(a2m_touches *b, int64_t seq, int64_t at);
+/* True when the touches waiting should be written now (full, or old). */
+int  a2m_touches_due(const a2m_touches *b, int64_t now);
+/* Forgets every touch (they were committed). */
+void a2m_touches_clear(a2m_touches *b);
+void a2m_touches_free(a2m_touches *b);
+
+/*
+** rec as reads must report it: with the touches still waiting laid over it
+** (in *tmp, a shallow copy borrowing rec's strings), or rec itself when it
+** has none or they are already in the open transaction.
+*/
+const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
+				    a2m_record *tmp);
+
+/*
+** Writes every waiting touch into the open transaction (a2m_stack_begin
+** does it); commit then forgets them, rollback keeps them waiting.
+*/
+int  a2m_stack_touches_apply(a2m_stack *st, a2m_error *err);
+
+/* Writes the waiting touches in a transaction of their own (durable, or
+** relaxed: bookkeeping). Returns 0 or fills err. */
+int  a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err);
 
 /* Reports a consolidation as one event: when it moved anything, or always. */
 void a2m_stack_emit_consolidated(a2m_stack *st, const a2m_consolidation *cons, int always);

@@ -98,7 +98,7 @@ typedef struct table {
 	size_t  count;
 } table;
 
-typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE, UNDO_META } undo_kind;
+typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE, UNDO_META, UNDO_TOUCH } undo_kind;
 
 /*
 ** One step to undo. Entries are never freed while a transaction is open (a
@@ -108,7 +108,8 @@ typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE, UNDO_META } undo
 typedef struct undo {
 	undo_kind  kind;
 	entry     *e;
-	a2m_record old;      /* UNDO_UPDATE: the contents the update replaced */
+	a2m_record old;      /* UNDO_UPDATE: the contents the update replaced;
+	                        UNDO_TOUCH: only access_count and accessed_at */
 	a2m_mdoc  *old_doc;  /* UNDO_UPDATE: the doc it replaced, if content changed */
 	size_t     meta;     /* UNDO_META: the slot in metas[] */
 	char      *old_value; /* UNDO_META: the value replaced, NULL for unset */
@@ -646,6 +647,10 @@ static void mem_rollback(a2m_store *base)
 			e->slot = NO_SLOT; /* placed by order_rebuild below */
 			rebuild = 1;
 			break;
+		case UNDO_TOUCH:
+			e->rec.access_count = u->old.access_count;
+			e->rec.accessed_at = u->old.accessed_at;
+			break;
 		case UNDO_META:
 			free(s->metas[u->meta].value);
 			s->metas[u->meta].value = u->old_value;
@@ -1107,6 +1112,26 @@ static int mem_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 	return 0;
 }
 
+/* In place: a touch changes two numbers, nothing any table is keyed on. */
+static int mem_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
+{
+	mstore *s = (mstore *)base;
+	entry *e = find_seq(s, seq);
+	if (!e)
+		return 0;
+	if (journal_reserve(s) != 0)
+		return a2m_store_fail(base, "out of memory");
+	if (s->in_tx) {
+		a2m_record old = {.access_count = e->rec.access_count,
+				  .accessed_at = e->rec.accessed_at};
+		journal_push(s, UNDO_TOUCH, e, &old);
+	}
+	e->rec.access_count += add;
+	if (at > e->rec.accessed_at)
+		e->rec.accessed_at = at;
+	return 0;
+}
+
 /*
 ** Indexes every record with ix. A memory store starts empty, so this is
 ** usually instant; should it hold records, a failure half way unlinks what
@@ -1185,6 +1210,7 @@ static const a2m_store_ops memory_ops = {
 	.meta_set   = mem_meta_set,
 	.close      = mem_close,
 	.visit_seqs = mem_visit_seqs,
+	.touch      = mem_touch,
 	.index_attach   = mem_index_attach,
 	.index_stats    = mem_index_stats,
 	.index_postings = mem_index_postings,

@@ -191,6 +191,7 @@ typedef struct sqlstore {
 	sqlite3_stmt *mirror_old;  /* only with a mirror */
 	a2m_mirror   *mirror;      /* NULL: no procedural mirror */
 	sqlite3_stmt *by_seq;
+	sqlite3_stmt *touch;       /* prepared at the first touch */
 	sqlite3_stmt *stale;       /* marks the index stale (no analyser) */
 	sqlite3_stmt *count_tier;  /* SQL_COUNT_TIER, _BUCKET, _SESSION */
 	sqlite3_stmt *count_bucket;
@@ -1171,6 +1172,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->meta_del);
 	sqlite3_finalize(s->mirror_old);
 	sqlite3_finalize(s->by_seq);
+	sqlite3_finalize(s->touch);
 	sqlite3_finalize(s->stale);
 	sqlite3_finalize(s->count_tier);
 	sqlite3_finalize(s->count_bucket);
@@ -1338,6 +1340,27 @@ static int sql_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 	return rc;
 }
 
+/* An increment of the row as it is now (store.h): never a whole-record write. */
+static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = refuse_read_only(s, "touch");
+	if (rc)
+		return rc;
+	if (!s->touch && prepare(s, &s->touch,
+				 "UPDATE records SET access_count = access_count + ?2,"
+				 " accessed_at = max(accessed_at, ?3) WHERE seq = ?1"))
+		return A2M_INTERNAL_ERROR;
+	if (sqlite3_bind_int64(s->touch, 1, seq) != SQLITE_OK ||
+	    sqlite3_bind_int64(s->touch, 2, add) != SQLITE_OK ||
+	    sqlite3_bind_int64(s->touch, 3, at) != SQLITE_OK)
+		rc = db_fail(s, "touch");
+	else
+		rc = step_once(s, s->touch, "touch");
+	done(s->touch);
+	return rc;
+}
+
 static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 {
 	sqlstore *s = (sqlstore *)base;
@@ -1388,6 +1411,7 @@ static const a2m_store_ops sqlite_ops = {
 	.meta_set   = sql_meta_set,
 	.close      = sql_close,
 	.visit_seqs = sql_visit_seqs,
+	.touch      = sql_touch,
 	.index_attach   = sql_index_attach,
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,

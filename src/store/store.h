@@ -203,6 +203,16 @@ typedef struct a2m_store_ops {
 	int  (*visit_seqs)(a2m_store *s, const int64_t *seqs, size_t n,
 			   a2m_record_visit visit, void *ctx);
 
+	/*
+	** Adds add to the access_count of the record with this seq and makes
+	** its accessed_at at least at; nothing else changes (no re-index, no
+	** mirror file). Applied to the row as it is now, so a late touch never
+	** brings back a removed record (a seq naming none is skipped: 0) nor
+	** undoes another write. A write like any other: part of the open
+	** transaction. A2M_READ_ONLY on a read-only store.
+	*/
+	int  (*touch)(a2m_store *s, int64_t seq, int64_t add, int64_t at);
+
 	/* ---- the term index (see above); NULL in an engine without one ---- */
 
 	/*

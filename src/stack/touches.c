@@ -1,0 +1,163 @@
+/*
+** touches.c — recall's touches, written behind (docs/PROTOCOL.md, Salience).
+**
+** A recall adds one to the access_count of every record it returns and sets
+** its accessed_at. Writing that at once cost a write transaction per recall
+** (in SQLite a commit, the most expensive thing a recall did). Instead the
+** touches wait here, one entry per record (repeated recalls of a record
+** add up), and reach the store:
+**   - inside the next write transaction, at its begin (a2m_stack_begin),
+**     before anything in it reads a record: capacity, promotion, key
+**     replacement and every whole-record update then see the counts;
+**   - in a short transaction of their own when the buffer holds
+**     A2M_TOUCH_MAX records or its oldest touch is A2M_TOUCH_MAX_AGE_MS old,
+**     and when the stack is freed;
+**   - at once when a touch earns a promotion (read.c).
+** Until then every read outside a write transaction sees them: the stack
+** lays them over the records it reads (a2m_stack_touched), so a recall
+** returns its own touch, and a timeline, `where` or session/list right
+** after it agree. Each reaches the store as an increment of the row as it
+** is then (store.h, touch), so a record forgotten or rewritten in between
+** is neither brought back nor clobbered.
+**
+** The trade: a crash loses at most the touches still waiting (the last
+** A2M_TOUCH_MAX records' counts, or the last second's), never a record.
+**
+** One thread at a time today (the handle's mutex). Should recalls run
+** concurrently under a shared lock, note and lookup are short and touch
+** only this struct: a mutex of its own around them is all they need, and
+** the flush (a write transaction) must then run under the exclusive lock.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/stack_internal.h"
+#include "util/clock.h"
+
+static size_t slot_of(int64_t seq, size_t nslots)
+{
+	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 20) & (nslots - 1);
+}
+
+/* The entry of seq, or NULL. */
+static a2m_touch *find(const a2m_touches *b, int64_t seq)
+{
+	if (!b->n)
+		return NULL;
+	size_t mask = b->nslots - 1;
+	for (size_t j = slot_of(seq, b->nslots); b->slots[j]; j = (j + 1) & mask) {
+		a2m_touch *t = &b->v[b->slots[j] - 1];
+		if (t->seq == seq)
+			return t;
+	}
+	return NULL;
+}
+
+/* Makes room for one more entry, growing both arrays at load 1/2. */
+static int reserve(a2m_touches *b)
+{
+	if (b->n < b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap * 2 : 256, ns = cap * 2;
+	a2m_touch *v = realloc(b->v, cap * sizeof *v);
+	if (!v)
+		return -1;
+	b->v = v;
+	uint32_t *slots = calloc(ns, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < b->n; i++) {
+		size_t j = slot_of(v[i].seq, ns);
+		while (slots[j])
+			j = (j + 1) & (ns - 1);
+		slots[j] = (uint32_t)(i + 1);
+	}
+	free(b->slots);
+	b->slots = slots;
+	b->nslots = ns;
+	b->cap = cap;
+	return 0;
+}
+
+int a2m_touches_note(a2m_touches *b, int64_t seq, int64_t at)
+{
+	a2m_touch *t = find(b, seq);
+	if (t) {
+		t->add++;
+		if (at > t->at)
+			t->at = at;
+		return 0;
+	}
+	if (reserve(b) != 0)
+		return -1;
+	size_t j = slot_of(seq, b->nslots);
+	while (b->slots[j])
+		j = (j + 1) & (b->nslots - 1);
+	if (!b->n)
+		b->oldest = at;
+	b->v[b->n] = (a2m_touch){.seq = seq, .at = at, .add = 1};
+	b->slots[j] = (uint32_t)(++b->n);
+	return 0;
+}
+
+int a2m_touches_due(const a2m_touches *b, int64_t now)
+{
+	return b->n >= A2M_TOUCH_MAX || (b->n && now - b->oldest >= A2M_TOUCH_MAX_AGE_MS);
+}
+
+void a2m_touches_clear(a2m_touches *b)
+{
+	if (b->n)
+		memset(b->slots, 0, b->nslots * sizeof *b->slots);
+	b->n = 0;
+	b->applied = 0;
+}
+
+void a2m_touches_free(a2m_touches *b)
+{
+	free(b->v);
+	free(b->slots);
+	memset(b, 0, sizeof *b);
+}
+
+const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
+				    a2m_record *tmp)
+{
+	const a2m_touches *b = &st->touches;
+	if (!b->n || b->applied)
+		return rec;
+	const a2m_touch *t = find(b, rec->seq);
+	if (!t)
+		return rec;
+	*tmp = *rec;
+	tmp->access_count += t->add;
+	if (t->at > tmp->accessed_at)
+		tmp->accessed_at = t->at;
+	return tmp;
+}
+
+int a2m_stack_touches_apply(a2m_stack *st, a2m_error *err)
+{
+	a2m_touches *b = &st->touches;
+	a2m_store *s = st->store;
+	for (size_t i = 0; i < b->n; i++) {
+		int rc = s->ops->touch(s, b->v[i].seq, b->v[i].add, b->v[i].at);
+		if (rc)
+			return a2m_stack_store_error(st, err, rc);
+	}
+	b->applied = b->n != 0;
+	return 0;
+}
+
+int a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err)
+{
+	if (!st->touches.n)
+		return 0;
+	/* begin writes the buffer into the transaction; commit empties it. */
+	int rc = durable ? a2m_stack_begin(st, err) : a2m_stack_begin_relaxed(st, err);
+	if (rc)
+		return rc;
+	if ((rc = a2m_stack_commit(st, err)) != 0)
+		a2m_stack_rollback(st);
+	return rc;
+}
