@@ -12,6 +12,7 @@
 
 #include "rank/analyze.h"
 #include "rank/langdetect.h"
+#include "util/slots.h"
 
 /*
 ** A word longer than this is cut at a character boundary: a term is for
@@ -30,12 +31,31 @@ static const char *const lang_codes[A2M_LANG_COUNT] = {
 	"en", "it", "es", "fr", "de", "pt", "nl", "ru"
 };
 
+/*
+** A remembered stem: Snowball is the dearest step of analysing a short
+** text (a word of unknown language is stemmed under seven languages), and
+** the words of a store and its queries repeat (Zipf). Direct-mapped, a new
+** stem replacing whatever shared its slot, so the cache stays this size;
+** only short words are kept. Stemming is deterministic: a hit is exactly
+** what the stemmer would say.
+*/
+#define STEM_CACHE_SLOTS 8192   /* a power of two */
+#define STEM_CACHE_BYTES 30
+
+typedef struct stem_slot {
+	uint8_t lang1;               /* lang + 1; 0 = empty */
+	uint8_t wlen, slen;          /* slen 0: the word cannot be stemmed */
+	char    word[STEM_CACHE_BYTES];
+	char    stem[STEM_CACHE_BYTES];
+} stem_slot;
+
 struct a2m_analyzer {
 	a2m_indexer          ix;      /* first: the store's view of us */
 	a2m_analyzer_options opt;
 	struct sb_stemmer   *stemmer[A2M_LANG_COUNT];
 	a2m_langdetect      *ld;
 	char                 version[128];
+	stem_slot           *stems;   /* STEM_CACHE_SLOTS; NULL: no cache */
 };
 
 const char *a2m_lang_code(int lang)
@@ -580,6 +600,8 @@ a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt)
 			goto fail;
 	if (!(an->ld = a2m_langdetect_new()))
 		goto fail;
+	/* Without room for the cache every stem is computed: slower, not wrong. */
+	an->stems = calloc(STEM_CACHE_SLOTS, sizeof *an->stems);
 	/*
 	** Anything that changes which terms a text yields must change this
 	** string: stores rebuild an index whose version differs.
@@ -603,6 +625,7 @@ void a2m_analyzer_free(a2m_analyzer *an)
 	for (int l = 0; l < A2M_LANG_COUNT; l++)
 		sb_stemmer_delete(an->stemmer[l]);
 	a2m_langdetect_free(an->ld);
+	free(an->stems);
 	free(an);
 }
 
@@ -626,12 +649,54 @@ unsigned a2m_stopword_langs(const a2m_analyzer *an, const char *word, size_t len
 	return a2m_langdetect_stopword(an->ld, word, len);
 }
 
+static size_t stem_uncached(a2m_analyzer *an, int lang, const char *word, size_t len,
+			    char *out, size_t cap);
+
+/* FNV-1a of the word, mixed with its language. */
+static size_t stem_slot_of(int lang, const char *word, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL ^ (uint64_t)lang;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)word[i];
+		h *= 1099511628211ULL;
+	}
+	return (size_t)(h >> 20) & (STEM_CACHE_SLOTS - 1);
+}
+
 size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *out,
 		size_t cap)
 {
 	if (lang < 0 || lang >= A2M_LANG_COUNT || !an->stemmer[lang] || !len ||
 	    len > MAX_WORD_BYTES)
 		return 0;
+	if (!an->stems || len > STEM_CACHE_BYTES)
+		return stem_uncached(an, lang, word, len, out, cap);
+	stem_slot *e = &an->stems[stem_slot_of(lang, word, len)];
+	if (e->lang1 == lang + 1 && e->wlen == len && memcmp(e->word, word, len) == 0) {
+		if (e->slen > cap)
+			return 0;
+		memcpy(out, e->stem, e->slen);
+		return e->slen;
+	}
+	char tmp[MAX_STEM_BYTES];
+	size_t n = stem_uncached(an, lang, word, len, tmp, sizeof tmp);
+	if (n <= STEM_CACHE_BYTES) {
+		e->lang1 = (uint8_t)(lang + 1);
+		e->wlen = (uint8_t)len;
+		e->slen = (uint8_t)n;
+		memcpy(e->word, word, len);
+		memcpy(e->stem, tmp, n);
+	}
+	if (n > cap)
+		return 0;
+	memcpy(out, tmp, n);
+	return n;
+}
+
+/* a2m_stem without the cache. */
+static size_t stem_uncached(a2m_analyzer *an, int lang, const char *word, size_t len,
+			    char *out, size_t cap)
+{
 	const sb_symbol *r = sb_stemmer_stem(an->stemmer[lang], (const sb_symbol *)word,
 					     (int)len);
 	if (!r)
@@ -688,22 +753,16 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	return h;
 }
 
+static uint64_t bag_hash(const void *ctx, size_t i)
+{
+	const bag *b = ctx;
+	return hash_bytes(b->arena.p + b->v[i].off, b->v[i].len);
+}
+
 static int bag_grow(bag *b)
 {
-	size_t ns = b->nslots ? b->nslots * 2 : 64;
-	uint32_t *slots = calloc(ns, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < b->n; i++) {
-		size_t j = (size_t)hash_bytes(b->arena.p + b->v[i].off, b->v[i].len) & (ns - 1);
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = (uint32_t)(i + 1);
-	}
-	free(b->slots);
-	b->slots = slots;
-	b->nslots = ns;
-	return 0;
+	return a2m_slots_rebuild(&b->slots, &b->nslots, b->nslots ? b->nslots * 2 : 64, b->n,
+				 bag_hash, b);
 }
 
 /*

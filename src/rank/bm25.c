@@ -31,9 +31,12 @@
 #define BM25_K1 1.2
 #define BM25_B  0.75
 
+struct scratch;
+
 typedef struct bm25 {
-	a2m_scorer    base;
-	a2m_analyzer *an;
+	a2m_scorer      base;
+	a2m_analyzer   *an;
+	struct scratch *sc;   /* reused by every query (see scratch below) */
 } bm25;
 
 /* ---- where postings come from ------------------------------------------- */
@@ -65,66 +68,96 @@ static int source_postings(const source *src, const a2m_term *key, a2m_posting_v
 
 /* ---- per-record accumulators: seq -> score ------------------------------ */
 
+/*
+** Open addressing, the sums kept in the slots themselves. The table lives
+** in the scorer and is reused from one query to the next: a slot belongs to
+** the current query only when it carries the query's stamp, so nothing is
+** cleared between queries and, once the table has grown to the store's
+** usual queries, scoring allocates nothing.
+*/
 typedef struct acc_entry {
-	int64_t seq;
-	double  total;      /* the sum over the words done so far */
-	double  word_best;  /* the best key of the current word */
-	size_t  word;       /* which word word_best belongs to, + 1 */
+	int64_t  seq;
+	double   total;      /* the sum over the words done so far */
+	double   word_best;  /* the best key of the current word */
+	uint32_t word;       /* which word word_best belongs to, + 1 */
+	uint32_t stamp;      /* the query the slot belongs to */
 } acc_entry;
 
 typedef struct acc {
-	acc_entry *v;
-	size_t     n, cap;
-	uint32_t  *slots;   /* index + 1; 0 = free */
-	size_t     nslots;  /* a power of two, at least twice n */
-	int        oom;
+	acc_entry *slots;
+	size_t     nslots;   /* a power of two, at least twice n */
+	uint32_t  *used;     /* the slots in use, in order of first use */
+	size_t     n;
+	uint32_t   stamp;
 } acc;
+
+/* Scratch bigger than this (entries) is freed after the query that needed
+** it rather than kept: a huge store's rare query must not pin its memory. */
+#define SCRATCH_KEEP ((size_t)1 << 18)
 
 static size_t slot_of(int64_t seq, size_t nslots)
 {
 	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 17) & (nslots - 1);
 }
 
+/* Puts a slot of the current query at its place in slots (a fresh table). */
+static void acc_place(acc_entry *slots, size_t ns, uint32_t *used, size_t i,
+		      const acc_entry *e)
+{
+	size_t j = slot_of(e->seq, ns);
+	while (slots[j].stamp == e->stamp)
+		j = (j + 1) & (ns - 1);
+	slots[j] = *e;
+	used[i] = (uint32_t)j;
+}
+
+/* Doubles the table (or makes the first), keeping the current query's sums. */
 static int acc_grow(acc *a)
 {
-	size_t ns = a->nslots ? a->nslots * 2 : 1024;
-	uint32_t *slots = calloc(ns, sizeof *slots);
-	if (!slots)
+	size_t ns = a->nslots ? a->nslots * 2 : 4096;
+	acc_entry *slots = calloc(ns, sizeof *slots);
+	uint32_t *used = malloc(ns / 2 * sizeof *used);
+	if (!slots || !used || ns > UINT32_MAX) {
+		free(slots);
+		free(used);
 		return -1;
-	for (size_t i = 0; i < a->n; i++) {
-		size_t j = slot_of(a->v[i].seq, ns);
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = (uint32_t)(i + 1);
 	}
+	for (size_t i = 0; i < a->n; i++)
+		acc_place(slots, ns, used, i, &a->slots[a->used[i]]);
 	free(a->slots);
+	free(a->used);
 	a->slots = slots;
+	a->used = used;
 	a->nslots = ns;
 	return 0;
+}
+
+/* Starts a query: every slot of the last one becomes free at once. */
+static void acc_begin(acc *a)
+{
+	a->n = 0;
+	if (++a->stamp == 0) {
+		/* After 2^32 queries the stamps come round: clear them once. */
+		for (size_t i = 0; i < a->nslots; i++)
+			a->slots[i].stamp = 0;
+		a->stamp = 1;
+	}
 }
 
 static acc_entry *acc_get(acc *a, int64_t seq)
 {
 	if ((a->n + 1) * 2 > a->nslots && acc_grow(a) != 0)
 		return NULL;
-	size_t j = slot_of(seq, a->nslots);
-	while (a->slots[j]) {
-		acc_entry *e = &a->v[a->slots[j] - 1];
+	size_t mask = a->nslots - 1, j = slot_of(seq, a->nslots);
+	acc_entry *e;
+	while ((e = &a->slots[j])->stamp == a->stamp) {
 		if (e->seq == seq)
 			return e;
-		j = (j + 1) & (a->nslots - 1);
+		j = (j + 1) & mask;
 	}
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 256;
-		acc_entry *v = realloc(a->v, cap * sizeof *v);
-		if (!v)
-			return NULL;
-		a->v = v;
-		a->cap = cap;
-	}
-	a->v[a->n] = (acc_entry){.seq = seq};
-	a->slots[j] = (uint32_t)(a->n + 1);
-	return &a->v[a->n++];
+	*e = (acc_entry){.seq = seq, .stamp = a->stamp};
+	a->used[a->n++] = (uint32_t)j;
+	return e;
 }
 
 static const acc_entry *acc_find(const acc *a, int64_t seq)
@@ -132,8 +165,8 @@ static const acc_entry *acc_find(const acc *a, int64_t seq)
 	if (!a->nslots)
 		return NULL;
 	size_t j = slot_of(seq, a->nslots);
-	while (a->slots[j]) {
-		const acc_entry *e = &a->v[a->slots[j] - 1];
+	const acc_entry *e;
+	while ((e = &a->slots[j])->stamp == a->stamp) {
 		if (e->seq == seq)
 			return e;
 		j = (j + 1) & (a->nslots - 1);
@@ -143,9 +176,16 @@ static const acc_entry *acc_find(const acc *a, int64_t seq)
 
 static void acc_free(acc *a)
 {
-	free(a->v);
 	free(a->slots);
+	free(a->used);
 	memset(a, 0, sizeof *a);
+}
+
+/* After a query: keeps the table for the next one unless it grew huge. */
+static void acc_end(acc *a)
+{
+	if (a->nslots > 2 * SCRATCH_KEEP)
+		acc_free(a);
 }
 
 /* ---- scoring ---------------------------------------------------------------- */
@@ -179,22 +219,73 @@ static int plist_visit(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 }
 
 /*
-** Scores every record holding a key of q into a, and sets *best to the best
-** sum a record could reach. The postings of every key are read first (a
-** word's idf needs its df before its postings can be scored). Returns 0,
-** or the store's negative code.
+** What one query needs beyond its terms, kept by the scorer between
+** queries so that scoring does not allocate: a postings list per key and
+** the accumulators. A scorer is used by one thread at a time (the
+** analyser already requires it), so one set suffices.
 */
-static int score_all(const source *src, const a2m_query_terms *q, acc *a, double *best)
+struct scratch {
+	plist  *lists;
+	size_t  nlists;   /* lists allocated (each keeps its postings buffer) */
+	acc     a;
+};
+typedef struct scratch scratch;
+
+/* Ready lists for nkeys keys, each empty. Returns 0, or -1 when memory runs out. */
+static int scratch_lists(scratch *sc, size_t nkeys)
 {
-	plist *lists = calloc(q->nkeys + 1, sizeof *lists);
+	if (nkeys > sc->nlists) {
+		plist *l = realloc(sc->lists, nkeys * sizeof *l);
+		if (!l)
+			return -1;
+		memset(l + sc->nlists, 0, (nkeys - sc->nlists) * sizeof *l);
+		sc->lists = l;
+		sc->nlists = nkeys;
+	}
+	for (size_t k = 0; k < nkeys; k++)
+		sc->lists[k].n = 0, sc->lists[k].oom = 0;
+	return 0;
+}
+
+/* After a query: frees the postings buffers that grew huge. */
+static void scratch_end(scratch *sc)
+{
+	for (size_t k = 0; k < sc->nlists; k++)
+		if (sc->lists[k].cap > SCRATCH_KEEP) {
+			free(sc->lists[k].v);
+			memset(&sc->lists[k], 0, sizeof sc->lists[k]);
+		}
+	acc_end(&sc->a);
+}
+
+static void scratch_free(scratch *sc)
+{
+	for (size_t k = 0; k < sc->nlists; k++)
+		free(sc->lists[k].v);
+	free(sc->lists);
+	acc_free(&sc->a);
+	memset(sc, 0, sizeof *sc);
+}
+
+/*
+** Scores every record holding a key of q into sc->a (a query begun here),
+** and sets *best to the best sum a record could reach. The postings of
+** every key are read first (a word's idf needs its df before its postings
+** can be scored). Returns 0, or the store's negative code.
+*/
+static int score_all(const source *src, const a2m_query_terms *q, scratch *sc, double *best)
+{
 	int rc = 0;
 	double n_docs = (double)src->stats.docs;
 	double avgdl = src->stats.docs ? (double)src->stats.total_len / n_docs : 1.0;
 	if (avgdl <= 0)
 		avgdl = 1.0;
 	*best = 0;
-	if (!lists)
+	acc *a = &sc->a;
+	acc_begin(a);
+	if (scratch_lists(sc, q->nkeys) != 0)
 		return A2M_INTERNAL_ERROR;
+	plist *lists = sc->lists;
 	for (size_t k = 0; k < q->nkeys && !rc; k++) {
 		rc = source_postings(src, &q->keys[k], plist_visit, &lists[k]);
 		if (!rc && lists[k].oom)
@@ -214,6 +305,7 @@ static int score_all(const source *src, const a2m_query_terms *q, acc *a, double
 			if (idf * q->key_weight[k] > best_idf)
 				best_idf = idf * q->key_weight[k];
 			double scale = weight * idf * (BM25_K1 + 1.0);
+			uint32_t word = (uint32_t)w + 1;
 			for (size_t i = 0; i < p->n; i++) {
 				double tf = p->v[i].tf;
 				double c = scale * tf / (tf + k_norm0 + k_norm1 * p->v[i].dl);
@@ -222,8 +314,8 @@ static int score_all(const source *src, const a2m_query_terms *q, acc *a, double
 					rc = A2M_INTERNAL_ERROR;
 					break;
 				}
-				if (e->word != w + 1) {
-					e->word = w + 1;
+				if (e->word != word) {
+					e->word = word;
 					e->word_best = 0;
 				}
 				if (c > e->word_best) {
@@ -234,9 +326,6 @@ static int score_all(const source *src, const a2m_query_terms *q, acc *a, double
 		}
 		*best += q->weight[w] * best_idf * (BM25_K1 + 1.0);
 	}
-	for (size_t k = 0; k < q->nkeys; k++)
-		free(lists[k].v);
-	free(lists);
 	return rc;
 }
 
@@ -263,7 +352,6 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 	bm25 *b = (bm25 *)s;
 	a2m_query_terms q;
 	source src;
-	acc a = {0};
 	double best;
 	memset(out, 0, sizeof *out);
 	if (!rq->text || !*rq->text)
@@ -281,16 +369,18 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 		a2m_query_terms_free(&q);
 		return A2M_SCORER_ABSTAIN;
 	}
-	rc = score_all(&src, &q, &a, &best);
+	rc = score_all(&src, &q, b->sc, &best);
 	a2m_query_terms_free(&q);
-	if (!rc && a.n && !(out->v = malloc(a.n * sizeof *out->v)))
+	const acc *a = &b->sc->a;
+	if (!rc && a->n && !(out->v = malloc(a->n * sizeof *out->v)))
 		rc = A2M_INTERNAL_ERROR;
-	for (size_t i = 0; !rc && i < a.n; i++) {
-		double score = normalised(a.v[i].total, best);
+	for (size_t i = 0; !rc && i < a->n; i++) {
+		const acc_entry *e = &a->slots[a->used[i]];
+		double score = normalised(e->total, best);
 		if (score > 0)
-			out->v[out->n++] = (a2m_candidate){.seq = a.v[i].seq, .score = score};
+			out->v[out->n++] = (a2m_candidate){.seq = e->seq, .score = score};
 	}
-	acc_free(&a);
+	scratch_end(b->sc);
 	if (rc) {
 		free(out->v);
 		memset(out, 0, sizeof *out);
@@ -329,7 +419,6 @@ static int bm25_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query 
 	bm25 *b = (bm25 *)s;
 	a2m_query_terms q;
 	source src;
-	acc a = {0};
 	double best = 0;
 	if (!rq->text || !*rq->text)
 		return A2M_SCORER_ABSTAIN;
@@ -348,13 +437,13 @@ static int bm25_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query 
 		rc = candidate_source(b, cands, n, &src);
 	}
 	if (!rc)
-		rc = score_all(&src, &q, &a, &best);
+		rc = score_all(&src, &q, b->sc, &best);
 	for (size_t i = 0; !rc && i < n; i++) {
-		const acc_entry *e = acc_find(&a, own ? (int64_t)i : cands[i]->seq);
+		const acc_entry *e = acc_find(&b->sc->a, own ? (int64_t)i : cands[i]->seq);
 		scores[i] = e ? normalised(e->total, best) : 0;
 	}
 	a2m_query_terms_free(&q);
-	acc_free(&a);
+	scratch_end(b->sc);
 	if (own)
 		source_free(&src);
 	return rc;
@@ -364,6 +453,9 @@ static void bm25_destroy(a2m_scorer *s)
 {
 	bm25 *b = (bm25 *)s;
 	a2m_analyzer_free(b->an);
+	if (b->sc)
+		scratch_free(b->sc);
+	free(b->sc);
 	free(b);
 }
 
@@ -372,7 +464,8 @@ a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt)
 	bm25 *b = calloc(1, sizeof *b);
 	if (!b)
 		return NULL;
-	if (!(b->an = a2m_analyzer_new(opt))) {
+	if (!(b->sc = calloc(1, sizeof *b->sc)) || !(b->an = a2m_analyzer_new(opt))) {
+		free(b->sc);
 		free(b);
 		return NULL;
 	}

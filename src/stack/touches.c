@@ -33,10 +33,21 @@
 
 #include "stack/stack_internal.h"
 #include "util/clock.h"
+#include "util/slots.h"
+
+static uint64_t hash_seq(int64_t seq)
+{
+	return ((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 20;
+}
 
 static size_t slot_of(int64_t seq, size_t nslots)
 {
-	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 20) & (nslots - 1);
+	return (size_t)hash_seq(seq) & (nslots - 1);
+}
+
+static uint64_t hash_entry(const void *ctx, size_t i)
+{
+	return hash_seq(((const a2m_touch *)ctx)[i].seq);
 }
 
 /* The entry of seq, or NULL. */
@@ -58,23 +69,13 @@ static int reserve(a2m_touches *b)
 {
 	if (b->n < b->cap)
 		return 0;
-	size_t cap = b->cap ? b->cap * 2 : 256, ns = cap * 2;
+	size_t cap = b->cap ? b->cap * 2 : 256;
 	a2m_touch *v = realloc(b->v, cap * sizeof *v);
 	if (!v)
 		return -1;
 	b->v = v;
-	uint32_t *slots = calloc(ns, sizeof *slots);
-	if (!slots)
+	if (a2m_slots_rebuild(&b->slots, &b->nslots, cap * 2, b->n, hash_entry, v) != 0)
 		return -1;
-	for (size_t i = 0; i < b->n; i++) {
-		size_t j = slot_of(v[i].seq, ns);
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = (uint32_t)(i + 1);
-	}
-	free(b->slots);
-	b->slots = slots;
-	b->nslots = ns;
 	b->cap = cap;
 	return 0;
 }
