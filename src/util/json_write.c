@@ -19,7 +19,7 @@ static void put(buf *b, const char *s, size_t n)
 	if (b->failed)
 		return;
 	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
+		size_t cap = b->cap ? b->cap : 1024; /* a describe, a recall of a few */
 		while (b->len + n + 1 > cap)
 			cap *= 2;
 		char *p = realloc(b->p, cap);
@@ -73,12 +73,98 @@ static void put_string(buf *b, const char *s, size_t n)
 	put(b, "\"", 1);
 }
 
+/*
+** d as C's "%.*g" with precision p would print it, from sig, its 17
+** significant digits, and x, the decimal exponent of the first: the digits
+** rounded to p (half up) and trailing zeros dropped. Returns the length,
+** or 0 when the digits cut off are exactly a half: rounding the 17-digit
+** text could then differ from rounding d itself, and only printf knows.
+*/
+static size_t format_g(int neg, const char sig[17], int x, int p, char *out)
+{
+	char dg[17];
+	memcpy(dg, sig, (size_t)p);
+	if (p < 17 && sig[p] >= '5') {
+		int rest = 0;
+		for (int i = p + 1; i < 17; i++)
+			rest |= sig[i] != '0';
+		if (sig[p] == '5' && !rest)
+			return 0;
+		int i = p - 1;
+		while (i >= 0 && dg[i] == '9')
+			dg[i--] = '0';
+		if (i >= 0) {
+			dg[i]++;
+		} else {  /* 99.9 → 100: one digit more before the point */
+			memmove(dg + 1, dg, (size_t)p - 1);
+			dg[0] = '1';
+			x++;
+		}
+	}
+	int n = p;
+	while (n > 1 && dg[n - 1] == '0')
+		n--;
+	char *o = out;
+	if (neg)
+		*o++ = '-';
+	if (x < -4 || x >= p) {
+		*o++ = dg[0];
+		if (n > 1) {
+			*o++ = '.';
+			memcpy(o, dg + 1, (size_t)n - 1);
+			o += n - 1;
+		}
+		o += sprintf(o, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+	} else if (x < 0) {
+		memcpy(o, "0.", 2);
+		o += 2;
+		for (int i = 0; i < -x - 1; i++)
+			*o++ = '0';
+		memcpy(o, dg, (size_t)n);
+		o += n;
+	} else {
+		for (int i = 0; i <= x; i++)
+			*o++ = i < n ? dg[i] : '0';
+		if (n > x + 1) {
+			*o++ = '.';
+			memcpy(o, dg + x + 1, (size_t)(n - x - 1));
+			o += n - x - 1;
+		}
+	}
+	*o = '\0';
+	return (size_t)(o - out);
+}
+
+/* Whether the 17 digits of sig from the p-th on are all '0'. */
+static int zeros_from(const char sig[17], int p)
+{
+	while (p < 17 && sig[p] == '0')
+		p++;
+	return p == 17;
+}
+
 size_t a2m_json_format_real(double d, char out[32])
 {
-	int n = 0;
+	/* One exact conversion to 17 digits (always enough to read back as d),
+	** then the shortest of 15, 16, 17 digits that does read back: the same
+	** text as trying "%.15g", "%.16g", "%.17g" in turn, at a third of the
+	** printf calls, which dominated a recall's serialisation. */
+	char e[40];
+	snprintf(e, sizeof e, "%.16e", d);
+	int neg = e[0] == '-';
+	const char *m = e + neg;
+	char sig[17];
+	sig[0] = m[0];
+	memcpy(sig + 1, m + 2, 16);
+	int x = atoi(m + 19);
+	size_t n = 0;
 	for (int prec = 15; prec <= 17; prec++) {
-		n = snprintf(out, 32, "%.*g", prec, d);
-		if (strtod(out, NULL) == d)
+		n = format_g(neg, sig, x, prec, out);
+		if (!n)
+			n = (size_t)snprintf(out, 32, "%.*g", prec, d);
+		/* Digits cut off that were all zero: the text is the exact
+		** 17-digit one, which reads back as d without asking strtod. */
+		if (prec == 17 || zeros_from(sig, prec) || strtod(out, NULL) == d)
 			break;
 	}
 	/* "1" would read back as an integer: keep the value a real. */
@@ -86,7 +172,7 @@ size_t a2m_json_format_real(double d, char out[32])
 		memcpy(out + n, ".0", 3);
 		n += 2;
 	}
-	return (size_t)n;
+	return n;
 }
 
 static void put_value(buf *b, const json_t *v)
