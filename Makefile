@@ -18,7 +18,9 @@ endif
 CC        ?= cc
 WARN      := -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \
              -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
-CFLAGS    += -std=c11 -D_GNU_SOURCE -fPIC $(OPT) $(WARN) -Iinclude -Isrc \
+# -fopenmp-simd: honours `#pragma omp simd` (the vector index's float
+# reductions, src/store/vector_index.c) without OpenMP's runtime or threads.
+CFLAGS    += -std=c11 -D_GNU_SOURCE -fPIC -fopenmp-simd $(OPT) $(WARN) -Iinclude -Isrc \
              $(shell pkg-config --cflags $(PKGS))
 LDLIBS    += $(shell pkg-config --libs $(PKGS)) -lstemmer -lpthread -lm
 LDFLAGS   += $(filter -fsanitize=%,$(OPT))

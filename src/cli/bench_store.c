@@ -6,7 +6,8 @@
 **                     [--engine memory|sqlite] [--db PATH] [--read-only]
 **       Exact vector recall: N records carrying random unit vectors of D
 **       dimensions (a fixed seed), then Q recalls with a random unit query
-**       vector, limit 10, no text. Default 100 000 x 384.
+**       vector, limit 10, no text; then Q with a text as well (both
+**       rankings fused). Default 100 000 x 384.
 **
 **   a2m bench timeline [--records N] [--sessions S] [--queries Q]
 **                      [--engine memory|sqlite] [--db PATH]
@@ -426,6 +427,50 @@ static double load_vectors(a2m *h, long n, long batch, size_t dims)
 	return ms;
 }
 
+/*
+** Times `queries` recalls by a random unit query vector, limit 10, and
+** prints them under label. With text_of (the records loaded), each also
+** has a text: the number of a random record, a rare term, so the figure is
+** the vector search and the fusion of both rankings rather than BM25 over
+** a common word (docs/RANKING.md). Returns 0, or -1 when a recall failed.
+*/
+static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const char *label)
+{
+	double *lat = calloc((size_t)queries, sizeof *lat);
+	double *x = malloc(dims * sizeof *x);
+	sbuf b = {0};
+	size_t hits = 0;
+	int rc = lat && x ? 0 : -1;
+	for (long q = 0; q < queries && !rc; q++) {
+		char head[160];
+		b.n = 0;
+		if (text_of)
+			snprintf(head, sizeof head, ",\"query\":\"%ld\"",
+				 (long)(bench_rng() % (uint64_t)text_of));
+		else
+			head[0] = '\0';
+		sb_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\","
+			   "\"params\":{\"limit\":10");
+		sb_str(&b, head);
+		sb_str(&b, ",\"embedding\":");
+		put_unit_vector(&b, x, dims);
+		sb_str(&b, "}}");
+		json_t *r = b.oom ? NULL : call_text(h, "memory/recall", b.p, &lat[q]);
+		if (!r)
+			rc = -1;
+		hits += json_array_size(json_object_get(r, "records"));
+		json_decref(r);
+	}
+	if (!rc) {
+		bench_print_latency(label, lat, (size_t)queries);
+		printf("  %.1f hits/recall\n", (double)hits / (double)queries);
+	}
+	free(b.p);
+	free(x);
+	free(lat);
+	return rc;
+}
+
 static int bench_vectors(int argc, char **argv)
 {
 	long records = 100000, queries = 50;
@@ -475,30 +520,10 @@ static int bench_vectors(int argc, char **argv)
 	else
 		printf("  load    (reused %s)\n", db);
 	print_memory("after load:");
-	double *lat = calloc((size_t)queries, sizeof *lat);
-	double *x = malloc(dims * sizeof *x);
-	sbuf b = {0};
-	size_t hits = 0;
-	if (!lat || !x)
+	if (vector_recalls(h, queries, dims, 0, "recall (vector, limit 10)") ||
+	    vector_recalls(h, queries, dims, records, "recall (text + vector, limit 10)"))
 		return A2M_EXIT_ERROR;
-	for (long q = 0; q < queries; q++) {
-		b.n = 0;
-		sb_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\","
-			   "\"params\":{\"limit\":10,\"embedding\":");
-		put_unit_vector(&b, x, dims);
-		sb_str(&b, "}}");
-		json_t *r = b.oom ? NULL : call_text(h, "memory/recall", b.p, &lat[q]);
-		if (!r)
-			return A2M_EXIT_ERROR;
-		hits += json_array_size(json_object_get(r, "records"));
-		json_decref(r);
-	}
-	bench_print_latency("recall (vector, limit 10)", lat, (size_t)queries);
-	printf("  %.1f hits/recall\n", (double)hits / (double)queries);
 	print_memory("at the end:");
-	free(b.p);
-	free(x);
-	free(lat);
 	a2m_close(h);
 	if (sqlite && !db)
 		bench_remove_db(tmp);

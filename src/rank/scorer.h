@@ -46,6 +46,12 @@ typedef struct a2m_rank_query {
 	** when there is none. Only ever compared with records' gen_embedding. */
 	const float  *gen_vector;
 	size_t        gen_dims;
+	/*
+	** What the caller will turn away anyway (store.h), which candidates()
+	** may skip early; NULL: nothing. It only narrows: the caller still
+	** checks every candidate.
+	*/
+	const a2m_vector_filter *filter;
 } a2m_rank_query;
 
 /*
@@ -67,16 +73,7 @@ const char *a2m_metric_name(a2m_metric m);
 /* Parses a metric name; returns 0, or -1 when unknown. */
 int a2m_metric_parse(const char *name, a2m_metric *m);
 
-/* One record a scorer found, by seq, with its relevance in (0,1]. */
-typedef struct a2m_candidate {
-	int64_t seq;
-	double  score;
-} a2m_candidate;
-
-typedef struct a2m_candidates {
-	a2m_candidate *v;   /* free with free() */
-	size_t         n;
-} a2m_candidates;
+/* A scorer's candidates (store.h): seq, and relevance in (0,1] as score. */
 
 typedef struct a2m_scorer a2m_scorer;
 
@@ -132,9 +129,11 @@ a2m_scorer *a2m_scorer_lexical_new(void);
 /*
 ** The vector scorer: compares the query vector with each candidate's own
 ** vector under metric, mapped monotonically into [0,1] (cosine: (1+cos)/2;
-** dot: logistic of the product; l2: 1/(1+distance)). Candidates without a
-** vector, or of another width, score 0. Abstains when the query has no
-** vector. Returns NULL when memory runs out.
+** dot: logistic of the product; l2: 1/(1+distance)), measured in float32.
+** Candidates without a vector, or of another width, score 0. Abstains when
+** the query has no vector. candidates() reads the store's vector rows
+** (store.h, vector_search), applying q->filter during the scan; it answers
+** SCAN for a store without them. Returns NULL when memory runs out.
 */
 a2m_scorer *a2m_scorer_vector_new(a2m_metric metric);
 

@@ -5,6 +5,12 @@
 ** comparison really is that metric: cosine divides out both lengths, dot does
 ** not, l2 measures distance. Each is then mapped monotonically into [0,1] so
 ** the blend with recency and salience keeps its meaning (DECISIONS 024).
+**
+** Both paths measure in float32 with the store's own kernels
+** (store/vector_index.h): candidates() asks the store's vector rows, which
+** skip what the caller's filter turns away; relevance(), the scan path,
+** converts each candidate's vector and measures it the same way, so a
+** record gets the same relevance whichever path judged it.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +18,7 @@
 
 #include "a2m.h"
 #include "rank/scorer.h"
+#include "store/vector_index.h"
 
 typedef struct vector_scorer {
 	a2m_scorer base;
@@ -45,25 +52,39 @@ int a2m_metric_parse(const char *name, a2m_metric *m)
 	return 0;
 }
 
-static double similarity(a2m_metric metric, const double *a, const double *b, size_t n)
+static a2m_vector_measure measure_of(a2m_metric metric)
 {
-	double dot = 0, na = 0, nb = 0, d2 = 0;
-	for (size_t i = 0; i < n; i++) {
-		dot += a[i] * b[i];
-		na += a[i] * a[i];
-		nb += b[i] * b[i];
-		d2 += (a[i] - b[i]) * (a[i] - b[i]);
-	}
 	switch (metric) {
-	case A2M_METRIC_DOT:
-		return 1.0 / (1.0 + exp(-dot));
-	case A2M_METRIC_L2:
-		return 1.0 / (1.0 + sqrt(d2));
-	default:
-		if (na == 0 || nb == 0)
-			return 0.5; /* no direction: neither near nor far */
-		return (1.0 + dot / (sqrt(na) * sqrt(nb))) / 2.0;
+	case A2M_METRIC_DOT: return A2M_VECTOR_DOT;
+	case A2M_METRIC_L2:  return A2M_VECTOR_L2;
+	default:             return A2M_VECTOR_COSINE;
 	}
+}
+
+/*
+** The relevance of a raw measure: cosine (1 + cos)/2 (a vector without
+** direction has cosine 0, neither near nor far), dot a logistic, l2
+** 1/(1 + distance). 0 means "no match", and a real comparison is always
+** above it.
+*/
+static double relevance_of(a2m_metric metric, double raw)
+{
+	double r;
+	switch (metric) {
+	case A2M_METRIC_DOT: r = 1.0 / (1.0 + exp(-raw)); break;
+	case A2M_METRIC_L2:  r = 1.0 / (1.0 + raw); break;
+	default:             r = (1.0 + raw) / 2.0; break;
+	}
+	return r > 1e-12 ? r : 1e-12;
+}
+
+/* v as n floats (a fresh array, or NULL when memory runs out). */
+static float *floats_of(const double *v, size_t n)
+{
+	float *f = malloc((n ? n : 1) * sizeof *f);
+	for (size_t i = 0; f && i < n; i++)
+		f[i] = (float)v[i];
+	return f;
 }
 
 static int vector_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
@@ -73,16 +94,61 @@ static int vector_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 	(void)store;
 	if (!q->vector || !q->dims)
 		return A2M_SCORER_ABSTAIN;
+	if (!n)
+		return 0;
+	float *qf = floats_of(q->vector, q->dims), *rf = malloc(q->dims * sizeof *rf);
+	if (!qf || !rf) {
+		free(qf);
+		free(rf);
+		return A2M_INTERNAL_ERROR;
+	}
+	a2m_vector_measure m = measure_of(v->metric);
+	double qnorm = sqrt((double)a2m_vec_dot(qf, qf, q->dims));
 	for (size_t i = 0; i < n; i++) {
 		const a2m_record *r = cands[i];
 		if (!r->embedding || r->dims != q->dims) {
 			scores[i] = 0;
 			continue;
 		}
-		double sim = similarity(v->metric, q->vector, r->embedding, q->dims);
-		/* 0 means "no match"; a real comparison is always above it. */
-		scores[i] = sim > 1e-12 ? sim : 1e-12;
+		for (size_t k = 0; k < q->dims; k++)
+			rf[k] = (float)r->embedding[k];
+		/* The norm rounded to float, as the store's rows keep it. */
+		double rnorm = (float)sqrt((double)a2m_vec_dot(rf, rf, q->dims));
+		scores[i] = relevance_of(v->metric, a2m_vec_measure(m, qf, qnorm, rf, rnorm, q->dims));
 	}
+	free(qf);
+	free(rf);
+	return 0;
+}
+
+/*
+** The store's vector rows measure every record with a vector of the
+** query's width that the filter lets through; each measure becomes its
+** relevance here. A store without rows, or one that cannot answer exactly
+** now, sends the caller to a scan.
+*/
+static int vector_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			     a2m_candidates *out)
+{
+	vector_scorer *v = (vector_scorer *)s;
+	memset(out, 0, sizeof *out);
+	if (!q->vector || !q->dims)
+		return A2M_SCORER_ABSTAIN;
+	if (!store || !store->ops->vector_search)
+		return A2M_SCORER_SCAN;
+	float *qf = floats_of(q->vector, q->dims);
+	if (!qf)
+		return A2M_INTERNAL_ERROR;
+	a2m_vector_search vs = {.vector = qf, .dims = q->dims, .measure = measure_of(v->metric),
+				.filter = q->filter};
+	int rc = store->ops->vector_search(store, &vs, out);
+	free(qf);
+	if (rc == A2M_STORE_NO_INDEX)
+		return A2M_SCORER_SCAN;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < out->n; i++)
+		out->v[i].score = relevance_of(v->metric, out->v[i].score);
 	return 0;
 }
 
@@ -137,6 +203,7 @@ a2m_scorer *a2m_scorer_vector_new(a2m_metric metric)
 	v->base.name = "vector";
 	v->base.metric = a2m_metric_name(metric);
 	v->base.relevance = vector_relevance;
+	v->base.candidates = vector_candidates;
 	v->base.destroy = vector_destroy;
 	v->metric = metric;
 	return &v->base;

@@ -148,6 +148,8 @@ static void best_first(a2m_candidate *v, size_t n, size_t m)
 /* How many candidates are ordered at a time (at least): enough for a limit
 ** and the ones its filters turn away, in the usual case. */
 #define RANK_SELECT 64
+/* ... or this fraction of a long list (see a2m_stack_ranked_collect). */
+#define RANK_SLICE  64
 
 /* What the visit of one batch of candidates needs. */
 typedef struct ranked {
@@ -200,6 +202,15 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 	size_t total = cands->n, at = 0, ordered = 0;
 	size_t chunk = limit && limit * 4 > RANK_SELECT ? limit * 4 : RANK_SELECT;
 	/*
+	** A long list (a vector query lists every record with a vector) is
+	** usually read further than the limit: the blend lowers the hits kept
+	** below their relevance, so the stop comes only where the relevance
+	** falls under them. Each doubling is a pass over the rest of the list,
+	** so start with a slice of it: one pass, and a sort of the slice.
+	*/
+	if (chunk < total / RANK_SLICE)
+		chunk = total / RANK_SLICE;
+	/*
 	** Records are read a batch at a time, the first just over the limit
 	** (usually all that is needed: reading one is a query in SQLite), then
 	** doubling while filters turn candidates away.
@@ -245,3 +256,43 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 	return 0;
 }
 
+/*
+** One tier's rule for a vector search: the selection's tier, its owner, and
+** visibility (a scoped read sees a private tier's rows of its own owner
+** only), the same three checks ranked_visit makes on each record.
+*/
+static int vfilter_tier(void *ctx, const char *name, const char **owner)
+{
+	const a2m_stack_vfilter *vf = ctx;
+	const a2m_selection *sel = vf->sel;
+	int need = 0;
+	const char *who = NULL;
+	if (sel->q.tier && !a2m_stack_same_str(sel->q.tier, name))
+		return A2M_VF_SKIP;
+	if (sel->q.by_owner) {
+		need = 1;
+		who = sel->q.owner;
+	}
+	if (sel->scope.scoped) {
+		const a2m_tier *t = a2m_tiers_find(&vf->st->cfg.tiers, name);
+		if (!t || !t->shared) {
+			if (need && !a2m_stack_same_str(who, sel->scope.owner))
+				return A2M_VF_SKIP;
+			need = 1;
+			who = sel->scope.owner;
+		}
+	}
+	if (!need)
+		return A2M_VF_ALL;
+	*owner = who;
+	return A2M_VF_OWNER;
+}
+
+void a2m_stack_vector_filter(const a2m_stack *st, const a2m_selection *sel,
+			     a2m_stack_vfilter *out)
+{
+	out->st = st;
+	out->sel = sel;
+	out->f.tier = vfilter_tier;
+	out->f.ctx = out;
+}

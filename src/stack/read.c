@@ -320,6 +320,10 @@ int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 	a2m_rank_query gq;
 	float *vec = NULL;
 	embed_query(st, q, &gq, &vec);
+	/* The store's vector search skips what the selection turns away. */
+	a2m_stack_vfilter vf;
+	a2m_stack_vector_filter(st, sel, &vf);
+	gq.filter = &vf.f;
 	int rc = recall_ranked(st, sel, &gq, min_score, limit, out, n, err);
 	free(vec);
 	return rc;

@@ -225,6 +225,20 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 			     size_t limit, double min_score, int blended, a2m_hit **out,
 			     size_t *n, a2m_error *err);
 
+/*
+** The part of sel a store's vector search can apply during its scan (tier,
+** owner, visibility), for a2m_rank_query.filter (ranked.c). It borrows st
+** and sel, and must not outlive them.
+*/
+typedef struct a2m_stack_vfilter {
+	a2m_vector_filter    f;
+	const a2m_stack     *st;
+	const a2m_selection *sel;
+} a2m_stack_vfilter;
+
+void a2m_stack_vector_filter(const a2m_stack *st, const a2m_selection *sel,
+			     a2m_stack_vfilter *out);
+
 /* Retention of a record: salience × recency × (1 + access_count); in a
 ** working tier recency alone. */
 double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now);

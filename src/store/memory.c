@@ -70,6 +70,7 @@
 #include "store/memory_counts.h"
 #include "store/memory_index.h"
 #include "store/store.h"
+#include "store/vector_index.h"
 
 /* Tables start with this many buckets (a power of two) and double at load 1. */
 #define INITIAL_BUCKETS 64
@@ -128,6 +129,7 @@ typedef struct mstore {
 	table     seqs;
 	a2m_mindex  *index;  /* NULL until index_attach */
 	a2m_indexer *ix;     /* borrowed */
+	a2m_vindex  *vectors; /* the caller's vectors as float rows (vector_index.h) */
 	a2m_mcounts *counts;
 	entry   **order;
 	size_t    nslots;    /* slots in use in order[], tombstones included */
@@ -567,6 +569,7 @@ static int mem_begin(a2m_store *base)
 	s->in_tx = 1;
 	s->tx_next_seq = s->next_seq;
 	s->njournal = 0;
+	a2m_vindex_begin(s->vectors);
 	return 0;
 }
 
@@ -589,6 +592,7 @@ static int mem_commit(a2m_store *base)
 	}
 	s->njournal = 0;
 	s->in_tx = 0;
+	a2m_vindex_commit(s->vectors);
 	maybe_compact(s);
 	index_settle(s);
 	a2m_mcounts_settle(s->counts);
@@ -659,6 +663,7 @@ static void mem_rollback(a2m_store *base)
 	}
 	s->njournal = 0;
 	s->in_tx = 0;
+	a2m_vindex_rollback(s->vectors);
 	s->next_seq = s->tx_next_seq;
 	if (rebuild)
 		order_rebuild(s);
@@ -876,6 +881,7 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 		a2m_mindex_link(s->index, e->doc);
 	if (s->in_tx)
 		journal_push(s, UNDO_INSERT, e, NULL);
+	a2m_vindex_put(s->vectors, &e->rec);
 	return 0;
 }
 
@@ -942,6 +948,8 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 		e->doc = doc;
 		a2m_mindex_link(s->index, doc);
 	}
+	if (a2m_vindex_differs(&old, &e->rec))
+		a2m_vindex_put(s->vectors, &e->rec);
 	if (s->in_tx) {
 		journal_push(s, UNDO_UPDATE, e, &old);
 		s->journal[s->njournal - 1].old_doc = old_doc;
@@ -971,6 +979,7 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	a2m_mcounts_unlink(s->counts, e->rec.tier, e->rec.session, &e->link, s->in_tx);
 	if (e->doc)
 		a2m_mindex_unlink(s->index, e->doc);
+	a2m_vindex_remove(s->vectors, e->rec.seq);
 	if (s->in_tx) {
 		journal_push(s, UNDO_REMOVE, e, NULL);
 	} else {
@@ -1084,6 +1093,7 @@ static void mem_close(a2m_store *base)
 	free(s->keys.buckets);
 	free(s->seqs.buckets);
 	a2m_mindex_free(s->index);
+	a2m_vindex_free(s->vectors);
 	a2m_mcounts_free(s->counts);
 	free(s->order);
 	free(s->journal);
@@ -1193,6 +1203,23 @@ static int mem_index_postings(a2m_store *base, const char *term, size_t len,
 	return a2m_mindex_postings(s->index, term, len, visit, ctx);
 }
 
+/*
+** The vector rows follow every write; should one have been lost (memory ran
+** out), they are rebuilt here from the records, outside a transaction.
+*/
+static int mem_vector_search(a2m_store *base, const a2m_vector_search *q, a2m_candidates *out)
+{
+	mstore *s = (mstore *)base;
+	if (!a2m_vindex_valid(s->vectors) && !s->in_tx) {
+		a2m_vindex_clear(s->vectors);
+		for (size_t i = 0; i < s->ids.nbuckets; i++)
+			for (entry *e = s->ids.buckets[i]; e; e = e->id_next)
+				a2m_vindex_put(s->vectors, &e->rec);
+	}
+	int rc = a2m_vindex_search(s->vectors, q, out);
+	return rc == A2M_INTERNAL_ERROR ? a2m_store_fail(base, "vector search: out of memory") : rc;
+}
+
 static const a2m_store_ops memory_ops = {
 	.engine     = "memory",
 	.begin      = mem_begin,
@@ -1214,6 +1241,7 @@ static const a2m_store_ops memory_ops = {
 	.index_attach   = mem_index_attach,
 	.index_stats    = mem_index_stats,
 	.index_postings = mem_index_postings,
+	.vector_search  = mem_vector_search,
 };
 
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
@@ -1226,6 +1254,8 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 	s->next_seq = 1;
 	if (table_init(&s->ids) != 0 || table_init(&s->keys) != 0 || table_init(&s->seqs) != 0 ||
 	    !(s->counts = a2m_mcounts_new()))
+		goto fail;
+	if (!(s->vectors = a2m_vindex_new()))
 		goto fail;
 	*out = &s->base;
 	return 0;

@@ -37,6 +37,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_index.h"
+#include "store/sqlite_vectors.h"
 #include "store/store.h"
 
 #define BUSY_TIMEOUT_MS 5000
@@ -197,6 +198,7 @@ typedef struct sqlstore {
 	sqlite3_stmt *count_bucket;
 	sqlite3_stmt *count_session;
 	a2m_sqlite_index *index;   /* NULL until index_attach, or when unusable */
+	a2m_sqlite_vectors *vectors; /* vector rows, cached at the first search */
 	int           synchronous_full; /* the configured level */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 } sqlstore;
@@ -545,6 +547,8 @@ static int sql_begin(a2m_store *base)
 	int rc = sqlite3_step(s->begin);
 	rc = rc == SQLITE_DONE ? 0 : db_fail(s, "begin");
 	done(s->begin);
+	if (!rc)
+		a2m_sqlite_vectors_begin(s->vectors);
 	return rc;
 }
 
@@ -599,6 +603,10 @@ static int sql_commit(a2m_store *base)
 		done(s->rollback);
 	}
 	if (rc)
+		a2m_sqlite_vectors_rollback(s->vectors);
+	else
+		a2m_sqlite_vectors_commit(s->vectors);
+	if (rc)
 		a2m_mirror_discard(s->mirror);
 	else
 		mirror_apply(s);
@@ -611,6 +619,7 @@ static void sql_rollback(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
 	a2m_mirror_discard(s->mirror);
+	a2m_sqlite_vectors_rollback(s->vectors);
 	if (s->index)
 		a2m_sqlite_index_discard(s->index);
 	if (!sqlite3_get_autocommit(s->db)) {
@@ -980,6 +989,8 @@ out:
 		a2m_sqlite_index_apply(s->index, rec->seq, &dt, 1);
 	rc = write_close(s, &w, rc);
 	a2m_sqlite_index_release(s->index, &dt);
+	if (rc == 0)
+		a2m_sqlite_vectors_put(s->vectors, rec, rec->seq);
 	if (rc == 0 && s->mirror && in_mirror_tier(s, rec->tier)) {
 		a2m_mirror_note(s->mirror, rec->id, NULL);
 		after_write(s);
@@ -1043,6 +1054,8 @@ out:
 	rc = write_close(s, &w, rc);
 	a2m_sqlite_index_release(s->index, &old_dt);
 	a2m_sqlite_index_release(s->index, &new_dt);
+	if (rc == 0)
+		a2m_sqlite_vectors_put(s->vectors, rec, found ? seq : 0);
 	if (rc == 0 && s->mirror) {
 		int now_in = in_mirror_tier(s, rec->tier);
 		if ((was_in || now_in) && !(was_in && now_in && same)) {
@@ -1081,6 +1094,7 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 		free(old_name);
 		return rc;
 	}
+	int64_t vseq = a2m_sqlite_vectors_seq(s->vectors, id);
 	if (bind_text(s->remove, 1, id) != SQLITE_OK ||
 	    sqlite3_step(s->remove) != SQLITE_DONE)
 		rc = db_fail(s, "remove");
@@ -1093,6 +1107,8 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 	a2m_sqlite_index_release(s->index, &old_dt);
 	if (rc)
 		*removed = 0;
+	if (*removed)
+		a2m_sqlite_vectors_remove(s->vectors, vseq);
 	if (rc == 0 && *removed && was_in) {
 		a2m_mirror_note(s->mirror, id, old_name);
 		after_write(s);
@@ -1178,6 +1194,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->count_bucket);
 	sqlite3_finalize(s->count_session);
 	a2m_sqlite_index_close(s->index);
+	a2m_sqlite_vectors_free(s->vectors);
 	sqlite3_close_v2(s->db);
 	a2m_mirror_free(s->mirror);
 	free(s);
@@ -1394,6 +1411,13 @@ static int sql_index_postings(a2m_store *base, const char *term, size_t len,
 	return a2m_sqlite_index_postings(s->index, base, term, len, visit, ctx);
 }
 
+static int sql_vector_search(a2m_store *base, const a2m_vector_search *q,
+			     a2m_candidates *out)
+{
+	sqlstore *s = (sqlstore *)base;
+	return a2m_sqlite_vectors_search(s->vectors, base, q, out);
+}
+
 static const a2m_store_ops sqlite_ops = {
 	.engine     = "sqlite",
 	.begin      = sql_begin,
@@ -1415,6 +1439,7 @@ static const a2m_store_ops sqlite_ops = {
 	.index_attach   = sql_index_attach,
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,
+	.vector_search  = sql_vector_search,
 };
 
 /* Sets up the mirror, if opt asks for one, and heals the directory. */
@@ -1501,6 +1526,10 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 	     prepare(s, &s->stale, "DELETE FROM a2m_meta WHERE name = 'index'")) ||
 	    open_mirror(s, opt))
 		goto fail;
+	if (!(s->vectors = a2m_sqlite_vectors_new(s->db))) {
+		a2m_store_fail(&s->base, "sqlite store: out of memory");
+		goto fail;
+	}
 	*out = &s->base;
 	return 0;
 

@@ -126,6 +126,56 @@ typedef struct a2m_index_stats {
 */
 typedef int (*a2m_posting_visit)(int64_t seq, uint32_t tf, uint32_t doc_len, void *ctx);
 
+/*
+** ---- Vector search (optional) ---------------------------------------------
+**
+** A store may keep the caller's vectors as contiguous float32 rows per tier
+** (vector_index.h) and answer an exact search over them, so a query vector
+** does not make recall read every record. The store only measures: how a
+** measure becomes a relevance is the scorer's business, which rows are
+** visible is the stack's, told to the store per tier through a filter.
+*/
+
+/* One record a search or a scorer found, by seq, with a figure. */
+typedef struct a2m_candidate {
+	int64_t seq;
+	double  score;
+} a2m_candidate;
+
+typedef struct a2m_candidates {
+	a2m_candidate *v;   /* free with free() */
+	size_t         n;
+} a2m_candidates;
+
+/* What vector_search measures for each row r against the query q. */
+typedef enum a2m_vector_measure {
+	A2M_VECTOR_COSINE = 0,  /* q·r / (|q| |r|), in [-1,1]; 0 when either is zero */
+	A2M_VECTOR_DOT    = 1,  /* q·r */
+	A2M_VECTOR_L2     = 2   /* |q − r| */
+} a2m_vector_measure;
+
+/* A tier's rule in a filter: no row, every row, or the rows of one owner. */
+enum { A2M_VF_SKIP = 0, A2M_VF_ALL = 1, A2M_VF_OWNER = 2 };
+
+/*
+** Which rows a search may leave out because the caller would turn them away
+** anyway. For each tier the store holds rows of (name NULL: records without
+** a tier), tier() answers A2M_VF_SKIP, A2M_VF_ALL, or A2M_VF_OWNER with
+** *owner set (borrowed; NULL = rows without an owner). It may only narrow:
+** the caller still checks every candidate.
+*/
+typedef struct a2m_vector_filter {
+	int  (*tier)(void *ctx, const char *name, const char **owner);
+	void *ctx;
+} a2m_vector_filter;
+
+typedef struct a2m_vector_search {
+	const float        *vector;
+	size_t              dims;
+	a2m_vector_measure  measure;
+	const a2m_vector_filter *filter;   /* NULL: every row */
+} a2m_vector_search;
+
 typedef struct a2m_store_ops {
 	const char *engine;   /* "memory", "sqlite" */
 
@@ -234,6 +284,17 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*index_postings)(a2m_store *s, const char *term, size_t len,
 			       a2m_posting_visit visit, void *ctx);
+
+	/* ---- vector search (see above); NULL in an engine without one ---- */
+
+	/*
+	** Sets *out to every record whose vector has q->dims components and
+	** passes q->filter, each once, in no particular order, with its measure
+	** in score (the raw figure of q->measure). Exact: no row is
+	** approximated away. Returns 0, A2M_STORE_NO_INDEX when it cannot
+	** answer exactly now (the caller then scans), or a negative code.
+	*/
+	int  (*vector_search)(a2m_store *s, const a2m_vector_search *q, a2m_candidates *out);
 } a2m_store_ops;
 
 /* The part every engine's own struct starts with. */

@@ -1,0 +1,650 @@
+/*
+** vector_index.c — contiguous float32 rows per tier, searched exactly (see
+** vector_index.h).
+**
+** The scan is memory-bound: 100 000 rows of 384 floats are 154 MB read per
+** query, so everything else is kept off that path. Rows of one tier are one
+** array, the measure's loop is chosen once per tier, a tier the filter
+** skips is never read, an owner test is one integer compare before the
+** arithmetic, and cosine divides by a norm stored with the row.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "store/vector_index.h"
+
+#define EMPTY_SEQ INT64_MIN
+#define ODD_TIER  UINT32_MAX
+
+typedef struct vtier {
+	char     *name;     /* NULL: records without a tier */
+	float    *vecs;     /* n rows of dims floats */
+	float    *norms;    /* |row| */
+	int64_t  *seqs;
+	uint32_t *owners;   /* interned owner ids; 0 = no owner */
+	size_t    n, cap;
+} vtier;
+
+/* Where a record's row is (open addressing, linear probing by seq). */
+typedef struct vslot {
+	int64_t  seq;       /* EMPTY_SEQ: a free slot */
+	uint32_t tier;      /* ODD_TIER: a vector of another width, no row */
+	uint32_t row;
+} vslot;
+
+/* A write waiting for its transaction's commit. */
+typedef struct staged {
+	int64_t seq;
+	int     put;        /* 0: a removal */
+	char   *tier, *owner;
+	float  *vec;        /* NULL: the record has no vector */
+	size_t  dims;
+} staged;
+
+struct a2m_vindex {
+	size_t    dims;     /* 0 until the first vector */
+	vtier    *tiers;
+	size_t    ntiers, tcap;
+	vslot    *slots;
+	size_t    nslots, used;      /* nslots: 0 or a power of two */
+	char    **owners;            /* id i+1 is owners[i] */
+	size_t    nowners, ocap;
+	uint32_t *otab;              /* owner ids by name hash; 0 = free */
+	size_t    notab;
+	size_t    odd;               /* records whose vector has another width */
+	int       valid, in_tx;
+	staged   *log;
+	size_t    nlog, logcap;
+	float    *scratch;           /* a put's vector converted to float */
+	size_t    scratch_n;
+};
+
+/* ---- the measures ------------------------------------------------------ */
+
+/*
+** A float reduction is vectorised only if the compiler may reorder its sum,
+** which C forbids without -ffast-math (which would also change NaN and
+** rounding rules everywhere). `omp simd reduction` allows exactly this loop
+** to keep several partial sums in one vector register; the Makefile passes
+** -fopenmp-simd, which honours the pragma without OpenMP's runtime.
+*/
+float a2m_vec_dot(const float *a, const float *b, size_t n)
+{
+	float acc = 0;
+#pragma omp simd reduction(+ : acc)
+	for (size_t i = 0; i < n; i++)
+		acc += a[i] * b[i];
+	return acc;
+}
+
+float a2m_vec_l2sq(const float *a, const float *b, size_t n)
+{
+	float acc = 0;
+#pragma omp simd reduction(+ : acc)
+	for (size_t i = 0; i < n; i++) {
+		float d = a[i] - b[i];
+		acc += d * d;
+	}
+	return acc;
+}
+
+double a2m_vec_measure(a2m_vector_measure m, const float *q, double qnorm, const float *r,
+		       double rnorm, size_t n)
+{
+	switch (m) {
+	case A2M_VECTOR_DOT:
+		return a2m_vec_dot(q, r, n);
+	case A2M_VECTOR_L2:
+		return sqrt((double)a2m_vec_l2sq(q, r, n));
+	default:
+		if (qnorm == 0 || rnorm == 0)
+			return 0; /* no direction: neither near nor far */
+		return (double)a2m_vec_dot(q, r, n) / (qnorm * rnorm);
+	}
+}
+
+/* ---- hashing ----------------------------------------------------------- */
+
+static size_t seq_hash(int64_t seq, size_t mask)
+{
+	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 20) & mask;
+}
+
+static vslot *slot_find(a2m_vindex *vx, int64_t seq)
+{
+	if (!vx->nslots)
+		return NULL;
+	size_t mask = vx->nslots - 1;
+	for (size_t i = seq_hash(seq, mask);; i = (i + 1) & mask) {
+		if (vx->slots[i].seq == seq)
+			return &vx->slots[i];
+		if (vx->slots[i].seq == EMPTY_SEQ)
+			return NULL;
+	}
+}
+
+/* Room for one more slot (load at most one half). Returns 0 or -1. */
+static int slots_reserve(a2m_vindex *vx)
+{
+	if ((vx->used + 1) * 2 <= vx->nslots)
+		return 0;
+	size_t n = vx->nslots ? vx->nslots * 2 : 1024;
+	vslot *s = malloc(n * sizeof *s);
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		s[i].seq = EMPTY_SEQ;
+	for (size_t i = 0; i < vx->nslots; i++) {
+		if (vx->slots[i].seq == EMPTY_SEQ)
+			continue;
+		size_t j = seq_hash(vx->slots[i].seq, n - 1);
+		while (s[j].seq != EMPTY_SEQ)
+			j = (j + 1) & (n - 1);
+		s[j] = vx->slots[i];
+	}
+	free(vx->slots);
+	vx->slots = s;
+	vx->nslots = n;
+	return 0;
+}
+
+/* Adds seq (absent; room reserved). */
+static vslot *slot_add(a2m_vindex *vx, int64_t seq, uint32_t tier, uint32_t row)
+{
+	size_t mask = vx->nslots - 1, i = seq_hash(seq, mask);
+	while (vx->slots[i].seq != EMPTY_SEQ)
+		i = (i + 1) & mask;
+	vx->slots[i] = (vslot){.seq = seq, .tier = tier, .row = row};
+	vx->used++;
+	return &vx->slots[i];
+}
+
+/* Deletes a slot, shifting back the ones its probe sequence displaced. */
+static void slot_del(a2m_vindex *vx, vslot *sl)
+{
+	size_t mask = vx->nslots - 1, i = (size_t)(sl - vx->slots), j = i;
+	vx->used--;
+	for (;;) {
+		vx->slots[i].seq = EMPTY_SEQ;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (vx->slots[j].seq == EMPTY_SEQ)
+				return;
+			size_t home = seq_hash(vx->slots[j].seq, mask);
+			/* j may move to i only if its home is not in (i, j]. */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		vx->slots[i] = vx->slots[j];
+		i = j;
+	}
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The id of owner (NULL: 0), or 0 with *found 0 when it was never interned. */
+static uint32_t owner_lookup(const a2m_vindex *vx, const char *owner, int *found)
+{
+	*found = 1;
+	if (!owner)
+		return 0;
+	if (vx->notab) {
+		size_t mask = vx->notab - 1;
+		for (size_t i = str_hash(owner) & mask; vx->otab[i]; i = (i + 1) & mask)
+			if (strcmp(vx->owners[vx->otab[i] - 1], owner) == 0)
+				return vx->otab[i];
+	}
+	*found = 0;
+	return 0;
+}
+
+/* The id of owner, interning it. Returns 0 for NULL, UINT32_MAX when memory runs out. */
+static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
+{
+	int found;
+	uint32_t id = owner_lookup(vx, owner, &found);
+	if (found)
+		return id;
+	if ((vx->nowners + 1) * 2 > vx->notab) {
+		size_t n = vx->notab ? vx->notab * 2 : 64;
+		uint32_t *t = calloc(n, sizeof *t);
+		if (!t)
+			return UINT32_MAX;
+		for (size_t k = 0; k < vx->nowners; k++) {
+			size_t i = str_hash(vx->owners[k]) & (n - 1);
+			while (t[i])
+				i = (i + 1) & (n - 1);
+			t[i] = (uint32_t)(k + 1);
+		}
+		free(vx->otab);
+		vx->otab = t;
+		vx->notab = n;
+	}
+	if (vx->nowners == vx->ocap) {
+		size_t n = vx->ocap ? vx->ocap * 2 : 16;
+		char **o = realloc(vx->owners, n * sizeof *o);
+		if (!o)
+			return UINT32_MAX;
+		vx->owners = o;
+		vx->ocap = n;
+	}
+	char *copy = strdup(owner);
+	if (!copy)
+		return UINT32_MAX;
+	vx->owners[vx->nowners++] = copy;
+	size_t i = str_hash(owner) & (vx->notab - 1);
+	while (vx->otab[i])
+		i = (i + 1) & (vx->notab - 1);
+	vx->otab[i] = (uint32_t)vx->nowners;
+	return (uint32_t)vx->nowners;
+}
+
+/* ---- tiers and rows ---------------------------------------------------- */
+
+static int same_name(const char *a, const char *b)
+{
+	return (!a || !b) ? a == b : strcmp(a, b) == 0;
+}
+
+/* The index of tier name, adding it. Returns ODD_TIER when memory runs out. */
+static uint32_t tier_of(a2m_vindex *vx, const char *name)
+{
+	for (size_t i = 0; i < vx->ntiers; i++)
+		if (same_name(vx->tiers[i].name, name))
+			return (uint32_t)i;
+	if (vx->ntiers == vx->tcap) {
+		size_t n = vx->tcap ? vx->tcap * 2 : 8;
+		vtier *t = realloc(vx->tiers, n * sizeof *t);
+		if (!t)
+			return ODD_TIER;
+		vx->tiers = t;
+		vx->tcap = n;
+	}
+	vtier *t = &vx->tiers[vx->ntiers];
+	memset(t, 0, sizeof *t);
+	if (name && !(t->name = strdup(name)))
+		return ODD_TIER;
+	return (uint32_t)vx->ntiers++;
+}
+
+/* Room for one more row in t. Returns 0 or -1. */
+static int rows_reserve(vtier *t, size_t dims)
+{
+	if (t->n < t->cap)
+		return 0;
+	size_t n = t->cap ? t->cap * 2 : 64;
+	float *v = realloc(t->vecs, n * dims * sizeof *v);
+	if (!v)
+		return -1;
+	t->vecs = v;
+	float *nm = realloc(t->norms, n * sizeof *nm);
+	if (!nm)
+		return -1;
+	t->norms = nm;
+	int64_t *s = realloc(t->seqs, n * sizeof *s);
+	if (!s)
+		return -1;
+	t->seqs = s;
+	uint32_t *o = realloc(t->owners, n * sizeof *o);
+	if (!o)
+		return -1;
+	t->owners = o;
+	t->cap = n;
+	return 0;
+}
+
+static void row_write(a2m_vindex *vx, vtier *t, size_t row, int64_t seq, uint32_t owner,
+		      const float *vec)
+{
+	float *dst = t->vecs + row * vx->dims;
+	memcpy(dst, vec, vx->dims * sizeof *dst);
+	t->norms[row] = (float)sqrt((double)a2m_vec_dot(dst, dst, vx->dims));
+	t->seqs[row] = seq;
+	t->owners[row] = owner;
+}
+
+/* Removes the row sl names; the last row of its tier takes its place. */
+static void row_drop(a2m_vindex *vx, vslot *sl)
+{
+	vtier *t = &vx->tiers[sl->tier];
+	size_t row = sl->row, last = t->n - 1;
+	if (row != last) {
+		memcpy(t->vecs + row * vx->dims, t->vecs + last * vx->dims,
+		       vx->dims * sizeof *t->vecs);
+		t->norms[row] = t->norms[last];
+		t->seqs[row] = t->seqs[last];
+		t->owners[row] = t->owners[last];
+		vslot *moved = slot_find(vx, t->seqs[row]);
+		if (moved)
+			moved->row = (uint32_t)row;
+	}
+	t->n--;
+}
+
+static void apply_remove(a2m_vindex *vx, int64_t seq)
+{
+	vslot *sl = slot_find(vx, seq);
+	if (!sl)
+		return;
+	if (sl->tier == ODD_TIER)
+		vx->odd--;
+	else
+		row_drop(vx, sl);
+	slot_del(vx, sl);
+}
+
+/* The write of one record, now: vec NULL means it has no vector. */
+static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char *owner,
+		      const float *vec, size_t dims)
+{
+	if (!vec || !dims) {
+		apply_remove(vx, seq);
+		return;
+	}
+	if (!vx->dims && !vx->used)
+		vx->dims = dims;
+	vslot *sl = slot_find(vx, seq);
+	if (!sl && slots_reserve(vx) != 0)
+		goto oom;
+	if (dims != vx->dims) {
+		if (sl && sl->tier == ODD_TIER)
+			return;
+		if (sl) {
+			row_drop(vx, sl);
+			sl->tier = ODD_TIER;
+		} else {
+			slot_add(vx, seq, ODD_TIER, 0);
+		}
+		vx->odd++;
+		return;
+	}
+	uint32_t ti = tier_of(vx, tier), oid = owner_intern(vx, owner);
+	if (ti == ODD_TIER || oid == UINT32_MAX)
+		goto oom;
+	vtier *t = &vx->tiers[ti];
+	if (sl && sl->tier == ti) {
+		row_write(vx, t, sl->row, seq, oid, vec);
+		return;
+	}
+	if (rows_reserve(t, vx->dims) != 0)
+		goto oom;
+	if (sl && sl->tier == ODD_TIER)
+		vx->odd--;
+	else if (sl)
+		row_drop(vx, sl);
+	if (sl) {
+		sl->tier = ti;
+		sl->row = (uint32_t)t->n;
+	} else {
+		slot_add(vx, seq, ti, (uint32_t)t->n);
+	}
+	row_write(vx, t, t->n++, seq, oid, vec);
+	return;
+oom:
+	vx->valid = 0;
+}
+
+/* ---- the interface ----------------------------------------------------- */
+
+a2m_vindex *a2m_vindex_new(void)
+{
+	a2m_vindex *vx = calloc(1, sizeof *vx);
+	if (vx)
+		vx->valid = 1;
+	return vx;
+}
+
+static void log_drop(a2m_vindex *vx)
+{
+	for (size_t i = 0; i < vx->nlog; i++) {
+		free(vx->log[i].tier);
+		free(vx->log[i].owner);
+		free(vx->log[i].vec);
+	}
+	vx->nlog = 0;
+}
+
+void a2m_vindex_clear(a2m_vindex *vx)
+{
+	log_drop(vx);
+	for (size_t i = 0; i < vx->ntiers; i++) {
+		vtier *t = &vx->tiers[i];
+		free(t->name);
+		free(t->vecs);
+		free(t->norms);
+		free(t->seqs);
+		free(t->owners);
+	}
+	for (size_t i = 0; i < vx->nowners; i++)
+		free(vx->owners[i]);
+	free(vx->tiers);
+	free(vx->slots);
+	free(vx->owners);
+	free(vx->otab);
+	free(vx->log);
+	free(vx->scratch);
+	int in_tx = vx->in_tx;
+	memset(vx, 0, sizeof *vx);
+	vx->in_tx = in_tx;
+	vx->valid = 1;
+}
+
+void a2m_vindex_free(a2m_vindex *vx)
+{
+	if (!vx)
+		return;
+	a2m_vindex_clear(vx);
+	free(vx);
+}
+
+int a2m_vindex_valid(const a2m_vindex *vx)
+{
+	return vx->valid;
+}
+
+void a2m_vindex_invalidate(a2m_vindex *vx)
+{
+	vx->valid = 0;
+	log_drop(vx);
+}
+
+/* rec's vector as floats: into scratch (put now) or a copy (staged). */
+static float *to_float(a2m_vindex *vx, const a2m_record *rec, int copy)
+{
+	float *f;
+	if (copy) {
+		f = malloc(rec->dims * sizeof *f);
+	} else {
+		if (vx->scratch_n < rec->dims) {
+			free(vx->scratch);
+			vx->scratch_n = 0;
+			if (!(vx->scratch = malloc(rec->dims * sizeof *vx->scratch)))
+				return NULL;
+			vx->scratch_n = rec->dims;
+		}
+		f = vx->scratch;
+	}
+	for (size_t i = 0; f && i < rec->dims; i++)
+		f[i] = (float)rec->embedding[i];
+	return f;
+}
+
+/* Stages a write. Returns 0, or -1 when memory runs out (nothing staged). */
+static int stage(a2m_vindex *vx, const staged *w)
+{
+	if (vx->nlog == vx->logcap) {
+		size_t n = vx->logcap ? vx->logcap * 2 : 64;
+		staged *l = realloc(vx->log, n * sizeof *l);
+		if (!l)
+			return -1;
+		vx->log = l;
+		vx->logcap = n;
+	}
+	vx->log[vx->nlog++] = *w;
+	return 0;
+}
+
+void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec)
+{
+	if (!vx || !vx->valid)
+		return;
+	int has = rec->embedding && rec->dims;
+	if (!vx->in_tx) {
+		float *f = has ? to_float(vx, rec, 0) : NULL;
+		if (has && !f)
+			vx->valid = 0;
+		else
+			apply_put(vx, rec->seq, rec->tier, rec->owner, f, has ? rec->dims : 0);
+		return;
+	}
+	staged w = {.seq = rec->seq, .put = 1, .dims = has ? rec->dims : 0};
+	if ((has && !(w.vec = to_float(vx, rec, 1))) ||
+	    (rec->tier && !(w.tier = strdup(rec->tier))) ||
+	    (rec->owner && !(w.owner = strdup(rec->owner))) || stage(vx, &w) != 0) {
+		free(w.vec);
+		free(w.tier);
+		free(w.owner);
+		a2m_vindex_invalidate(vx);
+	}
+}
+
+int a2m_vindex_differs(const a2m_record *a, const a2m_record *b)
+{
+	size_t da = a->embedding ? a->dims : 0, db = b->embedding ? b->dims : 0;
+	return da != db || !same_name(a->tier, b->tier) || !same_name(a->owner, b->owner) ||
+	       (da && memcmp(a->embedding, b->embedding, da * sizeof *a->embedding) != 0);
+}
+
+void a2m_vindex_remove(a2m_vindex *vx, int64_t seq)
+{
+	if (!vx || !vx->valid)
+		return;
+	if (!vx->in_tx) {
+		apply_remove(vx, seq);
+		return;
+	}
+	staged w = {.seq = seq};
+	if (stage(vx, &w) != 0)
+		a2m_vindex_invalidate(vx);
+}
+
+void a2m_vindex_begin(a2m_vindex *vx)
+{
+	if (!vx)
+		return;
+	log_drop(vx);
+	vx->in_tx = 1;
+}
+
+void a2m_vindex_commit(a2m_vindex *vx)
+{
+	if (!vx)
+		return;
+	for (size_t i = 0; i < vx->nlog && vx->valid; i++) {
+		staged *w = &vx->log[i];
+		if (w->put)
+			apply_put(vx, w->seq, w->tier, w->owner, w->vec, w->dims);
+		else
+			apply_remove(vx, w->seq);
+	}
+	log_drop(vx);
+	vx->in_tx = 0;
+}
+
+void a2m_vindex_rollback(a2m_vindex *vx)
+{
+	if (!vx)
+		return;
+	log_drop(vx);
+	vx->in_tx = 0;
+}
+
+size_t a2m_vindex_rows(const a2m_vindex *vx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < vx->ntiers; i++)
+		n += vx->tiers[i].n;
+	return n;
+}
+
+size_t a2m_vindex_bytes(const a2m_vindex *vx)
+{
+	size_t b = vx->nslots * sizeof(vslot);
+	for (size_t i = 0; i < vx->ntiers; i++)
+		b += vx->tiers[i].cap * (vx->dims * sizeof(float) + sizeof(float) +
+					 sizeof(int64_t) + sizeof(uint32_t));
+	return b;
+}
+
+/* ---- the search -------------------------------------------------------- */
+
+/*
+** One tier's rows against q. owner_only: only rows of owner id oid. Each
+** measure has its own loop so that the inner call is the bare kernel.
+*/
+static size_t scan_tier(const a2m_vindex *vx, const vtier *t, const a2m_vector_search *q,
+			double qnorm, int owner_only, uint32_t oid, a2m_candidate *out)
+{
+	size_t k = 0, d = vx->dims;
+	const float *row = t->vecs;
+	switch (q->measure) {
+	case A2M_VECTOR_DOT:
+		for (size_t i = 0; i < t->n; i++, row += d)
+			if (!owner_only || t->owners[i] == oid)
+				out[k++] = (a2m_candidate){t->seqs[i], a2m_vec_dot(q->vector, row, d)};
+		break;
+	case A2M_VECTOR_L2:
+		for (size_t i = 0; i < t->n; i++, row += d)
+			if (!owner_only || t->owners[i] == oid)
+				out[k++] = (a2m_candidate){
+					t->seqs[i], sqrt((double)a2m_vec_l2sq(q->vector, row, d))};
+		break;
+	default:
+		for (size_t i = 0; i < t->n; i++, row += d) {
+			if (owner_only && t->owners[i] != oid)
+				continue;
+			double nr = t->norms[i], dot = a2m_vec_dot(q->vector, row, d);
+			out[k++] = (a2m_candidate){t->seqs[i],
+						   qnorm == 0 || nr == 0 ? 0 : dot / (qnorm * nr)};
+		}
+		break;
+	}
+	return k;
+}
+
+int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!vx->valid || vx->nlog)
+		return A2M_STORE_NO_INDEX;
+	if (q->dims != vx->dims)
+		/* No row has the query's width; an odd record might. */
+		return vx->odd ? A2M_STORE_NO_INDEX : 0;
+	size_t total = a2m_vindex_rows(vx);
+	if (!total)
+		return 0;
+	if (!(out->v = malloc(total * sizeof *out->v)))
+		return A2M_INTERNAL_ERROR;
+	double qnorm = sqrt((double)a2m_vec_dot(q->vector, q->vector, q->dims));
+	for (size_t i = 0; i < vx->ntiers; i++) {
+		const vtier *t = &vx->tiers[i];
+		const char *owner = NULL;
+		int rule = q->filter ? q->filter->tier(q->filter->ctx, t->name, &owner) : A2M_VF_ALL;
+		uint32_t oid = 0;
+		int known = 1;
+		if (rule == A2M_VF_OWNER)
+			oid = owner_lookup(vx, owner, &known);
+		if (rule == A2M_VF_SKIP || !known || !t->n)
+			continue;
+		out->n += scan_tier(vx, t, q, qnorm, rule == A2M_VF_OWNER, oid, out->v + out->n);
+	}
+	return 0;
+}

@@ -1,0 +1,95 @@
+/*
+** vector_index.h — the caller's vectors as contiguous float32 rows, per
+** tier, for exact search (store.h, vector_search). Both engines keep one:
+** memory.c from the start, sqlite.c as a cache built from the file at the
+** first search. It is derived data: whenever it cannot follow a write
+** (memory ran out), it marks itself invalid and the engine rebuilds it.
+**
+** Rows are kept per tier, each row with its record's seq, an owner id
+** (owners are interned; 0 = no owner) and its Euclidean norm, so that cosine
+** is one dot product per row and a filter can skip a whole tier or test an
+** integer per row. A seq → (tier, row) table serves removes and moves.
+** Only vectors of the index's width (fixed by the first vector put) get a
+** row; a record whose vector has another width is counted as odd, so a
+** query of that width can be sent back to a scan.
+**
+** Transactions: between begin() and commit(), puts and removes are staged
+** in a log and change nothing a search sees; commit() applies them in
+** order, rollback() drops them. A search while the log is not empty answers
+** A2M_STORE_NO_INDEX (the caller scans the store, which sees its own
+** writes). Nothing here fails its caller: a write that cannot be followed
+** invalidates the index instead.
+*/
+#ifndef A2M_VECTOR_INDEX_H
+#define A2M_VECTOR_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+typedef struct a2m_vindex a2m_vindex;
+
+/* An empty, valid index. Returns NULL when memory runs out. */
+a2m_vindex *a2m_vindex_new(void);
+
+/* Frees vx. NULL is a no-op. */
+void a2m_vindex_free(a2m_vindex *vx);
+
+/* Empties vx (staged writes included) and makes it valid again, for a rebuild. */
+void a2m_vindex_clear(a2m_vindex *vx);
+
+/* Nonzero while vx follows every write; 0 once one could not be followed. */
+int a2m_vindex_valid(const a2m_vindex *vx);
+
+/* Marks vx invalid: the engine must clear and rebuild it before searching. */
+void a2m_vindex_invalidate(a2m_vindex *vx);
+
+/*
+** rec (borrowed; its seq set) was inserted or updated: its row now holds
+** rec's vector, tier and owner (in place, or moved to another tier), or is
+** removed when rec has no vector.
+*/
+void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec);
+
+/*
+** Nonzero when the row of a record updated from a to b may change: its
+** vector, tier or owner differ. A touch (access counts) differs in none.
+*/
+int a2m_vindex_differs(const a2m_record *a, const a2m_record *b);
+
+/* The record seq was removed. Unknown seqs are ignored. */
+void a2m_vindex_remove(a2m_vindex *vx, int64_t seq);
+
+/* A store transaction: writes are staged until commit, dropped at rollback. */
+void a2m_vindex_begin(a2m_vindex *vx);
+void a2m_vindex_commit(a2m_vindex *vx);
+void a2m_vindex_rollback(a2m_vindex *vx);
+
+/*
+** Rows held (every tier) and the bytes they take, for describe and the
+** benchmarks.
+*/
+size_t a2m_vindex_rows(const a2m_vindex *vx);
+size_t a2m_vindex_bytes(const a2m_vindex *vx);
+
+/*
+** The search of store.h (vector_search): every row that passes q->filter,
+** with its raw measure, into *out (its v freed with free()). Returns 0,
+** A2M_STORE_NO_INDEX (invalid, staged writes pending, or odd-width vectors
+** the query might match) or A2M_INTERNAL_ERROR when memory runs out.
+*/
+int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates *out);
+
+/*
+** The measures themselves, shared with the scan path (rank/vector.c) so
+** both give the same figure for the same pair. n floats each.
+*/
+float a2m_vec_dot(const float *a, const float *b, size_t n);
+float a2m_vec_l2sq(const float *a, const float *b, size_t n);
+
+/* The raw measure of store.h's a2m_vector_measure for a pair (norms given). */
+double a2m_vec_measure(a2m_vector_measure m, const float *q, double qnorm, const float *r,
+		       double rnorm, size_t n);
+
+#endif

@@ -1,0 +1,521 @@
+/*
+** test_vectors.c — the stores' vector search (store.h vector_search,
+** store/vector_index.c) against a brute-force reference computed in double
+** from the records themselves, on random data, for each metric and both
+** engines: owner and tier filtering, updates that move a row between tiers
+** or change its owner or vector, removals, rollback, a SQLite store reopened
+** and one written by another connection; then the vector scorer's two paths
+** and the hybrid's fused candidates against its relevance().
+*/
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "a2m.h"
+#include "check.h"
+#include "rank/scorer.h"
+#include "store/store.h"
+#include "store/vector_index.h"
+
+#define DIMS 24
+
+static uint64_t rng_state = 88172645463325252ULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static double unif(void)
+{
+	return (double)(rng() >> 11) / 9007199254740992.0;
+}
+
+static const char *const tiers[] = {"working", "semantic", NULL};
+static const char *const owners[] = {NULL, "ann", "bob"};
+
+/* ---- stores ------------------------------------------------------------ */
+
+static char db_path[64];
+
+static void remove_db(void)
+{
+	static const char *const sfx[] = {"", "-wal", "-shm"};
+	char p[96];
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s%s", db_path, sfx[i]);
+		unlink(p);
+	}
+}
+
+static a2m_store *open_engine(int sqlite)
+{
+	a2m_store *s = NULL;
+	char err[256];
+	int rc = sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
+			: a2m_store_memory_open(&s, err, sizeof err);
+	if (rc)
+		fprintf(stderr, "  open: %s\n", err);
+	return s;
+}
+
+/* A random record n: vector of dims components with a random length. */
+static a2m_record *make_record(int n, size_t dims)
+{
+	a2m_record *r = a2m_record_new();
+	char id[32], content[64];
+	snprintf(id, sizeof id, "r%d", n);
+	snprintf(content, sizeof content, "record %d about %s", n, n % 2 ? "apples" : "pears");
+	r->id = strdup(id);
+	r->content = strdup(content);
+	r->created_at = 1700000000000 + n;
+	const char *t = tiers[rng() % 3], *o = owners[rng() % 3];
+	r->tier = t ? strdup(t) : NULL;
+	r->owner = o ? strdup(o) : NULL;
+	if (rng() % 10) { /* one in ten has no vector */
+		r->embedding = malloc(dims * sizeof *r->embedding);
+		r->dims = dims;
+		double len = 0.2 + 2 * unif();
+		for (size_t i = 0; i < dims; i++)
+			r->embedding[i] = len * (unif() * 2 - 1);
+	}
+	return r;
+}
+
+static int insert_random(a2m_store *s, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		a2m_record *r = make_record(i, DIMS);
+		int rc = s->ops->insert(s, r);
+		a2m_record_free(r);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- the reference ----------------------------------------------------- */
+
+typedef struct filt {
+	const char *tier;      /* only this tier, when set */
+	int         by_owner;
+	const char *owner;
+} filt;
+
+static int same(const char *a, const char *b)
+{
+	return (!a || !b) ? a == b : strcmp(a, b) == 0;
+}
+
+static int filt_tier(void *ctx, const char *name, const char **owner)
+{
+	const filt *f = ctx;
+	if (f->tier && !same(f->tier, name))
+		return A2M_VF_SKIP;
+	if (!f->by_owner)
+		return A2M_VF_ALL;
+	*owner = f->owner;
+	return A2M_VF_OWNER;
+}
+
+static double measure(a2m_vector_measure m, const float *q, const double *r, size_t n)
+{
+	double dot = 0, nq = 0, nr = 0, d2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		dot += q[i] * r[i];
+		nq += (double)q[i] * q[i];
+		nr += r[i] * r[i];
+		d2 += (q[i] - r[i]) * (q[i] - r[i]);
+	}
+	if (m == A2M_VECTOR_DOT)
+		return dot;
+	if (m == A2M_VECTOR_L2)
+		return sqrt(d2);
+	return nq == 0 || nr == 0 ? 0 : dot / sqrt(nq * nr);
+}
+
+typedef struct ref {
+	const float        *q;
+	a2m_vector_measure  m;
+	const filt         *f;
+	a2m_candidates      want;
+	size_t              cap;
+} ref;
+
+static int ref_visit(const a2m_record *rec, void *ctx)
+{
+	ref *r = ctx;
+	if (!rec->embedding || rec->dims != DIMS)
+		return 0;
+	if (r->f && r->f->tier && !same(r->f->tier, rec->tier))
+		return 0;
+	if (r->f && r->f->by_owner && !same(r->f->owner, rec->owner))
+		return 0;
+	if (r->want.n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->want.v = realloc(r->want.v, r->cap * sizeof *r->want.v);
+	}
+	r->want.v[r->want.n++] = (a2m_candidate){rec->seq, measure(r->m, r->q, rec->embedding, DIMS)};
+	return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const a2m_candidate *x = a, *y = b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+** Searches s with a random query under m and f and compares with the
+** reference over a full scan: the same seqs, measures within float error.
+** Returns the number of rows compared, or -1 after reporting a difference.
+*/
+static long compare(a2m_store *s, a2m_vector_measure m, const filt *f)
+{
+	float q[DIMS];
+	for (size_t i = 0; i < DIMS; i++)
+		q[i] = (float)(unif() * 2 - 1);
+	a2m_vector_filter vf = {filt_tier, (void *)f};
+	a2m_vector_search vs = {.vector = q, .dims = DIMS, .measure = m, .filter = f ? &vf : NULL};
+	a2m_candidates got;
+	ref r = {.q = q, .m = m, .f = f};
+	int rc = s->ops->vector_search(s, &vs, &got);
+	a2m_query all = {0};
+	if (rc != 0 || s->ops->scan(s, &all, ref_visit, &r) != 0) {
+		fprintf(stderr, "  search %d (%s)\n", rc, s->errmsg);
+		return -1;
+	}
+	if (got.n)
+		qsort(got.v, got.n, sizeof *got.v, by_seq);
+	if (r.want.n)
+		qsort(r.want.v, r.want.n, sizeof *r.want.v, by_seq);
+	long ok = (long)got.n;
+	if (got.n != r.want.n) {
+		fprintf(stderr, "  %zu rows, want %zu\n", got.n, r.want.n);
+		ok = -1;
+	}
+	for (size_t i = 0; ok >= 0 && i < got.n; i++) {
+		double g = got.v[i].score, w = r.want.v[i].score;
+		if (got.v[i].seq != r.want.v[i].seq || fabs(g - w) > 1e-4 * (1 + fabs(w))) {
+			fprintf(stderr, "  row %zu: seq %lld measure %.9g, want seq %lld %.9g\n", i,
+				(long long)got.v[i].seq, g, (long long)r.want.v[i].seq, w);
+			ok = -1;
+		}
+	}
+	free(got.v);
+	free(r.want.v);
+	return ok;
+}
+
+/* Every measure, unfiltered and under several filters. */
+static int compare_all(a2m_store *s)
+{
+	static const filt filters[] = {
+		{"semantic", 0, NULL}, {NULL, 1, "ann"}, {NULL, 1, NULL},
+		{"working", 1, "bob"}, {NULL, 1, "nobody"},
+	};
+	for (int m = 0; m < 3; m++) {
+		if (compare(s, (a2m_vector_measure)m, NULL) < 0)
+			return -1;
+		for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++)
+			if (compare(s, (a2m_vector_measure)m, &filters[i]) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* Updates some records (tier, owner, vector, no vector), removes others. */
+static int churn(a2m_store *s, int n)
+{
+	for (int i = 0; i < n; i += 3) {
+		char id[32];
+		snprintf(id, sizeof id, "r%d", i);
+		a2m_record *r = NULL;
+		if (s->ops->get(s, id, &r) || !r)
+			continue;
+		a2m_record *fresh = make_record(i, DIMS);
+		int rc = 0, removed;
+		switch (i % 4) {
+		case 0: /* a tier move */
+			free(r->tier);
+			r->tier = fresh->tier, fresh->tier = NULL;
+			rc = s->ops->update(s, r);
+			break;
+		case 1: /* a new owner and vector */
+			free(r->owner);
+			free(r->embedding);
+			r->owner = fresh->owner, fresh->owner = NULL;
+			r->embedding = fresh->embedding, fresh->embedding = NULL;
+			r->dims = r->embedding ? DIMS : 0;
+			rc = s->ops->update(s, r);
+			break;
+		case 2: /* a touch: nothing the rows hold */
+			r->access_count++;
+			rc = s->ops->update(s, r);
+			break;
+		default:
+			rc = s->ops->remove(s, id, &removed);
+			break;
+		}
+		a2m_record_free(r);
+		a2m_record_free(fresh);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- the tests --------------------------------------------------------- */
+
+/* A fresh store of engine sqlite holding n random records, checked once. */
+static a2m_store *open_filled(int sqlite, int n)
+{
+	remove_db();
+	a2m_store *s = open_engine(sqlite);
+	CHECK(s != NULL);
+	if (s && (insert_random(s, 0, n) != 0 || compare_all(s) != 0)) {
+		CHECK(!"filled and searched");
+		s->ops->close(s);
+		s = NULL;
+	}
+	return s;
+}
+
+static void store_matches_reference(int sqlite)
+{
+	a2m_store *s = open_filled(sqlite, 400);
+	if (!s)
+		return;
+	/* Writes after the first search (SQLite: after the cache was built). */
+	CHECK_INT(insert_random(s, 400, 500), 0);
+	CHECK_INT(churn(s, 500), 0);
+	CHECK_INT(compare_all(s), 0);
+	s->ops->close(s);
+	remove_db();
+}
+
+static void test_matches_reference(void)
+{
+	store_matches_reference(0);
+	store_matches_reference(1);
+}
+
+/* Inside a transaction the rows wait; rollback drops, commit shows them. */
+static void transactions(int sqlite)
+{
+	a2m_store *s = open_filled(sqlite, 200);
+	if (!s)
+		return;
+	float q[DIMS] = {1};
+	a2m_vector_search vs = {.vector = q, .dims = DIMS, .measure = A2M_VECTOR_COSINE};
+	a2m_candidates got;
+
+	CHECK_INT(s->ops->begin(s), 0);
+	CHECK_INT(insert_random(s, 200, 260), 0);
+	CHECK_INT(churn(s, 200), 0);
+	/* The rows do not hold the open transaction's writes: the caller scans. */
+	CHECK_INT(s->ops->vector_search(s, &vs, &got), A2M_STORE_NO_INDEX);
+	s->ops->rollback(s);
+	CHECK_INT(compare_all(s), 0);
+	int64_t n = 0;
+	a2m_query all = {0};
+	CHECK_INT(s->ops->count(s, &all, &n), 0);
+	CHECK_INT(n, 200);
+
+	CHECK_INT(s->ops->begin(s), 0);
+	CHECK_INT(insert_random(s, 200, 260), 0);
+	CHECK_INT(churn(s, 260), 0);
+	CHECK_INT(s->ops->commit(s), 0);
+	CHECK_INT(compare_all(s), 0);
+	s->ops->close(s);
+	remove_db();
+}
+
+static void test_transactions(void)
+{
+	transactions(0);
+	transactions(1);
+}
+
+/* The file is the truth: reopened, or written by another connection. */
+static void test_sqlite_reopened_and_shared(void)
+{
+	a2m_store *s = open_filled(1, 300);
+	if (!s)
+		return;
+	s->ops->close(s);
+	s = open_engine(1);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK_INT(compare_all(s), 0);
+	/* Another connection writes: the first sees it at its next search. */
+	a2m_store *other = open_engine(1);
+	CHECK(other != NULL);
+	if (other) {
+		CHECK_INT(insert_random(other, 300, 340), 0);
+		CHECK_INT(churn(other, 340), 0);
+		other->ops->close(other);
+	}
+	CHECK_INT(compare_all(s), 0);
+	s->ops->close(s);
+	remove_db();
+}
+
+/* A vector of another width than the rows' is sent to a scan, never lost. */
+static void test_other_width_sends_to_scan(void)
+{
+	for (int sqlite = 0; sqlite < 2; sqlite++) {
+		a2m_store *s = open_filled(sqlite, 50);
+		if (!s)
+			return;
+		float q[DIMS + 1] = {1};
+		a2m_vector_search vs = {.vector = q, .dims = DIMS + 1, .measure = A2M_VECTOR_DOT};
+		a2m_candidates got;
+		/* No record has that width: judged, nothing. */
+		CHECK_INT(s->ops->vector_search(s, &vs, &got), 0);
+		CHECK_INT(got.n, 0);
+		free(got.v);
+		a2m_record *odd = make_record(1000, DIMS + 1);
+		if (!odd->embedding) {
+			odd->embedding = calloc(DIMS + 1, sizeof *odd->embedding);
+			odd->dims = DIMS + 1;
+		}
+		CHECK_INT(s->ops->insert(s, odd), 0);
+		a2m_record_free(odd);
+		CHECK_INT(s->ops->vector_search(s, &vs, &got), A2M_STORE_NO_INDEX);
+		/* The rows' own width still answers, without the odd one. */
+		CHECK_INT(compare_all(s), 0);
+		int removed = 0;
+		CHECK_INT(s->ops->remove(s, "r1000", &removed), 0);
+		CHECK_INT(s->ops->vector_search(s, &vs, &got), 0);
+		CHECK_INT(got.n, 0);
+		free(got.v);
+		s->ops->close(s);
+	}
+	remove_db();
+}
+
+/* ---- the scorers ------------------------------------------------------- */
+
+typedef struct all_recs {
+	a2m_record **v;
+	size_t       n;
+} all_recs;
+
+static int collect(const a2m_record *rec, void *ctx)
+{
+	all_recs *a = ctx;
+	a->v = realloc(a->v, (a->n + 1) * sizeof *a->v);
+	a->v[a->n++] = a2m_record_dup(rec);
+	return 0;
+}
+
+/*
+** candidates() and relevance() of sc over every record of s: the records
+** judged above 0 are exactly the candidates, with the same relevance.
+*/
+static int paths_agree(a2m_scorer *sc, a2m_store *s, const a2m_rank_query *q)
+{
+	all_recs a = {0};
+	a2m_query all = {0};
+	a2m_candidates c;
+	int bad = 0;
+	if (s->ops->scan(s, &all, collect, &a) || sc->candidates(sc, s, q, &c) != 0)
+		return -1;
+	double *rel = calloc(a.n + 1, sizeof *rel);
+	if (sc->relevance(sc, s, q, (const a2m_record *const *)a.v, a.n, rel) != 0)
+		bad = 1;
+	size_t judged = 0;
+	for (size_t i = 0; i < a.n && !bad; i++) {
+		if (rel[i] <= 0)
+			continue;
+		judged++;
+		size_t k = 0;
+		while (k < c.n && c.v[k].seq != a.v[i]->seq)
+			k++;
+		if (k == c.n || fabs(c.v[k].score - rel[i]) > 1e-9) {
+			fprintf(stderr, "  %s: relevance %.12g, candidate %.12g\n", a.v[i]->id, rel[i],
+				k == c.n ? -1.0 : c.v[k].score);
+			bad = 1;
+		}
+	}
+	if (!bad && judged != c.n) {
+		fprintf(stderr, "  %zu candidates, %zu judged\n", c.n, judged);
+		bad = 1;
+	}
+	free(rel);
+	free(c.v);
+	a2m_record_array_free(a.v, a.n);
+	return bad ? -1 : 0;
+}
+
+static void test_scorer_paths_agree(void)
+{
+	for (int sqlite = 0; sqlite < 2; sqlite++) {
+		remove_db();
+		a2m_store *s = open_engine(sqlite);
+		CHECK(s != NULL);
+		if (!s)
+			return;
+		a2m_scorer *text = a2m_scorer_bm25_new(NULL);
+		CHECK(text && s->ops->index_attach(s, text->indexer) == 0);
+		CHECK_INT(insert_random(s, 0, 300), 0);
+		double qv[DIMS];
+		for (size_t i = 0; i < DIMS; i++)
+			qv[i] = unif() * 2 - 1;
+		for (int m = 0; m < 3; m++) {
+			a2m_scorer *v = a2m_scorer_vector_new((a2m_metric)m);
+			a2m_rank_query q = {.vector = qv, .dims = DIMS};
+			CHECK_INT(paths_agree(v, s, &q), 0);
+			/* Text and vector: the hybrid's fused lists are its mean. */
+			a2m_scorer *parts[2] = {a2m_scorer_bm25_new(NULL), v};
+			a2m_scorer *h = a2m_scorer_hybrid_new(parts, 2);
+			CHECK(h != NULL);
+			a2m_rank_query tq = {.text = "apples", .vector = qv, .dims = DIMS};
+			CHECK_INT(paths_agree(h, s, &tq), 0);
+			h->destroy(h);
+		}
+		text->destroy(text);
+		s->ops->close(s);
+	}
+	remove_db();
+}
+
+/* The kernels against a double reference, lengths that are not a multiple of a vector. */
+static void test_kernels(void)
+{
+	for (size_t n = 0; n < 40; n++) {
+		float a[40], b[40];
+		double dot = 0, l2 = 0;
+		for (size_t i = 0; i < n; i++) {
+			a[i] = (float)(unif() * 2 - 1);
+			b[i] = (float)(unif() * 2 - 1);
+			dot += (double)a[i] * b[i];
+			l2 += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+		}
+		CHECK_NEAR(a2m_vec_dot(a, b, n), dot, 1e-5);
+		CHECK_NEAR(a2m_vec_l2sq(a, b, n), l2, 1e-5);
+	}
+}
+
+int main(void)
+{
+	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-vectors-%d.db", (int)getpid());
+	static const test_case tests[] = {
+		TEST(test_kernels),
+		TEST(test_matches_reference),
+		TEST(test_transactions),
+		TEST(test_sqlite_reopened_and_shared),
+		TEST(test_other_width_sends_to_scan),
+		TEST(test_scorer_paths_agree),
+		{NULL, NULL},
+	};
+	return run_tests(tests);
+}
