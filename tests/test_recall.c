@@ -450,6 +450,49 @@ static void test_late_touch_never_resurrects_or_clobbers(void)
 	}
 }
 
+/* The number of records recall returns for query. */
+static size_t recall_hits(a2m *on, const char *query)
+{
+	a2m *keep = h;
+	h = on;
+	char p[256];
+	snprintf(p, sizeof p, "{\"query\":\"%s\",\"limit\":10}", query);
+	json_t *r = call("memory/recall", "%s", p);
+	size_t n = json_array_size(json_object_get(json_object_get(r, "result"), "records"));
+	json_decref(r);
+	h = keep;
+	return n;
+}
+
+static void test_postings_read_again_after_another_writer(void)
+{
+	if (!engine_sqlite)
+		return;
+	fresh();
+	const char *t[] = {"the lighthouse keeper", "a quiet harbour"};
+	write_texts(NULL, t, 2);
+	CHECK_INT(recall_hits(h, "lighthouse"), 1);
+	CHECK_INT(recall_hits(h, "lighthouse"), 1);
+	/* A second server on the same file writes: the first must see it. */
+	a2m *first = h;
+	h = NULL;
+	open_server(NULL, 0);
+	a2m *second = h;
+	h = second;
+	const char *more[] = {"the lighthouse lamp", "lighthouse stairs"};
+	write_texts(NULL, more, 2);
+	CHECK_INT(recall_hits(first, "lighthouse"), 3);
+	CHECK_INT(recall_hits(second, "lighthouse"), 3);
+	json_decref(call("memory/forget", "{\"query\":\"stairs\"}"));
+	CHECK_INT(recall_hits(first, "lighthouse"), 2);
+	a2m_close(second);
+	h = first;
+	/* And its own writes, of course. */
+	const char *last[] = {"lighthouse again"};
+	write_texts(NULL, last, 1);
+	CHECK_INT(recall_hits(h, "lighthouse"), 3);
+}
+
 static void test_unknown_ranking_refused(void)
 {
 	a2m_config cfg;
@@ -488,6 +531,7 @@ int main(void)
 		TEST(test_recall_touch_is_seen_by_every_read),
 		TEST(test_recall_writes_its_touch_behind),
 		TEST(test_late_touch_never_resurrects_or_clobbers),
+		TEST(test_postings_read_again_after_another_writer),
 		{NULL, NULL}
 	};
 	int rc = 0;

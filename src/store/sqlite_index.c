@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "a2m.h"
+#include "store/postings_cache.h"
 #include "store/sqlite_index.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
@@ -55,7 +56,13 @@ struct a2m_sqlite_index {
 	sqlite3_stmt   *stats_add;
 	sqlite3_stmt   *old_content;
 	a2m_index_stats pending;  /* not yet in a2m_index_stats */
+	a2m_pcache     *cache;    /* postings read outside transactions; NULL: none */
+	a2m_cposting   *rows;     /* a term's postings as they are read */
+	size_t          rows_cap;
 };
+
+/* The postings the cache may hold (16 bytes each): 32 MiB. */
+#define POSTINGS_CACHE_BUDGET ((size_t)1 << 21)
 
 /* Orders buffered postings by (term, seq, order); arena holds the terms. */
 static int cmp_ops(const void *a, const void *b, void *arena)
@@ -242,6 +249,8 @@ int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_index
 	}
 	x->db = db;
 	x->ix = ix;
+	/* Without one, every read goes to SQLite: slower, not wrong. */
+	x->cache = a2m_pcache_new(POSTINGS_CACHE_BUDGET);
 	int current = is_current(db, base, version);
 	if (current < 0) {
 		rc = current;
@@ -273,6 +282,8 @@ void a2m_sqlite_index_close(a2m_sqlite_index *x)
 	finalize_all(x);
 	free(x->ops);
 	free(x->arena);
+	a2m_pcache_free(x->cache);
+	free(x->rows);
 	free(x);
 }
 
@@ -390,6 +401,8 @@ void a2m_sqlite_index_undo(a2m_sqlite_index *x, const a2m_sqlite_index_point *p)
 
 void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 {
+	/* Postings read inside the transaction may be what it wrote. */
+	a2m_pcache_clear(x->cache);
 	x->nops = 0;
 	x->used = 0;
 	memset(&x->pending, 0, sizeof x->pending);
@@ -398,8 +411,10 @@ void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
 {
 	/* qsort_r (glibc): handles in other threads may be flushing too. */
-	if (x->nops)
+	if (x->nops) {
+		a2m_pcache_clear(x->cache);  /* what it holds is about to change */
 		qsort_r(x->ops, x->nops, sizeof *x->ops, cmp_ops, x->arena);
+	}
 	for (size_t i = 0; i < x->nops; i++) {
 		const pending_op *op = &x->ops[i];
 		sqlite3_stmt *st = op->sign > 0 ? x->add : x->del;
@@ -444,9 +459,62 @@ int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats
 		out->docs = sqlite3_column_int64(x->stats, 0) + x->pending.docs;
 		out->total_len = sqlite3_column_int64(x->stats, 1) + x->pending.total_len;
 		out->unindexed = sqlite3_column_int64(x->stats, 2) + x->pending.unindexed;
+		/* A query reads the figures first: the moment to notice that the
+		** database changed (here or elsewhere) since the cache was filled. */
+		unsigned version = 0;
+		if (x->cache && sqlite3_file_control(x->db, "main", SQLITE_FCNTL_DATA_VERSION,
+						     &version) == SQLITE_OK)
+			a2m_pcache_validate(x->cache, version);
+		else if (x->cache)
+			a2m_pcache_clear(x->cache);
 	}
 	reset(x->stats);
 	return rc;
+}
+
+/* A term's postings from the cache, or read into it and then visited. */
+static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			   size_t len, a2m_posting_visit visit, void *ctx)
+{
+	sqlite3_stmt *st = x->postings;
+	int rc = 0;
+	size_t n = 0;
+	if (a2m_pcache_visit(x->cache, term, len, visit, ctx, &rc))
+		return rc;
+	if (sqlite3_bind_text64(st, 1, term, len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
+		reset(st);
+		return fail(x->db, base, "postings");
+	}
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = fail(x->db, base, "postings");
+			break;
+		}
+		if (n == x->rows_cap) {
+			size_t cap = x->rows_cap ? x->rows_cap * 2 : 1024;
+			a2m_cposting *r = realloc(x->rows, cap * sizeof *r);
+			if (!r) {
+				rc = a2m_store_fail(base, "postings: out of memory");
+				break;
+			}
+			x->rows = r;
+			x->rows_cap = cap;
+		}
+		x->rows[n++] = (a2m_cposting){.seq = sqlite3_column_int64(st, 0),
+					      .tf = (uint32_t)sqlite3_column_int64(st, 1),
+					      .dl = (uint32_t)sqlite3_column_int64(st, 2)};
+	}
+	reset(st);
+	if (rc)
+		return rc;
+	a2m_pcache_put(x->cache, term, len, x->rows, n);
+	for (size_t i = 0; i < n; i++)
+		if ((rc = visit(x->rows[i].seq, x->rows[i].tf, x->rows[i].dl, ctx)) < 0)
+			return rc;
+	return 0;
 }
 
 int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
@@ -456,6 +524,9 @@ int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *
 	int rc = 0;
 	if (x->nops && (rc = a2m_sqlite_index_flush(x, base)) != 0)
 		return rc;
+	/* Outside a transaction (a recall), through the cache. */
+	if (x->cache && sqlite3_get_autocommit(x->db))
+		return cached_postings(x, base, term, len, visit, ctx);
 	if (sqlite3_bind_text64(st, 1, term, len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
 		reset(st);
 		return fail(x->db, base, "postings");

@@ -11,7 +11,8 @@
 **   a2m_index_stats(docs, total_len, unindexed)  one row.
 **
 ** Postings are buffered until the transaction commits and then written in
-** key order (see sqlite_index.c).
+** key order (see sqlite_index.c). Postings read outside a transaction are
+** kept in memory (postings_cache.h) until the database changes.
 **
 ** The row "index" of a2m_meta names the layout and the analyser version
 ** the tables were built with; when it is missing or differs, opening the

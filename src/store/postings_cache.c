@@ -1,0 +1,164 @@
+/*
+** postings_cache.c — a term's postings kept between queries (see
+** postings_cache.h): a chained hash table of entries on a doubly linked
+** list, most recently used first.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/postings_cache.h"
+
+typedef struct pentry pentry;
+struct pentry {
+	pentry       *next;         /* hash chain */
+	pentry       *newer, *older; /* recency list */
+	uint64_t      hash;
+	a2m_cposting *v;
+	size_t        n;
+	uint32_t      len;
+	char          term[];
+};
+
+#define BUCKETS 1024  /* a power of two; chains grow past it, which only slows */
+
+/* What an entry counts against the budget: its postings, and a little for
+** itself, so that terms no record holds cannot pile up for free. */
+#define COST(n) ((n) + 4)
+
+struct a2m_pcache {
+	pentry  *buckets[BUCKETS];
+	pentry  *newest, *oldest;
+	size_t   used, budget;   /* COST of the entries held, and the most allowed */
+	uint64_t version;
+	int      has_version;
+};
+
+static uint64_t hash_term(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+a2m_pcache *a2m_pcache_new(size_t budget)
+{
+	a2m_pcache *c = calloc(1, sizeof *c);
+	if (c)
+		c->budget = budget;
+	return c;
+}
+
+static void unlist(a2m_pcache *c, pentry *e)
+{
+	if (e->newer)
+		e->newer->older = e->older;
+	else
+		c->newest = e->older;
+	if (e->older)
+		e->older->newer = e->newer;
+	else
+		c->oldest = e->newer;
+	e->newer = e->older = NULL;
+}
+
+static void list_first(a2m_pcache *c, pentry *e)
+{
+	e->older = c->newest;
+	e->newer = NULL;
+	if (c->newest)
+		c->newest->newer = e;
+	c->newest = e;
+	if (!c->oldest)
+		c->oldest = e;
+}
+
+static void drop(a2m_pcache *c, pentry *e)
+{
+	pentry **pp = &c->buckets[e->hash & (BUCKETS - 1)];
+	while (*pp != e)
+		pp = &(*pp)->next;
+	*pp = e->next;
+	unlist(c, e);
+	c->used -= COST(e->n);
+	free(e->v);
+	free(e);
+}
+
+void a2m_pcache_clear(a2m_pcache *c)
+{
+	while (c && c->oldest)
+		drop(c, c->oldest);
+}
+
+void a2m_pcache_free(a2m_pcache *c)
+{
+	a2m_pcache_clear(c);
+	free(c);
+}
+
+void a2m_pcache_validate(a2m_pcache *c, uint64_t version)
+{
+	if (c->has_version && c->version == version)
+		return;
+	a2m_pcache_clear(c);
+	c->version = version;
+	c->has_version = 1;
+}
+
+static pentry *find(const a2m_pcache *c, const char *term, size_t len, uint64_t h)
+{
+	for (pentry *e = c->buckets[h & (BUCKETS - 1)]; e; e = e->next)
+		if (e->hash == h && e->len == len && memcmp(e->term, term, len) == 0)
+			return e;
+	return NULL;
+}
+
+int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_visit visit,
+		     void *ctx, int *rc)
+{
+	pentry *e = find(c, term, len, hash_term(term, len));
+	*rc = 0;
+	if (!e)
+		return 0;
+	unlist(c, e);
+	list_first(c, e);
+	for (size_t i = 0; i < e->n; i++) {
+		int r = visit(e->v[i].seq, e->v[i].tf, e->v[i].dl, ctx);
+		if (r < 0) {
+			*rc = r;
+			break;
+		}
+	}
+	return 1;
+}
+
+void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_cposting *v,
+		    size_t n)
+{
+	uint64_t h = hash_term(term, len);
+	if (n > c->budget / 4 || len > UINT32_MAX || find(c, term, len, h))
+		return;
+	pentry *e = malloc(sizeof *e + len);
+	a2m_cposting *copy = n ? malloc(n * sizeof *copy) : NULL;
+	if (!e || (n && !copy)) {
+		free(e);
+		free(copy);
+		return;
+	}
+	while (c->oldest && c->used + COST(n) > c->budget)
+		drop(c, c->oldest);
+	if (n)
+		memcpy(copy, v, n * sizeof *copy);
+	memcpy(e->term, term, len);
+	e->len = (uint32_t)len;
+	e->hash = h;
+	e->v = copy;
+	e->n = n;
+	e->next = c->buckets[h & (BUCKETS - 1)];
+	c->buckets[h & (BUCKETS - 1)] = e;
+	list_first(c, e);
+	c->used += COST(n);
+}

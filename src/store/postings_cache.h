@@ -1,0 +1,60 @@
+/*
+** postings_cache.h — the SQLite index's memory of the postings it read
+** (sqlite_index.c).
+**
+** Reading a term's postings from SQLite is a b-tree step per posting, and
+** the terms queries use most are the ones with the most postings: at 10k
+** records they were over half the cost of a recall. The cache keeps the
+** postings of the terms read last, up to a budget, for as long as the
+** database is the one they were read from: whoever fills or reads it passes
+** the database's data version (SQLite's SQLITE_FCNTL_DATA_VERSION, which
+** changes at every commit, this connection's or another's), and a version
+** other than the one the entries were read at empties it. The index also
+** empties it whenever it writes postings itself, before they are
+** committed. Least recently used terms go first when the budget is full.
+*/
+#ifndef A2M_POSTINGS_CACHE_H
+#define A2M_POSTINGS_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* One posting as the cache keeps it. */
+typedef struct a2m_cposting {
+	int64_t  seq;
+	uint32_t tf, dl;
+} a2m_cposting;
+
+typedef struct a2m_pcache a2m_pcache;
+
+/* A cache holding at most budget postings in all. NULL when memory runs out. */
+a2m_pcache *a2m_pcache_new(size_t budget);
+
+/* Frees the cache. NULL is a no-op. */
+void a2m_pcache_free(a2m_pcache *c);
+
+/* Forgets every entry. */
+void a2m_pcache_clear(a2m_pcache *c);
+
+/* Empties the cache when version is not the one its entries were read at. */
+void a2m_pcache_validate(a2m_pcache *c, uint64_t version);
+
+/*
+** Visits the cached postings of term (len bytes), in the order they were
+** read. Returns 1 when the term is cached (*rc: 0, or the visit's negative
+** code), 0 when it is not.
+*/
+int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_visit visit,
+		     void *ctx, int *rc);
+
+/*
+** Keeps a copy of the n postings of term (n may be 0: a term no record
+** holds), evicting the least recently used entries to make room; a term
+** bigger than a quarter of the budget, or no memory, is simply not kept.
+*/
+void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_cposting *v,
+		    size_t n);
+
+#endif
