@@ -451,7 +451,7 @@ static void test_describe_echoes_the_id_as_sent(void)
 	a2m_close(h);
 }
 
-/* One thread of the storm: writers remember, readers check describe. */
+/* One thread of the storm: writers remember, readers check describe and recall. */
 typedef struct storm_arg {
 	const server *s;
 	int           writer;
@@ -484,6 +484,13 @@ static void *storm(void *p)
 			if (n < last)
 				a->failures++;
 			last = n;
+			/* Recalls in between: reads that touch what they find. */
+			json_t *q = json_pack("{s:s}", "query", "fact describe cache"), *resp = NULL;
+			if (a2m_client_request(c, "memory/recall", q, &resp) != A2M_CLIENT_OK ||
+			    !json_object_get(resp, "result"))
+				a->failures++;
+			json_decref(q);
+			json_decref(resp);
 		}
 	}
 	a2m_client_free(c);

@@ -63,7 +63,9 @@ struct a2m_http {
 	atomic_int in_flight;  /* requests between their headers and completion */
 	atomic_int stopping;   /* a2m_http_stop has begun */
 
-	int starting;          /* inside MHD_start_daemon: keep its last error */
+	/* Inside MHD_start_daemon: keep its last error. Atomic: the workers
+	** it starts may log while the main thread clears it. */
+	atomic_int starting;
 	char start_error[256];
 };
 
@@ -581,7 +583,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	size_t n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';
-	if (s->starting)
+	if (atomic_load(&s->starting))
 		snprintf(s->start_error, sizeof s->start_error, "%s", msg);
 	a2m_log(A2M_LOG_DEBUG, "http: %s", msg);
 }
@@ -678,6 +680,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	s->timeout_s = cfg->timeout_s ? cfg->timeout_s : A2M_HTTP_DEFAULT_TIMEOUT_S;
 	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->stopping, 0);
+	atomic_init(&s->starting, 0);
 
 	unsigned threads = cfg->threads;
 	if (threads == 0) {
@@ -745,7 +748,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	}
 	extra[n_extra] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
-	s->starting = 1;
+	atomic_store(&s->starting, 1);
 	s->daemon = MHD_start_daemon(
 		flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
@@ -755,7 +758,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 		MHD_OPTION_ARRAY, extra,
 		MHD_OPTION_END);
-	s->starting = 0;
+	atomic_store(&s->starting, 0);
 	if (!s->daemon) {
 		snprintf(err, errlen, "cannot serve on %s port %u: %s", addr, cfg->port,
 			 s->start_error[0] ? s->start_error : "libmicrohttpd refused to start");
