@@ -488,6 +488,38 @@ static void test_scorer_paths_agree(void)
 	remove_db();
 }
 
+/*
+** A long list comes with its best first (a2m_candidates.sorted): that
+** prefix sorted, nothing after it ranking before its last.
+*/
+static void test_long_list_best_first(void)
+{
+	a2m_store *s = open_filled(0, 3000);
+	if (!s)
+		return;
+	double qv[DIMS];
+	for (size_t i = 0; i < DIMS; i++)
+		qv[i] = unif() * 2 - 1;
+	for (int m = 0; m < 3; m++) {
+		a2m_scorer *v = a2m_scorer_vector_new((a2m_metric)m);
+		a2m_rank_query q = {.vector = qv, .dims = DIMS};
+		a2m_candidates c;
+		CHECK_INT(v->candidates(v, s, &q, &c), 0);
+		CHECK(c.sorted > 100 && c.sorted < c.n);
+		for (size_t i = 1; i < c.sorted && i < c.n; i++)
+			CHECK(c.v[i - 1].score > c.v[i].score ||
+			      (c.v[i - 1].score == c.v[i].score && c.v[i - 1].seq > c.v[i].seq));
+		for (size_t i = c.sorted; c.sorted && i < c.n; i++)
+			CHECK(c.v[i].score < c.v[c.sorted - 1].score ||
+			      (c.v[i].score == c.v[c.sorted - 1].score &&
+			       c.v[i].seq < c.v[c.sorted - 1].seq));
+		CHECK_INT(paths_agree(v, s, &q), 0);
+		free(c.v);
+		v->destroy(v);
+	}
+	s->ops->close(s);
+}
+
 /* The kernels against a double reference, lengths that are not a multiple of a vector. */
 static void test_kernels(void)
 {
@@ -515,6 +547,7 @@ int main(void)
 		TEST(test_sqlite_reopened_and_shared),
 		TEST(test_other_width_sends_to_scan),
 		TEST(test_scorer_paths_agree),
+		TEST(test_long_list_best_first),
 		{NULL, NULL},
 	};
 	return run_tests(tests);

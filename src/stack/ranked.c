@@ -199,7 +199,7 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 		    .now = a2m_clock_now_ms()};
 	int64_t seqs[RANK_BATCH];
 	a2m_candidate *v = cands->v;
-	size_t total = cands->n, at = 0, ordered = 0;
+	size_t total = cands->n, at = 0, ordered = cands->sorted < total ? cands->sorted : total;
 	size_t chunk = limit && limit * 4 > RANK_SELECT ? limit * 4 : RANK_SELECT;
 	/*
 	** A long list (a vector query lists every record with a vector) is

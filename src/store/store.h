@@ -145,6 +145,12 @@ typedef struct a2m_candidate {
 typedef struct a2m_candidates {
 	a2m_candidate *v;   /* free with free() */
 	size_t         n;
+	/*
+	** A scorer's list (scorer.h) may come partly ordered: v[0..sorted) are
+	** best first (higher score, then higher seq), and none after them
+	** comes before v[sorted - 1]. 0: no order (zero-initialised).
+	*/
+	size_t         sorted;
 } a2m_candidates;
 
 /* What vector_search measures for each row r against the query q. */
