@@ -388,6 +388,46 @@ static void test_removing_and_reinserting_many_keeps_postings_exact(tctx *t)
 	EXPECT_INT(stats(t).docs, 40);
 }
 
+/*
+** One transaction whose flush writes many postings, additions and removals
+** interleaved (SQLite writes runs of additions several rows per statement):
+** every posting lands exactly.
+*/
+static void test_large_transaction_writes_every_posting(tctx *t)
+{
+	char id[16], text[64];
+	int removed;
+	EXPECT_OK(t->s->ops->begin(t->s));
+	for (int i = 0; i < 50; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		snprintf(text, sizeof text, "common w%d %s", i, i % 2 ? "odd" : "even");
+		EXPECT(insert(t, id, text) > 0);
+	}
+	EXPECT_OK(t->s->ops->commit(t->s));
+	EXPECT_OK(t->s->ops->begin(t->s));
+	for (int i = 50; i < 100; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		snprintf(text, sizeof text, "common w%d %s", i, i % 2 ? "odd" : "even");
+		EXPECT(insert(t, id, text) > 0);
+	}
+	for (int i = 0; i < 100; i += 5) {
+		snprintf(id, sizeof id, "r%d", i);
+		EXPECT_OK(t->s->ops->remove(t->s, id, &removed));
+		snprintf(id, sizeof id, "r%d", i + 1);
+		EXPECT_OK(update(t, id, "quux zebra", 0));
+	}
+	EXPECT_OK(t->s->ops->commit(t->s));
+	EXPECT_INT(df(t, "common"), 60);
+	EXPECT_INT(df(t, "quux"), 20);
+	EXPECT_INT(df(t, "w0"), 0);
+	EXPECT_INT(df(t, "w1"), 0);
+	EXPECT_INT(df(t, "w2"), 1);
+	EXPECT_INT(df(t, "w98"), 1);
+	EXPECT_INT(df(t, "odd"), 30);
+	EXPECT_INT(df(t, "even"), 30);
+	EXPECT_INT(stats(t).docs, 80);
+}
+
 /* The first letters of the ids visited, in order. */
 typedef struct visited {
 	char ids[8];
@@ -482,6 +522,7 @@ int main(void)
 	RUN(test_commit_keeps_the_index);
 	RUN(test_refused_insert_leaves_index_and_transaction);
 	RUN(test_removing_and_reinserting_many_keeps_postings_exact);
+	RUN(test_large_transaction_writes_every_posting);
 	RUN(test_visit_seqs_keeps_order_and_skips_missing);
 	RUN(test_autocommit_write_keeps_record_and_postings_together);
 	RUN_SQLITE(test_index_survives_reopen_without_rebuild);

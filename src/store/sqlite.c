@@ -41,6 +41,8 @@
 #include "store/store.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* WAL pages (4 KiB) between automatic checkpoints once an index is kept. */
+#define A2M_SQLITE_CHECKPOINT_PAGES "10000"
 
 /*
 ** Schema steps; migrations[i] takes a file from version i to i + 1. Append,
@@ -1387,8 +1389,12 @@ static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 	** Postings are written in term order, not record order, so each
 	** remember touches as many b-tree pages as it has terms: SQLite's
 	** default 2 MiB cache thrashes from a few ten thousand records on.
+	** The same pages are dirtied by commit after commit, so checkpointing
+	** every 1 000 WAL pages (the default) copies each of them into the
+	** file again and again; a longer WAL copies each once per checkpoint.
 	*/
-	if (exec(s, "PRAGMA cache_size=-" A2M_SQLITE_INDEX_CACHE_KIB, "cache_size"))
+	if (exec(s, "PRAGMA cache_size=-" A2M_SQLITE_INDEX_CACHE_KIB, "cache_size") ||
+	    exec(s, "PRAGMA wal_autocheckpoint=" A2M_SQLITE_CHECKPOINT_PAGES, "wal_autocheckpoint"))
 		return A2M_INTERNAL_ERROR;
 	return a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
 }
