@@ -493,6 +493,58 @@ static void test_postings_read_again_after_another_writer(void)
 	CHECK_INT(recall_hits(h, "lighthouse"), 3);
 }
 
+/* The raw reply text to a request (free with a2m_free). */
+static char *reply_text(const char *method, const char *params)
+{
+	char msg[4096];
+	snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
+		 method, params);
+	return a2m_handle(h, msg);
+}
+
+/* Overwrites the values of access_count and accessed_at in s with '#'. */
+static void blank_access(char *s)
+{
+	static const char *const keys[] = {"\"access_count\":", "\"accessed_at\":"};
+	for (int k = 0; k < 2; k++) {
+		char *p = strstr(s, keys[k]);
+		for (p = p ? p + strlen(keys[k]) : NULL; p && *p && *p != ',' && *p != '}'; p++)
+			*p = '#';
+	}
+}
+
+/* Recall writes its records as text; fetch serialises objects: the same bytes. */
+static void test_recall_text_is_the_object_json(void)
+{
+	fresh();
+	json_decref(call("memory/remember", "{\"records\":[{\"content\":\"zebra \\\"q\\\" back\\\\slash"
+			 "\\n tab\\t ctl\\u0001 citt\\u00e0 \\ud83d\\ude00\",\"role\":\"user\","
+			 "\"metadata\":{\"b\":0.1,\"a\":[1,2.5e-7,null,true,\"\\u00fc\"],\"z\":{}},"
+			 "\"group\":\"g1\",\"tier\":\"semantic\",\"owner\":\"ann\",\"session\":\"s1\","
+			 "\"key\":\"k1\",\"salience\":0.3,\"embedding\":[0.25,-1,3.0e10,-0.0,1e15,999999999999999,1e-7],"
+			 "\"uri\":\"file:///x\",\"media_type\":\"text/plain\"}]}"));
+	json_decref(call("memory/recall", "{\"query\":\"zebra\",\"owner\":\"ann\"}"));
+	char *f = reply_text("memory/fetch", "{\"key\":\"k1\",\"owner\":\"ann\",\"embeddings\":true}");
+	char *r = reply_text("memory/recall", "{\"query\":\"zebra\",\"owner\":\"ann\",\"embeddings\":true}");
+	char *fr = f ? strstr(f, "\"record\":{") : NULL;
+	char *rr = r ? strstr(r, "\"records\":[{") : NULL;
+	char *score = rr ? strstr(rr, ",\"score\":") : NULL;
+	CHECK(fr && rr && score);
+	if (fr && rr && score) {
+		fr += strlen("\"record\":");
+		rr += strlen("\"records\":[");
+		size_t n = (size_t)(score - rr);
+		/* The recall touched the record after the fetch read it. */
+		blank_access(fr);
+		blank_access(rr);
+		CHECK(strncmp(fr, rr, n) == 0 && fr[n] == '}');
+		if (strncmp(fr, rr, n) != 0)
+			fprintf(stderr, "  fetch:  %s\n  recall: %s\n", fr, rr);
+	}
+	a2m_free(f);
+	a2m_free(r);
+}
+
 static void test_unknown_ranking_refused(void)
 {
 	a2m_config cfg;
@@ -532,6 +584,7 @@ int main(void)
 		TEST(test_recall_writes_its_touch_behind),
 		TEST(test_late_touch_never_resurrects_or_clobbers),
 		TEST(test_postings_read_again_after_another_writer),
+		TEST(test_recall_text_is_the_object_json),
 		{NULL, NULL}
 	};
 	int rc = 0;

@@ -109,6 +109,9 @@ int a2m_protocol_call(a2m_server *srv, const a2m_method *m, json_t *params,
 int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+/* memory/recall's text handler: the same result, written without objects. */
+int a2m_method_recall_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+			   a2m_error *err);
 int a2m_method_timeline(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_forget(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
 int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
@@ -222,5 +225,15 @@ int a2m_error_capability(a2m_error *err, unsigned cap, const char *what);
 */
 json_t *a2m_record_to_json(const a2m_server *srv, const a2m_record *rec,
 			   int with_embedding);
+
+/*
+** The same object as text, appended to b (util/json_write.h), with a
+** "score" member last when score is not NULL (as recall adds it). Returns
+** 0, or nonzero when memory ran out or the record cannot be written (text
+** that is not UTF-8, metadata that is not JSON).
+*/
+struct a2m_json_buf;
+int a2m_record_write_json(struct a2m_json_buf *b, const a2m_server *srv,
+			  const a2m_record *rec, int with_embedding, const double *score);
 
 #endif

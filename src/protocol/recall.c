@@ -11,6 +11,7 @@
 
 #include "prompt.h"
 #include "protocol/protocol.h"
+#include "util/json_write.h"
 
 /* Wraps records (or hits) into {"records": [...]} plus the rendered prompt
 ** when asked for. */
@@ -91,7 +92,13 @@ static int query_vector(a2m_server *srv, const json_t *params, double **vec, siz
 	return 0;
 }
 
-int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+/*
+** Recall up to the hits (free with a2m_hits_free): the parameters checked
+** (the prompt too, before anything is touched), then the stack's recall.
+** *want_prompt: the caller asked for a rendered prompt.
+*/
+static int run_recall(a2m_server *srv, json_t *params, a2m_hit **hits, size_t *n,
+		      int *want_prompt, a2m_error *err)
 {
 	a2m_selection sel;
 	const char *query;
@@ -128,21 +135,78 @@ int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_erro
 	rq.vector = vec;
 	/* Validate the prompt before touching anything (recall writes access counts). */
 	a2m_prompt_opts popts;
-	int want_prompt;
+	*want_prompt = 0;
 	if ((srv->caps & A2M_CAP_PROMPT) &&
-	    (rc = a2m_prompt_parse(json_object_get(params, "prompt"), &popts, &want_prompt, err))) {
+	    (rc = a2m_prompt_parse(json_object_get(params, "prompt"), &popts, want_prompt, err))) {
 		free(vec);
 		return rc;
 	}
+	rc = a2m_stack_recall(srv->stack, &sel, &rq, min_score, (size_t)limit, hits, n, err);
+	free(vec);
+	return rc;
+}
+
+int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+{
 	a2m_hit *hits;
 	size_t n;
-	rc = a2m_stack_recall(srv->stack, &sel, &rq, min_score, (size_t)limit, &hits, &n, err);
-	free(vec);
+	int want_prompt;
+	int rc = run_recall(srv, params, &hits, &n, &want_prompt, err);
 	if (rc)
 		return rc;
 	rc = records_result(srv, NULL, hits, n, params, 0, result, err);
 	a2m_hits_free(hits, n);
 	return rc;
+}
+
+/*
+** memory/recall answering with text: {"records":[...]} written straight
+** from the hits, the same JSON as a2m_method_recall's result serialised,
+** without building it as objects first. With a prompt, the objects after all.
+*/
+int a2m_method_recall_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+			   a2m_error *err)
+{
+	a2m_hit *hits;
+	size_t n;
+	int want_prompt;
+	*text = NULL;
+	int rc = run_recall(srv, params, &hits, &n, &want_prompt, err);
+	if (rc)
+		return rc;
+	if (want_prompt) {
+		json_t *result = NULL;
+		rc = records_result(srv, NULL, hits, n, params, 0, &result, err);
+		a2m_hits_free(hits, n);
+		if (rc)
+			return rc;
+		*text = a2m_json_write(result, len);
+		json_decref(result);
+		return *text ? 0 : a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	int with_embedding = json_is_true(json_object_get(params, "embeddings"));
+	a2m_json_buf b = {0};
+	a2m_json_put_raw(&b, "{\"records\":[", 12);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (i)
+			a2m_json_put_raw(&b, ",", 1);
+		if (a2m_record_write_json(&b, srv, hits[i].rec, with_embedding, &hits[i].score))
+			rc = b.failed ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
+				      : a2m_error_set(err, A2M_INTERNAL_ERROR,
+						      "record %s cannot be written as JSON",
+						      hits[i].rec->id);
+	}
+	a2m_json_put_raw(&b, "]}", 2);
+	a2m_hits_free(hits, n);
+	if (!rc && b.failed)
+		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	if (rc) {
+		free(b.p);
+		return rc;
+	}
+	*text = b.p;
+	*len = b.len;
+	return 0;
 }
 
 int a2m_method_timeline(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)

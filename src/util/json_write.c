@@ -2,17 +2,14 @@
 ** json_write.c — compact JSON output with shortest round-trip reals (see
 ** json_write.h for why this exists beside json_dumps()).
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/json_write.h"
 
-typedef struct buf {
-	char  *p;
-	size_t len, cap;
-	int    failed;
-} buf;
+typedef a2m_json_buf buf;
 
 static void put(buf *b, const char *s, size_t n)
 {
@@ -226,6 +223,49 @@ static void put_value(buf *b, const json_t *v)
 		put(b, "null", 4);
 		break;
 	}
+}
+
+/* The writer's pieces, for text built by hand (json_write.h). */
+void a2m_json_put_raw(a2m_json_buf *b, const char *s, size_t n)
+{
+	put(b, s, n);
+}
+
+void a2m_json_put_string(a2m_json_buf *b, const char *s, size_t n)
+{
+	put_string(b, s, n);
+}
+
+void a2m_json_put_real(a2m_json_buf *b, double d)
+{
+	char num[32];
+	/* A whole number below 10^15 (a salience of 1): its digits and ".0",
+	** which is what a2m_json_format_real writes for it, without printf. */
+	if (d > -1e15 && d < 1e15 && d == (double)(int64_t)d && (d != 0 || !signbit(d))) {
+		a2m_json_put_int(b, (int64_t)d);
+		put(b, ".0", 2);
+		return;
+	}
+	put(b, num, a2m_json_format_real(d, num));
+}
+
+void a2m_json_put_int(a2m_json_buf *b, int64_t v)
+{
+	/* By hand: snprintf was a visible part of serialising a recall. */
+	char num[24], *p = num + sizeof num;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	put(b, p, (size_t)(num + sizeof num - p));
+}
+
+void a2m_json_put_value(a2m_json_buf *b, const json_t *v)
+{
+	put_value(b, v);
 }
 
 char *a2m_json_write(const json_t *v, size_t *len)

@@ -13,6 +13,7 @@
 #define A2M_JSON_WRITE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -30,6 +31,25 @@ char *a2m_json_write(const json_t *v, size_t *len);
 */
 char *a2m_json_write_between(const char *head, size_t head_len, const json_t *v,
 			     const char *tail, size_t tail_len, size_t *len);
+
+/*
+** The same writer, piece by piece, for text built by hand (a recall's
+** records, src/protocol/records.c): zero-initialise a buffer, put into it,
+** then take b.p (free with free()) unless b.failed (memory ran out; free
+** b.p anyway). Every piece writes exactly what a2m_json_write() writes for
+** the same value.
+*/
+typedef struct a2m_json_buf {
+	char  *p;
+	size_t len, cap;
+	int    failed;
+} a2m_json_buf;
+
+void a2m_json_put_raw(a2m_json_buf *b, const char *s, size_t n);    /* verbatim */
+void a2m_json_put_string(a2m_json_buf *b, const char *s, size_t n); /* a JSON string */
+void a2m_json_put_real(a2m_json_buf *b, double d);                  /* finite */
+void a2m_json_put_int(a2m_json_buf *b, int64_t v);
+void a2m_json_put_value(a2m_json_buf *b, const json_t *v);
 
 /*
 ** Writes the shortest decimal text that strtod() reads back as exactly d into
