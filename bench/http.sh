@@ -113,7 +113,8 @@ load() {
 
 # run LABEL URL FILE: wrk with FILE's bodies; appends a row to $d/table.
 run() {
-	local label=$1 target=$2 bodies=$3 out rps p50 p99 errs
+	local label=$1 target=$2 bodies=$3 out rps p50 p99 errs load
+	load=$(cut -d' ' -f1 /proc/loadavg)
 	out=$(A2M_BODIES=$bodies wrk -t"$threads" -c"$conns" -d"$duration" --latency \
 		-s "$here/wrk-post.lua" "$target" 2>&1)
 	echo "$out" >"$d/wrk-$(echo "$label" | tr ' /,' '___').txt"
@@ -121,7 +122,8 @@ run() {
 	p50=$(awk '$1 == "50%" { print $2 }' <<<"$out")
 	p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
 	errs=$(grep -E 'Non-2xx|Socket errors' <<<"$out" | tr -s ' ' | tr '\n' ';')
-	printf '%s\t%s\t%s\t%s\t%s\n' "$label" "${rps:-?}" "${p50:-?}" "${p99:-?}" "$errs" >>"$d/table"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "${rps:-?}" "${p50:-?}" "${p99:-?}" "$load" \
+		"$errs" >>"$d/table"
 	echo "  $label: ${rps:-?} req/s" >&2
 }
 
@@ -151,8 +153,11 @@ ceiling=$(awk -F'\t' 'NR == 1 { print $2 }' "$d/table")
 echo
 echo "a2m bench http: wrk -t$threads -c$conns -d$duration, keep-alive; $records records;" \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-28s %12s %8s %10s %10s  %s\n' "load" "req/s" "nginx" "p50" "p99" "errors"
-while IFS=$'\t' read -r label rps p50 p99 errs; do
+# "load before": the load average as the row began (others' work makes it noisy).
+printf '%-28s %12s %8s %10s %10s %12s  %s\n' "load" "req/s" "nginx" "p50" "p99" "load before" \
+	"errors"
+while IFS=$'\t' read -r label rps p50 p99 lavg errs; do
 	pct=$(awk -v r="$rps" -v c="$ceiling" 'BEGIN { if (c > 0) printf "%.1f%%", 100 * r / c; else print "?" }')
-	printf '%-28s %12s %8s %10s %10s  %s\n' "$label" "$rps" "$pct" "$p50" "$p99" "$errs"
+	printf '%-28s %12s %8s %10s %10s %12s  %s\n' "$label" "$rps" "$pct" "$p50" "$p99" "$lavg" \
+		"$errs"
 done <"$d/table"
