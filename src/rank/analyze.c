@@ -318,7 +318,10 @@ static void emit(tokenizer *tz, const char *f, size_t flen, const char *s, size_
 		 int kind, unsigned script)
 {
 	if (tz->n == tz->cap) {
-		size_t cap = tz->cap ? tz->cap * 2 : 32;
+		/* 16 to start: a query's tokens fit, and a first block under 1 KiB
+		** stays on malloc's fast path (larger ones were a query's dearest
+		** allocation). */
+		size_t cap = tz->cap ? tz->cap * 2 : 16;
 		raw_token *v = realloc(tz->v, cap * sizeof *v);
 		if (!v) {
 			tz->oom = 1;
@@ -979,8 +982,10 @@ int a2m_analyze_query(a2m_analyzer *an, const char *text, a2m_query_terms *out)
 	unsigned fallback = unknown_langs(an, toks.ascii);
 	if (an->opt.query_all_langs)
 		langs = A2M_LANGS_ALL;
-	size_t *word_at = calloc(MAX_QUERY_WORDS + 1, sizeof *word_at);
-	double *weight = calloc(MAX_QUERY_WORDS + 1, sizeof *weight);
+	/* Sized to the query: blocks over 1 KiB leave malloc's fast path. */
+	size_t most = toks.n < MAX_QUERY_WORDS ? toks.n : MAX_QUERY_WORDS;
+	size_t *word_at = calloc(most + 1, sizeof *word_at);
+	double *weight = calloc(most + 1, sizeof *weight);
 	out->word_at = word_at;
 	out->weight = weight;
 	size_t nwords = 0;
