@@ -359,11 +359,11 @@ char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_
 	if (!a2m_rpc_parse(message, len, &req, &out, NULL))
 		return out;
 	int network = ctx && ctx->network;
+	char head[128];
 	if (network && req.id && req.method->text == a2m_describe_text &&
-	    a2m_describe_cached_text(srv, caps_for(srv, ctx), 0, req.params, &o.text,
+	    a2m_rpc_result_head(req.id, head, sizeof head) &&
+	    a2m_describe_cached_text(srv, caps_for(srv, ctx), 0, req.params, head, "}", &out,
 				     &o.text_len)) {
-		out = a2m_rpc_result_text(req.id, o.text, o.text_len, NULL);
-		free(o.text);
 		a2m_rpc_request_free(&req);
 		return out;
 	}

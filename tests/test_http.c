@@ -440,6 +440,18 @@ static void test_describe_echoes_the_id_as_sent(void)
 			a2m_free(out);
 		}
 	}
+	/* An id too long for the cache's envelope takes the handler's path. */
+	char longid[400], req[512], want[512];
+	memset(longid, 'x', 300);
+	longid[300] = '\0';
+	snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\",\"id\":\"%s\"}",
+		 longid);
+	snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{", longid);
+	for (size_t k = 0; k < 2; k++) {
+		char *out = a2m_handle_ctx(h, req, strlen(req), ctxs[k]);
+		CHECK(out && strncmp(out, want, strlen(want)) == 0);
+		a2m_free(out);
+	}
 	/* A protocol we do not speak is still refused, cached or not. */
 	static const char bad[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/describe\","
 				  "\"params\":{\"protocol\":\"a2m/0.2\"}}";

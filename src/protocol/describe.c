@@ -269,10 +269,13 @@ static int plain_params(const json_t *params)
 	return 1;
 }
 
-/* A copy of the variant's text when it is current; 0 on a miss. */
+/* A copy of the variant's text when it is current, between head and tail
+** (NUL-terminated strings); 0 on a miss. */
 static int lookup(a2m_describe_cache *c, unsigned caps, int push, uint64_t generation,
-		  size_t gen_dims, char **text, size_t *len)
+		  size_t gen_dims, const char *head, const char *tail, char **text,
+		  size_t *len)
 {
+	size_t head_len = strlen(head), tail_len = strlen(tail);
 	int hit = 0;
 	if (pthread_rwlock_rdlock(&c->lock) != 0)
 		return 0;
@@ -280,9 +283,11 @@ static int lookup(a2m_describe_cache *c, unsigned caps, int push, uint64_t gener
 		const variant *v = &c->v[i];
 		if (v->text && v->caps == caps && v->push == push &&
 		    v->generation == generation && v->gen_dims == gen_dims) {
-			if ((*text = malloc(v->len + 1))) {
-				memcpy(*text, v->text, v->len + 1);
-				*len = v->len;
+			if ((*text = malloc(head_len + v->len + tail_len + 1))) {
+				memcpy(*text, head, head_len);
+				memcpy(*text + head_len, v->text, v->len);
+				memcpy(*text + head_len + v->len, tail, tail_len + 1);
+				*len = head_len + v->len + tail_len;
 				hit = 1;
 			}
 			break;
@@ -324,7 +329,7 @@ int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
 	size_t gen_dims = a2m_stack_gen_dims(srv->stack);
 	a2m_describe_cache *c = srv->describe_cache;
 	if (c && plain_params(params) &&
-	    lookup(c, srv->caps, srv->push, generation, gen_dims, text, len))
+	    lookup(c, srv->caps, srv->push, generation, gen_dims, "", "", text, len))
 		return 0;
 	json_t *result = NULL;
 	int cacheable = 0;
@@ -341,7 +346,8 @@ int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
 }
 
 int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
-			     const json_t *params, char **text, size_t *len)
+			     const json_t *params, const char *head, const char *tail,
+			     char **text, size_t *len)
 {
 	/* With an embedder the result changes when it first answers, which
 	** is no commit: only a caller holding the handle may ask then. */
@@ -349,5 +355,5 @@ int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
 	    !(caps & A2M_CAP_CORE) || !plain_params(params))
 		return 0;
 	return lookup(srv->describe_cache, caps, push, a2m_stack_generation(srv->stack), 0,
-		      text, len);
+		      head, tail, text, len);
 }

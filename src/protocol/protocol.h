@@ -145,8 +145,9 @@ int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
 		      a2m_error *err);
 
 /*
-** memory/describe's result text from the cache (*text: free with free()),
-** for a caller to whom caps are declared and push is as given: 1 on a hit,
+** memory/describe's result text from the cache, between head and tail
+** (*text: free with free(); a whole response in one allocation), for a
+** caller to whom caps are declared and push is as given: 1 on a hit,
 ** 0 when the cache cannot answer (params other than a compatible protocol,
 ** a server with an embedder, a stale or missing entry, no memory) — then
 ** ask a2m_describe_text under the handle's lock. Safe without the handle's
@@ -154,7 +155,8 @@ int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
 ** its own lock) and the stack's generation.
 */
 int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
-			     const json_t *params, char **text, size_t *len);
+			     const json_t *params, const char *head, const char *tail,
+			     char **text, size_t *len);
 
 /* Shared by the handlers (params.c). */
 

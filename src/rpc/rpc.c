@@ -38,20 +38,39 @@ static char *envelope(const json_t *id, const char *key, json_t *value, size_t *
 	return text;
 }
 
+size_t a2m_rpc_result_head(const json_t *id, char *out, size_t cap)
+{
+	static const char tail[] = ",\"result\":";
+	size_t id_len;
+	char *text = a2m_json_write(id ? id : json_null(), &id_len);
+	size_t n = sizeof HEAD - 1 + id_len + sizeof tail - 1;
+	if (!text || n >= cap) {
+		free(text);
+		return 0;
+	}
+	memcpy(out, HEAD, sizeof HEAD - 1);
+	memcpy(out + sizeof HEAD - 1, text, id_len);
+	memcpy(out + sizeof HEAD - 1 + id_len, tail, sizeof tail);
+	free(text);
+	return n;
+}
+
 char *a2m_rpc_result_text(const json_t *id, const char *result, size_t result_len,
 			  size_t *out_len)
 {
-	size_t head_len;
-	char *head = envelope_head(id, "result", &head_len);
-	char *text = head ? realloc(head, head_len + result_len + 2) : NULL;
-	if (!text) {
-		free(head);
-		return NULL;
+	char small[256];
+	size_t head_len = a2m_rpc_result_head(id, small, sizeof small);
+	char *head = head_len ? small : envelope_head(id, "result", &head_len);
+	char *text = head ? malloc(head_len + result_len + 2) : NULL;
+	if (text) {
+		memcpy(text, head, head_len);
+		memcpy(text + head_len, result, result_len);
+		memcpy(text + head_len + result_len, "}", 2);
+		if (out_len)
+			*out_len = head_len + result_len + 1;
 	}
-	memcpy(text + head_len, result, result_len);
-	memcpy(text + head_len + result_len, "}", 2);
-	if (out_len)
-		*out_len = head_len + result_len + 1;
+	if (head != small)
+		free(head);
 	return text;
 }
 

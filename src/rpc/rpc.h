@@ -78,6 +78,13 @@ char *a2m_rpc_result_text(const json_t *id, const char *result, size_t result_le
 			  size_t *out_len);
 
 /*
+** Writes the start of that success response, {"jsonrpc":"2.0","id":ID,
+** "result": (NUL-terminated), into out of cap bytes and returns its
+** length; 0 when it does not fit or memory ran out.
+*/
+size_t a2m_rpc_result_head(const json_t *id, char *out, size_t cap);
+
+/*
 ** Builds the text of an error response with the given id (borrowed; NULL
 ** means JSON null), code, message and optional data (the reference is
 ** taken). Used by transports that refuse a message before it is parsed.
