@@ -418,6 +418,53 @@ static void test_recall_writes_its_touch_behind(void)
 	CHECK_INT(recall_count("lighthouse"), 4);
 }
 
+/* Records with access_count n in the file, by a connection of its own. */
+static long long stored_with_count(int n)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT count(*) FROM records WHERE access_count = ?1", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_int(st, 1, n) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* A full buffer is written by the recall that filled it, without any write. */
+static void test_full_touch_buffer_is_written(void)
+{
+	if (!engine_sqlite)
+		return;
+	fresh();
+	/* Too big for call()'s buffer: the message is built here. */
+	char *batch = malloc(1000 * 80 + 128);
+	for (int b = 0; batch && b < 5; b++) {
+		size_t n = (size_t)sprintf(batch, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+					   "\"method\":\"memory/remember\",\"params\":{\"records\":[");
+		for (int i = 0; i < 1000; i++)
+			n += (size_t)sprintf(batch + n, "%s{\"content\":\"beacon %d\",\"tier\":\"semantic\","
+					     "\"metadata\":{\"b\":%d}}", i ? "," : "", b * 1000 + i, b);
+		sprintf(batch + n, "]}}");
+		char *out = a2m_handle(h, batch);
+		CHECK(out && strstr(out, "\"result\""));
+		a2m_free(out);
+	}
+	free(batch);
+	for (int b = 0; b < 5; b++) {
+		char p[128];
+		snprintf(p, sizeof p, "{\"query\":\"beacon\",\"limit\":1000,\"where\":{\"b\":%d}}", b);
+		json_t *r = call("memory/recall", "%s", p);
+		CHECK_INT(json_array_size(json_object_get(json_object_get(r, "result"), "records")), 1000);
+		json_decref(r);
+		/* 4096 records waiting is the bound: the fifth recall writes them all. */
+		CHECK_INT(stored_with_count(1), b < 4 ? 0 : 5000);
+	}
+}
+
 static void test_late_touch_never_resurrects_or_clobbers(void)
 {
 	fresh();
@@ -583,6 +630,7 @@ int main(void)
 		TEST(test_recall_touch_is_seen_by_every_read),
 		TEST(test_recall_writes_its_touch_behind),
 		TEST(test_late_touch_never_resurrects_or_clobbers),
+		TEST(test_full_touch_buffer_is_written),
 		TEST(test_postings_read_again_after_another_writer),
 		TEST(test_recall_text_is_the_object_json),
 		{NULL, NULL}
