@@ -67,45 +67,69 @@ static int hybrid_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 	return judged ? 0 : A2M_SCORER_ABSTAIN;
 }
 
+/* A record of the shorter lists, while fusing. */
+typedef struct fused {
+	a2m_candidate c;
+	int           taken;  /* the slot holds a record */
+	int           used;   /* found in the longest list */
+} fused;
+
+static size_t slot_of(int64_t seq, size_t mask)
+{
+	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
+}
+
 /*
 ** Fuses the lists of several judging parts: a record's score is the sum of
-** its scores over judged (a part that did not list it gave it 0). One pass
-** over each list with a table of seq → place: a vector part lists every
-** record with a vector, and sorting 100 000 of them by seq cost more than
-** the search itself.
+** its scores over judged (a part that did not list it gave it 0). The
+** longest list (a vector part lists every record with a vector) becomes
+** the result in place; the others, usually short, go into a small table of
+** seq → summed score that each of its records looks up. Sorting 100 000
+** records by seq, or hashing them all, cost more than the search itself.
+** The longest list's array is taken over (its v set to NULL).
 */
 static int fuse(a2m_candidates *lists, size_t nl, size_t judged, a2m_candidates *out)
 {
-	size_t total = 0;
+	size_t big = 0, others = 0;
 	for (size_t i = 0; i < nl; i++)
-		total += lists[i].n;
+		if (lists[i].n > lists[big].n)
+			big = i;
+	for (size_t i = 0; i < nl; i++)
+		others += i == big ? 0 : lists[i].n;
 	size_t nslots = 16;
-	while (nslots < total * 2)
+	while (nslots < others * 2)
 		nslots *= 2;
-	a2m_candidate *all = malloc((total ? total : 1) * sizeof *all);
-	size_t *slots = malloc(nslots * sizeof *slots);   /* place + 1; 0 = free */
-	if (!all || !slots) {
-		free(all);
-		free(slots);
+	fused *t = calloc(nslots, sizeof *t);
+	a2m_candidate *all = realloc(lists[big].v, (lists[big].n + others + 1) * sizeof *all);
+	if (!t || !all) {
+		free(t);
 		return A2M_INTERNAL_ERROR;
 	}
-	memset(slots, 0, nslots * sizeof *slots);
-	size_t m = 0, mask = nslots - 1;
-	for (size_t i = 0; i < nl; i++) {
-		for (size_t j = 0; j < lists[i].n; j++) {
+	lists[big].v = NULL;
+	size_t mask = nslots - 1, m = lists[big].n;
+	for (size_t i = 0; i < nl; i++)
+		for (size_t j = 0; i != big && j < lists[i].n; j++) {
 			const a2m_candidate *c = &lists[i].v[j];
-			size_t h = (size_t)(((uint64_t)c->seq * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
-			while (slots[h] && all[slots[h] - 1].seq != c->seq)
+			size_t h = slot_of(c->seq, mask);
+			while (t[h].taken && t[h].c.seq != c->seq)
 				h = (h + 1) & mask;
-			if (slots[h]) {
-				all[slots[h] - 1].score += c->score;
-			} else {
-				all[m] = *c;
-				slots[h] = ++m;
-			}
+			t[h].c.score += c->score;
+			t[h].c.seq = c->seq;
+			t[h].taken = 1;
+		}
+	for (size_t j = 0; others && j < m; j++) {
+		size_t h = slot_of(all[j].seq, mask);
+		while (t[h].taken && t[h].c.seq != all[j].seq)
+			h = (h + 1) & mask;
+		if (t[h].taken) {
+			all[j].score += t[h].c.score;
+			t[h].used = 1;
 		}
 	}
-	free(slots);
+	for (size_t h = 0; h < nslots; h++)
+		if (t[h].taken && !t[h].used)
+			all[m++] = t[h].c;
+	free(t);
 	for (size_t i = 0; i < m; i++)
 		all[i].score /= (double)judged;
 	out->v = all;
@@ -142,8 +166,13 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 		rc = A2M_SCORER_ABSTAIN;
 	else if (rc == 0 && nl == 1)
 		*out = lists[0], lists[0].v = NULL;
-	else if (rc == 0)
-		rc = fuse(lists, nl, nl, out);
+	else if (rc == 0 && (rc = fuse(lists, nl, nl, out)) == 0) {
+		/* The mean of bounds and relevances bounds the mean. */
+		for (size_t i = 0; i < nl; i++)
+			if (lists[i].bounded)
+				out->bounded = q;
+		a2m_candidates_best_first(out);
+	}
 	for (size_t i = 0; i < nl; i++)
 		free(lists[i].v);
 	free(lists);

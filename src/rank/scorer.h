@@ -151,6 +151,14 @@ a2m_scorer *a2m_scorer_vector_new(a2m_metric metric);
 a2m_scorer *a2m_scorer_gen_vector_new(double min_cosine);
 
 /*
+** Moves the best 1 024 of out (higher score, then higher seq) to its front,
+** sorted, and sets out->sorted (store.h): one pass with a small heap, where
+** ordering a list of 100 000 for a recall of 10 costs more than making it.
+** When memory runs out, out is left as it was, unordered (only slower).
+*/
+void a2m_candidates_best_first(a2m_candidates *out);
+
+/*
 ** Fuses n scorers (taking ownership, also on failure): each judges; those
 ** that abstain are left out; a candidate's score is the mean of the
 ** judging scorers' scores (a part that gave a candidate A2M_SCORE_ABSTAIN

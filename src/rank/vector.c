@@ -151,17 +151,12 @@ static void heap_down(const a2m_candidate *v, size_t *h, size_t n, size_t i)
 	}
 }
 
-/* How many of a vector list are put best first: more than a recall reads
+/* How many of a long list are put best first: more than a recall reads
 ** in the usual case (the limit, and the hits the blend lowers). */
 #define VECTOR_SORTED 1024
 
-/*
-** Moves the VECTOR_SORTED best of out to its front, sorted, and says so in
-** out->sorted: one pass with a small heap, where ordering 100 000
-** candidates for a recall of 10 cost more than measuring them. When memory
-** runs out, out is left as it was: unordered, which is only slower.
-*/
-static void best_to_front(a2m_candidates *out)
+/* See scorer.h. */
+void a2m_candidates_best_first(a2m_candidates *out)
 {
 	size_t k = out->n < VECTOR_SORTED ? out->n : VECTOR_SORTED, n = 0;
 	if (k < 2)
@@ -222,8 +217,9 @@ static int vector_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 	float *qf = floats_of(q->vector, q->dims);
 	if (!qf)
 		return A2M_INTERNAL_ERROR;
+	/* Bounds from the rows' sketch; the caller judges what it reads. */
 	a2m_vector_search vs = {.vector = qf, .dims = q->dims, .measure = measure_of(v->metric),
-				.filter = q->filter};
+				.filter = q->filter, .bound = 1};
 	int rc = store->ops->vector_search(store, &vs, out);
 	free(qf);
 	if (rc == A2M_STORE_NO_INDEX)
@@ -232,7 +228,8 @@ static int vector_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 		return rc;
 	for (size_t i = 0; i < out->n; i++)
 		out->v[i].score = relevance_of(v->metric, out->v[i].score);
-	best_to_front(out);
+	out->bounded = q;
+	a2m_candidates_best_first(out);
 	return 0;
 }
 

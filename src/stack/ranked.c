@@ -11,7 +11,10 @@
 ** filtering. Reading stops as soon as no candidate left can enter: a score
 ** is never above its relevance (a2m_stack_blend_score), so once the next
 ** relevance is below the worst hit kept (or below min_score), nothing after
-** it can beat it. The stop is exact, not a heuristic.
+** it can beat it. The stop is exact, not a heuristic. A list whose scores
+** are only bounds of the relevance (a vector list measured on a sketch,
+** a2m_candidates.bounded) is read the same way, each candidate read being
+** judged exactly first: a relevance is never above its bound either.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +165,8 @@ typedef struct ranked {
 	int64_t              now;
 	topk                 top;
 	int                  oom;
+	const a2m_rank_query *judge;   /* scores are bounds: judge with this query */
+	int                  judge_rc; /* the scorer's failure, if it failed */
 } ranked;
 
 static int ranked_visit(const a2m_record *rec, void *ctx)
@@ -178,6 +183,17 @@ static int ranked_visit(const a2m_record *rec, void *ctx)
 	if (!a2m_query_matches(&r->sel->q, rec) || !a2m_stack_visible(r->st, &r->sel->scope, rec) ||
 	    !a2m_where_matches(r->sel->where, rec, r->st->cfg.fields))
 		return 0;
+	if (r->judge) {
+		/* The score was a bound (a2m_candidates.bounded): now the relevance. */
+		a2m_scorer *sc = r->st->scorer;
+		int jr = sc->relevance(sc, r->st->store, r->judge, &rec, 1, &rel);
+		if (jr < 0) {
+			r->judge_rc = jr;
+			return -1;
+		}
+		if (jr != 0 || rel <= 0)
+			return 0;
+	}
 	double score = r->blended ? a2m_stack_blend_score(r->st, rel, rec, r->now) : rel;
 	if (score < r->min_score)
 		return 0;
@@ -196,7 +212,9 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 			     size_t *n, a2m_error *err)
 {
 	ranked r = {.st = st, .sel = sel, .min_score = min_score, .blended = blended,
-		    .now = a2m_clock_now_ms()};
+		    .now = a2m_clock_now_ms(), .judge = cands->bounded};
+	/* Bounds and relevances may differ in their last bits of rounding. */
+	double slack = cands->bounded ? 1e-9 : 0;
 	int64_t seqs[RANK_BATCH];
 	a2m_candidate *v = cands->v;
 	size_t total = cands->n, at = 0, ordered = cands->sorted < total ? cands->sorted : total;
@@ -228,8 +246,8 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 			ordered = at + (chunk < total - at ? chunk : total - at);
 			chunk *= 2;
 		}
-		if (v[at].score < min_score ||
-		    (r.top.k && r.top.n == r.top.k && v[at].score < r.top.v[0].score))
+		if (v[at].score + slack < min_score ||
+		    (r.top.k && r.top.n == r.top.k && v[at].score + slack < r.top.v[0].score))
 			break;
 		size_t nb = ordered - at < batch ? ordered - at : batch;
 		if (batch < RANK_BATCH)
@@ -244,6 +262,8 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 	}
 	if (rc || r.oom) {
 		a2m_hits_free(r.top.v, r.top.n);
+		if (r.judge_rc)
+			return a2m_error_set(err, r.judge_rc, "scorer %s failed", st->scorer->name);
 		return r.oom ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
 			     : a2m_stack_store_error(st, err, rc);
 	}

@@ -151,6 +151,15 @@ typedef struct a2m_candidates {
 	** comes before v[sorted - 1]. 0: no order (zero-initialised).
 	*/
 	size_t         sorted;
+	/*
+	** NULL: each score is the candidate's relevance. Otherwise each score
+	** is only an upper bound of it (a vector list measured on a sketch,
+	** store/vector_index.h), and the caller judges each candidate it reads
+	** with the scorer's relevance() for this query (the one the caller
+	** passed to candidates(); borrowed). Bounds keep best-first reading
+	** and its stop exact: a relevance is never above its bound.
+	*/
+	const struct a2m_rank_query *bounded;
 } a2m_candidates;
 
 /* What vector_search measures for each row r against the query q. */
@@ -180,6 +189,13 @@ typedef struct a2m_vector_search {
 	size_t              dims;
 	a2m_vector_measure  measure;
 	const a2m_vector_filter *filter;   /* NULL: every row */
+	/*
+	** 0: each score is the measure. 1: each score only bounds it, from a
+	** 16-bit sketch of the rows (a fraction of the bytes to read): at least
+	** the cosine or dot product, at most the distance, that the float32
+	** measure of vector_index.h gives for the pair.
+	*/
+	int                 bound;
 } a2m_vector_search;
 
 typedef struct a2m_store_ops {
@@ -296,8 +312,8 @@ typedef struct a2m_store_ops {
 	/*
 	** Sets *out to every record whose vector has q->dims components and
 	** passes q->filter, each once, in no particular order, with its measure
-	** in score (the raw figure of q->measure). Exact: no row is
-	** approximated away. Returns 0, A2M_STORE_NO_INDEX when it cannot
+	** in score (the raw figure of q->measure), or its bound (q->bound).
+	** Exact: no row is approximated away. Returns 0, A2M_STORE_NO_INDEX when it cannot
 	** answer exactly now (the caller then scans), or a negative code.
 	*/
 	int  (*vector_search)(a2m_store *s, const a2m_vector_search *q, a2m_candidates *out);

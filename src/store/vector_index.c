@@ -24,6 +24,12 @@ typedef struct vtier {
 	float    *norms;    /* |row| */
 	int64_t  *seqs;
 	uint32_t *owners;   /* interned owner ids; 0 = no owner */
+	/* The sketch (see sketch_row): each row as integers R times a scale s. */
+	int16_t  *sk;       /* n rows of dims */
+	float    *sk_scale; /* s */
+	float    *sk_err;   /* |row - s R|, rounded up */
+	float    *sk_len;   /* |s R|, rounded up */
+	double   *norm2;    /* |row|^2 in double */
 	size_t    n, cap;
 } vtier;
 
@@ -45,6 +51,7 @@ typedef struct staged {
 
 struct a2m_vindex {
 	size_t    dims;     /* 0 until the first vector */
+	int32_t   sk_max;   /* the sketch's largest integer, for dims (sketch_max) */
 	vtier    *tiers;
 	size_t    ntiers, tcap;
 	vslot    *slots;
@@ -87,6 +94,15 @@ float a2m_vec_l2sq(const float *a, const float *b, size_t n)
 		float d = a[i] - b[i];
 		acc += d * d;
 	}
+	return acc;
+}
+
+int32_t a2m_vec_dot16(const int16_t *a, const int16_t *b, size_t n)
+{
+	int32_t acc = 0;
+#pragma omp simd reduction(+ : acc)
+	for (size_t i = 0; i < n; i++)
+		acc += (int32_t)a[i] * b[i];
 	return acc;
 }
 
@@ -247,6 +263,66 @@ static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
 	return (uint32_t)vx->nowners;
 }
 
+/* ---- the sketch --------------------------------------------------------- */
+
+/*
+** Why a sketch: the float32 rows are 4 bytes a dimension, and reading them
+** is all a search costs (it is memory-bound). A row as 16-bit integers R
+** times a scale s is half of that, and the integer dot product of two
+** sketches, Q·R, is exact in int32 when dims × max² < 2^31 (sketch_max).
+** With e = r − sR and f = q − tQ (t the query's scale), for the float
+** vectors taken as reals:
+**
+**     q·r = t s (Q·R) + s (f·R) + q·e,   so   |q·r − t s (Q·R)| ≤ |f| |sR| + |q| |e|
+**
+** a rigorous interval for the true product. What recall ranks by is the
+** float32 kernel's figure, which differs from the true product by at most
+** (n + 2)·2^-24·|q||r| (summation error): the bounds add twice that.
+*/
+
+/* The largest sketch integer for dims: dims × max² stays below 2^31. */
+static int32_t sketch_max(size_t dims)
+{
+	int log2 = 0;
+	while (((size_t)1 << log2) < dims && log2 < 62)
+		log2++;
+	int bits = (31 - log2) / 2;
+	if (bits > 15)
+		bits = 15;
+	return bits < 1 ? 1 : (int32_t)((1 << bits) - 1);
+}
+
+/* x rounded up to a float (a bound must not shrink by its rounding). */
+static float round_up(double x)
+{
+	return (float)(x * (1 + 1e-6) + 1e-30);
+}
+
+/*
+** Sketches v (n floats) as integers of magnitude at most max into out;
+** returns the scale s, with |v − sR| in *err and |sR| in *len (doubles).
+*/
+static float sketch(const float *v, size_t n, int32_t max, int16_t *out, double *err,
+		    double *len)
+{
+	float top = 0;
+	for (size_t i = 0; i < n; i++)
+		top = fabsf(v[i]) > top ? fabsf(v[i]) : top;
+	float s = top > 0 ? (float)((double)top / max) : 0;
+	double e2 = 0, l2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		double r = s > 0 ? nearbyint((double)v[i] / s) : 0;
+		r = r > max ? max : r < -max ? -max : r;
+		out[i] = (int16_t)r;
+		double e = (double)v[i] - (double)s * r, sr = (double)s * r;
+		e2 += e * e;
+		l2 += sr * sr;
+	}
+	*err = sqrt(e2);
+	*len = sqrt(l2);
+	return s;
+}
+
 /* ---- tiers and rows ---------------------------------------------------- */
 
 static int same_name(const char *a, const char *b)
@@ -297,6 +373,24 @@ static int rows_reserve(vtier *t, size_t dims)
 	if (!o)
 		return -1;
 	t->owners = o;
+	int16_t *k = realloc(t->sk, n * dims * sizeof *k);
+	if (!k)
+		return -1;
+	t->sk = k;
+	float *f[3] = {t->sk_scale, t->sk_err, t->sk_len};
+	for (int i = 0; i < 3; i++)
+		if (!(f[i] = realloc(f[i], n * sizeof *f[i]))) {
+			t->sk_scale = i > 0 ? f[0] : t->sk_scale;
+			t->sk_err = i > 1 ? f[1] : t->sk_err;
+			return -1;
+		}
+	t->sk_scale = f[0];
+	t->sk_err = f[1];
+	t->sk_len = f[2];
+	double *d2 = realloc(t->norm2, n * sizeof *d2);
+	if (!d2)
+		return -1;
+	t->norm2 = d2;
 	t->cap = n;
 	return 0;
 }
@@ -304,11 +398,20 @@ static int rows_reserve(vtier *t, size_t dims)
 static void row_write(a2m_vindex *vx, vtier *t, size_t row, int64_t seq, uint32_t owner,
 		      const float *vec)
 {
-	float *dst = t->vecs + row * vx->dims;
-	memcpy(dst, vec, vx->dims * sizeof *dst);
-	t->norms[row] = (float)sqrt((double)a2m_vec_dot(dst, dst, vx->dims));
+	size_t d = vx->dims;
+	float *dst = t->vecs + row * d;
+	memcpy(dst, vec, d * sizeof *dst);
+	t->norms[row] = (float)sqrt((double)a2m_vec_dot(dst, dst, d));
 	t->seqs[row] = seq;
 	t->owners[row] = owner;
+	double err, len;
+	t->sk_scale[row] = sketch(dst, d, vx->sk_max, t->sk + row * d, &err, &len);
+	t->sk_err[row] = round_up(err);
+	t->sk_len[row] = round_up(len);
+	double n2 = 0;
+	for (size_t i = 0; i < d; i++)
+		n2 += (double)dst[i] * dst[i];
+	t->norm2[row] = n2;
 }
 
 /* Removes the row sl names; the last row of its tier takes its place. */
@@ -322,6 +425,11 @@ static void row_drop(a2m_vindex *vx, vslot *sl)
 		t->norms[row] = t->norms[last];
 		t->seqs[row] = t->seqs[last];
 		t->owners[row] = t->owners[last];
+		memcpy(t->sk + row * vx->dims, t->sk + last * vx->dims, vx->dims * sizeof *t->sk);
+		t->sk_scale[row] = t->sk_scale[last];
+		t->sk_err[row] = t->sk_err[last];
+		t->sk_len[row] = t->sk_len[last];
+		t->norm2[row] = t->norm2[last];
 		vslot *moved = slot_find(vx, t->seqs[row]);
 		if (moved)
 			moved->row = (uint32_t)row;
@@ -349,8 +457,10 @@ static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char 
 		apply_remove(vx, seq);
 		return;
 	}
-	if (!vx->dims && !vx->used)
+	if (!vx->dims && !vx->used) {
 		vx->dims = dims;
+		vx->sk_max = sketch_max(dims);
+	}
 	vslot *sl = slot_find(vx, seq);
 	if (!sl && slots_reserve(vx) != 0)
 		goto oom;
@@ -422,6 +532,11 @@ void a2m_vindex_clear(a2m_vindex *vx)
 		free(t->norms);
 		free(t->seqs);
 		free(t->owners);
+		free(t->sk);
+		free(t->sk_scale);
+		free(t->sk_err);
+		free(t->sk_len);
+		free(t->norm2);
 	}
 	for (size_t i = 0; i < vx->nowners; i++)
 		free(vx->owners[i]);
@@ -579,8 +694,9 @@ size_t a2m_vindex_bytes(const a2m_vindex *vx)
 {
 	size_t b = vx->nslots * sizeof(vslot);
 	for (size_t i = 0; i < vx->ntiers; i++)
-		b += vx->tiers[i].cap * (vx->dims * sizeof(float) + sizeof(float) +
-					 sizeof(int64_t) + sizeof(uint32_t));
+		b += vx->tiers[i].cap * (vx->dims * (sizeof(float) + sizeof(int16_t)) +
+					 4 * sizeof(float) + sizeof(double) + sizeof(int64_t) +
+					 sizeof(uint32_t));
 	return b;
 }
 
@@ -620,6 +736,74 @@ static size_t scan_tier(const a2m_vindex *vx, const vtier *t, const a2m_vector_s
 	return k;
 }
 
+/* The query's side of a bound search (see the sketch, above). */
+typedef struct qsketch {
+	int16_t *Q;
+	double   t;              /* the query's scale */
+	double   flen, qlen;     /* |f|, |q| */
+	double   qnorm;          /* the float kernel's |q|, as the measure uses it */
+	double   q2;             /* |q|^2 in double */
+	double   kslack;         /* the float kernel's error, per unit of |r| */
+} qsketch;
+
+/* The bound of one row's measure (see a2m_vector_search.bound). */
+static double row_bound(const vtier *t, size_t i, const qsketch *qs, a2m_vector_measure m,
+			int32_t QR)
+{
+	double rlen = sqrt(t->norm2[i]) * (1 + 1e-9);
+	double approx = qs->t * (double)t->sk_scale[i] * (double)QR;
+	/* The true product's interval, widened for double rounding. */
+	double hi = approx + qs->flen * t->sk_len[i] + qs->qlen * t->sk_err[i] +
+		    1e-9 * qs->qlen * rlen;
+	switch (m) {
+	case A2M_VECTOR_DOT:
+		return hi + qs->kslack * rlen;
+	case A2M_VECTOR_L2: {
+		double d2 = qs->q2 + t->norm2[i] - 2 * hi;
+		d2 = d2 * (1 - 2 * qs->kslack / (qs->qlen > 0 ? qs->qlen : 1)) -
+		     1e-9 * (qs->q2 + t->norm2[i]);
+		return d2 > 0 ? sqrt(d2) : 0;
+	}
+	default: {
+		double nr = t->norms[i];
+		if (qs->qnorm == 0 || nr == 0)
+			return 0;
+		double c = (hi + qs->kslack * rlen) / (qs->qnorm * nr);
+		return c + 1e-12 * fabs(c) + 1e-15;
+	}
+	}
+}
+
+static size_t scan_tier_bound(const a2m_vindex *vx, const vtier *t, const a2m_vector_search *q,
+			      const qsketch *qs, int owner_only, uint32_t oid, a2m_candidate *out)
+{
+	size_t k = 0, d = vx->dims;
+	const int16_t *row = t->sk;
+	for (size_t i = 0; i < t->n; i++, row += d)
+		if (!owner_only || t->owners[i] == oid)
+			out[k++] = (a2m_candidate){
+				t->seqs[i], row_bound(t, i, qs, q->measure, a2m_vec_dot16(qs->Q, row, d))};
+	return k;
+}
+
+/* Sketches the query into qs (qs->Q allocated). Returns 0 or -1 (no memory). */
+static int query_sketch(const a2m_vindex *vx, const float *v, size_t d, qsketch *qs)
+{
+	memset(qs, 0, sizeof *qs);
+	if (!(qs->Q = malloc(d * sizeof *qs->Q)))
+		return -1;
+	double len;
+	qs->t = sketch(v, d, vx->sk_max, qs->Q, &qs->flen, &len);
+	for (size_t i = 0; i < d; i++)
+		qs->q2 += (double)v[i] * v[i];
+	qs->qlen = sqrt(qs->q2) * (1 + 1e-9);
+	qs->flen *= 1 + 1e-9;
+	qs->qnorm = sqrt((double)a2m_vec_dot(v, v, d));
+	/* Twice the worst summation error of the float kernels. */
+	qs->kslack = 2.0 * (double)(d + 2) * 0x1p-24 * qs->qlen;
+	return 0;
+}
+
 int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates *out)
 {
 	memset(out, 0, sizeof *out);
@@ -634,6 +818,12 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 	if (!(out->v = malloc(total * sizeof *out->v)))
 		return A2M_INTERNAL_ERROR;
 	double qnorm = sqrt((double)a2m_vec_dot(q->vector, q->vector, q->dims));
+	qsketch qs;
+	if (q->bound && query_sketch(vx, q->vector, q->dims, &qs) != 0) {
+		free(out->v);
+		out->v = NULL;
+		return A2M_INTERNAL_ERROR;
+	}
 	for (size_t i = 0; i < vx->ntiers; i++) {
 		const vtier *t = &vx->tiers[i];
 		const char *owner = NULL;
@@ -644,7 +834,12 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 			oid = owner_lookup(vx, owner, &known);
 		if (rule == A2M_VF_SKIP || !known || !t->n)
 			continue;
-		out->n += scan_tier(vx, t, q, qnorm, rule == A2M_VF_OWNER, oid, out->v + out->n);
+		out->n += q->bound ? scan_tier_bound(vx, t, q, &qs, rule == A2M_VF_OWNER, oid,
+						     out->v + out->n)
+				   : scan_tier(vx, t, q, qnorm, rule == A2M_VF_OWNER, oid,
+					       out->v + out->n);
 	}
+	if (q->bound)
+		free(qs.Q);
 	return 0;
 }

@@ -8,7 +8,8 @@
 ** Rows are kept per tier, each row with its record's seq, an owner id
 ** (owners are interned; 0 = no owner) and its Euclidean norm, so that cosine
 ** is one dot product per row and a filter can skip a whole tier or test an
-** integer per row. A seq → (tier, row) table serves removes and moves.
+** integer per row. Each row also has a 16-bit sketch with its error, which
+** a bound search reads instead (half the bytes; store.h, bound). A seq → (tier, row) table serves removes and moves.
 ** Only vectors of the index's width (fixed by the first vector put) get a
 ** row; a record whose vector has another width is counted as odd, so a
 ** query of that width can be sent back to a scan.
@@ -87,6 +88,8 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 */
 float a2m_vec_dot(const float *a, const float *b, size_t n);
 float a2m_vec_l2sq(const float *a, const float *b, size_t n);
+/* The integer dot product of two sketches (exact: see vector_index.c). */
+int32_t a2m_vec_dot16(const int16_t *a, const int16_t *b, size_t n);
 
 /* The raw measure of store.h's a2m_vector_measure for a pair (norms given). */
 double a2m_vec_measure(a2m_vector_measure m, const float *q, double qnorm, const float *r,
