@@ -744,13 +744,14 @@ typedef struct qsketch {
 	double   qnorm;          /* the float kernel's |q|, as the measure uses it */
 	double   q2;             /* |q|^2 in double */
 	double   kslack;         /* the float kernel's error, per unit of |r| */
+	double   pad;            /* a row's true |r| is at most its norm times this */
 } qsketch;
 
 /* The bound of one row's measure (see a2m_vector_search.bound). */
 static double row_bound(const vtier *t, size_t i, const qsketch *qs, a2m_vector_measure m,
 			int32_t QR)
 {
-	double rlen = sqrt(t->norm2[i]) * (1 + 1e-9);
+	double rlen = t->norms[i] * qs->pad;
 	double approx = qs->t * (double)t->sk_scale[i] * (double)QR;
 	/* The true product's interval, widened for double rounding. */
 	double hi = approx + qs->flen * t->sk_len[i] + qs->qlen * t->sk_err[i] +
@@ -801,6 +802,8 @@ static int query_sketch(const a2m_vindex *vx, const float *v, size_t d, qsketch 
 	qs->qnorm = sqrt((double)a2m_vec_dot(v, v, d));
 	/* Twice the worst summation error of the float kernels. */
 	qs->kslack = 2.0 * (double)(d + 2) * 0x1p-24 * qs->qlen;
+	/* The stored norm is the float kernel's: off by (d + 2) units at most. */
+	qs->pad = 1 + 2.0 * (double)(d + 2) * 0x1p-24 + 1e-9;
 	return 0;
 }
 
