@@ -48,6 +48,7 @@ trap cleanup EXIT
 mkdir -p "$d/nginx"
 sed -e "s|@PORT@|$nginx_port|g" -e "s|@DIR@|$d/nginx|g" "$here/nginx.conf" >"$d/nginx/nginx.conf"
 nginx -p "$d/nginx/" -e "$d/nginx/error.log" -c "$d/nginx/nginx.conf" &
+nginx_pid=$!
 pids+=($!)
 nginx_url="http://127.0.0.1:$nginx_port/"
 
@@ -111,26 +112,43 @@ load() {
 	done <"$d/corpus/load.jsonl"
 }
 
-# run LABEL URL FILE: wrk with FILE's bodies; appends a row to $d/table.
+# cpu_ticks PID: CPU time (user + system, in clock ticks) of PID and its
+# children (nginx's workers) so far.
+cpu_ticks() {
+	local t=0 p
+	for p in "$1" $(pgrep -P "$1"); do
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$t"
+}
+
+# run LABEL URL FILE PID: wrk with FILE's bodies against the server PID;
+# appends a row to $d/table. The server's CPU time per request is beside
+# req/s because it hardly depends on what else the machine is doing.
 run() {
-	local label=$1 target=$2 bodies=$3 out rps p50 p99 errs load
+	local label=$1 target=$2 bodies=$3 server=$4 out rps p50 p99 errs load t0 t1 n cpu
 	load=$(cut -d' ' -f1 /proc/loadavg)
+	t0=$(cpu_ticks "$server")
 	out=$(A2M_BODIES=$bodies wrk -t"$threads" -c"$conns" -d"$duration" --latency \
 		-s "$here/wrk-post.lua" "$target" 2>&1)
+	t1=$(cpu_ticks "$server")
+	n=$(sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' <<<"$out")
+	cpu=$(awk -v a="$t0" -v b="$t1" -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { if (n > 0) printf "%.1f", (b - a) / hz * 1e6 / n; else print "?" }')
 	echo "$out" >"$d/wrk-$(echo "$label" | tr ' /,' '___').txt"
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' <<<"$out")
 	p50=$(awk '$1 == "50%" { print $2 }' <<<"$out")
 	p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
 	errs=$(grep -E 'Non-2xx|Socket errors' <<<"$out" | tr -s ' ' | tr '\n' ';')
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "${rps:-?}" "${p50:-?}" "${p99:-?}" "$load" \
-		"$errs" >>"$d/table"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "${rps:-?}" "$cpu" "${p50:-?}" "${p99:-?}" \
+		"$load" "$errs" >>"$d/table"
 	echo "  $label: ${rps:-?} req/s" >&2
 }
 
 echo "a2m bench http: wrk -t$threads -c$conns -d$duration, $(nproc) cores," \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 check "$nginx_url" "$d/corpus/describe.jsonl"
-run "nginx fixed 200 (ceiling)" "$nginx_url" "$d/corpus/describe.jsonl"
+run "nginx fixed 200 (ceiling)" "$nginx_url" "$d/corpus/describe.jsonl" "$nginx_pid"
 
 for engine in memory sqlite; do
 	if [ "$engine" = memory ]; then
@@ -142,9 +160,9 @@ for engine in memory sqlite; do
 	for kind in describe recall remember; do
 		check "$url" "$d/corpus/$kind.jsonl"
 	done
-	run "describe, $engine" "$url" "$d/corpus/describe.jsonl"
-	run "recall 10k, $engine" "$url" "$d/corpus/recall.jsonl"
-	run "remember 1, $engine" "$url" "$d/corpus/remember.jsonl"
+	run "describe, $engine" "$url" "$d/corpus/describe.jsonl" "$pid"
+	run "recall 10k, $engine" "$url" "$d/corpus/recall.jsonl" "$pid"
+	run "remember 1, $engine" "$url" "$d/corpus/remember.jsonl" "$pid"
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 done
@@ -153,11 +171,13 @@ ceiling=$(awk -F'\t' 'NR == 1 { print $2 }' "$d/table")
 echo
 echo "a2m bench http: wrk -t$threads -c$conns -d$duration, keep-alive; $records records;" \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
-# "load before": the load average as the row began (others' work makes it noisy).
-printf '%-28s %12s %8s %10s %10s %12s  %s\n' "load" "req/s" "nginx" "p50" "p99" "load before" \
-	"errors"
-while IFS=$'\t' read -r label rps p50 p99 lavg errs; do
+# "cpu/req": the server's CPU time per request, in microseconds (all its
+# threads; nginx: master and workers). "load before": the load average as
+# the row began (others' work makes req/s noisy).
+printf '%-28s %12s %8s %9s %10s %10s %12s  %s\n' "load" "req/s" "nginx" "cpu/req" "p50" "p99" \
+	"load before" "errors"
+while IFS=$'\t' read -r label rps cpu p50 p99 lavg errs; do
 	pct=$(awk -v r="$rps" -v c="$ceiling" 'BEGIN { if (c > 0) printf "%.1f%%", 100 * r / c; else print "?" }')
-	printf '%-28s %12s %8s %10s %10s %12s  %s\n' "$label" "$rps" "$pct" "$p50" "$p99" "$lavg" \
-		"$errs"
+	printf '%-28s %12s %8s %9s %10s %10s %12s  %s\n' "$label" "$rps" "$pct" "${cpu}us" "$p50" \
+		"$p99" "$lavg" "$errs"
 done <"$d/table"

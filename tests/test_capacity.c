@@ -1,0 +1,195 @@
+/*
+** test_capacity.c — capacity kept exactly now that a write checks only the
+** buckets it entered (stack/flow.c): per session in working memory, whole
+** in episodic, and after a reopen with a smaller layout, every bucket — not
+** only those written — is brought down by the first write. Both engines
+** (the layout change needs a file, so SQLite only).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "a2m.h"
+#include "check.h"
+
+static a2m *h;
+static char path[] = "/tmp/a2m-test-capacity-XXXXXX";
+static char conf[64];
+
+static json_t *call(const char *method, json_t *params)
+{
+	json_t *req = json_pack("{ss si ss so}", "jsonrpc", "2.0", "id", 1, "method", method,
+				"params", params);
+	char *text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	char *out = text ? a2m_handle(h, text) : NULL;
+	free(text);
+	json_t *resp = out ? json_loads(out, 0, NULL) : NULL;
+	a2m_free(out);
+	json_t *res = json_incref(json_object_get(resp, "result"));
+	CHECK(res != NULL);
+	json_decref(resp);
+	return res;
+}
+
+/* Remembers one turn, no tier given: it lands in working memory. */
+static void turn(const char *session, int i)
+{
+	char text[64];
+	snprintf(text, sizeof text, "turn %d of %s", i, session);
+	json_decref(call("memory/remember",
+			 json_pack("{s[{ss ss}]}", "records", "content", text, "session", session)));
+}
+
+/* The contents in tier (and session, when not NULL), oldest first. */
+static json_t *contents(const char *tier, const char *session)
+{
+	json_t *where = json_pack("{ss}", "tier", tier);
+	if (session)
+		json_object_set_new(where, "session", json_string(session));
+	json_t *res = call("memory/timeline", json_pack("{so}", "where", where));
+	json_t *out = json_array();
+	json_t *r;
+	size_t i;
+	json_array_foreach(json_object_get(res, "records"), i, r)
+		json_array_append(out, json_object_get(r, "content"));
+	json_decref(res);
+	return out;
+}
+
+static size_t count_in(const char *tier, const char *session)
+{
+	json_t *c = contents(tier, session);
+	size_t n = json_array_size(c);
+	json_decref(c);
+	return n;
+}
+
+static int open_store(int sqlite, const char *config)
+{
+	a2m_config cfg;
+	char *err = NULL;
+	a2m_config_init(&cfg);
+	cfg.engine = sqlite ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
+	cfg.path = path;
+	cfg.config_file = config;
+	if (a2m_open(&cfg, &h, &err) != 0) {
+		fprintf(stderr, "open: %s\n", err ? err : "?");
+		a2m_free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static void remove_store(void)
+{
+	static const char *const suffix[] = {"", "-wal", "-shm"};
+	char f[128];
+	for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+		snprintf(f, sizeof f, "%s%s", path, suffix[i]);
+		unlink(f);
+	}
+}
+
+static const char *const sessions[] = {"a", "b", "c"};
+
+/* 40 turns in each of three interleaved sessions. */
+static void test_working_keeps_the_newest_24_of_each_session(void)
+{
+	for (int i = 0; i < 40; i++)
+		for (int s = 0; s < 3; s++)
+			turn(sessions[s], i);
+	for (int s = 0; s < 3; s++) {
+		json_t *c = contents("working", sessions[s]);
+		CHECK_INT(json_array_size(c), 24);
+		char want[64];
+		snprintf(want, sizeof want, "turn 16 of %s", sessions[s]);
+		CHECK_STR(json_string_value(json_array_get(c, 0)), want);
+		snprintf(want, sizeof want, "turn 39 of %s", sessions[s]);
+		CHECK_STR(json_string_value(json_array_get(c, 23)), want);
+		json_decref(c);
+		CHECK_INT(count_in("episodic", sessions[s]), 16);
+	}
+}
+
+/* 256 in episodic at most: 100 more turns of a fourth session spill on. */
+static void test_episodic_holds_at_most_its_capacity(void)
+{
+	for (int i = 0; i < 300; i++)
+		turn("d", i);
+	CHECK_INT(count_in("working", "d"), 24);
+	CHECK_INT(count_in("episodic", NULL), 256);
+	CHECK_INT(count_in("semantic", NULL), 3 * 16 + 276 - 256);
+}
+
+static const test_case tests[] = {
+	TEST(test_working_keeps_the_newest_24_of_each_session),
+	TEST(test_episodic_holds_at_most_its_capacity),
+	{NULL, NULL},
+};
+
+/*
+** Reopened with working capacity 10, the first write (to session a) brings
+** every session down to 10, not only a.
+*/
+static void test_smaller_layout_applies_to_every_session_at_the_first_write(void)
+{
+	turn("a", 100);
+	CHECK_INT(count_in("working", "a"), 10);
+	CHECK_INT(count_in("working", "b"), 10);
+	CHECK_INT(count_in("working", "c"), 10);
+	CHECK_INT(count_in("working", "d"), 10);
+	/* From then on only a's bucket is written, and the others stay. */
+	turn("a", 101);
+	CHECK_INT(count_in("working", "a"), 10);
+	CHECK_INT(count_in("working", "b"), 10);
+}
+
+static const test_case reopened[] = {
+	TEST(test_smaller_layout_applies_to_every_session_at_the_first_write),
+	{NULL, NULL},
+};
+
+static int write_config(void)
+{
+	snprintf(conf, sizeof conf, "%s.json", path);
+	FILE *f = fopen(conf, "w");
+	if (!f)
+		return -1;
+	fputs("{\"tiers\": ["
+	      "{\"name\": \"working\", \"kind\": \"working\", \"capacity\": 10,"
+	      " \"per_session\": true, \"spill_to\": \"episodic\"},"
+	      "{\"name\": \"episodic\", \"kind\": \"episodic\", \"capacity\": 256,"
+	      " \"spill_to\": \"semantic\"},"
+	      "{\"name\": \"semantic\", \"kind\": \"semantic\"},"
+	      "{\"name\": \"procedural\", \"kind\": \"procedural\"}]}\n", f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	int fd = mkstemp(path), status = 0;
+	if (fd < 0)
+		return 1;
+	close(fd);
+	for (int sqlite = 0; sqlite < 2 && !status; sqlite++) {
+		remove_store();
+		if (open_store(sqlite, NULL) != 0)
+			return 1;
+		printf("# engine %s\n", sqlite ? "sqlite" : "memory");
+		status = run_tests(tests);
+		a2m_close(h);
+	}
+	if (!status && write_config() == 0 && open_store(1, conf) == 0) {
+		printf("# sqlite, reopened with working capacity 10\n");
+		status = run_tests(reopened);
+		a2m_close(h);
+	} else if (!status) {
+		status = 1;
+	}
+	remove_store();
+	unlink(conf);
+	return status;
+}
