@@ -1,9 +1,17 @@
 /*
-** test_capacity.c — capacity kept exactly now that a write checks only the
-** buckets it entered (stack/flow.c): per session in working memory, whole
-** in episodic, and after a reopen with a smaller layout, every bucket — not
-** only those written — is brought down by the first write. Both engines
-** (the layout change needs a file, so SQLite only).
+** test_flow.c — what the kept counts and groups serve, through a2m_handle,
+** against both storage engines:
+**
+**   - capacity kept exactly now that a write checks only the buckets it
+**     entered (stack/flow.c): per session in working memory, whole in
+**     episodic, and after a reopen with a smaller layout, every bucket —
+**     not only those written — is brought down by the first write (the
+**     layout change needs a file, so SQLite only);
+**   - memory/timeline with `where` on a session (and more) gives exactly
+**     what the unfiltered timeline filtered afterwards gives, on random
+**     data: the store answers a session equality itself
+**     (stack/sessions.c, a2m_stack_narrow_by_where); the rest of `where`
+**     must still apply.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +23,7 @@
 #include "check.h"
 
 static a2m *h;
-static char path[] = "/tmp/a2m-test-capacity-XXXXXX";
+static char path[] = "/tmp/a2m-test-flow-XXXXXX";
 static char conf[64];
 
 static json_t *call(const char *method, json_t *params)
@@ -124,9 +132,128 @@ static void test_episodic_holds_at_most_its_capacity(void)
 	CHECK_INT(count_in("semantic", NULL), 3 * 16 + 276 - 256);
 }
 
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *x >> 33;
+}
+
+static const char *const tl_sessions[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7",
+				       "s8", "s9", "", NULL};
+#define N_TL_SESSIONS (sizeof tl_sessions / sizeof tl_sessions[0])
+static const char *const roles[] = {"user", "assistant"};
+static const char *const tiers[] = {"semantic", "episodic", "procedural"};
+
+/* 600 records, in batches, over the sessions (NULL: none) at random. */
+static void load_conversations(void)
+{
+	uint64_t x = 7;
+	for (int b = 0; b < 30; b++) {
+		json_t *recs = json_array();
+		for (int i = 0; i < 20; i++) {
+			const char *s = tl_sessions[lcg(&x) % N_TL_SESSIONS];
+			json_t *r = json_pack("{ss ss ss}", "content", "a turn of some conversation",
+					      "role", roles[lcg(&x) % 2],
+					      "tier", tiers[lcg(&x) % 3]);
+			if (s)
+				json_object_set_new(r, "session", json_string(s));
+			json_array_append_new(recs, r);
+		}
+		json_decref(call("memory/remember", json_pack("{so}", "records", recs)));
+	}
+}
+
+/* Does rec pass where? Only the keys the tests use: session, role, tier. */
+static int passes(const json_t *rec, const json_t *where)
+{
+	const char *k;
+	json_t *want;
+	json_object_foreach((json_t *)where, k, want) {
+		json_t *got = json_object_get(rec, k);
+		if (!json_equal(got ? got : json_null(), want))
+			return 0;
+	}
+	return 1;
+}
+
+/* The ids of a timeline answer, or of the last `limit` of `all` passing where. */
+static char *ids_of(const json_t *records, const json_t *where, size_t limit)
+{
+	json_t *ids = json_array();
+	size_t n = json_array_size(records), start = 0;
+	if (where) {
+		json_t *kept = json_array();
+		for (size_t i = 0; i < n; i++)
+			if (passes(json_array_get(records, i), where))
+				json_array_append(kept, json_array_get(records, i));
+		n = json_array_size(kept);
+		start = limit && n > limit ? n - limit : 0;
+		for (size_t i = start; i < n; i++)
+			json_array_append(ids, json_object_get(json_array_get(kept, i), "id"));
+		json_decref(kept);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			json_array_append(ids, json_object_get(json_array_get(records, i), "id"));
+	}
+	char *s = json_dumps(ids, JSON_COMPACT);
+	json_decref(ids);
+	return s;
+}
+
+static void compare(const json_t *all, json_t *where, size_t limit)
+{
+	json_t *params = json_pack("{sO}", "where", where);
+	if (limit)
+		json_object_set_new(params, "limit", json_integer((json_int_t)limit));
+	json_t *res = call("memory/timeline", params);
+	char *got = ids_of(json_object_get(res, "records"), NULL, 0);
+	char *want = ids_of(all, where, limit);
+	CHECK(got && want && strcmp(got, want) == 0);
+	if (got && want && strcmp(got, want) != 0) {
+		char *w = json_dumps(where, JSON_COMPACT);
+		fprintf(stderr, "  where %s limit %zu:\n    got  %.300s\n    want %.300s\n",
+			w ? w : "?", limit, got, want);
+		free(w);
+	}
+	free(got);
+	free(want);
+	json_decref(res);
+	json_decref(where);
+}
+
+static void test_timeline_by_session_equals_filtering_afterwards(void)
+{
+	json_t *before = call("memory/timeline", json_object());
+	size_t n0 = json_array_size(json_object_get(before, "records"));
+	json_decref(before);
+	load_conversations();
+	json_t *all = call("memory/timeline", json_object());
+	json_t *records = json_object_get(all, "records");
+	CHECK_INT(json_array_size(records), n0 + 600);
+	static const size_t limits[] = {0, 1, 7, 20, 1000};
+	for (size_t s = 0; s < N_TL_SESSIONS; s++) {
+		json_t *sv = tl_sessions[s] ? json_string(tl_sessions[s]) : json_null();
+		for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
+			compare(records, json_pack("{sO}", "session", sv), limits[l]);
+			/* The rest of where still applies. */
+			compare(records, json_pack("{sO ss}", "session", sv, "role", "user"),
+				limits[l]);
+			compare(records, json_pack("{sO ss}", "session", sv, "tier", "episodic"),
+				limits[l]);
+		}
+		json_decref(sv);
+	}
+	/* A session no record has, and a value no session can equal. */
+	compare(records, json_pack("{ss}", "session", "nobody"), 20);
+	compare(records, json_pack("{si}", "session", 3), 20);
+	compare(records, json_pack("{ss}", "tier", "procedural"), 20);
+	json_decref(all);
+}
+
 static const test_case tests[] = {
 	TEST(test_working_keeps_the_newest_24_of_each_session),
 	TEST(test_episodic_holds_at_most_its_capacity),
+	TEST(test_timeline_by_session_equals_filtering_afterwards),
 	{NULL, NULL},
 };
 
