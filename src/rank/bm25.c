@@ -85,7 +85,9 @@ typedef struct acc_entry {
 
 typedef struct acc {
 	acc_entry *slots;
-	size_t     nslots;   /* a power of two, at least twice n */
+	size_t     alloc;    /* slots allocated */
+	size_t     nslots;   /* in use by this query: a power of two, at least twice n;
+	                        sized to it, so a small query stays in cache */
 	uint32_t  *used;     /* the slots in use, in order of first use */
 	size_t     n;
 	uint32_t   stamp;
@@ -128,20 +130,43 @@ static int acc_grow(acc *a)
 	free(a->used);
 	a->slots = slots;
 	a->used = used;
-	a->nslots = ns;
+	a->nslots = a->alloc = ns;
 	return 0;
 }
 
-/* Starts a query: every slot of the last one becomes free at once. */
-static void acc_begin(acc *a)
+/*
+** Starts a query that will see at most expected records: every slot of the
+** last one becomes free at once (stamps), and the table in use is made just
+** big enough. Returns 0, or -1 when memory runs out.
+*/
+static int acc_begin(acc *a, size_t expected)
 {
+	size_t want = 1024;
+	while (want < 2 * expected && want < ((size_t)1 << 31))
+		want *= 2;
 	a->n = 0;
+	if (want > a->alloc) {
+		acc_entry *slots = calloc(want, sizeof *slots);
+		uint32_t *used = malloc(want / 2 * sizeof *used);
+		if (!slots || !used) {
+			free(slots);
+			free(used);
+			return -1;
+		}
+		free(a->slots);
+		free(a->used);
+		a->slots = slots;
+		a->used = used;
+		a->alloc = want;
+	}
+	a->nslots = want;
 	if (++a->stamp == 0) {
 		/* After 2^32 queries the stamps come round: clear them once. */
-		for (size_t i = 0; i < a->nslots; i++)
+		for (size_t i = 0; i < a->alloc; i++)
 			a->slots[i].stamp = 0;
 		a->stamp = 1;
 	}
+	return 0;
 }
 
 static acc_entry *acc_get(acc *a, int64_t seq)
@@ -184,7 +209,7 @@ static void acc_free(acc *a)
 /* After a query: keeps the table for the next one unless it grew huge. */
 static void acc_end(acc *a)
 {
-	if (a->nslots > 2 * SCRATCH_KEEP)
+	if (a->alloc > 2 * SCRATCH_KEEP)
 		acc_free(a);
 }
 
@@ -282,15 +307,19 @@ static int score_all(const source *src, const a2m_query_terms *q, scratch *sc, d
 		avgdl = 1.0;
 	*best = 0;
 	acc *a = &sc->a;
-	acc_begin(a);
 	if (scratch_lists(sc, q->nkeys) != 0)
 		return A2M_INTERNAL_ERROR;
 	plist *lists = sc->lists;
+	size_t postings = 0;
 	for (size_t k = 0; k < q->nkeys && !rc; k++) {
 		rc = source_postings(src, &q->keys[k], plist_visit, &lists[k]);
 		if (!rc && lists[k].oom)
 			rc = A2M_INTERNAL_ERROR;
+		postings += lists[k].n;
 	}
+	/* No record is scored twice per posting: the postings bound the table. */
+	if (!rc && acc_begin(a, postings) != 0)
+		rc = A2M_INTERNAL_ERROR;
 	/* The length normalisation of BM25, per document length seen. */
 	double k_norm0 = BM25_K1 * (1.0 - BM25_B), k_norm1 = BM25_K1 * BM25_B / avgdl;
 	for (size_t w = 0; w < q->nwords && !rc; w++) {
