@@ -9,9 +9,10 @@
 **   - inside the next write transaction, at its begin (a2m_stack_begin),
 **     before anything in it reads a record: capacity, promotion, key
 **     replacement and every whole-record update then see the counts;
-**   - in a short transaction of their own when the buffer holds
-**     A2M_TOUCH_MAX records or its oldest touch is A2M_TOUCH_MAX_AGE_MS old,
-**     and when the stack is freed;
+**   - in a short transaction of their own, by the recall that finds
+**     A2M_TOUCH_MAX records waiting or the oldest A2M_TOUCH_MAX_AGE_MS old
+**     (checked at recalls only: an idle server keeps them), and when the
+**     stack is freed;
 **   - at once when a touch earns a promotion (read.c).
 ** Until then every read outside a write transaction sees them: the stack
 ** lays them over the records it reads (a2m_stack_touched), so a recall
