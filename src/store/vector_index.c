@@ -1,12 +1,13 @@
 /*
-** vector_index.c — contiguous float32 rows per tier, searched exactly (see
-** vector_index.h).
+** vector_index.c — contiguous float32 rows per tier and their 16-bit
+** sketches, searched exactly or for bounds (see vector_index.h; the
+** arithmetic is in vector_kernels.c).
 **
 ** The scan is memory-bound: 100 000 rows of 384 floats are 154 MB read per
-** query, so everything else is kept off that path. Rows of one tier are one
-** array, the measure's loop is chosen once per tier, a tier the filter
-** skips is never read, an owner test is one integer compare before the
-** arithmetic, and cosine divides by a norm stored with the row.
+** query (77 MB of sketch), so everything else is kept off that path. Rows
+** of one tier are one array, the measure's loop is chosen once per tier, a
+** tier the filter skips is never read, an owner test is one integer compare
+** before the arithmetic, and cosine divides by a norm stored with the row.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ typedef struct vtier {
 	float    *norms;    /* |row| */
 	int64_t  *seqs;
 	uint32_t *owners;   /* interned owner ids; 0 = no owner */
-	/* The sketch (see sketch_row): each row as integers R times a scale s. */
+	/* The sketch (vector_kernels.c): each row as integers R times a scale s. */
 	int16_t  *sk;       /* n rows of dims */
 	float    *sk_scale; /* s */
 	float    *sk_err;   /* |row - s R|, rounded up */
@@ -51,7 +52,7 @@ typedef struct staged {
 
 struct a2m_vindex {
 	size_t    dims;     /* 0 until the first vector */
-	int32_t   sk_max;   /* the sketch's largest integer, for dims (sketch_max) */
+	int32_t   sk_max;   /* the sketch's largest integer, for dims */
 	vtier    *tiers;
 	size_t    ntiers, tcap;
 	vslot    *slots;
@@ -67,59 +68,6 @@ struct a2m_vindex {
 	float    *scratch;           /* a put's vector converted to float */
 	size_t    scratch_n;
 };
-
-/* ---- the measures ------------------------------------------------------ */
-
-/*
-** A float reduction is vectorised only if the compiler may reorder its sum,
-** which C forbids without -ffast-math (which would also change NaN and
-** rounding rules everywhere). `omp simd reduction` allows exactly this loop
-** to keep several partial sums in one vector register; the Makefile passes
-** -fopenmp-simd, which honours the pragma without OpenMP's runtime.
-*/
-float a2m_vec_dot(const float *a, const float *b, size_t n)
-{
-	float acc = 0;
-#pragma omp simd reduction(+ : acc)
-	for (size_t i = 0; i < n; i++)
-		acc += a[i] * b[i];
-	return acc;
-}
-
-float a2m_vec_l2sq(const float *a, const float *b, size_t n)
-{
-	float acc = 0;
-#pragma omp simd reduction(+ : acc)
-	for (size_t i = 0; i < n; i++) {
-		float d = a[i] - b[i];
-		acc += d * d;
-	}
-	return acc;
-}
-
-int32_t a2m_vec_dot16(const int16_t *a, const int16_t *b, size_t n)
-{
-	int32_t acc = 0;
-#pragma omp simd reduction(+ : acc)
-	for (size_t i = 0; i < n; i++)
-		acc += (int32_t)a[i] * b[i];
-	return acc;
-}
-
-double a2m_vec_measure(a2m_vector_measure m, const float *q, double qnorm, const float *r,
-		       double rnorm, size_t n)
-{
-	switch (m) {
-	case A2M_VECTOR_DOT:
-		return a2m_vec_dot(q, r, n);
-	case A2M_VECTOR_L2:
-		return sqrt((double)a2m_vec_l2sq(q, r, n));
-	default:
-		if (qnorm == 0 || rnorm == 0)
-			return 0; /* no direction: neither near nor far */
-		return (double)a2m_vec_dot(q, r, n) / (qnorm * rnorm);
-	}
-}
 
 /* ---- hashing ----------------------------------------------------------- */
 
@@ -263,34 +211,7 @@ static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
 	return (uint32_t)vx->nowners;
 }
 
-/* ---- the sketch --------------------------------------------------------- */
-
-/*
-** Why a sketch: the float32 rows are 4 bytes a dimension, and reading them
-** is all a search costs (it is memory-bound). A row as 16-bit integers R
-** times a scale s is half of that, and the integer dot product of two
-** sketches, Q·R, is exact in int32 when dims × max² < 2^31 (sketch_max).
-** With e = r − sR and f = q − tQ (t the query's scale), for the float
-** vectors taken as reals:
-**
-**     q·r = t s (Q·R) + s (f·R) + q·e,   so   |q·r − t s (Q·R)| ≤ |f| |sR| + |q| |e|
-**
-** a rigorous interval for the true product. What recall ranks by is the
-** float32 kernel's figure, which differs from the true product by at most
-** (n + 2)·2^-24·|q||r| (summation error): the bounds add twice that.
-*/
-
-/* The largest sketch integer for dims: dims × max² stays below 2^31. */
-static int32_t sketch_max(size_t dims)
-{
-	int log2 = 0;
-	while (((size_t)1 << log2) < dims && log2 < 62)
-		log2++;
-	int bits = (31 - log2) / 2;
-	if (bits > 15)
-		bits = 15;
-	return bits < 1 ? 1 : (int32_t)((1 << bits) - 1);
-}
+/* ---- tiers and rows ---------------------------------------------------- */
 
 /* x rounded up to a float (a bound must not shrink by its rounding). */
 static float round_up(double x)
@@ -298,32 +219,6 @@ static float round_up(double x)
 	return (float)(x * (1 + 1e-6) + 1e-30);
 }
 
-/*
-** Sketches v (n floats) as integers of magnitude at most max into out;
-** returns the scale s, with |v − sR| in *err and |sR| in *len (doubles).
-*/
-static float sketch(const float *v, size_t n, int32_t max, int16_t *out, double *err,
-		    double *len)
-{
-	float top = 0;
-	for (size_t i = 0; i < n; i++)
-		top = fabsf(v[i]) > top ? fabsf(v[i]) : top;
-	float s = top > 0 ? (float)((double)top / max) : 0;
-	double e2 = 0, l2 = 0;
-	for (size_t i = 0; i < n; i++) {
-		double r = s > 0 ? nearbyint((double)v[i] / s) : 0;
-		r = r > max ? max : r < -max ? -max : r;
-		out[i] = (int16_t)r;
-		double e = (double)v[i] - (double)s * r, sr = (double)s * r;
-		e2 += e * e;
-		l2 += sr * sr;
-	}
-	*err = sqrt(e2);
-	*len = sqrt(l2);
-	return s;
-}
-
-/* ---- tiers and rows ---------------------------------------------------- */
 
 static int same_name(const char *a, const char *b)
 {
@@ -405,7 +300,7 @@ static void row_write(a2m_vindex *vx, vtier *t, size_t row, int64_t seq, uint32_
 	t->seqs[row] = seq;
 	t->owners[row] = owner;
 	double err, len;
-	t->sk_scale[row] = sketch(dst, d, vx->sk_max, t->sk + row * d, &err, &len);
+	t->sk_scale[row] = a2m_vec_sketch(dst, d, vx->sk_max, t->sk + row * d, &err, &len);
 	t->sk_err[row] = round_up(err);
 	t->sk_len[row] = round_up(len);
 	double n2 = 0;
@@ -459,7 +354,7 @@ static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char 
 	}
 	if (!vx->dims && !vx->used) {
 		vx->dims = dims;
-		vx->sk_max = sketch_max(dims);
+		vx->sk_max = a2m_vec_sketch_max(dims);
 	}
 	vslot *sl = slot_find(vx, seq);
 	if (!sl && slots_reserve(vx) != 0)
@@ -736,7 +631,7 @@ static size_t scan_tier(const a2m_vindex *vx, const vtier *t, const a2m_vector_s
 	return k;
 }
 
-/* The query's side of a bound search (see the sketch, above). */
+/* The query's side of a bound search (the sketch: vector_kernels.c). */
 typedef struct qsketch {
 	int16_t *Q;
 	double   t;              /* the query's scale */
@@ -794,7 +689,7 @@ static int query_sketch(const a2m_vindex *vx, const float *v, size_t d, qsketch 
 	if (!(qs->Q = malloc(d * sizeof *qs->Q)))
 		return -1;
 	double len;
-	qs->t = sketch(v, d, vx->sk_max, qs->Q, &qs->flen, &len);
+	qs->t = a2m_vec_sketch(v, d, vx->sk_max, qs->Q, &qs->flen, &len);
 	for (size_t i = 0; i < d; i++)
 		qs->q2 += (double)v[i] * v[i];
 	qs->qlen = sqrt(qs->q2) * (1 + 1e-9);

@@ -95,4 +95,14 @@ int32_t a2m_vec_dot16(const int16_t *a, const int16_t *b, size_t n);
 double a2m_vec_measure(a2m_vector_measure m, const float *q, double qnorm, const float *r,
 		       double rnorm, size_t n);
 
+/*
+** The 16-bit sketch (vector_kernels.c): the largest integer for a width,
+** so that dims × max² stays below 2^31 and a2m_vec_dot16 is exact; and v
+** (n floats) as integers R of magnitude at most max into out, returning
+** the scale s, with |v − sR| in *err and |sR| in *len.
+*/
+int32_t a2m_vec_sketch_max(size_t dims);
+float   a2m_vec_sketch(const float *v, size_t n, int32_t max, int16_t *out, double *err,
+		       double *len);
+
 #endif

@@ -1,0 +1,116 @@
+/*
+** vector_kernels.c — the measures the vector rows are searched with, and the
+** 16-bit sketch of a row (see vector_index.h). Kept apart from the rows'
+** bookkeeping: this is the arithmetic, and what its bounds rest on.
+*/
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "store/vector_index.h"
+
+/* ---- the measures ------------------------------------------------------ */
+
+/*
+** A float reduction is vectorised only if the compiler may reorder its sum,
+** which C forbids without -ffast-math (which would also change NaN and
+** rounding rules everywhere). `omp simd reduction` allows exactly this loop
+** to keep several partial sums in one vector register; the Makefile passes
+** -fopenmp-simd, which honours the pragma without OpenMP's runtime.
+*/
+float a2m_vec_dot(const float *a, const float *b, size_t n)
+{
+	float acc = 0;
+#pragma omp simd reduction(+ : acc)
+	for (size_t i = 0; i < n; i++)
+		acc += a[i] * b[i];
+	return acc;
+}
+
+float a2m_vec_l2sq(const float *a, const float *b, size_t n)
+{
+	float acc = 0;
+#pragma omp simd reduction(+ : acc)
+	for (size_t i = 0; i < n; i++) {
+		float d = a[i] - b[i];
+		acc += d * d;
+	}
+	return acc;
+}
+
+int32_t a2m_vec_dot16(const int16_t *a, const int16_t *b, size_t n)
+{
+	int32_t acc = 0;
+#pragma omp simd reduction(+ : acc)
+	for (size_t i = 0; i < n; i++)
+		acc += (int32_t)a[i] * b[i];
+	return acc;
+}
+
+double a2m_vec_measure(a2m_vector_measure m, const float *q, double qnorm, const float *r,
+		       double rnorm, size_t n)
+{
+	switch (m) {
+	case A2M_VECTOR_DOT:
+		return a2m_vec_dot(q, r, n);
+	case A2M_VECTOR_L2:
+		return sqrt((double)a2m_vec_l2sq(q, r, n));
+	default:
+		if (qnorm == 0 || rnorm == 0)
+			return 0; /* no direction: neither near nor far */
+		return (double)a2m_vec_dot(q, r, n) / (qnorm * rnorm);
+	}
+}
+
+/* ---- the sketch --------------------------------------------------------- */
+
+/*
+** Why a sketch: the float32 rows are 4 bytes a dimension, and reading them
+** is all a search costs (it is memory-bound). A row as 16-bit integers R
+** times a scale s is half of that, and the integer dot product of two
+** sketches, Q·R, is exact in int32 when dims × max² < 2^31
+** (a2m_vec_sketch_max).
+** With e = r − sR and f = q − tQ (t the query's scale), for the float
+** vectors taken as reals:
+**
+**     q·r = t s (Q·R) + s (f·R) + q·e,   so   |q·r − t s (Q·R)| ≤ |f| |sR| + |q| |e|
+**
+** a rigorous interval for the true product. What recall ranks by is the
+** float32 kernel's figure, which differs from the true product by at most
+** (n + 2)·2^-24·|q||r| (summation error): the bounds add twice that.
+*/
+
+/* See vector_index.h. */
+int32_t a2m_vec_sketch_max(size_t dims)
+{
+	int log2 = 0;
+	while (((size_t)1 << log2) < dims && log2 < 62)
+		log2++;
+	int bits = (31 - log2) / 2;
+	if (bits > 15)
+		bits = 15;
+	return bits < 1 ? 1 : (int32_t)((1 << bits) - 1);
+}
+
+/* See vector_index.h. */
+float a2m_vec_sketch(const float *v, size_t n, int32_t max, int16_t *out, double *err,
+		     double *len)
+{
+	float top = 0;
+	for (size_t i = 0; i < n; i++)
+		top = fabsf(v[i]) > top ? fabsf(v[i]) : top;
+	/* JSON cannot carry NaN or infinity; should one come, no UB: R = 0. */
+	float s = top > 0 && isfinite(top) ? (float)((double)top / max) : 0;
+	double e2 = 0, l2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		double r = s > 0 ? nearbyint((double)v[i] / s) : 0;
+		r = r > max ? max : r < -max ? -max : isnan(r) ? 0 : r;
+		out[i] = (int16_t)r;
+		double e = (double)v[i] - (double)s * r, sr = (double)s * r;
+		e2 += e * e;
+		l2 += sr * sr;
+	}
+	*err = sqrt(e2);
+	*len = sqrt(l2);
+	return s;
+}
