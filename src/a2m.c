@@ -344,6 +344,30 @@ static unsigned caps_for(const a2m_server *srv, const a2m_request_ctx *ctx)
 }
 
 /*
+** A network describe answered from the cache before any JSON parser runs,
+** when the request has the plain shape a2m_rpc_quick_describe knows;
+** NULL: take the usual path (which answers the same, only slower).
+*/
+static char *quick_describe(const a2m_server *srv, const a2m_request_ctx *ctx,
+			    const char *msg, size_t len)
+{
+	a2m_rpc_quick q;
+	char head[128], protocol[32];
+	size_t n;
+	if (!a2m_rpc_quick_describe(msg, len, &q) ||
+	    !a2m_rpc_quick_head(&q, head, sizeof head) ||
+	    (q.protocol && q.protocol_len >= sizeof protocol))
+		return NULL;
+	if (q.protocol) {
+		memcpy(protocol, q.protocol, q.protocol_len);
+		protocol[q.protocol_len] = '\0';
+	}
+	char *out = NULL;
+	return a2m_describe_cached_proto(srv, caps_for(srv, ctx), 0, q.protocol ? protocol : NULL,
+					 head, "}", &out, &n) ? out : NULL;
+}
+
+/*
 ** Parsing and serialising happen outside the mutex: they touch only the
 ** request and the response. Only running the method holds it — except for
 ** a describe over a network, which a current cache answers without it (a
@@ -355,10 +379,12 @@ char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_
 	a2m_server *srv = &h->srv;
 	a2m_rpc_request req;
 	a2m_rpc_outcome o;
-	char *out;
+	int network = ctx && ctx->network;
+	char *out = network ? quick_describe(srv, ctx, message, len) : NULL;
+	if (out)
+		return out;
 	if (!a2m_rpc_parse(message, len, &req, &out, NULL))
 		return out;
-	int network = ctx && ctx->network;
 	char head[128];
 	if (network && req.id && req.method->text == a2m_describe_text &&
 	    a2m_rpc_result_head(req.id, head, sizeof head) &&

@@ -452,6 +452,46 @@ static void test_describe_echoes_the_id_as_sent(void)
 		CHECK(out && strncmp(out, want, strlen(want)) == 0);
 		a2m_free(out);
 	}
+	/* Shapes the parser-free path must leave to the parser, and shapes it
+	** takes: the answer is the same either way (network caller). */
+	static const struct {
+		const char *req, *want;
+	} shapes[] = {
+		{" {\n\"method\" : \"memory/describe\" ,\t\"id\" : 12 , \"jsonrpc\":\"2.0\","
+		 " \"params\" : { } }\r\n", "{\"jsonrpc\":\"2.0\",\"id\":12,\"result\":{"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"memory/describe\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"} x",
+		 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":01,\"method\":\"memory/describe\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":-0,\"method\":\"memory/describe\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1e2,\"method\":\"memory/describe\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":100.0,\"result\":{"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1234567890123456789,\"method\":\"memory/describe\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":1234567890123456789,\"result\":{"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\",\"method\":\"memory/describe\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\",\"result\":{"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"memory/describe\",\"params\":"
+		 "{\"protocol\":\"a2m/0.1\",\"owner\":\"x\"}}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"error\":{\"code\":-32003"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/describe\",\"params\":"
+		 "{\"protocol\":\"a2m/0.1.4\"}}", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{"},
+		{"{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"memory/describe\"}",
+		 "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32600"},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\"}", NULL},
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+		char *out = a2m_handle_ctx(h, shapes[i].req, strlen(shapes[i].req), &net);
+		if (!shapes[i].want)
+			CHECK(out == NULL);
+		else if (!out || strncmp(out, shapes[i].want, strlen(shapes[i].want)) != 0)
+			CHECK(!"the answer to an unusual describe");
+		if (shapes[i].want && out && strncmp(out, shapes[i].want, strlen(shapes[i].want)))
+			fprintf(stderr, "  %s\n  -> %.120s\n", shapes[i].req, out);
+		a2m_free(out);
+	}
 	/* A protocol we do not speak is still refused, cached or not. */
 	static const char bad[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/describe\","
 				  "\"params\":{\"protocol\":\"a2m/0.2\"}}";

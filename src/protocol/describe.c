@@ -345,15 +345,29 @@ int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
 	return 0;
 }
 
+/* The cache without the handle's lock, once the params are known plain. */
+static int cached(const a2m_server *srv, unsigned caps, int push, const char *head,
+		  const char *tail, char **text, size_t *len)
+{
+	/* With an embedder the result changes when it first answers, which
+	** is no commit: only a caller holding the handle may ask then. */
+	if (!srv->describe_cache || a2m_stack_embedder(srv->stack) || !(caps & A2M_CAP_CORE))
+		return 0;
+	return lookup(srv->describe_cache, caps, push, a2m_stack_generation(srv->stack), 0,
+		      head, tail, text, len);
+}
+
 int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
 			     const json_t *params, const char *head, const char *tail,
 			     char **text, size_t *len)
 {
-	/* With an embedder the result changes when it first answers, which
-	** is no commit: only a caller holding the handle may ask then. */
-	if (!srv->describe_cache || a2m_stack_embedder(srv->stack) ||
-	    !(caps & A2M_CAP_CORE) || !plain_params(params))
-		return 0;
-	return lookup(srv->describe_cache, caps, push, a2m_stack_generation(srv->stack), 0,
-		      head, tail, text, len);
+	return plain_params(params) && cached(srv, caps, push, head, tail, text, len);
+}
+
+int a2m_describe_cached_proto(const a2m_server *srv, unsigned caps, int push,
+			      const char *protocol, const char *head, const char *tail,
+			      char **text, size_t *len)
+{
+	return (!protocol || protocol_compatible(protocol)) &&
+	       cached(srv, caps, push, head, tail, text, len);
 }

@@ -158,6 +158,12 @@ int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
 			     const json_t *params, const char *head, const char *tail,
 			     char **text, size_t *len);
 
+/* As a2m_describe_cached_text(), for params known to hold at most
+** `protocol` (NUL-terminated; NULL when absent). */
+int a2m_describe_cached_proto(const a2m_server *srv, unsigned caps, int push,
+			      const char *protocol, const char *head, const char *tail,
+			      char **text, size_t *len);
+
 /* Shared by the handlers (params.c). */
 
 /*

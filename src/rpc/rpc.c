@@ -38,21 +38,155 @@ static char *envelope(const json_t *id, const char *key, json_t *value, size_t *
 	return text;
 }
 
-size_t a2m_rpc_result_head(const json_t *id, char *out, size_t cap)
+/* {"jsonrpc":"2.0","id":ID,"result": around the id's text, into out. */
+static size_t result_head(const char *id, size_t id_len, char *out, size_t cap)
 {
 	static const char tail[] = ",\"result\":";
+	size_t n = sizeof HEAD - 1 + id_len + sizeof tail - 1;
+	if (n >= cap)
+		return 0;
+	memcpy(out, HEAD, sizeof HEAD - 1);
+	memcpy(out + sizeof HEAD - 1, id, id_len);
+	memcpy(out + sizeof HEAD - 1 + id_len, tail, sizeof tail);
+	return n;
+}
+
+size_t a2m_rpc_result_head(const json_t *id, char *out, size_t cap)
+{
 	size_t id_len;
 	char *text = a2m_json_write(id ? id : json_null(), &id_len);
-	size_t n = sizeof HEAD - 1 + id_len + sizeof tail - 1;
-	if (!text || n >= cap) {
-		free(text);
-		return 0;
-	}
-	memcpy(out, HEAD, sizeof HEAD - 1);
-	memcpy(out + sizeof HEAD - 1, text, id_len);
-	memcpy(out + sizeof HEAD - 1 + id_len, tail, sizeof tail);
+	size_t n = text ? result_head(text, id_len, out, cap) : 0;
 	free(text);
 	return n;
+}
+
+/* ---- a describe without a parser (rpc.h) ---- */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/*
+** A string of printable ASCII without escapes at p: sets *s and *n to its
+** characters and returns the position after it, or NULL for anything else
+** (which JSON may well allow: the caller then parses properly).
+*/
+static const char *plain_string(const char *p, const char *end, const char **s, size_t *n)
+{
+	if (p >= end || *p != '"')
+		return NULL;
+	const char *q = ++p;
+	while (q < end && *q != '"') {
+		if (*q < 0x20 || *q > 0x7e || *q == '\\')
+			return NULL;
+		q++;
+	}
+	if (q >= end)
+		return NULL;
+	*s = p;
+	*n = (size_t)(q - p);
+	return q + 1;
+}
+
+static int equals(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+/* A plain string equal to lit at p; the position after it, or NULL. */
+static const char *literal(const char *p, const char *end, const char *lit)
+{
+	const char *s;
+	size_t n;
+	p = plain_string(p, end, &s, &n);
+	return p && equals(s, n, lit) ? p : NULL;
+}
+
+/* An id at p: a plain string, or an integer JSON and int64 both allow. */
+static const char *quick_id(const char *p, const char *end)
+{
+	const char *s;
+	size_t n;
+	if (p < end && *p == '"')
+		return plain_string(p, end, &s, &n);
+	const char *neg = p < end && *p == '-' ? p++ : NULL;
+	const char *d = p;
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	n = (size_t)(p - d);
+	/* No leading zero (not JSON), no "-0" (read as 0, written as 0). */
+	if (n == 0 || n > 18 || (*d == '0' && (n > 1 || neg)))
+		return NULL;
+	return p;
+}
+
+/* params at p: {} or {"protocol": plain string}. */
+static const char *quick_params(const char *p, const char *end, a2m_rpc_quick *q)
+{
+	if (p >= end || *p++ != '{')
+		return NULL;
+	p = skip_ws(p, end);
+	if (p < end && *p == '}')
+		return p + 1;
+	if (!(p = literal(p, end, "protocol")))
+		return NULL;
+	p = skip_ws(p, end);
+	if (p >= end || *p++ != ':')
+		return NULL;
+	p = skip_ws(p, end);
+	if (!(p = plain_string(p, end, &q->protocol, &q->protocol_len)))
+		return NULL;
+	p = skip_ws(p, end);
+	return p < end && *p == '}' ? p + 1 : NULL;
+}
+
+int a2m_rpc_quick_describe(const char *msg, size_t len, a2m_rpc_quick *q)
+{
+	const char *p = msg, *end = msg + len;
+	int jsonrpc = 0, method = 0, params = 0;
+	memset(q, 0, sizeof *q);
+	p = skip_ws(p, end);
+	if (p >= end || *p++ != '{')
+		return 0;
+	for (;;) {
+		const char *k;
+		size_t kn;
+		p = skip_ws(p, end);
+		if (!(p = plain_string(p, end, &k, &kn)))
+			return 0;
+		p = skip_ws(p, end);
+		if (p >= end || *p++ != ':')
+			return 0;
+		p = skip_ws(p, end);
+		/* Each member once: a repeated one is the parser's business. */
+		if (equals(k, kn, "jsonrpc") && !jsonrpc++)
+			p = literal(p, end, "2.0");
+		else if (equals(k, kn, "method") && !method++)
+			p = literal(p, end, "memory/describe");
+		else if (equals(k, kn, "id") && !q->id) {
+			q->id = p;
+			if ((p = quick_id(p, end)))
+				q->id_len = (size_t)(p - q->id);
+		} else if (equals(k, kn, "params") && !params++)
+			p = quick_params(p, end, q);
+		else
+			return 0;
+		if (!p || (p = skip_ws(p, end)) >= end)
+			return 0;
+		if (*p == '}')
+			break;
+		if (*p++ != ',')
+			return 0;
+	}
+	return skip_ws(p + 1, end) == end && jsonrpc && method && q->id;
+}
+
+size_t a2m_rpc_quick_head(const a2m_rpc_quick *q, char *out, size_t cap)
+{
+	return result_head(q->id, q->id_len, out, cap);
 }
 
 char *a2m_rpc_result_text(const json_t *id, const char *result, size_t result_len,

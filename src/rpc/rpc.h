@@ -85,6 +85,28 @@ char *a2m_rpc_result_text(const json_t *id, const char *result, size_t result_le
 size_t a2m_rpc_result_head(const json_t *id, char *out, size_t cap);
 
 /*
+** A memory/describe request recognised without a JSON parser, in the one
+** shape clients send: an object whose members are "jsonrpc": "2.0",
+** "method": "memory/describe", an "id" that is an integer of at most 18
+** digits or a string of printable ASCII without escapes, and optionally
+** "params" that is {} or {"protocol": such a string} — each once, in any
+** order, with JSON whitespace between tokens and nothing after. Returns 1
+** with q set (pointers into msg), or 0 for anything else, which the usual
+** path then parses: recognising less never changes an answer.
+*/
+typedef struct a2m_rpc_quick {
+	const char *id;        /* the id's JSON text as sent (with its quotes) */
+	size_t      id_len;
+	const char *protocol;  /* params.protocol's characters; NULL: absent */
+	size_t      protocol_len;
+} a2m_rpc_quick;
+
+int a2m_rpc_quick_describe(const char *msg, size_t len, a2m_rpc_quick *q);
+
+/* As a2m_rpc_result_head(), for the id of a recognised request. */
+size_t a2m_rpc_quick_head(const a2m_rpc_quick *q, char *out, size_t cap);
+
+/*
 ** Builds the text of an error response with the given id (borrowed; NULL
 ** means JSON null), code, message and optional data (the reference is
 ** taken). Used by transports that refuse a message before it is parsed.
