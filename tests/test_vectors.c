@@ -147,6 +147,7 @@ typedef struct ref {
 	const filt         *f;
 	a2m_candidates      want;
 	size_t              cap;
+	double              salience_max;  /* of the rows listed */
 } ref;
 
 static int ref_visit(const a2m_record *rec, void *ctx)
@@ -163,6 +164,8 @@ static int ref_visit(const a2m_record *rec, void *ctx)
 		r->want.v = realloc(r->want.v, r->cap * sizeof *r->want.v);
 	}
 	r->want.v[r->want.n++] = (a2m_candidate){rec->seq, measure(r->m, r->q, rec->embedding, DIMS)};
+	if (rec->salience > r->salience_max)
+		r->salience_max = rec->salience;
 	return 0;
 }
 
@@ -211,6 +214,12 @@ static long compare(a2m_store *s, a2m_vector_measure m, const filt *f)
 	if (r.want.n)
 		qsort(r.want.v, r.want.n, sizeof *r.want.v, by_seq);
 	long ok = (long)got.n;
+	/* The salience bound the stack relies on to stop early. */
+	if (got.n && (!got.salience_known || got.salience_max < r.salience_max)) {
+		fprintf(stderr, "  salience bound %g, a listed record has %g\n", got.salience_max,
+			r.salience_max);
+		ok = -1;
+	}
 	if (got.n != r.want.n) {
 		fprintf(stderr, "  %zu rows, want %zu\n", got.n, r.want.n);
 		ok = -1;
@@ -228,7 +237,7 @@ static long compare(a2m_store *s, a2m_vector_measure m, const filt *f)
 	** float32 measure recall ranks by (the same kernels on the record's
 	** vector), never the wrong side however close; and close.
 	*/
-	a2m_candidates b;
+	a2m_candidates b = {0};
 	vs.bound = 1;
 	if (ok >= 0 && (s->ops->vector_search(s, &vs, &b) != 0 || b.n != got.n))
 		ok = -1;
@@ -288,9 +297,10 @@ static int churn(a2m_store *s, int n)
 		a2m_record *fresh = make_record(i, DIMS);
 		int rc = 0, removed;
 		switch (i % 4) {
-		case 0: /* a tier move */
+		case 0: /* a tier move, and more salience than any record had */
 			free(r->tier);
 			r->tier = fresh->tier, fresh->tier = NULL;
+			r->salience = 10 + i;
 			rc = s->ops->update(s, r);
 			break;
 		case 1: /* a new owner and vector */
@@ -341,6 +351,19 @@ static void store_matches_reference(int sqlite)
 	/* Writes after the first search (SQLite: after the cache was built). */
 	CHECK_INT(insert_random(s, 400, 500), 0);
 	CHECK_INT(churn(s, 500), 0);
+	CHECK_INT(compare_all(s), 0);
+	/* A reinforce: only the salience changes, above every other. */
+	for (int i = 401; i < 420; i++) {
+		char id[32];
+		a2m_record *r = NULL;
+		snprintf(id, sizeof id, "r%d", i);
+		if (s->ops->get(s, id, &r) == 0 && r && r->embedding) {
+			r->salience = 1e6;
+			CHECK_INT(s->ops->update(s, r), 0);
+			i = 420;
+		}
+		a2m_record_free(r);
+	}
 	CHECK_INT(compare_all(s), 0);
 	s->ops->close(s);
 	remove_db();

@@ -206,6 +206,22 @@ static int ranked_visit(const a2m_record *rec, void *ctx)
 
 #define RANK_BATCH 64
 
+/*
+** The most the blend can keep of a relevance when no candidate's salience
+** exceeds smax: a2m_stack_blend_score's factor at recency 1 and salience
+** smax. 1 (no bound) when a weight is negative or none is set.
+*/
+static double blend_cap(const a2m_stack *st, double smax)
+{
+	const a2m_blend *w = &st->cfg.blend;
+	double sum = w->relevance + w->recency + w->salience;
+	if (sum <= 0 || w->relevance < 0 || w->recency < 0 || w->salience < 0)
+		return 1;
+	double sal = smax > 0 ? smax / (1.0 + smax) : 0;
+	double cap = (w->relevance + w->recency + w->salience * sal) / sum;
+	return cap < 1 ? cap : 1;
+}
+
 /* See stack_internal.h. */
 int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidates *cands,
 			     size_t limit, double min_score, int blended, a2m_hit **out,
@@ -213,8 +229,13 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 {
 	ranked r = {.st = st, .sel = sel, .min_score = min_score, .blended = blended,
 		    .now = a2m_clock_now_ms(), .judge = cands->bounded};
-	/* Bounds and relevances may differ in their last bits of rounding. */
-	double slack = cands->bounded ? 1e-9 : 0;
+	/*
+	** A candidate's score can be no more than its listed figure times cap
+	** (salience bounded by the list). Bounds and relevances may differ in
+	** their last bits of rounding: slack covers it.
+	*/
+	double cap = blended && cands->salience_known ? blend_cap(st, cands->salience_max) : 1;
+	double slack = (cands->bounded ? 1e-9 : 0) + (cap < 1 ? 1e-12 : 0);
 	int64_t seqs[RANK_BATCH];
 	a2m_candidate *v = cands->v;
 	size_t total = cands->n, at = 0, ordered = cands->sorted < total ? cands->sorted : total;
@@ -246,8 +267,8 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 			ordered = at + (chunk < total - at ? chunk : total - at);
 			chunk *= 2;
 		}
-		if (v[at].score + slack < min_score ||
-		    (r.top.k && r.top.n == r.top.k && v[at].score + slack < r.top.v[0].score))
+		double best = v[at].score * cap + slack;
+		if (best < min_score || (r.top.k && r.top.n == r.top.k && best < r.top.v[0].score))
 			break;
 		size_t nb = ordered - at < batch ? ordered - at : batch;
 		if (batch < RANK_BATCH)

@@ -128,7 +128,7 @@ static int build(a2m_sqlite_vectors *v, a2m_store *s)
 	int rc = 0;
 	a2m_vindex_clear(v->vx);
 	v->built = 0;
-	if (sqlite3_prepare_v2(v->db, "SELECT seq, tier, owner, embedding FROM records"
+	if (sqlite3_prepare_v2(v->db, "SELECT seq, tier, owner, embedding, salience FROM records"
 				      " WHERE embedding IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
 		return a2m_store_fail(s, "vectors: %s", sqlite3_errmsg(v->db));
 	int step;
@@ -151,7 +151,8 @@ static int build(a2m_sqlite_vectors *v, a2m_store *s)
 		a2m_record r = {.seq = sqlite3_column_int64(st, 0),
 				.tier = (char *)sqlite3_column_text(st, 1),
 				.owner = (char *)sqlite3_column_text(st, 2),
-				.embedding = v->scratch, .dims = dims};
+				.embedding = v->scratch, .dims = dims,
+				.salience = sqlite3_column_double(st, 4)};
 		a2m_vindex_put(v->vx, &r);
 		if (!a2m_vindex_valid(v->vx))
 			rc = a2m_store_fail(s, "vectors: out of memory");

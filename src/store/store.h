@@ -160,6 +160,14 @@ typedef struct a2m_candidates {
 	** and its stop exact: a relevance is never above its bound.
 	*/
 	const struct a2m_rank_query *bounded;
+	/*
+	** salience_known: no listed record has a salience above salience_max
+	** (a vector search reports it; 0, zero-initialised: unknown). With it
+	** the stack bounds how much recency and salience can add to a
+	** relevance, and so reads fewer candidates before it can stop.
+	*/
+	int            salience_known;
+	double         salience_max;
 } a2m_candidates;
 
 /* What vector_search measures for each row r against the query q. */

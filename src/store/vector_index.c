@@ -45,6 +45,7 @@ typedef struct vslot {
 typedef struct staged {
 	int64_t seq;
 	int     put;        /* 0: a removal */
+	double  salience;
 	char   *tier, *owner;
 	float  *vec;        /* NULL: the record has no vector */
 	size_t  dims;
@@ -62,6 +63,8 @@ struct a2m_vindex {
 	uint32_t *otab;              /* owner ids by name hash; 0 = free */
 	size_t    notab;
 	size_t    odd;               /* records whose vector has another width */
+	double    salience_max;      /* no row's record has more (never lowered
+	                                but by a clear: a bound, not the max) */
 	int       valid, in_tx;
 	staged   *log;
 	size_t    nlog, logcap;
@@ -346,7 +349,7 @@ static void apply_remove(a2m_vindex *vx, int64_t seq)
 
 /* The write of one record, now: vec NULL means it has no vector. */
 static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char *owner,
-		      const float *vec, size_t dims)
+		      double salience, const float *vec, size_t dims)
 {
 	if (!vec || !dims) {
 		apply_remove(vx, seq);
@@ -374,6 +377,8 @@ static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char 
 	uint32_t ti = tier_of(vx, tier), oid = owner_intern(vx, owner);
 	if (ti == ODD_TIER || oid == UINT32_MAX)
 		goto oom;
+	if (salience > vx->salience_max)
+		vx->salience_max = salience;
 	vtier *t = &vx->tiers[ti];
 	if (sl && sl->tier == ti) {
 		row_write(vx, t, sl->row, seq, oid, vec);
@@ -512,10 +517,12 @@ void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec)
 		if (has && !f)
 			vx->valid = 0;
 		else
-			apply_put(vx, rec->seq, rec->tier, rec->owner, f, has ? rec->dims : 0);
+			apply_put(vx, rec->seq, rec->tier, rec->owner, rec->salience, f,
+				  has ? rec->dims : 0);
 		return;
 	}
-	staged w = {.seq = rec->seq, .put = 1, .dims = has ? rec->dims : 0};
+	staged w = {.seq = rec->seq, .put = 1, .dims = has ? rec->dims : 0,
+		    .salience = rec->salience};
 	if ((has && !(w.vec = to_float(vx, rec, 1))) ||
 	    (rec->tier && !(w.tier = strdup(rec->tier))) ||
 	    (rec->owner && !(w.owner = strdup(rec->owner))) || stage(vx, &w) != 0) {
@@ -530,6 +537,7 @@ int a2m_vindex_differs(const a2m_record *a, const a2m_record *b)
 {
 	size_t da = a->embedding ? a->dims : 0, db = b->embedding ? b->dims : 0;
 	return da != db || !same_name(a->tier, b->tier) || !same_name(a->owner, b->owner) ||
+	       a->salience != b->salience ||
 	       (da && memcmp(a->embedding, b->embedding, da * sizeof *a->embedding) != 0);
 }
 
@@ -561,7 +569,7 @@ void a2m_vindex_commit(a2m_vindex *vx)
 	for (size_t i = 0; i < vx->nlog && vx->valid; i++) {
 		staged *w = &vx->log[i];
 		if (w->put)
-			apply_put(vx, w->seq, w->tier, w->owner, w->vec, w->dims);
+			apply_put(vx, w->seq, w->tier, w->owner, w->salience, w->vec, w->dims);
 		else
 			apply_remove(vx, w->seq);
 	}
@@ -739,5 +747,7 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 	}
 	if (q->bound)
 		free(qs.Q);
+	out->salience_known = 1;
+	out->salience_max = vx->salience_max;
 	return 0;
 }

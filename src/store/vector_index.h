@@ -55,7 +55,8 @@ void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec);
 
 /*
 ** Nonzero when the row of a record updated from a to b may change: its
-** vector, tier or owner differ. A touch (access counts) differs in none.
+** vector, tier, owner or salience differ (a search reports a bound on the
+** rows' salience). A touch (access counts) differs in none.
 */
 int a2m_vindex_differs(const a2m_record *a, const a2m_record *b);
 
@@ -76,7 +77,8 @@ size_t a2m_vindex_bytes(const a2m_vindex *vx);
 
 /*
 ** The search of store.h (vector_search): every row that passes q->filter,
-** with its raw measure, into *out (its v freed with free()). Returns 0,
+** with its raw measure, into *out (its v freed with free()), and the bound
+** on their records' salience. Returns 0,
 ** A2M_STORE_NO_INDEX (invalid, staged writes pending, or odd-width vectors
 ** the query might match) or A2M_INTERNAL_ERROR when memory runs out.
 */
