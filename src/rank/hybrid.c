@@ -132,6 +132,11 @@ static int fuse(a2m_candidates *lists, size_t nl, size_t judged, a2m_candidates 
 	free(t);
 	for (size_t i = 0; i < m; i++)
 		all[i].score /= (double)judged;
+	/* The longest list's salience bound still holds if it holds them all. */
+	if (lists[big].salience_known && m == lists[big].n) {
+		out->salience_known = 1;
+		out->salience_max = lists[big].salience_max;
+	}
 	out->v = all;
 	out->n = m;
 	return 0;
