@@ -6,11 +6,13 @@
 ** not, l2 measures distance. Each is then mapped monotonically into [0,1] so
 ** the blend with recency and salience keeps its meaning (DECISIONS 024).
 **
-** Both paths measure in float32 with the store's own kernels
-** (store/vector_index.h): candidates() asks the store's vector rows, which
-** skip what the caller's filter turns away; relevance(), the scan path,
-** converts each candidate's vector and measures it the same way, so a
-** record gets the same relevance whichever path judged it.
+** Relevance is measured in float32 with the store's own kernels
+** (store/vector_index.h): relevance() converts each candidate's vector and
+** measures it, so a record gets the same relevance whichever path judged
+** it. candidates() asks the store's vector rows, which skip what the
+** caller's filter turns away, for bounds from their 16-bit sketch: the list
+** is marked bounded, and the stack judges with relevance() each record it
+** reads (store.h, a2m_candidates.bounded).
 */
 #include <math.h>
 #include <stdint.h>
