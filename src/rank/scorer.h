@@ -132,8 +132,10 @@ a2m_scorer *a2m_scorer_lexical_new(void);
 ** dot: logistic of the product; l2: 1/(1+distance)), measured in float32.
 ** Candidates without a vector, or of another width, score 0. Abstains when
 ** the query has no vector. candidates() reads the store's vector rows
-** (store.h, vector_search), applying q->filter during the scan; it answers
-** SCAN for a store without them. Returns NULL when memory runs out.
+** (store.h, vector_search), applying q->filter during the scan, and lists
+** upper bounds of the relevances (a2m_candidates.bounded) with the rows'
+** salience bound; it answers SCAN for a store without them. Returns NULL
+** when memory runs out.
 */
 a2m_scorer *a2m_scorer_vector_new(a2m_metric metric);
 
