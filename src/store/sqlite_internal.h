@@ -1,0 +1,170 @@
+/*
+** sqlite_internal.h — what the files of the SQLite engine share, for them
+** only: the engine's struct, the column list every SELECT reads, and the
+** functions one of its files defines and another calls.
+**
+** The engine is one storage seam implementation (store.h) spread over
+** sqlite.c (open, close, writes, the mirror, the ops table),
+** sqlite_schema.c (connection settings and migrations), sqlite_rows.c
+** (a record's row: binding and reading), sqlite_read.c (lookups, scans and
+** counts) and sqlite_txn.c (transactions and store-level settings). Nothing
+** outside those files includes this header: the rest of the server sees
+** only a2m_store_sqlite_open() and the ops.
+*/
+#ifndef A2M_SQLITE_INTERNAL_H
+#define A2M_SQLITE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "store/sqlite_index.h"
+#include "store/sqlite_vectors.h"
+#include "store/store.h"
+
+/* The columns every SELECT returns, in the order a2m_sqlite_read_row() reads them. */
+#define COLUMNS \
+	"seq, id, content, created_at, role, metadata, grp, tier, salience," \
+	" accessed_at, access_count, owner, session, key, revision, embedding," \
+	" uri, media_type, gen_embedding"
+
+typedef struct sqlstore {
+	a2m_store     base;
+	sqlite3      *db;
+	sqlite3_stmt *begin;
+	sqlite3_stmt *commit;
+	sqlite3_stmt *rollback;
+	sqlite3_stmt *get;
+	sqlite3_stmt *get_by_key;
+	sqlite3_stmt *insert;
+	sqlite3_stmt *update;
+	sqlite3_stmt *remove;
+	sqlite3_stmt *meta_get;
+	sqlite3_stmt *meta_set;
+	sqlite3_stmt *meta_del;
+	sqlite3_stmt *mirror_old;  /* only with a mirror */
+	a2m_mirror   *mirror;      /* NULL: no procedural mirror */
+	sqlite3_stmt *by_seq;
+	sqlite3_stmt *touch;       /* prepared at the first touch */
+	sqlite3_stmt *stale;       /* marks the index stale (no analyser) */
+	sqlite3_stmt *count_tier;  /* SQL_COUNT_TIER, _BUCKET, _SESSION */
+	sqlite3_stmt *count_bucket;
+	sqlite3_stmt *count_session;
+	a2m_sqlite_index *index;   /* NULL until index_attach, or when unusable */
+	a2m_sqlite_vectors *vectors; /* vector rows, cached at the first search */
+	int           synchronous_full; /* the configured level */
+	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
+} sqlstore;
+
+/* ---- sqlite_rows.c: statements and a record's row ----------------------- */
+
+/*
+** Records the connection's last error in s->base.errmsg, prefixed with op
+** (what was being done). Returns A2M_INTERNAL_ERROR (a2m_store_fail()).
+*/
+int a2m_sqlite_db_fail(sqlstore *s, const char *op);
+
+/*
+** Resets a cached statement and clears its bindings (values are bound
+** SQLITE_STATIC, so they must not outlive the caller's record). Cannot fail.
+*/
+void a2m_sqlite_done(sqlite3_stmt *st);
+
+/* Binds v (borrowed, SQLITE_STATIC) to ?i, or NULL when v is. Returns an SQLite code. */
+int a2m_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
+
+/*
+** Binds ?1 = rec->id and ?2..?18 = the other fields, as SQL_INSERT and
+** SQL_UPDATE (sqlite.c) expect them; rec must outlive the statement's step.
+** Returns an SQLite code.
+*/
+int a2m_sqlite_bind_record(sqlite3_stmt *st, const a2m_record *rec);
+
+/*
+** Copies text column col into *out (malloc'd, the caller frees; NULL for
+** SQL NULL). Returns 0, or A2M_INTERNAL_ERROR with errmsg set.
+*/
+int a2m_sqlite_column_text(sqlstore *s, sqlite3_stmt *st, int col, char **out);
+
+/*
+** Fills the zeroed rec from the current row (COLUMNS order). Returns 0, or
+** A2M_INTERNAL_ERROR with rec cleared and errmsg set.
+*/
+int a2m_sqlite_read_row(sqlstore *s, sqlite3_stmt *st, a2m_record *rec);
+
+/*
+** Steps the bound single-row lookup st and sets *out to the row (a new
+** record, the caller frees) or NULL when there is none; resets st either
+** way. Returns 0, or an error code with *out NULL.
+*/
+int a2m_sqlite_fetch_one(sqlstore *s, sqlite3_stmt *st, const char *op,
+			 a2m_record **out);
+
+/*
+** Refuses, with A2M_INVALID_PARAMS and errmsg set, a record without id or
+** content or with a NaN salience (what memory.c refuses too). Returns 0 if
+** rec may be written.
+*/
+int a2m_sqlite_check_record(sqlstore *s, const a2m_record *rec, const char *op);
+
+/* ---- sqlite_schema.c: settings and migrations ---------------------------- */
+
+/* Runs fixed SQL that returns no values. Returns 0, or A2M_INTERNAL_ERROR. */
+int a2m_sqlite_exec(sqlstore *s, const char *sql, const char *op);
+
+/*
+** Sets the busy timeout, WAL (read-write only), the synchronous level and
+** foreign keys, reading each PRAGMA back. Returns 0, or A2M_INTERNAL_ERROR.
+*/
+int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full);
+
+/*
+** Brings a read-write file to this build's schema version, one step per
+** transaction; refuses a newer file. Returns 0, or A2M_INTERNAL_ERROR with
+** nothing of the failed step applied.
+*/
+int a2m_sqlite_migrate(sqlstore *s);
+
+/*
+** Read-only stand-in for a2m_sqlite_migrate(): succeeds only when the file
+** is an a2m store at exactly this build's version. Returns 0, or
+** A2M_INTERNAL_ERROR with errmsg saying why.
+*/
+int a2m_sqlite_check_schema(sqlstore *s, const char *path);
+
+/* ---- sqlite_read.c: the read ops (store.h says what each returns) -------- */
+
+int a2m_sqlite_get(a2m_store *base, const char *id, a2m_record **out);
+int a2m_sqlite_get_by_key(a2m_store *base, const char *owner, const char *key,
+			  a2m_record **out);
+int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+		    void *ctx);
+int a2m_sqlite_count(a2m_store *base, const a2m_query *q, int64_t *out);
+int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+			  a2m_record_visit visit, void *ctx);
+
+/* ---- sqlite_txn.c: the transaction and meta ops (store.h) ---------------- */
+
+int a2m_sqlite_begin(a2m_store *base);
+int a2m_sqlite_begin_relaxed(a2m_store *base);
+int a2m_sqlite_commit(a2m_store *base);
+void a2m_sqlite_rollback(a2m_store *base);
+int a2m_sqlite_meta_get(a2m_store *base, const char *name, char **value);
+int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value);
+
+/* ---- sqlite.c: what the transactions need of the writes' side ------------ */
+
+/*
+** Brings the procedural mirror up to date after a commit; a failure is kept
+** in errmsg and counted in mirror_failures, not returned (the commit stands).
+*/
+void a2m_sqlite_mirror_apply(sqlstore *s);
+
+/*
+** Every write calls this first: 0 on a read-write store, else
+** A2M_READ_ONLY with errmsg set, before SQLite sees the write.
+*/
+int a2m_sqlite_refuse_read_only(sqlstore *s, const char *op);
+
+#endif

@@ -1,0 +1,294 @@
+/*
+** sqlite_read.c — the SQLite engine's reads: by id, by (owner, key), by
+** seq, and scan/count over an a2m_query.
+**
+** Apart from sqlite.c because it is the only place that builds SQL at run
+** time: the WHERE clause of scan and count, assembled from fixed fragments
+** with every value bound. count() by tier and/or session reads a2m_counts
+** (migration 4, sqlite_schema.c) instead of the records.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/sqlite_internal.h"
+
+/* ---- reads ------------------------------------------------------------- */
+
+int a2m_sqlite_get(a2m_store *base, const char *id, a2m_record **out)
+{
+	sqlstore *s = (sqlstore *)base;
+	*out = NULL;
+	if (!id)
+		return 0;
+	if (a2m_sqlite_bind_text(s->get, 1, id) != SQLITE_OK) {
+		int rc = a2m_sqlite_db_fail(s, "get");
+		a2m_sqlite_done(s->get);
+		return rc;
+	}
+	return a2m_sqlite_fetch_one(s, s->get, "get", out);
+}
+
+int a2m_sqlite_get_by_key(a2m_store *base, const char *owner, const char *key,
+			  a2m_record **out)
+{
+	sqlstore *s = (sqlstore *)base;
+	*out = NULL;
+	if (!key)
+		return 0;
+	if (a2m_sqlite_bind_text(s->get_by_key, 1, owner) != SQLITE_OK ||
+	    a2m_sqlite_bind_text(s->get_by_key, 2, key) != SQLITE_OK) {
+		int rc = a2m_sqlite_db_fail(s, "get_by_key");
+		a2m_sqlite_done(s->get_by_key);
+		return rc;
+	}
+	return a2m_sqlite_fetch_one(s, s->get_by_key, "get_by_key", out);
+}
+
+/*
+** The WHERE clause for an a2m_query: fixed fragments with ? placeholders,
+** and the values to bind to them in order.
+*/
+#define MAX_BINDS 6
+
+typedef struct filter {
+	char        sql[1024];
+	size_t      used;
+	int         overflow;  /* sql[] was too small: never run a truncated query */
+	int         nterms;
+	const char *text[MAX_BINDS];
+	size_t      len[MAX_BINDS];
+	int         nbinds;
+	char       *upper;     /* owned: key_prefix's upper bound */
+} filter;
+
+/*
+** Appends fixed SQL. The fragments are literals totalling well under 1024
+** bytes, but a cut-off WHERE clause could still parse and select too much,
+** so running out of room is an error rather than a truncation.
+*/
+static void put(filter *f, const char *sql)
+{
+	size_t n = strlen(sql);
+	if (f->used + n >= sizeof f->sql) {
+		f->overflow = 1;
+		return;
+	}
+	memcpy(f->sql + f->used, sql, n + 1);
+	f->used += n;
+}
+
+static void term(filter *f, const char *sql, const char *value, size_t len)
+{
+	put(f, f->nterms++ ? " AND " : " WHERE ");
+	put(f, sql);
+	if (value) {
+		f->text[f->nbinds] = value;
+		f->len[f->nbinds] = len;
+		f->nbinds++;
+	}
+}
+
+/*
+** The least string greater than every string that starts with prefix, in
+** SQLite's BINARY (memcmp) order: drop trailing 0xFF bytes, then increment
+** the last byte. Sets *upper NULL when nothing is left (the prefix is all
+** 0xFF bytes), because then `key >= prefix` alone already implies the prefix.
+*/
+static int prefix_upper(const char *prefix, char **upper, size_t *len)
+{
+	size_t n = strlen(prefix);
+	*upper = NULL;
+	*len = 0;
+	while (n > 0 && (unsigned char)prefix[n - 1] == 0xFF)
+		n--;
+	if (n == 0)
+		return 0;
+	char *u = malloc(n + 1);
+	if (!u)
+		return -1;
+	memcpy(u, prefix, n);
+	u[n - 1] = (char)((unsigned char)u[n - 1] + 1);
+	u[n] = '\0';
+	*upper = u;
+	*len = n;
+	return 0;
+}
+
+/*
+** Builds head + WHERE for q. key_prefix becomes the range
+** `key >= prefix AND key < upper`: exact for any bytes ('%', '_', '\' and
+** multi-byte UTF-8 alike, where LIKE would treat the first two as wildcards
+** and fold ASCII case, and substr() would count characters, not bytes), it
+** agrees with a2m_query_matches()'s strncmp, and with by_owner it is a range
+** on records_owner_key instead of a test applied to every row.
+*/
+static int filter_build(sqlstore *s, const a2m_query *q, const char *head, filter *f)
+{
+	memset(f, 0, sizeof *f);
+	put(f, head);
+	if (q->tier)
+		term(f, "tier = ?", q->tier, strlen(q->tier));
+	/*
+	** by_owner is spelled with records_owner_key's expression (same meaning:
+	** x'' equals no owner string), so owner + key_prefix is an index range.
+	*/
+	if (q->by_owner) {
+		if (q->owner)
+			term(f, "ifnull(owner, x'') = ?", q->owner, strlen(q->owner));
+		else
+			term(f, "ifnull(owner, x'') = x''", NULL, 0);
+	}
+	if (q->by_session) {
+		if (q->session)
+			term(f, "session = ?", q->session, strlen(q->session));
+		else
+			term(f, "session IS NULL", NULL, 0);
+	}
+	if (q->group)
+		term(f, "grp = ?", q->group, strlen(q->group));
+	if (q->key_prefix) {
+		size_t ulen;
+		if (prefix_upper(q->key_prefix, &f->upper, &ulen) != 0)
+			return a2m_store_fail(&s->base, "scan: out of memory");
+		term(f, "key >= ?", q->key_prefix, strlen(q->key_prefix));
+		if (f->upper)
+			term(f, "key < ?", f->upper, ulen);
+	}
+	return 0;
+}
+
+/* Prepares f's SQL and binds its values. The caller finalizes *st. */
+static int filter_prepare(sqlstore *s, filter *f, const char *op, sqlite3_stmt **st)
+{
+	*st = NULL;
+	if (f->overflow)
+		return a2m_store_fail(&s->base, "%s: query text too long", op);
+	if (sqlite3_prepare_v2(s->db, f->sql, (int)f->used, st, NULL) != SQLITE_OK)
+		return a2m_sqlite_db_fail(s, op);
+	for (int i = 0; i < f->nbinds; i++) {
+		if (sqlite3_bind_text64(*st, i + 1, f->text[i], f->len[i], SQLITE_STATIC,
+					SQLITE_UTF8) != SQLITE_OK)
+			return a2m_sqlite_db_fail(s, op);
+	}
+	return 0;
+}
+
+int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+		    void *ctx)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = NULL;
+	filter f;
+	a2m_record rec;
+	int rc;
+
+	memset(&rec, 0, sizeof rec);
+	rc = filter_build(s, q, "SELECT " COLUMNS " FROM records", &f);
+	if (rc)
+		goto out;
+	put(&f, q->descending ? " ORDER BY created_at DESC, seq DESC"
+			      : " ORDER BY created_at, seq");
+	rc = filter_prepare(s, &f, "scan", &st);
+	if (rc)
+		goto out;
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = a2m_sqlite_db_fail(s, "scan");
+			break;
+		}
+		rc = a2m_sqlite_read_row(s, st, &rec);
+		if (rc)
+			break;
+		int r = visit(&rec, ctx);
+		a2m_record_clear(&rec);
+		if (r != 0) {
+			rc = r < 0 ? r : 0;
+			break;
+		}
+	}
+out:
+	sqlite3_finalize(st);
+	free(f.upper);
+	return rc;
+}
+
+/* count() by tier and/or session: a few rows of a2m_counts. */
+static int count_kept(sqlstore *s, const a2m_query *q, int64_t *out)
+{
+	sqlite3_stmt *st = !q->tier ? s->count_session
+			 : q->by_session ? s->count_bucket : s->count_tier;
+	int rc = 0;
+	if ((q->tier && a2m_sqlite_bind_text(st, 1, q->tier) != SQLITE_OK) ||
+	    (q->by_session && a2m_sqlite_bind_text(st, 2, q->session) != SQLITE_OK) ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		rc = a2m_sqlite_db_fail(s, "count");
+	else
+		*out = sqlite3_column_int64(st, 0);
+	a2m_sqlite_done(st);
+	return rc;
+}
+
+int a2m_sqlite_count(a2m_store *base, const a2m_query *q, int64_t *out)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = NULL;
+	filter f;
+	int rc;
+
+	*out = 0;
+	if ((q->tier || q->by_session) && !q->by_owner && !q->key_prefix && !q->group)
+		return count_kept(s, q, out);
+	rc = filter_build(s, q, "SELECT count(*) FROM records", &f);
+	if (rc)
+		goto out;
+	rc = filter_prepare(s, &f, "count", &st);
+	if (rc)
+		goto out;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		rc = a2m_sqlite_db_fail(s, "count");
+		goto out;
+	}
+	*out = sqlite3_column_int64(st, 0);
+out:
+	sqlite3_finalize(st);
+	free(f.upper);
+	return rc;
+}
+
+/* ---- by seq ------------------------------------------------------------ */
+
+int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+			  a2m_record_visit visit, void *ctx)
+{
+	sqlstore *s = (sqlstore *)base;
+	a2m_record rec;
+	int rc = 0;
+	memset(&rec, 0, sizeof rec);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (sqlite3_bind_int64(s->by_seq, 1, seqs[i]) != SQLITE_OK) {
+			rc = a2m_sqlite_db_fail(s, "visit_seqs");
+			break;
+		}
+		int step = sqlite3_step(s->by_seq);
+		if (step == SQLITE_ROW) {
+			if (!(rc = a2m_sqlite_read_row(s, s->by_seq, &rec))) {
+				a2m_sqlite_done(s->by_seq);
+				int r = visit(&rec, ctx);
+				a2m_record_clear(&rec);
+				if (r != 0)
+					return r < 0 ? r : 0;
+				continue;
+			}
+		} else if (step != SQLITE_DONE) {
+			rc = a2m_sqlite_db_fail(s, "visit_seqs");
+		}
+		a2m_sqlite_done(s->by_seq);
+	}
+	return rc;
+}

@@ -1,0 +1,272 @@
+/*
+** sqlite_schema.c — the SQLite engine's connection settings and schema.
+**
+** The schema is versioned in a2m_schema. migrations[] holds one step per
+** version; opening a file applies the missing steps in order, each in its own
+** transaction together with its version bump, and refuses a file written by
+** a newer build rather than guess at columns it does not know. A read-only
+** open migrates nothing: it checks the file is at exactly this version.
+**
+** Apart from sqlite.c because it runs once, at open, and is where the
+** layout of the file is decided; the rest of the engine only uses it.
+*/
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/sqlite_internal.h"
+
+#define BUSY_TIMEOUT_MS 5000
+
+/*
+** Schema steps; migrations[i] takes a file from version i to i + 1. Append,
+** never edit: a file in the field has already run the earlier steps.
+*/
+static const char *const migrations[] = {
+	/*
+	** 1: the records table.
+	**
+	** records_owner_key makes a key unique per owner. A record with no
+	** owner is indexed under x'' (an empty BLOB) instead of NULL: NULLs
+	** never collide in a UNIQUE index, so two ownerless records could
+	** otherwise share a key, and SQLite never considers a BLOB equal to a
+	** TEXT value, so no owner string at all ('' included) can collide with
+	** "no owner". The partial WHERE leaves records without a key alone.
+	*/
+	"CREATE TABLE records("
+	" seq          INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" id           TEXT NOT NULL UNIQUE,"
+	" content      TEXT NOT NULL,"
+	" created_at   INTEGER NOT NULL,"
+	" role         TEXT,"
+	" metadata     TEXT,"
+	" grp          TEXT,"
+	" tier         TEXT,"
+	" salience     REAL NOT NULL DEFAULT 0,"
+	" accessed_at  INTEGER NOT NULL DEFAULT 0,"
+	" access_count INTEGER NOT NULL DEFAULT 0,"
+	" owner        TEXT,"
+	" session      TEXT,"
+	" key          TEXT,"
+	" revision     INTEGER NOT NULL DEFAULT 0,"
+	" embedding    BLOB,"
+	" uri          TEXT,"
+	" media_type   TEXT"
+	");"
+	"CREATE INDEX records_created ON records(created_at, seq);"
+	"CREATE INDEX records_tier ON records(tier, created_at, seq);"
+	"CREATE INDEX records_session ON records(session, created_at, seq);"
+	"CREATE UNIQUE INDEX records_owner_key ON records(ifnull(owner, x''), key)"
+	" WHERE key IS NOT NULL;"
+	"CREATE INDEX records_grp ON records(grp);",
+
+	/* 2: store-level settings (meta_get/meta_set). */
+	"CREATE TABLE a2m_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);",
+
+	/*
+	** 3: the server's own vector of a record's content (docs/EMBEDDINGS.md
+	** §4), floats in native byte order, kept apart from the caller's.
+	*/
+	"ALTER TABLE records ADD COLUMN gen_embedding BLOB;",
+
+	/*
+	** 4: records per (tier, session), kept by triggers in the same
+	** transaction as the records, so that counting a tier (describe, the
+	** stack's capacity check on every write) reads a few rows instead of
+	** every record of the tier. NULL is stored as x'' (as in
+	** records_owner_key): a key column cannot be NULL, and no string
+	** equals a BLOB. A count that reaches zero is deleted, so the table
+	** holds only the buckets that exist.
+	*/
+	"CREATE TABLE a2m_counts(tier NOT NULL, session NOT NULL, n INTEGER NOT NULL,"
+	" PRIMARY KEY(tier, session)) WITHOUT ROWID;"
+	"INSERT INTO a2m_counts(tier, session, n)"
+	" SELECT ifnull(tier, x''), ifnull(session, x''), count(*) FROM records"
+	" GROUP BY 1, 2;"
+	"CREATE TRIGGER a2m_counts_insert AFTER INSERT ON records BEGIN"
+	" INSERT INTO a2m_counts(tier, session, n)"
+	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
+	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
+	" END;"
+	"CREATE TRIGGER a2m_counts_delete AFTER DELETE ON records BEGIN"
+	" UPDATE a2m_counts SET n = n - 1"
+	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" DELETE FROM a2m_counts WHERE n <= 0"
+	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" END;"
+	"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF tier, session ON records"
+	" WHEN old.tier IS NOT new.tier OR old.session IS NOT new.session BEGIN"
+	" UPDATE a2m_counts SET n = n - 1"
+	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" DELETE FROM a2m_counts WHERE n <= 0"
+	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+	" INSERT INTO a2m_counts(tier, session, n)"
+	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
+	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
+	" END;",
+};
+
+#define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
+
+/* Runs fixed SQL that returns no values. */
+int a2m_sqlite_exec(sqlstore *s, const char *sql, const char *op)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		a2m_store_fail(&s->base, "%s: %s", op, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return A2M_INTERNAL_ERROR;
+	}
+	return 0;
+}
+
+/*
+** Runs fixed SQL that yields one row and returns its first column: as an
+** integer in *num when num is set, as text in buf (len bytes) when buf is.
+*/
+static int query_one(sqlstore *s, const char *sql, const char *op,
+		     sqlite3_int64 *num, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return a2m_sqlite_db_fail(s, op);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		if (rc == SQLITE_DONE)
+			a2m_store_fail(&s->base, "%s: no result", op);
+		else
+			a2m_sqlite_db_fail(s, op);
+		sqlite3_finalize(st);
+		return A2M_INTERNAL_ERROR;
+	}
+	if (num)
+		*num = sqlite3_column_int64(st, 0);
+	if (buf) {
+		const unsigned char *t = sqlite3_column_text(st, 0);
+		snprintf(buf, len, "%s", t ? (const char *)t : "");
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/*
+** Connection settings; PRAGMAs fail silently, so each is read back. A
+** read-only connection leaves the journal mode alone: changing it writes
+** the file header, and the file is whatever its last writer made it.
+*/
+int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full)
+{
+	char mode[32];
+	sqlite3_int64 v;
+
+	if (sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
+		return a2m_sqlite_db_fail(s, "busy_timeout");
+	sqlite3_extended_result_codes(s->db, 1);
+
+	if (!s->base.read_only) {
+		if (query_one(s, "PRAGMA journal_mode=WAL", "journal_mode", NULL, mode,
+			      sizeof mode))
+			return A2M_INTERNAL_ERROR;
+		/* A private in-memory database cannot do WAL; that is fine for it. */
+		if (strcasecmp(mode, "wal") != 0 &&
+		    !(strcmp(path, ":memory:") == 0 && strcasecmp(mode, "memory") == 0))
+			return a2m_store_fail(&s->base, "journal_mode: got \"%s\", not WAL",
+					      mode);
+	}
+
+	if (a2m_sqlite_exec(s, synchronous_full ? "PRAGMA synchronous=FULL"
+					       : "PRAGMA synchronous=NORMAL", "synchronous") ||
+	    query_one(s, "PRAGMA synchronous", "synchronous", &v, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (v != (synchronous_full ? 2 : 1))
+		return a2m_store_fail(&s->base, "synchronous: got %lld", (long long)v);
+
+	if (a2m_sqlite_exec(s, "PRAGMA foreign_keys=ON", "foreign_keys") ||
+	    query_one(s, "PRAGMA foreign_keys", "foreign_keys", &v, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (v != 1)
+		return a2m_store_fail(&s->base, "foreign_keys: could not be enabled");
+	return 0;
+}
+
+/* Records that the file is now at version. Runs inside a2m_sqlite_migrate()'s transaction. */
+static int set_version(sqlstore *s, sqlite3_int64 version)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = a2m_sqlite_exec(s, "DELETE FROM a2m_schema", "migrate");
+	if (rc)
+		return rc;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO a2m_schema(version) VALUES(?)", -1,
+			       &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, version) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rc = a2m_sqlite_db_fail(s, "migrate");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+** Brings the file to SCHEMA_VERSION one step at a time. The version is read
+** inside each step's BEGIN IMMEDIATE, so two processes opening a new file at
+** once take turns instead of both creating the tables.
+*/
+int a2m_sqlite_migrate(sqlstore *s)
+{
+	for (;;) {
+		sqlite3_int64 version;
+		if (a2m_sqlite_exec(s, "BEGIN IMMEDIATE", "migrate"))
+			return A2M_INTERNAL_ERROR;
+		if (a2m_sqlite_exec(s, "CREATE TABLE IF NOT EXISTS a2m_schema"
+				    "(version INTEGER NOT NULL)", "migrate") ||
+		    query_one(s, "SELECT ifnull(max(version), 0) FROM a2m_schema", "migrate",
+			      &version, NULL, 0))
+			goto fail;
+		if (version < 0 || version > SCHEMA_VERSION) {
+			a2m_store_fail(&s->base, "schema version %lld is not one this build "
+				       "knows (it knows up to %lld)", (long long)version,
+				       (long long)SCHEMA_VERSION);
+			goto fail;
+		}
+		if (version == SCHEMA_VERSION)
+			return a2m_sqlite_exec(s, "COMMIT", "migrate");
+		if (a2m_sqlite_exec(s, migrations[version], "migrate") ||
+		    set_version(s, version + 1) || a2m_sqlite_exec(s, "COMMIT", "migrate"))
+			goto fail;
+	}
+fail:
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return A2M_INTERNAL_ERROR;
+}
+
+/*
+** Read-only stand-in for a2m_sqlite_migrate(): the file must already be an a2m store
+** at exactly this build's version, since it cannot be brought there.
+*/
+int a2m_sqlite_check_schema(sqlstore *s, const char *path)
+{
+	sqlite3_int64 n, version;
+	if (query_one(s, "SELECT count(*) FROM sqlite_master"
+		      " WHERE type = 'table' AND name = 'a2m_schema'", "open", &n, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (n == 0)
+		return a2m_store_fail(&s->base, "%s has no a2m schema: it is not an a2m "
+				      "store (a read-only open creates nothing)", path);
+	if (query_one(s, "SELECT ifnull(max(version), 0) FROM a2m_schema", "open",
+		      &version, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	if (version > SCHEMA_VERSION || version < 0)
+		return a2m_store_fail(&s->base, "schema version %lld is not one this build "
+				      "knows (it knows up to %lld)", (long long)version,
+				      (long long)SCHEMA_VERSION);
+	if (version < SCHEMA_VERSION)
+		return a2m_store_fail(&s->base, "%s is at schema version %lld and this build "
+				      "needs %lld: open it once read-write to migrate it",
+				      path, (long long)version, (long long)SCHEMA_VERSION);
+	return 0;
+}

@@ -1,0 +1,154 @@
+/*
+** sqlite_txn.c — the SQLite engine's transactions (begin, relaxed begin,
+** commit, rollback) and store-level settings (meta_get, meta_set).
+**
+** Apart from sqlite.c because a commit is where the engine's side state
+** lands or is dropped together with the records: the term index's buffered
+** postings, the vector rows' staged changes (sqlite_vectors.c) and the
+** procedural mirror's notes.
+*/
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/sqlite_internal.h"
+
+/* ---- transactions ------------------------------------------------------ */
+
+/*
+** BEGIN IMMEDIATE takes the write lock up front (waiting up to the busy
+** timeout). A deferred BEGIN would take it at the first write, and if another
+** connection had written since our first read, that write would fail with
+** SQLITE_BUSY half way through the batch, which busy_timeout cannot cure.
+*/
+int a2m_sqlite_begin(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = sqlite3_step(s->begin);
+	rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "begin");
+	a2m_sqlite_done(s->begin);
+	if (!rc)
+		a2m_sqlite_vectors_begin(s->vectors);
+	return rc;
+}
+
+/* Puts synchronous back to the configured level after a relaxed transaction. */
+static void end_relaxed(sqlstore *s)
+{
+	if (!s->relaxed)
+		return;
+	s->relaxed = 0;
+	if (sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
+		a2m_sqlite_db_fail(s, "synchronous");
+}
+
+/*
+** In WAL mode a commit under synchronous=NORMAL skips the fsync of the log;
+** the frames are still in order, so the next durable commit makes them
+** durable too, and a crash of the process loses nothing. Only a power loss
+** can take the bookkeeping of the last moments, never acknowledged data.
+*/
+int a2m_sqlite_begin_relaxed(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	if (s->synchronous_full && !s->base.read_only) {
+		if (sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+			return a2m_sqlite_db_fail(s, "synchronous");
+		s->relaxed = 1;
+	}
+	int rc = a2m_sqlite_begin(base);
+	if (rc)
+		end_relaxed(s);
+	return rc;
+}
+
+/*
+** A failed COMMIT is rolled back here if SQLite left the transaction open,
+** so the outcome is always definite: success, or nothing written.
+*/
+int a2m_sqlite_commit(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = s->index && !sqlite3_get_autocommit(s->db)
+		? a2m_sqlite_index_flush(s->index, base) : 0;
+	if (!rc) {
+		rc = sqlite3_step(s->commit);
+		rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "commit");
+		a2m_sqlite_done(s->commit);
+	}
+	if (rc && s->index)
+		a2m_sqlite_index_discard(s->index);
+	if (rc && !sqlite3_get_autocommit(s->db)) {
+		sqlite3_step(s->rollback);
+		a2m_sqlite_done(s->rollback);
+	}
+	if (rc)
+		a2m_sqlite_vectors_rollback(s->vectors);
+	else
+		a2m_sqlite_vectors_commit(s->vectors);
+	if (rc)
+		a2m_mirror_discard(s->mirror);
+	else
+		a2m_sqlite_mirror_apply(s);
+	end_relaxed(s);
+	return rc;
+}
+
+/* A no-op when no transaction is open (for instance after a failed commit). */
+void a2m_sqlite_rollback(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	a2m_mirror_discard(s->mirror);
+	a2m_sqlite_vectors_rollback(s->vectors);
+	if (s->index)
+		a2m_sqlite_index_discard(s->index);
+	if (!sqlite3_get_autocommit(s->db)) {
+		if (sqlite3_step(s->rollback) != SQLITE_DONE)
+			a2m_sqlite_db_fail(s, "rollback");
+		a2m_sqlite_done(s->rollback);
+	}
+	end_relaxed(s);
+}
+
+/* ---- store-level settings --------------------------------------------- */
+
+int a2m_sqlite_meta_get(a2m_store *base, const char *name, char **value)
+{
+	sqlstore *s = (sqlstore *)base;
+	int rc = 0;
+	*value = NULL;
+	if (!name) {
+		a2m_store_fail(base, "meta_get: no name");
+		return A2M_INVALID_PARAMS;
+	}
+	if (a2m_sqlite_bind_text(s->meta_get, 1, name) != SQLITE_OK) {
+		rc = a2m_sqlite_db_fail(s, "meta_get");
+		goto out;
+	}
+	int step = sqlite3_step(s->meta_get);
+	if (step == SQLITE_ROW)
+		rc = a2m_sqlite_column_text(s, s->meta_get, 0, value);
+	else if (step != SQLITE_DONE)
+		rc = a2m_sqlite_db_fail(s, "meta_get");
+out:
+	a2m_sqlite_done(s->meta_get);
+	return rc;
+}
+
+int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = value ? s->meta_set : s->meta_del;
+	int rc = a2m_sqlite_refuse_read_only(s, "meta_set");
+	if (rc)
+		return rc;
+	if (!name) {
+		a2m_store_fail(base, "meta_set: no name");
+		return A2M_INVALID_PARAMS;
+	}
+	if (a2m_sqlite_bind_text(st, 1, name) != SQLITE_OK ||
+	    (value && a2m_sqlite_bind_text(st, 2, value) != SQLITE_OK) ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rc = a2m_sqlite_db_fail(s, "meta_set");
+	a2m_sqlite_done(st);
+	return rc;
+}
