@@ -1,0 +1,194 @@
+/*
+** memory_scan.c — the in-memory engine's reads: get by id and by (owner,
+** key), scan and count over an a2m_query, and visits by seq.
+**
+** Apart from memory.c because reads change nothing a reader sees: a scan
+** only sorts order[]'s tail and picks the cheaper pass (a small group's
+** members, memory_counts.c, or every record); writes from a visit callback
+** are safe for the reasons memory.c's opening comment gives.
+*/
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "store/memory_internal.h"
+
+/* ---- reads ------------------------------------------------------------- */
+
+/* Hands out a deep copy of e's record (or NULL for no entry). */
+static int copy_out(mstore *s, const entry *e, a2m_record **out)
+{
+	*out = NULL;
+	if (!e)
+		return 0;
+	*out = a2m_record_dup(&e->rec);
+	if (!*out)
+		return a2m_store_fail(&s->base, "out of memory");
+	return 0;
+}
+
+int a2m_mem_get(a2m_store *base, const char *id, a2m_record **out)
+{
+	mstore *s = (mstore *)base;
+	*out = NULL;
+	if (!id)
+		return 0;
+	return copy_out(s, a2m_mem_find_id(s, id), out);
+}
+
+int a2m_mem_get_by_key(a2m_store *base, const char *owner, const char *key,
+		       a2m_record **out)
+{
+	mstore *s = (mstore *)base;
+	*out = NULL;
+	if (!key)
+		return 0;
+	return copy_out(s, a2m_mem_find_key(s, owner, key), out);
+}
+
+/*
+** Visits matches in (created_at, seq) order, either way round. order[] is
+** re-read every step because a callback's insert may reallocate it; slots
+** below the starting count keep their meaning (see the header).
+*/
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+** When q selects by tier and/or session and that group is small next to the
+** store, sets *slots (free with free(); NULL when the group is empty) to
+** its members' slots in scan order and returns 1. Returns 0 when a pass
+** over every record is the better scan, or memory runs out. order[] must be
+** normalized, so that slot order is (created_at, seq) order.
+*/
+static int group_slots(mstore *s, const a2m_query *q, size_t **slots, size_t *n)
+{
+	size_t k;
+	*slots = NULL;
+	*n = 0;
+	if (!q->tier && !q->by_session)
+		return 0;
+	a2m_mlink *const *m = a2m_mcounts_members(s->counts, q->tier != NULL, q->tier,
+						  q->by_session, q->session, &k);
+	/* Sorting k slots beats testing every record while k log k is small. */
+	if (k > s->live / 8)
+		return 0;
+	if (k == 0)
+		return 1;
+	size_t *v = malloc(k * sizeof *v);
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < k; i++)
+		v[i] = ((const entry *)((const char *)m[i] - offsetof(entry, link)))->slot;
+	qsort(v, k, sizeof *v, cmp_size);
+	*slots = v;
+	*n = k;
+	return 1;
+}
+
+/*
+** Visits the records at slots[0..n) in scan order. A slot emptied or a
+** record changed by a visit is skipped: slots keep their meaning while a
+** scan runs (see the header), so nothing is visited twice.
+*/
+static int scan_slots(mstore *s, const a2m_query *q, const size_t *slots, size_t n,
+		      a2m_record_visit visit, void *ctx)
+{
+	for (size_t j = 0; j < n; j++) {
+		entry *e = s->order[slots[q->descending ? n - 1 - j : j]];
+		if (!e || !a2m_query_matches(q, &e->rec))
+			continue;
+		int r = visit(&e->rec, ctx);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return 0;
+}
+
+int a2m_mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+		 void *ctx)
+{
+	mstore *s = (mstore *)base;
+	int rc = 0;
+	size_t *slots, nslots;
+
+	a2m_mem_order_normalize(s);
+	int grouped = group_slots(s, q, &slots, &nslots);
+	s->scanning++;
+	if (grouped) {
+		rc = scan_slots(s, q, slots, nslots, visit, ctx);
+		free(slots);
+	} else if (!q->descending) {
+		size_t end = s->nslots;
+		for (size_t i = 0; i < end && i < s->nslots; i++) {
+			entry *e = s->order[i];
+			if (!e || !a2m_query_matches(q, &e->rec))
+				continue;
+			int r = visit(&e->rec, ctx);
+			if (r != 0) {
+				rc = r < 0 ? r : 0;
+				break;
+			}
+		}
+	} else {
+		for (size_t i = s->nslots; i-- > 0;) {
+			entry *e = s->order[i];
+			if (!e || !a2m_query_matches(q, &e->rec))
+				continue;
+			int r = visit(&e->rec, ctx);
+			if (r != 0) {
+				rc = r < 0 ? r : 0;
+				break;
+			}
+		}
+	}
+	s->scanning--;
+	a2m_mem_order_trim(s);
+	a2m_mem_maybe_compact(s);
+	return rc;
+}
+
+int a2m_mem_count(a2m_store *base, const a2m_query *q, int64_t *out)
+{
+	mstore *s = (mstore *)base;
+	int64_t n = 0;
+	if (!q->tier && !q->by_owner && !q->by_session && !q->key_prefix && !q->group) {
+		*out = (int64_t)s->live;
+		return 0;
+	}
+	/* By tier, session or both: the group's size (memory_counts.c). */
+	if (!q->by_owner && !q->key_prefix && !q->group) {
+		size_t n_members;
+		a2m_mcounts_members(s->counts, q->tier != NULL, q->tier, q->by_session,
+				    q->session, &n_members);
+		*out = (int64_t)n_members;
+		return 0;
+	}
+	for (size_t i = 0; i < s->nslots; i++) {
+		entry *e = s->order[i];
+		if (e && a2m_query_matches(q, &e->rec))
+			n++;
+	}
+	*out = n;
+	return 0;
+}
+
+/* ---- by seq ------------------------------------------------------------ */
+
+int a2m_mem_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+		       a2m_record_visit visit, void *ctx)
+{
+	mstore *s = (mstore *)base;
+	for (size_t i = 0; i < n; i++) {
+		entry *e = a2m_mem_find_seq(s, seqs[i]);
+		if (!e)
+			continue;
+		int r = visit(&e->rec, ctx);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return 0;
+}

@@ -1,0 +1,338 @@
+/*
+** memory_tables.c — how the in-memory engine finds its records: the hash
+** tables by id, by (owner, key) and by seq, and order[], the records in
+** (created_at, seq) scan order with its tombstones and unsorted tail
+** (memory.c's opening comment describes both).
+**
+** Apart from memory.c because these are plain data structures: they know
+** entries and the store's arrays, but nothing of records' meaning, of
+** transactions or of the store's ops.
+*/
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/memory_internal.h"
+
+/* Tables start with this many buckets (a power of two) and double at load 1. */
+#define INITIAL_BUCKETS 64
+#define INITIAL_SLOTS   64
+
+/* ---- hashing ----------------------------------------------------------- */
+
+#define FNV_OFFSET 14695981039346656037ULL
+#define FNV_PRIME  1099511628211ULL
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+uint64_t a2m_mem_hash_id(const char *id)
+{
+	return fnv1a(FNV_OFFSET, id, strlen(id));
+}
+
+/*
+** Hashes (owner, key). A leading tag byte says whether there is an owner, and
+** the owner's NUL terminator separates it from the key, so NULL, "" and every
+** other owner feed different byte strings.
+*/
+static uint64_t hash_key(const char *owner, const char *key)
+{
+	unsigned char tag = owner ? 1 : 0;
+	uint64_t h = fnv1a(FNV_OFFSET, &tag, 1);
+	if (owner)
+		h = fnv1a(h, owner, strlen(owner) + 1);
+	return fnv1a(h, key, strlen(key));
+}
+
+/* Equal as optional strings: both NULL, or both set and equal. */
+int a2m_mem_same(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* ---- the two hash tables ----------------------------------------------- */
+
+static uint64_t hash_seq(int64_t seq)
+{
+	return (uint64_t)seq * 0x9E3779B97F4A7C15ULL;
+}
+
+/*
+** The three tables share this code; `bykey` (BY_ID, BY_KEY, BY_SEQ) selects
+** which chain link and which hash an entry uses.
+*/
+static entry **next_of(entry *e, int bykey)
+{
+	return bykey == BY_SEQ ? &e->seq_next : bykey ? &e->key_next : &e->id_next;
+}
+
+static uint64_t hash_of(const entry *e, int bykey)
+{
+	return bykey == BY_SEQ ? hash_seq(e->rec.seq) : bykey ? e->key_hash : e->id_hash;
+}
+
+int a2m_mem_table_init(table *t)
+{
+	t->buckets = calloc(INITIAL_BUCKETS, sizeof *t->buckets);
+	if (!t->buckets)
+		return -1;
+	t->nbuckets = INITIAL_BUCKETS;
+	t->count = 0;
+	return 0;
+}
+
+/*
+** Doubles the bucket array. Failing to is harmless (chains just get longer),
+** which is what lets link() and therefore rollback() never fail.
+*/
+static void table_grow(table *t, int bykey)
+{
+	size_t n = t->nbuckets * 2;
+	entry **b = calloc(n, sizeof *b);
+	if (!b)
+		return;
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		entry *e = t->buckets[i];
+		while (e) {
+			entry *next = *next_of(e, bykey);
+			size_t j = (size_t)(hash_of(e, bykey) & (n - 1));
+			*next_of(e, bykey) = b[j];
+			b[j] = e;
+			e = next;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = n;
+}
+
+/* Adds e (its hash already set). Cannot fail. */
+void a2m_mem_table_link(table *t, entry *e, int bykey)
+{
+	if (t->count >= t->nbuckets)
+		table_grow(t, bykey);
+	size_t i = (size_t)(hash_of(e, bykey) & (t->nbuckets - 1));
+	*next_of(e, bykey) = t->buckets[i];
+	t->buckets[i] = e;
+	t->count++;
+}
+
+/* Removes e, which must be in t. */
+void a2m_mem_table_unlink(table *t, entry *e, int bykey)
+{
+	entry **pp = &t->buckets[(size_t)(hash_of(e, bykey) & (t->nbuckets - 1))];
+	while (*pp && *pp != e)
+		pp = next_of(*pp, bykey);
+	if (*pp) {
+		*pp = *next_of(e, bykey);
+		*next_of(e, bykey) = NULL;
+		t->count--;
+	}
+}
+
+entry *a2m_mem_find_id(mstore *s, const char *id)
+{
+	uint64_t h = a2m_mem_hash_id(id);
+	entry *e = s->ids.buckets[(size_t)(h & (s->ids.nbuckets - 1))];
+	for (; e; e = e->id_next)
+		if (e->id_hash == h && strcmp(e->rec.id, id) == 0)
+			return e;
+	return NULL;
+}
+
+entry *a2m_mem_find_seq(mstore *s, int64_t seq)
+{
+	entry *e = s->seqs.buckets[(size_t)(hash_seq(seq) & (s->seqs.nbuckets - 1))];
+	for (; e; e = e->seq_next)
+		if (e->rec.seq == seq)
+			return e;
+	return NULL;
+}
+
+entry *a2m_mem_find_key(mstore *s, const char *owner, const char *key)
+{
+	uint64_t h = hash_key(owner, key);
+	entry *e = s->keys.buckets[(size_t)(h & (s->keys.nbuckets - 1))];
+	for (; e; e = e->key_next)
+		if (e->key_hash == h && a2m_mem_same(e->rec.owner, owner) &&
+		    strcmp(e->rec.key, key) == 0)
+			return e;
+	return NULL;
+}
+
+/* Links e into the keys table under its current (owner, key), if it has a key. */
+void a2m_mem_key_link(mstore *s, entry *e)
+{
+	if (!e->rec.key)
+		return;
+	e->key_hash = hash_key(e->rec.owner, e->rec.key);
+	a2m_mem_table_link(&s->keys, e, 1);
+}
+
+void a2m_mem_key_unlink(mstore *s, entry *e)
+{
+	if (e->rec.key)
+		a2m_mem_table_unlink(&s->keys, e, 1);
+}
+
+/* ---- the ordered array ------------------------------------------------- */
+
+static int cmp_order(const entry *a, const entry *b)
+{
+	if (a->rec.created_at != b->rec.created_at)
+		return a->rec.created_at < b->rec.created_at ? -1 : 1;
+	if (a->rec.seq != b->rec.seq)
+		return a->rec.seq < b->rec.seq ? -1 : 1;
+	return 0;
+}
+
+static int cmp_slots(const void *a, const void *b)
+{
+	return cmp_order(*(entry *const *)a, *(entry *const *)b);
+}
+
+/* Makes room for one more slot. Returns 0, or -1 when memory runs out. */
+int a2m_mem_order_reserve(mstore *s)
+{
+	if (s->nslots < s->cap)
+		return 0;
+	size_t n = s->cap ? s->cap * 2 : INITIAL_SLOTS;
+	entry **o = realloc(s->order, n * sizeof *o);
+	if (!o)
+		return -1;
+	s->order = o;
+	s->cap = n;
+	return 0;
+}
+
+/*
+** Appends e (room reserved). It extends the sorted prefix when the tail is
+** empty and e sorts after the last record, the usual case.
+*/
+void a2m_mem_order_append(mstore *s, entry *e)
+{
+	int in_order = s->sorted == s->nslots &&
+		(s->nslots == 0 ||
+		 (s->order[s->nslots - 1] && cmp_order(s->order[s->nslots - 1], e) < 0));
+	e->slot = s->nslots;
+	s->order[s->nslots++] = e;
+	s->live++;
+	if (in_order)
+		s->sorted = s->nslots;
+}
+
+/* Squeezes out the tombstones, keeping the order of what is left. */
+static void order_compact(mstore *s)
+{
+	size_t j = 0, sorted = 0;
+	for (size_t i = 0; i < s->nslots; i++) {
+		entry *e = s->order[i];
+		if (!e)
+			continue;
+		if (i < s->sorted)
+			sorted++;
+		e->slot = j;
+		s->order[j++] = e;
+	}
+	s->nslots = j;
+	s->sorted = sorted;
+}
+
+/*
+** Compacts once more than half the slots are dead. Each compaction costs
+** O(slots) and needs at least slots/2 removals since the last, so removal
+** stays O(1) amortised. Never during a scan: it would move records under it.
+*/
+void a2m_mem_maybe_compact(mstore *s)
+{
+	if (!s->scanning && s->nslots - s->live > s->live)
+		order_compact(s);
+}
+
+/*
+** Drops trailing tombstones. Not during a scan: a descending one could then
+** meet a record appended below its cursor a second time.
+*/
+void a2m_mem_order_trim(mstore *s)
+{
+	if (s->scanning)
+		return;
+	while (s->nslots > 0 && !s->order[s->nslots - 1])
+		s->nslots--;
+	if (s->sorted > s->nslots)
+		s->sorted = s->nslots;
+}
+
+/* Leaves a tombstone where e was. */
+void a2m_mem_order_remove(mstore *s, entry *e)
+{
+	if (e->slot == NO_SLOT)
+		return;
+	s->order[e->slot] = NULL;
+	e->slot = NO_SLOT;
+	s->live--;
+	a2m_mem_order_trim(s);
+}
+
+/*
+** Brings order[] back to fully sorted before a scan reads it: sorts the tail
+** and merges it into the prefix from the back, through a copy of the tail.
+** If that copy cannot be had, sorting the whole array in place does the
+** same job more slowly, so this cannot fail.
+*/
+void a2m_mem_order_normalize(mstore *s)
+{
+	if (s->sorted == s->nslots || s->scanning)
+		return;
+	order_compact(s);
+	size_t p = s->sorted, k = s->nslots - p;
+	qsort(s->order + p, k, sizeof *s->order, cmp_slots);
+	entry **tail = p ? malloc(k * sizeof *tail) : NULL;
+	if (p && tail) {
+		memcpy(tail, s->order + p, k * sizeof *tail);
+		size_t i = p, j = k, to = s->nslots;
+		while (j > 0) {
+			if (i > 0 && cmp_order(s->order[i - 1], tail[j - 1]) > 0)
+				s->order[--to] = s->order[--i];
+			else
+				s->order[--to] = tail[--j];
+		}
+		free(tail);
+	} else if (p) {
+		qsort(s->order, s->nslots, sizeof *s->order, cmp_slots);
+	}
+	for (size_t i = 0; i < s->nslots; i++)
+		s->order[i]->slot = i;
+	s->sorted = s->nslots;
+}
+
+/*
+** Refills order[] from the ids table. Used by rollback, which may put back
+** records in any order. Cannot fail: cap never shrinks, so it still holds
+** every record that was live at begin().
+*/
+void a2m_mem_order_rebuild(mstore *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->ids.nbuckets; i++)
+		for (entry *e = s->ids.buckets[i]; e; e = e->id_next)
+			s->order[n++] = e;
+	for (size_t i = n; i < s->nslots; i++)
+		s->order[i] = NULL;
+	s->nslots = n;
+	s->live = n;
+	s->sorted = 0;
+	for (size_t i = 0; i < n; i++)
+		s->order[i]->slot = i;
+	a2m_mem_order_normalize(s);
+}
