@@ -8,9 +8,12 @@
 ** Candidates: each judging part enumerates its own (the text part from the
 ** term index, the vector part from the store's vector rows) and the lists
 ** are fused by the same mean, a part that did not list a record counting 0
-** for it, exactly as relevance() would judge it. A query that some part
-** judges but cannot enumerate (the generated-vector part; a store without
-** vector rows) answers SCAN, and the stack scans.
+** for it, exactly as relevance() would judge it; the generated-vector part
+** lists every record it judges (those with a generated vector), so a
+** record it does not list is left out of that record's mean, as
+** relevance() leaves it. A query that some part judges but cannot
+** enumerate (a store without vector rows) answers SCAN, and the stack
+** scans.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -70,8 +73,9 @@ static int hybrid_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 /* A record of the shorter lists, while fusing. */
 typedef struct fused {
 	a2m_candidate c;
-	int           taken;  /* the slot holds a record */
-	int           used;   /* found in the longest list */
+	int           taken;    /* the slot holds a record */
+	int           used;     /* found in the longest list */
+	int           partial;  /* lists holding it that judge only what they list */
 } fused;
 
 static size_t slot_of(int64_t seq, size_t mask)
@@ -80,20 +84,42 @@ static size_t slot_of(int64_t seq, size_t mask)
 }
 
 /*
-** Fuses the lists of several judging parts: a record's score is the sum of
-** its scores over judged (a part that did not list it gave it 0). The
+** Drops the records listed at 0 (judged: no match), which a list that
+** judges only what it lists (a2m_candidates.judged_listed) holds; what is
+** left keeps its order, and the list then says what any fused list says:
+** a record not listed did not match.
+*/
+static void drop_unmatched(a2m_candidates *c)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].score > 0)
+			c->v[m++] = c->v[i];
+	c->n = m;
+	c->sorted = 0;
+	c->judged_listed = 0;
+}
+
+/*
+** Fuses the lists of several judging parts: a record's score is the mean
+** of its scores over the parts that judge it — every part whose list
+** judges every record (one that did not list it gave it 0), and the parts
+** that judge only what they list (a2m_candidates.judged_listed) among
+** those that listed it — exactly as hybrid_relevance() takes it. The
 ** longest list (a vector part lists every record with a vector) becomes
 ** the result in place; the others, usually short, go into a small table of
 ** seq → summed score that each of its records looks up. Sorting 100 000
 ** records by seq, or hashing them all, cost more than the search itself.
 ** The longest list's array is taken over (its v set to NULL).
 */
-static int fuse(a2m_candidates *lists, size_t nl, size_t judged, a2m_candidates *out)
+static int fuse(a2m_candidates *lists, size_t nl, a2m_candidates *out)
 {
-	size_t big = 0, others = 0;
-	for (size_t i = 0; i < nl; i++)
+	size_t big = 0, others = 0, full = 0;
+	for (size_t i = 0; i < nl; i++) {
 		if (lists[i].n > lists[big].n)
 			big = i;
+		full += !lists[i].judged_listed;
+	}
 	for (size_t i = 0; i < nl; i++)
 		others += i == big ? 0 : lists[i].n;
 	size_t nslots = 16;
@@ -116,22 +142,29 @@ static int fuse(a2m_candidates *lists, size_t nl, size_t judged, a2m_candidates 
 			t[h].c.score += c->score;
 			t[h].c.seq = c->seq;
 			t[h].taken = 1;
+			t[h].partial += lists[i].judged_listed != 0;
 		}
-	for (size_t j = 0; others && j < m; j++) {
-		size_t h = slot_of(all[j].seq, mask);
-		while (t[h].taken && t[h].c.seq != all[j].seq)
-			h = (h + 1) & mask;
-		if (t[h].taken) {
-			all[j].score += t[h].c.score;
-			t[h].used = 1;
+	size_t own = full + (lists[big].judged_listed != 0);
+	for (size_t j = 0; j < m; j++) {
+		size_t judges = own;
+		if (others) {
+			size_t h = slot_of(all[j].seq, mask);
+			while (t[h].taken && t[h].c.seq != all[j].seq)
+				h = (h + 1) & mask;
+			if (t[h].taken) {
+				all[j].score += t[h].c.score;
+				judges += (size_t)t[h].partial;
+				t[h].used = 1;
+			}
 		}
+		all[j].score /= (double)judges;
 	}
 	for (size_t h = 0; h < nslots; h++)
-		if (t[h].taken && !t[h].used)
-			all[m++] = t[h].c;
+		if (t[h].taken && !t[h].used) {
+			all[m] = t[h].c;
+			all[m++].score /= (double)(full + (size_t)t[h].partial);
+		}
 	free(t);
-	for (size_t i = 0; i < m; i++)
-		all[i].score /= (double)judged;
 	/* The longest list's salience bound still holds if it holds them all. */
 	if (lists[big].salience_known && m == lists[big].n) {
 		out->salience_known = 1;
@@ -139,6 +172,7 @@ static int fuse(a2m_candidates *lists, size_t nl, size_t judged, a2m_candidates 
 	}
 	out->v = all;
 	out->n = m;
+	drop_unmatched(out);
 	return 0;
 }
 
@@ -167,11 +201,15 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 		if (rc == A2M_SCORER_ABSTAIN)
 			rc = 0;
 	}
-	if (rc == 0 && nl == 0)
+	if (rc == 0 && nl == 0) {
 		rc = A2M_SCORER_ABSTAIN;
-	else if (rc == 0 && nl == 1)
+	} else if (rc == 0 && nl == 1) {
 		*out = lists[0], lists[0].v = NULL;
-	else if (rc == 0 && (rc = fuse(lists, nl, nl, out)) == 0) {
+		if (out->judged_listed) {
+			drop_unmatched(out);
+			a2m_candidates_best_first(out);
+		}
+	} else if (rc == 0 && (rc = fuse(lists, nl, out)) == 0) {
 		/* The mean of bounds and relevances bounds the mean. */
 		for (size_t i = 0; i < nl; i++)
 			if (lists[i].bounded)

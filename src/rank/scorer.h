@@ -17,8 +17,9 @@
 ** so recall need not read every record: it returns every record the query
 ** can match with its score, before any filter, and the caller filters
 ** (tier, owner, where...) before it keeps the best. It may also answer
-** A2M_SCORER_SCAN, "I cannot enumerate this query" (a vector query, a store
-** without an index): the caller then scans and calls relevance().
+** A2M_SCORER_SCAN, "I cannot enumerate this query" (a store without an
+** index, or one that cannot answer now): the caller then scans and calls
+** relevance().
 **
 ** Implementations: bm25.c (the indexed BM25 scorer), lexical.c (the old
 ** plain-scan term overlap, kept as the benchmark's baseline), vector.c (the
@@ -144,10 +145,15 @@ a2m_scorer *a2m_scorer_vector_new(a2m_metric metric);
 ** embedder's vector of the query text) with each candidate's gen_embedding
 ** by cosine. A cosine at or below min_cosine is "no match" (0), so a query
 ** near nothing recalls nothing (DECISIONS 013); above it the score is
-** (cos - min_cosine) / (1 - min_cosine). A candidate without a generated
-** vector, or of another width, gets A2M_SCORE_ABSTAIN. Abstains when the
-** query has no generated vector; never enumerates (a text query with one
-** makes the hybrid SCAN). Returns NULL when memory runs out.
+** (cos - min_cosine) / (1 - min_cosine), measured with the float32
+** kernels of store/vector_index.h. A candidate without a generated vector,
+** or of another width, gets A2M_SCORE_ABSTAIN. Abstains when the query has
+** no generated vector. candidates() reads the store's generated rows
+** (a2m_vector_search.generated) and lists every record it judges — each
+** one with a generated vector of the query's width, with a bound of its
+** relevance, 0 included — and none other (a2m_candidates.judged_listed);
+** it answers SCAN for a store without rows. Returns NULL when memory runs
+** out.
 */
 #define A2M_GEN_MIN_COSINE 0.5
 a2m_scorer *a2m_scorer_gen_vector_new(double min_cosine);
@@ -165,8 +171,10 @@ void a2m_candidates_best_first(a2m_candidates *out);
 ** that abstain are left out; a candidate's score is the mean of the
 ** judging scorers' scores (a part that gave a candidate A2M_SCORE_ABSTAIN
 ** is left out of that candidate's mean). Abstains only when all of them do. It
-** enumerates candidates when every judging part can; a query one part
-** judges but cannot enumerate (a vector) makes it answer SCAN. Its name,
+** enumerates candidates when every judging part can, fusing their lists by
+** the same mean (a list with judged_listed counts only for the records it
+** holds), and lists only records above 0; a query one part judges but
+** cannot enumerate makes it answer SCAN. Its name,
 ** metric, analyzer and indexer are those of its first part that has an
 ** analyzer.
 */

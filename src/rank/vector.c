@@ -1,5 +1,6 @@
 /*
-** vector.c — ranking by the caller's own vectors (see scorer.h).
+** vector.c — ranking by the caller's own vectors, and by the server's
+** generated ones (see scorer.h).
 **
 ** The metric is the store's, declared in describe (spec §3.7), and the
 ** comparison really is that metric: cosine divides out both lengths, dot does
@@ -235,16 +236,10 @@ static int vector_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 	return 0;
 }
 
-/* The cosine of two float vectors; 0 when either has no direction. */
-static double cosine_f(const float *a, const float *b, size_t n)
+/* A cosine as a generated-vector relevance: 0 (no match) at or below the floor. */
+static double gen_relevance_of(const gen_scorer *g, double c)
 {
-	double dot = 0, na = 0, nb = 0;
-	for (size_t i = 0; i < n; i++) {
-		dot += (double)a[i] * b[i];
-		na += (double)a[i] * a[i];
-		nb += (double)b[i] * b[i];
-	}
-	return na == 0 || nb == 0 ? 0 : dot / (sqrt(na) * sqrt(nb));
+	return c > g->min_cosine ? (c - g->min_cosine) / (1.0 - g->min_cosine) : 0;
 }
 
 /*
@@ -252,7 +247,9 @@ static double cosine_f(const float *a, const float *b, size_t n)
 ** cosine (embedding models are made for it, whatever metric the caller's
 ** vectors use). Below min_cosine a candidate is judged "no match" (0), so
 ** a query near nothing still recalls nothing (DECISIONS 013); above it the
-** cosine is rescaled into (0,1].
+** cosine is rescaled into (0,1]. Measured with the store's float32 kernels
+** and the row's float norm, as the generated rows are, so both paths give
+** a record the same relevance.
 */
 static int gen_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			 const a2m_record *const *cands, size_t n, double *scores)
@@ -261,15 +258,50 @@ static int gen_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *
 	(void)store;
 	if (!q->gen_vector || !q->gen_dims)
 		return A2M_SCORER_ABSTAIN;
+	size_t d = q->gen_dims;
+	double qnorm = sqrt((double)a2m_vec_dot(q->gen_vector, q->gen_vector, d));
 	for (size_t i = 0; i < n; i++) {
 		const a2m_record *r = cands[i];
-		if (!r->gen_embedding || r->gen_dims != q->gen_dims) {
+		if (!r->gen_embedding || r->gen_dims != d) {
 			scores[i] = A2M_SCORE_ABSTAIN;
 			continue;
 		}
-		double c = cosine_f(q->gen_vector, r->gen_embedding, q->gen_dims);
-		scores[i] = c > g->min_cosine ? (c - g->min_cosine) / (1.0 - g->min_cosine) : 0;
+		double rnorm = (float)sqrt((double)a2m_vec_dot(r->gen_embedding, r->gen_embedding, d));
+		scores[i] = gen_relevance_of(g, a2m_vec_measure(A2M_VECTOR_COSINE, q->gen_vector, qnorm,
+								r->gen_embedding, rnorm, d));
 	}
+	return 0;
+}
+
+/*
+** The store's generated rows (a2m_vector_search.generated) give a bound on
+** each cosine, from their sketch. Every row of the query's width is listed,
+** even those whose bound is at or below the floor (listed at 0): a record
+** that is listed has a generated vector and is judged, one that is not is
+** abstained on (a2m_candidates.judged_listed), and the hybrid needs to tell
+** them apart to take its mean as relevance() does.
+*/
+static int gen_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			  a2m_candidates *out)
+{
+	gen_scorer *g = (gen_scorer *)s;
+	memset(out, 0, sizeof *out);
+	if (!q->gen_vector || !q->gen_dims)
+		return A2M_SCORER_ABSTAIN;
+	if (!store || !store->ops->vector_search)
+		return A2M_SCORER_SCAN;
+	a2m_vector_search vs = {.vector = q->gen_vector, .dims = q->gen_dims,
+				.measure = A2M_VECTOR_COSINE, .filter = q->filter, .bound = 1,
+				.generated = 1};
+	int rc = store->ops->vector_search(store, &vs, out);
+	if (rc == A2M_STORE_NO_INDEX)
+		return A2M_SCORER_SCAN;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < out->n; i++)
+		out->v[i].score = gen_relevance_of(g, out->v[i].score);
+	out->bounded = q;
+	out->judged_listed = 1;
 	return 0;
 }
 
@@ -300,6 +332,7 @@ a2m_scorer *a2m_scorer_gen_vector_new(double min_cosine)
 	g->base.name = "generated";
 	g->base.metric = "cosine";
 	g->base.relevance = gen_relevance;
+	g->base.candidates = gen_candidates;
 	g->base.destroy = vector_destroy;
 	g->min_cosine = min_cosine < 0 ? 0 : min_cosine >= 1 ? 0.99 : min_cosine;
 	return &g->base;

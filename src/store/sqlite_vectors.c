@@ -22,7 +22,29 @@ struct a2m_sqlite_vectors {
 	sqlite3_int64 data_version;
 	double       *scratch;    /* a blob's doubles, aligned */
 	size_t        scratch_n;
+	float        *gscratch;   /* a gen_embedding blob's floats, aligned */
+	size_t        gscratch_n;
 };
+
+/* Room for dims doubles and gdims floats in the scratch. Returns 0 or -1. */
+static int scratch_fit(a2m_sqlite_vectors *v, size_t dims, size_t gdims)
+{
+	if (v->scratch_n < dims) {
+		free(v->scratch);
+		v->scratch_n = 0;
+		if (!(v->scratch = malloc(dims * sizeof *v->scratch)))
+			return -1;
+		v->scratch_n = dims;
+	}
+	if (v->gscratch_n < gdims) {
+		free(v->gscratch);
+		v->gscratch_n = 0;
+		if (!(v->gscratch = malloc(gdims * sizeof *v->gscratch)))
+			return -1;
+		v->gscratch_n = gdims;
+	}
+	return 0;
+}
 
 a2m_sqlite_vectors *a2m_sqlite_vectors_new(sqlite3 *db)
 {
@@ -44,6 +66,7 @@ void a2m_sqlite_vectors_free(a2m_sqlite_vectors *v)
 	sqlite3_finalize(v->seq_of);
 	a2m_vindex_free(v->vx);
 	free(v->scratch);
+	free(v->gscratch);
 	free(v);
 }
 
@@ -121,37 +144,49 @@ static int data_version(a2m_sqlite_vectors *v, a2m_store *s, sqlite3_int64 *out)
 	return rc == SQLITE_OK ? 0 : a2m_store_fail(s, "vectors: %s", sqlite3_errmsg(v->db));
 }
 
-/* Fills the cache from the file: one pass over the rows that have a vector. */
+/*
+** Fills the cache from the file: one pass over the rows that have a vector,
+** the caller's or the server's (gen_embedding: floats in native order, as
+** column_gen_embedding reads them).
+*/
 static int build(a2m_sqlite_vectors *v, a2m_store *s)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 	a2m_vindex_clear(v->vx);
 	v->built = 0;
-	if (sqlite3_prepare_v2(v->db, "SELECT seq, tier, owner, embedding, salience FROM records"
-				      " WHERE embedding IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(v->db, "SELECT seq, tier, owner, embedding, salience, gen_embedding"
+				      " FROM records WHERE embedding IS NOT NULL"
+				      " OR gen_embedding IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
 		return a2m_store_fail(s, "vectors: %s", sqlite3_errmsg(v->db));
 	int step;
 	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t bytes = (size_t)sqlite3_column_bytes(st, 3);
 		const void *blob = sqlite3_column_blob(st, 3);
 		size_t dims = bytes / sizeof(double);
+		/* A malformed blob reads as no vector, as the engine's rows do. */
 		if (!blob || !dims || bytes % sizeof(double))
-			continue; /* read as no vector, as read_row() does */
-		if (v->scratch_n < dims) {
-			free(v->scratch);
-			v->scratch_n = 0;
-			if (!(v->scratch = malloc(bytes))) {
-				rc = a2m_store_fail(s, "vectors: out of memory");
-				break;
-			}
-			v->scratch_n = dims;
+			dims = 0;
+		size_t gbytes = (size_t)sqlite3_column_bytes(st, 5);
+		const void *gblob = sqlite3_column_blob(st, 5);
+		size_t gdims = gbytes / sizeof(float);
+		if (!gblob || !gdims || gbytes % sizeof(float))
+			gdims = 0;
+		if (!dims && !gdims)
+			continue;
+		if (scratch_fit(v, dims, gdims) != 0) {
+			rc = a2m_store_fail(s, "vectors: out of memory");
+			break;
 		}
-		memcpy(v->scratch, blob, bytes);
+		if (dims)
+			memcpy(v->scratch, blob, dims * sizeof(double));
+		if (gdims)
+			memcpy(v->gscratch, gblob, gdims * sizeof(float));
 		a2m_record r = {.seq = sqlite3_column_int64(st, 0),
 				.tier = (char *)sqlite3_column_text(st, 1),
 				.owner = (char *)sqlite3_column_text(st, 2),
-				.embedding = v->scratch, .dims = dims,
+				.embedding = dims ? v->scratch : NULL, .dims = dims,
+				.gen_embedding = gdims ? v->gscratch : NULL, .gen_dims = gdims,
 				.salience = sqlite3_column_double(st, 4)};
 		a2m_vindex_put(v->vx, &r);
 		if (!a2m_vindex_valid(v->vx))

@@ -1,6 +1,7 @@
 /*
 ** sqlite_vectors.h — the SQLite engine's vector rows (vector_index.h): a
-** cache of the file's vectors, built at the first vector search, kept
+** cache of the file's vectors (the caller's and the generated ones),
+** built at the first vector search of either space, kept
 ** current by the engine's own writes, and rebuilt whenever another
 ** connection has committed to the file since (PRAGMA data_version). The
 ** file stays the truth; nothing here writes it.

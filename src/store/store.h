@@ -168,6 +168,15 @@ typedef struct a2m_candidates {
 	*/
 	int            salience_known;
 	double         salience_max;
+	/*
+	** 0 (zero-initialised): a record not listed was judged no match.
+	** Nonzero: the scorer judged only the records it lists (a score of 0
+	** there is "judged: no match") and abstains on every other one
+	** (A2M_SCORE_ABSTAIN in scorer.h: the generated-vector part and a
+	** record without a generated vector), so a fusion leaves it out of
+	** their mean. A list handed to the stack never has this set.
+	*/
+	int            judged_listed;
 } a2m_candidates;
 
 /* What vector_search measures for each row r against the query q. */
@@ -204,6 +213,12 @@ typedef struct a2m_vector_search {
 	** measure of vector_index.h gives for the pair.
 	*/
 	int                 bound;
+	/*
+	** 0: the caller's vectors (a record's embedding). 1: the server's own
+	** (gen_embedding, docs/EMBEDDINGS.md §4), a second space searched
+	** apart: the two are never compared with each other.
+	*/
+	int                 generated;
 } a2m_vector_search;
 
 typedef struct a2m_store_ops {

@@ -49,20 +49,31 @@ typedef struct staged {
 	char   *tier, *owner;
 	float  *vec;        /* NULL: the record has no vector */
 	size_t  dims;
+	float  *gvec;       /* NULL: no generated vector */
+	size_t  gdims;
 } staged;
 
-struct a2m_vindex {
-	size_t    dims;     /* 0 until the first vector */
+/*
+** One vector space: the caller's vectors (embedding) or the server's
+** (gen_embedding). Each has its own width, rows and seq table: a record may
+** sit in both, and the two are never compared (docs/EMBEDDINGS.md §4.1).
+*/
+typedef struct vspace {
+	size_t    dims;     /* 0 until the first vector; reset when the space empties */
 	int32_t   sk_max;   /* the sketch's largest integer, for dims */
 	vtier    *tiers;
 	size_t    ntiers, tcap;
 	vslot    *slots;
 	size_t    nslots, used;      /* nslots: 0 or a power of two */
-	char    **owners;            /* id i+1 is owners[i] */
+	size_t    odd;               /* records whose vector has another width */
+} vspace;
+
+struct a2m_vindex {
+	vspace    sp[2];             /* [0] the caller's, [1] the generated */
+	char    **owners;            /* id i+1 is owners[i] (both spaces) */
 	size_t    nowners, ocap;
 	uint32_t *otab;              /* owner ids by name hash; 0 = free */
 	size_t    notab;
-	size_t    odd;               /* records whose vector has another width */
 	double    salience_max;      /* no row's record has more (never lowered
 	                                but by a clear: a bound, not the max) */
 	int       valid, in_tx;
@@ -79,21 +90,21 @@ static size_t seq_hash(int64_t seq, size_t mask)
 	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 20) & mask;
 }
 
-static vslot *slot_find(a2m_vindex *vx, int64_t seq)
+static vslot *slot_find(vspace *sp, int64_t seq)
 {
-	if (!vx->nslots)
+	if (!sp->nslots)
 		return NULL;
-	size_t mask = vx->nslots - 1;
+	size_t mask = sp->nslots - 1;
 	for (size_t i = seq_hash(seq, mask);; i = (i + 1) & mask) {
-		if (vx->slots[i].seq == seq)
-			return &vx->slots[i];
-		if (vx->slots[i].seq == EMPTY_SEQ)
+		if (sp->slots[i].seq == seq)
+			return &sp->slots[i];
+		if (sp->slots[i].seq == EMPTY_SEQ)
 			return NULL;
 	}
 }
 
 /* Room for one more slot (load at most one half). Returns 0 or -1. */
-static int slots_reserve(a2m_vindex *vx)
+static int slots_reserve(vspace *vx)
 {
 	if ((vx->used + 1) * 2 <= vx->nslots)
 		return 0;
@@ -118,7 +129,7 @@ static int slots_reserve(a2m_vindex *vx)
 }
 
 /* Adds seq (absent; room reserved). */
-static vslot *slot_add(a2m_vindex *vx, int64_t seq, uint32_t tier, uint32_t row)
+static vslot *slot_add(vspace *vx, int64_t seq, uint32_t tier, uint32_t row)
 {
 	size_t mask = vx->nslots - 1, i = seq_hash(seq, mask);
 	while (vx->slots[i].seq != EMPTY_SEQ)
@@ -129,7 +140,7 @@ static vslot *slot_add(a2m_vindex *vx, int64_t seq, uint32_t tier, uint32_t row)
 }
 
 /* Deletes a slot, shifting back the ones its probe sequence displaced. */
-static void slot_del(a2m_vindex *vx, vslot *sl)
+static void slot_del(vspace *vx, vslot *sl)
 {
 	size_t mask = vx->nslots - 1, i = (size_t)(sl - vx->slots), j = i;
 	vx->used--;
@@ -229,7 +240,7 @@ static int same_name(const char *a, const char *b)
 }
 
 /* The index of tier name, adding it. Returns ODD_TIER when memory runs out. */
-static uint32_t tier_of(a2m_vindex *vx, const char *name)
+static uint32_t tier_of(vspace *vx, const char *name)
 {
 	for (size_t i = 0; i < vx->ntiers; i++)
 		if (same_name(vx->tiers[i].name, name))
@@ -293,7 +304,7 @@ static int rows_reserve(vtier *t, size_t dims)
 	return 0;
 }
 
-static void row_write(a2m_vindex *vx, vtier *t, size_t row, int64_t seq, uint32_t owner,
+static void row_write(const vspace *vx, vtier *t, size_t row, int64_t seq, uint32_t owner,
 		      const float *vec)
 {
 	size_t d = vx->dims;
@@ -313,7 +324,7 @@ static void row_write(a2m_vindex *vx, vtier *t, size_t row, int64_t seq, uint32_
 }
 
 /* Removes the row sl names; the last row of its tier takes its place. */
-static void row_drop(a2m_vindex *vx, vslot *sl)
+static void row_drop(vspace *vx, vslot *sl)
 {
 	vtier *t = &vx->tiers[sl->tier];
 	size_t row = sl->row, last = t->n - 1;
@@ -335,7 +346,7 @@ static void row_drop(a2m_vindex *vx, vslot *sl)
 	t->n--;
 }
 
-static void apply_remove(a2m_vindex *vx, int64_t seq)
+static void apply_remove(vspace *vx, int64_t seq)
 {
 	vslot *sl = slot_find(vx, seq);
 	if (!sl)
@@ -347,15 +358,40 @@ static void apply_remove(a2m_vindex *vx, int64_t seq)
 	slot_del(vx, sl);
 }
 
-/* The write of one record, now: vec NULL means it has no vector. */
-static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char *owner,
-		      double salience, const float *vec, size_t dims)
+/* Frees the rows of every tier of an empty space, whose width may change. */
+static void rows_release(vspace *sp)
+{
+	for (size_t i = 0; i < sp->ntiers; i++) {
+		vtier *t = &sp->tiers[i];
+		free(t->vecs);
+		free(t->norms);
+		free(t->seqs);
+		free(t->owners);
+		free(t->sk);
+		free(t->sk_scale);
+		free(t->sk_err);
+		free(t->sk_len);
+		free(t->norm2);
+		char *name = t->name;
+		memset(t, 0, sizeof *t);
+		t->name = name;
+	}
+}
+
+/*
+** The write of one record in space vx, now: vec NULL means it has no
+** vector there. An empty space takes the width of its next vector (the
+** generated space changes width with the model, §4.4 of EMBEDDINGS.md).
+*/
+static void apply_put(a2m_vindex *ix, vspace *vx, int64_t seq, const char *tier,
+		      const char *owner, double salience, const float *vec, size_t dims)
 {
 	if (!vec || !dims) {
 		apply_remove(vx, seq);
 		return;
 	}
-	if (!vx->dims && !vx->used) {
+	if (!vx->used && vx->dims != dims) {
+		rows_release(vx);
 		vx->dims = dims;
 		vx->sk_max = a2m_vec_sketch_max(dims);
 	}
@@ -374,11 +410,11 @@ static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char 
 		vx->odd++;
 		return;
 	}
-	uint32_t ti = tier_of(vx, tier), oid = owner_intern(vx, owner);
+	uint32_t ti = tier_of(vx, tier), oid = owner_intern(ix, owner);
 	if (ti == ODD_TIER || oid == UINT32_MAX)
 		goto oom;
-	if (salience > vx->salience_max)
-		vx->salience_max = salience;
+	if (salience > ix->salience_max)
+		ix->salience_max = salience;
 	vtier *t = &vx->tiers[ti];
 	if (sl && sl->tier == ti) {
 		row_write(vx, t, sl->row, seq, oid, vec);
@@ -399,7 +435,17 @@ static void apply_put(a2m_vindex *vx, int64_t seq, const char *tier, const char 
 	row_write(vx, t, t->n++, seq, oid, vec);
 	return;
 oom:
-	vx->valid = 0;
+	ix->valid = 0;
+}
+
+/* Both spaces' writes of one record. */
+static void apply_both(a2m_vindex *vx, int64_t seq, const char *tier, const char *owner,
+		       double salience, const float *vec, size_t dims, const float *gvec,
+		       size_t gdims)
+{
+	apply_put(vx, &vx->sp[0], seq, tier, owner, salience, vec, dims);
+	if (vx->valid)
+		apply_put(vx, &vx->sp[1], seq, tier, owner, salience, gvec, gdims);
 }
 
 /* ---- the interface ----------------------------------------------------- */
@@ -418,6 +464,7 @@ static void log_drop(a2m_vindex *vx)
 		free(vx->log[i].tier);
 		free(vx->log[i].owner);
 		free(vx->log[i].vec);
+		free(vx->log[i].gvec);
 	}
 	vx->nlog = 0;
 }
@@ -425,23 +472,16 @@ static void log_drop(a2m_vindex *vx)
 void a2m_vindex_clear(a2m_vindex *vx)
 {
 	log_drop(vx);
-	for (size_t i = 0; i < vx->ntiers; i++) {
-		vtier *t = &vx->tiers[i];
-		free(t->name);
-		free(t->vecs);
-		free(t->norms);
-		free(t->seqs);
-		free(t->owners);
-		free(t->sk);
-		free(t->sk_scale);
-		free(t->sk_err);
-		free(t->sk_len);
-		free(t->norm2);
+	for (int k = 0; k < 2; k++) {
+		vspace *sp = &vx->sp[k];
+		rows_release(sp);
+		for (size_t i = 0; i < sp->ntiers; i++)
+			free(sp->tiers[i].name);
+		free(sp->tiers);
+		free(sp->slots);
 	}
 	for (size_t i = 0; i < vx->nowners; i++)
 		free(vx->owners[i]);
-	free(vx->tiers);
-	free(vx->slots);
 	free(vx->owners);
 	free(vx->otab);
 	free(vx->log);
@@ -512,33 +552,42 @@ void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec)
 	if (!vx || !vx->valid)
 		return;
 	int has = rec->embedding && rec->dims;
+	int gen = rec->gen_embedding && rec->gen_dims;
 	if (!vx->in_tx) {
 		float *f = has ? to_float(vx, rec, 0) : NULL;
 		if (has && !f)
 			vx->valid = 0;
 		else
-			apply_put(vx, rec->seq, rec->tier, rec->owner, rec->salience, f,
-				  has ? rec->dims : 0);
+			apply_both(vx, rec->seq, rec->tier, rec->owner, rec->salience, f,
+				   has ? rec->dims : 0, gen ? rec->gen_embedding : NULL,
+				   gen ? rec->gen_dims : 0);
 		return;
 	}
 	staged w = {.seq = rec->seq, .put = 1, .dims = has ? rec->dims : 0,
-		    .salience = rec->salience};
+		    .gdims = gen ? rec->gen_dims : 0, .salience = rec->salience};
 	if ((has && !(w.vec = to_float(vx, rec, 1))) ||
+	    (gen && !(w.gvec = malloc(w.gdims * sizeof *w.gvec))) ||
 	    (rec->tier && !(w.tier = strdup(rec->tier))) ||
 	    (rec->owner && !(w.owner = strdup(rec->owner))) || stage(vx, &w) != 0) {
 		free(w.vec);
+		free(w.gvec);
 		free(w.tier);
 		free(w.owner);
 		a2m_vindex_invalidate(vx);
+		return;
 	}
+	if (gen)
+		memcpy(vx->log[vx->nlog - 1].gvec, rec->gen_embedding, w.gdims * sizeof *w.gvec);
 }
 
 int a2m_vindex_differs(const a2m_record *a, const a2m_record *b)
 {
 	size_t da = a->embedding ? a->dims : 0, db = b->embedding ? b->dims : 0;
-	return da != db || !same_name(a->tier, b->tier) || !same_name(a->owner, b->owner) ||
-	       a->salience != b->salience ||
-	       (da && memcmp(a->embedding, b->embedding, da * sizeof *a->embedding) != 0);
+	size_t ga = a->gen_embedding ? a->gen_dims : 0, gb = b->gen_embedding ? b->gen_dims : 0;
+	return da != db || ga != gb || !same_name(a->tier, b->tier) ||
+	       !same_name(a->owner, b->owner) || a->salience != b->salience ||
+	       (da && memcmp(a->embedding, b->embedding, da * sizeof *a->embedding) != 0) ||
+	       (ga && memcmp(a->gen_embedding, b->gen_embedding, ga * sizeof *a->gen_embedding) != 0);
 }
 
 void a2m_vindex_remove(a2m_vindex *vx, int64_t seq)
@@ -546,7 +595,8 @@ void a2m_vindex_remove(a2m_vindex *vx, int64_t seq)
 	if (!vx || !vx->valid)
 		return;
 	if (!vx->in_tx) {
-		apply_remove(vx, seq);
+		apply_remove(&vx->sp[0], seq);
+		apply_remove(&vx->sp[1], seq);
 		return;
 	}
 	staged w = {.seq = seq};
@@ -568,10 +618,13 @@ void a2m_vindex_commit(a2m_vindex *vx)
 		return;
 	for (size_t i = 0; i < vx->nlog && vx->valid; i++) {
 		staged *w = &vx->log[i];
-		if (w->put)
-			apply_put(vx, w->seq, w->tier, w->owner, w->salience, w->vec, w->dims);
-		else
-			apply_remove(vx, w->seq);
+		if (w->put) {
+			apply_both(vx, w->seq, w->tier, w->owner, w->salience, w->vec, w->dims,
+				   w->gvec, w->gdims);
+		} else {
+			apply_remove(&vx->sp[0], w->seq);
+			apply_remove(&vx->sp[1], w->seq);
+		}
 	}
 	log_drop(vx);
 	vx->in_tx = 0;
@@ -588,18 +641,23 @@ void a2m_vindex_rollback(a2m_vindex *vx)
 size_t a2m_vindex_rows(const a2m_vindex *vx)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < vx->ntiers; i++)
-		n += vx->tiers[i].n;
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < vx->sp[k].ntiers; i++)
+			n += vx->sp[k].tiers[i].n;
 	return n;
 }
 
 size_t a2m_vindex_bytes(const a2m_vindex *vx)
 {
-	size_t b = vx->nslots * sizeof(vslot);
-	for (size_t i = 0; i < vx->ntiers; i++)
-		b += vx->tiers[i].cap * (vx->dims * (sizeof(float) + sizeof(int16_t)) +
-					 4 * sizeof(float) + sizeof(double) + sizeof(int64_t) +
-					 sizeof(uint32_t));
+	size_t b = 0;
+	for (int k = 0; k < 2; k++) {
+		const vspace *sp = &vx->sp[k];
+		b += sp->nslots * sizeof(vslot);
+		for (size_t i = 0; i < sp->ntiers; i++)
+			b += sp->tiers[i].cap * (sp->dims * (sizeof(float) + sizeof(int16_t)) +
+						 4 * sizeof(float) + sizeof(double) +
+						 sizeof(int64_t) + sizeof(uint32_t));
+	}
 	return b;
 }
 
@@ -609,7 +667,7 @@ size_t a2m_vindex_bytes(const a2m_vindex *vx)
 ** One tier's rows against q. owner_only: only rows of owner id oid. Each
 ** measure has its own loop so that the inner call is the bare kernel.
 */
-static size_t scan_tier(const a2m_vindex *vx, const vtier *t, const a2m_vector_search *q,
+static size_t scan_tier(const vspace *vx, const vtier *t, const a2m_vector_search *q,
 			double qnorm, int owner_only, uint32_t oid, a2m_candidate *out)
 {
 	size_t k = 0, d = vx->dims;
@@ -678,7 +736,7 @@ static double row_bound(const vtier *t, size_t i, const qsketch *qs, a2m_vector_
 	}
 }
 
-static size_t scan_tier_bound(const a2m_vindex *vx, const vtier *t, const a2m_vector_search *q,
+static size_t scan_tier_bound(const vspace *vx, const vtier *t, const a2m_vector_search *q,
 			      const qsketch *qs, int owner_only, uint32_t oid, a2m_candidate *out)
 {
 	size_t k = 0, d = vx->dims;
@@ -691,7 +749,7 @@ static size_t scan_tier_bound(const a2m_vindex *vx, const vtier *t, const a2m_ve
 }
 
 /* Sketches the query into qs (qs->Q allocated). Returns 0 or -1 (no memory). */
-static int query_sketch(const a2m_vindex *vx, const float *v, size_t d, qsketch *qs)
+static int query_sketch(const vspace *vx, const float *v, size_t d, qsketch *qs)
 {
 	memset(qs, 0, sizeof *qs);
 	if (!(qs->Q = malloc(d * sizeof *qs->Q)))
@@ -715,23 +773,26 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 	memset(out, 0, sizeof *out);
 	if (!vx->valid || vx->nlog)
 		return A2M_STORE_NO_INDEX;
-	if (q->dims != vx->dims)
+	const vspace *sp = &vx->sp[q->generated ? 1 : 0];
+	if (q->dims != sp->dims)
 		/* No row has the query's width; an odd record might. */
-		return vx->odd ? A2M_STORE_NO_INDEX : 0;
-	size_t total = a2m_vindex_rows(vx);
+		return sp->odd ? A2M_STORE_NO_INDEX : 0;
+	size_t total = 0;
+	for (size_t i = 0; i < sp->ntiers; i++)
+		total += sp->tiers[i].n;
 	if (!total)
 		return 0;
 	if (!(out->v = malloc(total * sizeof *out->v)))
 		return A2M_INTERNAL_ERROR;
 	double qnorm = sqrt((double)a2m_vec_dot(q->vector, q->vector, q->dims));
 	qsketch qs;
-	if (q->bound && query_sketch(vx, q->vector, q->dims, &qs) != 0) {
+	if (q->bound && query_sketch(sp, q->vector, q->dims, &qs) != 0) {
 		free(out->v);
 		out->v = NULL;
 		return A2M_INTERNAL_ERROR;
 	}
-	for (size_t i = 0; i < vx->ntiers; i++) {
-		const vtier *t = &vx->tiers[i];
+	for (size_t i = 0; i < sp->ntiers; i++) {
+		const vtier *t = &sp->tiers[i];
 		const char *owner = NULL;
 		int rule = q->filter ? q->filter->tier(q->filter->ctx, t->name, &owner) : A2M_VF_ALL;
 		uint32_t oid = 0;
@@ -740,9 +801,9 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 			oid = owner_lookup(vx, owner, &known);
 		if (rule == A2M_VF_SKIP || !known || !t->n)
 			continue;
-		out->n += q->bound ? scan_tier_bound(vx, t, q, &qs, rule == A2M_VF_OWNER, oid,
+		out->n += q->bound ? scan_tier_bound(sp, t, q, &qs, rule == A2M_VF_OWNER, oid,
 						     out->v + out->n)
-				   : scan_tier(vx, t, q, qnorm, rule == A2M_VF_OWNER, oid,
+				   : scan_tier(sp, t, q, qnorm, rule == A2M_VF_OWNER, oid,
 					       out->v + out->n);
 	}
 	if (q->bound)

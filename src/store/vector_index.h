@@ -1,6 +1,10 @@
 /*
 ** vector_index.h — the caller's vectors as contiguous float32 rows, per
-** tier, for exact search (store.h, vector_search). Both engines keep one:
+** tier, for exact search (store.h, vector_search); and beside them, as a
+** second space with its own width and rows, the server's generated
+** vectors (gen_embedding, docs/EMBEDDINGS.md §4), searched apart
+** (a2m_vector_search.generated): a put writes both of a record's vectors,
+** each to its own space, and the two are never compared. Both engines keep one:
 ** memory.c from the start, sqlite.c as a cache built from the file at the
 ** first search. It is derived data: whenever it cannot follow a write
 ** (memory ran out), it marks itself invalid and the engine rebuilds it.
@@ -10,7 +14,9 @@
 ** is one dot product per row and a filter can skip a whole tier or test an
 ** integer per row. Each row also has a 16-bit sketch with its error, which
 ** a bound search reads instead (half the bytes; store.h, bound). A seq → (tier, row) table serves removes and moves.
-** Only vectors of the index's width (fixed by the first vector put) get a
+** Only vectors of a space's width (fixed by the first vector put, and
+** again by the first put after the space emptied: a model change drops
+** every generated vector, then brings vectors of its own width) get a
 ** row; a record whose vector has another width is counted as odd, so a
 ** query of that width can be sent back to a scan.
 **
@@ -47,15 +53,16 @@ int a2m_vindex_valid(const a2m_vindex *vx);
 void a2m_vindex_invalidate(a2m_vindex *vx);
 
 /*
-** rec (borrowed; its seq set) was inserted or updated: its row now holds
-** rec's vector, tier and owner (in place, or moved to another tier), or is
-** removed when rec has no vector.
+** rec (borrowed; its seq set) was inserted or updated: in each space its
+** row now holds rec's vector of that space (embedding, gen_embedding),
+** tier and owner (in place, or moved to another tier), or is removed when
+** rec has no such vector.
 */
 void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec);
 
 /*
-** Nonzero when the row of a record updated from a to b may change: its
-** vector, tier, owner or salience differ (a search reports a bound on the
+** Nonzero when the rows of a record updated from a to b may change: its
+** vectors (either), tier, owner or salience differ (a search reports a bound on the
 ** rows' salience). A touch (access counts) differs in none.
 */
 int a2m_vindex_differs(const a2m_record *a, const a2m_record *b);
