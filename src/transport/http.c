@@ -12,7 +12,9 @@
 **
 ** Everything that can be refused is refused on the first call of the
 ** access handler, before the body is read: an unauthenticated or foreign
-** caller never gets to make the server buffer anything.
+** caller never gets to make the server buffer anything. Those checks are
+** http_gate.c's; this file holds the responses, the body, the handler's
+** callbacks and the daemon's start and stop.
 */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,11 +34,8 @@
 #include <microhttpd.h>
 
 #include "rpc/rpc.h"
-#include "transport/http.h"
+#include "transport/http_internal.h"
 #include "util/log.h"
-
-/* What the version header must name to be ours (spec §8.3.2, §4.1). */
-#define VERSION_HEADER "A2M-Protocol-Version"
 
 /* The first allocation for a body whose length was not announced. */
 #define BODY_FIRST_CAP 4096
@@ -55,58 +53,6 @@
 ** can be delivered; past this the connection is simply closed. */
 #define DISCARD_LIMIT ((size_t)1 << 20)
 
-struct a2m_http {
-	a2m *h;
-	struct MHD_Daemon *daemon;
-	const char *path;
-	const char *const *origins;
-	size_t n_origins;
-	const a2m_bearer_tokens *tokens;
-	size_t max_body;
-	unsigned timeout_s;
-	unsigned port;
-	char url[320];
-	char *cert, *key;      /* PEM text, kept until the daemon is stopped */
-	size_t cert_len, key_len;
-
-	atomic_int in_flight;  /* requests between their headers and completion */
-	atomic_int stopping;   /* a2m_http_stop has begun */
-
-	/* Inside MHD_start_daemon: keep its last error. Atomic: the workers
-	** it starts may log while the main thread clears it. */
-	atomic_int starting;
-	char start_error[256];
-};
-
-/* One request's state, from its headers to its completion. */
-typedef struct request {
-	char *body;
-	size_t len, cap;
-	size_t discarded;       /* bytes dropped after the body passed the limit */
-	int too_big;
-	const char *principal;  /* borrowed from the token table */
-	const char *origin;     /* the allowed Origin it came with, to echo */
-	int profile;            /* a GET of the well-known profile */
-	/* Answered straight from libmicrohttpd's buffer (the whole body came
-	** in one piece): the response waits for the request's last call. */
-	int answered;
-	char *reply;            /* the library's answer; NULL: none */
-	int reply_owed;         /* no answer, yet the body had an id: out of memory */
-} request;
-
-/* The headers the binding looks at, gathered in one pass. */
-typedef struct req_headers {
-	const a2m_http *s;
-	const char *origin;     /* the first Origin */
-	int origin_refused;     /* some Origin is not on the list */
-	const char *auth;
-	int n_auth;
-	const char *content_type;
-	const char *version;
-	int n_version;
-	const char *content_length;
-} req_headers;
-
 /* ---- small helpers ---- */
 
 static void sleep_ms(long ms)
@@ -123,115 +69,14 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int origin_allowed(const a2m_http *s, const char *origin)
-{
-	for (size_t i = 0; i < s->n_origins; i++) {
-		/* Scheme and host are case-insensitive (RFC 6454 serialises them
-		** in lower case, but a proxy may not). */
-		if (strcasecmp(s->origins[i], origin) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
-				   const char *value)
-{
-	req_headers *hd = cls;
-	(void)kind;
-	if (!key)
-		return MHD_YES;
-	if (!value)
-		value = "";
-	if (strcasecmp(key, "Origin") == 0) {
-		/* Every Origin must pass: a second one must not smuggle a
-		** foreign page past a check that read only the first. */
-		if (!hd->origin)
-			hd->origin = value;
-		if (!origin_allowed(hd->s, value))
-			hd->origin_refused = 1;
-	} else if (strcasecmp(key, "Authorization") == 0) {
-		hd->auth = value;
-		hd->n_auth++;
-	} else if (strcasecmp(key, "Content-Type") == 0) {
-		if (!hd->content_type)
-			hd->content_type = value;
-	} else if (strcasecmp(key, VERSION_HEADER) == 0) {
-		hd->version = value;
-		hd->n_version++;
-	} else if (strcasecmp(key, "Content-Length") == 0) {
-		hd->content_length = value;
-	}
-	return MHD_YES;
-}
-
-/*
-** Whether v names our protocol: "a2m/0.1" or a patch level of it, the rule
-** memory/describe applies (spec §4.1: while the major version is 0 the
-** minor must match exactly).
-*/
-static int version_ours(const char *v)
-{
-	const size_t n = strlen(A2M_PROTOCOL);
-	if (strncmp(v, A2M_PROTOCOL, n) != 0)
-		return 0;
-	if (v[n] == '\0')
-		return 1;
-	if (v[n] != '.' || !v[n + 1])
-		return 0;
-	for (const char *p = v + n + 1; *p; p++)
-		if (*p < '0' || *p > '9')
-			return 0;
-	return 1;
-}
-
-/* application/json, in any case, with or without parameters (charset=...). */
-static int is_json_type(const char *v)
-{
-	static const char want[] = "application/json";
-	if (!v)
-		return 0;
-	while (*v == ' ' || *v == '\t')
-		v++;
-	if (strncasecmp(v, want, sizeof want - 1) != 0)
-		return 0;
-	v += sizeof want - 1;
-	while (*v == ' ' || *v == '\t')
-		v++;
-	return *v == '\0' || *v == ';';
-}
-
-/* The principal of a well-formed "Bearer <token>" header, or NULL. */
-static const char *authenticate(const a2m_http *s, const req_headers *hd)
-{
-	/* Two Authorization headers are ambiguous: which one was meant is
-	** exactly what an attacker would like to choose. */
-	if (hd->n_auth != 1)
-		return NULL;
-	const char *v = hd->auth;
-	while (*v == ' ' || *v == '\t')
-		v++;
-	if (strncasecmp(v, "Bearer", 6) != 0 || (v[6] != ' ' && v[6] != '\t'))
-		return NULL;
-	v += 6;
-	while (*v == ' ' || *v == '\t')
-		v++;
-	size_t len = strlen(v);
-	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-		len--;
-	if (len == 0)
-		return NULL;
-	return a2m_bearer_lookup(s->tokens, v, len);
-}
-
 /* ---- responses ---- */
 
 /*
 ** Queues resp (which it releases) with the headers every response carries.
 ** Returns what MHD_queue_response does; MHD_NO closes the connection.
 */
-static enum MHD_Result send_response(a2m_http *s, struct MHD_Connection *c, request *r,
-				     unsigned status, struct MHD_Response *resp)
+enum MHD_Result a2m_http_send_response(a2m_http *s, struct MHD_Connection *c, request *r,
+				       unsigned status, struct MHD_Response *resp)
 {
 	if (!resp)
 		return MHD_NO;
@@ -251,9 +96,9 @@ static enum MHD_Result send_response(a2m_http *s, struct MHD_Connection *c, requ
 }
 
 /* A short plain-text answer for a transport-level refusal. */
-static enum MHD_Result send_text(a2m_http *s, struct MHD_Connection *c, request *r,
-				 unsigned status, const char *text, const char *hname,
-				 const char *hvalue)
+enum MHD_Result a2m_http_send_text(a2m_http *s, struct MHD_Connection *c, request *r,
+				   unsigned status, const char *text, const char *hname,
+				   const char *hvalue)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
@@ -264,12 +109,12 @@ static enum MHD_Result send_text(a2m_http *s, struct MHD_Connection *c, request 
 		MHD_destroy_response(resp);
 		return MHD_NO;
 	}
-	return send_response(s, c, r, status, resp);
+	return a2m_http_send_response(s, c, r, status, resp);
 }
 
 /* A JSON body the library allocated; the response frees it. */
-static enum MHD_Result send_json(a2m_http *s, struct MHD_Connection *c, request *r,
-				 unsigned status, char *json, size_t len)
+enum MHD_Result a2m_http_send_json(a2m_http *s, struct MHD_Connection *c, request *r,
+				   unsigned status, char *json, size_t len)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer_with_free_callback(len, json, a2m_free);
@@ -281,37 +126,13 @@ static enum MHD_Result send_json(a2m_http *s, struct MHD_Connection *c, request 
 		MHD_destroy_response(resp);
 		return MHD_NO;
 	}
-	return send_response(s, c, r, status, resp);
+	return a2m_http_send_response(s, c, r, status, resp);
 }
 
 /* Frees a response body that starts inside the buffer the library made. */
 static void free_response(void *cls)
 {
 	a2m_free(cls);
-}
-
-/* Spec §8.3.2: a version we do not speak is 400 with a -32007 error object. */
-static enum MHD_Result refuse_version(a2m_http *s, struct MHD_Connection *c, request *r)
-{
-	size_t len;
-	char *text = a2m_rpc_error_text(NULL, A2M_PROTOCOL_NOT_SUPPORTED,
-					"Protocol not supported: this server speaks " A2M_PROTOCOL,
-					json_pack("{s:[s]}", "supported", A2M_PROTOCOL), &len);
-	if (!text)
-		return MHD_NO;
-	return send_json(s, c, r, MHD_HTTP_BAD_REQUEST, text, len);
-}
-
-static enum MHD_Result refuse_auth(a2m_http *s, struct MHD_Connection *c, request *r,
-				   const req_headers *hd)
-{
-	/* RFC 6750 §3: say that a token is wanted, and whether the one sent
-	** was bad, but never which part of it. */
-	return send_text(s, c, r, MHD_HTTP_UNAUTHORIZED,
-			 "401 Unauthorized: send Authorization: Bearer <token>\n",
-			 "WWW-Authenticate",
-			 hd->n_auth ? "Bearer realm=\"a2m\", error=\"invalid_token\""
-				    : "Bearer realm=\"a2m\"");
 }
 
 /*
@@ -332,8 +153,9 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 	** second parse, and the same bytes memory/describe sends. */
 	if (!out || len < sizeof head || strncmp(out, head, sizeof head - 1) != 0) {
 		a2m_free(out);
-		return send_text(s, c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				 "500 Internal Server Error: describe failed\n", NULL, NULL);
+		return a2m_http_send_text(s, c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					  "500 Internal Server Error: describe failed\n",
+					  NULL, NULL);
 	}
 	size_t skip = sizeof head - 2; /* keeps the result's opening brace */
 	struct MHD_Response *mr = MHD_create_response_from_buffer_with_free_callback_cls(
@@ -349,7 +171,7 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 		MHD_destroy_response(mr);
 		return MHD_NO;
 	}
-	return send_response(s, c, r, MHD_HTTP_OK, mr);
+	return a2m_http_send_response(s, c, r, MHD_HTTP_OK, mr);
 }
 
 /* Whether body is a JSON object with an "id": a request, not a notification. */
@@ -381,7 +203,7 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 	char *out = r->reply;
 	r->reply = NULL;
 	if (out)
-		return send_json(s, c, r, MHD_HTTP_OK, out, strlen(out));
+		return a2m_http_send_json(s, c, r, MHD_HTTP_OK, out, strlen(out));
 	if (r->reply_owed) {
 		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
 					  "{\"code\":-32603,\"message\":\"Internal error: out of memory\"}}";
@@ -392,101 +214,13 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 				MHD_destroy_response(resp);
 			return MHD_NO;
 		}
-		return send_response(s, c, r, MHD_HTTP_OK, resp);
+		return a2m_http_send_response(s, c, r, MHD_HTTP_OK, resp);
 	}
 	struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-	return send_response(s, c, r, MHD_HTTP_ACCEPTED, resp);
+	return a2m_http_send_response(s, c, r, MHD_HTTP_ACCEPTED, resp);
 }
 
 /* ---- the access handler ---- */
-
-/*
-** Everything decided from the headers (http.h has the order). Returns
-** MHD_YES with nothing queued when the request is a POST to read the body
-** of; otherwise a response has been queued (or MHD_NO: close).
-*/
-static enum MHD_Result on_headers(a2m_http *s, struct MHD_Connection *c, request *r,
-				  const char *url, const char *method, int *admitted)
-{
-	req_headers hd;
-	memset(&hd, 0, sizeof hd);
-	hd.s = s;
-	*admitted = 0;
-	MHD_get_connection_values(c, MHD_HEADER_KIND, scan_header, &hd);
-
-	/* Spec §8.3.1: before anything else, on every path, so a page in a
-	** browser learns nothing at all — not even which paths exist. */
-	if (hd.origin_refused)
-		return send_text(s, c, r, MHD_HTTP_FORBIDDEN,
-				 "403 Forbidden: this Origin is not allowed\n", NULL, NULL);
-	r->origin = hd.origin;
-
-	int is_endpoint = strcmp(url, s->path) == 0;
-	int is_profile = strcmp(url, A2M_HTTP_WELL_KNOWN) == 0;
-	if (!is_endpoint && !is_profile)
-		return send_text(s, c, r, MHD_HTTP_NOT_FOUND, "404 Not Found\n", NULL, NULL);
-
-	if (is_profile) {
-		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-		    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-			return send_text(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
-					 "405 Method Not Allowed\n", "Allow", "GET, HEAD");
-		if (s->tokens && !(r->principal = authenticate(s, &hd)))
-			return refuse_auth(s, c, r, &hd);
-		/* Answered once the request is complete: a response queued now,
-		** before libmicrohttpd has seen the (empty) body, would cost the
-		** client its keep-alive connection. */
-		r->profile = 1;
-		*admitted = 1;
-		return MHD_YES;
-	}
-
-	if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0 && hd.origin) {
-		/* A browser's CORS preflight from an allowed page: say what it may
-		** send. Without an allowed Origin there is nothing to grant. */
-		struct MHD_Response *resp =
-			MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-		if (!resp ||
-		    !MHD_add_response_header(resp, "Access-Control-Allow-Methods", "POST") ||
-		    !MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-					     "Authorization, Content-Type, " VERSION_HEADER) ||
-		    !MHD_add_response_header(resp, "Access-Control-Max-Age", "600")) {
-			if (resp)
-				MHD_destroy_response(resp);
-			return MHD_NO;
-		}
-		return send_response(s, c, r, MHD_HTTP_NO_CONTENT, resp);
-	}
-	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-		return send_text(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
-				 "405 Method Not Allowed: the endpoint takes POST\n", "Allow", "POST");
-
-	/* Spec §6.1: refused before any JSON-RPC processing, and not as a
-	** JSON-RPC error, since the request was never admitted. */
-	if (s->tokens && !(r->principal = authenticate(s, &hd)))
-		return refuse_auth(s, c, r, &hd);
-
-	/* Present and not ours is refused; absent is fine (spec §8.3.2). Two
-	** copies are refused too: which one a gateway acted on is a guess. */
-	if (hd.n_version > 1 || (hd.version && !version_ours(hd.version)))
-		return refuse_version(s, c, r);
-
-	if (!is_json_type(hd.content_type))
-		return send_text(s, c, r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-				 "415 Unsupported Media Type: send Content-Type: application/json\n",
-				 "Accept-Post", "application/json");
-
-	if (hd.content_length) {
-		/* libmicrohttpd has already refused a malformed length. */
-		unsigned long long n = strtoull(hd.content_length, NULL, 10);
-		if (n > s->max_body)
-			return send_text(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE,
-					 "413 Content Too Large\n", NULL, NULL);
-		r->cap = (size_t)n;
-	}
-	*admitted = 1;
-	return MHD_YES;
-}
 
 /* Takes one piece of an admitted body, holding at most max_body bytes. */
 static enum MHD_Result take_body(a2m_http *s, request *r, const char *data, size_t n)
@@ -538,7 +272,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = r;
 		atomic_fetch_add(&s->in_flight, 1);
 		int admitted;
-		enum MHD_Result rc = on_headers(s, c, r, url, method, &admitted);
+		enum MHD_Result rc = a2m_http_on_headers(s, c, r, url, method, &admitted);
 		if (!admitted)
 			a2m_log(A2M_LOG_DEBUG, "http: %s %s refused at the headers", method, url);
 		return rc;
@@ -557,8 +291,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return take_body(s, r, upload_data, n);
 	}
 	if (r->too_big)
-		return send_text(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, "413 Content Too Large\n",
-				 NULL, NULL);
+		return a2m_http_send_text(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE,
+					  "413 Content Too Large\n", NULL, NULL);
 	if (r->profile)
 		return send_well_known(s, c, r);
 	return answer(s, c, r);

@@ -1,0 +1,93 @@
+/*
+** http_internal.h — what http.c and http_gate.c share, for them only: the
+** server's state, one request's state, the function that judges a
+** request by its headers and the ones that queue a response.
+*/
+#ifndef A2M_HTTP_INTERNAL_H
+#define A2M_HTTP_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include <microhttpd.h>
+
+#include "transport/http.h"
+
+struct a2m_http {
+	a2m *h;
+	struct MHD_Daemon *daemon;
+	const char *path;
+	const char *const *origins;
+	size_t n_origins;
+	const a2m_bearer_tokens *tokens;
+	size_t max_body;
+	unsigned timeout_s;
+	unsigned port;
+	char url[320];
+	char *cert, *key;      /* PEM text, kept until the daemon is stopped */
+	size_t cert_len, key_len;
+
+	atomic_int in_flight;  /* requests between their headers and completion */
+	atomic_int stopping;   /* a2m_http_stop has begun */
+
+	/* Inside MHD_start_daemon: keep its last error. Atomic: the workers
+	** it starts may log while the main thread clears it. */
+	atomic_int starting;
+	char start_error[256];
+};
+
+/* One request's state, from its headers to its completion. */
+typedef struct request {
+	char *body;
+	size_t len, cap;
+	size_t discarded;       /* bytes dropped after the body passed the limit */
+	int too_big;
+	const char *principal;  /* borrowed from the token table */
+	const char *origin;     /* the allowed Origin it came with, to echo */
+	int profile;            /* a GET of the well-known profile */
+	/* Answered straight from libmicrohttpd's buffer (the whole body came
+	** in one piece): the response waits for the request's last call. */
+	int answered;
+	char *reply;            /* the library's answer; NULL: none */
+	int reply_owed;         /* no answer, yet the body had an id: out of memory */
+} request;
+
+/* ---- http.c: responses -------------------------------------------------- */
+
+/*
+** Queues resp (which it releases, even on failure; NULL is MHD_NO) with the
+** headers every response carries. Returns what MHD_queue_response does;
+** MHD_NO closes the connection.
+*/
+enum MHD_Result a2m_http_send_response(a2m_http *s, struct MHD_Connection *c, request *r,
+				       unsigned status, struct MHD_Response *resp);
+
+/*
+** Queues a short plain-text answer (text is a literal, not copied), with
+** one more header when hname is set. Returns as a2m_http_send_response().
+*/
+enum MHD_Result a2m_http_send_text(a2m_http *s, struct MHD_Connection *c, request *r,
+				   unsigned status, const char *text, const char *hname,
+				   const char *hvalue);
+
+/*
+** Queues json (len bytes the library allocated; the response frees it,
+** and so does a failure) as application/json. Returns as
+** a2m_http_send_response().
+*/
+enum MHD_Result a2m_http_send_json(a2m_http *s, struct MHD_Connection *c, request *r,
+				   unsigned status, char *json, size_t len);
+
+/* ---- http_gate.c: the gate ---------------------------------------------- */
+
+/*
+** Everything decided from the headers of url/method (http.h has the order).
+** Sets *admitted and returns MHD_YES with nothing queued when the request
+** may go on (a POST whose body is to be read, or the well-known profile);
+** otherwise *admitted is 0 and a refusal has been queued (or MHD_NO: close).
+** Fills r->origin, r->principal, r->profile and r->cap.
+*/
+enum MHD_Result a2m_http_on_headers(a2m_http *s, struct MHD_Connection *c, request *r,
+				    const char *url, const char *method, int *admitted);
+
+#endif
