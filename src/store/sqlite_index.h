@@ -17,9 +17,9 @@
 ** The row "index" of a2m_meta names the layout and the analyser version
 ** the tables were built with; when it is missing or differs, opening the
 ** index drops and rebuilds both tables from the records. The tables are
-** not part of sqlite.c's schema migrations because they are derived data:
-** they can always be rebuilt, and a file from before the index simply
-** gets one on its first read-write open.
+** not part of the schema migrations (sqlite_schema.c) because they are
+** derived data: they can always be rebuilt, and a file from before the
+** index simply gets one on its first read-write open.
 **
 ** A record's postings are removed by analysing its old content again (the
 ** analyser is deterministic, and any other analyser would have rebuilt the
