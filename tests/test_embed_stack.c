@@ -12,6 +12,9 @@
 **     the lexical side still runs;
 **   - SQLite keeps the vectors across a reopen, and drops them for another
 **     model (they are re-embedded);
+**   - the records owed a vector are paid one batch (64) per write or text
+**     recall, found by the store without a scan: records with a caller
+**     vector, in working memory or blank are never among them;
 **   - with the embedder down, recall still answers, lexically, no error;
 **   - the config file's embeddings.embedder is used.
 **
@@ -337,6 +340,46 @@ static void test_text_query_ranks_by_generated_vectors(void)
 	}
 }
 
+/* Remembers n records "note i about <word>" into tier (with a caller vector: vec). */
+static void remember_many(const char *tier, int from, int n, const char *word, int vec)
+{
+	static char body[65536];
+	size_t k = (size_t)snprintf(body, sizeof body, "{\"records\":[");
+	for (int i = from; i < from + n && k < sizeof body; i++)
+		k += (size_t)snprintf(body + k, sizeof body - k,
+				      "%s{\"content\":\"note %d about %s\",\"tier\":\"%s\"%s}",
+				      i > from ? "," : "", i, word, tier,
+				      vec ? ",\"embedding\":[1,0,0]" : "");
+	snprintf(body + k, sizeof body - k, "]}");
+	json_t *r = call("memory/remember", "%s", body);
+	CHECK(json_object_get(r, "result") != NULL);
+	json_decref(r);
+}
+
+static void test_owed_records_paid_a_batch_at_a_time(void)
+{
+	open_store(1);
+	long long before = texts_embedded();
+	/* Never owed: caller vectors, working memory, blank content. */
+	remember_many("semantic", 0, 20, "herons", 1);
+	remember_many("working", 20, 10, "egrets", 0);
+	remember("semantic", " ");
+	CHECK_INT(texts_embedded(), before);
+	/* 150 owed: each write pays one batch after its commit. */
+	remember_many("semantic", 100, 75, "storks", 0);
+	CHECK_INT(texts_embedded(), before + 64);
+	remember_many("episodic", 200, 75, "cranes", 0);
+	CHECK_INT(texts_embedded(), before + 128);
+	/* A text recall pays what is left (22), then its query; then only its query. */
+	recall_text("cranes");
+	CHECK_INT(texts_embedded(), before + 128 + 22 + 1);
+	recall_text("storks");
+	CHECK_INT(texts_embedded(), before + 151 + 1);
+	/* Nothing is owed any more: a write outside working memory pays only itself. */
+	remember("semantic", "one more heron");
+	CHECK_INT(texts_embedded(), before + 153);
+}
+
 static void test_embedder_down_recall_still_answers_lexically(void)
 {
 	open_store(1);
@@ -411,6 +454,7 @@ int main(int argc, char **argv)
 		TEST(test_semantic_write_is_embedded_after_commit),
 		TEST(test_caller_vector_is_never_embedded_and_returned_verbatim),
 		TEST(test_text_query_ranks_by_generated_vectors),
+		TEST(test_owed_records_paid_a_batch_at_a_time),
 		TEST(test_embedder_down_recall_still_answers_lexically),
 		TEST(test_config_file_embedder_is_used),
 		{NULL, NULL}};

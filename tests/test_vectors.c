@@ -218,6 +218,12 @@ static int collect(const a2m_record *rec, void *ctx)
 	return 0;
 }
 
+static int by_seq_int(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static int by_seq(const void *a, const void *b)
 {
 	const a2m_candidate *x = a, *y = b;
@@ -580,6 +586,96 @@ static void test_gen_model_change(void)
 	remove_db();
 }
 
+/* ---- records without vectors (store.h, scan_unembedded) ---------------- */
+
+typedef struct seq_list {
+	int64_t *v;
+	size_t   n;
+	const char *tier;
+	int      all;     /* reference: every record (filtered here) */
+} seq_list;
+
+static int bare_visit(const a2m_record *rec, void *ctx)
+{
+	seq_list *l = ctx;
+	if (l->all) {
+		int blank = 1;
+		for (const char *p = rec->content; *p; p++)
+			blank &= strchr(" \t\n\r\f\v", *p) != NULL;
+		if (!same(rec->tier, l->tier) || rec->embedding || rec->gen_embedding || blank)
+			return 0;
+	}
+	l->v = realloc(l->v, (l->n + 1) * sizeof *l->v);
+	l->v[l->n++] = rec->seq;
+	return 0;
+}
+
+/* scan_unembedded of every tier against a scan filtered here, in seq order. */
+static int compare_unembedded(a2m_store *s)
+{
+	static const char *const names[] = {"working", "semantic", NULL, "nowhere"};
+	int bad = 0;
+	for (size_t t = 0; t < 4 && !bad; t++) {
+		seq_list got = {.tier = names[t]}, want = {.tier = names[t], .all = 1};
+		a2m_query all = {0};
+		if (s->ops->scan_unembedded(s, names[t], bare_visit, &got) != 0 ||
+		    s->ops->scan(s, &all, bare_visit, &want) != 0)
+			bad = 1;
+		if (want.n)
+			qsort(want.v, want.n, sizeof *want.v, by_seq_int);
+		bad |= got.n != want.n;
+		for (size_t i = 0; !bad && i < got.n; i++)
+			bad |= got.v[i] != want.v[i];
+		if (bad)
+			fprintf(stderr, "  tier %s: %zu without vectors, want %zu\n",
+				names[t] ? names[t] : "(none)", got.n, want.n);
+		free(got.v);
+		free(want.v);
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+** The records a server embedder may owe a vector are found by the store
+** (a partial index; the memory engine's bitmaps) exactly as a scan finds
+** them, through inserts, churn, blank content, a rollback and a commit,
+** and a model change; a visit that stops is not called again.
+*/
+static void test_unembedded_found_without_scan(void)
+{
+	for (int sqlite = 0; sqlite < 2; sqlite++) {
+		a2m_store *s = open_filled(sqlite, 400);
+		if (!s)
+			return;
+		CHECK_INT(compare_unembedded(s), 0);
+		CHECK_INT(churn(s, 400), 0);
+		/* Blank content is owed nothing; text again, it is. */
+		for (int i = 1; i < 60; i += 7) {
+			char id[32];
+			a2m_record *r = NULL;
+			snprintf(id, sizeof id, "r%d", i);
+			if (s->ops->get(s, id, &r) == 0 && r) {
+				free(r->content);
+				r->content = strdup(i % 2 ? " \t\n" : "words again");
+				CHECK_INT(s->ops->update(s, r), 0);
+			}
+			a2m_record_free(r);
+		}
+		CHECK_INT(compare_unembedded(s), 0);
+		CHECK_INT(s->ops->begin(s), 0);
+		CHECK_INT(insert_random(s, 400, 450), 0);
+		CHECK_INT(churn(s, 450), 0);
+		s->ops->rollback(s);
+		CHECK_INT(compare_unembedded(s), 0);
+		CHECK_INT(regenerate(s, 0, 1), 0);
+		CHECK_INT(compare_unembedded(s), 0);
+		CHECK_INT(regenerate(s, GDIMS2, 1), 0);
+		CHECK_INT(compare_unembedded(s), 0);
+		s->ops->close(s);
+	}
+	remove_db();
+}
+
 /* ---- the scorers ------------------------------------------------------- */
 
 /*
@@ -899,6 +995,7 @@ int main(void)
 		TEST(test_long_list_best_first),
 		TEST(test_recall_same_as_scan),
 		TEST(test_gen_model_change),
+		TEST(test_unembedded_found_without_scan),
 		TEST(test_gen_recall_same_as_scan),
 		{NULL, NULL},
 	};

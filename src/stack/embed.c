@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "stack/stack_internal.h"
+#include "store/unembedded.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -26,22 +27,13 @@ size_t a2m_stack_gen_dims(const a2m_stack *st)
 	return st->gen_dims;
 }
 
-/* True when text holds something other than ASCII white space. */
-static int has_text(const char *text)
-{
-	for (const char *p = text; p && *p; p++)
-		if (!strchr(" \t\n\r\f\v", *p))
-			return 1;
-	return 0;
-}
-
 /* True when rec is owed a generated vector (docs/EMBEDDINGS.md §4.2). */
 static int is_owed(const a2m_stack *st, const a2m_record *rec)
 {
 	const a2m_tier *t = a2m_stack_tier_of(st, rec);
 	if (!t || (t->kind && strcmp(t->kind, "working") == 0))
 		return 0;
-	return !rec->embedding && !rec->gen_embedding && has_text(rec->content);
+	return !rec->embedding && !rec->gen_embedding && a2m_has_text(rec->content);
 }
 
 /* ---- the embedder's identity (docs/EMBEDDINGS.md §4.4) ---- */
@@ -188,7 +180,7 @@ int a2m_stack_embed_text(a2m_stack *st, const char *text, float **vec, size_t *d
 {
 	*vec = NULL;
 	*dims = 0;
-	if (!st->cfg.embedder || !has_text(text))
+	if (!st->cfg.embedder || !a2m_has_text(text))
 		return 1;
 	if (check_model(st) != 0)
 		return 1; /* stored vectors may be of another model: rank lexically */
@@ -200,16 +192,18 @@ typedef struct owed {
 	char    *id;
 	char    *content;
 	int64_t  revision;
+	int64_t  seq;
 } owed;
 
 typedef struct owed_list {
 	a2m_stack *st;
 	owed      *v;
-	size_t     n, max;
+	size_t     n;
+	size_t     stop_at;  /* the visit stops once n reaches it */
 	int        oom;
 } owed_list;
 
-/* Scan visitor: collects owed records until the batch is full. */
+/* Visitor: collects owed records until stop_at. */
 static int owed_visit(const a2m_record *rec, void *ctx)
 {
 	owed_list *l = ctx;
@@ -219,22 +213,66 @@ static int owed_visit(const a2m_record *rec, void *ctx)
 	o->id = strdup(rec->id);
 	o->content = strdup(rec->content);
 	o->revision = rec->revision;
+	o->seq = rec->seq;
 	if (!o->id || !o->content) {
 		free(o->id);
 		free(o->content);
 		l->oom = 1;
 		return 1;
 	}
-	return ++l->n >= l->max ? 1 : 0;
+	return ++l->n >= l->stop_at ? 1 : 0;
+}
+
+/* Frees the records from the from-th on (the list's array stays). */
+static void owed_drop(owed_list *l, size_t from)
+{
+	for (size_t i = from; i < l->n; i++) {
+		free(l->v[i].id);
+		free(l->v[i].content);
+	}
+	l->n = from < l->n ? from : l->n;
 }
 
 static void owed_free(owed_list *l)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->v[i].id);
-		free(l->v[i].content);
-	}
+	owed_drop(l, 0);
 	free(l->v);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const owed *x = a, *y = b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+** The oldest max records owed a vector, into l (room for max per tier of
+** the layout): the store's records without vectors (store.h,
+** scan_unembedded), up to max of each non-working tier, the oldest max of
+** them kept. Returns 0, A2M_STORE_NO_INDEX (l empty: the store cannot
+** answer, scan instead) or the store's code.
+*/
+static int owed_indexed(a2m_stack *st, owed_list *l, size_t max)
+{
+	a2m_store *s = st->store;
+	const a2m_tier_layout *lay = &st->cfg.tiers;
+	int rc = s->ops->scan_unembedded ? 0 : A2M_STORE_NO_INDEX;
+	for (size_t i = 0; i < lay->n && !rc && !l->oom; i++) {
+		const a2m_tier *t = &lay->tiers[i];
+		if (t->kind && strcmp(t->kind, "working") == 0)
+			continue;
+		l->stop_at = l->n + max;
+		rc = s->ops->scan_unembedded(s, t->name, owed_visit, l);
+	}
+	if (rc) {
+		owed_drop(l, 0);
+		return rc;
+	}
+	if (l->n > max) {
+		qsort(l->v, l->n, sizeof *l->v, by_seq);
+		owed_drop(l, max);
+	}
+	return 0;
 }
 
 /* Stores vec as o's generated vector if the record is unchanged. In a transaction. */
@@ -286,11 +324,17 @@ int a2m_stack_embed_owed(a2m_stack *st, size_t max, size_t *done, a2m_error *err
 		return 0;
 	if (check_model(st) != 0)
 		return a2m_stack_store_error(st, err, A2M_INTERNAL_ERROR);
-	owed_list l = {.st = st, .max = max};
-	if (!(l.v = calloc(max, sizeof *l.v)))
+	size_t ntiers = st->cfg.tiers.n ? st->cfg.tiers.n : 1;
+	owed_list l = {.st = st};
+	if (!(l.v = calloc(max * ntiers, sizeof *l.v)))
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	a2m_query q = {0};
-	int rc = st->store->ops->scan(st->store, &q, owed_visit, &l);
+	int rc = owed_indexed(st, &l, max);
+	if (rc == A2M_STORE_NO_INDEX) {
+		/* No index of them, or not now: the oldest max of a scan. */
+		a2m_query q = {0};
+		l.stop_at = max;
+		rc = st->store->ops->scan(st->store, &q, owed_visit, &l);
+	}
 	if (rc || l.oom) {
 		rc = rc ? a2m_stack_store_error(st, err, rc)
 			: a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");

@@ -419,17 +419,56 @@ static int mem_index_postings(a2m_store *base, const char *term, size_t len,
 ** The vector rows follow every write; should one have been lost (memory ran
 ** out), they are rebuilt here from the records, outside a transaction.
 */
-static int mem_vector_search(a2m_store *base, const a2m_vector_search *q, a2m_candidates *out)
+static void vectors_ready(mstore *s)
 {
-	mstore *s = (mstore *)base;
 	if (!a2m_vindex_valid(s->vectors) && !s->in_tx) {
 		a2m_vindex_clear(s->vectors);
 		for (size_t i = 0; i < s->ids.nbuckets; i++)
 			for (entry *e = s->ids.buckets[i]; e; e = e->id_next)
 				a2m_vindex_put(s->vectors, &e->rec);
 	}
+}
+
+static int mem_vector_search(a2m_store *base, const a2m_vector_search *q, a2m_candidates *out)
+{
+	mstore *s = (mstore *)base;
+	vectors_ready(s);
 	int rc = a2m_vindex_search(s->vectors, q, out);
 	return rc == A2M_INTERNAL_ERROR ? a2m_store_fail(base, "vector search: out of memory") : rc;
+}
+
+/* A visit that notes whether it asked to stop (visit_seqs hides it). */
+typedef struct stop_visit {
+	a2m_record_visit visit;
+	void            *ctx;
+	int              stopped;
+} stop_visit;
+
+static int note_stop(const a2m_record *rec, void *ctx)
+{
+	stop_visit *v = ctx;
+	int rc = v->visit(rec, v->ctx);
+	v->stopped = rc != 0;
+	return rc;
+}
+
+/* The vector index keeps the records without a vector (vector_index.h). */
+static int mem_scan_unembedded(a2m_store *base, const char *tier, a2m_record_visit visit,
+			       void *ctx)
+{
+	mstore *s = (mstore *)base;
+	int64_t seqs[64], after = 0;
+	size_t n = 0;
+	stop_visit v = {visit, ctx, 0};
+	int rc;
+	vectors_ready(s);
+	while (!v.stopped &&
+	       (rc = a2m_vindex_unembedded(s->vectors, tier, after, seqs, 64, &n)) == 0 && n) {
+		after = seqs[n - 1];
+		if ((rc = a2m_mem_visit_seqs(base, seqs, n, note_stop, &v)) != 0)
+			return rc;
+	}
+	return v.stopped ? 0 : rc;
 }
 
 static const a2m_store_ops memory_ops = {
@@ -454,6 +493,7 @@ static const a2m_store_ops memory_ops = {
 	.index_stats    = mem_index_stats,
 	.index_postings = mem_index_postings,
 	.vector_search  = mem_vector_search,
+	.scan_unembedded = mem_scan_unembedded,
 };
 
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
@@ -467,7 +507,7 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 	if (a2m_mem_table_init(&s->ids) != 0 || a2m_mem_table_init(&s->keys) != 0 ||
 	    a2m_mem_table_init(&s->seqs) != 0 || !(s->counts = a2m_mcounts_new()))
 		goto fail;
-	if (!(s->vectors = a2m_vindex_new()))
+	if (!(s->vectors = a2m_vindex_new()) || a2m_vindex_keep_unembedded(s->vectors) != 0)
 		goto fail;
 	*out = &s->base;
 	return 0;

@@ -548,6 +548,7 @@ static const a2m_store_ops sqlite_ops = {
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,
 	.vector_search  = sql_vector_search,
+	.scan_unembedded = a2m_sqlite_scan_unembedded,
 };
 
 /* Sets up the mirror, if opt asks for one, and heals the directory. */

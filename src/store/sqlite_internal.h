@@ -29,6 +29,16 @@
 	" accessed_at, access_count, owner, session, key, revision, embedding," \
 	" uri, media_type, gen_embedding"
 
+/*
+** What makes a record one a server embedder may owe a vector (store.h,
+** scan_unembedded): the WHERE of the partial index records_unembedded
+** (sqlite_schema.c) and of the query that reads it, which must match it
+** exactly. char(32, 9, 10, 11, 12, 13) is the ASCII white space.
+*/
+#define A2M_SQLITE_UNEMBEDDED \
+	"embedding IS NULL AND gen_embedding IS NULL" \
+	" AND trim(content, char(32, 9, 10, 11, 12, 13)) <> ''"
+
 typedef struct sqlstore {
 	a2m_store     base;
 	sqlite3      *db;
@@ -143,6 +153,8 @@ int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 int a2m_sqlite_count(a2m_store *base, const a2m_query *q, int64_t *out);
 int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 			  a2m_record_visit visit, void *ctx);
+int a2m_sqlite_scan_unembedded(a2m_store *base, const char *tier, a2m_record_visit visit,
+			       void *ctx);
 
 /* ---- sqlite_txn.c: the transaction and meta ops (store.h) ---------------- */
 

@@ -176,30 +176,19 @@ static int filter_prepare(sqlstore *s, filter *f, const char *op, sqlite3_stmt *
 	return 0;
 }
 
-int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
-		    void *ctx)
+/* Steps st (COLUMNS) to its end, visiting each row as scan does. */
+static int visit_rows(sqlstore *s, sqlite3_stmt *st, const char *op, a2m_record_visit visit,
+		      void *ctx)
 {
-	sqlstore *s = (sqlstore *)base;
-	sqlite3_stmt *st = NULL;
-	filter f;
 	a2m_record rec;
-	int rc;
-
+	int rc = 0;
 	memset(&rec, 0, sizeof rec);
-	rc = filter_build(s, q, "SELECT " COLUMNS " FROM records", &f);
-	if (rc)
-		goto out;
-	put(&f, q->descending ? " ORDER BY created_at DESC, seq DESC"
-			      : " ORDER BY created_at, seq");
-	rc = filter_prepare(s, &f, "scan", &st);
-	if (rc)
-		goto out;
 	for (;;) {
 		int step = sqlite3_step(st);
 		if (step == SQLITE_DONE)
 			break;
 		if (step != SQLITE_ROW) {
-			rc = a2m_sqlite_db_fail(s, "scan");
+			rc = a2m_sqlite_db_fail(s, op);
 			break;
 		}
 		rc = a2m_sqlite_read_row(s, st, &rec);
@@ -212,9 +201,54 @@ int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 			break;
 		}
 	}
+	return rc;
+}
+
+int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+		    void *ctx)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = NULL;
+	filter f;
+	int rc;
+
+	rc = filter_build(s, q, "SELECT " COLUMNS " FROM records", &f);
+	if (rc)
+		goto out;
+	put(&f, q->descending ? " ORDER BY created_at DESC, seq DESC"
+			      : " ORDER BY created_at, seq");
+	rc = filter_prepare(s, &f, "scan", &st);
+	if (rc)
+		goto out;
+	rc = visit_rows(s, st, "scan", visit, ctx);
 out:
 	sqlite3_finalize(st);
 	free(f.upper);
+	return rc;
+}
+
+/*
+** Through the partial index records_unembedded (schema step 5), whose
+** WHERE this query repeats word for word: SQLite uses a partial index only
+** for a query whose WHERE implies the index's, and INDEXED BY turns any
+** drift between the two into an error rather than a silent full scan.
+*/
+#define SQL_UNEMBEDDED \
+	"SELECT " COLUMNS " FROM records INDEXED BY records_unembedded" \
+	" WHERE tier IS ?1 AND " A2M_SQLITE_UNEMBEDDED " ORDER BY seq"
+
+int a2m_sqlite_scan_unembedded(a2m_store *base, const char *tier, a2m_record_visit visit,
+			       void *ctx)
+{
+	sqlstore *s = (sqlstore *)base;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, SQL_UNEMBEDDED, -1, &st, NULL) != SQLITE_OK ||
+	    a2m_sqlite_bind_text(st, 1, tier) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return a2m_sqlite_db_fail(s, "unembedded");
+	}
+	int rc = visit_rows(s, st, "unembedded", visit, ctx);
+	sqlite3_finalize(st);
 	return rc;
 }
 

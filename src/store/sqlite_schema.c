@@ -107,6 +107,14 @@ static const char *const migrations[] = {
 	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
 	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
 	" END;",
+
+	/*
+	** 5: the records without any vector that hold some text, by tier in
+	** seq order: those a server embedder may owe a vector
+	** (docs/EMBEDDINGS.md §4.2), found without a pass over the store.
+	** Partial, so a store whose records all have vectors keeps it empty.
+	*/
+	"CREATE INDEX records_unembedded ON records(tier, seq) WHERE " A2M_SQLITE_UNEMBEDDED ";",
 };
 
 #define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))

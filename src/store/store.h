@@ -340,6 +340,22 @@ typedef struct a2m_store_ops {
 	** answer exactly now (the caller then scans), or a negative code.
 	*/
 	int  (*vector_search)(a2m_store *s, const a2m_vector_search *q, a2m_candidates *out);
+
+	/* ---- records without vectors; NULL in an engine that cannot find them ---- */
+
+	/*
+	** Visits, oldest first (by seq), the records of tier (NULL: records
+	** without a tier) that carry neither a caller vector (embedding) nor a
+	** generated one (gen_embedding) and whose content holds something
+	** other than ASCII white space: those a server embedder may owe a
+	** vector (docs/EMBEDDINGS.md §4.2), found without reading the rest of
+	** the tier (SQLite: a partial index; memory: a bitmap by seq). The
+	** visit may stop early (positive) or abort (negative) as for scan; it
+	** must not write. Returns 0, A2M_STORE_NO_INDEX when it cannot answer
+	** now (the caller scans instead), or a negative code.
+	*/
+	int  (*scan_unembedded)(a2m_store *s, const char *tier, a2m_record_visit visit,
+				void *ctx);
 } a2m_store_ops;
 
 /* The part every engine's own struct starts with. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "a2m.h"
+#include "store/unembedded.h"
 #include "store/vector_index.h"
 
 #define EMPTY_SEQ INT64_MIN
@@ -51,6 +52,7 @@ typedef struct staged {
 	size_t  dims;
 	float  *gvec;       /* NULL: no generated vector */
 	size_t  gdims;
+	int     bare;       /* neither vector, and some text (unembedded.h) */
 } staged;
 
 /*
@@ -81,6 +83,7 @@ struct a2m_vindex {
 	size_t    nlog, logcap;
 	float    *scratch;           /* a put's vector converted to float */
 	size_t    scratch_n;
+	a2m_unembedded *bare;        /* records without a vector; NULL: not kept */
 };
 
 /* ---- hashing ----------------------------------------------------------- */
@@ -438,14 +441,24 @@ oom:
 	ix->valid = 0;
 }
 
-/* Both spaces' writes of one record. */
+/* Both spaces' writes of one record, and whether it is without a vector. */
 static void apply_both(a2m_vindex *vx, int64_t seq, const char *tier, const char *owner,
 		       double salience, const float *vec, size_t dims, const float *gvec,
-		       size_t gdims)
+		       size_t gdims, int bare)
 {
 	apply_put(vx, &vx->sp[0], seq, tier, owner, salience, vec, dims);
 	if (vx->valid)
 		apply_put(vx, &vx->sp[1], seq, tier, owner, salience, gvec, gdims);
+	if (vx->valid && vx->bare && a2m_unembedded_put(vx->bare, seq, tier, bare) != 0)
+		vx->valid = 0;
+}
+
+static void apply_remove_all(a2m_vindex *vx, int64_t seq)
+{
+	apply_remove(&vx->sp[0], seq);
+	apply_remove(&vx->sp[1], seq);
+	if (vx->bare)
+		(void)a2m_unembedded_put(vx->bare, seq, NULL, 0); /* a removal cannot fail */
 }
 
 /* ---- the interface ----------------------------------------------------- */
@@ -487,8 +500,11 @@ void a2m_vindex_clear(a2m_vindex *vx)
 	free(vx->log);
 	free(vx->scratch);
 	int in_tx = vx->in_tx;
+	a2m_unembedded *bare = vx->bare;
+	a2m_unembedded_clear(bare);
 	memset(vx, 0, sizeof *vx);
 	vx->in_tx = in_tx;
+	vx->bare = bare;
 	vx->valid = 1;
 }
 
@@ -497,6 +513,7 @@ void a2m_vindex_free(a2m_vindex *vx)
 	if (!vx)
 		return;
 	a2m_vindex_clear(vx);
+	a2m_unembedded_free(vx->bare);
 	free(vx);
 }
 
@@ -553,6 +570,7 @@ void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec)
 		return;
 	int has = rec->embedding && rec->dims;
 	int gen = rec->gen_embedding && rec->gen_dims;
+	int bare = vx->bare && !has && !gen && a2m_has_text(rec->content);
 	if (!vx->in_tx) {
 		float *f = has ? to_float(vx, rec, 0) : NULL;
 		if (has && !f)
@@ -560,11 +578,11 @@ void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec)
 		else
 			apply_both(vx, rec->seq, rec->tier, rec->owner, rec->salience, f,
 				   has ? rec->dims : 0, gen ? rec->gen_embedding : NULL,
-				   gen ? rec->gen_dims : 0);
+				   gen ? rec->gen_dims : 0, bare);
 		return;
 	}
 	staged w = {.seq = rec->seq, .put = 1, .dims = has ? rec->dims : 0,
-		    .gdims = gen ? rec->gen_dims : 0, .salience = rec->salience};
+		    .gdims = gen ? rec->gen_dims : 0, .salience = rec->salience, .bare = bare};
 	if ((has && !(w.vec = to_float(vx, rec, 1))) ||
 	    (gen && !(w.gvec = malloc(w.gdims * sizeof *w.gvec))) ||
 	    (rec->tier && !(w.tier = strdup(rec->tier))) ||
@@ -585,6 +603,7 @@ int a2m_vindex_differs(const a2m_record *a, const a2m_record *b)
 	size_t da = a->embedding ? a->dims : 0, db = b->embedding ? b->dims : 0;
 	size_t ga = a->gen_embedding ? a->gen_dims : 0, gb = b->gen_embedding ? b->gen_dims : 0;
 	return da != db || ga != gb || !same_name(a->tier, b->tier) ||
+	       a2m_has_text(a->content) != a2m_has_text(b->content) ||
 	       !same_name(a->owner, b->owner) || a->salience != b->salience ||
 	       (da && memcmp(a->embedding, b->embedding, da * sizeof *a->embedding) != 0) ||
 	       (ga && memcmp(a->gen_embedding, b->gen_embedding, ga * sizeof *a->gen_embedding) != 0);
@@ -595,8 +614,7 @@ void a2m_vindex_remove(a2m_vindex *vx, int64_t seq)
 	if (!vx || !vx->valid)
 		return;
 	if (!vx->in_tx) {
-		apply_remove(&vx->sp[0], seq);
-		apply_remove(&vx->sp[1], seq);
+		apply_remove_all(vx, seq);
 		return;
 	}
 	staged w = {.seq = seq};
@@ -620,10 +638,9 @@ void a2m_vindex_commit(a2m_vindex *vx)
 		staged *w = &vx->log[i];
 		if (w->put) {
 			apply_both(vx, w->seq, w->tier, w->owner, w->salience, w->vec, w->dims,
-				   w->gvec, w->gdims);
+				   w->gvec, w->gdims, w->bare);
 		} else {
-			apply_remove(&vx->sp[0], w->seq);
-			apply_remove(&vx->sp[1], w->seq);
+			apply_remove_all(vx, w->seq);
 		}
 	}
 	log_drop(vx);
@@ -636,6 +653,24 @@ void a2m_vindex_rollback(a2m_vindex *vx)
 		return;
 	log_drop(vx);
 	vx->in_tx = 0;
+}
+
+int a2m_vindex_keep_unembedded(a2m_vindex *vx)
+{
+	if (!vx->bare && !(vx->bare = a2m_unembedded_new()))
+		return -1;
+	vx->valid = 0; /* what was put before is not in the set: rebuild */
+	return 0;
+}
+
+int a2m_vindex_unembedded(const a2m_vindex *vx, const char *tier, int64_t after, int64_t *out,
+			  size_t max, size_t *n)
+{
+	*n = 0;
+	if (!vx->bare || !vx->valid || vx->nlog)
+		return A2M_STORE_NO_INDEX;
+	*n = a2m_unembedded_next(vx->bare, tier, after, out, max);
+	return 0;
 }
 
 size_t a2m_vindex_rows(const a2m_vindex *vx)

@@ -76,6 +76,24 @@ void a2m_vindex_commit(a2m_vindex *vx);
 void a2m_vindex_rollback(a2m_vindex *vx);
 
 /*
+** From now on vx also keeps the set of records that have neither vector
+** and some text (unembedded.h): the records a server embedder may owe a
+** vector, which the memory engine finds here rather than by a scan. vx is
+** marked invalid, so the engine rebuilds it with every record. Returns 0,
+** or -1 when memory runs out (nothing changed).
+*/
+int a2m_vindex_keep_unembedded(a2m_vindex *vx);
+
+/*
+** The seqs of that set's records in tier (NULL: without a tier) above
+** after, ascending, at most max, into out, their number in *n. Returns 0,
+** or A2M_STORE_NO_INDEX when the set is not kept, is invalid or writes are
+** staged (the caller scans instead).
+*/
+int a2m_vindex_unembedded(const a2m_vindex *vx, const char *tier, int64_t after, int64_t *out,
+			  size_t max, size_t *n);
+
+/*
 ** Rows held (every tier) and the bytes they take, for describe and the
 ** benchmarks.
 */
