@@ -8,6 +8,13 @@
 **       dimensions (a fixed seed), then Q recalls with a random unit query
 **       vector, limit 10, no text; then Q with a text as well (both
 **       rankings fused). Default 100 000 x 384.
+**       With --embed-url URL (an Ollama-compatible embedder, such as
+**       `build/tests/embed_server PORT 384`): N text records and no caller
+**       vectors, the server embedding them (docs/EMBEDDINGS.md): the load,
+**       the backfill of what the writes left owed (recalls restricted to
+**       the empty working tier, so each is the owed lookup and one batch
+**       of 64 embedded), a recall when nothing is owed, and Q text recalls
+**       (the query embedded, ranked by BM25 and the generated vectors).
 **
 **   a2m bench timeline [--records N] [--sessions S] [--queries Q]
 **                      [--engine memory|sqlite] [--db PATH]
@@ -93,7 +100,9 @@ json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
 	return result;
 }
 
-a2m *bench_open(const char *path, int sync_normal, int read_only)
+/* bench_open() with an Ollama-compatible embedder at embed_url (NULL: none). */
+static a2m *open_embedding(const char *path, int sync_normal, int read_only,
+			   const char *embed_url)
 {
 	a2m_config cfg;
 	a2m *h = NULL;
@@ -104,12 +113,22 @@ a2m *bench_open(const char *path, int sync_normal, int read_only)
 	cfg.sqlite_synchronous_normal = sync_normal;
 	cfg.read_only = read_only;
 	cfg.max_records_per_call = 1000;
+	if (embed_url) {
+		cfg.embed_kind = "ollama";
+		cfg.embed_url = embed_url;
+		cfg.embed_timeout_ms = 30000;
+	}
 	if (a2m_open(&cfg, &h, &err) != 0) {
 		fprintf(stderr, "a2m bench: %s\n", err ? err : "cannot open a server");
 		a2m_free(err);
 		return NULL;
 	}
 	return h;
+}
+
+a2m *bench_open(const char *path, int sync_normal, int read_only)
+{
+	return open_embedding(path, sync_normal, read_only, NULL);
 }
 
 void bench_remove_db(const char *path)
@@ -441,6 +460,10 @@ static double cpu_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/*
+** dims 0: no query vector, and the text is a sentence of the corpus's words
+** instead (a text recall the server embeds, with --embed-url).
+*/
 static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const char *label)
 {
 	double *lat = calloc((size_t)queries, sizeof *lat);
@@ -452,16 +475,23 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 	for (long q = 0; q < queries && !rc; q++) {
 		char head[160];
 		b.n = 0;
-		if (text_of)
+		if (!dims) {
+			char words[100];
+			bench_sentence(words, sizeof words);
+			snprintf(head, sizeof head, ",\"query\":\"%.60s\"", words);
+		} else if (text_of) {
 			snprintf(head, sizeof head, ",\"query\":\"%ld\"",
 				 (long)(bench_rng() % (uint64_t)text_of));
-		else
+		} else {
 			head[0] = '\0';
+		}
 		sb_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\","
 			   "\"params\":{\"limit\":10");
 		sb_str(&b, head);
-		sb_str(&b, ",\"embedding\":");
-		put_unit_vector(&b, x, dims);
+		if (dims) {
+			sb_str(&b, ",\"embedding\":");
+			put_unit_vector(&b, x, dims);
+		}
 		sb_str(&b, "}}");
 		double c0 = cpu_ms();
 		json_t *r = b.oom ? NULL : call_text(h, "memory/recall", b.p, &lat[q]);
@@ -484,15 +514,81 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 	return rc;
 }
 
+static json_t *text_record(long i, void *ctx);
+
+/*
+** Recalls restricted to the empty working tier, n of them: each pays the
+** owed lookup and embeds up to one batch, and ranks nothing. The elapsed
+** ms of each into lat (n of them), or -1 when one failed.
+*/
+static int owed_recalls(a2m *h, long n, double *lat)
+{
+	for (long k = 0; k < n; k++) {
+		json_t *r = bench_call(h, "memory/recall",
+				       json_pack("{sssssi}", "query", "backfill", "tier", "working",
+						 "limit", 1), &lat[k]);
+		if (!r)
+			return -1;
+		json_decref(r);
+	}
+	return 0;
+}
+
+/* The text recalls of `a2m bench vectors --embed-url` (see the top of this file). */
+static int bench_generated(int sqlite, long records, long queries, const char *url)
+{
+	const char *path = sqlite ? "/tmp/a2m-bench-generated.db" : NULL;
+	if (path)
+		bench_remove_db(path);
+	a2m *h = open_embedding(path, 0, 0, url);
+	if (!h)
+		return A2M_EXIT_ERROR;
+	long batch = 1000, calls = (records + batch - 1) / batch;
+	double load_ms = load(h, records, batch, text_record, "semantic");
+	/* Each write paid one batch of 64; what is left is owed. */
+	long owed = records - 64 * calls, rounds = owed > 0 ? (owed + 63) / 64 : 0;
+	double *lat = calloc((size_t)rounds + 8, sizeof *lat);
+	if (load_ms < 0 || !lat || owed_recalls(h, rounds, lat) != 0) {
+		free(lat);
+		a2m_close(h);
+		return A2M_EXIT_ERROR;
+	}
+	double backfill = 0;
+	for (long k = 0; k < rounds; k++)
+		backfill += lat[k];
+	printf("a2m bench vectors --embed-url: %ld text records (%s), embedded by %s\n", records,
+	       sqlite ? "sqlite, synchronous=FULL" : "memory", url);
+	printf("  load      %.0f ms (calls of %ld, each embedding one batch of 64)\n", load_ms,
+	       batch);
+	if (rounds)
+		printf("  backfill  %ld owed in %ld recalls: %.0f ms, %.2f ms per batch of 64\n",
+		       owed, rounds, backfill, backfill / (double)rounds);
+	print_memory("after backfill:");
+	int rc = owed_recalls(h, 8, lat);
+	if (!rc)
+		bench_print_latency("nothing owed (lookup + 1 query text)", lat, 8);
+	if (!rc)
+		rc = vector_recalls(h, queries, 0, 0, "recall (text, embedded, limit 10)");
+	free(lat);
+	a2m_close(h);
+	if (path)
+		bench_remove_db(path);
+	return rc ? A2M_EXIT_ERROR : A2M_EXIT_OK;
+}
+
 static int bench_vectors(int argc, char **argv)
 {
 	long records = 100000, queries = 50;
 	size_t dims = 384;
-	const char *db = NULL;
+	const char *db = NULL, *embed_url = NULL;
 	int sqlite = 0, read_only = 0;
 	for (int i = 1; i < argc; i++) {
 		if (engine_flag(argc, argv, &i, &sqlite, &db))
 			continue;
+		if (strcmp(argv[i], "--embed-url") == 0 && i + 1 < argc) {
+			embed_url = argv[++i];
+			continue;
+		}
 		if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
 			records = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--dims") == 0 && i + 1 < argc)
@@ -503,12 +599,15 @@ static int bench_vectors(int argc, char **argv)
 			read_only = 1;
 		else {
 			fprintf(stderr, "usage: a2m bench vectors [--records N] [--dims D] [--queries Q]"
-				" [--engine memory|sqlite] [--db PATH] [--read-only]\n");
+				" [--engine memory|sqlite] [--db PATH] [--read-only]"
+				" [--embed-url URL]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
 	if (records < 1 || queries < 1 || dims < 1 || dims > 65536)
 		return A2M_EXIT_USAGE;
+	if (embed_url)
+		return bench_generated(sqlite, records, queries, embed_url);
 	const char *tmp = "/tmp/a2m-bench-vectors.db";
 	int loaded;
 	bench_seed(0);
@@ -718,6 +817,7 @@ static int bench_remember(int argc, char **argv)
 const char a2m_bench_more_usage[] =
 	"       a2m bench vectors [--records N] [--dims D] [--queries Q]\n"
 	"                         [--engine memory|sqlite] [--db PATH] [--read-only]\n"
+	"                         [--embed-url URL]\n"
 	"       a2m bench timeline [--records N] [--sessions S] [--queries Q]\n"
 	"                          [--engine memory|sqlite] [--db PATH]\n"
 	"       a2m bench remember [--engine memory|sqlite] [--db PATH] [--single N]\n"
@@ -727,7 +827,8 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench corpus --out DIR [--records N] [--queries Q]\n";
 
 const char a2m_bench_more_help[] =
-	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims).\n"
+	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims); with\n"
+	"          --embed-url, text recall the server embeds, and its backfill.\n"
 	"timeline: timeline (limit 20) p50/p99, plain and by session, and resident\n"
 	"          memory after loading (default 1 000 000 records).\n"
 	"remember: records/s, single-record calls and batched.\n"
