@@ -112,7 +112,7 @@ static int index_prepare(mstore *s, const char *content, int64_t seq, a2m_mdoc *
 }
 
 /*
-** What a store refuses whatever the engine: sqlite.c's NOT NULL columns, and
+** What a store refuses whatever the engine: sqlite_schema.c's NOT NULL columns, and
 ** a NaN salience, which SQLite would store as NULL.
 */
 static int check_record(mstore *s, const a2m_record *rec, const char *op)
