@@ -966,6 +966,33 @@ static void test_gen_recall_same_as_scan(void)
 }
 
 /* The kernels against a double reference, lengths that are not a multiple of a vector. */
+/*
+** Keeping the set of unembedded records rebuilds the index only when
+** something was put before: a fresh store's index must follow its writes
+** from the start, not ignore them until a first search rebuilds it all.
+*/
+static void test_keep_unembedded_invalidates_only_a_used_index(void)
+{
+	double v[4] = {1, 0, 0, 0};
+	a2m_record rec = {.id = "r1", .seq = 1, .content = "some text", .tier = "semantic",
+			  .embedding = v, .dims = 4, .salience = 1.0};
+	a2m_vindex *fresh = a2m_vindex_new(), *used = a2m_vindex_new();
+	CHECK(fresh && used);
+	if (!fresh || !used) {
+		a2m_vindex_free(fresh);
+		a2m_vindex_free(used);
+		return;
+	}
+	CHECK_INT(a2m_vindex_keep_unembedded(fresh), 0);
+	a2m_vindex_put(fresh, &rec);
+	CHECK_INT(a2m_vindex_valid(fresh), 1);
+	a2m_vindex_put(used, &rec);
+	CHECK_INT(a2m_vindex_keep_unembedded(used), 0);
+	CHECK_INT(a2m_vindex_valid(used), 0);
+	a2m_vindex_free(fresh);
+	a2m_vindex_free(used);
+}
+
 static void test_kernels(void)
 {
 	for (size_t n = 0; n < 40; n++) {
@@ -987,6 +1014,7 @@ int main(void)
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-vectors-%d.db", (int)getpid());
 	static const test_case tests[] = {
 		TEST(test_kernels),
+		TEST(test_keep_unembedded_invalidates_only_a_used_index),
 		TEST(test_matches_reference),
 		TEST(test_transactions),
 		TEST(test_sqlite_reopened_and_shared),

@@ -79,6 +79,7 @@ struct a2m_vindex {
 	double    salience_max;      /* no row's record has more (never lowered
 	                                but by a clear: a bound, not the max) */
 	int       valid, in_tx;
+	int       written;           /* a record was put since the last clear */
 	staged   *log;
 	size_t    nlog, logcap;
 	float    *scratch;           /* a put's vector converted to float */
@@ -568,6 +569,7 @@ void a2m_vindex_put(a2m_vindex *vx, const a2m_record *rec)
 {
 	if (!vx || !vx->valid)
 		return;
+	vx->written = 1;
 	int has = rec->embedding && rec->dims;
 	int gen = rec->gen_embedding && rec->gen_dims;
 	int bare = vx->bare && !has && !gen && a2m_has_text(rec->content);
@@ -659,7 +661,12 @@ int a2m_vindex_keep_unembedded(a2m_vindex *vx)
 {
 	if (!vx->bare && !(vx->bare = a2m_unembedded_new()))
 		return -1;
-	vx->valid = 0; /* what was put before is not in the set: rebuild */
+	/* What was put before is not in the set: rebuild. An index nothing was
+	** put in (a store just opened) is complete as it is — invalidating it
+	** would make it ignore every write until the first search rebuilt it
+	** from all the records. */
+	if (vx->written)
+		vx->valid = 0;
 	return 0;
 }
 

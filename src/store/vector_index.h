@@ -78,8 +78,9 @@ void a2m_vindex_rollback(a2m_vindex *vx);
 /*
 ** From now on vx also keeps the set of records that have neither vector
 ** and some text (unembedded.h): the records a server embedder may owe a
-** vector, which the memory engine finds here rather than by a scan. vx is
-** marked invalid, so the engine rebuilds it with every record. Returns 0,
+** vector, which the memory engine finds here rather than by a scan. When a
+** record was put in vx already, vx is marked invalid, so the engine
+** rebuilds it with every record. Returns 0,
 ** or -1 when memory runs out (nothing changed).
 */
 int a2m_vindex_keep_unembedded(a2m_vindex *vx);
