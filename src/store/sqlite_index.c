@@ -520,61 +520,13 @@ int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats
 	return rc;
 }
 
-/* A term's postings from the cache, or read into it and then visited. */
-static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
-			   size_t len, a2m_posting_visit visit, void *ctx)
+/* Steps the postings statement for term, handing each row to visit (which
+** stops the walk by returning a negative code). */
+static int read_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			 size_t len, a2m_posting_visit visit, void *ctx)
 {
 	sqlite3_stmt *st = x->postings;
 	int rc = 0;
-	size_t n = 0;
-	if (a2m_pcache_visit(x->cache, term, len, visit, ctx, &rc))
-		return rc;
-	if (sqlite3_bind_text64(st, 1, term, len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
-		reset(st);
-		return fail(x->db, base, "postings");
-	}
-	for (;;) {
-		int step = sqlite3_step(st);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = fail(x->db, base, "postings");
-			break;
-		}
-		if (n == x->rows_cap) {
-			size_t cap = x->rows_cap ? x->rows_cap * 2 : 1024;
-			a2m_cposting *r = realloc(x->rows, cap * sizeof *r);
-			if (!r) {
-				rc = a2m_store_fail(base, "postings: out of memory");
-				break;
-			}
-			x->rows = r;
-			x->rows_cap = cap;
-		}
-		x->rows[n++] = (a2m_cposting){.seq = sqlite3_column_int64(st, 0),
-					      .tf = (uint32_t)sqlite3_column_int64(st, 1),
-					      .dl = (uint32_t)sqlite3_column_int64(st, 2)};
-	}
-	reset(st);
-	if (rc)
-		return rc;
-	a2m_pcache_put(x->cache, term, len, x->rows, n);
-	for (size_t i = 0; i < n; i++)
-		if ((rc = visit(x->rows[i].seq, x->rows[i].tf, x->rows[i].dl, ctx)) < 0)
-			return rc;
-	return 0;
-}
-
-int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
-			      size_t len, a2m_posting_visit visit, void *ctx)
-{
-	sqlite3_stmt *st = x->postings;
-	int rc = 0;
-	if (x->nops && (rc = a2m_sqlite_index_flush(x, base)) != 0)
-		return rc;
-	/* Outside a transaction (a recall), through the cache. */
-	if (x->cache && sqlite3_get_autocommit(x->db))
-		return cached_postings(x, base, term, len, visit, ctx);
 	if (sqlite3_bind_text64(st, 1, term, len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
 		reset(st);
 		return fail(x->db, base, "postings");
@@ -595,4 +547,56 @@ int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *
 	}
 	reset(st);
 	return rc;
+}
+
+/* Collects the rows read for the cache in x->rows (n of them). */
+typedef struct collect {
+	a2m_sqlite_index *x;
+	a2m_store        *base;
+	size_t            n;
+} collect;
+
+static int collect_row(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	collect *c = ctx;
+	a2m_sqlite_index *x = c->x;
+	if (c->n == x->rows_cap) {
+		size_t cap = x->rows_cap ? x->rows_cap * 2 : 1024;
+		a2m_cposting *r = realloc(x->rows, cap * sizeof *r);
+		if (!r)
+			return a2m_store_fail(c->base, "postings: out of memory");
+		x->rows = r;
+		x->rows_cap = cap;
+	}
+	x->rows[c->n++] = (a2m_cposting){.seq = seq, .tf = tf, .dl = dl};
+	return 0;
+}
+
+/* A term's postings from the cache, or read into it and then visited. */
+static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			   size_t len, a2m_posting_visit visit, void *ctx)
+{
+	int rc = 0;
+	if (a2m_pcache_visit(x->cache, term, len, visit, ctx, &rc))
+		return rc;
+	collect c = {x, base, 0};
+	if ((rc = read_postings(x, base, term, len, collect_row, &c)) != 0)
+		return rc;
+	a2m_pcache_put(x->cache, term, len, x->rows, c.n);
+	for (size_t i = 0; i < c.n; i++)
+		if ((rc = visit(x->rows[i].seq, x->rows[i].tf, x->rows[i].dl, ctx)) < 0)
+			return rc;
+	return 0;
+}
+
+int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			      size_t len, a2m_posting_visit visit, void *ctx)
+{
+	int rc = 0;
+	if (x->nops && (rc = a2m_sqlite_index_flush(x, base)) != 0)
+		return rc;
+	/* Outside a transaction (a recall), through the cache. */
+	if (x->cache && sqlite3_get_autocommit(x->db))
+		return cached_postings(x, base, term, len, visit, ctx);
+	return read_postings(x, base, term, len, visit, ctx);
 }
