@@ -14,12 +14,7 @@
 #include "protocol/protocol.h"
 #include "util/json_write.h"
 
-/*
-** While the major version is 0, versions are compatible only when the minor
-** matches exactly (spec §4.1), so "a2m/0.1" and a patch level "a2m/0.1.3"
-** are ours and nothing else is.
-*/
-static int protocol_compatible(const char *v)
+int a2m_protocol_compatible(const char *v)
 {
 	const size_t n = strlen(A2M_PROTOCOL);
 	if (strncmp(v, A2M_PROTOCOL, n) != 0)
@@ -134,7 +129,7 @@ static int describe(a2m_server *srv, json_t *params, json_t **result, int *cache
 	if ((rc = a2m_param_string(params, "protocol", &protocol, err)) ||
 	    (rc = a2m_param_scope(srv, params, &scope, err)))
 		return rc;
-	if (protocol && !protocol_compatible(protocol)) {
+	if (protocol && !a2m_protocol_compatible(protocol)) {
 		a2m_error_set(err, A2M_PROTOCOL_NOT_SUPPORTED,
 			      "protocol %s is not supported; this server speaks %s",
 			      protocol, A2M_PROTOCOL);
@@ -263,7 +258,7 @@ static int plain_params(const json_t *params)
 		if (json_is_null(v))
 			continue;
 		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
-		    !protocol_compatible(json_string_value(v)))
+		    !a2m_protocol_compatible(json_string_value(v)))
 			return 0;
 	}
 	return 1;
@@ -368,6 +363,6 @@ int a2m_describe_cached_proto(const a2m_server *srv, unsigned caps, int push,
 			      const char *protocol, const char *head, const char *tail,
 			      char **text, size_t *len)
 {
-	return (!protocol || protocol_compatible(protocol)) &&
+	return (!protocol || a2m_protocol_compatible(protocol)) &&
 	       cached(srv, caps, push, head, tail, text, len);
 }

@@ -164,6 +164,14 @@ int a2m_describe_cached_proto(const a2m_server *srv, unsigned caps, int push,
 			      const char *protocol, const char *head, const char *tail,
 			      char **text, size_t *len);
 
+/*
+** Whether v names our protocol: while the major version is 0, versions are
+** compatible only when the minor matches exactly (spec §4.1), so "a2m/0.1"
+** and a patch level "a2m/0.1.3" are ours and nothing else is. Used by
+** describe's `protocol` param and the HTTP version header alike.
+*/
+int a2m_protocol_compatible(const char *v);
+
 /* Shared by the handlers (params.c). */
 
 /*

@@ -76,26 +76,6 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
-/*
-** Whether v names our protocol: "a2m/0.1" or a patch level of it, the rule
-** memory/describe applies (spec §4.1: while the major version is 0 the
-** minor must match exactly).
-*/
-static int version_ours(const char *v)
-{
-	const size_t n = strlen(A2M_PROTOCOL);
-	if (strncmp(v, A2M_PROTOCOL, n) != 0)
-		return 0;
-	if (v[n] == '\0')
-		return 1;
-	if (v[n] != '.' || !v[n + 1])
-		return 0;
-	for (const char *p = v + n + 1; *p; p++)
-		if (*p < '0' || *p > '9')
-			return 0;
-	return 1;
-}
-
 /* application/json, in any case, with or without parameters (charset=...). */
 static int is_json_type(const char *v)
 {
@@ -230,7 +210,7 @@ enum MHD_Result a2m_http_on_headers(a2m_http *s, struct MHD_Connection *c, reque
 
 	/* Present and not ours is refused; absent is fine (spec §8.3.2). Two
 	** copies are refused too: which one a gateway acted on is a guess. */
-	if (hd.n_version > 1 || (hd.version && !version_ours(hd.version)))
+	if (hd.n_version > 1 || (hd.version && !a2m_protocol_compatible(hd.version)))
 		return refuse_version(s, c, r);
 
 	if (!is_json_type(hd.content_type))
