@@ -26,6 +26,7 @@
 
 #include "summarize.h"
 #include "util/text.h"
+#include "util/hash.h"
 
 /* Shorter words are mostly particles; three bytes also keeps one CJK character. */
 #define MIN_WORD_BYTES 3
@@ -93,16 +94,6 @@ typedef struct table {
 	size_t  used;
 } table;
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 14695981039346656037ULL;  /* FNV-1a */
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static void table_free(table *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
@@ -115,7 +106,7 @@ static void table_free(table *t)
 /* The slot for key in slots (its own or the free one it would take). */
 static entry *probe(entry *slots, size_t cap, const char *key, size_t len)
 {
-	size_t i = (size_t)hash_bytes(key, len) & (cap - 1);
+	size_t i = (size_t)a2m_hash_bytes(key, len) & (cap - 1);
 	while (slots[i].key && !(slots[i].len == len && memcmp(slots[i].key, key, len) == 0))
 		i = (i + 1) & (cap - 1);
 	return &slots[i];

@@ -15,6 +15,7 @@
 #include "rank/analyze_internal.h"
 #include "rank/langdetect.h"
 #include "util/slots.h"
+#include "util/hash.h"
 
 #define MAX_STEM_BYTES  (MAX_WORD_BYTES * 2)
 
@@ -152,11 +153,7 @@ static size_t stem_uncached(a2m_analyzer *an, int lang, const char *word, size_t
 /* FNV-1a of the word, mixed with its language. */
 static size_t stem_slot_of(int lang, const char *word, size_t len)
 {
-	uint64_t h = 14695981039346656037ULL ^ (uint64_t)lang;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)word[i];
-		h *= 1099511628211ULL;
-	}
+	uint64_t h = a2m_hash_more(A2M_HASH_SEED ^ (uint64_t)lang, word, len);
 	return (size_t)(h >> 20) & (STEM_CACHE_SLOTS - 1);
 }
 
@@ -240,20 +237,10 @@ typedef struct bag {
 	int        oom;
 } bag;
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 14695981039346656037ULL;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static uint64_t bag_hash(const void *ctx, size_t i)
 {
 	const bag *b = ctx;
-	return hash_bytes(b->arena.p + b->v[i].off, b->v[i].len);
+	return a2m_hash_bytes(b->arena.p + b->v[i].off, b->v[i].len);
 }
 
 static int bag_grow(bag *b)
@@ -281,7 +268,7 @@ static int bag_add_kind(bag *b, const char *s, size_t len, size_t word, int surf
 		b->oom = 1;
 		return -1;
 	}
-	size_t j = (size_t)hash_bytes(s, len) & (b->nslots - 1);
+	size_t j = (size_t)a2m_hash_bytes(s, len) & (b->nslots - 1);
 	while (b->slots[j]) {
 		bag_entry *e = &b->v[b->slots[j] - 1];
 		if (e->len == len && memcmp(b->arena.p + e->off, s, len) == 0) {

@@ -27,6 +27,7 @@
 #include <utf8proc.h>
 
 #include "rank/langdetect.h"
+#include "util/hash.h"
 
 #define CANDIDATE_RATIO 0.5
 #define LETTER_CAP      1.5
@@ -42,19 +43,9 @@ struct a2m_langdetect {
 	size_t nslots;  /* a power of two */
 };
 
-static uint64_t hash(const char *s, size_t n)
-{
-	uint64_t h = 14695981039346656037ULL;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static slot *find(const a2m_langdetect *ld, const char *w, size_t n)
 {
-	size_t i = (size_t)hash(w, n) & (ld->nslots - 1);
+	size_t i = (size_t)a2m_hash_bytes(w, n) & (ld->nslots - 1);
 	while (ld->slots[i].word) {
 		if (ld->slots[i].len == n && memcmp(ld->slots[i].word, w, n) == 0)
 			return &ld->slots[i];

@@ -9,10 +9,9 @@
 #include <string.h>
 
 #include "store/memory_counts.h"
+#include "util/hash.h"
 
 #define INITIAL_BUCKETS 16
-#define FNV_OFFSET 14695981039346656037ULL
-#define FNV_PRIME  1099511628211ULL
 
 enum { BY_TIER = 0, BY_BUCKET = 1, BY_SESSION = 2, KINDS = 3 };
 
@@ -36,28 +35,18 @@ struct a2m_mcounts {
 	size_t  nempty, ecap;
 };
 
-static uint64_t fnv(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= FNV_PRIME;
-	}
-	return h;
-}
-
 /* A tag byte keeps NULL apart from every string, the NUL the two strings apart. */
 static uint64_t hash_str(uint64_t h, const char *s)
 {
 	unsigned char tag = s ? 1 : 0;
-	h = fnv(h, &tag, 1);
-	return s ? fnv(h, s, strlen(s) + 1) : h;
+	h = a2m_hash_more(h, &tag, 1);
+	return s ? a2m_hash_more(h, s, strlen(s) + 1) : h;
 }
 
 static uint64_t key_hash(int kind, const char *tier, const char *session)
 {
 	unsigned char k = (unsigned char)kind;
-	return hash_str(hash_str(fnv(FNV_OFFSET, &k, 1), tier), session);
+	return hash_str(hash_str(a2m_hash_bytes(&k, 1), tier), session);
 }
 
 static int same(const char *a, const char *b)

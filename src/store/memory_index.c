@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "store/memory_index.h"
+#include "util/hash.h"
 
 #define INITIAL_BUCKETS 256
 
@@ -65,16 +66,6 @@ struct a2m_mindex {
 	mterm          *dirty;
 	a2m_index_stats stats;
 };
-
-static uint64_t hash_term(const char *s, size_t n)
-{
-	uint64_t h = 14695981039346656037ULL;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 a2m_mindex *a2m_mindex_new(void)
 {
@@ -190,7 +181,7 @@ static void mark_dirty(a2m_mindex *ix, mterm *t)
 /* The term s, created (empty, dirty) when missing. NULL when memory runs out. */
 static mterm *intern(a2m_mindex *ix, const char *s, size_t len)
 {
-	uint64_t h = hash_term(s, len);
+	uint64_t h = a2m_hash_bytes(s, len);
 	mterm *t = find(ix, s, len, h);
 	if (t)
 		return t;
@@ -343,7 +334,7 @@ void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out)
 int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
 			a2m_posting_visit visit, void *ctx)
 {
-	const mterm *t = find(ix, term, len, hash_term(term, len));
+	const mterm *t = find(ix, term, len, a2m_hash_bytes(term, len));
 	for (uint32_t i = 0; t && i < t->n; i++) {
 		int rc = visit(t->p[i].seq, t->p[i].tf, t->p[i].dl, ctx);
 		if (rc < 0)

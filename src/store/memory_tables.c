@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "store/memory_internal.h"
+#include "util/hash.h"
 
 /* Tables start with this many buckets (a power of two) and double at load 1. */
 #define INITIAL_BUCKETS 64
@@ -20,22 +21,9 @@
 
 /* ---- hashing ----------------------------------------------------------- */
 
-#define FNV_OFFSET 14695981039346656037ULL
-#define FNV_PRIME  1099511628211ULL
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= FNV_PRIME;
-	}
-	return h;
-}
-
 uint64_t a2m_mem_hash_id(const char *id)
 {
-	return fnv1a(FNV_OFFSET, id, strlen(id));
+	return a2m_hash_str(id);
 }
 
 /*
@@ -46,10 +34,10 @@ uint64_t a2m_mem_hash_id(const char *id)
 static uint64_t hash_key(const char *owner, const char *key)
 {
 	unsigned char tag = owner ? 1 : 0;
-	uint64_t h = fnv1a(FNV_OFFSET, &tag, 1);
+	uint64_t h = a2m_hash_bytes(&tag, 1);
 	if (owner)
-		h = fnv1a(h, owner, strlen(owner) + 1);
-	return fnv1a(h, key, strlen(key));
+		h = a2m_hash_more(h, owner, strlen(owner) + 1);
+	return a2m_hash_more(h, key, strlen(key));
 }
 
 /* Equal as optional strings: both NULL, or both set and equal. */

@@ -35,6 +35,7 @@
 #include "a2m.h"
 #include "store/store.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
 #define SLUG_MAX      60   /* bytes of slug, so a name stays readable */
 #define SLUG_WORDS    6    /* words of content in a slug without a key */
@@ -167,16 +168,6 @@ static int id_safe(unsigned char c)
 	       c == '_' || c == '.';
 }
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 /*
 ** The id as it appears in a file name, malloc'd: percent-encoded, so the
 ** mapping is one to one and no id can spell '/', "..", a control character
@@ -209,7 +200,7 @@ static char *encode_id(const char *id)
 			n -= 1;
 		else if (out[n - 2] == '%')
 			n -= 2;
-		snprintf(out + n, 18, "~%016llx", (unsigned long long)fnv1a(id));
+		snprintf(out + n, 18, "~%016llx", (unsigned long long)a2m_hash_str(id));
 		n += 17;
 	}
 	out[n] = '\0';

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/postings_cache.h"
+#include "util/hash.h"
 
 typedef struct pentry pentry;
 struct pentry {
@@ -32,16 +33,6 @@ struct a2m_pcache {
 	uint64_t version;
 	int      has_version;
 };
-
-static uint64_t hash_term(const char *s, size_t n)
-{
-	uint64_t h = 14695981039346656037ULL;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 a2m_pcache *a2m_pcache_new(size_t budget)
 {
@@ -119,7 +110,7 @@ static pentry *find(const a2m_pcache *c, const char *term, size_t len, uint64_t 
 int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_visit visit,
 		     void *ctx, int *rc)
 {
-	pentry *e = find(c, term, len, hash_term(term, len));
+	pentry *e = find(c, term, len, a2m_hash_bytes(term, len));
 	*rc = 0;
 	if (!e)
 		return 0;
@@ -138,7 +129,7 @@ int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_vi
 void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_cposting *v,
 		    size_t n)
 {
-	uint64_t h = hash_term(term, len);
+	uint64_t h = a2m_hash_bytes(term, len);
 	if (n > c->budget / 4 || len > UINT32_MAX || find(c, term, len, h))
 		return;
 	pentry *e = malloc(sizeof *e + len);

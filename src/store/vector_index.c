@@ -16,6 +16,7 @@
 #include "a2m.h"
 #include "store/unembedded.h"
 #include "store/vector_index.h"
+#include "util/hash.h"
 
 #define EMPTY_SEQ INT64_MIN
 #define ODD_TIER  UINT32_MAX
@@ -164,14 +165,6 @@ static void slot_del(vspace *vx, vslot *sl)
 	}
 }
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* The id of owner (NULL: 0), or 0 with *found 0 when it was never interned. */
 static uint32_t owner_lookup(const a2m_vindex *vx, const char *owner, int *found)
 {
@@ -180,7 +173,7 @@ static uint32_t owner_lookup(const a2m_vindex *vx, const char *owner, int *found
 		return 0;
 	if (vx->notab) {
 		size_t mask = vx->notab - 1;
-		for (size_t i = str_hash(owner) & mask; vx->otab[i]; i = (i + 1) & mask)
+		for (size_t i = a2m_hash_str(owner) & mask; vx->otab[i]; i = (i + 1) & mask)
 			if (strcmp(vx->owners[vx->otab[i] - 1], owner) == 0)
 				return vx->otab[i];
 	}
@@ -201,7 +194,7 @@ static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
 		if (!t)
 			return UINT32_MAX;
 		for (size_t k = 0; k < vx->nowners; k++) {
-			size_t i = str_hash(vx->owners[k]) & (n - 1);
+			size_t i = a2m_hash_str(vx->owners[k]) & (n - 1);
 			while (t[i])
 				i = (i + 1) & (n - 1);
 			t[i] = (uint32_t)(k + 1);
@@ -222,7 +215,7 @@ static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
 	if (!copy)
 		return UINT32_MAX;
 	vx->owners[vx->nowners++] = copy;
-	size_t i = str_hash(owner) & (vx->notab - 1);
+	size_t i = a2m_hash_str(owner) & (vx->notab - 1);
 	while (vx->otab[i])
 		i = (i + 1) & (vx->notab - 1);
 	vx->otab[i] = (uint32_t)vx->nowners;
