@@ -65,7 +65,6 @@
 ** record at most once, never one inserted (or moved by an update) during
 ** it, and never touches freed memory.
 */
-#include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -112,23 +111,6 @@ static int index_prepare(mstore *s, const char *content, int64_t seq, a2m_mdoc *
 }
 
 /*
-** What a store refuses whatever the engine: sqlite_schema.c's NOT NULL columns, and
-** a NaN salience, which SQLite would store as NULL.
-*/
-static int check_record(mstore *s, const a2m_record *rec, const char *op)
-{
-	if (!rec || !rec->id || !rec->content) {
-		a2m_store_fail(&s->base, "%s: a record needs an id and content", op);
-		return A2M_INVALID_PARAMS;
-	}
-	if (isnan(rec->salience)) {
-		a2m_store_fail(&s->base, "%s: salience is NaN", op);
-		return A2M_INVALID_PARAMS;
-	}
-	return 0;
-}
-
-/*
 ** Deep-copies rec into dst. An embedding pointer without dims, or dims
 ** without a pointer, is stored as no embedding, as SQLite would store it.
 */
@@ -146,7 +128,7 @@ static int copy_in(mstore *s, a2m_record *dst, const a2m_record *rec)
 static int mem_insert(a2m_store *base, a2m_record *rec)
 {
 	mstore *s = (mstore *)base;
-	int rc = check_record(s, rec, "insert");
+	int rc = a2m_store_check_record(&s->base, rec, "insert");
 	if (rc)
 		return rc;
 	if (a2m_mem_find_id(s, rec->id)) {
@@ -194,7 +176,7 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 {
 	mstore *s = (mstore *)base;
 	a2m_record fresh;
-	int rc = check_record(s, rec, "update");
+	int rc = a2m_store_check_record(&s->base, rec, "update");
 	if (rc)
 		return rc;
 	entry *e = a2m_mem_find_id(s, rec->id);

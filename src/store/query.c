@@ -1,7 +1,8 @@
 /*
 ** query.c — what the store seam shares between engines: the exact-selection
-** predicate and error reporting.
+** predicate, the checks every write passes, and error reporting.
 */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,19 @@ int a2m_store_fail(a2m_store *s, const char *fmt, ...)
 	vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
 	va_end(ap);
 	return A2M_INTERNAL_ERROR;
+}
+
+int a2m_store_check_record(a2m_store *s, const a2m_record *rec, const char *op)
+{
+	if (!rec || !rec->id || !rec->content) {
+		a2m_store_fail(s, "%s: a record needs an id and content", op);
+		return A2M_INVALID_PARAMS;
+	}
+	if (isnan(rec->salience)) {
+		a2m_store_fail(s, "%s: salience is NaN", op);
+		return A2M_INVALID_PARAMS;
+	}
+	return 0;
 }
 
 /* Equal as optional strings: both NULL, or both set and equal. */

@@ -255,7 +255,7 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 	memset(&dt, 0, sizeof dt);
 	int rc = a2m_sqlite_refuse_read_only(s, "insert");
 	if (!rc)
-		rc = a2m_sqlite_check_record(s, rec, "insert");
+		rc = a2m_store_check_record(&s->base, rec, "insert");
 	if (!rc && s->index)
 		rc = a2m_sqlite_index_analyze(s->index, base, rec->content, &dt);
 	if (!rc)
@@ -306,7 +306,7 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 	memset(&new_dt, 0, sizeof new_dt);
 	int rc = a2m_sqlite_refuse_read_only(s, "update");
 	if (!rc)
-		rc = a2m_sqlite_check_record(s, rec, "update");
+		rc = a2m_store_check_record(&s->base, rec, "update");
 	if (!rc && s->mirror)
 		rc = mirror_before(s, rec->id, rec, &was_in, &same, &old_name);
 	/* Only a change of content re-indexes: touches and tier moves do not. */

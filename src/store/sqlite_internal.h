@@ -111,13 +111,6 @@ int a2m_sqlite_read_row(sqlstore *s, sqlite3_stmt *st, a2m_record *rec);
 int a2m_sqlite_fetch_one(sqlstore *s, sqlite3_stmt *st, const char *op,
 			 a2m_record **out);
 
-/*
-** Refuses, with A2M_INVALID_PARAMS and errmsg set, a record without id or
-** content or with a NaN salience (what memory.c refuses too). Returns 0 if
-** rec may be written.
-*/
-int a2m_sqlite_check_record(sqlstore *s, const a2m_record *rec, const char *op);
-
 /* ---- sqlite_schema.c: settings and migrations ---------------------------- */
 
 /* Runs fixed SQL that returns no values. Returns 0, or A2M_INTERNAL_ERROR. */

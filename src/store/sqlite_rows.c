@@ -1,13 +1,12 @@
 /*
 ** sqlite_rows.c — the SQLite engine's statement helpers and a record's row:
-** binding a record to INSERT/UPDATE, reading one back from a SELECT, and
-** what every write checks of a record first.
+** binding a record to INSERT/UPDATE and reading one back from a SELECT
+** (what every write checks first is shared: a2m_store_check_record).
 **
 ** Apart from sqlite.c because every other file of the engine (reads,
 ** writes, transactions) uses these, and none of them is about how a record
 ** maps onto the records table's columns (COLUMNS, sqlite_internal.h).
 */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,21 +190,4 @@ out:
 	a2m_sqlite_done(st);
 	*out = rec;
 	return rc;
-}
-
-/*
-** What a store refuses whatever the engine (memory.c checks the same): the
-** NOT NULL columns, and a NaN salience, which SQLite would turn into NULL.
-*/
-int a2m_sqlite_check_record(sqlstore *s, const a2m_record *rec, const char *op)
-{
-	if (!rec || !rec->id || !rec->content) {
-		a2m_store_fail(&s->base, "%s: a record needs an id and content", op);
-		return A2M_INVALID_PARAMS;
-	}
-	if (isnan(rec->salience)) {
-		a2m_store_fail(&s->base, "%s: salience is NaN", op);
-		return A2M_INVALID_PARAMS;
-	}
-	return 0;
 }

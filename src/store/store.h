@@ -455,6 +455,14 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 int a2m_store_fail(a2m_store *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+** What every engine refuses before writing rec, with A2M_INVALID_PARAMS and
+** s->errmsg naming op: no id or no content (SQLite's NOT NULL columns), or
+** a NaN salience (SQLite would store it as NULL). Returns 0 if rec may be
+** written.
+*/
+int a2m_store_check_record(a2m_store *s, const a2m_record *rec, const char *op);
+
 /* True when rec matches the exact selection q (both engines share this). */
 int a2m_query_matches(const a2m_query *q, const a2m_record *rec);
 
