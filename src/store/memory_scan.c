@@ -90,15 +90,17 @@ static int group_slots(mstore *s, const a2m_query *q, size_t **slots, size_t *n)
 }
 
 /*
-** Visits the records at slots[0..n) in scan order. A slot emptied or a
-** record changed by a visit is skipped: slots keep their meaning while a
-** scan runs (see the header), so nothing is visited twice.
+** Visits the records at slots[0..n) (slots NULL: every slot below n) in
+** scan order. A slot emptied or a record changed by a visit is skipped:
+** slots keep their meaning while a scan runs (see the header), and what a
+** visit appends lies past n, so nothing is visited twice.
 */
 static int scan_slots(mstore *s, const a2m_query *q, const size_t *slots, size_t n,
 		      a2m_record_visit visit, void *ctx)
 {
 	for (size_t j = 0; j < n; j++) {
-		entry *e = s->order[slots[q->descending ? n - 1 - j : j]];
+		size_t k = q->descending ? n - 1 - j : j;
+		entry *e = s->order[slots ? slots[k] : k];
 		if (!e || !a2m_query_matches(q, &e->rec))
 			continue;
 		int r = visit(&e->rec, ctx);
@@ -121,29 +123,8 @@ int a2m_mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 	if (grouped) {
 		rc = scan_slots(s, q, slots, nslots, visit, ctx);
 		free(slots);
-	} else if (!q->descending) {
-		size_t end = s->nslots;
-		for (size_t i = 0; i < end && i < s->nslots; i++) {
-			entry *e = s->order[i];
-			if (!e || !a2m_query_matches(q, &e->rec))
-				continue;
-			int r = visit(&e->rec, ctx);
-			if (r != 0) {
-				rc = r < 0 ? r : 0;
-				break;
-			}
-		}
 	} else {
-		for (size_t i = s->nslots; i-- > 0;) {
-			entry *e = s->order[i];
-			if (!e || !a2m_query_matches(q, &e->rec))
-				continue;
-			int r = visit(&e->rec, ctx);
-			if (r != 0) {
-				rc = r < 0 ? r : 0;
-				break;
-			}
-		}
+		rc = scan_slots(s, q, NULL, s->nslots, visit, ctx);
 	}
 	s->scanning--;
 	a2m_mem_order_trim(s);
