@@ -335,6 +335,32 @@ static void check_promoted(conf_ctx *cx, const void *arg)
 }
 
 /*
+** A tier that promotes after at most 20 recalls (describe's promote_to and
+** promote_after); with private_only, one where it and its promote_to both
+** say shared: false. NULL when the layout has none.
+*/
+static const json_t *promoting_tier(conf_ctx *cx, int private_only)
+{
+	json_t *tiers = json_object_get(conf_describe(cx), "tiers");
+	size_t i;
+	json_t *t;
+	json_array_foreach(tiers, i, t) {
+		json_t *after = json_object_get(t, "promote_after");
+		const char *to = conf_str_of(t, "promote_to");
+		if (!conf_str_of(t, "name") || !to || !json_is_integer(after) ||
+		    json_integer_value(after) <= 0 || json_integer_value(after) > 20)
+			continue;
+		if (!private_only)
+			return t;
+		const json_t *dest = conf_tier(cx, to);
+		if (dest && json_is_false(json_object_get(t, "shared")) &&
+		    json_is_false(json_object_get(dest, "shared")))
+			return t;
+	}
+	return NULL;
+}
+
+/*
 ** A record recalled often enough moves to its tier's promote_to (describe's
 ** promote_after). That is a reorganisation too, and a watcher must be told
 ** which record went where: a promoted event naming it, or a consolidated
@@ -343,17 +369,7 @@ static void check_promoted(conf_ctx *cx, const void *arg)
 static void check_recall_promotes(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
-	json_t *tiers = json_object_get(conf_describe(cx), "tiers");
-	const json_t *from = NULL;
-	size_t i;
-	json_t *t;
-	json_array_foreach(tiers, i, t) {
-		json_t *after = json_object_get(t, "promote_after");
-		if (!from && conf_str_of(t, "name") && conf_str_of(t, "promote_to") &&
-		    json_is_integer(after) && json_integer_value(after) > 0 &&
-		    json_integer_value(after) <= 20)
-			from = t;
-	}
+	const json_t *from = promoting_tier(cx, 0);
 	if (!conf_has_capability(cx, "tiers") || !from) {
 		conf_skip(cx, "describe reports no tier with promote_to and promote_after");
 		return;
@@ -655,26 +671,6 @@ static size_t promotions_of(conf_ctx *cx, const json_t *events, const json_t *id
 	return n;
 }
 
-/* A tier with shared: false whose promote_to is also shared: false and which
-** promotes after at most 20 recalls; NULL when the layout has none. */
-static const json_t *private_promoting_tier(conf_ctx *cx)
-{
-	json_t *tiers = json_object_get(conf_describe(cx), "tiers");
-	size_t i;
-	json_t *t;
-	json_array_foreach(tiers, i, t) {
-		json_t *after = json_object_get(t, "promote_after");
-		const char *to = conf_str_of(t, "promote_to");
-		const json_t *dest = to ? conf_tier(cx, to) : NULL;
-		if (conf_str_of(t, "name") && dest && json_is_integer(after) &&
-		    json_integer_value(after) > 0 && json_integer_value(after) <= 20 &&
-		    json_is_false(json_object_get(t, "shared")) &&
-		    json_is_false(json_object_get(dest, "shared")))
-			return t;
-	}
-	return NULL;
-}
-
 /*
 ** Spec §4.12: a promotion earned by one owner's recalls names a private
 ** record, so another owner's poll must not see that event — it could not
@@ -687,7 +683,7 @@ static void check_scoped_promotion(conf_ctx *cx, const void *arg)
 		conf_skip(cx, "needs \"scopes\" and \"tiers\"");
 		return;
 	}
-	const json_t *from = private_promoting_tier(cx);
+	const json_t *from = promoting_tier(cx, 1);
 	if (!from) {
 		conf_skip(cx, "describe reports no private tier promoting to a private tier "
 			  "within 20 recalls");
