@@ -65,7 +65,7 @@ static const char usage[] =
 	"  --max-body BYTES      largest request body (default 16777216; larger: 413)\n"
 	"  --timeout SECONDS     close a connection idle this long (default 30)\n"
 	"  --max-connections N   connections open at once (default 256)\n"
-	"  --threads N           worker threads (default: one per CPU)\n"
+	"  --threads N           worker threads (default: 1)\n"
 	"  --tls-cert FILE       serve HTTPS with this PEM certificate ...\n"
 	"  --tls-key FILE        ... and this PEM private key\n";
 

@@ -3,7 +3,8 @@
 ** the order of the checks and docs/HTTP.md for the why of each.
 **
 ** libmicrohttpd owns the sockets, the HTTP parsing, keep-alive, idle
-** timeouts, the connection limit and TLS, on a pool of threads of its own.
+** timeouts, the connection limit and TLS, on a thread (or a pool of them,
+** --threads) of its own.
 ** This file decides, from the headers alone, whether a request may reach
 ** the library at all, reads an admitted body into memory up to the size
 ** limit and no further, and hands it to a2m_handle_ctx() as a network
@@ -425,11 +426,17 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	atomic_init(&s->stopping, 0);
 	atomic_init(&s->starting, 0);
 
-	unsigned threads = cfg->threads;
-	if (threads == 0) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		threads = cpus > 0 ? (unsigned)cpus : 1;
-	}
+	/*
+	** One thread unless told otherwise. Every method but a cached describe
+	** runs under the handle's one mutex, so a second worker cannot run a
+	** second recall at the same time: it only waits for the lock and then
+	** runs the method on the other core, where the index, the scorer's
+	** tables and the records are not in cache. Measured on two cores
+	** (docs/BENCHMARKS.md, HTTP): recall at 10k 8 300 req/s on one thread
+	** against 5 000 on two, remember 22 800 against 18 100, describe the
+	** same. More threads pay only for TLS or describe-heavy loads.
+	*/
+	unsigned threads = cfg->threads ? cfg->threads : 1;
 	unsigned max_conn = cfg->max_connections ? cfg->max_connections : A2M_HTTP_DEFAULT_MAX_CONN;
 	/* libmicrohttpd splits the connection limit between its workers. */
 	if (threads > max_conn)

@@ -42,7 +42,7 @@ typedef struct a2m_http_config {
 	const char *addr;          /* host or address to bind; NULL: 127.0.0.1 */
 	unsigned port;             /* 0: any free port (see a2m_http_port) */
 	const char *path;          /* the endpoint; NULL: "/" */
-	unsigned threads;          /* worker threads; 0: one per CPU */
+	unsigned threads;          /* worker threads; 0: one (see http.c) */
 	unsigned timeout_s;        /* a connection idle this long is closed;
 	                              0: A2M_HTTP_DEFAULT_TIMEOUT_S */
 	unsigned max_connections;  /* open at once; 0: A2M_HTTP_DEFAULT_MAX_CONN */
