@@ -2,7 +2,11 @@
 ** test_util.c — unit tests of src/util: JSON output, RFC 3339 time, UTF-8
 ** length and id generation.
 */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "util/clock.h"
@@ -40,6 +44,105 @@ static void test_json_reals_are_shortest_roundtrip(void)
 	out = write_text("[1.0,2]");
 	CHECK_STR(out, "[1.0,2]");
 	free(out);
+}
+
+/* What a2m_json_format_real promises, the slow way: the first of "%.15g",
+** "%.16g", "%.17g" that strtod reads back as d, made to look like a real. */
+static void reference_real(double d, char out[40])
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(out, 40, "%.*g", prec, d);
+		if (strtod(out, NULL) == d)
+			break;
+	}
+	if (!strpbrk(out, ".eEn"))
+		strcat(out, ".0");
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* The integer fast path against printf and strtod, over the reals recall
+** writes (scores in [0,1]) and everything around the path's edges. */
+static void test_json_reals_fast_path_matches_printf(void)
+{
+	size_t bad = 0, n = 0;
+	char got[32], want[40];
+	for (int i = 0; i < 400000; i++) {
+		double d;
+		uint64_t r = rng();
+		switch (i % 8) {
+		case 0: d = (double)(r >> 11) / 9007199254740992.0; break;     /* [0,1) */
+		case 1: d = (double)(r % 1000000) / 1000000.0; break;        /* short decimals */
+		case 2: d = (double)(r % 100000) / 1e9; break;               /* small ones */
+		case 3: d = ldexp(1.0, (int)(r % 80) - 40); break;           /* powers of two */
+		case 4: d = nextafter((double)(r % 1000) / 1000.0, 2.0); break;
+		case 5: d = nextafter((double)(r % 1000) / 1000.0, -2.0); break;
+		case 6: memcpy(&d, &r, sizeof d); break;                      /* any bits */
+		default: d = -(double)(r >> 11) / 9007199254740992.0 * 1e6; break;
+		}
+		if (!isfinite(d))
+			continue;
+		a2m_json_format_real(d, got);
+		reference_real(d, want);
+		n++;
+		if (strcmp(got, want) != 0 && bad++ < 5)
+			fprintf(stderr, "  %.17g: got %s, want %s\n", d, got, want);
+	}
+	CHECK(n > 300000);
+	CHECK(bad == 0);
+	a2m_json_format_real(0.5, got);
+	CHECK_STR(got, "0.5");
+	a2m_json_format_real(0.1 + 0.2, got);
+	CHECK_STR(got, "0.30000000000000004");
+	a2m_json_format_real(1.0 / 3.0, got);
+	CHECK_STR(got, "0.3333333333333333");
+}
+
+/* in as a JSON string, escaped byte by byte (the writer's rules). */
+static void escape_slowly(const char *in, size_t n, char *out)
+{
+	*out++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c == '"' || c == '\\')
+			out += sprintf(out, "\\%c", c);
+		else if (c == '\n')
+			out += sprintf(out, "\\n");
+		else if (c < 0x20)
+			out += sprintf(out, "\\u%04x", c);
+		else
+			*out++ = (char)c;
+	}
+	*out++ = '"';
+	*out = '\0';
+}
+
+static void test_json_strings_escaped_in_long_runs(void)
+{
+	/* Each escape at every position of the 8-byte words the writer skips
+	** through, beside bytes above 0x7f that must pass untouched. */
+	char in[64], want[256];
+	const char specials[] = {'"', '\\', '\n', 1, 0x1f};
+	for (int at = 0; at < 24; at++) {
+		for (size_t k = 0; k < sizeof specials; k++) {
+			memset(in, 'a', 24);
+			in[at] = specials[k];
+			in[24] = '\xc3', in[25] = '\xa0';
+			json_t *v = json_stringn(in, 26);
+			char *out = a2m_json_write(v, NULL);
+			escape_slowly(in, 26, want);
+			CHECK_STR(out, want);
+			free(out);
+			json_decref(v);
+		}
+	}
 }
 
 static void test_json_integers_beyond_2_53_exact(void)
@@ -116,6 +219,8 @@ int main(void)
 {
 	static const test_case tests[] = {
 		TEST(test_json_reals_are_shortest_roundtrip),
+		TEST(test_json_reals_fast_path_matches_printf),
+		TEST(test_json_strings_escaped_in_long_runs),
 		TEST(test_json_integers_beyond_2_53_exact),
 		TEST(test_json_key_order_and_unicode_kept),
 		TEST(test_json_escapes_control_and_nul),

@@ -126,13 +126,21 @@ typedef struct text_ctx {
 /* Writes ,"key": (no comma before the first member). */
 static void text_key(text_ctx *t, const char *key)
 {
-	if (t->first)
-		a2m_json_put_raw(t->b, "\"", 1);
-	else
-		a2m_json_put_raw(t->b, ",\"", 2);
+	/* One write for the three pieces: the keys are our own short names. */
+	char piece[32];
+	size_t n = strlen(key), at = t->first ? 1 : 0;
+	if (n + 4 > sizeof piece) {
+		a2m_json_put_raw(t->b, ",\"" + at, 2 - at);
+		a2m_json_put_raw(t->b, key, n);
+		a2m_json_put_raw(t->b, "\":", 2);
+		t->first = 0;
+		return;
+	}
+	memcpy(piece, ",\"", 2);
+	memcpy(piece + 2, key, n);
+	memcpy(piece + 2 + n, "\":", 2);
+	a2m_json_put_raw(t->b, piece + at, n + 4 - at);
 	t->first = 0;
-	a2m_json_put_raw(t->b, key, strlen(key));
-	a2m_json_put_raw(t->b, "\":", 2);
 }
 
 /*

@@ -3,6 +3,7 @@
 ** json_write.h for why this exists beside json_dumps()).
 */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,37 @@ static void put(buf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
+/*
+** Whether any of the 8 bytes of v must be escaped in a JSON string: a
+** control character (below 0x20), '"' or '\\'. The usual bit tricks for
+** "has a zero byte" (applied to v ^ '"' and v ^ '\\') and "has a byte below
+** n": a borrow can flag the wrong byte, but only when a byte below it did
+** match, so the answer for the word as a whole is exact.
+*/
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static int needs_escape8(uint64_t v)
+{
+	uint64_t q = v ^ (ONES * '"'), bs = v ^ (ONES * '\\');
+	uint64_t hit = ((q - ONES) & ~q) | ((bs - ONES) & ~bs) | ((v - ONES * 0x20) & ~v);
+	return (hit & HIGHS) != 0;
+}
+
 static void put_string(buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	put(b, "\"", 1);
 	size_t run = 0; /* bytes copied verbatim in one put() */
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	size_t i = 0;
+	while (i < n) {
+		/* Content is mostly plain text: skip it eight bytes at a time. */
+		uint64_t v;
+		if (n - i >= 8 && (memcpy(&v, s + i, 8), !needs_escape8(v))) {
+			i += 8;
+			run += 8;
+			continue;
+		}
+		unsigned char c = (unsigned char)s[i++];
 		const char *esc = NULL;
 		char u[7];
 		switch (c) {
@@ -59,7 +84,7 @@ static void put_string(buf *b, const char *s, size_t n)
 			}
 		}
 		if (esc) {
-			put(b, s + i - run, run);
+			put(b, s + i - 1 - run, run);
 			run = 0;
 			put(b, esc, strlen(esc));
 		} else {
@@ -140,28 +165,170 @@ static int zeros_from(const char sig[17], int p)
 	return p == 17;
 }
 
+#ifdef __SIZEOF_INT128__
+typedef unsigned __int128 u128;
+
+/*
+** Exact arithmetic for the usual real (a score, a weight): |d| = m / 2^q
+** with m < 2^53 and 1 <= q <= 68, which holds for |d| in [2^-15, 2^52)
+** outside whole numbers. Within those bounds every product below fits in
+** 128 bits, so the digits and the read-back test need neither printf nor
+** strtod, which were most of the cost of writing a recall's scores.
+*/
+typedef struct exact {
+	uint64_t m;
+	int      q;
+	int      e;  /* |d| in [2^(e-1), 2^e) */
+} exact;
+
+static const uint64_t pow10_64[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+static u128 pow10_128(int k)
+{
+	return k < 20 ? pow10_64[k] : (u128)pow10_64[19] * pow10_64[k - 19];
+}
+
+static int exact_split(double d, exact *x)
+{
+	int e;
+	if (d == 0 || !isfinite(d))
+		return 0;
+	double f = frexp(fabs(d), &e);  /* |d| = f · 2^e, f in [0.5, 1) */
+	if (e < -14 || e > 52)
+		return 0;
+	x->m = (uint64_t)ldexp(f, 53);  /* exact: 53 significant bits */
+	x->q = 53 - e;
+	x->e = e;
+	return 1;
+}
+
+/*
+** The 17 significant digits of d, rounded half to even as printf's "%.16e"
+** rounds them, into sig, and the decimal exponent of the first into *x10.
+*/
+static void exact_digits(const exact *x, char sig[17], int *x10)
+{
+	const u128 lo = pow10_64[16], hi = pow10_64[17];
+	/* The decimal exponent from the binary one (log10 2 = 0.30103), off by
+	** one at most, which the loop puts right: the digits must be 17. */
+	int k = 16 - (int)floor((x->e - 1) * 0.30102999566398120);
+	u128 n;
+	for (;;) {
+		u128 num = (u128)x->m * pow10_128(k);
+		u128 mask = ((u128)1 << x->q) - 1, rem = num & mask, half = (u128)1 << (x->q - 1);
+		n = num >> x->q;
+		if (rem > half || (rem == half && (n & 1)))
+			n++;
+		if (n >= hi && k > 0 && (num >> x->q) >= hi) {
+			k--;
+			continue;
+		}
+		if (n < lo) {
+			k++;
+			continue;
+		}
+		break;
+	}
+	if (n == hi) {  /* 9.99…95 rounded up a decade */
+		n = lo;
+		k--;
+	}
+	*x10 = 16 - k;
+	uint64_t v = (uint64_t)n;
+	for (int i = 16; i >= 0; i--) {
+		sig[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
+/*
+** Whether the p significant digits of sig (rounded half up, as format_g
+** rounds them) read back as d: the decimal must lie strictly within half an
+** ulp of d. 1 yes, 0 no, -1 when only strtod can tell (a power of two, whose
+** lower neighbour is nearer; an exact tie; a decimal exponent out of reach).
+*/
+static int exact_reads_back(const exact *x, const char sig[17], int x10, int p)
+{
+	uint64_t t = 0;
+	for (int i = 0; i < p; i++)
+		t = t * 10 + (uint64_t)(sig[i] - '0');
+	/* A cut exactly at a half of the 17 digits is printf's to round
+	** (format_g gives up on it), from d itself. */
+	if (p < 17 && sig[p] == '5' && zeros_from(sig, p + 1))
+		return -1;
+	if (p < 17 && sig[p] >= '5')
+		t++;
+	int j = p - 1 - x10;  /* the decimal is t / 10^j */
+	if (x->m == (uint64_t)1 << 52 || j < 0 || j > 21)
+		return -1;
+	u128 a = (u128)t << (x->q + 1), b = (u128)x->m * pow10_128(j) * 2;
+	u128 diff = a > b ? a - b : b - a, bound = pow10_128(j);
+	if (diff == bound)
+		return -1;
+	return diff < bound;
+}
+#endif
+
 size_t a2m_json_format_real(double d, char out[32])
 {
-	/* One exact conversion to 17 digits (always enough to read back as d),
-	** then the shortest of 15, 16, 17 digits that does read back: the same
-	** text as trying "%.15g", "%.16g", "%.17g" in turn, at a third of the
-	** printf calls, which dominated a recall's serialisation. */
-	char e[40];
-	snprintf(e, sizeof e, "%.16e", d);
-	int neg = e[0] == '-';
-	const char *m = e + neg;
+	/* The 17 significant digits (always enough to read back as d), then the
+	** shortest of 15, 16, 17 digits that does read back: the same text as
+	** trying "%.15g", "%.16g", "%.17g" in turn. */
 	char sig[17];
-	sig[0] = m[0];
-	memcpy(sig + 1, m + 2, 16);
-	int x = atoi(m + 19);
+	int neg = signbit(d) != 0, x = 0, fast = 0;
+#ifdef __SIZEOF_INT128__
+	exact ex = {0, 0, 0};
+	fast = exact_split(d, &ex);
+	if (fast)
+		exact_digits(&ex, sig, &x);
+#endif
+	if (!fast) {
+		char e[40];
+		snprintf(e, sizeof e, "%.16e", d);
+		const char *m = e + (e[0] == '-');
+		sig[0] = m[0];
+		memcpy(sig + 1, m + 2, 16);
+		x = atoi(m + 19);
+	}
 	size_t n = 0;
-	for (int prec = 15; prec <= 17; prec++) {
+	int from = 15;
+#ifdef __SIZEOF_INT128__
+	/* The fast path knows without writing which precision reads back. */
+	while (fast && from < 17 && !zeros_from(sig, from)) {
+		int back = exact_reads_back(&ex, sig, x, from);
+		if (back < 0)
+			break;
+		if (back)
+			break;
+		from++;
+	}
+#endif
+	for (int prec = from; prec <= 17; prec++) {
+		int by_printf = 0;
 		n = format_g(neg, sig, x, prec, out);
-		if (!n)
+		if (!n) {
 			n = (size_t)snprintf(out, 32, "%.*g", prec, d);
+			by_printf = 1;
+		}
 		/* Digits cut off that were all zero: the text is the exact
 		** 17-digit one, which reads back as d without asking strtod. */
-		if (prec == 17 || zeros_from(sig, prec) || strtod(out, NULL) == d)
+		if (prec == 17 || zeros_from(sig, prec))
+			break;
+		int back = -1;
+#ifdef __SIZEOF_INT128__
+		if (fast && !by_printf)
+			back = exact_reads_back(&ex, sig, x, prec);
+#else
+		(void)by_printf;
+#endif
+		if (back < 0)
+			back = strtod(out, NULL) == d;
+		if (back)
 			break;
 	}
 	/* "1" would read back as an integer: keep the value a real. */
