@@ -10,10 +10,23 @@
 #define A2M_TEST_CHECK_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 static int check_failures_in_test;
+
+/*
+** The tests' random numbers (xorshift64): the same sequence on every run
+** and machine, so a failure found once is found again. *state must not be 0.
+*/
+static inline uint64_t check_rand(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \

@@ -60,12 +60,10 @@ static void reference_real(double d, char out[40])
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return check_rand(&rng_state);
 }
 
 /* The integer fast path against printf and strtod, over the reals recall

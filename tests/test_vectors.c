@@ -33,10 +33,7 @@ static uint64_t rng_state = 88172645463325252ULL;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return check_rand(&rng_state);
 }
 
 static double unif(void)
