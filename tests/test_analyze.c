@@ -2,11 +2,13 @@
 ** test_analyze.c — the text analysis of rank/analyze.h, one rule per test,
 ** with the exact terms each rule produces.
 */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "rank/analyze.h"
+#include "rank/analyze_internal.h"
 
 static a2m_analyzer *an;
 
@@ -387,6 +389,216 @@ static void test_version_names_the_options(void)
 	}
 }
 
+/* ---- the fast paths change nothing ---- */
+
+/* Appends s (n bytes) to buf (of *at), escaping control bytes. */
+static void put(char *buf, size_t cap, size_t *at, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && *at + 5 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7F)
+			*at += (size_t)snprintf(buf + *at, cap - *at, "\\x%02x", c);
+		else
+			buf[(*at)++] = (char)c;
+	}
+	buf[*at] = '\0';
+}
+
+#define PUTS(s) put(buf, cap, &at, (s), strlen(s))
+
+/*
+** Everything the analyser says of text, in one string: the tokens (surface
+** form, the folded spelling when it differs, kind and script), the
+** language guess, the record's terms (count when above one) and length,
+** the query's words (weight when below one) with their keys (^: a stem's
+** weight).
+*/
+static const char *analysis(const char *text, char *buf, size_t cap)
+{
+	size_t at = 0;
+	char num[64];
+	a2m_tokens t;
+	a2m_lang_guess g;
+	a2m_doc_terms d;
+	a2m_query_terms q;
+	buf[0] = '\0';
+	CHECK(a2m_tokenize(text, &t) == 0);
+	snprintf(num, sizeof num, "tokens%s%s:", t.ascii ? " ascii" : "", t.has_text ? " text" : "");
+	PUTS(num);
+	for (size_t i = 0; i < t.n; i++) {
+		PUTS(" ");
+		put(buf, cap, &at, t.v[i].text, t.v[i].len);
+		if (t.v[i].flen != t.v[i].len || memcmp(t.v[i].folded, t.v[i].text, t.v[i].len)) {
+			PUTS("(");
+			put(buf, cap, &at, t.v[i].folded, t.v[i].flen);
+			PUTS(")");
+		}
+		snprintf(num, sizeof num, "/%d%u", t.v[i].kind, t.v[i].script);
+		PUTS(num);
+	}
+	a2m_detect_language(an, &t, &g);
+	snprintf(num, sizeof num, "; lang %d %#x;", g.lang, g.cands);
+	PUTS(num);
+	for (int l = 0; l < A2M_LANG_COUNT; l++) {
+		snprintf(num, sizeof num, " %.17g", g.score[l]);
+		PUTS(num);
+	}
+	a2m_tokens_free(&t);
+	CHECK(a2m_analyze_doc(an, text, &d) == 0);
+	snprintf(num, sizeof num, "; doc %u%s:", d.length, d.has_text ? " text" : "");
+	PUTS(num);
+	for (size_t i = 0; i < d.n; i++) {
+		PUTS(" ");
+		put(buf, cap, &at, d.terms[i].text, d.terms[i].len);
+		if (d.terms[i].tf != 1) {
+			snprintf(num, sizeof num, "*%u", d.terms[i].tf);
+			PUTS(num);
+		}
+	}
+	a2m_doc_terms_free(&d);
+	CHECK(a2m_analyze_query(an, text, &q) == 0);
+	PUTS("; query:");
+	for (size_t w = 0; w < q.nwords; w++) {
+		PUTS(" ");
+		if (q.weight[w] != 1.0) {
+			snprintf(num, sizeof num, "%g*", q.weight[w]);
+			PUTS(num);
+		}
+		for (size_t k = q.word_at[w]; k < q.word_at[w + 1]; k++) {
+			if (k > q.word_at[w])
+				PUTS("|");
+			put(buf, cap, &at, q.keys[k].text, q.keys[k].len);
+			if (q.key_weight[k] != 1.0)
+				PUTS(q.key_weight[k] == A2M_STEM_KEY_WEIGHT ? "^" : "?");
+			CHECK_INT(q.keys[k].tf, 1);
+		}
+	}
+	a2m_query_terms_free(&q);
+	return buf;
+}
+
+/*
+** Known outputs, captured from the analyser before it had any fast path (an
+** ASCII tokenizer, a set-associative stem cache): every byte must stay.
+*/
+static void test_fixed_corpus_yields_known_analysis(void)
+{
+	static const struct { const char *text, *want; } cases[] = {
+		{"",
+		 "tokens ascii:; lang -1 0; 0 0 0 0 0 0 0 0; doc 0:; query:"},
+		{" \t\r\n\x01\x7f",
+		 "tokens ascii:; lang -1 0; 0 0 0 0 0 0 0 0; doc 0:; query:"},
+		{"The cats' toys were running quickly",
+		 "tokens ascii text: the/01 cats/01 toys/01 were/01 running/01 quickly/01; lang 0 0x1; 2.4500000000000002 0 0 0 0.20000000000000001 0 0.20000000000000001 0; doc 4 text: cats ~cat toys ~toy running ~run quickly ~quick; query: cats|~cat^|cat^ toys|~toy^|toy^ running|~run^|run^ quickly|~quick^|quick^"},
+		{"Don't STOP: l'acqua, rock'n'roll, 'quoted', x''y, it's",
+		 "tokens ascii text: don/01 stop/01 acqua/01 rock/01 roll/01 quoted/01 x/01 y/01 it/01; lang 0 0x1; 1.05 0 0.5 0.5 0.10000000000000001 0 0.10000000000000001 0; doc 8 text: don stop acqua rock roll quoted ~quot x y; query: don|~don^ stop|~stop^ acqua|~acqua^ rock|~rock^ roll|~roll^ quoted|~quot^|quot^ x|~x^ y|~y^"},
+		{"Hello, World! 123 abc-def_ghi v1.2.3 2026-12-03",
+		 "tokens ascii text: hello/01 world/01 123/00 abc/01 def/01 ghi/01 v1/01 2/00 3/00 2026/00 12/00 03/00; lang -1 0x51; 0.10000000000000001 0 0 0 0.10000000000000001 0 0.10000000000000001 0; doc 12 text: hello world 123 abc def ghi v1 2 3 2026 12 03; query: hello|~hello^ world|~world^ 123 abc|~abc^ def|~def^ ghi|~ghi^ v1|~v1^ 2 3 2026 12 03"},
+		{"kalomi renvas tozuber kalomi",
+		 "tokens ascii text: kalomi/01 renvas/01 tozuber/01 kalomi/01; lang -1 0x51; 0.10000000000000001 0 0 0 0.20000000000000001 0 0.20000000000000001 0; doc 4 text: kalomi*2 renvas ~renva tozuber ~tozub; query: kalomi|~kalomi^ renvas|~renva^|renva^|~renvas^ tozuber|~tozub^|tozub^|~tozuber^"},
+		{"Der Hund und die Katze",
+		 "tokens ascii text: der/01 hund/01 und/01 die/01 katze/01; lang -1 0x50; 0.050000000000000003 0 0 0 2.1000000000000001 0 1.1000000000000001 0; doc 3 text: hund und katze ~katz; query: hund|~hund^ 0.3*und|~und^ katze|~katz^|katz^"},
+		{"la casa è bella e la città è grande",
+		 "tokens text: la/01 casa/01 e(è)/01 bella/01 e/01 la/01 citta(città)/01 e(è)/01 grande/01; lang -1 0xe; 0 3.0666666666666664 1.6666666666666665 1.9666666666666668 0 1.3 0 0; doc 7 text: casa ~cas e*3 bella ~bell ~bel citta ~citt grande ~grand; query: casa|~cas^|cas^ 0.3*e|~e^ bella|~bell^|bell^|~bel^|bel^ citta|~citt^|citt^|~citta^ grande|~grand^|grand^"},
+		{"ÀCCENTS Ünïcödé Köln Straße perché",
+		 "tokens text: accents(àccents)/01 unicode(ünïcödé)/01 koln(köln)/01 strasse/01 perche(perché)/01; lang -1 0x1a; 0.050000000000000003 1.8 0.40000000000000002 1.5 1.5 0.69999999999999996 0.59999999999999998 0; doc 5 text: accents ~accent unicode ~unicod koln strasse ~strass perche ~perc ~perch; query: accents|~accents^|~accent^|accent^ unicode|~unicode^|~unicod^|unicod^ koln|~koln^ strasse|~strass^|strass^ 0.3*perche|~perc^|perc^|~perch^|perch^|~perche^"},
+		{"Москва — столица России, ёлка йогурт",
+		 "tokens text: москва/02 столица/02 россии/02 елка(ёлка)/02 йогурт/02; lang 7 0x80; 0 0 0 0 0 0 0 5; doc 5 text: москва ~москв столица ~столиц россии ~росс елка ~елк йогурт; query: москва|~москв^|москв^ столица|~столиц^|столиц^ россии|~росс^|росс^ елка|~елк^|елк^ йогурт|~йогурт^"},
+		{"東京は日本の首都です",
+		 "tokens text: 東京/14 京は/14 は日/14 日本/14 本の/14 の首/14 首都/14 都で/14 です/14; lang -1 0; 0 0 0 0 0 0 0 0; doc 9 text: 東京 京は は日 日本 本の の首 首都 都で です; query: 東京 京は は日 日本 本の の首 首都 都で です"},
+		{"한국어 문장 中",
+		 "tokens text: 한국/14 국어/14 문장/14 中/14; lang -1 0; 0 0 0 0 0 0 0 0; doc 4 text: 한국 국어 문장 中; query: 한국 국어 문장 中"},
+		{"iPhone很好 with Москва and café",
+		 "tokens text: iphone/01 很好/14 with/01 москва/02 and/01 cafe(café)/01; lang 0 0x1; 2.3999999999999999 0.20000000000000001 0.20000000000000001 0.40000000000000002 0.10000000000000001 0.20000000000000001 0.10000000000000001 1; doc 4 text: iphone ~iphon 很好 москва ~москв cafe; query: iphone|~iphon^|iphon^ 很好 москва|~москв^|москв^ cafe|~cafe^"},
+		{"ﬁnance ＡＢＣ ①②③ Ⅻ ﬀ",
+		 "tokens text: finance/01 abc/01 123/00 xii/01 ff/01; lang -1 0; 0 0 0 0 0 0 0 0; doc 5 text: finance ~financ abc 123 xii ff; query: finance|~financ^|financ^ abc|~abc^ 123 xii|~xii^ ff|~ff^"},
+		{"bad \xff\xfe utf8 \xc3 here \xe2\x82",
+		 "tokens text: bad/01 utf8/01 here/01; lang 0 0x1; 1 0 0 0 0 0 0 0; doc 2 text: bad utf8; query: bad|~bad^ utf8|~utf8^"},
+		{"it\xe2\x80\x99s soft\xc2\xad" "hyphen zero\xe2\x80\x8bwidth e\xcc\x81t\xc3\xa9",
+		 "tokens text: it/01 softhyphen/01 zerowidth/01 ete(été)/01; lang -1 0x9; 1.7 0.40000000000000002 0.40000000000000002 1.8 0.10000000000000001 0.40000000000000002 0.10000000000000001 0; doc 4 text: it softhyphen zerowidth ete; query: 0.3*it|~it^ softhyphen|~softhyphen^ zerowidth|~zerowidth^ 0.3*ete|~ete^"},
+		{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'b 0123456789",
+		 "tokens ascii text: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/01 0123456789/00; lang 6 0x40; 0 0 0 0 0 0 1.5 0; doc 2 text: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 0123456789; query: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa|~aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa^ 0123456789"},
+		{"éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé",
+		 "tokens text: eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee(éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé)/01; lang -1 0x2e; 0 1.5 1.5 1.5 0 1.5 0 0; doc 1 text: eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee ~eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee; query: eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee|~eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee^|~eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee^|eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee^"},
+		{"internationalization antidisestablishmentarianism nationalities",
+		 "tokens ascii text: internationalization/01 antidisestablishmentarianism/01 nationalities/01; lang -1 0; 0 0 0 0 0 0 0 0; doc 3 text: internationalization ~internation ~internationaliz antidisestablishmentarianism ~antidisestablishmentarian nationalities ~nation ~nationaliti ~nationalit; query: internationalization|~internation^|internation^|~internationalization^|~internationaliz^|internationaliz^ antidisestablishmentarianism|~antidisestablishmentarian^|antidisestablishmentarian^|~antidisestablishmentarianism^ nationalities|~nation^|nation^|~nationalities^|~nationaliti^|nationaliti^|~nationalit^|nationalit^"},
+	};
+	static char buf[16384];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		CHECK_STR(analysis(cases[i].text, buf, sizeof buf), cases[i].want);
+		a2m_analyze_slow_path = 1;
+		CHECK_STR(analysis(cases[i].text, buf, sizeof buf), cases[i].want);
+		a2m_analyze_slow_path = 0;
+	}
+}
+
+/* A deterministic generator for the corpora below (xorshift64). */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* text analysed with every shortcut, then with none: the same, byte for byte. */
+static int same_both_ways(const char *text)
+{
+	static char fast[16384], slow[16384];
+	analysis(text, fast, sizeof fast);
+	a2m_analyze_slow_path = 1;
+	analysis(text, slow, sizeof slow);
+	a2m_analyze_slow_path = 0;
+	if (strcmp(fast, slow) == 0)
+		return 1;
+	fprintf(stderr, "  text \"%s\"\n  fast %s\n  slow %s\n", text, fast, slow);
+	return 0;
+}
+
+static void test_ascii_fast_path_matches_general_path(void)
+{
+	/* Letters of both cases, digits, apostrophes, separators, controls. */
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789''''   .,-_!?\t\n\x01\x7f~";
+	char text[400];
+	int bad = 0;
+	for (int i = 0; i < 3000 && bad < 3; i++) {
+		size_t n = rng() % (i % 10 ? 60 : 300);
+		/* Now and then letters and digits only: words past MAX_WORD_BYTES. */
+		size_t nchars = i % 25 ? sizeof chars - 1 : 62;
+		for (size_t j = 0; j < n; j++)
+			text[j] = chars[rng() % nchars];
+		text[n] = '\0';
+		bad += !same_both_ways(text);
+	}
+	CHECK_INT(bad, 0);
+}
+
+static void test_mixed_scripts_same_both_ways(void)
+{
+	static const char *const pieces[] = {
+		"a", "Q", "7", "'", "\xe2\x80\x99", " ", "-", "é", "ß", "ñ", "œ", "ł", "ë",
+		"ё", "й", "Ж", "中", "文", "カ", "한", "\xcc\x81", "\xff", "\xc3", "Ⅻ",
+		"ﬁ", "İ", "ǅ", "\xe2\x80\x8b", "the", "la", "und", "и", "ा",
+		"running", "città", "Straße", "москва",
+	};
+	char text[600];
+	int bad = 0;
+	for (int i = 0; i < 2000 && bad < 3; i++) {
+		size_t n = 0, k = rng() % 24;
+		for (size_t j = 0; j < k; j++) {
+			const char *p = pieces[rng() % (sizeof pieces / sizeof pieces[0])];
+			size_t l = strlen(p);
+			memcpy(text + n, p, l);
+			n += l;
+		}
+		text[n] = '\0';
+		bad += !same_both_ways(text);
+	}
+	CHECK_INT(bad, 0);
+}
+
 int main(void)
 {
 	an = a2m_analyzer_new(NULL);
@@ -429,6 +641,9 @@ int main(void)
 		TEST(test_term_counts_and_length),
 		TEST(test_analysis_is_deterministic),
 		TEST(test_version_names_the_options),
+		TEST(test_fixed_corpus_yields_known_analysis),
+		TEST(test_ascii_fast_path_matches_general_path),
+		TEST(test_mixed_scripts_same_both_ways),
 		{NULL, NULL}
 	};
 	int rc = run_tests(tests);

@@ -35,4 +35,12 @@ void a2m_analyze_sb_put(sbuf *b, const void *s, size_t n);
 */
 void a2m_analyze_strip_into(sbuf *b, const char *s, size_t len);
 
+/*
+** Tests set this to turn every shortcut off: all text then goes through
+** the general tokenizer (NFKC and case folding by utf8proc), which the
+** ASCII path of a2m_tokenize must match byte for byte. Never set outside
+** tests.
+*/
+extern int a2m_analyze_slow_path;
+
 #endif

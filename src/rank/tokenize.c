@@ -185,10 +185,11 @@ void a2m_analyze_strip_into(sbuf *b, const char *s, size_t len)
 /* ---- folding ------------------------------------------------------------- */
 
 /*
-** NFKC and case folding, default-ignorable code points dropped. All-ASCII
-** text (the common case) is only lowercased, which is the same thing for it.
-** Invalid UTF-8 bytes are skipped first, so utf8proc can only fail for
-** memory. Returns a malloc'd NUL-terminated string, or NULL.
+** NFKC and case folding, default-ignorable code points dropped. Invalid
+** UTF-8 bytes are skipped first, so utf8proc can only fail for memory.
+** All-ASCII text comes here only when a test forces the general path:
+** tokenize_ascii() lowercases it instead. Returns a malloc'd NUL-terminated
+** string, or NULL.
 */
 static char *fold(const char *text, size_t *len, int *ascii)
 {
@@ -200,16 +201,6 @@ static char *fold(const char *text, size_t *len, int *ascii)
 			*ascii = 0;
 			break;
 		}
-	if (*ascii) {
-		char *out = malloc(n + 1);
-		if (!out)
-			return NULL;
-		for (size_t i = 0; i < n; i++)
-			out[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
-		out[n] = '\0';
-		*len = n;
-		return out;
-	}
 	unsigned char *clean = malloc(n + 1), *out = NULL;
 	size_t m = 0;
 	if (!clean)
@@ -410,6 +401,70 @@ typedef struct token_store {
 	raw_token *raw;
 } token_store;
 
+static int is_ascii_alnum(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
+/*
+** a2m_tokenize for all-ASCII text (n bytes), the common case, in one block:
+** the tokens, then the lowercased text they point into. It yields what the
+** general path below does, which for ASCII comes to: NFKC is the identity
+** and case folding is A-Z to a-z; words are the runs of letters and digits,
+** cut after MAX_WORD_BYTES; an apostrophe followed by a letter or digit
+** splits, and a one-character piece beside it is dropped; only a letter
+** makes a word Latin; white space and control characters are not text.
+** test_analyze.c checks the two paths agree (a2m_analyze_slow_path).
+*/
+static int tokenize_ascii(const unsigned char *s, size_t n, a2m_tokens *out)
+{
+	size_t runs = 0;
+	for (size_t i = 0; i < n; i++)
+		if (is_ascii_alnum(s[i]) && (i == 0 || !is_ascii_alnum(s[i - 1])))
+			runs++;
+	a2m_token *v = malloc((runs + 1) * sizeof *v + n + 1);
+	if (!v)
+		return -1;
+	char *f = (char *)(v + runs + 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		f[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+		if (c > ' ' && c != 0x7F)
+			out->has_text = 1;
+	}
+	f[n] = '\0';
+	size_t nt = 0;
+	int apos_before = 0;
+	for (size_t i = 0; i < n;) {
+		if (!is_ascii_alnum(s[i])) {
+			i++;
+			continue;
+		}
+		size_t start = i;
+		while (i < n && is_ascii_alnum(s[i]))
+			i++;
+		size_t len = i - start < MAX_WORD_BYTES ? i - start : MAX_WORD_BYTES;
+		int apos_after = i + 1 < n && s[i] == '\'' && is_ascii_alnum(s[i + 1]);
+		unsigned script = 0;
+		for (size_t j = start; j < start + len && !script; j++)
+			if (f[j] > '9')
+				script = A2M_SCRIPT_LATIN;
+		/* A lone letter beside an apostrophe is an elision or a clitic. */
+		if (!(len == 1 && (apos_before || apos_after)))
+			v[nt++] = (a2m_token){.text = f + start, .len = len, .folded = f + start,
+					      .flen = len, .kind = A2M_TOKEN_WORD, .script = script};
+		apos_before = apos_after;
+	}
+	memset(&v[nt], 0, sizeof v[nt]);
+	out->v = v;
+	out->n = nt;
+	out->ascii = 1;
+	return 0;
+}
+
+/* Set by tests only: every text takes the general path (analyze_internal.h). */
+int a2m_analyze_slow_path;
+
 int a2m_tokenize(const char *text, a2m_tokens *out)
 {
 	tokenizer tz;
@@ -417,7 +472,18 @@ int a2m_tokenize(const char *text, a2m_tokens *out)
 	int ascii = 1;
 	memset(out, 0, sizeof *out);
 	memset(&tz, 0, sizeof tz);
-	char *f = fold(text ? text : "", &len, &ascii);
+	if (!text)
+		text = "";
+	if (!a2m_analyze_slow_path) {
+		size_t n = strlen(text);
+		const unsigned char *s = (const unsigned char *)text;
+		size_t i = 0;
+		while (i < n && s[i] < 0x80)
+			i++;
+		if (i == n)
+			return tokenize_ascii(s, n, out);
+	}
+	char *f = fold(text, &len, &ascii);
 	if (!f)
 		return -1;
 	out->ascii = ascii;
