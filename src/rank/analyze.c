@@ -32,20 +32,32 @@ static const char *const lang_codes[A2M_LANG_COUNT] = {
 /*
 ** A remembered stem: Snowball is the dearest step of analysing a short
 ** text (a word of unknown language is stemmed under seven languages), and
-** the words of a store and its queries repeat (Zipf). Direct-mapped, a new
-** stem replacing whatever shared its slot, so the cache stays this size;
-** only short words are kept. Stemming is deterministic: a hit is exactly
-** what the stemmer would say.
+** the words of a store and its queries repeat (Zipf). Set-associative:
+** a set is STEM_CACHE_WAYS slots of 32 bytes kept in order of use (a hit
+** moves to the front, a new stem enters there and the last one leaves), so
+** the cache stays this size (512 KiB, as when it was direct-mapped, but
+** holding twice the stems) and a word survives the rarer ones that share
+** its set. A slot holds its word, and its stem as the
+** length of the prefix it shares with the word plus the rest: a stem is
+** mostly a prefix, so half the bytes of word + stem serve; only words and
+** stems that fit are kept. Stemming is deterministic: a hit is exactly what
+** the stemmer would say.
 */
-#define STEM_CACHE_SLOTS 8192   /* a power of two */
-#define STEM_CACHE_BYTES 30
+#define STEM_CACHE_SETS  4096  /* a power of two */
+#define STEM_CACHE_WAYS  4
+#define STEM_SLOT_BYTES  28
 
 typedef struct stem_slot {
-	uint8_t lang1;               /* lang + 1; 0 = empty */
-	uint8_t wlen, slen;          /* slen 0: the word cannot be stemmed */
-	char    word[STEM_CACHE_BYTES];
-	char    stem[STEM_CACHE_BYTES];
+	uint8_t lang1;                  /* lang + 1; 0 = empty */
+	uint8_t wlen;                   /* the word: bytes[0 .. wlen) */
+	uint8_t keep;                   /* the stem: the word's first keep bytes, */
+	uint8_t tlen;                   /* then bytes[wlen .. wlen + tlen) */
+	char    bytes[STEM_SLOT_BYTES]; /* keep + tlen == 0: cannot be stemmed */
 } stem_slot;
+
+typedef struct stem_set {
+	stem_slot way[STEM_CACHE_WAYS];  /* most recently used first */
+} stem_set;
 
 struct a2m_analyzer {
 	a2m_indexer          ix;      /* first: the store's view of us */
@@ -53,7 +65,7 @@ struct a2m_analyzer {
 	struct sb_stemmer   *stemmer[A2M_LANG_COUNT];
 	a2m_langdetect      *ld;
 	char                 version[128];
-	stem_slot           *stems;   /* STEM_CACHE_SLOTS; NULL: no cache */
+	stem_set            *stems;   /* STEM_CACHE_SETS; NULL: no cache */
 };
 
 const char *a2m_lang_code(int lang)
@@ -99,7 +111,9 @@ a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt)
 	if (!(an->ld = a2m_langdetect_new()))
 		goto fail;
 	/* Without room for the cache every stem is computed: slower, not wrong. */
-	an->stems = calloc(STEM_CACHE_SLOTS, sizeof *an->stems);
+	an->stems = aligned_alloc(sizeof *an->stems, STEM_CACHE_SETS * sizeof *an->stems);
+	if (an->stems)
+		memset(an->stems, 0, STEM_CACHE_SETS * sizeof *an->stems);
 	/*
 	** Anything that changes which terms a text yields must change this
 	** string: stores rebuild an index whose version differs.
@@ -151,10 +165,31 @@ static size_t stem_uncached(a2m_analyzer *an, int lang, const char *word, size_t
 			    char *out, size_t cap);
 
 /* FNV-1a of the word, mixed with its language. */
-static size_t stem_slot_of(int lang, const char *word, size_t len)
+static size_t stem_set_of(int lang, const char *word, size_t len)
 {
 	uint64_t h = a2m_hash_more(A2M_HASH_SEED ^ (uint64_t)lang, word, len);
-	return (size_t)(h >> 20) & (STEM_CACHE_SLOTS - 1);
+	return (size_t)(h >> 20) & (STEM_CACHE_SETS - 1);
+}
+
+/*
+** Writes into e the slot of word and its stem (n bytes; 0: none). Returns 0
+** when they do not fit in one.
+*/
+static int stem_slot_make(stem_slot *e, int lang, const char *word, size_t len,
+			  const char *stem, size_t n)
+{
+	size_t keep = 0;
+	while (keep < n && keep < len && stem[keep] == word[keep])
+		keep++;
+	if (len + (n - keep) > STEM_SLOT_BYTES)
+		return 0;
+	e->lang1 = (uint8_t)(lang + 1);
+	e->wlen = (uint8_t)len;
+	e->keep = (uint8_t)keep;
+	e->tlen = (uint8_t)(n - keep);
+	memcpy(e->bytes, word, len);
+	memcpy(e->bytes + len, stem + keep, n - keep);
+	return 1;
 }
 
 size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *out,
@@ -163,23 +198,33 @@ size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *
 	if (lang < 0 || lang >= A2M_LANG_COUNT || !an->stemmer[lang] || !len ||
 	    len > MAX_WORD_BYTES)
 		return 0;
-	if (!an->stems || len > STEM_CACHE_BYTES)
+	if (!an->stems || a2m_analyze_slow_path || len > STEM_SLOT_BYTES)
 		return stem_uncached(an, lang, word, len, out, cap);
-	stem_slot *e = &an->stems[stem_slot_of(lang, word, len)];
-	if (e->lang1 == lang + 1 && e->wlen == len && memcmp(e->word, word, len) == 0) {
-		if (e->slen > cap)
+	stem_set *set = &an->stems[stem_set_of(lang, word, len)];
+	for (size_t w = 0; w < STEM_CACHE_WAYS; w++) {
+		stem_slot *e = &set->way[w];
+		if (e->lang1 != lang + 1 || e->wlen != len || memcmp(e->bytes, word, len) != 0)
+			continue;
+		if (w) {
+			/* To the front: the set stays in order of use. */
+			stem_slot hit = *e;
+			memmove(&set->way[1], &set->way[0], w * sizeof hit);
+			set->way[0] = hit;
+			e = &set->way[0];
+		}
+		size_t n = (size_t)e->keep + e->tlen;
+		if (n > cap)
 			return 0;
-		memcpy(out, e->stem, e->slen);
-		return e->slen;
+		memcpy(out, e->bytes, e->keep);
+		memcpy(out + e->keep, e->bytes + e->wlen, e->tlen);
+		return n;
 	}
 	char tmp[MAX_STEM_BYTES];
 	size_t n = stem_uncached(an, lang, word, len, tmp, sizeof tmp);
-	if (n <= STEM_CACHE_BYTES) {
-		e->lang1 = (uint8_t)(lang + 1);
-		e->wlen = (uint8_t)len;
-		e->slen = (uint8_t)n;
-		memcpy(e->word, word, len);
-		memcpy(e->stem, tmp, n);
+	stem_slot fresh;
+	if (stem_slot_make(&fresh, lang, word, len, tmp, n)) {
+		memmove(&set->way[1], &set->way[0], (STEM_CACHE_WAYS - 1) * sizeof fresh);
+		set->way[0] = fresh;
 	}
 	if (n > cap)
 		return 0;
