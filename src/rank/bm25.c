@@ -117,6 +117,22 @@ static void acc_place(acc_entry *slots, size_t ns, uint32_t *used, size_t i,
 static int acc_grow(acc *a)
 {
 	size_t ns = a->nslots ? a->nslots * 2 : 4096;
+	if (ns <= a->alloc) {
+		/* The allocation is big enough (an earlier query grew it): rehash
+		** in place, the current query's slots set aside first. */
+		acc_entry *keep = malloc((a->n ? a->n : 1) * sizeof *keep);
+		if (!keep)
+			return -1;
+		for (size_t i = 0; i < a->n; i++)
+			keep[i] = a->slots[a->used[i]];
+		for (size_t i = 0; i < ns; i++)
+			a->slots[i].stamp = 0;
+		for (size_t i = 0; i < a->n; i++)
+			acc_place(a->slots, ns, a->used, i, &keep[i]);
+		free(keep);
+		a->nslots = ns;
+		return 0;
+	}
 	acc_entry *slots = calloc(ns, sizeof *slots);
 	uint32_t *used = malloc(ns / 2 * sizeof *used);
 	if (!slots || !used || ns > UINT32_MAX) {
@@ -185,12 +201,12 @@ static acc_entry *acc_get(acc *a, int64_t seq)
 	return e;
 }
 
-static const acc_entry *acc_find(const acc *a, int64_t seq)
+static acc_entry *acc_find(const acc *a, int64_t seq)
 {
 	if (!a->nslots)
 		return NULL;
 	size_t j = slot_of(seq, a->nslots);
-	const acc_entry *e;
+	acc_entry *e;
 	while ((e = &a->slots[j])->stamp == a->stamp) {
 		if (e->seq == seq)
 			return e;
@@ -222,7 +238,9 @@ typedef struct posting {
 
 typedef struct plist {
 	posting *v;
+	double  *c;      /* each posting's contribution (pruning's, key_contrib) */
 	size_t   n, cap;
+	size_t   ccap;   /* c's room */
 	int      oom;
 } plist;
 
@@ -253,8 +271,33 @@ struct scratch {
 	plist  *lists;
 	size_t  nlists;   /* lists allocated (each keeps its postings buffer) */
 	acc     a;
+	/* Pruning's (score_pruned), per key: its reach, its word, and the
+	** keys by decreasing reach. */
+	double *reach;
+	size_t *kword, *order;
+	size_t  nkeys;    /* keys allocated */
 };
 typedef struct scratch scratch;
+
+/* Ready pruning's arrays for nkeys keys. Returns 0, or -1 when memory runs out. */
+static int scratch_keys(scratch *sc, size_t nkeys)
+{
+	if (nkeys <= sc->nkeys)
+		return 0;
+	double *reach = realloc(sc->reach, nkeys * sizeof *reach);
+	if (reach)
+		sc->reach = reach;
+	size_t *kword = realloc(sc->kword, nkeys * sizeof *kword);
+	if (kword)
+		sc->kword = kword;
+	size_t *order = realloc(sc->order, nkeys * sizeof *order);
+	if (order)
+		sc->order = order;
+	if (!reach || !kword || !order)
+		return -1;
+	sc->nkeys = nkeys;
+	return 0;
+}
 
 /* Ready lists for nkeys keys, each empty. Returns 0, or -1 when memory runs out. */
 static int scratch_lists(scratch *sc, size_t nkeys)
@@ -278,6 +321,7 @@ static void scratch_end(scratch *sc)
 	for (size_t k = 0; k < sc->nlists; k++)
 		if (sc->lists[k].cap > SCRATCH_KEEP) {
 			free(sc->lists[k].v);
+			free(sc->lists[k].c);
 			memset(&sc->lists[k], 0, sizeof sc->lists[k]);
 		}
 	acc_end(&sc->a);
@@ -285,77 +329,340 @@ static void scratch_end(scratch *sc)
 
 static void scratch_free(scratch *sc)
 {
-	for (size_t k = 0; k < sc->nlists; k++)
+	for (size_t k = 0; k < sc->nlists; k++) {
 		free(sc->lists[k].v);
+		free(sc->lists[k].c);
+	}
 	free(sc->lists);
+	free(sc->reach);
+	free(sc->kword);
+	free(sc->order);
 	acc_free(&sc->a);
 	memset(sc, 0, sizeof *sc);
 }
 
+/* BM25's constants for one query over one source. */
+typedef struct bm25_norm {
+	double n_docs;
+	double k0, k1;  /* the length normalisation: k0 + k1 · dl */
+} bm25_norm;
+
+/*
+** Reads the postings of every key of q into sc->lists (a word's idf needs
+** its df before its postings can be scored), sets *norm and *postings (how
+** many in all). Returns 0, or the store's negative code.
+*/
+static int read_lists(const source *src, const a2m_query_terms *q, scratch *sc,
+		      bm25_norm *norm, size_t *postings)
+{
+	int rc = 0;
+	norm->n_docs = (double)src->stats.docs;
+	double avgdl = src->stats.docs ? (double)src->stats.total_len / norm->n_docs : 1.0;
+	if (avgdl <= 0)
+		avgdl = 1.0;
+	norm->k0 = BM25_K1 * (1.0 - BM25_B);
+	norm->k1 = BM25_K1 * BM25_B / avgdl;
+	*postings = 0;
+	if (scratch_lists(sc, q->nkeys) != 0)
+		return A2M_INTERNAL_ERROR;
+	for (size_t k = 0; k < q->nkeys && !rc; k++) {
+		plist *p = &sc->lists[k];
+		rc = source_postings(src, &q->keys[k], plist_visit, p);
+		if (!rc && p->oom)
+			rc = A2M_INTERNAL_ERROR;
+		*postings += p->n;
+	}
+	return rc;
+}
+
+static double key_idf(const bm25_norm *norm, const plist *p)
+{
+	double df = (double)p->n;
+	return log(1.0 + (norm->n_docs - df + 0.5) / (df + 0.5));
+}
+
+/*
+** The most word w can add to a record's sum: w · max over its keys of
+** (key weight · idf) · (k1 + 1), the summand of the best sum.
+*/
+static double word_bound(const a2m_query_terms *q, const plist *lists, const bm25_norm *norm,
+			 size_t w)
+{
+	double best_idf = 0;
+	for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++)
+		if (lists[k].n && key_idf(norm, &lists[k]) * q->key_weight[k] > best_idf)
+			best_idf = key_idf(norm, &lists[k]) * q->key_weight[k];
+	return q->weight[w] * best_idf * (BM25_K1 + 1.0);
+}
+
+/*
+** Adds c, what one key of word `word` gives e's record, to its sum: a word
+** counts with its best key only. The sum's rounding depends on the order
+** its keys come in: every path feeds a record its words in q's order and
+** each word's keys in order, so they all give the same sums to the last bit.
+*/
+static void acc_add(acc_entry *e, uint32_t word, double c)
+{
+	if (e->word != word) {
+		e->word = word;
+		e->word_best = 0;
+	}
+	if (c > e->word_best) {
+		e->total += c - e->word_best;
+		e->word_best = c;
+	}
+}
+
+/*
+** Fills p->c with what each posting of key k (of word w) adds to its
+** record's word, and returns the largest. Returns -1 when memory runs out.
+*/
+static double key_contrib(const a2m_query_terms *q, plist *p, const bm25_norm *norm, size_t w,
+			  size_t k)
+{
+	if (p->n > p->ccap) {
+		double *c = realloc(p->c, p->cap * sizeof *c);
+		if (!c)
+			return -1;
+		p->c = c;
+		p->ccap = p->cap;
+	}
+	double weight = q->weight[w] * q->key_weight[k];
+	double scale = weight * key_idf(norm, p) * (BM25_K1 + 1.0);
+	double reach = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		double tf = p->v[i].tf;
+		double c = scale * tf / (tf + norm->k0 + norm->k1 * p->v[i].dl);
+		p->c[i] = c;
+		if (c > reach)
+			reach = c;
+	}
+	return reach;
+}
+
+/*
+** Adds word w's keys (their postings in lists) to the sums of a, under the
+** mark word (acc_add). Returns 0, or -1 when memory runs out.
+*/
+static int score_word(const a2m_query_terms *q, plist *lists, const bm25_norm *norm, size_t w,
+		      uint32_t word, acc *a)
+{
+	for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
+		plist *p = &lists[k];
+		if (!p->n)
+			continue;
+		if (key_contrib(q, p, norm, w, k) < 0)
+			return -1;
+		for (size_t i = 0; i < p->n; i++) {
+			acc_entry *e = acc_get(a, p->v[i].seq);
+			if (!e)
+				return -1;
+			acc_add(e, word, p->c[i]);
+		}
+	}
+	return 0;
+}
+
 /*
 ** Scores every record holding a key of q into sc->a (a query begun here),
-** and sets *best to the best sum a record could reach. The postings of
-** every key are read first (a word's idf needs its df before its postings
-** can be scored). Returns 0, or the store's negative code.
+** and sets *best to the best sum a record could reach. Returns 0, or the
+** store's negative code.
 */
 static int score_all(const source *src, const a2m_query_terms *q, scratch *sc, double *best)
 {
-	int rc = 0;
-	double n_docs = (double)src->stats.docs;
-	double avgdl = src->stats.docs ? (double)src->stats.total_len / n_docs : 1.0;
-	if (avgdl <= 0)
-		avgdl = 1.0;
+	bm25_norm norm;
+	size_t postings;
 	*best = 0;
-	acc *a = &sc->a;
-	if (scratch_lists(sc, q->nkeys) != 0)
-		return A2M_INTERNAL_ERROR;
-	plist *lists = sc->lists;
-	size_t postings = 0;
-	for (size_t k = 0; k < q->nkeys && !rc; k++) {
-		rc = source_postings(src, &q->keys[k], plist_visit, &lists[k]);
-		if (!rc && lists[k].oom)
-			rc = A2M_INTERNAL_ERROR;
-		postings += lists[k].n;
-	}
+	int rc = read_lists(src, q, sc, &norm, &postings);
 	/* No record is scored twice per posting: the postings bound the table. */
-	if (!rc && acc_begin(a, postings) != 0)
+	if (!rc && acc_begin(&sc->a, postings) != 0)
 		rc = A2M_INTERNAL_ERROR;
-	/* The length normalisation of BM25, per document length seen. */
-	double k_norm0 = BM25_K1 * (1.0 - BM25_B), k_norm1 = BM25_K1 * BM25_B / avgdl;
 	for (size_t w = 0; w < q->nwords && !rc; w++) {
-		double best_idf = 0;
-		for (size_t k = q->word_at[w]; k < q->word_at[w + 1] && !rc; k++) {
-			const plist *p = &lists[k];
-			if (!p->n)
-				continue;
-			double df = (double)p->n;
-			double idf = log(1.0 + (n_docs - df + 0.5) / (df + 0.5));
-			double weight = q->weight[w] * q->key_weight[k];
-			if (idf * q->key_weight[k] > best_idf)
-				best_idf = idf * q->key_weight[k];
-			double scale = weight * idf * (BM25_K1 + 1.0);
-			uint32_t word = (uint32_t)w + 1;
-			for (size_t i = 0; i < p->n; i++) {
-				double tf = p->v[i].tf;
-				double c = scale * tf / (tf + k_norm0 + k_norm1 * p->v[i].dl);
-				acc_entry *e = acc_get(a, p->v[i].seq);
-				if (!e) {
-					rc = A2M_INTERNAL_ERROR;
-					break;
-				}
-				if (e->word != word) {
-					e->word = word;
-					e->word_best = 0;
-				}
-				if (c > e->word_best) {
-					e->total += c - e->word_best;
-					e->word_best = c;
-				}
-			}
-		}
-		*best += q->weight[w] * best_idf * (BM25_K1 + 1.0);
+		if (score_word(q, sc->lists, &norm, w, (uint32_t)w + 1, &sc->a) != 0)
+			rc = A2M_INTERNAL_ERROR;
+		*best += word_bound(q, sc->lists, &norm, w);
 	}
 	return rc;
+}
+
+/* ---- pruning: MaxScore, term at a time (docs/RANKING.md §5) -------------- */
+
+/*
+** A pruned list holds at least this many records that will likely beat
+** every record left out (PRUNE_PER per record the caller keeps, at least
+** PRUNE_MIN): enough, usually, for the caller's filters to turn some away
+** and still fill its limit from the list. Fewer, and the caller asks again
+** for the complete list more often; more, and pruning saves less (at 10 000
+** records and limit 10, 64 per 8 pruned a fifth of the benchmark's
+** queries, 16 per 2 two fifths: docs/RANKING.md §5).
+*/
+#define PRUNE_MIN 16
+#define PRUNE_PER 2
+/*
+** A sum of bounds and a record's sum are both computed in floating point,
+** each rounded a few times: a bound is widened by this share (and then by
+** PRUNE_ABS) so that it holds to the last bit.
+*/
+#define PRUNE_REL 1e-9
+#define PRUNE_ABS 1e-12
+/* The most words a pruned query may have: the words a record was admitted
+** by are a mask (acc_entry.word, while admitting). */
+#define PRUNE_WORDS 32
+
+/* The normalised bound of what a record of sum at most rest reaches. */
+static double rest_relevance(double rest, double best)
+{
+	return best > 0 ? rest * (1.0 + PRUNE_REL) / best + PRUNE_ABS : 0;
+}
+
+/*
+** The most a record holding none of the keys order[0..from) can reach: per
+** word, the best reach of its keys left (order is by decreasing reach, so
+** the first one met), summed.
+*/
+static double rest_from(const scratch *sc, size_t from, size_t nkeys)
+{
+	uint32_t seen = 0;
+	double rest = 0;
+	for (size_t j = from; j < nkeys; j++) {
+		size_t k = sc->order[j];
+		uint32_t bit = (uint32_t)1 << sc->kword[k];
+		if (!(seen & bit)) {
+			seen |= bit;
+			rest += sc->reach[k];
+		}
+	}
+	return rest;
+}
+
+/*
+** Admits the records of key k (sc->lists[k], contributions filled) into
+** sc->a. While admitting a record's total is a lower bound of its sum: the
+** first key of each word met (bit, in its mask) counts, the word's others
+** do not. Returns 0, or -1 when memory runs out.
+*/
+static int admit_key(scratch *sc, size_t k, uint32_t bit)
+{
+	const plist *p = &sc->lists[k];
+	for (size_t i = 0; i < p->n; i++) {
+		acc_entry *e = acc_get(&sc->a, p->v[i].seq);
+		if (!e)
+			return -1;
+		if (!(e->word & bit)) {
+			e->word |= bit;
+			e->total += p->c[i];
+		}
+	}
+	return 0;
+}
+
+/*
+** True when the records admitted so far suffice: a record not admitted can
+** reach at most rest, and at least `admit` admitted ones already reach
+** rest / floor, so the caller's worst kept hit will likely beat it even
+** after its blend; or no record left out can reach the caller's
+** min_relevance at all.
+*/
+static int admitted_enough(const acc *a, double rest, double best, const a2m_rank_query *rq,
+			   size_t admit)
+{
+	if (rq->min_relevance > 0 && rest_relevance(rest, best) + PRUNE_REL < rq->min_relevance)
+		return 1;
+	if (a->n < admit)
+		return 0;
+	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1;
+	double need = rest * (1.0 + PRUNE_REL) / floor;
+	size_t reach = 0;
+	for (size_t i = 0; i < a->n && reach < admit; i++)
+		reach += a->slots[a->used[i]].total >= need;
+	return reach >= admit;
+}
+
+/*
+** The sums of the records in sc->a, computed again from zero exactly as
+** score_all computes them (acc_add, in the same order, from the same
+** contributions), each record looked up, not inserted.
+*/
+static void rescore(const a2m_query_terms *q, scratch *sc)
+{
+	acc *a = &sc->a;
+	for (size_t i = 0; i < a->n; i++) {
+		acc_entry *e = &a->slots[a->used[i]];
+		e->total = e->word_best = 0;
+		e->word = 0;
+	}
+	for (size_t w = 0; w < q->nwords; w++) {
+		uint32_t word = (uint32_t)w + 1;
+		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
+			const plist *p = &sc->lists[k];
+			for (size_t i = 0; i < p->n; i++) {
+				acc_entry *e = acc_find(a, p->v[i].seq);
+				if (e)
+					acc_add(e, word, p->c[i]);
+			}
+		}
+	}
+}
+
+/*
+** score_all with MaxScore's pruning, term at a time, over keys: a word's
+** keys (its surface form and its stems) differ widely in df, and the
+** common stem of a rare word can be left out as well as a common word.
+** Each key's reach is the most one of its postings adds. Keys are taken
+** from the highest reach down and their records admitted into sc->a until
+** those admitted suffice (admitted_enough); a record left out holds only
+** keys not taken, so it reaches at most, per word, the best reach of those.
+** The admitted records' sums are then computed exactly (rescore). Sets
+** *best as score_all does, and *rest to the most a record not in sc->a can
+** reach (0: none was left out). Returns 0, or the store's negative code.
+*/
+static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_rank_query *rq,
+			scratch *sc, double *best, double *rest)
+{
+	bm25_norm norm;
+	size_t postings, nk = q->nkeys;
+	*best = *rest = 0;
+	int rc = read_lists(src, q, sc, &norm, &postings);
+	if (rc)
+		return rc;
+	if (scratch_keys(sc, nk) != 0)
+		return A2M_INTERNAL_ERROR;
+	for (size_t w = 0; w < q->nwords; w++) {
+		*best += word_bound(q, sc->lists, &norm, w);
+		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
+			sc->kword[k] = w;
+			sc->order[k] = k;
+			if ((sc->reach[k] = key_contrib(q, &sc->lists[k], &norm, w, k)) < 0)
+				return A2M_INTERNAL_ERROR;
+		}
+	}
+	/* Highest reach first; ties in q's order. nk is a query's keys: few. */
+	for (size_t i = 1; i < nk; i++)
+		for (size_t j = i; j > 0 && sc->reach[sc->order[j]] > sc->reach[sc->order[j - 1]]; j--) {
+			size_t t = sc->order[j];
+			sc->order[j] = sc->order[j - 1];
+			sc->order[j - 1] = t;
+		}
+	/* The table is sized for all but the longest list, usually left out. */
+	size_t longest = 0;
+	for (size_t k = 0; k < nk; k++)
+		if (sc->lists[k].n > longest)
+			longest = sc->lists[k].n;
+	if (acc_begin(&sc->a, postings - longest) != 0)
+		return A2M_INTERNAL_ERROR;
+	size_t admit = rq->want > SIZE_MAX / PRUNE_PER ? SIZE_MAX : PRUNE_PER * rq->want;
+	if (admit < PRUNE_MIN)
+		admit = PRUNE_MIN;
+	for (size_t done = 0; done < nk;) {
+		size_t k = sc->order[done++];
+		if (admit_key(sc, k, (uint32_t)1 << sc->kword[k]) != 0)
+			return A2M_INTERNAL_ERROR;
+		*rest = rest_from(sc, done, nk);
+		if (*rest <= 0 || admitted_enough(&sc->a, *rest, *best, rq, admit))
+			break;
+	}
+	rescore(q, sc);
+	return 0;
 }
 
 static double normalised(double total, double best)
@@ -398,7 +705,12 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 		a2m_query_terms_free(&q);
 		return A2M_SCORER_ABSTAIN;
 	}
-	rc = score_all(&src, &q, b->sc, &best);
+	double rest = 0;
+	/* Pruning pays only when some key can be left out: two at least. */
+	if (rq->want && !rq->complete && q.nkeys > 1 && q.nwords <= PRUNE_WORDS)
+		rc = score_pruned(&src, &q, rq, b->sc, &best, &rest);
+	else
+		rc = score_all(&src, &q, b->sc, &best);
 	a2m_query_terms_free(&q);
 	const acc *a = &b->sc->a;
 	if (!rc && a->n && !(out->v = malloc(a->n * sizeof *out->v)))
@@ -413,6 +725,8 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 	if (rc) {
 		free(out->v);
 		memset(out, 0, sizeof *out);
+	} else if (rest > 0) {
+		out->rest_bound = rest_relevance(rest, best);
 	}
 	return rc;
 }

@@ -13,7 +13,8 @@
 ** record it does not list is left out of that record's mean, as
 ** relevance() leaves it. A query that some part judges but cannot
 ** enumerate (a store without vector rows) answers SCAN, and the stack
-** scans.
+** scans. A list pruned by its scorer (a2m_candidates.rest_bound) passes
+** through when its part is the only one to judge; it is never fused.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -186,10 +187,22 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 	memset(out, 0, sizeof *out);
 	if (!lists)
 		return A2M_INTERNAL_ERROR;
+	/*
+	** A pruned list cannot be fused: a record one part left out has an
+	** unknown score there, hence in the mean. The first part to judge may
+	** prune (it may be the only one); the next ones are asked for their
+	** complete lists, and so is the first again once a second judges.
+	*/
+	a2m_rank_query full = *q;
+	full.complete = 1;
+	full.want = 0;
+	size_t first = SIZE_MAX;
 	for (size_t p = 0; p < h->n && rc >= 0 && rc != A2M_SCORER_SCAN; p++) {
 		a2m_scorer *part = h->parts[p];
 		if (part->candidates) {
-			rc = part->candidates(part, store, q, &lists[nl]);
+			rc = part->candidates(part, store, nl ? &full : q, &lists[nl]);
+			if (rc == 0 && !nl)
+				first = p;
 			if (rc == 0)
 				nl++;
 		} else {
@@ -200,6 +213,17 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 		}
 		if (rc == A2M_SCORER_ABSTAIN)
 			rc = 0;
+	}
+	if (rc == 0 && nl > 1 && lists[0].rest_bound > 0) {
+		a2m_scorer *part = h->parts[first];
+		free(lists[0].v);
+		memset(&lists[0], 0, sizeof lists[0]);
+		rc = part->candidates(part, store, &full, &lists[0]);
+		if (rc > 0) {
+			/* It judged this query a moment ago: it cannot now abstain. */
+			memset(&lists[0], 0, sizeof lists[0]);
+			rc = A2M_INTERNAL_ERROR;
+		}
 	}
 	if (rc == 0 && nl == 0) {
 		rc = A2M_SCORER_ABSTAIN;

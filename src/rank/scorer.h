@@ -53,6 +53,22 @@ typedef struct a2m_rank_query {
 	** checks every candidate.
 	*/
 	const a2m_vector_filter *filter;
+	/*
+	** What candidates() may leave out (docs/RANKING.md §5, pruning). want
+	** is how many records the caller keeps (its limit). With want set and
+	** complete 0, a scorer may list only the records likely to reach the
+	** top and bound the others (a2m_candidates.rest_bound); the caller
+	** asks again with complete = 1 when that bound does not let it finish.
+	** With want 0 (unknown) or complete 1, it lists every match. floor is
+	** the least share of a relevance the caller's score keeps (its blend
+	** at recency and salience 0; 0 is taken as 1), min_relevance the
+	** relevance below which it keeps nothing: both only tell the scorer
+	** how far to read before its bound is likely to suffice.
+	*/
+	size_t        want;
+	int           complete;
+	double        floor;
+	double        min_relevance;
 } a2m_rank_query;
 
 /*
@@ -100,6 +116,8 @@ struct a2m_scorer {
 	** query matches, each once, with its relevance in (0,1], in no
 	** particular order; returns 0 (n may be 0: nothing matched),
 	** A2M_SCORER_ABSTAIN, A2M_SCORER_SCAN (see above), or a negative code.
+	** A scorer may prune the list when q->want allows it (out->rest_bound);
+	** with q->complete set it never does.
 	*/
 	int  (*candidates)(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			   a2m_candidates *out);
@@ -114,7 +132,11 @@ struct a2m_scorer {
 ** without one it judges the candidates it is given, with statistics taken
 ** from them. A relevance is the BM25 sum divided by the best sum the query
 ** could reach in this corpus, so it lies in [0,1]. Abstains when the query
-** has no usable terms. Returns NULL when memory runs out.
+** has no usable terms. candidates() prunes when q->want allows it
+** (MaxScore over the query's keys: records holding only common keys that
+** cannot reach the top are left out and bounded by rest_bound); the
+** records it lists keep their exact relevance. Returns NULL when memory
+** runs out.
 */
 a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt);
 

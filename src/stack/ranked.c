@@ -11,7 +11,10 @@
 ** filtering. Reading stops as soon as no candidate left can enter: a score
 ** is never above its relevance (a2m_stack_blend_score), so once the next
 ** relevance is below the worst hit kept (or below min_score), nothing after
-** it can beat it. The stop is exact, not a heuristic. A list whose scores
+** it can beat it. The stop is exact, not a heuristic. A list the scorer
+** pruned (a2m_candidates.rest_bound) bounds the records it left out: the
+** stop weighs that bound too, and when it cannot be proven from the list
+** the scorer is asked for the complete list. A list whose scores
 ** are only bounds of the relevance (a vector list measured on a sketch,
 ** a2m_candidates.bounded) is read the same way, each candidate read being
 ** judged exactly first: a relevance is never above its bound either.
@@ -222,10 +225,23 @@ static double blend_cap(const a2m_stack *st, double smax)
 	return cap < 1 ? cap : 1;
 }
 
-/* See stack_internal.h. */
-int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidates *cands,
-			     size_t limit, double min_score, int blended, a2m_hit **out,
-			     size_t *n, a2m_error *err)
+/*
+** What ranked_collect answers when its list was pruned (rest_bound) and the
+** bound of the records left out does not let it finish: nothing kept, ask
+** the scorer for the complete list.
+*/
+#define RANKED_SHORT 1
+
+/*
+** Visits cands best first, applying the whole selection to each before it
+** may enter the best `limit` (0: no limit), and stops once no candidate
+** left can enter (a2m_stack_ranked). Reorders cands. Returns 0 with *out
+** sorted by a2m_stack_hit_cmp (an array even when empty), RANKED_SHORT
+** (nothing in *out), or a negative code with err set.
+*/
+static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidates *cands,
+			  size_t limit, double min_score, int blended, a2m_hit **out,
+			  size_t *n, a2m_error *err)
 {
 	ranked r = {.st = st, .sel = sel, .min_score = min_score, .blended = blended,
 		    .now = a2m_clock_now_ms(), .judge = cands->bounded};
@@ -255,21 +271,32 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 	** doubling while filters turn candidates away.
 	*/
 	size_t batch = limit && limit + 4 < RANK_BATCH ? limit + 4 : RANK_BATCH;
-	int rc = 0;
+	/*
+	** A pruned list (rest_bound) left out records of relevance up to rest:
+	** the next candidate may be one of them, so the stop weighs both, and
+	** a list read to its end without the stop proven leaves them unread.
+	*/
+	double rest = cands->rest_bound;
+	int rc = 0, shortfall = 0;
 	*out = NULL;
 	*n = 0;
 	r.top.k = limit;
-	while (at < total && !rc) {
-		if (at == ordered) {
+	while (!rc) {
+		if (at < total && at == ordered) {
 			/* Doubling: many equal relevances (which the bound cannot
 			   cut) cost O(n log n) in all, not a pass over n per chunk. */
 			best_first(v + at, total - at, chunk);
 			ordered = at + (chunk < total - at ? chunk : total - at);
 			chunk *= 2;
 		}
-		double best = v[at].score * cap + slack;
+		double next = at < total ? v[at].score : 0;
+		double best = (next > rest ? next : rest) * cap + slack;
 		if (best < min_score || (r.top.k && r.top.n == r.top.k && best < r.top.v[0].score))
 			break;
+		if (at == total) {
+			shortfall = rest > 0;
+			break;
+		}
 		size_t nb = ordered - at < batch ? ordered - at : batch;
 		if (batch < RANK_BATCH)
 			batch = batch * 2 < RANK_BATCH ? batch * 2 : RANK_BATCH;
@@ -288,6 +315,10 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 		return r.oom ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
 			     : a2m_stack_store_error(st, err, rc);
 	}
+	if (shortfall) {
+		a2m_hits_free(r.top.v, r.top.n);
+		return RANKED_SHORT;
+	}
 	/* Callers expect an array even when it is empty, as the scan path gives. */
 	if (!r.top.v && !(r.top.v = calloc(1, sizeof *r.top.v)))
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
@@ -295,6 +326,57 @@ int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candid
 	*out = r.top.v;
 	*n = r.top.n;
 	return 0;
+}
+
+/*
+** The least share of a relevance the blend keeps (at recency and salience
+** 0): the scorer's hint of how far below the hits' relevance the worst
+** kept score may fall (a2m_rank_query.floor). 1 when there is no blend or
+** a weight is negative.
+*/
+static double blend_floor(const a2m_stack *st)
+{
+	const a2m_blend *w = &st->cfg.blend;
+	double sum = w->relevance + w->recency + w->salience;
+	if (sum <= 0 || w->relevance <= 0 || w->recency < 0 || w->salience < 0)
+		return 1;
+	return w->relevance / sum;
+}
+
+/* See stack_internal.h. */
+int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+		     size_t limit, double min_score, int blended, a2m_hit **out, size_t *n,
+		     a2m_error *err)
+{
+	a2m_rank_query pq = *q;
+	a2m_scorer *sc = st->scorer;
+	/* Pruning only when the limit is known: limit 0 keeps every match. */
+	pq.want = q->complete ? 0 : limit;
+	pq.floor = blended ? blend_floor(st) : 1;
+	pq.min_relevance = min_score > 0 ? min_score : 0;
+	*out = NULL;
+	*n = 0;
+	for (;;) {
+		a2m_candidates cands;
+		int rc = sc->candidates(sc, st->store, &pq, &cands);
+		if (rc < 0)
+			return a2m_error_set(err, rc, "scorer %s failed", sc->name);
+		if (rc)
+			return rc;
+		int pruned = cands.rest_bound > 0;
+		rc = ranked_collect(st, sel, &cands, limit, min_score, blended, out, n, err);
+		free(cands.v);
+		st->pruned_reads += (uint64_t)pruned;
+		if (rc != RANKED_SHORT)
+			return rc;
+		/* The records left out might enter: read them all this time. */
+		st->pruned_retries++;
+		if (pq.complete)
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "scorer %s pruned a complete list",
+					     sc->name);
+		pq.complete = 1;
+		pq.want = 0;
+	}
 }
 
 /*

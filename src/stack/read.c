@@ -341,20 +341,13 @@ static int recall_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank
 	int asked = (q->text && *q->text) || q->vector;
 	int scan_judged = asked;
 	if (asked && st->scorer->candidates) {
-		/* The index names the candidates: no need to read every record. */
-		a2m_candidates cands;
-		rc = st->scorer->candidates(st->scorer, st->store, q, &cands);
+		/* The index names the candidates: no need to read every record.
+		** Judged: what it did not name did not match (DECISIONS 013). */
+		rc = a2m_stack_ranked(st, sel, q, limit, min_score, 1, &hits, &kept, err);
 		if (rc < 0)
-			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
-		if (rc == 0) {
-			/* Judged: what it did not name did not match (DECISIONS 013). */
-			rc = a2m_stack_ranked_collect(st, sel, &cands, limit, min_score, 1, &hits, &kept,
-						      err);
-			free(cands.v);
-			if (rc)
-				return rc;
+			return rc;
+		if (rc == 0)
 			goto found;
-		}
 		/* Abstained: rank by recency. SCAN: judge a scan instead. */
 		scan_judged = rc == A2M_SCORER_SCAN;
 	}
@@ -423,20 +416,15 @@ int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const 
 	} else if (query && st->scorer->candidates) {
 		/* The index names the candidates (see a2m_stack_recall). */
 		a2m_rank_query rq = {.text = query};
-		a2m_candidates cands;
 		a2m_hit *hits = NULL;
 		size_t kept = 0;
-		rc = st->scorer->candidates(st->scorer, st->store, &rq, &cands);
+		rc = a2m_stack_ranked(st, sel, &rq, limit, -1, 0, &hits, &kept, err);
 		if (rc < 0)
-			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+			return rc;
 		/* An abstaining scorer cannot say what the query selects: nothing. */
 		if (rc == A2M_SCORER_ABSTAIN)
 			return 0;
 		if (rc == 0) {
-			rc = a2m_stack_ranked_collect(st, sel, &cands, limit, -1, 0, &hits, &kept, err);
-			free(cands.v);
-			if (rc)
-				return rc;
 			a2m_record **recs = calloc(kept + 1, sizeof *recs);
 			if (!recs) {
 				a2m_hits_free(hits, kept);

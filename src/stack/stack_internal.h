@@ -58,6 +58,10 @@ struct a2m_stack {
 	int              arrivals_lost;  /* one could not be noted: pass over all */
 	int              capacity_known; /* a full pass committed since open */
 	int              full_pass_run;  /* the open transaction ran a full pass */
+	/* Indexed recalls and selects that read a pruned list, and the times
+	** one had to read the complete list after it (ranked.c): for tests
+	** and measurements. */
+	uint64_t         pruned_reads, pruned_retries;
 };
 
 /* How long the breaker keeps a failing embedder off (docs/EMBEDDINGS.md §4.3). */
@@ -213,17 +217,22 @@ double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *
 			     int64_t now);
 
 /*
-** The indexed path of recall and select (ranked.c): visits the scorer's
-** candidates best first, applying the whole selection (the store's exact
-** part, visibility, where) to each before it may enter the best `limit` (0:
-** no limit), and stops once no candidate left can enter. blended: scores
-** are a2m_stack_blend_score (recall), else the relevance itself (select).
-** Reorders cands. *out (free with a2m_hits_free) comes sorted by
-** a2m_stack_hit_cmp, and is an array even when empty.
+** The indexed path of recall and select (ranked.c): asks st's scorer (whose
+** candidates() the caller checked is set) for the records q matches, visits
+** them best first, applying the whole selection (the store's exact part,
+** visibility, where) to each before it may enter the best `limit` (0: no
+** limit), and stops once no candidate left can enter. blended: scores are
+** a2m_stack_blend_score (recall), else the relevance itself (select); hits
+** below min_score are dropped. With a limit the scorer may prune its list
+** (docs/RANKING.md §5); when what it left out could still enter, the list
+** is asked for again, complete. Returns 0 with *out (free with
+** a2m_hits_free) sorted by a2m_stack_hit_cmp, an array even when empty;
+** A2M_SCORER_ABSTAIN or A2M_SCORER_SCAN, *out NULL, for the caller to
+** handle; or a negative code with err set.
 */
-int a2m_stack_ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidates *cands,
-			     size_t limit, double min_score, int blended, a2m_hit **out,
-			     size_t *n, a2m_error *err);
+int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+		     size_t limit, double min_score, int blended, a2m_hit **out, size_t *n,
+		     a2m_error *err);
 
 /*
 ** The part of sel a store's vector search can apply during its scan (tier,

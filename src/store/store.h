@@ -177,6 +177,13 @@ typedef struct a2m_candidates {
 	** their mean. A list handed to the stack never has this set.
 	*/
 	int            judged_listed;
+	/*
+	** 0 (zero-initialised): the list is complete, every record the query
+	** matches is in it. Above 0: the scorer pruned it (scorer.h,
+	** a2m_rank_query.want): a matching record not listed has a relevance
+	** of at most rest_bound; those listed still have their exact one.
+	*/
+	double         rest_bound;
 } a2m_candidates;
 
 /* What vector_search measures for each row r against the query q. */

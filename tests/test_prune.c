@@ -1,0 +1,580 @@
+/*
+** test_prune.c — BM25's dynamic pruning (docs/RANKING.md §5): a pruned
+** candidate list bounds what it leaves out, and recall and select through
+** a pruned list return exactly what they return through the complete one
+** and through the scan path (every record judged by relevance()): the same
+** records, in the same order, with the same scores to the last bit, on both
+** engines, under filters that turn the best candidates away.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "a2m.h"
+#include "check.h"
+#include "rank/scorer.h"
+#include "stack/stack.h"
+#include "stack/stack_internal.h"
+#include "stack/where.h"
+#include "store/store.h"
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+
+static uint64_t rng(void)
+{
+	return check_rand(&rng_state);
+}
+
+static double unif(void)
+{
+	return (double)(rng() >> 11) / 9007199254740992.0;
+}
+
+/* ---- a corpus with common and rare words, and stems ------------------- */
+
+#define VOCAB 600
+
+/*
+** Word i of a made-up vocabulary, drawn by rank (1/r, as text): a few very
+** common words, many rare ones; an English suffix now and then, so that a
+** word's stem is shared by other surface forms (a rare surface form with
+** a common stem).
+*/
+static void word(char *out, size_t cap)
+{
+	static const char *const syl[] = {"ka", "lo", "mi", "ren", "to", "vas", "qui", "del",
+					  "no", "par", "su", "fin"};
+	static const char *const suffix[] = {"", "", "", "s", "ing", "ed"};
+	size_t i = (size_t)(unif() * unif() * unif() * VOCAB) + 12, n = 0;
+	while (i && n + 4 < cap) {
+		n += (size_t)snprintf(out + n, cap - n, "%s", syl[i % 12]);
+		i /= 12;
+	}
+	snprintf(out + n, cap - n, "%s", suffix[rng() % 6]);
+}
+
+static void sentence(char *out, size_t cap, size_t words)
+{
+	char w[48];
+	size_t n = 0;
+	out[0] = '\0';
+	for (size_t j = 0; j < words && n + 1 < cap; j++) {
+		word(w, sizeof w);
+		/* Now and then a word twice: term frequencies above 1. */
+		int twice = rng() % 8 == 0;
+		n += (size_t)snprintf(out + n, cap - n, "%s%s%s%s", j ? " " : "", w, twice ? " " : "",
+				      twice ? w : "");
+	}
+}
+
+static const char *const tiers[] = {"semantic", "episodic", "working", "procedural"};
+static const char *const owners[] = {NULL, "ann", "bob"};
+static const char *const langs[] = {"en", "fr", "de"};
+
+/* ---- the stack under test ---------------------------------------------- */
+
+/*
+** The server's scorer (BM25 and vectors, fused) behind a switch: how its
+** candidates() answers each recall.
+*/
+enum { ASK_AS_IS, ASK_COMPLETE, ASK_SCAN };
+
+typedef struct switched {
+	a2m_scorer  base;
+	a2m_scorer *inner;
+	int         mode;
+} switched;
+
+static switched *the_switch;
+
+static int sw_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			const a2m_record *const *cands, size_t n, double *scores)
+{
+	switched *w = (switched *)s;
+	return w->inner->relevance(w->inner, store, q, cands, n, scores);
+}
+
+static int sw_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			 a2m_candidates *out)
+{
+	switched *w = (switched *)s;
+	memset(out, 0, sizeof *out);
+	if (w->mode == ASK_SCAN)
+		return A2M_SCORER_SCAN;
+	a2m_rank_query cq = *q;
+	if (w->mode == ASK_COMPLETE)
+		cq.complete = 1;
+	int rc = w->inner->candidates(w->inner, store, &cq, out);
+	/* What the stack is handed must say honestly whether it is complete. */
+	if (rc == 0 && w->mode == ASK_COMPLETE)
+		CHECK(out->rest_bound == 0);
+	return rc;
+}
+
+static void sw_destroy(a2m_scorer *s)
+{
+	switched *w = (switched *)s;
+	w->inner->destroy(w->inner);
+	free(w);
+}
+
+static char db_path[64];
+
+static void remove_db(void)
+{
+	static const char *const sfx[] = {"", "-wal", "-shm"};
+	char p[96];
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s%s", db_path, sfx[i]);
+		unlink(p);
+	}
+}
+
+static a2m_store *open_engine(int sqlite)
+{
+	a2m_store *s = NULL;
+	char err[256];
+	if (sqlite)
+		remove_db();
+	int rc = sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
+			: a2m_store_memory_open(&s, err, sizeof err);
+	if (rc)
+		fprintf(stderr, "  open: %s\n", err);
+	return rc ? NULL : s;
+}
+
+/*
+** n random records into s: tier, owner, salience and metadata (lang) at
+** random; created in the future, so that recency is 1 at every recall and
+** two recalls of one query compare to the last bit.
+*/
+static int fill(a2m_store *s, int n)
+{
+	char text[1024], id[32], meta[32];
+	for (int i = 0; i < n; i++) {
+		a2m_record *r = a2m_record_new();
+		if (!r)
+			return -1;
+		snprintf(id, sizeof id, "r%d", i);
+		sentence(text, sizeof text, 4 + rng() % 14);
+		snprintf(meta, sizeof meta, "{\"lang\":\"%s\"}", langs[rng() % 3]);
+		const char *o = owners[rng() % 3];
+		r->id = strdup(id);
+		r->content = strdup(text);
+		r->metadata = strdup(meta);
+		r->tier = strdup(tiers[rng() % 4]);
+		r->owner = o ? strdup(o) : NULL;
+		r->created_at = 4102444800000LL + i;  /* 2100 */
+		r->salience = unif() * 3;
+		int rc = s->ops->insert(s, r);
+		a2m_record_free(r);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+** A fresh store of n random records indexed for sc (not NULL), or NULL
+** (and the scorer destroyed) when that fails.
+*/
+static a2m_store *filled_store(int sqlite, a2m_scorer *sc, int n)
+{
+	a2m_store *s = sc ? open_engine(sqlite) : NULL;
+	if (s && s->ops->index_attach(s, sc->indexer) == 0 && fill(s, n) == 0)
+		return s;
+	if (s)
+		s->ops->close(s);
+	if (sc)
+		sc->destroy(sc);
+	return NULL;
+}
+
+/* The server's text scorer: BM25 and the caller's vectors, fused. */
+static a2m_scorer *server_scorer(void)
+{
+	a2m_scorer *parts[2] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(A2M_METRIC_COSINE)};
+	return a2m_scorer_hybrid_new(parts, 2);
+}
+
+/* A stack over a fresh store of n records with the given blend. */
+static a2m_stack *prune_stack(int sqlite, int n, a2m_blend blend)
+{
+	a2m_scorer *h = server_scorer();
+	a2m_store *s = filled_store(sqlite, h, n);
+	switched *w = calloc(1, sizeof *w);
+	a2m_stack_config cfg;
+	memset(&cfg, 0, sizeof cfg);
+	if (!s || !w || a2m_tiers_default(&cfg.tiers) != 0) {
+		if (s) {
+			s->ops->close(s);
+			h->destroy(h);
+		}
+		free(w);
+		return NULL;
+	}
+	w->base = *h;
+	w->base.relevance = sw_relevance;
+	w->base.candidates = sw_candidates;
+	w->base.destroy = sw_destroy;
+	w->inner = h;
+	the_switch = w;
+	cfg.blend = blend;
+	cfg.metric = A2M_METRIC_COSINE;
+	cfg.read_only = 1;  /* no touch: a recall changes nothing */
+	cfg.fields = A2M_FIELD_TIER | A2M_FIELD_SALIENCE | A2M_FIELD_OWNER | A2M_FIELD_SESSION |
+		     A2M_FIELD_KEY;
+	return a2m_stack_new(s, &w->base, &cfg);
+}
+
+/* A query of 1-4 words of the corpus. */
+static void query_text(char *out, size_t cap)
+{
+	sentence(out, cap, 1 + rng() % 4);
+}
+
+/*
+** A selection k of a series: nothing, a tier, an owner, a scoped reader
+** (the working tier is private: only its own records there), a `where` on
+** metadata, or several at once. Turns the best candidates away often.
+*/
+static void random_selection(a2m_selection *sel, json_t **where)
+{
+	memset(sel, 0, sizeof *sel);
+	*where = NULL;
+	uint64_t r = rng();
+	if (r % 3 == 0)
+		sel->q.tier = tiers[rng() % 4];
+	if (r % 5 == 1) {
+		sel->q.by_owner = 1;
+		sel->q.owner = owners[rng() % 3];
+	}
+	if (r % 4 == 2)
+		sel->scope = (a2m_scope){.scoped = 1, .owner = owners[1 + rng() % 2]};
+	if (r % 7 < 2) {
+		*where = json_pack("{ss}", "lang", langs[rng() % 3]);
+		sel->where = *where;
+	}
+}
+
+/* The hits of two reads are the same: ids, order, scores to the bit. */
+static void same_hits(const a2m_hit *a, size_t na, const a2m_hit *b, size_t nb, const char *what)
+{
+	CHECK_INT(na, nb);
+	for (size_t i = 0; i < na && i < nb; i++) {
+		if (strcmp(a[i].rec->id, b[i].rec->id) != 0 || a[i].score != b[i].score) {
+			fprintf(stderr, "  %s: hit %zu: %s %.17g, want %s %.17g\n", what, i,
+				a[i].rec->id, a[i].score, b[i].rec->id, b[i].score);
+			check_failures_in_test++;
+			return;
+		}
+	}
+}
+
+static int recall_as(a2m_stack *st, int mode, const a2m_selection *sel, const char *text,
+		     double min_score, size_t limit, a2m_hit **out, size_t *n)
+{
+	a2m_error err = {0};
+	the_switch->mode = mode;
+	a2m_rank_query q = {.text = text};
+	int rc = a2m_stack_recall(st, sel, &q, min_score, limit, out, n, &err);
+	if (rc)
+		fprintf(stderr, "  recall: %s\n", err.message);
+	a2m_error_clear(&err);
+	return rc;
+}
+
+/*
+** Recall through a pruned list returns exactly what it returns through
+** the complete list and through the scan path, for random queries, limits
+** 1..50, blends and filters; and the pruned list is both used and, when
+** the filters turn its records away, asked for again complete.
+*/
+static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed)
+{
+	rng_state = seed;
+	a2m_stack *st = prune_stack(sqlite, 2500, blend);
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	static const double mins[] = {0, 0, 0, 0.2, 0.45, 0.7};
+	for (int k = 0; k < 300; k++) {
+		char text[256];
+		query_text(text, sizeof text);
+		a2m_selection sel;
+		json_t *where;
+		random_selection(&sel, &where);
+		size_t limit = 1 + rng() % 50;
+		if (k % 4 == 0)
+			limit = 1 + rng() % 10;
+		double min_score = mins[rng() % 6];
+		a2m_hit *p = NULL, *c = NULL, *s = NULL;
+		size_t np = 0, nc = 0, ns = 0;
+		CHECK_INT(recall_as(st, ASK_AS_IS, &sel, text, min_score, limit, &p, &np), 0);
+		CHECK_INT(recall_as(st, ASK_COMPLETE, &sel, text, min_score, limit, &c, &nc), 0);
+		CHECK_INT(recall_as(st, ASK_SCAN, &sel, text, min_score, limit, &s, &ns), 0);
+		same_hits(p, np, c, nc, "pruned vs complete");
+		same_hits(p, np, s, ns, "pruned vs scan");
+		a2m_hits_free(p, np);
+		a2m_hits_free(c, nc);
+		a2m_hits_free(s, ns);
+		json_decref(where);
+	}
+	/* Both paths ran: lists were pruned, and some were asked for again. */
+	CHECK(st->pruned_reads > 30);
+	CHECK(st->pruned_retries > 0);
+	CHECK(st->pruned_retries < st->pruned_reads);
+	a2m_stack_free(st);
+	remove_db();
+}
+
+static void test_recall_pruned_same_as_complete_memory(void)
+{
+	recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 11);
+	recall_same_as_complete(0, (a2m_blend){0.5, 0, 0.5}, 12);
+}
+
+static void test_recall_pruned_same_as_complete_sqlite(void)
+{
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 13);
+}
+
+/* No blend at all: the score is the relevance, the stop at its tightest. */
+static void test_recall_pruned_same_as_complete_unblended(void)
+{
+	recall_same_as_complete(0, (a2m_blend){0, 0, 0}, 14);
+}
+
+/* Select by query with a limit (memory/summarize's path) prunes too, and agrees. */
+static void test_select_pruned_same_as_complete(void)
+{
+	for (int sqlite = 0; sqlite < 2; sqlite++) {
+		rng_state = 21 + (uint64_t)sqlite;
+		a2m_stack *st = prune_stack(sqlite, 2000, (a2m_blend){0.75, 0.15, 0.10});
+		CHECK(st != NULL);
+		for (int k = 0; st && k < 150; k++) {
+			char text[256];
+			query_text(text, sizeof text);
+			a2m_selection sel;
+			json_t *where;
+			random_selection(&sel, &where);
+			size_t limit = 1 + rng() % 50;
+			a2m_record **r[3] = {NULL, NULL, NULL};
+			size_t n[3] = {0, 0, 0};
+			a2m_error err = {0};
+			for (int mode = 0; mode < 3; mode++) {
+				the_switch->mode = mode;
+				CHECK_INT(a2m_stack_select(st, &sel, NULL, 0, text, limit, &r[mode],
+							   &n[mode], &err), 0);
+			}
+			for (int mode = 1; mode < 3; mode++) {
+				CHECK_INT(n[0], n[mode]);
+				for (size_t i = 0; i < n[0] && i < n[mode]; i++)
+					CHECK_STR(r[0][i]->id, r[mode][i]->id);
+			}
+			for (int mode = 0; mode < 3; mode++)
+				a2m_record_array_free(r[mode], n[mode]);
+			a2m_error_clear(&err);
+			json_decref(where);
+		}
+		if (st)
+			CHECK(st->pruned_reads > 10);
+		a2m_stack_free(st);
+		remove_db();
+	}
+}
+
+/* limit 0 keeps every match: nothing may be pruned. */
+static void test_no_pruning_without_limit(void)
+{
+	rng_state = 31;
+	a2m_stack *st = prune_stack(0, 1500, (a2m_blend){0.75, 0.15, 0.10});
+	CHECK(st != NULL);
+	for (int k = 0; st && k < 40; k++) {
+		char text[256];
+		query_text(text, sizeof text);
+		a2m_selection sel;
+		memset(&sel, 0, sizeof sel);
+		a2m_hit *p = NULL, *c = NULL;
+		size_t np = 0, nc = 0;
+		CHECK_INT(recall_as(st, ASK_AS_IS, &sel, text, 0, 0, &p, &np), 0);
+		CHECK_INT(recall_as(st, ASK_COMPLETE, &sel, text, 0, 0, &c, &nc), 0);
+		same_hits(p, np, c, nc, "limit 0");
+		a2m_hits_free(p, np);
+		a2m_hits_free(c, nc);
+	}
+	if (st)
+		CHECK_INT(st->pruned_reads, 0);
+	a2m_stack_free(st);
+}
+
+/* ---- the scorer's bound ------------------------------------------------ */
+
+static int find_seq(const a2m_candidates *c, int64_t seq, double *score)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].seq == seq) {
+			*score = c->v[i].score;
+			return 1;
+		}
+	return 0;
+}
+
+/* Checks one record's relevance() against its score in the complete list. */
+typedef struct judged {
+	a2m_scorer           *bm;
+	a2m_store            *s;
+	const a2m_rank_query *q;
+	const a2m_candidates *c;
+	size_t                seen;
+} judged;
+
+static int judge_one(const a2m_record *rec, void *ctx)
+{
+	judged *j = ctx;
+	double rel = -1, score = -2;
+	CHECK_INT(j->bm->relevance(j->bm, j->s, j->q, &rec, 1, &rel), 0);
+	CHECK(find_seq(j->c, rec->seq, &score));
+	CHECK(rel == score);
+	j->seen++;
+	return 0;
+}
+
+/*
+** The scorer's pruned list: every record it lists has its exact relevance
+** (the complete list's, itself relevance()'s over every record); every
+** matching record it leaves out has a relevance of at most rest_bound; and
+** a list with rest_bound 0 leaves nothing out.
+*/
+static void test_rest_bound_bounds_every_unlisted_record(void)
+{
+	for (int sqlite = 0; sqlite < 2; sqlite++) {
+		rng_state = 41 + (uint64_t)sqlite;
+		a2m_scorer *bm = a2m_scorer_bm25_new(NULL);
+		a2m_store *s = filled_store(sqlite, bm, 3000);
+		CHECK(s != NULL);
+		if (!s)
+			return;
+		size_t pruned = 0, left_out = 0;
+		for (int k = 0; k < 200; k++) {
+			char text[256];
+			query_text(text, sizeof text);
+			a2m_rank_query pq = {.text = text, .want = 1 + rng() % 20,
+					     .floor = k % 2 ? 0.75 : 1},
+				       cq = {.text = text, .want = pq.want, .complete = 1};
+			a2m_candidates p, c;
+			int rp = bm->candidates(bm, s, &pq, &p), rc = bm->candidates(bm, s, &cq, &c);
+			CHECK_INT(rp, rc);
+			if (rp != 0 || rc != 0)
+				continue;
+			CHECK(c.rest_bound == 0);
+			CHECK(p.n <= c.n);
+			if (p.rest_bound > 0)
+				pruned++;
+			else
+				CHECK_INT(p.n, c.n);
+			for (size_t i = 0; i < p.n; i++) {
+				double score = -1;
+				CHECK(find_seq(&c, p.v[i].seq, &score));
+				CHECK(score == p.v[i].score);
+			}
+			for (size_t i = 0; i < c.n; i++) {
+				double score;
+				if (find_seq(&p, c.v[i].seq, &score))
+					continue;
+				left_out++;
+				CHECK(c.v[i].score <= p.rest_bound);
+			}
+			/* The complete list is relevance() over every record, to the bit. */
+			judged j = {.bm = bm, .s = s, .q = &cq, .c = &c};
+			int64_t seqs[40];
+			size_t ns = 0;
+			for (size_t i = 0; i < c.n && ns < 40; i++)
+				seqs[ns++] = c.v[i].seq;
+			CHECK_INT(s->ops->visit_seqs(s, seqs, ns, judge_one, &j), 0);
+			CHECK_INT(j.seen, ns);
+			free(p.v);
+			free(c.v);
+		}
+		/* The corpus has rare words beside common ones: pruning happens. */
+		CHECK(pruned > 20);
+		CHECK(left_out > 1000);
+		bm->destroy(bm);
+		s->ops->close(s);
+		remove_db();
+	}
+}
+
+/*
+** The hybrid never fuses a pruned list: with a vector beside the text both
+** parts judge, and the fused list is complete; with text alone the text
+** part's pruned list passes through with its bound.
+*/
+static void test_hybrid_fuses_only_complete_lists(void)
+{
+	rng_state = 51;
+	a2m_scorer *h = server_scorer();
+	a2m_store *s = filled_store(0, h, 3000);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	/* One record with a vector, so the vector part judges. */
+	double v[4] = {1, 0, 0, 0};
+	a2m_record *r = a2m_record_new();
+	r->id = strdup("vec");
+	r->content = strdup("kalo");
+	r->tier = strdup("semantic");
+	r->embedding = malloc(sizeof v);
+	memcpy(r->embedding, v, sizeof v);
+	r->dims = 4;
+	CHECK_INT(s->ops->insert(s, r), 0);
+	a2m_record_free(r);
+	size_t pruned = 0;
+	for (int k = 0; k < 100; k++) {
+		char text[256];
+		query_text(text, sizeof text);
+		a2m_rank_query tq = {.text = text, .want = 5},
+			       vq = {.text = text, .want = 5, .vector = v, .dims = 4},
+			       fq = {.text = text, .vector = v, .dims = 4, .complete = 1};
+		a2m_candidates t, f, full;
+		if (h->candidates(h, s, &tq, &t) == 0) {
+			pruned += t.rest_bound > 0;
+			free(t.v);
+		}
+		CHECK_INT(h->candidates(h, s, &vq, &f), 0);
+		CHECK_INT(h->candidates(h, s, &fq, &full), 0);
+		CHECK(f.rest_bound == 0);
+		CHECK_INT(f.n, full.n);
+		for (size_t i = 0; i < f.n; i++) {
+			double score = -1;
+			CHECK(find_seq(&full, f.v[i].seq, &score) && score == f.v[i].score);
+		}
+		free(f.v);
+		free(full.v);
+	}
+	CHECK(pruned > 10);
+	h->destroy(h);
+	s->ops->close(s);
+}
+
+int main(void)
+{
+	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-prune-%d.db", (int)getpid());
+	static const test_case tests[] = {
+		TEST(test_rest_bound_bounds_every_unlisted_record),
+		TEST(test_hybrid_fuses_only_complete_lists),
+		TEST(test_recall_pruned_same_as_complete_memory),
+		TEST(test_recall_pruned_same_as_complete_sqlite),
+		TEST(test_recall_pruned_same_as_complete_unblended),
+		TEST(test_select_pruned_same_as_complete),
+		TEST(test_no_pruning_without_limit),
+		{NULL, NULL},
+	};
+	int rc = run_tests(tests);
+	remove_db();
+	return rc;
+}
