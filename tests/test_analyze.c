@@ -203,6 +203,28 @@ static void test_short_or_ambiguous_text_is_unknown(void)
 
 /* ---- stopwords ---- */
 
+/* Every listed stopword is found, in its language, however it is looked up. */
+static void test_every_stopword_is_found(void)
+{
+	int missing = 0;
+	for (int l = 0; l < A2M_LANG_COUNT; l++) {
+		for (const char *const *w = a2m_stopwords(l); *w; w++) {
+			a2m_tokens t;
+			CHECK(a2m_tokenize(*w, &t) == 0);
+			for (size_t i = 0; i < t.n; i++)
+				if (!(a2m_stopword_langs(an, t.v[i].text, t.v[i].len) & A2M_LANG_BIT(l))) {
+					missing++;
+					fprintf(stderr, "  %s (%s) not found\n", *w, a2m_lang_code(l));
+				}
+			a2m_tokens_free(&t);
+		}
+	}
+	CHECK_INT(missing, 0);
+	CHECK_INT(a2m_stopword_langs(an, "thee", 4), 0);
+	CHECK_INT(a2m_stopword_langs(an, "th", 2), 0);
+	CHECK_INT(a2m_stopword_langs(an, "", 0), 0);
+}
+
 static void test_stopwords_removed_in_their_language(void)
 {
 	uint32_t len;
@@ -560,6 +582,11 @@ static void test_ascii_fast_path_matches_general_path(void)
 				    "0123456789''''   .,-_!?\t\n\x01\x7f~";
 	char text[400];
 	int bad = 0;
+	/* Every ASCII character, alone, inside a word and after an apostrophe. */
+	for (int c = 1; c < 0x80 && bad < 3; c++) {
+		snprintf(text, sizeof text, "%c Ab%cCd x'%c 9%c", c, c, c, c);
+		bad += !same_both_ways(text);
+	}
 	for (int i = 0; i < 3000 && bad < 3; i++) {
 		size_t n = rng() % (i % 10 ? 60 : 300);
 		/* Now and then letters and digits only: words past MAX_WORD_BYTES. */
@@ -654,6 +681,7 @@ int main(void)
 		TEST(test_long_words_are_cut),
 		TEST(test_language_detected_from_stopwords),
 		TEST(test_short_or_ambiguous_text_is_unknown),
+		TEST(test_every_stopword_is_found),
 		TEST(test_stopwords_removed_in_their_language),
 		TEST(test_english_stopwords_never_touch_italian),
 		TEST(test_italian_stopwords_never_touch_english),

@@ -39,9 +39,21 @@ typedef struct slot {
 } slot;
 
 struct a2m_langdetect {
-	slot  *slots;
-	size_t nslots;  /* a power of two */
+	slot    *slots;
+	size_t   nslots;      /* a power of two */
+	/*
+	** len_bit(len) of lens[b] is set when a stopword of len bytes starts
+	** with byte b: most words that are no stopword are told so without a
+	** hash.
+	*/
+	uint32_t lens[256];
 };
+
+/* A word's length as a bit of a2m_langdetect.lens (31: that long or longer). */
+static uint32_t len_bit(size_t len)
+{
+	return 1u << (len < 31 ? len : 31);
+}
 
 static slot *find(const a2m_langdetect *ld, const char *w, size_t n)
 {
@@ -58,6 +70,7 @@ static slot *find(const a2m_langdetect *ld, const char *w, size_t n)
 static int add(a2m_langdetect *ld, const char *w, size_t n, int lang)
 {
 	slot *s = find(ld, w, n);
+	ld->lens[(unsigned char)w[0]] |= len_bit(n);
 	if (!s->word) {
 		if (!(s->word = malloc(n + 1)))
 			return -1;
@@ -113,6 +126,8 @@ void a2m_langdetect_free(a2m_langdetect *ld)
 
 unsigned a2m_langdetect_stopword(const a2m_langdetect *ld, const char *word, size_t len)
 {
+	if (!len || !(ld->lens[(unsigned char)word[0]] & len_bit(len)))
+		return 0;  /* no stopword starts so and is so long */
 	return find(ld, word, len)->mask;
 }
 
@@ -166,7 +181,16 @@ static const cue letters[] = {
 static void spelling_cues(const char *w, size_t n, double *bonus)
 {
 	for (size_t i = 0; i < n; i++) {
-		char c = w[i], d = i + 1 < n ? w[i + 1] : 0, e = i + 2 < n ? w[i + 2] : 0;
+		char c = w[i], d, e;
+		switch (c) {
+		case 't': case 'w': case 'k': case 's': case 'i': case 'o': case 'a':
+		case 'n': case 'l': case 'g': case 'z': case 'e':
+			break;
+		default:
+			continue;  /* no spelling starts with c */
+		}
+		d = i + 1 < n ? w[i + 1] : 0;
+		e = i + 2 < n ? w[i + 2] : 0;
 		switch (c) {
 		case 't': if (d == 'h') bonus[EN] += 0.3; break;
 		case 'w':
@@ -212,11 +236,14 @@ static const cue *letter_cue(int32_t cp)
 	return NULL;
 }
 
-/* Adds the letters and spellings of one word to bonus[]. */
-static void word_cues(const a2m_token *t, double *bonus)
+/*
+** Adds the letters and spellings of one word to bonus[]. ascii: the text
+** is all ASCII, which holds no letter cue.
+*/
+static void word_cues(const a2m_token *t, int ascii, double *bonus)
 {
 	const uint8_t *p = (const uint8_t *)t->folded;
-	utf8proc_ssize_t left = (utf8proc_ssize_t)t->flen;
+	utf8proc_ssize_t left = ascii ? 0 : (utf8proc_ssize_t)t->flen;
 	while (left > 0) {
 		int32_t cp;
 		if (*p < 0x80) {  /* no ASCII letter is a cue of its own */
@@ -249,12 +276,14 @@ void a2m_langdetect_guess(const a2m_langdetect *ld, const a2m_tokens *toks,
 		if (t->script & A2M_SCRIPT_CYRILLIC)
 			g->score[A2M_LANG_RU] += 1.0;
 		unsigned m = a2m_langdetect_stopword(ld, t->text, t->len);
-		int k = __builtin_popcount(m);
-		for (int l = 0; m && l < A2M_LANG_COUNT; l++)
-			if (m & A2M_LANG_BIT(l))
-				g->score[l] += 1.0 / k;
+		if (m) {
+			int k = __builtin_popcount(m);
+			for (int l = 0; l < A2M_LANG_COUNT; l++)
+				if (m & A2M_LANG_BIT(l))
+					g->score[l] += 1.0 / k;
+		}
 		if (t->script == A2M_SCRIPT_LATIN)
-			word_cues(t, bonus);
+			word_cues(t, toks->ascii, bonus);
 	}
 	double best = 0;
 	for (int l = 0; l < A2M_LANG_COUNT; l++) {

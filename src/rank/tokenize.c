@@ -401,37 +401,60 @@ typedef struct token_store {
 	raw_token *raw;
 } token_store;
 
+/*
+** The ASCII characters as tokenize_ascii() sees them: A_WORD, a letter or
+** digit (classify()'s C_WORD); A_TEXT, anything but white space and
+** control characters (!is_space()); A_UPPER, A to Z, the bit that case
+** folding sets.
+*/
+enum { A_WORD = 1, A_TEXT = 2, A_UPPER = 0x20 };
+static const unsigned char ascii_class[128] = {
+	 0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+	 0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+	 0,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,
+	 3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  2,  2,  2,  2,  2,  2,
+	 2, 35, 35, 35, 35, 35, 35, 35, 35, 35, 35, 35, 35, 35, 35, 35,
+	35, 35, 35, 35, 35, 35, 35, 35, 35, 35, 35,  2,  2,  2,  2,  2,
+	 2,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+	 3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  2,  2,  2,  2,  0,
+};
+
 static int is_ascii_alnum(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+	return ascii_class[c & 0x7F] & A_WORD;
 }
 
 /*
-** a2m_tokenize for all-ASCII text (n bytes), the common case, in one block:
-** the tokens, then the lowercased text they point into. It yields what the
+** a2m_tokenize for all-ASCII text, the common case, in one block: the
+** tokens, then the lowercased text they point into. It yields what the
 ** general path below does, which for ASCII comes to: NFKC is the identity
 ** and case folding is A-Z to a-z; words are the runs of letters and digits,
 ** cut after MAX_WORD_BYTES; an apostrophe followed by a letter or digit
 ** splits, and a one-character piece beside it is dropped; only a letter
 ** makes a word Latin; white space and control characters are not text.
 ** test_analyze.c checks the two paths agree (a2m_analyze_slow_path).
+** Returns 0, -1 when memory runs out, or 1 (out untouched) when text is
+** not all ASCII.
 */
-static int tokenize_ascii(const unsigned char *s, size_t n, a2m_tokens *out)
+static int tokenize_ascii(const char *text, a2m_tokens *out)
 {
-	size_t runs = 0;
-	for (size_t i = 0; i < n; i++)
-		if (is_ascii_alnum(s[i]) && (i == 0 || !is_ascii_alnum(s[i - 1])))
-			runs++;
+	const unsigned char *s = (const unsigned char *)text;
+	size_t n = 0, runs = 0;
+	int has_text = 0, prev = 0;
+	for (unsigned char c; (c = s[n]) != 0; n++) {
+		if (c >= 0x80)
+			return 1;
+		int cls = ascii_class[c];
+		runs += (size_t)(cls & ~prev & A_WORD);
+		prev = cls;
+		has_text |= cls;
+	}
 	a2m_token *v = malloc((runs + 1) * sizeof *v + n + 1);
 	if (!v)
 		return -1;
 	char *f = (char *)(v + runs + 1);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
-		f[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-		if (c > ' ' && c != 0x7F)
-			out->has_text = 1;
-	}
+	for (size_t i = 0; i < n; i++)
+		f[i] = (char)(s[i] | (ascii_class[s[i]] & A_UPPER));
 	f[n] = '\0';
 	size_t nt = 0;
 	int apos_before = 0;
@@ -441,8 +464,8 @@ static int tokenize_ascii(const unsigned char *s, size_t n, a2m_tokens *out)
 			continue;
 		}
 		size_t start = i;
-		while (i < n && is_ascii_alnum(s[i]))
-			i++;
+		while (++i < n && is_ascii_alnum(s[i]))
+			;
 		size_t len = i - start < MAX_WORD_BYTES ? i - start : MAX_WORD_BYTES;
 		int apos_after = i + 1 < n && s[i] == '\'' && is_ascii_alnum(s[i + 1]);
 		unsigned script = 0;
@@ -458,6 +481,7 @@ static int tokenize_ascii(const unsigned char *s, size_t n, a2m_tokens *out)
 	memset(&v[nt], 0, sizeof v[nt]);
 	out->v = v;
 	out->n = nt;
+	out->has_text = (has_text & A_TEXT) != 0;
 	out->ascii = 1;
 	return 0;
 }
@@ -475,13 +499,9 @@ int a2m_tokenize(const char *text, a2m_tokens *out)
 	if (!text)
 		text = "";
 	if (!a2m_analyze_slow_path) {
-		size_t n = strlen(text);
-		const unsigned char *s = (const unsigned char *)text;
-		size_t i = 0;
-		while (i < n && s[i] < 0x80)
-			i++;
-		if (i == n)
-			return tokenize_ascii(s, n, out);
+		int rc = tokenize_ascii(text, out);
+		if (rc <= 0)
+			return rc;
 	}
 	char *f = fold(text, &len, &ascii);
 	if (!f)
