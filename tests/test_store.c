@@ -2584,6 +2584,252 @@ static void test_mirror_needs_both_dir_and_tier(tctx *t)
 	EXPECT_STR(dir_list(t), "<none>");
 }
 
+/* ---- read brackets (store.h, read_begin and read_end) ------------------- */
+
+/* Calls an optional op: 0 when the engine has none (memory). */
+#define READ_BEGIN(t) ((t)->s->ops->read_begin ? (t)->s->ops->read_begin((t)->s) : 0)
+#define READ_END(t)   ((t)->s->ops->read_end ? (t)->s->ops->read_end((t)->s) : 0)
+
+/* A second connection to t's file, as another server process would hold. */
+static a2m_store *open_other(tctx *t)
+{
+	char err[256] = "";
+	a2m_store *o = NULL;
+	if (a2m_store_sqlite_open(t->path, &full_sync, &o, err, sizeof err) != 0)
+		snprintf(failure, sizeof failure, "second connection: %s", err);
+	return o;
+}
+
+/* Runs body with a second connection to t's file, closed afterwards. */
+static void with_other(tctx *t, void (*body)(tctx *t, a2m_store *o))
+{
+	a2m_store *o = open_other(t);
+	if (!o)
+		return;
+	body(t, o);
+	o->ops->close(o);
+}
+
+static int other_put(a2m_store *o, const char *id, int64_t created_at)
+{
+	a2m_record r = make(id, created_at);
+	return o->ops->insert(o, &r);
+}
+
+/* Whether t's store finds id now (-1 when get fails). */
+static int has(tctx *t, const char *id)
+{
+	a2m_record *got = NULL;
+	if (t->s->ops->get(t->s, id, &got) != 0)
+		return -1;
+	a2m_record_free(got);
+	return got != NULL;
+}
+
+static int count_visit(const a2m_record *r, void *ctx)
+{
+	(void)r;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static void snapshot_body(tctx *t, a2m_store *o)
+{
+	a2m_record b = make("b", 2);
+	int visited = 0;
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_INT(has(t, "a"), 1);
+	/* Another connection commits while the bracket is open... */
+	EXPECT_INT(o->ops->insert(o, &b), 0);
+	/* ...and every read in the bracket still sees the file as it was. */
+	EXPECT_INT(has(t, "b"), 0);
+	EXPECT_INT(count_of(t, &all_q), 1);
+	EXPECT_STR(scan_ids(t, &all_q), "a");
+	EXPECT_OK(OPS->visit_seqs(t->s, &b.seq, 1, count_visit, &visited));
+	EXPECT_INT(visited, 0);
+	EXPECT_OK(READ_END(t));
+	/* Out of it, the reads see the commit. */
+	EXPECT_INT(has(t, "b"), 1);
+	EXPECT_INT(count_of(t, &all_q), 2);
+	EXPECT_OK(OPS->visit_seqs(t->s, &b.seq, 1, count_visit, &visited));
+	EXPECT_INT(visited, 1);
+}
+
+static void test_read_bracket_sees_one_snapshot(tctx *t)
+{
+	with_other(t, snapshot_body);
+}
+
+static void test_read_bracket_inside_write_transaction_is_a_no_op(tctx *t)
+{
+	/* read_end must neither commit the transaction nor end it... */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));
+	EXPECT_INT(has(t, "b"), 1);
+	EXPECT_OK(READ_END(t));
+	EXPECT_OK(put(t, "c", 3, NULL, NULL));
+	OPS->rollback(t->s);
+	EXPECT_STR(scan_ids(t, &all_q), "");
+	/* ...and commit still works after one. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(READ_END(t));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(scan_ids(t, &all_q), "a");
+	EXPECT(OPS->commit(t->s) != 0);  /* no transaction is left open */
+}
+
+static void failed_read_body(tctx *t, a2m_store *o)
+{
+	seen w;
+	memset(&w, 0, sizeof w);
+	w.abort_at = 1;
+	w.abort_code = A2M_INTERNAL_ERROR;
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_INT(OPS->scan(t->s, &all_q, collect, &w), A2M_INTERNAL_ERROR);
+	free(w.ids.p);
+	EXPECT_OK(READ_END(t));
+	/* No snapshot is held any more: another connection's commit is seen. */
+	EXPECT_INT(other_put(o, "b", 2), 0);
+	EXPECT_INT(has(t, "b"), 1);
+	/* And a write transaction opens as usual. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "c", 3, NULL, NULL));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(scan_ids(t, &all_q), "a,b,c");
+}
+
+static void test_read_end_after_failed_read_holds_no_snapshot(tctx *t)
+{
+	with_other(t, failed_read_body);
+}
+
+static void begin_in_bracket_body(tctx *t, a2m_store *o)
+{
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_INT(has(t, "a"), 1);
+	EXPECT_INT(other_put(o, "b", 2), 0);
+	EXPECT_INT(has(t, "b"), 0);
+	/* A write transaction starts from the newest state, not the snapshot. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_INT(has(t, "b"), 1);
+	EXPECT_OK(put(t, "c", 3, NULL, NULL));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(READ_END(t));   /* the bracket ended at begin: a no-op */
+	EXPECT_STR(scan_ids(t, &all_q), "a,b,c");
+}
+
+static void test_begin_inside_read_bracket_starts_from_newest_state(tctx *t)
+{
+	with_other(t, begin_in_bracket_body);
+}
+
+static void read_only_body(tctx *t, a2m_store *o)
+{
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_INT(has(t, "a"), 1);
+	EXPECT_INT(other_put(o, "b", 2), 0);
+	EXPECT_INT(count_of(t, &all_q), 1);
+	EXPECT_OK(READ_END(t));
+	EXPECT_INT(count_of(t, &all_q), 2);
+	/* A bracket and a read transaction, one after the other. */
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_INT(has(t, "b"), 1);
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(READ_END(t));
+}
+
+static void test_read_bracket_on_read_only_store(tctx *t)
+{
+	char err[256] = "";
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(open_read_only(t, err, sizeof err), 0);
+	EXPECT(t->s->ops->read_begin != NULL);
+	with_other(t, read_only_body);
+}
+
+static void own_write_body(tctx *t, a2m_store *o)
+{
+	a2m_record *got = NULL;
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(READ_BEGIN(t));
+	EXPECT_INT(has(t, "a"), 1);
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));
+	/* Committed at once, not held back until the bracket ends. */
+	EXPECT_INT(o->ops->get(o, "b", &got), 0);
+	EXPECT(got != NULL);
+	a2m_record_free(got);
+	EXPECT_INT(has(t, "b"), 1);
+	EXPECT_OK(READ_END(t));
+	EXPECT_STR(scan_ids(t, &all_q), "a,b");
+}
+
+static void test_write_outside_transaction_inside_bracket_commits_on_its_own(tctx *t)
+{
+	with_other(t, own_write_body);
+}
+
+static void test_memory_reads_need_no_bracket(tctx *t)
+{
+	EXPECT(OPS->read_begin == NULL);
+	EXPECT(OPS->read_end == NULL);
+}
+
+/* ---- visit_seqs over many seqs ------------------------------------------ */
+
+static void test_visit_seqs_many_in_given_order_skipping_missing(tctx *t)
+{
+	char id[16];
+	int64_t seq[40], want_seqs[43];
+	size_t n = 0;
+	sbuf want = {0};
+	seen w;
+	for (int i = 0; i < 40; i++) {
+		snprintf(id, sizeof id, "r%02d", i);
+		a2m_record r = make(id, i);
+		EXPECT_OK(OPS->insert(t->s, &r));
+		seq[i] = r.seq;
+	}
+	/* Newest first, a seq of no record and a repeat in the middle. */
+	sb_add(&want, "%s", "");
+	for (int i = 39; i >= 0; i--) {
+		want_seqs[n++] = seq[i];
+		sb_add(&want, "%sr%02d", i == 39 ? "" : ",", i);
+		if (i == 30)
+			want_seqs[n++] = seq[39] + 1000;
+		if (i == 20) {
+			want_seqs[n++] = seq[25];
+			sb_add(&want, ",r25");
+		}
+	}
+	memset(&w, 0, sizeof w);
+	EXPECT_OK(OPS->visit_seqs(t->s, want_seqs, n, collect, &w));
+	EXPECT_STR(w.ids.p, want.p);
+	free(want.p);
+	free(w.ids.p);
+	/* A stop in a later batch: nothing after it is visited. */
+	memset(&w, 0, sizeof w);
+	w.stop_at = 20;
+	EXPECT_OK(OPS->visit_seqs(t->s, want_seqs, n, collect, &w));
+	free(w.ids.p);
+	EXPECT_INT(w.n, 20);
+	memset(&w, 0, sizeof w);
+	w.abort_at = 18;
+	w.abort_code = A2M_INTERNAL_ERROR;
+	EXPECT_INT(OPS->visit_seqs(t->s, want_seqs, n, collect, &w), A2M_INTERNAL_ERROR);
+	free(w.ids.p);
+	EXPECT_INT(w.n, 18);
+}
+
 int main(void)
 {
 	umask(022);   /* the mirror's modes are checked exactly */
@@ -2664,6 +2910,14 @@ int main(void)
 	RUN_SQLITE(test_mirror_reconciles_on_open);
 	RUN_SQLITE(test_mirror_failure_after_commit_keeps_the_commit_and_heals);
 	RUN_SQLITE(test_mirror_needs_both_dir_and_tier);
+	RUN_SQLITE(test_read_bracket_sees_one_snapshot);
+	RUN(test_read_bracket_inside_write_transaction_is_a_no_op);
+	RUN_SQLITE(test_read_end_after_failed_read_holds_no_snapshot);
+	RUN_SQLITE(test_begin_inside_read_bracket_starts_from_newest_state);
+	RUN_SQLITE(test_read_bracket_on_read_only_store);
+	RUN_SQLITE(test_write_outside_transaction_inside_bracket_commits_on_its_own);
+	RUN_MEMORY(test_memory_reads_need_no_bracket);
+	RUN(test_visit_seqs_many_in_given_order_skipping_missing);
 
 	free(last_ids.p);
 	free(dir_buf.p);

@@ -5,6 +5,7 @@
 ** server declares, because an undeclared method must answer -32003 naming its
 ** capability, never -32601 (spec §2, DECISIONS 002).
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "protocol/protocol.h"
@@ -22,12 +23,57 @@ const char *a2m_capability_name(unsigned cap)
 	return "unknown";
 }
 
+/*
+** Read brackets (stack.h, a2m_stack_read_begin). Every method that does
+** not write runs inside one, opened here once rather than in each handler:
+** at 10k records a SQLite recall spent over a third of its time taking and
+** dropping a read lock per statement, and a bracket also makes what one
+** answer reads (the index's figures, its postings, the records) agree with
+** each other. It is right for every such method: the writes some of them
+** may make (recall's touches, a promotion it earned, vectors the server
+** owed) each run in a transaction of their own, which ends the bracket
+** first (store.h); and one that reads nothing (subscribe) pays for one
+** small statement. A method that writes runs as before: its transaction
+** is its snapshot. The bracket opens after the gate, so a refusal reads
+** and locks nothing.
+**
+** rpc.c calls a text handler itself, not a2m_protocol_call, so recall's
+** is bracketed by its entry below (recall_text). describe's is not: a2m.c
+** recognises it by its address to answer a cached describe without the
+** handle's lock, and a miss reads only a few figures, once per change.
+*/
+static int read_end(a2m_server *srv, int rc, a2m_error *err)
+{
+	a2m_error end = {0};
+	int ended = a2m_stack_read_end(srv->stack, &end);
+	if (ended && !rc) {
+		*err = end;  /* the request fails: what it read may not stand */
+		return ended;
+	}
+	a2m_error_clear(&end);
+	return rc;
+}
+
+static int recall_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+		       a2m_error *err)
+{
+	int rc = a2m_stack_read_begin(srv->stack, err);
+	if (rc)
+		return rc;
+	rc = read_end(srv, a2m_method_recall_text(srv, params, text, len, err), err);
+	if (rc && *text) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
+
 const a2m_method a2m_methods[] = {
 	{"memory/describe",           A2M_CAP_CORE,      a2m_method_describe,      0, 0,
 	 a2m_describe_text},
 	{"memory/remember",           A2M_CAP_CORE,      a2m_method_remember,      1, 0, NULL},
 	{"memory/recall",             A2M_CAP_CORE,      a2m_method_recall,        0, 0,
-	 a2m_method_recall_text},
+	 recall_text},
 	{"memory/timeline",           A2M_CAP_CORE,      a2m_method_timeline,      0, 0, NULL},
 	{"memory/forget",             A2M_CAP_CORE,      a2m_method_forget,        1, 0, NULL},
 	{"memory/promote",            A2M_CAP_TIERS,     a2m_method_promote,       1, 0, NULL},
@@ -70,5 +116,15 @@ int a2m_protocol_call(a2m_server *srv, const a2m_method *m, json_t *params,
 	/* Refused consistently, every time, before anything is read (§2.1). */
 	if (srv->read_only && m->writes)
 		return a2m_error_set(err, A2M_READ_ONLY, "%s: this server is read-only", m->name);
-	return m->fn(srv, params, result, err);
+	if (m->writes)
+		return m->fn(srv, params, result, err);
+	int rc = a2m_stack_read_begin(srv->stack, err);
+	if (rc)
+		return rc;
+	rc = read_end(srv, m->fn(srv, params, result, err), err);
+	if (rc && *result) {
+		json_decref(*result);
+		*result = NULL;
+	}
+	return rc;
 }

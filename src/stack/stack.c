@@ -1,10 +1,11 @@
 /*
 ** stack.c — the stack itself: creation, the change listener, visibility,
-** store errors and transactions, shared by the stack's other files:
-** write.c (remember, forget, promote, reinforce, consolidate), read.c
-** (recall, timeline, select, fetch), sessions.c (session close and list,
-** tier counts), flow.c (movement between tiers), ranked.c (index-driven
-** recall). The policy they apply is summarised in stack.h.
+** store errors, transactions and read brackets, shared by the stack's
+** other files: write.c (remember, forget, promote, reinforce,
+** consolidate), read.c (recall, timeline, select, fetch), sessions.c
+** (session close and list, tier counts), flow.c (movement between tiers),
+** ranked.c (index-driven recall). The policy they apply is summarised in
+** stack.h.
 */
 #include <math.h>
 #include <stdio.h>
@@ -200,6 +201,20 @@ int a2m_stack_begin(a2m_stack *st, a2m_error *err)
 int a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err)
 {
 	return begun(st, st->store->ops->begin_relaxed(st->store), err);
+}
+
+int a2m_stack_read_begin(a2m_stack *st, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	int rc = s->ops->read_begin ? s->ops->read_begin(s) : 0;
+	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+}
+
+int a2m_stack_read_end(a2m_stack *st, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	int rc = s->ops->read_end ? s->ops->read_end(s) : 0;
+	return rc ? a2m_stack_store_error(st, err, rc) : 0;
 }
 
 uint64_t a2m_stack_generation(const a2m_stack *st)

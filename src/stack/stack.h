@@ -170,6 +170,21 @@ int a2m_stack_index_stats(a2m_stack *st, a2m_index_stats *out, const char **engi
 			  a2m_error *err);
 
 /*
+** Brackets a run of reads (a method that does not write: recall, timeline,
+** fetch, ...) so that they see one snapshot of the store and pay for one
+** lock instead of one per statement (store.h, read_begin). A write inside
+** the bracket (recall's touches flushed, a promotion earned) still runs in
+** its own transaction: the store ends the bracket at its begin, and the
+** reads after it run unbracketed. A no-op for a store that needs no bracket
+** (memory) and inside a write transaction. Return 0, or a negative code with
+** err set as for any store failure; no transaction is left open then.
+** Every a2m_stack_read_begin() that returned 0 is followed by one
+** a2m_stack_read_end(), also when the reads in between failed.
+*/
+int a2m_stack_read_begin(a2m_stack *st, a2m_error *err);
+int a2m_stack_read_end(a2m_stack *st, a2m_error *err);
+
+/*
 ** Writes n records atomically: all of them or none. recs[i]->tier NULL
 ** means the default tier; a tier that does not exist is UNKNOWN_TIER. A
 ** record whose id exists already (in the store or earlier in the batch) is

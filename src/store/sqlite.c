@@ -428,6 +428,7 @@ static void sql_close(a2m_store *base)
 	if (s->db && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(s->begin);
+	sqlite3_finalize(s->snapshot);
 	sqlite3_finalize(s->commit);
 	sqlite3_finalize(s->rollback);
 	sqlite3_finalize(s->get);
@@ -532,6 +533,8 @@ static const a2m_store_ops sqlite_ops = {
 	.begin_relaxed = a2m_sqlite_begin_relaxed,
 	.commit     = a2m_sqlite_commit,
 	.rollback   = a2m_sqlite_rollback,
+	.read_begin = a2m_sqlite_read_begin,
+	.read_end   = a2m_sqlite_read_end,
 	.get        = a2m_sqlite_get,
 	.get_by_key = a2m_sqlite_get_by_key,
 	.insert     = sql_insert,
@@ -617,6 +620,7 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would
 	       ask for the write lock a read-only connection cannot have. */
 	    prepare(s, &s->begin, s->base.read_only ? "BEGIN" : "BEGIN IMMEDIATE") ||
+	    prepare(s, &s->snapshot, "PRAGMA schema_version") ||
 	    prepare(s, &s->commit, "COMMIT") ||
 	    prepare(s, &s->rollback, "ROLLBACK") ||
 	    prepare(s, &s->get, "SELECT " COLUMNS " FROM records WHERE id = ?1") ||

@@ -43,6 +43,7 @@ typedef struct sqlstore {
 	a2m_store     base;
 	sqlite3      *db;
 	sqlite3_stmt *begin;
+	sqlite3_stmt *snapshot;    /* read_begin's: stepped once, held until read_end */
 	sqlite3_stmt *commit;
 	sqlite3_stmt *rollback;
 	sqlite3_stmt *get;
@@ -65,6 +66,7 @@ typedef struct sqlstore {
 	a2m_sqlite_vectors *vectors; /* vector rows, cached at the first search */
 	int           synchronous_full; /* the configured level */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
+	int           reading;     /* a read bracket is open: snapshot is stepped */
 } sqlstore;
 
 /* ---- sqlite_rows.c: statements and a record's row ----------------------- */
@@ -155,6 +157,8 @@ int a2m_sqlite_begin(a2m_store *base);
 int a2m_sqlite_begin_relaxed(a2m_store *base);
 int a2m_sqlite_commit(a2m_store *base);
 void a2m_sqlite_rollback(a2m_store *base);
+int a2m_sqlite_read_begin(a2m_store *base);
+int a2m_sqlite_read_end(a2m_store *base);
 int a2m_sqlite_meta_get(a2m_store *base, const char *name, char **value);
 int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value);
 

@@ -246,6 +246,21 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*commit)(a2m_store *s);
 	void (*rollback)(a2m_store *s);
+	/*
+	** Optional: NULL in an engine whose reads need no bracket (memory).
+	** read_begin() brackets a run of reads so they see one snapshot and pay
+	** for one lock; read_end() ends the bracket. Both are no-ops inside a
+	** write transaction, and brackets do not nest (the first read_end()
+	** ends it). begin() ends an open bracket first, because a write
+	** transaction must start from the newest state, not the bracket's
+	** snapshot; the reads after that transaction run unbracketed. A write
+	** outside a transaction still commits on its own, but write through
+	** begin(): on the bracket's old snapshot it may find the file busy.
+	** read_begin() returns 0, or an error code with no bracket open;
+	** read_end() cannot fail (also after a failed read) and returns 0.
+	*/
+	int  (*read_begin)(a2m_store *s);
+	int  (*read_end)(a2m_store *s);
 
 	/* *out = the record with this id, or NULL when there is none. */
 	int  (*get)(a2m_store *s, const char *id, a2m_record **out);
