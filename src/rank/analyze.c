@@ -19,6 +19,9 @@
 
 #define MAX_STEM_BYTES  (MAX_WORD_BYTES * 2)
 
+/* The stems word_keys() remembers, to skip those a word meets again. */
+#define SEEN_STEM_BYTES 31
+
 /* A longer query is cut: its first words are what it asks. */
 #define MAX_QUERY_WORDS 256
 
@@ -164,10 +167,13 @@ unsigned a2m_stopword_langs(const a2m_analyzer *an, const char *word, size_t len
 static size_t stem_uncached(a2m_analyzer *an, int lang, const char *word, size_t len,
 			    char *out, size_t cap);
 
-/* FNV-1a of the word, mixed with its language. */
-static size_t stem_set_of(int lang, const char *word, size_t len)
+/*
+** The set of word (whose FNV-1a is h) under lang: the word is hashed once
+** for all its languages.
+*/
+static size_t stem_set_of(int lang, uint64_t h)
 {
-	uint64_t h = a2m_hash_more(A2M_HASH_SEED ^ (uint64_t)lang, word, len);
+	h ^= (uint64_t)(lang + 1) * 0x9E3779B97F4A7C15ULL;
 	return (size_t)(h >> 20) & (STEM_CACHE_SETS - 1);
 }
 
@@ -192,15 +198,16 @@ static int stem_slot_make(stem_slot *e, int lang, const char *word, size_t len,
 	return 1;
 }
 
-size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *out,
-		size_t cap)
+/* a2m_stem of word, whose FNV-1a is h. */
+static size_t stem_hashed(a2m_analyzer *an, int lang, const char *word, size_t len,
+			  uint64_t h, char *out, size_t cap)
 {
 	if (lang < 0 || lang >= A2M_LANG_COUNT || !an->stemmer[lang] || !len ||
 	    len > MAX_WORD_BYTES)
 		return 0;
 	if (!an->stems || a2m_analyze_slow_path || len > STEM_SLOT_BYTES)
 		return stem_uncached(an, lang, word, len, out, cap);
-	stem_set *set = &an->stems[stem_set_of(lang, word, len)];
+	stem_set *set = &an->stems[stem_set_of(lang, h)];
 	for (size_t w = 0; w < STEM_CACHE_WAYS; w++) {
 		stem_slot *e = &set->way[w];
 		if (e->lang1 != lang + 1 || e->wlen != len || memcmp(e->bytes, word, len) != 0)
@@ -230,6 +237,12 @@ size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *
 		return 0;
 	memcpy(out, tmp, n);
 	return n;
+}
+
+size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *out,
+		size_t cap)
+{
+	return stem_hashed(an, lang, word, len, a2m_hash_bytes(word, len), out, cap);
 }
 
 /* a2m_stem without the cache. */
@@ -406,15 +419,34 @@ static void word_keys(a2m_analyzer *an, bag *b, const a2m_token *t, size_t word,
 	else if (!use)
 		use = unknown_langs & allowed;
 	int accented = t->flen != t->len || memcmp(t->folded, t->text, t->len) != 0;
+	uint64_t hf = use ? a2m_hash_bytes(t->folded, t->flen) : 0;
+	uint64_t ht = accented ? a2m_hash_bytes(t->text, t->len) : hf;
+	/*
+	** The stems this word had so far: one met again (most languages leave
+	** most words alike) would only find its keys counted for this word
+	** already, so it skips the bag. Longer stems are not remembered.
+	*/
+	struct { uint8_t len; char s[SEEN_STEM_BYTES]; } seen[2 * A2M_LANG_COUNT];
+	size_t nseen = 0;
 	for (int l = 0; use && l < A2M_LANG_COUNT; l++) {
 		if (!(use & A2M_LANG_BIT(l)))
 			continue;
 		for (int pass = 0; pass < 1 + accented; pass++) {
-			size_t n = pass ? a2m_stem(an, l, t->text, t->len, stem + 1, sizeof stem - 1)
-					: a2m_stem(an, l, t->folded, t->flen, stem + 1, sizeof stem - 1);
+			size_t n = pass ? stem_hashed(an, l, t->text, t->len, ht, stem + 1, sizeof stem - 1)
+					: stem_hashed(an, l, t->folded, t->flen, hf, stem + 1,
+						      sizeof stem - 1);
 			int same = n == t->len && memcmp(stem + 1, t->text, n) == 0;
 			if (!n || (same && !query))
 				continue;
+			size_t k = 0;
+			while (k < nseen && (seen[k].len != n || memcmp(seen[k].s, stem + 1, n) != 0))
+				k++;
+			if (k < nseen)
+				continue;
+			if (n <= SEEN_STEM_BYTES) {
+				seen[nseen].len = (uint8_t)n;
+				memcpy(seen[nseen++].s, stem + 1, n);
+			}
 			bag_add(b, stem, n + 1, word);
 			if (query && !same)
 				bag_add(b, stem + 1, n, word);
@@ -488,7 +520,6 @@ void a2m_doc_terms_free(a2m_doc_terms *dt)
 /* The query's storage, behind a2m_query_terms.priv. */
 typedef struct query_store {
 	bag    keys;    /* every key of every word (word = its number) */
-	bag    words;   /* surface forms seen, to skip repeated words */
 } query_store;
 
 int a2m_analyze_query(a2m_analyzer *an, const char *text, a2m_query_terms *out)
@@ -520,15 +551,9 @@ int a2m_analyze_query(a2m_analyzer *an, const char *text, a2m_query_terms *out)
 		const a2m_token *t = &toks.v[i];
 		if (is_stop(an, t, out->guess.cands))
 			continue;
-		int fresh = bag_add(&qs->words, t->text, t->len, i + 1);
-		if (fresh < 0) {
-			oom = 1;
-			break;
-		}
-		if (!fresh)
-			continue;  /* the same word again: it adds nothing */
 		/* Keys new to the query belong to this word; one it shares with an
-		   earlier word (two words, one stem) stays with the earlier one. */
+		   earlier word (two words, one stem) stays with the earlier one, and
+		   a word met again, which brings none, is no word of its own. */
 		size_t before = qs->keys.n;
 		word_keys(an, &qs->keys, t, nwords + 1, langs, fallback, 1);
 		if (qs->keys.oom) {
@@ -564,7 +589,6 @@ void a2m_query_terms_free(a2m_query_terms *q)
 	query_store *qs = q->priv;
 	if (qs) {
 		bag_free(&qs->keys);
-		bag_free(&qs->words);
 		free(qs);
 	}
 	free(q->keys);
