@@ -44,12 +44,13 @@ static double unif(void)
 ** word's stem is shared by other surface forms (a rare surface form with
 ** a common stem).
 */
-static void word(char *out, size_t cap)
+static void word(char *out, size_t cap, int rare)
 {
 	static const char *const syl[] = {"ka", "lo", "mi", "ren", "to", "vas", "qui", "del",
 					  "no", "par", "su", "fin"};
 	static const char *const suffix[] = {"", "", "", "s", "ing", "ed"};
-	size_t i = (size_t)(unif() * unif() * unif() * VOCAB) + 12, n = 0;
+	double u = unif() * unif() * (rare ? 1 : unif());
+	size_t i = (size_t)(u * VOCAB) + 12, n = 0;
 	while (i && n + 4 < cap) {
 		n += (size_t)snprintf(out + n, cap - n, "%s", syl[i % 12]);
 		i /= 12;
@@ -57,13 +58,13 @@ static void word(char *out, size_t cap)
 	snprintf(out + n, cap - n, "%s", suffix[rng() % 6]);
 }
 
-static void sentence(char *out, size_t cap, size_t words)
+static void sentence(char *out, size_t cap, size_t words, int rare)
 {
 	char w[48];
 	size_t n = 0;
 	out[0] = '\0';
 	for (size_t j = 0; j < words && n + 1 < cap; j++) {
-		word(w, sizeof w);
+		word(w, sizeof w, rare);
 		/* Now and then a word twice: term frequencies above 1. */
 		int twice = rng() % 8 == 0;
 		n += (size_t)snprintf(out + n, cap - n, "%s%s%s%s", j ? " " : "", w, twice ? " " : "",
@@ -154,14 +155,15 @@ static a2m_store *open_engine(int sqlite)
 */
 static int fill(a2m_store *s, int n)
 {
-	char text[1024], id[32], meta[32];
+	char text[1024], id[32], meta[64];
 	for (int i = 0; i < n; i++) {
 		a2m_record *r = a2m_record_new();
 		if (!r)
 			return -1;
 		snprintf(id, sizeof id, "r%d", i);
-		sentence(text, sizeof text, 4 + rng() % 14);
-		snprintf(meta, sizeof meta, "{\"lang\":\"%s\"}", langs[rng() % 3]);
+		sentence(text, sizeof text, 4 + rng() % 14, 0);
+		snprintf(meta, sizeof meta, "{\"lang\":\"%s\",\"bucket\":%d}", langs[rng() % 3],
+			 (int)(rng() % 25));
 		const char *o = owners[rng() % 3];
 		r->id = strdup(id);
 		r->content = strdup(text);
@@ -231,16 +233,17 @@ static a2m_stack *prune_stack(int sqlite, int n, a2m_blend blend)
 	return a2m_stack_new(s, &w->base, &cfg);
 }
 
-/* A query of 1-4 words of the corpus. */
+/* A query of 1-4 words of the corpus, rarer ones one time in two. */
 static void query_text(char *out, size_t cap)
 {
-	sentence(out, cap, 1 + rng() % 4);
+	sentence(out, cap, 1 + rng() % 4, rng() % 2 == 0);
 }
 
 /*
-** A selection k of a series: nothing, a tier, an owner, a scoped reader
-** (the working tier is private: only its own records there), a `where` on
-** metadata, or several at once. Turns the best candidates away often.
+** A random selection: nothing, a tier, an owner, a scoped reader (the
+** working tier is private: only its own records there), a `where` on
+** metadata (one record in three, or in 25), or several at once. Turns the
+** best candidates away often.
 */
 static void random_selection(a2m_selection *sel, json_t **where)
 {
@@ -255,10 +258,11 @@ static void random_selection(a2m_selection *sel, json_t **where)
 	}
 	if (r % 4 == 2)
 		sel->scope = (a2m_scope){.scoped = 1, .owner = owners[1 + rng() % 2]};
-	if (r % 7 < 2) {
+	if (r % 7 < 2)
 		*where = json_pack("{ss}", "lang", langs[rng() % 3]);
-		sel->where = *where;
-	}
+	else if (r % 7 < 4)  /* one record in 25: the list's best are all turned away */
+		*where = json_pack("{si}", "bucket", (int)(rng() % 25));
+	sel->where = *where;
 }
 
 /* The hits of two reads are the same: ids, order, scores to the bit. */
@@ -294,14 +298,14 @@ static int recall_as(a2m_stack *st, int mode, const a2m_selection *sel, const ch
 ** 1..50, blends and filters; and the pruned list is both used and, when
 ** the filters turn its records away, asked for again complete.
 */
-static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed)
+static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed, int selective)
 {
 	rng_state = seed;
 	a2m_stack *st = prune_stack(sqlite, 2500, blend);
 	CHECK(st != NULL);
 	if (!st)
 		return;
-	static const double mins[] = {0, 0, 0, 0.2, 0.45, 0.7};
+	static const double mins[] = {0, 0, 0, 0, 0.2, 0.45, 0.7};
 	for (int k = 0; k < 300; k++) {
 		char text[256];
 		query_text(text, sizeof text);
@@ -311,7 +315,13 @@ static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed)
 		size_t limit = 1 + rng() % 50;
 		if (k % 4 == 0)
 			limit = 1 + rng() % 10;
-		double min_score = mins[rng() % 6];
+		double min_score = mins[rng() % 7];
+		if (selective) {
+			/* One record in 25 passes: the pruned list's best are turned away. */
+			json_decref(where);
+			sel.where = where = json_pack("{si}", "bucket", (int)(rng() % 25));
+			min_score = 0;
+		}
 		a2m_hit *p = NULL, *c = NULL, *s = NULL;
 		size_t np = 0, nc = 0, ns = 0;
 		CHECK_INT(recall_as(st, ASK_AS_IS, &sel, text, min_score, limit, &p, &np), 0);
@@ -324,29 +334,42 @@ static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed)
 		a2m_hits_free(s, ns);
 		json_decref(where);
 	}
-	/* Both paths ran: lists were pruned, and some were asked for again. */
-	CHECK(st->pruned_reads > 30);
-	CHECK(st->pruned_retries > 0);
-	CHECK(st->pruned_retries < st->pruned_reads);
+	/* Lists were pruned; under a selective filter some were asked for again. */
+	CHECK(st->pruned_reads > (selective ? 5 : 30));
+	if (selective)
+		CHECK(st->pruned_retries > 3);
+	else
+		CHECK(st->pruned_retries < st->pruned_reads / 4);
 	a2m_stack_free(st);
 	remove_db();
 }
 
 static void test_recall_pruned_same_as_complete_memory(void)
 {
-	recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 11);
-	recall_same_as_complete(0, (a2m_blend){0.5, 0, 0.5}, 12);
+	recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 11, 0);
+	recall_same_as_complete(0, (a2m_blend){0.5, 0, 0.5}, 12, 0);
 }
 
 static void test_recall_pruned_same_as_complete_sqlite(void)
 {
-	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 13);
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 13, 0);
 }
 
 /* No blend at all: the score is the relevance, the stop at its tightest. */
 static void test_recall_pruned_same_as_complete_unblended(void)
 {
-	recall_same_as_complete(0, (a2m_blend){0, 0, 0}, 14);
+	recall_same_as_complete(0, (a2m_blend){0, 0, 0}, 14, 0);
+}
+
+/*
+** A filter that turns away the pruned list's records: recall reads the
+** list to its end without proving its stop, asks for the complete list,
+** and returns what the complete list gives.
+*/
+static void test_recall_falls_back_to_the_complete_list(void)
+{
+	recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 15, 1);
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 16, 1);
 }
 
 /* Select by query with a limit (memory/summarize's path) prunes too, and agrees. */
@@ -570,6 +593,7 @@ int main(void)
 		TEST(test_recall_pruned_same_as_complete_memory),
 		TEST(test_recall_pruned_same_as_complete_sqlite),
 		TEST(test_recall_pruned_same_as_complete_unblended),
+		TEST(test_recall_falls_back_to_the_complete_list),
 		TEST(test_select_pruned_same_as_complete),
 		TEST(test_no_pruning_without_limit),
 		{NULL, NULL},

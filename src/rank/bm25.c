@@ -21,6 +21,7 @@
 ** statistics are then the candidates' own.
 */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,6 +277,8 @@ struct scratch {
 	double *reach;
 	size_t *kword, *order;
 	size_t  nkeys;    /* keys allocated */
+	double *tmp;      /* a copy of one key's contributions (key_floor) */
+	size_t  ntmp;
 };
 typedef struct scratch scratch;
 
@@ -337,6 +340,7 @@ static void scratch_free(scratch *sc)
 	free(sc->reach);
 	free(sc->kword);
 	free(sc->order);
+	free(sc->tmp);
 	acc_free(&sc->a);
 	memset(sc, 0, sizeof *sc);
 }
@@ -441,23 +445,50 @@ static double key_contrib(const a2m_query_terms *q, plist *p, const bm25_norm *n
 }
 
 /*
-** Adds word w's keys (their postings in lists) to the sums of a, under the
-** mark word (acc_add). Returns 0, or -1 when memory runs out.
+** Reads every key's postings (a word's idf needs its df before its
+** postings can be scored) and what each adds (key_contrib, its largest in
+** sc->reach), and sets *best to the best sum a record could reach and
+** *postings to how many there are. Returns 0, or the store's negative code.
 */
-static int score_word(const a2m_query_terms *q, plist *lists, const bm25_norm *norm, size_t w,
-		      uint32_t word, acc *a)
+static int prepare(const source *src, const a2m_query_terms *q, scratch *sc, double *best,
+		   size_t *postings)
 {
-	for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
-		plist *p = &lists[k];
-		if (!p->n)
-			continue;
-		if (key_contrib(q, p, norm, w, k) < 0)
-			return -1;
-		for (size_t i = 0; i < p->n; i++) {
-			acc_entry *e = acc_get(a, p->v[i].seq);
-			if (!e)
-				return -1;
-			acc_add(e, word, p->c[i]);
+	bm25_norm norm;
+	*best = 0;
+	int rc = read_lists(src, q, sc, &norm, postings);
+	if (!rc && scratch_keys(sc, q->nkeys) != 0)
+		rc = A2M_INTERNAL_ERROR;
+	for (size_t w = 0; w < q->nwords && !rc; w++) {
+		*best += word_bound(q, sc->lists, &norm, w);
+		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
+			sc->kword[k] = w;
+			if ((sc->reach[k] = key_contrib(q, &sc->lists[k], &norm, w, k)) < 0)
+				rc = A2M_INTERNAL_ERROR;
+		}
+	}
+	return rc;
+}
+
+/*
+** Adds every key's contributions (prepare) to the sums of sc->a, word by
+** word in q's order and each word's keys in order (acc_add). insert: every
+** record is added to the table; else only the records already there are
+** updated. Returns 0, or -1 when memory runs out.
+*/
+static int add_words(const a2m_query_terms *q, scratch *sc, int insert)
+{
+	acc *a = &sc->a;
+	for (size_t w = 0; w < q->nwords; w++) {
+		uint32_t word = (uint32_t)w + 1;
+		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
+			const plist *p = &sc->lists[k];
+			for (size_t i = 0; i < p->n; i++) {
+				acc_entry *e = insert ? acc_get(a, p->v[i].seq) : acc_find(a, p->v[i].seq);
+				if (e)
+					acc_add(e, word, p->c[i]);
+				else if (insert)
+					return -1;
+			}
 		}
 	}
 	return 0;
@@ -470,31 +501,23 @@ static int score_word(const a2m_query_terms *q, plist *lists, const bm25_norm *n
 */
 static int score_all(const source *src, const a2m_query_terms *q, scratch *sc, double *best)
 {
-	bm25_norm norm;
 	size_t postings;
-	*best = 0;
-	int rc = read_lists(src, q, sc, &norm, &postings);
+	int rc = prepare(src, q, sc, best, &postings);
 	/* No record is scored twice per posting: the postings bound the table. */
-	if (!rc && acc_begin(&sc->a, postings) != 0)
+	if (!rc && (acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0))
 		rc = A2M_INTERNAL_ERROR;
-	for (size_t w = 0; w < q->nwords && !rc; w++) {
-		if (score_word(q, sc->lists, &norm, w, (uint32_t)w + 1, &sc->a) != 0)
-			rc = A2M_INTERNAL_ERROR;
-		*best += word_bound(q, sc->lists, &norm, w);
-	}
 	return rc;
 }
 
 /* ---- pruning: MaxScore, term at a time (docs/RANKING.md §5) -------------- */
 
 /*
-** A pruned list holds at least this many records that will likely beat
-** every record left out (PRUNE_PER per record the caller keeps, at least
-** PRUNE_MIN): enough, usually, for the caller's filters to turn some away
-** and still fill its limit from the list. Fewer, and the caller asks again
-** for the complete list more often; more, and pruning saves less (at 10 000
-** records and limit 10, 64 per 8 pruned a fifth of the benchmark's
-** queries, 16 per 2 two fifths: docs/RANKING.md §5).
+** A pruned list holds at least this many records that will beat every
+** record left out, at the caller's floor (PRUNE_PER per record the caller
+** keeps, at least PRUNE_MIN): enough, usually, for the caller's filters to
+** turn some away and still fill its limit from the list. Fewer, and the
+** caller asks again for the complete list more often; more, and pruning
+** saves less (docs/RANKING.md §5).
 */
 #define PRUNE_MIN 16
 #define PRUNE_PER 2
@@ -505,8 +528,7 @@ static int score_all(const source *src, const a2m_query_terms *q, scratch *sc, d
 */
 #define PRUNE_REL 1e-9
 #define PRUNE_ABS 1e-12
-/* The most words a pruned query may have: the words a record was admitted
-** by are a mask (acc_entry.word, while admitting). */
+/* The most words a pruned query may have (rest_from's mask). */
 #define PRUNE_WORDS 32
 
 /* The normalised bound of what a record of sum at most rest reaches. */
@@ -535,107 +557,115 @@ static double rest_from(const scratch *sc, size_t from, size_t nkeys)
 	return rest;
 }
 
+static void swap_double(double *v, size_t i, size_t j)
+{
+	double t = v[i];
+	v[i] = v[j];
+	v[j] = t;
+}
+
+/* The m-th largest of v[0..n) (1 <= m <= n), reordering v (quickselect). */
+static double mth_largest(double *v, size_t n, size_t m)
+{
+	size_t lo = 0, hi = n - 1, want = m - 1;  /* v[lo..hi] holds it */
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		/* Three ways: v[lo..lt) > pivot, v[lt..gt) == pivot, v[gt..hi] < pivot. */
+		size_t lt = lo, x = lo, gt = hi + 1;
+		while (x < gt) {
+			if (v[x] > pivot)
+				swap_double(v, lt++, x++);
+			else if (v[x] < pivot)
+				swap_double(v, x, --gt);
+			else
+				x++;
+		}
+		if (want < lt)
+			hi = lt - 1;
+		else if (want >= gt)
+			lo = gt;
+		else
+			return pivot;
+	}
+	return v[want];
+}
+
 /*
-** Admits the records of key k (sc->lists[k], contributions filled) into
-** sc->a. While admitting a record's total is a lower bound of its sum: the
-** first key of each word met (bit, in its mask) counts, the word's others
-** do not. Returns 0, or -1 when memory runs out.
+** The least that `admit` records of key k add to their sums: each holding
+** k reaches at least that. 0 when fewer records hold it. Returns -1 when
+** memory runs out.
 */
-static int admit_key(scratch *sc, size_t k, uint32_t bit)
+static double key_floor(scratch *sc, size_t k, size_t admit)
 {
 	const plist *p = &sc->lists[k];
-	for (size_t i = 0; i < p->n; i++) {
-		acc_entry *e = acc_get(&sc->a, p->v[i].seq);
-		if (!e)
-			return -1;
-		if (!(e->word & bit)) {
-			e->word |= bit;
-			e->total += p->c[i];
-		}
-	}
-	return 0;
-}
-
-/*
-** True when the records admitted so far suffice: a record not admitted can
-** reach at most rest, and at least `admit` admitted ones already reach
-** rest / floor, so the caller's worst kept hit will likely beat it even
-** after its blend; or no record left out can reach the caller's
-** min_relevance at all.
-*/
-static int admitted_enough(const acc *a, double rest, double best, const a2m_rank_query *rq,
-			   size_t admit)
-{
-	if (rq->min_relevance > 0 && rest_relevance(rest, best) + PRUNE_REL < rq->min_relevance)
-		return 1;
-	if (a->n < admit)
+	if (p->n < admit)
 		return 0;
-	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1;
-	double need = rest * (1.0 + PRUNE_REL) / floor;
-	size_t reach = 0;
-	for (size_t i = 0; i < a->n && reach < admit; i++)
-		reach += a->slots[a->used[i]].total >= need;
-	return reach >= admit;
+	if (p->n > sc->ntmp) {
+		double *t = realloc(sc->tmp, p->n * sizeof *t);
+		if (!t)
+			return -1;
+		sc->tmp = t;
+		sc->ntmp = p->n;
+	}
+	memcpy(sc->tmp, p->c, p->n * sizeof *p->c);
+	return mth_largest(sc->tmp, p->n, admit);
 }
 
 /*
-** The sums of the records in sc->a, computed again from zero exactly as
-** score_all computes them (acc_add, in the same order, from the same
-** contributions), each record looked up, not inserted.
+** How many keys, by decreasing reach (sc->order), must be read for their
+** records to suffice: `admit` records among them must already reach what
+** a record holding none of them can (rest_from), at the caller's floor,
+** or that must be below the caller's min_relevance. Judged from one key's
+** records at a time, without a table: a lower bound of what the union
+** holds, so a key is never read for nothing. Sets *rest; returns nkeys
+** (and *rest 0) when every key must be read, or -1 when memory runs out.
 */
-static void rescore(const a2m_query_terms *q, scratch *sc)
+static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq, double best,
+			     double *rest)
 {
-	acc *a = &sc->a;
-	for (size_t i = 0; i < a->n; i++) {
-		acc_entry *e = &a->slots[a->used[i]];
-		e->total = e->word_best = 0;
-		e->word = 0;
+	size_t admit = rq->want > SIZE_MAX / PRUNE_PER ? SIZE_MAX : PRUNE_PER * rq->want;
+	if (admit < PRUNE_MIN)
+		admit = PRUNE_MIN;
+	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1, reached = 0;
+	for (size_t j = 1; j < nkeys; j++) {
+		double f = key_floor(sc, sc->order[j - 1], admit);
+		if (f < 0)
+			return -1;
+		if (f > reached)
+			reached = f;
+		*rest = rest_from(sc, j, nkeys);
+		if (*rest <= 0 || reached >= *rest * (1.0 + PRUNE_REL) / floor ||
+		    (rq->min_relevance > 0 &&
+		     rest_relevance(*rest, best) + PRUNE_REL < rq->min_relevance))
+			return (ptrdiff_t)j;
 	}
-	for (size_t w = 0; w < q->nwords; w++) {
-		uint32_t word = (uint32_t)w + 1;
-		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
-			const plist *p = &sc->lists[k];
-			for (size_t i = 0; i < p->n; i++) {
-				acc_entry *e = acc_find(a, p->v[i].seq);
-				if (e)
-					acc_add(e, word, p->c[i]);
-			}
-		}
-	}
+	*rest = 0;
+	return (ptrdiff_t)nkeys;
 }
 
 /*
 ** score_all with MaxScore's pruning, term at a time, over keys: a word's
 ** keys (its surface form and its stems) differ widely in df, and the
 ** common stem of a rare word can be left out as well as a common word.
-** Each key's reach is the most one of its postings adds. Keys are taken
-** from the highest reach down and their records admitted into sc->a until
-** those admitted suffice (admitted_enough); a record left out holds only
-** keys not taken, so it reaches at most, per word, the best reach of those.
-** The admitted records' sums are then computed exactly (rescore). Sets
-** *best as score_all does, and *rest to the most a record not in sc->a can
-** reach (0: none was left out). Returns 0, or the store's negative code.
+** Each key's reach is the most one of its postings adds. The keys of
+** highest reach that suffice (keys_needed) admit their records into sc->a;
+** a record left out holds only the other keys, so it reaches at most, per
+** word, the best reach of those. The admitted records' sums are then
+** computed exactly as score_all computes them, looked up, not inserted.
+** Sets *best as score_all does, and *rest to the most a record not in
+** sc->a can reach (0: none was left out). Returns 0, or the store's
+** negative code.
 */
 static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_rank_query *rq,
 			scratch *sc, double *best, double *rest)
 {
-	bm25_norm norm;
 	size_t postings, nk = q->nkeys;
-	*best = *rest = 0;
-	int rc = read_lists(src, q, sc, &norm, &postings);
+	*rest = 0;
+	int rc = prepare(src, q, sc, best, &postings);
 	if (rc)
 		return rc;
-	if (scratch_keys(sc, nk) != 0)
-		return A2M_INTERNAL_ERROR;
-	for (size_t w = 0; w < q->nwords; w++) {
-		*best += word_bound(q, sc->lists, &norm, w);
-		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
-			sc->kword[k] = w;
-			sc->order[k] = k;
-			if ((sc->reach[k] = key_contrib(q, &sc->lists[k], &norm, w, k)) < 0)
-				return A2M_INTERNAL_ERROR;
-		}
-	}
+	for (size_t k = 0; k < nk; k++)
+		sc->order[k] = k;
 	/* Highest reach first; ties in q's order. nk is a query's keys: few. */
 	for (size_t i = 1; i < nk; i++)
 		for (size_t j = i; j > 0 && sc->reach[sc->order[j]] > sc->reach[sc->order[j - 1]]; j--) {
@@ -643,25 +673,26 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 			sc->order[j] = sc->order[j - 1];
 			sc->order[j - 1] = t;
 		}
-	/* The table is sized for all but the longest list, usually left out. */
-	size_t longest = 0;
-	for (size_t k = 0; k < nk; k++)
-		if (sc->lists[k].n > longest)
-			longest = sc->lists[k].n;
-	if (acc_begin(&sc->a, postings - longest) != 0)
+	ptrdiff_t needed = keys_needed(sc, nk, rq, *best, rest);
+	if (needed < 0)
 		return A2M_INTERNAL_ERROR;
-	size_t admit = rq->want > SIZE_MAX / PRUNE_PER ? SIZE_MAX : PRUNE_PER * rq->want;
-	if (admit < PRUNE_MIN)
-		admit = PRUNE_MIN;
-	for (size_t done = 0; done < nk;) {
-		size_t k = sc->order[done++];
-		if (admit_key(sc, k, (uint32_t)1 << sc->kword[k]) != 0)
+	if ((size_t)needed == nk) {
+		if (acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0)
 			return A2M_INTERNAL_ERROR;
-		*rest = rest_from(sc, done, nk);
-		if (*rest <= 0 || admitted_enough(&sc->a, *rest, *best, rq, admit))
-			break;
+		return 0;
 	}
-	rescore(q, sc);
+	size_t admitted = 0;
+	for (ptrdiff_t j = 0; j < needed; j++)
+		admitted += sc->lists[sc->order[j]].n;
+	if (acc_begin(&sc->a, admitted) != 0)
+		return A2M_INTERNAL_ERROR;
+	for (ptrdiff_t j = 0; j < needed; j++) {
+		const plist *p = &sc->lists[sc->order[j]];
+		for (size_t i = 0; i < p->n; i++)
+			if (!acc_get(&sc->a, p->v[i].seq))
+				return A2M_INTERNAL_ERROR;
+	}
+	(void)add_words(q, sc, 0);
 	return 0;
 }
 
