@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "a2m.h"
+#include "store/row_cache.h"
 #include "store/store.h"
 
 /* ---- the harness ------------------------------------------------------- */
@@ -2786,6 +2787,137 @@ static void test_memory_reads_need_no_bracket(tctx *t)
 
 /* ---- visit_seqs over many seqs ------------------------------------------ */
 
+/* ---- the SQLite engine's row cache (row_cache.h) ---- */
+
+static a2m_record cache_rec(int64_t seq, const char *content)
+{
+	a2m_record r;
+	memset(&r, 0, sizeof r);
+	r.seq = seq;
+	r.id = strdup("x");
+	r.content = strdup(content);
+	return r;
+}
+
+static void test_row_cache_keeps_evicts_and_forgets(tctx *t)
+{
+	(void)t;
+	a2m_row_cache *c = a2m_row_cache_new(4, 1 << 20);
+	EXPECT(c != NULL);
+	if (!c)
+		return;
+	for (int64_t seq = 1; seq <= 5; seq++) {
+		char text[16];
+		snprintf(text, sizeof text, "row %d", (int)seq);
+		a2m_record r = cache_rec(seq, text);
+		const a2m_record *kept = a2m_row_cache_take(c, &r);
+		EXPECT(kept != NULL && kept->seq == seq && strcmp(kept->content, text) == 0);
+		EXPECT(r.content == NULL);  /* moved, not copied */
+		a2m_record_clear(&r);
+		/* 1 is used again after 3 arrive: 2 is then the least recent. */
+		if (seq == 3)
+			EXPECT(a2m_row_cache_get(c, 1) != NULL);
+	}
+	EXPECT_INT(a2m_row_cache_count(c), 4);
+	EXPECT(a2m_row_cache_get(c, 2) == NULL);
+	const a2m_record *one = a2m_row_cache_get(c, 1);
+	EXPECT(one && strcmp(one->content, "row 1") == 0);
+	/* A seq already kept is not replaced, and the caller keeps its record. */
+	a2m_record again = cache_rec(5, "other");
+	EXPECT(a2m_row_cache_take(c, &again) == NULL);
+	EXPECT(again.content != NULL);
+	a2m_record_clear(&again);
+	/* The same version keeps everything, another empties the cache. */
+	a2m_row_cache_validate(c, 7);
+	EXPECT_INT(a2m_row_cache_count(c), 0);  /* the first version seen */
+	a2m_record r = cache_rec(9, "nine");
+	EXPECT(a2m_row_cache_take(c, &r) != NULL);
+	a2m_row_cache_validate(c, 7);
+	EXPECT_INT(a2m_row_cache_count(c), 1);
+	a2m_row_cache_validate(c, 8);
+	EXPECT_INT(a2m_row_cache_count(c), 0);
+	EXPECT(a2m_row_cache_get(c, 9) == NULL);
+	a2m_row_cache_free(c);
+
+	/* The byte budget: a record over a quarter of it is not kept, and
+	** the oldest go to make room for one that fits. */
+	c = a2m_row_cache_new(100, 4096);
+	EXPECT(c != NULL);
+	if (!c)
+		return;
+	char big[1500];
+	memset(big, 'b', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	a2m_record huge = cache_rec(1, big);
+	EXPECT(a2m_row_cache_take(c, &huge) == NULL);
+	a2m_record_clear(&huge);
+	big[700] = '\0';
+	for (int64_t seq = 1; seq <= 8; seq++) {
+		a2m_record r2 = cache_rec(seq, big);
+		EXPECT(a2m_row_cache_take(c, &r2) != NULL);
+		a2m_record_clear(&r2);
+	}
+	EXPECT(a2m_row_cache_count(c) < 8 && a2m_row_cache_count(c) > 0);
+	EXPECT(a2m_row_cache_get(c, 8) != NULL);
+	EXPECT(a2m_row_cache_get(c, 1) == NULL);
+	a2m_row_cache_free(c);
+}
+
+/* The content visit_seqs gives for seq, inside a read bracket. */
+static char visited_text[64];
+static int remember_content(const a2m_record *r, void *ctx)
+{
+	(void)ctx;
+	snprintf(visited_text, sizeof visited_text, "%s/%lld", r->content ? r->content : "",
+		 (long long)r->access_count);
+	return 0;
+}
+
+static const char *bracket_read(tctx *t, int64_t seq)
+{
+	visited_text[0] = '\0';
+	if (READ_BEGIN(t) != 0)
+		return "(read_begin failed)";
+	int rc = OPS->visit_seqs(t->s, &seq, 1, remember_content, NULL);
+	OPS->read_end(t->s);
+	return rc ? "(visit failed)" : visited_text;
+}
+
+static void rows_body(tctx *t, a2m_store *o)
+{
+	a2m_record a = make("a", 1), b = make("b", 2);
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->insert(t->s, &b));
+	/* Read twice: the second comes from the cache, and is the same. */
+	EXPECT_STR(bracket_read(t, a.seq), "content/0");
+	EXPECT_STR(bracket_read(t, a.seq), "content/0");
+	/* This connection's own update, touch and removal are seen... */
+	a.content = "changed here";
+	EXPECT_OK(OPS->update(t->s, &a));
+	EXPECT_STR(bracket_read(t, a.seq), "changed here/0");
+	EXPECT_OK(OPS->touch(t->s, a.seq, 3, 5));
+	EXPECT_STR(bracket_read(t, a.seq), "changed here/3");
+	/* ...in a transaction only once it commits, never after a rollback. */
+	EXPECT_OK(OPS->begin(t->s));
+	a.content = "rolled back";
+	EXPECT_OK(OPS->update(t->s, &a));
+	OPS->rollback(t->s);
+	EXPECT_STR(bracket_read(t, a.seq), "changed here/3");
+	/* ...and so is another connection's. */
+	EXPECT_STR(bracket_read(t, b.seq), "content/0");
+	b.content = "changed there";
+	EXPECT_INT(o->ops->update(o, &b), 0);
+	EXPECT_STR(bracket_read(t, b.seq), "changed there/0");
+	int removed = 0;
+	EXPECT_INT(o->ops->remove(o, "b", &removed), 0);
+	EXPECT_STR(bracket_read(t, b.seq), "");
+}
+
+static void test_visit_seqs_through_the_row_cache_sees_every_commit(tctx *t)
+{
+	with_other(t, rows_body);
+}
+
 static void test_visit_seqs_many_in_given_order_skipping_missing(tctx *t)
 {
 	char id[16];
@@ -2918,6 +3050,8 @@ int main(void)
 	RUN_SQLITE(test_write_outside_transaction_inside_bracket_commits_on_its_own);
 	RUN_MEMORY(test_memory_reads_need_no_bracket);
 	RUN(test_visit_seqs_many_in_given_order_skipping_missing);
+	RUN_MEMORY(test_row_cache_keeps_evicts_and_forgets);
+	RUN_SQLITE(test_visit_seqs_through_the_row_cache_sees_every_commit);
 
 	free(last_ids.p);
 	free(dir_buf.p);

@@ -39,6 +39,13 @@
 #define A2M_SQLITE_CHECKPOINT_PAGES "10000"
 
 /* ?1 is the id; ?2..?18 are the other fields, as a2m_sqlite_bind_record() binds them. */
+/*
+** The records kept from reads by seq (row_cache.h): enough for the
+** candidates of a few hundred different recalls, within 32 MiB.
+*/
+#define ROW_CACHE_ROWS   16384
+#define ROW_CACHE_BUDGET ((size_t)32 << 20)
+
 #define SQL_INSERT \
 	"INSERT INTO records(id, content, created_at, role, metadata, grp, tier," \
 	" salience, accessed_at, access_count, owner, session, key, revision," \
@@ -448,6 +455,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->count_session);
 	a2m_sqlite_index_close(s->index);
 	a2m_sqlite_vectors_free(s->vectors);
+	a2m_row_cache_free(s->rows);
 	sqlite3_close_v2(s->db);
 	a2m_mirror_free(s->mirror);
 	free(s);
@@ -639,7 +647,8 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 	     prepare(s, &s->stale, "DELETE FROM a2m_meta WHERE name = 'index'")) ||
 	    open_mirror(s, opt))
 		goto fail;
-	if (!(s->vectors = a2m_sqlite_vectors_new(s->db))) {
+	if (!(s->vectors = a2m_sqlite_vectors_new(s->db)) ||
+	    !(s->rows = a2m_row_cache_new(ROW_CACHE_ROWS, ROW_CACHE_BUDGET))) {
 		a2m_store_fail(&s->base, "sqlite store: out of memory");
 		goto fail;
 	}

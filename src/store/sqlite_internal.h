@@ -19,6 +19,7 @@
 
 #include <sqlite3.h>
 
+#include "store/row_cache.h"
 #include "store/sqlite_index.h"
 #include "store/sqlite_vectors.h"
 #include "store/store.h"
@@ -64,6 +65,8 @@ typedef struct sqlstore {
 	sqlite3_stmt *count_session;
 	a2m_sqlite_index *index;   /* NULL until index_attach, or when unusable */
 	a2m_sqlite_vectors *vectors; /* vector rows, cached at the first search */
+	a2m_row_cache *rows;       /* records read by seq in read brackets (row_cache.h) */
+	int           rows_busy;   /* visit_seqs running: a nested one only reads the cache */
 	int           synchronous_full; /* the configured level */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 	int           reading;     /* a read bracket is open: snapshot is stepped */

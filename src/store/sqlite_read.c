@@ -297,14 +297,37 @@ out:
 
 /* ---- by seq ------------------------------------------------------------ */
 
+/*
+** In a read bracket, through the row cache (row_cache.h): the snapshot's
+** data version says whether the copies are still the database's. Elsewhere
+** (in a write transaction, or with no bracket) every row is read.
+*/
 int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 			  a2m_record_visit visit, void *ctx)
 {
 	sqlstore *s = (sqlstore *)base;
 	a2m_record rec;
 	int rc = 0;
+	unsigned version = 0;
+	int cached = s->rows && s->reading &&
+		     sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &version) ==
+			     SQLITE_OK;
+	if (cached)
+		a2m_row_cache_validate(s->rows, version);
+	/* A visit that reads by seq again must not evict the record it holds. */
+	int fill = cached && !s->rows_busy;
+	s->rows_busy++;
 	memset(&rec, 0, sizeof rec);
 	for (size_t i = 0; i < n && !rc; i++) {
+		const a2m_record *hit = cached ? a2m_row_cache_get(s->rows, seqs[i]) : NULL;
+		if (hit) {
+			int r = visit(hit, ctx);
+			if (r != 0) {
+				rc = r < 0 ? r : 0;
+				break;
+			}
+			continue;
+		}
 		if (sqlite3_bind_int64(s->by_seq, 1, seqs[i]) != SQLITE_OK) {
 			rc = a2m_sqlite_db_fail(s, "visit_seqs");
 			break;
@@ -313,10 +336,13 @@ int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 		if (step == SQLITE_ROW) {
 			if (!(rc = a2m_sqlite_read_row(s, s->by_seq, &rec))) {
 				a2m_sqlite_done(s->by_seq);
-				int r = visit(&rec, ctx);
+				const a2m_record *kept = fill ? a2m_row_cache_take(s->rows, &rec) : NULL;
+				int r = visit(kept ? kept : &rec, ctx);
 				a2m_record_clear(&rec);
-				if (r != 0)
-					return r < 0 ? r : 0;
+				if (r != 0) {
+					rc = r < 0 ? r : 0;
+					break;
+				}
 				continue;
 			}
 		} else if (step != SQLITE_DONE) {
@@ -324,5 +350,6 @@ int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 		}
 		a2m_sqlite_done(s->by_seq);
 	}
+	s->rows_busy--;
 	return rc;
 }
