@@ -274,7 +274,7 @@ struct scratch {
 	acc     a;
 	/* Pruning's (score_pruned), per key: its reach, its word, and the
 	** keys by decreasing reach. */
-	double *reach;
+	double *reach, *kfloor;  /* kfloor: key_floor's answer, -1 before it */
 	size_t *kword, *order;
 	size_t  nkeys;    /* keys allocated */
 	double *tmp;      /* a copy of one key's contributions (key_floor) */
@@ -296,7 +296,10 @@ static int scratch_keys(scratch *sc, size_t nkeys)
 	size_t *order = realloc(sc->order, nkeys * sizeof *order);
 	if (order)
 		sc->order = order;
-	if (!reach || !kword || !order)
+	double *kfloor = realloc(sc->kfloor, nkeys * sizeof *kfloor);
+	if (kfloor)
+		sc->kfloor = kfloor;
+	if (!reach || !kword || !order || !kfloor)
 		return -1;
 	sc->nkeys = nkeys;
 	return 0;
@@ -338,6 +341,7 @@ static void scratch_free(scratch *sc)
 	}
 	free(sc->lists);
 	free(sc->reach);
+	free(sc->kfloor);
 	free(sc->kword);
 	free(sc->order);
 	free(sc->tmp);
@@ -628,13 +632,20 @@ static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq
 		admit = PRUNE_MIN;
 	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1, reached = 0;
 	for (size_t j = 1; j < nkeys; j++) {
-		double f = key_floor(sc, sc->order[j - 1], admit);
-		if (f < 0)
-			return -1;
-		if (f > reached)
-			reached = f;
 		*rest = rest_from(sc, j, nkeys);
-		if (*rest <= 0 || reached >= *rest * (1.0 + PRUNE_REL) / floor ||
+		double need = *rest * (1.0 + PRUNE_REL) / floor;
+		/* A key reaching less than need cannot help (yet): its quickselect
+		** waits until need has fallen to its reach, or forever. */
+		for (size_t i = 0; i < j; i++) {
+			size_t k = sc->order[i];
+			if (sc->kfloor[k] >= 0 || sc->reach[k] < need)
+				continue;
+			if ((sc->kfloor[k] = key_floor(sc, k, admit)) < 0)
+				return -1;
+			if (sc->kfloor[k] > reached)
+				reached = sc->kfloor[k];
+		}
+		if (*rest <= 0 || reached >= need ||
 		    (rq->min_relevance > 0 &&
 		     rest_relevance(*rest, best) + PRUNE_REL < rq->min_relevance))
 			return (ptrdiff_t)j;
@@ -664,8 +675,10 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 	int rc = prepare(src, q, sc, best, &postings);
 	if (rc)
 		return rc;
-	for (size_t k = 0; k < nk; k++)
+	for (size_t k = 0; k < nk; k++) {
 		sc->order[k] = k;
+		sc->kfloor[k] = -1;  /* not judged yet (keys_needed) */
+	}
 	/* Highest reach first; ties in q's order. nk is a query's keys: few. */
 	for (size_t i = 1; i < nk; i++)
 		for (size_t j = i; j > 0 && sc->reach[sc->order[j]] > sc->reach[sc->order[j - 1]]; j--) {
@@ -676,14 +689,14 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 	ptrdiff_t needed = keys_needed(sc, nk, rq, *best, rest);
 	if (needed < 0)
 		return A2M_INTERNAL_ERROR;
+	size_t admitted = 0;
+	for (ptrdiff_t j = 0; j < needed; j++)
+		admitted += sc->lists[sc->order[j]].n;
 	if ((size_t)needed == nk) {
 		if (acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0)
 			return A2M_INTERNAL_ERROR;
 		return 0;
 	}
-	size_t admitted = 0;
-	for (ptrdiff_t j = 0; j < needed; j++)
-		admitted += sc->lists[sc->order[j]].n;
 	if (acc_begin(&sc->a, admitted) != 0)
 		return A2M_INTERNAL_ERROR;
 	for (ptrdiff_t j = 0; j < needed; j++) {
