@@ -502,6 +502,58 @@ static void test_read_only_uses_a_current_index_and_no_stale_one(tctx *t)
 	EXPECT_INT(tix2.calls, 0);
 }
 
+/* Inserts id with content through a second connection to t's file. */
+static int other_insert(tctx *t, const char *id, const char *content)
+{
+	a2m_store *o = NULL;
+	char err[256];
+	a2m_sqlite_options opt = {0};
+	if (a2m_store_sqlite_open(t->path, &opt, &o, err, sizeof err) != 0)
+		return -1;
+	a2m_record r;
+	memset(&r, 0, sizeof r);
+	r.id = (char *)id;
+	r.content = (char *)content;
+	r.created_at = 2000;
+	int rc = o->ops->index_attach(o, &tix.base);
+	if (rc == 0)
+		rc = o->ops->insert(o, &r);
+	o->ops->close(o);
+	return rc;
+}
+
+/* Begins, touches seq, commits: a commit of this connection with no postings. */
+static int touch_commit(tctx *t, int64_t seq)
+{
+	int rc = t->s->ops->begin(t->s);
+	if (rc == 0 && (rc = t->s->ops->touch(t->s, seq, 1, 5)) != 0)
+		t->s->ops->rollback(t->s);
+	return rc ? rc : t->s->ops->commit(t->s);
+}
+
+/*
+** The postings cache keeps what it read across this connection's commits
+** that write no postings (recall's touches), but never across another
+** connection's commit, even one followed by such a commit of this one.
+*/
+static void test_postings_cache_survives_only_own_commits(tctx *t)
+{
+	a2m_index_stats st;
+	int64_t a = insert(t, "a", "apple pie");
+	EXPECT(a > 0);
+	EXPECT_OK(t->s->ops->index_stats(t->s, &st));
+	EXPECT_INT(df(t, "apple"), 1);              /* read, now cached */
+	EXPECT_OK(touch_commit(t, a));
+	EXPECT_OK(t->s->ops->index_stats(t->s, &st));
+	EXPECT_INT(df(t, "apple"), 1);
+	EXPECT_INT(other_insert(t, "b", "apple tart"), 0);
+	EXPECT_OK(touch_commit(t, a));
+	EXPECT_OK(t->s->ops->index_stats(t->s, &st));
+	EXPECT_INT(st.docs, 2);
+	EXPECT_INT(df(t, "apple"), 2);
+	EXPECT_INT(df(t, "tart"), 1);
+}
+
 static void test_autocommit_write_keeps_record_and_postings_together(tctx *t)
 {
 	/* Outside a transaction, and a failed write: neither half lands. */
@@ -526,6 +578,7 @@ int main(void)
 	RUN(test_visit_seqs_keeps_order_and_skips_missing);
 	RUN(test_autocommit_write_keeps_record_and_postings_together);
 	RUN_SQLITE(test_index_survives_reopen_without_rebuild);
+	RUN_SQLITE(test_postings_cache_survives_only_own_commits);
 	RUN_SQLITE(test_another_analyser_rebuilds_the_index);
 	RUN_SQLITE(test_write_without_analyser_marks_index_stale);
 	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);

@@ -2903,7 +2903,25 @@ static void rows_body(tctx *t, a2m_store *o)
 	EXPECT_OK(OPS->update(t->s, &a));
 	OPS->rollback(t->s);
 	EXPECT_STR(bracket_read(t, a.seq), "changed here/3");
-	/* ...and so is another connection's. */
+	/* Another connection's commit, then one of this connection's that
+	** leaves a alone: a is read anew, not kept from before the other's. */
+	EXPECT_STR(bracket_read(t, a.seq), "changed here/3");
+	a.content = "changed there first";
+	EXPECT_INT(o->ops->update(o, &a), 0);
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->touch(t->s, b.seq, 2, 9));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(bracket_read(t, a.seq), "changed there first/0");
+	EXPECT_STR(bracket_read(t, b.seq), "content/2");
+	/* ...and so is another connection's own. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->touch(t->s, b.seq, -2, 9));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(bracket_read(t, b.seq), "content/0");
+	/* A touch rolled back is not left in the kept copy. */
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->touch(t->s, b.seq, 5, 9));
+	OPS->rollback(t->s);
 	EXPECT_STR(bracket_read(t, b.seq), "content/0");
 	b.content = "changed there";
 	EXPECT_INT(o->ops->update(o, &b), 0);

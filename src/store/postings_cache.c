@@ -90,6 +90,17 @@ void a2m_pcache_free(a2m_pcache *c)
 	free(c);
 }
 
+void a2m_pcache_adopt(a2m_pcache *c, uint64_t from, uint64_t to)
+{
+	if (!c->has_version)
+		return;  /* emptied by a write: the next validate stamps it */
+	if (c->version != from) {
+		a2m_pcache_clear(c);
+		return;
+	}
+	c->version = to;
+}
+
 void a2m_pcache_validate(a2m_pcache *c, uint64_t version)
 {
 	if (c->has_version && c->version == version)

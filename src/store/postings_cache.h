@@ -42,6 +42,14 @@ void a2m_pcache_clear(a2m_pcache *c);
 void a2m_pcache_validate(a2m_pcache *c, uint64_t version);
 
 /*
+** After this connection's own commit, which moved the data version from
+** "from" to "to" without writing postings (a write of postings empties the
+** cache first): the entries stay, now as of "to". A cache at another
+** version is emptied.
+*/
+void a2m_pcache_adopt(a2m_pcache *c, uint64_t from, uint64_t to);
+
+/*
 ** Visits the cached postings of term (len bytes), in the order they were
 ** read. Returns 1 when the term is cached (*rc: 0, or the visit's negative
 ** code), 0 when it is not.

@@ -186,6 +186,33 @@ const a2m_record *a2m_row_cache_take(a2m_row_cache *c, a2m_record *rec)
 	return &e->rec;
 }
 
+void a2m_row_cache_forget(a2m_row_cache *c, int64_t seq)
+{
+	uint32_t i = find(c, seq);
+	if (i != NONE)
+		drop(c, i);
+}
+
+void a2m_row_cache_touch(a2m_row_cache *c, int64_t seq, int64_t add, int64_t at)
+{
+	uint32_t i = find(c, seq);
+	if (i == NONE)
+		return;
+	a2m_record *r = &c->e[i].rec;
+	r->access_count += add;
+	if (at > r->accessed_at)
+		r->accessed_at = at;
+}
+
+void a2m_row_cache_adopt(a2m_row_cache *c, uint64_t from, uint64_t to)
+{
+	if (!c->versioned || c->version != from) {
+		a2m_row_cache_clear(c);
+		return;
+	}
+	c->version = to;
+}
+
 size_t a2m_row_cache_count(const a2m_row_cache *c)
 {
 	return c->n;

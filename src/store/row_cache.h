@@ -56,6 +56,26 @@ const a2m_record *a2m_row_cache_get(a2m_row_cache *c, int64_t seq);
 */
 const a2m_record *a2m_row_cache_take(a2m_row_cache *c, a2m_record *rec);
 
+/* Forgets the record of seq, if kept: this connection is changing it. */
+void a2m_row_cache_forget(a2m_row_cache *c, int64_t seq);
+
+/*
+** Applies a touch (store.h) to the kept record of seq, as the database
+** applies it to the row: access_count + add, accessed_at at least at. Recall
+** touches the very records recalls read, so forgetting them would empty the
+** cache of what it is for. The caller empties the cache if the transaction
+** is rolled back instead.
+*/
+void a2m_row_cache_touch(a2m_row_cache *c, int64_t seq, int64_t add, int64_t at);
+
+/*
+** After this connection's own commit, which moved the data version from
+** "from" to "to" and changed no record still kept (each was forgotten as
+** it was written): the records stay, now as of "to". A cache not at "from"
+** (another connection committed first) is emptied instead.
+*/
+void a2m_row_cache_adopt(a2m_row_cache *c, uint64_t from, uint64_t to);
+
 /* How many records the cache holds (for tests). */
 size_t a2m_row_cache_count(const a2m_row_cache *c);
 

@@ -301,6 +301,20 @@ out:
 	return rc;
 }
 
+/*
+** The row cache must not outlive a record this connection rewrites: it is
+** forgotten now (the cache is not read inside a write transaction, and a
+** rollback only costs a read); a record whose seq the index could not give
+** empties the whole cache at commit.
+*/
+static void forget_row(sqlstore *s, int64_t seq)
+{
+	if (seq)
+		a2m_row_cache_forget(s->rows, seq);
+	else
+		s->rows_unsure = 1;
+}
+
 static int sql_update(a2m_store *base, const a2m_record *rec)
 {
 	sqlstore *s = (sqlstore *)base;
@@ -332,6 +346,7 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 		free(old_name);
 		return rc;
 	}
+	forget_row(s, found ? seq : 0);
 	if (a2m_sqlite_bind_record(s->update, rec) != SQLITE_OK) {
 		rc = a2m_sqlite_db_fail(s, "update");
 		goto out;
@@ -397,6 +412,7 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 		free(old_name);
 		return rc;
 	}
+	forget_row(s, found ? seq : 0);
 	int64_t vseq = a2m_sqlite_vectors_seq(s->vectors, id);
 	if (a2m_sqlite_bind_text(s->remove, 1, id) != SQLITE_OK ||
 	    sqlite3_step(s->remove) != SQLITE_DONE)
@@ -487,6 +503,10 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 	else
 		rc = step_once(s, s->touch, "touch");
 	a2m_sqlite_done(s->touch);
+	if (rc == 0)
+		a2m_row_cache_touch(s->rows, seq, add, at);
+	else
+		a2m_row_cache_forget(s->rows, seq);
 	return rc;
 }
 

@@ -411,6 +411,12 @@ void a2m_sqlite_index_undo(a2m_sqlite_index *x, const a2m_sqlite_index_point *p)
 	x->pending = p->pending;
 }
 
+void a2m_sqlite_index_committed(a2m_sqlite_index *x, uint64_t from, uint64_t to)
+{
+	if (x->cache)
+		a2m_pcache_adopt(x->cache, from, to);
+}
+
 void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 {
 	/* Postings read inside the transaction may be what it wrote. */

@@ -90,6 +90,13 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 */
 int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base);
 
+/*
+** This connection committed, moving the data version from "from" to "to":
+** the postings cache keeps what it holds if the commit wrote no postings
+** (see a2m_pcache_adopt).
+*/
+void a2m_sqlite_index_committed(a2m_sqlite_index *x, uint64_t from, uint64_t to);
+
 /* Forgets everything buffered (the transaction was rolled back). */
 void a2m_sqlite_index_discard(a2m_sqlite_index *x);
 

@@ -67,6 +67,10 @@ typedef struct sqlstore {
 	a2m_sqlite_vectors *vectors; /* vector rows, cached at the first search */
 	a2m_row_cache *rows;       /* records read by seq in read brackets (row_cache.h) */
 	int           rows_busy;   /* visit_seqs running: a nested one only reads the cache */
+	uint64_t      txn_version; /* the data version when the write transaction began */
+	int           txn_versioned; /* txn_version could be read */
+	int           rows_unsure; /* a record of unknown seq was written: empty the row
+	                              cache at commit */
 	int           synchronous_full; /* the configured level */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 	int           reading;     /* a read bracket is open: snapshot is stepped */

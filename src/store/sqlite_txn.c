@@ -30,9 +30,40 @@ int a2m_sqlite_begin(a2m_store *base)
 	int rc = sqlite3_step(s->begin);
 	rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "begin");
 	a2m_sqlite_done(s->begin);
-	if (!rc)
+	if (!rc) {
 		a2m_sqlite_vectors_begin(s->vectors);
+		/* With the write lock held, this version counts every commit
+		** but the ones this transaction will make (see caches_committed). */
+		unsigned v = 0;
+		s->txn_versioned = sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION,
+							&v) == SQLITE_OK;
+		s->txn_version = v;
+		s->rows_unsure = 0;
+	}
 	return rc;
+}
+
+/*
+** After this connection's commit: the caches read at the version the
+** transaction began from stay valid at the new one, but for what the
+** transaction wrote (postings empty their cache when written, records are
+** forgotten one by one as they are written). Anything unsure empties them.
+*/
+static void caches_committed(sqlstore *s)
+{
+	unsigned v = 0;
+	int known = s->txn_versioned &&
+		    sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) == SQLITE_OK;
+	if (s->rows) {
+		if (known && !s->rows_unsure)
+			a2m_row_cache_adopt(s->rows, s->txn_version, v);
+		else
+			a2m_row_cache_clear(s->rows);
+	}
+	if (s->index && known)
+		a2m_sqlite_index_committed(s->index, s->txn_version, v);
+	s->txn_versioned = 0;
+	s->rows_unsure = 0;
 }
 
 /* Puts synchronous back to the configured level after a relaxed transaction. */
@@ -90,6 +121,10 @@ int a2m_sqlite_commit(a2m_store *base)
 		a2m_sqlite_vectors_rollback(s->vectors);
 	else
 		a2m_sqlite_vectors_commit(s->vectors);
+	if (!rc)
+		caches_committed(s);
+	else
+		a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
 	if (rc)
 		a2m_mirror_discard(s->mirror);
 	else
@@ -104,6 +139,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 	sqlstore *s = (sqlstore *)base;
 	a2m_mirror_discard(s->mirror);
 	a2m_sqlite_vectors_rollback(s->vectors);
+	a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
 	if (s->index)
 		a2m_sqlite_index_discard(s->index);
 	if (!sqlite3_get_autocommit(s->db)) {
