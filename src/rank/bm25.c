@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "a2m.h"
+#include "rank/accumulator.h"
 #include "rank/scorer.h"
 #include "store/memory_index.h"
 
@@ -67,168 +68,9 @@ static int source_postings(const source *src, const a2m_term *key, a2m_posting_v
 	return src->store->ops->index_postings(src->store, key->text, key->len, visit, ctx);
 }
 
-/* ---- per-record accumulators: seq -> score ------------------------------ */
-
-/*
-** Open addressing, the sums kept in the slots themselves. The table lives
-** in the scorer and is reused from one query to the next: a slot belongs to
-** the current query only when it carries the query's stamp, so nothing is
-** cleared between queries and, once the table has grown to the store's
-** usual queries, scoring allocates nothing.
-*/
-typedef struct acc_entry {
-	int64_t  seq;
-	double   total;      /* the sum over the words done so far */
-	double   word_best;  /* the best key of the current word */
-	uint32_t word;       /* which word word_best belongs to, + 1 */
-	uint32_t stamp;      /* the query the slot belongs to */
-} acc_entry;
-
-typedef struct acc {
-	acc_entry *slots;
-	size_t     alloc;    /* slots allocated */
-	size_t     nslots;   /* in use by this query: a power of two, at least twice n;
-	                        sized to it, so a small query stays in cache */
-	uint32_t  *used;     /* the slots in use, in order of first use */
-	size_t     n;
-	uint32_t   stamp;
-} acc;
-
 /* Scratch bigger than this (entries) is freed after the query that needed
 ** it rather than kept: a huge store's rare query must not pin its memory. */
-#define SCRATCH_KEEP ((size_t)1 << 18)
-
-static size_t slot_of(int64_t seq, size_t nslots)
-{
-	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 17) & (nslots - 1);
-}
-
-/* Puts a slot of the current query at its place in slots (a fresh table). */
-static void acc_place(acc_entry *slots, size_t ns, uint32_t *used, size_t i,
-		      const acc_entry *e)
-{
-	size_t j = slot_of(e->seq, ns);
-	while (slots[j].stamp == e->stamp)
-		j = (j + 1) & (ns - 1);
-	slots[j] = *e;
-	used[i] = (uint32_t)j;
-}
-
-/* Doubles the table (or makes the first), keeping the current query's sums. */
-static int acc_grow(acc *a)
-{
-	size_t ns = a->nslots ? a->nslots * 2 : 4096;
-	if (ns <= a->alloc) {
-		/* The allocation is big enough (an earlier query grew it): rehash
-		** in place, the current query's slots set aside first. */
-		acc_entry *keep = malloc((a->n ? a->n : 1) * sizeof *keep);
-		if (!keep)
-			return -1;
-		for (size_t i = 0; i < a->n; i++)
-			keep[i] = a->slots[a->used[i]];
-		for (size_t i = 0; i < ns; i++)
-			a->slots[i].stamp = 0;
-		for (size_t i = 0; i < a->n; i++)
-			acc_place(a->slots, ns, a->used, i, &keep[i]);
-		free(keep);
-		a->nslots = ns;
-		return 0;
-	}
-	acc_entry *slots = calloc(ns, sizeof *slots);
-	uint32_t *used = malloc(ns / 2 * sizeof *used);
-	if (!slots || !used || ns > UINT32_MAX) {
-		free(slots);
-		free(used);
-		return -1;
-	}
-	for (size_t i = 0; i < a->n; i++)
-		acc_place(slots, ns, used, i, &a->slots[a->used[i]]);
-	free(a->slots);
-	free(a->used);
-	a->slots = slots;
-	a->used = used;
-	a->nslots = a->alloc = ns;
-	return 0;
-}
-
-/*
-** Starts a query that will see at most expected records: every slot of the
-** last one becomes free at once (stamps), and the table in use is made just
-** big enough. Returns 0, or -1 when memory runs out.
-*/
-static int acc_begin(acc *a, size_t expected)
-{
-	size_t want = 1024;
-	while (want < 2 * expected && want < ((size_t)1 << 31))
-		want *= 2;
-	a->n = 0;
-	if (want > a->alloc) {
-		acc_entry *slots = calloc(want, sizeof *slots);
-		uint32_t *used = malloc(want / 2 * sizeof *used);
-		if (!slots || !used) {
-			free(slots);
-			free(used);
-			return -1;
-		}
-		free(a->slots);
-		free(a->used);
-		a->slots = slots;
-		a->used = used;
-		a->alloc = want;
-	}
-	a->nslots = want;
-	if (++a->stamp == 0) {
-		/* After 2^32 queries the stamps come round: clear them once. */
-		for (size_t i = 0; i < a->alloc; i++)
-			a->slots[i].stamp = 0;
-		a->stamp = 1;
-	}
-	return 0;
-}
-
-static acc_entry *acc_get(acc *a, int64_t seq)
-{
-	if ((a->n + 1) * 2 > a->nslots && acc_grow(a) != 0)
-		return NULL;
-	size_t mask = a->nslots - 1, j = slot_of(seq, a->nslots);
-	acc_entry *e;
-	while ((e = &a->slots[j])->stamp == a->stamp) {
-		if (e->seq == seq)
-			return e;
-		j = (j + 1) & mask;
-	}
-	*e = (acc_entry){.seq = seq, .stamp = a->stamp};
-	a->used[a->n++] = (uint32_t)j;
-	return e;
-}
-
-static acc_entry *acc_find(const acc *a, int64_t seq)
-{
-	if (!a->nslots)
-		return NULL;
-	size_t j = slot_of(seq, a->nslots);
-	acc_entry *e;
-	while ((e = &a->slots[j])->stamp == a->stamp) {
-		if (e->seq == seq)
-			return e;
-		j = (j + 1) & (a->nslots - 1);
-	}
-	return NULL;
-}
-
-static void acc_free(acc *a)
-{
-	free(a->slots);
-	free(a->used);
-	memset(a, 0, sizeof *a);
-}
-
-/* After a query: keeps the table for the next one unless it grew huge. */
-static void acc_end(acc *a)
-{
-	if (a->alloc > 2 * SCRATCH_KEEP)
-		acc_free(a);
-}
+#define SCRATCH_KEEP A2M_ACC_KEEP
 
 /* ---- scoring ---------------------------------------------------------------- */
 
@@ -271,7 +113,7 @@ static int plist_visit(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 struct scratch {
 	plist  *lists;
 	size_t  nlists;   /* lists allocated (each keeps its postings buffer) */
-	acc     a;
+	a2m_acc     a;
 	/* Pruning's (score_pruned), per key: its reach, its word, and the
 	** keys by decreasing reach. */
 	double *reach, *kfloor;  /* kfloor: key_floor's answer, -1 before it */
@@ -330,7 +172,7 @@ static void scratch_end(scratch *sc)
 			free(sc->lists[k].c);
 			memset(&sc->lists[k], 0, sizeof sc->lists[k]);
 		}
-	acc_end(&sc->a);
+	a2m_acc_end(&sc->a);
 }
 
 static void scratch_free(scratch *sc)
@@ -345,7 +187,7 @@ static void scratch_free(scratch *sc)
 	free(sc->kword);
 	free(sc->order);
 	free(sc->tmp);
-	acc_free(&sc->a);
+	a2m_acc_free(&sc->a);
 	memset(sc, 0, sizeof *sc);
 }
 
@@ -409,7 +251,7 @@ static double word_bound(const a2m_query_terms *q, const plist *lists, const bm2
 ** its keys come in: every path feeds a record its words in q's order and
 ** each word's keys in order, so they all give the same sums to the last bit.
 */
-static void acc_add(acc_entry *e, uint32_t word, double c)
+static void acc_add(a2m_acc_entry *e, uint32_t word, double c)
 {
 	if (e->word != word) {
 		e->word = word;
@@ -481,13 +323,13 @@ static int prepare(const source *src, const a2m_query_terms *q, scratch *sc, dou
 */
 static int add_words(const a2m_query_terms *q, scratch *sc, int insert)
 {
-	acc *a = &sc->a;
+	a2m_acc *a = &sc->a;
 	for (size_t w = 0; w < q->nwords; w++) {
 		uint32_t word = (uint32_t)w + 1;
 		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
 			const plist *p = &sc->lists[k];
 			for (size_t i = 0; i < p->n; i++) {
-				acc_entry *e = insert ? acc_get(a, p->v[i].seq) : acc_find(a, p->v[i].seq);
+				a2m_acc_entry *e = insert ? a2m_acc_get(a, p->v[i].seq) : a2m_acc_find(a, p->v[i].seq);
 				if (e)
 					acc_add(e, word, p->c[i]);
 				else if (insert)
@@ -508,7 +350,7 @@ static int score_all(const source *src, const a2m_query_terms *q, scratch *sc, d
 	size_t postings;
 	int rc = prepare(src, q, sc, best, &postings);
 	/* No record is scored twice per posting: the postings bound the table. */
-	if (!rc && (acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0))
+	if (!rc && (a2m_acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0))
 		rc = A2M_INTERNAL_ERROR;
 	return rc;
 }
@@ -693,16 +535,16 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 	for (ptrdiff_t j = 0; j < needed; j++)
 		admitted += sc->lists[sc->order[j]].n;
 	if ((size_t)needed == nk) {
-		if (acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0)
+		if (a2m_acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0)
 			return A2M_INTERNAL_ERROR;
 		return 0;
 	}
-	if (acc_begin(&sc->a, admitted) != 0)
+	if (a2m_acc_begin(&sc->a, admitted) != 0)
 		return A2M_INTERNAL_ERROR;
 	for (ptrdiff_t j = 0; j < needed; j++) {
 		const plist *p = &sc->lists[sc->order[j]];
 		for (size_t i = 0; i < p->n; i++)
-			if (!acc_get(&sc->a, p->v[i].seq))
+			if (!a2m_acc_get(&sc->a, p->v[i].seq))
 				return A2M_INTERNAL_ERROR;
 	}
 	(void)add_words(q, sc, 0);
@@ -756,11 +598,11 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 	else
 		rc = score_all(&src, &q, b->sc, &best);
 	a2m_query_terms_free(&q);
-	const acc *a = &b->sc->a;
+	const a2m_acc *a = &b->sc->a;
 	if (!rc && a->n && !(out->v = malloc(a->n * sizeof *out->v)))
 		rc = A2M_INTERNAL_ERROR;
 	for (size_t i = 0; !rc && i < a->n; i++) {
-		const acc_entry *e = &a->slots[a->used[i]];
+		const a2m_acc_entry *e = &a->slots[a->used[i]];
 		double score = normalised(e->total, best);
 		if (score > 0)
 			out->v[out->n++] = (a2m_candidate){.seq = e->seq, .score = score};
@@ -826,7 +668,7 @@ static int bm25_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query 
 	if (!rc)
 		rc = score_all(&src, &q, b->sc, &best);
 	for (size_t i = 0; !rc && i < n; i++) {
-		const acc_entry *e = acc_find(&b->sc->a, own ? (int64_t)i : cands[i]->seq);
+		const a2m_acc_entry *e = a2m_acc_find(&b->sc->a, own ? (int64_t)i : cands[i]->seq);
 		scores[i] = e ? normalised(e->total, best) : 0;
 	}
 	a2m_query_terms_free(&q);
