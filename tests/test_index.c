@@ -554,6 +554,41 @@ static void test_postings_cache_survives_only_own_commits(tctx *t)
 	EXPECT_INT(df(t, "tart"), 1);
 }
 
+/* A lent array of postings holds what a visit gives, before and after writes. */
+static void test_postings_view_matches_the_visit(tctx *t)
+{
+	if (!t->s->ops->index_postings_view) {
+		/* Only SQLite lends none: its cache evicts as it reads (store.h). */
+		EXPECT(strcmp(t->engine, "sqlite") == 0);
+		return;
+	}
+	static const char *const terms[] = {"apple", "pie", "tart", "none"};
+	EXPECT(insert(t, "a", "apple pie apple") > 0);
+	EXPECT(insert(t, "b", "apple tart") > 0);
+	EXPECT(insert(t, "c", "pie") > 0);
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof terms / sizeof *terms; i++) {
+			plist p = {0};
+			const a2m_posting *v = NULL;
+			size_t n = 99;
+			EXPECT_OK(t->s->ops->index_postings(t->s, terms[i], strlen(terms[i]), collect, &p));
+			EXPECT_OK(t->s->ops->index_postings_view(t->s, terms[i], strlen(terms[i]), &v, &n));
+			EXPECT_INT(n, p.n);
+			for (size_t j = 0; j < n; j++) {
+				EXPECT_INT(v[j].seq, p.seq[j]);
+				EXPECT_INT(v[j].tf, p.tf[j]);
+				EXPECT_INT(v[j].dl, p.dl[j]);
+			}
+		}
+		/* A removal moves postings around (swap-removal): lend again. */
+		int removed = 0;
+		if (round == 0) {
+			EXPECT_OK(t->s->ops->remove(t->s, "a", &removed));
+			EXPECT_INT(removed, 1);
+		}
+	}
+}
+
 static void test_autocommit_write_keeps_record_and_postings_together(tctx *t)
 {
 	/* Outside a transaction, and a failed write: neither half lands. */
@@ -579,6 +614,7 @@ int main(void)
 	RUN(test_autocommit_write_keeps_record_and_postings_together);
 	RUN_SQLITE(test_index_survives_reopen_without_rebuild);
 	RUN_SQLITE(test_postings_cache_survives_only_own_commits);
+	RUN(test_postings_view_matches_the_visit);
 	RUN_SQLITE(test_another_analyser_rebuilds_the_index);
 	RUN_SQLITE(test_write_without_analyser_marks_index_stale);
 	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);

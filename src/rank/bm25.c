@@ -60,6 +60,23 @@ static void source_free(source *src)
 	memset(src, 0, sizeof *src);
 }
 
+/*
+** Lends key's postings (*v, *n) when the source can (no copy); 1 when it
+** did, 0 when they must be copied by source_postings, or a negative code.
+*/
+static int source_view(const source *src, const a2m_term *key, const a2m_posting **v,
+		       size_t *n)
+{
+	int rc;
+	if (src->mem)
+		rc = a2m_mindex_view(src->mem, key->text, key->len, v, n);
+	else if (src->store->ops->index_postings_view)
+		rc = src->store->ops->index_postings_view(src->store, key->text, key->len, v, n);
+	else
+		return 0;
+	return rc < 0 ? rc : 1;
+}
+
 static int source_postings(const source *src, const a2m_term *key, a2m_posting_visit visit,
 			   void *ctx)
 {
@@ -74,15 +91,15 @@ static int source_postings(const source *src, const a2m_term *key, a2m_posting_v
 
 /* ---- scoring ---------------------------------------------------------------- */
 
-typedef struct posting {
-	int64_t  seq;
-	uint32_t tf, dl;
-} posting;
-
+/*
+** A key's postings: lent by the index (a view, store.h) when it can, else
+** copied into own. Either way read through v.
+*/
 typedef struct plist {
-	posting *v;
+	const a2m_posting *v;
+	a2m_posting *own;
 	double  *c;      /* each posting's contribution (pruning's, key_contrib) */
-	size_t   n, cap;
+	size_t   n, cap; /* cap: own's room */
 	size_t   ccap;   /* c's room */
 	int      oom;
 } plist;
@@ -92,15 +109,16 @@ static int plist_visit(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 	plist *p = ctx;
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 256;
-		posting *v = realloc(p->v, cap * sizeof *v);
+		a2m_posting *v = realloc(p->own, cap * sizeof *v);
 		if (!v) {
 			p->oom = 1;
 			return A2M_INTERNAL_ERROR;
 		}
-		p->v = v;
+		p->own = v;
 		p->cap = cap;
 	}
-	p->v[p->n++] = (posting){.seq = seq, .tf = tf, .dl = dl};
+	p->own[p->n++] = (a2m_posting){.seq = seq, .tf = tf, .dl = dl};
+	p->v = p->own;
 	return 0;
 }
 
@@ -159,7 +177,7 @@ static int scratch_lists(scratch *sc, size_t nkeys)
 		sc->nlists = nkeys;
 	}
 	for (size_t k = 0; k < nkeys; k++)
-		sc->lists[k].n = 0, sc->lists[k].oom = 0;
+		sc->lists[k].n = 0, sc->lists[k].oom = 0, sc->lists[k].v = NULL;
 	return 0;
 }
 
@@ -167,8 +185,8 @@ static int scratch_lists(scratch *sc, size_t nkeys)
 static void scratch_end(scratch *sc)
 {
 	for (size_t k = 0; k < sc->nlists; k++)
-		if (sc->lists[k].cap > SCRATCH_KEEP) {
-			free(sc->lists[k].v);
+		if (sc->lists[k].cap > SCRATCH_KEEP || sc->lists[k].ccap > SCRATCH_KEEP) {
+			free(sc->lists[k].own);
 			free(sc->lists[k].c);
 			memset(&sc->lists[k], 0, sizeof sc->lists[k]);
 		}
@@ -178,7 +196,7 @@ static void scratch_end(scratch *sc)
 static void scratch_free(scratch *sc)
 {
 	for (size_t k = 0; k < sc->nlists; k++) {
-		free(sc->lists[k].v);
+		free(sc->lists[k].own);
 		free(sc->lists[k].c);
 	}
 	free(sc->lists);
@@ -217,7 +235,11 @@ static int read_lists(const source *src, const a2m_query_terms *q, scratch *sc,
 		return A2M_INTERNAL_ERROR;
 	for (size_t k = 0; k < q->nkeys && !rc; k++) {
 		plist *p = &sc->lists[k];
-		rc = source_postings(src, &q->keys[k], plist_visit, p);
+		rc = source_view(src, &q->keys[k], &p->v, &p->n);
+		if (rc == 1)
+			rc = 0;
+		else if (rc == 0)
+			rc = source_postings(src, &q->keys[k], plist_visit, p);
 		if (!rc && p->oom)
 			rc = A2M_INTERNAL_ERROR;
 		*postings += p->n;
@@ -271,11 +293,14 @@ static double key_contrib(const a2m_query_terms *q, plist *p, const bm25_norm *n
 			  size_t k)
 {
 	if (p->n > p->ccap) {
-		double *c = realloc(p->c, p->cap * sizeof *c);
+		size_t room = p->ccap ? p->ccap : 256;
+		while (room < p->n)
+			room *= 2;
+		double *c = realloc(p->c, room * sizeof *c);
 		if (!c)
 			return -1;
 		p->c = c;
-		p->ccap = p->cap;
+		p->ccap = room;
 	}
 	double weight = q->weight[w] * q->key_weight[k];
 	double scale = weight * key_idf(norm, p) * (BM25_K1 + 1.0);

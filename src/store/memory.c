@@ -388,6 +388,15 @@ static int mem_index_stats(a2m_store *base, a2m_index_stats *out)
 	return 0;
 }
 
+static int mem_index_postings_view(a2m_store *base, const char *term, size_t len,
+				   const a2m_posting **v, size_t *n)
+{
+	mstore *s = (mstore *)base;
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	return a2m_mindex_view(s->index, term, len, v, n);
+}
+
 static int mem_index_postings(a2m_store *base, const char *term, size_t len,
 			      a2m_posting_visit visit, void *ctx)
 {
@@ -474,6 +483,7 @@ static const a2m_store_ops memory_ops = {
 	.index_attach   = mem_index_attach,
 	.index_stats    = mem_index_stats,
 	.index_postings = mem_index_postings,
+	.index_postings_view = mem_index_postings_view,
 	.vector_search  = mem_vector_search,
 	.scan_unembedded = mem_scan_unembedded,
 };

@@ -24,11 +24,8 @@
 
 typedef struct mterm mterm;
 
-typedef struct mposting {
-	int64_t  seq;
-	uint32_t tf;
-	uint32_t dl;
-} mposting;
+/* (seq, tf, length): store.h's a2m_posting, so a view needs no copy. */
+typedef a2m_posting mposting;
 
 struct mterm {
 	mterm    *next;        /* hash chain */
@@ -329,6 +326,15 @@ void a2m_mindex_sweep(a2m_mindex *ix)
 void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out)
 {
 	*out = ix->stats;
+}
+
+int a2m_mindex_view(const a2m_mindex *ix, const char *term, size_t len,
+		    const a2m_posting **v, size_t *n)
+{
+	const mterm *t = find(ix, term, len, a2m_hash_bytes(term, len));
+	*v = t ? t->p : NULL;
+	*n = t ? t->n : 0;
+	return 0;
 }
 
 int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,

@@ -55,6 +55,11 @@ void a2m_mindex_sweep(a2m_mindex *ix);
 
 void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out);
 
+/* Lends term's postings (*n at *v; NULL and 0 when none) until the next
+** change to the index. Returns 0. */
+int a2m_mindex_view(const a2m_mindex *ix, const char *term, size_t len,
+		    const a2m_posting **v, size_t *n);
+
 /* Visits the postings of term; returns 0 or the visit's negative code. */
 int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
 			a2m_posting_visit visit, void *ctx);

@@ -126,6 +126,13 @@ typedef struct a2m_index_stats {
 */
 typedef int (*a2m_posting_visit)(int64_t seq, uint32_t tf, uint32_t doc_len, void *ctx);
 
+/* One posting as an index may lend it (index_postings_view). */
+typedef struct a2m_posting {
+	int64_t  seq;
+	uint32_t tf;
+	uint32_t dl;   /* the record's length in terms */
+} a2m_posting;
+
 /*
 ** ---- Vector search (optional) ---------------------------------------------
 **
@@ -351,6 +358,16 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*index_postings)(a2m_store *s, const char *term, size_t len,
 			       a2m_posting_visit visit, void *ctx);
+	/*
+	** Optional (NULL when absent): term's postings as the index keeps them,
+	** *n of them at *v in no particular order, lent until the next write
+	** to the store; saves the copy index_postings makes one posting at a
+	** time. Only an engine whose arrays nothing but a write can move
+	** offers it (the memory engine; SQLite's cache evicts as it reads).
+	** Returns 0 (*n may be 0), A2M_STORE_NO_INDEX, or a negative code.
+	*/
+	int  (*index_postings_view)(a2m_store *s, const char *term, size_t len,
+				    const a2m_posting **v, size_t *n);
 
 	/* ---- vector search (see above); NULL in an engine without one ---- */
 
