@@ -1695,13 +1695,13 @@ static void test_refuses_newer_schema_version(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 6"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 7"), SQLITE_OK);
 	EXPECT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 6") != NULL);
+	EXPECT(strstr(err, "schema version 7") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_5(tctx *t)
+static void test_file_is_wal_at_schema_version_6(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -1711,7 +1711,7 @@ static void test_file_is_wal_at_schema_version_5(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "5");
+	EXPECT_STR(buf, "6");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -1720,6 +1720,14 @@ static void test_file_is_wal_at_schema_version_5(tctx *t)
 	EXPECT_INT(raw_query(t, "SELECT \"unique\" FROM pragma_index_list('records')"
 			     " WHERE name = 'records_owner_key'", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "1");
+	/* records_grp holds only records with a group, and a group query uses it. */
+	EXPECT_INT(raw_query(t, "SELECT partial FROM pragma_index_list('records')"
+			     " WHERE name = 'records_grp'", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
+	/* INDEXED BY fails ("no query solution") when the index cannot serve. */
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM records INDEXED BY records_grp"
+			     " WHERE grp = 'g'", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "0");
 	/* Reopening an up-to-date file migrates nothing. */
 	char err[256] = "";
 	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
@@ -1902,7 +1910,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "5");
+	EXPECT_STR(buf, "6");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -1957,7 +1965,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "5");
+	EXPECT_STR(buf, "6");
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2101,10 +2109,10 @@ static void test_read_only_refuses_newer_schema(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 6"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 7"), SQLITE_OK);
 	EXPECT(open_read_only(t, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 6 is not one this build knows") != NULL);
+	EXPECT(strstr(err, "schema version 7 is not one this build knows") != NULL);
 }
 
 /* ---- SQLite only: the procedural mirror (DECISIONS 024) ----------------- */
@@ -3030,7 +3038,7 @@ int main(void)
 	RUN_SQLITE(test_reopen_finds_committed_records);
 	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_5);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_6);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);

@@ -115,6 +115,15 @@ static const char *const migrations[] = {
 	** Partial, so a store whose records all have vectors keeps it empty.
 	*/
 	"CREATE INDEX records_unembedded ON records(tier, seq) WHERE " A2M_SQLITE_UNEMBEDDED ";",
+
+	/*
+	** 6: records_grp only over records that have a group. Most have none,
+	** and every insert paid for an index entry under NULL that no query
+	** reads (a group is selected by grp = ?, which implies NOT NULL):
+	** batched remember 10 100–10 600 → 11 200–12 700 records/s.
+	*/
+	"DROP INDEX records_grp;"
+	"CREATE INDEX records_grp ON records(grp) WHERE grp IS NOT NULL;",
 };
 
 #define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
