@@ -195,6 +195,7 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	a2m_sqlite_options opt = {0};
 	opt.synchronous_full = !cfg->sqlite_synchronous_normal;
 	opt.read_only = cfg->read_only;
+	opt.unembedded_index = cfg->embed_kind != NULL;
 	char *dir = NULL;
 	for (size_t i = 0; i < layout->n; i++)
 		if (strcmp(layout->tiers[i].kind, "procedural") == 0) {

@@ -1695,13 +1695,13 @@ static void test_refuses_newer_schema_version(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 7"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 8"), SQLITE_OK);
 	EXPECT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 7") != NULL);
+	EXPECT(strstr(err, "schema version 8") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_6(tctx *t)
+static void test_file_is_wal_at_schema_version_7(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -1711,7 +1711,7 @@ static void test_file_is_wal_at_schema_version_6(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "6");
+	EXPECT_STR(buf, "7");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -1728,6 +1728,20 @@ static void test_file_is_wal_at_schema_version_6(tctx *t)
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM records INDEXED BY records_grp"
 			     " WHERE grp = 'g'", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "0");
+	/* records_unembedded is made only for a server with an embedder, and
+	** kept when the file is opened again without one. */
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM sqlite_master"
+			     " WHERE name = 'records_unembedded'", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "0");
+	char err0[256] = "";
+	a2m_sqlite_options with_embedder = full_sync;
+	with_embedder.unembedded_index = 1;
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &with_embedder, &t->s, err0, sizeof err0), 0);
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM sqlite_master"
+			     " WHERE name = 'records_unembedded'", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
 	/* Reopening an up-to-date file migrates nothing. */
 	char err[256] = "";
 	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
@@ -1910,7 +1924,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "6");
+	EXPECT_STR(buf, "7");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -1965,7 +1979,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "6");
+	EXPECT_STR(buf, "7");
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2109,10 +2123,10 @@ static void test_read_only_refuses_newer_schema(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 7"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 8"), SQLITE_OK);
 	EXPECT(open_read_only(t, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 7 is not one this build knows") != NULL);
+	EXPECT(strstr(err, "schema version 8 is not one this build knows") != NULL);
 }
 
 /* ---- SQLite only: the procedural mirror (DECISIONS 024) ----------------- */
@@ -3038,7 +3052,7 @@ int main(void)
 	RUN_SQLITE(test_reopen_finds_committed_records);
 	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_6);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_7);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);

@@ -58,11 +58,16 @@ static void remove_db(void)
 	}
 }
 
+/* sqlite: 0 the memory engine, 1 SQLite, 2 SQLite as served with an
+** embedder (with the partial index records_unembedded). */
 static a2m_store *open_engine(int sqlite)
 {
+	static const a2m_sqlite_options with_embedder = {.synchronous_full = 1,
+							  .unembedded_index = 1};
 	a2m_store *s = NULL;
 	char err[256];
-	int rc = sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
+	int rc = sqlite ? a2m_store_sqlite_open(db_path, sqlite == 2 ? &with_embedder : NULL,
+						&s, err, sizeof err)
 			: a2m_store_memory_open(&s, err, sizeof err);
 	if (rc)
 		fprintf(stderr, "  open: %s\n", err);
@@ -640,7 +645,7 @@ static int compare_unembedded(a2m_store *s)
 */
 static void test_unembedded_found_without_scan(void)
 {
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	for (int sqlite = 0; sqlite < 3; sqlite++) {
 		a2m_store *s = open_filled(sqlite, 400);
 		if (!s)
 			return;

@@ -645,6 +645,7 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 	s->synchronous_full = opt->synchronous_full;
 	if (a2m_sqlite_configure(s, path, opt->synchronous_full) ||
 	    (s->base.read_only ? a2m_sqlite_check_schema(s, path) : a2m_sqlite_migrate(s)) ||
+	    a2m_sqlite_unembedded_index(s, opt->unembedded_index) ||
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would
 	       ask for the write lock a read-only connection cannot have. */
 	    prepare(s, &s->begin, s->base.read_only ? "BEGIN" : "BEGIN IMMEDIATE") ||

@@ -67,6 +67,7 @@ typedef struct sqlstore {
 	a2m_sqlite_vectors *vectors; /* vector rows, cached at the first search */
 	a2m_row_cache *rows;       /* records read by seq in read brackets (row_cache.h) */
 	int           rows_busy;   /* visit_seqs running: a nested one only reads the cache */
+	int           unembedded_index; /* records_unembedded exists (schema step 7) */
 	uint64_t      txn_version; /* the data version when the write transaction began */
 	int           txn_versioned; /* txn_version could be read */
 	int           rows_unsure; /* a record of unknown seq was written: empty the row
@@ -144,6 +145,14 @@ int a2m_sqlite_migrate(sqlstore *s);
 ** A2M_INTERNAL_ERROR with errmsg saying why.
 */
 int a2m_sqlite_check_schema(sqlstore *s, const char *path);
+
+/*
+** With want (the server has an embedder) and a read-write connection,
+** makes the partial index records_unembedded if it is missing; then notes
+** in s->unembedded_index whether the file has it. Returns 0, or
+** A2M_INTERNAL_ERROR with the store's message set.
+*/
+int a2m_sqlite_unembedded_index(sqlstore *s, int want);
 
 /* ---- sqlite_read.c: the read ops (store.h says what each returns) -------- */
 

@@ -228,21 +228,26 @@ out:
 }
 
 /*
-** Through the partial index records_unembedded (schema step 5), whose
-** WHERE this query repeats word for word: SQLite uses a partial index only
-** for a query whose WHERE implies the index's, and INDEXED BY turns any
-** drift between the two into an error rather than a silent full scan.
+** Through the partial index records_unembedded when the file has it (made
+** at open with an embedder, schema step 7), whose WHERE this query repeats
+** word for word: SQLite uses a partial index only for a query whose WHERE
+** implies the index's, and INDEXED BY turns any drift between the two into
+** an error rather than a silent full scan. Without it (no embedder served
+** this file yet), a pass over the table.
 */
-#define SQL_UNEMBEDDED \
-	"SELECT " COLUMNS " FROM records INDEXED BY records_unembedded" \
+#define SQL_UNEMBEDDED_WHERE \
 	" WHERE tier IS ?1 AND " A2M_SQLITE_UNEMBEDDED " ORDER BY seq"
+#define SQL_UNEMBEDDED \
+	"SELECT " COLUMNS " FROM records INDEXED BY records_unembedded" SQL_UNEMBEDDED_WHERE
+#define SQL_UNEMBEDDED_SCAN "SELECT " COLUMNS " FROM records" SQL_UNEMBEDDED_WHERE
 
 int a2m_sqlite_scan_unembedded(a2m_store *base, const char *tier, a2m_record_visit visit,
 			       void *ctx)
 {
 	sqlstore *s = (sqlstore *)base;
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, SQL_UNEMBEDDED, -1, &st, NULL) != SQLITE_OK ||
+	const char *sql = s->unembedded_index ? SQL_UNEMBEDDED : SQL_UNEMBEDDED_SCAN;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
 	    a2m_sqlite_bind_text(st, 1, tier) != SQLITE_OK) {
 		sqlite3_finalize(st);
 		return a2m_sqlite_db_fail(s, "unembedded");

@@ -124,7 +124,15 @@ static const char *const migrations[] = {
 	*/
 	"DROP INDEX records_grp;"
 	"CREATE INDEX records_grp ON records(grp) WHERE grp IS NOT NULL;",
+
+	/*
+	** 7: records_unembedded only where an embedder reads it: made at open
+	** when the server has one (a2m_sqlite_unembedded_index), since every
+	** insert pays for an entry (batched remember 15–30% slower with it).
+	*/
+	"DROP INDEX IF EXISTS records_unembedded;",
 };
+
 
 #define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
 
@@ -285,5 +293,23 @@ int a2m_sqlite_check_schema(sqlstore *s, const char *path)
 		return a2m_store_fail(&s->base, "%s is at schema version %lld and this build "
 				      "needs %lld: open it once read-write to migrate it",
 				      path, (long long)version, (long long)SCHEMA_VERSION);
+	return 0;
+}
+
+/* The index of step 5, as a read-write open with an embedder keeps it. */
+#define SQL_UNEMBEDDED_INDEX \
+	"CREATE INDEX IF NOT EXISTS records_unembedded ON records(tier, seq)" \
+	" WHERE " A2M_SQLITE_UNEMBEDDED
+
+int a2m_sqlite_unembedded_index(sqlstore *s, int want)
+{
+	sqlite3_int64 n = 0;
+	if (want && !s->base.read_only &&
+	    a2m_sqlite_exec(s, SQL_UNEMBEDDED_INDEX, "unembedded index"))
+		return A2M_INTERNAL_ERROR;
+	if (query_one(s, "SELECT count(*) FROM sqlite_master"
+		      " WHERE type = 'index' AND name = 'records_unembedded'", "open", &n, NULL, 0))
+		return A2M_INTERNAL_ERROR;
+	s->unembedded_index = n > 0;
 	return 0;
 }

@@ -437,6 +437,15 @@ typedef struct a2m_sqlite_options {
 	*/
 	int         read_only;
 	/*
+	** Keep the partial index records_unembedded (the records a server
+	** embedder may owe a vector, for scan_unembedded): set when the server
+	** has an embedder; a read-write open then creates it if it is missing.
+	** Without it every insert would pay an index entry that only an
+	** embedder reads (schema step 7 drops the one step 5 made), and
+	** scan_unembedded reads the table instead.
+	*/
+	int         unembedded_index;
+	/*
 	** The procedural mirror (DECISIONS 024): when both are set (non-NULL
 	** and non-empty), every record whose tier equals procedural_tier is
 	** also kept as one Markdown file in procedural_dir, so that skills can
