@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int check_failures_in_test;
 
@@ -26,6 +27,20 @@ static inline uint64_t check_rand(uint64_t *state)
 	*state ^= *state >> 7;
 	*state ^= *state << 17;
 	return *state;
+}
+
+/*
+** Removes the SQLite database at path and its companions (-wal, -shm,
+** -journal), so a test starts from no file. An empty path is a no-op.
+*/
+static inline void check_remove_db(const char *path)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	char name[256];
+	for (size_t i = 0; path[0] && i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
+		unlink(name);
+	}
 }
 
 #define CHECK(cond) do { \

@@ -127,12 +127,7 @@ static char db_path[64];
 
 static void remove_db(void)
 {
-	static const char *const sfx[] = {"", "-wal", "-shm"};
-	char p[96];
-	for (int i = 0; i < 3; i++) {
-		snprintf(p, sizeof p, "%s%s", db_path, sfx[i]);
-		unlink(p);
-	}
+	check_remove_db(db_path);
 }
 
 static a2m_store *open_engine(int sqlite)

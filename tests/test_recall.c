@@ -37,12 +37,7 @@ static json_t *call(const char *method, const char *fmt, ...)
 
 static void remove_db(void)
 {
-	static const char *const suffixes[] = {"", "-wal", "-shm"};
-	char name[96];
-	for (int i = 0; i < 3; i++) {
-		snprintf(name, sizeof name, "%s%s", db_path, suffixes[i]);
-		unlink(name);
-	}
+	check_remove_db(db_path);
 }
 
 static void open_server(const char *ranking, int fresh)

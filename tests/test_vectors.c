@@ -50,12 +50,7 @@ static char db_path[64];
 
 static void remove_db(void)
 {
-	static const char *const sfx[] = {"", "-wal", "-shm"};
-	char p[96];
-	for (int i = 0; i < 3; i++) {
-		snprintf(p, sizeof p, "%s%s", db_path, sfx[i]);
-		unlink(p);
-	}
+	check_remove_db(db_path);
 }
 
 /* sqlite: 0 the memory engine, 1 SQLite, 2 SQLite as served with an
