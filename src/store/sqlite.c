@@ -38,7 +38,6 @@
 /* WAL pages (4 KiB) between automatic checkpoints once an index is kept. */
 #define A2M_SQLITE_CHECKPOINT_PAGES "10000"
 
-/* ?1 is the id; ?2..?18 are the other fields, as a2m_sqlite_bind_record() binds them. */
 /*
 ** The records kept from reads by seq (row_cache.h): enough for the
 ** candidates of a few hundred different recalls, within 32 MiB.
@@ -46,6 +45,7 @@
 #define ROW_CACHE_ROWS   16384
 #define ROW_CACHE_BUDGET ((size_t)32 << 20)
 
+/* ?1 is the id; ?2..?18 are the other fields, as a2m_sqlite_bind_record() binds them. */
 #define SQL_INSERT \
 	"INSERT INTO records(id, content, created_at, role, metadata, grp, tier," \
 	" salience, accessed_at, access_count, owner, session, key, revision," \

@@ -516,8 +516,7 @@ int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats
 		/* A query reads the figures first: the moment to notice that the
 		** database changed (here or elsewhere) since the cache was filled. */
 		unsigned version = 0;
-		if (x->cache && sqlite3_file_control(x->db, "main", SQLITE_FCNTL_DATA_VERSION,
-						     &version) == SQLITE_OK)
+		if (x->cache && a2m_sqlite_data_version(x->db, &version))
 			a2m_pcache_validate(x->cache, version);
 		else if (x->cache)
 			a2m_pcache_clear(x->cache);
@@ -593,6 +592,12 @@ static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *ter
 		if ((rc = visit(x->rows[i].seq, x->rows[i].tf, x->rows[i].dl, ctx)) < 0)
 			return rc;
 	return 0;
+}
+
+int a2m_sqlite_data_version(sqlite3 *db, unsigned *out)
+{
+	*out = 0;
+	return sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, out) == SQLITE_OK;
 }
 
 int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,

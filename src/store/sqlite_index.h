@@ -38,6 +38,14 @@
 typedef struct a2m_sqlite_index a2m_sqlite_index;
 
 /*
+** Sets *out to the data version of db's main file (SQLITE_FCNTL_DATA_VERSION:
+** it changes at every commit, this connection's or another's), which the
+** engine's caches are keyed on. Returns 1, or 0 when it cannot be read
+** (then a cache must not trust what it holds).
+*/
+int a2m_sqlite_data_version(sqlite3 *db, unsigned *out);
+
+/*
 ** Opens the index of db for ix. Read-write: creates or rebuilds it as
 ** needed, in its own transaction (none may be open). Read-only: uses it if
 ** it was built with this very ix->version, else *out is NULL (no index).

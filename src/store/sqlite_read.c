@@ -314,9 +314,7 @@ int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 	a2m_record rec;
 	int rc = 0;
 	unsigned version = 0;
-	int cached = s->rows && s->reading &&
-		     sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &version) ==
-			     SQLITE_OK;
+	int cached = s->rows && s->reading && a2m_sqlite_data_version(s->db, &version);
 	if (cached)
 		a2m_row_cache_validate(s->rows, version);
 	/* A visit that reads by seq again must not evict the record it holds. */

@@ -35,8 +35,7 @@ int a2m_sqlite_begin(a2m_store *base)
 		/* With the write lock held, this version counts every commit
 		** but the ones this transaction will make (see caches_committed). */
 		unsigned v = 0;
-		s->txn_versioned = sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION,
-							&v) == SQLITE_OK;
+		s->txn_versioned = a2m_sqlite_data_version(s->db, &v);
 		s->txn_version = v;
 		s->rows_unsure = 0;
 	}
@@ -52,8 +51,7 @@ int a2m_sqlite_begin(a2m_store *base)
 static void caches_committed(sqlstore *s)
 {
 	unsigned v = 0;
-	int known = s->txn_versioned &&
-		    sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) == SQLITE_OK;
+	int known = s->txn_versioned && a2m_sqlite_data_version(s->db, &v);
 	if (s->rows) {
 		if (known && !s->rows_unsure)
 			a2m_row_cache_adopt(s->rows, s->txn_version, v);
