@@ -176,9 +176,8 @@ typedef unsigned __int128 u128;
 ** strtod, which were most of the cost of writing a recall's scores.
 */
 typedef struct exact {
-	uint64_t m;
+	uint64_t m;  /* 53 significant bits: |d| in [2^(52-q), 2^(53-q)) */
 	int      q;
-	int      e;  /* |d| in [2^(e-1), 2^e) */
 } exact;
 
 static const uint64_t pow10_64[20] = {
@@ -203,7 +202,6 @@ static int exact_split(double d, exact *x)
 		return 0;
 	x->m = (uint64_t)ldexp(f, 53);  /* exact: 53 significant bits */
 	x->q = 53 - e;
-	x->e = e;
 	return 1;
 }
 
@@ -216,7 +214,7 @@ static void exact_digits(const exact *x, char sig[17], int *x10)
 	const u128 lo = pow10_64[16], hi = pow10_64[17];
 	/* The decimal exponent from the binary one (log10 2 = 0.30103), off by
 	** one at most, which the loop puts right: the digits must be 17. */
-	int k = 16 - (int)floor((x->e - 1) * 0.30102999566398120);
+	int k = 16 - (int)floor((52 - x->q) * 0.30102999566398120);
 	u128 n;
 	for (;;) {
 		u128 num = (u128)x->m * pow10_128(k);
@@ -282,7 +280,7 @@ size_t a2m_json_format_real(double d, char out[32])
 	char sig[17];
 	int neg = signbit(d) != 0, x = 0, fast = 0;
 #ifdef __SIZEOF_INT128__
-	exact ex = {0, 0, 0};
+	exact ex = {0, 0};
 	fast = exact_split(d, &ex);
 	if (fast)
 		exact_digits(&ex, sig, &x);
@@ -296,39 +294,23 @@ size_t a2m_json_format_real(double d, char out[32])
 		x = atoi(m + 19);
 	}
 	size_t n = 0;
-	int from = 15;
-#ifdef __SIZEOF_INT128__
-	/* The fast path knows without writing which precision reads back. */
-	while (fast && from < 17 && !zeros_from(sig, from)) {
-		int back = exact_reads_back(&ex, sig, x, from);
-		if (back < 0)
-			break;
-		if (back)
-			break;
-		from++;
-	}
-#endif
-	for (int prec = from; prec <= 17; prec++) {
-		int by_printf = 0;
-		n = format_g(neg, sig, x, prec, out);
-		if (!n) {
-			n = (size_t)snprintf(out, 32, "%.*g", prec, d);
-			by_printf = 1;
-		}
+	for (int prec = 15; prec <= 17; prec++) {
 		/* Digits cut off that were all zero: the text is the exact
 		** 17-digit one, which reads back as d without asking strtod. */
-		if (prec == 17 || zeros_from(sig, prec))
-			break;
+		int last = prec == 17 || zeros_from(sig, prec);
+		/* The fast path knows without writing whether this precision
+		** reads back (-1: strtod decides once it is written). */
 		int back = -1;
 #ifdef __SIZEOF_INT128__
-		if (fast && !by_printf)
+		if (fast && !last)
 			back = exact_reads_back(&ex, sig, x, prec);
-#else
-		(void)by_printf;
 #endif
-		if (back < 0)
-			back = strtod(out, NULL) == d;
-		if (back)
+		if (back == 0)
+			continue;
+		n = format_g(neg, sig, x, prec, out);
+		if (!n)
+			n = (size_t)snprintf(out, 32, "%.*g", prec, d);
+		if (last || back == 1 || strtod(out, NULL) == d)
 			break;
 	}
 	/* "1" would read back as an integer: keep the value a real. */
