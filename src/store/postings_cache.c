@@ -14,7 +14,7 @@ struct pentry {
 	pentry       *next;         /* hash chain */
 	pentry       *newer, *older; /* recency list */
 	uint64_t      hash;
-	a2m_cposting *v;
+	a2m_posting *v;
 	size_t        n;
 	uint32_t      len;
 	char          term[];
@@ -137,14 +137,14 @@ int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_vi
 	return 1;
 }
 
-void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_cposting *v,
+void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posting *v,
 		    size_t n)
 {
 	uint64_t h = a2m_hash_bytes(term, len);
 	if (n > c->budget / 4 || len > UINT32_MAX || find(c, term, len, h))
 		return;
 	pentry *e = malloc(sizeof *e + len);
-	a2m_cposting *copy = n ? malloc(n * sizeof *copy) : NULL;
+	a2m_posting *copy = n ? malloc(n * sizeof *copy) : NULL;
 	if (!e || (n && !copy)) {
 		free(e);
 		free(copy);

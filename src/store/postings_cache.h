@@ -21,12 +21,7 @@
 
 #include "store/store.h"
 
-/* One posting as the cache keeps it. */
-typedef struct a2m_cposting {
-	int64_t  seq;
-	uint32_t tf, dl;
-} a2m_cposting;
-
+/* Postings are kept as store.h's a2m_posting (seq, tf, length). */
 typedef struct a2m_pcache a2m_pcache;
 
 /* A cache holding at most budget postings in all. NULL when memory runs out. */
@@ -62,7 +57,7 @@ int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_vi
 ** holds), evicting the least recently used entries to make room; a term
 ** bigger than a quarter of the budget, or no memory, is simply not kept.
 */
-void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_cposting *v,
+void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posting *v,
 		    size_t n);
 
 #endif

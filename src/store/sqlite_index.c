@@ -61,7 +61,7 @@ struct a2m_sqlite_index {
 	sqlite3_stmt   *old_content;
 	a2m_index_stats pending;  /* not yet in a2m_index_stats */
 	a2m_pcache     *cache;    /* postings read outside transactions; NULL: none */
-	a2m_cposting   *rows;     /* a term's postings as they are read */
+	a2m_posting   *rows;     /* a term's postings as they are read */
 	size_t          rows_cap;
 };
 
@@ -567,13 +567,13 @@ static int collect_row(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 	a2m_sqlite_index *x = c->x;
 	if (c->n == x->rows_cap) {
 		size_t cap = x->rows_cap ? x->rows_cap * 2 : 1024;
-		a2m_cposting *r = realloc(x->rows, cap * sizeof *r);
+		a2m_posting *r = realloc(x->rows, cap * sizeof *r);
 		if (!r)
 			return a2m_store_fail(c->base, "postings: out of memory");
 		x->rows = r;
 		x->rows_cap = cap;
 	}
-	x->rows[c->n++] = (a2m_cposting){.seq = seq, .tf = tf, .dl = dl};
+	x->rows[c->n++] = (a2m_posting){.seq = seq, .tf = tf, .dl = dl};
 	return 0;
 }
 
