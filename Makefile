@@ -2,12 +2,18 @@
 #
 #   make              library, binary and tests into build/
 #   make SAN=1        the same with AddressSanitizer + UBSan into build-san/
+#   make TSAN=1       the same with ThreadSanitizer into build-tsan/ (the tests
+#                     of concurrent reads run there: scripts/run-tests.sh)
 #   make check        build and run every test (scripts/test.sh does the set-up too)
 
 PKGS      := jansson sqlite3 libmicrohttpd libcurl libutf8proc
 SAN       ?= 0
+TSAN      ?= 0
 
-ifeq ($(SAN),1)
+ifeq ($(TSAN),1)
+BUILD     := build-tsan
+OPT       := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+else ifeq ($(SAN),1)
 BUILD     := build-san
 OPT       := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 else
@@ -74,6 +80,6 @@ check: all
 	scripts/run-tests.sh $(BUILD)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan
 
 -include $(DEPS)

@@ -105,6 +105,8 @@ static void put_string(buf *b, const char *s, size_t n)
 static size_t format_g(int neg, const char sig[17], int x, int p, char *out)
 {
 	char dg[17];
+	if (p < 1 || p > 17)  /* never: callers ask for 1..17; says so to gcc */
+		return 0;
 	memcpy(dg, sig, (size_t)p);
 	if (p < 17 && sig[p] >= '5') {
 		int rest = 0;
