@@ -306,6 +306,7 @@ static void mem_close(a2m_store *base)
 	a2m_mcounts_free(s->counts);
 	free(s->order);
 	free(s->journal);
+	pthread_mutex_destroy(&s->tidy_mu);
 	for (size_t i = 0; i < s->nmetas; i++) {
 		free(s->metas[i].name);
 		free(s->metas[i].value);
@@ -468,6 +469,8 @@ static const a2m_store_ops memory_ops = {
 	.begin_relaxed = a2m_mem_begin,   /* nothing is durable here anyway */
 	.commit     = a2m_mem_commit,
 	.rollback   = a2m_mem_rollback,
+	.read_begin = a2m_mem_read_begin,
+	.read_end   = a2m_mem_read_end,
 	.get        = a2m_mem_get,
 	.get_by_key = a2m_mem_get_by_key,
 	.insert     = mem_insert,
@@ -496,6 +499,7 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 		goto fail;
 	s->base.ops = &memory_ops;
 	s->next_seq = 1;
+	pthread_mutex_init(&s->tidy_mu, NULL);
 	if (a2m_mem_table_init(&s->ids) != 0 || a2m_mem_table_init(&s->keys) != 0 ||
 	    a2m_mem_table_init(&s->seqs) != 0 || !(s->counts = a2m_mcounts_new()))
 		goto fail;

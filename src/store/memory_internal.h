@@ -15,6 +15,7 @@
 #ifndef A2M_MEMORY_INTERNAL_H
 #define A2M_MEMORY_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,7 +86,11 @@ typedef struct mstore {
 	size_t    cap;       /* allocated slots; never shrinks (rollback relies on it) */
 	size_t    live;      /* non-NULL slots */
 	size_t    sorted;    /* order[0..sorted) is in (created_at, seq) order */
-	int       scanning;  /* scans in progress (callbacks may nest them) */
+	/* Scans in progress (callbacks may nest them). Atomic because readers
+	** holding only a shared lock scan at once (a2m_mem_read_begin). */
+	_Atomic int scanning;
+	/* Held while read_begin tidies order[] (a2m_mem_read_begin). */
+	pthread_mutex_t tidy_mu;
 	int64_t   next_seq;
 	int       in_tx;
 	int64_t   tx_next_seq;
@@ -180,6 +185,11 @@ int a2m_mem_meta_get(a2m_store *base, const char *name, char **value);
 int a2m_mem_meta_set(a2m_store *base, const char *name, const char *value);
 
 /* ---- memory_scan.c: the read ops (store.h) ------------------------------- */
+
+/* read_begin tidies order[] so that concurrent readers change nothing;
+** read_end has nothing to do. */
+int a2m_mem_read_begin(a2m_store *base);
+int a2m_mem_read_end(a2m_store *base);
 
 int a2m_mem_get(a2m_store *base, const char *id, a2m_record **out);
 int a2m_mem_get_by_key(a2m_store *base, const char *owner, const char *key,

@@ -15,6 +15,32 @@
 
 /* ---- reads ------------------------------------------------------------- */
 
+/*
+** Several threads may read at once, each inside a read bracket, while no
+** write runs (store.h). The reads here change nothing but scanning (atomic),
+** provided order[] is tidy: sorted, compacted as due and without trailing
+** tombstones, for then a scan's normalize, trim and compact find nothing to
+** do. Writes leave it untidy, so the first bracket after them tidies it,
+** under tidy_mu; the later ones find it tidy (the mutex orders their reads
+** after its writes).
+*/
+int a2m_mem_read_begin(a2m_store *base)
+{
+	mstore *s = (mstore *)base;
+	pthread_mutex_lock(&s->tidy_mu);
+	a2m_mem_maybe_compact(s);
+	a2m_mem_order_normalize(s);
+	a2m_mem_order_trim(s);
+	pthread_mutex_unlock(&s->tidy_mu);
+	return 0;
+}
+
+int a2m_mem_read_end(a2m_store *base)
+{
+	(void)base;
+	return 0;
+}
+
 /* Hands out a deep copy of e's record (or NULL for no entry). */
 static int copy_out(mstore *s, const entry *e, a2m_record **out)
 {
