@@ -448,6 +448,9 @@ static void sql_close(a2m_store *base)
 	sqlstore *s = (sqlstore *)base;
 	if (!s)
 		return;
+	if (s->pool)
+		a2m_sqlite_read_end(base);  /* the closing thread's bracket, if any */
+	a2m_sqlite_pool_free(s->pool);
 	if (s->db && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(s->begin);
@@ -527,12 +530,16 @@ static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 	    a2m_sqlite_exec(s, "PRAGMA wal_autocheckpoint=" A2M_SQLITE_CHECKPOINT_PAGES,
 			    "wal_autocheckpoint"))
 		return A2M_INTERNAL_ERROR;
-	return a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
+	int rc = a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
+	/* The readers read the index this connection now keeps, or none. */
+	a2m_sqlite_pool_attach(s->pool, s->index ? ix : NULL);
+	return rc;
 }
 
+/* The index of the thread's connection; a failure's message goes to base. */
 static int sql_index_stats(a2m_store *base, a2m_index_stats *out)
 {
-	sqlstore *s = (sqlstore *)base;
+	sqlstore *s = a2m_sqlite_conn(base);
 	memset(out, 0, sizeof *out);
 	if (!s->index)
 		return A2M_STORE_NO_INDEX;
@@ -542,12 +549,13 @@ static int sql_index_stats(a2m_store *base, a2m_index_stats *out)
 static int sql_index_postings(a2m_store *base, const char *term, size_t len,
 			      a2m_posting_visit visit, void *ctx)
 {
-	sqlstore *s = (sqlstore *)base;
+	sqlstore *s = a2m_sqlite_conn(base);
 	if (!s->index)
 		return A2M_STORE_NO_INDEX;
 	return a2m_sqlite_index_postings(s->index, base, term, len, visit, ctx);
 }
 
+/* Always the main connection: never called in a shared bracket (store.h). */
 static int sql_vector_search(a2m_store *base, const a2m_vector_search *q,
 			     a2m_candidates *out)
 {
@@ -563,23 +571,23 @@ static const a2m_store_ops sqlite_ops = {
 	.rollback   = a2m_sqlite_rollback,
 	.read_begin = a2m_sqlite_read_begin,
 	.read_end   = a2m_sqlite_read_end,
-	.get        = a2m_sqlite_get,
-	.get_by_key = a2m_sqlite_get_by_key,
+	.get        = a2m_sqlite_pooled_get,
+	.get_by_key = a2m_sqlite_pooled_get_by_key,
 	.insert     = sql_insert,
 	.update     = sql_update,
 	.remove     = sql_remove,
-	.scan       = a2m_sqlite_scan,
-	.count      = a2m_sqlite_count,
-	.meta_get   = a2m_sqlite_meta_get,
+	.scan       = a2m_sqlite_pooled_scan,
+	.count      = a2m_sqlite_pooled_count,
+	.meta_get   = a2m_sqlite_pooled_meta_get,
 	.meta_set   = a2m_sqlite_meta_set,
 	.close      = sql_close,
-	.visit_seqs = a2m_sqlite_visit_seqs,
+	.visit_seqs = a2m_sqlite_pooled_visit_seqs,
 	.touch      = sql_touch,
 	.index_attach   = sql_index_attach,
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,
 	.vector_search  = sql_vector_search,
-	.scan_unembedded = a2m_sqlite_scan_unembedded,
+	.scan_unembedded = a2m_sqlite_pooled_scan_unembedded,
 };
 
 /* Sets up the mirror, if opt asks for one, and heals the directory. */
@@ -599,13 +607,18 @@ static int open_mirror(sqlstore *s, const a2m_sqlite_options *opt)
 	return 0;
 }
 
-int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
-			  a2m_store **out, char *err, size_t errlen)
+/*
+** Opens one connection; with pooled, the main connection of a store, which
+** lends readers to concurrent read brackets (sqlite_pool.c).
+*/
+static int open_store(const char *path, const a2m_sqlite_options *opt, int pooled,
+		      a2m_store **out, char *err, size_t errlen)
 {
 	static const a2m_sqlite_options defaults;
 	/*
-	** NOMUTEX: store.h promises one thread at a time (the handle's mutex),
-	** so SQLite's own per-connection mutex would be pure overhead.
+	** NOMUTEX: a connection is used by one thread at a time (the caller's
+	** lock, and the pool lends each reader to one bracket), so SQLite's
+	** own per-connection mutex would be pure overhead.
 	*/
 	int flags = SQLITE_OPEN_NOMUTEX;
 	int rc = A2M_INTERNAL_ERROR;
@@ -673,6 +686,10 @@ int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 		a2m_store_fail(&s->base, "sqlite store: out of memory");
 		goto fail;
 	}
+	if (pooled && !(s->pool = a2m_sqlite_pool_new(s, opt->synchronous_full))) {
+		a2m_store_fail(&s->base, "sqlite store: out of memory");
+		goto fail;
+	}
 	*out = &s->base;
 	return 0;
 
@@ -681,4 +698,16 @@ fail:
 		snprintf(err, errlen, "%s", s->base.errmsg);
 	sql_close(&s->base);
 	return rc;
+}
+
+int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
+			  a2m_store **out, char *err, size_t errlen)
+{
+	return open_store(path, opt, 1, out, err, errlen);
+}
+
+int a2m_sqlite_open_reader(const char *path, const a2m_sqlite_options *opt,
+			   a2m_store **out, char *err, size_t errlen)
+{
+	return open_store(path, opt, 0, out, err, errlen);
 }

@@ -7,7 +7,8 @@
 ** sqlite.c (open, close, writes, the mirror, the ops table),
 ** sqlite_schema.c (connection settings and migrations), sqlite_rows.c
 ** (a record's row: binding and reading), sqlite_read.c (lookups, scans and
-** counts) and sqlite_txn.c (transactions and store-level settings). Nothing
+** counts), sqlite_txn.c (transactions and store-level settings) and
+** sqlite_pool.c (read brackets, and the read connections behind them). Nothing
 ** outside those files includes this header: the rest of the server sees
 ** only a2m_store_sqlite_open() and the ops.
 */
@@ -40,9 +41,23 @@
 	"embedding IS NULL AND gen_embedding IS NULL" \
 	" AND trim(content, char(32, 9, 10, 11, 12, 13)) <> ''"
 
+typedef struct a2m_sqlite_pool a2m_sqlite_pool;
+
+/*
+** Readers a store's pool opens at most (sqlite_pool.c): with the main
+** connection, this many plus one read brackets run at once; more wait.
+*/
+#define A2M_SQLITE_POOL_READERS 8
+
+/*
+** One connection: the store's main (read-write, or the read-only store's
+** one) connection, or a reader of its pool (sqlite_pool.c), each with its
+** own statements and caches.
+*/
 typedef struct sqlstore {
 	a2m_store     base;
 	sqlite3      *db;
+	a2m_sqlite_pool *pool;     /* the main connection's readers; NULL in a reader */
 	sqlite3_stmt *begin;
 	sqlite3_stmt *snapshot;    /* read_begin's: stepped once, held until read_end */
 	sqlite3_stmt *commit;
@@ -173,12 +188,59 @@ int a2m_sqlite_begin(a2m_store *base);
 int a2m_sqlite_begin_relaxed(a2m_store *base);
 int a2m_sqlite_commit(a2m_store *base);
 void a2m_sqlite_rollback(a2m_store *base);
-int a2m_sqlite_read_begin(a2m_store *base);
-int a2m_sqlite_read_end(a2m_store *base);
 int a2m_sqlite_meta_get(a2m_store *base, const char *name, char **value);
 int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value);
 
+/* ---- sqlite_pool.c: read brackets and the readers behind them ----------- */
+
+/*
+** The connection this thread reads base through: the one its open read
+** bracket on base holds, else the main connection (base itself).
+*/
+sqlstore *a2m_sqlite_conn(a2m_store *base);
+
+/*
+** The main connection m's pool: readers open on m's file, none for a
+** database no other connection can open (":memory:", ""). NULL when memory
+** runs out.
+*/
+a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full);
+
+/* Closes every reader and frees p. NULL is a no-op. */
+void a2m_sqlite_pool_free(a2m_sqlite_pool *p);
+
+/*
+** The main connection now keeps its index with ix (NULL: none): readers
+** opened from now on attach it read-only, older ones are closed as they
+** come back. NULL p is a no-op.
+*/
+void a2m_sqlite_pool_attach(a2m_sqlite_pool *p, a2m_indexer *ix);
+
+int a2m_sqlite_read_begin(a2m_store *base);
+int a2m_sqlite_read_end(a2m_store *base);
+
+/* The read ops of the ops table: sqlite_read.c's (and meta_get) on a2m_sqlite_conn(). */
+int a2m_sqlite_pooled_get(a2m_store *base, const char *id, a2m_record **out);
+int a2m_sqlite_pooled_get_by_key(a2m_store *base, const char *owner, const char *key,
+				 a2m_record **out);
+int a2m_sqlite_pooled_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+			   void *ctx);
+int a2m_sqlite_pooled_count(a2m_store *base, const a2m_query *q, int64_t *out);
+int a2m_sqlite_pooled_meta_get(a2m_store *base, const char *name, char **value);
+int a2m_sqlite_pooled_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+				 a2m_record_visit visit, void *ctx);
+int a2m_sqlite_pooled_scan_unembedded(a2m_store *base, const char *tier,
+				      a2m_record_visit visit, void *ctx);
+
 /* ---- sqlite.c: what the transactions need of the writes' side ------------ */
+
+/*
+** Opens a reader for a pool: a2m_store_sqlite_open() without a pool of its
+** own (opt should be read-only). Same returns.
+*/
+int a2m_sqlite_open_reader(const char *path, const a2m_sqlite_options *opt,
+			   a2m_store **out, char *err, size_t errlen);
+
 
 /*
 ** Brings the procedural mirror up to date after a commit; a failure is kept

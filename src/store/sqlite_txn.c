@@ -1,7 +1,7 @@
 /*
 ** sqlite_txn.c — the SQLite engine's transactions (begin, relaxed begin,
-** commit, rollback), its read brackets (read_begin, read_end) and
-** store-level settings (meta_get, meta_set).
+** commit, rollback) and store-level settings (meta_get, meta_set); the
+** read brackets are sqlite_pool.c's.
 **
 ** Apart from sqlite.c because a commit is where the engine's side state
 ** lands or is dropped together with the records: the term index's buffered
@@ -146,53 +146,6 @@ void a2m_sqlite_rollback(a2m_store *base)
 		a2m_sqlite_done(s->rollback);
 	}
 	end_relaxed(s);
-}
-
-/* ---- read brackets ----------------------------------------------------- */
-
-/*
-** Outside a transaction every statement is a read transaction of its own:
-** in WAL mode a read lock on the shared memory taken and dropped (fcntl
-** calls) and a commit at each statement's end, which at 10k records cost a
-** recall more than its reads. SQLite ends an implicit transaction only when
-** the last active statement finishes, so one statement stepped to its row
-** and left there holds one snapshot and its lock for every statement run
-** meanwhile, until read_end resets it.
-**
-** Not a deferred BEGIN: that turns autocommit off, and the postings cache
-** (sqlite_index.c) and the vector rows (sqlite_vectors.c) read autocommit
-** off as "a write transaction may be open", then pass themselves by (the
-** recall was measured slower than without a bracket). Held this way the
-** snapshot is one those caches may fill from, and it never asks for the
-** write lock, so a read-only connection brackets the same way.
-*/
-int a2m_sqlite_read_begin(a2m_store *base)
-{
-	sqlstore *s = (sqlstore *)base;
-	if (s->reading || !sqlite3_get_autocommit(s->db))
-		return 0;
-	if (sqlite3_step(s->snapshot) == SQLITE_ROW) {
-		s->reading = 1;
-		return 0;
-	}
-	int rc = a2m_sqlite_db_fail(s, "read_begin");
-	sqlite3_reset(s->snapshot);
-	return rc;
-}
-
-/*
-** Cannot fail: resetting the held statement ends the implicit transaction
-** (unless a caller's statement is still active, which then ends it), and
-** SQLite rolled back whatever an error inside the bracket began.
-*/
-int a2m_sqlite_read_end(a2m_store *base)
-{
-	sqlstore *s = (sqlstore *)base;
-	if (s->reading) {
-		s->reading = 0;
-		sqlite3_reset(s->snapshot);
-	}
-	return 0;
 }
 
 /* ---- store-level settings --------------------------------------------- */

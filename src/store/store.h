@@ -258,13 +258,30 @@ typedef struct a2m_store_ops {
 	** read_begin() brackets a run of reads so they see one snapshot and pay
 	** for one lock; read_end() ends the bracket. Both are no-ops inside a
 	** write transaction, and brackets do not nest (the first read_end()
-	** ends it). begin() ends an open bracket first, because a write
-	** transaction must start from the newest state, not the bracket's
-	** snapshot; the reads after that transaction run unbracketed. A write
-	** outside a transaction still commits on its own, but write through
-	** begin(): on the bracket's old snapshot it may find the file busy.
-	** read_begin() returns 0, or an error code with no bracket open;
-	** read_end() cannot fail (also after a failed read) and returns 0.
+	** ends it). begin() ends the calling thread's open bracket first,
+	** because a write transaction must start from the newest state, not
+	** the bracket's snapshot; the reads after that transaction run
+	** unbracketed. A write outside a transaction still commits on its own,
+	** but write through begin(): on the bracket's old snapshot it may find
+	** the file busy. read_begin() returns 0, or an error code with no
+	** bracket open; read_end() cannot fail (also after a failed read) and
+	** returns 0.
+	**
+	** Concurrent reads (the one exception to "one thread at a time"):
+	** several threads may each hold their own bracket on the same store at
+	** once, provided no write transaction and no write op runs meanwhile
+	** (the caller's lock sees to it: brackets under a shared lock,
+	** everything else under an exclusive one). The read ops a thread calls
+	** between its read_begin() and read_end() (get, get_by_key, scan,
+	** count, meta_get, visit_seqs, scan_unembedded, index_stats,
+	** index_postings) read through its own bracket. Ops called outside a
+	** bracket are the exclusive holder's only. vector_search is never
+	** called in a shared bracket: SQLite answers it from the store's one
+	** vector cache. SQLite gives each bracket a connection of its own (a
+	** store on ":memory:" has one only, and its brackets take turns);
+	** read_begin() may wait for one until another thread's read_end().
+	** A failure inside any bracket is reported in errmsg as usual (two at
+	** once may mix their texts; the codes stay right).
 	*/
 	int  (*read_begin)(a2m_store *s);
 	int  (*read_end)(a2m_store *s);

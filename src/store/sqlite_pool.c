@@ -1,0 +1,369 @@
+/*
+** sqlite_pool.c — the SQLite engine's read connections: several threads may
+** each hold a read bracket on one store at once (store.h, read_begin), each
+** reading through a connection of its own, while everything else keeps
+** using the store's one read-write connection (the main connection).
+**
+** A connection is one thread's at a time: its prepared statements, its row
+** cache (row_cache.h) and its index's postings cache (postings_cache.h) are
+** plain memory without locks. So read_begin lends the calling thread a
+** whole connection until its read_end: the main one when it is free (its
+** caches stay warm across its own commits, sqlite_txn.c), else a reader,
+** opened on first need up to POOL_READERS, else it waits for one to come
+** back. The thread finds its connection again through a thread-local note
+** keyed by the store (a2m_sqlite_conn), so no op changes its signature.
+**
+** A reader is a read-only connection on the same file (the read-only open:
+** no migration, no mirror) with the main connection's analyser attached
+** read-only, so it never rebuilds the index. Its caches follow the main
+** connection's commits through the data version, as they follow another
+** process's. A database no second connection can open (":memory:", a
+** temporary "") gets no readers: brackets then take the main connection in
+** turn, which is correct, only not parallel.
+**
+** The read ops are reached through the wrappers at the end of this file:
+** each picks the thread's connection and, when it was a reader, copies a
+** failure's message into the store's errmsg, where the caller looks.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/sqlite_internal.h"
+
+#define POOL_READERS A2M_SQLITE_POOL_READERS
+
+/* Stores one thread may hold a bracket on at the same time. */
+#define HELD_MAX 4
+
+enum { SLOT_EMPTY, SLOT_OPENING, SLOT_FREE, SLOT_BUSY };
+
+struct a2m_sqlite_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t  freed;      /* a connection came back */
+	char           *path;       /* the file; NULL: no readers */
+	int             synchronous_full;
+	int             can_open;   /* 0 after a reader failed to open: stop trying */
+	a2m_indexer    *ix;         /* attached to every reader; NULL: none */
+	unsigned        generation; /* bumped by attach: older readers are closed */
+	int             main_busy;  /* the main connection is lent to a bracket */
+	int             waiting;    /* threads in pthread_cond_wait */
+	sqlstore       *readers[POOL_READERS];
+	unsigned        reader_gen[POOL_READERS];
+	int             state[POOL_READERS];
+};
+
+/* The brackets this thread holds: which connection serves which store. */
+typedef struct held_conn {
+	a2m_store *store;
+	sqlstore  *conn;
+} held_conn;
+
+static _Thread_local held_conn held[HELD_MAX];
+static _Thread_local int       held_n;
+
+sqlstore *a2m_sqlite_conn(a2m_store *base)
+{
+	for (int i = 0; held_n && i < HELD_MAX; i++)
+		if (held[i].store == base)
+			return held[i].conn;
+	return (sqlstore *)base;
+}
+
+/* The slot of this thread's bracket on base, or -1; base NULL: a free slot. */
+static int held_slot(const a2m_store *base)
+{
+	for (int i = 0; (held_n || !base) && i < HELD_MAX; i++)
+		if (held[i].store == base)
+			return i;
+	return -1;
+}
+
+a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full)
+{
+	a2m_sqlite_pool *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	if (pthread_mutex_init(&p->mu, NULL) != 0) {
+		free(p);
+		return NULL;
+	}
+	if (pthread_cond_init(&p->freed, NULL) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return NULL;
+	}
+	/* "" (or NULL) for an in-memory or temporary database: nobody else can open it. */
+	const char *path = sqlite3_db_filename(m->db, "main");
+	if (path && path[0] && !(p->path = strdup(path))) {
+		a2m_sqlite_pool_free(p);
+		return NULL;
+	}
+	p->can_open = p->path != NULL;
+	p->synchronous_full = synchronous_full;
+	return p;
+}
+
+void a2m_sqlite_pool_free(a2m_sqlite_pool *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < POOL_READERS; i++)
+		if (p->readers[i])
+			p->readers[i]->base.ops->close(&p->readers[i]->base);
+	pthread_cond_destroy(&p->freed);
+	pthread_mutex_destroy(&p->mu);
+	free(p->path);
+	free(p);
+}
+
+/*
+** Opens a reader with ix attached (read-only: a missing or stale index
+** leaves it without one, as the main connection would be). NULL on failure.
+*/
+static sqlstore *open_reader(const a2m_sqlite_pool *p, a2m_indexer *ix)
+{
+	a2m_sqlite_options opt = {.synchronous_full = p->synchronous_full, .read_only = 1};
+	a2m_store *r = NULL;
+	char err[64];
+	if (a2m_sqlite_open_reader(p->path, &opt, &r, err, sizeof err) != 0)
+		return NULL;
+	if (ix && r->ops->index_attach(r, ix) != 0) {
+		r->ops->close(r);
+		return NULL;
+	}
+	return (sqlstore *)r;
+}
+
+void a2m_sqlite_pool_attach(a2m_sqlite_pool *p, a2m_indexer *ix)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->ix = ix;
+	p->generation++;
+	for (int i = 0; i < POOL_READERS; i++) {
+		if (p->state[i] != SLOT_FREE)
+			continue;  /* a busy one is closed when it comes back */
+		p->readers[i]->base.ops->close(&p->readers[i]->base);
+		p->readers[i] = NULL;
+		p->state[i] = SLOT_EMPTY;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+/*
+** A free connection for a bracket: the main one, a free reader, a new
+** reader, or (all busy, or none possible) the first one given back.
+** Cannot fail: a reader that cannot be opened only means waiting.
+*/
+static sqlstore *acquire(a2m_sqlite_pool *p, sqlstore *m)
+{
+	sqlstore *c = NULL;
+	pthread_mutex_lock(&p->mu);
+	while (!c) {
+		if (!p->main_busy) {
+			p->main_busy = 1;
+			c = m;
+			break;
+		}
+		int empty = -1;
+		for (int i = 0; i < POOL_READERS && !c; i++) {
+			if (p->state[i] == SLOT_FREE) {
+				p->state[i] = SLOT_BUSY;
+				c = p->readers[i];
+			} else if (p->state[i] == SLOT_EMPTY && empty < 0) {
+				empty = i;
+			}
+		}
+		if (c)
+			break;
+		if (p->can_open && empty >= 0) {
+			/* Opened outside the lock: it reads the file's schema. */
+			a2m_indexer *ix = p->ix;
+			unsigned gen = p->generation;
+			p->state[empty] = SLOT_OPENING;
+			pthread_mutex_unlock(&p->mu);
+			sqlstore *r = open_reader(p, ix);
+			pthread_mutex_lock(&p->mu);
+			if (r) {
+				p->readers[empty] = r;
+				p->reader_gen[empty] = gen;
+				p->state[empty] = SLOT_BUSY;
+				c = r;
+			} else {
+				p->state[empty] = SLOT_EMPTY;
+				p->can_open = 0;
+			}
+			continue;
+		}
+		p->waiting++;
+		pthread_cond_wait(&p->freed, &p->mu);
+		p->waiting--;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return c;
+}
+
+/* Gives c back; a reader opened before the last attach is closed instead. */
+static void release(a2m_sqlite_pool *p, sqlstore *m, sqlstore *c)
+{
+	sqlstore *stale = NULL;
+	pthread_mutex_lock(&p->mu);
+	if (c == m) {
+		p->main_busy = 0;
+	} else {
+		for (int i = 0; i < POOL_READERS; i++) {
+			if (p->readers[i] != c)
+				continue;
+			if (p->reader_gen[i] != p->generation) {
+				stale = c;
+				p->readers[i] = NULL;
+				p->state[i] = SLOT_EMPTY;
+			} else {
+				p->state[i] = SLOT_FREE;
+			}
+			break;
+		}
+	}
+	if (p->waiting)
+		pthread_cond_signal(&p->freed);
+	pthread_mutex_unlock(&p->mu);
+	if (stale)
+		stale->base.ops->close(&stale->base);
+}
+
+/*
+** A reader's failure is the caller's: its message goes to the store's
+** errmsg. Two threads failing at once may interleave their texts there (a
+** rare race on a message for humans; the codes stay right); the copy is
+** bounded and the last byte stays a terminator, so nothing reads past it.
+*/
+static int relay(a2m_store *base, const sqlstore *c, int rc)
+{
+	if (rc < 0 && &c->base != base) {
+		memcpy(base->errmsg, c->base.errmsg, sizeof base->errmsg);
+		base->errmsg[sizeof base->errmsg - 1] = '\0';
+	}
+	return rc;
+}
+
+/* ---- read brackets ----------------------------------------------------- */
+
+/*
+** Outside a transaction every statement is a read transaction of its own:
+** in WAL mode a read lock on the shared memory taken and dropped (fcntl
+** calls) and a commit at each statement's end, which at 10k records cost a
+** recall more than its reads. SQLite ends an implicit transaction only when
+** the last active statement finishes, so one statement stepped to its row
+** and left there holds one snapshot and its lock for every statement run
+** meanwhile, until read_end resets it.
+**
+** Not a deferred BEGIN: that turns autocommit off, and the postings cache
+** (sqlite_index.c) and the vector rows (sqlite_vectors.c) read autocommit
+** off as "a write transaction may be open", then pass themselves by (the
+** recall was measured slower than without a bracket). Held this way the
+** snapshot is one those caches may fill from, and it never asks for the
+** write lock, so a read-only connection brackets the same way.
+*/
+int a2m_sqlite_read_begin(a2m_store *base)
+{
+	sqlstore *m = (sqlstore *)base;
+	if (held_slot(base) >= 0)
+		return 0;  /* brackets do not nest */
+	int slot = held_slot(NULL);
+	if (slot < 0)
+		return a2m_store_fail(base, "read_begin: this thread holds %d brackets already",
+				      HELD_MAX);
+	sqlstore *c = m->pool ? acquire(m->pool, m) : m;
+	/* Inside the exclusive holder's write transaction: a no-op (store.h). */
+	if (c == m && !sqlite3_get_autocommit(m->db)) {
+		if (m->pool)
+			release(m->pool, m, c);
+		return 0;
+	}
+	if (sqlite3_step(c->snapshot) != SQLITE_ROW) {
+		int rc = relay(base, c, a2m_sqlite_db_fail(c, "read_begin"));
+		sqlite3_reset(c->snapshot);
+		if (m->pool)
+			release(m->pool, m, c);
+		return rc;
+	}
+	c->reading = 1;
+	held[slot] = (held_conn){base, c};
+	held_n++;
+	return 0;
+}
+
+/*
+** Cannot fail: resetting the held statement ends the implicit transaction
+** (unless a caller's statement is still active, which then ends it), and
+** SQLite rolled back whatever an error inside the bracket began.
+*/
+int a2m_sqlite_read_end(a2m_store *base)
+{
+	sqlstore *m = (sqlstore *)base;
+	int slot = held_slot(base);
+	if (slot < 0)
+		return 0;
+	sqlstore *c = held[slot].conn;
+	held[slot] = (held_conn){NULL, NULL};
+	held_n--;
+	c->reading = 0;
+	sqlite3_reset(c->snapshot);
+	if (m->pool)
+		release(m->pool, m, c);
+	return 0;
+}
+
+/* ---- the read ops, through the thread's connection --------------------- */
+
+int a2m_sqlite_pooled_get(a2m_store *base, const char *id, a2m_record **out)
+{
+	sqlstore *c = a2m_sqlite_conn(base);
+	return relay(base, c, a2m_sqlite_get(&c->base, id, out));
+}
+
+int a2m_sqlite_pooled_get_by_key(a2m_store *base, const char *owner, const char *key,
+				 a2m_record **out)
+{
+	sqlstore *c = a2m_sqlite_conn(base);
+	return relay(base, c, a2m_sqlite_get_by_key(&c->base, owner, key, out));
+}
+
+int a2m_sqlite_pooled_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
+			   void *ctx)
+{
+	sqlstore *c = a2m_sqlite_conn(base);
+	return relay(base, c, a2m_sqlite_scan(&c->base, q, visit, ctx));
+}
+
+int a2m_sqlite_pooled_count(a2m_store *base, const a2m_query *q, int64_t *out)
+{
+	sqlstore *c = a2m_sqlite_conn(base);
+	return relay(base, c, a2m_sqlite_count(&c->base, q, out));
+}
+
+int a2m_sqlite_pooled_meta_get(a2m_store *base, const char *name, char **value)
+{
+	sqlstore *c = a2m_sqlite_conn(base);
+	return relay(base, c, a2m_sqlite_meta_get(&c->base, name, value));
+}
+
+int a2m_sqlite_pooled_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+				 a2m_record_visit visit, void *ctx)
+{
+	sqlstore *c = a2m_sqlite_conn(base);
+	return relay(base, c, a2m_sqlite_visit_seqs(&c->base, seqs, n, visit, ctx));
+}
+
+int a2m_sqlite_pooled_scan_unembedded(a2m_store *base, const char *tier,
+				      a2m_record_visit visit, void *ctx)
+{
+	sqlstore *c = a2m_sqlite_conn(base);
+	return relay(base, c, a2m_sqlite_scan_unembedded(&c->base, tier, visit, ctx));
+}

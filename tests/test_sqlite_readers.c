@@ -1,0 +1,469 @@
+/*
+** test_sqlite_readers.c — concurrent read brackets on one SQLite store
+** (store.h, read_begin: several threads may each hold their own bracket
+** while nobody writes; sqlite_pool.c lends each a connection of its own).
+**
+** Every read is a "task" whose answer is boiled down to a 64-bit hash,
+** computed once serially; threads then run the tasks in brackets side by
+** side and must get the same hashes. Run it under ThreadSanitizer too
+** (make TSAN=1): a connection shared by two brackets is a data race in the
+** row and postings caches even when the answers happen to come out right.
+*/
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "a2m.h"
+#include "check.h"
+#include "rank/analyze.h"
+#include "store/sqlite_internal.h"
+#include "store/store.h"
+
+#define RECORDS  3000
+#define WORDS    50      /* w0..w49: each record holds w<i % WORDS> */
+#define TASKS    70
+#define CHANGED  5       /* r5 is rewritten after the concurrent reads */
+
+static a2m_analyzer *analyzer;
+static a2m_indexer  *ix;
+
+/* ---- hashing answers ---- */
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+	return s ? mix(h, s, strlen(s) + 1) : mix(h, "\xff", 1);
+}
+
+static uint64_t mix_int(uint64_t h, int64_t v)
+{
+	return mix(h, &v, sizeof v);
+}
+
+static uint64_t hash_record(uint64_t h, const a2m_record *r)
+{
+	h = mix_str(h, r->id);
+	h = mix_str(h, r->content);
+	h = mix_str(h, r->tier);
+	h = mix_str(h, r->key);
+	h = mix_int(h, r->seq);
+	return mix_int(h, r->created_at);
+}
+
+static int visit_hash(const a2m_record *r, void *ctx)
+{
+	uint64_t *h = ctx;
+	*h = hash_record(*h, r);
+	return 0;
+}
+
+/* Postings come in no particular order: a sum of per-posting hashes. */
+static int posting_hash(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	uint64_t *h = ctx;
+	uint64_t p = mix_int(mix_int(mix_int(14695981039346656037ULL, seq), tf), dl);
+	*h += p;
+	return 0;
+}
+
+/* The term the analyser makes of word (the index keeps analysed terms). */
+static int term_of(const char *word, char *out, size_t cap)
+{
+	a2m_doc_terms dt;
+	memset(&dt, 0, sizeof dt);
+	int ok = ix->analyze(ix, word, &dt) == 0 && dt.n == 1 && dt.terms[0].len < cap;
+	if (ok) {
+		memcpy(out, dt.terms[0].text, dt.terms[0].len);
+		out[dt.terms[0].len] = '\0';
+	}
+	ix->release(ix, &dt);
+	return ok ? 0 : -1;
+}
+
+/*
+** The terms tasks 5 and 6 (mod 7) read, analysed once before any thread
+** runs (the analyser is not the store's to share): w<k % WORDS>, and
+** zebra0, which the change of CHANGED brings.
+*/
+static char task_term[TASKS][64];
+
+static int prepare_terms(void)
+{
+	char word[32];
+	for (int k = 0; k < TASKS; k++) {
+		snprintf(word, sizeof word, k % 7 == 6 ? "zebra0" : "w%d", k % WORDS);
+		if (term_of(word, task_term[k], sizeof task_term[k]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+** Runs read task k on s (in the caller's bracket, if any) and sets *h to
+** its answer's hash. Returns 0 or the store's error code.
+*/
+static int run_task(a2m_store *s, int k, uint64_t *h)
+{
+	char buf[64];
+	a2m_record *r = NULL;
+	int rc = 0;
+	*h = 14695981039346656037ULL + (uint64_t)k;
+	switch (k % 7) {
+	case 0:  /* by id, CHANGED among them */
+		snprintf(buf, sizeof buf, "r%d", k == 0 ? CHANGED : (k * 37) % RECORDS);
+		if (!(rc = s->ops->get(s, buf, &r)) && r)
+			*h = hash_record(*h, r);
+		break;
+	case 1: {  /* by seq: 20 of them, CHANGED's (seq CHANGED + 1) first */
+		int64_t seqs[20];
+		seqs[0] = CHANGED + 1;
+		for (int i = 1; i < 20; i++)
+			seqs[i] = 1 + (k * 131 + i * 97) % (RECORDS + 10);  /* some name none */
+		rc = s->ops->visit_seqs(s, seqs, 20, visit_hash, h);
+		break;
+	}
+	case 2: {  /* a scan of one tier, either way */
+		char tier[8];
+		snprintf(tier, sizeof tier, "t%d", k % 3);
+		a2m_query q = {.tier = tier, .descending = k % 2};
+		rc = s->ops->scan(s, &q, visit_hash, h);
+		break;
+	}
+	case 3: {
+		char tier[8];
+		int64_t n = 0;
+		snprintf(tier, sizeof tier, "t%d", k % 3);
+		a2m_query q = {.tier = tier, .key_prefix = k % 2 ? "k1" : NULL};
+		if (!(rc = s->ops->count(s, &q, &n)))
+			*h = mix_int(*h, n);
+		break;
+	}
+	case 4: {
+		a2m_index_stats st;
+		if (!(rc = s->ops->index_stats(s, &st)))
+			*h = mix_int(mix_int(mix_int(*h, st.docs), st.total_len), st.unindexed);
+		break;
+	}
+	case 5:  /* a term's postings, after the figures (as a recall reads them) */
+	case 6: {
+		a2m_index_stats st;
+		const char *term = task_term[k];
+		if (!(rc = s->ops->index_stats(s, &st)))
+			rc = s->ops->index_postings(s, term, strlen(term), posting_hash, h);
+		if (!rc) {  /* and one by key, as the stack reads keys */
+			snprintf(buf, sizeof buf, "k%d", (k * 53) % RECORDS);
+			if (!(rc = s->ops->get_by_key(s, NULL, buf, &r)) && r)
+				*h = hash_record(*h, r);
+		}
+		break;
+	}
+	}
+	a2m_record_free(r);
+	return rc;
+}
+
+/* Every task's answer, read serially in one bracket. */
+static int expect_all(a2m_store *s, uint64_t *want)
+{
+	int rc = s->ops->read_begin(s);
+	for (int k = 0; k < TASKS && !rc; k++)
+		rc = run_task(s, k, &want[k]);
+	s->ops->read_end(s);
+	return rc;
+}
+
+/* ---- stores ---- */
+
+static void fill(a2m_store *s, int n)
+{
+	char id[16], key[16], tier[8], content[96];
+	CHECK_INT(s->ops->begin(s), 0);
+	for (int i = 0; i < n; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		snprintf(key, sizeof key, "k%d", i);
+		snprintf(tier, sizeof tier, "t%d", i % 3);
+		snprintf(content, sizeof content, "record number%d w%d w%d common words here",
+			 i, i % WORDS, (i * 7) % WORDS);
+		a2m_record rec = {.id = id, .key = key, .tier = tier, .content = content,
+				  .created_at = 1000 + i / 3};
+		if (s->ops->insert(s, &rec) != 0) {
+			CHECK(!"insert");
+			break;
+		}
+	}
+	CHECK_INT(s->ops->commit(s), 0);
+}
+
+/* Opens path (":memory:" too) with the analyser and n records. */
+static a2m_store *open_filled(const char *path, int n)
+{
+	char err[256];
+	a2m_store *s = NULL;
+	check_remove_db(path);
+	if (a2m_store_sqlite_open(path, NULL, &s, err, sizeof err) != 0) {
+		fprintf(stderr, "  open %s: %s\n", path, err);
+		CHECK(!"open");
+		return NULL;
+	}
+	CHECK_INT(s->ops->index_attach(s, ix), 0);
+	fill(s, n);
+	return s;
+}
+
+/* ---- threads ---- */
+
+typedef struct reader_ctx {
+	a2m_store       *s;
+	const uint64_t  *want;
+	int              brackets;
+	uint64_t         seed;
+	atomic_int      *wrong;
+	pthread_barrier_t *together;  /* non-NULL: every thread holds its bracket at once */
+} reader_ctx;
+
+/* Brackets of three random tasks each, every answer checked. */
+static void *reader_main(void *arg)
+{
+	reader_ctx *c = arg;
+	for (int b = 0; b < c->brackets; b++) {
+		if (c->s->ops->read_begin(c->s) != 0) {
+			atomic_fetch_add(c->wrong, 1);
+			continue;
+		}
+		if (c->together)
+			pthread_barrier_wait(c->together);
+		int n = c->together ? TASKS : 3;
+		for (int i = 0; i < n; i++) {
+			int k = c->together ? i : (int)(check_rand(&c->seed) % TASKS);
+			uint64_t h;
+			if (run_task(c->s, k, &h) != 0 || h != c->want[k])
+				atomic_fetch_add(c->wrong, 1);
+		}
+		if (c->together)
+			pthread_barrier_wait(c->together);
+		c->s->ops->read_end(c->s);
+	}
+	return NULL;
+}
+
+/* n threads, each running brackets brackets; returns the wrong answers. */
+static int run_readers(a2m_store *s, const uint64_t *want, int n, int brackets, int together)
+{
+	pthread_t th[32];
+	reader_ctx ctx[32];
+	pthread_barrier_t bar;
+	atomic_int wrong = 0;
+	if (together)
+		pthread_barrier_init(&bar, NULL, (unsigned)n);
+	for (int i = 0; i < n; i++) {
+		ctx[i] = (reader_ctx){s, want, brackets, 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1),
+				      &wrong, together ? &bar : NULL};
+		if (pthread_create(&th[i], NULL, reader_main, &ctx[i]) != 0) {
+			CHECK(!"pthread_create");
+			n = i;
+			break;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	if (together)
+		pthread_barrier_destroy(&bar);
+	return atomic_load(&wrong);
+}
+
+/* Rewrites CHANGED's content (its postings move) and adds a record. */
+static void write_change(a2m_store *s)
+{
+	a2m_record *r = NULL;
+	CHECK_INT(s->ops->get(s, "r5", &r), 0);
+	if (!r)
+		return;
+	CHECK_INT(s->ops->begin(s), 0);
+	free(r->content);
+	r->content = strdup("zebra0 quagga");
+	CHECK_INT(s->ops->update(s, r), 0);
+	a2m_record fresh = {.id = "fresh", .key = "k17", .owner = "someone", .tier = "t0",
+			    .content = "zebra0 okapi", .created_at = 5000};
+	CHECK_INT(s->ops->insert(s, &fresh), 0);
+	CHECK_INT(s->ops->commit(s), 0);
+	a2m_record_free(r);
+}
+
+/* ---- the rules ---- */
+
+static const char *const db_path = "/tmp/a2m-test-sqlite-readers.db";
+
+static void test_concurrent_brackets_read_what_serial_reads_read(void)
+{
+	static uint64_t want[TASKS];
+	a2m_store *s = open_filled(db_path, RECORDS);
+	if (!s)
+		return;
+	CHECK_INT(expect_all(s, want), 0);
+	CHECK_INT(run_readers(s, want, 4, 150, 0), 0);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+static void test_every_connection_sees_the_main_connections_commit(void)
+{
+	static uint64_t before[TASKS], after[TASKS];
+	a2m_store *s = open_filled(db_path, RECORDS);
+	if (!s)
+		return;
+	CHECK_INT(expect_all(s, before), 0);
+	/* Fill every connection's row and postings caches at the old version. */
+	CHECK_INT(run_readers(s, before, 1 + A2M_SQLITE_POOL_READERS, 1, 1), 0);
+	write_change(s);
+	CHECK_INT(expect_all(s, after), 0);
+	/* The change shows where it must: r5 by id and by seq, w5's and zebra0's
+	** postings, the figures; so a stale cache could not pass for current. */
+	CHECK(after[0] != before[0]);
+	CHECK(after[1] != before[1]);
+	CHECK(after[4] != before[4]);
+	CHECK(after[5] != before[5]);
+	CHECK(after[6] != before[6]);
+	CHECK_INT(run_readers(s, after, 1 + A2M_SQLITE_POOL_READERS, 1, 1), 0);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+static void test_memory_database_serialises_brackets_correctly(void)
+{
+	static uint64_t want[TASKS];
+	a2m_store *s = open_filled(":memory:", 600);
+	if (!s)
+		return;
+	CHECK_INT(expect_all(s, want), 0);
+	CHECK_INT(run_readers(s, want, 4, 60, 0), 0);
+	s->ops->close(s);
+}
+
+static void test_read_only_store_lends_readers_too(void)
+{
+	static uint64_t want[TASKS];
+	char err[256];
+	a2m_store *s = open_filled(db_path, 600);
+	if (!s)
+		return;
+	s->ops->close(s);
+	a2m_sqlite_options opt = {.read_only = 1};
+	s = NULL;
+	CHECK_INT(a2m_store_sqlite_open(db_path, &opt, &s, err, sizeof err), 0);
+	if (!s)
+		return;
+	CHECK_INT(s->ops->index_attach(s, ix), 0);
+	CHECK_INT(expect_all(s, want), 0);
+	CHECK_INT(run_readers(s, want, 1 + A2M_SQLITE_POOL_READERS, 1, 1), 0);
+	CHECK_INT(run_readers(s, want, 4, 40, 0), 0);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+static void test_more_threads_than_connections_all_finish(void)
+{
+	static uint64_t want[TASKS];
+	a2m_store *s = open_filled(db_path, 600);
+	if (!s)
+		return;
+	CHECK_INT(expect_all(s, want), 0);
+	CHECK_INT(run_readers(s, want, 3 * (1 + A2M_SQLITE_POOL_READERS), 20, 0), 0);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+/* Holds a bracket (on a reader: the test thread holds the main one). */
+static void *failing_read(void *arg)
+{
+	a2m_store *s = arg;
+	char *v = NULL;
+	if (s->ops->read_begin(s) != 0)
+		return "read_begin";
+	int rc = s->ops->meta_get(s, NULL, &v);
+	s->ops->read_end(s);
+	return rc == A2M_INVALID_PARAMS ? NULL : "meta_get";
+}
+
+static void test_a_readers_failure_reaches_the_stores_errmsg(void)
+{
+	a2m_store *s = open_filled(db_path, 10);
+	pthread_t th;
+	void *res = "not run";
+	if (!s)
+		return;
+	snprintf(s->errmsg, sizeof s->errmsg, "untouched");
+	CHECK_INT(s->ops->read_begin(s), 0);
+	if (pthread_create(&th, NULL, failing_read, s) == 0)
+		pthread_join(th, &res);
+	s->ops->read_end(s);
+	CHECK(res == NULL);
+	CHECK_STR(s->errmsg, "meta_get: no name");
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+/* Two brackets at once on a file: the second must not wait for the first. */
+static void *second_bracket(void *arg)
+{
+	a2m_store *s = ((void **)arg)[0];
+	pthread_barrier_t *bar = ((void **)arg)[1];
+	int rc = s->ops->read_begin(s);
+	pthread_barrier_wait(bar);  /* the first holds its bracket until here */
+	s->ops->read_end(s);
+	return rc ? "read_begin" : NULL;
+}
+
+static void test_file_brackets_run_side_by_side(void)
+{
+	a2m_store *s = open_filled(db_path, 10);
+	pthread_barrier_t bar;
+	pthread_t th;
+	void *res = "not run";
+	if (!s)
+		return;
+	pthread_barrier_init(&bar, NULL, 2);
+	void *arg[2] = {s, &bar};
+	CHECK_INT(s->ops->read_begin(s), 0);
+	if (pthread_create(&th, NULL, second_bracket, arg) == 0) {
+		pthread_barrier_wait(&bar);
+		pthread_join(th, &res);
+	}
+	s->ops->read_end(s);
+	CHECK(res == NULL);
+	pthread_barrier_destroy(&bar);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+int main(void)
+{
+	static const test_case tests[] = {
+		TEST(test_concurrent_brackets_read_what_serial_reads_read),
+		TEST(test_every_connection_sees_the_main_connections_commit),
+		TEST(test_memory_database_serialises_brackets_correctly),
+		TEST(test_read_only_store_lends_readers_too),
+		TEST(test_more_threads_than_connections_all_finish),
+		TEST(test_a_readers_failure_reaches_the_stores_errmsg),
+		TEST(test_file_brackets_run_side_by_side),
+		{NULL, NULL},
+	};
+	alarm(600);  /* a deadlock fails the run instead of hanging it */
+	analyzer = a2m_analyzer_new(NULL);
+	if (!analyzer || !(ix = a2m_analyzer_indexer(analyzer)) || prepare_terms() != 0) {
+		fprintf(stderr, "no analyser\n");
+		return 1;
+	}
+	int rc = run_tests(tests);
+	a2m_analyzer_free(analyzer);
+	return rc;
+}
