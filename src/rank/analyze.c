@@ -3,6 +3,10 @@
 ** analyser, stems (Snowball, with a cache), and the term bags of records
 ** and queries. Folding and tokens are tokenize.c's; which language a text
 ** is in, and the stopword table, are langdetect.c's.
+**
+** Thread-safe: what a call changes (Snowball's stemmers keep state, the
+** stem cache learns) lives in workers on a pool (pool.h), one worker per
+** call at a time; the rest of the analyser is read only after creation.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +18,7 @@
 #include "rank/analyze.h"
 #include "rank/analyze_internal.h"
 #include "rank/langdetect.h"
+#include "rank/pool.h"
 #include "util/slots.h"
 #include "util/hash.h"
 
@@ -40,11 +45,11 @@ static const char *const lang_codes[A2M_LANG_COUNT] = {
 ** moves to the front, a new stem enters there and the last one leaves), so
 ** the cache stays this size (512 KiB, as when it was direct-mapped, but
 ** holding twice the stems) and a word survives the rarer ones that share
-** its set. A slot holds its word, and its stem as the
-** length of the prefix it shares with the word plus the rest: a stem is
-** mostly a prefix, so half the bytes of word + stem serve; only words and
-** stems that fit are kept. Stemming is deterministic: a hit is exactly what
-** the stemmer would say.
+** its set. Each worker (below) has a cache of its own. A slot holds its
+** word, and its stem as the length of the prefix it shares with the word
+** plus the rest: a stem is mostly a prefix, so half the bytes of word +
+** stem serve; only words and stems that fit are kept. Stemming is
+** deterministic: a hit is exactly what the stemmer would say.
 */
 #define STEM_CACHE_SETS  4096  /* a power of two */
 #define STEM_CACHE_WAYS  4
@@ -62,13 +67,25 @@ typedef struct stem_set {
 	stem_slot way[STEM_CACHE_WAYS];  /* most recently used first */
 } stem_set;
 
+/*
+** What stemming changes, for one call at a time: Snowball's stemmers (each
+** keeps its word and result inside) and the stem cache. An analyser keeps
+** one worker per call that ever ran at once, on its pool; a worker's
+** cache is its own, so a single thread keeps the hit rate it had alone.
+*/
+typedef struct worker {
+	a2m_pool_item       item;     /* first: the pool's link */
+	struct sb_stemmer  *stemmer[A2M_LANG_COUNT];
+	stem_set           *stems;    /* STEM_CACHE_SETS; NULL: no cache */
+} worker;
+
 struct a2m_analyzer {
 	a2m_indexer          ix;      /* first: the store's view of us */
 	a2m_analyzer_options opt;
-	struct sb_stemmer   *stemmer[A2M_LANG_COUNT];
 	a2m_langdetect      *ld;
 	char                 version[128];
-	stem_set            *stems;   /* STEM_CACHE_SETS; NULL: no cache */
+	a2m_pool             workers; /* the free ones */
+	int                  pooled;  /* workers was made (a2m_analyzer_free) */
 };
 
 const char *a2m_lang_code(int lang)
@@ -96,6 +113,54 @@ static void ix_release(a2m_indexer *ix, a2m_doc_terms *dt)
 	a2m_doc_terms_free(dt);
 }
 
+static void worker_free(worker *wk)
+{
+	if (!wk)
+		return;
+	for (int l = 0; l < A2M_LANG_COUNT; l++)
+		sb_stemmer_delete(wk->stemmer[l]);
+	free(wk->stems);
+	free(wk);
+}
+
+static void worker_item_free(a2m_pool_item *item)
+{
+	worker_free((worker *)item);
+}
+
+/* A fresh worker, or NULL when memory runs out or a stemmer is missing. */
+static worker *worker_new(void)
+{
+	worker *wk = calloc(1, sizeof *wk);
+	if (!wk)
+		return NULL;
+	for (int l = 0; l < A2M_LANG_COUNT; l++)
+		if (!(wk->stemmer[l] = sb_stemmer_new(stemmer_names[l], "UTF_8"))) {
+			worker_free(wk);
+			return NULL;
+		}
+	/* Without room for the cache every stem is computed: slower, not wrong. */
+	wk->stems = aligned_alloc(sizeof *wk->stems, STEM_CACHE_SETS * sizeof *wk->stems);
+	if (wk->stems)
+		memset(wk->stems, 0, STEM_CACHE_SETS * sizeof *wk->stems);
+	return wk;
+}
+
+/*
+** A worker for the caller alone: a free one, else a new one. NULL when
+** memory runs out. Give it back with worker_give.
+*/
+static worker *worker_take(a2m_analyzer *an)
+{
+	a2m_pool_item *item = a2m_pool_take(&an->workers);
+	return item ? (worker *)item : worker_new();
+}
+
+static void worker_give(a2m_analyzer *an, worker *wk)
+{
+	a2m_pool_give(&an->workers, wk ? &wk->item : NULL);
+}
+
 a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt)
 {
 	static const char *const unknown_names[] = {"none", "en", "all"};
@@ -108,15 +173,16 @@ a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt)
 		a2m_analyzer_options_init(&an->opt);
 	if (an->opt.unknown_stems < 0 || an->opt.unknown_stems > A2M_UNKNOWN_STEM_ALL)
 		an->opt.unknown_stems = A2M_UNKNOWN_STEM_ALL;
-	for (int l = 0; l < A2M_LANG_COUNT; l++)
-		if (!(an->stemmer[l] = sb_stemmer_new(stemmer_names[l], "UTF_8")))
-			goto fail;
+	if (a2m_pool_init(&an->workers) != 0)
+		goto fail;
+	an->pooled = 1;
+	/* The first worker now: a missing stemmer fails here, not in a query. */
+	worker *first = worker_new();
+	if (!first)
+		goto fail;
+	worker_give(an, first);
 	if (!(an->ld = a2m_langdetect_new()))
 		goto fail;
-	/* Without room for the cache every stem is computed: slower, not wrong. */
-	an->stems = aligned_alloc(sizeof *an->stems, STEM_CACHE_SETS * sizeof *an->stems);
-	if (an->stems)
-		memset(an->stems, 0, STEM_CACHE_SETS * sizeof *an->stems);
 	/*
 	** Anything that changes which terms a text yields must change this
 	** string: stores rebuild an index whose version differs.
@@ -137,10 +203,9 @@ void a2m_analyzer_free(a2m_analyzer *an)
 {
 	if (!an)
 		return;
-	for (int l = 0; l < A2M_LANG_COUNT; l++)
-		sb_stemmer_delete(an->stemmer[l]);
+	if (an->pooled)
+		a2m_pool_destroy(&an->workers, worker_item_free);
 	a2m_langdetect_free(an->ld);
-	free(an->stems);
 	free(an);
 }
 
@@ -164,7 +229,7 @@ unsigned a2m_stopword_langs(const a2m_analyzer *an, const char *word, size_t len
 	return a2m_langdetect_stopword(an->ld, word, len);
 }
 
-static size_t stem_uncached(a2m_analyzer *an, int lang, const char *word, size_t len,
+static size_t stem_uncached(worker *wk, int lang, const char *word, size_t len,
 			    char *out, size_t cap);
 
 /*
@@ -199,15 +264,15 @@ static int stem_slot_make(stem_slot *e, int lang, const char *word, size_t len,
 }
 
 /* a2m_stem of word, whose FNV-1a is h. */
-static size_t stem_hashed(a2m_analyzer *an, int lang, const char *word, size_t len,
+static size_t stem_hashed(worker *wk, int lang, const char *word, size_t len,
 			  uint64_t h, char *out, size_t cap)
 {
-	if (lang < 0 || lang >= A2M_LANG_COUNT || !an->stemmer[lang] || !len ||
+	if (lang < 0 || lang >= A2M_LANG_COUNT || !wk->stemmer[lang] || !len ||
 	    len > MAX_WORD_BYTES)
 		return 0;
-	if (!an->stems || a2m_analyze_slow_path || len > STEM_SLOT_BYTES)
-		return stem_uncached(an, lang, word, len, out, cap);
-	stem_set *set = &an->stems[stem_set_of(lang, h)];
+	if (!wk->stems || a2m_analyze_slow_path || len > STEM_SLOT_BYTES)
+		return stem_uncached(wk, lang, word, len, out, cap);
+	stem_set *set = &wk->stems[stem_set_of(lang, h)];
 	for (size_t w = 0; w < STEM_CACHE_WAYS; w++) {
 		stem_slot *e = &set->way[w];
 		if (e->lang1 != lang + 1 || e->wlen != len || memcmp(e->bytes, word, len) != 0)
@@ -227,7 +292,7 @@ static size_t stem_hashed(a2m_analyzer *an, int lang, const char *word, size_t l
 		return n;
 	}
 	char tmp[MAX_STEM_BYTES];
-	size_t n = stem_uncached(an, lang, word, len, tmp, sizeof tmp);
+	size_t n = stem_uncached(wk, lang, word, len, tmp, sizeof tmp);
 	stem_slot fresh;
 	if (stem_slot_make(&fresh, lang, word, len, tmp, n)) {
 		memmove(&set->way[1], &set->way[0], (STEM_CACHE_WAYS - 1) * sizeof fresh);
@@ -242,18 +307,23 @@ static size_t stem_hashed(a2m_analyzer *an, int lang, const char *word, size_t l
 size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *out,
 		size_t cap)
 {
-	return stem_hashed(an, lang, word, len, a2m_hash_bytes(word, len), out, cap);
+	worker *wk = worker_take(an);
+	if (!wk)
+		return 0;
+	size_t n = stem_hashed(wk, lang, word, len, a2m_hash_bytes(word, len), out, cap);
+	worker_give(an, wk);
+	return n;
 }
 
 /* a2m_stem without the cache. */
-static size_t stem_uncached(a2m_analyzer *an, int lang, const char *word, size_t len,
+static size_t stem_uncached(worker *wk, int lang, const char *word, size_t len,
 			    char *out, size_t cap)
 {
-	const sb_symbol *r = sb_stemmer_stem(an->stemmer[lang], (const sb_symbol *)word,
+	const sb_symbol *r = sb_stemmer_stem(wk->stemmer[lang], (const sb_symbol *)word,
 					     (int)len);
 	if (!r)
 		return 0;
-	size_t rlen = (size_t)sb_stemmer_length(an->stemmer[lang]);
+	size_t rlen = (size_t)sb_stemmer_length(wk->stemmer[lang]);
 	int ascii = 1;
 	for (size_t i = 0; i < rlen && ascii; i++)
 		ascii = r[i] < 0x80;
@@ -403,7 +473,7 @@ static unsigned stem_langs(const a2m_analyzer *an, const a2m_lang_guess *g, int 
 ** is not stored twice); so a query, which must find "cat" from "cats",
 ** looks each of its stems up in both spaces (query set).
 */
-static void word_keys(a2m_analyzer *an, bag *b, const a2m_token *t, size_t word,
+static void word_keys(worker *wk, bag *b, const a2m_token *t, size_t word,
 		      unsigned langs, unsigned unknown_langs, int query)
 {
 	/* Stems live in their own term space, behind A2M_STEM_MARK. */
@@ -432,8 +502,8 @@ static void word_keys(a2m_analyzer *an, bag *b, const a2m_token *t, size_t word,
 		if (!(use & A2M_LANG_BIT(l)))
 			continue;
 		for (int pass = 0; pass < 1 + accented; pass++) {
-			size_t n = pass ? stem_hashed(an, l, t->text, t->len, ht, stem + 1, sizeof stem - 1)
-					: stem_hashed(an, l, t->folded, t->flen, hf, stem + 1,
+			size_t n = pass ? stem_hashed(wk, l, t->text, t->len, ht, stem + 1, sizeof stem - 1)
+					: stem_hashed(wk, l, t->folded, t->flen, hf, stem + 1,
 						      sizeof stem - 1);
 			int same = n == t->len && memcmp(stem + 1, t->text, n) == 0;
 			if (!n || (same && !query))
@@ -487,14 +557,16 @@ int a2m_analyze_doc(a2m_analyzer *an, const char *text, a2m_doc_terms *out)
 	unsigned langs = stem_langs(an, &g, toks.ascii);
 	unsigned fallback = unknown_langs(an, toks.ascii);
 	uint32_t length = 0;
-	for (size_t i = 0; i < toks.n && !b->oom; i++) {
+	worker *wk = worker_take(an);
+	for (size_t i = 0; i < toks.n && wk && !b->oom; i++) {
 		if (is_stop(an, &toks.v[i], g.cands))
 			continue;
 		length++;
-		word_keys(an, b, &toks.v[i], i + 1, langs, fallback, 0);
+		word_keys(wk, b, &toks.v[i], i + 1, langs, fallback, 0);
 	}
+	worker_give(an, wk);
 	a2m_tokens_free(&toks);
-	if (b->oom || !(out->terms = calloc(b->n + 1, sizeof *out->terms)))
+	if (!wk || b->oom || !(out->terms = calloc(b->n + 1, sizeof *out->terms)))
 		return -1;
 	for (size_t i = 0; i < b->n; i++) {
 		out->terms[i].text = b->arena.p + b->v[i].off;
@@ -546,7 +618,8 @@ int a2m_analyze_query(a2m_analyzer *an, const char *text, a2m_query_terms *out)
 	out->word_at = word_at;
 	out->weight = weight;
 	size_t nwords = 0;
-	int oom = !word_at || !weight;
+	worker *wk = worker_take(an);
+	int oom = !word_at || !weight || !wk;
 	for (size_t i = 0; i < toks.n && !oom && nwords < MAX_QUERY_WORDS; i++) {
 		const a2m_token *t = &toks.v[i];
 		if (is_stop(an, t, out->guess.cands))
@@ -555,7 +628,7 @@ int a2m_analyze_query(a2m_analyzer *an, const char *text, a2m_query_terms *out)
 		   earlier word (two words, one stem) stays with the earlier one, and
 		   a word met again, which brings none, is no word of its own. */
 		size_t before = qs->keys.n;
-		word_keys(an, &qs->keys, t, nwords + 1, langs, fallback, 1);
+		word_keys(wk, &qs->keys, t, nwords + 1, langs, fallback, 1);
 		if (qs->keys.oom) {
 			oom = 1;
 			break;
@@ -567,6 +640,7 @@ int a2m_analyze_query(a2m_analyzer *an, const char *text, a2m_query_terms *out)
 			? A2M_PARTIAL_STOP_WEIGHT : 1.0;
 		word_at[nwords++] = before;
 	}
+	worker_give(an, wk);
 	a2m_tokens_free(&toks);
 	if (oom || !(out->keys = calloc(qs->keys.n + 1, sizeof *out->keys)))
 		return -1;

@@ -43,8 +43,15 @@
 ** them alike). A record stores a stem only when it differs from its word;
 ** a query looks its stems up in both spaces, at the stem's weight.
 **
-** An analyser is not thread-safe (Snowball stemmers keep state); each
-** server handle has its own, used under the handle's mutex.
+** Threads: every function here may be called by several threads at once
+** on the same analyser (queries on the server's reader threads while a
+** writer indexes). What a call changes (Snowball's stemmers keep state;
+** the stem cache learns) is taken from a pool of workers for that call
+** alone and given back after it, never shared; the rest is read only after
+** a2m_analyzer_new. Only a2m_analyzer_free must not overlap another call
+** on the same analyser. Results do not depend on which worker served a
+** call: stemming is deterministic and a cache hit is exactly what the
+** stemmer says (docs/RANKING.md §9).
 */
 #ifndef A2M_ANALYZE_H
 #define A2M_ANALYZE_H
@@ -125,10 +132,16 @@ void a2m_analyzer_options_init(a2m_analyzer_options *opt);
 typedef struct a2m_analyzer a2m_analyzer;
 
 /*
-** Creates an analyser (opt NULL: the defaults). Returns NULL when memory
-** runs out or a Snowball stemmer is missing.
+** Creates an analyser (opt NULL: the defaults), with one worker ready.
+** Returns NULL when memory runs out or a Snowball stemmer is missing.
+** Free with a2m_analyzer_free.
 */
 a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt);
+
+/*
+** Frees an (NULL: nothing) and every worker it made. No other call on an
+** may be running.
+*/
 void a2m_analyzer_free(a2m_analyzer *an);
 
 /*
@@ -154,7 +167,8 @@ unsigned a2m_stopword_langs(const a2m_analyzer *an, const char *word, size_t len
 /*
 ** Stems the folded word (len bytes) under lang and strips the marks of the
 ** result into out (cap bytes). Returns the stem's length, or 0 when it
-** cannot be stemmed (too long, or lang has no stemmer).
+** cannot be stemmed (too long, or lang has no stemmer) or memory for a
+** worker runs out.
 */
 size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *out,
 		size_t cap);
@@ -164,7 +178,8 @@ size_t a2m_stem(a2m_analyzer *an, int lang, const char *word, size_t len, char *
 /*
 ** Analyses a record's text into its distinct terms with their counts, and
 ** its length in tokens (stopwords excluded). Returns 0, or -1 when memory
-** runs out. Free with a2m_doc_terms_free (also after a failure).
+** runs out. Free with a2m_doc_terms_free (also after a failure), which
+** needs no analyser.
 */
 int a2m_analyze_doc(a2m_analyzer *an, const char *text, a2m_doc_terms *out);
 void a2m_doc_terms_free(a2m_doc_terms *dt);

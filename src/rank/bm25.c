@@ -19,6 +19,11 @@
 ** Where the postings come from: the store's index when it has one; else a
 ** throw-away index of the candidates being judged (memory_index.c), whose
 ** statistics are then the candidates' own.
+**
+** Threads: candidates() and relevance() may run on several threads at once
+** over one scorer (scorer.h). Each call takes a scratch of its own from the
+** scorer's pool (pool.h) and gives it back; the analyser is thread-safe
+** itself; nothing else in the scorer changes after creation.
 */
 #include <math.h>
 #include <stddef.h>
@@ -27,18 +32,18 @@
 
 #include "a2m.h"
 #include "rank/accumulator.h"
+#include "rank/pool.h"
 #include "rank/scorer.h"
 #include "store/memory_index.h"
 
 #define BM25_K1 1.2
 #define BM25_B  0.75
 
-struct scratch;
-
 typedef struct bm25 {
 	a2m_scorer      base;
 	a2m_analyzer   *an;
-	struct scratch *sc;   /* reused by every query (see scratch below) */
+	a2m_pool        scratches;  /* the free ones (see scratch below) */
+	int             pooled;     /* scratches was made (bm25_destroy) */
 } bm25;
 
 /* ---- where postings come from ------------------------------------------- */
@@ -125,10 +130,12 @@ static int plist_visit(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 /*
 ** What one query needs beyond its terms, kept by the scorer between
 ** queries so that scoring does not allocate: a postings list per key and
-** the accumulators. A scorer is used by one thread at a time (the
-** analyser already requires it), so one set suffices.
+** the accumulators. Each call has one to itself, from the scorer's pool:
+** as many exist as calls ever ran at once, and a single thread gets back
+** the one it just gave, its buffers already grown.
 */
 struct scratch {
+	a2m_pool_item item;  /* first: the pool's link */
 	plist  *lists;
 	size_t  nlists;   /* lists allocated (each keeps its postings buffer) */
 	a2m_acc     a;
@@ -193,8 +200,9 @@ static void scratch_end(scratch *sc)
 	a2m_acc_end(&sc->a);
 }
 
-static void scratch_free(scratch *sc)
+static void scratch_free(a2m_pool_item *item)
 {
+	scratch *sc = (scratch *)item;
 	for (size_t k = 0; k < sc->nlists; k++) {
 		free(sc->lists[k].own);
 		free(sc->lists[k].c);
@@ -206,7 +214,22 @@ static void scratch_free(scratch *sc)
 	free(sc->order);
 	free(sc->tmp);
 	a2m_acc_free(&sc->a);
-	memset(sc, 0, sizeof *sc);
+	free(sc);
+}
+
+/* A scratch for the caller alone (a free one, else a new one); NULL when
+** memory runs out. Give it back with scratch_give. */
+static scratch *scratch_take(bm25 *b)
+{
+	a2m_pool_item *item = a2m_pool_take(&b->scratches);
+	return item ? (scratch *)item : calloc(1, sizeof(scratch));
+}
+
+/* Ends sc's query (scratch_end) and gives it back to the pool. */
+static void scratch_give(bm25 *b, scratch *sc)
+{
+	scratch_end(sc);
+	a2m_pool_give(&b->scratches, &sc->item);
 }
 
 /* BM25's constants for one query over one source. */
@@ -616,14 +639,19 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 		a2m_query_terms_free(&q);
 		return A2M_SCORER_ABSTAIN;
 	}
+	scratch *sc = scratch_take(b);
+	if (!sc) {
+		a2m_query_terms_free(&q);
+		return A2M_INTERNAL_ERROR;
+	}
 	double rest = 0;
 	/* Pruning pays only when some key can be left out: two at least. */
 	if (rq->want && !rq->complete && q.nkeys > 1 && q.nwords <= PRUNE_WORDS)
-		rc = score_pruned(&src, &q, rq, b->sc, &best, &rest);
+		rc = score_pruned(&src, &q, rq, sc, &best, &rest);
 	else
-		rc = score_all(&src, &q, b->sc, &best);
+		rc = score_all(&src, &q, sc, &best);
 	a2m_query_terms_free(&q);
-	const a2m_acc *a = &b->sc->a;
+	const a2m_acc *a = &sc->a;
 	if (!rc && a->n && !(out->v = malloc(a->n * sizeof *out->v)))
 		rc = A2M_INTERNAL_ERROR;
 	for (size_t i = 0; !rc && i < a->n; i++) {
@@ -632,7 +660,7 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 		if (score > 0)
 			out->v[out->n++] = (a2m_candidate){.seq = e->seq, .score = score};
 	}
-	scratch_end(b->sc);
+	scratch_give(b, sc);
 	if (rc) {
 		free(out->v);
 		memset(out, 0, sizeof *out);
@@ -690,14 +718,18 @@ static int bm25_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query 
 		own = 1;
 		rc = candidate_source(b, cands, n, &src);
 	}
+	scratch *sc = rc ? NULL : scratch_take(b);
+	if (!rc && !sc)
+		rc = A2M_INTERNAL_ERROR;
 	if (!rc)
-		rc = score_all(&src, &q, b->sc, &best);
+		rc = score_all(&src, &q, sc, &best);
 	for (size_t i = 0; !rc && i < n; i++) {
-		const a2m_acc_entry *e = a2m_acc_find(&b->sc->a, own ? (int64_t)i : cands[i]->seq);
+		const a2m_acc_entry *e = a2m_acc_find(&sc->a, own ? (int64_t)i : cands[i]->seq);
 		scores[i] = e ? normalised(e->total, best) : 0;
 	}
 	a2m_query_terms_free(&q);
-	scratch_end(b->sc);
+	if (sc)
+		scratch_give(b, sc);
 	if (own)
 		source_free(&src);
 	return rc;
@@ -707,9 +739,8 @@ static void bm25_destroy(a2m_scorer *s)
 {
 	bm25 *b = (bm25 *)s;
 	a2m_analyzer_free(b->an);
-	if (b->sc)
-		scratch_free(b->sc);
-	free(b->sc);
+	if (b->pooled)
+		a2m_pool_destroy(&b->scratches, scratch_free);
 	free(b);
 }
 
@@ -718,9 +749,9 @@ a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt)
 	bm25 *b = calloc(1, sizeof *b);
 	if (!b)
 		return NULL;
-	if (!(b->sc = calloc(1, sizeof *b->sc)) || !(b->an = a2m_analyzer_new(opt))) {
-		free(b->sc);
-		free(b);
+	b->pooled = a2m_pool_init(&b->scratches) == 0;
+	if (!b->pooled || !(b->an = a2m_analyzer_new(opt))) {
+		bm25_destroy(&b->base);
 		return NULL;
 	}
 	b->base.name = "bm25";

@@ -21,6 +21,16 @@
 ** index, or one that cannot answer now): the caller then scans and calls
 ** relevance().
 **
+** Threads: relevance() and candidates() of every scorer here may be called
+** by several threads at once on the same scorer (the server's concurrent
+** reads), and concurrently with its indexer (which writers call); the
+** answers are those of the same calls made one at a time. The store they
+** are handed must itself allow concurrent reads. What a call changes is
+** its own: BM25 takes a scratch from the scorer's pool for the call
+** (pool.h), its analyser is thread-safe (analyze.h), and the other
+** scorers keep no state between calls (docs/RANKING.md §9). Only
+** destroy() must not overlap any other call.
+**
 ** Implementations: bm25.c (the indexed BM25 scorer), lexical.c (the old
 ** plain-scan term overlap, kept as the benchmark's baseline), vector.c (the
 ** caller's embeddings under the store's metric), hybrid.c (several, fused).
@@ -101,13 +111,15 @@ struct a2m_scorer {
 	double       k1, b;     /* BM25's parameters; 0 for other scorers */
 	/*
 	** What the store should index for this scorer (store.h, index_attach);
-	** NULL when it reads no index. Owned by the scorer.
+	** NULL when it reads no index. Owned by the scorer. Its analyze() may
+	** run while other threads call relevance() and candidates().
 	*/
 	a2m_indexer *indexer;
 	/*
 	** Fills scores[i] in [0,1] for each of the n candidates. store is the
 	** store they came from (for corpus statistics); it may be NULL.
 	** Returns 0, A2M_SCORER_ABSTAIN (scores untouched), or a negative code.
+	** Thread-safe (see above).
 	*/
 	int  (*relevance)(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			  const a2m_record *const *cands, size_t n, double *scores);
@@ -117,11 +129,12 @@ struct a2m_scorer {
 	** particular order; returns 0 (n may be 0: nothing matched),
 	** A2M_SCORER_ABSTAIN, A2M_SCORER_SCAN (see above), or a negative code.
 	** A scorer may prune the list when q->want allows it (out->rest_bound);
-	** with q->complete set it never does.
+	** with q->complete set it never does. The caller frees out->v.
+	** Thread-safe (see above).
 	*/
 	int  (*candidates)(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			   a2m_candidates *out);
-	/* Frees the scorer. */
+	/* Frees the scorer. No other call on it may be running. */
 	void (*destroy)(a2m_scorer *s);
 };
 
