@@ -20,9 +20,11 @@
 **   a2m_close(db);
 **
 ** Threads: an a2m handle MAY be used from several threads at once. Every call
-** that takes a handle serialises on a mutex owned by the handle, so requests
-** are applied one at a time, each completely, in the order the mutex grants.
-** a2m_close() must not race with other calls on the same handle.
+** that takes a handle holds a reader-writer lock owned by the handle: reads
+** (memory/recall, memory/timeline) share it and run side by side, every
+** other method holds it alone, so each write is applied completely, one at a
+** time, and never beside a read. a2m_close() must not race with other calls
+** on the same handle.
 **
 ** Memory: every char * the library returns is owned by the caller and is
 ** released with a2m_free().

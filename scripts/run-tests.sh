@@ -5,8 +5,9 @@
 # Suites: the C unit tests, the conformance suite against both stores, the
 # stdio transport and CLI tests, the conformance suite over HTTP (plain, with
 # tokens, over TLS) and the HTTP transport tests; each again under
-# ASan+UBSan (build-san/); and one conformance pass with the server under
-# valgrind.
+# ASan+UBSan (build-san/); the tests of concurrent reads under
+# ThreadSanitizer (build-tsan/: only those dev.sh builds there); and one
+# conformance pass with the server under valgrind.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,6 +77,12 @@ for build in build build-san; do
 	run "conformance standalone build$tag" "$build/tests/conformance-standalone" conformance \
 		--stdio "$build/a2m" serve --memory
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
+done
+
+# --- concurrent reads under ThreadSanitizer: any data race fails the run ---
+for t in build-tsan/tests/test_*; do
+	[ -x "$t" ] || continue
+	run "unit $(basename "$t") [tsan]" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$t"
 done
 
 if command -v valgrind >/dev/null && [ -x build/a2m ]; then

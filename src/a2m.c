@@ -1,8 +1,10 @@
 /*
 ** a2m.c — the handle of the public API (include/a2m.h): builds a server from
-** a config (store engine, scorer, tier stack, events, limits) and serialises
-** every call's method on one mutex, which is what makes a handle safe to
-** share between threads (parsing, serialising and a cached describe happen
+** a config (store engine, scorer, tier stack, events, limits) and runs each
+** call's method under one reader-writer lock, which is what makes a handle
+** safe to share between threads: reads the method table marks shared
+** (recall, timeline) hold it shared and run side by side, everything else
+** holds it exclusively (parsing, serialising and a cached describe happen
 ** outside it).
 */
 #include <pthread.h>
@@ -20,10 +22,13 @@
 #include "rpc/rpc.h"
 #include "stack/stack.h"
 #include "stack/where.h"
+#include "util/log.h"
 #include "store/store.h"
 
 struct a2m {
-	pthread_mutex_t mu;
+	/* Writers first: under a steady stream of recalls a write must still
+	** get its turn (glibc's default lets readers overtake it forever). */
+	pthread_rwlock_t lock;
 	a2m_server      srv;
 	a2m_notify_fn   notify;
 	void           *notify_user;
@@ -316,7 +321,11 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	}
 	/* Without a cache describe is only slower. */
 	h->srv.describe_cache = a2m_describe_cache_new();
-	pthread_mutex_init(&h->mu, NULL);
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&h->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
 	h->srv.name = name;
 	h->srv.declared = caps;
 	h->srv.caps = caps;
@@ -369,7 +378,55 @@ static char *quick_describe(const a2m_server *srv, const a2m_request_ctx *ctx,
 }
 
 /*
-** Parsing and serialising happen outside the mutex: they touch only the
+** Runs a method the table marks shared under the shared lock, on a copy of
+** the server carrying this caller's fields (several readers cannot all set
+** them in the one struct). Returns 1 with *o the outcome, or 0 with *o
+** empty when the method answered A2M_NEED_EXCLUSIVE (it would have had to
+** write: a promotion, the touches' flush, an embedding; it changed
+** nothing), and the caller then runs it again exclusively.
+*/
+static int call_shared(a2m *h, const a2m_request_ctx *ctx, const a2m_rpc_request *req,
+		       a2m_rpc_outcome *o)
+{
+	int network = ctx && ctx->network;
+	pthread_rwlock_rdlock(&h->lock);
+	a2m_server view = h->srv;
+	view.shared = 1;
+	view.network = network;
+	view.principal = network ? ctx->principal : NULL;
+	view.caps = caps_for(&h->srv, ctx);
+	view.push = 0;  /* a shared method emits nothing */
+	a2m_rpc_call(&view, req, o);
+	pthread_rwlock_unlock(&h->lock);
+	if (o->rc != A2M_NEED_EXCLUSIVE)
+		return 1;
+	json_decref(o->result);
+	free(o->text);
+	a2m_error_clear(&o->err);
+	memset(o, 0, sizeof *o);
+	return 0;
+}
+
+/*
+** After a shared call: writes what it left due (recall's touches, once
+** full or old), as an exclusive call would have at its end. A failure is
+** only logged: the call has its answer, and the touches wait for the next.
+*/
+static void settle(a2m *h)
+{
+	a2m_stack *st = h->srv.stack;
+	if (!a2m_stack_settle_due(st))
+		return;
+	a2m_error err = {0};
+	pthread_rwlock_wrlock(&h->lock);
+	if (a2m_stack_settle(st, &err) != 0)
+		a2m_log(A2M_LOG_WARN, "writing recall's access counts: %s", err.message);
+	pthread_rwlock_unlock(&h->lock);
+	a2m_error_clear(&err);
+}
+
+/*
+** Parsing and serialising happen outside the lock: they touch only the
 ** request and the response. Only running the method holds it — except for
 ** a describe over a network, which a current cache answers without it (a
 ** network caller's push is always off, so the variant depends on nothing a
@@ -394,7 +451,13 @@ char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_
 		a2m_rpc_request_free(&req);
 		return out;
 	}
-	pthread_mutex_lock(&h->mu);
+	if (req.method->shared && call_shared(h, ctx, &req, &o)) {
+		settle(h);
+		out = a2m_rpc_reply(&req, &o, NULL);
+		a2m_rpc_request_free(&req);
+		return out;
+	}
+	pthread_rwlock_wrlock(&h->lock);
 	srv->network = network;
 	srv->principal = network ? ctx->principal : NULL;
 	srv->caps = caps_for(srv, ctx);
@@ -406,7 +469,7 @@ char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_
 	int shares = req.method->shares;
 	if (shares)
 		out = a2m_rpc_reply(&req, &o, NULL);
-	pthread_mutex_unlock(&h->mu);
+	pthread_rwlock_unlock(&h->lock);
 	if (!shares)
 		out = a2m_rpc_reply(&req, &o, NULL);
 	a2m_rpc_request_free(&req);
@@ -423,7 +486,7 @@ char *a2m_handle(a2m *h, const char *message)
 	return a2m_handle_n(h, message, strlen(message));
 }
 
-/* Hands a notification to the user's callback (called with the mutex held,
+/* Hands a notification to the user's callback (called with the lock held,
 ** from inside a2m_handle, right after the change it reports). */
 static void deliver(void *ctx, const char *text)
 {
@@ -434,7 +497,7 @@ static void deliver(void *ctx, const char *text)
 
 void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 {
-	pthread_mutex_lock(&h->mu);
+	pthread_rwlock_wrlock(&h->lock);
 	h->notify = fn;
 	h->notify_user = user;
 	h->srv.notify = fn ? deliver : NULL;
@@ -445,7 +508,7 @@ void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 		/* A subscription cannot outlive the channel that carries it. */
 		h->srv.subscribed = 0;
 	}
-	pthread_mutex_unlock(&h->mu);
+	pthread_rwlock_unlock(&h->lock);
 }
 
 void a2m_close(a2m *h)
@@ -458,7 +521,7 @@ void a2m_close(a2m *h)
 	json_decref(h->srv.sub_kinds);
 	free(h->srv.sub_owner);
 	free((char *)h->srv.name);
-	pthread_mutex_destroy(&h->mu);
+	pthread_rwlock_destroy(&h->lock);
 	free(h);
 }
 

@@ -70,23 +70,23 @@ static int recall_text(a2m_server *srv, json_t *params, char **text, size_t *len
 
 const a2m_method a2m_methods[] = {
 	{"memory/describe",           A2M_CAP_CORE,      a2m_method_describe,      0, 0,
-	 a2m_describe_text},
-	{"memory/remember",           A2M_CAP_CORE,      a2m_method_remember,      1, 0, NULL},
+	 a2m_describe_text, 0},
+	{"memory/remember",           A2M_CAP_CORE,      a2m_method_remember,      1, 0, NULL, 0},
 	{"memory/recall",             A2M_CAP_CORE,      a2m_method_recall,        0, 0,
-	 recall_text},
-	{"memory/timeline",           A2M_CAP_CORE,      a2m_method_timeline,      0, 0, NULL},
-	{"memory/forget",             A2M_CAP_CORE,      a2m_method_forget,        1, 0, NULL},
-	{"memory/promote",            A2M_CAP_TIERS,     a2m_method_promote,       1, 0, NULL},
-	{"memory/consolidate",        A2M_CAP_TIERS,     a2m_method_consolidate,   1, 0, NULL},
-	{"memory/reinforce",          A2M_CAP_SALIENCE,  a2m_method_reinforce,     1, 0, NULL},
-	{"memory/fetch",              A2M_CAP_KEYS,      a2m_method_fetch,         0, 0, NULL},
-	{"memory/session/list",       A2M_CAP_SESSIONS,  a2m_method_session_list,  0, 0, NULL},
-	{"memory/session/close",      A2M_CAP_SESSIONS,  a2m_method_session_close, 1, 0, NULL},
-	{"memory/events",             A2M_CAP_EVENTS,    a2m_method_events,        0, 1, NULL},
-	{"memory/events/subscribe",   A2M_CAP_EVENTS,    a2m_method_subscribe,     0, 0, NULL},
-	{"memory/events/unsubscribe", A2M_CAP_EVENTS,    a2m_method_unsubscribe,   0, 0, NULL},
-	{"memory/summarize",          A2M_CAP_SUMMARIZE, a2m_method_summarize,     1, 0, NULL},
-	{NULL, 0, NULL, 0, 0, NULL}
+	 recall_text, 1},
+	{"memory/timeline",           A2M_CAP_CORE,      a2m_method_timeline,      0, 0, NULL, 1},
+	{"memory/forget",             A2M_CAP_CORE,      a2m_method_forget,        1, 0, NULL, 0},
+	{"memory/promote",            A2M_CAP_TIERS,     a2m_method_promote,       1, 0, NULL, 0},
+	{"memory/consolidate",        A2M_CAP_TIERS,     a2m_method_consolidate,   1, 0, NULL, 0},
+	{"memory/reinforce",          A2M_CAP_SALIENCE,  a2m_method_reinforce,     1, 0, NULL, 0},
+	{"memory/fetch",              A2M_CAP_KEYS,      a2m_method_fetch,         0, 0, NULL, 0},
+	{"memory/session/list",       A2M_CAP_SESSIONS,  a2m_method_session_list,  0, 0, NULL, 0},
+	{"memory/session/close",      A2M_CAP_SESSIONS,  a2m_method_session_close, 1, 0, NULL, 0},
+	{"memory/events",             A2M_CAP_EVENTS,    a2m_method_events,        0, 1, NULL, 0},
+	{"memory/events/subscribe",   A2M_CAP_EVENTS,    a2m_method_subscribe,     0, 0, NULL, 0},
+	{"memory/events/unsubscribe", A2M_CAP_EVENTS,    a2m_method_unsubscribe,   0, 0, NULL, 0},
+	{"memory/summarize",          A2M_CAP_SUMMARIZE, a2m_method_summarize,     1, 0, NULL, 0},
+	{NULL, 0, NULL, 0, 0, NULL, 0}
 };
 
 const a2m_method *a2m_method_find(const char *name)

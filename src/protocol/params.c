@@ -81,6 +81,7 @@ int a2m_param_selection(const a2m_server *srv, const json_t *params,
 {
 	int rc;
 	memset(sel, 0, sizeof *sel);
+	sel->shared = srv->shared;
 	if ((rc = a2m_param_requires(srv, params, "tier", A2M_CAP_TIERS, err)) ||
 	    (rc = a2m_param_requires(srv, params, "key_prefix", A2M_CAP_KEYS, err)) ||
 	    (rc = a2m_param_scope(srv, params, &sel->scope, err)))

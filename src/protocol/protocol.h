@@ -49,6 +49,10 @@ typedef struct a2m_server {
 	                            `declared` less scopes for an unauthenticated
 	                            network caller (spec §6) */
 	int         network;     /* the current request came over a network transport */
+	/* The current call holds the handle's lock only shared, beside other
+	** readers (a2m.c): it runs on a copy of this struct and must change
+	** nothing of the server (a2m_selection.shared). */
+	int         shared;
 	const char *principal;   /* its authenticated principal, or NULL */
 	a2m_limits  limits;
 	a2m_stack  *stack;       /* owned */
@@ -86,6 +90,10 @@ typedef struct a2m_method {
 	** log's objects): serialise it before letting go of the handle. */
 	int           shares;
 	a2m_method_text_fn text;  /* NULL, or preferred to fn (describe's cache) */
+	/* It may run under the shared lock (a2m.c): it only reads, and where it
+	** would write (recall's promotions, the touches' flush) it answers
+	** A2M_NEED_EXCLUSIVE (stack.h) to be run again exclusively. */
+	int           shared;
 } a2m_method;
 
 /*

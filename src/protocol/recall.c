@@ -76,6 +76,9 @@ static int query_vector(a2m_server *srv, const json_t *params, double **vec, siz
 	for (size_t i = 0; i < n; i++)
 		if (!json_is_number(json_array_get(v, i)))
 			return a2m_error_set(err, A2M_INVALID_PARAMS, "embedding[%zu] must be a number", i);
+	/* The width is read once and kept: not for a shared call (stack.h). */
+	if (srv->shared)
+		return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
 	int64_t want = a2m_stack_dimensions(srv->stack);
 	if (want && (int64_t)n != want) {
 		a2m_error_set(err, A2M_EMBEDDING_MISMATCH,

@@ -189,31 +189,49 @@ static int promote_earned(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
 	return 0;
 }
 
+/* What a shared read answers where it would write (stack.h). */
+static int need_exclusive(a2m_error *err)
+{
+	return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
+}
+
 /*
 ** Touches the returned records (access_count + 1, accessed_at now): in the
 ** hits at once, in the store later (touches.c: recall writes nothing of its
 ** own). A touch that earns a promotion is written at once with it, and a
-** full or old buffer is written now.
+** full or old buffer is written now; a shared read (a2m_selection.shared)
+** does neither and answers A2M_NEED_EXCLUSIVE instead, having counted
+** nothing, so that its retry counts each touch once.
 */
-static int touch(a2m_stack *st, a2m_hit *hits, size_t n, a2m_error *err)
+static int touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *err)
 {
 	int64_t now = a2m_clock_now_ms();
-	int earned = 0;
+	int earned = 0, due = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* r came through a2m_stack_touched: earlier touches are in it. */
+		const a2m_record *r = hits[i].rec;
+		const a2m_tier *t = a2m_stack_tier_of(st, r);
+		earned |= t && t->promote_to && t->promote_after > 0 &&
+			  r->access_count + 1 >= t->promote_after;
+	}
+	/* A shared read writes nothing: a promotion or a due flush asks for
+	** the exclusive lock, before anything is counted. */
+	if (shared && earned)
+		return need_exclusive(err);
+	int rc = a2m_touches_note(&st->touches, hits, n, now, shared, &due);
+	if (rc > 0)
+		return need_exclusive(err);
+	if (rc < 0)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		a2m_record *r = hits[i].rec;
-		if (a2m_touches_note(&st->touches, r->seq, now) != 0)
-			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-		/* r came through a2m_stack_touched: earlier touches are in it. */
 		r->access_count++;
 		if (now > r->accessed_at)
 			r->accessed_at = now;
-		const a2m_tier *t = a2m_stack_tier_of(st, r);
-		earned |= t && t->promote_to && t->promote_after > 0 &&
-			  r->access_count >= t->promote_after;
 	}
 	if (earned)
 		return promote_earned(st, hits, n, now, err);
-	return a2m_touches_due(&st->touches, now) ? a2m_stack_touches_flush(st, 0, err) : 0;
+	return due && !shared ? a2m_stack_touches_flush(st, 0, err) : 0;
 }
 
 /*
@@ -319,6 +337,10 @@ int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 {
 	a2m_rank_query gq;
 	float *vec = NULL;
+	/* Embedding writes (the owed records) and the vector rows are read
+	** through the store's main connection: neither is for a shared read. */
+	if (sel->shared && (q->vector || a2m_stack_embedder(st)))
+		return need_exclusive(err);
 	embed_query(st, q, &gq, &vec);
 	/* The store's vector search skips what the selection turns away. */
 	a2m_stack_vfilter vf;
@@ -354,7 +376,7 @@ static int recall_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank
 	if ((rc = recall_scan(st, sel, q, scan_judged, min_score, limit, &hits, &kept, err)))
 		return rc;
 found:
-	if (kept && !st->cfg.read_only && (rc = touch(st, hits, kept, err)) != 0) {
+	if (kept && !st->cfg.read_only && (rc = touch(st, hits, kept, sel->shared, err)) != 0) {
 		a2m_hits_free(hits, kept);
 		return rc;
 	}

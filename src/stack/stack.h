@@ -120,7 +120,21 @@ typedef struct a2m_selection {
 	a2m_query     q;       /* exact part the store applies (tier, key_prefix, session...) */
 	const json_t *where;   /* borrowed; NULL = no filter */
 	a2m_scope     scope;
+	/*
+	** The caller holds the handle's lock only shared (a2m.c): other reads
+	** run at the same time, so this one must change nothing but recall's
+	** waiting touches. Where it would do more (write a promotion or the
+	** touches, embed, search vectors) the stack answers A2M_NEED_EXCLUSIVE
+	** before changing anything, and the caller runs it again exclusively.
+	*/
+	int           shared;
 } a2m_selection;
+
+/*
+** What a shared read (a2m_selection.shared) answers when it needs the
+** exclusive lock. Never reaches a client: the handle retries the call.
+*/
+#define A2M_NEED_EXCLUSIVE (-32090)
 
 /* One recalled record with its score. */
 typedef struct a2m_hit {
@@ -183,6 +197,17 @@ int a2m_stack_index_stats(a2m_stack *st, a2m_index_stats *out, const char **engi
 */
 int a2m_stack_read_begin(a2m_stack *st, a2m_error *err);
 int a2m_stack_read_end(a2m_stack *st, a2m_error *err);
+
+/*
+** What a shared read left for the exclusive lock: recall's waiting touches
+** once they are due (full, or old), which an exclusive recall writes at
+** its end (docs/PROTOCOL.md, Salience). a2m_stack_settle_due() says whether
+** there is any, under any lock; a2m_stack_settle() writes them and must be
+** called with the handle held exclusively. Returns 0, or a code with err
+** set (the touches then still wait).
+*/
+int a2m_stack_settle_due(a2m_stack *st);
+int a2m_stack_settle(a2m_stack *st, a2m_error *err);
 
 /*
 ** Writes n records atomically: all of them or none. recs[i]->tier NULL

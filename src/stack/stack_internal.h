@@ -5,6 +5,7 @@
 #ifndef A2M_STACK_INTERNAL_H
 #define A2M_STACK_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "stack/stack.h"
@@ -20,6 +21,9 @@ typedef struct a2m_touch {
 } a2m_touch;
 
 typedef struct a2m_touches {
+	/* Held around every use of the fields below: recalls that share the
+	** handle's lock note and look up touches at the same time. */
+	pthread_mutex_t mu;
 	a2m_touch *v;
 	size_t     n, cap;
 	uint32_t  *slots;   /* index + 1 into v; 0 = free; nslots = 2 * cap */
@@ -61,7 +65,7 @@ struct a2m_stack {
 	/* Indexed recalls and selects that read a pruned list, and the times
 	** one had to read the complete list after it (ranked.c): for tests
 	** and measurements. */
-	uint64_t         pruned_reads, pruned_retries;
+	_Atomic uint64_t pruned_reads, pruned_retries;
 };
 
 /* How long the breaker keeps a failing embedder off (docs/EMBEDDINGS.md §4.3). */
@@ -95,10 +99,17 @@ int  a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err);
 int  a2m_stack_commit(a2m_stack *st, a2m_error *err);
 void a2m_stack_rollback(a2m_stack *st);
 
-/* Counts a recall of seq at time at. Returns 0, or -1 when memory runs out. */
-int  a2m_touches_note(a2m_touches *b, int64_t seq, int64_t at);
-/* True when the touches waiting should be written now (full, or old). */
-int  a2m_touches_due(const a2m_touches *b, int64_t now);
+/* Readies an empty buffer (its mutex). Returns 0, or -1. */
+int  a2m_touches_init(a2m_touches *b);
+/*
+** Counts a recall at time now of each of the n hits, under the buffer's
+** mutex. Sets *due when the touches waiting should now be written (full,
+** or old). With refuse_due set and the buffer already due, notes nothing
+** and returns 1 (a shared read cannot write them). Returns 0, 1, or -1
+** when memory runs out (some hits may then be counted).
+*/
+int  a2m_touches_note(a2m_touches *b, const a2m_hit *hits, size_t n, int64_t now,
+		      int refuse_due, int *due);
 /* Forgets every touch (they were committed). */
 void a2m_touches_clear(a2m_touches *b);
 void a2m_touches_free(a2m_touches *b);

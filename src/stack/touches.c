@@ -24,10 +24,11 @@
 ** The trade: a crash loses at most the touches still waiting (the last
 ** A2M_TOUCH_MAX records' counts, or the last second's), never a record.
 **
-** One thread at a time today (the handle's mutex). Should recalls run
-** concurrently under a shared lock, note and lookup are short and touch
-** only this struct: a mutex of its own around them is all they need, and
-** the flush (a write transaction) must then run under the exclusive lock.
+** Recalls may run at once under the handle's shared lock (a2m.c): noting
+** and looking up take the buffer's own mutex, briefly. Writing the buffer
+** (apply, flush: a write transaction) happens only under the exclusive
+** lock; a shared recall that finds the buffer due asks for it instead
+** (A2M_NEED_EXCLUSIVE, read.c).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,9 @@ static int reserve(a2m_touches *b)
 	return 0;
 }
 
-int a2m_touches_note(a2m_touches *b, int64_t seq, int64_t at)
+/* Counts one recall of seq at time at; b->mu held. Returns 0, or -1 when
+** memory runs out. */
+static int note_one(a2m_touches *b, int64_t seq, int64_t at)
 {
 	a2m_touch *t = find(b, seq);
 	if (t) {
@@ -102,40 +105,69 @@ int a2m_touches_note(a2m_touches *b, int64_t seq, int64_t at)
 	return 0;
 }
 
-int a2m_touches_due(const a2m_touches *b, int64_t now)
+/* True when the touches waiting should be written now; b->mu held. */
+static int due_at(const a2m_touches *b, int64_t now)
 {
 	return b->n >= A2M_TOUCH_MAX || (b->n && now - b->oldest >= A2M_TOUCH_MAX_AGE_MS);
 }
 
+int a2m_touches_init(a2m_touches *b)
+{
+	memset(b, 0, sizeof *b);
+	return pthread_mutex_init(&b->mu, NULL) == 0 ? 0 : -1;
+}
+
+int a2m_touches_note(a2m_touches *b, const a2m_hit *hits, size_t n, int64_t now,
+		     int refuse_due, int *due)
+{
+	int rc = 0;
+	pthread_mutex_lock(&b->mu);
+	if (refuse_due && due_at(b, now)) {
+		pthread_mutex_unlock(&b->mu);
+		*due = 1;
+		return 1;
+	}
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = note_one(b, hits[i].rec->seq, now);
+	*due = due_at(b, now);
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
 void a2m_touches_clear(a2m_touches *b)
 {
+	pthread_mutex_lock(&b->mu);
 	if (b->n)
 		memset(b->slots, 0, b->nslots * sizeof *b->slots);
 	b->n = 0;
 	b->applied = 0;
+	pthread_mutex_unlock(&b->mu);
 }
 
 void a2m_touches_free(a2m_touches *b)
 {
 	free(b->v);
 	free(b->slots);
+	pthread_mutex_destroy(&b->mu);
 	memset(b, 0, sizeof *b);
 }
 
 const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
 				    a2m_record *tmp)
 {
-	const a2m_touches *b = &st->touches;
-	if (!b->n || b->applied)
-		return rec;
-	const a2m_touch *t = find(b, rec->seq);
-	if (!t)
-		return rec;
-	*tmp = *rec;
-	tmp->access_count += t->add;
-	if (t->at > tmp->accessed_at)
-		tmp->accessed_at = t->at;
-	return tmp;
+	a2m_touches *b = (a2m_touches *)&st->touches;  /* only its mutex changes */
+	const a2m_record *out = rec;
+	pthread_mutex_lock(&b->mu);
+	const a2m_touch *t = b->n && !b->applied ? find(b, rec->seq) : NULL;
+	if (t) {
+		*tmp = *rec;
+		tmp->access_count += t->add;
+		if (t->at > tmp->accessed_at)
+			tmp->accessed_at = t->at;
+		out = tmp;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return out;
 }
 
 int a2m_stack_touches_apply(a2m_stack *st, a2m_error *err)
@@ -162,4 +194,20 @@ int a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err)
 	if ((rc = a2m_stack_commit(st, err)) != 0)
 		a2m_stack_rollback(st);
 	return rc;
+}
+
+int a2m_stack_settle_due(a2m_stack *st)
+{
+	if (st->cfg.read_only)
+		return 0;
+	a2m_touches *b = &st->touches;
+	pthread_mutex_lock(&b->mu);
+	int due = due_at(b, a2m_clock_now_ms());
+	pthread_mutex_unlock(&b->mu);
+	return due;
+}
+
+int a2m_stack_settle(a2m_stack *st, a2m_error *err)
+{
+	return a2m_stack_settle_due(st) ? a2m_stack_touches_flush(st, 0, err) : 0;
 }

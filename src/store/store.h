@@ -24,7 +24,8 @@
 **     refused with A2M_INVALID_PARAMS and changes nothing.
 **   - a visit callback may write; records it inserts are not visited by the
 **     scan in progress, and no record is visited twice.
-**   - a store is used by one thread at a time (the handle's mutex sees to it).
+**   - a store is used by one thread at a time (the handle's lock sees to it),
+**     except for read brackets (read_begin), which threads hold at once.
 **   - a store opened read-only (s->read_only set; SQLite only) refuses every
 **     write (insert, update, remove, meta_set) with A2M_READ_ONLY before
 **     touching anything. begin(), commit() and rollback() still work there:
@@ -254,7 +255,8 @@ typedef struct a2m_store_ops {
 	int  (*commit)(a2m_store *s);
 	void (*rollback)(a2m_store *s);
 	/*
-	** Optional: NULL in an engine whose reads need no bracket (memory).
+	** Optional: NULL in an engine whose reads need no bracket. (The memory
+	** engine's tidies its scan order there, so its readers write nothing.)
 	** read_begin() brackets a run of reads so they see one snapshot and pay
 	** for one lock; read_end() ends the bracket. Both are no-ops inside a
 	** write transaction, and brackets do not nest (the first read_end()
@@ -274,7 +276,7 @@ typedef struct a2m_store_ops {
 	** everything else under an exclusive one). The read ops a thread calls
 	** between its read_begin() and read_end() (get, get_by_key, scan,
 	** count, meta_get, visit_seqs, scan_unembedded, index_stats,
-	** index_postings) read through its own bracket. Ops called outside a
+	** index_postings, index_postings_view) read through its own bracket. Ops called outside a
 	** bracket are the exclusive holder's only. vector_search is never
 	** called in a shared bracket: SQLite answers it from the store's one
 	** vector cache. SQLite gives each bracket a connection of its own (a
