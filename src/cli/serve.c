@@ -65,7 +65,7 @@ static const char usage[] =
 	"  --max-body BYTES      largest request body (default 16777216; larger: 413)\n"
 	"  --timeout SECONDS     close a connection idle this long (default 30)\n"
 	"  --max-connections N   connections open at once (default 256)\n"
-	"  --threads N           worker threads (default: 1)\n"
+	"  --threads N           worker threads (default: one per core, at most 16)\n"
 	"  --tls-cert FILE       serve HTTPS with this PEM certificate ...\n"
 	"  --tls-key FILE        ... and this PEM private key\n";
 
@@ -357,8 +357,9 @@ int a2m_cmd_serve(int argc, char **argv)
 		} else if (strcmp(a, "--threads") == 0) {
 			unsigned long long n;
 			if (!(v = flag_value(argc, argv, &i)) || parse_count(v, &n) != 0 || n < 1 ||
-			    n > 1024)
-				return a2m_cli_usage("serve", "--threads must be 1 to 1024, not '%s'", v ? v : "");
+			    n > A2M_HTTP_MAX_THREADS)
+				return a2m_cli_usage("serve", "--threads must be 1 to %d, not '%s'",
+						     A2M_HTTP_MAX_THREADS, v ? v : "");
 			hcfg.threads = (unsigned)n;
 			http_only = a;
 		} else if (strcmp(a, "--tls-cert") == 0) {

@@ -405,6 +405,25 @@ static void free_server(a2m_http *s)
 	free(s);
 }
 
+static void stop_daemons(a2m_http *s);
+
+/* Sets the port of an IPv4 or IPv6 socket address. */
+static void set_port(struct sockaddr *sa, unsigned port)
+{
+	if (sa->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
+	else if (sa->sa_family == AF_INET)
+		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+}
+
+unsigned a2m_http_default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > A2M_HTTP_MAX_DEFAULT_THREADS ? A2M_HTTP_MAX_DEFAULT_THREADS : (unsigned)n;
+}
+
 int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err,
 		   size_t errlen)
 {
@@ -427,18 +446,16 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	atomic_init(&s->starting, 0);
 
 	/*
-	** One thread unless told otherwise. Every method but a cached describe
-	** runs under the handle's one mutex, so a second worker cannot run a
-	** second recall at the same time: it only waits for the lock and then
-	** runs the method on the other core, where the index, the scorer's
-	** tables and the records are not in cache. Measured on two cores
-	** (docs/BENCHMARKS.md, HTTP): recall at 10k 8 300 req/s on one thread
-	** against 5 000 on two, remember 22 800 against 18 100, describe the
-	** same. More threads pay only for TLS or describe-heavy loads.
+	** One worker per core unless told otherwise (a2m_http_default_threads):
+	** recalls and timelines run side by side under the handle's shared
+	** lock (a2m.c), so a core of their own each is what makes them scale;
+	** writes still take turns.
 	*/
-	unsigned threads = cfg->threads ? cfg->threads : 1;
+	unsigned threads = cfg->threads ? cfg->threads : a2m_http_default_threads();
 	unsigned max_conn = cfg->max_connections ? cfg->max_connections : A2M_HTTP_DEFAULT_MAX_CONN;
-	/* libmicrohttpd splits the connection limit between its workers. */
+	if (threads > A2M_HTTP_MAX_THREADS)
+		threads = A2M_HTTP_MAX_THREADS;
+	/* The connection limit is split between the workers. */
 	if (threads > max_conn)
 		threads = max_conn;
 
@@ -488,36 +505,60 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	if (tls)
 		flags |= MHD_USE_TLS;
 
+	/*
+	** Why a daemon per worker and not libmicrohttpd's thread pool: the
+	** pool's workers share one listening socket, and whichever is awake
+	** accepts; a client opening its connections at once (wrk's 16, a
+	** connection pool) mostly found them all on one worker while the
+	** other core idled (measured: one worker's CPU time grew, the other's
+	** not at all, in two runs of three). With a socket each on the same
+	** port (SO_REUSEPORT, which Linux allows only to the same user), the
+	** kernel spreads connections over the sockets by their addresses.
+	*/
 	struct MHD_OptionItem extra[4];
 	size_t n_extra = 0;
 	if (threads > 1)
-		extra[n_extra++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
+		extra[n_extra++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
 	if (tls) {
 		extra[n_extra++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert};
 		extra[n_extra++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->key};
 	}
 	extra[n_extra] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
+	unsigned per_worker = max_conn / threads;
+	s->port = cfg->port;
 	atomic_store(&s->starting, 1);
-	s->daemon = MHD_start_daemon(
-		flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-		MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-		MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s,
-		MHD_OPTION_CONNECTION_LIMIT, max_conn,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-		MHD_OPTION_ARRAY, extra,
-		MHD_OPTION_END);
+	for (unsigned i = 0; i < threads; i++) {
+		/* Port 0: the first daemon picks a free port, the others share it. */
+		set_port(ai->ai_addr, s->port);
+		s->daemons[i] = MHD_start_daemon(
+			flags, (uint16_t)s->port, NULL, NULL, on_request, s,
+			MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+			MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+			MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s,
+			MHD_OPTION_CONNECTION_LIMIT, per_worker,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+			MHD_OPTION_ARRAY, extra,
+			MHD_OPTION_END);
+		if (!s->daemons[i])
+			break;
+		s->n_daemons++;
+		if (i == 0) {
+			const union MHD_DaemonInfo *info =
+				MHD_get_daemon_info(s->daemons[0], MHD_DAEMON_INFO_BIND_PORT);
+			if (info && info->port)
+				s->port = info->port;
+		}
+	}
 	atomic_store(&s->starting, 0);
-	if (!s->daemon) {
-		snprintf(err, errlen, "cannot serve on %s port %u: %s", addr, cfg->port,
+	if (s->n_daemons < threads) {
+		snprintf(err, errlen, "cannot serve on %s port %u: %s", addr, s->port,
 			 s->start_error[0] ? s->start_error : "libmicrohttpd refused to start");
+		stop_daemons(s);
 		goto fail;
 	}
 
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info && info->port ? info->port : cfg->port;
 	char host[INET6_ADDRSTRLEN + 16]; /* numeric: fits, scope id and all */
 	if (getnameinfo(ai->ai_addr, ai->ai_addrlen, host, sizeof host, NULL, 0, NI_NUMERICHOST))
 		snprintf(host, sizeof host, "%s", addr);
@@ -549,22 +590,34 @@ const char *a2m_http_url(const a2m_http *s)
 	return s->url;
 }
 
+/*
+** Stops accepting on every worker, lets the requests in flight finish and
+** be answered, then stops the workers. A request stuck on a silent client
+** is cut after the connection timeout, as it would have been anyway.
+*/
+static void stop_daemons(a2m_http *s)
+{
+	MHD_socket fds[A2M_HTTP_MAX_THREADS];
+	/* No new connections from here on; the listening sockets must stay
+	** open until the workers are gone (libmicrohttpd may still look at them). */
+	for (unsigned i = 0; i < s->n_daemons; i++)
+		fds[i] = MHD_quiesce_daemon(s->daemons[i]);
+	int64_t give_up = now_ms() + (int64_t)s->timeout_s * 1000 + 1000;
+	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
+		sleep_ms(5);
+	for (unsigned i = 0; i < s->n_daemons; i++) {
+		MHD_stop_daemon(s->daemons[i]);
+		if (fds[i] != MHD_INVALID_SOCKET)
+			close(fds[i]);
+	}
+	s->n_daemons = 0;
+}
+
 void a2m_http_stop(a2m_http *s)
 {
 	if (!s)
 		return;
 	atomic_store(&s->stopping, 1);
-	/* No new connections from here on; the listening socket must stay
-	** open until the workers are gone (libmicrohttpd may still look at it). */
-	MHD_socket listen_fd = MHD_quiesce_daemon(s->daemon);
-	/* Let what is being handled finish and be answered. A request stuck
-	** on a silent client is cut after the connection timeout, as it would
-	** have been anyway. */
-	int64_t give_up = now_ms() + (int64_t)s->timeout_s * 1000 + 1000;
-	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
-		sleep_ms(5);
-	MHD_stop_daemon(s->daemon);
-	if (listen_fd != MHD_INVALID_SOCKET)
-		close(listen_fd);
+	stop_daemons(s);
 	free_server(s);
 }

@@ -42,7 +42,7 @@ typedef struct a2m_http_config {
 	const char *addr;          /* host or address to bind; NULL: 127.0.0.1 */
 	unsigned port;             /* 0: any free port (see a2m_http_port) */
 	const char *path;          /* the endpoint; NULL: "/" */
-	unsigned threads;          /* worker threads; 0: one (see http.c) */
+	unsigned threads;          /* worker threads; 0: a2m_http_default_threads() */
 	unsigned timeout_s;        /* a connection idle this long is closed;
 	                              0: A2M_HTTP_DEFAULT_TIMEOUT_S */
 	unsigned max_connections;  /* open at once; 0: A2M_HTTP_DEFAULT_MAX_CONN */
@@ -56,6 +56,13 @@ typedef struct a2m_http_config {
 } a2m_http_config;
 
 typedef struct a2m_http a2m_http;
+
+/* Worker threads when none are asked for: one per online core, at most
+** A2M_HTTP_MAX_DEFAULT_THREADS (past that the writers' turns dominate);
+** --threads may ask for up to A2M_HTTP_MAX_THREADS. */
+#define A2M_HTTP_MAX_DEFAULT_THREADS 16
+#define A2M_HTTP_MAX_THREADS         64
+unsigned a2m_http_default_threads(void);
 
 /*
 ** Starts serving h as cfg says, on threads of its own, and returns at once.

@@ -15,7 +15,10 @@
 
 struct a2m_http {
 	a2m *h;
-	struct MHD_Daemon *daemon;
+	/* One daemon per worker thread, each with its own listening socket on
+	** the same port (SO_REUSEPORT): see a2m_http_start. */
+	struct MHD_Daemon *daemons[A2M_HTTP_MAX_THREADS];
+	unsigned n_daemons;
 	const char *path;
 	const char *const *origins;
 	size_t n_origins;
