@@ -445,6 +445,229 @@ static void test_file_brackets_run_side_by_side(void)
 	check_remove_db(db_path);
 }
 
+
+/* ---- the commit journal: a reader's caches across the main's commits ---- */
+
+/* What one reader bracket saw (probe). */
+typedef struct probe_out {
+	int     on_reader;     /* the bracket was served by a reader, not the main */
+	size_t  reads;         /* terms read from SQLite, not the postings cache */
+	size_t  rows_kept;     /* records in the reader's row cache afterwards */
+	int64_t count3, at3;   /* seq 3's access_count and accessed_at */
+	char    content5[64];  /* seq 5's content */
+	int     zebra;         /* postings of the term of "zebra9" */
+	int     fresh;         /* the record "fresh9" is found by id */
+} probe_out;
+
+typedef struct probe_ctx {
+	a2m_store *s;
+	int        wide;       /* visit seqs 1..100, else 1..10 */
+	probe_out  out;
+} probe_ctx;
+
+static int probe_row(const a2m_record *r, void *ctx)
+{
+	probe_out *o = ctx;
+	if (r->seq == 3) {
+		o->count3 = r->access_count;
+		o->at3 = r->accessed_at;
+	} else if (r->seq == 5) {
+		snprintf(o->content5, sizeof o->content5, "%s", r->content);
+	}
+	return 0;
+}
+
+static int count_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	(void)seq, (void)tf, (void)dl;
+	++*(int *)ctx;
+	return 0;
+}
+
+static void *probe_main(void *arg)
+{
+	probe_ctx *p = arg;
+	a2m_store *s = p->s;
+	int64_t seqs[100];
+	char w1[64], zebra[64];
+	a2m_index_stats st;
+	a2m_record *r = NULL;
+	if (term_of("w1", w1, sizeof w1) || term_of("zebra9", zebra, sizeof zebra) ||
+	    s->ops->read_begin(s) != 0)
+		return "setup";
+	sqlstore *c = a2m_sqlite_conn(s);
+	p->out.on_reader = c != (sqlstore *)s && c->index;
+	if (!p->out.on_reader) {
+		s->ops->read_end(s);
+		return "not a reader";
+	}
+	size_t reads = a2m_sqlite_index_reads(c->index);
+	int n = p->wide ? 100 : 10, bad = 0;
+	for (int i = 0; i < n; i++)
+		seqs[i] = i + 1;
+	bad |= s->ops->visit_seqs(s, seqs, (size_t)n, probe_row, &p->out);
+	bad |= s->ops->index_stats(s, &st);
+	bad |= s->ops->index_postings(s, w1, strlen(w1), count_posting, &(int){0});
+	bad |= s->ops->index_postings(s, zebra, strlen(zebra), count_posting, &p->out.zebra);
+	bad |= s->ops->get(s, "fresh9", &r);
+	p->out.fresh = r != NULL;
+	a2m_record_free(r);
+	p->out.reads = a2m_sqlite_index_reads(c->index) - reads;
+	p->out.rows_kept = a2m_row_cache_count(c->rows);
+	s->ops->read_end(s);
+	return bad ? "read" : NULL;
+}
+
+/*
+** One bracket on a reader connection: the test thread holds the main
+** connection in a bracket meanwhile, so the probing thread is lent a reader
+** (always the same one: the first free slot).
+*/
+static probe_out probe(a2m_store *s, int wide)
+{
+	probe_ctx p = {.s = s, .wide = wide};
+	pthread_t th;
+	void *res = "not run";
+	CHECK_INT(s->ops->read_begin(s), 0);
+	if (pthread_create(&th, NULL, probe_main, &p) == 0)
+		pthread_join(th, &res);
+	s->ops->read_end(s);
+	if (res)
+		fprintf(stderr, "  probe: %s\n", (const char *)res);
+	CHECK(res == NULL);
+	return p.out;
+}
+
+/* Touches seq 3 by add at at, in a transaction of the main connection. */
+static void touch_commit(a2m_store *s, int64_t add, int64_t at)
+{
+	CHECK_INT(s->ops->begin(s), 0);
+	CHECK_INT(s->ops->touch(s, 3, add, at), 0);
+	CHECK_INT(s->ops->commit(s), 0);
+}
+
+static void test_reader_keeps_caches_across_a_main_commit_of_touches(void)
+{
+	a2m_store *s = open_filled(db_path, 600);
+	if (!s)
+		return;
+	probe_out a = probe(s, 1);
+	CHECK_INT(a.count3, 0);
+	CHECK(a.reads >= 2);
+	CHECK_INT((int64_t)a.rows_kept, 100);
+	touch_commit(s, 5, 777);
+	probe_out b = probe(s, 0);
+	CHECK_INT(b.count3, 5);      /* the touch, replayed on the cached row */
+	CHECK_INT(b.at3, 777);
+	CHECK_INT((int64_t)b.reads, 0);        /* postings still cached */
+	CHECK_INT((int64_t)b.rows_kept, 100);  /* rows 11..100 still cached */
+	/* Ten more, still within the journal: the counts add up. */
+	for (int i = 0; i < 10; i++)
+		touch_commit(s, 1, 800 + i);
+	probe_out c = probe(s, 0);
+	CHECK_INT(c.count3, 15);
+	CHECK_INT(c.at3, 809);
+	CHECK_INT((int64_t)c.reads, 0);
+	CHECK_INT((int64_t)c.rows_kept, 100);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+static void test_reader_sees_a_main_commit_of_records_and_postings(void)
+{
+	a2m_store *s = open_filled(db_path, 600);
+	a2m_record *r = NULL;
+	if (!s)
+		return;
+	probe_out a = probe(s, 1);
+	CHECK_INT(a.zebra, 0);
+	CHECK_INT(a.fresh, 0);
+	CHECK_STR(a.content5, "record number4 w4 w28 common words here");
+	/* r4 (seq 5) rewritten with the new term, and a new record holding it. */
+	CHECK_INT(s->ops->get(s, "r4", &r), 0);
+	if (!r)
+		return;
+	CHECK_INT(s->ops->begin(s), 0);
+	free(r->content);
+	r->content = strdup("zebra9 rewritten");
+	CHECK_INT(s->ops->update(s, r), 0);
+	a2m_record fresh = {.id = "fresh9", .tier = "t0", .content = "zebra9 okapi",
+			    .created_at = 9000};
+	CHECK_INT(s->ops->insert(s, &fresh), 0);
+	CHECK_INT(s->ops->commit(s), 0);
+	a2m_record_free(r);
+	probe_out b = probe(s, 0);
+	CHECK_INT(b.zebra, 2);
+	CHECK_INT(b.fresh, 1);
+	CHECK_STR(b.content5, "zebra9 rewritten");  /* the row was forgotten */
+	CHECK(b.reads >= 2);                        /* postings read again */
+	CHECK_INT((int64_t)b.rows_kept, 100);       /* kept, seq 5 read again */
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+static void test_reader_empties_caches_after_a_foreign_commit(void)
+{
+	char err[256];
+	a2m_store *s = open_filled(db_path, 600), *other = NULL;
+	sqlite3 *db = NULL;
+	if (!s)
+		return;
+	probe(s, 1);
+	touch_commit(s, 1, 100);  /* the file has a commit number from here on */
+	probe_out a = probe(s, 1);
+	CHECK_INT(a.count3, 1);
+	CHECK_INT((int64_t)a.rows_kept, 100);
+	/* A second a2m store on the file: it takes a number of its own. */
+	CHECK_INT(a2m_store_sqlite_open(db_path, NULL, &other, err, sizeof err), 0);
+	if (other) {
+		CHECK_INT(other->ops->index_attach(other, ix), 0);
+		touch_commit(other, 7, 200);
+		other->ops->close(other);
+	}
+	probe_out b = probe(s, 0);
+	CHECK_INT(b.count3, 8);
+	CHECK_INT(b.at3, 200);
+	CHECK(b.reads >= 2);
+	CHECK_INT((int64_t)b.rows_kept, 10);
+	/* Plain SQL: the version moves, the number does not. */
+	probe(s, 1);
+	CHECK_INT(sqlite3_open(db_path, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, "UPDATE records SET access_count = access_count + 11"
+			       " WHERE seq = 3", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	probe_out c = probe(s, 0);
+	CHECK_INT(c.count3, 19);
+	CHECK(c.reads >= 2);
+	CHECK_INT((int64_t)c.rows_kept, 10);
+	/* And the main connection's next commit is replayed again. */
+	probe(s, 1);
+	touch_commit(s, 1, 300);
+	probe_out d = probe(s, 0);
+	CHECK_INT(d.count3, 20);
+	CHECK_INT((int64_t)d.reads, 0);
+	CHECK_INT((int64_t)d.rows_kept, 100);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+static void test_reader_empties_caches_when_the_journal_overflowed(void)
+{
+	a2m_store *s = open_filled(db_path, 600);
+	if (!s)
+		return;
+	probe(s, 1);
+	for (int i = 0; i < 100; i++)  /* more than the journal holds */
+		touch_commit(s, 1, 1000 + i);
+	probe_out b = probe(s, 0);
+	CHECK_INT(b.count3, 100);
+	CHECK_INT(b.at3, 1099);
+	CHECK(b.reads >= 2);
+	CHECK_INT((int64_t)b.rows_kept, 10);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
@@ -455,6 +678,10 @@ int main(void)
 		TEST(test_more_threads_than_connections_all_finish),
 		TEST(test_a_readers_failure_reaches_the_stores_errmsg),
 		TEST(test_file_brackets_run_side_by_side),
+		TEST(test_reader_keeps_caches_across_a_main_commit_of_touches),
+		TEST(test_reader_sees_a_main_commit_of_records_and_postings),
+		TEST(test_reader_empties_caches_after_a_foreign_commit),
+		TEST(test_reader_empties_caches_when_the_journal_overflowed),
 		{NULL, NULL},
 	};
 	alarm(600);  /* a deadlock fails the run instead of hanging it */

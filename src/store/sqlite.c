@@ -309,6 +309,7 @@ out:
 */
 static void forget_row(sqlstore *s, int64_t seq)
 {
+	a2m_sqlite_journal_forget(s, seq);  /* the readers' caches too, at commit */
 	if (seq)
 		a2m_row_cache_forget(s->rows, seq);
 	else
@@ -451,6 +452,8 @@ static void sql_close(a2m_store *base)
 	if (s->pool)
 		a2m_sqlite_read_end(base);  /* the closing thread's bracket, if any */
 	a2m_sqlite_pool_free(s->pool);
+	a2m_sqlite_journal_free(s->journal);
+	free(s->notes);
 	if (s->db && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(s->begin);
@@ -468,6 +471,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->mirror_old);
 	sqlite3_finalize(s->by_seq);
 	sqlite3_finalize(s->touch);
+	sqlite3_finalize(s->number);
 	sqlite3_finalize(s->stale);
 	sqlite3_finalize(s->count_tier);
 	sqlite3_finalize(s->count_bucket);
@@ -506,10 +510,13 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 	else
 		rc = step_once(s, s->touch, "touch");
 	a2m_sqlite_done(s->touch);
-	if (rc == 0)
+	if (rc == 0) {
 		a2m_row_cache_touch(s->rows, seq, add, at);
-	else
+		a2m_sqlite_journal_touch(s, seq, add, at);
+	} else {
 		a2m_row_cache_forget(s->rows, seq);
+		a2m_sqlite_journal_forget(s, seq);
+	}
 	return rc;
 }
 

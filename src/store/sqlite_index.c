@@ -63,6 +63,8 @@ struct a2m_sqlite_index {
 	a2m_pcache     *cache;    /* postings read outside transactions; NULL: none */
 	a2m_posting   *rows;     /* a term's postings as they are read */
 	size_t          rows_cap;
+	int             wrote;    /* postings written since a2m_sqlite_index_take_wrote */
+	size_t          reads;    /* terms read from SQLite (a2m_sqlite_index_reads) */
 };
 
 /* The postings the cache may hold (16 bytes each): 32 MiB. */
@@ -417,10 +419,28 @@ void a2m_sqlite_index_committed(a2m_sqlite_index *x, uint64_t from, uint64_t to)
 		a2m_pcache_adopt(x->cache, from, to);
 }
 
+int a2m_sqlite_index_take_wrote(a2m_sqlite_index *x)
+{
+	int wrote = x->wrote;
+	x->wrote = 0;
+	return wrote;
+}
+
+void a2m_sqlite_index_forget_postings(a2m_sqlite_index *x)
+{
+	a2m_pcache_clear(x->cache);
+}
+
+size_t a2m_sqlite_index_reads(const a2m_sqlite_index *x)
+{
+	return x->reads;
+}
+
 void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 {
 	/* Postings read inside the transaction may be what it wrote. */
 	a2m_pcache_clear(x->cache);
+	x->wrote = 0;
 	x->nops = 0;
 	x->used = 0;
 	memset(&x->pending, 0, sizeof x->pending);
@@ -460,6 +480,7 @@ int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
 	/* qsort_r (glibc): handles in other threads may be flushing too. */
 	if (x->nops) {
 		a2m_pcache_clear(x->cache);  /* what it holds is about to change */
+		x->wrote = 1;
 		qsort_r(x->ops, x->nops, sizeof *x->ops, cmp_ops, x->arena);
 	}
 	for (size_t i = 0; i < x->nops; i++) {
@@ -532,6 +553,7 @@ static int read_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
 {
 	sqlite3_stmt *st = x->postings;
 	int rc = 0;
+	x->reads++;
 	if (sqlite3_bind_text64(st, 1, term, len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
 		reset(st);
 		return fail(x->db, base, "postings");

@@ -105,6 +105,19 @@ int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base);
 */
 void a2m_sqlite_index_committed(a2m_sqlite_index *x, uint64_t from, uint64_t to);
 
+/*
+** Whether postings were written (a2m_sqlite_index_flush) since the last
+** call or discard; the call clears the note. The commit journal
+** (sqlite_journal.c) tells the readers' caches from it.
+*/
+int a2m_sqlite_index_take_wrote(a2m_sqlite_index *x);
+
+/* Empties the postings cache: another connection of this process wrote postings. */
+void a2m_sqlite_index_forget_postings(a2m_sqlite_index *x);
+
+/* How many terms' postings were read from SQLite rather than the cache (for tests). */
+size_t a2m_sqlite_index_reads(const a2m_sqlite_index *x);
+
 /* Forgets everything buffered (the transaction was rolled back). */
 void a2m_sqlite_index_discard(a2m_sqlite_index *x);
 

@@ -42,6 +42,8 @@
 	" AND trim(content, char(32, 9, 10, 11, 12, 13)) <> ''"
 
 typedef struct a2m_sqlite_pool a2m_sqlite_pool;
+typedef struct a2m_sqlite_journal a2m_sqlite_journal;
+typedef struct a2m_sqlite_note a2m_sqlite_note;
 
 /*
 ** Readers a store's pool opens at most (sqlite_pool.c): with the main
@@ -90,6 +92,18 @@ typedef struct sqlstore {
 	int           synchronous_full; /* the configured level */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 	int           reading;     /* a read bracket is open: snapshot is stepped */
+	/* The commit journal (sqlite_journal.c). The main connection's: */
+	a2m_sqlite_journal *journal; /* NULL: no readers to tell (or read-only) */
+	a2m_sqlite_note *notes;    /* what this transaction did to rows, in order */
+	size_t        notes_n, notes_cap;
+	int           notes_all_rows; /* the readers must forget every row */
+	int           staged;      /* this commit's entry is in the journal */
+	sqlite3_stmt *number;      /* main: bumps the commit number; reader: reads it */
+	/* A reader's: the snapshot its caches were last synced to. */
+	int           synced;      /* 0: none yet, or it could not be read */
+	unsigned      synced_version;
+	int64_t       synced_no;   /* the commit number then (0: the file had none) */
+	int           synced_have; /* the file had a number */
 } sqlstore;
 
 /* ---- sqlite_rows.c: statements and a record's row ----------------------- */
@@ -231,6 +245,47 @@ int a2m_sqlite_pooled_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 				 a2m_record_visit visit, void *ctx);
 int a2m_sqlite_pooled_scan_unembedded(a2m_store *base, const char *tier,
 				      a2m_record_visit visit, void *ctx);
+
+/* ---- sqlite_journal.c: the main connection's commits, told to readers --- */
+
+/* A journal, empty. NULL when memory runs out. */
+a2m_sqlite_journal *a2m_sqlite_journal_new(void);
+
+/* Frees j. NULL is a no-op. */
+void a2m_sqlite_journal_free(a2m_sqlite_journal *j);
+
+/*
+** The main connection s, inside a write transaction, applied a touch to the
+** row of seq / rewrote or removed the record of seq (0: of unknown seq):
+** noted for the readers, as s's own row cache is changed. Cannot fail (a
+** note that cannot be kept makes the readers forget every row). No-ops
+** without a journal or outside a transaction.
+*/
+void a2m_sqlite_journal_touch(sqlstore *s, int64_t seq, int64_t add, int64_t at);
+void a2m_sqlite_journal_forget(sqlstore *s, int64_t seq);
+
+/* Forgets the transaction's notes (at begin and rollback). Cannot fail. */
+void a2m_sqlite_journal_drop(sqlstore *s);
+
+/*
+** Just before COMMIT (the index flushed): bumps the file's commit number in
+** the transaction and puts the notes into the journal under it. Returns 0
+** (also without a journal: nothing done), or A2M_INTERNAL_ERROR with
+** errmsg set; the caller then rolls back.
+*/
+int a2m_sqlite_journal_stage(sqlstore *s);
+
+/* The COMMIT after a stage failed: takes the entry out again. */
+void a2m_sqlite_journal_unstage(sqlstore *s);
+
+/*
+** At the start of reader c's bracket (its snapshot held): when its data
+** version moved since its last sync and the main connection's commits
+** explain the move, replays them on c's row and postings caches and lets
+** them adopt the new version; else leaves them to empty themselves.
+** Cannot fail.
+*/
+void a2m_sqlite_journal_sync(a2m_sqlite_journal *j, sqlstore *c);
 
 /* ---- sqlite.c: what the transactions need of the writes' side ------------ */
 

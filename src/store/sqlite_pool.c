@@ -15,9 +15,10 @@
 **
 ** A reader is a read-only connection on the same file (the read-only open:
 ** no migration, no mirror) with the main connection's analyser attached
-** read-only, so it never rebuilds the index. Its caches follow the main
-** connection's commits through the data version, as they follow another
-** process's. A database no second connection can open (":memory:", a
+** read-only, so it never rebuilds the index. Its caches follow another
+** process's commits through the data version, and survive the main
+** connection's through the commit journal (sqlite_journal.c), which
+** read_begin consults. A database no second connection can open (":memory:", a
 ** temporary "") gets no readers: brackets then take the main connection in
 ** turn, which is correct, only not parallel.
 **
@@ -105,6 +106,11 @@ a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full)
 	}
 	p->can_open = p->path != NULL;
 	p->synchronous_full = synchronous_full;
+	/* Readers keep their caches across the main connection's commits. */
+	if (p->path && !m->base.read_only && !(m->journal = a2m_sqlite_journal_new())) {
+		a2m_sqlite_pool_free(p);
+		return NULL;
+	}
 	return p;
 }
 
@@ -293,6 +299,8 @@ int a2m_sqlite_read_begin(a2m_store *base)
 			release(m->pool, m, c);
 		return rc;
 	}
+	if (c != m && m->journal)
+		a2m_sqlite_journal_sync(m->journal, c);
 	c->reading = 1;
 	held[slot] = (held_conn){base, c};
 	held_n++;

@@ -38,6 +38,7 @@ int a2m_sqlite_begin(a2m_store *base)
 		s->txn_versioned = a2m_sqlite_data_version(s->db, &v);
 		s->txn_version = v;
 		s->rows_unsure = 0;
+		a2m_sqlite_journal_drop(s);
 	}
 	return rc;
 }
@@ -104,11 +105,19 @@ int a2m_sqlite_commit(a2m_store *base)
 	sqlstore *s = (sqlstore *)base;
 	int rc = s->index && !sqlite3_get_autocommit(s->db)
 		? a2m_sqlite_index_flush(s->index, base) : 0;
+	/* The readers' journal entry, and the number it goes by in the file:
+	** the last write, so nothing after it can leave notes out. */
+	if (!rc)
+		rc = a2m_sqlite_journal_stage(s);
 	if (!rc) {
 		rc = sqlite3_step(s->commit);
 		rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "commit");
 		a2m_sqlite_done(s->commit);
+		if (rc)
+			a2m_sqlite_journal_unstage(s);
 	}
+	if (rc)
+		a2m_sqlite_journal_drop(s);
 	if (rc && s->index)
 		a2m_sqlite_index_discard(s->index);
 	if (rc && !sqlite3_get_autocommit(s->db)) {
@@ -138,6 +147,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 	a2m_mirror_discard(s->mirror);
 	a2m_sqlite_vectors_rollback(s->vectors);
 	a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
+	a2m_sqlite_journal_drop(s);
 	if (s->index)
 		a2m_sqlite_index_discard(s->index);
 	if (!sqlite3_get_autocommit(s->db)) {
