@@ -301,7 +301,9 @@ static void write_change(a2m_store *s)
 
 /* ---- the rules ---- */
 
-static const char *const db_path = "/tmp/a2m-test-sqlite-readers.db";
+/* Per process: two runs at once (a normal and a sanitizer build, two
+** checkouts) must not share, and delete, one file. */
+static char db_path[64];
 
 static void test_concurrent_brackets_read_what_serial_reads_read(void)
 {
@@ -670,6 +672,7 @@ static void test_reader_empties_caches_when_the_journal_overflowed(void)
 
 int main(void)
 {
+	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-sqlite-readers-%d.db", (int)getpid());
 	static const test_case tests[] = {
 		TEST(test_concurrent_brackets_read_what_serial_reads_read),
 		TEST(test_every_connection_sees_the_main_connections_commit),

@@ -30,11 +30,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
 #include "a2m.h"
 #include "store/sqlite_internal.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 #define POOL_READERS A2M_SQLITE_POOL_READERS
 
@@ -48,7 +51,8 @@ struct a2m_sqlite_pool {
 	pthread_cond_t  freed;      /* a connection came back */
 	char           *path;       /* the file; NULL: no readers */
 	int             synchronous_full;
-	int             can_open;   /* 0 after a reader failed to open: stop trying */
+	int             can_open;   /* the file can have readers (not ":memory:") */
+	int64_t         retry_at;   /* after a reader failed to open: not before (ms) */
 	a2m_indexer    *ix;         /* attached to every reader; NULL: none */
 	unsigned        generation; /* bumped by attach: older readers are closed */
 	int             main_busy;  /* the main connection is lent to a bracket */
@@ -131,19 +135,27 @@ void a2m_sqlite_pool_free(a2m_sqlite_pool *p)
 ** Opens a reader with ix attached (read-only: a missing or stale index
 ** leaves it without one, as the main connection would be). NULL on failure.
 */
+/* A new reader, or NULL with the reason logged (the pool then waits). */
 static sqlstore *open_reader(const a2m_sqlite_pool *p, a2m_indexer *ix)
 {
 	a2m_sqlite_options opt = {.synchronous_full = p->synchronous_full, .read_only = 1};
 	a2m_store *r = NULL;
-	char err[64];
-	if (a2m_sqlite_open_reader(p->path, &opt, &r, err, sizeof err) != 0)
+	char err[256];
+	if (a2m_sqlite_open_reader(p->path, &opt, &r, err, sizeof err) != 0) {
+		a2m_log(A2M_LOG_WARN, "sqlite: cannot open a read connection: %s", err);
 		return NULL;
+	}
 	if (ix && r->ops->index_attach(r, ix) != 0) {
+		a2m_log(A2M_LOG_WARN, "sqlite: a read connection cannot read the index: %s",
+			r->errmsg);
 		r->ops->close(r);
 		return NULL;
 	}
 	return (sqlstore *)r;
 }
+
+/* After a reader failed to open, how long the pool makes do without it. */
+#define REOPEN_MS 200
 
 void a2m_sqlite_pool_attach(a2m_sqlite_pool *p, a2m_indexer *ix)
 {
@@ -188,7 +200,8 @@ static sqlstore *acquire(a2m_sqlite_pool *p, sqlstore *m)
 		}
 		if (c)
 			break;
-		if (p->can_open && empty >= 0) {
+		int64_t now = a2m_clock_now_ms();
+		if (p->can_open && empty >= 0 && now >= p->retry_at) {
 			/* Opened outside the lock: it reads the file's schema. */
 			a2m_indexer *ix = p->ix;
 			unsigned gen = p->generation;
@@ -202,13 +215,25 @@ static sqlstore *acquire(a2m_sqlite_pool *p, sqlstore *m)
 				p->state[empty] = SLOT_BUSY;
 				c = r;
 			} else {
+				/* Perhaps for a moment (a busy file, memory): try again
+				** later; meanwhile wait for a connection given back. */
 				p->state[empty] = SLOT_EMPTY;
-				p->can_open = 0;
+				p->retry_at = a2m_clock_now_ms() + REOPEN_MS;
 			}
 			continue;
 		}
 		p->waiting++;
-		pthread_cond_wait(&p->freed, &p->mu);
+		if (p->can_open && empty >= 0) {
+			/* Not only a release: the retry time may end the wait. */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			int64_t ns = ts.tv_nsec + (p->retry_at - now) * 1000000;
+			ts.tv_sec += (time_t)(ns / 1000000000);
+			ts.tv_nsec = (long)(ns % 1000000000);
+			pthread_cond_timedwait(&p->freed, &p->mu, &ts);
+		} else {
+			pthread_cond_wait(&p->freed, &p->mu);
+		}
 		p->waiting--;
 	}
 	pthread_mutex_unlock(&p->mu);
