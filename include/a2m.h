@@ -115,6 +115,13 @@ typedef struct a2m_config {
 	const char *embed_model;     /* default "bge-m3" */
 	const char *embed_api_key;   /* sent as a Bearer token; NULL = none */
 	long        embed_timeout_ms;/* per request; default 2000 */
+	/*
+	** Recall's access counts wait in memory and are written behind
+	** (docs/PROTOCOL.md, Salience): at the latest when this many records
+	** have some waiting, or the oldest is a second old. A crash loses at
+	** most those. Default 65536.
+	*/
+	int64_t     touch_buffer;
 } a2m_config;
 
 /* Fills *cfg with the defaults. Cannot fail. */

@@ -54,6 +54,7 @@ void a2m_config_init(a2m_config *cfg)
 	cfg->max_recall_limit = 1000;
 	cfg->default_recall_limit = 10;
 	cfg->events_retain = 1024;
+	cfg->touch_buffer = A2M_TOUCH_BUFFER;
 }
 
 static int open_fail(char **errmsg, int code, const char *fmt, ...)
@@ -92,6 +93,8 @@ static void merge_config(a2m_config *cfg, const a2m_config *in)
 		cfg->default_recall_limit = in->default_recall_limit;
 	if (in->events_retain > 0)
 		cfg->events_retain = in->events_retain;
+	if (in->touch_buffer > 0)
+		cfg->touch_buffer = in->touch_buffer;
 	cfg->capabilities = in->capabilities;
 	cfg->config_file = in->config_file;
 	cfg->metric = in->metric;
@@ -308,6 +311,7 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	scfg.blend = (a2m_blend){BLEND_RELEVANCE, BLEND_RECENCY, BLEND_SALIENCE};
 	scfg.read_only = cfg.read_only;
 	scfg.embedder = embedder;
+	scfg.touch_max = (size_t)cfg.touch_buffer;
 	a2m_stack *stack = a2m_stack_new(store, scorer, &scfg);
 	a2m *h = calloc(1, sizeof *h);
 	a2m_event_log *events = (caps & A2M_CAP_EVENTS)

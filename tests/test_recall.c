@@ -48,6 +48,8 @@ static void open_server(const char *ranking, int fresh)
 	cfg.engine = engine_sqlite ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
 	cfg.path = db_path;
 	cfg.ranking = ranking;
+	/* test_full_touch_buffer_is_written fills it with 5 recalls of 1000. */
+	cfg.touch_buffer = 4096;
 	cfg.sqlite_synchronous_normal = 1;
 	if (fresh && engine_sqlite)
 		remove_db();

@@ -182,7 +182,12 @@ static int ranked_visit(const a2m_record *rec, void *ctx)
 		return 0;
 	double rel = r->batch[r->at].score;
 	a2m_record tmp;
-	rec = a2m_stack_touched(r->st, rec, &tmp);
+	/* Only a `where` can read the access counts here (ranking does not:
+	** a2m_stack_blend_score, a2m_stack_hit_cmp); without one the touches
+	** are laid over the kept hits alone, at the end (one lock, not one
+	** per candidate, against the recalls running beside this one). */
+	if (r->sel->where)
+		rec = a2m_stack_touched(r->st, rec, &tmp);
 	if (!a2m_query_matches(&r->sel->q, rec) || !a2m_stack_visible(r->st, &r->sel->scope, rec) ||
 	    !a2m_where_matches(r->sel->where, rec, r->st->cfg.fields))
 		return 0;
@@ -322,6 +327,8 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 	/* Callers expect an array even when it is empty, as the scan path gives. */
 	if (!r.top.v && !(r.top.v = calloc(1, sizeof *r.top.v)))
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	if (!sel->where)
+		a2m_stack_touched_hits(st, r.top.v, r.top.n);
 	qsort(r.top.v, r.top.n, sizeof *r.top.v, a2m_stack_hit_cmp);
 	*out = r.top.v;
 	*n = r.top.n;

@@ -38,7 +38,7 @@ a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config 
 	atomic_init(&st->generation, 0);
 	cfg->embedder = NULL;
 	st->counts = calloc(st->cfg.tiers.n + 1, sizeof *st->counts);
-	if (!st->counts || a2m_touches_init(&st->touches) != 0) {
+	if (!st->counts || a2m_touches_init(&st->touches, st->cfg.touch_max) != 0) {
 		a2m_stack_free(st);
 		return NULL;
 	}

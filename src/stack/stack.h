@@ -54,7 +54,20 @@ typedef struct a2m_stack_config {
 	/* The server's own embedder (docs/EMBEDDINGS.md §4), owned by the
 	** stack from a2m_stack_new on (also on failure); NULL: none. */
 	a2m_embedder   *embedder;
+	/* Records whose touches may wait before they are written (touches.c);
+	** 0: A2M_TOUCH_BUFFER. */
+	size_t          touch_max;
 } a2m_stack_config;
+
+/*
+** The default of a2m_stack_config.touch_max. Under a steady recall load
+** every record recalled in the last second waits, so a bound below the
+** records recalled per second writes them several times a second, each
+** time under the exclusive lock (at 10 000 recalls/s of 10 hits, 4096
+** meant about 20 flushes a second); at this size the one-second age
+** writes them, once.
+*/
+#define A2M_TOUCH_BUFFER 65536
 
 /* The counts of a reorganisation (spec §4.7). */
 typedef struct a2m_consolidation {

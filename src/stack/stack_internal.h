@@ -29,11 +29,12 @@ typedef struct a2m_touches {
 	uint32_t  *slots;   /* index + 1 into v; 0 = free; nslots = 2 * cap */
 	size_t     nslots;
 	int64_t    oldest;  /* time of the first touch waiting */
+	size_t     max;     /* records waiting at which they are due */
 	int        applied; /* written into the open transaction: not laid over reads */
 } a2m_touches;
 
-/* Records waiting, or age of the oldest (ms), at which the touches are written. */
-#define A2M_TOUCH_MAX        4096
+/* Age of the oldest touch (ms) at which the touches are written (and
+** a2m_touches.max, the records waiting). */
 #define A2M_TOUCH_MAX_AGE_MS 1000
 
 struct a2m_stack {
@@ -99,8 +100,9 @@ int  a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err);
 int  a2m_stack_commit(a2m_stack *st, a2m_error *err);
 void a2m_stack_rollback(a2m_stack *st);
 
-/* Readies an empty buffer (its mutex). Returns 0, or -1. */
-int  a2m_touches_init(a2m_touches *b);
+/* Readies an empty buffer due at max records waiting (its mutex).
+** Returns 0, or -1. */
+int  a2m_touches_init(a2m_touches *b, size_t max);
 /*
 ** Counts a recall at time now of each of the n hits, under the buffer's
 ** mutex. Sets *due when the touches waiting should now be written (full,
@@ -121,6 +123,9 @@ void a2m_touches_free(a2m_touches *b);
 */
 const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
 				    a2m_record *tmp);
+/* The same, in place, for the n hits' records (owned copies), under one
+** lock. */
+void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n);
 
 /*
 ** Writes every waiting touch into the open transaction (a2m_stack_begin

@@ -10,7 +10,8 @@
 **     before anything in it reads a record: capacity, promotion, key
 **     replacement and every whole-record update then see the counts;
 **   - in a short transaction of their own, by the recall that finds
-**     A2M_TOUCH_MAX records waiting or the oldest A2M_TOUCH_MAX_AGE_MS old
+**     a2m_touches.max records waiting (a2m_config.touch_buffer, default
+**     A2M_TOUCH_BUFFER) or the oldest A2M_TOUCH_MAX_AGE_MS old
 **     (checked at recalls only: an idle server keeps them), and when the
 **     stack is freed;
 **   - at once when a touch earns a promotion (read.c).
@@ -22,7 +23,7 @@
 ** is neither brought back nor clobbered.
 **
 ** The trade: a crash loses at most the touches still waiting (the last
-** A2M_TOUCH_MAX records' counts, or the last second's), never a record.
+** touch_buffer records' counts, or the last second's), never a record.
 **
 ** Recalls may run at once under the handle's shared lock (a2m.c): noting
 ** and looking up take the buffer's own mutex, briefly. Writing the buffer
@@ -108,12 +109,13 @@ static int note_one(a2m_touches *b, int64_t seq, int64_t at)
 /* True when the touches waiting should be written now; b->mu held. */
 static int due_at(const a2m_touches *b, int64_t now)
 {
-	return b->n >= A2M_TOUCH_MAX || (b->n && now - b->oldest >= A2M_TOUCH_MAX_AGE_MS);
+	return b->n >= b->max || (b->n && now - b->oldest >= A2M_TOUCH_MAX_AGE_MS);
 }
 
-int a2m_touches_init(a2m_touches *b)
+int a2m_touches_init(a2m_touches *b, size_t max)
 {
 	memset(b, 0, sizeof *b);
+	b->max = max ? max : A2M_TOUCH_BUFFER;
 	return pthread_mutex_init(&b->mu, NULL) == 0 ? 0 : -1;
 }
 
@@ -150,6 +152,21 @@ void a2m_touches_free(a2m_touches *b)
 	free(b->slots);
 	pthread_mutex_destroy(&b->mu);
 	memset(b, 0, sizeof *b);
+}
+
+void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n)
+{
+	a2m_touches *b = (a2m_touches *)&st->touches;  /* only its mutex changes */
+	pthread_mutex_lock(&b->mu);
+	for (size_t i = 0; b->n && !b->applied && i < n; i++) {
+		const a2m_touch *t = find(b, hits[i].rec->seq);
+		if (!t)
+			continue;
+		hits[i].rec->access_count += t->add;
+		if (t->at > hits[i].rec->accessed_at)
+			hits[i].rec->accessed_at = t->at;
+	}
+	pthread_mutex_unlock(&b->mu);
 }
 
 const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
