@@ -571,6 +571,32 @@ static void test_describe_under_a_write_storm(void)
 	stop(&s);
 }
 
+/*
+** Each worker listens on the port with SO_REUSEPORT; a second server on a
+** port in use must still fail, as a plain bind does, not quietly share the
+** first one's connections. Once the first is stopped the port is free.
+*/
+static void test_port_in_use_is_refused_with_several_workers(void)
+{
+	server s;
+	if (!started(&s, NULL, 0))
+		return;
+	a2m_http_config hc;
+	memset(&hc, 0, sizeof hc);
+	hc.port = a2m_http_port(s.http);
+	hc.threads = 2;
+	a2m_http *second = NULL;
+	char err[256] = "";
+	CHECK(a2m_http_start(s.h, &hc, &second, err, sizeof err) != 0);
+	CHECK(second == NULL);
+	CHECK(strstr(err, "in use") != NULL);
+	a2m_http_stop(s.http);
+	s.http = NULL;
+	CHECK(a2m_http_start(s.h, &hc, &second, err, sizeof err) == 0);
+	a2m_http_stop(second);
+	stop(&s);
+}
+
 static void test_client_refuses_other_urls(void)
 {
 	a2m_client *c = (a2m_client *)1;
@@ -598,6 +624,7 @@ int main(void)
 		TEST(test_client_body_over_the_limit_is_413),
 		TEST(test_client_no_server_is_io_and_not_alive),
 		TEST(test_client_refuses_other_urls),
+		TEST(test_port_in_use_is_refused_with_several_workers),
 		TEST(test_describe_after_a_write_is_never_stale),
 		TEST(test_describe_counts_stay_the_principal_s),
 		TEST(test_describe_echoes_the_id_as_sent),

@@ -416,6 +416,26 @@ static void set_port(struct sockaddr *sa, unsigned port)
 		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
 }
 
+/*
+** True when something already listens on ai's address. The workers bind
+** with SO_REUSEPORT, which would let them join another listener of the
+** same user on that port and split its connections instead of failing as
+** a plain bind does; a plain bind tried first restores the failure.
+** SO_REUSEADDR as libmicrohttpd sets it: a port left in TIME_WAIT by a
+** server just stopped is free, one with a listener is not.
+*/
+static int port_taken(const struct addrinfo *ai)
+{
+	int fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return 0;  /* the daemons' own bind will say what is wrong */
+	int on = 1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+	int taken = bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno == EADDRINUSE;
+	close(fd);
+	return taken;
+}
+
 unsigned a2m_http_default_threads(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -525,6 +545,11 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	}
 	extra[n_extra] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
+	if (threads > 1 && cfg->port && port_taken(ai)) {
+		snprintf(err, errlen, "cannot serve on %s port %u: %s", addr, cfg->port,
+			 strerror(EADDRINUSE));
+		goto fail;
+	}
 	unsigned per_worker = max_conn / threads;
 	s->port = cfg->port;
 	atomic_store(&s->starting, 1);
