@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "a2m.h"
+#include "store/sqlite_index.h"
 #include "store/store.h"
 
 static int n_passed, n_failed;
@@ -554,19 +555,20 @@ static void test_postings_cache_survives_only_own_commits(tctx *t)
 	EXPECT_INT(df(t, "tart"), 1);
 }
 
-/* A lent array of postings holds what a visit gives, before and after writes. */
+/*
+** A lent array of postings holds what a visit gives, before and after
+** writes. SQLite lends inside a read bracket only (store.h), so every
+** round is one.
+*/
 static void test_postings_view_matches_the_visit(tctx *t)
 {
-	if (!t->s->ops->index_postings_view) {
-		/* Only SQLite lends none: its cache evicts as it reads (store.h). */
-		EXPECT(strcmp(t->engine, "sqlite") == 0);
-		return;
-	}
 	static const char *const terms[] = {"apple", "pie", "tart", "none"};
+	EXPECT(t->s->ops->index_postings_view != NULL);
 	EXPECT(insert(t, "a", "apple pie apple") > 0);
 	EXPECT(insert(t, "b", "apple tart") > 0);
 	EXPECT(insert(t, "c", "pie") > 0);
 	for (int round = 0; round < 2; round++) {
+		EXPECT_OK(t->s->ops->read_begin(t->s));
 		for (size_t i = 0; i < sizeof terms / sizeof *terms; i++) {
 			plist p = {0};
 			const a2m_posting *v = NULL;
@@ -580,6 +582,7 @@ static void test_postings_view_matches_the_visit(tctx *t)
 				EXPECT_INT(v[j].dl, p.dl[j]);
 			}
 		}
+		t->s->ops->read_end(t->s);
 		/* A removal moves postings around (swap-removal): lend again. */
 		int removed = 0;
 		if (round == 0) {
@@ -587,6 +590,85 @@ static void test_postings_view_matches_the_visit(tctx *t)
 			EXPECT_INT(removed, 1);
 		}
 	}
+}
+
+/* The content of record i of the pinning test: terms w0..w39, some repeated. */
+static void pin_content(int i, char *buf, size_t cap)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int j = 0; j < 40; j++) {
+		if ((i + j) % 4 == 0)
+			continue;
+		for (int r = 0; r <= (i * j) % 3 && used + 8 < cap; r++)
+			used += (size_t)snprintf(buf + used, cap - used, "w%d ", j);
+	}
+}
+
+/* Whether a lent array holds exactly what index_postings visits. */
+static int same_postings(const a2m_posting *v, size_t n, const plist *p)
+{
+	if ((int)n != p->n)
+		return 0;
+	for (size_t j = 0; j < n; j++)
+		if (v[j].seq != p->seq[j] || v[j].tf != p->tf[j] || v[j].dl != p->dl[j])
+			return 0;
+	return 1;
+}
+
+/*
+** SQLite lends from its postings cache and keeps every array it lent in a
+** bracket until the bracket's read_end, even when they add up to more than
+** the cache's budget (here 64 postings for 40 terms of 8 to 12 each).
+*/
+static void test_sqlite_view_keeps_what_it_lent_until_read_end(tctx *t)
+{
+	enum { TERMS = 40, RECORDS = 12 };
+	char buf[1024], term[16], id[16];
+	close_store(t);
+	a2m_sqlite_index_cache_budget_for_tests(64);
+	int rc = open_indexed(t, &tix);
+	a2m_sqlite_index_cache_budget_for_tests(0);
+	EXPECT_INT(rc, 0);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	for (int i = 0; i < RECORDS; i++) {
+		snprintf(id, sizeof id, "r%d", i);
+		pin_content(i, buf, sizeof buf);
+		EXPECT(insert(t, id, buf) > 0);
+	}
+	EXPECT_OK(t->s->ops->commit(t->s));
+
+	const a2m_posting *v[TERMS];
+	size_t n[TERMS];
+	static plist want[TERMS];
+	EXPECT_OK(t->s->ops->read_begin(t->s));
+	for (int j = 0; j < TERMS; j++) {
+		snprintf(term, sizeof term, "w%d", j);
+		EXPECT_OK(t->s->ops->index_postings_view(t->s, term, strlen(term), &v[j], &n[j]));
+		EXPECT(n[j] >= 8 && n[j] <= 12);
+	}
+	for (int j = 0; j < TERMS; j++) {
+		snprintf(term, sizeof term, "w%d", j);
+		memset(&want[j], 0, sizeof want[j]);
+		EXPECT_OK(t->s->ops->index_postings(t->s, term, strlen(term), collect, &want[j]));
+	}
+	for (int j = 0; j < TERMS; j++)
+		EXPECT(same_postings(v[j], n[j], &want[j]));
+	t->s->ops->read_end(t->s);
+
+	/* Outside a bracket nothing would end a loan: "copy it" (1). */
+	EXPECT_INT(t->s->ops->index_postings_view(t->s, "w1", 2, &v[1], &n[1]), 1);
+
+	/* The main connection commits postings: the next bracket lends them. */
+	EXPECT(insert(t, "new", "w1 w1 w1") > 0);
+	EXPECT_OK(t->s->ops->read_begin(t->s));
+	EXPECT_OK(t->s->ops->index_postings_view(t->s, "w1", 2, &v[1], &n[1]));
+	EXPECT_INT(n[1], want[1].n + 1);
+	EXPECT_INT(v[1][n[1] - 1].seq, RECORDS + 1);
+	EXPECT_INT(v[1][n[1] - 1].tf, 3);
+	EXPECT_INT(v[1][n[1] - 1].dl, 3);
+	EXPECT(same_postings(v[1], n[1] - 1, &want[1]));
+	t->s->ops->read_end(t->s);
 }
 
 static void test_autocommit_write_keeps_record_and_postings_together(tctx *t)
@@ -615,6 +697,7 @@ int main(void)
 	RUN_SQLITE(test_index_survives_reopen_without_rebuild);
 	RUN_SQLITE(test_postings_cache_survives_only_own_commits);
 	RUN(test_postings_view_matches_the_visit);
+	RUN_SQLITE(test_sqlite_view_keeps_what_it_lent_until_read_end);
 	RUN_SQLITE(test_another_analyser_rebuilds_the_index);
 	RUN_SQLITE(test_write_without_analyser_marks_index_stale);
 	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);

@@ -79,6 +79,8 @@ static int source_view(const source *src, const a2m_term *key, const a2m_posting
 		rc = src->store->ops->index_postings_view(src->store, key->text, key->len, v, n);
 	else
 		return 0;
+	if (rc == 1)
+		return 0;  /* not lent (store.h): copy it */
 	return rc < 0 ? rc : 1;
 }
 

@@ -2,6 +2,12 @@
 ** postings_cache.c — a term's postings kept between queries (see
 ** postings_cache.h): a chained hash table of entries on a doubly linked
 ** list, most recently used first.
+**
+** Lending (a2m_pcache_lend) pins an entry for the current lending period:
+** each entry notes the period it was last lent in, and eviction passes by
+** the entries of the current one, so the cache may exceed its budget until
+** the period ends (a2m_pcache_next_period). Clearing drops pinned entries
+** too: whoever lends must not clear while its loans are out.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +22,7 @@ struct pentry {
 	uint64_t      hash;
 	a2m_posting *v;
 	size_t        n;
+	uint64_t      lent;         /* the period it was last lent in; 0: never */
 	uint32_t      len;
 	char          term[];
 };
@@ -32,13 +39,16 @@ struct a2m_pcache {
 	size_t   used, budget;   /* COST of the entries held, and the most allowed */
 	uint64_t version;
 	int      has_version;
+	uint64_t period;         /* the lending period; entries lent in it stay */
 };
 
 a2m_pcache *a2m_pcache_new(size_t budget)
 {
 	a2m_pcache *c = calloc(1, sizeof *c);
-	if (c)
+	if (c) {
 		c->budget = budget;
+		c->period = 1;
+	}
 	return c;
 }
 
@@ -137,6 +147,25 @@ int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_vi
 	return 1;
 }
 
+int a2m_pcache_lend(a2m_pcache *c, const char *term, size_t len, const a2m_posting **v,
+		    size_t *n)
+{
+	pentry *e = find(c, term, len, a2m_hash_bytes(term, len));
+	if (!e)
+		return 0;
+	unlist(c, e);
+	list_first(c, e);
+	e->lent = c->period;
+	*v = e->v;
+	*n = e->n;
+	return 1;
+}
+
+void a2m_pcache_next_period(a2m_pcache *c)
+{
+	c->period++;
+}
+
 void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posting *v,
 		    size_t n)
 {
@@ -150,8 +179,13 @@ void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 		free(copy);
 		return;
 	}
-	while (c->oldest && c->used + COST(n) > c->budget)
-		drop(c, c->oldest);
+	/* Least recently used first, passing by what is lent in this period. */
+	for (pentry *old = c->oldest; old && c->used + COST(n) > c->budget;) {
+		pentry *newer = old->newer;
+		if (old->lent != c->period)
+			drop(c, old);
+		old = newer;
+	}
 	if (n)
 		memcpy(copy, v, n * sizeof *copy);
 	memcpy(e->term, term, len);

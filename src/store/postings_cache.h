@@ -53,9 +53,24 @@ int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_vi
 		     void *ctx, int *rc);
 
 /*
+** Lends the cached postings of term (len bytes): *v, *n of them (*v may be
+** NULL when *n is 0), in the order they were read. Returns 1 when the term
+** is cached, 0 when it is not. The array stays where it is, unchanged, until
+** the current lending period ends (a2m_pcache_next_period) or the cache is
+** emptied (clear, validate, adopt, free): eviction passes it by meanwhile,
+** even if the cache then holds more than its budget.
+*/
+int a2m_pcache_lend(a2m_pcache *c, const char *term, size_t len, const a2m_posting **v,
+		    size_t *n);
+
+/* Ends the current lending period: what was lent in it may be evicted again. */
+void a2m_pcache_next_period(a2m_pcache *c);
+
+/*
 ** Keeps a copy of the n postings of term (n may be 0: a term no record
 ** holds), evicting the least recently used entries to make room; a term
 ** bigger than a quarter of the budget, or no memory, is simply not kept.
+** Entries lent in the current period are not evicted (a2m_pcache_lend).
 */
 void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posting *v,
 		    size_t n);

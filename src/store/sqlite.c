@@ -562,6 +562,21 @@ static int sql_index_postings(a2m_store *base, const char *term, size_t len,
 	return a2m_sqlite_index_postings(s->index, base, term, len, visit, ctx);
 }
 
+/*
+** Lends from the postings cache of the bracket's connection, pinned until
+** its read_end; outside a bracket nothing would end the loan: not lent (1).
+*/
+static int sql_index_postings_view(a2m_store *base, const char *term, size_t len,
+				   const a2m_posting **v, size_t *n)
+{
+	sqlstore *s = a2m_sqlite_conn(base);
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	if (!a2m_sqlite_in_bracket(base))
+		return 1;
+	return a2m_sqlite_index_view(s->index, base, term, len, v, n);
+}
+
 /* Always the main connection: never called in a shared bracket (store.h). */
 static int sql_vector_search(a2m_store *base, const a2m_vector_search *q,
 			     a2m_candidates *out)
@@ -593,6 +608,7 @@ static const a2m_store_ops sqlite_ops = {
 	.index_attach   = sql_index_attach,
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,
+	.index_postings_view = sql_index_postings_view,
 	.vector_search  = sql_vector_search,
 	.scan_unembedded = a2m_sqlite_pooled_scan_unembedded,
 };

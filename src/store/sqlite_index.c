@@ -70,6 +70,14 @@ struct a2m_sqlite_index {
 /* The postings the cache may hold (16 bytes each): 32 MiB. */
 #define POSTINGS_CACHE_BUDGET ((size_t)1 << 21)
 
+/* a2m_sqlite_index_cache_budget_for_tests: 0 = POSTINGS_CACHE_BUDGET. */
+static size_t cache_budget_for_tests;
+
+void a2m_sqlite_index_cache_budget_for_tests(size_t postings)
+{
+	cache_budget_for_tests = postings;
+}
+
 /* Orders buffered postings by (term, seq, order); arena holds the terms. */
 static int cmp_ops(const void *a, const void *b, void *arena)
 {
@@ -264,7 +272,8 @@ int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_index
 	x->db = db;
 	x->ix = ix;
 	/* Without one, every read goes to SQLite: slower, not wrong. */
-	x->cache = a2m_pcache_new(POSTINGS_CACHE_BUDGET);
+	x->cache = a2m_pcache_new(cache_budget_for_tests ? cache_budget_for_tests
+						  : POSTINGS_CACHE_BUDGET);
 	int current = is_current(db, base, version);
 	if (current < 0) {
 		rc = current;
@@ -614,6 +623,46 @@ static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *ter
 		if ((rc = visit(x->rows[i].seq, x->rows[i].tf, x->rows[i].dl, ctx)) < 0)
 			return rc;
 	return 0;
+}
+
+/*
+** Inside a read bracket the cache is emptied by nothing but a write of this
+** very connection, which ends the loans anyway (store.h): the data version
+** cannot change within the bracket's snapshot, so a validate (here, or in
+** a2m_sqlite_index_stats) finds the version it stamped; the commit journal
+** is replayed (forget_postings, committed) at read_begin only, before any
+** loan; flush, discard and committed run on a write, and the reader
+** connections never write; a reader's index is closed only when the
+** connection is given back (sqlite_pool.c, release), after read_end.
+*/
+int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			  size_t len, const a2m_posting **v, size_t *n)
+{
+	int rc = 0;
+	unsigned version = 0;
+	/* A transaction's own writes are not in the cache (a2m_sqlite_index_postings). */
+	if (!x->cache || x->nops || !sqlite3_get_autocommit(x->db))
+		return 1;
+	/* What the cache holds may be from before another connection's commit. */
+	if (!a2m_sqlite_data_version(x->db, &version)) {
+		a2m_pcache_clear(x->cache);
+		return 1;
+	}
+	a2m_pcache_validate(x->cache, version);
+	if (a2m_pcache_lend(x->cache, term, len, v, n))
+		return 0;
+	collect c = {x, base, 0};
+	if ((rc = read_postings(x, base, term, len, collect_row, &c)) != 0)
+		return rc;
+	a2m_pcache_put(x->cache, term, len, x->rows, c.n);
+	/* Not kept (too big, no memory): index_postings reads it again. */
+	return a2m_pcache_lend(x->cache, term, len, v, n) ? 0 : 1;
+}
+
+void a2m_sqlite_index_bracket(a2m_sqlite_index *x)
+{
+	if (x->cache)
+		a2m_pcache_next_period(x->cache);
 }
 
 int a2m_sqlite_data_version(sqlite3 *db, unsigned *out)

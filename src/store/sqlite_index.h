@@ -138,4 +138,29 @@ int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats
 int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
 			      size_t len, a2m_posting_visit visit, void *ctx);
 
+/*
+** Lends term's postings from the postings cache (*v, *n: in the order the
+** cache keeps them, which is the order index_postings visits them), reading
+** them into the cache first when they are not there. For a read bracket
+** only (store.h): the array stays valid until a2m_sqlite_index_bracket is
+** next called (at the bracket's read_end) or this connection writes.
+** Returns 0 when lent, 1 when not (inside a transaction, no cache, a term
+** bigger than the cache keeps, no memory: copy it with
+** a2m_sqlite_index_postings), or a negative code.
+*/
+int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			  size_t len, const a2m_posting **v, size_t *n);
+
+/*
+** A read bracket begins or ends on this connection (sqlite_pool.c): what
+** a2m_sqlite_index_view lent before may be evicted again.
+*/
+void a2m_sqlite_index_bracket(a2m_sqlite_index *x);
+
+/*
+** For tests: the postings every index opened from now on may cache
+** (0: the default, 2^21). Set it before opening stores, from one thread.
+*/
+void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
+
 #endif

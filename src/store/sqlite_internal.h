@@ -213,6 +213,9 @@ int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value);
 */
 sqlstore *a2m_sqlite_conn(a2m_store *base);
 
+/* Whether this thread holds a read bracket on base (index_postings_view lends only there). */
+int a2m_sqlite_in_bracket(const a2m_store *base);
+
 /*
 ** The main connection m's pool: readers open on m's file, none for a
 ** database no other connection can open (":memory:", ""). NULL when memory

@@ -88,6 +88,11 @@ static int held_slot(const a2m_store *base)
 	return -1;
 }
 
+int a2m_sqlite_in_bracket(const a2m_store *base)
+{
+	return held_slot(base) >= 0;
+}
+
 a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full)
 {
 	a2m_sqlite_pool *p = calloc(1, sizeof *p);
@@ -326,6 +331,8 @@ int a2m_sqlite_read_begin(a2m_store *base)
 	}
 	if (c != m && m->journal)
 		a2m_sqlite_journal_sync(m->journal, c);
+	if (c->index)
+		a2m_sqlite_index_bracket(c->index);  /* a new period of loans */
 	c->reading = 1;
 	held[slot] = (held_conn){base, c};
 	held_n++;
@@ -347,6 +354,8 @@ int a2m_sqlite_read_end(a2m_store *base)
 	held[slot] = (held_conn){NULL, NULL};
 	held_n--;
 	c->reading = 0;
+	if (c->index)
+		a2m_sqlite_index_bracket(c->index);  /* the bracket's loans end */
 	sqlite3_reset(c->snapshot);
 	if (m->pool)
 		release(m->pool, m, c);

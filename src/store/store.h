@@ -379,11 +379,14 @@ typedef struct a2m_store_ops {
 			       a2m_posting_visit visit, void *ctx);
 	/*
 	** Optional (NULL when absent): term's postings as the index keeps them,
-	** *n of them at *v in no particular order, lent until the next write
-	** to the store; saves the copy index_postings makes one posting at a
-	** time. Only an engine whose arrays nothing but a write can move
-	** offers it (the memory engine; SQLite's cache evicts as it reads).
-	** Returns 0 (*n may be 0), A2M_STORE_NO_INDEX, or a negative code.
+	** *n of them at *v in the order index_postings would visit them, lent
+	** until the next write to the store or, in SQLite, the end of the read
+	** bracket they were lent in (SQLite lends from its postings cache, which
+	** keeps them there until then); saves the copy index_postings makes one
+	** posting at a time. Returns 0 when lent (*n may be 0); 1 when not lent
+	** (SQLite outside a bracket, or a term its cache will not keep; 1 is
+	** also A2M_STORE_NO_INDEX), and the caller then copies them with
+	** index_postings, which says if there is no index; or a negative code.
 	*/
 	int  (*index_postings_view)(a2m_store *s, const char *term, size_t len,
 				    const a2m_posting **v, size_t *n);
