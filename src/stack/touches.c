@@ -154,17 +154,28 @@ void a2m_touches_free(a2m_touches *b)
 	memset(b, 0, sizeof *b);
 }
 
+/* The touch waiting for seq that reads must see, or NULL; b->mu held. */
+static const a2m_touch *seen(const a2m_touches *b, int64_t seq)
+{
+	return b->n && !b->applied ? find(b, seq) : NULL;
+}
+
+/* Lays t over r as the store will apply it (store.h, touch). */
+static void lay_over(const a2m_touch *t, a2m_record *r)
+{
+	r->access_count += t->add;
+	if (t->at > r->accessed_at)
+		r->accessed_at = t->at;
+}
+
 void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n)
 {
 	a2m_touches *b = (a2m_touches *)&st->touches;  /* only its mutex changes */
 	pthread_mutex_lock(&b->mu);
-	for (size_t i = 0; b->n && !b->applied && i < n; i++) {
-		const a2m_touch *t = find(b, hits[i].rec->seq);
-		if (!t)
-			continue;
-		hits[i].rec->access_count += t->add;
-		if (t->at > hits[i].rec->accessed_at)
-			hits[i].rec->accessed_at = t->at;
+	for (size_t i = 0; i < n; i++) {
+		const a2m_touch *t = seen(b, hits[i].rec->seq);
+		if (t)
+			lay_over(t, hits[i].rec);
 	}
 	pthread_mutex_unlock(&b->mu);
 }
@@ -175,12 +186,10 @@ const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
 	a2m_touches *b = (a2m_touches *)&st->touches;  /* only its mutex changes */
 	const a2m_record *out = rec;
 	pthread_mutex_lock(&b->mu);
-	const a2m_touch *t = b->n && !b->applied ? find(b, rec->seq) : NULL;
+	const a2m_touch *t = seen(b, rec->seq);
 	if (t) {
 		*tmp = *rec;
-		tmp->access_count += t->add;
-		if (t->at > tmp->accessed_at)
-			tmp->accessed_at = t->at;
+		lay_over(t, tmp);
 		out = tmp;
 	}
 	pthread_mutex_unlock(&b->mu);
