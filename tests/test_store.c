@@ -330,6 +330,9 @@ static int64_t count_of(tctx *t, const a2m_query *q)
 	return n;
 }
 
+/* The first column of sql's first row on t's file (defined with raw_exec). */
+static int raw_query(tctx *t, const char *sql, char *buf, size_t len);
+
 static const a2m_query all_q;  /* selects everything, oldest first */
 static const a2m_sqlite_options full_sync = {.synchronous_full = 1};
 
@@ -707,6 +710,51 @@ static void test_seq_never_reused_after_remove(tctx *t)
 	EXPECT_OK(OPS->remove(t->s, "d", &removed));
 	EXPECT_OK(OPS->insert(t->s, &e));
 	EXPECT_INT(e.seq, 5);
+}
+
+/*
+** The seq of a removed newest record is not given out again, whether the
+** remove was on its own or in a transaction, across a close and reopen,
+** and by another store sharing the file (another process, as far as the
+** file can tell).
+*/
+static void test_seq_not_reused_after_removing_newest_across_reopen(tctx *t)
+{
+	a2m_record d = make("d", 4), e = make("e", 5), f = make("f", 6), g = make("g", 7);
+	a2m_store *other = NULL;
+	char err[256] = "", buf[32];
+	int removed;
+	EXPECT_OK(put(t, "a", 1, NULL, NULL));
+	EXPECT_OK(put(t, "b", 2, NULL, NULL));
+	EXPECT_OK(put(t, "c", 3, NULL, NULL));
+	EXPECT_OK(OPS->remove(t->s, "c", &removed));
+	if (reopen(t, 1) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &d));
+	EXPECT_INT(d.seq, 4);
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(OPS->remove(t->s, "d", &removed));
+	EXPECT_OK(OPS->commit(t->s));
+	if (reopen(t, 1) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &e));
+	EXPECT_INT(e.seq, 5);
+	/* Another store on the file reads the mark this one wrote, and back. */
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &other, err, sizeof err), 0);
+	if (!other)
+		return;
+	EXPECT_OK(OPS->remove(t->s, "e", &removed));
+	EXPECT_OK(other->ops->insert(other, &f));
+	EXPECT_INT(f.seq, 6);
+	EXPECT_OK(other->ops->remove(other, "f", &removed));
+	other->ops->close(other);
+	EXPECT_OK(OPS->insert(t->s, &g));
+	EXPECT_INT(g.seq, 7);
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'seq'", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "7");
 }
 
 /* ---- keys -------------------------------------------------------------- */
@@ -1205,6 +1253,83 @@ static void test_counts_and_group_scans_follow_writes_and_rollback(tctx *t)
 	}
 }
 
+/* A record in tier and session (either may be NULL), created at created_at. */
+static int put_in(tctx *t, const char *id, int64_t created_at, const char *tier,
+		  const char *session)
+{
+	a2m_record r = make(id, created_at);
+	r.tier = (char *)tier;
+	r.session = (char *)session;
+	return t->s->ops->insert(t->s, &r);
+}
+
+/* The counts of tier "working": all, session s1, no session; of session s1; of "episodic". */
+static const char *working_counts(tctx *t)
+{
+	static char buf[96];
+	snprintf(buf, sizeof buf, "%lld %lld %lld %lld %lld",
+		 (long long)count_of(t, &(a2m_query){.tier = "working"}),
+		 (long long)count_of(t, &(a2m_query){.tier = "working", .by_session = 1,
+						     .session = "s1"}),
+		 (long long)count_of(t, &(a2m_query){.tier = "working", .by_session = 1}),
+		 (long long)count_of(t, &(a2m_query){.by_session = 1, .session = "s1"}),
+		 (long long)count_of(t, &(a2m_query){.tier = "episodic"}));
+	return buf;
+}
+
+/*
+** A count inside a transaction sees the inserts made in it so far; a
+** refused insert (a duplicate id, here in a bucket nothing else is in)
+** counts nothing; a remove and a move after inserts count right; a
+** rollback takes back exactly what it undid, and a commit keeps the rest.
+*/
+static void test_counts_follow_inserts_refusals_and_rollback_in_transaction(tctx *t)
+{
+	a2m_record d = make("d", 4);
+	int removed;
+	EXPECT_OK(put_in(t, "a", 1, "working", "s1"));  /* committed on its own */
+	EXPECT_STR(working_counts(t), "1 1 0 1 0");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put_in(t, "b", 2, "working", "s1"));
+	EXPECT_OK(put_in(t, "c", 3, "working", NULL));
+	EXPECT_OK(put_in(t, "d", 4, "episodic", "s1"));
+	EXPECT_STR(working_counts(t), "3 2 1 3 1");
+	EXPECT_INT(put_in(t, "b", 5, "semantic", "s9"), A2M_INVALID_PARAMS);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "semantic"}), 0);
+	EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1, .session = "s9"}), 0);
+	EXPECT_STR(working_counts(t), "3 2 1 3 1");
+	EXPECT_OK(OPS->remove(t->s, "c", &removed));
+	EXPECT_STR(working_counts(t), "2 2 0 3 1");
+	d.tier = "working";
+	d.session = "s1";
+	EXPECT_OK(OPS->update(t->s, &d));
+	EXPECT_STR(working_counts(t), "3 3 0 3 0");
+	EXPECT_OK(put_in(t, "e", 6, "working", "s1"));
+	EXPECT_STR(working_counts(t), "4 4 0 4 0");
+	OPS->rollback(t->s);
+	EXPECT_STR(working_counts(t), "1 1 0 1 0");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put_in(t, "b", 7, "working", "s1"));
+	EXPECT_INT(put_in(t, "a", 8, "episodic", NULL), A2M_INVALID_PARAMS);
+	EXPECT_OK(put_in(t, "f", 9, "working", NULL));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(working_counts(t), "3 2 1 2 0");
+	if (check_groups(t, "after the commit") != 0)
+		return;
+	if (strcmp(t->engine, "sqlite") != 0)
+		return;
+	if (reopen(t, 1) != 0)
+		return;
+	EXPECT_STR(working_counts(t), "3 2 1 2 0");
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	char buf[64];
+	/* The refused inserts' buckets left no row behind, not even of 0. */
+	EXPECT_INT(raw_query(t, "SELECT count(*) || ' ' || sum(n) FROM a2m_counts", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "2 3");
+}
+
 /* ---- transactions ------------------------------------------------------ */
 
 static void test_commit_keeps_writes(tctx *t)
@@ -1695,13 +1820,13 @@ static void test_refuses_newer_schema_version(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 8"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 1000"), SQLITE_OK);
 	EXPECT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 8") != NULL);
+	EXPECT(strstr(err, "schema version 1000") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_7(tctx *t)
+static void test_file_is_wal_at_schema_version_8(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -1711,11 +1836,21 @@ static void test_file_is_wal_at_schema_version_7(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "7");
+	EXPECT_STR(buf, "8");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM records", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
+	/* Step 8: seqs and counts of inserts are the engine's, not SQLite's. */
+	EXPECT_INT(raw_query(t, "SELECT instr(upper(sql), 'AUTOINCREMENT') FROM sqlite_master"
+			     " WHERE name = 'records'", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "0");
+	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
+			     " WHERE type = 'trigger' ORDER BY name)", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "a2m_counts_delete,a2m_counts_update");
+	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'seq'", buf,
+			     sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "1");
 	EXPECT_INT(raw_query(t, "SELECT \"unique\" FROM pragma_index_list('records')"
 			     " WHERE name = 'records_owner_key'", buf, sizeof buf), SQLITE_OK);
@@ -1924,7 +2059,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "7");
+	EXPECT_STR(buf, "8");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -1979,7 +2114,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "7");
+	EXPECT_STR(buf, "8");
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -1987,6 +2122,112 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "4");
 	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
+}
+
+/*
+** A version-7 file as the last build with AUTOINCREMENT and the insert
+** trigger left it (steps 2 to 7 as they were, and records_unembedded as a
+** server with an embedder made it), holding records whose newest was
+** removed: opening it read-write rebuilds records keeping every seq, the
+** counts, the unique keys and the index, and new records go on above the
+** removed one's seq.
+*/
+static void test_migrates_version_7_file_keeping_seqs_counts_and_keys(tctx *t)
+{
+	char buf[128], err[256] = "";
+	a2m_record *got = NULL;
+	a2m_record n1 = make("n1", 60), n2 = make("n2", 61);
+	int removed;
+	close_and_remove(t);
+	EXPECT_INT(write_version_1_file(t), SQLITE_OK);
+	EXPECT_INT(raw_exec(t,
+		"CREATE TABLE a2m_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+		"ALTER TABLE records ADD COLUMN gen_embedding BLOB;"
+		"CREATE TABLE a2m_counts(tier NOT NULL, session NOT NULL, n INTEGER NOT NULL,"
+		" PRIMARY KEY(tier, session)) WITHOUT ROWID;"
+		"INSERT INTO a2m_counts(tier, session, n)"
+		" SELECT ifnull(tier, x''), ifnull(session, x''), count(*) FROM records"
+		" GROUP BY 1, 2;"
+		"CREATE TRIGGER a2m_counts_insert AFTER INSERT ON records BEGIN"
+		" INSERT INTO a2m_counts(tier, session, n)"
+		"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
+		"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
+		" END;"
+		"CREATE TRIGGER a2m_counts_delete AFTER DELETE ON records BEGIN"
+		" UPDATE a2m_counts SET n = n - 1"
+		"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+		" DELETE FROM a2m_counts WHERE n <= 0"
+		"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+		" END;"
+		"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF tier, session ON records"
+		" WHEN old.tier IS NOT new.tier OR old.session IS NOT new.session BEGIN"
+		" UPDATE a2m_counts SET n = n - 1"
+		"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+		" DELETE FROM a2m_counts WHERE n <= 0"
+		"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
+		" INSERT INTO a2m_counts(tier, session, n)"
+		"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
+		"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
+		" END;"
+		"DROP INDEX records_grp;"
+		"CREATE INDEX records_grp ON records(grp) WHERE grp IS NOT NULL;"
+		"CREATE INDEX records_unembedded ON records(tier, seq) WHERE embedding IS NULL"
+		" AND gen_embedding IS NULL AND trim(content, char(32, 9, 10, 11, 12, 13)) <> '';"
+		"UPDATE a2m_schema SET version = 7;"
+		"INSERT INTO records(id, content, created_at, tier, session, owner, key, grp)"
+		" VALUES ('w1', 'c', 50, 'working', 's1', NULL, 'k1', 'g'),"
+		" ('w2', 'c', 51, 'working', 's1', 'bob', 'k1', NULL),"
+		" ('w3', 'c', 52, 'working', NULL, NULL, NULL, NULL),"
+		" ('e1', 'c', 53, 'episodic', 's1', NULL, NULL, 'g'),"
+		" ('gone', 'c', 54, 'working', 's1', NULL, NULL, NULL);"
+		"DELETE FROM records WHERE id = 'gone';"), SQLITE_OK);
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &t->s, err, sizeof err), 0);
+	if (!t->s)
+		return;
+	EXPECT_STR(scan_ids(t, &all_q), "old,w1,w2,w3,e1");
+	EXPECT_OK(OPS->get(t->s, "e1", &got));
+	EXPECT_INT(got ? got->seq : 0, 5);
+	a2m_record_free(got);
+	EXPECT_STR(working_counts(t), "3 2 1 3 1");
+	if (check_groups(t, "after migrating") != 0)
+		return;
+	/* Unique ids and (owner, key) pairs, with or without an owner. */
+	EXPECT_INT(put(t, "w1", 70, NULL, NULL), A2M_INVALID_PARAMS);
+	EXPECT_INT(put(t, "x1", 70, NULL, "k1"), A2M_INVALID_PARAMS);
+	EXPECT_INT(put(t, "x2", 70, "bob", "k1"), A2M_INVALID_PARAMS);
+	EXPECT_INT(put(t, "x3", 70, "alice", "k"), A2M_INVALID_PARAMS);
+	/* 'gone' had seq 6: new records go on above it. */
+	n1.tier = "working";
+	n1.session = "s1";
+	EXPECT_OK(OPS->insert(t->s, &n1));
+	EXPECT_INT(n1.seq, 7);
+	EXPECT_OK(OPS->remove(t->s, "w1", &removed));
+	EXPECT_STR(working_counts(t), "3 2 1 3 1");
+	EXPECT_OK(OPS->remove(t->s, "n1", &removed));
+	if (reopen(t, 1) != 0)
+		return;
+	EXPECT_OK(OPS->insert(t->s, &n2));
+	EXPECT_INT(n2.seq, 8);
+	EXPECT_STR(working_counts(t), "2 1 1 2 1");
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "8");
+	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
+			     " WHERE tbl_name = 'records' AND type = 'index' AND sql IS NOT NULL"
+			     " ORDER BY name)", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "records_created,records_grp,records_owner_key,records_session,"
+		   "records_tier,records_unembedded");
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM sqlite_master WHERE name = 'records_new'"
+			     " OR name = 'a2m_counts_insert' OR instr(sql, 'AUTOINCREMENT')",
+			     buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "0");
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM records INDEXED BY records_unembedded"
+			     " WHERE tier = 'working' AND embedding IS NULL AND gen_embedding IS NULL"
+			     " AND trim(content, char(32, 9, 10, 11, 12, 13)) <> ''", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "2");  /* w2, w3 */
 }
 
 /* Opens t's file read-only (options otherwise as given) into t->s. */
@@ -2123,10 +2364,10 @@ static void test_read_only_refuses_newer_schema(tctx *t)
 	char err[256] = "";
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 8"), SQLITE_OK);
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 1000"), SQLITE_OK);
 	EXPECT(open_read_only(t, err, sizeof err) < 0);
 	EXPECT(t->s == NULL);
-	EXPECT(strstr(err, "schema version 8 is not one this build knows") != NULL);
+	EXPECT(strstr(err, "schema version 1000 is not one this build knows") != NULL);
 }
 
 /* ---- SQLite only: the procedural mirror (DECISIONS 024) ----------------- */
@@ -3048,6 +3289,7 @@ int main(void)
 	RUN(test_key_prefix_with_percent_and_underscore);
 	RUN(test_key_prefix_is_bytewise_utf8);
 	RUN(test_counts_and_group_scans_follow_writes_and_rollback);
+	RUN(test_counts_follow_inserts_refusals_and_rollback_in_transaction);
 	RUN(test_key_prefix_of_0xff_bytes);
 	RUN(test_key_prefix_empty_selects_every_keyed_record);
 	RUN(test_count_matches_scan);
@@ -3065,9 +3307,10 @@ int main(void)
 	RUN(test_remove_current_record_inside_visit);
 	RUN_MEMORY(test_scan_visits_each_record_once_while_callback_writes);
 	RUN_SQLITE(test_reopen_finds_committed_records);
+	RUN_SQLITE(test_seq_not_reused_after_removing_newest_across_reopen);
 	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_7);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_8);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);
@@ -3078,6 +3321,7 @@ int main(void)
 	RUN_SQLITE(test_meta_survives_reopen);
 	RUN_SQLITE(test_migrates_version_1_file_forward);
 	RUN_SQLITE(test_migrates_version_3_file_with_counts);
+	RUN_SQLITE(test_migrates_version_7_file_keeping_seqs_counts_and_keys);
 	RUN_SQLITE(test_read_only_refuses_writes_and_still_reads);
 	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);
 	RUN_SQLITE(test_read_only_refuses_file_without_a2m_schema);

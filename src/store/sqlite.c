@@ -45,13 +45,17 @@
 #define ROW_CACHE_ROWS   16384
 #define ROW_CACHE_BUDGET ((size_t)32 << 20)
 
-/* ?1 is the id; ?2..?18 are the other fields, as a2m_sqlite_bind_record() binds them. */
+/*
+** ?1 is the id; ?2..?18 are the other fields, as a2m_sqlite_bind_record()
+** binds them; ?19 the seq, given out by sqlite_pending.c (records has no
+** AUTOINCREMENT since schema step 8).
+*/
 #define SQL_INSERT \
 	"INSERT INTO records(id, content, created_at, role, metadata, grp, tier," \
 	" salience, accessed_at, access_count, owner, session, key, revision," \
-	" embedding, uri, media_type, gen_embedding)" \
+	" embedding, uri, media_type, gen_embedding, seq)" \
 	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14," \
-	" ?15, ?16, ?17, ?18)"
+	" ?15, ?16, ?17, ?18, ?19)"
 #define SQL_UPDATE \
 	"UPDATE records SET content = ?2, created_at = ?3, role = ?4," \
 	" metadata = ?5, grp = ?6, tier = ?7, salience = ?8, accessed_at = ?9," \
@@ -187,7 +191,9 @@ int a2m_sqlite_refuse_read_only(sqlstore *s, const char *op)
 ** reserved before the record statement runs; if the write fails, the buffer
 ** goes back to where it was, and the statement itself was undone by SQLite.
 ** Outside a transaction the write gets its own BEGIN IMMEDIATE ... COMMIT,
-** with the buffer written just before the COMMIT.
+** with the buffer, the counts and the seq mark (sqlite_pending.c) written
+** just before the COMMIT; that holds without an index too, since an insert
+** leaves its count and seq pending until then.
 */
 typedef struct write_ctx {
 	int                    active;
@@ -207,13 +213,14 @@ static int write_open(sqlstore *s, write_ctx *w, const a2m_doc_terms *a,
 		      const a2m_doc_terms *b)
 {
 	memset(w, 0, sizeof *w);
-	if (!s->index)
-		return 0;
-	if (a2m_sqlite_index_reserve(s->index, a, b) != 0)
+	if (s->index && a2m_sqlite_index_reserve(s->index, a, b) != 0)
 		return a2m_store_fail(&s->base, "index: out of memory");
 	w->outer = sqlite3_get_autocommit(s->db);
-	a2m_sqlite_index_mark(s->index, &w->mark);
+	if (s->index)
+		a2m_sqlite_index_mark(s->index, &w->mark);
 	int rc = w->outer ? step_once(s, s->begin, "write") : 0;
+	if (rc == 0 && w->outer)
+		a2m_sqlite_pending_drop(s);
 	w->active = rc == 0;
 	return rc;
 }
@@ -224,15 +231,20 @@ static int write_close(sqlstore *s, write_ctx *w, int rc)
 	if (!w->active)
 		return rc;
 	if (w->outer) {
-		if (!rc && !(rc = a2m_sqlite_index_flush(s->index, &s->base)))
+		if (!rc && s->index)
+			rc = a2m_sqlite_index_flush(s->index, &s->base);
+		if (!rc)
+			rc = a2m_sqlite_pending_write(s);
+		if (!rc)
 			rc = step_once(s, s->commit, "commit");
 		if (rc && !sqlite3_get_autocommit(s->db)) {
 			sqlite3_step(s->rollback);
 			a2m_sqlite_done(s->rollback);
 		}
-		if (rc)
+		if (rc && s->index)
 			a2m_sqlite_index_discard(s->index);
-	} else if (rc) {
+		a2m_sqlite_pending_drop(s);  /* written, or rolled back */
+	} else if (rc && s->index) {
 		a2m_sqlite_index_undo(s->index, &w->mark);
 	}
 	return rc;
@@ -273,13 +285,19 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 		a2m_sqlite_index_release(s->index, &dt);
 		return rc;
 	}
-	if (a2m_sqlite_bind_record(s->insert, rec) != SQLITE_OK) {
+	int64_t seq = 0;
+	size_t bucket = 0;
+	if ((rc = a2m_sqlite_pending_reserve(s, rec->tier, rec->session, &seq, &bucket)))
+		goto out;
+	if (a2m_sqlite_bind_record(s->insert, rec) != SQLITE_OK ||
+	    sqlite3_bind_int64(s->insert, 19, seq) != SQLITE_OK) {
 		rc = a2m_sqlite_db_fail(s, "insert");
 		goto out;
 	}
 	int step = sqlite3_step(s->insert);
 	if (step == SQLITE_DONE) {
-		rec->seq = sqlite3_last_insert_rowid(s->db);
+		rec->seq = seq;
+		a2m_sqlite_pending_add(s, bucket, seq);
 	} else if ((step & 0xff) == SQLITE_CONSTRAINT) {
 		a2m_sqlite_db_fail(s, "insert");
 		rc = A2M_INVALID_PARAMS;
@@ -348,6 +366,9 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 		return rc;
 	}
 	forget_row(s, found ? seq : 0);
+	/* The update trigger moves a count between rows that must be there. */
+	if ((rc = a2m_sqlite_pending_flush(s)))
+		goto out;
 	if (a2m_sqlite_bind_record(s->update, rec) != SQLITE_OK) {
 		rc = a2m_sqlite_db_fail(s, "update");
 		goto out;
@@ -415,10 +436,12 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 	}
 	forget_row(s, found ? seq : 0);
 	int64_t vseq = a2m_sqlite_vectors_seq(s->vectors, id);
-	if (a2m_sqlite_bind_text(s->remove, 1, id) != SQLITE_OK ||
-	    sqlite3_step(s->remove) != SQLITE_DONE)
+	/* The delete trigger takes one off a count row that must be there. */
+	rc = a2m_sqlite_pending_flush(s);
+	if (!rc && (a2m_sqlite_bind_text(s->remove, 1, id) != SQLITE_OK ||
+		    sqlite3_step(s->remove) != SQLITE_DONE))
 		rc = a2m_sqlite_db_fail(s, "remove");
-	else
+	else if (!rc)
 		*removed = sqlite3_changes(s->db) > 0;
 	a2m_sqlite_done(s->remove);
 	if (rc == 0 && *removed && found)
@@ -476,6 +499,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->count_tier);
 	sqlite3_finalize(s->count_bucket);
 	sqlite3_finalize(s->count_session);
+	a2m_sqlite_pending_free(s);
 	a2m_sqlite_index_close(s->index);
 	a2m_sqlite_vectors_free(s->vectors);
 	a2m_row_cache_free(s->rows);

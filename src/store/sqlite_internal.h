@@ -7,8 +7,9 @@
 ** sqlite.c (open, close, writes, the mirror, the ops table),
 ** sqlite_schema.c (connection settings and migrations), sqlite_rows.c
 ** (a record's row: binding and reading), sqlite_read.c (lookups, scans and
-** counts), sqlite_txn.c (transactions and store-level settings) and
-** sqlite_pool.c (read brackets, and the read connections behind them). Nothing
+** counts), sqlite_txn.c (transactions and store-level settings),
+** sqlite_pending.c (the counts and seq mark a transaction writes at COMMIT)
+** and sqlite_pool.c (read brackets, and the read connections behind them). Nothing
 ** outside those files includes this header: the rest of the server sees
 ** only a2m_store_sqlite_open() and the ops.
 */
@@ -44,6 +45,7 @@
 typedef struct a2m_sqlite_pool a2m_sqlite_pool;
 typedef struct a2m_sqlite_journal a2m_sqlite_journal;
 typedef struct a2m_sqlite_note a2m_sqlite_note;
+typedef struct a2m_sqlite_bucket a2m_sqlite_bucket;
 
 /*
 ** Readers a store's pool opens at most (sqlite_pool.c): with the main
@@ -104,6 +106,15 @@ typedef struct sqlstore {
 	unsigned      synced_version;
 	int64_t       synced_no;   /* the commit number then (0: the file had none) */
 	int           synced_have; /* the file had a number */
+	/* What the write transaction owes the file at COMMIT (sqlite_pending.c): */
+	a2m_sqlite_bucket *buckets; /* inserts per (tier, session), not yet in a2m_counts */
+	size_t        buckets_n, buckets_cap;
+	int           seq_known;   /* seq_high and seq_mark were read in this transaction */
+	int64_t       seq_high;    /* the highest seq given out */
+	int64_t       seq_mark;    /* the file's mark, as read or last written */
+	sqlite3_stmt *count_add;   /* prepared at first use, as are the two below */
+	sqlite3_stmt *seq_get;
+	sqlite3_stmt *seq_set;
 } sqlstore;
 
 /* ---- sqlite_rows.c: statements and a record's row ----------------------- */
@@ -289,6 +300,47 @@ void a2m_sqlite_journal_unstage(sqlstore *s);
 ** Cannot fail.
 */
 void a2m_sqlite_journal_sync(a2m_sqlite_journal *j, sqlstore *c);
+
+/* ---- sqlite_pending.c: counts and the seq mark, written at COMMIT ------- */
+
+/*
+** Before an insert into (tier, session), inside a write transaction: sets
+** *seq to the seq the record gets (reading the file's mark at the first
+** insert of the transaction) and *bucket to its count's slot. Returns 0,
+** or A2M_INTERNAL_ERROR with errmsg set and nothing pending changed.
+*/
+int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *session,
+			       int64_t *seq, size_t *bucket);
+
+/* The insert reserved as bucket took seq: counted. Cannot fail. */
+void a2m_sqlite_pending_add(sqlstore *s, size_t bucket, int64_t seq);
+
+/*
+** Inserts of this transaction not yet in a2m_counts that a count by tier
+** (NULL: any) and, with by_session, session (NULL: none) selects.
+*/
+int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_session,
+				 const char *session);
+
+/*
+** Writes the pending counts into a2m_counts (before an update or remove,
+** whose triggers need the rows). Returns 0, or A2M_INTERNAL_ERROR with
+** errmsg set and the buckets not written still pending.
+*/
+int a2m_sqlite_pending_flush(sqlstore *s);
+
+/*
+** Just before COMMIT: the pending counts and, when it moved, the seq mark.
+** A no-op outside a transaction. Returns 0, or A2M_INTERNAL_ERROR with
+** errmsg set; the caller then rolls back.
+*/
+int a2m_sqlite_pending_write(sqlstore *s);
+
+/* Forgets what is pending (at begin, after COMMIT, at rollback). Cannot fail. */
+void a2m_sqlite_pending_drop(sqlstore *s);
+
+/* Frees the pending state and its statements (at close). Cannot fail. */
+void a2m_sqlite_pending_free(sqlstore *s);
 
 /* ---- sqlite.c: what the transactions need of the writes' side ------------ */
 

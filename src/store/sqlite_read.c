@@ -257,7 +257,10 @@ int a2m_sqlite_scan_unembedded(a2m_store *base, const char *tier, a2m_record_vis
 	return rc;
 }
 
-/* count() by tier and/or session: a few rows of a2m_counts. */
+/*
+** count() by tier and/or session: a few rows of a2m_counts, and the inserts
+** of this connection's transaction not yet written there (sqlite_pending.c).
+*/
 static int count_kept(sqlstore *s, const a2m_query *q, int64_t *out)
 {
 	sqlite3_stmt *st = !q->tier ? s->count_session
@@ -268,7 +271,8 @@ static int count_kept(sqlstore *s, const a2m_query *q, int64_t *out)
 	    sqlite3_step(st) != SQLITE_ROW)
 		rc = a2m_sqlite_db_fail(s, "count");
 	else
-		*out = sqlite3_column_int64(st, 0);
+		*out = sqlite3_column_int64(st, 0) +
+		       a2m_sqlite_pending_count(s, q->tier, q->by_session, q->session);
 	a2m_sqlite_done(st);
 	return rc;
 }

@@ -22,6 +22,30 @@
 #define BUSY_TIMEOUT_MS 5000
 
 /*
+** The triggers that keep a2m_counts across removes and moves, made by step 4
+** and again by step 8 (which drops them with the old records table): one
+** text, so the two cannot drift. A file has run step 4 with this text, so
+** it must never change; a new trigger is a new step.
+*/
+#define SQL_COUNTS_TRIGGERS \
+	"CREATE TRIGGER a2m_counts_delete AFTER DELETE ON records BEGIN" \
+	" UPDATE a2m_counts SET n = n - 1" \
+	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
+	" DELETE FROM a2m_counts WHERE n <= 0" \
+	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
+	" END;" \
+	"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF tier, session ON records" \
+	" WHEN old.tier IS NOT new.tier OR old.session IS NOT new.session BEGIN" \
+	" UPDATE a2m_counts SET n = n - 1" \
+	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
+	" DELETE FROM a2m_counts WHERE n <= 0" \
+	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
+	" INSERT INTO a2m_counts(tier, session, n)" \
+	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)" \
+	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;" \
+	" END;"
+
+/*
 ** Schema steps; migrations[i] takes a file from version i to i + 1. Append,
 ** never edit: a file in the field has already run the earlier steps.
 */
@@ -91,22 +115,7 @@ static const char *const migrations[] = {
 	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
 	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
 	" END;"
-	"CREATE TRIGGER a2m_counts_delete AFTER DELETE ON records BEGIN"
-	" UPDATE a2m_counts SET n = n - 1"
-	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
-	" DELETE FROM a2m_counts WHERE n <= 0"
-	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
-	" END;"
-	"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF tier, session ON records"
-	" WHEN old.tier IS NOT new.tier OR old.session IS NOT new.session BEGIN"
-	" UPDATE a2m_counts SET n = n - 1"
-	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
-	" DELETE FROM a2m_counts WHERE n <= 0"
-	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');"
-	" INSERT INTO a2m_counts(tier, session, n)"
-	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)"
-	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;"
-	" END;",
+	SQL_COUNTS_TRIGGERS,
 
 	/*
 	** 5: the records without any vector that hold some text, by tier in
@@ -131,7 +140,81 @@ static const char *const migrations[] = {
 	** insert pays for an entry (batched remember 15–30% slower with it).
 	*/
 	"DROP INDEX IF EXISTS records_unembedded;",
+
+	/*
+	** 8: records rebuilt without AUTOINCREMENT, and no trigger counting
+	** inserts: both wrote a row per inserted record (sqlite_sequence,
+	** a2m_counts), about a third of a batched remember's CPU. The engine
+	** now gives out seqs itself and counts a transaction's inserts per
+	** (tier, session), writing each once at COMMIT (sqlite_pending.c); the
+	** mark that keeps a removed newest record's seq from coming back is
+	** a2m_meta's 'seq', seeded here from sqlite_sequence (what
+	** AUTOINCREMENT remembered) or the highest seq there is.
+	**
+	** The delete and update triggers stay: a remove or a move between
+	** tiers is one record at a time, never a batch of hundreds, and a
+	** trigger keeps those counts in the same statement as the record,
+	** which no bookkeeping in C can get wrong.
+	**
+	** Every index on records is made again as steps 1, 6 and 7 left it;
+	** records_unembedded, made at open and not by a step, is made again
+	** by a2m_sqlite_migrate() when the file had it.
+	*/
+	"CREATE TABLE records_new("
+	" seq          INTEGER PRIMARY KEY,"
+	" id           TEXT NOT NULL UNIQUE,"
+	" content      TEXT NOT NULL,"
+	" created_at   INTEGER NOT NULL,"
+	" role         TEXT,"
+	" metadata     TEXT,"
+	" grp          TEXT,"
+	" tier         TEXT,"
+	" salience     REAL NOT NULL DEFAULT 0,"
+	" accessed_at  INTEGER NOT NULL DEFAULT 0,"
+	" access_count INTEGER NOT NULL DEFAULT 0,"
+	" owner        TEXT,"
+	" session      TEXT,"
+	" key          TEXT,"
+	" revision     INTEGER NOT NULL DEFAULT 0,"
+	" embedding    BLOB,"
+	" uri          TEXT,"
+	" media_type   TEXT,"
+	" gen_embedding BLOB"
+	");"
+	"INSERT INTO records_new(seq, id, content, created_at, role, metadata, grp,"
+	" tier, salience, accessed_at, access_count, owner, session, key, revision,"
+	" embedding, uri, media_type, gen_embedding)"
+	" SELECT seq, id, content, created_at, role, metadata, grp, tier, salience,"
+	" accessed_at, access_count, owner, session, key, revision, embedding, uri,"
+	" media_type, gen_embedding FROM records ORDER BY seq;"
+	/* WHERE true: an upsert's INSERT ... SELECT needs one to parse. */
+	"INSERT INTO a2m_meta(name, value)"
+	" SELECT 'seq', max(ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'records'), 0),"
+	"                   ifnull((SELECT max(seq) FROM records), 0)) WHERE true"
+	" ON CONFLICT(name) DO UPDATE SET value = excluded.value;"
+	"DROP TABLE records;"
+	"ALTER TABLE records_new RENAME TO records;"
+	"CREATE INDEX records_created ON records(created_at, seq);"
+	"CREATE INDEX records_tier ON records(tier, created_at, seq);"
+	"CREATE INDEX records_session ON records(session, created_at, seq);"
+	"CREATE UNIQUE INDEX records_owner_key ON records(ifnull(owner, x''), key)"
+	" WHERE key IS NOT NULL;"
+	"CREATE INDEX records_grp ON records(grp) WHERE grp IS NOT NULL;"
+	SQL_COUNTS_TRIGGERS,
 };
+
+/* 1 when the file has records_unembedded, else 0. */
+#define SQL_HAS_UNEMBEDDED \
+	"SELECT count(*) FROM sqlite_master" \
+	" WHERE type = 'index' AND name = 'records_unembedded'"
+
+/* The step that rebuilds records, dropping every index on it (step 8). */
+#define REBUILD_STEP 8
+
+/* The index of step 5, as a read-write open with an embedder keeps it. */
+#define SQL_UNEMBEDDED_INDEX \
+	"CREATE INDEX IF NOT EXISTS records_unembedded ON records(tier, seq)" \
+	" WHERE " A2M_SQLITE_UNEMBEDDED
 
 
 #define SCHEMA_VERSION ((sqlite3_int64)(sizeof migrations / sizeof migrations[0]))
@@ -259,7 +342,12 @@ int a2m_sqlite_migrate(sqlstore *s)
 		}
 		if (version == SCHEMA_VERSION)
 			return a2m_sqlite_exec(s, "COMMIT", "migrate");
+		sqlite3_int64 unembedded = 0;
+		if (version + 1 == REBUILD_STEP &&
+		    query_one(s, SQL_HAS_UNEMBEDDED, "migrate", &unembedded, NULL, 0))
+			goto fail;
 		if (a2m_sqlite_exec(s, migrations[version], "migrate") ||
+		    (unembedded && a2m_sqlite_exec(s, SQL_UNEMBEDDED_INDEX, "migrate")) ||
 		    set_version(s, version + 1) || a2m_sqlite_exec(s, "COMMIT", "migrate"))
 			goto fail;
 	}
@@ -296,19 +384,13 @@ int a2m_sqlite_check_schema(sqlstore *s, const char *path)
 	return 0;
 }
 
-/* The index of step 5, as a read-write open with an embedder keeps it. */
-#define SQL_UNEMBEDDED_INDEX \
-	"CREATE INDEX IF NOT EXISTS records_unembedded ON records(tier, seq)" \
-	" WHERE " A2M_SQLITE_UNEMBEDDED
-
 int a2m_sqlite_unembedded_index(sqlstore *s, int want)
 {
 	sqlite3_int64 n = 0;
 	if (want && !s->base.read_only &&
 	    a2m_sqlite_exec(s, SQL_UNEMBEDDED_INDEX, "unembedded index"))
 		return A2M_INTERNAL_ERROR;
-	if (query_one(s, "SELECT count(*) FROM sqlite_master"
-		      " WHERE type = 'index' AND name = 'records_unembedded'", "open", &n, NULL, 0))
+	if (query_one(s, SQL_HAS_UNEMBEDDED, "open", &n, NULL, 0))
 		return A2M_INTERNAL_ERROR;
 	s->unembedded_index = n > 0;
 	return 0;

@@ -5,8 +5,9 @@
 **
 ** Apart from sqlite.c because a commit is where the engine's side state
 ** lands or is dropped together with the records: the term index's buffered
-** postings, the vector rows' staged changes (sqlite_vectors.c) and the
-** procedural mirror's notes.
+** postings, the counts and seq mark of the inserts (sqlite_pending.c), the
+** vector rows' staged changes (sqlite_vectors.c) and the procedural
+** mirror's notes.
 */
 #include <sqlite3.h>
 
@@ -39,6 +40,7 @@ int a2m_sqlite_begin(a2m_store *base)
 		s->txn_version = v;
 		s->rows_unsure = 0;
 		a2m_sqlite_journal_drop(s);
+		a2m_sqlite_pending_drop(s);
 	}
 	return rc;
 }
@@ -105,6 +107,8 @@ int a2m_sqlite_commit(a2m_store *base)
 	sqlstore *s = (sqlstore *)base;
 	int rc = s->index && !sqlite3_get_autocommit(s->db)
 		? a2m_sqlite_index_flush(s->index, base) : 0;
+	if (!rc)
+		rc = a2m_sqlite_pending_write(s);
 	/* The readers' journal entry, and the number it goes by in the file:
 	** the last write, so nothing after it can leave notes out. */
 	if (!rc)
@@ -116,6 +120,7 @@ int a2m_sqlite_commit(a2m_store *base)
 		if (rc)
 			a2m_sqlite_journal_unstage(s);
 	}
+	a2m_sqlite_pending_drop(s);  /* written, or rolled back below */
 	if (rc)
 		a2m_sqlite_journal_drop(s);
 	if (rc && s->index)
@@ -148,6 +153,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 	a2m_sqlite_vectors_rollback(s->vectors);
 	a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
 	a2m_sqlite_journal_drop(s);
+	a2m_sqlite_pending_drop(s);
 	if (s->index)
 		a2m_sqlite_index_discard(s->index);
 	if (!sqlite3_get_autocommit(s->db)) {

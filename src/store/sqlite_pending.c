@@ -1,0 +1,221 @@
+/*
+** sqlite_pending.c — what a write transaction of the SQLite engine owes the
+** file at COMMIT: the records it inserted, counted per (tier, session)
+** bucket for a2m_counts, and the highest seq it gave out.
+**
+** Why: an AFTER INSERT trigger kept a2m_counts, and AUTOINCREMENT kept
+** sqlite_sequence, each with a write per inserted record; together about
+** a third of a batched remember's CPU (schema step 8, sqlite_schema.c).
+** Kept here, a batch of 500 records in one session writes one count row
+** and one seq row.
+**
+** Counts: an insert reserves its bucket before its statement runs (so no
+** allocation can fail after the row is in) and adds to it once the row is
+** in; a failed insert adds nothing, which is all its undo needs. count()
+** by tier or session adds the buckets still pending to a2m_counts' rows
+** (sqlite_read.c). The delete and update triggers still keep a2m_counts,
+** and they need the row of a bucket to be there: update and remove write
+** the pending buckets first (a2m_sqlite_pending_flush).
+**
+** Seqs: records has no AUTOINCREMENT (step 8), so SQLite alone would give
+** a removed newest record's seq again. The file keeps the highest seq ever
+** given out in a2m_meta's row 'seq'; the first insert of a transaction
+** reads it (BEGIN IMMEDIATE holds the write lock, so another process
+** sharing the file cannot move it meanwhile), and the COMMIT writes it
+** back when it moved. max(seq) is read too, in case a writer that is not
+** a2m put rows in without moving the mark.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/sqlite_internal.h"
+
+/*
+** Buckets one transaction keeps before writing them out: a batch spread
+** over more sessions pays a write per bucket as the triggers did, not a
+** search through a long list per insert.
+*/
+#define PENDING_BUCKETS_MAX 64
+
+/* NULL stored as x'', as migration 4 and the triggers do. */
+#define SQL_COUNT_ADD \
+	"INSERT INTO a2m_counts(tier, session, n)" \
+	" VALUES(ifnull(?1, x''), ifnull(?2, x''), ?3)" \
+	" ON CONFLICT(tier, session) DO UPDATE SET n = n + excluded.n"
+#define SQL_SEQ_GET \
+	"SELECT max(ifnull((SELECT CAST(value AS INTEGER) FROM a2m_meta" \
+	" WHERE name = 'seq'), 0), ifnull((SELECT max(seq) FROM records), 0))"
+#define SQL_SEQ_SET \
+	"INSERT INTO a2m_meta(name, value) VALUES('seq', ?1)" \
+	" ON CONFLICT(name) DO UPDATE SET value = excluded.value"
+
+struct a2m_sqlite_bucket {
+	char   *tier, *session;  /* owned; NULL is "none" */
+	int64_t n;               /* inserted in this bucket, not yet written */
+};
+
+static int same(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	return strcmp(a, b) == 0;
+}
+
+static char *copy(const char *v, int *oom)
+{
+	if (!v)
+		return NULL;
+	char *c = strdup(v);
+	if (!c)
+		*oom = 1;
+	return c;
+}
+
+static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
+{
+	if (!*st && sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
+	    != SQLITE_OK)
+		return a2m_sqlite_db_fail(s, "prepare");
+	return 0;
+}
+
+void a2m_sqlite_pending_drop(sqlstore *s)
+{
+	for (size_t i = 0; i < s->buckets_n; i++) {
+		free(s->buckets[i].tier);
+		free(s->buckets[i].session);
+	}
+	s->buckets_n = 0;
+	s->seq_known = 0;
+}
+
+void a2m_sqlite_pending_free(sqlstore *s)
+{
+	a2m_sqlite_pending_drop(s);
+	free(s->buckets);
+	s->buckets = NULL;
+	s->buckets_cap = 0;
+	sqlite3_finalize(s->count_add);
+	sqlite3_finalize(s->seq_get);
+	sqlite3_finalize(s->seq_set);
+	s->count_add = s->seq_get = s->seq_set = NULL;
+}
+
+/*
+** Writes every bucket that holds inserts. A bucket leaves the list only
+** once its row is written, so after a failure (the caller then fails its
+** write, and the transaction is normally rolled back) the list still
+** holds exactly what the file lacks.
+*/
+int a2m_sqlite_pending_flush(sqlstore *s)
+{
+	int rc = 0;
+	size_t kept = 0;
+	if (s->buckets_n && prepare(s, &s->count_add, SQL_COUNT_ADD))
+		return A2M_INTERNAL_ERROR;
+	for (size_t i = 0; i < s->buckets_n; i++) {
+		a2m_sqlite_bucket *b = &s->buckets[i];
+		if (!rc && b->n) {
+			if (a2m_sqlite_bind_text(s->count_add, 1, b->tier) != SQLITE_OK ||
+			    a2m_sqlite_bind_text(s->count_add, 2, b->session) != SQLITE_OK ||
+			    sqlite3_bind_int64(s->count_add, 3, b->n) != SQLITE_OK ||
+			    sqlite3_step(s->count_add) != SQLITE_DONE)
+				rc = a2m_sqlite_db_fail(s, "counts");
+			a2m_sqlite_done(s->count_add);
+		}
+		if (rc && b->n) {
+			s->buckets[kept++] = *b;
+			continue;
+		}
+		free(b->tier);
+		free(b->session);
+	}
+	s->buckets_n = kept;
+	return rc;
+}
+
+int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *session,
+			       int64_t *seq, size_t *bucket)
+{
+	if (!s->seq_known) {
+		int rc = prepare(s, &s->seq_get, SQL_SEQ_GET);
+		if (rc)
+			return rc;
+		if (sqlite3_step(s->seq_get) != SQLITE_ROW) {
+			rc = a2m_sqlite_db_fail(s, "seq");
+			a2m_sqlite_done(s->seq_get);
+			return rc;
+		}
+		s->seq_high = s->seq_mark = sqlite3_column_int64(s->seq_get, 0);
+		a2m_sqlite_done(s->seq_get);
+		/* The mark read is only ours while this transaction holds the lock. */
+		s->seq_known = 1;
+	}
+	*seq = s->seq_high + 1;
+	for (size_t i = 0; i < s->buckets_n; i++) {
+		if (same(s->buckets[i].tier, tier) && same(s->buckets[i].session, session)) {
+			*bucket = i;
+			return 0;
+		}
+	}
+	if (s->buckets_n == PENDING_BUCKETS_MAX && a2m_sqlite_pending_flush(s))
+		return A2M_INTERNAL_ERROR;
+	if (s->buckets_n == s->buckets_cap) {
+		size_t cap = s->buckets_cap ? 2 * s->buckets_cap : 4;
+		a2m_sqlite_bucket *v = realloc(s->buckets, cap * sizeof *v);
+		if (!v)
+			return a2m_store_fail(&s->base, "counts: out of memory");
+		s->buckets = v;
+		s->buckets_cap = cap;
+	}
+	int oom = 0;
+	a2m_sqlite_bucket b = {copy(tier, &oom), copy(session, &oom), 0};
+	if (oom) {
+		free(b.tier);
+		free(b.session);
+		return a2m_store_fail(&s->base, "counts: out of memory");
+	}
+	*bucket = s->buckets_n;
+	s->buckets[s->buckets_n++] = b;
+	return 0;
+}
+
+void a2m_sqlite_pending_add(sqlstore *s, size_t bucket, int64_t seq)
+{
+	s->buckets[bucket].n++;
+	if (seq > s->seq_high)
+		s->seq_high = seq;
+}
+
+int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_session,
+				 const char *session)
+{
+	int64_t n = 0;
+	for (size_t i = 0; i < s->buckets_n; i++) {
+		const a2m_sqlite_bucket *b = &s->buckets[i];
+		if ((!tier || same(b->tier, tier)) && (!by_session || same(b->session, session)))
+			n += b->n;
+	}
+	return n;
+}
+
+int a2m_sqlite_pending_write(sqlstore *s)
+{
+	if (sqlite3_get_autocommit(s->db))
+		return 0;
+	int rc = a2m_sqlite_pending_flush(s);
+	if (rc || !s->seq_known || s->seq_high == s->seq_mark)
+		return rc;
+	if (prepare(s, &s->seq_set, SQL_SEQ_SET))
+		return A2M_INTERNAL_ERROR;
+	if (sqlite3_bind_int64(s->seq_set, 1, s->seq_high) != SQLITE_OK ||
+	    sqlite3_step(s->seq_set) != SQLITE_DONE)
+		rc = a2m_sqlite_db_fail(s, "seq");
+	a2m_sqlite_done(s->seq_set);
+	if (!rc)
+		s->seq_mark = s->seq_high;
+	return rc;
+}
