@@ -1330,6 +1330,42 @@ static void test_counts_follow_inserts_refusals_and_rollback_in_transaction(tctx
 	EXPECT_STR(buf, "2 3");
 }
 
+/*
+** One transaction inserting into more (tier, session) buckets than the
+** SQLite engine keeps pending (64: it writes them out and goes on): every
+** count is right inside it, after its commit, and a rollback of a second
+** such transaction leaves them as the commit did.
+*/
+static void test_counts_right_over_many_buckets_in_one_transaction(tctx *t)
+{
+	char id[32], session[32];
+	for (int round = 0; round < 2; round++) {
+		EXPECT_OK(OPS->begin(t->s));
+		for (int i = 0; i < 300; i++) {
+			snprintf(id, sizeof id, "r%d-%d", round, i);
+			snprintf(session, sizeof session, "s%d", i % 150);
+			EXPECT_OK(put_in(t, id, i, i % 3 ? "working" : "episodic", session));
+		}
+		EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), 200 * (round + 1));
+		EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1, .session = "s7"}),
+			   2 * (round + 1));
+		EXPECT_INT(count_of(t, &(a2m_query){.tier = "episodic", .by_session = 1,
+						    .session = "s3"}), 2 * (round + 1));
+		if (round == 0)
+			EXPECT_OK(OPS->commit(t->s));
+		else
+			OPS->rollback(t->s);
+	}
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), 200);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "episodic"}), 100);
+	EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1, .session = "s149"}), 2);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working", .by_session = 1,
+					    .session = "s3"}), 0);
+	if (strcmp(t->engine, "sqlite") == 0 && reopen(t, 1) == 0)
+		EXPECT_INT(count_of(t, &(a2m_query){.tier = "episodic", .by_session = 1,
+						    .session = "s3"}), 2);
+}
+
 /* ---- transactions ------------------------------------------------------ */
 
 static void test_commit_keeps_writes(tctx *t)
@@ -3290,6 +3326,7 @@ int main(void)
 	RUN(test_key_prefix_is_bytewise_utf8);
 	RUN(test_counts_and_group_scans_follow_writes_and_rollback);
 	RUN(test_counts_follow_inserts_refusals_and_rollback_in_transaction);
+	RUN(test_counts_right_over_many_buckets_in_one_transaction);
 	RUN(test_key_prefix_of_0xff_bytes);
 	RUN(test_key_prefix_empty_selects_every_keyed_record);
 	RUN(test_count_matches_scan);
