@@ -23,10 +23,10 @@ test)
 	make -s -j"$jobs"
 	make -s -j"$jobs" SAN=1
 	# Only the tests of threads sharing a handle, store or scorer (and the
-	# analyser's batch threads, in test_analyze) run under ThreadSanitizer:
+	# analyser's batch threads: test_analyze, test_recall) run under ThreadSanitizer:
 	# it is slow, and the rest are single-threaded.
 	make -s -j"$jobs" TSAN=1 build-tsan/tests/test_threads build-tsan/tests/test_rank_threads \
-		build-tsan/tests/test_sqlite_readers build-tsan/tests/test_analyze
+		build-tsan/tests/test_sqlite_readers build-tsan/tests/test_analyze build-tsan/tests/test_recall
 	exec scripts/run-tests.sh "$@"
 	;;
 *)

@@ -1,14 +1,16 @@
 /*
-** analyze_ahead.c — a batch's texts analysed before its writes, on every
-** core (the indexer's prepare/unprepare, store.h).
+** analyze_ahead.c — a batch's texts analysed on other cores while its
+** records are written (the indexer's prepare/unprepare, store.h).
 **
 ** Why: a store writes a batch on one thread, inside one transaction, and
 ** analysing each record's text there was about a sixth of a batched
 ** remember's work. The analysis needs nothing of the store, so the stack
-** hands the batch's texts over first; they are cut into one contiguous
-** run per core, each analysed on its own thread (the analyser is
-** thread-safe: analyze.c), and the results wait for the store's analyze()
-** calls, which then take them instead of working.
+** hands the batch's texts over first, and worker threads (one per core
+** but the caller's) analyse them in order while the caller writes the
+** store (the analyser is thread-safe: analyze.c). The store's analyze()
+** calls then take the results instead of working, waiting only when they
+** catch up with the workers, which they rarely do: writing a record costs
+** several times what analysing it does.
 **
 ** The results belong to the thread that called prepare (a thread-local
 ** pointer): the store calls analyze() on that same thread, and another
@@ -17,6 +19,7 @@
 ** another allocated at the same address can never take the wrong terms.
 */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,70 +29,75 @@
 
 /* Fewer texts than this are analysed on the caller's own thread, as they come. */
 #define AHEAD_MIN      64
-/* No run shorter than this gets a thread of its own: starting one costs. */
-#define AHEAD_PER_RUN  32
-#define AHEAD_THREADS  8
+/* No thread is started for fewer texts than this: starting one costs. */
+#define AHEAD_PER_THREAD 32
+#define AHEAD_THREADS  4
 
-/* What prepare analysed, for the thread that called it. */
+/* What prepare started analysing, for the thread that called it. */
 typedef struct ahead {
 	a2m_analyzer      *an;
 	const char *const *texts;  /* the caller's array: alive until unprepare */
 	a2m_doc_terms     *dt;     /* dt[i]: texts[i]'s terms, until taken */
 	int               *rc;     /* rc[i]: 0 analysed, -1 failed, 1 taken or none */
+	_Atomic int       *done;   /* done[i]: dt[i] and rc[i] are written */
 	size_t             n;
 	size_t             next;   /* where the next lookup starts */
+	atomic_size_t      claim;  /* the next text a worker takes; n: stop */
+	pthread_mutex_t    mu;     /* with ready: the caller waiting for a text */
+	pthread_cond_t     ready;
+	pthread_t          threads[AHEAD_THREADS];
+	size_t             started;
 } ahead;
 
 static _Thread_local ahead *mine;
 
-/* One run of texts, for one thread. */
-typedef struct run {
-	ahead    *a;
-	size_t    from, to;
-	pthread_t thread;
-	int       started;
-} run;
-
-static void analyse_run(run *r)
+/* A worker: analyses the texts it claims, in order, until none is left. */
+static void *work(void *arg)
 {
-	ahead *a = r->a;
-	for (size_t i = r->from; i < r->to; i++) {
-		if (!a->texts[i]) {
+	ahead *a = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&a->claim, 1);
+		if (i >= a->n)
+			return NULL;
+		if (!a->texts[i])
 			a->rc[i] = 1;
-			continue;
-		}
-		a->rc[i] = a2m_analyze_doc(a->an, a->texts[i], &a->dt[i]) == 0 ? 0 : -1;
-		if (a->rc[i])
+		else if ((a->rc[i] = a2m_analyze_doc(a->an, a->texts[i], &a->dt[i]) == 0 ? 0 : -1))
 			a2m_doc_terms_free(&a->dt[i]);
+		pthread_mutex_lock(&a->mu);
+		atomic_store_explicit(&a->done[i], 1, memory_order_release);
+		pthread_cond_broadcast(&a->ready);
+		pthread_mutex_unlock(&a->mu);
 	}
 }
 
-static void *run_main(void *arg)
-{
-	analyse_run(arg);
-	return NULL;
-}
-
+/* One thread per core but the caller's, which is busy writing meanwhile. */
 static size_t threads_for(size_t n)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t k = cpus > 1 ? (size_t)cpus : 1;
+	size_t k = cpus > 2 ? (size_t)cpus - 1 : 1;
 	if (k > AHEAD_THREADS)
 		k = AHEAD_THREADS;
-	if (k > n / AHEAD_PER_RUN)
-		k = n / AHEAD_PER_RUN;
+	if (k > n / AHEAD_PER_THREAD)
+		k = n / AHEAD_PER_THREAD;
 	return k ? k : 1;
 }
 
+/* Stops the workers (the texts nobody claimed yet stay unanalysed), frees a. */
 static void ahead_free(ahead *a)
 {
 	if (!a)
 		return;
+	atomic_store(&a->claim, a->n);
+	for (size_t t = 0; t < a->started; t++)
+		pthread_join(a->threads[t], NULL);
 	for (size_t i = 0; i < a->n; i++)
-		if (a->rc[i] == 0)
+		if (atomic_load(&a->done[i]) && a->rc[i] == 0)
 			a2m_doc_terms_free(&a->dt[i]);
+	pthread_cond_destroy(&a->ready);
+	pthread_mutex_destroy(&a->mu);
 	free(a->dt);
 	free(a->rc);
+	free(a->done);
 	free(a);
 }
 
@@ -99,28 +107,37 @@ int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n)
 	if (n < AHEAD_MIN)
 		return 0;
 	ahead *a = calloc(1, sizeof *a);
-	run runs[AHEAD_THREADS];
-	if (!a || !(a->dt = calloc(n, sizeof *a->dt)) || !(a->rc = calloc(n, sizeof *a->rc))) {
-		if (a)
-			free(a->dt);
+	if (!a)
+		return -1;
+	a->dt = calloc(n, sizeof *a->dt);
+	a->rc = calloc(n, sizeof *a->rc);
+	a->done = calloc(n, sizeof *a->done);
+	int sync_made = 0;
+	if (a->dt && a->rc && a->done && pthread_mutex_init(&a->mu, NULL) == 0) {
+		if (pthread_cond_init(&a->ready, NULL) == 0)
+			sync_made = 1;
+		else
+			pthread_mutex_destroy(&a->mu);
+	}
+	if (!sync_made) {
+		free(a->dt);
+		free(a->rc);
+		free(a->done);
 		free(a);
 		return -1;
 	}
 	a->an = an;
 	a->texts = texts;
 	a->n = n;
+	atomic_init(&a->claim, 0);
 	size_t k = threads_for(n);
-	for (size_t t = 0; t < k; t++)
-		runs[t] = (run){.a = a, .from = n * t / k, .to = n * (t + 1) / k};
-	/* Runs 1.. on threads of their own; a thread that will not start is run here. */
-	for (size_t t = 1; t < k; t++)
-		runs[t].started = pthread_create(&runs[t].thread, NULL, run_main, &runs[t]) == 0;
-	analyse_run(&runs[0]);
-	for (size_t t = 1; t < k; t++) {
-		if (runs[t].started)
-			pthread_join(runs[t].thread, NULL);
-		else
-			analyse_run(&runs[t]);
+	while (a->started < k &&
+	       pthread_create(&a->threads[a->started], NULL, work, a) == 0)
+		a->started++;
+	if (!a->started) {
+		/* No thread would start: nothing is kept, analyses run as they come. */
+		ahead_free(a);
+		return -1;
 	}
 	mine = a;
 	return 0;
@@ -132,18 +149,24 @@ int a2m_analyze_ahead_take(const a2m_analyzer *an, const char *text, a2m_doc_ter
 	if (!a || a->an != an)
 		return 0;
 	/* The store asks in the batch's order; records it skips are passed over. */
-	for (size_t i = a->next; i < a->n; i++) {
-		if (a->texts[i] != text || a->rc[i] != 0)
-			continue;
-		if (strcmp(a->texts[i], text) != 0)
-			return 0;
-		*out = a->dt[i];
-		memset(&a->dt[i], 0, sizeof a->dt[i]);
-		a->rc[i] = 1;
-		a->next = i + 1;
-		return 1;
+	size_t i = a->next;
+	while (i < a->n && a->texts[i] != text)
+		i++;
+	if (i == a->n || strcmp(a->texts[i], text) != 0)
+		return 0;
+	if (!atomic_load_explicit(&a->done[i], memory_order_acquire)) {
+		pthread_mutex_lock(&a->mu);
+		while (!atomic_load_explicit(&a->done[i], memory_order_acquire))
+			pthread_cond_wait(&a->ready, &a->mu);
+		pthread_mutex_unlock(&a->mu);
 	}
-	return 0;
+	a->next = i + 1;
+	if (a->rc[i] != 0)
+		return 0;  /* failed (out of memory): analysed again, as it comes */
+	*out = a->dt[i];
+	memset(&a->dt[i], 0, sizeof a->dt[i]);
+	a->rc[i] = 1;
+	return 1;
 }
 
 void a2m_analyze_ahead_drop(void)

@@ -92,9 +92,9 @@ static int owes_vectors(const a2m_stack *st, a2m_record **written, size_t n,
 }
 
 /*
-** Has the scorer's indexer analyse the batch's texts ahead, on every core,
-** before the writes take them one by one on this thread (store.h,
-** prepare). Only a speed-up: when it cannot, the store analyses as before.
+** Has the scorer's indexer analyse the batch's texts on other cores while
+** this thread writes them one by one (store.h, prepare). Only a speed-up:
+** when it cannot, the store analyses as before.
 ** Returns the indexer to unprepare, or NULL.
 */
 static a2m_indexer *analyse_ahead(a2m_stack *st, a2m_record **recs, size_t n,
