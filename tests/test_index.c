@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "a2m.h"
+#include <sqlite3.h>
+
 #include "store/sqlite_index.h"
+#include "store/sqlite_segments.h"
 #include "store/store.h"
 
 static int n_passed, n_failed;
@@ -680,6 +683,307 @@ static void test_autocommit_write_keeps_record_and_postings_together(tctx *t)
 	EXPECT_INT(stats(t).docs, 1);
 }
 
+/* ---- segments (SQLite): merges, tombstones, rebuild, readers ---- */
+
+/* What the records hold, to recompute every posting by brute force. */
+#define MODEL_IDS  40
+#define MODEL_WORDS 12
+
+typedef struct model {
+	char    content[MODEL_IDS][96];
+	char    before[MODEL_IDS][96];  /* the content before the last change */
+	int64_t seq[MODEL_IDS];
+	int     live[MODEL_IDS];
+	uint64_t rand;
+} model;
+
+static uint64_t next_rand(model *m)
+{
+	m->rand ^= m->rand << 13;
+	m->rand ^= m->rand >> 7;
+	m->rand ^= m->rand << 17;
+	return m->rand;
+}
+
+/* 1 to 6 words of the vocabulary v0..v11, repeats allowed. */
+static void random_content(model *m, char *buf, size_t cap)
+{
+	int n = 1 + (int)(next_rand(m) % 6);
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && used < cap; i++)
+		used += (size_t)snprintf(buf + used, cap - used, "%sv%d", i ? " " : "",
+					 (int)(next_rand(m) % MODEL_WORDS));
+}
+
+/* The posting of word w in content: *tf occurrences, *dl words. */
+static void count_word(const char *content, int w, uint32_t *tf, uint32_t *dl)
+{
+	char want[16], word[16];
+	snprintf(want, sizeof want, "v%d", w);
+	*tf = *dl = 0;
+	for (const char *p = content; *p;) {
+		size_t n = strcspn(p, " ");
+		if (n && n < sizeof word) {
+			memcpy(word, p, n);
+			word[n] = '\0';
+			(*dl)++;
+			*tf += strcmp(word, want) == 0;
+		}
+		p += n;
+		p += *p == ' ';
+	}
+}
+
+/* 1 when store s gives every word the postings m's records make. */
+static int postings_match(a2m_store *s, const model *m, char *why, size_t cap)
+{
+	for (int w = 0; w < MODEL_WORDS; w++) {
+		char term[16];
+		plist got = {0}, want = {0};
+		snprintf(term, sizeof term, "v%d", w);
+		/* Live records by ascending seq: ids are inserted in seq order except
+		** re-inserts, so sort the few candidates. */
+		int64_t order[MODEL_IDS];
+		int n = 0;
+		for (int i = 0; i < MODEL_IDS; i++)
+			if (m->live[i])
+				order[n++] = i;
+		for (int a = 1; a < n; a++)
+			for (int b = a; b > 0 && m->seq[order[b]] < m->seq[order[b - 1]]; b--) {
+				int64_t tmp = order[b];
+				order[b] = order[b - 1];
+				order[b - 1] = tmp;
+			}
+		for (int k = 0; k < n; k++) {
+			uint32_t tf, dl;
+			count_word(m->content[order[k]], w, &tf, &dl);
+			if (tf)
+				collect(m->seq[order[k]], tf, dl, &want);
+		}
+		if (s->ops->index_postings(s, term, strlen(term), collect, &got) != 0) {
+			snprintf(why, cap, "%s: %.100s", term, s->errmsg);
+			return 0;
+		}
+		int same = got.n == want.n;
+		for (int k = 0; same && k < got.n; k++)
+			same = got.seq[k] == want.seq[k] && got.tf[k] == want.tf[k] &&
+				got.dl[k] == want.dl[k];
+		if (!same) {
+			snprintf(why, cap, "%s: %d postings, want %d", term, got.n, want.n);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+#define EXPECT_POSTINGS(s, m) do { \
+	char why_[128]; \
+	if (!postings_match((s), (m), why_, sizeof why_)) { \
+		snprintf(failure, sizeof failure, "line %d: %s", __LINE__, why_); return; } \
+} while (0)
+
+/* One integer from SQL on t's file, through a connection of its own (-1: error). */
+static int64_t sql_int(tctx *t, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+	if (sqlite3_open_v2(t->path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/*
+** One step of the random history: insert an absent id, or change a present
+** one's content (to new words, back to its previous content, or to the same
+** text), or remove it.
+*/
+static int model_step(tctx *t, model *m)
+{
+	int i = (int)(next_rand(m) % MODEL_IDS), removed = 0;
+	char id[16];
+	snprintf(id, sizeof id, "r%d", i);
+	if (!m->live[i]) {
+		random_content(m, m->content[i], sizeof m->content[i]);
+		strcpy(m->before[i], m->content[i]);
+		m->seq[i] = insert(t, id, m->content[i]);
+		m->live[i] = m->seq[i] > 0;
+		return m->live[i] ? 0 : -1;
+	}
+	uint64_t what = next_rand(m) % 10;
+	if (what < 2) {
+		m->live[i] = 0;
+		return t->s->ops->remove(t->s, id, &removed) || !removed ? -1 : 0;
+	}
+	char next[96];
+	if (what < 5)
+		strcpy(next, m->before[i]);         /* back and forth */
+	else if (what < 6)
+		strcpy(next, m->content[i]);        /* unchanged */
+	else
+		random_content(m, next, sizeof next);
+	strcpy(m->before[i], m->content[i]);
+	strcpy(m->content[i], next);
+	return update(t, id, next, 0);
+}
+
+/*
+** Many small commits with a merge factor of 2 force merges at every level;
+** content changed back and forth and records forgotten and inserted again
+** put additions and tombstones of one (term, seq) in several segments, some
+** in one transaction. The postings stay those the records make.
+*/
+static void test_merged_segments_keep_the_records_postings(tctx *t)
+{
+	model m;
+	memset(&m, 0, sizeof m);
+	m.rand = 88172645463325252u;
+	a2m_segments_merge_factor_for_tests(2);
+	for (int round = 0; round < 400; round++) {
+		int in_txn = round % 9 == 0;
+		if (in_txn && t->s->ops->begin(t->s) != 0)
+			break;
+		for (int k = 0; k < (in_txn ? 5 : 1); k++)
+			if (model_step(t, &m) != 0)
+				snprintf(failure, sizeof failure, "round %d: %s", round, t->s->errmsg);
+		if (in_txn && t->s->ops->commit(t->s) != 0)
+			snprintf(failure, sizeof failure, "commit: %s", t->s->errmsg);
+		if (failure[0] || round % 40 != 39)
+			continue;
+		EXPECT_POSTINGS(t->s, &m);
+	}
+	a2m_segments_merge_factor_for_tests(0);
+	EXPECT(!failure[0]);
+	EXPECT_POSTINGS(t->s, &m);
+	/* Merged, not piled up: at most one segment per level with a factor of 2. */
+	int64_t segs = sql_int(t, "SELECT count(*) FROM a2m_segdir");
+	int64_t levels = sql_int(t, "SELECT count(DISTINCT level) FROM a2m_segdir");
+	EXPECT(segs >= 1);
+	EXPECT_INT(segs, levels);
+	EXPECT(sql_int(t, "SELECT max(level) FROM a2m_segdir") >= 4);
+	int live = 0;
+	for (int i = 0; i < MODEL_IDS; i++)
+		live += m.live[i];
+	EXPECT_INT(stats(t).docs, live);
+}
+
+/* A posting and its tombstone vanish together once a merge reaches the oldest segment. */
+static void test_merge_with_the_oldest_segment_drops_tombstones(tctx *t)
+{
+	int removed = 0;
+	a2m_segments_merge_factor_for_tests(2);
+	EXPECT(insert(t, "a", "alpha") > 0);
+	EXPECT_OK(t->s->ops->remove(t->s, "a", &removed));
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segments"), 0);
+	EXPECT(insert(t, "b", "beta") > 0);
+	EXPECT(insert(t, "c", "gamma") > 0);          /* [b c] at level 1 */
+	EXPECT_OK(t->s->ops->remove(t->s, "b", &removed));  /* tombstone at level 0 */
+	EXPECT_INT(sql_int(t, "SELECT sum(entries) FROM a2m_segdir"), 3);
+	EXPECT_INT(df(t, "beta"), 0);
+	EXPECT(insert(t, "d", "delta") > 0);          /* merges up to the oldest */
+	a2m_segments_merge_factor_for_tests(0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 1);
+	EXPECT_INT(sql_int(t, "SELECT sum(entries) FROM a2m_segdir"), 2);
+	EXPECT_INT(df(t, "beta"), 0);
+	EXPECT_INT(df(t, "gamma"), 1);
+	EXPECT_INT(df(t, "delta"), 1);
+}
+
+/*
+** A file of the layout before segments (a2m_postings, "postings/1") is
+** rebuilt from its records on open, into a single segment, even when the
+** rebuild flushes several times on the way.
+*/
+static void test_old_layout_file_is_rebuilt_into_one_segment(tctx *t)
+{
+	model m;
+	memset(&m, 0, sizeof m);
+	m.rand = 2463534242u;
+	for (int i = 0; i < MODEL_IDS; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "r%d", i);
+		random_content(&m, m.content[i], sizeof m.content[i]);
+		m.seq[i] = insert(t, id, m.content[i]);
+		m.live[i] = 1;
+		EXPECT(m.seq[i] > 0);
+	}
+	for (int i = 0; i < 30; i++) {  /* more records than one merge takes segments */
+		char id[16];
+		snprintf(id, sizeof id, "f%d", i);
+		EXPECT(insert(t, id, "filler") > 0);
+	}
+	close_store(t);
+	sqlite3 *db = NULL;
+	EXPECT(sqlite3_open(t->path, &db) == SQLITE_OK);
+	int rc = sqlite3_exec(db,
+		"DROP TABLE a2m_segments; DROP TABLE a2m_segdir;"
+		"CREATE TABLE a2m_postings(term TEXT NOT NULL, seq INTEGER NOT NULL,"
+		" tf INTEGER NOT NULL, dl INTEGER NOT NULL, PRIMARY KEY(term, seq)) WITHOUT ROWID;"
+		"INSERT INTO a2m_postings VALUES('v1', 1, 1, 1), ('bogus', 1, 1, 1);"
+		"UPDATE a2m_meta SET value = 'postings/1|test-words/1' WHERE name = 'index';",
+		NULL, NULL, NULL);
+	sqlite3_close(db);
+	EXPECT_INT(rc, SQLITE_OK);
+	tix.calls = 0;
+	a2m_sqlite_index_rebuild_flush_for_tests(1);  /* > A2M_SEG_MAX_LISTS segments */
+	rc = open_indexed(t, &tix);
+	a2m_sqlite_index_rebuild_flush_for_tests(0);
+	EXPECT_OK(rc);
+	EXPECT_INT(tix.calls, MODEL_IDS + 30);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM sqlite_master WHERE name = 'a2m_postings'"), 0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 1);
+	EXPECT_INT(df(t, "bogus"), 0);
+	EXPECT_INT(df(t, "filler"), 30);
+	EXPECT_POSTINGS(t->s, &m);
+	EXPECT_INT(stats(t).docs, MODEL_IDS + 30);
+}
+
+/*
+** Another connection (read-only, its own postings cache) reads what the
+** writer reads, before and after the writer's merges, by visit and by loan.
+*/
+static void test_a_reader_sees_the_same_postings_after_merges(tctx *t)
+{
+	model m;
+	memset(&m, 0, sizeof m);
+	m.rand = 1181783497276652981u;
+	a2m_segments_merge_factor_for_tests(2);
+	for (int i = 0; i < 30; i++)
+		EXPECT(model_step(t, &m) == 0);
+	a2m_store *r = NULL;
+	char err[256];
+	a2m_sqlite_options opt = {.read_only = 1};
+	EXPECT_OK(a2m_store_sqlite_open(t->path, &opt, &r, err, sizeof err));
+	a2m_index_stats st;
+	int ok = r->ops->index_attach(r, &tix.base) == 0 && r->ops->index_stats(r, &st) == 0;
+	char why[128] = "";
+	ok = ok && postings_match(r, &m, why, sizeof why);
+	for (int i = 0; ok && i < 60; i++)
+		ok = model_step(t, &m) == 0;
+	/* As a query does: the figures first, which notice the writer's commits. */
+	ok = ok && r->ops->index_stats(r, &st) == 0 && postings_match(r, &m, why, sizeof why);
+	const a2m_posting *v = NULL;
+	size_t n = 0;
+	plist p = {0};
+	ok = ok && r->ops->read_begin(r) == 0;
+	ok = ok && r->ops->index_postings_view(r, "v3", 2, &v, &n) == 0 &&
+		t->s->ops->index_postings(t->s, "v3", 2, collect, &p) == 0 && (int)n == p.n;
+	for (size_t k = 0; ok && k < n; k++)
+		ok = v[k].seq == p.seq[k] && v[k].tf == p.tf[k] && v[k].dl == p.dl[k];
+	r->ops->read_end(r);
+	r->ops->close(r);
+	a2m_segments_merge_factor_for_tests(0);
+	if (why[0])
+		snprintf(failure, sizeof failure, "reader: %s", why);
+	EXPECT(ok);
+	EXPECT_POSTINGS(t->s, &m);
+}
+
 int main(void)
 {
 	RUN(test_insert_indexes_terms_with_counts_and_length);
@@ -701,6 +1005,10 @@ int main(void)
 	RUN_SQLITE(test_another_analyser_rebuilds_the_index);
 	RUN_SQLITE(test_write_without_analyser_marks_index_stale);
 	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);
+	RUN_SQLITE(test_merged_segments_keep_the_records_postings);
+	RUN_SQLITE(test_merge_with_the_oldest_segment_drops_tombstones);
+	RUN_SQLITE(test_old_layout_file_is_rebuilt_into_one_segment);
+	RUN_SQLITE(test_a_reader_sees_the_same_postings_after_merges);
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

@@ -3,10 +3,10 @@
 **
 ** Postings are not written as each record is: they wait in a buffer until
 ** the transaction commits (or something reads the index), and are then
-** written sorted by (term, seq). A remember of a thousand records thus walks
-** the postings b-tree once, in key order, instead of jumping to a random
-** page for each of its tens of thousands of postings; that is what keeps
-** the index from dominating the cost of a write.
+** sorted by (term, seq) and written as one new segment (sqlite_segments.c):
+** a row per term appended at the end of the segments' b-tree, instead of a
+** row per posting scattered over every leaf of a table clustered by term,
+** which made the index dominate the cost of a write.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -16,15 +16,14 @@
 #include "a2m.h"
 #include "store/postings_cache.h"
 #include "store/sqlite_index.h"
+#include "store/sqlite_segments.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
-#define INDEX_LAYOUT "postings/1"
+#define INDEX_LAYOUT "postings/2"
 #define META_NAME    "index"
 
 #define SQL_CREATE \
-	"CREATE TABLE a2m_postings(" \
-	" term TEXT NOT NULL, seq INTEGER NOT NULL, tf INTEGER NOT NULL," \
-	" dl INTEGER NOT NULL, PRIMARY KEY(term, seq)) WITHOUT ROWID;" \
+	A2M_SEGMENTS_CREATE \
 	"CREATE TABLE a2m_index_stats(docs INTEGER NOT NULL, total_len INTEGER NOT NULL," \
 	" unindexed INTEGER NOT NULL);" \
 	"INSERT INTO a2m_index_stats VALUES(0, 0, 0);"
@@ -42,8 +41,13 @@ typedef struct pending_op {
 /* Flush during a rebuild once this many postings wait. */
 #define REBUILD_FLUSH 200000
 
-/* Postings one INSERT writes in a flush (add_many): fewer statement steps. */
-#define ADD_MANY 32
+/* a2m_sqlite_index_rebuild_flush_for_tests: 0 = REBUILD_FLUSH. */
+static size_t rebuild_flush_for_tests;
+
+void a2m_sqlite_index_rebuild_flush_for_tests(size_t postings)
+{
+	rebuild_flush_for_tests = postings;
+}
 
 struct a2m_sqlite_index {
 	sqlite3        *db;
@@ -52,10 +56,8 @@ struct a2m_sqlite_index {
 	size_t          nops, cap;
 	char           *arena;
 	size_t          used, acap;
-	sqlite3_stmt   *add;
-	sqlite3_stmt   *add_many;  /* ADD_MANY rows at once */
-	sqlite3_stmt   *del;
-	sqlite3_stmt   *postings;
+	a2m_segments   *segs;
+	a2m_seg_bytes   list;     /* a term's list as flush encodes it */
 	sqlite3_stmt   *stats;
 	sqlite3_stmt   *stats_add;
 	sqlite3_stmt   *old_content;
@@ -134,7 +136,7 @@ static int is_current(sqlite3 *db, a2m_store *base, const char *version)
 	if (sqlite3_prepare_v2(db,
 		"SELECT (SELECT value FROM a2m_meta WHERE name = '" META_NAME "') = ?1"
 		" AND (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-		"      AND name IN ('a2m_postings', 'a2m_index_stats')) = 2", -1, &st, NULL)
+		"      AND name IN ('a2m_segments', 'a2m_segdir', 'a2m_index_stats')) = 3", -1, &st, NULL)
 	    != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
@@ -152,12 +154,6 @@ static int prepare_all(a2m_sqlite_index *x, a2m_store *base)
 		size_t      at;
 		const char *sql;
 	} stmts[] = {
-		{offsetof(a2m_sqlite_index, add),
-		 "INSERT INTO a2m_postings(term, seq, tf, dl) VALUES(?1, ?2, ?3, ?4)"},
-		{offsetof(a2m_sqlite_index, del),
-		 "DELETE FROM a2m_postings WHERE term = ?1 AND seq = ?2"},
-		{offsetof(a2m_sqlite_index, postings),
-		 "SELECT seq, tf, dl FROM a2m_postings WHERE term = ?1"},
 		{offsetof(a2m_sqlite_index, stats),
 		 "SELECT docs, total_len, unindexed FROM a2m_index_stats"},
 		{offsetof(a2m_sqlite_index, stats_add),
@@ -172,18 +168,16 @@ static int prepare_all(a2m_sqlite_index *x, a2m_store *base)
 		    != SQLITE_OK)
 			return fail(x->db, base, "prepare");
 	}
-	char sql[64 + ADD_MANY * 12] = "INSERT INTO a2m_postings(term, seq, tf, dl) VALUES";
-	for (int i = 0; i < ADD_MANY; i++)
-		strcat(sql, i ? ",(?,?,?,?)" : "(?,?,?,?)");
-	if (sqlite3_prepare_v3(x->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &x->add_many, NULL)
-	    != SQLITE_OK)
-		return fail(x->db, base, "prepare");
-	return 0;
+	return a2m_segments_open(x->db, base, &x->segs);
 }
 
+static int flush(a2m_sqlite_index *x, a2m_store *base, int merge);
+
 /*
-** Drops and refills both tables from every record, in one transaction,
-** then records version. A failure rolls everything back.
+** Drops and refills the tables from every record, in one transaction, then
+** records version. A failure rolls everything back. The postings are
+** flushed every REBUILD_FLUSH as a segment each, unmerged, and merged into
+** one segment at the end: each posting is written twice, not once per level.
 */
 static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 {
@@ -191,7 +185,9 @@ static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 	int rc = exec(x->db, base, "BEGIN IMMEDIATE", "rebuild");
 	if (rc)
 		return rc;
+	/* a2m_postings: the layout before segments ("postings/1"). */
 	if ((rc = exec(x->db, base, "DROP TABLE IF EXISTS a2m_postings;"
+		       "DROP TABLE IF EXISTS a2m_segments;DROP TABLE IF EXISTS a2m_segdir;"
 		       "DROP TABLE IF EXISTS a2m_index_stats;" SQL_CREATE, "rebuild")) ||
 	    (rc = prepare_all(x, base)))
 		goto out;
@@ -217,14 +213,15 @@ static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 		else
 			a2m_sqlite_index_apply(x, sqlite3_column_int64(st, 0), &dt, 1);
 		x->ix->release(x->ix, &dt);
-		if (!rc && x->nops >= REBUILD_FLUSH)
-			rc = a2m_sqlite_index_flush(x, base);
+		if (!rc && x->nops >= (rebuild_flush_for_tests ? rebuild_flush_for_tests
+							       : REBUILD_FLUSH))
+			rc = flush(x, base, 0);
 		if (rc)
 			goto out;
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if ((rc = a2m_sqlite_index_flush(x, base)))
+	if ((rc = flush(x, base, 0)) || (rc = a2m_segments_maintain(x->segs, base, 1)))
 		goto out;
 	if (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) VALUES('" META_NAME
 			       "', ?1) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
@@ -245,15 +242,12 @@ out:
 
 static void finalize_all(a2m_sqlite_index *x)
 {
-	sqlite3_finalize(x->add_many);
-	x->add_many = NULL;
-	sqlite3_finalize(x->add);
-	sqlite3_finalize(x->del);
-	sqlite3_finalize(x->postings);
+	a2m_segments_close(x->segs);
+	x->segs = NULL;
 	sqlite3_finalize(x->stats);
 	sqlite3_finalize(x->stats_add);
 	sqlite3_finalize(x->old_content);
-	x->add = x->del = x->postings = x->stats = x->stats_add = x->old_content = NULL;
+	x->stats = x->stats_add = x->old_content = NULL;
 }
 
 int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_indexer *ix,
@@ -305,6 +299,7 @@ void a2m_sqlite_index_close(a2m_sqlite_index *x)
 	finalize_all(x);
 	free(x->ops);
 	free(x->arena);
+	free(x->list.p);
 	a2m_pcache_free(x->cache);
 	free(x->rows);
 	free(x);
@@ -455,63 +450,71 @@ void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 	memset(&x->pending, 0, sizeof x->pending);
 }
 
-/* Writes ops[i..i + ADD_MANY), all additions, with one statement. */
-static int add_many(a2m_sqlite_index *x, a2m_store *base, size_t i)
+/*
+** Encodes the final state of each (term, seq) of the sorted ops[i..j), all
+** of one term, into x->list; *entries counts them. The last op of a
+** (term, seq) decides (ops of one posting are in the order they were made):
+** an addition writes the posting, a removal a tombstone, unless its first
+** op was an addition too (then the posting did not exist before the batch
+** and does not after: nothing to write).
+*/
+static int encode_term(a2m_sqlite_index *x, size_t i, size_t j, int64_t *entries)
 {
-	sqlite3_stmt *st = x->add_many;
-	int ok = 1;
-	for (int k = 0; k < ADD_MANY && ok; k++) {
-		const pending_op *op = &x->ops[i + (size_t)k];
-		ok = sqlite3_bind_text64(st, 4 * k + 1, x->arena + op->term, op->len,
-					 SQLITE_STATIC, SQLITE_UTF8) == SQLITE_OK &&
-			sqlite3_bind_int64(st, 4 * k + 2, op->seq) == SQLITE_OK &&
-			sqlite3_bind_int64(st, 4 * k + 3, op->tf) == SQLITE_OK &&
-			sqlite3_bind_int64(st, 4 * k + 4, op->dl) == SQLITE_OK;
+	int64_t prev = 0;
+	x->list.n = 0;
+	while (i < j) {
+		size_t k = i;
+		while (k + 1 < j && x->ops[k + 1].seq == x->ops[i].seq)
+			k++;
+		const pending_op *first = &x->ops[i], *last = &x->ops[k];
+		i = k + 1;
+		if (first->sign > 0 && last->sign < 0)
+			continue;
+		a2m_seg_entry e = {.seq = last->seq, .tf = last->tf, .dl = last->dl,
+				   .deleted = last->sign < 0};
+		if (e.deleted)
+			e.tf = e.dl = 0;
+		if (a2m_seg_put(&x->list, &prev, &e) != 0)
+			return -1;
+		++*entries;
 	}
-	ok = ok && sqlite3_step(st) == SQLITE_DONE;
-	reset(st);
-	return ok ? 0 : fail(x->db, base, "add");
+	return 0;
 }
 
-/* True when ops[i..i + ADD_MANY) exist and are all additions. */
-static int run_of_adds(const a2m_sqlite_index *x, size_t i)
+/* Writes the buffered postings as one new segment, then merges (merge set). */
+static int write_segment(a2m_sqlite_index *x, a2m_store *base, int merge)
 {
-	if (i + ADD_MANY > x->nops)
-		return 0;
-	for (size_t k = 0; k < ADD_MANY; k++)
-		if (x->ops[i + k].sign < 0)
-			return 0;
-	return 1;
+	int64_t seg = 0, entries = 0;
+	int rc = a2m_segments_start(x->segs, base, &seg);
+	for (size_t i = 0, j; !rc && i < x->nops; i = j) {
+		const pending_op *op = &x->ops[i];
+		for (j = i + 1; j < x->nops && x->ops[j].len == op->len &&
+		     memcmp(x->arena + x->ops[j].term, x->arena + op->term, op->len) == 0;
+		     j++)
+			;
+		if (encode_term(x, i, j, &entries) != 0)
+			rc = a2m_store_fail(base, "index flush: out of memory");
+		else if (x->list.n)
+			rc = a2m_segments_add(x->segs, base, seg, x->arena + op->term, op->len,
+					      x->list.p, x->list.n);
+	}
+	if (!rc && entries)
+		rc = a2m_segments_finish(x->segs, base, seg, 0, entries);
+	if (!rc && entries && merge)
+		rc = a2m_segments_maintain(x->segs, base, 0);
+	return rc;
 }
 
-int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
+static int flush(a2m_sqlite_index *x, a2m_store *base, int merge)
 {
 	/* qsort_r (glibc): handles in other threads may be flushing too. */
 	if (x->nops) {
 		a2m_pcache_clear(x->cache);  /* what it holds is about to change */
 		x->wrote = 1;
 		qsort_r(x->ops, x->nops, sizeof *x->ops, cmp_ops, x->arena);
-	}
-	for (size_t i = 0; i < x->nops; i++) {
-		if (run_of_adds(x, i)) {
-			int rc = add_many(x, base, i);
-			if (rc)
-				return rc;
-			i += ADD_MANY - 1;
-			continue;
-		}
-		const pending_op *op = &x->ops[i];
-		sqlite3_stmt *st = op->sign > 0 ? x->add : x->del;
-		int ok = sqlite3_bind_text64(st, 1, x->arena + op->term, op->len, SQLITE_STATIC,
-					     SQLITE_UTF8) == SQLITE_OK &&
-			sqlite3_bind_int64(st, 2, op->seq) == SQLITE_OK;
-		if (ok && op->sign > 0)
-			ok = sqlite3_bind_int64(st, 3, op->tf) == SQLITE_OK &&
-				sqlite3_bind_int64(st, 4, op->dl) == SQLITE_OK;
-		ok = ok && sqlite3_step(st) == SQLITE_DONE;
-		reset(st);
-		if (!ok)
-			return fail(x->db, base, op->sign > 0 ? "add" : "remove");
+		int rc = write_segment(x, base, merge);
+		if (rc)
+			return rc;
 	}
 	x->nops = 0;
 	x->used = 0;
@@ -527,6 +530,11 @@ int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
 		return fail(x->db, base, "stats");
 	memset(&x->pending, 0, sizeof x->pending);
 	return 0;
+}
+
+int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
+{
+	return flush(x, base, 1);
 }
 
 int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats *out)
@@ -555,34 +563,13 @@ int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats
 	return rc;
 }
 
-/* Steps the postings statement for term, handing each row to visit (which
-** stops the walk by returning a negative code). */
+/* Visits term's postings as the segments hold them (visit's negative code
+** stops the walk). */
 static int read_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
 			 size_t len, a2m_posting_visit visit, void *ctx)
 {
-	sqlite3_stmt *st = x->postings;
-	int rc = 0;
 	x->reads++;
-	if (sqlite3_bind_text64(st, 1, term, len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
-		reset(st);
-		return fail(x->db, base, "postings");
-	}
-	for (;;) {
-		int step = sqlite3_step(st);
-		if (step == SQLITE_DONE)
-			break;
-		if (step != SQLITE_ROW) {
-			rc = fail(x->db, base, "postings");
-			break;
-		}
-		rc = visit(sqlite3_column_int64(st, 0), (uint32_t)sqlite3_column_int64(st, 1),
-			   (uint32_t)sqlite3_column_int64(st, 2), ctx);
-		if (rc < 0)
-			break;
-		rc = 0;
-	}
-	reset(st);
-	return rc;
+	return a2m_segments_term(x->segs, base, term, len, visit, ctx);
 }
 
 /* Collects the rows read for the cache in x->rows (n of them). */

@@ -1,18 +1,23 @@
 /*
 ** sqlite_index.h — the SQLite engine's term index, for sqlite.c only.
 **
-** Two tables of its own, beside the records, written in the records'
+** Three tables of its own, beside the records, written in the records'
 ** transaction:
 **
-**   a2m_postings(term, seq, tf, dl)  PRIMARY KEY (term, seq), WITHOUT ROWID:
-**       one row per (term, record), clustered by term so a term's postings
-**       are one range read; dl (the record's length) rides along so BM25
-**       needs no second lookup.
+**   a2m_segments(seg, term, data)  PRIMARY KEY (seg, term), WITHOUT ROWID:
+**       the segments (sqlite_segments.h), each a run of rows appended by one
+**       commit or merge; a row is a block of terms (term: its first), each
+**       with its postings (seq, tf, dl: the record's length, so BM25 needs
+**       no second lookup) and tombstones, in ascending seq.
+**   a2m_segdir(seg, level, entries)  the live segments: a reader reads a
+**       term's row of each, the newest segment's entry winning per seq.
 **   a2m_index_stats(docs, total_len, unindexed)  one row.
 **
-** Postings are buffered until the transaction commits and then written in
-** key order (see sqlite_index.c). Postings read outside a transaction are
-** kept in memory (postings_cache.h) until the database changes.
+** Postings are buffered until the transaction commits (or something reads
+** the index inside it) and then written as one new segment, which may start
+** a merge (see sqlite_segments.c for the policy and its cost). Postings read
+** outside a transaction are kept in memory (postings_cache.h) until the
+** database changes.
 **
 ** The row "index" of a2m_meta names the layout and the analyser version
 ** the tables were built with; when it is missing or differs, opening the
@@ -162,5 +167,11 @@ void a2m_sqlite_index_bracket(a2m_sqlite_index *x);
 ** (0: the default, 2^21). Set it before opening stores, from one thread.
 */
 void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
+
+/*
+** For tests: a rebuild writes a segment each time this many postings wait
+** (0: the default, 200 000), all merged into one at its end.
+*/
+void a2m_sqlite_index_rebuild_flush_for_tests(size_t postings);
 
 #endif

@@ -1,0 +1,730 @@
+/*
+** sqlite_segments.c — the SQLite term index's segments: their encoding, the
+** read of one term across them, and their merging (see sqlite_segments.h).
+**
+** Why segments: a b-tree of one row per (term, seq) clustered by term made
+** every commit of a batch rewrite nearly every leaf of it (a batch of 500
+** records holds postings of ~2 100 terms spread over the whole table), and
+** log each of those pages in the WAL. A commit's segment is appended at the
+** end of a2m_segments, keyed (seg, term): a few new pages per commit.
+**
+** Why a row per block of terms and not per term: an INSERT costs SQLite
+** ~7 000 instructions whatever its size (callgrind), and a commit of 500
+** records holds ~2 100 terms of ~14 bytes of postings each; rows of about
+** BLOCK_BYTES (which stay in the b-tree page, under SQLite's ~1 000-byte
+** local payload limit, unless one term's list is bigger) cut those inserts
+** 40-fold. A read of a term seeks the block whose first term is the
+** greatest not after it, and walks that block's terms: about 40 to skip.
+**
+** Merge policy, tiered: a commit writes a segment at level 0; when a level
+** holds MERGE_FACTOR (8) segments they are merged into one of the next
+** level, inside the same commit, and so on up. Since a merge takes a whole
+** level and the levels below it are then empty, the segments of a higher
+** level are always older than those of a lower one, so the merged segments
+** are always a contiguous run in age, and the merged one takes the number
+** of the newest it replaced: newest-wins stays true.
+** A merge that includes the oldest live segment drops tombstones (nothing
+** older remains for them to hide).
+**
+** The cost: a term is read from up to 7 segments per level (a seek each),
+** and a merge is paid by the commit that fills a level. With commits of 500
+** records (~4 500 postings) a level-L segment holds ~4 500·8^L entries. In
+** the 100 000-record benchmark a level-2 merge (8 segments, ~280k entries
+** in all) took 43-47 ms, ~6M entries/s, in a commit that otherwise takes
+** ~35 ms. At 1M records (~9M postings) the largest merge yet is level 2
+** into 3: ~2.3M entries, ~0.4 s in one remember, once every 512 commits;
+** the first level-3 merge, at ~2M records, moves ~18M entries: ~3 s, and
+** holds its inputs (~150 MB) in memory. Merges are done whole, in memory
+** (the inputs are read fully, then deleted, then the output written, so
+** the freed pages are reused at once); making them incremental (a slice per
+** commit, as FTS5's automerge does) is the next step if those pauses matter.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "store/sqlite_segments.h"
+
+#define MERGE_FACTOR 8
+
+/* A2M_SEG_MAX_LISTS in SQL text: keep the two equal. */
+#define A2M_SEG_MAX_LISTS_SQL "64"
+
+/* The entries a commit's segment holds, roughly: level 0's size for level_for. */
+#define LEVEL0_ENTRIES 4096
+
+/* A block is written once it holds this many bytes (see the header). */
+#define BLOCK_BYTES 900
+
+static int merge_factor_for_tests;
+
+void a2m_segments_merge_factor_for_tests(int k)
+{
+	merge_factor_for_tests = k;
+}
+
+static int merge_factor(void)
+{
+	return merge_factor_for_tests > 1 ? merge_factor_for_tests : MERGE_FACTOR;
+}
+
+/* ---- encoding ---- */
+
+/*
+** Makes the array *p (of *cap items of size bytes) hold at least need
+** items, doubling from 64. Returns 0, or -1 when memory runs out (*p kept).
+** p is the address of any object pointer, copied with memcpy so no pointer
+** is read through a void ** (strict aliasing).
+*/
+static int grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	void *old, *q;
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	memcpy(&old, p, sizeof old);
+	if (!(q = realloc(old, n * size)))
+		return -1;
+	memcpy(p, &q, sizeof q);
+	*cap = n;
+	return 0;
+}
+
+static int reserve(a2m_seg_bytes *b, size_t more)
+{
+	return grow(&b->p, &b->cap, b->n + more, 1);
+}
+
+/* Writes v as a LEB128 varint at p; returns the bytes written (at most 10). */
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* Reads a varint into *v: 1, or 0 when the bytes end or run too long. */
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char c = *(*p)++;
+		r |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = r;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int a2m_seg_put(a2m_seg_bytes *b, int64_t *prev, const a2m_seg_entry *e)
+{
+	if (reserve(b, 30) != 0)
+		return -1;
+	uint64_t delta = (uint64_t)(e->seq - *prev);
+	b->n += put_varint(b->p + b->n, delta << 1 | (e->deleted ? 1u : 0u));
+	if (!e->deleted) {
+		b->n += put_varint(b->p + b->n, e->tf);
+		b->n += put_varint(b->p + b->n, e->dl);
+	}
+	*prev = e->seq;
+	return 0;
+}
+
+void a2m_seg_list_init(a2m_seg_list *l, const void *p, size_t n)
+{
+	l->p = p;
+	l->end = l->p + n;
+	l->seq = 0;
+}
+
+int a2m_seg_list_next(a2m_seg_list *l, a2m_seg_entry *e)
+{
+	uint64_t head, tf = 0, dl = 0;
+	if (l->p == l->end)
+		return 0;
+	if (!get_varint(&l->p, l->end, &head))
+		return -1;
+	e->deleted = (int)(head & 1);
+	if (!e->deleted && (!get_varint(&l->p, l->end, &tf) || !get_varint(&l->p, l->end, &dl) ||
+			    tf > UINT32_MAX || dl > UINT32_MAX))
+		return -1;
+	l->seq += (int64_t)(head >> 1);
+	e->seq = l->seq;
+	e->tf = (uint32_t)tf;
+	e->dl = (uint32_t)dl;
+	return 1;
+}
+
+int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
+			a2m_seg_emit emit, void *ctx, int *corrupt)
+{
+	a2m_seg_entry head[A2M_SEG_MAX_LISTS];
+	int live[A2M_SEG_MAX_LISTS];
+	*corrupt = 1;
+	if (n > A2M_SEG_MAX_LISTS)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if ((live[i] = a2m_seg_list_next(&lists[i], &head[i])) < 0)
+			return -1;
+	*corrupt = 0;
+	for (;;) {
+		/* The smallest seq, the newest list holding it, and the smallest
+		** seq of the other lists (a tie when equal). */
+		size_t win = n;
+		int64_t other = INT64_MAX;
+		for (size_t i = 0; i < n; i++) {
+			if (!live[i])
+				continue;
+			if (win != n && head[i].seq > head[win].seq) {
+				other = head[i].seq < other ? head[i].seq : other;
+				continue;
+			}
+			if (win != n)
+				other = head[win].seq < other ? head[win].seq : other;
+			win = i;
+		}
+		if (win == n)
+			return 0;
+		/* Then the run of win's entries before any other list's: segments
+		** are mostly disjoint ranges of seq (records are added in seq
+		** order), so most entries are taken here, not by a scan of n heads. */
+		int tie = head[win].seq == other;
+		do {
+			a2m_seg_entry e = head[win];
+			for (size_t i = tie ? 0 : win; i < (tie ? n : win + 1); i++)
+				if (live[i] && head[i].seq == e.seq &&
+				    (live[i] = a2m_seg_list_next(&lists[i], &head[i])) < 0) {
+					*corrupt = 1;
+					return -1;
+				}
+			int rc = e.deleted && !keep_tombstones ? 0 : emit(&e, ctx);
+			if (rc < 0)
+				return rc;
+		} while (!tie && live[win] && head[win].seq < other);
+	}
+}
+
+/* ---- statements ---- */
+
+struct a2m_segments {
+	sqlite3      *db;
+	sqlite3_stmt *next_seg, *add, *finish, *full_level, *count, *level_segs, *all_segs;
+	sqlite3_stmt *oldest, *load, *drop_rows, *drop_dir, *term;
+	a2m_seg_bytes block;  /* the block being written, and its first term: */
+	a2m_seg_bytes first;
+	a2m_seg_bytes buf;    /* a term's rows as read (a2m_segments_term) */
+	size_t       *spans;  /* their offset and length in buf, two per row */
+	size_t        spans_cap;
+};
+
+static int fail(a2m_segments *s, a2m_store *base, const char *op)
+{
+	return a2m_store_fail(base, "index %s: %s", op, sqlite3_errmsg(s->db));
+}
+
+static void reset(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
+{
+	static const struct {
+		size_t      at;
+		const char *sql;
+	} stmts[] = {
+		{offsetof(a2m_segments, next_seg), "SELECT coalesce(max(seg), 0) + 1 FROM a2m_segdir"},
+		{offsetof(a2m_segments, add),
+		 "INSERT INTO a2m_segments(seg, term, data) VALUES(?1, ?2, ?3)"},
+		{offsetof(a2m_segments, finish),
+		 "INSERT INTO a2m_segdir(seg, level, entries) VALUES(?1, ?2, ?3)"},
+		{offsetof(a2m_segments, full_level),
+		 "SELECT level FROM a2m_segdir GROUP BY level HAVING count(*) >= ?1"
+		 " ORDER BY level LIMIT 1"},
+		{offsetof(a2m_segments, count), "SELECT count(*) FROM a2m_segdir"},
+		{offsetof(a2m_segments, level_segs),
+		 "SELECT seg FROM a2m_segdir WHERE level = ?1 ORDER BY seg"},
+		{offsetof(a2m_segments, all_segs),
+		 "SELECT seg FROM a2m_segdir ORDER BY seg LIMIT " A2M_SEG_MAX_LISTS_SQL},
+		{offsetof(a2m_segments, oldest), "SELECT min(seg) FROM a2m_segdir"},
+		{offsetof(a2m_segments, load),
+		 "SELECT data FROM a2m_segments WHERE seg = ?1 ORDER BY term"},
+		{offsetof(a2m_segments, drop_rows), "DELETE FROM a2m_segments WHERE seg = ?1"},
+		{offsetof(a2m_segments, drop_dir), "DELETE FROM a2m_segdir WHERE seg = ?1"},
+		/* Each live segment's block that would hold term (NULL: none), the
+		** oldest first: a2m_seg_merge_lists wants them in age order. */
+		{offsetof(a2m_segments, term),
+		 "SELECT (SELECT data FROM a2m_segments s WHERE s.seg = d.seg AND s.term <= ?1"
+		 " ORDER BY s.term DESC LIMIT 1) FROM a2m_segdir d ORDER BY d.seg"},
+	};
+	*out = NULL;
+	a2m_segments *s = calloc(1, sizeof *s);
+	if (!s)
+		return a2m_store_fail(base, "index: out of memory");
+	s->db = db;
+	for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++) {
+		sqlite3_stmt **st = (sqlite3_stmt **)((char *)s + stmts[i].at);
+		if (sqlite3_prepare_v3(db, stmts[i].sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
+		    != SQLITE_OK) {
+			int rc = fail(s, base, "prepare");
+			a2m_segments_close(s);
+			return rc;
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+void a2m_segments_close(a2m_segments *s)
+{
+	if (!s)
+		return;
+	sqlite3_stmt *all[] = {s->next_seg, s->add, s->finish, s->full_level, s->count,
+			       s->level_segs, s->all_segs, s->oldest, s->load, s->drop_rows,
+			       s->drop_dir, s->term};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		sqlite3_finalize(all[i]);
+	free(s->buf.p);
+	free(s->block.p);
+	free(s->first.p);
+	free(s->spans);
+	free(s);
+}
+
+/* Steps st, which returns one integer row; *out gets it. */
+static int one_int(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int64_t *out,
+		   const char *op)
+{
+	int rc = 0;
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else if (step == SQLITE_DONE)
+		*out = -1;
+	else
+		rc = fail(s, base, op);
+	reset(st);
+	return rc;
+}
+
+/* Takes one row of a statement; a non-zero return stops the walk. */
+typedef int (*row_fn)(sqlite3_stmt *st, a2m_store *base, void *ctx);
+
+/*
+** Steps st, bound by the caller (bound says whether that worked), to its
+** end, handing each row to row; resets st. Returns 0, row's code, or a
+** negative code naming op.
+*/
+static int each_row(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int bound,
+		    const char *op, row_fn row, void *ctx)
+{
+	int rc = bound ? 0 : fail(s, base, op);
+	while (!rc) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		rc = step == SQLITE_ROW ? row(st, base, ctx) : fail(s, base, op);
+	}
+	reset(st);
+	return rc;
+}
+
+int a2m_segments_start(a2m_segments *s, a2m_store *base, int64_t *seg)
+{
+	s->block.n = 0;
+	return one_int(s, base, s->next_seg, seg, "segment");
+}
+
+/* Writes the block being built, if any, as the row (seg, its first term). */
+static int write_block(a2m_segments *s, a2m_store *base, int64_t seg)
+{
+	sqlite3_stmt *st = s->add;
+	if (!s->block.n)
+		return 0;
+	int ok = sqlite3_bind_int64(st, 1, seg) == SQLITE_OK &&
+		sqlite3_bind_text64(st, 2, (const char *)s->first.p, s->first.n, SQLITE_STATIC,
+				    SQLITE_UTF8) == SQLITE_OK &&
+		sqlite3_bind_blob64(st, 3, s->block.p, s->block.n, SQLITE_STATIC) == SQLITE_OK &&
+		sqlite3_step(st) == SQLITE_DONE;
+	reset(st);
+	s->block.n = 0;
+	return ok ? 0 : fail(s, base, "add");
+}
+
+int a2m_segments_add(a2m_segments *s, a2m_store *base, int64_t seg, const char *term,
+		     size_t len, const void *data, size_t n)
+{
+	if (!s->block.n) {
+		s->first.n = 0;
+		if (reserve(&s->first, len + 1) != 0)
+			return a2m_store_fail(base, "index: out of memory");
+		memcpy(s->first.p, term, len);
+		s->first.n = len;
+	}
+	if (reserve(&s->block, 20 + len + n) != 0)
+		return a2m_store_fail(base, "index: out of memory");
+	s->block.n += put_varint(s->block.p + s->block.n, len);
+	memcpy(s->block.p + s->block.n, term, len);
+	s->block.n += len;
+	s->block.n += put_varint(s->block.p + s->block.n, n);
+	if (n)
+		memcpy(s->block.p + s->block.n, data, n);
+	s->block.n += n;
+	return s->block.n >= BLOCK_BYTES ? write_block(s, base, seg) : 0;
+}
+
+/*
+** Reads the next term of a block at *p (before end): *term, *tlen, *list,
+** *lsize. Returns 1, 0 at the end, -1 when the block is corrupt.
+*/
+static int next_in_block(const unsigned char **p, const unsigned char *end,
+			 const unsigned char **term, size_t *tlen, const unsigned char **list,
+			 size_t *lsize)
+{
+	uint64_t n;
+	if (*p == end)
+		return 0;
+	if (!get_varint(p, end, &n) || n > (uint64_t)(end - *p))
+		return -1;
+	*term = *p;
+	*tlen = (size_t)n;
+	*p += n;
+	if (!get_varint(p, end, &n) || n > (uint64_t)(end - *p))
+		return -1;
+	*list = *p;
+	*lsize = (size_t)n;
+	*p += n;
+	return 1;
+}
+
+int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
+			int64_t entries)
+{
+	int rc = write_block(s, base, seg);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = s->finish;
+	int ok = sqlite3_bind_int64(st, 1, seg) == SQLITE_OK &&
+		sqlite3_bind_int(st, 2, level) == SQLITE_OK &&
+		sqlite3_bind_int64(st, 3, entries) == SQLITE_OK && sqlite3_step(st) == SQLITE_DONE;
+	reset(st);
+	return ok ? 0 : fail(s, base, "segment");
+}
+
+int a2m_segments_level_for(int64_t entries)
+{
+	int level = 0;
+	for (int64_t size = LEVEL0_ENTRIES * (int64_t)merge_factor(); size <= entries;
+	     size *= merge_factor())
+		level++;
+	return level;
+}
+
+/* ---- merging ---- */
+
+/* One input segment of a merge, read whole: its rows' spans in bytes. */
+typedef struct loaded {
+	int64_t       seg;
+	a2m_seg_bytes bytes;
+	size_t       *rows;  /* term offset, term length, data offset, data length */
+	size_t        n, cap, at;
+} loaded;
+
+/* Copies a block into l and notes its terms. Returns 0, -1 (no memory), -2 (corrupt). */
+static int load_block(loaded *l, const void *data, size_t n)
+{
+	if (reserve(&l->bytes, n) != 0)
+		return -1;
+	size_t at = l->bytes.n;
+	if (n)
+		memcpy(l->bytes.p + at, data, n);
+	l->bytes.n += n;
+	const unsigned char *p = l->bytes.p + at, *end = p + n, *term, *list;
+	size_t tlen, lsize;
+	int got;
+	while ((got = next_in_block(&p, end, &term, &tlen, &list, &lsize)) == 1) {
+		if (grow(&l->rows, &l->cap, 4 * (l->n + 1), sizeof *l->rows) != 0)
+			return -1;
+		size_t *r = &l->rows[4 * l->n++];
+		r[0] = (size_t)(term - l->bytes.p);
+		r[1] = tlen;
+		r[2] = (size_t)(list - l->bytes.p);
+		r[3] = lsize;
+	}
+	return got < 0 ? -2 : 0;
+}
+
+static int load_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
+{
+	const void *data = sqlite3_column_blob(st, 0);
+	size_t n = (size_t)sqlite3_column_bytes(st, 0);
+	int got = n && !data ? -1 : load_block(ctx, data, n);
+	if (got)
+		return a2m_store_fail(base, got == -2 ? "index merge: a corrupt segment"
+						  : "index merge: out of memory");
+	return 0;
+}
+
+static int load(a2m_segments *s, a2m_store *base, loaded *l)
+{
+	int bound = sqlite3_bind_int64(s->load, 1, l->seg) == SQLITE_OK;
+	return each_row(s, base, s->load, bound, "merge", load_row, l);
+}
+
+/* Orders two terms as SQLite's BINARY collation does (and the rows are). */
+static int cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+	if (c)
+		return c;
+	return an < bn ? -1 : (an > bn);
+}
+
+typedef struct encoder {
+	a2m_seg_bytes *out;
+	int64_t        prev, entries;
+} encoder;
+
+static int encode(const a2m_seg_entry *e, void *ctx)
+{
+	encoder *en = ctx;
+	en->entries++;
+	return a2m_seg_put(en->out, &en->prev, e);
+}
+
+/* Deletes segment seg: its rows and its directory row. */
+static int drop(a2m_segments *s, a2m_store *base, int64_t seg)
+{
+	int ok = sqlite3_bind_int64(s->drop_rows, 1, seg) == SQLITE_OK &&
+		sqlite3_step(s->drop_rows) == SQLITE_DONE &&
+		sqlite3_bind_int64(s->drop_dir, 1, seg) == SQLITE_OK &&
+		sqlite3_step(s->drop_dir) == SQLITE_DONE;
+	reset(s->drop_rows);
+	reset(s->drop_dir);
+	return ok ? 0 : fail(s, base, "merge");
+}
+
+/*
+** Merges the n loaded segments in[] (oldest first, a contiguous run in age)
+** into one new segment at level (or at level_for its size when level < 0).
+*/
+static int merge(a2m_segments *s, a2m_store *base, loaded *in, size_t n, int level)
+{
+	a2m_seg_list lists[A2M_SEG_MAX_LISTS];
+	a2m_seg_bytes out = {0};
+	int64_t seg = 0, oldest = 0;
+	int rc = 0;
+	if (n > A2M_SEG_MAX_LISTS)
+		return a2m_store_fail(base, "index merge: too many segments");
+	/* Numbered as the newest it replaces: the run is contiguous in age, so
+	** the merged segment stands where the run stood, for any run. */
+	seg = in[n - 1].seg;
+	s->block.n = 0;
+	if ((rc = one_int(s, base, s->oldest, &oldest, "merge")))
+		return rc;
+	/* Nothing older remains for a tombstone to hide. */
+	int keep_tombstones = in[0].seg != oldest;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = drop(s, base, in[i].seg);
+	encoder en = {&out, 0, 0};
+	while (!rc) {
+		const unsigned char *term = NULL;
+		size_t tlen = 0, k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (in[i].at == in[i].n)
+				continue;
+			const size_t *r = &in[i].rows[4 * in[i].at];
+			if (!term || cmp_terms(in[i].bytes.p + r[0], r[1], term, tlen) < 0) {
+				term = in[i].bytes.p + r[0];
+				tlen = r[1];
+			}
+		}
+		if (!term)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			if (in[i].at == in[i].n)
+				continue;
+			const size_t *r = &in[i].rows[4 * in[i].at];
+			if (cmp_terms(in[i].bytes.p + r[0], r[1], term, tlen) != 0)
+				continue;
+			a2m_seg_list_init(&lists[k++], in[i].bytes.p + r[2], r[3]);
+			in[i].at++;
+		}
+		out.n = 0;
+		en.prev = 0;
+		int corrupt = 0;
+		rc = a2m_seg_merge_lists(lists, k, keep_tombstones, encode, &en, &corrupt);
+		if (corrupt)
+			rc = a2m_store_fail(base, "index merge: a corrupt segment");
+		else if (rc)
+			rc = a2m_store_fail(base, "index merge: out of memory");
+		else if (!rc && out.n)
+			rc = a2m_segments_add(s, base, seg, (const char *)term, tlen, out.p, out.n);
+	}
+	if (!rc && en.entries)
+		rc = a2m_segments_finish(s, base, seg,
+					 level < 0 ? a2m_segments_level_for(en.entries) : level,
+					 en.entries);
+	free(out.p);
+	return rc;
+}
+
+/* Segment numbers as a statement lists them. */
+typedef struct seg_list {
+	int64_t *segs;
+	size_t   n, cap;
+} seg_list;
+
+static int list_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
+{
+	seg_list *l = ctx;
+	if (grow(&l->segs, &l->cap, l->n + 1, sizeof *l->segs) != 0)
+		return a2m_store_fail(base, "index merge: out of memory");
+	l->segs[l->n++] = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+/* Merges the segments st lists into one, at level (< 0: by its size). */
+static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int level)
+{
+	seg_list l = {0};
+	loaded *in = NULL;
+	int rc = each_row(s, base, st, 1, "merge", list_row, &l);
+	int64_t *segs = l.segs;
+	size_t n = l.n;
+	if (!rc && !(in = calloc(n ? n : 1, sizeof *in)))
+		rc = a2m_store_fail(base, "index merge: out of memory");
+	for (size_t i = 0; !rc && i < n; i++) {
+		in[i].seg = segs[i];
+		rc = load(s, base, &in[i]);
+	}
+	if (!rc && n)
+		rc = merge(s, base, in, n, level);
+	for (size_t i = 0; in && i < n; i++) {
+		free(in[i].bytes.p);
+		free(in[i].rows);
+	}
+	free(in);
+	free(segs);
+	return rc;
+}
+
+int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
+{
+	int rc = 0;
+	/* The oldest A2M_SEG_MAX_LISTS at a time: a contiguous run in age. */
+	while (all) {
+		int64_t count = 0;
+		if ((rc = one_int(s, base, s->count, &count, "merge")) || count < 2)
+			return rc;
+		if ((rc = merge_listed(s, base, s->all_segs, -1)))
+			return rc;
+	}
+	for (;;) {
+		int64_t level = -1;
+		if (sqlite3_bind_int(s->full_level, 1, merge_factor()) != SQLITE_OK)
+			return fail(s, base, "merge");
+		if ((rc = one_int(s, base, s->full_level, &level, "merge")) || level < 0)
+			return rc;
+		if (sqlite3_bind_int64(s->level_segs, 1, level) != SQLITE_OK)
+			return fail(s, base, "merge");
+		if ((rc = merge_listed(s, base, s->level_segs, (int)level + 1)))
+			return rc;
+	}
+}
+
+/* ---- reading ---- */
+
+typedef struct visiting {
+	a2m_posting_visit visit;
+	void             *ctx;
+} visiting;
+
+static int visit_entry(const a2m_seg_entry *e, void *ctx)
+{
+	visiting *v = ctx;
+	return v->visit(e->seq, e->tf, e->dl, v->ctx);
+}
+
+/*
+** Finds term (len bytes) in the block of n bytes at blob (NULL: no block):
+** *list, *lsize its list. Returns 1, 0 when the block does not hold it, -1
+** when the block is corrupt.
+*/
+static int find_in_block(const unsigned char *blob, size_t n, const char *term, size_t len,
+			 const unsigned char **list, size_t *lsize)
+{
+	const unsigned char *p = blob, *t;
+	size_t tlen;
+	int got;
+	if (!blob)
+		return 0;
+	while ((got = next_in_block(&p, blob + n, &t, &tlen, list, lsize)) == 1) {
+		int c = cmp_terms(t, tlen, (const unsigned char *)term, len);
+		if (c >= 0)
+			return c == 0;
+	}
+	return got;
+}
+
+/* The lists of one term read so far: spans of s->buf. */
+typedef struct term_read {
+	a2m_segments *s;
+	const char   *term;
+	size_t        len, k;
+} term_read;
+
+/* Copies the term's list out of a segment's block: the blob lives only until the next step. */
+static int term_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
+{
+	term_read *r = ctx;
+	a2m_segments *s = r->s;
+	const unsigned char *data = NULL;
+	size_t n = 0;
+	int got = find_in_block(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+				r->term, r->len, &data, &n);
+	if (got == 0)
+		return 0;  /* not in this segment */
+	if (got < 0)
+		return a2m_store_fail(base, "index postings: a corrupt segment");
+	if (r->k == A2M_SEG_MAX_LISTS)
+		return a2m_store_fail(base, "index postings: too many segments");
+	if (grow(&s->spans, &s->spans_cap, 2 * r->k + 2, sizeof *s->spans) != 0 ||
+	    (n && !data) || reserve(&s->buf, n) != 0)
+		return a2m_store_fail(base, "index postings: out of memory");
+	if (n)
+		memcpy(s->buf.p + s->buf.n, data, n);
+	s->spans[2 * r->k] = s->buf.n;
+	s->spans[2 * r->k + 1] = n;
+	s->buf.n += n;
+	r->k++;
+	return 0;
+}
+
+int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t len,
+		      a2m_posting_visit visit, void *ctx)
+{
+	a2m_seg_list lists[A2M_SEG_MAX_LISTS];
+	term_read r = {s, term, len, 0};
+	s->buf.n = 0;
+	int bound = sqlite3_bind_text64(s->term, 1, term, len, SQLITE_STATIC, SQLITE_UTF8)
+		== SQLITE_OK;
+	int rc = each_row(s, base, s->term, bound, "postings", term_row, &r);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < r.k; i++)
+		a2m_seg_list_init(&lists[i], s->buf.p + s->spans[2 * i], s->spans[2 * i + 1]);
+	visiting v = {visit, ctx};
+	int corrupt = 0;
+	rc = a2m_seg_merge_lists(lists, r.k, 0, visit_entry, &v, &corrupt);
+	return corrupt ? a2m_store_fail(base, "index postings: a corrupt segment") : rc;
+}

@@ -1,0 +1,128 @@
+/*
+** sqlite_segments.h — the segments of the SQLite term index, for
+** sqlite_index.c only (the layout is described in sqlite_index.h).
+**
+** A segment is a run of rows (seg, term, data) of a2m_segments, one row per
+** term, data being the term's entries in ascending seq, each encoded as
+**
+**   varint((seq - previous seq) << 1 | deleted)  [varint(tf) varint(dl)]
+**
+** (tf and dl only when not deleted; the first entry's previous seq is 0).
+** A deleted entry, a tombstone, says that the posting is gone as of this
+** segment. For a (term, seq) the entry of the newest segment (the highest
+** seg) wins. a2m_segdir lists the live segments with their level.
+*/
+#ifndef A2M_SQLITE_SEGMENTS_H
+#define A2M_SQLITE_SEGMENTS_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* The tables' SQL (the caller creates a2m_index_stats beside them). */
+#define A2M_SEGMENTS_CREATE \
+	"CREATE TABLE a2m_segments(seg INTEGER NOT NULL, term TEXT NOT NULL," \
+	" data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;" \
+	"CREATE TABLE a2m_segdir(seg INTEGER PRIMARY KEY, level INTEGER NOT NULL," \
+	" entries INTEGER NOT NULL);"
+
+/* One entry of a term's list: a posting, or its tombstone (deleted). */
+typedef struct a2m_seg_entry {
+	int64_t  seq;
+	uint32_t tf, dl;
+	int      deleted;
+} a2m_seg_entry;
+
+/* A growing byte buffer (the encoded lists). Free p when done. */
+typedef struct a2m_seg_bytes {
+	unsigned char *p;
+	size_t         n, cap;
+} a2m_seg_bytes;
+
+/*
+** Appends e, whose predecessor in the list has seq *prev (0 for the first),
+** to b, and sets *prev to e->seq. e->seq must be greater than *prev.
+** Returns 0, or -1 when memory runs out (b is then unchanged).
+*/
+int a2m_seg_put(a2m_seg_bytes *b, int64_t *prev, const a2m_seg_entry *e);
+
+/* A decoder over one encoded list. */
+typedef struct a2m_seg_list {
+	const unsigned char *p, *end;
+	int64_t              seq;   /* the last entry's */
+} a2m_seg_list;
+
+/* Starts l on the n bytes at p. */
+void a2m_seg_list_init(a2m_seg_list *l, const void *p, size_t n);
+
+/* Reads the next entry into *e: 1, 0 at the end, -1 when the bytes are corrupt. */
+int a2m_seg_list_next(a2m_seg_list *l, a2m_seg_entry *e);
+
+/* Receives the entries of a merge; a negative return stops it (and is returned). */
+typedef int (*a2m_seg_emit)(const a2m_seg_entry *e, void *ctx);
+
+/*
+** Merges the n lists of one term, lists[0] the oldest, into ascending seq
+** where for each seq the newest list's entry wins; tombstones are emitted
+** only when keep_tombstones. Returns 0, or emit's negative code, or -1 with
+** *corrupt set when a list's bytes are not a list (or n > A2M_SEG_MAX_LISTS).
+*/
+int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
+			a2m_seg_emit emit, void *ctx, int *corrupt);
+
+/*
+** The most lists one merge takes, and so the most live segments a read of a
+** term can take: tiered merging keeps at most 7 per level, and 8 levels hold
+** over 8^8 commits. Small, as the merges keep their heads on the stack.
+*/
+#define A2M_SEG_MAX_LISTS 64
+
+/* The segment statements of one connection. */
+typedef struct a2m_segments a2m_segments;
+
+/* Prepares the statements on db (the tables must exist). Errors go to base. */
+int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out);
+
+/* Finalizes and frees. NULL is a no-op. */
+void a2m_segments_close(a2m_segments *s);
+
+/*
+** Starts a new segment, the newest (inside the caller's transaction):
+** *seg is its number. Then a2m_segments_add for each term in ascending
+** order, then a2m_segments_finish. Nothing is visible to reads before
+** finish writes the directory row. Each returns 0 or a negative code.
+*/
+int a2m_segments_start(a2m_segments *s, a2m_store *base, int64_t *seg);
+int a2m_segments_add(a2m_segments *s, a2m_store *base, int64_t seg, const char *term,
+		     size_t len, const void *data, size_t n);
+int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
+			int64_t entries);
+
+/*
+** The level a segment of that many entries starts at: 0 for a commit's,
+** higher for a rebuild's single big segment, so that small commits after
+** it do not rewrite it at their first merge.
+*/
+int a2m_segments_level_for(int64_t entries);
+
+/*
+** Tiered merging, inside the caller's transaction: while some level holds
+** at least the merge factor's segments, merges them all into one of the
+** next level (all of them when all is set: one segment in the end).
+** Returns 0 or a negative code.
+*/
+int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all);
+
+/*
+** Visits term's live postings (tombstones resolved) in ascending seq,
+** reading the term's row of every live segment. visit's negative code
+** stops the walk and is returned.
+*/
+int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t len,
+		      a2m_posting_visit visit, void *ctx);
+
+/* For tests: segments per level before a merge (0: the default, 8). */
+void a2m_segments_merge_factor_for_tests(int k);
+
+#endif
