@@ -8,9 +8,10 @@
 ** hands the batch's texts over first, and worker threads (one per core
 ** but the caller's) analyse them in order while the caller writes the
 ** store (the analyser is thread-safe: analyze.c). The store's analyze()
-** calls then take the results instead of working, waiting only when they
-** catch up with the workers, which they rarely do: writing a record costs
-** several times what analysing it does.
+** calls then take the results instead of working. A text no worker has
+** reached yet (the cores are busy with other work, or the store writes
+** faster than the workers analyse) is analysed by the caller itself, so
+** the caller never waits but for a text a worker is already on.
 **
 ** The results belong to the thread that called prepare (a thread-local
 ** pointer): the store calls analyze() on that same thread, and another
@@ -39,7 +40,7 @@ typedef struct ahead {
 	const char *const *texts;  /* the caller's array: alive until unprepare */
 	a2m_doc_terms     *dt;     /* dt[i]: texts[i]'s terms, until taken */
 	int               *rc;     /* rc[i]: 0 analysed, -1 failed, 1 taken or none */
-	_Atomic int       *done;   /* done[i]: dt[i] and rc[i] are written */
+	_Atomic int       *state;  /* state[i]: FREE, CLAIMED or DONE (dt[i], rc[i] written) */
 	size_t             n;
 	size_t             next;   /* where the next lookup starts */
 	atomic_size_t      claim;  /* the next text a worker takes; n: stop */
@@ -49,9 +50,22 @@ typedef struct ahead {
 	size_t             started;
 } ahead;
 
+/* A text's state: claimed by a worker, or by the caller itself (then never done). */
+enum { FREE, CLAIMED, DONE };
+
 static _Thread_local ahead *mine;
 
-/* A worker: analyses the texts it claims, in order, until none is left. */
+/* Claims text i for the caller; 1 when it was free. */
+static int claim(ahead *a, size_t i)
+{
+	int expect = FREE;
+	return atomic_compare_exchange_strong(&a->state[i], &expect, CLAIMED);
+}
+
+/*
+** A worker: analyses the texts it claims, in order, until none is left.
+** A text the caller reached first is the caller's (claim fails): skipped.
+*/
 static void *work(void *arg)
 {
 	ahead *a = arg;
@@ -59,12 +73,14 @@ static void *work(void *arg)
 		size_t i = atomic_fetch_add(&a->claim, 1);
 		if (i >= a->n)
 			return NULL;
+		if (!claim(a, i))
+			continue;
 		if (!a->texts[i])
 			a->rc[i] = 1;
 		else if ((a->rc[i] = a2m_analyze_doc(a->an, a->texts[i], &a->dt[i]) == 0 ? 0 : -1))
 			a2m_doc_terms_free(&a->dt[i]);
 		pthread_mutex_lock(&a->mu);
-		atomic_store_explicit(&a->done[i], 1, memory_order_release);
+		atomic_store_explicit(&a->state[i], DONE, memory_order_release);
 		pthread_cond_broadcast(&a->ready);
 		pthread_mutex_unlock(&a->mu);
 	}
@@ -91,13 +107,13 @@ static void ahead_free(ahead *a)
 	for (size_t t = 0; t < a->started; t++)
 		pthread_join(a->threads[t], NULL);
 	for (size_t i = 0; i < a->n; i++)
-		if (atomic_load(&a->done[i]) && a->rc[i] == 0)
+		if (atomic_load(&a->state[i]) == DONE && a->rc[i] == 0)
 			a2m_doc_terms_free(&a->dt[i]);
 	pthread_cond_destroy(&a->ready);
 	pthread_mutex_destroy(&a->mu);
 	free(a->dt);
 	free(a->rc);
-	free(a->done);
+	free(a->state);
 	free(a);
 }
 
@@ -111,9 +127,9 @@ int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n)
 		return -1;
 	a->dt = calloc(n, sizeof *a->dt);
 	a->rc = calloc(n, sizeof *a->rc);
-	a->done = calloc(n, sizeof *a->done);
+	a->state = calloc(n, sizeof *a->state);  /* all FREE (0) */
 	int sync_made = 0;
-	if (a->dt && a->rc && a->done && pthread_mutex_init(&a->mu, NULL) == 0) {
+	if (a->dt && a->rc && a->state && pthread_mutex_init(&a->mu, NULL) == 0) {
 		if (pthread_cond_init(&a->ready, NULL) == 0)
 			sync_made = 1;
 		else
@@ -122,7 +138,7 @@ int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n)
 	if (!sync_made) {
 		free(a->dt);
 		free(a->rc);
-		free(a->done);
+		free(a->state);
 		free(a);
 		return -1;
 	}
@@ -154,19 +170,35 @@ int a2m_analyze_ahead_take(const a2m_analyzer *an, const char *text, a2m_doc_ter
 		i++;
 	if (i == a->n || strcmp(a->texts[i], text) != 0)
 		return 0;
-	if (!atomic_load_explicit(&a->done[i], memory_order_acquire)) {
+	a->next = i + 1;
+	/*
+	** Not reached by a worker (busy, or its core taken by other work): the
+	** caller analyses it itself rather than wait. One a worker is on is
+	** waited for: it is already under way.
+	*/
+	if (claim(a, i))
+		return 0;
+	if (atomic_load_explicit(&a->state[i], memory_order_acquire) != DONE) {
 		pthread_mutex_lock(&a->mu);
-		while (!atomic_load_explicit(&a->done[i], memory_order_acquire))
+		while (atomic_load_explicit(&a->state[i], memory_order_acquire) != DONE)
 			pthread_cond_wait(&a->ready, &a->mu);
 		pthread_mutex_unlock(&a->mu);
 	}
-	a->next = i + 1;
 	if (a->rc[i] != 0)
 		return 0;  /* failed (out of memory): analysed again, as it comes */
 	*out = a->dt[i];
 	memset(&a->dt[i], 0, sizeof a->dt[i]);
 	a->rc[i] = 1;
 	return 1;
+}
+
+size_t a2m_analyze_ahead_done(void)
+{
+	ahead *a = mine;
+	size_t n = 0;
+	for (size_t i = 0; a && i < a->n; i++)
+		n += atomic_load(&a->state[i]) == DONE;
+	return n;
 }
 
 void a2m_analyze_ahead_drop(void)

@@ -30,6 +30,9 @@ int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n);
 */
 int a2m_analyze_ahead_take(const a2m_analyzer *an, const char *text, a2m_doc_terms *out);
 
+/* How many texts of this thread's batch the workers have finished (tests). */
+size_t a2m_analyze_ahead_done(void);
+
 /* Stops this thread's workers and frees what they analysed and nobody took. */
 void a2m_analyze_ahead_drop(void);
 
