@@ -15,8 +15,9 @@
 ** malformed, from the future, or older than the retained window — is
 ** answered with reset and a read from the oldest retained event (§4.12).
 **
-** Event objects are immutable once appended: a read hands out references to
-** them rather than copies.
+** Event objects are immutable once built: a read hands out references to
+** them rather than copies. A written event's is built on its first read
+** (events.h, a2m_event).
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -100,10 +101,22 @@ a2m_event_log *a2m_event_log_new(size_t capacity)
 	return log;
 }
 
+static void written_free(a2m_event_written *w)
+{
+	if (!w)
+		return;
+	free(w->id);
+	free(w->tier);
+	free(w->session);
+	free(w->key);
+	free(w);
+}
+
 /* Releases what one slot holds and empties it. */
 static void slot_clear(a2m_event *ev)
 {
 	json_decref(ev->obj);
+	written_free(ev->written);
 	free(ev->owner);
 	for (size_t i = 0; i < ev->n_audience; i++)
 		free(ev->audience[i].owner);
@@ -157,7 +170,74 @@ static int put(json_t *obj, const char *key, json_t *value)
 	return !value || json_object_set_new(obj, key, value) != 0;
 }
 
-/* Builds the §4.12 wire object of c, or NULL when memory runs out. */
+/* A copy of s, NULL for NULL; *bad set when memory runs out. */
+static char *dup_or_null(const char *s, int *bad)
+{
+	char *d = s ? strdup(s) : NULL;
+	if (s && !d)
+		*bad = 1;
+	return d;
+}
+
+/* The fields of a written change, or NULL when memory runs out. */
+static a2m_event_written *written_of(const a2m_change *c)
+{
+	const a2m_record *r = c->rec;
+	a2m_event_written *w = calloc(1, sizeof *w);
+	int bad = !w;
+	if (bad)
+		return NULL;
+	w->at = c->at;
+	w->revision = r->revision;
+	w->id = dup_or_null(r->id, &bad);
+	w->tier = dup_or_null(r->tier, &bad);
+	w->session = dup_or_null(r->session, &bad);
+	w->key = dup_or_null(r->key, &bad);
+	if (bad || !w->id) {
+		written_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* The object of a written event, or NULL when memory runs out. */
+static json_t *written_object(const a2m_event_written *w)
+{
+	char at[A2M_TIMESTAMP_LEN];
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	int bad = put(o, "kind", json_string("written"));
+	bad |= put(o, "at", json_string(a2m_clock_format(w->at, at)));
+	bad |= put(o, "id", json_string(w->id));
+	/* Absent fields stay absent: a record without a session or key has
+	** nothing to report there, and null would claim one. */
+	if (w->tier)
+		bad |= put(o, "tier", json_string(w->tier));
+	if (w->session)
+		bad |= put(o, "session", json_string(w->session));
+	if (w->key)
+		bad |= put(o, "key", json_string(w->key));
+	/* revision > 0 is how a key replacement shows (§4.12). */
+	bad |= put(o, "revision", json_integer(w->revision));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ev's object, built now if it waited (a2m_event); NULL when memory runs out. */
+static json_t *event_obj(a2m_event *ev)
+{
+	if (!ev->obj && ev->written && (ev->obj = written_object(ev->written))) {
+		written_free(ev->written);
+		ev->written = NULL;
+	}
+	return ev->obj;
+}
+
+/* Builds the §4.12 wire object of c (not written: written_of), or NULL when memory runs out. */
 static json_t *event_object(const a2m_change *c)
 {
 	char at[A2M_TIMESTAMP_LEN];
@@ -166,23 +246,6 @@ static json_t *event_object(const a2m_change *c)
 		return NULL;
 	int bad = 0;
 	switch (c->kind) {
-	case A2M_CHANGE_WRITTEN: {
-		const a2m_record *r = c->rec;
-		bad |= put(o, "kind", json_string("written"));
-		bad |= put(o, "at", json_string(a2m_clock_format(c->at, at)));
-		bad |= put(o, "id", json_string(r->id));
-		/* Absent fields stay absent: a record without a session or key
-		** has nothing to report there, and null would claim one. */
-		if (r->tier)
-			bad |= put(o, "tier", json_string(r->tier));
-		if (r->session)
-			bad |= put(o, "session", json_string(r->session));
-		if (r->key)
-			bad |= put(o, "key", json_string(r->key));
-		/* revision > 0 is how a key replacement shows (§4.12). */
-		bad |= put(o, "revision", json_integer(r->revision));
-		break;
-	}
 	case A2M_CHANGE_FORGOTTEN:
 		bad |= put(o, "kind", json_string("forgotten"));
 		bad |= put(o, "at", json_string(a2m_clock_format(c->at, at)));
@@ -255,19 +318,23 @@ static int audience_copy(const a2m_audience *src, size_t n, a2m_event_audience *
 	return 0;
 }
 
-const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
+a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
 {
-	json_t *obj = event_object(c);
+	int written = c->kind == A2M_CHANGE_WRITTEN;
+	json_t *obj = written ? NULL : event_object(c);
+	a2m_event_written *w = written ? written_of(c) : NULL;
 	char *owner = NULL;
 	a2m_event_audience *audience = NULL;
 	size_t n_audience = c->audience ? c->n_ids : 0;
-	if (obj && ((c->owner && !(owner = strdup(c->owner))) ||
-		    audience_copy(c->audience, n_audience, &audience) != 0)) {
+	int made = obj || w;
+	if (made && ((c->owner && !(owner = strdup(c->owner))) ||
+		     audience_copy(c->audience, n_audience, &audience) != 0)) {
 		json_decref(obj);
+		written_free(w);
 		free(owner);
-		obj = NULL;
+		made = 0;
 	}
-	if (!obj) {
+	if (!made) {
 		record_gap(log);
 		return NULL;
 	}
@@ -280,6 +347,7 @@ const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
 	a2m_event *ev = slot_of(log, log->head);
 	ev->seq = log->head;
 	ev->obj = obj;
+	ev->written = w;
 	ev->owner = owner;
 	ev->shared = c->shared;
 	ev->audience = audience;
@@ -301,7 +369,8 @@ static int kind_wanted(const a2m_event *ev, const json_t *kinds)
 {
 	if (!kinds || json_array_size(kinds) == 0)
 		return 1;
-	const char *kind = json_string_value(json_object_get(ev->obj, "kind"));
+	const char *kind = ev->written ? "written"
+				       : json_string_value(json_object_get(ev->obj, "kind"));
 	size_t i;
 	json_t *k;
 	json_array_foreach(kinds, i, k) {
@@ -359,7 +428,7 @@ static json_t *audience_view(const a2m_event *ev, const char *owner, int *oom)
 	return view;
 }
 
-json_t *a2m_event_view(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds,
+json_t *a2m_event_view(a2m_event *ev, const a2m_scope *scope, const json_t *kinds,
 		       int *oom)
 {
 	int ignored = 0;
@@ -368,6 +437,10 @@ json_t *a2m_event_view(const a2m_event *ev, const a2m_scope *scope, const json_t
 	*oom = 0;
 	if (!kind_wanted(ev, kinds))
 		return NULL;
+	if (!event_obj(ev)) {
+		*oom = 1;
+		return NULL;
+	}
 	if (!scope || !scope->scoped)
 		return json_incref(ev->obj);
 	if (ev->audience)
@@ -444,7 +517,7 @@ int a2m_event_log_read(a2m_event_log *log, const char *cursor, size_t limit,
 	size_t taken = 0;
 	int more = 0;
 	for (uint64_t s = after + 1; s <= log->head; s++) {
-		const a2m_event *ev = slot_of(log, s);
+		a2m_event *ev = slot_of(log, s);
 		int no_memory = 0;
 		json_t *view = a2m_event_view(ev, scope, kinds, &no_memory);
 		if (no_memory)

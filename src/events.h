@@ -27,10 +27,25 @@ typedef struct a2m_event_audience {
 	int   shared;      /* in a shared tier: everyone */
 } a2m_event_audience;
 
-/* One retained event: the wire object and who may see it. */
+/* What a written event reports, kept until its object is first asked for. */
+typedef struct a2m_event_written {
+	int64_t at;
+	char   *id, *tier, *session, *key;  /* tier, session, key: NULL when absent */
+	int64_t revision;
+} a2m_event_written;
+
+/*
+** One retained event: the wire object and who may see it. A written event
+** (the one of every record a remember stores) starts with written set and
+** obj NULL: its object is built the first time a view asks for it, since
+** most are evicted unread and building one was about 5% of a batched
+** remember. Like the rest of the log, that is done under the handle's
+** exclusive lock (every method touching the log takes it).
+*/
 typedef struct a2m_event {
 	uint64_t            seq;      /* position in the log, from 1 */
-	json_t             *obj;      /* the event object of §4.12 (kind, at, ...) */
+	json_t             *obj;      /* the event object of §4.12 (kind, at, ...); NULL: see written */
+	a2m_event_written  *written;  /* a written event's fields until obj is built */
 	char               *owner;    /* with shared 0: only this owner (NULL = no owner) sees it */
 	int                 shared;   /* visible to every caller */
 	a2m_event_audience *audience; /* NULL, or one per entry of obj's "ids" */
@@ -57,7 +72,7 @@ size_t a2m_event_log_capacity(const a2m_event_log *log);
 ** consolidated (moved, promoted, dropped, summarized), session_closed
 ** (session); all carry `at`.
 */
-const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c);
+a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c);
 
 /*
 ** What scope may be shown of ev (the rules of recall, §4.12), when its kind
@@ -67,7 +82,7 @@ const a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c);
 ** when scope may see none of it, the kind is not wanted, or memory ran out
 ** (*oom set; may be NULL).
 */
-json_t *a2m_event_view(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds,
+json_t *a2m_event_view(a2m_event *ev, const a2m_scope *scope, const json_t *kinds,
 		       int *oom);
 
 /*

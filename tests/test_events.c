@@ -453,7 +453,7 @@ static void test_scoped_cursor_advances_past_filtered_events(void)
 }
 
 /* 1 when scope is shown anything of ev under kinds, else 0. */
-static int viewed(const a2m_event *ev, const a2m_scope *scope, const json_t *kinds)
+static int viewed(a2m_event *ev, const a2m_scope *scope, const json_t *kinds)
 {
 	int oom = 0;
 	json_t *v = a2m_event_view(ev, scope, kinds, &oom);
@@ -466,7 +466,7 @@ static void test_wanted_applies_scope_then_kinds(void)
 {
 	a2m_event_log *log = a2m_event_log_new(2);
 	append_written(log, "a1", "alice", 0);
-	const a2m_event *ev = NULL;
+	a2m_event *ev = NULL;
 	/* The borrowed event of the last append. */
 	a2m_record r = {.id = "a2", .tier = "episodic", .owner = "alice"};
 	a2m_change c = {.kind = A2M_CHANGE_WRITTEN, .at = AT, .rec = &r, .owner = "alice"};
@@ -492,7 +492,7 @@ static void test_wanted_applies_scope_then_kinds(void)
 }
 
 /* The view of ev for scope, as compact JSON without "at" ("-" when none). */
-static const char *view_text(const a2m_event *ev, const a2m_scope *scope)
+static const char *view_text(a2m_event *ev, const a2m_scope *scope)
 {
 	static char out[512];
 	int oom = 0;
@@ -523,7 +523,7 @@ static void test_forget_of_many_owners_is_cut_per_reader(void)
 		{"alice", 0}, {"bob", 0}, {"bob", 1}, {"alice", 0}, {NULL, 0}};
 	a2m_change c = {.kind = A2M_CHANGE_FORGOTTEN, .at = AT, .ids = ids, .audience = aud,
 			.n_ids = 5, .count = 5, .shared = 1};
-	const a2m_event *ev = a2m_event_log_append(log, &c);
+	a2m_event *ev = a2m_event_log_append(log, &c);
 	CHECK(ev != NULL);
 	if (!ev) {
 		a2m_event_log_free(log);
@@ -565,6 +565,39 @@ static void test_forget_of_many_owners_is_cut_per_reader(void)
 	a2m_event_log_free(log);
 }
 
+/*
+** A written event's object is built on its first view, once: a reader
+** filtering it out by kind builds nothing, and two readers share the one
+** object, whose fields are the record's as it was written.
+*/
+static void test_written_object_built_once_when_first_read(void)
+{
+	a2m_event_log *log = a2m_event_log_new(4);
+	a2m_record r = {.id = "w9", .tier = "working", .session = "s2", .key = "k/1",
+			.revision = 3};
+	a2m_change c = {.kind = A2M_CHANGE_WRITTEN, .at = AT, .rec = &r, .shared = 1};
+	a2m_event *ev = a2m_event_log_append(log, &c);
+	CHECK(ev != NULL && ev->obj == NULL && ev->written != NULL);
+	/* The change's record is the caller's: the event keeps copies. */
+	r.id = "changed";
+	r.tier = NULL;
+	json_t *forgotten_only = json_pack("[s]", "forgotten");
+	int oom = 0;
+	CHECK(a2m_event_view(ev, NULL, forgotten_only, &oom) == NULL && !oom);
+	CHECK(ev->obj == NULL);
+	json_t *a = a2m_event_view(ev, NULL, NULL, &oom);
+	json_t *b = a2m_event_view(ev, NULL, NULL, &oom);
+	CHECK(a != NULL && a == b && ev->written == NULL);
+	char *text = a2m_json_write(a, NULL);
+	CHECK_STR(text, "{\"kind\":\"written\",\"at\":\"2026-07-28T10:15:30.123Z\",\"id\":\"w9\","
+		  "\"tier\":\"working\",\"session\":\"s2\",\"key\":\"k/1\",\"revision\":3}");
+	free(text);
+	json_decref(a);
+	json_decref(b);
+	json_decref(forgotten_only);
+	a2m_event_log_free(log);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
@@ -583,6 +616,7 @@ int main(void)
 		TEST(test_scoped_cursor_advances_past_filtered_events),
 		TEST(test_wanted_applies_scope_then_kinds),
 		TEST(test_forget_of_many_owners_is_cut_per_reader),
+		TEST(test_written_object_built_once_when_first_read),
 		{NULL, NULL}
 	};
 	return run_tests(tests);

@@ -134,7 +134,7 @@ void a2m_events_on_change(void *ctx, const a2m_change *c)
 	a2m_server *srv = ctx;
 	if (!srv || !srv->events)
 		return;
-	const a2m_event *ev = a2m_event_log_append(srv->events, c);
+	a2m_event *ev = a2m_event_log_append(srv->events, c);
 	if (!ev || !srv->subscribed || !srv->notify)
 		return;
 	/* The subscriber's scope is fixed when it subscribed, under the same
