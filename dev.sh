@@ -22,11 +22,10 @@ test)
 	scripts/deps.sh test
 	make -s -j"$jobs"
 	make -s -j"$jobs" SAN=1
-	# Only the tests of threads sharing a handle, store or scorer (and the
-	# analyser's batch threads: test_analyze, test_recall) run under ThreadSanitizer:
-	# it is slow, and the rest are single-threaded.
+	# Only the tests of threads sharing a handle, store or scorer run under
+	# ThreadSanitizer: it is slow, and the rest are single-threaded.
 	make -s -j"$jobs" TSAN=1 build-tsan/tests/test_threads build-tsan/tests/test_rank_threads \
-		build-tsan/tests/test_sqlite_readers build-tsan/tests/test_analyze build-tsan/tests/test_recall
+		build-tsan/tests/test_sqlite_readers
 	exec scripts/run-tests.sh "$@"
 	;;
 *)
