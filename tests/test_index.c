@@ -432,6 +432,36 @@ static void test_large_transaction_writes_every_posting(tctx *t)
 	EXPECT_INT(stats(t).docs, 80);
 }
 
+/*
+** Terms that share their first 8 bytes or are prefixes of each other, in
+** one flush: each keeps exactly its postings (SQLite orders a flush by the
+** terms' first 8 bytes before the rest, and finds a term in a block of
+** terms by that order).
+*/
+static void test_terms_sharing_long_prefixes_keep_their_postings(tctx *t)
+{
+	static const char *const words[] = {"internationalisation", "international", "internat",
+					    "interna", "internationale", "internationalise", "i",
+					    "internationalisations", "intern", "internatbz", "internataz"};
+	size_t nw = sizeof words / sizeof words[0];
+	char id[16], text[256];
+	EXPECT_OK(t->s->ops->begin(t->s));
+	for (size_t i = 0; i < nw; i++) {
+		/* Record i holds words i..nw-1, so word k is in k + 1 records. */
+		size_t used = 0;
+		text[0] = '\0';
+		for (size_t k = i; k < nw; k++)
+			used += (size_t)snprintf(text + used, sizeof text - used, "%s ", words[k]);
+		snprintf(id, sizeof id, "p%zu", i);
+		EXPECT(insert(t, id, text) > 0);
+	}
+	EXPECT_OK(t->s->ops->commit(t->s));
+	for (size_t k = 0; k < nw; k++)
+		EXPECT_INT(df(t, words[k]), k + 1);
+	EXPECT_INT(df(t, "internationa"), 0);
+	EXPECT_INT(df(t, "internationalisationsx"), 0);
+}
+
 /* The first letters of the ids visited, in order. */
 typedef struct visited {
 	char ids[8];
@@ -997,6 +1027,7 @@ int main(void)
 	RUN(test_removing_and_reinserting_many_keeps_postings_exact);
 	RUN(test_large_transaction_writes_every_posting);
 	RUN(test_visit_seqs_keeps_order_and_skips_missing);
+	RUN(test_terms_sharing_long_prefixes_keep_their_postings);
 	RUN(test_autocommit_write_keeps_record_and_postings_together);
 	RUN_SQLITE(test_index_survives_reopen_without_rebuild);
 	RUN_SQLITE(test_postings_cache_survives_only_own_commits);

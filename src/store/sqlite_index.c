@@ -30,6 +30,7 @@
 
 /* One posting waiting to be written (sign +1) or deleted (-1). */
 typedef struct pending_op {
+	uint64_t prefix;    /* the term's first 8 bytes, big-endian, zero-padded */
 	size_t   term;      /* offset in the arena */
 	uint32_t len;
 	uint32_t tf, dl;
@@ -80,13 +81,21 @@ void a2m_sqlite_index_cache_budget_for_tests(size_t postings)
 	cache_budget_for_tests = postings;
 }
 
-/* Orders buffered postings by (term, seq, order); arena holds the terms. */
+/*
+** Orders buffered postings by (term, seq, order), terms as SQLite's BINARY
+** collation does (bytes, then length); arena holds the terms. The prefixes
+** decide most pairs with one comparison (the sort was 44% of a flush).
+** Equal prefixes make the shorter term, if 8 bytes or less, a prefix of the
+** other, so the lengths decide; else the bytes after the eighth do.
+*/
 static int cmp_ops(const void *a, const void *b, void *arena)
 {
 	const pending_op *x = a, *y = b;
 	const char *t = arena;
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
 	uint32_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(t + x->term, t + y->term, n);
+	int c = n > 8 ? memcmp(t + x->term + 8, t + y->term + 8, n - 8) : 0;
 	if (c)
 		return c;
 	if (x->len != y->len)
@@ -389,8 +398,11 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 	for (size_t i = 0; i < dt->n; i++) {
 		const a2m_term *t = &dt->terms[i];
 		pending_op *op = &x->ops[x->nops];
+		uint64_t prefix = 0;
+		for (uint32_t k = 0; k < 8; k++)
+			prefix = prefix << 8 | (k < t->len ? (unsigned char)t->text[k] : 0u);
 		memcpy(x->arena + x->used, t->text, t->len);
-		*op = (pending_op){.term = x->used, .len = t->len, .tf = t->tf, .dl = dt->length,
+		*op = (pending_op){.prefix = prefix, .term = x->used, .len = t->len, .tf = t->tf, .dl = dt->length,
 				   .sign = sign, .seq = seq, .order = x->nops};
 		x->used += t->len;
 		x->nops++;

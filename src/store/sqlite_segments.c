@@ -28,16 +28,17 @@
 **
 ** The cost: a term is read from up to 7 segments per level (a seek each),
 ** and a merge is paid by the commit that fills a level. With commits of 500
-** records (~4 500 postings) a level-L segment holds ~4 500·8^L entries. In
-** the 100 000-record benchmark a level-2 merge (8 segments, ~280k entries
-** in all) took 43-47 ms, ~6M entries/s, in a commit that otherwise takes
-** ~35 ms. At 1M records (~9M postings) the largest merge yet is level 2
-** into 3: ~2.3M entries, ~0.4 s in one remember, once every 512 commits;
-** the first level-3 merge, at ~2M records, moves ~18M entries: ~3 s, and
-** holds its inputs (~150 MB) in memory. Merges are done whole, in memory
-** (the inputs are read fully, then deleted, then the output written, so
-** the freed pages are reused at once); making them incremental (a slice per
-** commit, as FTS5's automerge does) is the next step if those pauses matter.
+** records (~4 500 postings) a level-L segment holds ~4 500·8^L entries.
+** Measured in `bench remember --single 0 --records 1000000` (a commit
+** there takes ~38 ms): a level-2 merge (8 segments, 1.8 MB of rows) takes
+** 37-77 ms, every 64 commits; the largest at 1M records, level 2 into 3
+** (8 segments, ~2.3M entries, 10 MB of rows), 180-280 ms, every 512
+** commits (3 of them in 2 000). The next, level 3 into 4 at ~2M records,
+** would move ~80 MB: about 2 s, holding twice that in memory. Merges are
+** done whole, in memory (the inputs are read fully, then deleted, then the
+** output written, so the freed pages are reused at once); making them
+** incremental (a slice per commit, as FTS5's automerge does) is the next
+** step if those pauses matter.
 */
 #include <stdlib.h>
 #include <string.h>
