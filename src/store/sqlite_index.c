@@ -4,9 +4,10 @@
 ** Postings are not written as each record is: they wait in a buffer until
 ** the transaction commits (or something reads the index), and are then
 ** sorted by (term, seq) and written as one new segment (sqlite_segments.c):
-** a row per term appended at the end of the segments' b-tree, instead of a
-** row per posting scattered over every leaf of a table clustered by term,
-** which made the index dominate the cost of a write.
+** rows of ~900 bytes, each a block of terms with their postings, appended
+** at the end of the segments' b-tree, instead of a row per posting
+** scattered over every leaf of a table clustered by term, which made the
+** index dominate the cost of a write.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -145,7 +146,8 @@ static int is_current(sqlite3 *db, a2m_store *base, const char *version)
 	if (sqlite3_prepare_v2(db,
 		"SELECT (SELECT value FROM a2m_meta WHERE name = '" META_NAME "') = ?1"
 		" AND (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-		"      AND name IN ('a2m_segments', 'a2m_segdir', 'a2m_index_stats')) = 3", -1, &st, NULL)
+		"      AND name IN ('a2m_segments', 'a2m_segdir', 'a2m_index_stats')) = 3",
+		-1, &st, NULL)
 	    != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
@@ -186,7 +188,8 @@ static int flush(a2m_sqlite_index *x, a2m_store *base, int merge);
 ** Drops and refills the tables from every record, in one transaction, then
 ** records version. A failure rolls everything back. The postings are
 ** flushed every REBUILD_FLUSH as a segment each, unmerged, and merged into
-** one segment at the end: each posting is written twice, not once per level.
+** one segment at the end: each posting is written about twice, not once per
+** level.
 */
 static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 {
@@ -402,8 +405,8 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 		for (uint32_t k = 0; k < 8; k++)
 			prefix = prefix << 8 | (k < t->len ? (unsigned char)t->text[k] : 0u);
 		memcpy(x->arena + x->used, t->text, t->len);
-		*op = (pending_op){.prefix = prefix, .term = x->used, .len = t->len, .tf = t->tf, .dl = dt->length,
-				   .sign = sign, .seq = seq, .order = x->nops};
+		*op = (pending_op){.prefix = prefix, .term = x->used, .len = t->len, .tf = t->tf,
+				   .dl = dt->length, .sign = sign, .seq = seq, .order = x->nops};
 		x->used += t->len;
 		x->nops++;
 	}

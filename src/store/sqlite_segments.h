@@ -2,8 +2,12 @@
 ** sqlite_segments.h — the segments of the SQLite term index, for
 ** sqlite_index.c only (the layout is described in sqlite_index.h).
 **
-** A segment is a run of rows (seg, term, data) of a2m_segments, one row per
-** term, data being the term's entries in ascending seq, each encoded as
+** A segment is a run of rows (seg, term, data) of a2m_segments in term
+** order, each a block of terms (term: the block's first), data being
+**
+**   for each term:  varint(length) term  varint(size) list
+**
+** with a term's list its entries in ascending seq, each encoded as
 **
 **   varint((seq - previous seq) << 1 | deleted)  [varint(tf) varint(dl)]
 **
