@@ -1014,6 +1014,57 @@ static void test_a_reader_sees_the_same_postings_after_merges(tctx *t)
 	EXPECT_POSTINGS(t->s, &m);
 }
 
+/*
+** A term read skips the segments whose filter rules the term out: twelve
+** segments each holding one word of its own, and each word is read from
+** about one segment, not twelve (a filter may let 1% through).
+*/
+static void test_term_filters_skip_segments_without_the_term(tctx *t)
+{
+	char id[16], text[32];
+	for (int i = 0; i < 12; i++) {
+		snprintf(id, sizeof id, "f%d", i);
+		snprintf(text, sizeof text, "common only%dword", i);
+		EXPECT(insert(t, id, text) > 0);  /* autocommit: a segment each */
+	}
+	EXPECT(sql_int(t, "SELECT count(*) FROM a2m_segdir") >= 2);
+	size_t before = a2m_segments_block_reads();
+	for (int i = 0; i < 12; i++) {
+		snprintf(text, sizeof text, "only%dword", i);
+		EXPECT_INT(df(t, text), 1);
+	}
+	EXPECT_INT(df(t, "absentword"), 0);
+	size_t reads = a2m_segments_block_reads() - before;
+	EXPECT(reads >= 12 && reads <= 15);
+	/* A word in every segment is read from each. */
+	EXPECT_INT(df(t, "common"), 12);
+}
+
+/*
+** A merge inside a transaction that is rolled back: the read after the
+** rollback must list the segments as they are again, not as the merge had
+** left them (the data version does not move on a rollback).
+*/
+static void test_rollback_of_a_merge_restores_the_segments_reads_see(tctx *t)
+{
+	a2m_segments_merge_factor_for_tests(2);
+	EXPECT(insert(t, "a", "apple one") > 0);
+	EXPECT(insert(t, "b", "banana two") > 0);  /* merged with a's */
+	EXPECT_INT(df(t, "apple"), 1);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	EXPECT(insert(t, "c", "cherry three") > 0);
+	EXPECT_INT(df(t, "cherry"), 1);  /* written as a segment of its own */
+	EXPECT(insert(t, "d", "date four") > 0);
+	EXPECT_INT(df(t, "date"), 1);    /* and merged, up to one with a's and b's */
+	EXPECT_INT(df(t, "apple"), 1);
+	t->s->ops->rollback(t->s);
+	a2m_segments_merge_factor_for_tests(0);
+	EXPECT_INT(df(t, "apple"), 1);
+	EXPECT_INT(df(t, "banana"), 1);
+	EXPECT_INT(df(t, "cherry"), 0);
+	EXPECT_INT(df(t, "date"), 0);
+}
+
 int main(void)
 {
 	RUN(test_insert_indexes_terms_with_counts_and_length);
@@ -1040,6 +1091,8 @@ int main(void)
 	RUN_SQLITE(test_merge_with_the_oldest_segment_drops_tombstones);
 	RUN_SQLITE(test_old_layout_file_is_rebuilt_into_one_segment);
 	RUN_SQLITE(test_a_reader_sees_the_same_postings_after_merges);
+	RUN_SQLITE(test_term_filters_skip_segments_without_the_term);
+	RUN_SQLITE(test_rollback_of_a_merge_restores_the_segments_reads_see);
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

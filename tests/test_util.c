@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "store/bloom.h"
+#include "util/hash.h"
 #include "util/clock.h"
 #include "util/json_write.h"
 #include "util/text.h"
@@ -213,6 +215,35 @@ static void test_ids_unique_and_well_formed(void)
 	CHECK(strspn(a, "0123456789ABCDEFGHJKMNPQRSTVWXYZ") == 26);
 }
 
+/*
+** The term filter: every key added is reported as maybe present, and of
+** keys never added about 1% are (the size bloom.h promises), never most.
+*/
+static void test_bloom_filter_has_no_false_negatives(void)
+{
+	enum { KEYS = 5000, OTHERS = 20000 };
+	size_t n = a2m_bloom_bytes(KEYS);
+	unsigned char *bits = calloc(1, n);
+	char key[32];
+	CHECK(bits != NULL && n == (KEYS * 10 + 7) / 8 && a2m_bloom_bytes(0) == 8);
+	for (int i = 0; i < KEYS; i++) {
+		snprintf(key, sizeof key, "term%d", i);
+		a2m_bloom_add(bits, n, a2m_hash_str(key));
+	}
+	int missed = 0, false_hits = 0;
+	for (int i = 0; i < KEYS; i++) {
+		snprintf(key, sizeof key, "term%d", i);
+		missed += !a2m_bloom_maybe(bits, n, a2m_hash_str(key));
+	}
+	for (int i = 0; i < OTHERS; i++) {
+		snprintf(key, sizeof key, "other%d", i);
+		false_hits += a2m_bloom_maybe(bits, n, a2m_hash_str(key));
+	}
+	CHECK_INT(missed, 0);
+	CHECK(false_hits < OTHERS * 3 / 100);
+	free(bits);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
@@ -226,6 +257,7 @@ int main(void)
 		TEST(test_clock_parse_roundtrip),
 		TEST(test_utf8_length_counts_code_points),
 		TEST(test_ids_unique_and_well_formed),
+		TEST(test_bloom_filter_has_no_false_negatives),
 		{NULL, NULL}
 	};
 	return run_tests(tests);

@@ -20,7 +20,7 @@
 #include "store/sqlite_segments.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
-#define INDEX_LAYOUT "postings/2"
+#define INDEX_LAYOUT "postings/3"
 #define META_NAME    "index"
 
 #define SQL_CREATE \
@@ -459,6 +459,8 @@ void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 {
 	/* Postings read inside the transaction may be what it wrote. */
 	a2m_pcache_clear(x->cache);
+	/* The segments it wrote or merged are undone: reads list them again. */
+	a2m_segments_forget(x->segs);
 	x->wrote = 0;
 	x->nops = 0;
 	x->used = 0;

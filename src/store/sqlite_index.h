@@ -9,8 +9,10 @@
 **       commit or merge; a row is a block of terms (term: its first), each
 **       with its postings (seq, tf, dl: the record's length, so BM25 needs
 **       no second lookup) and tombstones, in ascending seq.
-**   a2m_segdir(seg, level, entries)  the live segments: a reader reads a
-**       term's row of each, the newest segment's entry winning per seq.
+**   a2m_segdir(seg, level, entries, bloom)  the live segments, each with a
+**       Bloom filter of its terms (bloom.h): a reader reads a term's block
+**       from each segment whose filter does not rule the term out, the
+**       newest segment's entry winning per seq.
 **   a2m_index_stats(docs, total_len, unindexed)  one row.
 **
 ** Postings are buffered until the transaction commits (or something reads

@@ -29,7 +29,7 @@
 	"CREATE TABLE a2m_segments(seg INTEGER NOT NULL, term TEXT NOT NULL," \
 	" data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;" \
 	"CREATE TABLE a2m_segdir(seg INTEGER PRIMARY KEY, level INTEGER NOT NULL," \
-	" entries INTEGER NOT NULL);"
+	" entries INTEGER NOT NULL, bloom BLOB);"
 
 /* One entry of a term's list: a posting, or its tombstone (deleted). */
 typedef struct a2m_seg_entry {
@@ -43,6 +43,21 @@ typedef struct a2m_seg_bytes {
 	unsigned char *p;
 	size_t         n, cap;
 } a2m_seg_bytes;
+
+/*
+** The byte helpers of the codec (sqlite_segments_codec.c), which
+** sqlite_segments.c uses too. a2m_seg_grow makes the array *p (of *cap
+** items of size bytes; p is the address of any object pointer) hold at
+** least need items, doubling from 64; a2m_seg_reserve makes room for more
+** bytes in b: both return 0, or -1 when memory runs out (nothing changed).
+** a2m_seg_put_varint writes v at p (at most 10 bytes) and returns the
+** bytes written; a2m_seg_get_varint reads one before end into *v,
+** returning 1, or 0 when the bytes end first or run too long.
+*/
+int    a2m_seg_grow(void *p, size_t *cap, size_t need, size_t size);
+int    a2m_seg_reserve(a2m_seg_bytes *b, size_t more);
+size_t a2m_seg_put_varint(unsigned char *p, uint64_t v);
+int    a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v);
 
 /*
 ** Appends e, whose predecessor in the list has seq *prev (0 for the first),
@@ -119,9 +134,22 @@ int a2m_segments_level_for(int64_t entries);
 int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all);
 
 /*
+** Forgets the live segments a read keeps (see a2m_segments_term): after a
+** rollback, which may undo segments written or dropped without changing
+** the database's data version.
+*/
+void a2m_segments_forget(a2m_segments *s);
+
+/* Blocks a2m_segments_term has read from SQLite, by every connection (tests). */
+size_t a2m_segments_block_reads(void);
+
+/*
 ** Visits term's live postings (tombstones resolved) in ascending seq,
-** reading the term's row of every live segment. visit's negative code
-** stops the walk and is returned.
+** reading the term's block of every live segment whose term filter (a
+** Bloom filter stored with the segment's directory row: bloom.h) does not
+** rule the term out. The live segments and their filters are kept between
+** reads while the data version stays and this connection writes none.
+** visit's negative code stops the walk and is returned.
 */
 int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t len,
 		      a2m_posting_visit visit, void *ctx);

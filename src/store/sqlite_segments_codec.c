@@ -1,0 +1,153 @@
+/*
+** sqlite_segments_codec.c — how a segment's lists are encoded, read and
+** merged, with no SQL: the half of the segments (sqlite_segments.h) that
+** works on bytes. sqlite_segments.c stores and finds them.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite_segments.h"
+
+/* ---- encoding ---- */
+
+/*
+** Makes the array *p (of *cap items of size bytes) hold at least need
+** items, doubling from 64. Returns 0, or -1 when memory runs out (*p kept).
+** p is the address of any object pointer, copied with memcpy so no pointer
+** is read through a void ** (strict aliasing).
+*/
+int a2m_seg_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	void *old, *q;
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	memcpy(&old, p, sizeof old);
+	if (!(q = realloc(old, n * size)))
+		return -1;
+	memcpy(p, &q, sizeof q);
+	*cap = n;
+	return 0;
+}
+
+int a2m_seg_reserve(a2m_seg_bytes *b, size_t more)
+{
+	return a2m_seg_grow(&b->p, &b->cap, b->n + more, 1);
+}
+
+/* Writes v as a LEB128 varint at p; returns the bytes written (at most 10). */
+size_t a2m_seg_put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* Reads a varint into *v: 1, or 0 when the bytes end or run too long. */
+int a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char c = *(*p)++;
+		r |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = r;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int a2m_seg_put(a2m_seg_bytes *b, int64_t *prev, const a2m_seg_entry *e)
+{
+	if (a2m_seg_reserve(b, 30) != 0)
+		return -1;
+	uint64_t delta = (uint64_t)(e->seq - *prev);
+	b->n += a2m_seg_put_varint(b->p + b->n, delta << 1 | (e->deleted ? 1u : 0u));
+	if (!e->deleted) {
+		b->n += a2m_seg_put_varint(b->p + b->n, e->tf);
+		b->n += a2m_seg_put_varint(b->p + b->n, e->dl);
+	}
+	*prev = e->seq;
+	return 0;
+}
+
+void a2m_seg_list_init(a2m_seg_list *l, const void *p, size_t n)
+{
+	l->p = p;
+	l->end = l->p + n;
+	l->seq = 0;
+}
+
+int a2m_seg_list_next(a2m_seg_list *l, a2m_seg_entry *e)
+{
+	uint64_t head, tf = 0, dl = 0;
+	if (l->p == l->end)
+		return 0;
+	if (!a2m_seg_get_varint(&l->p, l->end, &head))
+		return -1;
+	e->deleted = (int)(head & 1);
+	if (!e->deleted && (!a2m_seg_get_varint(&l->p, l->end, &tf) || !a2m_seg_get_varint(&l->p, l->end, &dl) ||
+			    tf > UINT32_MAX || dl > UINT32_MAX))
+		return -1;
+	l->seq += (int64_t)(head >> 1);
+	e->seq = l->seq;
+	e->tf = (uint32_t)tf;
+	e->dl = (uint32_t)dl;
+	return 1;
+}
+
+int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
+			a2m_seg_emit emit, void *ctx, int *corrupt)
+{
+	a2m_seg_entry head[A2M_SEG_MAX_LISTS];
+	int live[A2M_SEG_MAX_LISTS];
+	*corrupt = 1;
+	if (n > A2M_SEG_MAX_LISTS)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if ((live[i] = a2m_seg_list_next(&lists[i], &head[i])) < 0)
+			return -1;
+	*corrupt = 0;
+	for (;;) {
+		/* The smallest seq, the newest list holding it, and the smallest
+		** seq of the other lists (a tie when equal). */
+		size_t win = n;
+		int64_t other = INT64_MAX;
+		for (size_t i = 0; i < n; i++) {
+			if (!live[i])
+				continue;
+			if (win != n && head[i].seq > head[win].seq) {
+				other = head[i].seq < other ? head[i].seq : other;
+				continue;
+			}
+			if (win != n)
+				other = head[win].seq < other ? head[win].seq : other;
+			win = i;
+		}
+		if (win == n)
+			return 0;
+		/* Then the run of win's entries before any other list's: segments
+		** are mostly disjoint ranges of seq (records are added in seq
+		** order), so most entries are taken here, not by a scan of n heads. */
+		int tie = head[win].seq == other;
+		do {
+			a2m_seg_entry e = head[win];
+			for (size_t i = tie ? 0 : win; i < (tie ? n : win + 1); i++)
+				if (live[i] && head[i].seq == e.seq &&
+				    (live[i] = a2m_seg_list_next(&lists[i], &head[i])) < 0) {
+					*corrupt = 1;
+					return -1;
+				}
+			int rc = e.deleted && !keep_tombstones ? 0 : emit(&e, ctx);
+			if (rc < 0)
+				return rc;
+		} while (!tie && live[win] && head[win].seq < other);
+	}
+}
