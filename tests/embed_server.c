@@ -46,6 +46,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,9 @@
 static size_t dims = 8;
 static long delay_ms;
 static const char *api_key;
-static volatile sig_atomic_t stopping;
+/* Set by main once SIGTERM arrives (sigwait), read by the connection
+** threads' stalls: an atomic, since a sig_atomic_t is no help across threads. */
+static atomic_int stopping;
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static long long n_requests, n_texts, n_alternate;
@@ -161,7 +164,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int openai, unsigned
 
 static void stall(void)
 {
-	for (long left = delay_ms; left > 0 && !stopping; left -= 10) {
+	for (long left = delay_ms; left > 0 && !atomic_load(&stopping); left -= 10) {
 		struct timespec ts = {0, 10 * 1000000L};
 		nanosleep(&ts, NULL);
 	}
@@ -401,7 +404,7 @@ int main(int argc, char **argv)
 
 	int sig = 0;
 	sigwait(&set, &sig);
-	stopping = 1;
+	atomic_store(&stopping, 1);
 	MHD_stop_daemon(d);
 	return 0;
 }
