@@ -1065,6 +1065,26 @@ static void test_rollback_of_a_merge_restores_the_segments_reads_see(tctx *t)
 	EXPECT_INT(df(t, "date"), 0);
 }
 
+/*
+** A segment number given out again after a rollback must not inherit the
+** filter of the segment that had it: the rolled-back one held other terms
+** (the same count of them), and a read trusting its filter would skip the
+** new one.
+*/
+static void test_segment_number_reused_after_rollback_gets_its_own_filter(tctx *t)
+{
+	EXPECT(insert(t, "x1", "alpha beta") > 0);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	EXPECT(insert(t, "x2", "gamma delta") > 0);
+	EXPECT_INT(df(t, "gamma"), 1);  /* its segment is written, and its filter read */
+	t->s->ops->rollback(t->s);
+	EXPECT(insert(t, "x3", "omega sigma") > 0);  /* the same number, two terms again */
+	EXPECT_INT(df(t, "omega"), 1);
+	EXPECT_INT(df(t, "sigma"), 1);
+	EXPECT_INT(df(t, "gamma"), 0);
+	EXPECT_INT(df(t, "alpha"), 1);
+}
+
 int main(void)
 {
 	RUN(test_insert_indexes_terms_with_counts_and_length);
@@ -1093,6 +1113,7 @@ int main(void)
 	RUN_SQLITE(test_a_reader_sees_the_same_postings_after_merges);
 	RUN_SQLITE(test_term_filters_skip_segments_without_the_term);
 	RUN_SQLITE(test_rollback_of_a_merge_restores_the_segments_reads_see);
+	RUN_SQLITE(test_segment_number_reused_after_rollback_gets_its_own_filter);
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

@@ -20,7 +20,7 @@
 #include "store/sqlite_segments.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
-#define INDEX_LAYOUT "postings/3"
+#define INDEX_LAYOUT "postings/4"
 #define META_NAME    "index"
 
 #define SQL_CREATE \

@@ -47,6 +47,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "a2m.h"
 #include "store/bloom.h"
@@ -82,6 +84,7 @@ static int merge_factor(void)
 /* A live segment as a read sees it: its directory row and its term filter. */
 typedef struct dir_entry {
 	int64_t        seg, entries;
+	int64_t        nonce;  /* random, set when written: tells a segment from a later one of its number */
 	int            level;
 	unsigned char *bloom;  /* NULL: no filter, always read */
 	size_t         nbloom;
@@ -97,8 +100,10 @@ struct a2m_segments {
 	** The live segments, oldest first, kept between reads: valid while the
 	** database's data version is dir_version and this connection has not
 	** written or dropped a segment, nor rolled back, since (dir_valid).
-	** A merged segment takes an older number at a higher level, so a
-	** filter is kept across reloads only for the same (seg, level, entries).
+	** Numbers come back (a merged segment takes the newest number it
+	** replaces; a rolled-back one's is given out again; a rebuild starts
+	** over), so a filter is kept across reloads only for the same number
+	** and the same random nonce.
 	*/
 	dir_entry    *dir;
 	size_t        ndir, dir_cap;
@@ -132,7 +137,8 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		{offsetof(a2m_segments, add),
 		 "INSERT INTO a2m_segments(seg, term, data) VALUES(?1, ?2, ?3)"},
 		{offsetof(a2m_segments, finish),
-		 "INSERT INTO a2m_segdir(seg, level, entries, bloom) VALUES(?1, ?2, ?3, ?4)"},
+		 "INSERT INTO a2m_segdir(seg, level, entries, bloom, nonce)"
+		 " VALUES(?1, ?2, ?3, ?4, ?5)"},
 		{offsetof(a2m_segments, full_level),
 		 "SELECT level FROM a2m_segdir GROUP BY level HAVING count(*) >= ?1"
 		 " ORDER BY level LIMIT 1"},
@@ -149,7 +155,7 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		/* The live segments, the oldest first: a2m_seg_merge_lists wants
 		** a term's lists in age order. */
 		{offsetof(a2m_segments, dir_list),
-		 "SELECT seg, level, entries FROM a2m_segdir ORDER BY seg"},
+		 "SELECT seg, level, entries, nonce FROM a2m_segdir ORDER BY seg"},
 		{offsetof(a2m_segments, dir_bloom), "SELECT bloom FROM a2m_segdir WHERE seg = ?1"},
 		/* The block of segment ?1 that would hold term ?2: the last whose
 		** first term is not after it. */
@@ -305,6 +311,24 @@ static int next_in_block(const unsigned char **p, const unsigned char *end,
 	return 1;
 }
 
+/*
+** A random 64-bit number for a new segment's directory row. Without the
+** system's random source, the clock and a counter (unique enough within
+** one process, and a filter is only reused within one).
+*/
+static int64_t new_nonce(void)
+{
+	static atomic_uint_fast64_t counter;
+	uint64_t v = 0;
+	if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
+		    (atomic_fetch_add(&counter, 1) << 48);
+	}
+	return (int64_t)v;
+}
+
 int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
 			int64_t entries)
 {
@@ -325,6 +349,7 @@ int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level
 		sqlite3_bind_int(st, 2, level) == SQLITE_OK &&
 		sqlite3_bind_int64(st, 3, entries) == SQLITE_OK &&
 		sqlite3_bind_blob64(st, 4, bloom, nbloom, SQLITE_STATIC) == SQLITE_OK &&
+		sqlite3_bind_int64(st, 5, new_nonce()) == SQLITE_OK &&
 		sqlite3_step(st) == SQLITE_DONE;
 	reset(st);
 	free(bloom);
@@ -637,12 +662,11 @@ size_t a2m_segments_block_reads(void)
 	return atomic_load_explicit(&block_reads, memory_order_relaxed);
 }
 
-/* Finds the filter of (seg, level, entries) among the old list's and takes it. */
+/* Finds the filter of the same segment (number and nonce) among the old list's and takes it. */
 static void take_bloom(dir_entry *old, size_t nold, dir_entry *e)
 {
 	for (size_t i = 0; i < nold; i++)
-		if (old[i].bloom && old[i].seg == e->seg && old[i].level == e->level &&
-		    old[i].entries == e->entries) {
+		if (old[i].bloom && old[i].seg == e->seg && old[i].nonce == e->nonce) {
 			e->bloom = old[i].bloom;
 			e->nbloom = old[i].nbloom;
 			old[i].bloom = NULL;
@@ -657,7 +681,8 @@ static int dir_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 		return a2m_store_fail(base, "index postings: out of memory");
 	s->dir[s->ndir++] = (dir_entry){.seg = sqlite3_column_int64(st, 0),
 					.level = sqlite3_column_int(st, 1),
-					.entries = sqlite3_column_int64(st, 2)};
+					.entries = sqlite3_column_int64(st, 2),
+					.nonce = sqlite3_column_int64(st, 3)};
 	return 0;
 }
 

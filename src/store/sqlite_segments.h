@@ -29,7 +29,7 @@
 	"CREATE TABLE a2m_segments(seg INTEGER NOT NULL, term TEXT NOT NULL," \
 	" data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;" \
 	"CREATE TABLE a2m_segdir(seg INTEGER PRIMARY KEY, level INTEGER NOT NULL," \
-	" entries INTEGER NOT NULL, bloom BLOB);"
+	" entries INTEGER NOT NULL, bloom BLOB, nonce INTEGER NOT NULL);"
 
 /* One entry of a term's list: a posting, or its tombstone (deleted). */
 typedef struct a2m_seg_entry {
