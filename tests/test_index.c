@@ -1085,6 +1085,30 @@ static void test_segment_number_reused_after_rollback_gets_its_own_filter(tctx *
 	EXPECT_INT(df(t, "alpha"), 1);
 }
 
+/*
+** A reader outside any transaction that read a term before a writer's
+** commit: its next term read lists the live segments again (the list it
+** kept may be older than the snapshot the read takes), so a term only in
+** the new segment is found even without the figures read first.
+*/
+static void test_reader_lists_segments_again_after_a_writers_commit(tctx *t)
+{
+	EXPECT(insert(t, "w1", "apple one") > 0);
+	a2m_store *r = NULL;
+	char err[256];
+	a2m_sqlite_options opt = {.read_only = 1};
+	EXPECT_OK(a2m_store_sqlite_open(t->path, &opt, &r, err, sizeof err));
+	plist p = {0};
+	int ok = r->ops->index_attach(r, &tix.base) == 0 &&
+		r->ops->index_postings(r, "apple", 5, collect, &p) == 0 && p.n == 1;
+	EXPECT(insert(t, "w2", "quince two") > 0);  /* a new segment, committed */
+	memset(&p, 0, sizeof p);
+	ok = ok && r->ops->index_postings(r, "quince", 6, collect, &p) == 0;
+	EXPECT(ok);
+	EXPECT_INT(p.n, 1);
+	r->ops->close(r);
+}
+
 int main(void)
 {
 	RUN(test_insert_indexes_terms_with_counts_and_length);
@@ -1114,6 +1138,7 @@ int main(void)
 	RUN_SQLITE(test_term_filters_skip_segments_without_the_term);
 	RUN_SQLITE(test_rollback_of_a_merge_restores_the_segments_reads_see);
 	RUN_SQLITE(test_segment_number_reused_after_rollback_gets_its_own_filter);
+	RUN_SQLITE(test_reader_lists_segments_again_after_a_writers_commit);
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

@@ -94,12 +94,15 @@ struct a2m_segments {
 	sqlite3      *db;
 	sqlite3_stmt *next_seg, *add, *finish, *full_level, *count, *level_segs, *all_segs;
 	sqlite3_stmt *oldest, *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
+	sqlite3_stmt *read_begin, *read_end;  /* a term read outside any transaction */
 	uint64_t     *hashes;  /* the terms of the segment being written, hashed */
 	size_t        nhashes, hashes_cap;
 	/*
-	** The live segments, oldest first, kept between reads: valid while the
-	** database's data version is dir_version and this connection has not
-	** written or dropped a segment, nor rolled back, since (dir_valid).
+	** The live segments, oldest first, kept between reads of one
+	** transaction: valid while its snapshot is taken, the database's data
+	** version is dir_version and this connection has not written or
+	** dropped a segment, nor rolled back, since (dir_valid). A new
+	** transaction reads the list again (its snapshot may be newer).
 	** Numbers come back (a merged segment takes the newest number it
 	** replaces; a rolled-back one's is given out again; a rebuild starts
 	** over), so a filter is kept across reloads only for the same number
@@ -159,6 +162,8 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		{offsetof(a2m_segments, dir_bloom), "SELECT bloom FROM a2m_segdir WHERE seg = ?1"},
 		/* The block of segment ?1 that would hold term ?2: the last whose
 		** first term is not after it. */
+		{offsetof(a2m_segments, read_begin), "BEGIN"},
+		{offsetof(a2m_segments, read_end), "COMMIT"},
 		{offsetof(a2m_segments, block_of),
 		 "SELECT data FROM a2m_segments WHERE seg = ?1 AND term <= ?2"
 		 " ORDER BY term DESC LIMIT 1"},
@@ -187,7 +192,8 @@ void a2m_segments_close(a2m_segments *s)
 		return;
 	sqlite3_stmt *all[] = {s->next_seg, s->add, s->finish, s->full_level, s->count,
 			       s->level_segs, s->all_segs, s->oldest, s->load, s->drop_rows,
-			       s->drop_dir, s->dir_list, s->dir_bloom, s->block_of};
+			       s->drop_dir, s->dir_list, s->dir_bloom, s->block_of,
+			       s->read_begin, s->read_end};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		sqlite3_finalize(all[i]);
 	for (size_t i = 0; i < s->ndir; i++)
@@ -715,8 +721,11 @@ static int dir_bloom(a2m_segments *s, a2m_store *base, dir_entry *e)
 static int dir_load(a2m_segments *s, a2m_store *base)
 {
 	unsigned version = 0;
-	int known = a2m_sqlite_data_version(s->db, &version);
-	if (s->dir_valid && known && version == s->dir_version)
+	/* Before the transaction's first statement its snapshot is not taken,
+	** and the data version may be older than what the reads will see. */
+	int taken = sqlite3_txn_state(s->db, "main") > SQLITE_TXN_NONE;
+	if (s->dir_valid && taken && a2m_sqlite_data_version(s->db, &version) &&
+	    version == s->dir_version)
 		return 0;
 	dir_entry *old = s->dir;
 	size_t nold = s->ndir;
@@ -734,8 +743,9 @@ static int dir_load(a2m_segments *s, a2m_store *base)
 	free(old);
 	if (!rc && s->ndir > A2M_SEG_MAX_LISTS)
 		rc = a2m_store_fail(base, "index postings: too many segments");
-	if (!rc) {
-		s->dir_valid = known;
+	/* The list was read in this transaction's snapshot: the version now is its. */
+	if (!rc && a2m_sqlite_data_version(s->db, &version)) {
+		s->dir_valid = 1;
 		s->dir_version = version;
 	}
 	return rc;
@@ -747,6 +757,17 @@ int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t
 	a2m_seg_list lists[A2M_SEG_MAX_LISTS];
 	term_read r = {s, term, len, 0};
 	s->buf.n = 0;
+	/*
+	** The list of segments and their blocks must come from one snapshot:
+	** outside a transaction each statement would take its own, and a merge
+	** committed between them would hide postings. So such a read is one.
+	*/
+	int own = sqlite3_get_autocommit(s->db);
+	if (own && sqlite3_step(s->read_begin) != SQLITE_DONE) {
+		reset(s->read_begin);
+		return fail(s, base, "postings");
+	}
+	reset(s->read_begin);
 	int rc = dir_load(s, base);
 	uint64_t h = a2m_hash_bytes(term, len);
 	for (size_t i = 0; !rc && i < s->ndir; i++) {
@@ -758,6 +779,14 @@ int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t
 			sqlite3_bind_text64(s->block_of, 2, term, len, SQLITE_STATIC,
 					    SQLITE_UTF8) == SQLITE_OK;
 		rc = each_row(s, base, s->block_of, bound, "postings", term_row, &r);
+	}
+	/* A read transaction has nothing to keep: COMMIT only ends it. */
+	if (own) {
+		if (sqlite3_step(s->read_end) != SQLITE_DONE && !rc)
+			rc = fail(s, base, "postings");
+		reset(s->read_end);
+		if (!sqlite3_get_autocommit(s->db))
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	}
 	if (rc)
 		return rc;
