@@ -759,10 +759,13 @@ int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t
 	s->buf.n = 0;
 	/*
 	** The list of segments and their blocks must come from one snapshot:
-	** outside a transaction each statement would take its own, and a merge
-	** committed between them would hide postings. So such a read is one.
+	** with no read transaction open each statement would take its own, and
+	** a merge committed between them would hide postings. So such a read
+	** opens one. A read bracket (a held statement: sqlite_pool.c) or a
+	** write transaction already has its snapshot.
 	*/
-	int own = sqlite3_get_autocommit(s->db);
+	int own = sqlite3_get_autocommit(s->db) &&
+		sqlite3_txn_state(s->db, "main") == SQLITE_TXN_NONE;
 	if (own && sqlite3_step(s->read_begin) != SQLITE_DONE) {
 		reset(s->read_begin);
 		return fail(s, base, "postings");
