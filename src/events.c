@@ -19,17 +19,14 @@
 ** them rather than copies. A written event's is built on its first read
 ** (events.h, a2m_event).
 */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "events.h"
 #include "util/clock.h"
+#include "util/random.h"
 
 /* Bytes of salt; printed as twice as many hex digits. */
 #define SALT_BYTES 8
@@ -47,38 +44,6 @@ struct a2m_event_log {
 	char       salt[SALT_HEX + 1];
 };
 
-/*
-** Fills buf with random bytes. The salt only has to differ between runs, not
-** be secret, so when the system's random source fails we fall back to mixing
-** the clock, the pid and an address rather than refusing to create the log.
-*/
-static void fill_salt(unsigned char *buf, size_t n)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = getrandom(buf + got, n - got, GRND_NONBLOCK);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	if (got == n)
-		return;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t x = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^
-		     ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)buf;
-	for (size_t i = 0; i < n; i++) {
-		/* splitmix64 step: spreads the few varying bits over every byte */
-		x += 0x9E3779B97F4A7C15ULL;
-		uint64_t z = x;
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-		buf[i] = (unsigned char)(z ^ (z >> 31));
-	}
-}
-
 a2m_event_log *a2m_event_log_new(size_t capacity)
 {
 	/* A log that can hold nothing would reset every reader on every
@@ -95,7 +60,8 @@ a2m_event_log *a2m_event_log_new(size_t capacity)
 	}
 	log->capacity = capacity;
 	unsigned char raw[SALT_BYTES];
-	fill_salt(raw, sizeof raw);
+	/* The salt only has to differ between runs, not be secret. */
+	a2m_random_fill(raw, sizeof raw);
 	for (size_t i = 0; i < SALT_BYTES; i++)
 		snprintf(log->salt + 2 * i, 3, "%02x", raw[i]);
 	return log;

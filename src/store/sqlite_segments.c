@@ -47,14 +47,13 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "a2m.h"
 #include "store/bloom.h"
 #include "store/sqlite_index.h"
 #include "store/sqlite_segments.h"
 #include "util/hash.h"
+#include "util/random.h"
 
 #define MERGE_FACTOR 8
 
@@ -317,22 +316,12 @@ static int next_in_block(const unsigned char **p, const unsigned char *end,
 	return 1;
 }
 
-/*
-** A random 64-bit number for a new segment's directory row. Without the
-** system's random source, the clock and a counter (unique enough within
-** one process, and a filter is only reused within one).
-*/
+/* A random 64-bit number for a new segment's directory row. */
 static int64_t new_nonce(void)
 {
-	static atomic_uint_fast64_t counter;
-	uint64_t v = 0;
-	if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		v = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-		    (atomic_fetch_add(&counter, 1) << 48);
-	}
-	return (int64_t)v;
+	int64_t v;
+	a2m_random_fill(&v, sizeof v);
+	return v;
 }
 
 int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
