@@ -27,6 +27,7 @@
 #include "events.h"
 #include "util/clock.h"
 #include "util/random.h"
+#include "util/text.h"
 
 /* Bytes of salt; printed as twice as many hex digits. */
 #define SALT_BYTES 8
@@ -136,15 +137,6 @@ static int put(json_t *obj, const char *key, json_t *value)
 	return !value || json_object_set_new(obj, key, value) != 0;
 }
 
-/* A copy of s, NULL for NULL; *bad set when memory runs out. */
-static char *dup_or_null(const char *s, int *bad)
-{
-	char *d = s ? strdup(s) : NULL;
-	if (s && !d)
-		*bad = 1;
-	return d;
-}
-
 /* The fields of a written change, or NULL when memory runs out. */
 static a2m_event_written *written_of(const a2m_change *c)
 {
@@ -155,10 +147,10 @@ static a2m_event_written *written_of(const a2m_change *c)
 		return NULL;
 	w->at = c->at;
 	w->revision = r->revision;
-	w->id = dup_or_null(r->id, &bad);
-	w->tier = dup_or_null(r->tier, &bad);
-	w->session = dup_or_null(r->session, &bad);
-	w->key = dup_or_null(r->key, &bad);
+	w->id = a2m_str_dup_opt(r->id, &bad);
+	w->tier = a2m_str_dup_opt(r->tier, &bad);
+	w->session = a2m_str_dup_opt(r->session, &bad);
+	w->key = a2m_str_dup_opt(r->key, &bad);
 	if (bad || !w->id) {
 		written_free(w);
 		return NULL;
@@ -321,14 +313,6 @@ a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
 	return ev;
 }
 
-/* NULL equals NULL: records without an owner form their own scope (§6). */
-static int same_owner(const char *a, const char *b)
-{
-	if (!a || !b)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
-
 /* Whether ev's kind is among kinds; an empty list filters nothing, as an
 ** empty `where` does not. */
 static int kind_wanted(const a2m_event *ev, const json_t *kinds)
@@ -362,7 +346,7 @@ static json_t *audience_view(const a2m_event *ev, const char *owner, int *oom)
 	}
 	for (size_t i = 0; i < ev->n_audience; i++) {
 		const a2m_event_audience *a = &ev->audience[i];
-		if (!a->shared && !same_owner(a->owner, owner))
+		if (!a->shared && !a2m_str_same(a->owner, owner))
 			continue;
 		seen++;
 		if (ids && json_array_append(kept, json_array_get(ids, i)) != 0) {
@@ -411,7 +395,8 @@ json_t *a2m_event_view(a2m_event *ev, const a2m_scope *scope, const json_t *kind
 		return json_incref(ev->obj);
 	if (ev->audience)
 		return audience_view(ev, scope->owner, oom);
-	if (!ev->shared && !same_owner(ev->owner, scope->owner))
+	/* NULL equals NULL: records without an owner form their own scope (§6). */
+	if (!ev->shared && !a2m_str_same(ev->owner, scope->owner))
 		return NULL;
 	return json_incref(ev->obj);
 }

@@ -193,8 +193,8 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 		}
 	}
 	int moves = rec->created_at != e->rec.created_at;
-	int recount = !a2m_mem_same(rec->tier, e->rec.tier) ||
-		      !a2m_mem_same(rec->session, e->rec.session);
+	int recount = !a2m_str_same(rec->tier, e->rec.tier) ||
+		      !a2m_str_same(rec->session, e->rec.session);
 	if (a2m_mem_journal_reserve(s) != 0 || (moves && a2m_mem_order_reserve(s) != 0) ||
 	    (recount && a2m_mcounts_reserve(s->counts, rec->tier, rec->session) != 0))
 		return a2m_store_fail(base, "out of memory");

@@ -23,6 +23,7 @@
 #include "store/memory_index.h"
 #include "store/store.h"
 #include "store/vector_index.h"
+#include "util/text.h"
 
 /* An entry's slot while it is in no place of order[]. */
 #define NO_SLOT         SIZE_MAX
@@ -104,8 +105,6 @@ typedef struct mstore {
 
 /* ---- memory_tables.c: the hash tables ----------------------------------- */
 
-/* Equal as optional strings: both NULL, or both set and equal. */
-int a2m_mem_same(const char *a, const char *b);
 
 /* The hash an entry's id_hash must hold for id (FNV-1a). */
 uint64_t a2m_mem_hash_id(const char *id);

@@ -40,14 +40,6 @@ static uint64_t hash_key(const char *owner, const char *key)
 	return a2m_hash_more(h, key, strlen(key));
 }
 
-/* Equal as optional strings: both NULL, or both set and equal. */
-int a2m_mem_same(const char *a, const char *b)
-{
-	if (!a || !b)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
-
 /* ---- the two hash tables ----------------------------------------------- */
 
 static uint64_t hash_seq(int64_t seq)
@@ -152,7 +144,7 @@ entry *a2m_mem_find_key(mstore *s, const char *owner, const char *key)
 	uint64_t h = hash_key(owner, key);
 	entry *e = s->keys.buckets[(size_t)(h & (s->keys.nbuckets - 1))];
 	for (; e; e = e->key_next)
-		if (e->key_hash == h && a2m_mem_same(e->rec.owner, owner) &&
+		if (e->key_hash == h && a2m_str_same(e->rec.owner, owner) &&
 		    strcmp(e->rec.key, key) == 0)
 			return e;
 	return NULL;

@@ -9,6 +9,7 @@
 
 #include "a2m.h"
 #include "store/store.h"
+#include "util/text.h"
 
 int a2m_store_fail(a2m_store *s, const char *fmt, ...)
 {
@@ -32,23 +33,15 @@ int a2m_store_check_record(a2m_store *s, const a2m_record *rec, const char *op)
 	return 0;
 }
 
-/* Equal as optional strings: both NULL, or both set and equal. */
-static int same(const char *a, const char *b)
-{
-	if (!a || !b)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
-
 int a2m_query_matches(const a2m_query *q, const a2m_record *rec)
 {
-	if (q->tier && !same(q->tier, rec->tier))
+	if (q->tier && !a2m_str_same(q->tier, rec->tier))
 		return 0;
-	if (q->by_owner && !same(q->owner, rec->owner))
+	if (q->by_owner && !a2m_str_same(q->owner, rec->owner))
 		return 0;
-	if (q->by_session && !same(q->session, rec->session))
+	if (q->by_session && !a2m_str_same(q->session, rec->session))
 		return 0;
-	if (q->group && !same(q->group, rec->group))
+	if (q->group && !a2m_str_same(q->group, rec->group))
 		return 0;
 	if (q->key_prefix) {
 		if (!rec->key || strncmp(rec->key, q->key_prefix, strlen(q->key_prefix)) != 0)

@@ -32,6 +32,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_internal.h"
+#include "util/text.h"
 
 /*
 ** Buckets one transaction keeps before writing them out: a batch spread
@@ -56,23 +57,6 @@ struct a2m_sqlite_bucket {
 	char   *tier, *session;  /* owned; NULL is "none" */
 	int64_t n;               /* inserted in this bucket, not yet written */
 };
-
-static int same(const char *a, const char *b)
-{
-	if (!a || !b)
-		return !a && !b;
-	return strcmp(a, b) == 0;
-}
-
-static char *copy(const char *v, int *oom)
-{
-	if (!v)
-		return NULL;
-	char *c = strdup(v);
-	if (!c)
-		*oom = 1;
-	return c;
-}
 
 static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 {
@@ -156,7 +140,7 @@ int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *sessio
 	}
 	*seq = s->seq_high + 1;
 	for (size_t i = 0; i < s->buckets_n; i++) {
-		if (same(s->buckets[i].tier, tier) && same(s->buckets[i].session, session)) {
+		if (a2m_str_same(s->buckets[i].tier, tier) && a2m_str_same(s->buckets[i].session, session)) {
 			*bucket = i;
 			return 0;
 		}
@@ -172,7 +156,7 @@ int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *sessio
 		s->buckets_cap = cap;
 	}
 	int oom = 0;
-	a2m_sqlite_bucket b = {copy(tier, &oom), copy(session, &oom), 0};
+	a2m_sqlite_bucket b = {a2m_str_dup_opt(tier, &oom), a2m_str_dup_opt(session, &oom), 0};
 	if (oom) {
 		free(b.tier);
 		free(b.session);
@@ -196,7 +180,7 @@ int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_ses
 	int64_t n = 0;
 	for (size_t i = 0; i < s->buckets_n; i++) {
 		const a2m_sqlite_bucket *b = &s->buckets[i];
-		if ((!tier || same(b->tier, tier)) && (!by_session || same(b->session, session)))
+		if ((!tier || a2m_str_same(b->tier, tier)) && (!by_session || a2m_str_same(b->session, session)))
 			n += b->n;
 	}
 	return n;

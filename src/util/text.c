@@ -1,7 +1,9 @@
 /*
-** text.c — UTF-8 length and id generation (see text.h).
+** text.c — UTF-8 length, id generation and optional strings (see text.h).
 */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include "util/text.h"
@@ -51,4 +53,19 @@ int a2m_id_generate(int64_t now_ms, char out[A2M_ID_LEN])
 	}
 	out[26] = '\0';
 	return 0;
+}
+
+int a2m_str_same(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+char *a2m_str_dup_opt(const char *s, int *oom)
+{
+	char *d = s ? strdup(s) : NULL;
+	if (s && !d)
+		*oom = 1;
+	return d;
 }

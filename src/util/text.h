@@ -1,5 +1,6 @@
 /*
-** text.h — small UTF-8 and identifier helpers shared by the layers.
+** text.h — small UTF-8, identifier and optional-string helpers shared by
+** the layers.
 */
 #ifndef A2M_TEXT_H
 #define A2M_TEXT_H
@@ -24,5 +25,14 @@ size_t a2m_utf8_length(const char *s, size_t n);
 ** system's random source fails.
 */
 int a2m_id_generate(int64_t now_ms, char out[A2M_ID_LEN]);
+
+/* Equal as optional strings: both NULL, or both set and equal. */
+int a2m_str_same(const char *a, const char *b);
+
+/*
+** A copy of the optional string s: NULL for NULL. When memory runs out it
+** returns NULL and sets *oom, so several copies can be checked once.
+*/
+char *a2m_str_dup_opt(const char *s, int *oom);
 
 #endif
