@@ -94,6 +94,8 @@ typedef struct a2m_token {
 	size_t      flen;
 	int         kind;    /* A2M_TOKEN_WORD or A2M_TOKEN_CJK */
 	unsigned    script;  /* A2M_SCRIPT_* bits; 0 for digits only */
+	unsigned    stop;    /* languages it is a stopword of (A2M_LANG_BIT); set by
+	                        a2m_detect_language, looked up once per token */
 } a2m_token;
 
 typedef struct a2m_tokens {
@@ -158,8 +160,11 @@ typedef struct a2m_lang_guess {
 	double   score[A2M_LANG_COUNT];
 } a2m_lang_guess;
 
-/* Guesses the language of a tokenized text (langdetect.c). */
-void a2m_detect_language(const a2m_analyzer *an, const a2m_tokens *toks, a2m_lang_guess *g);
+/*
+** Guesses the language of a tokenized text (langdetect.c), after noting in
+** each token the languages it is a stopword of (a2m_token.stop).
+*/
+void a2m_detect_language(const a2m_analyzer *an, a2m_tokens *toks, a2m_lang_guess *g);
 
 /* The languages in which the surface word (len bytes) is a stopword. */
 unsigned a2m_stopword_langs(const a2m_analyzer *an, const char *word, size_t len);

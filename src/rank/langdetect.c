@@ -263,8 +263,7 @@ static void word_cues(const a2m_token *t, int ascii, double *bonus)
 	spelling_cues(t->text, t->len, bonus);
 }
 
-void a2m_langdetect_guess(const a2m_langdetect *ld, const a2m_tokens *toks,
-			  a2m_lang_guess *g)
+void a2m_langdetect_guess(const a2m_tokens *toks, a2m_lang_guess *g)
 {
 	double bonus[A2M_LANG_COUNT] = {0};
 	memset(g, 0, sizeof *g);
@@ -275,7 +274,7 @@ void a2m_langdetect_guess(const a2m_langdetect *ld, const a2m_tokens *toks,
 			continue;
 		if (t->script & A2M_SCRIPT_CYRILLIC)
 			g->score[A2M_LANG_RU] += 1.0;
-		unsigned m = a2m_langdetect_stopword(ld, t->text, t->len);
+		unsigned m = t->stop;
 		if (m) {
 			int k = __builtin_popcount(m);
 			for (int l = 0; l < A2M_LANG_COUNT; l++)

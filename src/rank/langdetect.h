@@ -22,8 +22,10 @@ void a2m_langdetect_free(a2m_langdetect *ld);
 /* The languages (A2M_LANG_BIT) in which the surface word is a stopword. */
 unsigned a2m_langdetect_stopword(const a2m_langdetect *ld, const char *word, size_t len);
 
-/* Guesses the language of a tokenized text (see langdetect.c). */
-void a2m_langdetect_guess(const a2m_langdetect *ld, const a2m_tokens *toks,
-			  a2m_lang_guess *g);
+/*
+** Guesses the language of a tokenized text (see langdetect.c); each token's
+** stop must be set (a2m_detect_language does it).
+*/
+void a2m_langdetect_guess(const a2m_tokens *toks, a2m_lang_guess *g);
 
 #endif
