@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "store/bloom.h"
@@ -216,6 +218,43 @@ static void test_ids_unique_and_well_formed(void)
 }
 
 /*
+** Ids draw their random bits a batch at a time (text.c). Many ids in a row
+** are all distinct, and a forked child does not reuse the bits its parent
+** had drawn but not yet used: with the fork hook removed, the child's next
+** id would equal the parent's.
+*/
+static void test_ids_differ_across_batches_and_fork(void)
+{
+	enum { N = 200 };
+	static char ids[N][A2M_ID_LEN];
+	for (int i = 0; i < N; i++)
+		CHECK_INT(a2m_id_generate(1000, ids[i]), 0);
+	int dup = 0;
+	for (int i = 0; i < N; i++)
+		for (int j = i + 1; j < N; j++)
+			dup += strcmp(ids[i], ids[j]) == 0;
+	CHECK_INT(dup, 0);
+	int fd[2];
+	CHECK_INT(pipe(fd), 0);
+	fflush(NULL);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		char c[A2M_ID_LEN];
+		int ok = a2m_id_generate(1000, c) == 0 && write(fd[1], c, sizeof c) == sizeof c;
+		_exit(ok ? 0 : 1);
+	}
+	char mine[A2M_ID_LEN], theirs[A2M_ID_LEN];
+	CHECK_INT(a2m_id_generate(1000, mine), 0);
+	CHECK(read(fd[0], theirs, sizeof theirs) == (ssize_t)sizeof theirs);
+	int status = 0;
+	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(strcmp(mine, theirs) != 0);
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/*
 ** The term filter: every key added is reported as maybe present, and of
 ** keys never added about 1% are (the size bloom.h promises), never most.
 */
@@ -257,6 +296,7 @@ int main(void)
 		TEST(test_clock_parse_roundtrip),
 		TEST(test_utf8_length_counts_code_points),
 		TEST(test_ids_unique_and_well_formed),
+		TEST(test_ids_differ_across_batches_and_fork),
 		TEST(test_bloom_filter_has_no_false_negatives),
 		{NULL, NULL}
 	};

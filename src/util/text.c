@@ -2,6 +2,8 @@
 ** text.c — UTF-8 length, id generation and optional strings (see text.h).
 */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -17,20 +19,67 @@ size_t a2m_utf8_length(const char *s, size_t n)
 	return count;
 }
 
+/*
+** The random bits of ids are drawn from the system a batch at a time: one
+** getrandom() per id was a system call per remembered record. Each thread
+** keeps its own batch; a fork() makes the child start a fresh one, so
+** parent and child never hand out the same bits.
+*/
+#define ID_RANDOM_BYTES 10
+#define ID_BATCH        32
+
+static atomic_uint forks;
+static pthread_once_t fork_hook = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+	atomic_fetch_add(&forks, 1);
+}
+
+static void hook_forks(void)
+{
+	pthread_atfork(NULL, NULL, count_fork);
+}
+
+/* Copies ID_RANDOM_BYTES fresh random bytes into out. Returns 0, or -1. */
+static int id_random(unsigned char *out)
+{
+	static _Thread_local struct {
+		unsigned char bytes[ID_RANDOM_BYTES * ID_BATCH];
+		size_t        left;  /* the last `left` bytes are unused */
+		unsigned      forks; /* the fork count when they were drawn */
+	} batch;
+	pthread_once(&fork_hook, hook_forks);
+	unsigned now_forks = atomic_load(&forks);
+	if (batch.left == 0 || batch.forks != now_forks) {
+		size_t got = 0;
+		batch.left = 0;
+		while (got < sizeof batch.bytes) {
+			ssize_t r = getrandom(batch.bytes + got, sizeof batch.bytes - got, 0);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				return -1;
+			}
+			got += (size_t)r;
+		}
+		batch.left = sizeof batch.bytes;
+		batch.forks = now_forks;
+	}
+	unsigned char *take = batch.bytes + sizeof batch.bytes - batch.left;
+	memcpy(out, take, ID_RANDOM_BYTES);
+	/* Used bytes are wiped: nothing read from memory later shows them again. */
+	memset(take, 0, ID_RANDOM_BYTES);
+	batch.left -= ID_RANDOM_BYTES;
+	return 0;
+}
+
 int a2m_id_generate(int64_t now_ms, char out[A2M_ID_LEN])
 {
 	static const char alphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-	unsigned char rnd[10];
-	size_t got = 0;
-	while (got < sizeof rnd) {
-		ssize_t r = getrandom(rnd + got, sizeof rnd - got, 0);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		got += (size_t)r;
-	}
+	unsigned char rnd[ID_RANDOM_BYTES];
+	if (id_random(rnd) != 0)
+		return -1;
 	/* 48 bits of time as 10 characters (the top 2 bits are always zero). */
 	uint64_t t = (uint64_t)now_ms & 0xFFFFFFFFFFFFULL;
 	for (int i = 9; i >= 0; i--) {
