@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rpc/rpc.h"
+#include "util/json_read.h"
 #include "util/json_write.h"
 
 #define HEAD "{\"jsonrpc\":\"2.0\",\"id\":"
@@ -261,7 +262,9 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 	*reply = NULL;
 	/* JSON_ALLOW_NUL: "\u0000" is valid JSON; fields that cannot hold it
 	** refuse it with INVALID_PARAMS, metadata keeps it. */
-	json_t *msgv = json_loadb(msg, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	json_t *msgv = a2m_json_read(msg, len, 1);
+	if (!msgv)  /* invalid, or unusual: jansson reads it or says why not */
+		msgv = json_loadb(msg, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (!msgv) {
 		json_t *data = json_pack("{ss si}", "detail", jerr.text, "position", jerr.position);
 		*reply = a2m_rpc_error_text(NULL, A2M_PARSE_ERROR, "Parse error: not valid JSON",

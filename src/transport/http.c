@@ -36,6 +36,7 @@
 
 #include "rpc/rpc.h"
 #include "transport/http_internal.h"
+#include "util/json_read.h"
 #include "util/log.h"
 
 /* The first allocation for a body whose length was not announced. */
@@ -178,7 +179,9 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 /* Whether body is a JSON object with an "id": a request, not a notification. */
 static int has_id(const char *body, size_t len)
 {
-	json_t *v = json_loadb(body, len, 0, NULL);
+	json_t *v = a2m_json_read(body, len, 0);
+	if (!v)
+		v = json_loadb(body, len, 0, NULL);
 	int yes = json_is_object(v) && json_object_get(v, "id") != NULL;
 	json_decref(v);
 	return yes;
