@@ -108,8 +108,11 @@ static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record 
 	if (!pointer_only && !json_is_string(content))
 		return a2m_error_set(err, A2M_INVALID_PARAMS,
 				     "records[%zu].content must be a string", i);
-	if (!pointer_only) {
-		size_t chars = a2m_utf8_length(json_string_value(content), json_string_length(content));
+	/* A text no longer in bytes than the limit is within it in characters:
+	** only a longer one is counted. */
+	size_t bytes = pointer_only ? 0 : json_string_length(content);
+	if ((int64_t)bytes > srv->limits.max_content_length) {
+		size_t chars = a2m_utf8_length(json_string_value(content), bytes);
 		if ((int64_t)chars > srv->limits.max_content_length) {
 			a2m_error_set(err, A2M_QUOTA_EXCEEDED,
 				      "records[%zu].content has %zu characters; max_content_length is %lld",
@@ -237,7 +240,9 @@ int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_er
 	if (!rc) {
 		json_t *ids = json_array();
 		for (size_t i = 0; ids && i < n; i++)
-			if (json_array_append_new(ids, json_string(recs[i]->id))) {
+			/* An id is valid UTF-8: ours are ASCII, a caller's was read as JSON. */
+			if (json_array_append_new(ids, json_stringn_nocheck(recs[i]->id,
+									     strlen(recs[i]->id)))) {
 				json_decref(ids);
 				ids = NULL;
 			}
