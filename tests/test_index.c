@@ -33,6 +33,12 @@ static char failure[512];
 				 __LINE__, #got, g_, w_); return; } \
 } while (0)
 
+#define EXPECT_STR(got, want) do { \
+	const char *g_ = (got), *w_ = (want); \
+	if (strcmp(g_, w_) != 0) { snprintf(failure, sizeof failure, "line %d: %s is \"%.200s\"", \
+					    __LINE__, #got, g_); return; } \
+} while (0)
+
 #define EXPECT_OK(call) do { \
 	int rc_ = (call); \
 	if (rc_ != 0) { snprintf(failure, sizeof failure, "line %d: %s returned %d (%s)", \
@@ -901,6 +907,59 @@ static void test_merged_segments_keep_the_records_postings(tctx *t)
 	EXPECT_INT(stats(t).docs, live);
 }
 
+/* The newest segment's rows as "term:HEX(data)" joined by spaces; "" on failure. */
+static void newest_segment_rows(tctx *t, char *out, size_t cap)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	out[0] = '\0';
+	if (sqlite3_open_v2(t->path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT group_concat(term || ':' || hex(data), ' ') FROM"
+			       " (SELECT term, data FROM a2m_segments WHERE seg ="
+			       "  (SELECT max(seg) FROM a2m_segdir) ORDER BY term)", -1, &st, NULL)
+		== SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+/*
+** A flush whose postings of one term arrive out of seq order (an update of
+** an old record and removals after inserts of newer ones; an insert removed
+** again in the same transaction; terms sharing 8-byte prefixes) writes the
+** very bytes the sort of every posting by (term, seq, arrival) wrote.
+*/
+static void test_flush_of_out_of_order_seqs_writes_the_sorted_postings(tctx *t)
+{
+	int removed = 0;
+	char rows[2048];
+	EXPECT(insert(t, "a", "alpha beta internationalise") > 0);
+	EXPECT(insert(t, "b", "beta gamma international") > 0);
+	EXPECT(insert(t, "c", "gamma delta alpha") > 0);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	EXPECT(insert(t, "d", "alpha delta delta internationalisation") > 0);
+	EXPECT(insert(t, "e", "epsilon beta") > 0);
+	EXPECT_OK(update(t, "a", "beta epsilon internationalist", 0));
+	EXPECT_OK(t->s->ops->remove(t->s, "b", &removed));
+	EXPECT(insert(t, "f", "alpha zeta gamma") > 0);
+	EXPECT_OK(update(t, "d", "delta international", 0));
+	EXPECT_OK(t->s->ops->remove(t->s, "e", &removed));
+	EXPECT_OK(update(t, "c", "alpha alpha", 0));
+	EXPECT(insert(t, "g", "zeta beta internationalise") > 0);
+	EXPECT_OK(t->s->ops->commit(t->s));
+	newest_segment_rows(t, rows, sizeof rows);
+	/* As the code that sorted every posting wrote it (7f291d7). */
+	EXPECT_STR(rows, "alpha:05616C7068610703040202060103046265746107020103030A0103"
+			  "0564656C7461040702010207657073696C6F6E030201030567616D6D610505030601030D696E7465"
+			  "726E6174696F6E616C040504010210696E7465726E6174696F6E616C69736504030C010310696E74"
+			  "65726E6174696F6E616C69737403020103047A657461060C0103020103");
+	EXPECT_INT(df(t, "alpha"), 2);
+	EXPECT_INT(df(t, "beta"), 2);
+	EXPECT_INT(df(t, "epsilon"), 1);
+	EXPECT_INT(df(t, "international"), 1);
+}
+
 /* A posting and its tombstone vanish together once a merge reaches the oldest segment. */
 static void test_merge_with_the_oldest_segment_drops_tombstones(tctx *t)
 {
@@ -1133,6 +1192,7 @@ int main(void)
 	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);
 	RUN_SQLITE(test_merged_segments_keep_the_records_postings);
 	RUN_SQLITE(test_merge_with_the_oldest_segment_drops_tombstones);
+	RUN_SQLITE(test_flush_of_out_of_order_seqs_writes_the_sorted_postings);
 	RUN_SQLITE(test_old_layout_file_is_rebuilt_into_one_segment);
 	RUN_SQLITE(test_a_reader_sees_the_same_postings_after_merges);
 	RUN_SQLITE(test_term_filters_skip_segments_without_the_term);
