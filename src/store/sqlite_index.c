@@ -3,7 +3,8 @@
 **
 ** Postings are not written as each record is: they wait in a buffer until
 ** the transaction commits (or something reads the index), and are then
-** sorted by (term, seq) and written as one new segment (sqlite_segments.c):
+** grouped by term, put in (term, seq) order and written as one new segment
+** (sqlite_segments.c):
 ** rows of ~900 bytes, each a block of terms with their postings, appended
 ** at the end of the segments' b-tree, instead of a row per posting
 ** scattered over every leaf of a table clustered by term, which made the
@@ -18,6 +19,7 @@
 #include "store/postings_cache.h"
 #include "store/sqlite_index.h"
 #include "store/sqlite_segments.h"
+#include "util/hash.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
 #define INDEX_LAYOUT "postings/4"
@@ -37,8 +39,29 @@ typedef struct pending_op {
 	uint32_t tf, dl;
 	int      sign;
 	int64_t  seq;
-	size_t   order;     /* keeps insert-then-delete of one posting in order */
+	size_t   group;     /* its term's term_group, set by flush */
 } pending_op;
+
+/*
+** The ops of one distinct term, as flush gathers them: a commit of 500
+** records buffers ~4 400 ops of ~2 000 terms, so sorting the terms, not
+** the ops, is a fraction of the work; a term's ops, in arrival order, are
+** already in seq order unless an older record was updated or removed.
+*/
+typedef struct term_group {
+	uint64_t prefix;    /* as pending_op's */
+	size_t   term;      /* offset in the arena */
+	uint32_t len;
+	int      unsorted;  /* an op came with a lower seq than the one before */
+	int64_t  last;      /* the seq of its latest op */
+	size_t   n, at;     /* its ops; then their end in a2m_sqlite_index.byterm */
+} term_group;
+
+/* A term_group as flush sorts them: by prefix first, with no look-up. */
+typedef struct group_key {
+	uint64_t prefix;
+	size_t   group;
+} group_key;
 
 /* Flush during a rebuild once this many postings wait. */
 #define REBUILD_FLUSH 200000
@@ -60,6 +83,14 @@ struct a2m_sqlite_index {
 	size_t          used, acap;
 	a2m_segments   *segs;
 	a2m_seg_bytes   list;     /* a term's list as flush encodes it */
+	term_group     *groups;   /* flush's scratch: the distinct terms, */
+	size_t          ngroups, groups_cap;
+	size_t         *slots;    /* a hash table of them (index + 1; 0: empty), */
+	size_t          slots_cap;
+	group_key      *sorted;   /* their keys in term order (and room to sort them), */
+	size_t          sorted_cap;
+	size_t         *byterm;   /* and the ops' indices by (term, seq, arrival) */
+	size_t          byterm_cap;
 	sqlite3_stmt   *stats;
 	sqlite3_stmt   *stats_add;
 	sqlite3_stmt   *old_content;
@@ -83,27 +114,61 @@ void a2m_sqlite_index_cache_budget_for_tests(size_t postings)
 }
 
 /*
-** Orders buffered postings by (term, seq, order), terms as SQLite's BINARY
-** collation does (bytes, then length); arena holds the terms. The prefixes
-** decide most pairs with one comparison (the sort was 44% of a flush).
-** Equal prefixes make the shorter term, if 8 bytes or less, a prefix of the
-** other, so the lengths decide; else the bytes after the eighth do.
+** Orders two of flush's distinct terms (indices of term_groups in arg[0],
+** their bytes in the arena arg[1]) of equal prefixes as SQLite's BINARY
+** collation does (bytes, then length): the shorter term, if 8 bytes or
+** less, is a prefix of the other, so the lengths decide; else the bytes
+** after the eighth do.
 */
-static int cmp_ops(const void *a, const void *b, void *arena)
+static int cmp_groups(const void *a, const void *b, void *arg)
 {
-	const pending_op *x = a, *y = b;
-	const char *t = arena;
-	if (x->prefix != y->prefix)
-		return x->prefix < y->prefix ? -1 : 1;
+	const term_group *groups = ((void *const *)arg)[0];
+	const char *t = ((void *const *)arg)[1];
+	const term_group *x = &groups[((const group_key *)a)->group];
+	const term_group *y = &groups[((const group_key *)b)->group];
 	uint32_t n = x->len < y->len ? x->len : y->len;
 	int c = n > 8 ? memcmp(t + x->term + 8, t + y->term + 8, n - 8) : 0;
 	if (c)
 		return c;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return x->order < y->order ? -1 : (x->order > y->order);
+	return x->len < y->len ? -1 : (x->len > y->len);
+}
+
+/*
+** Sorts the n keys at a by prefix, a byte a pass from the lowest (a stable
+** radix sort: the qsort_r of every op it replaces was a third of a flush),
+** with tmp room for n more. Passes where every key has the same byte are
+** skipped. Returns the array that holds the result: a or tmp.
+*/
+static group_key *sort_prefixes(group_key *a, group_key *tmp, size_t n)
+{
+	for (unsigned shift = 0; n && shift < 64; shift += 8) {
+		size_t count[256] = {0}, sum = 0;
+		for (size_t i = 0; i < n; i++)
+			count[a[i].prefix >> shift & 255]++;
+		if (count[a[0].prefix >> shift & 255] == n)
+			continue;
+		for (size_t d = 0; d < 256; d++) {
+			size_t k = count[d];
+			count[d] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[a[i].prefix >> shift & 255]++] = a[i];
+		group_key *swap = a;
+		a = tmp;
+		tmp = swap;
+	}
+	return a;
+}
+
+/* Orders indices of ops (into the array ops) by (seq, arrival). */
+static int cmp_seqs(const void *a, const void *b, void *ops)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int64_t x = ((const pending_op *)ops)[i].seq, y = ((const pending_op *)ops)[j].seq;
+	if (x != y)
+		return x < y ? -1 : 1;
+	return i < j ? -1 : (i > j);
 }
 
 static int fail(sqlite3 *db, a2m_store *base, const char *op)
@@ -312,6 +377,10 @@ void a2m_sqlite_index_close(a2m_sqlite_index *x)
 	free(x->ops);
 	free(x->arena);
 	free(x->list.p);
+	free(x->groups);
+	free(x->slots);
+	free(x->sorted);
+	free(x->byterm);
 	a2m_pcache_free(x->cache);
 	free(x->rows);
 	free(x);
@@ -406,7 +475,7 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 			prefix = prefix << 8 | (k < t->len ? (unsigned char)t->text[k] : 0u);
 		memcpy(x->arena + x->used, t->text, t->len);
 		*op = (pending_op){.prefix = prefix, .term = x->used, .len = t->len, .tf = t->tf,
-				   .dl = dt->length, .sign = sign, .seq = seq, .order = x->nops};
+				   .dl = dt->length, .sign = sign, .seq = seq};
 		x->used += t->len;
 		x->nops++;
 	}
@@ -468,22 +537,22 @@ void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 }
 
 /*
-** Encodes the final state of each (term, seq) of the sorted ops[i..j), all
-** of one term, into x->list; *entries counts them. The last op of a
-** (term, seq) decides (ops of one posting are in the order they were made):
-** an addition writes the posting, a removal a tombstone, unless its first
-** op was an addition too (then the posting did not exist before the batch
-** and does not after: nothing to write).
+** Encodes the final state of each (term, seq) of the n ops at idx (indices
+** into x->ops, all of one term, in (seq, arrival) order) into x->list;
+** *entries counts them. The last op of a (term, seq) decides: an addition
+** writes the posting, a removal a tombstone, unless its first op was an
+** addition too (then the posting did not exist before the batch and does
+** not after: nothing to write).
 */
-static int encode_term(a2m_sqlite_index *x, size_t i, size_t j, int64_t *entries)
+static int encode_term(a2m_sqlite_index *x, const size_t *idx, size_t n, int64_t *entries)
 {
 	int64_t prev = 0;
 	x->list.n = 0;
-	while (i < j) {
+	for (size_t i = 0; i < n;) {
 		size_t k = i;
-		while (k + 1 < j && x->ops[k + 1].seq == x->ops[i].seq)
+		while (k + 1 < n && x->ops[idx[k + 1]].seq == x->ops[idx[i]].seq)
 			k++;
-		const pending_op *first = &x->ops[i], *last = &x->ops[k];
+		const pending_op *first = &x->ops[idx[i]], *last = &x->ops[idx[k]];
 		i = k + 1;
 		if (first->sign > 0 && last->sign < 0)
 			continue;
@@ -498,21 +567,100 @@ static int encode_term(a2m_sqlite_index *x, size_t i, size_t j, int64_t *entries
 	return 0;
 }
 
+/* The term_group of op, found in or added to the table of 2^bits slots. */
+static size_t group_of(a2m_sqlite_index *x, const pending_op *op, unsigned bits)
+{
+	size_t mask = ((size_t)1 << bits) - 1;
+	const char *t = x->arena + op->term;
+	/* The prefix stands for the first 8 bytes; longer terms share prefixes. */
+	uint64_t h = a2m_hash_more(op->prefix ^ op->len, t + 8, op->len > 8 ? op->len - 8 : 0);
+	/* Fibonacci hashing: the product's top bits depend on every bit of h. */
+	h *= 0x9E3779B97F4A7C15ULL;
+	for (size_t s = (size_t)(h >> (64 - bits));; s = (s + 1) & mask) {
+		if (!x->slots[s]) {
+			x->groups[x->ngroups] = (term_group){.prefix = op->prefix, .term = op->term,
+							     .len = op->len, .last = op->seq};
+			x->slots[s] = ++x->ngroups;
+			return x->ngroups - 1;
+		}
+		const term_group *g = &x->groups[x->slots[s] - 1];
+		/* The prefix holds a term of 8 bytes or less whole. */
+		if (g->prefix == op->prefix && g->len == op->len &&
+		    (op->len <= 8 || memcmp(x->arena + g->term + 8, t + 8, op->len - 8) == 0))
+			return x->slots[s] - 1;
+	}
+}
+
+/*
+** Fills x->sorted with the distinct terms of the ops in term order and
+** x->byterm with the ops' indices in (term, seq, arrival) order, each
+** term's ops ending at its group's at. Returns 0, or -1 when memory runs out.
+*/
+static int group_ops(a2m_sqlite_index *x)
+{
+	unsigned bits = 6;
+	while (((size_t)1 << bits) < 2 * x->nops)
+		bits++;
+	size_t nslots = (size_t)1 << bits;
+	if (a2m_seg_grow(&x->groups, &x->groups_cap, x->nops, sizeof *x->groups) != 0 ||
+	    a2m_seg_grow(&x->slots, &x->slots_cap, nslots, sizeof *x->slots) != 0 ||
+	    a2m_seg_grow(&x->sorted, &x->sorted_cap, 2 * x->nops, sizeof *x->sorted) != 0 ||
+	    a2m_seg_grow(&x->byterm, &x->byterm_cap, x->nops, sizeof *x->byterm) != 0)
+		return -1;
+	memset(x->slots, 0, nslots * sizeof *x->slots);
+	x->ngroups = 0;
+	for (size_t i = 0; i < x->nops; i++) {
+		pending_op *op = &x->ops[i];
+		term_group *g = &x->groups[op->group = group_of(x, op, bits)];
+		if (op->seq < g->last)
+			g->unsorted = 1;
+		g->last = op->seq;
+		g->n++;
+	}
+	for (size_t i = 0; i < x->ngroups; i++)
+		x->sorted[i] = (group_key){x->groups[i].prefix, i};
+	group_key *keys = sort_prefixes(x->sorted, x->sorted + x->ngroups, x->ngroups);
+	/* Terms of one prefix (longer than 8 bytes, or prefixes of each other)
+	** are ordered by the rest. qsort_r (glibc): handles in other threads
+	** may be flushing too. */
+	void *arg[2] = {x->groups, x->arena};
+	for (size_t i = 0, j; i < x->ngroups; i = j) {
+		for (j = i + 1; j < x->ngroups && keys[j].prefix == keys[i].prefix; j++)
+			;
+		if (j - i > 1)
+			qsort_r(keys + i, j - i, sizeof *keys, cmp_groups, arg);
+	}
+	if (keys != x->sorted)
+		memcpy(x->sorted, keys, x->ngroups * sizeof *keys);
+	size_t at = 0;
+	for (size_t i = 0; i < x->ngroups; i++) {
+		x->groups[x->sorted[i].group].at = at;
+		at += x->groups[x->sorted[i].group].n;
+	}
+	/* In arrival order within each term: (seq, arrival) order where seqs rose. */
+	for (size_t i = 0; i < x->nops; i++)
+		x->byterm[x->groups[x->ops[i].group].at++] = i;
+	for (size_t i = 0; i < x->ngroups; i++) {
+		const term_group *g = &x->groups[i];
+		if (g->unsorted)
+			qsort_r(x->byterm + g->at - g->n, g->n, sizeof *x->byterm, cmp_seqs, x->ops);
+	}
+	return 0;
+}
+
 /* Writes the buffered postings as one new segment, then merges (merge set). */
 static int write_segment(a2m_sqlite_index *x, a2m_store *base, int merge)
 {
 	int64_t seg = 0, entries = 0;
+	if (group_ops(x) != 0)
+		return a2m_store_fail(base, "index flush: out of memory");
 	int rc = a2m_segments_start(x->segs, base, &seg);
-	for (size_t i = 0, j; !rc && i < x->nops; i = j) {
-		const pending_op *op = &x->ops[i];
-		for (j = i + 1; j < x->nops && x->ops[j].len == op->len &&
-		     memcmp(x->arena + x->ops[j].term, x->arena + op->term, op->len) == 0;
-		     j++)
-			;
-		if (encode_term(x, i, j, &entries) != 0)
+	for (size_t i = 0; !rc && i < x->ngroups; i++) {
+		const term_group *g = &x->groups[x->sorted[i].group];
+		if (encode_term(x, x->byterm + g->at - g->n, g->n, &entries) != 0)
 			rc = a2m_store_fail(base, "index flush: out of memory");
 		else if (x->list.n)
-			rc = a2m_segments_add(x->segs, base, seg, x->arena + op->term, op->len,
+			rc = a2m_segments_add(x->segs, base, seg, x->arena + g->term, g->len,
 					      x->list.p, x->list.n);
 	}
 	if (!rc && entries)
@@ -524,11 +672,9 @@ static int write_segment(a2m_sqlite_index *x, a2m_store *base, int merge)
 
 static int flush(a2m_sqlite_index *x, a2m_store *base, int merge)
 {
-	/* qsort_r (glibc): handles in other threads may be flushing too. */
 	if (x->nops) {
 		a2m_pcache_clear(x->cache);  /* what it holds is about to change */
 		x->wrote = 1;
-		qsort_r(x->ops, x->nops, sizeof *x->ops, cmp_ops, x->arena);
 		int rc = write_segment(x, base, merge);
 		if (rc)
 			return rc;
