@@ -19,6 +19,7 @@
 #include "store/sqlite_index.h"
 #include "store/sqlite_segments.h"
 #include "store/store.h"
+#include "util/hash.h"
 
 static int n_passed, n_failed;
 static char failure[512];
@@ -907,22 +908,42 @@ static void test_merged_segments_keep_the_records_postings(tctx *t)
 	EXPECT_INT(stats(t).docs, live);
 }
 
-/* The newest segment's rows as "term:HEX(data)" joined by spaces; "" on failure. */
-static void newest_segment_rows(tctx *t, char *out, size_t cap)
+/*
+** One text from SQL on t's file, through a connection of its own: into out
+** (cut to cap), and *hash (FNV-1a) and *len of the whole; "" on failure.
+*/
+static void sql_text(tctx *t, const char *sql, char *out, size_t cap, uint64_t *hash,
+		     size_t *len)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	out[0] = '\0';
+	*hash = a2m_hash_bytes("", 0);
+	*len = 0;
 	if (sqlite3_open_v2(t->path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT group_concat(term || ':' || hex(data), ' ') FROM"
-			       " (SELECT term, data FROM a2m_segments WHERE seg ="
-			       "  (SELECT max(seg) FROM a2m_segdir) ORDER BY term)", -1, &st, NULL)
-		== SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+		snprintf(out, cap, "%s", v);
+		*len = strlen(v);
+		*hash = a2m_hash_bytes(v, *len);
+	}
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
+
+/* The newest segment's rows as "term:HEX(data)" joined by spaces. */
+#define SQL_NEWEST_ROWS \
+	"SELECT group_concat(term || ':' || hex(data), ' ') FROM" \
+	" (SELECT term, data FROM a2m_segments WHERE seg =" \
+	"  (SELECT max(seg) FROM a2m_segdir) ORDER BY term)"
+
+/* Every segment's directory row (no nonce, no filter) and rows, in order. */
+#define SQL_ALL_SEGMENTS \
+	"SELECT (SELECT group_concat(seg || ' ' || level || ' ' || entries, ',') FROM" \
+	"  (SELECT * FROM a2m_segdir ORDER BY seg)) || ';' ||" \
+	" (SELECT group_concat(seg || ' ' || term || ' ' || hex(data), ',') FROM" \
+	"  (SELECT * FROM a2m_segments ORDER BY seg, term))"
 
 /*
 ** A flush whose postings of one term arrive out of seq order (an update of
@@ -934,6 +955,8 @@ static void test_flush_of_out_of_order_seqs_writes_the_sorted_postings(tctx *t)
 {
 	int removed = 0;
 	char rows[2048];
+	uint64_t hash;
+	size_t len;
 	EXPECT(insert(t, "a", "alpha beta internationalise") > 0);
 	EXPECT(insert(t, "b", "beta gamma international") > 0);
 	EXPECT(insert(t, "c", "gamma delta alpha") > 0);
@@ -948,7 +971,7 @@ static void test_flush_of_out_of_order_seqs_writes_the_sorted_postings(tctx *t)
 	EXPECT_OK(update(t, "c", "alpha alpha", 0));
 	EXPECT(insert(t, "g", "zeta beta internationalise") > 0);
 	EXPECT_OK(t->s->ops->commit(t->s));
-	newest_segment_rows(t, rows, sizeof rows);
+	sql_text(t, SQL_NEWEST_ROWS, rows, sizeof rows, &hash, &len);
 	/* As the code that sorted every posting wrote it (7f291d7). */
 	EXPECT_STR(rows, "alpha:05616C7068610703040202060103046265746107020103030A0103"
 			  "0564656C7461040702010207657073696C6F6E030201030567616D6D610505030601030D696E7465"
@@ -958,6 +981,39 @@ static void test_flush_of_out_of_order_seqs_writes_the_sorted_postings(tctx *t)
 	EXPECT_INT(df(t, "beta"), 2);
 	EXPECT_INT(df(t, "epsilon"), 1);
 	EXPECT_INT(df(t, "international"), 1);
+}
+
+/*
+** Merges at every level (a factor of 3) of segments written by commits of
+** several records, with records updated, removed and inserted again (ties
+** of one seq across segments, tombstones kept and dropped): the segments
+** hold the very bytes 7f291d7 wrote, which decoded and encoded every entry.
+*/
+static void test_merges_write_the_bytes_of_decoding_every_entry(tctx *t)
+{
+	model m;
+	char dump[64];
+	uint64_t hash;
+	size_t len;
+	memset(&m, 0, sizeof m);
+	m.rand = 2463534242u;
+	a2m_segments_merge_factor_for_tests(3);
+	for (int round = 0; round < 120 && !failure[0]; round++) {
+		if (t->s->ops->begin(t->s) != 0)
+			break;
+		for (int k = 0; k < 1 + round % 7; k++)
+			if (model_step(t, &m) != 0)
+				snprintf(failure, sizeof failure, "round %d: %s", round, t->s->errmsg);
+		if (t->s->ops->commit(t->s) != 0)
+			snprintf(failure, sizeof failure, "commit: %s", t->s->errmsg);
+	}
+	a2m_segments_merge_factor_for_tests(0);
+	EXPECT(!failure[0]);
+	EXPECT_POSTINGS(t->s, &m);
+	sql_text(t, SQL_ALL_SEGMENTS, dump, sizeof dump, &hash, &len);
+	EXPECT_STR(dump, "81 4 125,108 3 273,111 1 42,114 1 53;81 v0 027630122601042E0204");
+	EXPECT_INT(len, 2541);
+	EXPECT_INT(hash, -5301835386756222828);
 }
 
 /* A posting and its tombstone vanish together once a merge reaches the oldest segment. */
@@ -1193,6 +1249,7 @@ int main(void)
 	RUN_SQLITE(test_merged_segments_keep_the_records_postings);
 	RUN_SQLITE(test_merge_with_the_oldest_segment_drops_tombstones);
 	RUN_SQLITE(test_flush_of_out_of_order_seqs_writes_the_sorted_postings);
+	RUN_SQLITE(test_merges_write_the_bytes_of_decoding_every_entry);
 	RUN_SQLITE(test_old_layout_file_is_rebuilt_into_one_segment);
 	RUN_SQLITE(test_a_reader_sees_the_same_postings_after_merges);
 	RUN_SQLITE(test_term_filters_skip_segments_without_the_term);

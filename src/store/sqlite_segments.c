@@ -432,6 +432,20 @@ static int encode(const a2m_seg_entry *e, void *ctx)
 	return a2m_seg_put(en->out, &en->prev, e);
 }
 
+/* Appends entries already encoded after the last one encode wrote (a2m_seg_copy). */
+static int encode_copy(const unsigned char *p, size_t n, int64_t count, int64_t last,
+		       void *ctx)
+{
+	encoder *en = ctx;
+	if (a2m_seg_reserve(en->out, n) != 0)
+		return -1;
+	memcpy(en->out->p + en->out->n, p, n);
+	en->out->n += n;
+	en->entries += count;
+	en->prev = last;
+	return 0;
+}
+
 /* Deletes segment seg: its rows and its directory row. */
 static int drop(a2m_segments *s, a2m_store *base, int64_t seg)
 {
@@ -495,7 +509,8 @@ static int merge(a2m_segments *s, a2m_store *base, loaded *in, size_t n, int lev
 		out.n = 0;
 		en.prev = 0;
 		int corrupt = 0;
-		rc = a2m_seg_merge_lists(lists, k, keep_tombstones, encode, &en, &corrupt);
+		rc = a2m_seg_merge_lists(lists, k, keep_tombstones, encode, encode_copy, &en,
+					 &corrupt);
 		if (corrupt)
 			rc = a2m_store_fail(base, "index merge: a corrupt segment");
 		else if (rc)
@@ -786,6 +801,6 @@ int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t
 		a2m_seg_list_init(&lists[i], s->buf.p + s->spans[2 * i], s->spans[2 * i + 1]);
 	visiting v = {visit, ctx};
 	int corrupt = 0;
-	rc = a2m_seg_merge_lists(lists, r.k, 0, visit_entry, &v, &corrupt);
+	rc = a2m_seg_merge_lists(lists, r.k, 0, visit_entry, NULL, &v, &corrupt);
 	return corrupt ? a2m_store_fail(base, "index postings: a corrupt segment") : rc;
 }

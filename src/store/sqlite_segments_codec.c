@@ -38,7 +38,7 @@ int a2m_seg_reserve(a2m_seg_bytes *b, size_t more)
 }
 
 /* Writes v as a LEB128 varint at p; returns the bytes written (at most 10). */
-size_t a2m_seg_put_varint(unsigned char *p, uint64_t v)
+static inline size_t put_varint(unsigned char *p, uint64_t v)
 {
 	size_t n = 0;
 	while (v >= 0x80) {
@@ -49,9 +49,22 @@ size_t a2m_seg_put_varint(unsigned char *p, uint64_t v)
 	return n;
 }
 
-/* Reads a varint into *v: 1, or 0 when the bytes end or run too long. */
-int a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+size_t a2m_seg_put_varint(unsigned char *p, uint64_t v)
 {
+	return put_varint(p, v);
+}
+
+/*
+** Reads a varint into *v: 1, or 0 when the bytes end or run too long.
+** Inline for the decoders here (a call per varint was a fifth of a merge).
+*/
+static inline int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	/* Most are one byte (deltas of seq, tf, dl): no loop for those. */
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return 1;
+	}
 	uint64_t r = 0;
 	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
 		unsigned char c = *(*p)++;
@@ -64,15 +77,20 @@ int a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64
 	return 0;
 }
 
+int a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	return get_varint(p, end, v);
+}
+
 int a2m_seg_put(a2m_seg_bytes *b, int64_t *prev, const a2m_seg_entry *e)
 {
-	if (a2m_seg_reserve(b, 30) != 0)
+	if (b->n + 30 > b->cap && a2m_seg_reserve(b, 30) != 0)
 		return -1;
 	uint64_t delta = (uint64_t)(e->seq - *prev);
-	b->n += a2m_seg_put_varint(b->p + b->n, delta << 1 | (e->deleted ? 1u : 0u));
+	b->n += put_varint(b->p + b->n, delta << 1 | (e->deleted ? 1u : 0u));
 	if (!e->deleted) {
-		b->n += a2m_seg_put_varint(b->p + b->n, e->tf);
-		b->n += a2m_seg_put_varint(b->p + b->n, e->dl);
+		b->n += put_varint(b->p + b->n, e->tf);
+		b->n += put_varint(b->p + b->n, e->dl);
 	}
 	*prev = e->seq;
 	return 0;
@@ -90,10 +108,10 @@ int a2m_seg_list_next(a2m_seg_list *l, a2m_seg_entry *e)
 	uint64_t head, tf = 0, dl = 0;
 	if (l->p == l->end)
 		return 0;
-	if (!a2m_seg_get_varint(&l->p, l->end, &head))
+	if (!get_varint(&l->p, l->end, &head))
 		return -1;
 	e->deleted = (int)(head & 1);
-	if (!e->deleted && (!a2m_seg_get_varint(&l->p, l->end, &tf) || !a2m_seg_get_varint(&l->p, l->end, &dl) ||
+	if (!e->deleted && (!get_varint(&l->p, l->end, &tf) || !get_varint(&l->p, l->end, &dl) ||
 			    tf > UINT32_MAX || dl > UINT32_MAX))
 		return -1;
 	l->seq += (int64_t)(head >> 1);
@@ -103,14 +121,53 @@ int a2m_seg_list_next(a2m_seg_list *l, a2m_seg_entry *e)
 	return 1;
 }
 
+/*
+** Moves l past its entries whose seq is below before, stopping at a
+** tombstone unless tombstones (so that each passed entry would be kept as
+** it is): returns how many it passed (l->seq the last's), or -1 when the
+** bytes are corrupt (as a2m_seg_list_next would find them).
+*/
+static int64_t skip_run(a2m_seg_list *l, int64_t before, int tombstones)
+{
+	int64_t count = 0;
+	uint64_t head, tf, dl;
+	for (const unsigned char *p = l->p; p < l->end; count++) {
+		if (!get_varint(&p, l->end, &head))
+			return -1;
+		int64_t seq = l->seq + (int64_t)(head >> 1);
+		if (seq >= before || (head & 1 && !tombstones))
+			break;
+		if (!(head & 1) && (!get_varint(&p, l->end, &tf) ||
+				    !get_varint(&p, l->end, &dl) || tf > UINT32_MAX ||
+				    dl > UINT32_MAX))
+			return -1;
+		l->p = p;
+		l->seq = seq;
+	}
+	return count;
+}
+
 int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
-			a2m_seg_emit emit, void *ctx, int *corrupt)
+			a2m_seg_emit emit, a2m_seg_copy copy, void *ctx, int *corrupt)
 {
 	a2m_seg_entry head[A2M_SEG_MAX_LISTS];
 	int live[A2M_SEG_MAX_LISTS];
 	*corrupt = 1;
 	if (n > A2M_SEG_MAX_LISTS)
 		return -1;
+	/* A term in one list only (most, in a merge): its entries as they are. */
+	if (copy && n == 1) {
+		const unsigned char *from = lists[0].p;
+		int64_t count = skip_run(&lists[0], INT64_MAX, keep_tombstones);
+		int rc = 0;
+		if (count < 0)
+			return -1;
+		if (count && (rc = copy(from, (size_t)(lists[0].p - from), count, lists[0].seq,
+					ctx)) < 0) {
+			*corrupt = 0;
+			return rc;
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		if ((live[i] = a2m_seg_list_next(&lists[i], &head[i])) < 0)
 			return -1;
@@ -139,15 +196,28 @@ int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
 		int tie = head[win].seq == other;
 		do {
 			a2m_seg_entry e = head[win];
+			int dropped = e.deleted && !keep_tombstones;
+			int rc = dropped ? 0 : emit(&e, ctx);
+			if (rc < 0)
+				return rc;
+			/* The entries after an emitted one, up to other, as they are. */
+			if (copy && !tie && !dropped) {
+				const unsigned char *from = lists[win].p;
+				int64_t count = skip_run(&lists[win], other, keep_tombstones);
+				if (count < 0) {
+					*corrupt = 1;
+					return -1;
+				}
+				if (count && (rc = copy(from, (size_t)(lists[win].p - from), count,
+							lists[win].seq, ctx)) < 0)
+					return rc;
+			}
 			for (size_t i = tie ? 0 : win; i < (tie ? n : win + 1); i++)
 				if (live[i] && head[i].seq == e.seq &&
 				    (live[i] = a2m_seg_list_next(&lists[i], &head[i])) < 0) {
 					*corrupt = 1;
 					return -1;
 				}
-			int rc = e.deleted && !keep_tombstones ? 0 : emit(&e, ctx);
-			if (rc < 0)
-				return rc;
 		} while (!tie && live[win] && head[win].seq < other);
 	}
 }
