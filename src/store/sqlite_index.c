@@ -470,11 +470,8 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 	for (size_t i = 0; i < dt->n; i++) {
 		const a2m_term *t = &dt->terms[i];
 		pending_op *op = &x->ops[x->nops];
-		uint64_t prefix = 0;
-		for (uint32_t k = 0; k < 8; k++)
-			prefix = prefix << 8 | (k < t->len ? (unsigned char)t->text[k] : 0u);
 		memcpy(x->arena + x->used, t->text, t->len);
-		*op = (pending_op){.prefix = prefix, .term = x->used, .len = t->len, .tf = t->tf,
+		*op = (pending_op){.prefix = a2m_seg_prefix(t->text, t->len), .term = x->used, .len = t->len, .tf = t->tf,
 				   .dl = dt->length, .sign = sign, .seq = seq};
 		x->used += t->len;
 		x->nops++;

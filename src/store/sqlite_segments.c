@@ -368,6 +368,7 @@ typedef struct loaded {
 	a2m_seg_bytes bytes;
 	size_t       *rows;  /* term offset, term length, data offset, data length */
 	size_t        n, cap, at;
+	uint64_t      prefix;  /* rows[at]'s term's (a2m_seg_prefix) */
 } loaded;
 
 /* Copies a block into l and notes its terms. Returns 0, -1 (no memory), -2 (corrupt). */
@@ -383,7 +384,8 @@ static int load_block(loaded *l, const void *data, size_t n)
 	size_t tlen, lsize;
 	int got;
 	while ((got = next_in_block(&p, end, &term, &tlen, &list, &lsize)) == 1) {
-		if (a2m_seg_grow(&l->rows, &l->cap, 4 * (l->n + 1), sizeof *l->rows) != 0)
+		if (4 * (l->n + 1) > l->cap &&
+		    a2m_seg_grow(&l->rows, &l->cap, 4 * (l->n + 1), sizeof *l->rows) != 0)
 			return -1;
 		size_t *r = &l->rows[4 * l->n++];
 		r[0] = (size_t)(term - l->bytes.p);
@@ -418,6 +420,28 @@ static int cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, 
 	if (c)
 		return c;
 	return an < bn ? -1 : (an > bn);
+}
+
+/* Notes the prefix of the term of l's current row, if any. */
+static void note_prefix(loaded *l)
+{
+	if (l->at < l->n)
+		l->prefix = a2m_seg_prefix(l->bytes.p + l->rows[4 * l->at], l->rows[4 * l->at + 1]);
+}
+
+/*
+** Orders the current rows of two inputs of a merge by term as cmp_terms
+** does, from the prefixes where they decide (see a2m_seg_prefix): most
+** pairs, with no call to memcmp.
+*/
+static int cmp_rows(const loaded *a, const loaded *b)
+{
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
+	const size_t *x = &a->rows[4 * a->at], *y = &b->rows[4 * b->at];
+	if (x[1] > 8 && y[1] > 8)
+		return cmp_terms(a->bytes.p + x[0] + 8, x[1] - 8, b->bytes.p + y[0] + 8, y[1] - 8);
+	return x[1] < y[1] ? -1 : (x[1] > y[1]);
 }
 
 typedef struct encoder {
@@ -483,28 +507,33 @@ static int merge(a2m_segments *s, a2m_store *base, loaded *in, size_t n, int lev
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = drop(s, base, in[i].seg);
 	encoder en = {&out, 0, 0};
+	for (size_t i = 0; i < n; i++) {
+		in[i].at = 0;
+		note_prefix(&in[i]);
+	}
 	while (!rc) {
-		const unsigned char *term = NULL;
-		size_t tlen = 0, k = 0;
+		/* The inputs whose row holds the least term, oldest first. */
+		size_t at[A2M_SEG_MAX_LISTS], k = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (in[i].at == in[i].n)
 				continue;
-			const size_t *r = &in[i].rows[4 * in[i].at];
-			if (!term || cmp_terms(in[i].bytes.p + r[0], r[1], term, tlen) < 0) {
-				term = in[i].bytes.p + r[0];
-				tlen = r[1];
-			}
+			int c = k ? cmp_rows(&in[i], &in[at[0]]) : -1;
+			if (c < 0)
+				k = 0;
+			if (c <= 0)
+				at[k++] = i;
 		}
-		if (!term)
+		if (!k)
 			break;
-		for (size_t i = 0; i < n; i++) {
-			if (in[i].at == in[i].n)
-				continue;
-			const size_t *r = &in[i].rows[4 * in[i].at];
-			if (cmp_terms(in[i].bytes.p + r[0], r[1], term, tlen) != 0)
-				continue;
-			a2m_seg_list_init(&lists[k++], in[i].bytes.p + r[2], r[3]);
-			in[i].at++;
+		const size_t *r = &in[at[0]].rows[4 * in[at[0]].at];
+		const unsigned char *term = in[at[0]].bytes.p + r[0];
+		size_t tlen = r[1];
+		for (size_t j = 0; j < k; j++) {
+			loaded *l = &in[at[j]];
+			r = &l->rows[4 * l->at];
+			a2m_seg_list_init(&lists[j], l->bytes.p + r[2], r[3]);
+			l->at++;
+			note_prefix(l);
 		}
 		out.n = 0;
 		en.prev = 0;

@@ -60,6 +60,15 @@ size_t a2m_seg_put_varint(unsigned char *p, uint64_t v);
 int    a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v);
 
 /*
+** The first 8 bytes of a term as a big-endian integer, zero-padded: two
+** terms whose prefixes differ are ordered as their prefixes (SQLite's
+** BINARY order); with equal prefixes, the shorter, when 8 bytes or less,
+** is a prefix of the other, so their lengths decide, and else the bytes
+** after the eighth do, then the lengths.
+*/
+uint64_t a2m_seg_prefix(const void *term, size_t len);
+
+/*
 ** Appends e, whose predecessor in the list has seq *prev (0 for the first),
 ** to b, and sets *prev to e->seq. e->seq must be greater than *prev.
 ** Returns 0, or -1 when memory runs out (b is then unchanged).
