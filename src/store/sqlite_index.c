@@ -53,6 +53,7 @@ typedef struct term_group {
 	size_t   term;      /* offset in the arena */
 	uint32_t len;
 	int      unsorted;  /* an op came with a lower seq than the one before */
+	size_t   slot;      /* where the hash table holds it */
 	int64_t  last;      /* the seq of its latest op */
 	size_t   n, at;     /* its ops; then their end in a2m_sqlite_index.byterm */
 } term_group;
@@ -85,7 +86,7 @@ struct a2m_sqlite_index {
 	a2m_seg_bytes   list;     /* a term's list as flush encodes it */
 	term_group     *groups;   /* flush's scratch: the distinct terms, */
 	size_t          ngroups, groups_cap;
-	size_t         *slots;    /* a hash table of them (index + 1; 0: empty), */
+	size_t         *slots;    /* a hash table of them (index + 1; 0: empty, all between flushes), */
 	size_t          slots_cap;
 	group_key      *sorted;   /* their keys in term order (and room to sort them), */
 	size_t          sorted_cap;
@@ -471,8 +472,9 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 		const a2m_term *t = &dt->terms[i];
 		pending_op *op = &x->ops[x->nops];
 		memcpy(x->arena + x->used, t->text, t->len);
-		*op = (pending_op){.prefix = a2m_seg_prefix(t->text, t->len), .term = x->used, .len = t->len, .tf = t->tf,
-				   .dl = dt->length, .sign = sign, .seq = seq};
+		*op = (pending_op){.prefix = a2m_seg_prefix(t->text, t->len), .term = x->used,
+				   .len = t->len, .tf = t->tf, .dl = dt->length, .sign = sign,
+				   .seq = seq};
 		x->used += t->len;
 		x->nops++;
 	}
@@ -576,7 +578,7 @@ static size_t group_of(a2m_sqlite_index *x, const pending_op *op, unsigned bits)
 	for (size_t s = (size_t)(h >> (64 - bits));; s = (s + 1) & mask) {
 		if (!x->slots[s]) {
 			x->groups[x->ngroups] = (term_group){.prefix = op->prefix, .term = op->term,
-							     .len = op->len, .last = op->seq};
+							     .len = op->len, .last = op->seq, .slot = s};
 			x->slots[s] = ++x->ngroups;
 			return x->ngroups - 1;
 		}
@@ -598,13 +600,15 @@ static int group_ops(a2m_sqlite_index *x)
 	unsigned bits = 6;
 	while (((size_t)1 << bits) < 2 * x->nops)
 		bits++;
-	size_t nslots = (size_t)1 << bits;
+	size_t had = x->slots_cap;
+	if (a2m_seg_grow(&x->slots, &x->slots_cap, (size_t)1 << bits, sizeof *x->slots) != 0)
+		return -1;
+	/* Emptied after each use (below): only new slots need clearing. */
+	memset(x->slots + had, 0, (x->slots_cap - had) * sizeof *x->slots);
 	if (a2m_seg_grow(&x->groups, &x->groups_cap, x->nops, sizeof *x->groups) != 0 ||
-	    a2m_seg_grow(&x->slots, &x->slots_cap, nslots, sizeof *x->slots) != 0 ||
 	    a2m_seg_grow(&x->sorted, &x->sorted_cap, 2 * x->nops, sizeof *x->sorted) != 0 ||
 	    a2m_seg_grow(&x->byterm, &x->byterm_cap, x->nops, sizeof *x->byterm) != 0)
 		return -1;
-	memset(x->slots, 0, nslots * sizeof *x->slots);
 	x->ngroups = 0;
 	for (size_t i = 0; i < x->nops; i++) {
 		pending_op *op = &x->ops[i];
@@ -614,8 +618,10 @@ static int group_ops(a2m_sqlite_index *x)
 		g->last = op->seq;
 		g->n++;
 	}
-	for (size_t i = 0; i < x->ngroups; i++)
+	for (size_t i = 0; i < x->ngroups; i++) {
+		x->slots[x->groups[i].slot] = 0;
 		x->sorted[i] = (group_key){x->groups[i].prefix, i};
+	}
 	group_key *keys = sort_prefixes(x->sorted, x->sorted + x->ngroups, x->ngroups);
 	/* Terms of one prefix (longer than 8 bytes, or prefixes of each other)
 	** are ordered by the rest. qsort_r (glibc): handles in other threads

@@ -12,15 +12,12 @@
 
 uint64_t a2m_seg_prefix(const void *term, size_t len)
 {
-	const unsigned char *t = term;
-	uint64_t prefix = 0;
-	if (len >= 8)  /* one load and a byte swap, as compilers see it */
-		return (uint64_t)t[0] << 56 | (uint64_t)t[1] << 48 | (uint64_t)t[2] << 40 |
-			(uint64_t)t[3] << 32 | (uint64_t)t[4] << 24 | (uint64_t)t[5] << 16 |
-			(uint64_t)t[6] << 8 | t[7];
-	for (size_t k = 0; k < 8; k++)
-		prefix = prefix << 8 | (k < len ? t[k] : 0u);
-	return prefix;
+	unsigned char t[8] = {0};
+	memcpy(t, term, len < 8 ? len : 8);
+	/* One load and a byte swap, as compilers see it. */
+	return (uint64_t)t[0] << 56 | (uint64_t)t[1] << 48 | (uint64_t)t[2] << 40 |
+		(uint64_t)t[3] << 32 | (uint64_t)t[4] << 24 | (uint64_t)t[5] << 16 |
+		(uint64_t)t[6] << 8 | t[7];
 }
 
 /*
