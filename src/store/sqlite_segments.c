@@ -270,7 +270,9 @@ static int write_block(a2m_segments *s, a2m_store *base, int64_t seg)
 int a2m_segments_add(a2m_segments *s, a2m_store *base, int64_t seg, const char *term,
 		     size_t len, const void *data, size_t n)
 {
-	if (a2m_seg_grow(&s->hashes, &s->hashes_cap, s->nhashes + 1, sizeof *s->hashes) != 0)
+	/* The capacity checks spare a call per term (a merge adds every term). */
+	if (s->nhashes == s->hashes_cap &&
+	    a2m_seg_grow(&s->hashes, &s->hashes_cap, s->nhashes + 1, sizeof *s->hashes) != 0)
 		return a2m_store_fail(base, "index: out of memory");
 	s->hashes[s->nhashes++] = a2m_hash_bytes(term, len);
 	if (!s->block.n) {
@@ -280,7 +282,7 @@ int a2m_segments_add(a2m_segments *s, a2m_store *base, int64_t seg, const char *
 		memcpy(s->first.p, term, len);
 		s->first.n = len;
 	}
-	if (a2m_seg_reserve(&s->block, 20 + len + n) != 0)
+	if (s->block.n + 20 + len + n > s->block.cap && a2m_seg_reserve(&s->block, 20 + len + n) != 0)
 		return a2m_store_fail(base, "index: out of memory");
 	s->block.n += a2m_seg_put_varint(s->block.p + s->block.n, len);
 	memcpy(s->block.p + s->block.n, term, len);
