@@ -977,10 +977,12 @@ static void test_flush_of_out_of_order_seqs_writes_the_sorted_postings(tctx *t)
 			  "0564656C7461040702010207657073696C6F6E030201030567616D6D610505030601030D696E7465"
 			  "726E6174696F6E616C040504010210696E7465726E6174696F6E616C69736504030C010310696E74"
 			  "65726E6174696F6E616C69737403020103047A657461060C0103020103");
-	EXPECT_INT(df(t, "alpha"), 2);
-	EXPECT_INT(df(t, "beta"), 2);
-	EXPECT_INT(df(t, "epsilon"), 1);
-	EXPECT_INT(df(t, "international"), 1);
+	static const struct {
+		const char *term;
+		int         df;
+	} want[] = {{"alpha", 2}, {"beta", 2}, {"epsilon", 1}, {"international", 1}};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		EXPECT_INT(df(t, want[i].term), want[i].df);
 }
 
 /*

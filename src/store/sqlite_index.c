@@ -572,7 +572,9 @@ static size_t group_of(a2m_sqlite_index *x, const pending_op *op, unsigned bits)
 	size_t mask = ((size_t)1 << bits) - 1;
 	const char *t = x->arena + op->term;
 	/* The prefix stands for the first 8 bytes; longer terms share prefixes. */
-	uint64_t h = a2m_hash_more(op->prefix ^ op->len, t + 8, op->len > 8 ? op->len - 8 : 0);
+	uint64_t h = op->prefix ^ op->len;
+	if (op->len > 8)
+		h = a2m_hash_more(h, t + 8, op->len - 8);
 	/* Fibonacci hashing: the product's top bits depend on every bit of h. */
 	h *= 0x9E3779B97F4A7C15ULL;
 	for (size_t s = (size_t)(h >> (64 - bits));; s = (s + 1) & mask) {

@@ -92,9 +92,10 @@ typedef int (*a2m_seg_emit)(const a2m_seg_entry *e, void *ctx);
 
 /*
 ** Receives count entries of a merge as their n encoded bytes at p: the
-** first's seq delta is from the entry emitted just before, the last's seq
-** is last. Appending the bytes as they are continues a list a2m_seg_put
-** writes. A negative return stops the merge (and is returned).
+** first's seq delta is from the entry emitted just before (0 when none
+** was), the last's seq is last. Appending the bytes as they are continues
+** the list a2m_seg_put writes. A negative return stops the merge (and is
+** returned).
 */
 typedef int (*a2m_seg_copy)(const unsigned char *p, size_t n, int64_t count, int64_t last,
 			    void *ctx);
@@ -103,12 +104,13 @@ typedef int (*a2m_seg_copy)(const unsigned char *p, size_t n, int64_t count, int
 ** Merges the n lists of one term, lists[0] the oldest, into ascending seq
 ** where for each seq the newest list's entry wins; tombstones are emitted
 ** only when keep_tombstones. Entries go to emit one by one, except, when
-** copy is not NULL, those of one list that come after an emitted entry of
-** it and before every other list's next (and hold no tombstone to drop):
-** they go to copy as their bytes, which saves decoding and encoding again
-** the most of a merge of segments of disjoint seq ranges. Returns 0, or
-** emit's or copy's negative code, or -1 with *corrupt set when a list's
-** bytes are not a list (or n > A2M_SEG_MAX_LISTS).
+** copy is not NULL, runs of one list's entries before every other list's
+** next, holding no tombstone to drop, that follow an entry of it emitted
+** (or start the only list): those go to copy as their bytes, which spares
+** decoding and encoding again most entries of a merge of segments of
+** disjoint seq ranges. Returns 0, or emit's or copy's negative code, or -1
+** with *corrupt set when a list's bytes are not a list (or n >
+** A2M_SEG_MAX_LISTS).
 */
 int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
 			a2m_seg_emit emit, a2m_seg_copy copy, void *ctx, int *corrupt);
