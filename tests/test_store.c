@@ -373,6 +373,16 @@ static char *dump(tctx *t)
 	return b.p;
 }
 
+/* Whether the store's dump() is before (which this frees). */
+static int same_as_dump(tctx *t, char *before)
+{
+	char *after = dump(t);
+	int same = strcmp(before, after) == 0;
+	free(before);
+	free(after);
+	return same;
+}
+
 /* A record with every field set, the embedding holding awkward doubles. */
 static double awkward[8];
 
@@ -1572,6 +1582,276 @@ static void test_refused_insert_inside_transaction_keeps_it_open(tctx *t)
 	EXPECT_STR(scan_ids(t, &all_q), "a,b");
 }
 
+/* ---- many inserts in one transaction ------------------------------------ */
+
+/*
+** SQLite holds a transaction's inserts and writes them several rows per
+** statement (sqlite_held.c); every rule below must read the same as if
+** each insert were written at once. HELD_N is more than one statement's
+** rows and not a multiple of them.
+*/
+enum { HELD_N = 47 };
+
+/*
+** Inserts HELD_N records <prefix>00..46, created out of order, every third
+** one keyed "<prefix>-k<i>" of owner "o", in session s<i % 3>; each copy of a record
+** is the insert's own (freed right after, as a caller may). Returns 0 or
+** the first failure's code.
+*/
+static int put_many(tctx *t, const char *prefix, int64_t seqs[HELD_N])
+{
+	for (int i = 0; i < HELD_N; i++) {
+		char id[16], key[16], session[8], content[32];
+		snprintf(id, sizeof id, "%s%02d", prefix, i);
+		snprintf(key, sizeof key, "%s-k%02d", prefix, i);
+		snprintf(session, sizeof session, "s%d", i % 3);
+		snprintf(content, sizeof content, "text of %s", id);
+		a2m_record r = make(id, 1000 + (i * 7) % HELD_N);
+		r.content = content;
+		r.owner = i % 3 == 0 ? "o" : NULL;
+		r.key = i % 3 == 0 ? key : NULL;
+		r.session = session;
+		r.tier = "working";
+		a2m_record *copy = a2m_record_dup(&r);
+		if (!copy)
+			return A2M_INTERNAL_ERROR;
+		int rc = t->s->ops->insert(t->s, copy);
+		if (seqs)
+			seqs[i] = copy->seq;
+		a2m_record_free(copy);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* begin(), then put_many(). */
+static int begin_many(tctx *t, const char *prefix, int64_t seqs[HELD_N])
+{
+	int rc = t->s->ops->begin(t->s);
+	return rc ? rc : put_many(t, prefix, seqs);
+}
+
+/* The ids put_many's records scan in: by created_at, then seq. */
+static const char *put_many_order(const char *prefix)
+{
+	static char buf[HELD_N * 8];
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int at = 0; at < HELD_N; at++)
+		for (int i = 0; i < HELD_N; i++)
+			if ((i * 7) % HELD_N == at)
+				used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s%02d",
+							 used ? "," : "", prefix, i);
+	return buf;
+}
+
+static int count_visit(const a2m_record *r, void *ctx);
+
+/* Every record put_many wrote reads back by id, key and seq, and counts right. */
+static void check_many(tctx *t, const char *prefix, const int64_t seqs[HELD_N])
+{
+	for (int i = 0; i < HELD_N; i++) {
+		char id[16], key[16], content[32];
+		a2m_record *got = NULL;
+		snprintf(id, sizeof id, "%s%02d", prefix, i);
+		snprintf(content, sizeof content, "text of %s", id);
+		EXPECT_OK(OPS->get(t->s, id, &got));
+		EXPECT_STR(got ? got->content : NULL, content);
+		EXPECT_INT(got ? got->seq : 0, seqs[i]);
+		a2m_record_free(got);
+		if (i % 3)
+			continue;
+		snprintf(key, sizeof key, "%s-k%02d", prefix, i);
+		got = NULL;
+		EXPECT_OK(OPS->get_by_key(t->s, "o", key, &got));
+		EXPECT_STR(got ? got->id : NULL, id);
+		a2m_record_free(got);
+	}
+	int visited = 0;
+	EXPECT_OK(OPS->visit_seqs(t->s, seqs, HELD_N, count_visit, &visited));
+	EXPECT_INT(visited, HELD_N);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), HELD_N);
+	EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1, .session = "s1"}), (HELD_N + 1) / 3);
+	EXPECT_INT(count_of(t, &(a2m_query){.by_owner = 1, .owner = "o"}), (HELD_N + 2) / 3);
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "working"}), put_many_order(prefix));
+}
+
+static void test_transaction_reads_its_many_inserts_before_and_after_commit(tctx *t)
+{
+	int64_t seqs[HELD_N];
+	EXPECT_OK(begin_many(t, "h", seqs));
+	for (int i = 1; i < HELD_N; i++)
+		EXPECT(seqs[i] == seqs[i - 1] + 1);
+	check_many(t, "h", seqs);
+	if (failure[0])
+		return;
+	EXPECT_OK(OPS->commit(t->s));
+	check_many(t, "h", seqs);
+	if (failure[0] || strcmp(t->engine, "sqlite") != 0 || reopen(t, 1) != 0)
+		return;
+	check_many(t, "h", seqs);
+}
+
+/* Each read op inside the transaction sees the insert just made. */
+static void test_each_read_sees_the_insert_before_it(tctx *t)
+{
+	a2m_record *got = NULL;
+	int visited = 0;
+	EXPECT_OK(begin_many(t, "h", NULL));
+	a2m_record a = make("a", 1), b = make("b", 2), c = make("c", 3), d = make("d", 4);
+	a.owner = "o";
+	a.key = "ka";
+	EXPECT_OK(OPS->insert(t->s, &a));
+	EXPECT_OK(OPS->get_by_key(t->s, "o", "ka", &got));
+	EXPECT_STR(got ? got->id : NULL, "a");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->insert(t->s, &b));
+	EXPECT_OK(OPS->visit_seqs(t->s, &b.seq, 1, count_visit, &visited));
+	EXPECT_INT(visited, 1);
+	c.key = "kc";
+	EXPECT_OK(OPS->insert(t->s, &c));
+	EXPECT_INT(count_of(t, &(a2m_query){.key_prefix = "kc"}), 1);
+	EXPECT_OK(OPS->insert(t->s, &d));
+	EXPECT_OK(OPS->touch(t->s, d.seq, 5, 99));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(OPS->get(t->s, "d", &got));
+	EXPECT_INT(got ? got->access_count : -1, 5);
+	EXPECT_INT(got ? got->accessed_at : -1, 99);
+	a2m_record_free(got);
+	EXPECT_INT(count_of(t, &all_q), HELD_N + 4);
+}
+
+/* Every field survives the insert's copy, written with a statement's other rows. */
+static void test_many_inserts_keep_every_field(tctx *t)
+{
+	static float gen[3] = {0.5f, -1.25f, 3.0f};
+	a2m_record full = full_record("full");
+	full.gen_embedding = gen;
+	full.gen_dims = 3;
+	a2m_record *got = NULL;
+	EXPECT_OK(begin_many(t, "h", NULL));
+	EXPECT_OK(OPS->insert(t->s, &full));
+	EXPECT_OK(put_many(t, "j", NULL));
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(OPS->get(t->s, "full", &got));
+	EXPECT_SAME(got, &full);
+	a2m_record_free(got);
+}
+
+/*
+** One transaction of HELD_N records m00..m46 (m00, m05, ... keyed "k<i>" of
+** owner "o"), with extra inserted after m25. Stops at the first failure,
+** of an insert or (SQLite, which may write the rows later) of commit,
+** rolls back and returns its code; 0 when it all committed.
+*/
+static int put_many_with(tctx *t, const a2m_record *extra)
+{
+	int rc = t->s->ops->begin(t->s);
+	for (int i = 0; i < HELD_N && !rc; i++) {
+		char id[16], key[16];
+		snprintf(id, sizeof id, "m%02d", i);
+		snprintf(key, sizeof key, "k%02d", i);
+		rc = put(t, id, 2000 + i, i % 5 ? NULL : "o", i % 5 ? NULL : key);
+		if (!rc && i == 25) {
+			a2m_record r = *extra;  /* insert assigns its seq */
+			rc = t->s->ops->insert(t->s, &r);
+		}
+	}
+	if (!rc)
+		rc = t->s->ops->commit(t->s);
+	if (rc)
+		t->s->ops->rollback(t->s);
+	return rc;
+}
+
+/*
+** A taken id or (owner, key) among a transaction's many inserts refuses it
+** with A2M_INVALID_PARAMS (SQLite's message naming the constraint), whether
+** the record it meets was committed before or inserted earlier in the same
+** transaction; after the rollback the store is exactly as before.
+*/
+static void test_many_inserts_with_a_taken_id_or_key_refused_whole(tctx *t)
+{
+	EXPECT_OK(put(t, "old", 1, "o", "taken"));
+	char *before = dump(t);
+	a2m_record id_old = make("old", 5), id_new = make("m03", 5);
+	a2m_record key_old = make("x", 5), key_new = make("y", 5);
+	key_old.owner = key_new.owner = "o";
+	key_old.key = "taken";
+	key_new.key = "k10";
+	const struct {
+		const a2m_record *rec;
+		const char       *says;
+	} cases[] = {
+		{&id_old, "UNIQUE constraint failed: records.id"},
+		{&id_new, "UNIQUE constraint failed: records.id"},
+		{&key_old, "UNIQUE constraint failed: index 'records_owner_key'"},
+		{&key_new, "UNIQUE constraint failed: index 'records_owner_key'"},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0] && !failure[0]; k++) {
+		EXPECT_INT(put_many_with(t, cases[k].rec), A2M_INVALID_PARAMS);
+		if (strcmp(t->engine, "sqlite") == 0 && !strstr(t->s->errmsg, cases[k].says))
+			failf(__LINE__, "case %zu: errmsg \"%s\" does not say \"%s\"", k,
+			      t->s->errmsg, cases[k].says);
+		EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1}), 1);  /* a2m_counts */
+		char *after = dump(t);
+		if (!failure[0] && strcmp(after, before) != 0)
+			failf(__LINE__, "case %zu: the store changed:\n%s\nwas\n%s", k, after, before);
+		free(after);
+	}
+	free(before);
+	/* Nothing of the refused transactions is left to collide with. */
+	EXPECT_OK(put_many_with(t, &(a2m_record){.id = "z", .content = "c"}));
+	EXPECT_INT(count_of(t, &all_q), HELD_N + 2);
+}
+
+/* A rollback takes back every insert of the transaction, written or not. */
+static void test_rollback_discards_many_inserts(tctx *t)
+{
+	int64_t seqs[HELD_N];
+	EXPECT_OK(put(t, "old", 1, NULL, NULL));
+	char *before = dump(t);
+	EXPECT_OK(begin_many(t, "h", NULL));
+	OPS->rollback(t->s);
+	EXPECT(same_as_dump(t, before));
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), 0);
+	/* Again, committed: the same ids and keys are free. */
+	EXPECT_OK(begin_many(t, "h", seqs));
+	EXPECT_OK(OPS->commit(t->s));
+	check_many(t, "h", seqs);
+}
+
+/* An update and a remove of records inserted earlier in the transaction. */
+static void test_update_and_remove_of_many_inserts_in_their_transaction(tctx *t)
+{
+	a2m_record *got = NULL;
+	int removed = 0;
+	EXPECT_OK(begin_many(t, "h", NULL));
+	a2m_record last = make("h46", 1000);
+	last.content = "rewritten";
+	last.tier = "episodic";
+	last.session = "s1";
+	EXPECT_OK(OPS->update(t->s, &last));
+	EXPECT_OK(OPS->remove(t->s, "h45", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_OK(put_many(t, "j", NULL));
+	EXPECT_OK(OPS->remove(t->s, "j46", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_OK(OPS->get(t->s, "h46", &got));
+	EXPECT_STR(got ? got->content : NULL, "rewritten");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_OK(OPS->get(t->s, "h46", &got));
+	EXPECT_STR(got ? got->tier : NULL, "episodic");
+	a2m_record_free(got);
+	EXPECT_OK(OPS->get(t->s, "h45", &got));
+	EXPECT(!got);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), 2 * HELD_N - 3);
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "episodic", .by_session = 1,
+					    .session = "s1"}), 1);
+}
+
 /* ---- many removals ----------------------------------------------------- */
 
 static void test_many_removes_keep_order_and_lookups(tctx *t)
@@ -1669,11 +1949,7 @@ static void test_rollback_after_many_removes_restores_all(tctx *t)
 	EXPECT_OK(put(t, "n2", 5000, NULL, NULL));
 	EXPECT_INT(count_of(t, &all_q), 55 + 2);
 	OPS->rollback(t->s);
-	char *after = dump(t);
-	int same = strcmp(before, after) == 0;
-	free(before);
-	free(after);
-	EXPECT(same);
+	EXPECT(same_as_dump(t, before));
 	EXPECT_INT(count_of(t, &all_q), N);
 }
 
@@ -3339,6 +3615,12 @@ int main(void)
 	RUN(test_commit_without_transaction_fails);
 	RUN(test_autocommit_writes_survive_later_rollback);
 	RUN(test_refused_insert_inside_transaction_keeps_it_open);
+	RUN(test_transaction_reads_its_many_inserts_before_and_after_commit);
+	RUN(test_each_read_sees_the_insert_before_it);
+	RUN(test_many_inserts_keep_every_field);
+	RUN(test_many_inserts_with_a_taken_id_or_key_refused_whole);
+	RUN(test_rollback_discards_many_inserts);
+	RUN(test_update_and_remove_of_many_inserts_in_their_transaction);
 	RUN(test_many_removes_keep_order_and_lookups);
 	RUN(test_rollback_after_many_removes_restores_all);
 	RUN(test_remove_current_record_inside_visit);
