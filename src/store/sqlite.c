@@ -289,7 +289,7 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 	size_t bucket = 0;
 	if ((rc = a2m_sqlite_pending_reserve(s, rec->tier, rec->session, &seq, &bucket)))
 		goto out;
-	if (a2m_sqlite_bind_record(s->insert, rec) != SQLITE_OK ||
+	if (a2m_sqlite_bind_record(s->insert, 0, rec) != SQLITE_OK ||
 	    sqlite3_bind_int64(s->insert, 19, seq) != SQLITE_OK) {
 		rc = a2m_sqlite_db_fail(s, "insert");
 		goto out;
@@ -369,7 +369,7 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 	/* The update trigger moves a count between rows that must be there. */
 	if ((rc = a2m_sqlite_pending_flush(s)))
 		goto out;
-	if (a2m_sqlite_bind_record(s->update, rec) != SQLITE_OK) {
+	if (a2m_sqlite_bind_record(s->update, 0, rec) != SQLITE_OK) {
 		rc = a2m_sqlite_db_fail(s, "update");
 		goto out;
 	}

@@ -135,11 +135,11 @@ void a2m_sqlite_done(sqlite3_stmt *st);
 int a2m_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
 
 /*
-** Binds ?1 = rec->id and ?2..?18 = the other fields, as SQL_INSERT and
-** SQL_UPDATE (sqlite.c) expect them; rec must outlive the statement's step.
-** Returns an SQLite code.
+** Binds ?at+1 = rec->id and ?at+2..?at+18 = the other fields, as SQL_INSERT
+** and SQL_UPDATE (sqlite.c) expect them at 0; rec must outlive the
+** statement's step. Returns an SQLite code.
 */
-int a2m_sqlite_bind_record(sqlite3_stmt *st, const a2m_record *rec);
+int a2m_sqlite_bind_record(sqlite3_stmt *st, int at, const a2m_record *rec);
 
 /*
 ** Copies text column col into *out (malloc'd, the caller frees; NULL for

@@ -39,40 +39,40 @@ int a2m_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v)
 	return sqlite3_bind_text64(st, i, v, strlen(v), SQLITE_STATIC, SQLITE_UTF8);
 }
 
-/* Binds ?1 = id and ?2..?18 = the other fields (SQL_INSERT / SQL_UPDATE). */
-int a2m_sqlite_bind_record(sqlite3_stmt *st, const a2m_record *rec)
+/* Binds ?at+1 = id and ?at+2..?at+18 = the other fields (SQL_INSERT / SQL_UPDATE at 0). */
+int a2m_sqlite_bind_record(sqlite3_stmt *st, int at, const a2m_record *rec)
 {
 	int rc = SQLITE_OK;
 #define B(call) do { if (rc == SQLITE_OK) rc = (call); } while (0)
-	B(a2m_sqlite_bind_text(st, 1, rec->id));
-	B(a2m_sqlite_bind_text(st, 2, rec->content));
-	B(sqlite3_bind_int64(st, 3, rec->created_at));
-	B(a2m_sqlite_bind_text(st, 4, rec->role));
-	B(a2m_sqlite_bind_text(st, 5, rec->metadata));
-	B(a2m_sqlite_bind_text(st, 6, rec->group));
-	B(a2m_sqlite_bind_text(st, 7, rec->tier));
-	B(sqlite3_bind_double(st, 8, rec->salience));
-	B(sqlite3_bind_int64(st, 9, rec->accessed_at));
-	B(sqlite3_bind_int64(st, 10, rec->access_count));
-	B(a2m_sqlite_bind_text(st, 11, rec->owner));
-	B(a2m_sqlite_bind_text(st, 12, rec->session));
-	B(a2m_sqlite_bind_text(st, 13, rec->key));
-	B(sqlite3_bind_int64(st, 14, rec->revision));
+	B(a2m_sqlite_bind_text(st, at + 1, rec->id));
+	B(a2m_sqlite_bind_text(st, at + 2, rec->content));
+	B(sqlite3_bind_int64(st, at + 3, rec->created_at));
+	B(a2m_sqlite_bind_text(st, at + 4, rec->role));
+	B(a2m_sqlite_bind_text(st, at + 5, rec->metadata));
+	B(a2m_sqlite_bind_text(st, at + 6, rec->group));
+	B(a2m_sqlite_bind_text(st, at + 7, rec->tier));
+	B(sqlite3_bind_double(st, at + 8, rec->salience));
+	B(sqlite3_bind_int64(st, at + 9, rec->accessed_at));
+	B(sqlite3_bind_int64(st, at + 10, rec->access_count));
+	B(a2m_sqlite_bind_text(st, at + 11, rec->owner));
+	B(a2m_sqlite_bind_text(st, at + 12, rec->session));
+	B(a2m_sqlite_bind_text(st, at + 13, rec->key));
+	B(sqlite3_bind_int64(st, at + 14, rec->revision));
 	/* The doubles as they lie in memory: native byte order, dims = bytes / 8. */
 	if (rec->embedding && rec->dims)
-		B(sqlite3_bind_blob64(st, 15, rec->embedding,
+		B(sqlite3_bind_blob64(st, at + 15, rec->embedding,
 				      (sqlite3_uint64)rec->dims * sizeof(double),
 				      SQLITE_STATIC));
 	else
-		B(sqlite3_bind_null(st, 15));
-	B(a2m_sqlite_bind_text(st, 16, rec->uri));
-	B(a2m_sqlite_bind_text(st, 17, rec->media_type));
+		B(sqlite3_bind_null(st, at + 15));
+	B(a2m_sqlite_bind_text(st, at + 16, rec->uri));
+	B(a2m_sqlite_bind_text(st, at + 17, rec->media_type));
 	if (rec->gen_embedding && rec->gen_dims)
-		B(sqlite3_bind_blob64(st, 18, rec->gen_embedding,
+		B(sqlite3_bind_blob64(st, at + 18, rec->gen_embedding,
 				      (sqlite3_uint64)rec->gen_dims * sizeof(float),
 				      SQLITE_STATIC));
 	else
-		B(sqlite3_bind_null(st, 18));
+		B(sqlite3_bind_null(st, at + 18));
 #undef B
 	return rc;
 }
