@@ -362,6 +362,18 @@ static void test_refused_insert_leaves_index_and_transaction(tctx *t)
 	EXPECT(insert(t, "a", "alpha") > 0);
 	EXPECT_OK(t->s->ops->begin(t->s));
 	EXPECT(insert(t, "b", "beta") > 0);
+	if (strcmp(t->engine, "sqlite") == 0) {
+		/* SQLite may refuse it at a later op (store.h): then all rolls back. */
+		int64_t rc = insert(t, "a", "gamma");  /* a duplicate id */
+		if (rc > 0)
+			rc = t->s->ops->commit(t->s);
+		EXPECT(rc == -1 || rc == A2M_INVALID_PARAMS);  /* -1: insert() refused it */
+		t->s->ops->rollback(t->s);
+		EXPECT_INT(df(t, "gamma"), 0);
+		EXPECT_INT(df(t, "beta"), 0);
+		EXPECT_INT(stats(t).docs, 1);
+		return;
+	}
 	EXPECT(insert(t, "a", "gamma") < 0);  /* a duplicate id */
 	EXPECT_INT(df(t, "gamma"), 0);
 	EXPECT_OK(t->s->ops->commit(t->s));

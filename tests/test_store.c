@@ -1292,6 +1292,9 @@ static const char *working_counts(tctx *t)
 ** refused insert (a duplicate id, here in a bucket nothing else is in)
 ** counts nothing; a remove and a move after inserts count right; a
 ** rollback takes back exactly what it undid, and a commit keeps the rest.
+** (SQLite may refuse an insert only at a later op of its transaction, which
+** then can only be rolled back: there the refusals are left out, and
+** test_many_inserts_with_a_taken_id_or_key_refused_whole has the rule.)
 */
 static void test_counts_follow_inserts_refusals_and_rollback_in_transaction(tctx *t)
 {
@@ -1304,9 +1307,12 @@ static void test_counts_follow_inserts_refusals_and_rollback_in_transaction(tctx
 	EXPECT_OK(put_in(t, "c", 3, "working", NULL));
 	EXPECT_OK(put_in(t, "d", 4, "episodic", "s1"));
 	EXPECT_STR(working_counts(t), "3 2 1 3 1");
-	EXPECT_INT(put_in(t, "b", 5, "semantic", "s9"), A2M_INVALID_PARAMS);
-	EXPECT_INT(count_of(t, &(a2m_query){.tier = "semantic"}), 0);
-	EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1, .session = "s9"}), 0);
+	int refusals = strcmp(t->engine, "memory") == 0;
+	if (refusals) {
+		EXPECT_INT(put_in(t, "b", 5, "semantic", "s9"), A2M_INVALID_PARAMS);
+		EXPECT_INT(count_of(t, &(a2m_query){.tier = "semantic"}), 0);
+		EXPECT_INT(count_of(t, &(a2m_query){.by_session = 1, .session = "s9"}), 0);
+	}
 	EXPECT_STR(working_counts(t), "3 2 1 3 1");
 	EXPECT_OK(OPS->remove(t->s, "c", &removed));
 	EXPECT_STR(working_counts(t), "2 2 0 3 1");
@@ -1320,7 +1326,8 @@ static void test_counts_follow_inserts_refusals_and_rollback_in_transaction(tctx
 	EXPECT_STR(working_counts(t), "1 1 0 1 0");
 	EXPECT_OK(OPS->begin(t->s));
 	EXPECT_OK(put_in(t, "b", 7, "working", "s1"));
-	EXPECT_INT(put_in(t, "a", 8, "episodic", NULL), A2M_INVALID_PARAMS);
+	if (refusals)
+		EXPECT_INT(put_in(t, "a", 8, "episodic", NULL), A2M_INVALID_PARAMS);
 	EXPECT_OK(put_in(t, "f", 9, "working", NULL));
 	EXPECT_OK(OPS->commit(t->s));
 	EXPECT_STR(working_counts(t), "3 2 1 2 0");
@@ -3614,7 +3621,7 @@ int main(void)
 	RUN(test_begin_inside_transaction_refused);
 	RUN(test_commit_without_transaction_fails);
 	RUN(test_autocommit_writes_survive_later_rollback);
-	RUN(test_refused_insert_inside_transaction_keeps_it_open);
+	RUN_MEMORY(test_refused_insert_inside_transaction_keeps_it_open);
 	RUN(test_transaction_reads_its_many_inserts_before_and_after_commit);
 	RUN(test_each_read_sees_the_insert_before_it);
 	RUN(test_many_inserts_keep_every_field);

@@ -8,8 +8,9 @@
 ** write the caller acknowledges after commit() survives a crash or power
 ** loss; NORMAL trades the last commits on power loss for speed. Every value
 ** reaches SQLite through a bound parameter: the only SQL text built at run
-** time is the WHERE clause of scan/count (sqlite_read.c), assembled from
-** fixed fragments. The schema and its migrations are in sqlite_schema.c.
+** time is the WHERE clause of scan/count (sqlite_read.c) and the row list
+** of the held inserts (sqlite_held.c), assembled from fixed fragments.
+** The schema and its migrations are in sqlite_schema.c.
 **
 ** Read-only (a2m_sqlite_options.read_only) opens with SQLITE_OPEN_READONLY,
 ** creates and migrates nothing, and refuses every write with A2M_READ_ONLY
@@ -45,17 +46,7 @@
 #define ROW_CACHE_ROWS   16384
 #define ROW_CACHE_BUDGET ((size_t)32 << 20)
 
-/*
-** ?1 is the id; ?2..?18 are the other fields, as a2m_sqlite_bind_record()
-** binds them; ?19 the seq, given out by sqlite_pending.c (records has no
-** AUTOINCREMENT since schema step 8).
-*/
-#define SQL_INSERT \
-	"INSERT INTO records(id, content, created_at, role, metadata, grp, tier," \
-	" salience, accessed_at, access_count, owner, session, key, revision," \
-	" embedding, uri, media_type, gen_embedding, seq)" \
-	" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14," \
-	" ?15, ?16, ?17, ?18, ?19)"
+/* ?1 is the id; ?2..?18 the other fields, as a2m_sqlite_bind_record() binds them. */
 #define SQL_UPDATE \
 	"UPDATE records SET content = ?2, created_at = ?3, role = ?4," \
 	" metadata = ?5, grp = ?6, tier = ?7, salience = ?8, accessed_at = ?9," \
@@ -219,8 +210,11 @@ static int write_open(sqlstore *s, write_ctx *w, const a2m_doc_terms *a,
 	if (s->index)
 		a2m_sqlite_index_mark(s->index, &w->mark);
 	int rc = w->outer ? step_once(s, s->begin, "write") : 0;
-	if (rc == 0 && w->outer)
+	if (rc == 0 && w->outer) {
+		/* Left by a transaction SQLite itself rolled back (an I/O error). */
 		a2m_sqlite_pending_drop(s);
+		a2m_sqlite_held_drop(s);
+	}
 	w->active = rc == 0;
 	return rc;
 }
@@ -231,6 +225,8 @@ static int write_close(sqlstore *s, write_ctx *w, int rc)
 	if (!w->active)
 		return rc;
 	if (w->outer) {
+		if (!rc)
+			rc = a2m_sqlite_held_flush(s);  /* an insert's one row */
 		if (!rc && s->index)
 			rc = a2m_sqlite_index_flush(s->index, &s->base);
 		if (!rc)
@@ -243,7 +239,8 @@ static int write_close(sqlstore *s, write_ctx *w, int rc)
 		}
 		if (rc && s->index)
 			a2m_sqlite_index_discard(s->index);
-		a2m_sqlite_pending_drop(s);  /* written, or rolled back */
+		a2m_sqlite_held_drop(s);     /* written, or rolled back */
+		a2m_sqlite_pending_drop(s);
 	} else if (rc && s->index) {
 		a2m_sqlite_index_undo(s->index, &w->mark);
 	}
@@ -262,9 +259,13 @@ static int mark_stale(sqlstore *s)
 /* ---- writes ------------------------------------------------------------ */
 
 /*
-** A duplicate id or (owner, key) trips a UNIQUE constraint; the statement is
-** then undone by SQLite, so nothing changes, and the caller hears
-** A2M_INVALID_PARAMS exactly as from memory.c.
+** The row itself is held (sqlite_held.c) and written with others in one
+** statement, at the latest before the next op's first statement or the
+** COMMIT; everything else is done now, so the row's seq, postings, counts
+** and vector are pending together. A duplicate id or (owner, key) trips a
+** UNIQUE constraint there: the caller hears A2M_INVALID_PARAMS, from this
+** insert outside a transaction (nothing written), inside one from the op
+** that wrote the rows, and then rolls back.
 */
 static int sql_insert(a2m_store *base, a2m_record *rec)
 {
@@ -287,31 +288,20 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 	}
 	int64_t seq = 0;
 	size_t bucket = 0;
-	if ((rc = a2m_sqlite_pending_reserve(s, rec->tier, rec->session, &seq, &bucket)))
-		goto out;
-	if (a2m_sqlite_bind_record(s->insert, 0, rec) != SQLITE_OK ||
-	    sqlite3_bind_int64(s->insert, 19, seq) != SQLITE_OK) {
-		rc = a2m_sqlite_db_fail(s, "insert");
-		goto out;
-	}
-	int step = sqlite3_step(s->insert);
-	if (step == SQLITE_DONE) {
-		rec->seq = seq;
+	rc = a2m_sqlite_pending_reserve(s, rec->tier, rec->session, &seq, &bucket);
+	if (!rc)
+		rc = a2m_sqlite_held_put(s, rec, seq);
+	if (!rc) {
 		a2m_sqlite_pending_add(s, bucket, seq);
-	} else if ((step & 0xff) == SQLITE_CONSTRAINT) {
-		a2m_sqlite_db_fail(s, "insert");
-		rc = A2M_INVALID_PARAMS;
-	} else {
-		rc = a2m_sqlite_db_fail(s, "insert");
+		if (s->index)
+			a2m_sqlite_index_apply(s->index, seq, &dt, 1);
 	}
-out:
-	a2m_sqlite_done(s->insert);
-	if (rc == 0 && s->index)
-		a2m_sqlite_index_apply(s->index, rec->seq, &dt, 1);
 	rc = write_close(s, &w, rc);
 	a2m_sqlite_index_release(s->index, &dt);
-	if (rc == 0)
-		a2m_sqlite_vectors_put(s->vectors, rec, rec->seq);
+	if (rc == 0) {
+		rec->seq = seq;
+		a2m_sqlite_vectors_put(s->vectors, rec, seq);
+	}
 	if (rc == 0 && s->mirror && in_mirror_tier(s, rec->tier)) {
 		a2m_mirror_note(s->mirror, rec->id, NULL);
 		after_write(s);
@@ -345,6 +335,8 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 	memset(&old_dt, 0, sizeof old_dt);
 	memset(&new_dt, 0, sizeof new_dt);
 	int rc = a2m_sqlite_refuse_read_only(s, "update");
+	if (!rc)
+		rc = a2m_sqlite_held_flush(s);
 	if (!rc)
 		rc = a2m_store_check_record(&s->base, rec, "update");
 	if (!rc && s->mirror)
@@ -418,6 +410,8 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 	memset(&old_dt, 0, sizeof old_dt);
 	int rc = a2m_sqlite_refuse_read_only(s, "remove");
 	*removed = 0;
+	if (!rc)
+		rc = a2m_sqlite_held_flush(s);
 	if (rc || !id)
 		return rc;
 	if (s->mirror && (rc = mirror_before(s, id, NULL, &was_in, &same, &old_name)))
@@ -485,7 +479,6 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->rollback);
 	sqlite3_finalize(s->get);
 	sqlite3_finalize(s->get_by_key);
-	sqlite3_finalize(s->insert);
 	sqlite3_finalize(s->update);
 	sqlite3_finalize(s->remove);
 	sqlite3_finalize(s->meta_get);
@@ -500,6 +493,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->count_bucket);
 	sqlite3_finalize(s->count_session);
 	a2m_sqlite_pending_free(s);
+	a2m_sqlite_held_free(s);
 	a2m_sqlite_index_close(s->index);
 	a2m_sqlite_vectors_free(s->vectors);
 	a2m_row_cache_free(s->rows);
@@ -521,6 +515,8 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 {
 	sqlstore *s = (sqlstore *)base;
 	int rc = a2m_sqlite_refuse_read_only(s, "touch");
+	if (!rc)
+		rc = a2m_sqlite_held_flush(s);
 	if (rc)
 		return rc;
 	if (!s->touch && prepare(s, &s->touch,
@@ -547,6 +543,9 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 {
 	sqlstore *s = (sqlstore *)base;
+	int rc = a2m_sqlite_held_flush(s);  /* a rebuild reads every record */
+	if (rc)
+		return rc;
 	a2m_sqlite_index_close(s->index);
 	s->index = NULL;
 	/*
@@ -561,7 +560,7 @@ static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 	    a2m_sqlite_exec(s, "PRAGMA wal_autocheckpoint=" A2M_SQLITE_CHECKPOINT_PAGES,
 			    "wal_autocheckpoint"))
 		return A2M_INTERNAL_ERROR;
-	int rc = a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
+	rc = a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
 	/* The readers read the index this connection now keeps, or none. */
 	a2m_sqlite_pool_attach(s->pool, s->index ? ix : NULL);
 	return rc;
@@ -572,6 +571,9 @@ static int sql_index_stats(a2m_store *base, a2m_index_stats *out)
 {
 	sqlstore *s = a2m_sqlite_conn(base);
 	memset(out, 0, sizeof *out);
+	int rc = a2m_sqlite_held_flush((sqlstore *)base);
+	if (rc)
+		return rc;
 	if (!s->index)
 		return A2M_STORE_NO_INDEX;
 	return a2m_sqlite_index_stats(s->index, base, out);
@@ -581,6 +583,9 @@ static int sql_index_postings(a2m_store *base, const char *term, size_t len,
 			      a2m_posting_visit visit, void *ctx)
 {
 	sqlstore *s = a2m_sqlite_conn(base);
+	int rc = a2m_sqlite_held_flush((sqlstore *)base);
+	if (rc)
+		return rc;
 	if (!s->index)
 		return A2M_STORE_NO_INDEX;
 	return a2m_sqlite_index_postings(s->index, base, term, len, visit, ctx);
@@ -594,6 +599,9 @@ static int sql_index_postings_view(a2m_store *base, const char *term, size_t len
 				   const a2m_posting **v, size_t *n)
 {
 	sqlstore *s = a2m_sqlite_conn(base);
+	int rc = a2m_sqlite_held_flush((sqlstore *)base);
+	if (rc)
+		return rc;
 	if (!s->index)
 		return A2M_STORE_NO_INDEX;
 	if (!a2m_sqlite_in_bracket(base))
@@ -606,9 +614,16 @@ static int sql_vector_search(a2m_store *base, const a2m_vector_search *q,
 			     a2m_candidates *out)
 {
 	sqlstore *s = (sqlstore *)base;
-	return a2m_sqlite_vectors_search(s->vectors, base, q, out);
+	int rc = a2m_sqlite_held_flush(s);
+	return rc ? rc : a2m_sqlite_vectors_search(s->vectors, base, q, out);
 }
 
+/*
+** Each op here but insert, begin, begin_relaxed, rollback, close, read_begin
+** and read_end calls a2m_sqlite_held_flush() before its first statement
+** (the reads in sqlite_pool.c's wrappers, commit and meta_set in
+** sqlite_txn.c), so it sees, and acts on, every insert made before it.
+*/
 static const a2m_store_ops sqlite_ops = {
 	.engine     = "sqlite",
 	.begin      = a2m_sqlite_begin,
@@ -714,7 +729,6 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 	    prepare(s, &s->rollback, "ROLLBACK") ||
 	    prepare(s, &s->get, "SELECT " COLUMNS " FROM records WHERE id = ?1") ||
 	    prepare(s, &s->get_by_key, SQL_GET_BY_KEY) ||
-	    prepare(s, &s->insert, SQL_INSERT) ||
 	    prepare(s, &s->update, SQL_UPDATE) ||
 	    prepare(s, &s->remove, "DELETE FROM records WHERE id = ?1") ||
 	    prepare(s, &s->meta_get, "SELECT value FROM a2m_meta WHERE name = ?1") ||

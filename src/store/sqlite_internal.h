@@ -8,7 +8,8 @@
 ** sqlite_schema.c (connection settings and migrations), sqlite_rows.c
 ** (a record's row: binding and reading), sqlite_read.c (lookups, scans and
 ** counts), sqlite_txn.c (transactions and store-level settings),
-** sqlite_pending.c (the counts and seq mark a transaction writes at COMMIT)
+** sqlite_pending.c (the counts and seq mark a transaction writes at COMMIT),
+** sqlite_held.c (inserts held back and written several rows per statement)
 ** and sqlite_pool.c (read brackets, and the read connections behind them). Nothing
 ** outside those files includes this header: the rest of the server sees
 ** only a2m_store_sqlite_open() and the ops.
@@ -46,6 +47,7 @@ typedef struct a2m_sqlite_pool a2m_sqlite_pool;
 typedef struct a2m_sqlite_journal a2m_sqlite_journal;
 typedef struct a2m_sqlite_note a2m_sqlite_note;
 typedef struct a2m_sqlite_bucket a2m_sqlite_bucket;
+typedef struct a2m_sqlite_held a2m_sqlite_held;
 
 /*
 ** Readers a store's pool opens at most (sqlite_pool.c): with the main
@@ -68,7 +70,7 @@ typedef struct sqlstore {
 	sqlite3_stmt *rollback;
 	sqlite3_stmt *get;
 	sqlite3_stmt *get_by_key;
-	sqlite3_stmt *insert;
+	a2m_sqlite_held *held;     /* inserted rows not yet written (sqlite_held.c) */
 	sqlite3_stmt *update;
 	sqlite3_stmt *remove;
 	sqlite3_stmt *meta_get;
@@ -135,9 +137,9 @@ void a2m_sqlite_done(sqlite3_stmt *st);
 int a2m_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
 
 /*
-** Binds ?at+1 = rec->id and ?at+2..?at+18 = the other fields, as SQL_INSERT
-** and SQL_UPDATE (sqlite.c) expect them at 0; rec must outlive the
-** statement's step. Returns an SQLite code.
+** Binds ?at+1 = rec->id and ?at+2..?at+18 = the other fields, as SQL_UPDATE
+** (sqlite.c, at 0) and each row of the held inserts (sqlite_held.c) expect
+** them; rec must outlive the statement's step. Returns an SQLite code.
 */
 int a2m_sqlite_bind_record(sqlite3_stmt *st, int at, const a2m_record *rec);
 
@@ -247,7 +249,10 @@ void a2m_sqlite_pool_attach(a2m_sqlite_pool *p, a2m_indexer *ix);
 int a2m_sqlite_read_begin(a2m_store *base);
 int a2m_sqlite_read_end(a2m_store *base);
 
-/* The read ops of the ops table: sqlite_read.c's (and meta_get) on a2m_sqlite_conn(). */
+/*
+** The read ops of the ops table: sqlite_read.c's (and meta_get) on
+** a2m_sqlite_conn(), once the main connection's held inserts are written.
+*/
 int a2m_sqlite_pooled_get(a2m_store *base, const char *id, a2m_record **out);
 int a2m_sqlite_pooled_get_by_key(a2m_store *base, const char *owner, const char *key,
 				 a2m_record **out);
@@ -341,6 +346,33 @@ void a2m_sqlite_pending_drop(sqlstore *s);
 
 /* Frees the pending state and its statements (at close). Cannot fail. */
 void a2m_sqlite_pending_free(sqlstore *s);
+
+/* ---- sqlite_held.c: inserts written several rows per statement --------- */
+
+/*
+** Holds rec's row (copied: rec may be freed on return) with seq, to be
+** written by a later a2m_sqlite_held_flush(); inside a write transaction
+** only. A full buffer is written first. Returns 0, or a negative code with
+** errmsg set and this row not held (A2M_INVALID_PARAMS: writing the rows
+** held before tripped a UNIQUE constraint, see a2m_sqlite_held_flush).
+*/
+int a2m_sqlite_held_put(sqlstore *s, const a2m_record *rec, int64_t seq);
+
+/*
+** Writes every held row, in the order held. Every op but insert calls it
+** before its first statement, and the COMMIT path before the postings.
+** Returns 0 (also when nothing is held), A2M_INVALID_PARAMS when a row's id
+** or (owner, key) is taken (errmsg names the constraint), or
+** A2M_INTERNAL_ERROR; after a failure nothing of the statement is written,
+** the rows stay held, and the transaction can only be rolled back.
+*/
+int a2m_sqlite_held_flush(sqlstore *s);
+
+/* Forgets the held rows (at rollback, and after a failed COMMIT). Cannot fail. */
+void a2m_sqlite_held_drop(sqlstore *s);
+
+/* Frees the buffer and its statements (at close). Cannot fail. */
+void a2m_sqlite_held_free(sqlstore *s);
 
 /* ---- sqlite.c: what the transactions need of the writes' side ------------ */
 

@@ -364,48 +364,70 @@ int a2m_sqlite_read_end(a2m_store *base)
 
 /* ---- the read ops, through the thread's connection --------------------- */
 
+/*
+** Inside the main connection's write transaction a read must see the
+** inserts it holds (sqlite_held.c): they are written first. Outside one
+** nothing is held, and the check reads, never writes, main's state.
+*/
+static sqlstore *read_conn(a2m_store *base, int *rc)
+{
+	*rc = a2m_sqlite_held_flush((sqlstore *)base);
+	return a2m_sqlite_conn(base);
+}
+
 int a2m_sqlite_pooled_get(a2m_store *base, const char *id, a2m_record **out)
 {
-	sqlstore *c = a2m_sqlite_conn(base);
-	return relay(base, c, a2m_sqlite_get(&c->base, id, out));
+	int rc;
+	sqlstore *c = read_conn(base, &rc);
+	*out = NULL;
+	return rc ? rc : relay(base, c, a2m_sqlite_get(&c->base, id, out));
 }
 
 int a2m_sqlite_pooled_get_by_key(a2m_store *base, const char *owner, const char *key,
 				 a2m_record **out)
 {
-	sqlstore *c = a2m_sqlite_conn(base);
-	return relay(base, c, a2m_sqlite_get_by_key(&c->base, owner, key, out));
+	int rc;
+	sqlstore *c = read_conn(base, &rc);
+	*out = NULL;
+	return rc ? rc : relay(base, c, a2m_sqlite_get_by_key(&c->base, owner, key, out));
 }
 
 int a2m_sqlite_pooled_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 			   void *ctx)
 {
-	sqlstore *c = a2m_sqlite_conn(base);
-	return relay(base, c, a2m_sqlite_scan(&c->base, q, visit, ctx));
+	int rc;
+	sqlstore *c = read_conn(base, &rc);
+	return rc ? rc : relay(base, c, a2m_sqlite_scan(&c->base, q, visit, ctx));
 }
 
 int a2m_sqlite_pooled_count(a2m_store *base, const a2m_query *q, int64_t *out)
 {
-	sqlstore *c = a2m_sqlite_conn(base);
-	return relay(base, c, a2m_sqlite_count(&c->base, q, out));
+	int rc;
+	sqlstore *c = read_conn(base, &rc);
+	*out = 0;
+	return rc ? rc : relay(base, c, a2m_sqlite_count(&c->base, q, out));
 }
 
 int a2m_sqlite_pooled_meta_get(a2m_store *base, const char *name, char **value)
 {
-	sqlstore *c = a2m_sqlite_conn(base);
-	return relay(base, c, a2m_sqlite_meta_get(&c->base, name, value));
+	int rc;
+	sqlstore *c = read_conn(base, &rc);
+	*value = NULL;
+	return rc ? rc : relay(base, c, a2m_sqlite_meta_get(&c->base, name, value));
 }
 
 int a2m_sqlite_pooled_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 				 a2m_record_visit visit, void *ctx)
 {
-	sqlstore *c = a2m_sqlite_conn(base);
-	return relay(base, c, a2m_sqlite_visit_seqs(&c->base, seqs, n, visit, ctx));
+	int rc;
+	sqlstore *c = read_conn(base, &rc);
+	return rc ? rc : relay(base, c, a2m_sqlite_visit_seqs(&c->base, seqs, n, visit, ctx));
 }
 
 int a2m_sqlite_pooled_scan_unembedded(a2m_store *base, const char *tier,
 				      a2m_record_visit visit, void *ctx)
 {
-	sqlstore *c = a2m_sqlite_conn(base);
-	return relay(base, c, a2m_sqlite_scan_unembedded(&c->base, tier, visit, ctx));
+	int rc;
+	sqlstore *c = read_conn(base, &rc);
+	return rc ? rc : relay(base, c, a2m_sqlite_scan_unembedded(&c->base, tier, visit, ctx));
 }

@@ -39,7 +39,7 @@ int a2m_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v)
 	return sqlite3_bind_text64(st, i, v, strlen(v), SQLITE_STATIC, SQLITE_UTF8);
 }
 
-/* Binds ?at+1 = id and ?at+2..?at+18 = the other fields (SQL_INSERT / SQL_UPDATE at 0). */
+/* Binds ?at+1 = id and ?at+2..?at+18 = the other fields (SQL_UPDATE, held rows). */
 int a2m_sqlite_bind_record(sqlite3_stmt *st, int at, const a2m_record *rec)
 {
 	int rc = SQLITE_OK;

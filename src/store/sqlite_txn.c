@@ -4,10 +4,10 @@
 ** read brackets are sqlite_pool.c's.
 **
 ** Apart from sqlite.c because a commit is where the engine's side state
-** lands or is dropped together with the records: the term index's buffered
-** postings, the counts and seq mark of the inserts (sqlite_pending.c), the
-** vector rows' staged changes (sqlite_vectors.c) and the procedural
-** mirror's notes.
+** lands or is dropped together with the records: the held inserts' rows
+** (sqlite_held.c), the term index's buffered postings, the counts and seq
+** mark of the inserts (sqlite_pending.c), the vector rows' staged changes
+** (sqlite_vectors.c) and the procedural mirror's notes.
 */
 #include <sqlite3.h>
 
@@ -41,6 +41,7 @@ int a2m_sqlite_begin(a2m_store *base)
 		s->rows_unsure = 0;
 		a2m_sqlite_journal_drop(s);
 		a2m_sqlite_pending_drop(s);
+		a2m_sqlite_held_drop(s);
 	}
 	return rc;
 }
@@ -105,8 +106,10 @@ int a2m_sqlite_begin_relaxed(a2m_store *base)
 int a2m_sqlite_commit(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
-	int rc = s->index && !sqlite3_get_autocommit(s->db)
-		? a2m_sqlite_index_flush(s->index, base) : 0;
+	/* The rows first: the postings, counts and seq mark are theirs. */
+	int rc = a2m_sqlite_held_flush(s);
+	if (!rc && s->index && !sqlite3_get_autocommit(s->db))
+		rc = a2m_sqlite_index_flush(s->index, base);
 	if (!rc)
 		rc = a2m_sqlite_pending_write(s);
 	/* The readers' journal entry, and the number it goes by in the file:
@@ -121,6 +124,7 @@ int a2m_sqlite_commit(a2m_store *base)
 			a2m_sqlite_journal_unstage(s);
 	}
 	a2m_sqlite_pending_drop(s);  /* written, or rolled back below */
+	a2m_sqlite_held_drop(s);
 	if (rc)
 		a2m_sqlite_journal_drop(s);
 	if (rc && s->index)
@@ -154,6 +158,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 	a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
 	a2m_sqlite_journal_drop(s);
 	a2m_sqlite_pending_drop(s);
+	a2m_sqlite_held_drop(s);
 	if (s->index)
 		a2m_sqlite_index_discard(s->index);
 	if (!sqlite3_get_autocommit(s->db)) {
@@ -194,6 +199,8 @@ int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value)
 	sqlstore *s = (sqlstore *)base;
 	sqlite3_stmt *st = value ? s->meta_set : s->meta_del;
 	int rc = a2m_sqlite_refuse_read_only(s, "meta_set");
+	if (!rc)
+		rc = a2m_sqlite_held_flush(s);
 	if (rc)
 		return rc;
 	if (!name) {

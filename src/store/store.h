@@ -21,7 +21,11 @@
 **     one are errors. A failed commit() leaves nothing written (the engine
 **     rolls back), so the outcome is always all or nothing.
 **   - an id or (owner, key) that would collide on insert or update is
-**     refused with A2M_INVALID_PARAMS and changes nothing.
+**     refused with A2M_INVALID_PARAMS and changes nothing. Inside a
+**     transaction, SQLite may refuse a colliding insert only at a later op
+**     of that transaction or at commit() (it writes inserts several rows
+**     per statement, sqlite_held.c); the transaction can then only be
+**     rolled back, and nothing of it lands.
 **   - a visit callback may write; records it inserts are not visited by the
 **     scan in progress, and no record is visited twice.
 **   - a store is used by one thread at a time (the handle's lock sees to it),
@@ -295,8 +299,9 @@ typedef struct a2m_store_ops {
 			   a2m_record **out);
 	/*
 	** Inserts rec (id must be new; the caller checks). Assigns rec->seq.
-	** Returns A2M_INVALID_PARAMS if the id already exists, A2M_READ_ONLY on
-	** a read-only store.
+	** Returns A2M_INVALID_PARAMS if the id already exists (inside a
+	** transaction perhaps from a later op: see the conventions above),
+	** A2M_READ_ONLY on a read-only store. rec may be freed on return.
 	*/
 	int  (*insert)(a2m_store *s, a2m_record *rec);
 	/*
