@@ -45,6 +45,12 @@
 */
 #define HELD_ROWS 20
 #define HELD_PARAMS 19
+/*
+** A row's buffer is kept for the next row up to this size; a bigger one
+** (a long content) is freed once written, so a few large records do not
+** pin HELD_ROWS times their size for the connection's life.
+*/
+#define HELD_KEEP_BYTES ((size_t)64 << 10)
 _Static_assert(HELD_ROWS * HELD_PARAMS <= 999, "too many parameters per statement");
 
 /* Column order: ?1..?18 as a2m_sqlite_bind_record() binds them, then the seq. */
@@ -121,16 +127,16 @@ static int copy_row(held_row *r, const a2m_record *src, int64_t seq)
 	return 0;
 }
 
-/* The statement of rows + 1 rows, prepared at its first use. NULL on failure. */
-static sqlite3_stmt *statement(sqlstore *s, size_t rows)
+/* The statement of k + 1 rows, prepared at its first use. NULL on failure. */
+static sqlite3_stmt *statement(sqlstore *s, size_t k)
 {
 	a2m_sqlite_held *h = s->held;
 	char sql[sizeof SQL_HELD_INSERT + HELD_ROWS * sizeof SQL_HELD_ROW];
-	if (h->insert[rows])
-		return h->insert[rows];
+	if (h->insert[k])
+		return h->insert[k];
 	size_t used = sizeof SQL_HELD_INSERT - 1;
 	memcpy(sql, SQL_HELD_INSERT, used);
-	for (size_t i = 0; i <= rows; i++) {
+	for (size_t i = 0; i <= k; i++) {
 		if (i)
 			sql[used++] = ',';
 		memcpy(sql + used, SQL_HELD_ROW, sizeof SQL_HELD_ROW - 1);
@@ -138,11 +144,24 @@ static sqlite3_stmt *statement(sqlstore *s, size_t rows)
 	}
 	sql[used] = '\0';
 	if (sqlite3_prepare_v3(s->db, sql, (int)used, SQLITE_PREPARE_PERSISTENT,
-			       &h->insert[rows], NULL) != SQLITE_OK) {
+			       &h->insert[k], NULL) != SQLITE_OK) {
 		a2m_sqlite_db_fail(s, "insert");
 		return NULL;
 	}
-	return h->insert[rows];
+	return h->insert[k];
+}
+
+/* Forgets the held rows, freeing the buffers grown past HELD_KEEP_BYTES. */
+static void forget_rows(a2m_sqlite_held *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->rows[i].cap > HELD_KEEP_BYTES) {
+			free(h->rows[i].buf);
+			h->rows[i].buf = NULL;
+			h->rows[i].cap = 0;
+		}
+	}
+	h->n = 0;
 }
 
 int a2m_sqlite_held_flush(sqlstore *s)
@@ -165,16 +184,16 @@ int a2m_sqlite_held_flush(sqlstore *s)
 			rc = a2m_sqlite_db_fail(s, "insert");
 	}
 	int step = rc ? SQLITE_OK : sqlite3_step(st);
-	if (!rc && step == SQLITE_DONE) {
-		h->n = 0;
-	} else if (!rc && (step & 0xff) == SQLITE_CONSTRAINT) {
+	if (!rc && (step & 0xff) == SQLITE_CONSTRAINT) {
 		/* A duplicate id or (owner, key), as from memory.c. */
 		a2m_sqlite_db_fail(s, "insert");
 		rc = A2M_INVALID_PARAMS;
-	} else if (!rc) {
+	} else if (!rc && step != SQLITE_DONE) {
 		rc = a2m_sqlite_db_fail(s, "insert");
 	}
-	a2m_sqlite_done(st);
+	a2m_sqlite_done(st);  /* unbinds the rows before any buffer is freed */
+	if (!rc)
+		forget_rows(h);
 	return rc;
 }
 
@@ -197,7 +216,7 @@ int a2m_sqlite_held_put(sqlstore *s, const a2m_record *rec, int64_t seq)
 void a2m_sqlite_held_drop(sqlstore *s)
 {
 	if (s->held)
-		s->held->n = 0;
+		forget_rows(s->held);
 }
 
 void a2m_sqlite_held_free(sqlstore *s)
