@@ -1835,6 +1835,30 @@ static void test_many_inserts_with_a_taken_id_or_key_refused_whole(tctx *t)
 	EXPECT_INT(count_of(t, &all_q), HELD_N + 2);
 }
 
+/*
+** SQLite: once a held row is refused, the transaction can only be rolled
+** back. Every later op and the commit fail alike, so the rows its statement
+** wrote before the refused one never land, and nothing changes.
+*/
+static void test_sqlite_commit_after_a_refused_row_fails_and_keeps_nothing(tctx *t)
+{
+	a2m_record *got = NULL;
+	EXPECT_OK(put(t, "old", 1, NULL, NULL));
+	char *before = dump(t);
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(put(t, "n1", 2, NULL, NULL));
+	EXPECT_OK(put(t, "n2", 3, NULL, NULL));
+	EXPECT_OK(put(t, "old", 4, NULL, NULL));  /* held: refused by the next op */
+	EXPECT_INT(OPS->get(t->s, "n1", &got), A2M_INVALID_PARAMS);
+	EXPECT(strstr(t->s->errmsg, "insert: UNIQUE constraint failed: records.id"));
+	EXPECT_INT(OPS->get(t->s, "n2", &got), A2M_INVALID_PARAMS);
+	EXPECT(!got);
+	EXPECT_INT(OPS->commit(t->s), A2M_INVALID_PARAMS);
+	EXPECT(same_as_dump(t, before));
+	EXPECT_OK(put(t, "n1", 5, NULL, NULL));  /* a fresh write goes through */
+	EXPECT_INT(count_of(t, &all_q), 2);
+}
+
 /* A rollback takes back every insert of the transaction, written or not. */
 static void test_rollback_discards_many_inserts(tctx *t)
 {
@@ -3649,6 +3673,7 @@ int main(void)
 	RUN(test_many_inserts_keep_every_field);
 	RUN(test_many_inserts_with_a_taken_id_or_key_refused_whole);
 	RUN(test_rollback_discards_many_inserts);
+	RUN_SQLITE(test_sqlite_commit_after_a_refused_row_fails_and_keeps_nothing);
 	RUN(test_update_and_remove_of_many_inserts_in_their_transaction);
 	RUN(test_many_removes_keep_order_and_lookups);
 	RUN(test_rollback_after_many_removes_restores_all);

@@ -19,11 +19,19 @@
 ** its own inserts, and the triggers of update and remove find the rows.
 **
 ** A UNIQUE constraint (id, or (owner, key)) then fails at the flush, in
-** whatever op flushed; SQLite undoes the whole statement, the rows stay
-** held, and each later op (commit too) fails the same way until rollback()
-** drops them: the transaction can only be rolled back, and nothing of it
-** lands. Outside a transaction, the insert's own BEGIN ... COMMIT flushes
-** its one row before the COMMIT (sqlite.c, write_close).
+** whatever op flushed, and the rows stay held: each later op, and the
+** commit, tries them again and fails the same way (at the latest on a row
+** the failed statement did write), until rollback() drops them. So the
+** transaction can only be rolled back, and nothing of it lands. Outside a
+** transaction, the insert's own BEGIN ... COMMIT flushes its one row before
+** the COMMIT (sqlite.c, write_close).
+**
+** INSERT OR FAIL, not the default ABORT: a statement of several rows that
+** may abort half way must be able to undo its first rows, so SQLite keeps a
+** statement journal of the pages it changes, and past 64 KiB spills it to a
+** temporary file: 3.5 times the pwrite calls of a batched remember (strace,
+** 30 000 records), and more system time. FAIL stops at the refused row and
+** keeps the rows before it, which the paragraph above makes harmless.
 **
 ** The statements are built at run time from fixed fragments only (the
 ** column list and a row of 19 placeholders), one per row count, each
@@ -55,7 +63,7 @@ _Static_assert(HELD_ROWS * HELD_PARAMS <= 999, "too many parameters per statemen
 
 /* Column order: ?1..?18 as a2m_sqlite_bind_record() binds them, then the seq. */
 #define SQL_HELD_INSERT \
-	"INSERT INTO records(id, content, created_at, role, metadata, grp, tier," \
+	"INSERT OR FAIL INTO records(id, content, created_at, role, metadata, grp, tier," \
 	" salience, accessed_at, access_count, owner, session, key, revision," \
 	" embedding, uri, media_type, gen_embedding, seq) VALUES"
 #define SQL_HELD_ROW "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"

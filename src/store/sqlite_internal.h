@@ -363,8 +363,9 @@ int a2m_sqlite_held_put(sqlstore *s, const a2m_record *rec, int64_t seq);
 ** before its first statement, and the COMMIT path before the postings.
 ** Returns 0 (also when nothing is held), A2M_INVALID_PARAMS when a row's id
 ** or (owner, key) is taken (errmsg names the constraint), or
-** A2M_INTERNAL_ERROR; after a failure nothing of the statement is written,
-** the rows stay held, and the transaction can only be rolled back.
+** A2M_INTERNAL_ERROR; after a failure the rows stay held, so every later
+** flush (the commit's too) fails, and the transaction can only be rolled
+** back (the rows a failed statement wrote before the refused one then go).
 */
 int a2m_sqlite_held_flush(sqlstore *s);
 
