@@ -3,17 +3,19 @@
 ** several rows per statement.
 **
 ** Why: a batched remember is one transaction of hundreds of inserts, and
-** one INSERT statement per record cost about 9.8 µs of CPU each; a
-** statement of about 20 rows costs 5.7–7.0 µs per row (the statement's
-** set-up, its journal and b-tree entry are paid once per statement).
+** SQLite's work per statement (set-up, halt, cursors) is paid once for
+** many rows: a batched record cost 100.3 k instructions inside a2m_handle
+** with one INSERT each, 85.0 k with 20 rows per INSERT (callgrind, 30 000
+** records; docs/BENCHMARKS.md).
 **
 ** How: an insert (sqlite.c) does everything else it does at once (checks,
 ** analysis, seq, postings, counts, vectors, mirror note) and hands its row
 ** here, copied, since the caller may free its record as soon as insert
 ** returns. The held rows are written by one statement of HELD_ROWS rows
-** when the buffer is full, and the rest before anything else runs on the
-** connection: every op of the ops table but insert (and begin, rollback,
-** close, read_begin, read_end, which run no statement on held rows) calls
+** when the next row finds the buffer full, and the rest before anything
+** else runs on the connection: every op of the ops table but insert (and
+** begin, begin_relaxed, rollback, close, read_begin, read_end, which run
+** no statement while rows are held) calls
 ** a2m_sqlite_held_flush() first, as does the COMMIT path before it writes
 ** the postings, counts and seq mark. So every read of the transaction sees
 ** its own inserts, and the triggers of update and remove find the rows.
@@ -46,10 +48,11 @@
 #include "store/sqlite_internal.h"
 
 /*
-** Rows one statement writes (measured on a batch of 30 000: 16, 20 and 32
-** differ by less than the noise; a batch of 500 or 1 000 leaves no rest
-** at 20). 19 parameters a row stays far under the oldest
-** SQLITE_MAX_VARIABLE_NUMBER, 999.
+** Rows one statement writes. Instructions per batched record (callgrind,
+** 10 000 records): 10 rows 86.1 k, 16 85.2 k, 20 84.9 k, 32 84.6 k, 50
+** 84.3 k, one 98.8 k; and 20 leaves no rest in a call of 500 or 1 000.
+** 19 parameters a row stays far under the oldest SQLITE_MAX_VARIABLE_NUMBER,
+** 999.
 */
 #define HELD_ROWS 20
 #define HELD_PARAMS 19
@@ -115,10 +118,10 @@ static int copy_row(held_row *r, const a2m_record *src, int64_t seq)
 		need += len[i];
 	}
 	if (need > r->cap) {
-		unsigned char *b = realloc(r->buf, need);
-		if (!b)
+		free(r->buf);  /* not realloc: the old bytes need no copy */
+		r->cap = 0;
+		if (!(r->buf = malloc(need)))
 			return -1;
-		r->buf = b;
 		r->cap = need;
 	}
 	unsigned char *p = r->buf;
