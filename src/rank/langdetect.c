@@ -177,42 +177,53 @@ static const cue letters[] = {
 ** (English); sch (German, Dutch); ij oe aa (Dutch); nh lh (Portuguese);
 ** gli zz (Italian); eau aux (French); ei (German, Dutch); w k (the
 ** Germanic languages, which the Romance ones barely use).
+**
+** Every spelling but w and k is told by its first two letters, so a table
+** of letter pairs finds them: one look-up a letter, and a branch taken
+** only where a spelling may start. A switch on every letter (half of all
+** letters start some spelling) mispredicted so often that this step alone
+** was 4% of a batched remember (perf). The weights are added in the order
+** the switch added them, so the sums are the same to the bit.
 */
-static void spelling_cues(const char *w, size_t n, double *bonus)
+enum { SP_NONE, SP_TH, SP_WH, SP_SC, SP_IJ, SP_OE, SP_AA, SP_AU, SP_NH, SP_LH, SP_GL,
+       SP_ZZ, SP_EA, SP_EI };
+#define PAIR(a, b) [(unsigned)(a) << 7 | (unsigned)(b)]
+static const uint8_t spelling_pairs[128 * 128] = {
+	PAIR('t', 'h') = SP_TH, PAIR('w', 'h') = SP_WH, PAIR('s', 'c') = SP_SC,
+	PAIR('i', 'j') = SP_IJ, PAIR('o', 'e') = SP_OE, PAIR('a', 'a') = SP_AA,
+	PAIR('a', 'u') = SP_AU, PAIR('n', 'h') = SP_NH, PAIR('l', 'h') = SP_LH,
+	PAIR('g', 'l') = SP_GL, PAIR('z', 'z') = SP_ZZ, PAIR('e', 'a') = SP_EA,
+	PAIR('e', 'i') = SP_EI,
+};
+#undef PAIR
+
+static void spelling_cues(const char *word, size_t n, double *bonus)
 {
+	const unsigned char *w = (const unsigned char *)word;
 	for (size_t i = 0; i < n; i++) {
-		char c = w[i], d, e;
-		switch (c) {
-		case 't': case 'w': case 'k': case 's': case 'i': case 'o': case 'a':
-		case 'n': case 'l': case 'g': case 'z': case 'e':
-			break;
-		default:
-			continue;  /* no spelling starts with c */
-		}
-		d = i + 1 < n ? w[i + 1] : 0;
-		e = i + 2 < n ? w[i + 2] : 0;
-		switch (c) {
-		case 't': if (d == 'h') bonus[EN] += 0.3; break;
-		case 'w':
+		unsigned c = w[i], d = i + 1 < n ? w[i + 1] : 0;
+		if (c == 'w') {
 			bonus[EN] += 0.1; bonus[DE] += 0.1; bonus[NL] += 0.1;
-			if (d == 'h') bonus[EN] += 0.4;
-			break;
-		case 'k': bonus[EN] += 0.05; bonus[DE] += 0.1; bonus[NL] += 0.1; break;
-		case 's': if (d == 'c' && e == 'h') { bonus[DE] += 0.3; bonus[NL] += 0.3; } break;
-		case 'i': if (d == 'j') bonus[NL] += 0.5; break;
-		case 'o': if (d == 'e') bonus[NL] += 0.2; break;
-		case 'a':
-			if (d == 'a') bonus[NL] += 0.4;
-			else if (d == 'u' && e == 'x') bonus[FR] += 0.3;
-			break;
-		case 'n': if (d == 'h') bonus[PT] += 0.4; break;
-		case 'l': if (d == 'h') bonus[PT] += 0.4; break;
-		case 'g': if (d == 'l' && e == 'i') bonus[IT] += 0.4; break;
-		case 'z': if (d == 'z') bonus[IT] += 0.4; break;
-		case 'e':
-			if (d == 'a' && e == 'u') bonus[FR] += 0.5;
-			else if (d == 'i') { bonus[DE] += 0.2; bonus[NL] += 0.1; }
-			break;
+		} else if (c == 'k') {
+			bonus[EN] += 0.05; bonus[DE] += 0.1; bonus[NL] += 0.1;
+		}
+		unsigned pair = (c | d) < 128 ? spelling_pairs[c << 7 | d] : SP_NONE;
+		if (pair == SP_NONE)
+			continue;
+		unsigned e = i + 2 < n ? w[i + 2] : 0;
+		switch (pair) {
+		case SP_TH: bonus[EN] += 0.3; break;
+		case SP_WH: bonus[EN] += 0.4; break;
+		case SP_SC: if (e == 'h') { bonus[DE] += 0.3; bonus[NL] += 0.3; } break;
+		case SP_IJ: bonus[NL] += 0.5; break;
+		case SP_OE: bonus[NL] += 0.2; break;
+		case SP_AA: bonus[NL] += 0.4; break;
+		case SP_AU: if (e == 'x') bonus[FR] += 0.3; break;
+		case SP_NH: case SP_LH: bonus[PT] += 0.4; break;
+		case SP_GL: if (e == 'i') bonus[IT] += 0.4; break;
+		case SP_ZZ: bonus[IT] += 0.4; break;
+		case SP_EA: if (e == 'u') bonus[FR] += 0.5; break;
+		case SP_EI: bonus[DE] += 0.2; bonus[NL] += 0.1; break;
 		default: break;
 		}
 	}
