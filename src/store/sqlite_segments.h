@@ -21,6 +21,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "store/store.h"
 
@@ -64,9 +65,18 @@ int    a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uin
 ** terms whose prefixes differ are ordered as their prefixes (SQLite's
 ** BINARY order); with equal prefixes, the shorter, when 8 bytes or less,
 ** is a prefix of the other, so their lengths decide, and else the bytes
-** after the eighth do, then the lengths.
+** after the eighth do, then the lengths. Inline: flush takes one for every
+** buffered posting (a call to another file was 1% of a batched remember).
 */
-uint64_t a2m_seg_prefix(const void *term, size_t len);
+static inline uint64_t a2m_seg_prefix(const void *term, size_t len)
+{
+	unsigned char t[8] = {0};
+	memcpy(t, term, len < 8 ? len : 8);
+	/* One load and a byte swap, as compilers see it. */
+	return (uint64_t)t[0] << 56 | (uint64_t)t[1] << 48 | (uint64_t)t[2] << 40 |
+		(uint64_t)t[3] << 32 | (uint64_t)t[4] << 24 | (uint64_t)t[5] << 16 |
+		(uint64_t)t[6] << 8 | t[7];
+}
 
 /*
 ** Appends e, whose predecessor in the list has seq *prev (0 for the first),

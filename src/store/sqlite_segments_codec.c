@@ -10,16 +10,6 @@
 
 /* ---- encoding ---- */
 
-uint64_t a2m_seg_prefix(const void *term, size_t len)
-{
-	unsigned char t[8] = {0};
-	memcpy(t, term, len < 8 ? len : 8);
-	/* One load and a byte swap, as compilers see it. */
-	return (uint64_t)t[0] << 56 | (uint64_t)t[1] << 48 | (uint64_t)t[2] << 40 |
-		(uint64_t)t[3] << 32 | (uint64_t)t[4] << 24 | (uint64_t)t[5] << 16 |
-		(uint64_t)t[6] << 8 | t[7];
-}
-
 /*
 ** Makes the array *p (of *cap items of size bytes) hold at least need
 ** items, doubling from 64. Returns 0, or -1 when memory runs out (*p kept).
