@@ -366,13 +366,15 @@ int a2m_sqlite_read_end(a2m_store *base)
 
 /*
 ** Inside the main connection's write transaction a read must see the
-** inserts it holds (sqlite_held.c): they are written first. Outside one
-** nothing is held, and the check reads, never writes, main's state.
+** inserts it holds (sqlite_held.c): they are written first. A read on a
+** reader connection (a bracket) leaves main alone: it could not see main's
+** uncommitted rows anyway, and main may be another thread's to use.
 */
 static sqlstore *read_conn(a2m_store *base, int *rc)
 {
-	*rc = a2m_sqlite_held_flush((sqlstore *)base);
-	return a2m_sqlite_conn(base);
+	sqlstore *c = a2m_sqlite_conn(base);
+	*rc = c == (sqlstore *)base ? a2m_sqlite_held_flush(c) : 0;
+	return c;
 }
 
 int a2m_sqlite_pooled_get(a2m_store *base, const char *id, a2m_record **out)
