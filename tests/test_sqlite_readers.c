@@ -608,6 +608,37 @@ static void test_reader_sees_a_main_commit_of_records_and_postings(void)
 	check_remove_db(db_path);
 }
 
+/*
+** A write outside any transaction (the store API allows one) commits by
+** itself; a reader that replays a later journaled commit must not keep
+** the row that write changed. It once did: such a write left no journal
+** entry, and the reader's next bracket, replaying only the later commit,
+** served seq 5's old content from its row cache.
+*/
+static void test_reader_sees_a_write_made_outside_a_transaction(void)
+{
+	a2m_store *s = open_filled(db_path, 600);
+	a2m_record *r = NULL;
+	if (!s)
+		return;
+	probe_out a = probe(s, 1);
+	CHECK_STR(a.content5, "record number4 w4 w28 common words here");
+	CHECK_INT(s->ops->get(s, "r4", &r), 0);
+	if (!r)
+		return;
+	free(r->content);
+	r->content = strdup("zebra9 rewritten alone");
+	CHECK_INT(s->ops->update(s, r), 0);  /* no begin: its own commit */
+	a2m_record_free(r);
+	touch_commit(s, 1, 900);             /* a journaled commit after it */
+	probe_out b = probe(s, 0);
+	CHECK_STR(b.content5, "zebra9 rewritten alone");
+	CHECK_INT(b.zebra, 1);
+	CHECK_INT(b.count3, 1);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
 static void test_reader_empties_caches_after_a_foreign_commit(void)
 {
 	char err[256];
@@ -683,6 +714,7 @@ int main(void)
 		TEST(test_file_brackets_run_side_by_side),
 		TEST(test_reader_keeps_caches_across_a_main_commit_of_touches),
 		TEST(test_reader_sees_a_main_commit_of_records_and_postings),
+		TEST(test_reader_sees_a_write_made_outside_a_transaction),
 		TEST(test_reader_empties_caches_after_a_foreign_commit),
 		TEST(test_reader_empties_caches_when_the_journal_overflowed),
 		{NULL, NULL},

@@ -181,10 +181,10 @@ int a2m_sqlite_refuse_read_only(sqlstore *s, const char *op)
 ** transaction the postings are buffered (sqlite_index.c), room for them
 ** reserved before the record statement runs; if the write fails, the buffer
 ** goes back to where it was, and the statement itself was undone by SQLite.
-** Outside a transaction the write gets its own BEGIN IMMEDIATE ... COMMIT,
-** with the buffer, the counts and the seq mark (sqlite_pending.c) written
-** just before the COMMIT; that holds without an index too, since an insert
-** leaves its count and seq pending until then.
+** Outside a transaction the write is one of its own: a2m_sqlite_begin and
+** a2m_sqlite_commit (or rollback), so the held row, the postings, the
+** counts and seq mark (sqlite_pending.c) and the readers' journal entry
+** land just as a caller's transaction lands them.
 */
 typedef struct write_ctx {
 	int                    active;
@@ -209,12 +209,11 @@ static int write_open(sqlstore *s, write_ctx *w, const a2m_doc_terms *a,
 	w->outer = sqlite3_get_autocommit(s->db);
 	if (s->index)
 		a2m_sqlite_index_mark(s->index, &w->mark);
-	int rc = w->outer ? step_once(s, s->begin, "write") : 0;
-	if (rc == 0 && w->outer) {
-		/* Left by a transaction SQLite itself rolled back (an I/O error). */
-		a2m_sqlite_pending_drop(s);
-		a2m_sqlite_held_drop(s);
-	}
+	/* On its own, a write is a transaction of its own, begun and ended as
+	** any other (sqlite_txn.c), so it lands with everything a commit
+	** writes: the readers' journal entry too, without which a reader kept
+	** the rows and postings such a write changed. */
+	int rc = w->outer ? a2m_sqlite_begin(&s->base) : 0;
 	w->active = rc == 0;
 	return rc;
 }
@@ -225,22 +224,10 @@ static int write_close(sqlstore *s, write_ctx *w, int rc)
 	if (!w->active)
 		return rc;
 	if (w->outer) {
-		if (!rc)
-			rc = a2m_sqlite_held_flush(s);  /* an insert's one row */
-		if (!rc && s->index)
-			rc = a2m_sqlite_index_flush(s->index, &s->base);
-		if (!rc)
-			rc = a2m_sqlite_pending_write(s);
-		if (!rc)
-			rc = step_once(s, s->commit, "commit");
-		if (rc && !sqlite3_get_autocommit(s->db)) {
-			sqlite3_step(s->rollback);
-			a2m_sqlite_done(s->rollback);
-		}
-		if (rc && s->index)
-			a2m_sqlite_index_discard(s->index);
-		a2m_sqlite_held_drop(s);     /* written, or rolled back */
-		a2m_sqlite_pending_drop(s);
+		if (rc)
+			a2m_sqlite_rollback(&s->base);
+		else
+			rc = a2m_sqlite_commit(&s->base);
 	} else if (rc && s->index) {
 		a2m_sqlite_index_undo(s->index, &w->mark);
 	}
