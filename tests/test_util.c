@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "store/bloom.h"
+#include "store/postings_cache.h"
 #include "util/hash.h"
 #include "util/clock.h"
 #include "util/json_write.h"
@@ -255,6 +256,57 @@ static void test_ids_differ_across_batches_and_fork(void)
 }
 
 /*
+** The postings cache holds far more terms than its first buckets (its
+** table doubles as it fills): every term comes back with its own postings,
+** eviction by budget still works, and a cleared cache finds nothing.
+*/
+static void test_postings_cache_grows_and_finds_every_term(void)
+{
+	enum { TERMS = 5000 };
+	a2m_pcache *c = a2m_pcache_new(1000000);
+	char term[32];
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	for (int i = 0; i < TERMS; i++) {
+		a2m_posting p[2] = {{.seq = i, .tf = 1, .dl = 7}, {.seq = i + 1, .tf = 2, .dl = 9}};
+		snprintf(term, sizeof term, "term%d", i);
+		a2m_pcache_put(c, term, strlen(term), p, (size_t)(1 + i % 2));
+	}
+	int wrong = 0;
+	for (int i = 0; i < TERMS; i++) {
+		const a2m_posting *v = NULL;
+		size_t n = 0;
+		snprintf(term, sizeof term, "term%d", i);
+		if (!a2m_pcache_lend(c, term, strlen(term), &v, &n) || n != (size_t)(1 + i % 2) ||
+		    v[0].seq != i || (n == 2 && v[1].tf != 2))
+			wrong++;
+	}
+	CHECK_INT(wrong, 0);
+	const a2m_posting *v = NULL;
+	size_t n = 0;
+	CHECK(!a2m_pcache_lend(c, "term5000", 8, &v, &n));
+	a2m_pcache_clear(c);
+	CHECK(!a2m_pcache_lend(c, "term7", 5, &v, &n));
+	a2m_pcache_free(c);
+	/* A budget of 100 postings (104 with an entry's own cost of 4 each, at
+	** most): the oldest go, the newest stay. */
+	c = a2m_pcache_new(100);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	a2m_posting one = {.seq = 1, .tf = 1, .dl = 1};
+	for (int i = 0; i < 3000; i++) {
+		a2m_pcache_next_period(c);
+		snprintf(term, sizeof term, "t%d", i);
+		a2m_pcache_put(c, term, strlen(term), &one, 1);
+	}
+	CHECK(a2m_pcache_lend(c, "t2999", 5, &v, &n));
+	CHECK(!a2m_pcache_lend(c, "t0", 2, &v, &n));
+	a2m_pcache_free(c);
+}
+
+/*
 ** The term filter: every key added is reported as maybe present, and of
 ** keys never added about 1% are (the size bloom.h promises), never most.
 */
@@ -297,6 +349,7 @@ int main(void)
 		TEST(test_utf8_length_counts_code_points),
 		TEST(test_ids_unique_and_well_formed),
 		TEST(test_ids_differ_across_batches_and_fork),
+		TEST(test_postings_cache_grows_and_finds_every_term),
 		TEST(test_bloom_filter_has_no_false_negatives),
 		{NULL, NULL}
 	};
