@@ -29,8 +29,10 @@ void a2m_tiers_free(a2m_tier_layout *layout)
 
 int a2m_tiers_index(const a2m_tier_layout *layout, const char *name)
 {
+	/* The first letter first: recall asks this of every record it visits,
+	** and tier names mostly differ there (working, episodic, semantic). */
 	for (size_t i = 0; name && i < layout->n; i++)
-		if (strcmp(layout->tiers[i].name, name) == 0)
+		if (layout->tiers[i].name[0] == name[0] && strcmp(layout->tiers[i].name, name) == 0)
 			return (int)i;
 	return -1;
 }
