@@ -219,6 +219,45 @@ static void test_ids_unique_and_well_formed(void)
 }
 
 /*
+** a2m_utf8_valid judges text as jansson does (the recall writer and the
+** JSON reader rely on it): on fixed sequences at every edge, and on random
+** bytes drawn mostly from the lead and continuation ranges.
+*/
+static void test_utf8_valid_agrees_with_jansson(void)
+{
+	static const char *const fixed[] = {
+		"", "abc", "citt\xc3\xa0", "\xe6\x9d\xb1", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
+		"\x80", "\xc0\xaf", "\xc1\xbf", "\xc2", "\xe0\x80\xaf", "\xe0\xa0\x80",
+		"\xed\x9f\xbf", "\xed\xa0\x80", "\xef\xbf\xbf", "\xf0\x8f\xbf\xbf",
+		"\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "a\xc3", "\xe6\x9d",
+	};
+	int wrong = 0;
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+		json_t *v = json_stringn(fixed[i], strlen(fixed[i]));
+		wrong += a2m_utf8_valid(fixed[i], strlen(fixed[i])) != (v != NULL);
+		json_decref(v);
+	}
+	CHECK_INT(wrong, 0);
+	static const unsigned char pool[] = {'a', 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2,
+					     0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff};
+	uint64_t rng = 0x2545F4914F6CDD1DULL;
+	int valid = 0;
+	for (int round = 0; round < 20000; round++) {
+		char b[8];
+		size_t n = 1 + check_rand(&rng) % sizeof b;
+		for (size_t i = 0; i < n; i++)
+			b[i] = (char)pool[check_rand(&rng) % sizeof pool];
+		json_t *v = json_stringn(b, n);
+		int ours = a2m_utf8_valid(b, n);
+		wrong += ours != (v != NULL);
+		valid += ours;
+		json_decref(v);
+	}
+	CHECK_INT(wrong, 0);
+	CHECK(valid > 100);  /* the draw reaches valid text too, not only invalid */
+}
+
+/*
 ** Ids draw their random bits a batch at a time (text.c). Many ids in a row
 ** are all distinct, and a forked child does not reuse the bits its parent
 ** had drawn but not yet used: with the fork hook removed, the child's next
@@ -347,6 +386,7 @@ int main(void)
 		TEST(test_clock_format_has_millis_and_z),
 		TEST(test_clock_parse_roundtrip),
 		TEST(test_utf8_length_counts_code_points),
+		TEST(test_utf8_valid_agrees_with_jansson),
 		TEST(test_ids_unique_and_well_formed),
 		TEST(test_ids_differ_across_batches_and_fork),
 		TEST(test_postings_cache_grows_and_finds_every_term),

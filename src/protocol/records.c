@@ -16,6 +16,7 @@
 #include "protocol/protocol.h"
 #include "util/clock.h"
 #include "util/json_write.h"
+#include "util/text.h"
 
 /* Where the fields go. A NULL string is JSON null. Each returns nonzero on failure. */
 typedef struct field_sink {
@@ -153,11 +154,7 @@ static int valid_utf8(const char *s, size_t n)
 	unsigned char high = 0;
 	for (size_t i = 0; i < n; i++)
 		high |= (unsigned char)s[i];
-	if (high < 0x80)
-		return 1;
-	json_t *v = json_stringn(s, n);
-	json_decref(v);
-	return v != NULL;
+	return high < 0x80 || a2m_utf8_valid(s, n);
 }
 
 static int text_str(void *ctx, const char *key, const char *s)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/json_read.h"
+#include "util/text.h"
 
 /* Deeper nesting is left to jansson, which allows JSON_PARSER_MAX_DEPTH. */
 #define MAX_DEPTH 64
@@ -41,45 +42,6 @@ static void skip_space(reader *r)
 static int is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-/*
-** The length of the well-formed UTF-8 sequence at p (before end), or 0 for
-** a stray continuation byte, an overlong form, a surrogate, a code point
-** past U+10FFFF or a cut sequence: what jansson refuses in a string.
-*/
-static size_t utf8_sequence(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0];
-	size_t n;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if (c < 0xC2)
-		return 0;
-	if (c < 0xE0) {
-		n = 2;
-		cp = c & 0x1F;
-	} else if (c < 0xF0) {
-		n = 3;
-		cp = c & 0x0F;
-	} else if (c < 0xF5) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3Fu);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-		return 0;
-	return n;
 }
 
 /* The four hex digits at p as a number, or -1. */
@@ -201,7 +163,7 @@ static int read_string(reader *r, const char **text, size_t *len)
 			p++;  /* whatever it escapes: unescape() judges it */
 			continue;
 		}
-		size_t n = c < 0x80 ? 1 : utf8_sequence(p, r->end);
+		size_t n = c < 0x80 ? 1 : a2m_utf8_sequence(p, r->end);
 		if (!n)
 			return -1;
 		p += n;

@@ -1,9 +1,10 @@
 /*
-** text.c — UTF-8 length, id generation and optional strings (see text.h).
+** text.c — UTF-8 length and validity, id generation and optional strings (see text.h).
 */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -17,6 +18,52 @@ size_t a2m_utf8_length(const char *s, size_t n)
 		if (((unsigned char)s[i] & 0xC0) != 0x80)
 			count++;
 	return count;
+}
+
+size_t a2m_utf8_sequence(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c < 0xC2)
+		return 0;
+	if (c < 0xE0) {
+		n = 2;
+		cp = c & 0x1F;
+	} else if (c < 0xF0) {
+		n = 3;
+		cp = c & 0x0F;
+	} else if (c < 0xF5) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3Fu);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+		return 0;
+	return n;
+}
+
+int a2m_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
+		size_t k = a2m_utf8_sequence(p, end);
+		if (!k)
+			return 0;
+		p += k;
+	}
+	return 1;
 }
 
 /*

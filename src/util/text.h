@@ -18,6 +18,17 @@
 size_t a2m_utf8_length(const char *s, size_t n);
 
 /*
+** The length of the well-formed UTF-8 sequence at p (p < end), or 0 for a
+** stray continuation byte, an overlong form, a surrogate, a code point past
+** U+10FFFF or a sequence cut by end: exactly what jansson refuses in a
+** string (the JSON reader and writer both judge text by it).
+*/
+size_t a2m_utf8_sequence(const unsigned char *p, const unsigned char *end);
+
+/* Whether s (n bytes; NUL is a character like any other) is well-formed UTF-8. */
+int a2m_utf8_valid(const char *s, size_t n);
+
+/*
 ** Writes a new record id into out: 26 characters of Crockford base32, the
 ** creation time in milliseconds followed by 80 random bits, so ids are unique
 ** without coordination and sort roughly by creation. Clients must treat it as
