@@ -3,11 +3,14 @@
 ** with the exact terms each rule produces.
 */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "rank/analyze.h"
+#include "rank/analyze_ahead.h"
 #include "rank/analyze_internal.h"
 
 static a2m_analyzer *an;
@@ -660,6 +663,92 @@ static void test_stem_cache_returns_what_the_stemmer_says(void)
 	CHECK_INT(bad, 0);
 }
 
+/* The same terms, counts and length, in the same order. */
+static int same_analysis(const a2m_doc_terms *a, const a2m_doc_terms *b)
+{
+	if (a->n != b->n || a->length != b->length || a->has_text != b->has_text)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->terms[i].len != b->terms[i].len || a->terms[i].tf != b->terms[i].tf ||
+		    memcmp(a->terms[i].text, b->terms[i].text, a->terms[i].len) != 0)
+			return 0;
+	return 1;
+}
+
+/* Asks for texts[i] of own (the batch's strings) for i not skipped; counts handovers. */
+static size_t ask_batch(char *const *own, const char *const *texts, size_t n, size_t *taken)
+{
+	a2m_indexer *ix = a2m_analyzer_indexer(an);
+	size_t asked = 0;
+	*taken = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i % 10 == 3)
+			continue;  /* skipped, as an idempotent retry is */
+		a2m_doc_terms got, want;
+		memset(&got, 0, sizeof got);
+		const char *text = texts[i] ? own[i] : "a text the batch did not hold";
+		int took = a2m_analyze_ahead_take(an, text, &got);
+		*taken += (size_t)took;
+		if (!took)
+			CHECK(ix->analyze(ix, text, &got) == 0);
+		CHECK(a2m_analyze_doc(an, text, &want) == 0);
+		CHECK(same_analysis(&got, &want));
+		ix->release(ix, &got);
+		a2m_doc_terms_free(&want);
+		asked++;
+	}
+	return asked;
+}
+
+/*
+** A batch analysed ahead (by worker threads) hands each text exactly the
+** terms the analyser gives it directly; texts asked for out of order, not
+** in the batch, or after the drop are analysed as usual; and when the
+** caller is ahead of the workers, it analyses the text itself.
+*/
+static void test_batch_analysed_ahead_gives_the_same_terms(void)
+{
+	enum { N = 300 };
+	static const char *const words[] = {
+		"rotating", "città", "Köln", "the", "engines", "東京都", "читать", "gatos",
+		"und", "running", "quickly", "zebra"};
+	char *own[N];
+	const char *texts[N];
+	a2m_indexer *ix = a2m_analyzer_indexer(an);
+	for (size_t i = 0; i < N; i++) {
+		char buf[256];
+		snprintf(buf, sizeof buf, "%s %s %s record %zu", words[i % 12], words[(i * 7) % 12],
+			 words[(i * 5 + 3) % 12], i);
+		own[i] = strdup(buf);
+		texts[i] = i % 50 == 7 ? NULL : own[i];  /* a record without text */
+	}
+	CHECK(ix->prepare != NULL && ix->unprepare != NULL);
+	/* Once the workers are done, every text in the batch and asked for is handed over. */
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	for (int waited = 0; a2m_analyze_ahead_done() < N && waited < 20000; waited++)
+		usleep(1000);
+	CHECK(a2m_analyze_ahead_done() == N);
+	size_t taken;
+	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
+	CHECK(taken == N - N / 10 - N / 50);
+	/* A copy of a text at another address is analysed afresh, not matched. */
+	char *copy = strdup(own[0]);
+	a2m_doc_terms d;
+	memset(&d, 0, sizeof d);
+	CHECK(a2m_analyze_ahead_take(an, copy, &d) == 0);
+	ix->unprepare(ix);
+	/* After the drop nothing is handed over, even a text never taken. */
+	CHECK(a2m_analyze_ahead_take(an, own[3], &d) == 0);
+	/* Asked at once, racing the workers: whoever analyses a text, the terms are right. */
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
+	CHECK(taken <= N - N / 10 - N / 50);
+	ix->unprepare(ix);
+	free(copy);
+	for (size_t i = 0; i < N; i++)
+		free(own[i]);
+}
+
 int main(void)
 {
 	an = a2m_analyzer_new(NULL);
@@ -707,6 +796,7 @@ int main(void)
 		TEST(test_ascii_fast_path_matches_general_path),
 		TEST(test_mixed_scripts_same_both_ways),
 		TEST(test_stem_cache_returns_what_the_stemmer_says),
+		TEST(test_batch_analysed_ahead_gives_the_same_terms),
 		{NULL, NULL}
 	};
 	int rc = run_tests(tests);

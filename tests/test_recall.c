@@ -608,9 +608,9 @@ static void test_unknown_ranking_refused(void)
 }
 
 /*
-** One remember of many records (one commit, so one segment of the SQLite
-** index) indexes each under its own words, including around a record
-** skipped as a retry of an id written earlier in the call.
+** One remember of many records (their texts are analysed ahead, on several
+** threads: store.h, prepare) indexes each under its own words, including
+** around a record skipped as a retry of an id written earlier in the call.
 */
 static void test_batch_indexes_each_record_under_its_own_words(void)
 {

@@ -16,6 +16,7 @@
 #include <libstemmer.h>
 
 #include "rank/analyze.h"
+#include "rank/analyze_ahead.h"
 #include "rank/analyze_internal.h"
 #include "rank/langdetect.h"
 #include "rank/pool.h"
@@ -106,7 +107,20 @@ void a2m_analyzer_options_init(a2m_analyzer_options *opt)
 
 static int ix_analyze(a2m_indexer *ix, const char *text, a2m_doc_terms *out)
 {
+	if (a2m_analyze_ahead_take((a2m_analyzer *)ix, text, out))
+		return 0;
 	return a2m_analyze_doc((a2m_analyzer *)ix, text, out);
+}
+
+static int ix_prepare(a2m_indexer *ix, const char *const *texts, size_t n)
+{
+	return a2m_analyze_ahead((a2m_analyzer *)ix, texts, n);
+}
+
+static void ix_unprepare(a2m_indexer *ix)
+{
+	(void)ix;
+	a2m_analyze_ahead_drop();
 }
 
 static void ix_release(a2m_indexer *ix, a2m_doc_terms *dt)
@@ -195,6 +209,8 @@ a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt)
 	an->ix.version = an->version;
 	an->ix.analyze = ix_analyze;
 	an->ix.release = ix_release;
+	an->ix.prepare = ix_prepare;
+	an->ix.unprepare = ix_unprepare;
 	return an;
 fail:
 	a2m_analyzer_free(an);

@@ -112,6 +112,18 @@ struct a2m_indexer {
 	*/
 	int  (*analyze)(a2m_indexer *ix, const char *text, a2m_doc_terms *out);
 	void (*release)(a2m_indexer *ix, a2m_doc_terms *dt);
+	/*
+	** Optional (NULL: not offered). Starts analysing texts[0..n) (NULL
+	** entries skipped) on other cores, for this thread's next analyze()
+	** calls on those very strings, which then hand the results over
+	** instead of working. A batch write calls it before its writes, so
+	** the batch is analysed while the store writes it on this thread.
+	** texts must stay alive and unchanged until unprepare(). Returns 0,
+	** or -1 when it could not (analyze() then works as usual).
+	*/
+	int  (*prepare)(a2m_indexer *ix, const char *const *texts, size_t n);
+	/* Stops what prepare started for this thread; frees what analyze() did not take. */
+	void (*unprepare)(a2m_indexer *ix);
 };
 
 /* The figures BM25 needs from an index, and describe reports. */
