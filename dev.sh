@@ -22,12 +22,13 @@ test)
 	scripts/deps.sh test
 	make -s -j"$jobs"
 	make -s -j"$jobs" SAN=1
-	# Only the tests of threads sharing a handle, store or scorer, and the
-	# embedders' test (its server answers on threads of its own), run under
+	# Only the tests of threads sharing a handle, store or scorer, the
+	# embedders' test (its server answers on threads of its own) and those of
+	# a batch's analysis threads (test_analyze, test_recall) run under
 	# ThreadSanitizer: it is slow, and the rest are single-threaded.
 	make -s -j"$jobs" TSAN=1 build-tsan/tests/test_threads build-tsan/tests/test_rank_threads \
 		build-tsan/tests/test_sqlite_readers build-tsan/tests/test_embed \
-		build-tsan/tests/embed_server
+		build-tsan/tests/embed_server build-tsan/tests/test_analyze build-tsan/tests/test_recall
 	exec scripts/run-tests.sh "$@"
 	;;
 *)

@@ -122,6 +122,13 @@ typedef struct a2m_config {
 	** most those. Default 65536.
 	*/
 	int64_t     touch_buffer;
+	/*
+	** Threads that analyse the texts of a remember of 64 records or more
+	** while the calling thread writes them (docs/CONFIG.md). They start
+	** with the call and end before it returns. -1 (default): one per core
+	** but the caller's, at most 4; 0: none, all on the calling thread.
+	*/
+	int         analysis_threads;
 } a2m_config;
 
 /* Fills *cfg with the defaults. Cannot fail. */

@@ -749,6 +749,37 @@ static void test_batch_analysed_ahead_gives_the_same_terms(void)
 		free(own[i]);
 }
 
+/* An analyser told to use no batch threads analyses every text as it comes. */
+static void test_no_batch_threads_keeps_nothing_ahead(void)
+{
+	enum { N = 100 };
+	a2m_analyzer_options opt;
+	a2m_analyzer_options_init(&opt);
+	CHECK(opt.batch_threads == -1);
+	opt.batch_threads = 0;
+	a2m_analyzer *none = a2m_analyzer_new(&opt);
+	CHECK(none != NULL);
+	if (!none)
+		return;
+	char own[N][32];
+	const char *texts[N];
+	for (int i = 0; i < N; i++) {
+		snprintf(own[i], sizeof own[i], "plain text number %d", i);
+		texts[i] = own[i];
+	}
+	a2m_indexer *ix = a2m_analyzer_indexer(none);
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	usleep(20000);
+	CHECK(a2m_analyze_ahead_done() == 0);
+	a2m_doc_terms d;
+	memset(&d, 0, sizeof d);
+	CHECK(a2m_analyze_ahead_take(none, own[0], &d) == 0);
+	CHECK(ix->analyze(ix, own[0], &d) == 0 && d.n >= 4 && d.length == 4);
+	ix->release(ix, &d);
+	ix->unprepare(ix);
+	a2m_analyzer_free(none);
+}
+
 int main(void)
 {
 	an = a2m_analyzer_new(NULL);
@@ -797,6 +828,7 @@ int main(void)
 		TEST(test_mixed_scripts_same_both_ways),
 		TEST(test_stem_cache_returns_what_the_stemmer_says),
 		TEST(test_batch_analysed_ahead_gives_the_same_terms),
+		TEST(test_no_batch_threads_keeps_nothing_ahead),
 		{NULL, NULL}
 	};
 	int rc = run_tests(tests);

@@ -3,6 +3,7 @@
 ** describe through the in-process binding, against both engines, with the
 ** BM25 scorer over the store's index (docs/RANKING.md).
 */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 static a2m *h;
 static int engine_sqlite;
 static char db_path[64];
+static int analysis_threads = -1;  /* a2m_config's: -1 its default */
 
 static json_t *call(const char *method, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -51,6 +53,7 @@ static void open_server(const char *ranking, int fresh)
 	/* test_full_touch_buffer_is_written fills it with 5 recalls of 1000. */
 	cfg.touch_buffer = 4096;
 	cfg.sqlite_synchronous_normal = 1;
+	cfg.analysis_threads = analysis_threads;
 	if (fresh && engine_sqlite)
 		remove_db();
 	if (a2m_open(&cfg, &h, &err) != 0) {
@@ -608,31 +611,150 @@ static void test_unknown_ranking_refused(void)
 }
 
 /*
-** One remember of many records (their texts are analysed ahead, on several
-** threads: store.h, prepare) indexes each under its own words, including
-** around a record skipped as a retry of an id written earlier in the call.
+** One remember of many records (their texts are analysed ahead, on other
+** threads: store.h, prepare) indexes each under its own words: around a
+** record skipped as a retry of an id written earlier in the call, and for
+** records replacing an occupied key (their text is a copy the analysis
+** ahead never saw: analysed on the writing thread). Run with the default
+** threads, with none, and with three.
 */
 static void test_batch_indexes_each_record_under_its_own_words(void)
 {
-	enum { N = 150 };
+	enum { N = 150, KEYS = 12 };
+	static const int threads[] = {-1, 0, 3};
+	for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+		analysis_threads = threads[t];
+		fresh();
+		json_t *first = json_array();
+		for (int k = 0; k < KEYS; k++) {
+			char text[64], key[16];
+			snprintf(text, sizeof text, "keyed note oldword%d", k);
+			snprintf(key, sizeof key, "k%d", k);
+			json_array_append_new(first, json_pack("{s:s,s:s,s:s}", "content", text,
+							       "tier", "semantic", "key", key));
+		}
+		remember(json_pack("{s:o}", "records", first));
+		json_t *recs = json_array();
+		for (int i = 0; i < N; i++) {
+			char text[128];
+			snprintf(text, sizeof text, "batch entry uniq%dword about rotating engines", i);
+			json_t *r = json_pack("{s:s,s:s}", "content", text, "tier", "semantic");
+			/* 41 repeats 40's id: a retry, skipped, its text never indexed. */
+			if (i == 40 || i == 41)
+				json_object_set_new(r, "id", json_string("01BATCHRETRYID0000000000AA"));
+			/* Every tenth replaces keyed note i / 10. */
+			if (i % 10 == 5) {
+				char key[16];
+				snprintf(key, sizeof key, "k%d", i / 10);
+				json_object_set_new(r, "key", json_string(key));
+			}
+			json_array_append_new(recs, r);
+		}
+		remember(json_pack("{s:o}", "records", recs));
+		for (int i = 0; i < N; i++) {
+			char q[32], want[128];
+			snprintf(q, sizeof q, "uniq%dword", i);
+			snprintf(want, sizeof want, "batch entry uniq%dword about rotating engines", i);
+			CHECK_STR(recall_q(q), i == 41 ? "" : want);
+		}
+		for (int k = 0; k < KEYS; k++) {
+			char q[32], want[64];
+			snprintf(q, sizeof q, "oldword%d", k);
+			snprintf(want, sizeof want, "keyed note oldword%d", k);
+			/* Replaced keys (0 to N/10 - 1) lost their old words. */
+			CHECK_STR(recall_q(q), k < N / 10 ? "" : want);
+		}
+	}
+	analysis_threads = -1;
+}
+
+/* One thread's batches for test_concurrent_batches: 0 when each was kept. */
+enum { CB_THREADS = 3, CB_BATCHES = 3, CB_RECORDS = 80 };
+
+static void *batch_writer(void *arg)
+{
+	int t = (int)(intptr_t)arg, bad = 0;
+	for (int b = 0; b < CB_BATCHES; b++) {
+		json_t *recs = json_array();
+		for (int i = 0; i < CB_RECORDS; i++) {
+			char text[96];
+			snprintf(text, sizeof text, "thread note cb%dx%dx%dword", t, b, i);
+			json_array_append_new(recs, json_pack("{s:s,s:s}", "content", text,
+							      "tier", "semantic"));
+		}
+		json_t *params = json_pack("{s:o}", "records", recs);
+		char *p = json_dumps(params, JSON_COMPACT);
+		json_t *r = p ? call("memory/remember", "%s", p) : NULL;
+		bad |= !json_object_get(r, "result");
+		json_decref(r);
+		json_decref(params);
+		free(p);
+	}
+	return (void *)(intptr_t)bad;
+}
+
+/*
+** Batches remembered on several threads at once through one handle (each
+** analysed ahead on threads of its own) are each indexed under their own
+** words.
+*/
+static void test_concurrent_batches(void)
+{
 	fresh();
-	json_t *recs = json_array();
-	for (int i = 0; i < N; i++) {
-		char text[128];
-		snprintf(text, sizeof text, "batch entry uniq%dword about rotating engines", i);
-		json_t *r = json_pack("{s:s,s:s}", "content", text, "tier", "semantic");
-		/* 41 repeats 40's id: a retry, skipped, its text never indexed. */
-		if (i == 40 || i == 41)
-			json_object_set_new(r, "id", json_string("01BATCHRETRYID0000000000AA"));
-		json_array_append_new(recs, r);
+	pthread_t th[CB_THREADS];
+	int started = 0;
+	for (int t = 0; t < CB_THREADS; t++)
+		started += pthread_create(&th[t], NULL, batch_writer, (void *)(intptr_t)t) == 0;
+	CHECK_INT(started, CB_THREADS);
+	for (int t = 0; t < started; t++) {
+		void *bad = NULL;
+		pthread_join(th[t], &bad);
+		CHECK(bad == NULL);
 	}
-	remember(json_pack("{s:o}", "records", recs));
-	for (int i = 0; i < N; i++) {
-		char q[32], want[128];
-		snprintf(q, sizeof q, "uniq%dword", i);
-		snprintf(want, sizeof want, "batch entry uniq%dword about rotating engines", i);
-		CHECK_STR(recall_q(q), i == 41 ? "" : want);
+	for (int t = 0; t < CB_THREADS; t++)
+		for (int b = 0; b < CB_BATCHES; b++)
+			for (int i = 0; i < CB_RECORDS; i += 7) {
+				char q[64], want[96];
+				snprintf(q, sizeof q, "cb%dx%dx%dword", t, b, i);
+				snprintf(want, sizeof want, "thread note %s", q);
+				CHECK_STR(recall_q(q), want);
+			}
+}
+
+/* analysis.threads in the configuration file: 0 to 16, else the open fails. */
+static void test_analysis_threads_in_the_file(void)
+{
+	static const char *const files[] = {
+		"{\"analysis\": {\"threads\": 2}}", "{\"analysis\": {\"threads\": 0}}",
+		"{\"analysis\": {\"threads\": -1}}", "{\"analysis\": {\"threads\": 17}}",
+		"{\"analysis\": {\"threads\": \"two\"}}"};
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/a2m-test-recall-%d.json", (int)getpid());
+	for (int i = 0; i < 5; i++) {
+		FILE *f = fopen(path, "w");
+		CHECK(f != NULL);
+		if (!f)
+			return;
+		fputs(files[i], f);
+		fclose(f);
+		a2m_config cfg;
+		a2m *other = NULL;
+		char *err = NULL;
+		a2m_config_init(&cfg);
+		cfg.engine = A2M_ENGINE_MEMORY;
+		cfg.config_file = path;
+		int rc = a2m_open(&cfg, &other, &err);
+		if (i < 2) {
+			CHECK(rc == 0 && other != NULL);
+		} else {
+			CHECK(rc != 0 && other == NULL);
+			CHECK(err && strstr(err, "analysis.threads"));
+		}
+		a2m_free(err);
+		if (other)
+			a2m_close(other);
 	}
+	remove(path);
 }
 
 int main(void)
@@ -663,6 +785,8 @@ int main(void)
 		TEST(test_postings_read_again_after_another_writer),
 		TEST(test_recall_text_is_the_object_json),
 		TEST(test_batch_indexes_each_record_under_its_own_words),
+		TEST(test_analysis_threads_in_the_file),
+		TEST(test_concurrent_batches),
 		{NULL, NULL}
 	};
 	int rc = 0;

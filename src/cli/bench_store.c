@@ -26,12 +26,13 @@
 **
 **   a2m bench remember [--engine memory|sqlite] [--single N] [--records N]
 **                      [--batch B] [--prefill N] [--tier NAME|default]
-**                      [--synchronous-normal]
+**                      [--synchronous-normal] [--analysis-threads T]
 **       Remember throughput: N single-record calls into a fresh store, then
 **       N records in calls of B into another; records per second. --prefill
 **       first loads N records (semantic tier) into each, since a write's
 **       cost may grow with the store. --tier default sends no tier, so the
-**       stack places each record (and spills).
+**       stack places each record (and spills). --analysis-threads sets
+**       a2m_config.analysis_threads (default: the server's own default).
 **
 ** `a2m bench startup` and `a2m bench corpus`, measured from outside the
 ** process, are in bench_http.c.
@@ -100,9 +101,12 @@ json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
 	return result;
 }
 
-/* bench_open() with an Ollama-compatible embedder at embed_url (NULL: none). */
+/*
+** bench_open() with an Ollama-compatible embedder at embed_url (NULL: none)
+** and a2m_config.analysis_threads (-1: its default).
+*/
 static a2m *open_embedding(const char *path, int sync_normal, int read_only,
-			   const char *embed_url)
+			   const char *embed_url, int analysis_threads)
 {
 	a2m_config cfg;
 	a2m *h = NULL;
@@ -113,6 +117,7 @@ static a2m *open_embedding(const char *path, int sync_normal, int read_only,
 	cfg.sqlite_synchronous_normal = sync_normal;
 	cfg.read_only = read_only;
 	cfg.max_records_per_call = 1000;
+	cfg.analysis_threads = analysis_threads;
 	if (embed_url) {
 		cfg.embed_kind = "ollama";
 		cfg.embed_url = embed_url;
@@ -128,7 +133,7 @@ static a2m *open_embedding(const char *path, int sync_normal, int read_only,
 
 a2m *bench_open(const char *path, int sync_normal, int read_only)
 {
-	return open_embedding(path, sync_normal, read_only, NULL);
+	return open_embedding(path, sync_normal, read_only, NULL, -1);
 }
 
 void bench_remove_db(const char *path)
@@ -554,7 +559,7 @@ static int bench_generated(int sqlite, long records, long queries, const char *u
 	const char *path = sqlite ? "/tmp/a2m-bench-generated.db" : NULL;
 	if (path)
 		bench_remove_db(path);
-	a2m *h = open_embedding(path, 0, 0, url);
+	a2m *h = open_embedding(path, 0, 0, url, -1);
 	if (!h)
 		return A2M_EXIT_ERROR;
 	long batch = 1000, calls = (records + batch - 1) / batch;
@@ -765,7 +770,7 @@ static json_t *text_record(long i, void *ctx)
 
 static int bench_remember(int argc, char **argv)
 {
-	long single = 2000, records = 100000, batch = 500, prefill = 0;
+	long single = 2000, records = 100000, batch = 500, prefill = 0, threads = -1;
 	const char *db = NULL, *tier = "semantic";
 	int sqlite = 0, sync_normal = 0;
 	for (int i = 1; i < argc; i++) {
@@ -783,22 +788,29 @@ static int bench_remember(int argc, char **argv)
 			prefill = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--synchronous-normal") == 0)
 			sync_normal = 1;
+		else if (strcmp(argv[i], "--analysis-threads") == 0 && i + 1 < argc)
+			threads = strtol(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "usage: a2m bench remember [--engine memory|sqlite] [--db PATH]"
 				" [--single N] [--records N] [--batch B] [--prefill N]"
-				" [--tier NAME|default] [--synchronous-normal]\n");
+				" [--tier NAME|default] [--synchronous-normal] [--analysis-threads T]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
-	if (single < 0 || records < 0 || batch < 1 || batch > 1000 || prefill < 0)
+	if (single < 0 || records < 0 || batch < 1 || batch > 1000 || prefill < 0 ||
+	    threads < -1 || threads > 16)
 		return A2M_EXIT_USAGE;
 	/* "default": no tier in the request, so the stack places the record. */
 	void *tier_ctx = strcmp(tier, "default") == 0 ? NULL : (void *)tier;
 	const char *path = sqlite ? (db ? db : "/tmp/a2m-bench-remember.db") : NULL;
+	char threads_say[32] = "the default";
+	if (threads >= 0)
+		snprintf(threads_say, sizeof threads_say, "%ld", threads);
 	printf("a2m bench remember: %s, tier %s, a fresh store for each part holding %ld"
-	       " records first\n",
+	       " records first, analysis threads: %s\n",
 	       sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL" : "sqlite, synchronous=FULL")
-		      : "memory", tier_ctx ? tier : "(none given: the default tier)", prefill);
+		      : "memory", tier_ctx ? tier : "(none given: the default tier)", prefill,
+	       threads_say);
 	bench_seed(0);
 	for (int part = 0; part < 2; part++) {
 		long n = part ? records : single, per = part ? batch : 1;
@@ -806,7 +818,7 @@ static int bench_remember(int argc, char **argv)
 			continue;
 		if (path)
 			bench_remove_db(path);
-		a2m *h = bench_open(path, sync_normal, 0);
+		a2m *h = open_embedding(path, sync_normal, 0, NULL, (int)threads);
 		if (!h)
 			return A2M_EXIT_ERROR;
 		/* Semantic prefill: it stays put, whatever tier the figure writes to. */
@@ -844,6 +856,7 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench remember [--engine memory|sqlite] [--db PATH] [--single N]\n"
 	"                          [--records N] [--batch B] [--prefill N]\n"
 	"                          [--tier NAME|default] [--synchronous-normal]\n"
+	"                          [--analysis-threads T]\n"
 	"       a2m bench startup [--records N] [--db PATH] [--runs R]\n"
 	"       a2m bench corpus --out DIR [--records N] [--queries Q]\n";
 

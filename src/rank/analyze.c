@@ -103,6 +103,7 @@ void a2m_analyzer_options_init(a2m_analyzer_options *opt)
 	memset(opt, 0, sizeof *opt);
 	opt->unknown_stems = A2M_UNKNOWN_STEM_ALL;
 	opt->query_all_langs = 0;
+	opt->batch_threads = -1;
 }
 
 static int ix_analyze(a2m_indexer *ix, const char *text, a2m_doc_terms *out)
@@ -114,7 +115,8 @@ static int ix_analyze(a2m_indexer *ix, const char *text, a2m_doc_terms *out)
 
 static int ix_prepare(a2m_indexer *ix, const char *const *texts, size_t n)
 {
-	return a2m_analyze_ahead((a2m_analyzer *)ix, texts, n);
+	a2m_analyzer *an = (a2m_analyzer *)ix;
+	return a2m_analyze_ahead(an, texts, n, an->opt.batch_threads);
 }
 
 static void ix_unprepare(a2m_indexer *ix)
@@ -564,6 +566,25 @@ static unsigned unknown_langs(const a2m_analyzer *an, int ascii)
 
 int a2m_analyze_doc(a2m_analyzer *an, const char *text, a2m_doc_terms *out)
 {
+	worker *wk = worker_take(an);
+	int rc = a2m_analyze_doc_on(an, wk, text, out);
+	worker_give(an, wk);
+	return rc;
+}
+
+void *a2m_analyzer_worker_take(a2m_analyzer *an)
+{
+	return worker_take(an);
+}
+
+void a2m_analyzer_worker_give(a2m_analyzer *an, void *wk)
+{
+	worker_give(an, wk);
+}
+
+int a2m_analyze_doc_on(a2m_analyzer *an, void *held, const char *text, a2m_doc_terms *out)
+{
+	worker *wk = held;
 	a2m_tokens toks;
 	a2m_lang_guess g;
 	memset(out, 0, sizeof *out);
@@ -580,14 +601,12 @@ int a2m_analyze_doc(a2m_analyzer *an, const char *text, a2m_doc_terms *out)
 	unsigned langs = stem_langs(an, &g, toks.ascii);
 	unsigned fallback = unknown_langs(an, toks.ascii);
 	uint32_t length = 0;
-	worker *wk = worker_take(an);
 	for (size_t i = 0; i < toks.n && wk && !b->oom; i++) {
 		if (is_stop(&toks.v[i], g.cands))
 			continue;
 		length++;
 		word_keys(wk, b, &toks.v[i], i + 1, langs, fallback, 0);
 	}
-	worker_give(an, wk);
 	a2m_tokens_free(&toks);
 	if (!wk || b->oom || !(out->terms = calloc(b->n + 1, sizeof *out->terms)))
 		return -1;
@@ -598,6 +617,32 @@ int a2m_analyze_doc(a2m_analyzer *an, const char *text, a2m_doc_terms *out)
 	}
 	out->n = b->n;
 	out->length = length;
+	return 0;
+}
+
+int a2m_doc_terms_pack(a2m_doc_terms *dt)
+{
+	bag *b = dt->priv;
+	if (!b)
+		return 0;
+	size_t head = (dt->n + 1) * sizeof *dt->terms;
+	char *block = malloc(head + b->arena.n);
+	if (!block)
+		return -1;
+	a2m_term *terms = (a2m_term *)(void *)block;
+	char *bytes = block + head;
+	if (b->arena.n)
+		memcpy(bytes, b->arena.p, b->arena.n);
+	for (size_t i = 0; i < dt->n; i++) {
+		terms[i] = dt->terms[i];
+		terms[i].text = bytes + (dt->terms[i].text - b->arena.p);
+	}
+	memset(&terms[dt->n], 0, sizeof terms[dt->n]);
+	bag_free(b);
+	free(b);
+	free(dt->terms);
+	dt->terms = terms;
+	dt->priv = NULL;
 	return 0;
 }
 

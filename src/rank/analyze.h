@@ -126,6 +126,10 @@ typedef struct a2m_analyzer_options {
 	int unknown_stems;    /* A2M_UNKNOWN_STEM_*; default ALL (docs/RANKING.md) */
 	int query_all_langs;  /* 1: query words are stemmed under every language,
 	                         whatever the query was detected as; default 0 */
+	int batch_threads;    /* threads that analyse a batch's texts while the
+	                         caller writes it (the indexer's prepare, store.h):
+	                         -1 (default) one per core but the caller's, at
+	                         most 4; 0 none: every text on the caller's thread */
 } a2m_analyzer_options;
 
 /* The defaults, as measured by the quality benchmark (docs/RANKING.md). */

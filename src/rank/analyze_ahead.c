@@ -3,15 +3,20 @@
 ** records are written (the indexer's prepare/unprepare, store.h).
 **
 ** Why: a store writes a batch on one thread, inside one transaction, and
-** analysing each record's text there was about a sixth of a batched
+** analysing each record's text there is about a third of a batched
 ** remember's work. The analysis needs nothing of the store, so the stack
 ** hands the batch's texts over first, and worker threads (one per core
 ** but the caller's) analyse them in order while the caller writes the
-** store (the analyser is thread-safe: analyze.c). The store's analyze()
-** calls then take the results instead of working. A text no worker has
-** reached yet (the cores are busy with other work, or the store writes
-** faster than the workers analyse) is analysed by the caller itself, so
-** the caller never waits but for a text a worker is already on.
+** store. The store's analyze() calls then take the results instead of
+** working. A text no worker has reached yet (the cores are busy with
+** other work, or the store writes faster than the workers analyse) is
+** analysed by the caller itself, so the caller only ever waits for a text
+** a worker is already on, which takes microseconds: it spins for that
+** long before it sleeps.
+**
+** Each worker thread holds one of the analyser's stemming workers for the
+** whole batch (analyze_internal.h), so it keeps a warm stem cache and does
+** not contend with the caller for the pool on every text.
 **
 ** The results belong to the thread that called prepare (a thread-local
 ** pointer): the store calls analyze() on that same thread, and another
@@ -20,6 +25,7 @@
 ** another allocated at the same address can never take the wrong terms.
 */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +33,21 @@
 
 #include "rank/analyze.h"
 #include "rank/analyze_ahead.h"
+#include "rank/analyze_internal.h"
 
 /* Fewer texts than this are analysed on the caller's own thread, as they come. */
-#define AHEAD_MIN      64
+#define AHEAD_MIN        64
 /* No thread is started for fewer texts than this: starting one costs. */
 #define AHEAD_PER_THREAD 32
-#define AHEAD_THREADS  4
+/* Threads at most: AHEAD_AUTO when left to the core count, AHEAD_THREADS when asked. */
+#define AHEAD_AUTO       4
+#define AHEAD_THREADS    16
+/*
+** Polls of a text a worker is on before the caller sleeps: a text takes a
+** few microseconds, a sleep and a wake-up cost as much again, and most
+** waits end within a few hundred polls.
+*/
+#define AHEAD_SPINS      4000
 
 /* What prepare started analysing, for the thread that called it. */
 typedef struct ahead {
@@ -44,6 +59,7 @@ typedef struct ahead {
 	size_t             n;
 	size_t             next;   /* where the next lookup starts */
 	atomic_size_t      claim;  /* the next text a worker takes; n: stop */
+	atomic_int         asleep; /* the caller sleeps (or is about to) on ready */
 	pthread_mutex_t    mu;     /* with ready: the caller waiting for a text */
 	pthread_cond_t     ready;
 	pthread_t          threads[AHEAD_THREADS];
@@ -63,39 +79,78 @@ static int claim(ahead *a, size_t i)
 }
 
 /*
+** Marks text i done. The caller is woken only when it went to sleep: the
+** store of DONE and the load of asleep here, against the store of asleep
+** and the load of the state under mu in wait_done(), are sequentially
+** consistent, so one side always sees the other's.
+*/
+static void finish(ahead *a, size_t i)
+{
+	atomic_store(&a->state[i], DONE);
+	if (atomic_load(&a->asleep)) {
+		pthread_mutex_lock(&a->mu);
+		pthread_cond_broadcast(&a->ready);
+		pthread_mutex_unlock(&a->mu);
+	}
+}
+
+/* Waits until a worker has finished text i. */
+static void wait_done(ahead *a, size_t i)
+{
+	for (int k = 0; k < AHEAD_SPINS; k++) {
+		if (atomic_load_explicit(&a->state[i], memory_order_acquire) == DONE)
+			return;
+		if (k % 64 == 63)
+			sched_yield();  /* the worker may share this core */
+	}
+	pthread_mutex_lock(&a->mu);
+	atomic_store(&a->asleep, 1);
+	while (atomic_load(&a->state[i]) != DONE)
+		pthread_cond_wait(&a->ready, &a->mu);
+	atomic_store(&a->asleep, 0);
+	pthread_mutex_unlock(&a->mu);
+}
+
+/*
 ** A worker: analyses the texts it claims, in order, until none is left.
 ** A text the caller reached first is the caller's (claim fails): skipped.
 */
 static void *work(void *arg)
 {
 	ahead *a = arg;
+	void *wk = a2m_analyzer_worker_take(a->an);
 	for (;;) {
 		size_t i = atomic_fetch_add(&a->claim, 1);
 		if (i >= a->n)
-			return NULL;
+			break;
 		if (!claim(a, i))
 			continue;
 		if (!a->texts[i])
 			a->rc[i] = 1;
-		else if ((a->rc[i] = a2m_analyze_doc(a->an, a->texts[i], &a->dt[i]) == 0 ? 0 : -1))
+		else if ((a->rc[i] = a2m_analyze_doc_on(a->an, wk, a->texts[i], &a->dt[i]) == 0 &&
+				     a2m_doc_terms_pack(&a->dt[i]) == 0 ? 0 : -1))
 			a2m_doc_terms_free(&a->dt[i]);
-		pthread_mutex_lock(&a->mu);
-		atomic_store_explicit(&a->state[i], DONE, memory_order_release);
-		pthread_cond_broadcast(&a->ready);
-		pthread_mutex_unlock(&a->mu);
+		finish(a, i);
 	}
+	a2m_analyzer_worker_give(a->an, wk);
+	return NULL;
 }
 
-/* One thread per core but the caller's, which is busy writing meanwhile. */
-static size_t threads_for(size_t n)
+/*
+** threads as asked (-1: one per core but the caller's, which is busy
+** writing meanwhile), at most AHEAD_THREADS, and fewer for a short batch.
+*/
+static size_t threads_for(size_t n, int threads)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t k = cpus > 2 ? (size_t)cpus - 1 : 1;
+	size_t k = threads >= 0 ? (size_t)threads : cpus > 2 ? (size_t)cpus - 1 : 1;
+	if (threads < 0 && k > AHEAD_AUTO)
+		k = AHEAD_AUTO;
 	if (k > AHEAD_THREADS)
 		k = AHEAD_THREADS;
 	if (k > n / AHEAD_PER_THREAD)
 		k = n / AHEAD_PER_THREAD;
-	return k ? k : 1;
+	return k;
 }
 
 /* Stops the workers (the texts nobody claimed yet stay unanalysed), frees a. */
@@ -117,10 +172,11 @@ static void ahead_free(ahead *a)
 	free(a);
 }
 
-int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n)
+int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n, int threads)
 {
 	a2m_analyze_ahead_drop();
-	if (n < AHEAD_MIN)
+	size_t k = threads_for(n, threads);
+	if (n < AHEAD_MIN || !k)
 		return 0;
 	ahead *a = calloc(1, sizeof *a);
 	if (!a)
@@ -146,7 +202,7 @@ int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n)
 	a->texts = texts;
 	a->n = n;
 	atomic_init(&a->claim, 0);
-	size_t k = threads_for(n);
+	atomic_init(&a->asleep, 0);
 	while (a->started < k &&
 	       pthread_create(&a->threads[a->started], NULL, work, a) == 0)
 		a->started++;
@@ -178,12 +234,7 @@ int a2m_analyze_ahead_take(const a2m_analyzer *an, const char *text, a2m_doc_ter
 	*/
 	if (claim(a, i))
 		return 0;
-	if (atomic_load_explicit(&a->state[i], memory_order_acquire) != DONE) {
-		pthread_mutex_lock(&a->mu);
-		while (atomic_load_explicit(&a->state[i], memory_order_acquire) != DONE)
-			pthread_cond_wait(&a->ready, &a->mu);
-		pthread_mutex_unlock(&a->mu);
-	}
+	wait_done(a, i);
 	if (a->rc[i] != 0)
 		return 0;  /* failed (out of memory): analysed again, as it comes */
 	*out = a->dt[i];

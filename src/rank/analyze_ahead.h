@@ -13,6 +13,8 @@
 
 /*
 ** Starts worker threads analysing texts[0..n) (NULL entries are skipped)
+** (threads of them; -1: one per core but the caller's, at most 4; 0: none,
+** and nothing is kept)
 ** with an, in order, for the calling thread's next analyses with an:
 ** a2m_analyze_ahead_take. texts must stay alive and unchanged until
 ** a2m_analyze_ahead_drop. Fewer than 64 texts are not analysed ahead
@@ -20,7 +22,7 @@
 ** before is dropped first. Returns 0, or -1 when memory ran out or no
 ** thread would start (nothing is kept then; analyses run as they come).
 */
-int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n);
+int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n, int threads);
 
 /*
 ** Hands over text's terms when this thread's batch holds text (analysed

@@ -43,4 +43,34 @@ void a2m_analyze_strip_into(sbuf *b, const char *s, size_t len);
 */
 extern int a2m_analyze_slow_path;
 
+/*
+** What a batch analysed on a thread of its own holds for the whole batch
+** (analyze_ahead.c): one of the analyser's stemming workers (its Snowball
+** stemmers and its stem cache), taken once instead of once per text, so
+** two threads analysing at once neither contend for the pool's lock on
+** every text nor swap caches. NULL when memory runs out; give back what
+** was taken, NULL included.
+*/
+struct a2m_analyzer;
+void *a2m_analyzer_worker_take(struct a2m_analyzer *an);
+void  a2m_analyzer_worker_give(struct a2m_analyzer *an, void *wk);
+
+/*
+** a2m_analyze_doc() with a worker the caller holds (wk NULL: fails, as
+** when memory ran out).
+*/
+struct a2m_doc_terms;
+int a2m_analyze_doc_on(struct a2m_analyzer *an, void *wk, const char *text,
+		       struct a2m_doc_terms *out);
+
+/*
+** Moves dt's terms and their bytes into one block (a2m_doc_terms_free()
+** frees it as before). A batch analysed on another thread is freed by the
+** thread that writes it: one block per text instead of the dozen the
+** analysis made, each of which would take the other thread's malloc arena
+** lock, which is where the two threads met. Returns 0, or -1 when memory
+** ran out (dt is then as it was).
+*/
+int a2m_doc_terms_pack(struct a2m_doc_terms *dt);
+
 #endif

@@ -118,6 +118,7 @@ struct a2m_indexer {
 	** calls on those very strings, which then hand the results over
 	** instead of working. A batch write calls it before its writes, so
 	** the batch is analysed while the store writes it on this thread.
+	** The threads end by unprepare(): none outlives the call.
 	** texts must stay alive and unchanged until unprepare(). Returns 0,
 	** or -1 when it could not (analyze() then works as usual).
 	*/
