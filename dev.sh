@@ -24,11 +24,12 @@ test)
 	make -s -j"$jobs" SAN=1
 	# Only the tests of threads sharing a handle, store or scorer, the
 	# embedders' test (its server answers on threads of its own) and those of
-	# a batch's analysis threads (test_analyze, test_recall) run under
+	# a write's helper threads (test_analyze, test_recall, test_index) run under
 	# ThreadSanitizer: it is slow, and the rest are single-threaded.
 	make -s -j"$jobs" TSAN=1 build-tsan/tests/test_threads build-tsan/tests/test_rank_threads \
 		build-tsan/tests/test_sqlite_readers build-tsan/tests/test_embed \
-		build-tsan/tests/embed_server build-tsan/tests/test_analyze build-tsan/tests/test_recall
+		build-tsan/tests/embed_server build-tsan/tests/test_analyze build-tsan/tests/test_recall \
+		build-tsan/tests/test_index
 	exec scripts/run-tests.sh "$@"
 	;;
 *)

@@ -123,12 +123,15 @@ typedef struct a2m_config {
 	*/
 	int64_t     touch_buffer;
 	/*
-	** Threads that analyse the texts of a remember of 64 records or more
-	** while the calling thread writes them (docs/CONFIG.md). They start
-	** with the call and end before it returns. -1 (default): one per core
-	** but the caller's, at most 4; 0: none, all on the calling thread.
+	** Threads a write may use besides the calling one (docs/CONFIG.md):
+	** to analyse the texts of a remember of 64 records or more while the
+	** calling thread stores them, and (SQLite) to merge the term index's
+	** segments while a transaction goes on. They start with the call or
+	** the transaction and end before it returns. -1 (default): one per
+	** core but the caller's, at most 4; 0: none, every write runs whole on
+	** the calling thread.
 	*/
-	int         analysis_threads;
+	int         helper_threads;
 } a2m_config;
 
 /* Fills *cfg with the defaults. Cannot fail. */

@@ -55,7 +55,7 @@ void a2m_config_init(a2m_config *cfg)
 	cfg->default_recall_limit = 10;
 	cfg->events_retain = 1024;
 	cfg->touch_buffer = A2M_TOUCH_BUFFER;
-	cfg->analysis_threads = -1;
+	cfg->helper_threads = -1;
 }
 
 static int open_fail(char **errmsg, int code, const char *fmt, ...)
@@ -96,7 +96,7 @@ static void merge_config(a2m_config *cfg, const a2m_config *in)
 		cfg->events_retain = in->events_retain;
 	if (in->touch_buffer > 0)
 		cfg->touch_buffer = in->touch_buffer;
-	cfg->analysis_threads = in->analysis_threads;
+	cfg->helper_threads = in->helper_threads;
 	cfg->capabilities = in->capabilities;
 	cfg->config_file = in->config_file;
 	cfg->metric = in->metric;
@@ -131,17 +131,17 @@ static int make_embedder(const a2m_config *cfg, a2m_embedder **out, char *err,
 ** The scorer: text ranked by ranking ("bm25", the default, or the old
 ** "lexical"), fused with the caller's vectors under metric, and with the
 ** embedder's generated vectors when generated is set; BM25's analyser
-** analyses a batch on analysis_threads (a2m_config). NULL with a message
+** analyses a batch on helper_threads (a2m_config). NULL with a message
 ** in err.
 */
 static a2m_scorer *make_scorer(const char *ranking, a2m_metric metric, int generated,
-			       int analysis_threads, char *err, size_t errlen)
+			       int helper_threads, char *err, size_t errlen)
 {
 	a2m_scorer *text;
 	if (!ranking || strcmp(ranking, "bm25") == 0) {
 		a2m_analyzer_options opt;
 		a2m_analyzer_options_init(&opt);
-		opt.batch_threads = analysis_threads < 0 ? -1 : analysis_threads;
+		opt.batch_threads = helper_threads < 0 ? -1 : helper_threads;
 		text = a2m_scorer_bm25_new(&opt);
 	} else if (strcmp(ranking, "lexical") == 0) {
 		text = a2m_scorer_lexical_new();
@@ -210,6 +210,7 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	opt.synchronous_full = !cfg->sqlite_synchronous_normal;
 	opt.read_only = cfg->read_only;
 	opt.unembedded_index = cfg->embed_kind != NULL;
+	opt.merge_inline = cfg->helper_threads == 0;
 	char *dir = NULL;
 	for (size_t i = 0; i < layout->n; i++)
 		if (strcmp(layout->tiers[i].kind, "procedural") == 0) {
@@ -285,7 +286,7 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 		return open_fail(errmsg, rc, "cannot open store: %s", err);
 	}
 	a2m_scorer *scorer = make_scorer(cfg.ranking, metric, embedder != NULL,
-					  cfg.analysis_threads, err, sizeof err);
+					  cfg.helper_threads, err, sizeof err);
 	if (!scorer) {
 		if (embedder)
 			embedder->destroy(embedder);

@@ -158,15 +158,13 @@ int a2m_config_load_file(const char *path, a2m_config *cfg, const a2m_config *de
 			goto fail;
 		}
 	}
-	if ((v = json_object_get(root, "analysis"))) {
-		json_t *t = json_object_get(v, "threads");
-		if (t && (!json_is_integer(t) || json_integer_value(t) < 0 ||
-			  json_integer_value(t) > 16)) {
-			snprintf(err, errlen, "%s: analysis.threads must be an integer from 0 to 16", path);
+	if ((v = json_object_get(root, "helper_threads"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 16) {
+			snprintf(err, errlen, "%s: helper_threads must be an integer from 0 to 16", path);
 			goto fail;
 		}
-		if (t && cfg->analysis_threads == defaults->analysis_threads)
-			cfg->analysis_threads = (int)json_integer_value(t);
+		if (cfg->helper_threads == defaults->helper_threads)
+			cfg->helper_threads = (int)json_integer_value(v);
 	}
 	if ((v = json_object_get(root, "events"))) {
 		if (take_limit(v, "retain", &cfg->events_retain, defaults->events_retain, err, errlen))

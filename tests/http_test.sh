@@ -78,7 +78,7 @@ body() { cat "$d/body"; }
 for bad in "--tokens $d/none" "--allow-origin http://x" "--max-body 100" "--threads 2" \
 	"--http 127.0.0.1:99999" "--http ::1:80" "--http 0 --stdio" "--http 0 --max-line 100" \
 	"--http 0 --tls-cert $d/c.pem" "--http 0 --max-body 12x" "--http 0 --timeout 0" \
-	"--http 0 --path nope" "--analysis-threads 17" "--analysis-threads two"; do
+	"--http 0 --path nope" "--helper-threads 17" "--helper-threads two"; do
 	err=$("$a2m" serve --memory $bad 2>&1 >/dev/null </dev/null); status=$?
 	expect "serve $bad exits 2" "$status" 2
 	expect "serve $bad explains in one line" "$(printf '%s\n' "$err" | grep -c .)" 1
@@ -87,7 +87,7 @@ out=$("$a2m" serve --help)
 contains "serve --help documents --http" "$out" "--http [ADDR:]PORT"
 contains "serve --help documents --tokens" "$out" "--tokens FILE"
 contains "serve --help documents --allow-origin" "$out" "--allow-origin ORIGIN"
-contains "serve --help documents --analysis-threads" "$out" "--analysis-threads N"
+contains "serve --help documents --helper-threads" "$out" "--helper-threads N"
 
 # A malformed token file is refused, naming the line and never a token.
 printf '# comment\n\ntok-GOODSECRET alice\ntok-LONESECRET\n' >"$d/bad1"

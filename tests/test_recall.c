@@ -18,7 +18,7 @@
 static a2m *h;
 static int engine_sqlite;
 static char db_path[64];
-static int analysis_threads = -1;  /* a2m_config's: -1 its default */
+static int helper_threads = -1;  /* a2m_config's: -1 its default */
 
 static json_t *call(const char *method, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -53,7 +53,7 @@ static void open_server(const char *ranking, int fresh)
 	/* test_full_touch_buffer_is_written fills it with 5 recalls of 1000. */
 	cfg.touch_buffer = 4096;
 	cfg.sqlite_synchronous_normal = 1;
-	cfg.analysis_threads = analysis_threads;
+	cfg.helper_threads = helper_threads;
 	if (fresh && engine_sqlite)
 		remove_db();
 	if (a2m_open(&cfg, &h, &err) != 0) {
@@ -623,7 +623,7 @@ static void test_batch_indexes_each_record_under_its_own_words(void)
 	enum { N = 150, KEYS = 12 };
 	static const int threads[] = {-1, 0, 3};
 	for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
-		analysis_threads = threads[t];
+		helper_threads = threads[t];
 		fresh();
 		json_t *first = json_array();
 		for (int k = 0; k < KEYS; k++) {
@@ -665,7 +665,7 @@ static void test_batch_indexes_each_record_under_its_own_words(void)
 			CHECK_STR(recall_q(q), k < N / 10 ? "" : want);
 		}
 	}
-	analysis_threads = -1;
+	helper_threads = -1;
 }
 
 /* One thread's batches for test_concurrent_batches: 0 when each was kept. */
@@ -721,13 +721,12 @@ static void test_concurrent_batches(void)
 			}
 }
 
-/* analysis.threads in the configuration file: 0 to 16, else the open fails. */
-static void test_analysis_threads_in_the_file(void)
+/* helper_threads in the configuration file: 0 to 16, else the open fails. */
+static void test_helper_threads_in_the_file(void)
 {
 	static const char *const files[] = {
-		"{\"analysis\": {\"threads\": 2}}", "{\"analysis\": {\"threads\": 0}}",
-		"{\"analysis\": {\"threads\": -1}}", "{\"analysis\": {\"threads\": 17}}",
-		"{\"analysis\": {\"threads\": \"two\"}}"};
+		"{\"helper_threads\": 2}", "{\"helper_threads\": 0}", "{\"helper_threads\": -1}",
+		"{\"helper_threads\": 17}", "{\"helper_threads\": \"two\"}"};
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/a2m-test-recall-%d.json", (int)getpid());
 	for (int i = 0; i < 5; i++) {
@@ -748,7 +747,7 @@ static void test_analysis_threads_in_the_file(void)
 			CHECK(rc == 0 && other != NULL);
 		} else {
 			CHECK(rc != 0 && other == NULL);
-			CHECK(err && strstr(err, "analysis.threads"));
+			CHECK(err && strstr(err, "helper_threads"));
 		}
 		a2m_free(err);
 		if (other)
@@ -785,7 +784,7 @@ int main(void)
 		TEST(test_postings_read_again_after_another_writer),
 		TEST(test_recall_text_is_the_object_json),
 		TEST(test_batch_indexes_each_record_under_its_own_words),
-		TEST(test_analysis_threads_in_the_file),
+		TEST(test_helper_threads_in_the_file),
 		TEST(test_concurrent_batches),
 		{NULL, NULL}
 	};

@@ -26,13 +26,13 @@
 **
 **   a2m bench remember [--engine memory|sqlite] [--single N] [--records N]
 **                      [--batch B] [--prefill N] [--tier NAME|default]
-**                      [--synchronous-normal] [--analysis-threads T]
+**                      [--synchronous-normal] [--helper-threads T]
 **       Remember throughput: N single-record calls into a fresh store, then
 **       N records in calls of B into another; records per second. --prefill
 **       first loads N records (semantic tier) into each, since a write's
 **       cost may grow with the store. --tier default sends no tier, so the
-**       stack places each record (and spills). --analysis-threads sets
-**       a2m_config.analysis_threads (default: the server's own default).
+**       stack places each record (and spills). --helper-threads sets
+**       a2m_config.helper_threads (default: the server's own default).
 **
 ** `a2m bench startup` and `a2m bench corpus`, measured from outside the
 ** process, are in bench_http.c.
@@ -103,10 +103,10 @@ json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
 
 /*
 ** bench_open() with an Ollama-compatible embedder at embed_url (NULL: none)
-** and a2m_config.analysis_threads (-1: its default).
+** and a2m_config.helper_threads (-1: its default).
 */
 static a2m *open_embedding(const char *path, int sync_normal, int read_only,
-			   const char *embed_url, int analysis_threads)
+			   const char *embed_url, int helper_threads)
 {
 	a2m_config cfg;
 	a2m *h = NULL;
@@ -117,7 +117,7 @@ static a2m *open_embedding(const char *path, int sync_normal, int read_only,
 	cfg.sqlite_synchronous_normal = sync_normal;
 	cfg.read_only = read_only;
 	cfg.max_records_per_call = 1000;
-	cfg.analysis_threads = analysis_threads;
+	cfg.helper_threads = helper_threads;
 	if (embed_url) {
 		cfg.embed_kind = "ollama";
 		cfg.embed_url = embed_url;
@@ -788,12 +788,12 @@ static int bench_remember(int argc, char **argv)
 			prefill = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--synchronous-normal") == 0)
 			sync_normal = 1;
-		else if (strcmp(argv[i], "--analysis-threads") == 0 && i + 1 < argc)
+		else if (strcmp(argv[i], "--helper-threads") == 0 && i + 1 < argc)
 			threads = strtol(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "usage: a2m bench remember [--engine memory|sqlite] [--db PATH]"
 				" [--single N] [--records N] [--batch B] [--prefill N]"
-				" [--tier NAME|default] [--synchronous-normal] [--analysis-threads T]\n");
+				" [--tier NAME|default] [--synchronous-normal] [--helper-threads T]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
@@ -856,7 +856,7 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench remember [--engine memory|sqlite] [--db PATH] [--single N]\n"
 	"                          [--records N] [--batch B] [--prefill N]\n"
 	"                          [--tier NAME|default] [--synchronous-normal]\n"
-	"                          [--analysis-threads T]\n"
+	"                          [--helper-threads T]\n"
 	"       a2m bench startup [--records N] [--db PATH] [--runs R]\n"
 	"       a2m bench corpus --out DIR [--records N] [--queries Q]\n";
 

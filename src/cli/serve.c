@@ -44,9 +44,9 @@ static const char usage[] =
 	"  --capabilities LIST   declare only these, e.g. core,tiers,keys (default: all)\n"
 	"  --metric NAME         how vectors compare: cosine (default), dot or l2\n"
 	"  --events-retain N     events kept for memory/events (default 1024)\n"
-	"  --analysis-threads N  threads analysing a batched remember's texts while it\n"
-	"                        is written (default: one per core but one, at most 4;\n"
-	"                        0: none)\n"
+	"  --helper-threads N    threads a write may use besides its own: a batch's\n"
+	"                        analysis, index merges (default: one per core but\n"
+	"                        one, at most 4; 0: none)\n"
 	"  --embed KIND          embed text server-side with a model server: ollama or\n"
 	"                        openai (default: none; docs/EMBEDDINGS.md)\n"
 	"  --embed-url URL       the model server (ollama default http://127.0.0.1:11434;\n"
@@ -304,13 +304,13 @@ int a2m_cmd_serve(int argc, char **argv)
 			if (parse_count(v, &n) || n < 1 || n > INT64_MAX)
 				return a2m_cli_usage("serve", "--events-retain must be a positive number, not '%s'", v);
 			cfg.events_retain = (int64_t)n;
-		} else if (strcmp(a, "--analysis-threads") == 0) {
+		} else if (strcmp(a, "--helper-threads") == 0) {
 			unsigned long long n;
 			if (!(v = flag_value(argc, argv, &i)))
 				return a2m_cli_usage("serve", "%s needs a number", a);
 			if (parse_count(v, &n) || n > 16)
-				return a2m_cli_usage("serve", "--analysis-threads must be a number from 0 to 16, not '%s'", v);
-			cfg.analysis_threads = (int)n;
+				return a2m_cli_usage("serve", "--helper-threads must be a number from 0 to 16, not '%s'", v);
+			cfg.helper_threads = (int)n;
 		} else if ((erc = embed_flag(argc, argv, &i, &cfg)) != 1) {
 			if (erc)
 				return erc;

@@ -548,6 +548,8 @@ static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 			    "wal_autocheckpoint"))
 		return A2M_INTERNAL_ERROR;
 	rc = a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
+	if (s->index)
+		a2m_sqlite_index_merge_inline(s->index, s->merge_inline);
 	/* The readers read the index this connection now keeps, or none. */
 	a2m_sqlite_pool_attach(s->pool, s->index ? ix : NULL);
 	return rc;
@@ -705,6 +707,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 		goto fail;
 	}
 	s->synchronous_full = opt->synchronous_full;
+	s->merge_inline = opt->merge_inline;
 	if (a2m_sqlite_configure(s, path, opt->synchronous_full) ||
 	    (s->base.read_only ? a2m_sqlite_check_schema(s, path) : a2m_sqlite_migrate(s)) ||
 	    a2m_sqlite_unembedded_index(s, opt->unembedded_index) ||

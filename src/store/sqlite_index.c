@@ -528,6 +528,7 @@ void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 	/* Postings read inside the transaction may be what it wrote. */
 	a2m_pcache_clear(x->cache);
 	/* The segments it wrote or merged are undone: reads list them again. */
+	a2m_segments_merge_cancel(x->segs);
 	a2m_segments_forget(x->segs);
 	x->wrote = 0;
 	x->nops = 0;
@@ -702,7 +703,22 @@ static int flush(a2m_sqlite_index *x, a2m_store *base, int merge)
 
 int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
 {
-	return flush(x, base, 1);
+	int rc = flush(x, base, 1);
+	/* A merge begun ahead is written even when no posting was. */
+	if (!rc && a2m_segments_merging(x->segs))
+		rc = a2m_segments_maintain(x->segs, base, 0);
+	return rc;
+}
+
+void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on)
+{
+	a2m_segments_merge_inline(x->segs, on);
+}
+
+void a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base)
+{
+	/* A failure leaves nothing under way: the commit merges what it must. */
+	(void)a2m_segments_merge_ahead(x->segs, base);
 }
 
 int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats *out)

@@ -100,10 +100,21 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 
 /*
 ** Writes the buffered postings, sorted by (term, seq), then the pending
-** figures, inside the caller's transaction (before its COMMIT). Returns 0 or
-** a negative code; the caller then rolls back.
+** figures, and the merge begun at the transaction's start if any, inside
+** the caller's transaction (before its COMMIT). Returns 0 or a negative
+** code; the caller then rolls back.
 */
 int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base);
+
+/*
+** At the start of a write transaction: begins merging a full level of the
+** index on a thread of its own (a2m_segments_merge_ahead), for the commit
+** to write. Only a head start: a failure leaves it to the commit.
+*/
+void a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base);
+
+/* on: every merge inside the commit that needs it (a2m_segments_merge_inline). */
+void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on);
 
 /*
 ** This connection committed, moving the data version from "from" to "to":

@@ -94,6 +94,7 @@ typedef struct sqlstore {
 	int           rows_unsure; /* a record of unknown seq was written: empty the row
 	                              cache at commit */
 	int           synchronous_full; /* the configured level */
+	int           merge_inline;     /* a2m_sqlite_options.merge_inline */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 	int           reading;     /* a read bracket is open: snapshot is stepped */
 	/* The commit journal (sqlite_journal.c). The main connection's: */

@@ -17,32 +17,38 @@
 ** 40-fold. A read of a term seeks the block whose first term is the
 ** greatest not after it, and walks that block's terms: about 40 to skip.
 **
-** Merge policy, tiered: a commit writes a segment at level 0; when a level
-** holds MERGE_FACTOR (8) segments they are merged into one of the next
-** level, inside the same commit, and so on up. Since a merge takes a whole
-** level and the levels below it are then empty, the segments of a higher
+** Merge policy, tiered: a commit writes a segment at level 0; a level that
+** holds MERGE_FACTOR (8) segments is merged into one of the next level,
+** and so on up: ahead, by the next write transaction (see "merging"
+** below), or, with merge_inline, inside the commit that filled it. Since a
+** merge takes a whole level and the levels below it are then empty (or
+** hold only segments newer than it), the segments of a higher
 ** level are always older than those of a lower one, so the merged segments
 ** are always a contiguous run in age, and the merged one takes the number
 ** of the newest it replaced: newest-wins stays true.
 ** A merge that includes the oldest live segment drops tombstones (nothing
 ** older remains for them to hide).
 **
-** The cost: a term is read from up to 7 segments per level (a seek each,
+** The cost: a term is read from up to 8 segments per level (a seek each,
 ** skipped when the segment's Bloom filter of its terms rules the term out:
 ** most segments, for any but common words; measured at 10 000 records,
 ** 4 185 term reads found the term in 0.65 segments on average while each
-** sought 3), and a merge is paid by the commit that fills a level. With commits of 500
+** sought 3), and a merge is paid by the next write transaction, on a thread
+** of its own (inline: by the commit that fills the level). With commits of 500
 ** records (~4 500 postings) a level-L segment holds ~4 500·8^L entries.
 ** Measured in `bench remember --single 0 --records 1000000` (a commit
 ** there takes ~38 ms): a level-2 merge (8 segments, 1.8 MB of rows) takes
 ** 37-77 ms, every 64 commits; the largest at 1M records, level 2 into 3
 ** (8 segments, ~2.3M entries, 10 MB of rows), 180-280 ms, every 512
 ** commits (3 of them in 2 000). The next, level 3 into 4 at ~2M records,
-** would move ~80 MB: about 2 s, holding twice that in memory. Merges are
-** done whole, in memory (the inputs are read fully, then deleted, then the
-** output written, so the freed pages are reused at once); making them
-** incremental (a slice per commit, as FTS5's automerge does) is the next
-** step if those pauses matter.
+** would move ~80 MB: about 2 s, holding twice that in memory. (Those
+** figures are from before merges ran ahead; a merge ahead overlaps the
+** next transaction's own work, and its commit waits only for what is left
+** of it.) Merges are done whole, in memory (the inputs are read fully, and
+** the output built in full before the inputs are deleted and it is
+** written, so the freed pages are reused at once); making them incremental
+** (a slice per commit, as FTS5's automerge does) is the next step if those
+** pauses matter.
 */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -62,9 +68,6 @@
 
 /* The entries a commit's segment holds, roughly: level 0's size for level_for. */
 #define LEVEL0_ENTRIES 4096
-
-/* A block is written once it holds this many bytes (see the header). */
-#define BLOCK_BYTES 900
 
 static int merge_factor_for_tests;
 
@@ -94,8 +97,9 @@ struct a2m_segments {
 	sqlite3_stmt *next_seg, *add, *finish, *full_level, *count, *level_segs, *all_segs;
 	sqlite3_stmt *oldest, *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
 	sqlite3_stmt *read_begin, *read_end;  /* a term read outside any transaction */
-	uint64_t     *hashes;  /* the terms of the segment being written, hashed */
-	size_t        nhashes, hashes_cap;
+	a2m_seg_build build;  /* the segment a commit is writing */
+	a2m_seg_job  *ahead;  /* the merge computed ahead for this transaction, or NULL */
+	int           inline_merges;  /* a2m_segments_merge_inline */
 	/*
 	** The live segments, oldest first, kept between reads of one
 	** transaction: valid while its snapshot is taken, the database's data
@@ -111,8 +115,6 @@ struct a2m_segments {
 	size_t        ndir, dir_cap;
 	int           dir_valid;
 	unsigned      dir_version;
-	a2m_seg_bytes block;  /* the block being written, and its first term: */
-	a2m_seg_bytes first;
 	a2m_seg_bytes buf;    /* a term's rows as read (a2m_segments_term) */
 	size_t       *spans;  /* their offset and length in buf, two per row */
 	size_t        spans_cap;
@@ -195,13 +197,12 @@ void a2m_segments_close(a2m_segments *s)
 			       s->read_begin, s->read_end};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		sqlite3_finalize(all[i]);
+	a2m_segments_merge_cancel(s);
 	for (size_t i = 0; i < s->ndir; i++)
 		free(s->dir[i].bloom);
 	free(s->dir);
-	free(s->hashes);
+	a2m_seg_build_free(&s->build);
 	free(s->buf.p);
-	free(s->block.p);
-	free(s->first.p);
 	free(s->spans);
 	free(s);
 }
@@ -246,76 +247,42 @@ static int each_row(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int boun
 
 int a2m_segments_start(a2m_segments *s, a2m_store *base, int64_t *seg)
 {
-	s->block.n = 0;
-	s->nhashes = 0;
+	s->build.block.n = 0;
+	s->build.nhashes = 0;
 	return one_int(s, base, s->next_seg, seg, "segment");
+}
+
+/* Writes a block (n bytes) as the row (seg, first: flen bytes). */
+static int write_row(a2m_segments *s, a2m_store *base, int64_t seg, const void *first,
+		     size_t flen, const void *block, size_t n)
+{
+	sqlite3_stmt *st = s->add;
+	int ok = sqlite3_bind_int64(st, 1, seg) == SQLITE_OK &&
+		sqlite3_bind_text64(st, 2, first, flen, SQLITE_STATIC, SQLITE_UTF8) == SQLITE_OK &&
+		sqlite3_bind_blob64(st, 3, block, n, SQLITE_STATIC) == SQLITE_OK &&
+		sqlite3_step(st) == SQLITE_DONE;
+	reset(st);
+	return ok ? 0 : fail(s, base, "add");
 }
 
 /* Writes the block being built, if any, as the row (seg, its first term). */
 static int write_block(a2m_segments *s, a2m_store *base, int64_t seg)
 {
-	sqlite3_stmt *st = s->add;
-	if (!s->block.n)
+	a2m_seg_build *b = &s->build;
+	if (!b->block.n)
 		return 0;
-	int ok = sqlite3_bind_int64(st, 1, seg) == SQLITE_OK &&
-		sqlite3_bind_text64(st, 2, (const char *)s->first.p, s->first.n, SQLITE_STATIC,
-				    SQLITE_UTF8) == SQLITE_OK &&
-		sqlite3_bind_blob64(st, 3, s->block.p, s->block.n, SQLITE_STATIC) == SQLITE_OK &&
-		sqlite3_step(st) == SQLITE_DONE;
-	reset(st);
-	s->block.n = 0;
-	return ok ? 0 : fail(s, base, "add");
+	int rc = write_row(s, base, seg, b->first.p, b->first.n, b->block.p, b->block.n);
+	b->block.n = 0;
+	return rc;
 }
 
 int a2m_segments_add(a2m_segments *s, a2m_store *base, int64_t seg, const char *term,
 		     size_t len, const void *data, size_t n)
 {
-	/* The capacity checks spare a call per term (a merge adds every term). */
-	if (s->nhashes == s->hashes_cap &&
-	    a2m_seg_grow(&s->hashes, &s->hashes_cap, s->nhashes + 1, sizeof *s->hashes) != 0)
+	int full = a2m_seg_build_add(&s->build, term, len, data, n);
+	if (full < 0)
 		return a2m_store_fail(base, "index: out of memory");
-	s->hashes[s->nhashes++] = a2m_hash_bytes(term, len);
-	if (!s->block.n) {
-		s->first.n = 0;
-		if (a2m_seg_reserve(&s->first, len + 1) != 0)
-			return a2m_store_fail(base, "index: out of memory");
-		memcpy(s->first.p, term, len);
-		s->first.n = len;
-	}
-	if (s->block.n + 20 + len + n > s->block.cap && a2m_seg_reserve(&s->block, 20 + len + n) != 0)
-		return a2m_store_fail(base, "index: out of memory");
-	s->block.n += a2m_seg_put_varint(s->block.p + s->block.n, len);
-	memcpy(s->block.p + s->block.n, term, len);
-	s->block.n += len;
-	s->block.n += a2m_seg_put_varint(s->block.p + s->block.n, n);
-	if (n)
-		memcpy(s->block.p + s->block.n, data, n);
-	s->block.n += n;
-	return s->block.n >= BLOCK_BYTES ? write_block(s, base, seg) : 0;
-}
-
-/*
-** Reads the next term of a block at *p (before end): *term, *tlen, *list,
-** *lsize. Returns 1, 0 at the end, -1 when the block is corrupt.
-*/
-static int next_in_block(const unsigned char **p, const unsigned char *end,
-			 const unsigned char **term, size_t *tlen, const unsigned char **list,
-			 size_t *lsize)
-{
-	uint64_t n;
-	if (*p == end)
-		return 0;
-	if (!a2m_seg_get_varint(p, end, &n) || n > (uint64_t)(end - *p))
-		return -1;
-	*term = *p;
-	*tlen = (size_t)n;
-	*p += n;
-	if (!a2m_seg_get_varint(p, end, &n) || n > (uint64_t)(end - *p))
-		return -1;
-	*list = *p;
-	*lsize = (size_t)n;
-	*p += n;
-	return 1;
+	return full ? write_block(s, base, seg) : 0;
 }
 
 /* A random 64-bit number for a new segment's directory row. */
@@ -326,20 +293,19 @@ static int64_t new_nonce(void)
 	return v;
 }
 
-int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
-			int64_t entries)
+/*
+** Writes segment seg's directory row: its level, its entries and the
+** filter of its terms (nhashes hashes), which reads test before a seek.
+*/
+static int write_dir(a2m_segments *s, a2m_store *base, int64_t seg, int level,
+		     int64_t entries, const uint64_t *hashes, size_t nhashes)
 {
-	int rc = write_block(s, base, seg);
-	if (rc)
-		return rc;
-	/* The filter of the segment's terms, which reads test before a seek. */
-	size_t nbloom = a2m_bloom_bytes(s->nhashes);
+	size_t nbloom = a2m_bloom_bytes(nhashes);
 	unsigned char *bloom = calloc(1, nbloom);
 	if (!bloom)
 		return a2m_store_fail(base, "index: out of memory");
-	for (size_t i = 0; i < s->nhashes; i++)
-		a2m_bloom_add(bloom, nbloom, s->hashes[i]);
-	s->nhashes = 0;
+	for (size_t i = 0; i < nhashes; i++)
+		a2m_bloom_add(bloom, nbloom, hashes[i]);
 	s->dir_valid = 0;
 	sqlite3_stmt *st = s->finish;
 	int ok = sqlite3_bind_int64(st, 1, seg) == SQLITE_OK &&
@@ -353,6 +319,16 @@ int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level
 	return ok ? 0 : fail(s, base, "segment");
 }
 
+int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
+			int64_t entries)
+{
+	int rc = write_block(s, base, seg);
+	if (!rc)
+		rc = write_dir(s, base, seg, level, entries, s->build.hashes, s->build.nhashes);
+	s->build.nhashes = 0;
+	return rc;
+}
+
 int a2m_segments_level_for(int64_t entries)
 {
 	int level = 0;
@@ -364,196 +340,81 @@ int a2m_segments_level_for(int64_t entries)
 
 /* ---- merging ---- */
 
-/* One input segment of a merge, read whole: its rows' spans in bytes. */
-typedef struct loaded {
-	int64_t       seg;
-	a2m_seg_bytes bytes;
-	size_t       *rows;  /* term offset, term length, data offset, data length */
-	size_t        n, cap, at;
-	uint64_t      prefix;  /* rows[at]'s term's (a2m_seg_prefix) */
-} loaded;
-
-/* Copies a block into l and notes its terms. Returns 0, -1 (no memory), -2 (corrupt). */
-static int load_block(loaded *l, const void *data, size_t n)
-{
-	if (a2m_seg_reserve(&l->bytes, n) != 0)
-		return -1;
-	size_t at = l->bytes.n;
-	if (n)
-		memcpy(l->bytes.p + at, data, n);
-	l->bytes.n += n;
-	const unsigned char *p = l->bytes.p + at, *end = p + n, *term, *list;
-	size_t tlen, lsize;
-	int got;
-	while ((got = next_in_block(&p, end, &term, &tlen, &list, &lsize)) == 1) {
-		if (4 * (l->n + 1) > l->cap &&
-		    a2m_seg_grow(&l->rows, &l->cap, 4 * (l->n + 1), sizeof *l->rows) != 0)
-			return -1;
-		size_t *r = &l->rows[4 * l->n++];
-		r[0] = (size_t)(term - l->bytes.p);
-		r[1] = tlen;
-		r[2] = (size_t)(list - l->bytes.p);
-		r[3] = lsize;
-	}
-	return got < 0 ? -2 : 0;
-}
+/*
+** Merges are computed apart from SQLite (sqlite_segments_merge.c): the
+** inputs are read whole, merged in memory, then deleted, and the output
+** written, so the freed pages are reused at once. A level that holds the
+** merge factor's segments when a write transaction begins is merged ahead:
+** read then, merged on a thread of its own while the transaction goes on,
+** written by its commit (a2m_segments_maintain). The inputs cannot change
+** meanwhile: the transaction holds the write lock, and only its commit
+** writes segments. A level that holds more (no thread would start, or a
+** merge filled the next level) is merged inside the commit, as before.
+*/
 
 static int load_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 {
 	const void *data = sqlite3_column_blob(st, 0);
 	size_t n = (size_t)sqlite3_column_bytes(st, 0);
-	int got = n && !data ? -1 : load_block(ctx, data, n);
+	int got = n && !data ? -1 : a2m_seg_input_add(ctx, data, n);
 	if (got)
 		return a2m_store_fail(base, got == -2 ? "index merge: a corrupt segment"
 						  : "index merge: out of memory");
 	return 0;
 }
 
-static int load(a2m_segments *s, a2m_store *base, loaded *l)
+static int load(a2m_segments *s, a2m_store *base, a2m_seg_input *in)
 {
-	int bound = sqlite3_bind_int64(s->load, 1, l->seg) == SQLITE_OK;
-	return each_row(s, base, s->load, bound, "merge", load_row, l);
+	int bound = sqlite3_bind_int64(s->load, 1, in->seg) == SQLITE_OK;
+	return each_row(s, base, s->load, bound, "merge", load_row, in);
 }
 
-/* Orders two terms as SQLite's BINARY collation does (and the rows are). */
-static int cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
-{
-	int c = memcmp(a, b, an < bn ? an : bn);
-	if (c)
-		return c;
-	return an < bn ? -1 : (an > bn);
-}
-
-/* Notes the prefix of the term of l's current row, if any. */
-static void note_prefix(loaded *l)
-{
-	if (l->at < l->n)
-		l->prefix = a2m_seg_prefix(l->bytes.p + l->rows[4 * l->at], l->rows[4 * l->at + 1]);
-}
-
-/*
-** Orders the current rows of two inputs of a merge by term as cmp_terms
-** does, from the prefixes where they decide (see a2m_seg_prefix): most
-** pairs, with no call to memcmp.
-*/
-static int cmp_rows(const loaded *a, const loaded *b)
-{
-	if (a->prefix != b->prefix)
-		return a->prefix < b->prefix ? -1 : 1;
-	const size_t *x = &a->rows[4 * a->at], *y = &b->rows[4 * b->at];
-	if (x[1] > 8 && y[1] > 8)
-		return cmp_terms(a->bytes.p + x[0] + 8, x[1] - 8, b->bytes.p + y[0] + 8, y[1] - 8);
-	return x[1] < y[1] ? -1 : (x[1] > y[1]);
-}
-
-typedef struct encoder {
-	a2m_seg_bytes *out;
-	int64_t        prev, entries;
-} encoder;
-
-static int encode(const a2m_seg_entry *e, void *ctx)
-{
-	encoder *en = ctx;
-	en->entries++;
-	return a2m_seg_put(en->out, &en->prev, e);
-}
-
-/* Appends entries already encoded after the last one encode wrote (a2m_seg_copy). */
-static int encode_copy(const unsigned char *p, size_t n, int64_t count, int64_t last,
-		       void *ctx)
-{
-	encoder *en = ctx;
-	if (a2m_seg_reserve(en->out, n) != 0)
-		return -1;
-	memcpy(en->out->p + en->out->n, p, n);
-	en->out->n += n;
-	en->entries += count;
-	en->prev = last;
-	return 0;
-}
-
-/* Deletes segment seg: its rows and its directory row. */
+/* Deletes segment seg: its rows and its directory row, which must exist. */
 static int drop(a2m_segments *s, a2m_store *base, int64_t seg)
 {
 	int ok = sqlite3_bind_int64(s->drop_rows, 1, seg) == SQLITE_OK &&
 		sqlite3_step(s->drop_rows) == SQLITE_DONE &&
 		sqlite3_bind_int64(s->drop_dir, 1, seg) == SQLITE_OK &&
 		sqlite3_step(s->drop_dir) == SQLITE_DONE;
+	int gone = ok && sqlite3_changes(s->db) == 1;
 	reset(s->drop_rows);
 	reset(s->drop_dir);
 	s->dir_valid = 0;
+	if (ok && !gone)
+		return a2m_store_fail(base, "index merge: segment %lld is not there",
+				      (long long)seg);
 	return ok ? 0 : fail(s, base, "merge");
 }
 
-/*
-** Merges the n loaded segments in[] (oldest first, a contiguous run in age)
-** into one new segment at level (or at level_for its size when level < 0).
-*/
-static int merge(a2m_segments *s, a2m_store *base, loaded *in, size_t n, int level)
+/* The store error for a2m_seg_merge_inputs's code. */
+static int merge_failed(a2m_store *base, int code)
 {
-	a2m_seg_list lists[A2M_SEG_MAX_LISTS];
-	a2m_seg_bytes out = {0};
-	int64_t seg = 0, oldest = 0;
+	return a2m_store_fail(base, code == -2 ? "index merge: a corrupt segment"
+					       : "index merge: out of memory");
+}
+
+/*
+** Replaces the n inputs in[] by the merged segment out (entries of them),
+** at level (< 0: by its size), numbered as the newest it replaces: the run
+** is contiguous in age, so the merged segment stands where the run stood.
+*/
+static int write_merged(a2m_segments *s, a2m_store *base, const a2m_seg_input *in, size_t n,
+			const a2m_seg_build *out, int64_t entries, int level)
+{
+	int64_t seg = in[n - 1].seg;
 	int rc = 0;
-	if (n > A2M_SEG_MAX_LISTS)
-		return a2m_store_fail(base, "index merge: too many segments");
-	/* Numbered as the newest it replaces: the run is contiguous in age, so
-	** the merged segment stands where the run stood, for any run. */
-	seg = in[n - 1].seg;
-	s->block.n = 0;
-	s->nhashes = 0;
-	if ((rc = one_int(s, base, s->oldest, &oldest, "merge")))
-		return rc;
-	/* Nothing older remains for a tombstone to hide. */
-	int keep_tombstones = in[0].seg != oldest;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = drop(s, base, in[i].seg);
-	encoder en = {&out, 0, 0};
-	for (size_t i = 0; i < n; i++) {
-		in[i].at = 0;
-		note_prefix(&in[i]);
-	}
-	while (!rc) {
-		/* The inputs whose row holds the least term, oldest first. */
-		size_t at[A2M_SEG_MAX_LISTS], k = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (in[i].at == in[i].n)
-				continue;
-			int c = k ? cmp_rows(&in[i], &in[at[0]]) : -1;
-			if (c < 0)
-				k = 0;
-			if (c <= 0)
-				at[k++] = i;
-		}
-		if (!k)
-			break;
-		const size_t *r = &in[at[0]].rows[4 * in[at[0]].at];
-		const unsigned char *term = in[at[0]].bytes.p + r[0];
-		size_t tlen = r[1];
-		for (size_t j = 0; j < k; j++) {
-			loaded *l = &in[at[j]];
-			r = &l->rows[4 * l->at];
-			a2m_seg_list_init(&lists[j], l->bytes.p + r[2], r[3]);
-			l->at++;
-			note_prefix(l);
-		}
-		out.n = 0;
-		en.prev = 0;
-		int corrupt = 0;
-		rc = a2m_seg_merge_lists(lists, k, keep_tombstones, encode, encode_copy, &en,
-					 &corrupt);
-		if (corrupt)
-			rc = a2m_store_fail(base, "index merge: a corrupt segment");
-		else if (rc)
-			rc = a2m_store_fail(base, "index merge: out of memory");
-		else if (!rc && out.n)
-			rc = a2m_segments_add(s, base, seg, (const char *)term, tlen, out.p, out.n);
-	}
-	if (!rc && en.entries)
-		rc = a2m_segments_finish(s, base, seg,
-					 level < 0 ? a2m_segments_level_for(en.entries) : level,
-					 en.entries);
-	free(out.p);
+	const unsigned char *p = out->done.p, *end = p + out->done.n, *first, *block;
+	size_t flen, blen;
+	int got = 0;
+	while (!rc && (got = a2m_seg_next_in_block(&p, end, &first, &flen, &block, &blen)) == 1)
+		rc = write_row(s, base, seg, first, flen, block, blen);
+	if (!rc && got < 0)
+		rc = merge_failed(base, -2);
+	if (!rc && entries)
+		rc = write_dir(s, base, seg, level < 0 ? a2m_segments_level_for(entries) : level,
+			       entries, out->hashes, out->nhashes);
 	return rc;
 }
 
@@ -572,34 +433,118 @@ static int list_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 	return 0;
 }
 
-/* Merges the segments st lists into one, at level (< 0: by its size). */
-static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int level)
+static void free_inputs(a2m_seg_input *in, size_t n)
+{
+	for (size_t i = 0; in && i < n; i++)
+		a2m_seg_input_free(&in[i]);
+	free(in);
+}
+
+/*
+** Reads the segments st lists (bound by the caller), oldest first: *in
+** (*n of them; free_inputs) and whether their merge keeps tombstones (not
+** when they start at the oldest live segment: nothing older remains for a
+** tombstone to hide).
+*/
+static int load_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st,
+		       a2m_seg_input **in, size_t *n, int *keep_tombstones)
 {
 	seg_list l = {0};
-	loaded *in = NULL;
+	int64_t oldest = 0;
+	*in = NULL;
+	*n = 0;
 	int rc = each_row(s, base, st, 1, "merge", list_row, &l);
-	int64_t *segs = l.segs;
-	size_t n = l.n;
-	if (!rc && !(in = calloc(n ? n : 1, sizeof *in)))
+	if (!rc && l.n > A2M_SEG_MAX_LISTS)
+		rc = a2m_store_fail(base, "index merge: too many segments");
+	if (!rc && !(*in = calloc(l.n ? l.n : 1, sizeof **in)))
 		rc = a2m_store_fail(base, "index merge: out of memory");
-	for (size_t i = 0; !rc && i < n; i++) {
-		in[i].seg = segs[i];
-		rc = load(s, base, &in[i]);
+	for (size_t i = 0; !rc && i < l.n; i++) {
+		(*in)[i].seg = l.segs[i];
+		*n = i + 1;
+		rc = load(s, base, &(*in)[i]);
 	}
-	if (!rc && n)
-		rc = merge(s, base, in, n, level);
-	for (size_t i = 0; in && i < n; i++) {
-		free(in[i].bytes.p);
-		free(in[i].rows);
-	}
-	free(in);
-	free(segs);
+	if (!rc)
+		rc = one_int(s, base, s->oldest, &oldest, "merge");
+	*keep_tombstones = l.n && l.segs[0] != oldest;
+	free(l.segs);
 	return rc;
+}
+
+/* Merges the segments st lists into one, at level (< 0: by its size), here and now. */
+static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int level)
+{
+	a2m_seg_input *in = NULL;
+	a2m_seg_build out = {0};
+	size_t n = 0;
+	int keep = 0;
+	int64_t entries = 0;
+	int rc = load_listed(s, base, st, &in, &n, &keep);
+	if (!rc && n) {
+		int got = a2m_seg_merge_inputs(in, n, keep, &out, &entries);
+		rc = got ? merge_failed(base, got) : write_merged(s, base, in, n, &out, entries, level);
+	}
+	a2m_seg_build_free(&out);
+	free_inputs(in, n);
+	return rc;
+}
+
+/* The lowest level holding at least k segments (*level -1: none). */
+static int level_holding(a2m_segments *s, a2m_store *base, int k, int64_t *level)
+{
+	if (sqlite3_bind_int(s->full_level, 1, k) != SQLITE_OK)
+		return fail(s, base, "merge");
+	return one_int(s, base, s->full_level, level, "merge");
+}
+
+int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base)
+{
+	int64_t level = -1;
+	if (s->ahead || s->inline_merges)
+		return 0;
+	int rc = level_holding(s, base, merge_factor(), &level);
+	if (rc || level < 0)
+		return rc;
+	if (sqlite3_bind_int64(s->level_segs, 1, level) != SQLITE_OK)
+		return fail(s, base, "merge");
+	a2m_seg_input *in = NULL;
+	size_t n = 0;
+	int keep = 0;
+	rc = load_listed(s, base, s->level_segs, &in, &n, &keep);
+	/* Without a thread the level waits: the commit merges a level over full. */
+	if (!rc && n && (s->ahead = a2m_seg_job_start(in, n, keep, (int)level + 1)))
+		return 0;
+	free_inputs(in, n);
+	return rc;
+}
+
+void a2m_segments_merge_inline(a2m_segments *s, int on)
+{
+	s->inline_merges = on;
+}
+
+int a2m_segments_merging(const a2m_segments *s)
+{
+	return s->ahead != NULL;
+}
+
+void a2m_segments_merge_cancel(a2m_segments *s)
+{
+	a2m_seg_job_free(s->ahead);
+	s->ahead = NULL;
 }
 
 int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
 {
 	int rc = 0;
+	if (s->ahead) {
+		a2m_seg_job *job = s->ahead;
+		int got = a2m_seg_job_finish(job);
+		rc = got ? merge_failed(base, got)
+			 : write_merged(s, base, job->in, job->n, &job->out, job->entries, job->level);
+		a2m_segments_merge_cancel(s);
+		if (rc)
+			return rc;
+	}
 	/* The oldest A2M_SEG_MAX_LISTS at a time: a contiguous run in age. */
 	while (all) {
 		int64_t count = 0;
@@ -608,11 +553,12 @@ int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
 		if ((rc = merge_listed(s, base, s->all_segs, -1)))
 			return rc;
 	}
+	/* Full when merging inline; over full else (the next transaction would
+	** have merged one just full ahead). */
 	for (;;) {
 		int64_t level = -1;
-		if (sqlite3_bind_int(s->full_level, 1, merge_factor()) != SQLITE_OK)
-			return fail(s, base, "merge");
-		if ((rc = one_int(s, base, s->full_level, &level, "merge")) || level < 0)
+		int k = merge_factor() + !s->inline_merges;
+		if ((rc = level_holding(s, base, k, &level)) || level < 0)
 			return rc;
 		if (sqlite3_bind_int64(s->level_segs, 1, level) != SQLITE_OK)
 			return fail(s, base, "merge");
@@ -647,8 +593,8 @@ static int find_in_block(const unsigned char *blob, size_t n, const char *term, 
 	int got;
 	if (!blob)
 		return 0;
-	while ((got = next_in_block(&p, blob + n, &t, &tlen, list, lsize)) == 1) {
-		int c = cmp_terms(t, tlen, (const unsigned char *)term, len);
+	while ((got = a2m_seg_next_in_block(&p, blob + n, &t, &tlen, list, lsize)) == 1) {
+		int c = a2m_seg_cmp_terms(t, tlen, (const unsigned char *)term, len);
 		if (c >= 0)
 			return c == 0;
 	}

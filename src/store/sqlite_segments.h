@@ -19,6 +19,7 @@
 #ifndef A2M_SQLITE_SEGMENTS_H
 #define A2M_SQLITE_SEGMENTS_H
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <string.h>
@@ -127,10 +128,104 @@ int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
 
 /*
 ** The most lists one merge takes, and so the most live segments a read of a
-** term can take: tiered merging keeps at most 7 per level, and 8 levels hold
+** term can take: tiered merging keeps at most 8 per level, and 8 levels hold
 ** over 8^8 commits. Small, as the merges keep their heads on the stack.
 */
 #define A2M_SEG_MAX_LISTS 64
+
+/* ---- merging in memory (sqlite_segments_merge.c) ---- */
+
+/* A block is closed once it holds this many bytes (sqlite_segments.c). */
+#define A2M_SEG_BLOCK_BYTES 900
+
+/*
+** A segment being built: its terms added in ascending order fill blocks of
+** about A2M_SEG_BLOCK_BYTES; each term's hash is kept for the segment's
+** filter. A full block is either written at once (a commit's new segment:
+** sqlite_segments.c) or kept in done (a merge made apart from SQLite), as
+**
+**   varint(length) first-term  varint(size) block
+**
+** Zero-initialise; free with a2m_seg_build_free.
+*/
+typedef struct a2m_seg_build {
+	a2m_seg_bytes block;   /* the block being filled */
+	a2m_seg_bytes first;   /* its first term */
+	uint64_t     *hashes;  /* every term added, hashed */
+	size_t        nhashes, hashes_cap;
+	a2m_seg_bytes done;    /* blocks kept by a2m_seg_build_keep */
+} a2m_seg_build;
+
+/*
+** Adds term (len bytes) with its encoded list (n bytes at data) to the
+** block. Returns 1 when the block is now full (write or keep it), 0 when
+** not, -1 when memory runs out.
+*/
+int  a2m_seg_build_add(a2m_seg_build *b, const char *term, size_t len, const void *data,
+		       size_t n);
+/* Moves the block (if it holds anything) to done. Returns 0, or -1 when memory runs out. */
+int  a2m_seg_build_keep(a2m_seg_build *b);
+void a2m_seg_build_free(a2m_seg_build *b);
+
+/*
+** Reads the next term of a block at *p (before end): *term, *tlen, *list,
+** *lsize. Returns 1, 0 at the end, -1 when the block is corrupt.
+*/
+int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
+			  const unsigned char **term, size_t *tlen, const unsigned char **list,
+			  size_t *lsize);
+
+/* Orders two terms as SQLite's BINARY collation does (and the rows are). */
+int a2m_seg_cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn);
+
+/* One input segment of a merge, read whole: its rows' bytes and where its terms are. */
+typedef struct a2m_seg_input {
+	int64_t       seg;
+	a2m_seg_bytes bytes;
+	size_t       *rows;    /* per term: term offset, term length, list offset, list length */
+	size_t        n, cap, at;
+	uint64_t      prefix;  /* rows[at]'s term's (a2m_seg_prefix) */
+} a2m_seg_input;
+
+/* Appends a row's block (n bytes) to in. Returns 0, -1 (no memory), -2 (corrupt). */
+int  a2m_seg_input_add(a2m_seg_input *in, const void *data, size_t n);
+void a2m_seg_input_free(a2m_seg_input *in);
+
+/*
+** Merges in[0..n) (oldest first, a contiguous run in age) into out, whose
+** blocks are all kept in out->done; *entries gets the entries written.
+** Tombstones are kept unless the run starts at the oldest live segment.
+** Pure: no SQLite, so it may run on a thread of its own. Returns 0, -1
+** when memory runs out, -2 when an input is corrupt.
+*/
+int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int keep_tombstones,
+			 a2m_seg_build *out, int64_t *entries);
+
+/*
+** A merge computed on a thread of its own while the transaction that will
+** write it goes on (sqlite_segments.c, merge ahead): the inputs are the
+** job's. a2m_seg_job_start returns NULL when memory runs out or no thread
+** starts (in[] is then still the caller's); a2m_seg_job_finish waits for the
+** thread and returns a2m_seg_merge_inputs's code, with the result in
+** job->out and job->entries; a2m_seg_job_free waits too, then frees all.
+*/
+typedef struct a2m_seg_job {
+	a2m_seg_input *in;
+	size_t         n;
+	int            keep_tombstones;
+	int            level;    /* the level the merged segment goes to */
+	a2m_seg_build  out;
+	int64_t        entries;
+	int            rc;
+	int            joined;
+	pthread_t      thread;
+} a2m_seg_job;
+
+a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int keep_tombstones, int level);
+int          a2m_seg_job_finish(a2m_seg_job *job);
+void         a2m_seg_job_free(a2m_seg_job *job);
+
+/* ---- the segments of one connection (sqlite_segments.c) ---- */
 
 /* The segment statements of one connection. */
 typedef struct a2m_segments a2m_segments;
@@ -161,12 +256,34 @@ int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level
 int a2m_segments_level_for(int64_t entries);
 
 /*
-** Tiered merging, inside the caller's transaction: while some level holds
-** at least the merge factor's segments, merges them all into one of the
+** Tiered merging, inside the caller's transaction: writes the merge begun
+** ahead (a2m_segments_merge_ahead), if any; then, while some level holds
+** more than the merge factor's segments, merges them all into one of the
 ** next level (all of them when all is set: one segment in the end).
 ** Returns 0 or a negative code.
 */
 int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all);
+
+/*
+** At the start of a write transaction: when a level holds the merge
+** factor's segments, reads them and merges them on a thread of its own
+** while the transaction goes on; its commit's a2m_segments_maintain
+** writes the result. Returns 0 or a negative code (nothing is under way
+** then; the commit merges the level if it must).
+*/
+int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base);
+
+/* Drops the merge begun ahead, if any (a rollback), waiting for its thread. */
+void a2m_segments_merge_cancel(a2m_segments *s);
+
+/* 1 when a merge begun ahead waits to be written. */
+int a2m_segments_merging(const a2m_segments *s);
+
+/*
+** on: no merge ahead; a level is merged inside the commit that fills it
+** (at the merge factor's segments, not one more). Off by default.
+*/
+void a2m_segments_merge_inline(a2m_segments *s, int on);
 
 /*
 ** Forgets the live segments a read keeps (see a2m_segments_term): after a

@@ -42,6 +42,8 @@ int a2m_sqlite_begin(a2m_store *base)
 		a2m_sqlite_journal_drop(s);
 		a2m_sqlite_pending_drop(s);
 		a2m_sqlite_held_drop(s);
+		if (s->index && !s->base.read_only)
+			a2m_sqlite_index_begin(s->index, base);
 	}
 	return rc;
 }

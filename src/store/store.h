@@ -486,6 +486,14 @@ typedef struct a2m_sqlite_options {
 	*/
 	int         unembedded_index;
 	/*
+	** Merge the term index's segments inside the commit that needs it, on
+	** the writing thread. 0 (default): a level found full when a write
+	** transaction begins is merged on a thread of its own while the
+	** transaction goes on, and its commit writes the result
+	** (sqlite_segments.c).
+	*/
+	int         merge_inline;
+	/*
 	** The procedural mirror (DECISIONS 024): when both are set (non-NULL
 	** and non-empty), every record whose tier equals procedural_tier is
 	** also kept as one Markdown file in procedural_dir, so that skills can
