@@ -807,7 +807,7 @@ static int bench_remember(int argc, char **argv)
 	if (threads >= 0)
 		snprintf(threads_say, sizeof threads_say, "%ld", threads);
 	printf("a2m bench remember: %s, tier %s, a fresh store for each part holding %ld"
-	       " records first, analysis threads: %s\n",
+	       " records first, helper threads: %s\n",
 	       sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL" : "sqlite, synchronous=FULL")
 		      : "memory", tier_ctx ? tier : "(none given: the default tier)", prefill,
 	       threads_say);
