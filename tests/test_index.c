@@ -953,8 +953,23 @@ static void test_merged_segments_keep_the_records_postings(tctx *t)
 static void test_merges_ahead_keep_the_records_postings(tctx *t)
 {
 	int64_t most;
+	a2m_segments_ahead_min_for_tests(0);  /* these levels are small */
 	merge_history(t, &most);
+	a2m_segments_ahead_min_for_tests(-1);
 	EXPECT_INT(most, 2);
+	EXPECT(sql_int(t, "SELECT max(level) FROM a2m_segdir") >= 4);
+}
+
+/*
+** A full level too small to be worth a thread (the default minimum, 4 096
+** entries) is merged inside the commit that fills it, as inline: one
+** segment per level between rounds, with a factor of 2.
+*/
+static void test_small_levels_are_merged_inside_the_commit(tctx *t)
+{
+	int64_t most;
+	merge_history(t, &most);
+	EXPECT_INT(most, 1);
 	EXPECT(sql_int(t, "SELECT max(level) FROM a2m_segdir") >= 4);
 }
 
@@ -967,6 +982,7 @@ static void test_merges_ahead_keep_the_records_postings(tctx *t)
 static void test_a_full_level_is_merged_ahead_by_the_next_transaction(tctx *t)
 {
 	a2m_segments_merge_factor_for_tests(2);
+	a2m_segments_ahead_min_for_tests(0);
 	EXPECT(insert(t, "a", "apple one") > 0);
 	EXPECT(insert(t, "b", "banana two") > 0);
 	/* Full, not merged: that is the next transaction's work. */
@@ -983,6 +999,7 @@ static void test_a_full_level_is_merged_ahead_by_the_next_transaction(tctx *t)
 	EXPECT(insert(t, "d", "date four") > 0);   /* level 0 full again */
 	EXPECT(insert(t, "e", "elder five") > 0);  /* merges c and d ahead, adds e */
 	a2m_segments_merge_factor_for_tests(0);
+	a2m_segments_ahead_min_for_tests(-1);
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 1"), 2);
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 1);
 	const char *words[] = {"apple", "banana", "cherry", "date", "elder", "one", "five"};
@@ -1000,6 +1017,7 @@ static void test_merge_ahead_is_dropped_with_a_rollback(tctx *t)
 {
 	int removed = 0;
 	a2m_segments_merge_factor_for_tests(2);
+	a2m_segments_ahead_min_for_tests(0);
 	EXPECT(insert(t, "a", "apple one") > 0);
 	EXPECT(insert(t, "b", "banana two") > 0);
 	EXPECT_OK(t->s->ops->begin(t->s));
@@ -1026,6 +1044,7 @@ static void test_merge_ahead_is_dropped_with_a_rollback(tctx *t)
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 0);
 	EXPECT(insert(t, "d", "date four") > 0);
 	a2m_segments_merge_factor_for_tests(0);
+	a2m_segments_ahead_min_for_tests(-1);
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 1"), 1);
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 1);
 	const char *words[] = {"apple", "banana", "date", "olive"};
@@ -1385,6 +1404,7 @@ int main(void)
 	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);
 	RUN_INLINE(test_merged_segments_keep_the_records_postings);
 	RUN_SQLITE(test_merges_ahead_keep_the_records_postings);
+	RUN_SQLITE(test_small_levels_are_merged_inside_the_commit);
 	RUN_SQLITE(test_a_full_level_is_merged_ahead_by_the_next_transaction);
 	RUN_SQLITE(test_merge_ahead_is_dropped_with_a_rollback);
 	RUN_INLINE(test_merge_with_the_oldest_segment_drops_tombstones);

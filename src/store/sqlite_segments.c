@@ -76,6 +76,22 @@ void a2m_segments_merge_factor_for_tests(int k)
 	merge_factor_for_tests = k;
 }
 
+/*
+** A full level of fewer entries than this is merged inside the commit, not
+** ahead: starting a thread and handing it the inputs costs more than a
+** small merge (a single-record remember was 12% slower, its level 0 merged
+** ahead every 8 commits). A commit's segment of a 500-record batch holds
+** ~4 500 entries.
+*/
+#define AHEAD_MIN_ENTRIES LEVEL0_ENTRIES
+
+static int64_t ahead_min_for_tests = -1;
+
+void a2m_segments_ahead_min_for_tests(int64_t entries)
+{
+	ahead_min_for_tests = entries;
+}
+
 static int merge_factor(void)
 {
 	return merge_factor_for_tests > 1 ? merge_factor_for_tests : MERGE_FACTOR;
@@ -94,12 +110,21 @@ typedef struct dir_entry {
 
 struct a2m_segments {
 	sqlite3      *db;
-	sqlite3_stmt *next_seg, *add, *finish, *full_level, *count, *level_segs, *all_segs;
+	sqlite3_stmt *next_seg, *add, *finish, *levels, *count, *level_segs;
+	sqlite3_stmt *all_segs;
 	sqlite3_stmt *oldest, *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
 	sqlite3_stmt *read_begin, *read_end;  /* a term read outside any transaction */
 	a2m_seg_build build;  /* the segment a commit is writing */
 	a2m_seg_job  *ahead;  /* the merge computed ahead for this transaction, or NULL */
 	int           inline_merges;  /* a2m_segments_merge_inline */
+	/*
+	** This connection wrote a directory row that could fill a level to be
+	** merged ahead, or rolled back, since it last found none: spares the
+	** query at the start of every transaction (a single-record remember
+	** paid it). A level filled by another process's commits is merged
+	** inside a commit of ours once over full.
+	*/
+	int           maybe_full;
 	/*
 	** The live segments, oldest first, kept between reads of one
 	** transaction: valid while its snapshot is taken, the database's data
@@ -125,6 +150,14 @@ static int fail(a2m_segments *s, a2m_store *base, const char *op)
 	return a2m_store_fail(base, "index %s: %s", op, sqlite3_errmsg(s->db));
 }
 
+/* The fewest entries of a full level merged ahead: none when merging inline. */
+static int64_t ahead_min(const a2m_segments *s)
+{
+	if (s->inline_merges)
+		return INT64_MAX;
+	return ahead_min_for_tests >= 0 ? ahead_min_for_tests : AHEAD_MIN_ENTRIES;
+}
+
 static void reset(sqlite3_stmt *st)
 {
 	sqlite3_reset(st);
@@ -143,9 +176,9 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		{offsetof(a2m_segments, finish),
 		 "INSERT INTO a2m_segdir(seg, level, entries, bloom, nonce)"
 		 " VALUES(?1, ?2, ?3, ?4, ?5)"},
-		{offsetof(a2m_segments, full_level),
-		 "SELECT level FROM a2m_segdir GROUP BY level HAVING count(*) >= ?1"
-		 " ORDER BY level LIMIT 1"},
+		/* Counted per level in C: a GROUP BY sorted, at 26k instructions a
+		** commit (8% of a single-record remember). */
+		{offsetof(a2m_segments, levels), "SELECT level, entries FROM a2m_segdir"},
 		{offsetof(a2m_segments, count), "SELECT count(*) FROM a2m_segdir"},
 		{offsetof(a2m_segments, level_segs),
 		 "SELECT seg FROM a2m_segdir WHERE level = ?1 ORDER BY seg"},
@@ -174,6 +207,7 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 	if (!s)
 		return a2m_store_fail(base, "index: out of memory");
 	s->db = db;
+	s->maybe_full = 1;
 	for (size_t i = 0; i < sizeof stmts / sizeof stmts[0]; i++) {
 		sqlite3_stmt **st = (sqlite3_stmt **)((char *)s + stmts[i].at);
 		if (sqlite3_prepare_v3(db, stmts[i].sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
@@ -191,7 +225,7 @@ void a2m_segments_close(a2m_segments *s)
 {
 	if (!s)
 		return;
-	sqlite3_stmt *all[] = {s->next_seg, s->add, s->finish, s->full_level, s->count,
+	sqlite3_stmt *all[] = {s->next_seg, s->add, s->finish, s->levels, s->count,
 			       s->level_segs, s->all_segs, s->oldest, s->load, s->drop_rows,
 			       s->drop_dir, s->dir_list, s->dir_bloom, s->block_of,
 			       s->read_begin, s->read_end};
@@ -307,6 +341,9 @@ static int write_dir(a2m_segments *s, a2m_store *base, int64_t seg, int level,
 	for (size_t i = 0; i < nhashes; i++)
 		a2m_bloom_add(bloom, nbloom, hashes[i]);
 	s->dir_valid = 0;
+	/* Only a level of such segments can be big enough to merge ahead. */
+	if (entries * merge_factor() >= ahead_min(s))
+		s->maybe_full = 1;
 	sqlite3_stmt *st = s->finish;
 	int ok = sqlite3_bind_int64(st, 1, seg) == SQLITE_OK &&
 		sqlite3_bind_int(st, 2, level) == SQLITE_OK &&
@@ -488,20 +525,53 @@ static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int 
 	return rc;
 }
 
-/* The lowest level holding at least k segments (*level -1: none). */
-static int level_holding(a2m_segments *s, a2m_store *base, int k, int64_t *level)
+/* What a2m_segdir holds per level. */
+typedef struct level_counts {
+	int64_t segs[A2M_SEG_MAX_LISTS], entries[A2M_SEG_MAX_LISTS];
+	int     n;  /* levels 0 .. n-1 */
+} level_counts;
+
+static int level_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 {
-	if (sqlite3_bind_int(s->full_level, 1, k) != SQLITE_OK)
-		return fail(s, base, "merge");
-	return one_int(s, base, s->full_level, level, "merge");
+	level_counts *c = ctx;
+	int64_t level = sqlite3_column_int64(st, 0);
+	if (level < 0 || level >= A2M_SEG_MAX_LISTS)
+		return a2m_store_fail(base, "index merge: a segment at level %lld", (long long)level);
+	c->segs[level]++;
+	c->entries[level] += sqlite3_column_int64(st, 1);
+	if (level >= c->n)
+		c->n = (int)level + 1;
+	return 0;
+}
+
+/*
+** The lowest level to merge (*level, -1 for none): ahead, one full and big
+** enough to be worth a thread; else, inside the commit, one over full or
+** full and too small for a thread (inline: every full one).
+*/
+static int level_to_merge(a2m_segments *s, a2m_store *base, int ahead, int64_t *level)
+{
+	level_counts c;
+	memset(&c, 0, sizeof c);
+	*level = -1;
+	int rc = each_row(s, base, s->levels, 1, "merge", level_row, &c);
+	int k = merge_factor();
+	for (int l = 0; !rc && l < c.n && *level < 0; l++) {
+		int big = c.entries[l] >= ahead_min(s);
+		if (ahead ? (c.segs[l] >= k && big) : (c.segs[l] > k || (c.segs[l] == k && !big)))
+			*level = l;
+	}
+	return rc;
 }
 
 int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base)
 {
 	int64_t level = -1;
-	if (s->ahead || s->inline_merges)
+	if (s->ahead || s->inline_merges || !s->maybe_full)
 		return 0;
-	int rc = level_holding(s, base, merge_factor(), &level);
+	int rc = level_to_merge(s, base, 1, &level);
+	if (!rc && level < 0)
+		s->maybe_full = 0;
 	if (rc || level < 0)
 		return rc;
 	if (sqlite3_bind_int64(s->level_segs, 1, level) != SQLITE_OK)
@@ -553,12 +623,10 @@ int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
 		if ((rc = merge_listed(s, base, s->all_segs, -1)))
 			return rc;
 	}
-	/* Full when merging inline; over full else (the next transaction would
-	** have merged one just full ahead). */
+	/* Over full, or full and too small to merge ahead (inline: every full one). */
 	for (;;) {
 		int64_t level = -1;
-		int k = merge_factor() + !s->inline_merges;
-		if ((rc = level_holding(s, base, k, &level)) || level < 0)
+		if ((rc = level_to_merge(s, base, 0, &level)) || level < 0)
 			return rc;
 		if (sqlite3_bind_int64(s->level_segs, 1, level) != SQLITE_OK)
 			return fail(s, base, "merge");
@@ -637,8 +705,10 @@ static int term_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 
 void a2m_segments_forget(a2m_segments *s)
 {
-	if (s)
+	if (s) {
 		s->dir_valid = 0;
+		s->maybe_full = 1;  /* a rollback may have brought a full level back */
+	}
 }
 
 /* Blocks read for terms by every connection (tests): relaxed, a count only. */

@@ -309,4 +309,10 @@ int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t
 /* For tests: segments per level before a merge (0: the default, 8). */
 void a2m_segments_merge_factor_for_tests(int k);
 
+/*
+** For tests: the fewest entries a full level needs to be merged ahead
+** rather than inside the commit (< 0: the default, 4 096).
+*/
+void a2m_segments_ahead_min_for_tests(int64_t entries);
+
 #endif
