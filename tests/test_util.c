@@ -3,6 +3,8 @@
 ** length and id generation.
 */
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "util/clock.h"
 #include "util/json_write.h"
 #include "util/text.h"
+#include "util/thread.h"
 
 static char *write_text(const char *in)
 {
@@ -374,10 +377,42 @@ static void test_bloom_filter_has_no_false_negatives(void)
 	free(bits);
 }
 
+/* What a helper thread finds its signal mask to block. */
+static void *mask_of_helper(void *arg)
+{
+	sigset_t now;
+	int *blocked = arg;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	blocked[0] = sigismember(&now, SIGTERM) == 1;
+	blocked[1] = sigismember(&now, SIGINT) == 1;
+	blocked[2] = sigismember(&now, SIGUSR1) == 1;
+	return NULL;
+}
+
+/*
+** A helper thread blocks every signal, even when its creator blocks none,
+** and the creator's own mask is left as it was.
+*/
+static void test_helper_threads_block_every_signal(void)
+{
+	sigset_t none, before, after;
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, &before);
+	int blocked[3] = {0, 0, 0};
+	pthread_t t;
+	CHECK(a2m_thread_start(&t, mask_of_helper, blocked) == 0);
+	pthread_join(t, NULL);
+	CHECK(blocked[0] && blocked[1] && blocked[2]);
+	pthread_sigmask(SIG_BLOCK, NULL, &after);
+	CHECK(sigismember(&after, SIGTERM) == 0 && sigismember(&after, SIGUSR1) == 0);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
 		TEST(test_json_reals_are_shortest_roundtrip),
+		TEST(test_helper_threads_block_every_signal),
 		TEST(test_json_reals_fast_path_matches_printf),
 		TEST(test_json_strings_escaped_in_long_runs),
 		TEST(test_json_integers_beyond_2_53_exact),

@@ -34,6 +34,7 @@
 #include "rank/analyze.h"
 #include "rank/analyze_ahead.h"
 #include "rank/analyze_internal.h"
+#include "util/thread.h"
 
 /* Fewer texts than this are analysed on the caller's own thread, as they come. */
 #define AHEAD_MIN        64
@@ -204,7 +205,7 @@ int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n, int 
 	atomic_init(&a->claim, 0);
 	atomic_init(&a->asleep, 0);
 	while (a->started < k &&
-	       pthread_create(&a->threads[a->started], NULL, work, a) == 0)
+	       a2m_thread_start(&a->threads[a->started], work, a) == 0)
 		a->started++;
 	if (!a->started) {
 		/* No thread would start: nothing is kept, analyses run as they come. */

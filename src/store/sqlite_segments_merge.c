@@ -14,6 +14,7 @@
 
 #include "store/sqlite_segments.h"
 #include "util/hash.h"
+#include "util/thread.h"
 
 /* ---- blocks ---- */
 
@@ -261,7 +262,7 @@ a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int keep_tombstones,
 	job->n = n;
 	job->keep_tombstones = keep_tombstones;
 	job->level = level;
-	if (pthread_create(&job->thread, NULL, job_run, job) != 0) {
+	if (a2m_thread_start(&job->thread, job_run, job) != 0) {
 		free(job);
 		return NULL;
 	}

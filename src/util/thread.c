@@ -1,0 +1,20 @@
+/*
+** thread.c — helper threads with every signal blocked (see thread.h).
+*/
+#include <pthread.h>
+#include <signal.h>
+
+#include "util/thread.h"
+
+int a2m_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	/* A new thread inherits its creator's mask: block all, create, restore. */
+	sigset_t all, old;
+	sigfillset(&all);
+	int rc = pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (rc)
+		return rc;
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}

@@ -1,0 +1,18 @@
+/*
+** thread.h — starting the helper threads a write may use (analyze_ahead.c,
+** sqlite_segments_merge.c).
+*/
+#ifndef A2M_THREAD_H
+#define A2M_THREAD_H
+
+#include <pthread.h>
+
+/*
+** Starts fn(arg) on a new joinable thread with every signal blocked: a
+** library's helper must never be the thread a process-directed signal
+** (SIGTERM, SIGINT) lands on, whatever mask the calling thread has.
+** Returns 0, or pthread_create's error number.
+*/
+int a2m_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+#endif
