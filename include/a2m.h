@@ -128,8 +128,8 @@ typedef struct a2m_config {
 	** calling thread stores them, and (SQLite) to merge the term index's
 	** segments while a transaction goes on. They start with the call or
 	** the transaction and end before it returns. -1 (default): one per
-	** core but the caller's, at most 4; 0: none, every write runs whole on
-	** the calling thread.
+	** core but the caller's, at most 4 (none on one core); 0: none, every
+	** write runs whole on the calling thread.
 	*/
 	int         helper_threads;
 } a2m_config;

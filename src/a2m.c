@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "a2m.h"
 #include "config.h"
@@ -210,7 +211,9 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	opt.synchronous_full = !cfg->sqlite_synchronous_normal;
 	opt.read_only = cfg->read_only;
 	opt.unembedded_index = cfg->embed_kind != NULL;
-	opt.merge_inline = cfg->helper_threads == 0;
+	/* Like the analyser's default: on one core a merge thread only takes turns. */
+	opt.merge_inline = cfg->helper_threads == 0 ||
+			   (cfg->helper_threads < 0 && sysconf(_SC_NPROCESSORS_ONLN) < 2);
 	char *dir = NULL;
 	for (size_t i = 0; i < layout->n; i++)
 		if (strcmp(layout->tiers[i].kind, "procedural") == 0) {

@@ -144,7 +144,8 @@ static void *work(void *arg)
 static size_t threads_for(size_t n, int threads)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t k = threads >= 0 ? (size_t)threads : cpus > 2 ? (size_t)cpus - 1 : 1;
+	/* On one core a helper would only take turns with the writer. */
+	size_t k = threads >= 0 ? (size_t)threads : cpus > 1 ? (size_t)cpus - 1 : 0;
 	if (threads < 0 && k > AHEAD_AUTO)
 		k = AHEAD_AUTO;
 	if (k > AHEAD_THREADS)
