@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "a2m.h"
 #include "config.h"
@@ -24,6 +23,7 @@
 #include "stack/stack.h"
 #include "stack/where.h"
 #include "util/log.h"
+#include "util/thread.h"
 #include "store/store.h"
 
 struct a2m {
@@ -213,7 +213,7 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	opt.unembedded_index = cfg->embed_kind != NULL;
 	/* Like the analyser's default: on one core a merge thread only takes turns. */
 	opt.merge_inline = cfg->helper_threads == 0 ||
-			   (cfg->helper_threads < 0 && sysconf(_SC_NPROCESSORS_ONLN) < 2);
+			   (cfg->helper_threads < 0 && a2m_cpus_usable() < 2);
 	char *dir = NULL;
 	for (size_t i = 0; i < layout->n; i++)
 		if (strcmp(layout->tiers[i].kind, "procedural") == 0) {

@@ -4,6 +4,7 @@
 */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -408,11 +409,29 @@ static void test_helper_threads_block_every_signal(void)
 	pthread_sigmask(SIG_SETMASK, &before, NULL);
 }
 
+/* The cores usable follow the affinity: 1 in a child bound to one core. */
+static void test_cpus_usable_follow_the_affinity(void)
+{
+	CHECK(a2m_cpus_usable() >= 1);
+	pid_t pid = fork();
+	if (pid == 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		int ok = sched_setaffinity(0, sizeof one, &one) == 0 && a2m_cpus_usable() == 1;
+		_exit(ok ? 0 : 1);
+	}
+	int status = -1;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
 		TEST(test_json_reals_are_shortest_roundtrip),
 		TEST(test_helper_threads_block_every_signal),
+		TEST(test_cpus_usable_follow_the_affinity),
 		TEST(test_json_reals_fast_path_matches_printf),
 		TEST(test_json_strings_escaped_in_long_runs),
 		TEST(test_json_integers_beyond_2_53_exact),

@@ -29,7 +29,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rank/analyze.h"
 #include "rank/analyze_ahead.h"
@@ -143,7 +142,7 @@ static void *work(void *arg)
 */
 static size_t threads_for(size_t n, int threads)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int cpus = a2m_cpus_usable();
 	/* On one core a helper would only take turns with the writer. */
 	size_t k = threads >= 0 ? (size_t)threads : cpus > 1 ? (size_t)cpus - 1 : 0;
 	if (threads < 0 && k > AHEAD_AUTO)

@@ -2,7 +2,9 @@
 ** thread.c — helper threads with every signal blocked (see thread.h).
 */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "util/thread.h"
 
@@ -17,4 +19,13 @@ int a2m_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 	rc = pthread_create(thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
+}
+
+int a2m_cpus_usable(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }

@@ -15,4 +15,10 @@
 */
 int a2m_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 
+/*
+** The cores this process may run on: its CPU affinity (a container's
+** cpuset, taskset), else the cores online; at least 1.
+*/
+int a2m_cpus_usable(void);
+
 #endif
