@@ -38,6 +38,14 @@ int a2m_bench_startup(int argc, char **argv);
 double bench_now_ms(void);
 
 /*
+** The machine's pace: the milliseconds a fixed single-thread loop (FNV-1a
+** over 32 MiB, best of three) takes now. This machine's speed wanders by
+** up to 2x from minute to minute with nothing else running, so a figure
+** means little without the pace it was taken at (docs/BENCHMARKS.md).
+*/
+double bench_pace_ms(void);
+
+/*
 ** Sends one request and returns its "result" (the caller json_decref()s it),
 ** or NULL after printing the error on stderr. When ms is not NULL it gets the
 ** time a2m_handle() took: the server's work, string in to string out,
