@@ -142,7 +142,7 @@ static a2m_scorer *make_scorer(const char *ranking, a2m_metric metric, int gener
 	if (!ranking || strcmp(ranking, "bm25") == 0) {
 		a2m_analyzer_options opt;
 		a2m_analyzer_options_init(&opt);
-		opt.batch_threads = helper_threads < 0 ? -1 : helper_threads;
+		opt.batch_threads = helper_threads;
 		text = a2m_scorer_bm25_new(&opt);
 	} else if (strcmp(ranking, "lexical") == 0) {
 		text = a2m_scorer_lexical_new();
@@ -211,9 +211,7 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	opt.synchronous_full = !cfg->sqlite_synchronous_normal;
 	opt.read_only = cfg->read_only;
 	opt.unembedded_index = cfg->embed_kind != NULL;
-	/* Like the analyser's default: on one core a merge thread only takes turns. */
-	opt.merge_inline = cfg->helper_threads == 0 ||
-			   (cfg->helper_threads < 0 && a2m_cpus_usable() < 2);
+	opt.merge_inline = cfg->helper_threads == 0;
 	char *dir = NULL;
 	for (size_t i = 0; i < layout->n; i++)
 		if (strcmp(layout->tiers[i].kind, "procedural") == 0) {
@@ -257,6 +255,9 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	}
 	if (cfg.default_recall_limit > cfg.max_recall_limit)
 		cfg.default_recall_limit = cfg.max_recall_limit;
+	/* After the file: resolved once, for the analyser and the store alike. */
+	if (cfg.helper_threads < 0)
+		cfg.helper_threads = a2m_helpers_default();
 	unsigned caps = ~0u;
 	a2m_metric metric = A2M_METRIC_COSINE;
 	int rc = 0;

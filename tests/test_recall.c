@@ -721,14 +721,35 @@ static void test_concurrent_batches(void)
 			}
 }
 
-/* helper_threads in the configuration file: 0 to 16, else the open fails. */
+/* One integer from SQL on the SQLite file at path (-1 on failure). */
+static long long file_int(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/*
+** helper_threads in the configuration file: 0 to 16, else the open fails.
+** It takes effect: eight remembers of 100 records fill the index's level 0;
+** with helpers the level waits, full, for the next transaction to merge it
+** ahead, and with none the eighth commit merges it.
+*/
 static void test_helper_threads_in_the_file(void)
 {
 	static const char *const files[] = {
 		"{\"helper_threads\": 2}", "{\"helper_threads\": 0}", "{\"helper_threads\": -1}",
 		"{\"helper_threads\": 17}", "{\"helper_threads\": \"two\"}"};
-	char path[64];
+	char path[64], db[64];
 	snprintf(path, sizeof path, "/tmp/a2m-test-recall-%d.json", (int)getpid());
+	snprintf(db, sizeof db, "/tmp/a2m-test-recall-file-%d.db", (int)getpid());
+	a2m *mine = h;
 	for (int i = 0; i < 5; i++) {
 		FILE *f = fopen(path, "w");
 		CHECK(f != NULL);
@@ -740,8 +761,10 @@ static void test_helper_threads_in_the_file(void)
 		a2m *other = NULL;
 		char *err = NULL;
 		a2m_config_init(&cfg);
-		cfg.engine = A2M_ENGINE_MEMORY;
+		cfg.path = db;
+		cfg.sqlite_synchronous_normal = 1;
 		cfg.config_file = path;
+		check_remove_db(db);
 		int rc = a2m_open(&cfg, &other, &err);
 		if (i < 2) {
 			CHECK(rc == 0 && other != NULL);
@@ -750,9 +773,25 @@ static void test_helper_threads_in_the_file(void)
 			CHECK(err && strstr(err, "helper_threads"));
 		}
 		a2m_free(err);
-		if (other)
-			a2m_close(other);
+		if (!other)
+			continue;
+		h = other;
+		for (int b = 0; b < 8; b++) {
+			json_t *recs = json_array();
+			for (int k = 0; k < 100; k++) {
+				char text[96];
+				snprintf(text, sizeof text, "file batch %d note %d about cb%dx%dword", b, k, b, k);
+				json_array_append_new(recs, json_pack("{s:s,s:s}", "content", text,
+								      "tier", "semantic"));
+			}
+			remember(json_pack("{s:o}", "records", recs));
+		}
+		a2m_close(other);
+		h = mine;
+		CHECK_INT(file_int(db, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), i ? 0 : 8);
+		CHECK_INT(file_int(db, "SELECT count(*) FROM a2m_segdir WHERE level = 1"), i ? 1 : 0);
 	}
+	check_remove_db(db);
 	remove(path);
 }
 

@@ -409,7 +409,7 @@ static void test_helper_threads_block_every_signal(void)
 	pthread_sigmask(SIG_SETMASK, &before, NULL);
 }
 
-/* The cores usable follow the affinity: 1 in a child bound to one core. */
+/* The cores usable follow the affinity: 1 in a child bound to one core, and no helper. */
 static void test_cpus_usable_follow_the_affinity(void)
 {
 	CHECK(a2m_cpus_usable() >= 1);
@@ -418,7 +418,8 @@ static void test_cpus_usable_follow_the_affinity(void)
 		cpu_set_t one;
 		CPU_ZERO(&one);
 		CPU_SET(0, &one);
-		int ok = sched_setaffinity(0, sizeof one, &one) == 0 && a2m_cpus_usable() == 1;
+		int ok = sched_setaffinity(0, sizeof one, &one) == 0 && a2m_cpus_usable() == 1 &&
+			 a2m_helpers_default() == 0;
 		_exit(ok ? 0 : 1);
 	}
 	int status = -1;

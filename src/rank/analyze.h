@@ -128,8 +128,8 @@ typedef struct a2m_analyzer_options {
 	                         whatever the query was detected as; default 0 */
 	int batch_threads;    /* threads that analyse a batch's texts while the
 	                         caller writes it (the indexer's prepare, store.h):
-	                         -1 (default) one per core but the caller's, at
-	                         most 4; 0 none: every text on the caller's thread */
+	                         -1 (default) a2m_helpers_default (util/thread.h);
+	                         0 none: every text on the caller's thread */
 } a2m_analyzer_options;
 
 /* The defaults, as measured by the quality benchmark (docs/RANKING.md). */

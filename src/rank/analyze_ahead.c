@@ -39,8 +39,7 @@
 #define AHEAD_MIN        64
 /* No thread is started for fewer texts than this: starting one costs. */
 #define AHEAD_PER_THREAD 32
-/* Threads at most: AHEAD_AUTO when left to the core count, AHEAD_THREADS when asked. */
-#define AHEAD_AUTO       4
+/* Threads at most, when asked for more. */
 #define AHEAD_THREADS    16
 /*
 ** Polls of a text a worker is on before the caller sleeps: a text takes a
@@ -137,16 +136,13 @@ static void *work(void *arg)
 }
 
 /*
-** threads as asked (-1: one per core but the caller's, which is busy
-** writing meanwhile), at most AHEAD_THREADS, and fewer for a short batch.
+** threads as asked (-1: a2m_helpers_default, one per core but the
+** caller's, which is busy writing meanwhile), at most AHEAD_THREADS, and
+** fewer for a short batch.
 */
 static size_t threads_for(size_t n, int threads)
 {
-	int cpus = a2m_cpus_usable();
-	/* On one core a helper would only take turns with the writer. */
-	size_t k = threads >= 0 ? (size_t)threads : cpus > 1 ? (size_t)cpus - 1 : 0;
-	if (threads < 0 && k > AHEAD_AUTO)
-		k = AHEAD_AUTO;
+	size_t k = (size_t)(threads >= 0 ? threads : a2m_helpers_default());
 	if (k > AHEAD_THREADS)
 		k = AHEAD_THREADS;
 	if (k > n / AHEAD_PER_THREAD)

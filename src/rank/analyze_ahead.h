@@ -12,10 +12,9 @@
 #include "rank/analyze.h"
 
 /*
-** Starts worker threads analysing texts[0..n) (NULL entries are skipped)
-** (threads of them; -1: one per core but the caller's, at most 4; 0: none,
-** and nothing is kept)
-** with an, in order, for the calling thread's next analyses with an:
+** Starts threads worker threads (-1: a2m_helpers_default; 0: none, and
+** nothing is kept) analysing texts[0..n) with an, in order (NULL entries
+** are skipped), for the calling thread's next analyses with an:
 ** a2m_analyze_ahead_take. texts must stay alive and unchanged until
 ** a2m_analyze_ahead_drop. Fewer than 64 texts are not analysed ahead
 ** (their analyses then run as they come). Whatever this thread kept

@@ -29,3 +29,9 @@ int a2m_cpus_usable(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
 }
+
+int a2m_helpers_default(void)
+{
+	int k = a2m_cpus_usable() - 1;
+	return k < 4 ? k : 4;
+}

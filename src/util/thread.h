@@ -21,4 +21,11 @@ int a2m_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 */
 int a2m_cpus_usable(void);
 
+/*
+** How many helper threads a write uses when not told (a2m_config's
+** helper_threads -1): one per usable core but the writer's, at most 4;
+** none on one core, where a helper would only take turns with the writer.
+*/
+int a2m_helpers_default(void);
+
 #endif
