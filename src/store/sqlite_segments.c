@@ -389,15 +389,19 @@ int a2m_segments_level_for(int64_t entries)
 ** merge filled the next level) is merged inside the commit, as before.
 */
 
+/* The store error for a2m_seg_merge_inputs's or a2m_seg_input_add's code. */
+static int merge_failed(a2m_store *base, int code)
+{
+	return a2m_store_fail(base, code == -2 ? "index merge: a corrupt segment"
+					       : "index merge: out of memory");
+}
+
 static int load_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 {
 	const void *data = sqlite3_column_blob(st, 0);
 	size_t n = (size_t)sqlite3_column_bytes(st, 0);
 	int got = n && !data ? -1 : a2m_seg_input_add(ctx, data, n);
-	if (got)
-		return a2m_store_fail(base, got == -2 ? "index merge: a corrupt segment"
-						  : "index merge: out of memory");
-	return 0;
+	return got ? merge_failed(base, got) : 0;
 }
 
 static int load(a2m_segments *s, a2m_store *base, a2m_seg_input *in)
@@ -421,13 +425,6 @@ static int drop(a2m_segments *s, a2m_store *base, int64_t seg)
 		return a2m_store_fail(base, "index merge: segment %lld is not there",
 				      (long long)seg);
 	return ok ? 0 : fail(s, base, "merge");
-}
-
-/* The store error for a2m_seg_merge_inputs's code. */
-static int merge_failed(a2m_store *base, int code)
-{
-	return a2m_store_fail(base, code == -2 ? "index merge: a corrupt segment"
-					       : "index merge: out of memory");
 }
 
 /*

@@ -80,6 +80,17 @@ static inline uint64_t a2m_seg_prefix(const void *term, size_t len)
 }
 
 /*
+** Reads the next term of a block at *p (before end): *term, *tlen, *list,
+** *lsize. Returns 1, 0 at the end, -1 when the block is corrupt.
+*/
+int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
+			  const unsigned char **term, size_t *tlen, const unsigned char **list,
+			  size_t *lsize);
+
+/* Orders two terms as SQLite's BINARY collation does (and the rows are). */
+int a2m_seg_cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn);
+
+/*
 ** Appends e, whose predecessor in the list has seq *prev (0 for the first),
 ** to b, and sets *prev to e->seq. e->seq must be greater than *prev.
 ** Returns 0, or -1 when memory runs out (b is then unchanged).
@@ -166,17 +177,6 @@ int  a2m_seg_build_add(a2m_seg_build *b, const char *term, size_t len, const voi
 /* Moves the block (if it holds anything) to done. Returns 0, or -1 when memory runs out. */
 int  a2m_seg_build_keep(a2m_seg_build *b);
 void a2m_seg_build_free(a2m_seg_build *b);
-
-/*
-** Reads the next term of a block at *p (before end): *term, *tlen, *list,
-** *lsize. Returns 1, 0 at the end, -1 when the block is corrupt.
-*/
-int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
-			  const unsigned char **term, size_t *tlen, const unsigned char **list,
-			  size_t *lsize);
-
-/* Orders two terms as SQLite's BINARY collation does (and the rows are). */
-int a2m_seg_cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn);
 
 /* One input segment of a merge, read whole: its rows' bytes and where its terms are. */
 typedef struct a2m_seg_input {

@@ -82,6 +82,34 @@ int a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64
 	return get_varint(p, end, v);
 }
 
+int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
+			  const unsigned char **term, size_t *tlen, const unsigned char **list,
+			  size_t *lsize)
+{
+	uint64_t n;
+	if (*p == end)
+		return 0;
+	if (!get_varint(p, end, &n) || n > (uint64_t)(end - *p))
+		return -1;
+	*term = *p;
+	*tlen = (size_t)n;
+	*p += n;
+	if (!get_varint(p, end, &n) || n > (uint64_t)(end - *p))
+		return -1;
+	*list = *p;
+	*lsize = (size_t)n;
+	*p += n;
+	return 1;
+}
+
+int a2m_seg_cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+	if (c)
+		return c;
+	return an < bn ? -1 : (an > bn);
+}
+
 int a2m_seg_put(a2m_seg_bytes *b, int64_t *prev, const a2m_seg_entry *e)
 {
 	if (b->n + 30 > b->cap && a2m_seg_reserve(b, 30) != 0)

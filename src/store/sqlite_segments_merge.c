@@ -71,34 +71,6 @@ void a2m_seg_build_free(a2m_seg_build *b)
 	memset(b, 0, sizeof *b);
 }
 
-int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
-			  const unsigned char **term, size_t *tlen, const unsigned char **list,
-			  size_t *lsize)
-{
-	uint64_t n;
-	if (*p == end)
-		return 0;
-	if (!a2m_seg_get_varint(p, end, &n) || n > (uint64_t)(end - *p))
-		return -1;
-	*term = *p;
-	*tlen = (size_t)n;
-	*p += n;
-	if (!a2m_seg_get_varint(p, end, &n) || n > (uint64_t)(end - *p))
-		return -1;
-	*list = *p;
-	*lsize = (size_t)n;
-	*p += n;
-	return 1;
-}
-
-int a2m_seg_cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
-{
-	int c = memcmp(a, b, an < bn ? an : bn);
-	if (c)
-		return c;
-	return an < bn ? -1 : (an > bn);
-}
-
 /* ---- inputs ---- */
 
 int a2m_seg_input_add(a2m_seg_input *l, const void *data, size_t n)
