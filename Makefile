@@ -5,20 +5,39 @@
 #   make TSAN=1       the same with ThreadSanitizer into build-tsan/ (the tests
 #                     of concurrent reads run there: scripts/run-tests.sh)
 #   make check        build and run every test (scripts/test.sh does the set-up too)
+#   make ALLOC=libc   the a2m binary on glibc's malloc instead of mimalloc
 
 PKGS      := jansson sqlite3 libmicrohttpd libcurl libutf8proc
 SAN       ?= 0
 TSAN      ?= 0
 
+# The a2m binary's allocator (docs/BUILD.md, "The allocator"): mimalloc by
+# default, glibc's with ALLOC=libc. The sanitizers bring their own, so their
+# builds always use libc's; the library (liba2m.a/.so) never links one, so an
+# embedding program keeps whatever allocator it has.
+ALLOC     ?= mimalloc
+
 ifeq ($(TSAN),1)
 BUILD     := build-tsan
 OPT       := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+override ALLOC := libc
 else ifeq ($(SAN),1)
 BUILD     := build-san
 OPT       := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+override ALLOC := libc
 else
 BUILD     := build
 OPT       := -O2 -g
+endif
+
+# No pkg-config file ships with libmimalloc-dev. Linked ahead of libc, its
+# malloc and free replace glibc's for the whole process, SQLite and jansson too.
+ifeq ($(ALLOC),mimalloc)
+ALLOC_LIBS := -lmimalloc
+else ifeq ($(ALLOC),libc)
+ALLOC_LIBS :=
+else
+$(error ALLOC must be mimalloc or libc, not '$(ALLOC)')
 endif
 
 CC        ?= cc
@@ -62,8 +81,15 @@ $(BUILD)/liba2m.a: $(LIB_OBJ)
 $(BUILD)/liba2m.so: $(LIB_OBJ)
 	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/a2m: $(CLI_OBJ) $(BUILD)/liba2m.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/liba2m.a $(LDLIBS)
+# A stamp per allocator, so that changing ALLOC relinks the binary.
+ALLOC_STAMP := $(BUILD)/alloc-$(ALLOC).stamp
+$(ALLOC_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/alloc-*.stamp
+	@touch $@
+
+$(BUILD)/a2m: $(CLI_OBJ) $(BUILD)/liba2m.a $(ALLOC_STAMP)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/liba2m.a $(ALLOC_LIBS) $(LDLIBS)
 
 $(BUILD)/a2m.pc: scripts/a2m.pc.in
 	sed -e 's|@PREFIX@|$(or $(PREFIX),/usr/local)|' -e 's|@VERSION@|0.1.0|' $< > $@

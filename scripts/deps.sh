@@ -10,7 +10,7 @@
 set -euo pipefail
 
 packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev
-	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev)
+	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev libmimalloc-dev)
 if [ "${1:-}" = "test" ]; then
 	packages+=(valgrind openssl curl)
 fi

@@ -89,6 +89,23 @@ double bench_pace_ms(void)
 	return best;
 }
 
+/*
+** mimalloc's version call, resolved only when the binary links mimalloc: a
+** weak reference, so the same source builds with ALLOC=libc and says so.
+*/
+extern int mi_version(void) __attribute__((weak));
+
+const char *bench_allocator(char *buf, size_t n)
+{
+	if (mi_version) {
+		int v = mi_version();
+		snprintf(buf, n, "mimalloc %d.%d.%d", v / 100, v / 10 % 10, v % 10);
+	} else {
+		snprintf(buf, n, "glibc malloc");
+	}
+	return buf;
+}
+
 /* Sends a request already in text; returns its result like bench_call(). */
 static json_t *call_text(a2m *h, const char *method, const char *text, double *ms)
 {
@@ -730,6 +747,8 @@ static int bench_timeline(int argc, char **argv)
 	printf("a2m bench timeline: %lld records (%s) over %llu sessions at random,"
 	       " %ld timelines of each kind\n", count, sqlite ? "sqlite, synchronous=FULL" : "memory",
 	       (unsigned long long)sessions, queries);
+	char alloc[64];
+	printf("  allocator: %s\n", bench_allocator(alloc, sizeof alloc));
 	if (loaded)
 		printf("  load    %.0f ms (%.0f records/s, batches of 1000)\n", load_ms,
 		       (double)records / (load_ms / 1000.0));
@@ -833,6 +852,8 @@ static int bench_remember(int argc, char **argv)
 	       sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL" : "sqlite, synchronous=FULL")
 		      : "memory", tier_ctx ? tier : "(none given: the default tier)", prefill,
 	       threads_say);
+	char alloc[64];
+	printf("  allocator: %s\n", bench_allocator(alloc, sizeof alloc));
 	printf("  pace before: %.1f ms (bench_pace_ms; lower is a faster phase)\n", bench_pace_ms());
 	bench_seed(0);
 	for (int part = 0; part < 2; part++) {
