@@ -34,6 +34,12 @@ endif
 # malloc and free replace glibc's for the whole process, SQLite and jansson too.
 ifeq ($(ALLOC),mimalloc)
 ALLOC_LIBS := -lmimalloc
+# Said plainly here rather than as a link error at the end of the build.
+ifneq ($(MAKECMDGOALS),clean)
+ifeq ($(shell $(CC) -print-file-name=libmimalloc.so),libmimalloc.so)
+$(error mimalloc not found: install libmimalloc-dev (scripts/deps.sh), or build with ALLOC=libc)
+endif
+endif
 else ifeq ($(ALLOC),libc)
 ALLOC_LIBS :=
 else
