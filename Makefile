@@ -8,6 +8,11 @@
 #   make ALLOC=libc   the a2m binary on glibc's malloc instead of mimalloc
 
 PKGS      := jansson sqlite3 libmicrohttpd libcurl libutf8proc
+# Compiled against but not linked: loaded with dlopen() when first needed, so
+# a process that never speaks HTTP does not pay for mapping them and what
+# they link at every start (src/util/curl_api.c, src/transport/mhd_api.c; docs/BUILD.md).
+PKGS_LAZY := libcurl libmicrohttpd
+PKGS_LINK := $(filter-out $(PKGS_LAZY),$(PKGS))
 SAN       ?= 0
 TSAN      ?= 0
 
@@ -53,7 +58,10 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \
 # reductions, src/store/vector_index.c) without OpenMP's runtime or threads.
 CFLAGS    += -std=c11 -D_GNU_SOURCE -fPIC -fopenmp-simd $(OPT) $(WARN) -Iinclude -Isrc \
              $(shell pkg-config --cflags $(PKGS))
-LDLIBS    += $(shell pkg-config --libs $(PKGS)) -lstemmer -lpthread -lm
+LDLIBS    += $(shell pkg-config --libs $(PKGS_LINK)) -lstemmer -lpthread -lm -ldl
+# The tests also call libcurl and libmicrohttpd themselves (their clients and
+# the embedding server they start).
+TEST_LDLIBS := $(LDLIBS) $(shell pkg-config --libs $(PKGS_LAZY))
 LDFLAGS   += $(filter -fsanitize=%,$(OPT))
 
 LIB_SRC   := $(wildcard src/*.c src/util/*.c src/store/*.c src/rank/*.c src/rpc/*.c \
@@ -63,7 +71,8 @@ CLI_SRC   := $(wildcard src/cli/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c)
 # The conformance suite may use only the client side and jansson: this set is
 # linked on its own (below) so a stray dependency on server code fails the build.
-CONF_SRC  := $(wildcard src/cli/conformance*.c) $(wildcard src/client/*.c) src/util/clock.c
+CONF_SRC  := $(wildcard src/cli/conformance*.c) $(wildcard src/client/*.c) src/util/clock.c \
+             src/util/curl_api.c src/util/dynlib.c src/util/log.c
 
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -102,11 +111,11 @@ $(BUILD)/a2m.pc: scripts/a2m.pc.in
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/liba2m.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/liba2m.a $(TEST_LDLIBS)
 
 $(BUILD)/tests/conformance-standalone: tests/conformance_main.c $(CONF_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcurl) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm
 
 check: all
 	scripts/run-tests.sh $(BUILD)

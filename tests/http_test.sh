@@ -384,5 +384,41 @@ if start term --db "$d/term.db"; then
 	expect "every acknowledged write is there after a restart" "$missing" 0
 fi
 
+# --- libcurl and libmicrohttpd, loaded only when used (docs/BUILD.md) ---
+needed=$(readelf -d "$a2m" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
+lacks "the binary does not link libcurl" "$needed" "libcurl"
+lacks "the binary does not link libmicrohttpd" "$needed" "libmicrohttpd"
+# A dlopen() that refuses both, as on a machine without them installed.
+cat >"$d/nolibs.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <string.h>
+void *dlopen(const char *name, int flags)
+{
+	static void *(*real)(const char *, int);
+	if (name && (strstr(name, "libcurl") || strstr(name, "libmicrohttpd")))
+		return NULL;
+	if (!real)
+		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	return real(name, flags);
+}
+SHIM
+if cc -shared -fPIC -o "$d/nolibs.so" "$d/nolibs.c" 2>"$d/cc.err"; then
+	# ASan wants to come first among the preloaded; this shim does not mind.
+	without() { ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD="$d/nolibs.so" "$@"; }
+	out=$(echo "$describe" | without "$a2m" serve --memory --stdio 2>&1)
+	contains "without them, a stdio server still answers" "$out" '"protocol":"a2m/0.1"'
+	out=$(without "$a2m" serve --memory --http 127.0.0.1:0 2>&1 </dev/null)
+	expect "without libmicrohttpd, serve --http exits 1" "$?" 1
+	contains "and says why" "$out" "cannot load libmicrohttpd"
+	out=$(echo "$describe" | without "$a2m" serve --memory --stdio --embed ollama \
+		--embed-url http://127.0.0.1:9 2>&1)
+	contains "without libcurl, an embedder is refused and says why" "$out" "cannot load libcurl"
+	out=$(without "$a2m" describe --http http://127.0.0.1:9/ 2>&1)
+	contains "without libcurl, a client command says why" "$out" "cannot load libcurl"
+else
+	fail "the dlopen shim builds" "$(cat "$d/cc.err")"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

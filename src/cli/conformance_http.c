@@ -18,9 +18,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 
 #include "cli/conformance.h"
+#include "util/curl_api.h"
 
 #define CONF_UNKNOWN_TIER  -32002
 
@@ -96,24 +96,37 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
 	return buf_add(b, data, size * n) ? 0 : size * n;
 }
 
+/* libcurl, loaded (util/curl_api.h), or NULL after failing the check. */
+static const a2m_curl_api *curl_or_fail(conf_ctx *cx)
+{
+	const char *why = NULL;
+	const a2m_curl_api *cu = a2m_curl(&why);
+	if (!cu)
+		conf_fail(cx, "%s", why);
+	return cu;
+}
+
 /* The URL of path on the endpoint's scheme, host and port; kept. NULL after failing. */
 static const char *url_of(conf_ctx *cx, const char *path)
 {
 	if (!path)
 		return conf_http_url(cx);
-	CURLU *u = curl_url();
+	const a2m_curl_api *cu = curl_or_fail(cx);
+	if (!cu)
+		return NULL;
+	CURLU *u = cu->url();
 	char *full = NULL;
-	if (!u || curl_url_set(u, CURLUPART_URL, conf_http_url(cx), 0) != CURLUE_OK ||
-	    curl_url_set(u, CURLUPART_PATH, path, 0) != CURLUE_OK ||
-	    curl_url_set(u, CURLUPART_QUERY, NULL, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK) {
-		curl_url_cleanup(u);
+	if (!u || cu->url_set(u, CURLUPART_URL, conf_http_url(cx), 0) != CURLUE_OK ||
+	    cu->url_set(u, CURLUPART_PATH, path, 0) != CURLUE_OK ||
+	    cu->url_set(u, CURLUPART_QUERY, NULL, 0) != CURLUE_OK ||
+	    cu->url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK) {
+		cu->url_cleanup(u);
 		conf_fail(cx, "cannot make a URL of %s and %s", conf_http_url(cx), path);
 		return NULL;
 	}
 	const char *kept = conf_str(cx, "%s", full);
-	curl_free(full);
-	curl_url_cleanup(u);
+	cu->free(full);
+	cu->url_cleanup(u);
 	return kept;
 }
 
@@ -133,9 +146,10 @@ static int raw(conf_ctx *cx, const raw_req *rq, raw_reply *out)
 	memset(out, 0, sizeof *out);
 	out->body = out->headers = "";
 	const char *url = url_of(cx, rq->path);
-	if (!url)
+	const a2m_curl_api *cu = url ? curl_or_fail(cx) : NULL;
+	if (!cu)
 		return 0;
-	CURL *k = curl_easy_init();
+	CURL *k = cu->easy_init();
 	struct curl_slist *hl = NULL, *l;
 	buf body = {0}, head = {0};
 	char *auth = NULL;
@@ -157,41 +171,41 @@ static int raw(conf_ctx *cx, const raw_req *rq, raw_reply *out)
 	for (size_t i = 0; i < 4; i++) {
 		if (!lines[i])
 			continue;
-		if (!(l = curl_slist_append(hl, lines[i]))) {
+		if (!(l = cu->slist_append(hl, lines[i]))) {
 			conf_fail(cx, "out of memory");
 			goto done;
 		}
 		hl = l;
 	}
-	int bad = curl_easy_setopt(k, CURLOPT_URL, url) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_HTTPHEADER, hl) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_WRITEDATA, &body) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_HEADERDATA, &head) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_TIMEOUT_MS,
+	int bad = cu->easy_setopt(k, CURLOPT_URL, url) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_HTTPHEADER, hl) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_WRITEDATA, &body) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_HEADERDATA, &head) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_TIMEOUT_MS,
 				   (long)(rq->timeout_ms ? rq->timeout_ms : conf_timeout(cx))) != CURLE_OK;
 	if (conf_http_cacert(cx))
-		bad = bad || curl_easy_setopt(k, CURLOPT_CAINFO, conf_http_cacert(cx)) != CURLE_OK;
+		bad = bad || cu->easy_setopt(k, CURLOPT_CAINFO, conf_http_cacert(cx)) != CURLE_OK;
 	if (strcmp(method, "GET") == 0) {
-		bad = bad || curl_easy_setopt(k, CURLOPT_HTTPGET, 1L) != CURLE_OK;
+		bad = bad || cu->easy_setopt(k, CURLOPT_HTTPGET, 1L) != CURLE_OK;
 	} else if (strcmp(method, "POST") == 0) {
 		const char *b = rq->body ? rq->body : "";
 		size_t n = rq->len ? rq->len : strlen(b);
-		bad = bad || curl_easy_setopt(k, CURLOPT_POSTFIELDS, b) != CURLE_OK ||
-		      curl_easy_setopt(k, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK;
+		bad = bad || cu->easy_setopt(k, CURLOPT_POSTFIELDS, b) != CURLE_OK ||
+		      cu->easy_setopt(k, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK;
 	} else {
-		bad = bad || curl_easy_setopt(k, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK;
+		bad = bad || cu->easy_setopt(k, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK;
 	}
 	if (bad) {
 		conf_fail(cx, "cannot set up a request with libcurl");
 		goto done;
 	}
-	CURLcode rc = curl_easy_perform(k);
-	curl_easy_getinfo(k, CURLINFO_RESPONSE_CODE, &out->status);
+	CURLcode rc = cu->easy_perform(k);
+	cu->easy_getinfo(k, CURLINFO_RESPONSE_CODE, &out->status);
 	if (rc != CURLE_OK && out->status == 0) {
-		conf_fail(cx, "%s %s: %s", method, url, curl_easy_strerror(rc));
+		conf_fail(cx, "%s %s: %s", method, url, cu->easy_strerror(rc));
 		goto done;
 	}
 	out->body = keep_bytes(cx, &body);
@@ -199,8 +213,8 @@ static int raw(conf_ctx *cx, const raw_req *rq, raw_reply *out)
 	out->headers = keep_bytes(cx, &head);
 	ok = 1;
 done:
-	curl_slist_free_all(hl);
-	curl_easy_cleanup(k);
+	cu->slist_free_all(hl);
+	cu->easy_cleanup(k);
 	free(body.data);
 	free(head.data);
 	free(auth);

@@ -23,9 +23,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "client/client_internal.h"
+#include "util/curl_api.h"
+#include "util/log.h"
 
 /* How much of a refused answer's body an error message shows. */
 #define SHOWN_BODY 160
@@ -37,6 +37,7 @@ typedef struct body {
 } body;
 
 typedef struct http_impl {
+	const a2m_curl_api *cu;  /* libcurl, loaded (util/curl_api.h) */
 	CURL *curl;
 	struct curl_slist *headers;
 	char *url;
@@ -56,18 +57,6 @@ typedef struct http_impl {
 static http_impl *impl_of(const a2m_client *c)
 {
 	return c->impl;
-}
-
-/* ---- libcurl's one-time set-up ---- */
-
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc = CURLE_FAILED_INIT;
-
-static void global_init(void)
-{
-	/* Not thread-safe in every libcurl, hence the once; never cleaned up,
-	** since another part of the process may be using libcurl too. */
-	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
 /* ---- receiving ---- */
@@ -115,7 +104,7 @@ static int queue_body(http_impl *s, const char *data, size_t len)
 /* ---- one POST ---- */
 
 /* curl_easy_perform() with SIGPIPE held off this thread (see the top). */
-static CURLcode perform_quietly(CURL *curl)
+static CURLcode perform_quietly(const a2m_curl_api *cu, CURL *curl)
 {
 	sigset_t pipe_only, old, pending;
 	sigemptyset(&pipe_only);
@@ -123,7 +112,7 @@ static CURLcode perform_quietly(CURL *curl)
 	pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
 	sigpending(&pending);
 	int was_pending = sigismember(&pending, SIGPIPE);
-	CURLcode rc = curl_easy_perform(curl);
+	CURLcode rc = cu->easy_perform(curl);
 	if (!was_pending) {
 		sigpending(&pending);
 		if (sigismember(&pending, SIGPIPE)) {
@@ -158,15 +147,15 @@ static int post(a2m_client *c, http_impl *s, const char *msg, size_t len, int64_
 	s->status = 0;
 	/* A NUL or invalid UTF-8 inside msg goes out as it is: the length is
 	** given, and libcurl never looks at the bytes. */
-	if (curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, msg) != CURLE_OK ||
-	    curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) != CURLE_OK ||
-	    curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)left) != CURLE_OK) {
+	if (s->cu->easy_setopt(s->curl, CURLOPT_POSTFIELDS, msg) != CURLE_OK ||
+	    s->cu->easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) != CURLE_OK ||
+	    s->cu->easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)left) != CURLE_OK) {
 		a2m_client_set_error(c, "cannot set up the request");
 		return A2M_CLIENT_ERR_NOMEM;
 	}
-	CURLcode rc = perform_quietly(s->curl);
+	CURLcode rc = perform_quietly(s->cu, s->curl);
 	long status = 0;
-	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+	s->cu->easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
 	s->status = status;
 	if (rc != CURLE_OK) {
 		if (s->resp_too_big) {
@@ -186,7 +175,7 @@ static int post(a2m_client *c, http_impl *s, const char *msg, size_t len, int64_
 		/* The next request starts a new connection; until one works the
 		** handle is not alive, which tells a caller to stop or retry. */
 		s->failed = 1;
-		a2m_client_set_error(c, "POST %s: %s", s->url, curl_easy_strerror(rc));
+		a2m_client_set_error(c, "POST %s: %s", s->url, s->cu->easy_strerror(rc));
 		return A2M_CLIENT_ERR_IO;
 	}
 	s->failed = 0;
@@ -301,8 +290,8 @@ static void free_impl(http_impl *s)
 	if (!s)
 		return;
 	if (s->curl)
-		curl_easy_cleanup(s->curl);
-	curl_slist_free_all(s->headers);
+		s->cu->easy_cleanup(s->curl);
+	s->cu->slist_free_all(s->headers);
 	while (s->head) {
 		body *next = s->head->next;
 		free(s->head);
@@ -345,7 +334,7 @@ long a2m_client_http_status(const a2m_client *c)
 /* Appends one header line; returns 0, or -1 when memory ran out. */
 static int add_header(http_impl *s, const char *line)
 {
-	struct curl_slist *l = curl_slist_append(s->headers, line);
+	struct curl_slist *l = s->cu->slist_append(s->headers, line);
 	if (!l)
 		return -1;
 	s->headers = l;
@@ -370,15 +359,19 @@ int a2m_client_connect_http(const char *url, const a2m_client_http_options *opts
 		a2m_client_http_options_init(&defaults);
 		opts = &defaults;
 	}
-	pthread_once(&global_once, global_init);
-	if (global_rc != CURLE_OK)
-		return A2M_CLIENT_ERR_NOMEM;
+	const char *why = NULL;
+	const a2m_curl_api *cu = a2m_curl(&why);
+	if (!cu) {
+		a2m_log(A2M_LOG_ERROR, "HTTP client: %s", why);
+		return A2M_CLIENT_ERR_IO;
+	}
 
 	http_impl *s = calloc(1, sizeof *s);
 	if (!s)
 		return A2M_CLIENT_ERR_NOMEM;
+	s->cu = cu;
 	s->url = strdup(url);
-	s->curl = curl_easy_init();
+	s->curl = s->cu->easy_init();
 	if (!s->url || !s->curl)
 		goto nomem;
 
@@ -412,23 +405,23 @@ int a2m_client_connect_http(const char *url, const a2m_client_http_options *opts
 			goto nomem;
 
 	CURL *k = s->curl;
-	int bad = curl_easy_setopt(k, CURLOPT_URL, s->url) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_POST, 1L) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_HTTPHEADER, s->headers) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_WRITEDATA, s) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_USERAGENT, "a2m-client/0.1") != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
+	int bad = s->cu->easy_setopt(k, CURLOPT_URL, s->url) != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_POST, 1L) != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_HTTPHEADER, s->headers) != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_WRITEDATA, s) != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_USERAGENT, "a2m-client/0.1") != CURLE_OK ||
+		  s->cu->easy_setopt(k, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
 	/* A redirect would replay the body, token and all, to wherever the
 	** server pointed: never followed. */
-	bad = bad || curl_easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	bad = bad || s->cu->easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
 	if (opts->ca_file)
-		bad = bad || curl_easy_setopt(k, CURLOPT_CAINFO, opts->ca_file) != CURLE_OK;
+		bad = bad || s->cu->easy_setopt(k, CURLOPT_CAINFO, opts->ca_file) != CURLE_OK;
 	if (opts->insecure)
-		bad = bad || curl_easy_setopt(k, CURLOPT_SSL_VERIFYPEER, 0L) != CURLE_OK ||
-		      curl_easy_setopt(k, CURLOPT_SSL_VERIFYHOST, 0L) != CURLE_OK;
+		bad = bad || s->cu->easy_setopt(k, CURLOPT_SSL_VERIFYPEER, 0L) != CURLE_OK ||
+		      s->cu->easy_setopt(k, CURLOPT_SSL_VERIFYHOST, 0L) != CURLE_OK;
 	if (bad)
 		goto nomem;
 

@@ -20,9 +20,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 
 #include "embed/backend.h"
+#include "util/curl_api.h"
 
 /* A body larger than this answers no request of ours: fixed allowance plus
 ** a generous one per text (a 16k-wide vector printed in full is ~400 KiB). */
@@ -35,6 +35,7 @@ typedef struct http_embedder {
 	a2m_embedder              base;     /* first: the seam's pointer is ours */
 	const a2m_embed_backend  *be;
 	pthread_mutex_t           lock;     /* one request at a time on the handle */
+	const a2m_curl_api       *cu;       /* libcurl, loaded (util/curl_api.h) */
 	CURL                     *curl;
 	struct curl_slist        *headers;
 	char                     *url;      /* the resolved endpoint */
@@ -216,7 +217,7 @@ static void quote_message(const char *msg, char *buf, size_t len)
 static int transfer_failed(http_embedder *h, CURLcode cc, char *err, size_t errlen)
 {
 	const char *kind = h->be->kind;
-	const char *detail = h->curl_err[0] ? h->curl_err : curl_easy_strerror(cc);
+	const char *detail = h->curl_err[0] ? h->curl_err : h->cu->easy_strerror(cc);
 	if (h->resp_oom)
 		return a2m_embed_fail(err, errlen, A2M_EMBED_ENOMEM, "embedder %s: out of memory",
 				      kind);
@@ -293,19 +294,19 @@ static int request_once(http_embedder *h, const char *body, size_t n, float **ou
 	h->curl_err[0] = '\0';
 	if (h->resp)
 		h->resp[0] = '\0';
-	CURLcode cc = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
+	CURLcode cc = h->cu->easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
 	if (cc == CURLE_OK)
-		cc = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+		cc = h->cu->easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
 				      (curl_off_t)strlen(body));
 	if (cc == CURLE_OK)
-		cc = curl_easy_perform(h->curl);
+		cc = h->cu->easy_perform(h->curl);
 	/* The handle must not keep a pointer to a body the caller frees. */
-	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, NULL);
+	h->cu->easy_setopt(h->curl, CURLOPT_POSTFIELDS, NULL);
 	if (cc != CURLE_OK)
 		return transfer_failed(h, cc, err, errlen);
 
 	long status = 0;
-	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+	h->cu->easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	json_error_t jerr;
 	json_t *resp = json_loadb(h->resp ? h->resp : "", h->resp_len, 0, &jerr);
 	if (status < 200 || status > 299) {
@@ -404,12 +405,12 @@ static void http_destroy(a2m_embedder *e)
 	if (!h)
 		return;
 	if (h->curl)
-		curl_easy_cleanup(h->curl);
+		h->cu->easy_cleanup(h->curl);
 	/* The list holds the API key: wipe it before it goes back to malloc. */
 	for (struct curl_slist *l = h->headers; l; l = l->next)
 		if (l->data)
 			explicit_bzero(l->data, strlen(l->data));
-	curl_slist_free_all(h->headers);
+	h->cu->slist_free_all(h->headers);
 	pthread_mutex_destroy(&h->lock);
 	free(h->url);
 	free(h->model);
@@ -419,19 +420,9 @@ static void http_destroy(a2m_embedder *e)
 
 /* ---- construction ---- */
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc = CURLE_FAILED_INIT;
-
-static void global_init(void)
-{
-	/* Once per process and never undone: other parts of the process
-	** (the HTTP client) use libcurl too. */
-	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 static int add_header(http_embedder *h, const char *line)
 {
-	struct curl_slist *l = curl_slist_append(h->headers, line);
+	struct curl_slist *l = h->cu->slist_append(h->headers, line);
 	if (!l)
 		return -1;
 	h->headers = l;
@@ -456,25 +447,25 @@ static int setup_curl(http_embedder *h, const char *api_key)
 			return -1;
 	}
 	CURL *k = h->curl;
-	int bad = curl_easy_setopt(k, CURLOPT_URL, h->url) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	int bad = h->cu->easy_setopt(k, CURLOPT_URL, h->url) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
 		  /* No SIGALRM for DNS timeouts: this runs inside a server. */
-		  curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_POST, 1L) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_HTTPHEADER, h->headers) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_WRITEDATA, h) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_ERRORBUFFER, h->curl_err) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_USERAGENT, "a2m-embed/0.1") != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, h->timeout_ms) != CURLE_OK ||
-		  curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, h->timeout_ms) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_POST, 1L) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_HTTPHEADER, h->headers) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_WRITEDATA, h) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_ERRORBUFFER, h->curl_err) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_USERAGENT, "a2m-embed/0.1") != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_TIMEOUT_MS, h->timeout_ms) != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, h->timeout_ms) != CURLE_OK ||
 		  /* Whatever compression the server offers (a batch of wide
 		  ** vectors as JSON text compresses several-fold). */
-		  curl_easy_setopt(k, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
+		  h->cu->easy_setopt(k, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
 		  /* A redirect would replay the key to wherever it pointed. */
-		  curl_easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+		  h->cu->easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
 	return bad ? -1 : 0;
 }
 
@@ -504,10 +495,11 @@ a2m_embedder *a2m_embedder_new(const a2m_embedder_config *cfg, char *err, size_t
 			       "embedder %s: the URL must start with http:// or https://", be->kind);
 		return NULL;
 	}
-	pthread_once(&global_once, global_init);
-	if (global_rc != CURLE_OK) {
-		a2m_embed_fail(err, errlen, A2M_EMBED_ENOMEM, "embedder %s: libcurl: %s", be->kind,
-			       curl_easy_strerror(global_rc));
+	const char *why = NULL;
+	const a2m_curl_api *cu = a2m_curl(&why);
+	if (!cu) {
+		a2m_embed_fail(err, errlen, A2M_EMBED_EUNREACHABLE, "embedder %s: %s", be->kind,
+			       why);
 		return NULL;
 	}
 
@@ -523,6 +515,7 @@ a2m_embedder *a2m_embedder_new(const a2m_embedder_config *cfg, char *err, size_t
 			       be->kind);
 		return NULL;
 	}
+	h->cu = cu;
 	h->base.kind = be->kind;
 	h->base.embed = http_embed;
 	h->base.model = http_model;
@@ -533,7 +526,7 @@ a2m_embedder *a2m_embedder_new(const a2m_embedder_config *cfg, char *err, size_t
 	const char *model = cfg && cfg->model && *cfg->model ? cfg->model
 							     : A2M_EMBED_DEFAULT_MODEL;
 	if (!(h->model = strdup(model)) || !(h->url = resolve_url(be, url)) ||
-	    !(h->curl = curl_easy_init()) || setup_curl(h, cfg ? cfg->api_key : NULL) != 0) {
+	    !(h->curl = h->cu->easy_init()) || setup_curl(h, cfg ? cfg->api_key : NULL) != 0) {
 		http_destroy(&h->base);
 		a2m_embed_fail(err, errlen, A2M_EMBED_ENOMEM, "embedder %s: out of memory",
 			       be->kind);

@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
 
 #include "rpc/rpc.h"
 #include "transport/http_internal.h"
@@ -82,18 +81,18 @@ enum MHD_Result a2m_http_send_response(a2m_http *s, struct MHD_Connection *c, re
 {
 	if (!resp)
 		return MHD_NO;
-	int ok = MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	int ok = a2m_mhd()->add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (r && r->origin) {
-		ok = ok && MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->origin);
+		ok = ok && a2m_mhd()->add_response_header(resp, "Access-Control-Allow-Origin", r->origin);
 	}
 	if (s->n_origins)
-		ok = ok && MHD_add_response_header(resp, "Vary", "Origin");
+		ok = ok && a2m_mhd()->add_response_header(resp, "Vary", "Origin");
 	/* Draining for shutdown: answer, then let the connection go, so a busy
 	** keep-alive client cannot hold the server open. */
 	if (atomic_load(&s->stopping))
-		ok = ok && MHD_add_response_header(resp, "Connection", "close");
-	enum MHD_Result rc = ok ? MHD_queue_response(c, status, resp) : MHD_NO;
-	MHD_destroy_response(resp);
+		ok = ok && a2m_mhd()->add_response_header(resp, "Connection", "close");
+	enum MHD_Result rc = ok ? a2m_mhd()->queue_response(c, status, resp) : MHD_NO;
+	a2m_mhd()->destroy_response(resp);
 	return rc;
 }
 
@@ -103,12 +102,12 @@ enum MHD_Result a2m_http_send_text(a2m_http *s, struct MHD_Connection *c, reques
 				   const char *hvalue)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+		a2m_mhd()->create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
 	if (!resp)
 		return MHD_NO;
-	if (!MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8") ||
-	    (hname && !MHD_add_response_header(resp, hname, hvalue))) {
-		MHD_destroy_response(resp);
+	if (!a2m_mhd()->add_response_header(resp, "Content-Type", "text/plain; charset=utf-8") ||
+	    (hname && !a2m_mhd()->add_response_header(resp, hname, hvalue))) {
+		a2m_mhd()->destroy_response(resp);
 		return MHD_NO;
 	}
 	return a2m_http_send_response(s, c, r, status, resp);
@@ -119,13 +118,13 @@ enum MHD_Result a2m_http_send_json(a2m_http *s, struct MHD_Connection *c, reques
 				   unsigned status, char *json, size_t len)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer_with_free_callback(len, json, a2m_free);
+		a2m_mhd()->create_response_from_buffer_with_free_callback(len, json, a2m_free);
 	if (!resp) {
 		a2m_free(json);
 		return MHD_NO;
 	}
-	if (!MHD_add_response_header(resp, "Content-Type", "application/json")) {
-		MHD_destroy_response(resp);
+	if (!a2m_mhd()->add_response_header(resp, "Content-Type", "application/json")) {
+		a2m_mhd()->destroy_response(resp);
 		return MHD_NO;
 	}
 	return a2m_http_send_response(s, c, r, status, resp);
@@ -160,7 +159,7 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 					  NULL, NULL);
 	}
 	size_t skip = sizeof head - 2; /* keeps the result's opening brace */
-	struct MHD_Response *mr = MHD_create_response_from_buffer_with_free_callback_cls(
+	struct MHD_Response *mr = a2m_mhd()->create_response_from_buffer_with_free_callback_cls(
 		len - skip - 1, out + skip, free_response, out);
 	if (!mr) {
 		a2m_free(out);
@@ -168,9 +167,9 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 	}
 	/* Advisory and possibly stale by the spec; we at least do not let a
 	** cache make it staler. */
-	if (!MHD_add_response_header(mr, "Content-Type", "application/json") ||
-	    !MHD_add_response_header(mr, "Cache-Control", "no-store")) {
-		MHD_destroy_response(mr);
+	if (!a2m_mhd()->add_response_header(mr, "Content-Type", "application/json") ||
+	    !a2m_mhd()->add_response_header(mr, "Cache-Control", "no-store")) {
+		a2m_mhd()->destroy_response(mr);
 		return MHD_NO;
 	}
 	return a2m_http_send_response(s, c, r, MHD_HTTP_OK, mr);
@@ -211,16 +210,16 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 	if (r->reply_owed) {
 		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
 					  "{\"code\":-32603,\"message\":\"Internal error: out of memory\"}}";
-		struct MHD_Response *resp = MHD_create_response_from_buffer(
+		struct MHD_Response *resp = a2m_mhd()->create_response_from_buffer(
 			sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
-		if (!resp || !MHD_add_response_header(resp, "Content-Type", "application/json")) {
+		if (!resp || !a2m_mhd()->add_response_header(resp, "Content-Type", "application/json")) {
 			if (resp)
-				MHD_destroy_response(resp);
+				a2m_mhd()->destroy_response(resp);
 			return MHD_NO;
 		}
 		return a2m_http_send_response(s, c, r, MHD_HTTP_OK, resp);
 	}
-	struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *resp = a2m_mhd()->create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	return a2m_http_send_response(s, c, r, MHD_HTTP_ACCEPTED, resp);
 }
 
@@ -451,6 +450,11 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 		   size_t errlen)
 {
 	*out = NULL;
+	const char *why = NULL;
+	if (!a2m_mhd_load(&why)) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
 	a2m_http *s = calloc(1, sizeof *s);
 	struct addrinfo *ai = NULL;
 	if (!s) {
@@ -488,7 +492,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 			snprintf(err, errlen, "TLS needs both a certificate and a key");
 			goto fail;
 		}
-		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		if (a2m_mhd()->is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			snprintf(err, errlen, "this libmicrohttpd was built without TLS");
 			goto fail;
 		}
@@ -521,7 +525,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	** connection (the sockets are non-blocking either way). */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
 			 MHD_USE_TURBO;
-	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+	if (a2m_mhd()->is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
 		flags |= MHD_USE_EPOLL;
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -559,7 +563,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	for (unsigned i = 0; i < threads; i++) {
 		/* Port 0: the first daemon picks a free port, the others share it. */
 		set_port(ai->ai_addr, s->port);
-		s->daemons[i] = MHD_start_daemon(
+		s->daemons[i] = a2m_mhd()->start_daemon(
 			flags, (uint16_t)s->port, NULL, NULL, on_request, s,
 			MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
 			MHD_OPTION_SOCK_ADDR, ai->ai_addr,
@@ -574,7 +578,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 		s->n_daemons++;
 		if (i == 0) {
 			const union MHD_DaemonInfo *info =
-				MHD_get_daemon_info(s->daemons[0], MHD_DAEMON_INFO_BIND_PORT);
+				a2m_mhd()->get_daemon_info(s->daemons[0], MHD_DAEMON_INFO_BIND_PORT);
 			if (info && info->port)
 				s->port = info->port;
 		}
@@ -629,12 +633,12 @@ static void stop_daemons(a2m_http *s)
 	/* No new connections from here on; the listening sockets must stay
 	** open until the workers are gone (libmicrohttpd may still look at them). */
 	for (unsigned i = 0; i < s->n_daemons; i++)
-		fds[i] = MHD_quiesce_daemon(s->daemons[i]);
+		fds[i] = a2m_mhd()->quiesce_daemon(s->daemons[i]);
 	int64_t give_up = now_ms() + (int64_t)s->timeout_s * 1000 + 1000;
 	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
 		sleep_ms(5);
 	for (unsigned i = 0; i < s->n_daemons; i++) {
-		MHD_stop_daemon(s->daemons[i]);
+		a2m_mhd()->stop_daemon(s->daemons[i]);
 		if (fds[i] != MHD_INVALID_SOCKET)
 			close(fds[i]);
 	}

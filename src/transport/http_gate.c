@@ -13,7 +13,6 @@
 #include <strings.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
 
 #include "rpc/rpc.h"
 #include "transport/http_internal.h"
@@ -151,7 +150,7 @@ enum MHD_Result a2m_http_on_headers(a2m_http *s, struct MHD_Connection *c, reque
 	memset(&hd, 0, sizeof hd);
 	hd.s = s;
 	*admitted = 0;
-	MHD_get_connection_values(c, MHD_HEADER_KIND, scan_header, &hd);
+	a2m_mhd()->get_connection_values(c, MHD_HEADER_KIND, scan_header, &hd);
 
 	/* Spec §8.3.1: before anything else, on every path, so a page in a
 	** browser learns nothing at all — not even which paths exist. */
@@ -186,14 +185,14 @@ enum MHD_Result a2m_http_on_headers(a2m_http *s, struct MHD_Connection *c, reque
 		/* A browser's CORS preflight from an allowed page: say what it may
 		** send. Without an allowed Origin there is nothing to grant. */
 		struct MHD_Response *resp =
-			MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+			a2m_mhd()->create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 		if (!resp ||
-		    !MHD_add_response_header(resp, "Access-Control-Allow-Methods", "POST") ||
-		    !MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+		    !a2m_mhd()->add_response_header(resp, "Access-Control-Allow-Methods", "POST") ||
+		    !a2m_mhd()->add_response_header(resp, "Access-Control-Allow-Headers",
 					     "Authorization, Content-Type, " VERSION_HEADER) ||
-		    !MHD_add_response_header(resp, "Access-Control-Max-Age", "600")) {
+		    !a2m_mhd()->add_response_header(resp, "Access-Control-Max-Age", "600")) {
 			if (resp)
-				MHD_destroy_response(resp);
+				a2m_mhd()->destroy_response(resp);
 			return MHD_NO;
 		}
 		return a2m_http_send_response(s, c, r, MHD_HTTP_NO_CONTENT, resp);

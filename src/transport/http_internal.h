@@ -9,9 +9,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include <microhttpd.h>
-
 #include "transport/http.h"
+#include "transport/mhd_api.h"
 
 struct a2m_http {
 	a2m *h;
