@@ -15,7 +15,12 @@
 
 #include <curl/curl.h>
 
-/* The libcurl calls a2m makes, as loaded from libcurl.so.4. */
+/*
+** The libcurl calls a2m makes, as loaded from libcurl.so.4. A call through
+** easy_setopt or easy_getinfo misses the type check that curl's headers
+** give the real ones under gcc (typecheck-gcc.h): pass a long for a
+** number, a pointer for a pointer, a curl_off_t for a *_LARGE option.
+*/
 typedef struct a2m_curl_api {
 	CURL       *(*easy_init)(void);
 	CURLcode    (*easy_setopt)(CURL *curl, CURLoption option, ...);
