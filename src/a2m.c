@@ -269,7 +269,7 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	/* Made here, while its strings may still point into the file. */
 	a2m_embedder *embedder = NULL;
 	if (!rc && make_embedder(&cfg, &embedder, err, sizeof err) != 0)
-		rc = open_fail(errmsg, A2M_INVALID_PARAMS, "embedder: %s", err);
+		rc = open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
 	caps &= (A2M_CAP_PROMPT << 1) - 1;
 	char *name = strdup(cfg.name);
 	json_decref(keep); /* nothing below points into the file any more */
