@@ -134,6 +134,9 @@ typedef struct a2m_config {
 	int         helper_threads;
 } a2m_config;
 
+/* The most helper threads a2m_config.helper_threads may ask for. */
+#define A2M_HELPER_THREADS_MAX 16
+
 /* Fills *cfg with the defaults. Cannot fail. */
 void a2m_config_init(a2m_config *cfg);
 

@@ -159,8 +159,10 @@ int a2m_config_load_file(const char *path, a2m_config *cfg, const a2m_config *de
 		}
 	}
 	if ((v = json_object_get(root, "helper_threads"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 16) {
-			snprintf(err, errlen, "%s: helper_threads must be an integer from 0 to 16", path);
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > A2M_HELPER_THREADS_MAX) {
+			snprintf(err, errlen, "%s: helper_threads must be an integer from 0 to %d", path,
+				 A2M_HELPER_THREADS_MAX);
 			goto fail;
 		}
 		if (cfg->helper_threads == defaults->helper_threads)

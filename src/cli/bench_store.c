@@ -841,7 +841,7 @@ static int bench_remember(int argc, char **argv)
 		}
 	}
 	if (single < 0 || records < 0 || batch < 1 || batch > 1000 || prefill < 0 ||
-	    threads < -1 || threads > 16)
+	    threads < -1 || threads > A2M_HELPER_THREADS_MAX)
 		return A2M_EXIT_USAGE;
 	/* "default": no tier in the request, so the stack places the record. */
 	void *tier_ctx = strcmp(tier, "default") == 0 ? NULL : (void *)tier;

@@ -308,8 +308,9 @@ int a2m_cmd_serve(int argc, char **argv)
 			unsigned long long n;
 			if (!(v = flag_value(argc, argv, &i)))
 				return a2m_cli_usage("serve", "%s needs a number", a);
-			if (parse_count(v, &n) || n > 16)
-				return a2m_cli_usage("serve", "--helper-threads must be a number from 0 to 16, not '%s'", v);
+			if (parse_count(v, &n) || n > A2M_HELPER_THREADS_MAX)
+				return a2m_cli_usage("serve", "--helper-threads must be a number from 0 to %d, not '%s'",
+						     A2M_HELPER_THREADS_MAX, v);
 			cfg.helper_threads = (int)n;
 		} else if ((erc = embed_flag(argc, argv, &i, &cfg)) != 1) {
 			if (erc)

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a2m.h"
 #include "rank/analyze.h"
 #include "rank/analyze_ahead.h"
 #include "rank/analyze_internal.h"
@@ -39,8 +40,6 @@
 #define AHEAD_MIN        64
 /* No thread is started for fewer texts than this: starting one costs. */
 #define AHEAD_PER_THREAD 32
-/* Threads at most, when asked for more. */
-#define AHEAD_THREADS    16
 /*
 ** Polls of a text a worker is on before the caller sleeps: a text takes a
 ** few microseconds, a sleep and a wake-up cost as much again, and most
@@ -61,7 +60,7 @@ typedef struct ahead {
 	atomic_int         asleep; /* the caller sleeps (or is about to) on ready */
 	pthread_mutex_t    mu;     /* with ready: the caller waiting for a text */
 	pthread_cond_t     ready;
-	pthread_t          threads[AHEAD_THREADS];
+	pthread_t          threads[A2M_HELPER_THREADS_MAX];
 	size_t             started;
 } ahead;
 
@@ -137,14 +136,14 @@ static void *work(void *arg)
 
 /*
 ** threads as asked (-1: a2m_helpers_default, one per core but the
-** caller's, which is busy writing meanwhile), at most AHEAD_THREADS, and
-** fewer for a short batch.
+** caller's, which is busy writing meanwhile), at most
+** A2M_HELPER_THREADS_MAX, and fewer for a short batch.
 */
 static size_t threads_for(size_t n, int threads)
 {
 	size_t k = (size_t)(threads >= 0 ? threads : a2m_helpers_default());
-	if (k > AHEAD_THREADS)
-		k = AHEAD_THREADS;
+	if (k > A2M_HELPER_THREADS_MAX)
+		k = A2M_HELPER_THREADS_MAX;
 	if (k > n / AHEAD_PER_THREAD)
 		k = n / AHEAD_PER_THREAD;
 	return k;
