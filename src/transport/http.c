@@ -37,6 +37,7 @@
 #include "transport/http_internal.h"
 #include "util/json_read.h"
 #include "util/log.h"
+#include "util/thread.h"
 
 /* The first allocation for a body whose length was not announced. */
 #define BODY_FIRST_CAP 4096
@@ -440,10 +441,8 @@ static int port_taken(const struct addrinfo *ai)
 
 unsigned a2m_http_default_threads(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		return 1;
-	return n > A2M_HTTP_MAX_DEFAULT_THREADS ? A2M_HTTP_MAX_DEFAULT_THREADS : (unsigned)n;
+	unsigned n = (unsigned)a2m_cpus_usable();  /* at least 1 */
+	return n > A2M_HTTP_MAX_DEFAULT_THREADS ? A2M_HTTP_MAX_DEFAULT_THREADS : n;
 }
 
 int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err,

@@ -57,7 +57,8 @@ typedef struct a2m_http_config {
 
 typedef struct a2m_http a2m_http;
 
-/* Worker threads when none are asked for: one per online core, at most
+/* Worker threads when none are asked for: one per usable core (the
+** process's CPU affinity, a2m_cpus_usable), at most
 ** A2M_HTTP_MAX_DEFAULT_THREADS (past that the writers' turns dominate);
 ** --threads may ask for up to A2M_HTTP_MAX_THREADS. */
 #define A2M_HTTP_MAX_DEFAULT_THREADS 16
