@@ -467,16 +467,9 @@ static int list_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 	return 0;
 }
 
-static void free_inputs(a2m_seg_input *in, size_t n)
-{
-	for (size_t i = 0; in && i < n; i++)
-		a2m_seg_input_free(&in[i]);
-	free(in);
-}
-
 /*
 ** Reads the segments st lists (bound by the caller), oldest first: *in
-** (*n of them; free_inputs) and whether their merge keeps tombstones (not
+** (*n of them; a2m_seg_inputs_free) and whether their merge keeps tombstones (not
 ** when they start at the oldest live segment: nothing older remains for a
 ** tombstone to hide).
 */
@@ -518,7 +511,7 @@ static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int 
 		rc = got ? merge_failed(base, got) : write_merged(s, base, in, n, &out, entries, level);
 	}
 	a2m_seg_build_free(&out);
-	free_inputs(in, n);
+	a2m_seg_inputs_free(in, n);
 	return rc;
 }
 
@@ -580,7 +573,7 @@ int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base)
 	/* Without a thread the level waits: the commit merges a level over full. */
 	if (!rc && n && (s->ahead = a2m_seg_job_start(in, n, keep, (int)level + 1)))
 		return 0;
-	free_inputs(in, n);
+	a2m_seg_inputs_free(in, n);
 	return rc;
 }
 

@@ -190,6 +190,8 @@ typedef struct a2m_seg_input {
 /* Appends a row's block (n bytes) to in. Returns 0, -1 (no memory), -2 (corrupt). */
 int  a2m_seg_input_add(a2m_seg_input *in, const void *data, size_t n);
 void a2m_seg_input_free(a2m_seg_input *in);
+/* Frees in[0..n) and the array itself (NULL: nothing). */
+void a2m_seg_inputs_free(a2m_seg_input *in, size_t n);
 
 /*
 ** Merges in[0..n) (oldest first, a contiguous run in age) into out, whose

@@ -18,6 +18,27 @@
 
 /* ---- blocks ---- */
 
+/*
+** Appends a then b (alen and blen bytes), each after its length as a
+** varint: a term and its list in a block, or a block's first term and the
+** block in done. a2m_seg_next_in_block reads both back. Returns 0, or -1
+** when memory runs out.
+*/
+static int put_pair(a2m_seg_bytes *d, const void *a, size_t alen, const void *b, size_t blen)
+{
+	/* The capacity check spares a call per term (a merge adds every term). */
+	if (d->n + 20 + alen + blen > d->cap && a2m_seg_reserve(d, 20 + alen + blen) != 0)
+		return -1;
+	d->n += a2m_seg_put_varint(d->p + d->n, alen);
+	memcpy(d->p + d->n, a, alen);
+	d->n += alen;
+	d->n += a2m_seg_put_varint(d->p + d->n, blen);
+	if (blen)
+		memcpy(d->p + d->n, b, blen);
+	d->n += blen;
+	return 0;
+}
+
 int a2m_seg_build_add(a2m_seg_build *b, const char *term, size_t len, const void *data,
 		      size_t n)
 {
@@ -33,15 +54,8 @@ int a2m_seg_build_add(a2m_seg_build *b, const char *term, size_t len, const void
 		memcpy(b->first.p, term, len);
 		b->first.n = len;
 	}
-	if (b->block.n + 20 + len + n > b->block.cap && a2m_seg_reserve(&b->block, 20 + len + n) != 0)
+	if (put_pair(&b->block, term, len, data, n) != 0)
 		return -1;
-	b->block.n += a2m_seg_put_varint(b->block.p + b->block.n, len);
-	memcpy(b->block.p + b->block.n, term, len);
-	b->block.n += len;
-	b->block.n += a2m_seg_put_varint(b->block.p + b->block.n, n);
-	if (n)
-		memcpy(b->block.p + b->block.n, data, n);
-	b->block.n += n;
 	return b->block.n >= A2M_SEG_BLOCK_BYTES;
 }
 
@@ -49,15 +63,8 @@ int a2m_seg_build_keep(a2m_seg_build *b)
 {
 	if (!b->block.n)
 		return 0;
-	if (a2m_seg_reserve(&b->done, 20 + b->first.n + b->block.n) != 0)
+	if (put_pair(&b->done, b->first.p, b->first.n, b->block.p, b->block.n) != 0)
 		return -1;
-	a2m_seg_bytes *d = &b->done;
-	d->n += a2m_seg_put_varint(d->p + d->n, b->first.n);
-	memcpy(d->p + d->n, b->first.p, b->first.n);
-	d->n += b->first.n;
-	d->n += a2m_seg_put_varint(d->p + d->n, b->block.n);
-	memcpy(d->p + d->n, b->block.p, b->block.n);
-	d->n += b->block.n;
 	b->block.n = 0;
 	return 0;
 }
@@ -102,6 +109,13 @@ void a2m_seg_input_free(a2m_seg_input *l)
 	free(l->bytes.p);
 	free(l->rows);
 	memset(l, 0, sizeof *l);
+}
+
+void a2m_seg_inputs_free(a2m_seg_input *in, size_t n)
+{
+	for (size_t i = 0; in && i < n; i++)
+		a2m_seg_input_free(&in[i]);
+	free(in);
 }
 
 /* ---- the merge ---- */
@@ -255,9 +269,7 @@ void a2m_seg_job_free(a2m_seg_job *job)
 	if (!job)
 		return;
 	a2m_seg_job_finish(job);
-	for (size_t i = 0; i < job->n; i++)
-		a2m_seg_input_free(&job->in[i]);
-	free(job->in);
+	a2m_seg_inputs_free(job->in, job->n);
 	a2m_seg_build_free(&job->out);
 	free(job);
 }
