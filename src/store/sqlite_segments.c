@@ -469,9 +469,9 @@ static int list_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 
 /*
 ** Reads the segments st lists (bound by the caller), oldest first: *in
-** (*n of them; a2m_seg_inputs_free) and whether their merge keeps tombstones (not
-** when they start at the oldest live segment: nothing older remains for a
-** tombstone to hide).
+** (*n of them; a2m_seg_inputs_free) and whether their merge keeps
+** tombstones (not when they start at the oldest live segment: nothing
+** older remains for a tombstone to hide).
 */
 static int load_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st,
 		       a2m_seg_input **in, size_t *n, int *keep_tombstones)
