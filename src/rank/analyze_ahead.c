@@ -123,11 +123,15 @@ static void *work(void *arg)
 			break;
 		if (!claim(a, i))
 			continue;
-		if (!a->texts[i])
+		if (!a->texts[i]) {
 			a->rc[i] = 1;
-		else if ((a->rc[i] = a2m_analyze_doc_on(a->an, wk, a->texts[i], &a->dt[i]) == 0 &&
-				     a2m_doc_terms_pack(&a->dt[i]) == 0 ? 0 : -1))
+		} else if (a2m_analyze_doc_on(a->an, wk, a->texts[i], &a->dt[i]) == 0 &&
+			   a2m_doc_terms_pack(&a->dt[i]) == 0) {
+			a->rc[i] = 0;
+		} else {
+			a->rc[i] = -1;
 			a2m_doc_terms_free(&a->dt[i]);
+		}
 		finish(a, i);
 	}
 	a2m_analyzer_worker_give(a->an, wk);
