@@ -451,8 +451,7 @@ static int bench_latency(int argc, char **argv)
 	       records, db ? "sqlite" : "memory",
 	       db ? (sync_normal ? ", synchronous=NORMAL" : ", synchronous=FULL") : "",
 	       read_only && db ? ", read-only: no touch" : "", queries);
-	char alloc[64];
-	printf("  allocator: %s\n", bench_allocator(alloc, sizeof alloc));
+	bench_print_allocator();
 	printf("  load    %.0f ms (%.0f records/s, batches of 1000)\n", load,
 	       (double)records / (load / 1000.0));
 	printf("  recall  p50 %.3f ms  p99 %.3f ms  mean %.3f ms  (%.1f hits/recall)\n",

@@ -46,11 +46,11 @@ double bench_now_ms(void);
 double bench_pace_ms(void);
 
 /*
-** The allocator this binary runs on, for the header of a figure: "mimalloc
-** 2.0.9" when the Makefile linked mimalloc (ALLOC=mimalloc), else "glibc
-** malloc". Writes into buf (n bytes) and returns it.
+** Prints the allocator this binary runs on, under the header of a figure:
+** "mimalloc 2.0.9" when the Makefile linked mimalloc (ALLOC=mimalloc), else
+** "glibc malloc".
 */
-const char *bench_allocator(char *buf, size_t n);
+void bench_print_allocator(void);
 
 /*
 ** Sends one request and returns its "result" (the caller json_decref()s it),

@@ -95,15 +95,14 @@ double bench_pace_ms(void)
 */
 extern int mi_version(void) __attribute__((weak));
 
-const char *bench_allocator(char *buf, size_t n)
+void bench_print_allocator(void)
 {
 	if (mi_version) {
 		int v = mi_version();
-		snprintf(buf, n, "mimalloc %d.%d.%d", v / 100, v / 10 % 10, v % 10);
+		printf("  allocator: mimalloc %d.%d.%d\n", v / 100, v / 10 % 10, v % 10);
 	} else {
-		snprintf(buf, n, "glibc malloc");
+		printf("  allocator: glibc malloc\n");
 	}
-	return buf;
 }
 
 /* Sends a request already in text; returns its result like bench_call(). */
@@ -749,8 +748,7 @@ static int bench_timeline(int argc, char **argv)
 	printf("a2m bench timeline: %lld records (%s) over %llu sessions at random,"
 	       " %ld timelines of each kind\n", count, sqlite ? "sqlite, synchronous=FULL" : "memory",
 	       (unsigned long long)sessions, queries);
-	char alloc[64];
-	printf("  allocator: %s\n", bench_allocator(alloc, sizeof alloc));
+	bench_print_allocator();
 	if (loaded)
 		printf("  load    %.0f ms (%.0f records/s, batches of 1000)\n", load_ms,
 		       (double)records / (load_ms / 1000.0));
@@ -854,8 +852,7 @@ static int bench_remember(int argc, char **argv)
 	       sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL" : "sqlite, synchronous=FULL")
 		      : "memory", tier_ctx ? tier : "(none given: the default tier)", prefill,
 	       threads_say);
-	char alloc[64];
-	printf("  allocator: %s\n", bench_allocator(alloc, sizeof alloc));
+	bench_print_allocator();
 	printf("  pace before: %.1f ms (bench_pace_ms; lower is a faster phase)\n", bench_pace_ms());
 	bench_seed(0);
 	for (int part = 0; part < 2; part++) {
