@@ -405,18 +405,9 @@ int a2m_client_connect_http(const char *url, const a2m_client_http_options *opts
 			goto nomem;
 
 	CURL *k = s->curl;
-	int bad = s->cu->easy_setopt(k, CURLOPT_URL, s->url) != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_POST, 1L) != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_HTTPHEADER, s->headers) != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_WRITEDATA, s) != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_USERAGENT, "a2m-client/0.1") != CURLE_OK ||
-		  s->cu->easy_setopt(k, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
-	/* A redirect would replay the body, token and all, to wherever the
-	** server pointed: never followed. */
-	bad = bad || s->cu->easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	/* Redirects never followed: one would replay the body, token and all. */
+	int bad = a2m_curl_post_setup(s->cu, k, s->url, s->headers, on_body, s,
+				      "a2m-client/0.1") != 0;
 	if (opts->ca_file)
 		bad = bad || s->cu->easy_setopt(k, CURLOPT_CAINFO, opts->ca_file) != CURLE_OK;
 	if (opts->insecure)

@@ -447,25 +447,17 @@ static int setup_curl(http_embedder *h, const char *api_key)
 			return -1;
 	}
 	CURL *k = h->curl;
-	int bad = h->cu->easy_setopt(k, CURLOPT_URL, h->url) != CURLE_OK ||
-		  h->cu->easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-		  /* No SIGALRM for DNS timeouts: this runs inside a server. */
-		  h->cu->easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-		  h->cu->easy_setopt(k, CURLOPT_POST, 1L) != CURLE_OK ||
-		  h->cu->easy_setopt(k, CURLOPT_HTTPHEADER, h->headers) != CURLE_OK ||
-		  h->cu->easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-		  h->cu->easy_setopt(k, CURLOPT_WRITEDATA, h) != CURLE_OK ||
+	/* No signals (no SIGALRM for DNS timeouts inside a server), and no
+	** redirects (one would replay the key): a2m_curl_post_setup. */
+	int bad = a2m_curl_post_setup(h->cu, k, h->url, h->headers, on_body, h,
+				      "a2m-embed/0.1") != 0 ||
 		  h->cu->easy_setopt(k, CURLOPT_ERRORBUFFER, h->curl_err) != CURLE_OK ||
-		  h->cu->easy_setopt(k, CURLOPT_USERAGENT, "a2m-embed/0.1") != CURLE_OK ||
-		  h->cu->easy_setopt(k, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
 		  h->cu->easy_setopt(k, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
 		  h->cu->easy_setopt(k, CURLOPT_TIMEOUT_MS, h->timeout_ms) != CURLE_OK ||
 		  h->cu->easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, h->timeout_ms) != CURLE_OK ||
 		  /* Whatever compression the server offers (a batch of wide
 		  ** vectors as JSON text compresses several-fold). */
-		  h->cu->easy_setopt(k, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
-		  /* A redirect would replay the key to wherever it pointed. */
-		  h->cu->easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+		  h->cu->easy_setopt(k, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
 	return bad ? -1 : 0;
 }
 

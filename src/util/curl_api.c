@@ -58,3 +58,20 @@ const a2m_curl_api *a2m_curl(const char **why)
 	}
 	return &api;
 }
+
+int a2m_curl_post_setup(const a2m_curl_api *cu, CURL *k, const char *url,
+			struct curl_slist *headers, curl_write_callback on_body,
+			void *body_ctx, const char *agent)
+{
+	int bad = cu->easy_setopt(k, CURLOPT_URL, url) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_POST, 1L) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_HTTPHEADER, headers) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_WRITEDATA, body_ctx) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_USERAGENT, agent) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
+		  cu->easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	return bad ? -1 : 0;
+}

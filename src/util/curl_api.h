@@ -45,4 +45,16 @@ typedef struct a2m_curl_api {
 */
 const a2m_curl_api *a2m_curl(const char **why);
 
+/*
+** Sets k up as every POST a2m sends is (the HTTP client's, an embedder's):
+** to url, http or https only, headers, the answer's body to on_body with
+** body_ctx, agent as User-Agent, TCP_NODELAY, no signals (it may run inside
+** a server), and no redirects (one would replay the body, a token or an API
+** key with it, to wherever it pointed). Returns 0, or -1 when libcurl
+** refused an option.
+*/
+int a2m_curl_post_setup(const a2m_curl_api *cu, CURL *k, const char *url,
+			struct curl_slist *headers, curl_write_callback on_body,
+			void *body_ctx, const char *agent);
+
 #endif
