@@ -100,6 +100,44 @@ out=$( { req 1 memory/remember '{"records":[{"content":"meta","id":"m-1","metada
 out=$(req 1 memory/timeline '{"where":{"id":"m-1"}}' | "$a2m" serve --db "$d/meta.db")
 contains "metadata survives reopening byte for byte" "$out" '"metadata":{"b":9007199254740993,"a":[0.1,"città"]}'
 
+# --- issue 16's reproducer: no request makes a number non-finite ---
+# whole_replies NAME IDS...: every line of stdin is one JSON-RPC response
+# (valid JSON, no NUL), with the ids in that order and no -32603.
+whole_replies() {
+	local name=$1 got
+	shift
+	got=$(python3 -c '
+import json, sys
+ids = []
+for line in sys.stdin.buffer.read().split(b"\n"):
+    if not line:
+        continue
+    m = json.loads(line.decode("utf-8"))
+    if m.get("error", {}).get("code") == -32603:
+        ids.append("internal-error")
+    else:
+        ids.append(str(m["id"]))
+print(" ".join(ids))' 2>&1)
+	expect "$name" "$got" "$*"
+}
+salience_reproducer() {
+	req 1 memory/remember '{"records":[{"id":"a","content":"x","salience":1e308}]}'
+	req 2 memory/reinforce '{"ids":["a"],"amount":1e308}'
+	req 3 memory/recall '{}'
+	req 4 memory/timeline '{}'
+}
+salience_reproducer | "$a2m" serve --memory | whole_replies "a salience of 1e308 leaves every reply whole (memory)" 1 2 3 4
+salience_reproducer | "$a2m" serve --db "$d/sal.db" | whole_replies "a salience of 1e308 leaves every reply whole (sqlite)" 1 2 3 4
+out=$(salience_reproducer | "$a2m" serve --memory | head -1)
+contains "a salience of 1e308 is invalid params" "$out" '"id":1,"error":{"code":-32602'
+# A file written before the bound may hold an infinite salience: it reads
+# clamped, and a reinforce brings it back within the bound.
+req 1 memory/remember '{"records":[{"id":"inf","content":"x"}]}' | "$a2m" serve --db "$d/inf.db" >/dev/null
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("update records set salience = 9e999"); c.commit()' "$d/inf.db"
+out=$( { req 3 memory/recall '{}'; req 4 memory/timeline '{}'; } | "$a2m" serve --db "$d/inf.db")
+printf '%s\n' "$out" | whole_replies "an infinite salience on file leaves replies whole" 3 4
+contains "an infinite salience on file reads as the bound" "$out" '"salience":1000000.0'
+
 out=$(req 1 memory/describe '{}' | A2M_DB="$d/env.db" "$a2m" serve)
 contains "serve uses \$A2M_DB" "$out" '"result"'
 [ -f "$d/env.db" ] && ok "\$A2M_DB names the file" || fail "\$A2M_DB names the file" "no $d/env.db"

@@ -399,7 +399,113 @@ static void test_network_scope_comes_from_principal(void)
 	json_decref(r);
 }
 
+
+/* Salience of the record with id, as the timeline returns it (NAN if absent). */
+static double salience_of(const char *id)
+{
+	json_t *r = call("memory/timeline", "{}");
+	json_t *recs = json_object_get(res(r), "records");
+	double s = NAN;
+	for (size_t i = 0; i < json_array_size(recs); i++) {
+		json_t *rec = json_array_get(recs, i);
+		if (strcmp(json_string_value(json_object_get(rec, "id")), id) == 0 &&
+		    json_is_number(json_object_get(rec, "salience")))
+			s = json_number_value(json_object_get(rec, "salience"));
+	}
+	json_decref(r);
+	return s;
+}
+
+/* Every reply of a read is one JSON text, without a NUL inside it. */
+static void check_reads_whole(void)
+{
+	const char *reads[] = {"memory/recall", "memory/timeline"};
+	for (int i = 0; i < 2; i++) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\"}", reads[i]);
+		char *out = a2m_handle(h, msg);
+		CHECK(out != NULL);
+		json_t *v = out ? json_loads(out, 0, NULL) : NULL;
+		CHECK(v != NULL);
+		CHECK(json_object_get(v, "result") != NULL);
+		json_decref(v);
+		a2m_free(out);
+	}
+}
+
+/*
+** The reproducer of issue 16: a salience of 1e308, then a reinforce of 1e308,
+** made the salience infinite; recall then wrote uninitialised bytes and a
+** NUL, timeline claimed "out of memory". Values past the bound are refused.
+*/
+static void test_salience_past_its_bound_is_refused(void)
+{
+	json_t *r = call("memory/remember", "{\"records\":[{\"id\":\"sal-big\",\"content\":\"x\",\"salience\":1e308}]}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	r = call("memory/remember", "{\"records\":[{\"id\":\"sal-big\",\"content\":\"x\",\"salience\":1000001}]}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	r = call("memory/remember", "{\"records\":[{\"id\":\"sal-big\",\"content\":\"x\",\"salience\":-1000001}]}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	r = call("memory/remember", "{\"records\":[{\"id\":\"sal-big\",\"content\":\"x\",\"salience\":1000000}]}");
+	CHECK_INT(code(r), 0);
+	json_decref(r);
+	r = call("memory/reinforce", "{\"ids\":[\"sal-big\"],\"amount\":1e308}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	r = call("memory/promote", "{\"ids\":[\"sal-big\"],\"tier\":\"semantic\",\"salience\":-1e308}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	CHECK(salience_of("sal-big") == 1e6);
+	check_reads_whole();
+	json_decref(call("memory/forget", "{\"ids\":[\"sal-big\"]}"));
+}
+
+/* Additions within the bound saturate at it instead of growing past it. */
+static void test_salience_sums_saturate_at_the_bound(void)
+{
+	json_decref(call("memory/remember", "{\"records\":[{\"id\":\"sal-sat\",\"content\":\"x\",\"salience\":999999}]}"));
+	for (int i = 0; i < 3; i++) {
+		json_t *r = call("memory/reinforce", "{\"ids\":[\"sal-sat\"],\"amount\":1000000}");
+		CHECK_INT(json_integer_value(json_object_get(res(r), "reinforced")), 1);
+		json_decref(r);
+	}
+	CHECK(salience_of("sal-sat") == 1e6);
+	json_decref(call("memory/reinforce", "{\"ids\":[\"sal-sat\"],\"amount\":-1000000}"));
+	CHECK(salience_of("sal-sat") == 0);
+	for (int i = 0; i < 2; i++)
+		json_decref(call("memory/reinforce", "{\"ids\":[\"sal-sat\"],\"amount\":-1000000}"));
+	CHECK(salience_of("sal-sat") == -1e6);
+	json_t *r = call("memory/promote", "{\"ids\":[\"sal-sat\"],\"tier\":\"semantic\",\"salience\":-1000000}");
+	CHECK_INT(json_integer_value(json_object_get(res(r), "promoted")), 1);
+	json_decref(r);
+	CHECK(salience_of("sal-sat") == -1e6);
+	check_reads_whole();
+	json_decref(call("memory/forget", "{\"ids\":[\"sal-sat\"]}"));
+}
+
+/* A vector element that float32 cannot hold (or whose products overflow)
+** is refused on write and on query, not stored as an infinity. */
+static void test_vector_elements_past_their_bound_are_refused(void)
+{
+	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"v\",\"embedding\":[1e300,1,0]}]}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	r = call("memory/remember", "{\"records\":[{\"content\":\"v\",\"embedding\":[1,-1.0000001e15,0]}]}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	r = call("memory/recall", "{\"embedding\":[1e39,0,0]}");
+	CHECK_INT(code(r), A2M_INVALID_PARAMS);
+	json_decref(r);
+	check_reads_whole();
+}
+
 static const test_case tests[] = {
+	TEST(test_salience_past_its_bound_is_refused),
+	TEST(test_salience_sums_saturate_at_the_bound),
+	TEST(test_vector_elements_past_their_bound_are_refused),
 	TEST(test_capacity_spills_oldest_without_consolidate),
 	TEST(test_capacity_is_per_session),
 	TEST(test_group_moves_whole),

@@ -112,6 +112,25 @@ static void test_json_reals_fast_path_matches_printf(void)
 	CHECK_STR(got, "0.3333333333333333");
 }
 
+/* JSON has no infinity or NaN: the writer says null, and writes nothing
+** it did not mean to (the bytes after it stay as they were). */
+static void test_json_non_finite_reals_are_null(void)
+{
+	const double bad[] = {INFINITY, -INFINITY, NAN, -NAN};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char got[32];
+		memset(got, 'z', sizeof got);
+		CHECK_INT(a2m_json_format_real(bad[i], got), 4);
+		CHECK_STR(got, "null");
+		CHECK(got[5] == 'z');
+		a2m_json_buf b = {0};
+		a2m_json_put_real(&b, bad[i]);
+		CHECK_INT(b.len, 4);
+		CHECK(b.len == 4 && memcmp(b.p, "null", 4) == 0);
+		free(b.p);
+	}
+}
+
 /* in as a JSON string, escaped byte by byte (the writer's rules). */
 static void escape_slowly(const char *in, size_t n, char *out)
 {
@@ -434,6 +453,7 @@ int main(void)
 		TEST(test_helper_threads_block_every_signal),
 		TEST(test_cpus_usable_follow_the_affinity),
 		TEST(test_json_reals_fast_path_matches_printf),
+		TEST(test_json_non_finite_reals_are_null),
 		TEST(test_json_strings_escaped_in_long_runs),
 		TEST(test_json_integers_beyond_2_53_exact),
 		TEST(test_json_key_order_and_unicode_kept),

@@ -2,6 +2,7 @@
 ** params.c — parameter reading shared by the handlers: types are checked
 ** exactly, unknown names are never looked at (DECISIONS 012).
 */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,30 @@ int a2m_param_count(const json_t *params, const char *name, int64_t *out,
 	*out = json_integer_value(v);
 	*present = 1;
 	return 0;
+}
+
+int a2m_param_salience(const json_t *v, const char *name, double *out, a2m_error *err)
+{
+	if (!v || json_is_null(v))
+		return 0;
+	double d = json_is_number(v) ? json_number_value(v) : NAN;
+	if (!(fabs(d) <= A2M_SALIENCE_MAX)) {
+		a2m_error_set(err, A2M_INVALID_PARAMS, "%s must be a number from %g to %g", name,
+			      -A2M_SALIENCE_MAX, A2M_SALIENCE_MAX);
+		return a2m_error_data(err, json_pack("{ss sI sI}", "param", name, "min",
+						     (json_int_t)-A2M_SALIENCE_MAX, "max",
+						     (json_int_t)A2M_SALIENCE_MAX));
+	}
+	*out = d;
+	return 0;
+}
+
+int a2m_param_vector_element(const json_t *v, double *out)
+{
+	if (!json_is_number(v))
+		return 0;
+	*out = json_number_value(v);
+	return fabs(*out) <= A2M_VECTOR_ELEMENT_MAX;
 }
 
 int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *name,

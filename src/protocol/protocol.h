@@ -199,6 +199,29 @@ int a2m_param_count(const json_t *params, const char *name, int64_t *out,
 		    int *present, a2m_error *err);
 
 /*
+** Reads a salience or an amount added to one (remember's salience,
+** reinforce's amount, promote's salience) from v, which may be NULL or JSON
+** null (absent: 0, *out untouched). A2M_INVALID_PARAMS naming `name` unless
+** it is a number within ±A2M_SALIENCE_MAX (stack.h): a larger one would
+** make salience, retention and scores non-finite.
+*/
+int a2m_param_salience(const json_t *v, const char *name, double *out, a2m_error *err);
+
+/*
+** The largest magnitude of one element of a vector (an embedding written, a
+** query's): vectors are kept as float32 and compared with float sums, and
+** within this bound no element, norm or sum of products can overflow.
+** Embedding models write elements of magnitude below 100.
+*/
+#define A2M_VECTOR_ELEMENT_MAX 1e15
+
+/*
+** Whether v is a number a vector may hold (finite, within
+** ±A2M_VECTOR_ELEMENT_MAX); its value in *out when it is.
+*/
+int a2m_param_vector_element(const json_t *v, double *out);
+
+/*
 ** Refuses a param of an undeclared capability that would narrow or direct
 ** the operation (e.g. `tier` without tiers): silently dropping it would
 ** answer a different question than was asked. Returns 0 when the param is

@@ -73,9 +73,12 @@ static int query_vector(a2m_server *srv, const json_t *params, double **vec, siz
 	if (!json_is_array(v) || json_array_size(v) == 0)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "embedding must be a non-empty array of numbers");
 	size_t n = json_array_size(v);
+	double x;
 	for (size_t i = 0; i < n; i++)
-		if (!json_is_number(json_array_get(v, i)))
-			return a2m_error_set(err, A2M_INVALID_PARAMS, "embedding[%zu] must be a number", i);
+		if (!a2m_param_vector_element(json_array_get(v, i), &x))
+			return a2m_error_set(err, A2M_INVALID_PARAMS,
+					     "embedding[%zu] must be a number from %g to %g", i,
+					     -A2M_VECTOR_ELEMENT_MAX, A2M_VECTOR_ELEMENT_MAX);
 	/* The width is read once and kept: not for a shared call (stack.h). */
 	if (srv->shared)
 		return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");

@@ -11,6 +11,7 @@
 ** objects of a dozen members each and serialising them cost more than the
 ** ranking. Both give the same JSON, member for member, in the same order.
 */
+#include <math.h>
 #include <string.h>
 
 #include "protocol/protocol.h"
@@ -47,7 +48,9 @@ static int record_fields(const a2m_server *srv, const a2m_record *rec, int with_
 	if ((caps & A2M_CAP_TIERS) && rec->tier)
 		bad |= k->str(ctx, "tier", rec->tier);
 	if (caps & A2M_CAP_SALIENCE) {
-		bad |= k->real(ctx, "salience", rec->salience);
+		/* Clamped: a file written before salience was bounded may hold
+		** an infinity, which has no JSON spelling (stack.h). */
+		bad |= k->real(ctx, "salience", a2m_salience_clamp(rec->salience));
 		bad |= k->integer(ctx, "access_count", rec->access_count);
 		if (rec->accessed_at)
 			bad |= k->str(ctx, "accessed_at", a2m_clock_format(rec->accessed_at, ts));
@@ -83,7 +86,9 @@ static int obj_str(void *ctx, const char *key, const char *s)
 
 static int obj_real(void *ctx, const char *key, double d)
 {
-	return obj_value(ctx, key, json_real(d));
+	/* jansson holds no infinity or NaN (json_real refuses it): null, as
+	** the text writer spells one (a2m_json_format_real). */
+	return obj_value(ctx, key, isfinite(d) ? json_real(d) : json_null());
 }
 
 static int obj_integer(void *ctx, const char *key, int64_t v)
@@ -96,7 +101,7 @@ static int obj_vector(void *ctx, const char *key, const double *v, size_t n)
 	json_t *a = json_array();
 	int bad = !a;
 	for (size_t i = 0; a && i < n; i++)
-		bad |= json_array_append_new(a, json_real(v[i]));
+		bad |= json_array_append_new(a, isfinite(v[i]) ? json_real(v[i]) : json_null());
 	if (bad) {
 		json_decref(a);
 		return 1;

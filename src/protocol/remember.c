@@ -77,11 +77,10 @@ static int take_embedding(const json_t *v, size_t i, a2m_record *rec, a2m_error 
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	rec->dims = n;
 	for (size_t k = 0; k < n; k++) {
-		json_t *x = json_array_get(v, k);
-		if (!json_is_number(x))
+		if (!a2m_param_vector_element(json_array_get(v, k), &rec->embedding[k]))
 			return a2m_error_set(err, A2M_INVALID_PARAMS,
-					     "records[%zu].embedding[%zu] must be a number", i, k);
-		rec->embedding[k] = json_number_value(x);
+					     "records[%zu].embedding[%zu] must be a number from %g to %g",
+					     i, k, -A2M_VECTOR_ELEMENT_MAX, A2M_VECTOR_ELEMENT_MAX);
 	}
 	return 0;
 }
@@ -153,12 +152,11 @@ static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record 
 	if ((caps & A2M_CAP_TIERS) && (rc = take_string(f, F_TIER, i, &rec->tier, err)))
 		return rc;
 	if (caps & A2M_CAP_SALIENCE) {
-		json_t *sal = f[F_SALIENCE];
-		if (sal && !json_is_null(sal)) {
-			if (!json_is_number(sal))
-				return a2m_error_set(err, A2M_INVALID_PARAMS,
-						     "records[%zu].salience must be a number", i);
-			rec->salience = json_number_value(sal);
+		if (f[F_SALIENCE] && !json_is_null(f[F_SALIENCE])) {
+			char name[48];
+			snprintf(name, sizeof name, "records[%zu].salience", i);
+			if ((rc = a2m_param_salience(f[F_SALIENCE], name, &rec->salience, err)))
+				return rc;
 		}
 	}
 	if (caps & A2M_CAP_SCOPES) {

@@ -15,12 +15,8 @@ int a2m_method_reinforce(a2m_server *srv, json_t *params, json_t **result, a2m_e
 	if ((rc = a2m_param_scope(srv, params, &scope, err)))
 		return rc;
 	double amount = DEFAULT_REINFORCE;
-	json_t *a = json_object_get(params, "amount");
-	if (a && !json_is_null(a)) {
-		if (!json_is_number(a))
-			return a2m_error_set(err, A2M_INVALID_PARAMS, "amount must be a number");
-		amount = json_number_value(a);
-	}
+	if ((rc = a2m_param_salience(json_object_get(params, "amount"), "amount", &amount, err)))
+		return rc;
 	const char **ids;
 	size_t n;
 	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))

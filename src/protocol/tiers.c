@@ -16,12 +16,8 @@ int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_err
 	if (!tier)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "tier is required");
 	double add = 0;
-	json_t *sal = json_object_get(params, "salience");
-	if (sal && !json_is_null(sal)) {
-		if (!json_is_number(sal))
-			return a2m_error_set(err, A2M_INVALID_PARAMS, "salience must be a number");
-		add = json_number_value(sal);
-	}
+	if ((rc = a2m_param_salience(json_object_get(params, "salience"), "salience", &add, err)))
+		return rc;
 	const char **ids;
 	size_t n;
 	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))

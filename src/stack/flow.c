@@ -31,7 +31,7 @@ static double retention_in(const a2m_tier *t, const a2m_record *rec, int64_t now
 	int64_t last = rec->accessed_at > rec->created_at ? rec->accessed_at : rec->created_at;
 	if (t && t->half_life_ms > 0 && now > last)
 		recency = exp2(-(double)(now - last) / t->half_life_ms);
-	return rec->salience * recency * (1.0 + (double)rec->access_count);
+	return a2m_salience_clamp(rec->salience) * recency * (1.0 + (double)rec->access_count);
 }
 
 double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now)
@@ -141,7 +141,7 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			}
 			free(r->tier);
 			r->tier = tier;
-			r->salience += salience_add;
+			r->salience = a2m_salience_add(r->salience, salience_add);
 			rc = s->ops->update(s, r);
 			*n += rc == 0;
 			if (!rc)

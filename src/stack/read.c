@@ -93,7 +93,8 @@ double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *
 		return rel;
 	const a2m_tier *t = a2m_stack_tier_of(st, r);
 	double recency = decay(now, r->created_at, t ? t->half_life_ms : 0);
-	double sal = r->salience > 0 ? r->salience / (1.0 + r->salience) : 0;
+	double s = a2m_salience_clamp(r->salience);
+	double sal = s > 0 ? s / (1.0 + s) : 0;
 	return rel * (w->relevance + w->recency * recency + w->salience * sal) / sum;
 }
 

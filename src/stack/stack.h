@@ -23,6 +23,7 @@
 #ifndef A2M_STACK_H
 #define A2M_STACK_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,33 @@
 typedef struct a2m_blend {
 	double relevance, recency, salience;
 } a2m_blend;
+
+/*
+** Salience is bounded (the spec gives it no range; docs/PROTOCOL.md,
+** Salience): a value a request gives (remember's salience, reinforce's
+** amount, promote's salience) must lie within ±A2M_SALIENCE_MAX, and a sum
+** saturates there, so no request can make a salience, a retention or a
+** score non-finite.
+*/
+#define A2M_SALIENCE_MAX 1e6
+
+/*
+** s held within ±A2M_SALIENCE_MAX, NaN read as 0: what the blend and the
+** retention weigh, so a value stored before the bound (an infinity on an
+** old SQLite file) still ranks instead of poisoning the arithmetic.
+*/
+static inline double a2m_salience_clamp(double s)
+{
+	if (!(s > -A2M_SALIENCE_MAX))
+		return isnan(s) ? 0 : -A2M_SALIENCE_MAX;
+	return s < A2M_SALIENCE_MAX ? s : A2M_SALIENCE_MAX;
+}
+
+/* a + b saturated at ±A2M_SALIENCE_MAX: reinforce and promote's additions. */
+static inline double a2m_salience_add(double a, double b)
+{
+	return a2m_salience_clamp(a2m_salience_clamp(a) + a2m_salience_clamp(b));
+}
 
 typedef struct a2m_stack_config {
 	a2m_tier_layout tiers;        /* taken over by a2m_stack_new */

@@ -203,8 +203,9 @@ int a2m_tiers_from_json(const json_t *arr, a2m_tier_layout *layout, char *err, s
 			t->kind = strdup(t->name);
 		json_t *hl = json_object_get(o, "half_life_seconds");
 		if (hl && !json_is_null(hl)) {
-			if (!json_is_number(hl) || json_number_value(hl) < 0) {
-				snprintf(err, errlen, "tiers[%zu].half_life_seconds must be a non-negative number", i);
+			/* Bounded (about 31 700 years) so the milliseconds stay finite. */
+			if (!json_is_number(hl) || !(json_number_value(hl) >= 0 && json_number_value(hl) <= 1e12)) {
+				snprintf(err, errlen, "tiers[%zu].half_life_seconds must be a number from 0 to 1e12", i);
 				goto fail;
 			}
 			t->half_life_ms = json_number_value(hl) * 1000.0;

@@ -7,6 +7,7 @@
 */
 #include <string.h>
 
+#include "stack/stack.h"
 #include "stack/where.h"
 #include "util/clock.h"
 
@@ -75,7 +76,7 @@ static json_t *record_field(const a2m_record *rec, const char *k, unsigned field
 		return STR(rec->tier);
 	if (fields & A2M_FIELD_SALIENCE) {
 		if (strcmp(k, "salience") == 0)
-			return json_real(rec->salience);
+			return json_real(a2m_salience_clamp(rec->salience));
 		if (strcmp(k, "access_count") == 0)
 			return json_integer(rec->access_count);
 		if (strcmp(k, "accessed_at") == 0)

@@ -413,7 +413,7 @@ int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const
 		a2m_record *rec = NULL;
 		if ((rc = get_visible(st, scope, ids[i], &rec, err)) || !rec)
 			continue;
-		rec->salience += amount;
+		rec->salience = a2m_salience_add(rec->salience, amount);
 		if ((rc = st->store->ops->update(st->store, rec)))
 			a2m_stack_store_error(st, err, rc);
 		else

@@ -279,6 +279,10 @@ size_t a2m_json_format_real(double d, char out[32])
 	/* The 17 significant digits (always enough to read back as d), then the
 	** shortest of 15, 16, 17 digits that does read back: the same text as
 	** trying "%.15g", "%.16g", "%.17g" in turn. */
+	if (!isfinite(d)) {
+		memcpy(out, "null", 5);
+		return 4;
+	}
 	char sig[17];
 	int neg = signbit(d) != 0, x = 0, fast = 0;
 #ifdef __SIZEOF_INT128__

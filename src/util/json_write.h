@@ -47,14 +47,16 @@ typedef struct a2m_json_buf {
 
 void a2m_json_put_raw(a2m_json_buf *b, const char *s, size_t n);    /* verbatim */
 void a2m_json_put_string(a2m_json_buf *b, const char *s, size_t n); /* a JSON string */
-void a2m_json_put_real(a2m_json_buf *b, double d);                  /* finite */
+void a2m_json_put_real(a2m_json_buf *b, double d);                  /* non-finite: null */
 void a2m_json_put_int(a2m_json_buf *b, int64_t v);
 void a2m_json_put_value(a2m_json_buf *b, const json_t *v);
 
 /*
 ** Writes the shortest decimal text that strtod() reads back as exactly d into
 ** out (at least 32 bytes), always containing '.', 'e' or an exponent so it
-** reads as a real. Returns the length. d must be finite.
+** reads as a real. Returns the length. JSON has no spelling for an infinity
+** or a NaN: those are written as null (as JavaScript's JSON.stringify does),
+** so whatever reaches the writer, its output stays JSON.
 */
 size_t a2m_json_format_real(double d, char out[32]);
 
