@@ -12,18 +12,18 @@
 **
 **   char *argv[] = {"a2m", "serve", "--memory", NULL};
 **   a2m_client *c;
+**   char *response;
 **   if (a2m_client_spawn_stdio(argv, &c) != A2M_CLIENT_OK) ...
-**   json_t *params = json_pack("{s:s}", "protocol", "a2m/0.1");
-**   json_t *response;
-**   int rc = a2m_client_request(c, "memory/describe", params, &response);
-**   json_decref(params);
-**   if (rc == A2M_CLIENT_OK) { ... json_decref(response); }
+**   int rc = a2m_client_request(c, "memory/describe", "{\"protocol\":\"a2m/0.1\"}",
+**                               &response);
+**   if (rc == A2M_CLIENT_OK) { ... a2m_free(response); }
 **   else fprintf(stderr, "%s\n", a2m_client_errmsg(c));
 **   a2m_client_free(c);
 **
-** Messages are jansson values (json_t). A value passed in is borrowed: the
-** caller keeps its reference. A value handed out through an out-parameter is
-** a new reference the caller releases with json_decref().
+** Messages are JSON text, as they cross the wire: parse them with the JSON
+** library of your choice. A message handed in is borrowed; one handed out
+** through an out-parameter is a compact single-line string the caller frees
+** with a2m_free() (include/a2m.h).
 **
 ** Waiting: every call that waits for the server gives up once the handle's
 ** timeout (a2m_client_set_timeout, 10 seconds by default) has passed since
@@ -47,7 +47,7 @@
 
 #include <stddef.h>
 
-#include <jansson.h>
+#include "a2m.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,20 +99,20 @@ typedef struct a2m_client a2m_client;
 ** empty), and sets *out to NULL; a2m_client_spawn_errmsg() then says why.
 ** The caller frees the handle with a2m_client_free().
 */
-int a2m_client_spawn_stdio(char *const argv[], a2m_client **out);
+A2M_API int a2m_client_spawn_stdio(char *const argv[], a2m_client **out);
 
 /*
 ** The reason the last a2m_client_spawn_stdio() on this thread failed, as a
 ** static string, or "" if it did not. Valid until the next spawn call.
 */
-const char *a2m_client_spawn_errmsg(void);
+A2M_API const char *a2m_client_spawn_errmsg(void);
 
 /*
 ** Sets how long, in milliseconds, each waiting call may wait. A value of 0 or
 ** less restores A2M_CLIENT_DEFAULT_TIMEOUT_MS. Returns the previous value.
 ** Cannot fail.
 */
-int a2m_client_set_timeout(a2m_client *c, int timeout_ms);
+A2M_API int a2m_client_set_timeout(a2m_client *c, int timeout_ms);
 
 /*
 ** Writes len bytes to the server exactly as given: no newline is added, no
@@ -130,79 +130,71 @@ int a2m_client_set_timeout(a2m_client *c, int timeout_ms);
 ** timeout; how much was is not reported, so the connection is no longer
 ** usable), A2M_CLIENT_ERR_MISUSE (c NULL, or its input already closed).
 */
-int a2m_client_send_raw(a2m_client *c, const void *bytes, size_t len);
+A2M_API int a2m_client_send_raw(a2m_client *c, const void *bytes, size_t len);
 
 /*
 ** Writes len bytes as they are, then '\n': one raw line. The bytes should
 ** not contain a '\n' of their own, or the server sees two lines. Returns as
 ** a2m_client_send_raw().
 */
-int a2m_client_send_line(a2m_client *c, const void *bytes, size_t len);
-
-/*
-** Serialises msg (any JSON value, compact, on one line) and writes it
-** followed by '\n'. Does not wait for an answer. Returns as
-** a2m_client_send_raw(), or A2M_CLIENT_ERR_ENCODE if msg cannot be
-** serialised.
-*/
-int a2m_client_send(a2m_client *c, const json_t *msg);
+A2M_API int a2m_client_send_line(a2m_client *c, const void *bytes, size_t len);
 
 /*
 ** Sends {"jsonrpc":"2.0","id":N,"method":method,"params":params} with a fresh
-** integer id N (params omitted when NULL; borrowed) and waits for the
-** response carrying that id. Notifications and other messages that arrive
-** first are queued, not lost.
+** integer id N (params: the JSON text of an object, or NULL for none) and
+** waits for the response carrying that id. Notifications and other messages
+** that arrive first are queued, not lost.
 **
-** Returns A2M_CLIENT_OK and sets *response to the whole response object (a
-** new reference: check for "result" or "error" yourself). On failure sets
-** *response to NULL and returns a send error (see a2m_client_send) or a wait
-** error (see a2m_client_wait_response).
+** Returns A2M_CLIENT_OK and sets *response to the whole response object's
+** text (check for "result" or "error" yourself). On failure sets *response
+** to NULL and returns A2M_CLIENT_ERR_ENCODE (params is not a JSON object),
+** a send error (see a2m_client_send_raw) or a wait error (see
+** a2m_client_wait_response).
 */
-int a2m_client_request(a2m_client *c, const char *method, const json_t *params,
-		       json_t **response);
+A2M_API int a2m_client_request(a2m_client *c, const char *method, const char *params,
+			       char **response);
 
 /*
-** Waits for the response whose id equals id (same JSON type and value:
-** 1 does not match 1.0 or "1"). Messages received meanwhile are queued.
-** A matching response already queued is returned at once.
+** Waits for the response whose id equals id, given as JSON text (same JSON
+** type and value: 1 does not match 1.0 or "1"). Messages received meanwhile
+** are queued. A matching response already queued is returned at once.
 **
-** Returns A2M_CLIENT_OK and sets *response (a new reference). Otherwise sets
-** *response to NULL and returns A2M_CLIENT_ERR_TIMEOUT, A2M_CLIENT_ERR_CLOSED
-** (the server closed stdout first), A2M_CLIENT_ERR_IO, A2M_CLIENT_ERR_TOOBIG
-** or A2M_CLIENT_ERR_NOMEM.
+** Returns A2M_CLIENT_OK and sets *response. Otherwise sets *response to NULL
+** and returns A2M_CLIENT_ERR_TIMEOUT, A2M_CLIENT_ERR_CLOSED (the server
+** closed stdout first), A2M_CLIENT_ERR_IO, A2M_CLIENT_ERR_TOOBIG,
+** A2M_CLIENT_ERR_NOMEM, or A2M_CLIENT_ERR_MISUSE (id is not JSON).
 */
-int a2m_client_wait_response(a2m_client *c, const json_t *id, json_t **response);
+A2M_API int a2m_client_wait_response(a2m_client *c, const char *id, char **response);
 
 /*
 ** Takes the oldest queued notification (a message with a "method" and no
 ** "id"), or waits for the next one to arrive; other messages that arrive
-** meanwhile are queued. Returns A2M_CLIENT_OK and sets *out (a new
-** reference), or sets it to NULL and returns a wait error as
-** a2m_client_wait_response().
+** meanwhile are queued. Returns A2M_CLIENT_OK and sets *out, or sets it to
+** NULL and returns a wait error as a2m_client_wait_response().
 */
-int a2m_client_next_notification(a2m_client *c, json_t **out);
+A2M_API int a2m_client_next_notification(a2m_client *c, char **out);
 
 /*
 ** Takes the oldest queued message of any kind, or waits for the next one.
 ** This is the call for a caller that wants to see exactly what the server
 ** said next, in order. A message is any JSON value the server sent on one
-** line, so it may be an array or a number from a broken server. Returns as
-** a2m_client_next_notification().
+** line, so it may be an array or a number from a broken server; it is handed
+** out re-serialised compactly. Returns as a2m_client_next_notification().
 */
-int a2m_client_recv(a2m_client *c, json_t **out);
+A2M_API int a2m_client_recv(a2m_client *c, char **out);
 
 /* How many received messages are queued and not yet handed out. */
-size_t a2m_client_pending(const a2m_client *c);
+A2M_API size_t a2m_client_pending(const a2m_client *c);
 
 /* Drops every queued message. Cannot fail. */
-void a2m_client_discard_pending(a2m_client *c);
+A2M_API void a2m_client_discard_pending(a2m_client *c);
 
 /*
 ** How many lines the server has sent that were not JSON at all (a log line
 ** on stdout, a truncated message). They are skipped, never queued: a caller
 ** that wants to see them installs a trace.
 */
-size_t a2m_client_bad_lines(const a2m_client *c);
+A2M_API size_t a2m_client_bad_lines(const a2m_client *c);
 
 /* The direction of a traced chunk of bytes. */
 enum a2m_client_dir {
@@ -219,13 +211,13 @@ typedef void (*a2m_client_trace_fn)(void *user, enum a2m_client_dir dir,
 				    const char *bytes, size_t len);
 
 /* Installs fn (NULL removes it). Cannot fail. */
-void a2m_client_set_trace(a2m_client *c, a2m_client_trace_fn fn, void *user);
+A2M_API void a2m_client_set_trace(a2m_client *c, a2m_client_trace_fn fn, void *user);
 
 /*
 ** Whether the server process can still be talked to: it has not exited and
 ** the connection has not failed. Cannot fail; a NULL c is not alive.
 */
-int a2m_client_alive(a2m_client *c);
+A2M_API int a2m_client_alive(a2m_client *c);
 
 /*
 ** Closes the server's stdin — the one portable shutdown signal of spec
@@ -239,30 +231,30 @@ int a2m_client_alive(a2m_client *c);
 ** left running: follow with a2m_client_kill). Sending after this returns
 ** A2M_CLIENT_ERR_MISUSE.
 */
-int a2m_client_close(a2m_client *c, int *exit_status);
+A2M_API int a2m_client_close(a2m_client *c, int *exit_status);
 
 /*
 ** Ends the server with SIGKILL and reaps it. Returns A2M_CLIENT_OK, also when
 ** it had already exited. Cannot otherwise fail.
 */
-int a2m_client_kill(a2m_client *c);
+A2M_API int a2m_client_kill(a2m_client *c);
 
 /*
 ** Releases the handle and everything queued in it. A server still running
 ** gets its stdin closed and a moment (at most 2 seconds) to exit on its own,
 ** then SIGKILL. NULL is a no-op.
 */
-void a2m_client_free(a2m_client *c);
+A2M_API void a2m_client_free(a2m_client *c);
 
 /*
 ** The detail of the last failure on c, e.g. "timed out after 10000 ms
 ** waiting for the response to id 7". Borrowed; valid until the next call on
 ** c. "" when nothing has failed.
 */
-const char *a2m_client_errmsg(const a2m_client *c);
+A2M_API const char *a2m_client_errmsg(const a2m_client *c);
 
 /* A static, human-readable name for a result code. */
-const char *a2m_client_strerror(int code);
+A2M_API const char *a2m_client_strerror(int code);
 
 /* ---- HTTP (spec §8.3) ---- */
 
@@ -288,7 +280,7 @@ typedef struct a2m_client_http_options {
 } a2m_client_http_options;
 
 /* Fills *o with the defaults. Cannot fail. */
-void a2m_client_http_options_init(a2m_client_http_options *o);
+A2M_API void a2m_client_http_options_init(a2m_client_http_options *o);
 
 /*
 ** Makes a handle that speaks to the A2M endpoint at url ("http://host:port/"
@@ -302,7 +294,7 @@ void a2m_client_http_options_init(a2m_client_http_options *o);
 ** all of them from HTTP having no channel of its own from server to client:
 **
 **   - Sending: each '\n'-terminated line written with a2m_client_send_raw()
-**     (or _send_line, _send) is POSTed as one body when its '\n' is written;
+**     (or _send_line) is POSTed as one body when its '\n' is written;
 **     lines holding only blanks are not sent, as a stdio server would ignore
 **     them. The call returns once the server has answered.
 **   - Receiving: the body of each 200 answer is one received message, queued
@@ -319,14 +311,14 @@ void a2m_client_http_options_init(a2m_client_http_options *o);
 ** is NULL or url is not an http or https URL; A2M_CLIENT_ERR_NOMEM. On
 ** failure *out is NULL. The caller frees the handle with a2m_client_free().
 */
-int a2m_client_connect_http(const char *url, const a2m_client_http_options *opts,
+A2M_API int a2m_client_connect_http(const char *url, const a2m_client_http_options *opts,
 			    a2m_client **out);
 
 /*
 ** The HTTP status of the last answer received on c (200, 202, 401, ...), or
 ** 0 when c is not an HTTP handle or nothing was answered yet.
 */
-long a2m_client_http_status(const a2m_client *c);
+A2M_API long a2m_client_http_status(const a2m_client *c);
 
 #ifdef __cplusplus
 }

@@ -43,22 +43,6 @@ struct a2m {
 #define BLEND_RECENCY   0.15
 #define BLEND_SALIENCE  0.10
 
-/* The one place the defaults live; describe reports whatever is in force. */
-void a2m_config_init(a2m_config *cfg)
-{
-	memset(cfg, 0, sizeof *cfg);
-	cfg->engine = A2M_ENGINE_SQLITE;
-	cfg->path = "a2m.db";
-	cfg->name = "a2m";
-	cfg->max_records_per_call = 1000;
-	cfg->max_content_length = 1048576;
-	cfg->max_recall_limit = 1000;
-	cfg->default_recall_limit = 10;
-	cfg->events_retain = 1024;
-	cfg->touch_buffer = A2M_TOUCH_BUFFER;
-	cfg->helper_threads = -1;
-}
-
 static int open_fail(char **errmsg, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -75,41 +59,6 @@ static int open_fail(char **errmsg, int code, const char *fmt, ...)
 	return code;
 }
 
-/* Copies the fields the caller set over the defaults. */
-static void merge_config(a2m_config *cfg, const a2m_config *in)
-{
-	cfg->engine = in->engine;
-	cfg->sqlite_synchronous_normal = in->sqlite_synchronous_normal;
-	cfg->read_only = in->read_only;
-	if (in->path)
-		cfg->path = in->path;
-	if (in->name)
-		cfg->name = in->name;
-	if (in->max_records_per_call > 0)
-		cfg->max_records_per_call = in->max_records_per_call;
-	if (in->max_content_length > 0)
-		cfg->max_content_length = in->max_content_length;
-	if (in->max_recall_limit > 0)
-		cfg->max_recall_limit = in->max_recall_limit;
-	if (in->default_recall_limit > 0)
-		cfg->default_recall_limit = in->default_recall_limit;
-	if (in->events_retain > 0)
-		cfg->events_retain = in->events_retain;
-	if (in->touch_buffer > 0)
-		cfg->touch_buffer = in->touch_buffer;
-	cfg->helper_threads = in->helper_threads;
-	cfg->capabilities = in->capabilities;
-	cfg->config_file = in->config_file;
-	cfg->metric = in->metric;
-	if (in->ranking)
-		cfg->ranking = in->ranking;
-	cfg->embed_kind = in->embed_kind;
-	cfg->embed_url = in->embed_url;
-	cfg->embed_model = in->embed_model;
-	cfg->embed_api_key = in->embed_api_key;
-	cfg->embed_timeout_ms = in->embed_timeout_ms;
-}
-
 /*
 ** The server's embedder, when cfg asks for one (docs/EMBEDDINGS.md): 0
 ** with *out NULL when it does not, -1 with a message in err for a bad
@@ -123,7 +72,7 @@ static int make_embedder(const a2m_config *cfg, a2m_embedder **out, char *err,
 		return 0;
 	a2m_embedder_config ec = {.kind = cfg->embed_kind, .url = cfg->embed_url,
 				  .model = cfg->embed_model, .api_key = cfg->embed_api_key,
-				  .timeout_ms = cfg->embed_timeout_ms};
+				  .timeout_ms = (long)cfg->embed_timeout_ms};
 	*out = a2m_embedder_new(&ec, err, errlen);
 	return *out ? 0 : -1;
 }
@@ -196,20 +145,16 @@ static unsigned where_fields(unsigned caps)
 static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_store **store,
 		      char *err, size_t errlen)
 {
-	if (cfg->engine == A2M_ENGINE_MEMORY) {
+	if (strcmp(cfg->engine, "memory") == 0) {
 		if (cfg->read_only) {
 			snprintf(err, errlen, "a read-only server needs an existing database (--db)");
-			return A2M_INVALID_PARAMS;
+			return A2M_RANGE;
 		}
-		return a2m_store_memory_open(store, err, errlen);
-	}
-	if (cfg->engine != A2M_ENGINE_SQLITE) {
-		snprintf(err, errlen, "unknown storage engine %d", (int)cfg->engine);
-		return A2M_INVALID_PARAMS;
+		return a2m_store_memory_open(store, err, errlen) ? A2M_CANTOPEN : A2M_OK;
 	}
 	a2m_sqlite_options opt = {0};
-	opt.synchronous_full = !cfg->sqlite_synchronous_normal;
-	opt.read_only = cfg->read_only;
+	opt.synchronous_full = strcmp(cfg->synchronous, "normal") != 0;
+	opt.read_only = cfg->read_only != 0;
 	opt.unembedded_index = cfg->embed_kind != NULL;
 	opt.merge_inline = cfg->helper_threads == 0;
 	char *dir = NULL;
@@ -221,7 +166,7 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	if (opt.procedural_tier && strcmp(cfg->path, ":memory:") != 0) {
 		if (!(dir = procedural_dir(cfg->path))) {
 			snprintf(err, errlen, "out of memory");
-			return A2M_INTERNAL_ERROR;
+			return A2M_NOMEM;
 		}
 		opt.procedural_dir = dir;
 	} else {
@@ -229,111 +174,61 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	}
 	int rc = a2m_store_sqlite_open(cfg->path, &opt, store, err, errlen);
 	free(dir);
-	return rc;
+	return rc ? A2M_CANTOPEN : A2M_OK;
 }
 
-int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
+/*
+** The server over an opened store: scorer, index, stack, event log, limits.
+** Takes store and embedder (closed on failure) and the layout; NULL with a
+** message in err, and *code, on failure.
+*/
+static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
+			a2m_store *store, a2m_embedder *embedder, a2m_tier_layout *layout,
+			int *code, char *err, size_t errlen)
 {
-	a2m_config cfg, defaults;
-	a2m_config_init(&cfg);
-	a2m_config_init(&defaults);
-	*out = NULL;
-	if (errmsg)
-		*errmsg = NULL;
-	if (cfg_in)
-		merge_config(&cfg, cfg_in);
-
-	char err[512] = "";
-	json_t *keep = NULL;
-	a2m_tier_layout layout = {0};
-	if (cfg.config_file &&
-	    a2m_config_load_file(cfg.config_file, &cfg, &defaults, &layout, &keep, err, sizeof err) != 0)
-		return open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
-	if (!layout.n && a2m_tiers_default(&layout) != 0) {
-		json_decref(keep);
-		return open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
-	}
-	if (cfg.default_recall_limit > cfg.max_recall_limit)
-		cfg.default_recall_limit = cfg.max_recall_limit;
-	/* After the file: resolved once, for the analyser and the store alike. */
-	if (cfg.helper_threads < 0)
-		cfg.helper_threads = a2m_helpers_default();
-	unsigned caps = ~0u;
-	a2m_metric metric = A2M_METRIC_COSINE;
-	int rc = 0;
-	if (cfg.capabilities && a2m_config_parse_capabilities(cfg.capabilities, &caps, err, sizeof err))
-		rc = open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
-	else if (cfg.metric && a2m_metric_parse(cfg.metric, &metric) != 0)
-		rc = open_fail(errmsg, A2M_INVALID_PARAMS,
-			       "unknown metric '%s' (use cosine, dot or l2)", cfg.metric);
-	/* Made here, while its strings may still point into the file. */
-	a2m_embedder *embedder = NULL;
-	if (!rc && make_embedder(&cfg, &embedder, err, sizeof err) != 0)
-		rc = open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
-	caps &= (A2M_CAP_PROMPT << 1) - 1;
-	char *name = strdup(cfg.name);
-	json_decref(keep); /* nothing below points into the file any more */
-	if (rc || !name) {
-		if (embedder)
-			embedder->destroy(embedder);
-		a2m_tiers_free(&layout);
-		free(name);
-		return rc ? rc : open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
-	}
-
-	a2m_store *store = NULL;
-	if ((rc = open_store(&cfg, &layout, &store, err, sizeof err)) != 0) {
-		if (embedder)
-			embedder->destroy(embedder);
-		a2m_tiers_free(&layout);
-		free(name);
-		return open_fail(errmsg, rc, "cannot open store: %s", err);
-	}
-	a2m_scorer *scorer = make_scorer(cfg.ranking, metric, embedder != NULL,
-					  cfg.helper_threads, err, sizeof err);
-	if (!scorer) {
-		if (embedder)
-			embedder->destroy(embedder);
-		store->ops->close(store);
-		a2m_tiers_free(&layout);
-		free(name);
-		return open_fail(errmsg, A2M_INVALID_PARAMS, "%s", err);
-	}
+	a2m_scorer *scorer = make_scorer(cfg->ranking, metric, embedder != NULL,
+					  (int)cfg->helper_threads, err, errlen);
+	a2m_stack *stack = NULL;
+	a2m *h = NULL;
+	*code = A2M_NOMEM;
+	if (!scorer)
+		goto fail;
 	/*
 	** The store keeps the scorer's index from now on, in the same
 	** transactions as the records; an index built by another analysis is
 	** rebuilt here, once (docs/RANKING.md).
 	*/
 	if (scorer->indexer && store->ops->index_attach &&
-	    (rc = store->ops->index_attach(store, scorer->indexer)) != 0) {
-		snprintf(err, sizeof err, "%s", store->errmsg);
-		if (embedder)
-			embedder->destroy(embedder);
-		store->ops->close(store);
-		scorer->destroy(scorer);
-		a2m_tiers_free(&layout);
-		free(name);
-		return open_fail(errmsg, rc, "cannot build the search index: %s", err);
+	    store->ops->index_attach(store, scorer->indexer) != 0) {
+		snprintf(err, errlen, "cannot build the search index: %s", store->errmsg);
+		*code = A2M_CANTOPEN;
+		goto fail;
 	}
 	a2m_stack_config scfg = {0};
-	scfg.tiers = layout;
+	scfg.tiers = *layout;
 	scfg.fields = where_fields(caps);
 	scfg.metric = metric;
 	scfg.default_salience = 1.0;
 	scfg.blend = (a2m_blend){BLEND_RELEVANCE, BLEND_RECENCY, BLEND_SALIENCE};
-	scfg.read_only = cfg.read_only;
+	scfg.read_only = cfg->read_only != 0;
 	scfg.embedder = embedder;
-	scfg.touch_max = (size_t)cfg.touch_buffer;
-	a2m_stack *stack = a2m_stack_new(store, scorer, &scfg);
-	a2m *h = calloc(1, sizeof *h);
+	scfg.touch_max = (size_t)cfg->touch_buffer;
+	/* From here the stack owns the store, the scorer, the embedder and the
+	** layout, and a2m_stack_free releases them, also when it fails. */
+	memset(layout, 0, sizeof *layout);
+	embedder = NULL;
+	stack = a2m_stack_new(store, scorer, &scfg);
+	store = NULL;
+	scorer = NULL;
+	h = calloc(1, sizeof *h);
+	char *name = strdup(cfg->name);
 	a2m_event_log *events = (caps & A2M_CAP_EVENTS)
-		? a2m_event_log_new((size_t)cfg.events_retain) : NULL;
-	if (!stack || !h || ((caps & A2M_CAP_EVENTS) && !events)) {
-		a2m_stack_free(stack);
+		? a2m_event_log_new((size_t)cfg->events_retain) : NULL;
+	if (!stack || !h || !name || ((caps & A2M_CAP_EVENTS) && !events)) {
 		a2m_event_log_free(events);
-		free(h);
 		free(name);
-		return open_fail(errmsg, A2M_INTERNAL_ERROR, "out of memory");
+		snprintf(err, errlen, "out of memory");
+		goto fail;
 	}
 	/* Without a cache describe is only slower. */
 	h->srv.describe_cache = a2m_describe_cache_new();
@@ -346,22 +241,111 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	h->srv.declared = caps;
 	h->srv.caps = caps;
 	h->srv.stack = stack;
-	h->srv.read_only = cfg.read_only;
+	h->srv.read_only = cfg->read_only != 0;
 	h->srv.events = events;
-	h->srv.limits.max_records_per_call = cfg.max_records_per_call;
-	h->srv.limits.max_content_length = cfg.max_content_length;
-	h->srv.limits.max_recall_limit = cfg.max_recall_limit;
-	h->srv.limits.default_recall_limit = cfg.default_recall_limit;
+	h->srv.limits.max_records_per_call = cfg->max_records_per_call;
+	h->srv.limits.max_content_length = cfg->max_content_length;
+	h->srv.limits.max_recall_limit = cfg->max_recall_limit;
+	h->srv.limits.default_recall_limit = cfg->default_recall_limit;
 	a2m_stack_on_change(stack, a2m_events_on_change, &h->srv);
-	*out = h;
-	return 0;
+	*code = A2M_OK;
+	return h;
+fail:
+	if (!stack) {
+		if (embedder)
+			embedder->destroy(embedder);
+		if (scorer)
+			scorer->destroy(scorer);
+		if (store)
+			store->ops->close(store);
+		a2m_tiers_free(layout);
+	}
+	a2m_stack_free(stack);
+	free(h);
+	return NULL;
 }
+
+/*
+** The configuration as it will be served: the caller's options over the
+** file's over the defaults, and what follows from them. 0, or a status with
+** a message in err.
+*/
+static int resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
+		   a2m_metric *metric, char *err, size_t errlen)
+{
+	if (cfg->config_file && a2m_config_load_file(cfg, cfg->config_file, layout, err, errlen))
+		return A2M_RANGE;
+	if (!layout->n && a2m_tiers_default(layout) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return A2M_NOMEM;
+	}
+	if (cfg->default_recall_limit > cfg->max_recall_limit)
+		cfg->default_recall_limit = cfg->max_recall_limit;
+	/* After the file: resolved once, for the analyser and the store alike. */
+	if (cfg->helper_threads < 0)
+		cfg->helper_threads = a2m_helpers_default();
+	*caps = ~0u;
+	if (cfg->capabilities &&
+	    a2m_config_parse_capabilities(cfg->capabilities, caps, err, errlen) != 0)
+		return A2M_RANGE;
+	*caps &= (A2M_CAP_PROMPT << 1) - 1;
+	if (a2m_metric_parse(cfg->metric, metric) != 0) {
+		snprintf(err, errlen, "unknown metric '%s' (use cosine, dot or l2)", cfg->metric);
+		return A2M_RANGE;
+	}
+	return A2M_OK;
+}
+
+int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
+{
+	if (errmsg)
+		*errmsg = NULL;
+	if (!out)
+		return A2M_MISUSE;
+	*out = NULL;
+	/* A copy: the file fills it, the caller's stays as it was. */
+	a2m_config *cfg = a2m_config_copy(cfg_in);
+	if (!cfg)
+		return open_fail(errmsg, A2M_NOMEM, "out of memory");
+	char err[512] = "";
+	a2m_tier_layout layout = {0};
+	unsigned caps;
+	a2m_metric metric;
+	a2m_embedder *embedder = NULL;
+	a2m_store *store = NULL;
+	int rc = resolve(cfg, &layout, &caps, &metric, err, sizeof err);
+	/* No network I/O at open: the model server may still be down. */
+	if (!rc && make_embedder(cfg, &embedder, err, sizeof err) != 0)
+		rc = A2M_RANGE;
+	char why[480];
+	if (!rc && (rc = open_store(cfg, &layout, &store, why, sizeof why)) != 0)
+		snprintf(err, sizeof err, "cannot open store: %s", why);
+	if (!rc && !(*out = make_handle(cfg, caps, metric, store, embedder, &layout, &rc, err,
+					sizeof err)))
+		store = NULL, embedder = NULL;  /* make_handle released them */
+	if (rc) {
+		if (embedder)
+			embedder->destroy(embedder);
+		if (store)
+			store->ops->close(store);
+		a2m_tiers_free(&layout);
+		open_fail(errmsg, rc, "%s", err);
+	}
+	a2m_config_free(cfg);
+	return rc;
+}
+
+/* Who sent a message: a network transport, and its authenticated principal. */
+typedef struct caller {
+	int         network;
+	const char *principal;  /* NULL: nobody was authenticated */
+} caller;
 
 /*
 ** The capabilities declared to a caller: a server that cannot authenticate
 ** its caller must not offer scopes over a network (spec §6).
 */
-static unsigned caps_for(const a2m_server *srv, const a2m_request_ctx *ctx)
+static unsigned caps_for(const a2m_server *srv, const caller *ctx)
 {
 	unsigned caps = srv->declared;
 	if (ctx && ctx->network && !ctx->principal)
@@ -374,7 +358,7 @@ static unsigned caps_for(const a2m_server *srv, const a2m_request_ctx *ctx)
 ** when the request has the plain shape a2m_rpc_quick_describe knows;
 ** NULL: take the usual path (which answers the same, only slower).
 */
-static char *quick_describe(const a2m_server *srv, const a2m_request_ctx *ctx,
+static char *quick_describe(const a2m_server *srv, const caller *ctx,
 			    const char *msg, size_t len)
 {
 	a2m_rpc_quick q;
@@ -401,7 +385,7 @@ static char *quick_describe(const a2m_server *srv, const a2m_request_ctx *ctx,
 ** write: a promotion, the touches' flush, an embedding; it changed
 ** nothing), and the caller then runs it again exclusively.
 */
-static int call_shared(a2m *h, const a2m_request_ctx *ctx, const a2m_rpc_request *req,
+static int call_shared(a2m *h, const caller *ctx, const a2m_rpc_request *req,
 		       a2m_rpc_outcome *o)
 {
 	int network = ctx && ctx->network;
@@ -448,30 +432,36 @@ static void settle(a2m *h)
 ** network caller's push is always off, so the variant depends on nothing a
 ** local caller can change).
 */
-char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_ctx *ctx)
+static int handle(a2m *h, const char *message, size_t len, const caller *ctx, char **reply)
 {
+	if (!h || !message || !reply) {
+		if (reply)
+			*reply = NULL;
+		return A2M_MISUSE;
+	}
+	if (len == A2M_NUL_TERMINATED)
+		len = strlen(message);
 	a2m_server *srv = &h->srv;
 	a2m_rpc_request req;
 	a2m_rpc_outcome o;
-	int network = ctx && ctx->network;
-	char *out = network ? quick_describe(srv, ctx, message, len) : NULL;
-	if (out)
-		return out;
-	if (!a2m_rpc_parse(message, len, &req, &out, NULL))
-		return out;
+	int network = ctx && ctx->network, rc;
+	if (network && (*reply = quick_describe(srv, ctx, message, len)))
+		return A2M_OK;
+	if ((rc = a2m_rpc_parse(message, len, &req, reply, NULL)) != 1)
+		return rc;
 	char head[128];
 	if (network && req.id && req.method->text == a2m_describe_text &&
 	    a2m_rpc_result_head(req.id, head, sizeof head) &&
-	    a2m_describe_cached_text(srv, caps_for(srv, ctx), 0, req.params, head, "}", &out,
+	    a2m_describe_cached_text(srv, caps_for(srv, ctx), 0, req.params, head, "}", reply,
 				     &o.text_len)) {
 		a2m_rpc_request_free(&req);
-		return out;
+		return A2M_OK;
 	}
 	if (req.method->shared && call_shared(h, ctx, &req, &o)) {
 		settle(h);
-		out = a2m_rpc_reply(&req, &o, NULL);
+		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 		a2m_rpc_request_free(&req);
-		return out;
+		return rc;
 	}
 	pthread_rwlock_wrlock(&h->lock);
 	srv->network = network;
@@ -484,22 +474,24 @@ char *a2m_handle_ctx(a2m *h, const char *message, size_t len, const a2m_request_
 	srv->principal = NULL;
 	int shares = req.method->shares;
 	if (shares)
-		out = a2m_rpc_reply(&req, &o, NULL);
+		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 	pthread_rwlock_unlock(&h->lock);
 	if (!shares)
-		out = a2m_rpc_reply(&req, &o, NULL);
+		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 	a2m_rpc_request_free(&req);
-	return out;
+	return rc;
 }
 
-char *a2m_handle_n(a2m *h, const char *message, size_t len)
+int a2m_handle(a2m *h, const char *message, size_t len, char **reply)
 {
-	return a2m_handle_ctx(h, message, len, NULL);
+	return handle(h, message, len, NULL, reply);
 }
 
-char *a2m_handle(a2m *h, const char *message)
+int a2m_handle_network(a2m *h, const char *message, size_t len, const char *principal,
+		       char **reply)
 {
-	return a2m_handle_n(h, message, strlen(message));
+	caller c = {1, principal};
+	return handle(h, message, len, &c, reply);
 }
 
 /* Hands a notification to the user's callback (called with the lock held,
@@ -546,7 +538,38 @@ void a2m_free(void *p)
 	free(p);
 }
 
-const char *a2m_version(void)
+const char *a2m_libversion(void)
 {
 	return A2M_VERSION;
+}
+
+int a2m_libversion_number(void)
+{
+	return A2M_VERSION_NUMBER;
+}
+
+const char *a2m_strerror(int code)
+{
+	switch (code) {
+	case A2M_OK:                       return "not an error";
+	case A2M_ERROR:                    return "error";
+	case A2M_NOMEM:                    return "out of memory";
+	case A2M_MISUSE:                   return "library used wrongly";
+	case A2M_RANGE:                    return "value out of range";
+	case A2M_CANTOPEN:                 return "cannot open the store";
+	case A2M_PARSE_ERROR:              return "parse error";
+	case A2M_INVALID_REQUEST:          return "invalid request";
+	case A2M_METHOD_NOT_FOUND:         return "method not found";
+	case A2M_INVALID_PARAMS:           return "invalid params";
+	case A2M_INTERNAL_ERROR:           return "internal error";
+	case A2M_UNKNOWN_RECORD:           return "unknown record";
+	case A2M_UNKNOWN_TIER:             return "unknown tier";
+	case A2M_CAPABILITY_NOT_SUPPORTED: return "capability not supported";
+	case A2M_READ_ONLY:                return "read-only";
+	case A2M_SCOPE_DENIED:             return "scope denied";
+	case A2M_QUOTA_EXCEEDED:           return "quota exceeded";
+	case A2M_PROTOCOL_NOT_SUPPORTED:   return "protocol not supported";
+	case A2M_EMBEDDING_MISMATCH:       return "embedding mismatch";
+	default:                           return "unknown error";
+	}
 }

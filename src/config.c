@@ -1,13 +1,252 @@
 /*
-** config.c — reading the configuration file and the capability list (see
-** config.h and docs/CONFIG.md).
+** config.c — the options a store is opened with: the one table that names,
+** validates and defaults each of them, the public setters over it
+** (include/a2m.h), the configuration file that fills what the caller left
+** unset (docs/CONFIG.md), and the capability list.
 */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "config.h"
+#include "embed/embedder.h"
 #include "protocol/protocol.h"
+#include "stack/stack.h"
+
+typedef enum { OPT_TEXT, OPT_INT } opt_kind;
+
+typedef struct option {
+	const char *name;
+	opt_kind    kind;
+	size_t      offset;    /* of the char * (text) or int64_t (int) in a2m_config */
+	const char *def_text;  /* text: the default (NULL: none) */
+	const char *choices;   /* text: the values it may take, '|'-separated; NULL: any */
+	int64_t     def, min, max;  /* int */
+	const char *file;      /* its member in the configuration file, dotted; NULL: none */
+} option;
+
+#define TEXT(n, d, c, f)       {#n, OPT_TEXT, offsetof(a2m_config, n), d, c, 0, 0, 0, f}
+#define INT(n, d, lo, hi, f)   {#n, OPT_INT, offsetof(a2m_config, n), NULL, NULL, d, lo, hi, f}
+
+/* Every option, with its default and its bounds: the one place they live
+** (describe reports whatever is in force). */
+static const option options[] = {
+	TEXT(engine, "sqlite", "sqlite|memory", NULL),
+	TEXT(path, "a2m.db", NULL, NULL),
+	TEXT(name, "a2m", NULL, "name"),
+	TEXT(capabilities, NULL, NULL, "capabilities"),
+	TEXT(synchronous, "full", "full|normal", NULL),
+	TEXT(config_file, NULL, NULL, NULL),
+	TEXT(metric, "cosine", "cosine|dot|l2", "embeddings.metric"),
+	TEXT(ranking, "bm25", "bm25|lexical", NULL),
+	TEXT(embed_kind, NULL, "ollama|openai", "embeddings.embedder.kind"),
+	TEXT(embed_url, NULL, NULL, "embeddings.embedder.url"),
+	TEXT(embed_model, NULL, NULL, "embeddings.embedder.model"),
+	TEXT(embed_api_key, NULL, NULL, NULL),
+	INT(read_only, 0, 0, 1, NULL),
+	INT(max_records_per_call, 1000, 1, INT64_MAX, "limits.max_records_per_call"),
+	INT(max_content_length, 1048576, 1, INT64_MAX, "limits.max_content_length"),
+	INT(max_recall_limit, 1000, 1, INT64_MAX, "limits.max_recall_limit"),
+	INT(default_recall_limit, 10, 1, INT64_MAX, "limits.default_recall_limit"),
+	INT(events_retain, 1024, 1, INT64_MAX, "events.retain"),
+	INT(touch_buffer, A2M_TOUCH_BUFFER, 1, INT64_MAX, NULL),
+	/* -1, the default, is resolved at open (a2m_helpers_default): one per
+	** core but the caller's, at most 4. */
+	INT(helper_threads, -1, 0, A2M_HELPER_THREADS_MAX, "helper_threads"),
+	INT(embed_timeout_ms, A2M_EMBED_DEFAULT_TIMEOUT_MS, 1, 3600000, "embeddings.embedder.timeout_ms"),
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+static char **text_at(a2m_config *cfg, const option *o)
+{
+	return (char **)(void *)((char *)cfg + o->offset);
+}
+
+static int64_t *int_at(a2m_config *cfg, const option *o)
+{
+	return (int64_t *)(void *)((char *)cfg + o->offset);
+}
+
+static const option *find_option(const char *name)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (strcmp(options[i].name, name) == 0)
+			return &options[i];
+	return NULL;
+}
+
+static int fail(a2m_config *cfg, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(a2m_config *cfg, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cfg->errmsg, sizeof cfg->errmsg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Whether v is one of the '|'-separated choices. */
+static int is_choice(const char *choices, const char *v)
+{
+	size_t n = strlen(v);
+	for (const char *p = choices; *p;) {
+		size_t len = strcspn(p, "|");
+		if (len == n && strncmp(p, v, n) == 0)
+			return 1;
+		p += len + (p[len] == '|');
+	}
+	return 0;
+}
+
+static int set_int(a2m_config *cfg, const option *o, int64_t v)
+{
+	if (v < o->min || v > o->max) {
+		if (o->max == 1 && o->min == 0)
+			return fail(cfg, A2M_RANGE, "%s must be 0 or 1, not %" PRId64, o->name, v);
+		if (o->max == INT64_MAX)
+			return fail(cfg, A2M_RANGE, "%s must be an integer of at least %" PRId64
+				    ", not %" PRId64, o->name, o->min, v);
+		return fail(cfg, A2M_RANGE, "%s must be an integer from %" PRId64 " to %" PRId64
+			    ", not %" PRId64, o->name, o->min, o->max, v);
+	}
+	*int_at(cfg, o) = v;
+	return A2M_OK;
+}
+
+static int set_text(a2m_config *cfg, const option *o, const char *v)
+{
+	if (o->choices && !is_choice(o->choices, v)) {
+		char list[64];
+		snprintf(list, sizeof list, "%s", o->choices);
+		for (char *p = list; *p; p++)
+			if (*p == '|')
+				*p = ',';
+		return fail(cfg, A2M_RANGE, "%s must be one of %s, not '%s'", o->name, list, v);
+	}
+	char *copy = strdup(v);
+	if (!copy)
+		return fail(cfg, A2M_NOMEM, "out of memory");
+	free(*text_at(cfg, o));
+	*text_at(cfg, o) = copy;
+	return A2M_OK;
+}
+
+/* A decimal integer, or true/false; the whole of v. Returns 0, or -1. */
+static int parse_int(const char *v, int64_t *out)
+{
+	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+		*out = v[0] == 't';
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || end == v || *end)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+int a2m_config_new(a2m_config **out)
+{
+	if (!out)
+		return A2M_MISUSE;
+	*out = a2m_config_copy(NULL);
+	return *out ? A2M_OK : A2M_NOMEM;
+}
+
+a2m_config *a2m_config_copy(const a2m_config *from)
+{
+	a2m_config *cfg = calloc(1, sizeof *cfg);
+	if (!cfg)
+		return NULL;
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const option *o = &options[i];
+		if (o->kind == OPT_INT) {
+			*int_at(cfg, o) = from ? *int_at((a2m_config *)from, o) : o->def;
+			continue;
+		}
+		const char *v = from ? *text_at((a2m_config *)from, o) : o->def_text;
+		if (v && !(*text_at(cfg, o) = strdup(v))) {
+			a2m_config_free(cfg);
+			return NULL;
+		}
+	}
+	cfg->set = from ? from->set : 0;
+	return cfg;
+}
+
+void a2m_config_free(a2m_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (options[i].kind == OPT_TEXT)
+			free(*text_at(cfg, &options[i]));
+	free(cfg);
+}
+
+int a2m_config_set(a2m_config *cfg, const char *name, const char *value)
+{
+	if (!cfg)
+		return A2M_MISUSE;
+	cfg->errmsg[0] = '\0';
+	if (!name || !value)
+		return fail(cfg, A2M_MISUSE, "a2m_config_set needs a name and a value");
+	const option *o = find_option(name);
+	if (!o)
+		return fail(cfg, A2M_MISUSE, "no option is called '%s'", name);
+	int rc;
+	if (o->kind == OPT_TEXT) {
+		rc = set_text(cfg, o, value);
+	} else {
+		int64_t n;
+		if (parse_int(value, &n) != 0)
+			return fail(cfg, A2M_RANGE, "%s must be an integer, not '%s'", name, value);
+		rc = set_int(cfg, o, n);
+	}
+	if (rc == A2M_OK)
+		cfg->set |= (uint64_t)1 << (o - options);
+	return rc;
+}
+
+int a2m_config_set_int(a2m_config *cfg, const char *name, int64_t value)
+{
+	if (!cfg)
+		return A2M_MISUSE;
+	cfg->errmsg[0] = '\0';
+	const option *o = name ? find_option(name) : NULL;
+	if (!o)
+		return fail(cfg, A2M_MISUSE, "no option is called '%s'", name ? name : "(null)");
+	if (o->kind != OPT_INT)
+		return fail(cfg, A2M_MISUSE, "%s takes text: use a2m_config_set", name);
+	int rc = set_int(cfg, o, value);
+	if (rc == A2M_OK)
+		cfg->set |= (uint64_t)1 << (o - options);
+	return rc;
+}
+
+const char *a2m_config_get(a2m_config *cfg, const char *name)
+{
+	const option *o = cfg && name ? find_option(name) : NULL;
+	if (!o)
+		return NULL;
+	if (o->kind == OPT_TEXT)
+		return *text_at(cfg, o);
+	snprintf(cfg->value, sizeof cfg->value, "%" PRId64, *int_at(cfg, o));
+	return cfg->value;
+}
+
+const char *a2m_config_errmsg(const a2m_config *cfg)
+{
+	return cfg ? cfg->errmsg : "a2m_config_errmsg: no configuration";
+}
 
 int a2m_config_parse_capabilities(const char *list, unsigned *caps, char *err, size_t errlen)
 {
@@ -34,74 +273,72 @@ int a2m_config_parse_capabilities(const char *list, unsigned *caps, char *err, s
 	return 0;
 }
 
-/* Reads a positive integer member into *dst when *dst still has its default. */
-static int take_limit(const json_t *o, const char *k, int64_t *dst, int64_t def, char *err,
-		      size_t errlen)
-{
-	json_t *v = json_object_get(o, k);
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) <= 0) {
-		snprintf(err, errlen, "%s must be a positive integer", k);
-		return -1;
-	}
-	if (*dst == def)
-		*dst = json_integer_value(v);
-	return 0;
-}
-
-/* A string field of o into *dst, unless the caller already set *dst. */
-static int take_string(const json_t *o, const char *k, const char **dst, char *err,
-		       size_t errlen)
-{
-	json_t *v = json_object_get(o, k);
-	if (!v || json_is_null(v) || *dst)
-		return 0;
-	if (!json_is_string(v)) {
-		snprintf(err, errlen, "%s must be a string", k);
-		return -1;
-	}
-	*dst = json_string_value(v);
-	return 0;
-}
+/* ---- the configuration file ------------------------------------------- */
 
 /*
-** embeddings.embedder (docs/EMBEDDINGS.md §3): kind, url, model, key_env
-** (the name of an environment variable holding the key, never the key)
-** and timeout_ms. Fields the caller set in cfg win. Absent: no-op.
+** The member at the dotted path in root, or NULL when it (or an object on
+** the way) is absent or null. -1 when something on the way is not an
+** object, with its dotted name in bad.
 */
-static int take_embedder(const json_t *e, a2m_config *cfg, char *err, size_t errlen)
+static int member_at(const json_t *root, const char *path, const json_t **out, char *bad,
+		     size_t badlen)
 {
-	if (!e || json_is_null(e))
-		return 0;
-	if (!json_is_object(e)) {
-		snprintf(err, errlen, "must be an object");
-		return -1;
-	}
-	const char *key_env = NULL;
-	if (take_string(e, "kind", &cfg->embed_kind, err, errlen) ||
-	    take_string(e, "url", &cfg->embed_url, err, errlen) ||
-	    take_string(e, "model", &cfg->embed_model, err, errlen) ||
-	    take_string(e, "key_env", &key_env, err, errlen))
-		return -1;
-	if (key_env && !cfg->embed_api_key)
-		cfg->embed_api_key = getenv(key_env);
-	json_t *t = json_object_get(e, "timeout_ms");
-	if (t && cfg->embed_timeout_ms <= 0) {
-		if (!json_is_integer(t) || json_integer_value(t) <= 0) {
-			snprintf(err, errlen, "timeout_ms must be a positive integer");
+	const json_t *v = root;
+	const char *p = path;
+	*out = NULL;
+	for (;;) {
+		size_t len = strcspn(p, ".");
+		char key[64];
+		snprintf(key, sizeof key, "%.*s", (int)len, p);
+		v = json_object_get(v, key);
+		if (!v || json_is_null(v))
+			return 0;
+		if (!p[len])
+			break;
+		if (!json_is_object(v)) {
+			snprintf(bad, badlen, "%.*s", (int)(p + len - path), path);
 			return -1;
 		}
-		cfg->embed_timeout_ms = (long)json_integer_value(t);
+		p += len + 1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* One member of the file into its option, unless the caller set it. */
+static int load_member(a2m_config *cfg, const option *o, const json_t *v, const char *path,
+		       char *err, size_t errlen)
+{
+	int rc;
+	if (cfg->set & ((uint64_t)1 << (o - options)))
+		return 0;
+	if (o->kind == OPT_TEXT) {
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "%s: %s must be a string", path, o->file);
+			return -1;
+		}
+		rc = set_text(cfg, o, json_string_value(v));
+	} else {
+		if (!json_is_integer(v) && !json_is_boolean(v)) {
+			snprintf(err, errlen, "%s: %s must be an integer", path, o->file);
+			return -1;
+		}
+		rc = set_int(cfg, o, json_is_integer(v) ? json_integer_value(v) : json_is_true(v));
+	}
+	if (rc != A2M_OK) {
+		/* The option's own words, under the file's name for it. */
+		const char *why = cfg->errmsg + (strncmp(cfg->errmsg, o->name, strlen(o->name)) == 0
+						 ? strlen(o->name) : 0);
+		snprintf(err, errlen, "%s: %s%s", path, o->file, why);
+		return -1;
 	}
 	return 0;
 }
 
-int a2m_config_load_file(const char *path, a2m_config *cfg, const a2m_config *defaults,
-			 a2m_tier_layout *layout, json_t **keep, char *err, size_t errlen)
+int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *layout,
+			 char *err, size_t errlen)
 {
 	json_error_t jerr;
-	*keep = NULL;
 	err[0] = '\0';
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
@@ -112,65 +349,32 @@ int a2m_config_load_file(const char *path, a2m_config *cfg, const a2m_config *de
 		snprintf(err, errlen, "%s: the configuration must be a JSON object", path);
 		goto fail;
 	}
-	json_t *v;
-	if ((v = json_object_get(root, "name")) && cfg->name == defaults->name) {
+	char bad[64];
+	const json_t *v;
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const option *o = &options[i];
+		if (!o->file)
+			continue;
+		if (member_at(root, o->file, &v, bad, sizeof bad) != 0) {
+			snprintf(err, errlen, "%s: %s must be an object", path, bad);
+			goto fail;
+		}
+		if (v && load_member(cfg, o, v, path, err, errlen) != 0)
+			goto fail;
+	}
+	/* The API key never goes in the file: the name of a variable holding it. */
+	const option *key = find_option("embed_api_key");
+	if (member_at(root, "embeddings.embedder.key_env", &v, bad, sizeof bad) == 0 && v &&
+	    !(cfg->set & ((uint64_t)1 << (key - options)))) {
 		if (!json_is_string(v)) {
-			snprintf(err, errlen, "%s: name must be a string", path);
+			snprintf(err, errlen, "%s: embeddings.embedder.key_env must be a string", path);
 			goto fail;
 		}
-		cfg->name = json_string_value(v);
-	}
-	if ((v = json_object_get(root, "capabilities")) && !cfg->capabilities) {
-		if (!json_is_string(v)) {
-			snprintf(err, errlen, "%s: capabilities must be a comma-separated string", path);
+		const char *value = getenv(json_string_value(v));
+		if (value && set_text(cfg, key, value) != A2M_OK) {
+			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
-		cfg->capabilities = json_string_value(v);
-	}
-	if ((v = json_object_get(root, "limits"))) {
-		if (!json_is_object(v) ||
-		    take_limit(v, "max_records_per_call", &cfg->max_records_per_call,
-			       defaults->max_records_per_call, err, errlen) ||
-		    take_limit(v, "max_content_length", &cfg->max_content_length,
-			       defaults->max_content_length, err, errlen) ||
-		    take_limit(v, "max_recall_limit", &cfg->max_recall_limit,
-			       defaults->max_recall_limit, err, errlen) ||
-		    take_limit(v, "default_recall_limit", &cfg->default_recall_limit,
-			       defaults->default_recall_limit, err, errlen)) {
-			if (!*err)
-				snprintf(err, errlen, "%s: limits must be an object", path);
-			goto fail;
-		}
-	}
-	if ((v = json_object_get(root, "embeddings"))) {
-		json_t *m = json_object_get(v, "metric");
-		if (m && !cfg->metric) {
-			if (!json_is_string(m)) {
-				snprintf(err, errlen, "%s: embeddings.metric must be a string", path);
-				goto fail;
-			}
-			cfg->metric = json_string_value(m);
-		}
-		if (take_embedder(json_object_get(v, "embedder"), cfg, err, errlen)) {
-			char why[256];
-			snprintf(why, sizeof why, "%s", err);
-			snprintf(err, errlen, "%s: embeddings.embedder: %s", path, why);
-			goto fail;
-		}
-	}
-	if ((v = json_object_get(root, "helper_threads"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    json_integer_value(v) > A2M_HELPER_THREADS_MAX) {
-			snprintf(err, errlen, "%s: helper_threads must be an integer from 0 to %d", path,
-				 A2M_HELPER_THREADS_MAX);
-			goto fail;
-		}
-		if (cfg->helper_threads == defaults->helper_threads)
-			cfg->helper_threads = (int)json_integer_value(v);
-	}
-	if ((v = json_object_get(root, "events"))) {
-		if (take_limit(v, "retain", &cfg->events_retain, defaults->events_retain, err, errlen))
-			goto fail;
 	}
 	if ((v = json_object_get(root, "tiers"))) {
 		char why[200];
@@ -179,7 +383,7 @@ int a2m_config_load_file(const char *path, a2m_config *cfg, const a2m_config *de
 			goto fail;
 		}
 	}
-	*keep = root;
+	json_decref(root);
 	return 0;
 fail:
 	json_decref(root);

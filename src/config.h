@@ -1,25 +1,65 @@
 /*
-** config.h — the configuration file (docs/CONFIG.md): one JSON object whose
-** members fill whatever a2m_config left unset, plus the tier layout.
+** config.h — the options a store is opened with (the public a2m_config of
+** include/a2m.h), and the configuration file (docs/CONFIG.md) that fills the
+** options the caller left unset, plus the tier layout.
+**
+** One table of options (config.c) serves the named setters of the public
+** API, the file's members and the defaults alike, so an option is declared,
+** validated and defaulted in one place.
 */
 #ifndef A2M_CONFIG_H
 #define A2M_CONFIG_H
 
 #include <stddef.h>
-
-#include <jansson.h>
+#include <stdint.h>
 
 #include "a2m.h"
 #include "stack/tiers.h"
 
+/* The options, resolved. Text options are owned copies (NULL: unset). */
+struct a2m_config {
+	char    *engine;          /* "sqlite" | "memory" */
+	char    *path;
+	char    *name;
+	char    *capabilities;
+	char    *synchronous;     /* "full" | "normal" */
+	char    *config_file;
+	char    *metric;
+	char    *ranking;
+	char    *embed_kind;
+	char    *embed_url;
+	char    *embed_model;
+	char    *embed_api_key;
+	int64_t  read_only;
+	int64_t  max_records_per_call;
+	int64_t  max_content_length;
+	int64_t  max_recall_limit;
+	int64_t  default_recall_limit;
+	int64_t  events_retain;
+	int64_t  touch_buffer;
+	int64_t  helper_threads;
+	int64_t  embed_timeout_ms;
+	uint64_t set;             /* one bit per option the caller set */
+	char     errmsg[256];
+	char     value[24];       /* a2m_config_get's text of an integer */
+};
+
 /*
-** Reads path and applies it to cfg for every field cfg leaves at its default
-** (strings point into *keep, which the caller json_decref()s after use), and
-** fills layout from its "tiers" (layout untouched when the file has none).
-** Returns 0, or -1 with a message in err.
+** A new configuration holding what cfg holds (the defaults when cfg is
+** NULL), the caller's marks of what it set included. NULL when memory ran
+** out. Free with a2m_config_free().
 */
-int a2m_config_load_file(const char *path, a2m_config *cfg, const a2m_config *defaults,
-			 a2m_tier_layout *layout, json_t **keep, char *err, size_t errlen);
+a2m_config *a2m_config_copy(const a2m_config *cfg);
+
+/*
+** Reads the JSON file at path into cfg: each member sets its option unless
+** the caller set that option already, through the same checks as
+** a2m_config_set; "tiers" fills layout (left untouched when the file has
+** none). Returns 0, or -1 with a message naming the file and the member in
+** err (cfg may then hold some of the file's options).
+*/
+int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *layout,
+			 char *err, size_t errlen);
 
 /*
 ** Parses a comma-separated capability list into capability bits (core is

@@ -38,6 +38,7 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "check_a2m.h"
 
 #define DIMS 8
 #define START_TIMEOUT_MS 20000
@@ -153,23 +154,6 @@ static unsigned bucket(const char *word)
 
 /* ---- the a2m handle ---- */
 
-static json_t *call(const char *method, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static json_t *call(const char *method, const char *fmt, ...)
-{
-	char params[8192], msg[9000];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(params, sizeof params, fmt, ap);
-	va_end(ap);
-	snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
-		 method, params);
-	char *out = a2m_handle(h, msg);
-	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
-	a2m_free(out);
-	return v;
-}
-
 /* Opens a fresh store (fresh: removing the file) with an embedder at url. */
 static void open_store(int fresh)
 {
@@ -184,25 +168,14 @@ static void open_store(int fresh)
 			unlink(name);
 		}
 	}
-	a2m_config cfg;
-	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = engine_sqlite ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
-	cfg.path = db_path;
-	cfg.sqlite_synchronous_normal = 1;
-	cfg.embed_kind = "ollama";
-	cfg.embed_url = url;
-	cfg.embed_timeout_ms = 5000;
-	cfg.embed_model = model_name;
-	if (a2m_open(&cfg, &h, &err) != 0) {
-		fprintf(stderr, "  open: %s\n", err ? err : "?");
-		a2m_free(err);
-	}
+	h = check_open("engine", engine_sqlite ? "sqlite" : "memory", "path", db_path,
+		       "synchronous", "normal", "embed_kind", "ollama", "embed_url", url,
+		       "embed_timeout_ms", "5000", "embed_model", model_name, NULL);
 }
 
 static void remember(const char *tier, const char *content)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"%s\",\"tier\":\"%s\"}]}",
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"%s\",\"tier\":\"%s\"}]}",
 			 content, tier);
 	CHECK(json_object_get(r, "result") != NULL);
 	json_decref(r);
@@ -212,7 +185,7 @@ static void remember(const char *tier, const char *content)
 static const char *recall_text(const char *query)
 {
 	static char buf[2048];
-	json_t *r = call("memory/recall", "{\"query\":\"%s\",\"limit\":10}", query);
+	json_t *r = check_call(h, "memory/recall", "{\"query\":\"%s\",\"limit\":10}", query);
 	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
 	size_t n = 0;
 	buf[0] = '\0';
@@ -259,7 +232,7 @@ static void test_semantic_write_is_embedded_after_commit(void)
 	/* Already embedded: a second write embeds only the new record. */
 	remember("semantic", "berlin is the capital of germany");
 	CHECK_INT(texts_embedded(), before + 2);
-	json_t *d = call("memory/describe", "{}");
+	json_t *d = check_call(h, "memory/describe", "{}");
 	json_t *gen = json_object_get(json_object_get(json_object_get(d, "result"), "embeddings"),
 				      "generated");
 	CHECK_STR(json_string_value(json_object_get(gen, "kind")), "ollama");
@@ -276,12 +249,12 @@ static void test_caller_vector_is_never_embedded_and_returned_verbatim(void)
 {
 	open_store(1);
 	long long before = texts_embedded();
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"vector fact\","
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"vector fact\","
 			 "\"tier\":\"semantic\",\"embedding\":[0.5,0.25,0.125]}]}");
 	CHECK(json_object_get(r, "result") != NULL);
 	json_decref(r);
 	CHECK_INT(texts_embedded(), before);
-	r = call("memory/recall", "{\"embedding\":[0.5,0.25,0.125],\"embeddings\":true}");
+	r = check_call(h, "memory/recall", "{\"embedding\":[0.5,0.25,0.125],\"embeddings\":true}");
 	json_t *rec = json_array_get(json_object_get(json_object_get(r, "result"), "records"), 0);
 	json_t *v = json_object_get(rec, "embedding");
 	CHECK_INT(json_array_size(v), 3);
@@ -351,7 +324,7 @@ static void remember_many(const char *tier, int from, int n, const char *word, i
 				      i > from ? "," : "", i, word, tier,
 				      vec ? ",\"embedding\":[1,0,0]" : "");
 	snprintf(body + k, sizeof body - k, "]}");
-	json_t *r = call("memory/remember", "%s", body);
+	json_t *r = check_call(h, "memory/remember", "%s", body);
 	CHECK(json_object_get(r, "result") != NULL);
 	json_decref(r);
 }
@@ -407,15 +380,8 @@ static void test_config_file_embedder_is_used(void)
 	if (h)
 		a2m_close(h);
 	h = NULL;
-	a2m_config cfg;
-	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = A2M_ENGINE_MEMORY;
-	cfg.config_file = path;
-	CHECK_INT(a2m_open(&cfg, &h, &err), 0);
-	if (err)
-		fprintf(stderr, "  open: %s\n", err);
-	a2m_free(err);
+	h = check_open("engine", "memory", "config_file", path, NULL);
+	CHECK(h != NULL);
 	unlink(path);
 	if (!h)
 		return;

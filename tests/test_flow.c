@@ -21,33 +21,18 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "check_a2m.h"
 
 static a2m *h;
 static char path[] = "/tmp/a2m-test-flow-XXXXXX";
 static char conf[64];
-
-static json_t *call(const char *method, json_t *params)
-{
-	json_t *req = json_pack("{ss si ss so}", "jsonrpc", "2.0", "id", 1, "method", method,
-				"params", params);
-	char *text = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	char *out = text ? a2m_handle(h, text) : NULL;
-	free(text);
-	json_t *resp = out ? json_loads(out, 0, NULL) : NULL;
-	a2m_free(out);
-	json_t *res = json_incref(json_object_get(resp, "result"));
-	CHECK(res != NULL);
-	json_decref(resp);
-	return res;
-}
 
 /* Remembers one turn, no tier given: it lands in working memory. */
 static void turn(const char *session, int i)
 {
 	char text[64];
 	snprintf(text, sizeof text, "turn %d of %s", i, session);
-	json_decref(call("memory/remember",
+	json_decref(check_result_of(h, "memory/remember",
 			 json_pack("{s[{ss ss}]}", "records", "content", text, "session", session)));
 }
 
@@ -57,7 +42,7 @@ static json_t *contents(const char *tier, const char *session)
 	json_t *where = json_pack("{ss}", "tier", tier);
 	if (session)
 		json_object_set_new(where, "session", json_string(session));
-	json_t *res = call("memory/timeline", json_pack("{so}", "where", where));
+	json_t *res = check_result_of(h, "memory/timeline", json_pack("{so}", "where", where));
 	json_t *out = json_array();
 	json_t *r;
 	size_t i;
@@ -77,18 +62,9 @@ static size_t count_in(const char *tier, const char *session)
 
 static int open_store(int sqlite, const char *config)
 {
-	a2m_config cfg;
-	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = sqlite ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
-	cfg.path = path;
-	cfg.config_file = config;
-	if (a2m_open(&cfg, &h, &err) != 0) {
-		fprintf(stderr, "open: %s\n", err ? err : "?");
-		a2m_free(err);
-		return -1;
-	}
-	return 0;
+	h = check_open("engine", sqlite ? "sqlite" : "memory", "path", path, "config_file", config,
+		       NULL);
+	return h ? 0 : -1;
 }
 
 static void remove_store(void)
@@ -159,7 +135,7 @@ static void load_conversations(void)
 				json_object_set_new(r, "session", json_string(s));
 			json_array_append_new(recs, r);
 		}
-		json_decref(call("memory/remember", json_pack("{so}", "records", recs)));
+		json_decref(check_result_of(h, "memory/remember", json_pack("{so}", "records", recs)));
 	}
 }
 
@@ -205,7 +181,7 @@ static void compare(const json_t *all, json_t *where, size_t limit)
 	json_t *params = json_pack("{sO}", "where", where);
 	if (limit)
 		json_object_set_new(params, "limit", json_integer((json_int_t)limit));
-	json_t *res = call("memory/timeline", params);
+	json_t *res = check_result_of(h, "memory/timeline", params);
 	char *got = ids_of(json_object_get(res, "records"), NULL, 0);
 	char *want = ids_of(all, where, limit);
 	CHECK(got && want && strcmp(got, want) == 0);
@@ -223,11 +199,11 @@ static void compare(const json_t *all, json_t *where, size_t limit)
 
 static void test_timeline_by_session_equals_filtering_afterwards(void)
 {
-	json_t *before = call("memory/timeline", json_object());
+	json_t *before = check_result_of(h, "memory/timeline", json_object());
 	size_t n0 = json_array_size(json_object_get(before, "records"));
 	json_decref(before);
 	load_conversations();
-	json_t *all = call("memory/timeline", json_object());
+	json_t *all = check_result_of(h, "memory/timeline", json_object());
 	json_t *records = json_object_get(all, "records");
 	CHECK_INT(json_array_size(records), n0 + 600);
 	static const size_t limits[] = {0, 1, 7, 20, 1000};

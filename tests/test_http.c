@@ -12,7 +12,9 @@
 
 #include "a2m.h"
 #include "a2m_client.h"
+#include "client/client_json.h"
 #include "check.h"
+#include "check_a2m.h"
 #include "transport/http.h"
 #include "transport/tokens.h"
 
@@ -96,11 +98,8 @@ typedef struct server {
 static int start(server *s, const char *tokens_text, size_t max_body)
 {
 	memset(s, 0, sizeof *s);
-	a2m_config cfg;
-	a2m_config_init(&cfg);
-	cfg.engine = A2M_ENGINE_MEMORY;
 	char err[256];
-	if (a2m_open(&cfg, &s->h, NULL) != 0)
+	if (!(s->h = check_open("engine", "memory", NULL)))
 		return -1;
 	a2m_http_config hc;
 	memset(&hc, 0, sizeof hc);
@@ -164,7 +163,7 @@ static void test_client_requests_share_the_handle(void)
 	a2m_client *c = connect_to(&s, NULL);
 	for (int i = 0; c && i < 3; i++) {
 		json_t *resp = NULL;
-		CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
+		CHECK_INT(a2m_client_request_json(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
 		CHECK(json_is_array(json_object_get(json_object_get(resp, "result"), "capabilities")));
 		/* Over HTTP without a token nobody is authenticated: no scopes. */
 		CHECK(!offers_scopes(resp));
@@ -189,7 +188,7 @@ static void test_client_notification_queues_nothing(void)
 	/* Nothing can arrive unasked over HTTP: the wait ends at once. */
 	a2m_client_set_timeout(c, 600000);
 	json_t *msg = NULL;
-	CHECK_INT(a2m_client_recv(c, &msg), A2M_CLIENT_ERR_TIMEOUT);
+	CHECK_INT(a2m_client_recv_json(c, &msg), A2M_CLIENT_ERR_TIMEOUT);
 	CHECK(msg == NULL);
 	a2m_client_free(c);
 	stop(&s);
@@ -211,9 +210,9 @@ static void test_client_lines_in_one_write_are_posts_in_order(void)
 	CHECK_INT(a2m_client_pending(c), 0);
 	CHECK_INT(a2m_client_send_raw(c, rest, sizeof rest - 1), A2M_CLIENT_OK);
 	json_t *m1 = NULL, *m2 = NULL, *m3 = NULL;
-	CHECK_INT(a2m_client_recv(c, &m1), A2M_CLIENT_OK);
-	CHECK_INT(a2m_client_recv(c, &m2), A2M_CLIENT_OK);
-	CHECK_INT(a2m_client_recv(c, &m3), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_recv_json(c, &m1), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_recv_json(c, &m2), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_recv_json(c, &m3), A2M_CLIENT_OK);
 	CHECK_STR(json_string_value(json_object_get(m1, "id")), "a");
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(m2, "error"), "code")), -32600);
 	CHECK_STR(json_string_value(json_object_get(m3, "id")), "b");
@@ -231,7 +230,7 @@ static void test_client_http_error_is_io_with_status(void)
 		return;
 	a2m_client *c = connect_to(&s, NULL);
 	json_t *resp = NULL;
-	CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_ERR_IO);
+	CHECK_INT(a2m_client_request_json(c, "memory/describe", NULL, &resp), A2M_CLIENT_ERR_IO);
 	CHECK(resp == NULL);
 	CHECK_INT(a2m_client_http_status(c), 401);
 	CHECK(strstr(a2m_client_errmsg(c), "HTTP 401") != NULL);
@@ -251,23 +250,23 @@ static void test_client_token_makes_the_principal_the_owner(void)
 	json_t *resp = NULL;
 	json_t *p = json_pack("{s:[{s:s,s:s,s:s}]}", "records", "id", "r1", "content",
 			      "alice's private note", "tier", "working");
-	CHECK_INT(a2m_client_request(alice, "memory/remember", p, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(alice, "memory/remember", p, &resp), A2M_CLIENT_OK);
 	CHECK(json_object_get(resp, "result") != NULL);
 	json_decref(resp);
 	json_decref(p);
 
 	p = json_pack("{s:{s:s}}", "where", "id", "r1");
-	CHECK_INT(a2m_client_request(alice, "memory/timeline", p, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(alice, "memory/timeline", p, &resp), A2M_CLIENT_OK);
 	json_t *rec = json_array_get(json_object_get(json_object_get(resp, "result"), "records"), 0);
 	CHECK_STR(json_string_value(json_object_get(rec, "owner")), "alice");
 	json_decref(resp);
-	CHECK_INT(a2m_client_request(bob, "memory/timeline", p, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(bob, "memory/timeline", p, &resp), A2M_CLIENT_OK);
 	CHECK_INT(json_array_size(json_object_get(json_object_get(resp, "result"), "records")), 0);
 	json_decref(resp);
 	json_decref(p);
 
 	p = json_pack("{s:s}", "owner", "alice");
-	CHECK_INT(a2m_client_request(bob, "memory/recall", p, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(bob, "memory/recall", p, &resp), A2M_CLIENT_OK);
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(resp, "error"), "code")),
 		  A2M_SCOPE_DENIED);
 	json_decref(resp);
@@ -288,11 +287,11 @@ static void test_client_body_over_the_limit_is_413(void)
 	pad[sizeof pad - 1] = '\0';
 	json_t *p = json_pack("{s:s}", "padding", pad);
 	json_t *resp = NULL;
-	CHECK_INT(a2m_client_request(c, "memory/describe", p, &resp), A2M_CLIENT_ERR_IO);
+	CHECK_INT(a2m_client_request_json(c, "memory/describe", p, &resp), A2M_CLIENT_ERR_IO);
 	CHECK_INT(a2m_client_http_status(c), 413);
 	json_decref(p);
 	/* The next request, within the limit, is served. */
-	CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
 	json_decref(resp);
 	a2m_client_free(c);
 	stop(&s);
@@ -309,7 +308,7 @@ static void test_client_no_server_is_io_and_not_alive(void)
 	a2m_client *c = NULL;
 	CHECK_INT(a2m_client_connect_http(url, NULL, &c), A2M_CLIENT_OK);
 	json_t *resp = NULL;
-	CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_ERR_IO);
+	CHECK_INT(a2m_client_request_json(c, "memory/describe", NULL, &resp), A2M_CLIENT_ERR_IO);
 	CHECK(!a2m_client_alive(c));
 	CHECK_INT(a2m_client_close(c, NULL), A2M_CLIENT_OK);
 	a2m_client_free(c);
@@ -333,7 +332,7 @@ static long long described_total(const json_t *resp)
 static long long describe_total(a2m_client *c)
 {
 	json_t *resp = NULL;
-	if (a2m_client_request(c, "memory/describe", NULL, &resp) != A2M_CLIENT_OK)
+	if (a2m_client_request_json(c, "memory/describe", NULL, &resp) != A2M_CLIENT_OK)
 		return -1;
 	long long n = described_total(resp);
 	json_decref(resp);
@@ -346,7 +345,7 @@ static int remember_one(a2m_client *c, const char *id)
 	json_t *p = json_pack("{s:[{s:s,s:s,s:s}]}", "records", "id", id, "content",
 			      "a fact for the describe cache", "tier", "semantic");
 	json_t *resp = NULL;
-	int rc = a2m_client_request(c, "memory/remember", p, &resp);
+	int rc = a2m_client_request_json(c, "memory/remember", p, &resp);
 	int ok = rc == A2M_CLIENT_OK && json_object_get(resp, "result") != NULL;
 	json_decref(p);
 	json_decref(resp);
@@ -369,19 +368,19 @@ static void test_describe_after_a_write_is_never_stale(void)
 		CHECK_INT(describe_total(c), i);
 	}
 	json_t *p = json_pack("{s:[s]}", "ids", "fresh-2"), *resp = NULL;
-	CHECK_INT(a2m_client_request(c, "memory/forget", p, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(c, "memory/forget", p, &resp), A2M_CLIENT_OK);
 	json_decref(p);
 	json_decref(resp);
 	CHECK_INT(describe_total(c), 2);
 	/* An in-process caller shares the handle and the cache: it sees the
 	** same counts, with scopes, which HTTP never offers unauthenticated. */
-	char *local = a2m_handle(s.h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}");
+	char *local = check_reply(s.h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}");
 	json_t *lv = local ? json_loads(local, 0, NULL) : NULL;
 	CHECK_INT(described_total(lv), 2);
 	CHECK(local && strstr(local, "\"scopes\"") != NULL);
 	json_decref(lv);
 	a2m_free(local);
-	CHECK_INT(a2m_client_request(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(c, "memory/describe", NULL, &resp), A2M_CLIENT_OK);
 	CHECK(json_object_get(resp, "result") && !offers_scopes(resp));
 	json_decref(resp);
 	a2m_client_free(c);
@@ -397,7 +396,7 @@ static void test_describe_counts_stay_the_principal_s(void)
 	a2m_client *bob = connect_to(&s, "tok-bob");
 	json_t *p = json_pack("{s:[{s:s,s:s}]}", "records", "content", "alice's working note",
 			      "tier", "working"), *resp = NULL;
-	CHECK_INT(a2m_client_request(alice, "memory/remember", p, &resp), A2M_CLIENT_OK);
+	CHECK_INT(a2m_client_request_json(alice, "memory/remember", p, &resp), A2M_CLIENT_OK);
 	json_decref(p);
 	json_decref(resp);
 	/* Twice each: a cached answer for one principal must not reach the other. */
@@ -410,18 +409,26 @@ static void test_describe_counts_stay_the_principal_s(void)
 	stop(&s);
 }
 
+/* The raw reply to text from a local caller, or a network one (nobody
+** authenticated); NULL for none. */
+static char *handle_as(a2m *h, const char *text, int network)
+{
+	char *out = NULL;
+	int rc = network ? a2m_handle_network(h, text, A2M_NUL_TERMINATED, NULL, &out)
+			 : a2m_handle(h, text, A2M_NUL_TERMINATED, &out);
+	CHECK_INT(rc, A2M_OK);
+	return out;
+}
+
 static void test_describe_echoes_the_id_as_sent(void)
 {
-	a2m *h = NULL;
-	a2m_config cfg;
-	a2m_config_init(&cfg);
-	cfg.engine = A2M_ENGINE_MEMORY;
-	CHECK_INT(a2m_open(&cfg, &h, NULL), 0);
+	a2m *h = check_open("engine", "memory", NULL);
+	CHECK(h != NULL);
 	if (!h)
 		return;
 	static const char *const ids[] = {"7", "\"7\"", "1.5", "null", "-3", "\"a\\\"b\\u0001\"",
 					  "9007199254740993", "\"\""};
-	const a2m_request_ctx net = {.network = 1}, *ctxs[] = {NULL, &net};
+	/* k = 0: a local caller; 1: a network one, nobody authenticated. */
 	for (size_t k = 0; k < 2; k++) {
 		/* The first of each pair fills the cache, the second is answered from it. */
 		for (size_t i = 0; i < 2 * sizeof ids / sizeof *ids; i++) {
@@ -431,7 +438,7 @@ static void test_describe_echoes_the_id_as_sent(void)
 				 "{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\",\"id\":%s,"
 				 "\"params\":{\"protocol\":\"a2m/0.1\"}}", id);
 			snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{", id);
-			char *out = a2m_handle_ctx(h, req, strlen(req), ctxs[k]);
+			char *out = handle_as(h, req, (int)k);
 			CHECK(out && strncmp(out, want, strlen(want)) == 0);
 			CHECK(out && out[strlen(out) - 1] == '}');
 			json_t *v = out ? json_loads(out, 0, NULL) : NULL;
@@ -448,7 +455,7 @@ static void test_describe_echoes_the_id_as_sent(void)
 		 longid);
 	snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{", longid);
 	for (size_t k = 0; k < 2; k++) {
-		char *out = a2m_handle_ctx(h, req, strlen(req), ctxs[k]);
+		char *out = handle_as(h, req, (int)k);
 		CHECK(out && strncmp(out, want, strlen(want)) == 0);
 		a2m_free(out);
 	}
@@ -483,7 +490,7 @@ static void test_describe_echoes_the_id_as_sent(void)
 		{"{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\"}", NULL},
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
-		char *out = a2m_handle_ctx(h, shapes[i].req, strlen(shapes[i].req), &net);
+		char *out = handle_as(h, shapes[i].req, 1);
 		if (!shapes[i].want)
 			CHECK(out == NULL);
 		else if (!out || strncmp(out, shapes[i].want, strlen(shapes[i].want)) != 0)
@@ -496,7 +503,7 @@ static void test_describe_echoes_the_id_as_sent(void)
 	static const char bad[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/describe\","
 				  "\"params\":{\"protocol\":\"a2m/0.2\"}}";
 	for (size_t k = 0; k < 2; k++) {
-		char *out = a2m_handle_ctx(h, bad, sizeof bad - 1, ctxs[k]);
+		char *out = handle_as(h, bad, (int)k);
 		CHECK(out && strstr(out, "\"code\":-32007") != NULL);
 		a2m_free(out);
 	}
@@ -538,7 +545,7 @@ static void *storm(void *p)
 			last = n;
 			/* Recalls in between: reads that touch what they find. */
 			json_t *q = json_pack("{s:s}", "query", "fact describe cache"), *resp = NULL;
-			if (a2m_client_request(c, "memory/recall", q, &resp) != A2M_CLIENT_OK ||
+			if (a2m_client_request_json(c, "memory/recall", q, &resp) != A2M_CLIENT_OK ||
 			    !json_object_get(resp, "result"))
 				a->failures++;
 			json_decref(q);

@@ -11,43 +11,9 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "check_a2m.h"
 
 static a2m *h;   /* the store under test */
-
-/* Sends text, returns the parsed response (NULL for no response). */
-static json_t *send_raw(const char *text)
-{
-	char *out = a2m_handle(h, text);
-	if (!out)
-		return NULL;
-	CHECK(strchr(out, '\n') == NULL);
-	json_t *v = json_loads(out, 0, NULL);
-	CHECK(v != NULL);
-	a2m_free(out);
-	return v;
-}
-
-/* Calls method with params given as a JSON text; returns the response. */
-static json_t *call(const char *method, const char *params_fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static json_t *call(const char *method, const char *params_fmt, ...)
-{
-	char params[8192], msg[9000];
-	va_list ap;
-	va_start(ap, params_fmt);
-	vsnprintf(params, sizeof params, params_fmt, ap);
-	va_end(ap);
-	snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":%s}",
-		 method, params);
-	return send_raw(msg);
-}
-
-static int error_code(const json_t *resp)
-{
-	json_t *e = json_object_get(resp, "error");
-	return e ? (int)json_integer_value(json_object_get(e, "code")) : 0;
-}
 
 static json_t *result(const json_t *resp)
 {
@@ -61,12 +27,12 @@ static size_t count_records(const json_t *resp)
 
 static void test_parse_error_has_null_id(void)
 {
-	json_t *r = send_raw("{\"jsonrpc\":\"2.0\",\"id\":1,");
-	CHECK_INT(error_code(r), A2M_PARSE_ERROR);
+	json_t *r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":1,");
+	CHECK_INT(check_error_code(r), A2M_PARSE_ERROR);
 	CHECK(json_is_null(json_object_get(r, "id")));
 	json_decref(r);
-	r = send_raw("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\",\"x\":\"\xff\xfe\"}");
-	CHECK_INT(error_code(r), A2M_PARSE_ERROR);
+	r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\",\"x\":\"\xff\xfe\"}");
+	CHECK_INT(check_error_code(r), A2M_PARSE_ERROR);
 	json_decref(r);
 }
 
@@ -74,34 +40,34 @@ static void test_batch_array_refused(void)
 {
 	const char *arrays[] = {"[]", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}]", "[1]"};
 	for (int i = 0; i < 3; i++) {
-		json_t *r = send_raw(arrays[i]);
-		CHECK_INT(error_code(r), A2M_INVALID_REQUEST);
+		json_t *r = check_send(h, arrays[i]);
+		CHECK_INT(check_error_code(r), A2M_INVALID_REQUEST);
 		CHECK(json_is_null(json_object_get(r, "id")));
 		json_decref(r);
 	}
-	json_t *r = send_raw("42");
-	CHECK_INT(error_code(r), A2M_INVALID_REQUEST);
+	json_t *r = check_send(h, "42");
+	CHECK_INT(check_error_code(r), A2M_INVALID_REQUEST);
 	json_decref(r);
 }
 
 static void test_envelope_rules(void)
 {
-	json_t *r = send_raw("{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"memory/describe\"}");
-	CHECK_INT(error_code(r), A2M_INVALID_REQUEST);
+	json_t *r = check_send(h, "{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"memory/describe\"}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_REQUEST);
 	CHECK_INT(json_integer_value(json_object_get(r, "id")), 3);
 	json_decref(r);
-	r = send_raw("{\"jsonrpc\":\"2.0\",\"id\":3}");
-	CHECK_INT(error_code(r), A2M_INVALID_REQUEST);
+	r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":3}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_REQUEST);
 	json_decref(r);
-	r = send_raw("{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"memory/describe\"}");
-	CHECK_INT(error_code(r), A2M_INVALID_REQUEST);
+	r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"memory/describe\"}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_REQUEST);
 	CHECK(json_is_null(json_object_get(r, "id")));
 	json_decref(r);
-	r = send_raw("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/describe\",\"params\":[1]}");
-	CHECK_INT(error_code(r), A2M_INVALID_PARAMS);
+	r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/describe\",\"params\":[1]}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_PARAMS);
 	json_decref(r);
-	r = send_raw("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/describe\",\"params\":\"x\"}");
-	CHECK_INT(error_code(r), A2M_INVALID_REQUEST);
+	r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/describe\",\"params\":\"x\"}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_REQUEST);
 	json_decref(r);
 }
 
@@ -111,7 +77,7 @@ static void test_id_echoed_with_type_and_value(void)
 	for (int i = 0; i < 8; i++) {
 		char msg[256];
 		snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"memory/describe\"}", ids[i]);
-		char *out = a2m_handle(h, msg);
+		char *out = check_reply(h, msg);
 		char want[64];
 		snprintf(want, sizeof want, "\"id\":%s", ids[i]);
 		CHECK(out && strstr(out, want) != NULL);
@@ -121,24 +87,24 @@ static void test_id_echoed_with_type_and_value(void)
 
 static void test_notification_gets_no_answer(void)
 {
-	char *out = a2m_handle(h, "{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\"}");
+	char *out = check_reply(h, "{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\"}");
 	CHECK(out == NULL);
 	/* A notification is still executed. */
-	out = a2m_handle(h, "{\"jsonrpc\":\"2.0\",\"method\":\"memory/remember\","
+	out = check_reply(h, "{\"jsonrpc\":\"2.0\",\"method\":\"memory/remember\","
 			    "\"params\":{\"records\":[{\"content\":\"notified zqxnotify\"}]}}");
 	CHECK(out == NULL);
-	json_t *r = call("memory/recall", "{\"query\":\"zqxnotify\"}");
+	json_t *r = check_call(h, "memory/recall", "{\"query\":\"zqxnotify\"}");
 	CHECK_INT(count_records(r), 1);
 	json_decref(r);
 }
 
 static void test_unknown_method_is_32601_undeclared_is_32003(void)
 {
-	json_t *r = call("tools/list", "{}");
-	CHECK_INT(error_code(r), A2M_METHOD_NOT_FOUND);
+	json_t *r = check_call(h, "tools/list", "{}");
+	CHECK_INT(check_error_code(r), A2M_METHOD_NOT_FOUND);
 	json_decref(r);
-	r = call("memory/nonexistent", "{}");
-	CHECK_INT(error_code(r), A2M_METHOD_NOT_FOUND);
+	r = check_call(h, "memory/nonexistent", "{}");
+	CHECK_INT(check_error_code(r), A2M_METHOD_NOT_FOUND);
 	json_decref(r);
 	const char *undeclared[][2] = {
 		{"memory/promote", "tiers"}, {"memory/consolidate", "tiers"},
@@ -148,8 +114,8 @@ static void test_unknown_method_is_32601_undeclared_is_32003(void)
 		{"memory/events/unsubscribe", "events"}, {"memory/summarize", "summarize"},
 	};
 	for (size_t i = 0; i < sizeof undeclared / sizeof *undeclared; i++) {
-		r = call(undeclared[i][0], "{}");
-		CHECK_INT(error_code(r), A2M_CAPABILITY_NOT_SUPPORTED);
+		r = check_call(h, undeclared[i][0], "{}");
+		CHECK_INT(check_error_code(r), A2M_CAPABILITY_NOT_SUPPORTED);
 		json_t *data = json_object_get(json_object_get(r, "error"), "data");
 		CHECK_STR(json_string_value(json_object_get(data, "capability")), undeclared[i][1]);
 		json_decref(r);
@@ -158,7 +124,7 @@ static void test_unknown_method_is_32601_undeclared_is_32003(void)
 
 static void test_describe_reports_core(void)
 {
-	json_t *r = call("memory/describe", "{\"protocol\":\"a2m/0.1\",\"unknown\":1}");
+	json_t *r = check_call(h, "memory/describe", "{\"protocol\":\"a2m/0.1\",\"unknown\":1}");
 	json_t *res = result(r);
 	CHECK_STR(json_string_value(json_object_get(res, "protocol")), "a2m/0.1");
 	CHECK_STR(json_string_value(json_object_get(res, "name")), "test-server");
@@ -175,19 +141,19 @@ static void test_describe_reports_core(void)
 
 static void test_describe_other_protocol_is_32007(void)
 {
-	json_t *r = call("memory/describe", "{\"protocol\":\"a2m/0.2\"}");
-	CHECK_INT(error_code(r), A2M_PROTOCOL_NOT_SUPPORTED);
+	json_t *r = check_call(h, "memory/describe", "{\"protocol\":\"a2m/0.2\"}");
+	CHECK_INT(check_error_code(r), A2M_PROTOCOL_NOT_SUPPORTED);
 	json_t *sup = json_object_get(json_object_get(json_object_get(r, "error"), "data"), "supported");
 	CHECK_STR(json_string_value(json_array_get(sup, 0)), "a2m/0.1");
 	json_decref(r);
-	r = call("memory/describe", "{\"protocol\":\"a2m/0.1.2\"}");
+	r = check_call(h, "memory/describe", "{\"protocol\":\"a2m/0.1.2\"}");
 	CHECK(result(r) != NULL);
 	json_decref(r);
 }
 
 static void test_remember_returns_ids_in_order(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"one\"},{\"content\":\"two\",\"id\":\"given-2\"},{\"content\":\"three\"}]}");
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"one\"},{\"content\":\"two\",\"id\":\"given-2\"},{\"content\":\"three\"}]}");
 	json_t *ids = json_object_get(result(r), "ids");
 	CHECK_INT(json_array_size(ids), 3);
 	CHECK_STR(json_string_value(json_array_get(ids, 1)), "given-2");
@@ -205,43 +171,43 @@ static void test_remember_bad_input_is_32602(void)
 		"{\"records\":[{\"content\":\"a\",\"id\":7}]}",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		json_t *r = call("memory/remember", "%s", bad[i]);
-		CHECK_INT(error_code(r), A2M_INVALID_PARAMS);
+		json_t *r = check_call(h, "memory/remember", "%s", bad[i]);
+		CHECK_INT(check_error_code(r), A2M_INVALID_PARAMS);
 		json_decref(r);
 	}
 }
 
 static void test_remember_tier_without_tiers_is_32003(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"zqxtier\",\"tier\":\"episodic\"}]}");
-	CHECK_INT(error_code(r), A2M_CAPABILITY_NOT_SUPPORTED);
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxtier\",\"tier\":\"episodic\"}]}");
+	CHECK_INT(check_error_code(r), A2M_CAPABILITY_NOT_SUPPORTED);
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"zqxtier\"}");
+	r = check_call(h, "memory/recall", "{\"query\":\"zqxtier\"}");
 	CHECK_INT(count_records(r), 0);
 	json_decref(r);
 }
 
 static void test_remember_batch_is_atomic(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"zqxatomic a\"},{\"content\":\"zqxatomic b\"},{\"nope\":1}]}");
-	CHECK_INT(error_code(r), A2M_INVALID_PARAMS);
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxatomic a\"},{\"content\":\"zqxatomic b\"},{\"nope\":1}]}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_PARAMS);
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"zqxatomic\"}");
+	r = check_call(h, "memory/recall", "{\"query\":\"zqxatomic\"}");
 	CHECK_INT(count_records(r), 0);
 	json_decref(r);
 }
 
 static void test_remember_client_id_idempotent(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"zqxidem first\",\"id\":\"idem-1\"},{\"content\":\"zqxidem second\",\"id\":\"idem-1\"}]}");
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxidem first\",\"id\":\"idem-1\"},{\"content\":\"zqxidem second\",\"id\":\"idem-1\"}]}");
 	json_t *ids = json_object_get(result(r), "ids");
 	CHECK_STR(json_string_value(json_array_get(ids, 0)), "idem-1");
 	CHECK_STR(json_string_value(json_array_get(ids, 1)), "idem-1");
 	json_decref(r);
-	r = call("memory/remember", "{\"records\":[{\"content\":\"zqxidem third\",\"id\":\"idem-1\"}]}");
+	r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxidem third\",\"id\":\"idem-1\"}]}");
 	CHECK_STR(json_string_value(json_array_get(json_object_get(result(r), "ids"), 0)), "idem-1");
 	json_decref(r);
-	r = call("memory/timeline", "{\"where\":{\"id\":\"idem-1\"}}");
+	r = check_call(h, "memory/timeline", "{\"where\":{\"id\":\"idem-1\"}}");
 	CHECK_INT(count_records(r), 1);
 	json_t *rec = json_array_get(json_object_get(result(r), "records"), 0);
 	CHECK_STR(json_string_value(json_object_get(rec, "content")), "zqxidem first");
@@ -250,19 +216,19 @@ static void test_remember_client_id_idempotent(void)
 
 static void test_remember_limits_enforced(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"a\"},{\"content\":\"b\"},{\"content\":\"c\"},{\"content\":\"d\"},{\"content\":\"e\"},{\"content\":\"f\"}]}");
-	CHECK_INT(error_code(r), A2M_QUOTA_EXCEEDED);
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"a\"},{\"content\":\"b\"},{\"content\":\"c\"},{\"content\":\"d\"},{\"content\":\"e\"},{\"content\":\"f\"}]}");
+	CHECK_INT(check_error_code(r), A2M_QUOTA_EXCEEDED);
 	json_decref(r);
 	/* 64 code points is fine, 65 is not, whatever the bytes: each 'à' is two. */
 	char content[200] = "";
 	for (int i = 0; i < 64; i++)
 		strcat(content, "\xc3\xa0");
-	r = call("memory/remember", "{\"records\":[{\"content\":\"%s\"}]}", content);
+	r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"%s\"}]}", content);
 	CHECK(result(r) != NULL);
 	json_decref(r);
 	strcat(content, "a");
-	r = call("memory/remember", "{\"records\":[{\"content\":\"%s\"}]}", content);
-	CHECK_INT(error_code(r), A2M_QUOTA_EXCEEDED);
+	r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"%s\"}]}", content);
+	CHECK_INT(check_error_code(r), A2M_QUOTA_EXCEEDED);
 	json_decref(r);
 }
 
@@ -270,9 +236,9 @@ static void test_metadata_roundtrips_exactly(void)
 {
 	const char *meta = "{\"z\":1,\"a\":{\"n\":[1,2.5,\"x\",null,true]},\"big\":9007199254740993,"
 			   "\"neg\":-9007199254740993,\"f\":0.1,\"tiny\":1e-07,\"u\":\"citt\xc3\xa0 \xe6\x9d\xb1\"}";
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"zqxmeta\",\"id\":\"meta-1\",\"metadata\":%s}]}", meta);
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxmeta\",\"id\":\"meta-1\",\"metadata\":%s}]}", meta);
 	json_decref(r);
-	char *out = a2m_handle(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/timeline\",\"params\":{\"where\":{\"id\":\"meta-1\"}}}");
+	char *out = check_reply(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/timeline\",\"params\":{\"where\":{\"id\":\"meta-1\"}}}");
 	CHECK(out && strstr(out, "\"metadata\":{\"z\":1,\"a\":{\"n\":[1,2.5,\"x\",null,true]},\"big\":9007199254740993,"
 			   "\"neg\":-9007199254740993,\"f\":0.1,\"tiny\":1e-07,\"u\":\"citt\xc3\xa0 \xe6\x9d\xb1\"}"));
 	a2m_free(out);
@@ -280,12 +246,12 @@ static void test_metadata_roundtrips_exactly(void)
 
 static void test_recall_ranks_and_scores_descending(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":["
+	json_t *r = check_call(h, "memory/remember", "{\"records\":["
 		"{\"content\":\"zqxrank the deploy key rotates every 90 days\",\"role\":\"user\"},"
 		"{\"content\":\"zqxrank lunch was pasta\",\"role\":\"assistant\"},"
 		"{\"content\":\"zqxrank deploy happens on fridays\",\"role\":\"user\",\"metadata\":{\"topic\":\"ops\"}}]}");
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"deploy key rotates\"}");
+	r = check_call(h, "memory/recall", "{\"query\":\"deploy key rotates\"}");
 	json_t *recs = json_object_get(result(r), "records");
 	CHECK(json_array_size(recs) >= 2);
 	CHECK(strstr(json_string_value(json_object_get(json_array_get(recs, 0), "content")), "rotates") != NULL);
@@ -296,69 +262,69 @@ static void test_recall_ranks_and_scores_descending(void)
 		prev = s;
 	}
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"zqxnothingmatchesthis\"}");
+	r = check_call(h, "memory/recall", "{\"query\":\"zqxnothingmatchesthis\"}");
 	CHECK_INT(count_records(r), 0);
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"zqxrank\",\"where\":{\"role\":\"user\",\"topic\":\"ops\"}}");
+	r = check_call(h, "memory/recall", "{\"query\":\"zqxrank\",\"where\":{\"role\":\"user\",\"topic\":\"ops\"}}");
 	CHECK_INT(count_records(r), 1);
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"zqxrank\",\"where\":{\"role\":[\"user\",\"assistant\"]}}");
+	r = check_call(h, "memory/recall", "{\"query\":\"zqxrank\",\"where\":{\"role\":[\"user\",\"assistant\"]}}");
 	CHECK_INT(count_records(r), 3);
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"zqxrank\",\"min_score\":2}");
+	r = check_call(h, "memory/recall", "{\"query\":\"zqxrank\",\"min_score\":2}");
 	CHECK_INT(count_records(r), 0);
 	json_decref(r);
 }
 
 static void test_recall_without_query_is_recency(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"zqxrecent old\"}]}");
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxrecent old\"}]}");
 	json_decref(r);
 	usleep(3000);
-	r = call("memory/remember", "{\"records\":[{\"content\":\"zqxrecent new\"}]}");
+	r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxrecent new\"}]}");
 	json_decref(r);
-	r = call("memory/recall", "{\"limit\":1}");
+	r = check_call(h, "memory/recall", "{\"limit\":1}");
 	json_t *rec = json_array_get(json_object_get(result(r), "records"), 0);
 	CHECK_STR(json_string_value(json_object_get(rec, "content")), "zqxrecent new");
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"\",\"limit\":1}");
+	r = check_call(h, "memory/recall", "{\"query\":\"\",\"limit\":1}");
 	rec = json_array_get(json_object_get(result(r), "records"), 0);
 	CHECK_STR(json_string_value(json_object_get(rec, "content")), "zqxrecent new");
 	json_decref(r);
 	/* A query with no terms abstains: recency, not an empty result. */
-	r = call("memory/recall", "{\"query\":\"?!\",\"limit\":1}");
+	r = check_call(h, "memory/recall", "{\"query\":\"?!\",\"limit\":1}");
 	CHECK_INT(count_records(r), 1);
 	json_decref(r);
 }
 
 static void test_recall_limits(void)
 {
-	json_t *r = call("memory/recall", "{\"limit\":51}");
-	CHECK_INT(error_code(r), A2M_QUOTA_EXCEEDED);
+	json_t *r = check_call(h, "memory/recall", "{\"limit\":51}");
+	CHECK_INT(check_error_code(r), A2M_QUOTA_EXCEEDED);
 	json_decref(r);
 	const char *bad[] = {"{\"limit\":-1}", "{\"limit\":1.5}", "{\"limit\":\"3\"}",
 			     "{\"query\":5}", "{\"where\":[1]}", "{\"where\":{\"a\":{\"b\":1}}}",
 			     "{\"min_score\":\"x\"}"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		r = call("memory/recall", "%s", bad[i]);
-		CHECK_INT(error_code(r), A2M_INVALID_PARAMS);
+		r = check_call(h, "memory/recall", "%s", bad[i]);
+		CHECK_INT(check_error_code(r), A2M_INVALID_PARAMS);
 		json_decref(r);
 	}
-	r = call("memory/recall", "{\"limit\":0}");
+	r = check_call(h, "memory/recall", "{\"limit\":0}");
 	CHECK(count_records(r) > 10 && count_records(r) <= 50);
 	json_decref(r);
-	r = call("memory/recall", "{}");
+	r = check_call(h, "memory/recall", "{}");
 	CHECK_INT(count_records(r), 10);
 	json_decref(r);
 }
 
 static void test_timeline_ascending_newest_n(void)
 {
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"t1\",\"metadata\":{\"tl\":\"zqxtl\"}},"
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"t1\",\"metadata\":{\"tl\":\"zqxtl\"}},"
 		"{\"content\":\"t2\",\"metadata\":{\"tl\":\"zqxtl\"}},{\"content\":\"t3\",\"metadata\":{\"tl\":\"zqxtl\"}},"
 		"{\"content\":\"t4\",\"metadata\":{\"tl\":\"zqxtl\"}}]}");
 	json_decref(r);
-	r = call("memory/timeline", "{\"where\":{\"tl\":\"zqxtl\"}}");
+	r = check_call(h, "memory/timeline", "{\"where\":{\"tl\":\"zqxtl\"}}");
 	json_t *recs = json_object_get(result(r), "records");
 	CHECK_INT(json_array_size(recs), 4);
 	for (size_t i = 0; i < json_array_size(recs); i++) {
@@ -367,14 +333,14 @@ static void test_timeline_ascending_newest_n(void)
 		CHECK_STR(json_string_value(json_object_get(json_array_get(recs, i), "content")), want);
 	}
 	json_decref(r);
-	r = call("memory/timeline", "{\"where\":{\"tl\":\"zqxtl\"},\"limit\":2}");
+	r = check_call(h, "memory/timeline", "{\"where\":{\"tl\":\"zqxtl\"},\"limit\":2}");
 	recs = json_object_get(result(r), "records");
 	CHECK_INT(json_array_size(recs), 2);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(recs, 0), "content")), "t3");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(recs, 1), "content")), "t4");
 	json_decref(r);
-	r = call("memory/timeline", "{\"limit\":-2}");
-	CHECK_INT(error_code(r), A2M_INVALID_PARAMS);
+	r = check_call(h, "memory/timeline", "{\"limit\":-2}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_PARAMS);
 	json_decref(r);
 }
 
@@ -382,33 +348,33 @@ static void test_forget_needs_selector_and_counts(void)
 {
 	const char *none[] = {"{}", "{\"where\":{}}", "{\"query\":\"\"}"};
 	for (int i = 0; i < 3; i++) {
-		json_t *r = call("memory/forget", "%s", none[i]);
-		CHECK_INT(error_code(r), A2M_INVALID_PARAMS);
+		json_t *r = check_call(h, "memory/forget", "%s", none[i]);
+		CHECK_INT(check_error_code(r), A2M_INVALID_PARAMS);
 		json_decref(r);
 	}
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"zqxforget alpha\",\"id\":\"f-1\"},"
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zqxforget alpha\",\"id\":\"f-1\"},"
 		"{\"content\":\"zqxforget beta\",\"id\":\"f-2\"},{\"content\":\"zqxforget gamma\",\"id\":\"f-3\",\"role\":\"tool\"}]}");
 	json_decref(r);
-	r = call("memory/forget", "{\"ids\":[\"f-1\",\"no-such-id\"]}");
+	r = check_call(h, "memory/forget", "{\"ids\":[\"f-1\",\"no-such-id\"]}");
 	CHECK_INT(json_integer_value(json_object_get(result(r), "forgotten")), 1);
 	json_decref(r);
-	r = call("memory/forget", "{\"query\":\"beta\"}");
+	r = check_call(h, "memory/forget", "{\"query\":\"beta\"}");
 	CHECK_INT(json_integer_value(json_object_get(result(r), "forgotten")), 1);
 	json_decref(r);
-	r = call("memory/forget", "{\"where\":{\"role\":\"tool\"}}");
+	r = check_call(h, "memory/forget", "{\"where\":{\"role\":\"tool\"}}");
 	CHECK_INT(json_integer_value(json_object_get(result(r), "forgotten")), 1);
 	json_decref(r);
-	r = call("memory/recall", "{\"query\":\"zqxforget\"}");
+	r = check_call(h, "memory/recall", "{\"query\":\"zqxforget\"}");
 	CHECK_INT(count_records(r), 0);
 	json_decref(r);
-	r = call("memory/forget", "{\"ids\":\"f-1\"}");
-	CHECK_INT(error_code(r), A2M_INVALID_PARAMS);
+	r = check_call(h, "memory/forget", "{\"ids\":\"f-1\"}");
+	CHECK_INT(check_error_code(r), A2M_INVALID_PARAMS);
 	json_decref(r);
 }
 
 static void test_timestamps_are_rfc3339(void)
 {
-	json_t *r = call("memory/recall", "{\"limit\":1}");
+	json_t *r = check_call(h, "memory/recall", "{\"limit\":1}");
 	json_t *rec = json_array_get(json_object_get(result(r), "records"), 0);
 	const char *ts = json_string_value(json_object_get(rec, "created_at"));
 	CHECK(ts && strlen(ts) == 24 && ts[10] == 'T' && ts[19] == '.' && ts[23] == 'Z');
@@ -422,7 +388,7 @@ static void *writer(void *arg)
 		char msg[256];
 		snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"memory/remember\","
 			 "\"params\":{\"records\":[{\"content\":\"zqxthread\",\"metadata\":{\"t\":%d}}]}}", i, t);
-		a2m_free(a2m_handle(h, msg));
+		a2m_free(check_reply(h, msg));
 	}
 	return NULL;
 }
@@ -434,7 +400,7 @@ static void test_handle_shared_between_threads(void)
 		pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
-	json_t *r = call("memory/timeline", "{\"where\":{\"content\":\"zqxthread\"}}");
+	json_t *r = check_call(h, "memory/timeline", "{\"where\":{\"content\":\"zqxthread\"}}");
 	CHECK_INT(count_records(r), 200);
 	json_decref(r);
 }
@@ -474,21 +440,13 @@ int main(void)
 	close(fd);
 	int status = 0;
 	for (int engine = 0; engine < 2; engine++) {
-		a2m_config cfg;
-		a2m_config_init(&cfg);
-		cfg.engine = engine ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
-		cfg.path = path;
-		cfg.name = "test-server";
-		cfg.capabilities = "core";
-		cfg.max_records_per_call = 5;
-		cfg.max_content_length = 64;
-		cfg.max_recall_limit = 50;
-		char *err = NULL;
 		unlink(path);
-		if (a2m_open(&cfg, &h, &err) != 0) {
-			fprintf(stderr, "open: %s\n", err);
+		h = check_open("engine", engine ? "sqlite" : "memory", "path", path,
+			       "name", "test-server", "capabilities", "core",
+			       "max_records_per_call", "5", "max_content_length", "64",
+			       "max_recall_limit", "50", NULL);
+		if (!h)
 			return 1;
-		}
 		printf("# engine %s\n", engine ? "sqlite" : "memory");
 		status |= run_tests(tests);
 		a2m_close(h);

@@ -14,28 +14,12 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "check_a2m.h"
 
 static a2m *h;
 static int engine_sqlite;
 static char db_path[64];
 static int helper_threads = -1;  /* a2m_config's: -1 its default */
-
-static json_t *call(const char *method, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static json_t *call(const char *method, const char *fmt, ...)
-{
-	char params[16384], msg[17000];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(params, sizeof params, fmt, ap);
-	va_end(ap);
-	snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
-		 method, params);
-	char *out = a2m_handle(h, msg);
-	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
-	a2m_free(out);
-	return v;
-}
 
 static void remove_db(void)
 {
@@ -44,23 +28,14 @@ static void remove_db(void)
 
 static void open_server(const char *ranking, int fresh)
 {
-	a2m_config cfg;
-	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = engine_sqlite ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
-	cfg.path = db_path;
-	cfg.ranking = ranking;
-	/* test_full_touch_buffer_is_written fills it with 5 recalls of 1000. */
-	cfg.touch_buffer = 4096;
-	cfg.sqlite_synchronous_normal = 1;
-	cfg.helper_threads = helper_threads;
+	char threads[16];
+	snprintf(threads, sizeof threads, "%d", helper_threads);
 	if (fresh && engine_sqlite)
 		remove_db();
-	if (a2m_open(&cfg, &h, &err) != 0) {
-		fprintf(stderr, "open: %s\n", err ? err : "?");
-		a2m_free(err);
-		h = NULL;
-	}
+	/* test_full_touch_buffer_is_written fills it with 5 recalls of 1000. */
+	h = check_open("engine", engine_sqlite ? "sqlite" : "memory", "path", db_path,
+		       "ranking", ranking, "touch_buffer", "4096", "synchronous", "normal",
+		       "helper_threads", helper_threads < 0 ? NULL : threads, NULL);
 }
 
 static void fresh(void)
@@ -74,7 +49,7 @@ static void fresh(void)
 static void remember(json_t *params)
 {
 	char *p = json_dumps(params, JSON_COMPACT);
-	json_t *r = call("memory/remember", "%s", p);
+	json_t *r = check_call(h, "memory/remember", "%s", p);
 	CHECK(json_object_get(r, "result") != NULL);
 	json_decref(r);
 	free(p);
@@ -93,7 +68,7 @@ static void write_texts(const char *tier, const char *const *texts, size_t n)
 static const char *recall(const char *params)
 {
 	static char buf[8192];
-	json_t *r = call("memory/recall", "%s", params);
+	json_t *r = check_call(h, "memory/recall", "%s", params);
 	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
 	size_t n = 0;
 	buf[0] = '\0';
@@ -203,7 +178,7 @@ static void test_scores_in_unit_interval_descending(void)
 	fresh();
 	const char *t[] = {"alpha beta gamma", "alpha beta", "alpha", "delta"};
 	write_texts(NULL, t, 4);
-	json_t *r = call("memory/recall", "{\"query\":\"alpha beta gamma\"}");
+	json_t *r = check_call(h, "memory/recall", "{\"query\":\"alpha beta gamma\"}");
 	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
 	CHECK_INT(json_array_size(recs), 3);
 	double prev = 2;
@@ -237,7 +212,7 @@ static void test_filters_apply_before_the_limit(void)
 static void test_owner_scope_applies_before_the_limit(void)
 {
 	fresh();
-	json_t *r = call("memory/remember", "{\"records\":["
+	json_t *r = check_call(h, "memory/remember", "{\"records\":["
 		"{\"content\":\"budget budget budget review\",\"owner\":\"bob\",\"tier\":\"working\"},"
 		"{\"content\":\"budget budget review notes\",\"owner\":\"bob\",\"tier\":\"working\"},"
 		"{\"content\":\"the budget is due in a long while, said the memo\",\"owner\":\"ann\","
@@ -262,12 +237,12 @@ static void test_forget_by_query_deletes_only_matches(void)
 	fresh();
 	const char *t[] = {"the old wifi password", "the new router", "bread recipe"};
 	write_texts(NULL, t, 3);
-	json_t *r = call("memory/forget", "{\"query\":\"passwords\"}");
+	json_t *r = check_call(h, "memory/forget", "{\"query\":\"passwords\"}");
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(r, "result"), "forgotten")), 1);
 	json_decref(r);
 	CHECK_STR(recall_q("password"), "");
 	CHECK_STR(recall_q("router"), "the new router");
-	r = call("memory/forget", "{\"query\":\"the\"}");
+	r = check_call(h, "memory/forget", "{\"query\":\"the\"}");
 	/* A query the scorer cannot judge selects nothing. */
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(r, "result"), "forgotten")), 0);
 	json_decref(r);
@@ -276,10 +251,10 @@ static void test_forget_by_query_deletes_only_matches(void)
 static void test_key_replacement_reindexes(void)
 {
 	fresh();
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"favourite colour green\","
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"favourite colour green\","
 			 "\"key\":\"colour\"}]}");
 	json_decref(r);
-	r = call("memory/remember", "{\"records\":[{\"content\":\"favourite colour blue\","
+	r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"favourite colour blue\","
 		 "\"key\":\"colour\"}]}");
 	json_decref(r);
 	CHECK_STR(recall_q("green"), "");
@@ -291,7 +266,7 @@ static void test_describe_reports_scorer_and_unindexed(void)
 	fresh();
 	const char *t[] = {"words to index", "!!! ???", "🙂", "the and of"};
 	write_texts(NULL, t, 4);
-	json_t *r = call("memory/describe", "{}");
+	json_t *r = check_call(h, "memory/describe", "{}");
 	json_t *res = json_object_get(r, "result");
 	CHECK_INT(json_integer_value(json_object_get(res, "unindexed")), 3);
 	json_t *sc = json_object_get(res, "scorer");
@@ -327,7 +302,7 @@ static void test_lexical_baseline_still_ranks_by_scan(void)
 	const char *t[] = {"deploy key", "bread"};
 	write_texts(NULL, t, 2);
 	CHECK_STR(recall_q("deploy"), "deploy key");
-	json_t *r = call("memory/describe", "{}");
+	json_t *r = check_call(h, "memory/describe", "{}");
 	json_t *sc = json_object_get(json_object_get(r, "result"), "scorer");
 	CHECK_STR(json_string_value(json_object_get(sc, "index")), "scan");
 	json_decref(r);
@@ -336,7 +311,7 @@ static void test_lexical_baseline_still_ranks_by_scan(void)
 /* One field of the only record timeline returns for params, or -1. */
 static long long timeline_number(const char *params, const char *field)
 {
-	json_t *r = call("memory/timeline", "%s", params);
+	json_t *r = check_call(h, "memory/timeline", "%s", params);
 	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
 	long long v = json_array_size(recs) == 1
 		? (long long)json_integer_value(json_object_get(json_array_get(recs, 0), field)) : -1;
@@ -349,7 +324,7 @@ static long long recall_count(const char *query)
 {
 	char p[256];
 	snprintf(p, sizeof p, "{\"query\":\"%s\",\"limit\":1}", query);
-	json_t *r = call("memory/recall", "%s", p);
+	json_t *r = check_call(h, "memory/recall", "%s", p);
 	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
 	long long v = json_array_size(recs) == 1
 		? (long long)json_integer_value(json_object_get(json_array_get(recs, 0), "access_count"))
@@ -387,7 +362,7 @@ static void test_recall_touch_is_seen_by_every_read(void)
 	/* Reads before any write see the touches that are still waiting. */
 	CHECK_INT(timeline_number("{\"where\":{\"access_count\":3}}", "access_count"), 3);
 	CHECK_INT(timeline_number("{\"where\":{\"access_count\":0}}", "access_count"), 0);
-	json_t *r = call("memory/timeline", "{\"where\":{\"access_count\":3}}");
+	json_t *r = check_call(h, "memory/timeline", "{\"where\":{\"access_count\":3}}");
 	json_t *recs = json_object_get(json_object_get(r, "result"), "records");
 	CHECK(json_is_string(json_object_get(json_array_get(recs, 0), "accessed_at")));
 	json_decref(r);
@@ -444,7 +419,7 @@ static void test_full_touch_buffer_is_written(void)
 	if (!engine_sqlite)
 		return;
 	fresh();
-	/* Too big for call()'s buffer: the message is built here. */
+	/* Too big for check_call(h, )'s buffer: the message is built here. */
 	char *batch = malloc(1000 * 80 + 128);
 	for (int b = 0; batch && b < 5; b++) {
 		size_t n = (size_t)sprintf(batch, "{\"jsonrpc\":\"2.0\",\"id\":1,"
@@ -453,7 +428,7 @@ static void test_full_touch_buffer_is_written(void)
 			n += (size_t)sprintf(batch + n, "%s{\"content\":\"beacon %d\",\"tier\":\"semantic\","
 					     "\"metadata\":{\"b\":%d}}", i ? "," : "", b * 1000 + i, b);
 		sprintf(batch + n, "]}}");
-		char *out = a2m_handle(h, batch);
+		char *out = check_reply(h, batch);
 		CHECK(out && strstr(out, "\"result\""));
 		a2m_free(out);
 	}
@@ -461,7 +436,7 @@ static void test_full_touch_buffer_is_written(void)
 	for (int b = 0; b < 5; b++) {
 		char p[128];
 		snprintf(p, sizeof p, "{\"query\":\"beacon\",\"limit\":1000,\"where\":{\"b\":%d}}", b);
-		json_t *r = call("memory/recall", "%s", p);
+		json_t *r = check_call(h, "memory/recall", "%s", p);
 		CHECK_INT(json_array_size(json_object_get(json_object_get(r, "result"), "records")), 1000);
 		json_decref(r);
 		/* 4096 records waiting is the bound: the fifth recall writes them all. */
@@ -472,16 +447,16 @@ static void test_full_touch_buffer_is_written(void)
 static void test_late_touch_never_resurrects_or_clobbers(void)
 {
 	fresh();
-	json_t *r = call("memory/remember", "{\"records\":[{\"content\":\"colour green\","
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"colour green\","
 			 "\"key\":\"colour\",\"tier\":\"semantic\"},"
 			 "{\"content\":\"green tea\",\"tier\":\"semantic\"}]}");
 	json_decref(r);
 	CHECK_INT(recall_count("colour"), 1);
 	CHECK_INT(recall_count("tea"), 1);
 	/* Rewritten by key while its touch waits: the new content, the count kept. */
-	json_decref(call("memory/remember", "{\"records\":[{\"content\":\"colour blue\","
+	json_decref(check_call(h, "memory/remember", "{\"records\":[{\"content\":\"colour blue\","
 			 "\"key\":\"colour\",\"tier\":\"semantic\"}]}"));
-	json_t *f = call("memory/fetch", "{\"key\":\"colour\"}");
+	json_t *f = check_call(h, "memory/fetch", "{\"key\":\"colour\"}");
 	json_t *rec = json_object_get(json_object_get(f, "result"), "record");
 	CHECK_STR(json_string_value(json_object_get(rec, "content")), "colour blue");
 	CHECK_INT(json_integer_value(json_object_get(rec, "access_count")), 1);
@@ -489,7 +464,7 @@ static void test_late_touch_never_resurrects_or_clobbers(void)
 	json_decref(f);
 	/* Forgotten while its touch waits: gone for good. */
 	CHECK_INT(recall_count("tea"), 2);
-	json_decref(call("memory/forget", "{\"query\":\"tea\"}"));
+	json_decref(check_call(h, "memory/forget", "{\"query\":\"tea\"}"));
 	CHECK_STR(recall_q("tea"), "");
 	CHECK_INT(timeline_number("{\"where\":{\"content\":\"green tea\"}}", "access_count"), -1);
 	if (engine_sqlite) {
@@ -508,7 +483,7 @@ static size_t recall_hits(a2m *on, const char *query)
 	h = on;
 	char p[256];
 	snprintf(p, sizeof p, "{\"query\":\"%s\",\"limit\":10}", query);
-	json_t *r = call("memory/recall", "%s", p);
+	json_t *r = check_call(h, "memory/recall", "%s", p);
 	size_t n = json_array_size(json_object_get(json_object_get(r, "result"), "records"));
 	json_decref(r);
 	h = keep;
@@ -534,7 +509,7 @@ static void test_postings_read_again_after_another_writer(void)
 	write_texts(NULL, more, 2);
 	CHECK_INT(recall_hits(first, "lighthouse"), 3);
 	CHECK_INT(recall_hits(second, "lighthouse"), 3);
-	json_decref(call("memory/forget", "{\"query\":\"stairs\"}"));
+	json_decref(check_call(h, "memory/forget", "{\"query\":\"stairs\"}"));
 	CHECK_INT(recall_hits(first, "lighthouse"), 2);
 	a2m_close(second);
 	h = first;
@@ -550,7 +525,7 @@ static char *reply_text(const char *method, const char *params)
 	char msg[4096];
 	snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
 		 method, params);
-	return a2m_handle(h, msg);
+	return check_reply(h, msg);
 }
 
 /* Overwrites the values of access_count and accessed_at in s with '#'. */
@@ -568,13 +543,13 @@ static void blank_access(char *s)
 static void test_recall_text_is_the_object_json(void)
 {
 	fresh();
-	json_decref(call("memory/remember", "{\"records\":[{\"content\":\"zebra \\\"q\\\" back\\\\slash"
+	json_decref(check_call(h, "memory/remember", "{\"records\":[{\"content\":\"zebra \\\"q\\\" back\\\\slash"
 			 "\\n tab\\t ctl\\u0001 citt\\u00e0 \\ud83d\\ude00\",\"role\":\"user\","
 			 "\"metadata\":{\"b\":0.1,\"a\":[1,2.5e-7,null,true,\"\\u00fc\"],\"z\":{}},"
 			 "\"group\":\"g1\",\"tier\":\"semantic\",\"owner\":\"ann\",\"session\":\"s1\","
 			 "\"key\":\"k1\",\"salience\":0.3,\"embedding\":[0.25,-1,3.0e10,-0.0,1e15,999999999999999,1e-7],"
 			 "\"uri\":\"file:///x\",\"media_type\":\"text/plain\"}]}"));
-	json_decref(call("memory/recall", "{\"query\":\"zebra\",\"owner\":\"ann\"}"));
+	json_decref(check_call(h, "memory/recall", "{\"query\":\"zebra\",\"owner\":\"ann\"}"));
 	char *f = reply_text("memory/fetch", "{\"key\":\"k1\",\"owner\":\"ann\",\"embeddings\":true}");
 	char *r = reply_text("memory/recall", "{\"query\":\"zebra\",\"owner\":\"ann\",\"embeddings\":true}");
 	char *fr = f ? strstr(f, "\"record\":{") : NULL;
@@ -598,16 +573,13 @@ static void test_recall_text_is_the_object_json(void)
 
 static void test_unknown_ranking_refused(void)
 {
-	a2m_config cfg;
-	a2m *other = NULL;
-	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = A2M_ENGINE_MEMORY;
-	cfg.ranking = "tfidf";
-	CHECK(a2m_open(&cfg, &other, &err) != 0);
-	CHECK(other == NULL);
-	CHECK(err && strstr(err, "tfidf"));
-	a2m_free(err);
+	a2m_config *cfg;
+	CHECK_INT(a2m_config_new(&cfg), A2M_OK);
+	CHECK_INT(a2m_config_set(cfg, "ranking", "tfidf"), A2M_RANGE);
+	CHECK(strstr(a2m_config_errmsg(cfg), "tfidf") != NULL);
+	/* The refused value was not kept: the default opens. */
+	CHECK_STR(a2m_config_get(cfg, "ranking"), "bm25");
+	a2m_config_free(cfg);
 }
 
 /*
@@ -684,7 +656,7 @@ static void *batch_writer(void *arg)
 		}
 		json_t *params = json_pack("{s:o}", "records", recs);
 		char *p = json_dumps(params, JSON_COMPACT);
-		json_t *r = p ? call("memory/remember", "%s", p) : NULL;
+		json_t *r = p ? check_call(h, "memory/remember", "%s", p) : NULL;
 		bad |= !json_object_get(r, "result");
 		json_decref(r);
 		json_decref(params);
@@ -757,15 +729,16 @@ static void test_helper_threads_in_the_file(void)
 			return;
 		fputs(files[i], f);
 		fclose(f);
-		a2m_config cfg;
+		a2m_config *cfg;
 		a2m *other = NULL;
 		char *err = NULL;
-		a2m_config_init(&cfg);
-		cfg.path = db;
-		cfg.sqlite_synchronous_normal = 1;
-		cfg.config_file = path;
+		CHECK_INT(a2m_config_new(&cfg), A2M_OK);
+		CHECK_INT(a2m_config_set(cfg, "path", db), A2M_OK);
+		CHECK_INT(a2m_config_set(cfg, "synchronous", "normal"), A2M_OK);
+		CHECK_INT(a2m_config_set(cfg, "config_file", path), A2M_OK);
 		check_remove_db(db);
-		int rc = a2m_open(&cfg, &other, &err);
+		int rc = a2m_open(cfg, &other, &err);
+		a2m_config_free(cfg);
 		if (i < 2) {
 			CHECK(rc == 0 && other != NULL);
 		} else {

@@ -27,6 +27,7 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "check_a2m.h"
 
 #define WORDS    24
 #define SEMANTIC 400   /* records written before the threads start */
@@ -46,36 +47,11 @@ static const char *const words[WORDS] = {
 static a2m *h;
 static char db_path[64];
 
-/* Sends one request; the parsed response (NULL when there is none). */
-static json_t *call(const char *method, json_t *params)
+static int open_handle(const char *engine)
 {
-	json_t *req = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", 1, "method",
-				method, "params", params);
-	char *msg = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	char *out = msg ? a2m_handle(h, msg) : NULL;
-	free(msg);
-	json_t *v = out ? json_loads(out, 0, NULL) : NULL;
-	a2m_free(out);
-	return v;
-}
-
-static int open_handle(a2m_engine engine)
-{
-	a2m_config cfg;
-	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = engine;
-	cfg.path = db_path;
-	cfg.sqlite_synchronous_normal = 1;
 	check_remove_db(db_path);
-	if (a2m_open(&cfg, &h, &err) != 0) {
-		fprintf(stderr, "open: %s\n", err ? err : "?");
-		a2m_free(err);
-		h = NULL;
-		return -1;
-	}
-	return 0;
+	h = check_open("engine", engine, "path", db_path, "synchronous", "normal", NULL);
+	return h ? 0 : -1;
 }
 
 /* Three words of the vocabulary, drawn from *rng. */
@@ -90,7 +66,7 @@ static int remember(const char *content, const char *tier, const char *key)
 	json_t *rec = json_pack("{s:s, s:s}", "content", content, "tier", tier);
 	if (key)
 		json_object_set_new(rec, "key", json_string(key));
-	json_t *r = call("memory/remember", json_pack("{s:[o]}", "records", rec));
+	json_t *r = check_call_json(h, "memory/remember", json_pack("{s:[o]}", "records", rec));
 	int ok = r && json_object_get(r, "result");
 	json_decref(r);
 	return ok ? 0 : -1;
@@ -109,7 +85,7 @@ static void *read_loop(void *arg)
 	reader *r = arg;
 	for (int i = 0; i < RECALLS + TIMELINES; i++) {
 		if (i % 5 == 4 && i / 5 < TIMELINES) {
-			json_t *res = call("memory/timeline", json_pack("{s:i, s:s}", "limit", 20,
+			json_t *res = check_call_json(h, "memory/timeline", json_pack("{s:i, s:s}", "limit", 20,
 							"tier", i % 2 ? "semantic" : "episodic"));
 			if (!res || !json_object_get(res, "result"))
 				r->errors++;
@@ -117,7 +93,7 @@ static void *read_loop(void *arg)
 			continue;
 		}
 		const char *word = words[check_rand(&r->rng) % WORDS];
-		json_t *res = call("memory/recall", json_pack("{s:s, s:i}", "query", word, "limit", 10));
+		json_t *res = check_call_json(h, "memory/recall", json_pack("{s:s, s:i}", "query", word, "limit", 10));
 		json_t *recs = json_object_get(json_object_get(res, "result"), "records");
 		if (!json_is_array(recs)) {
 			r->errors++;
@@ -158,7 +134,7 @@ static void *write_loop(void *arg)
 /* Every record, oldest first, with the access counts summed into *touches. */
 static json_t *everything(long long *touches)
 {
-	json_t *res = call("memory/timeline", json_pack("{s:i}", "limit", 0));
+	json_t *res = check_call_json(h, "memory/timeline", json_pack("{s:i}", "limit", 0));
 	json_t *recs = json_incref(json_object_get(json_object_get(res, "result"), "records"));
 	json_decref(res);
 	*touches = 0;
@@ -169,7 +145,7 @@ static json_t *everything(long long *touches)
 	return recs;
 }
 
-static void storm(a2m_engine engine)
+static void storm(const char *engine)
 {
 	if (open_handle(engine) != 0) {
 		CHECK(h != NULL);
@@ -219,13 +195,9 @@ static void storm(a2m_engine engine)
 	/* Reopened, the file holds the same: every touch was written. */
 	a2m_close(h);
 	h = NULL;
-	if (engine == A2M_ENGINE_SQLITE) {
-		a2m_config cfg;
-		char *err = NULL;
-		a2m_config_init(&cfg);
-		cfg.path = db_path;
-		CHECK(a2m_open(&cfg, &h, &err) == 0);
-		a2m_free(err);
+	if (strcmp(engine, "sqlite") == 0) {
+		h = check_open("path", db_path, NULL);
+		CHECK(h != NULL);
 		if (h) {
 			json_decref(everything(&touches));
 			CHECK_INT(touches, hits);
@@ -238,12 +210,12 @@ static void storm(a2m_engine engine)
 
 static void test_storm_memory(void)
 {
-	storm(A2M_ENGINE_MEMORY);
+	storm("memory");
 }
 
 static void test_storm_sqlite(void)
 {
-	storm(A2M_ENGINE_SQLITE);
+	storm("sqlite");
 }
 
 int main(void)

@@ -42,71 +42,6 @@
 
 #define MAX_LANGS 16
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Sends one request; returns its "result" (owned) or NULL, printing the error. */
-static json_t *call(a2m *h, const char *method, json_t *params)
-{
-	json_t *req = json_pack("{ss si ss so}", "jsonrpc", "2.0", "id", 1, "method", method,
-				"params", params);
-	char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	json_decref(req);
-	if (!text)
-		return NULL;
-	char *reply = a2m_handle(h, text);
-	free(text);
-	json_t *resp = reply ? json_loads(reply, 0, NULL) : NULL;
-	a2m_free(reply);
-	json_t *result = json_incref(json_object_get(resp, "result"));
-	if (!result)
-		fprintf(stderr, "a2m bench: %s failed: %s\n", method,
-			json_dumps(json_object_get(resp, "error"), JSON_COMPACT));
-	json_decref(resp);
-	return result;
-}
-
-/* Opens an in-process server. path NULL: memory. */
-static a2m *open_server_ro(const char *ranking, const char *path, int sync_normal,
-			   int read_only)
-{
-	a2m_config cfg;
-	a2m *h = NULL;
-	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = path ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
-	cfg.path = path;
-	cfg.ranking = ranking;
-	cfg.sqlite_synchronous_normal = sync_normal;
-	cfg.max_records_per_call = 1000;
-	cfg.read_only = read_only;
-	if (a2m_open(&cfg, &h, &err) != 0) {
-		fprintf(stderr, "a2m bench: %s\n", err ? err : "cannot open a server");
-		a2m_free(err);
-		return NULL;
-	}
-	return h;
-}
-
-static a2m *open_server(const char *ranking, const char *path, int sync_normal)
-{
-	return open_server_ro(ranking, path, sync_normal, 0);
-}
-
-static void remove_db(const char *path)
-{
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	char name[512];
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
-		unlink(name);
-	}
-}
-
 /* ---- quality ------------------------------------------------------------ */
 
 typedef struct fact {
@@ -194,7 +129,7 @@ static int load_facts(a2m *h, const fact *facts, size_t nf, const char *lang)
 		json_array_append_new(recs, json_pack("{ss ss s{ss ss}}", "content", facts[i].text,
 			"tier", "semantic", "metadata", "fact", facts[i].id, "lang", facts[i].lang));
 	}
-	json_t *r = call(h, "memory/remember", json_pack("{so}", "records", recs));
+	json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), NULL);
 	json_decref(r);
 	return r ? 0 : -1;
 }
@@ -202,7 +137,7 @@ static int load_facts(a2m *h, const fact *facts, size_t nf, const char *lang)
 /* The rank (1-based) of the first record about q->fact, 0 when absent. */
 static int rank_of(a2m *h, const query *q, int verbose, const char *label)
 {
-	json_t *r = call(h, "memory/recall", json_pack("{ss si}", "query", q->text, "limit", 10));
+	json_t *r = bench_call(h, "memory/recall", json_pack("{ss si}", "query", q->text, "limit", 10), NULL);
 	json_t *recs = json_object_get(r, "records");
 	int rank = 0;
 	for (size_t i = 0; i < json_array_size(recs) && !rank; i++) {
@@ -306,12 +241,14 @@ static int bench_quality(int argc, char **argv)
 	static const char *const rankings[2] = {"bm25", "lexical"};
 	double elapsed[2] = {0};
 	for (int r = 0; r < 2; r++) {
-		double t0 = now_ms();
+		double t0 = bench_now_ms();
 		/* same: one store per language */
 		for (size_t l = 0; l < nl; l++) {
 			if (db)
-				remove_db(db);
-			a2m *h = open_server(rankings[r], db, 1);
+				bench_remove_db(db);
+			bench_open_opts o = {.path = db, .sync_normal = 1, .ranking = rankings[r],
+					     .helper_threads = -1};
+			a2m *h = bench_open_with(&o);
 			if (!h || load_facts(h, facts, nf, langs[l]) != 0)
 				return A2M_EXIT_ERROR;
 			for (size_t i = 0; i < nq; i++) {
@@ -326,8 +263,10 @@ static int bench_quality(int argc, char **argv)
 		}
 		/* mixed: every language in one store */
 		if (db)
-			remove_db(db);
-		a2m *h = open_server(rankings[r], db, 1);
+			bench_remove_db(db);
+		bench_open_opts o = {.path = db, .sync_normal = 1, .ranking = rankings[r],
+				     .helper_threads = -1};
+		a2m *h = bench_open_with(&o);
 		if (!h || load_facts(h, facts, nf, NULL) != 0)
 			return A2M_EXIT_ERROR;
 		for (size_t i = 0; i < nq; i++) {
@@ -338,10 +277,10 @@ static int bench_quality(int argc, char **argv)
 			add(&res->s[r][MAX_LANGS - 1][q->split][1], rank);
 		}
 		a2m_close(h);
-		elapsed[r] = now_ms() - t0;
+		elapsed[r] = bench_now_ms() - t0;
 	}
 	if (db)
-		remove_db(db);
+		bench_remove_db(db);
 	static const char *const splits[NSPLITS] = {"dev (f01-f12)", "test (f13-f24)",
 						    "hard test (h01-h16)"};
 	static const char *const modes[2] = {"same-language corpora", "one mixed corpus"};
@@ -406,12 +345,12 @@ static int bench_latency(int argc, char **argv)
 	if (sqlite && !db)
 		db = "/tmp/a2m-bench-latency.db";
 	if (db)
-		remove_db(db);
-	a2m *h = open_server("bm25", db, sync_normal);
+		bench_remove_db(db);
+	a2m *h = bench_open(db, sync_normal, 0);
 	if (!h)
 		return A2M_EXIT_ERROR;
 	char text[512];
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 	for (long done = 0; done < records;) {
 		json_t *recs = json_array();
 		for (int k = 0; k < 1000 && done < records; k++, done++) {
@@ -419,16 +358,16 @@ static int bench_latency(int argc, char **argv)
 			json_array_append_new(recs, json_pack("{ss ss}", "content", text, "tier",
 							      "semantic"));
 		}
-		json_t *r = call(h, "memory/remember", json_pack("{so}", "records", recs));
+		json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), NULL);
 		if (!r)
 			return A2M_EXIT_ERROR;
 		json_decref(r);
 	}
-	double load = now_ms() - t0;
+	double load = bench_now_ms() - t0;
 	if (read_only && db) {
 		/* Recall without its touch: reopen the file read-only. */
 		a2m_close(h);
-		if (!(h = open_server_ro("bm25", db, sync_normal, 1)))
+		if (!(h = bench_open(db, sync_normal, 1)))
 			return A2M_EXIT_ERROR;
 	}
 	double *lat = calloc((size_t)queries + 1, sizeof *lat);
@@ -460,7 +399,7 @@ static int bench_latency(int argc, char **argv)
 	free(lat);
 	a2m_close(h);
 	if (db)
-		remove_db(db);
+		bench_remove_db(db);
 	return A2M_EXIT_OK;
 }
 

@@ -60,11 +60,24 @@ void bench_print_allocator(void);
 */
 json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms);
 
+/* How a benchmark's in-process server is opened (bench_open_with). */
+typedef struct bench_open_opts {
+	const char *path;        /* the SQLite file; NULL: the memory engine */
+	int         sync_normal; /* synchronous=NORMAL instead of FULL */
+	int         read_only;
+	const char *ranking;     /* NULL: the default (bm25) */
+	const char *embed_url;   /* an Ollama-compatible embedder; NULL: none */
+	int         helper_threads;  /* -1: the default */
+} bench_open_opts;
+
 /*
-** Opens an in-process server with the default configuration, except
-** max_records_per_call = 1000 (the default too, stated for the reader).
-** path NULL: the memory engine. Prints the error and returns NULL on failure.
+** Opens an in-process server with the default configuration but what o
+** says. Prints the error and returns NULL on failure.
 */
+a2m *bench_open_with(const bench_open_opts *o);
+
+/* bench_open_with() for path (NULL: memory), with the default ranking,
+** no embedder and the default helper threads. */
 a2m *bench_open(const char *path, int sync_normal, int read_only);
 
 /* Removes a SQLite file and its -wal, -shm and -journal companions. */

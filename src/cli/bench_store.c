@@ -109,7 +109,8 @@ void bench_print_allocator(void)
 static json_t *call_text(a2m *h, const char *method, const char *text, double *ms)
 {
 	double t0 = bench_now_ms();
-	char *reply = a2m_handle(h, text);
+	char *reply = NULL;
+	a2m_handle(h, text, A2M_NUL_TERMINATED, &reply);
 	if (ms)
 		*ms = bench_now_ms() - t0;
 	json_t *resp = reply ? json_loads(reply, 0, NULL) : NULL;
@@ -139,39 +140,48 @@ json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
 	return result;
 }
 
-/*
-** bench_open() with an Ollama-compatible embedder at embed_url (NULL: none)
-** and a2m_config.helper_threads (-1: its default).
-*/
-static a2m *open_embedding(const char *path, int sync_normal, int read_only,
-			   const char *embed_url, int helper_threads)
+a2m *bench_open_with(const bench_open_opts *o)
 {
-	a2m_config cfg;
+	a2m_config *cfg = NULL;
 	a2m *h = NULL;
 	char *err = NULL;
-	a2m_config_init(&cfg);
-	cfg.engine = path ? A2M_ENGINE_SQLITE : A2M_ENGINE_MEMORY;
-	cfg.path = path;
-	cfg.sqlite_synchronous_normal = sync_normal;
-	cfg.read_only = read_only;
-	cfg.max_records_per_call = 1000;
-	cfg.helper_threads = helper_threads;
-	if (embed_url) {
-		cfg.embed_kind = "ollama";
-		cfg.embed_url = embed_url;
-		cfg.embed_timeout_ms = 30000;
+	char threads[16];
+	snprintf(threads, sizeof threads, "%d", o->helper_threads);
+	int rc = a2m_config_new(&cfg);
+	if (!rc)
+		rc = a2m_config_set(cfg, "engine", o->path ? "sqlite" : "memory");
+	if (!rc && o->path)
+		rc = a2m_config_set(cfg, "path", o->path);
+	if (!rc && o->sync_normal)
+		rc = a2m_config_set(cfg, "synchronous", "normal");
+	if (!rc && o->read_only)
+		rc = a2m_config_set(cfg, "read_only", "1");
+	if (!rc && o->ranking)
+		rc = a2m_config_set(cfg, "ranking", o->ranking);
+	if (!rc && o->helper_threads >= 0)
+		rc = a2m_config_set(cfg, "helper_threads", threads);
+	if (!rc && o->embed_url) {
+		rc = a2m_config_set(cfg, "embed_kind", "ollama");
+		if (!rc)
+			rc = a2m_config_set(cfg, "embed_url", o->embed_url);
+		if (!rc)
+			rc = a2m_config_set(cfg, "embed_timeout_ms", "30000");
 	}
-	if (a2m_open(&cfg, &h, &err) != 0) {
+	if (rc) {
+		fprintf(stderr, "a2m bench: %s\n", cfg ? a2m_config_errmsg(cfg) : "out of memory");
+	} else if (a2m_open(cfg, &h, &err) != A2M_OK) {
 		fprintf(stderr, "a2m bench: %s\n", err ? err : "cannot open a server");
 		a2m_free(err);
-		return NULL;
 	}
+	a2m_config_free(cfg);
 	return h;
 }
 
 a2m *bench_open(const char *path, int sync_normal, int read_only)
 {
-	return open_embedding(path, sync_normal, read_only, NULL, -1);
+	bench_open_opts o = {.path = path, .sync_normal = sync_normal, .read_only = read_only,
+			     .helper_threads = -1};
+	return bench_open_with(&o);
 }
 
 void bench_remove_db(const char *path)
@@ -599,7 +609,8 @@ static int bench_generated(int sqlite, long records, long queries, const char *u
 	const char *path = sqlite ? "/tmp/a2m-bench-generated.db" : NULL;
 	if (path)
 		bench_remove_db(path);
-	a2m *h = open_embedding(path, 0, 0, url, -1);
+	bench_open_opts o = {.path = path, .embed_url = url, .helper_threads = -1};
+	a2m *h = bench_open_with(&o);
 	if (!h)
 		return A2M_EXIT_ERROR;
 	long batch = 1000, calls = (records + batch - 1) / batch;
@@ -861,7 +872,9 @@ static int bench_remember(int argc, char **argv)
 			continue;
 		if (path)
 			bench_remove_db(path);
-		a2m *h = open_embedding(path, sync_normal, 0, NULL, (int)threads);
+		bench_open_opts o = {.path = path, .sync_normal = sync_normal,
+				     .helper_threads = (int)threads};
+		a2m *h = bench_open_with(&o);
 		if (!h)
 			return A2M_EXIT_ERROR;
 		/* Semantic prefill: it stays put, whatever tier the figure writes to. */

@@ -222,12 +222,16 @@ int a2m_cmd_client(int argc, char **argv)
 	char progname[80];
 	snprintf(progname, sizeof progname, "a2m %s", cx.verb->name);
 	cx.prog = progname;
-	cli_target_init(&cx.target, CLI_CONN_HTTP);
+	if (cli_target_init(&cx.target, CLI_CONN_HTTP) != 0) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return A2M_EXIT_ERROR;
+	}
 
 	int rc = parse(&cx, argc - skip, argv + skip);
 	if (rc < 0)
 		rc = cx.verb->run(&cx);
 	cli_conn_close(cx.conn);
+	cli_target_free(&cx.target);
 	json_decref(cx.ids);
 	json_decref(cx.kinds);
 	free(cx.args);

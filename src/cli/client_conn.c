@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "a2m_client.h"
+#include "client/client_json.h"
 #include "cli/client_conn.h"
 #include "util/clock.h"
 #include "util/json_write.h"
@@ -49,19 +50,23 @@ const char cli_target_help_embedded[] =
 	"  --synchronous-normal  embedded store: faster commits that survive a crash of\n"
 	"                        the process but not a power loss\n";
 
-void cli_target_init(cli_target *t, cli_conn_kind kind)
+int cli_target_init(cli_target *t, cli_conn_kind kind)
 {
 	memset(t, 0, sizeof *t);
 	t->kind = kind;
-	a2m_config_init(&t->cfg);
-	const char *db = getenv("A2M_DB");
-	if (db && *db)
-		t->cfg.path = db;
+	if (cli_store_init(&t->store) != 0)
+		return -1;
 	const char *url = getenv("A2M_URL");
 	t->url = url && *url ? url : CLI_DEFAULT_URL;
 	const char *token = getenv("A2M_TOKEN");
 	t->token = token && *token ? token : NULL;
 	t->mkdir_db = 1;
+	return 0;
+}
+
+void cli_target_free(cli_target *t)
+{
+	cli_store_free(&t->store);
 }
 
 /* The value after argv[*i], or NULL (and a reason) when there is none. */
@@ -120,47 +125,14 @@ int cli_target_option(cli_target *t, int flags, int argc, char **argv, int *i,
 		}
 	}
 	if (flags & CLI_TARGET_EMBEDDED) {
-		if (strcmp(a, "--db") == 0) {
-			if (!(v = value_of(argc, argv, i, "a file path", why, why_size)))
-				return -1;
+		int rc = cli_store_option(&t->store, argc, argv, i, why, why_size);
+		/* Naming the store's engine or file makes the memory embedded. */
+		if (rc > 0 && (strcmp(a, "--db") == 0 || strcmp(a, "--memory") == 0)) {
 			t->kind = CLI_CONN_EMBEDDED;
 			t->kind_set = 1;
-			t->cfg.engine = A2M_ENGINE_SQLITE;
-			t->cfg.path = v;
-			return 1;
 		}
-		if (strcmp(a, "--memory") == 0) {
-			t->kind = CLI_CONN_EMBEDDED;
-			t->kind_set = 1;
-			t->cfg.engine = A2M_ENGINE_MEMORY;
-			return 1;
-		}
-		if (strcmp(a, "--config") == 0) {
-			if (!(v = value_of(argc, argv, i, "a file path", why, why_size)))
-				return -1;
-			t->cfg.config_file = v;
-			return 1;
-		}
-		if (strcmp(a, "--capabilities") == 0) {
-			if (!(v = value_of(argc, argv, i, "a list such as core,keys", why, why_size)))
-				return -1;
-			t->cfg.capabilities = v;
-			return 1;
-		}
-		if (strcmp(a, "--name") == 0) {
-			if (!(v = value_of(argc, argv, i, "a name", why, why_size)))
-				return -1;
-			t->cfg.name = v;
-			return 1;
-		}
-		if (strcmp(a, "--read-only") == 0) {
-			t->cfg.read_only = 1;
-			return 1;
-		}
-		if (strcmp(a, "--synchronous-normal") == 0) {
-			t->cfg.sqlite_synchronous_normal = 1;
-			return 1;
-		}
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -239,8 +211,10 @@ static int make_parent_dirs(const char *path)
 
 static int open_embedded(const cli_target *t, cli_conn *c, cli_error *err)
 {
-	if (t->cfg.engine == A2M_ENGINE_SQLITE && t->mkdir_db && !t->cfg.read_only) {
-		const char *path = t->cfg.path ? t->cfg.path : "a2m.db";
+	a2m_config *cfg = t->store.cfg;
+	if (!cli_store_in_memory(&t->store) && t->mkdir_db &&
+	    strcmp(a2m_config_get(cfg, "read_only"), "0") == 0) {
+		const char *path = cli_store_path(&t->store);
 		if (make_parent_dirs(path) != 0) {
 			set_error(err, CLI_ERR_TRANSPORT, 0, "cannot create the directory of %s: %s",
 				  path, strerror(errno));
@@ -248,7 +222,7 @@ static int open_embedded(const cli_target *t, cli_conn *c, cli_error *err)
 		}
 	}
 	char *msg = NULL;
-	if (a2m_open(&t->cfg, &c->store, &msg) != 0) {
+	if (a2m_open(cfg, &c->store, &msg) != A2M_OK) {
 		set_error(err, CLI_ERR_TRANSPORT, 0, "%s", msg ? msg : "cannot open the store");
 		a2m_free(msg);
 		return -1;
@@ -412,7 +386,9 @@ static int call_embedded(cli_conn *c, const char *method, const json_t *params,
 	size_t len = 0;
 	char *text = req ? a2m_json_write(req, &len) : NULL;
 	json_decref(req);
-	char *reply = text ? a2m_handle_n(c->store, text, len) : NULL;
+	char *reply = NULL;
+	if (text)
+		a2m_handle(c->store, text, len, &reply);
 	free(text);
 	if (!reply) {
 		set_error(err, CLI_ERR_TRANSPORT, 0, "out of memory calling %s", method);
@@ -432,7 +408,7 @@ static int call_remote(cli_conn *c, const char *method, const json_t *params,
 		       json_t **result, cli_error *err)
 {
 	json_t *resp = NULL;
-	int rc = a2m_client_request(c->client, method, params, &resp);
+	int rc = a2m_client_request_json(c->client, method, params, &resp);
 	c->last_rc = rc;
 	if (rc != A2M_CLIENT_OK) {
 		const char *detail = a2m_client_errmsg(c->client);

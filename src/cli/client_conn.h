@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "a2m.h"
+#include "cli/store_options.h"
 
 /* Where the memory is. */
 typedef enum cli_conn_kind {
@@ -32,7 +33,7 @@ typedef enum cli_conn_kind {
 typedef struct cli_target {
 	cli_conn_kind kind;
 	int           kind_set;   /* an option chose the kind */
-	a2m_config    cfg;        /* CLI_CONN_EMBEDDED */
+	cli_store     store;      /* CLI_CONN_EMBEDDED: the store options */
 	int           mkdir_db;   /* create the database's directory if missing */
 	char        **argv;       /* CLI_CONN_STDIO: NULL-terminated command */
 	const char   *url;        /* CLI_CONN_HTTP */
@@ -43,8 +44,12 @@ typedef struct cli_target {
 /*
 ** Sets t to kind with its defaults: for an embedded store $A2M_DB or
 ** ./a2m.db; for HTTP $A2M_URL or CLI_DEFAULT_URL, token $A2M_TOKEN.
+** Returns 0, or -1 when memory ran out. Release with cli_target_free().
 */
-void cli_target_init(cli_target *t, cli_conn_kind kind);
+int cli_target_init(cli_target *t, cli_conn_kind kind);
+
+/* Releases what cli_target_init made. */
+void cli_target_free(cli_target *t);
 
 /*
 ** Flags for cli_target_option: which kinds of memory a command accepts.

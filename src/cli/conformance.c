@@ -217,7 +217,7 @@ static int connect_server(conf_ctx *cx)
 
 	json_t *params = json_pack("{s:s}", "protocol", CONF_PROTOCOL);
 	json_t *resp = NULL;
-	int rc = a2m_client_request(c, "memory/describe", params, &resp);
+	int rc = a2m_client_request_json(c, "memory/describe", params, &resp);
 	json_decref(params);
 	json_t *result = json_object_get(resp, "result");
 	if (rc != A2M_CLIENT_OK) {

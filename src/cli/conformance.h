@@ -47,6 +47,7 @@
 #include <jansson.h>
 
 #include "a2m_client.h"
+#include "client/client_json.h"
 
 /* Error codes of spec §7, for the checks' expectations. */
 enum {

@@ -523,12 +523,12 @@ static void check_foreign_cursor(conf_ctx *cx, const void *arg)
 	}
 	a2m_client_set_timeout(other, conf_timeout(cx));
 	json_t *p = json_pack("{s:s}", "protocol", CONF_PROTOCOL);
-	int rc = a2m_client_request(other, "memory/describe", p, &resp);
+	int rc = a2m_client_request_json(other, "memory/describe", p, &resp);
 	json_decref(resp);
 	resp = NULL;
 	json_object_clear(p);
 	if (rc == A2M_CLIENT_OK)
-		rc = a2m_client_request(other, "memory/events", p, &resp);
+		rc = a2m_client_request_json(other, "memory/events", p, &resp);
 	json_decref(p);
 	a2m_client_free(other);
 	conf_keep(cx, resp);

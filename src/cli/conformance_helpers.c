@@ -325,7 +325,7 @@ json_t *conf_call(conf_ctx *cx, const char *method, json_t *params)
 		return NULL;
 	}
 	int claims_owner = names_owner(params);
-	int rc = a2m_client_request(cx->client, method, params, &resp);
+	int rc = a2m_client_request_json(cx->client, method, params, &resp);
 	json_decref(params);
 	if (rc != A2M_CLIENT_OK) {
 		lost(cx, conf_str(cx, "%s got no response", method));
@@ -426,7 +426,7 @@ json_t *conf_recv(conf_ctx *cx)
 		conf_fail(cx, "no server");
 		return NULL;
 	}
-	if (a2m_client_recv(cx->client, &msg) != A2M_CLIENT_OK) {
+	if (a2m_client_recv_json(cx->client, &msg) != A2M_CLIENT_OK) {
 		lost(cx, "waiting for an answer");
 		return NULL;
 	}
@@ -440,7 +440,7 @@ int conf_still_serving(conf_ctx *cx, const char *after)
 		conf_fail(cx, "no server");
 		return 0;
 	}
-	int rc = a2m_client_request(cx->client, "memory/describe", NULL, &resp);
+	int rc = a2m_client_request_json(cx->client, "memory/describe", NULL, &resp);
 	if (rc != A2M_CLIENT_OK) {
 		lost(cx, conf_str(cx, "the server stopped answering after %s", after));
 		return 0;

@@ -31,7 +31,7 @@ static int next_notification(conf_ctx *cx, int ms, json_t **out)
 	a2m_client *c = conf_client(cx);
 	json_t *msg = NULL;
 	a2m_client_set_timeout(c, ms);
-	int rc = a2m_client_next_notification(c, &msg);
+	int rc = a2m_client_next_notification_json(c, &msg);
 	a2m_client_set_timeout(c, conf_timeout(cx));
 	*out = conf_keep(cx, msg);
 	if (rc == A2M_CLIENT_OK)

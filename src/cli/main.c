@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 		return A2M_EXIT_OK;
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-		printf("a2m %s (%s)\n", a2m_version(), A2M_PROTOCOL);
+		printf("a2m %s (%s)\n", a2m_libversion(), A2M_PROTOCOL);
 		return A2M_EXIT_OK;
 	}
 	if (strcmp(cmd, "serve") == 0)

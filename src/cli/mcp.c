@@ -190,7 +190,7 @@ static void on_initialize(mcp_session *s, const json_t *id, const json_t *params
 	a2m_log(A2M_LOG_INFO, "initialize from %s asking %s; speaking %s",
 		client ? client : "an unnamed client", asked, versions[chosen].version);
 
-	json_t *server_info = json_pack("{s:s, s:s}", "name", "a2m", "version", a2m_version());
+	json_t *server_info = json_pack("{s:s, s:s}", "name", "a2m", "version", a2m_libversion());
 	if (server_info && (s->features & MCP_FEATURE_STRUCTURED))
 		json_object_set_new(server_info, "title", json_string("a2m memory (A2M 0.1)"));
 	char *instructions = mcp_tools_instructions(s->tools);
@@ -369,15 +369,28 @@ static int serve(mcp_session *s, const sigset_t *wait_mask)
 	return rc;
 }
 
+static int mcp(cli_target *target, int argc, char **argv);
+
 int a2m_cmd_mcp(int argc, char **argv)
 {
 	cli_target target;
-	cli_target_init(&target, CLI_CONN_EMBEDDED);
+	if (cli_target_init(&target, CLI_CONN_EMBEDDED) != 0) {
+		fprintf(stderr, "a2m mcp: out of memory\n");
+		return A2M_EXIT_ERROR;
+	}
+	int rc = mcp(&target, argc, argv);
+	cli_target_free(&target);
+	return rc;
+}
+
+/* a2m mcp, connecting to target once its options are read. */
+static int mcp(cli_target *target, int argc, char **argv)
+{
 	const char *owner = NULL;
 	char why[256];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int used = cli_target_option(&target, CLI_TARGET_EMBEDDED | CLI_TARGET_REMOTE, argc,
+		int used = cli_target_option(target, CLI_TARGET_EMBEDDED | CLI_TARGET_REMOTE, argc,
 					     argv, &i, why, sizeof why);
 		if (used < 0)
 			return a2m_cli_usage("mcp", "%s", why);
@@ -426,7 +439,7 @@ int a2m_cmd_mcp(int argc, char **argv)
 
 	cli_conn *conn;
 	cli_error err = {0};
-	if (cli_conn_open(&target, owner, &conn, &err) != 0) {
+	if (cli_conn_open(target, owner, &conn, &err) != 0) {
 		fprintf(stderr, "a2m mcp: %s%s\n", err.message,
 			err.kind == CLI_ERR_PROTOCOL ? " (from memory/describe)" : "");
 		cli_error_clear(&err);

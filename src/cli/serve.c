@@ -16,6 +16,7 @@
 
 #include "a2m.h"
 #include "cli/cli.h"
+#include "cli/store_options.h"
 #include "transport/http.h"
 #include "transport/stdio.h"
 #include "transport/tokens.h"
@@ -137,7 +138,7 @@ static int parse_listen(const char *v, const char **addr, unsigned *port, char *
 ** The HTTP branch: serves until SIGTERM or SIGINT, then drains and closes
 ** the store. Consumes h and tokens (NULL: no authentication).
 */
-static int serve_http(a2m *h, const a2m_config *cfg, a2m_http_config *hcfg,
+static int serve_http(a2m *h, const cli_store *st, a2m_http_config *hcfg,
 		      a2m_bearer_tokens *tokens, const sigset_t *wait_mask)
 {
 	char err[512];
@@ -159,7 +160,7 @@ static int serve_http(a2m *h, const a2m_config *cfg, a2m_http_config *hcfg,
 		snprintf(auth, sizeof auth, "off");
 	fprintf(stderr, "a2m serve: listening on %s (store %s, auth %s)\n",
 		a2m_http_url(server),
-		cfg->engine == A2M_ENGINE_MEMORY ? ":memory:" : cfg->path, auth);
+		cli_store_in_memory(st) ? ":memory:" : cli_store_path(st), auth);
 	fflush(stderr);
 
 	/* The workers were started with the stop signals blocked and inherit
@@ -174,66 +175,23 @@ static int serve_http(a2m *h, const a2m_config *cfg, a2m_http_config *hcfg,
 	return A2M_EXIT_OK;
 }
 
-/*
-** The --embed* flags (docs/EMBEDDINGS.md §3). Returns 1 when argv[*i] is
-** not one of them, 0 when it was taken into cfg, or the usage exit status.
-** The key is only ever named by an environment variable: a command line is
-** visible to every user of the machine.
-*/
-static int embed_flag(int argc, char **argv, int *i, a2m_config *cfg)
-{
-	const char *a = argv[*i], *v;
-	if (strncmp(a, "--embed", 7) != 0)
-		return 1;
-	if (strcmp(a, "--embed") && strcmp(a, "--embed-url") && strcmp(a, "--embed-model") &&
-	    strcmp(a, "--embed-key-env") && strcmp(a, "--embed-timeout"))
-		return 1;
-	if (!(v = flag_value(argc, argv, i)) || !*v)
-		return a2m_cli_usage("serve", "%s needs a value", a);
-	if (strcmp(a, "--embed") == 0) {
-		if (strcmp(v, "ollama") && strcmp(v, "openai"))
-			return a2m_cli_usage("serve", "unknown embedder '%s' (use ollama or openai)", v);
-		cfg->embed_kind = v;
-	} else if (strcmp(a, "--embed-url") == 0) {
-		cfg->embed_url = v;
-	} else if (strcmp(a, "--embed-model") == 0) {
-		cfg->embed_model = v;
-	} else if (strcmp(a, "--embed-key-env") == 0) {
-		const char *key = getenv(v);
-		if (!key || !*key)
-			return a2m_cli_usage("serve", "--embed-key-env: environment variable %s is not set", v);
-		cfg->embed_api_key = key;
-	} else {
-		char *end;
-		errno = 0;
-		long ms = strtol(v, &end, 10);
-		if (errno || *end || ms < 1)
-			return a2m_cli_usage("serve", "--embed-timeout must be a positive number of ms, not '%s'", v);
-		cfg->embed_timeout_ms = ms;
-	}
-	return 0;
-}
-
-/* Checks the --embed* flags together: usage errors caught before any I/O. */
-static int embed_check(const a2m_config *cfg)
-{
-	int other = cfg->embed_url || cfg->embed_model || cfg->embed_api_key ||
-		    cfg->embed_timeout_ms;
-	if (!cfg->embed_kind && other && !cfg->config_file)
-		return a2m_cli_usage("serve", "the --embed-* options need --embed ollama|openai");
-	if (cfg->embed_kind && strcmp(cfg->embed_kind, "openai") == 0 && !cfg->embed_url &&
-	    !cfg->config_file)
-		return a2m_cli_usage("serve", "--embed openai needs --embed-url");
-	return 0;
-}
+static int serve(cli_store *st, int argc, char **argv);
 
 int a2m_cmd_serve(int argc, char **argv)
 {
-	a2m_config cfg;
-	a2m_config_init(&cfg);
-	const char *env_db = getenv("A2M_DB");
-	if (env_db && *env_db)
-		cfg.path = env_db;
+	cli_store st;
+	if (cli_store_init(&st) != 0) {
+		fprintf(stderr, "a2m serve: out of memory\n");
+		return A2M_EXIT_ERROR;
+	}
+	int rc = serve(&st, argc, argv);
+	cli_store_free(&st);
+	return rc;
+}
+
+/* a2m serve, on the store options of st. */
+static int serve(cli_store *st, int argc, char **argv)
+{
 	size_t max_line = A2M_STDIO_MAX_LINE;
 	a2m_http_config hcfg;
 	memset(&hcfg, 0, sizeof hcfg);
@@ -244,27 +202,18 @@ int a2m_cmd_serve(int argc, char **argv)
 	const char *tokens_file = NULL;
 	const char *http_only = NULL, *stdio_only = NULL; /* a flag of the other transport */
 	int http = 0, stdio = 0, erc;
+	char why[256];
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage, stdout);
 			return A2M_EXIT_OK;
+		} else if ((erc = cli_store_option(st, argc, argv, &i, why, sizeof why)) != 0) {
+			if (erc < 0)
+				return a2m_cli_usage("serve", "%s", why);
 		} else if (strcmp(a, "--stdio") == 0) {
-			/* the only transport until the HTTP binding lands */
-		} else if (strcmp(a, "--memory") == 0) {
-			cfg.engine = A2M_ENGINE_MEMORY;
-		} else if (strcmp(a, "--synchronous-normal") == 0) {
-			cfg.sqlite_synchronous_normal = 1;
-		} else if (strcmp(a, "--db") == 0) {
-			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return a2m_cli_usage("serve", "%s needs a file path", a);
-			cfg.path = v;
-			cfg.engine = A2M_ENGINE_SQLITE;
-		} else if (strcmp(a, "--name") == 0) {
-			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return a2m_cli_usage("serve", "%s needs a name", a);
-			cfg.name = v;
+			/* the default: noted below, since it excludes --http */
 		} else if (strcmp(a, "--log-level") == 0) {
 			a2m_log_level level;
 			if (!(v = flag_value(argc, argv, &i)))
@@ -281,40 +230,6 @@ int a2m_cmd_serve(int argc, char **argv)
 			if (errno || *end || n < 64 || *v == '-')
 				return a2m_cli_usage("serve", "--max-line must be a number of bytes >= 64, not '%s'", v);
 			max_line = (size_t)n;
-		} else if (strcmp(a, "--read-only") == 0) {
-			cfg.read_only = 1;
-		} else if (strcmp(a, "--config") == 0) {
-			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return a2m_cli_usage("serve", "%s needs a file path", a);
-			cfg.config_file = v;
-		} else if (strcmp(a, "--capabilities") == 0) {
-			if (!(v = flag_value(argc, argv, &i)) || !*v)
-				return a2m_cli_usage("serve", "%s needs a list such as core,tiers", a);
-			cfg.capabilities = v;
-		} else if (strcmp(a, "--metric") == 0) {
-			if (!(v = flag_value(argc, argv, &i)))
-				return a2m_cli_usage("serve", "%s needs cosine, dot or l2", a);
-			if (strcmp(v, "cosine") && strcmp(v, "dot") && strcmp(v, "l2"))
-				return a2m_cli_usage("serve", "unknown metric '%s' (use cosine, dot or l2)", v);
-			cfg.metric = v;
-		} else if (strcmp(a, "--events-retain") == 0) {
-			unsigned long long n;
-			if (!(v = flag_value(argc, argv, &i)))
-				return a2m_cli_usage("serve", "%s needs a number", a);
-			if (parse_count(v, &n) || n < 1 || n > INT64_MAX)
-				return a2m_cli_usage("serve", "--events-retain must be a positive number, not '%s'", v);
-			cfg.events_retain = (int64_t)n;
-		} else if (strcmp(a, "--helper-threads") == 0) {
-			unsigned long long n;
-			if (!(v = flag_value(argc, argv, &i)))
-				return a2m_cli_usage("serve", "%s needs a number", a);
-			if (parse_count(v, &n) || n > A2M_HELPER_THREADS_MAX)
-				return a2m_cli_usage("serve", "--helper-threads must be a number from 0 to %d, not '%s'",
-						     A2M_HELPER_THREADS_MAX, v);
-			cfg.helper_threads = (int)n;
-		} else if ((erc = embed_flag(argc, argv, &i, &cfg)) != 1) {
-			if (erc)
-				return erc;
 		} else if (strcmp(a, "--http") == 0) {
 			/* The address is optional: a value that is not another flag is it. */
 			http = 1;
@@ -397,8 +312,8 @@ int a2m_cmd_serve(int argc, char **argv)
 		return a2m_cli_usage("serve", "%s is for --stdio; over HTTP use --max-body", stdio_only);
 	if (!hcfg.tls_cert != !hcfg.tls_key)
 		return a2m_cli_usage("serve", "--tls-cert and --tls-key go together");
-	if ((erc = embed_check(&cfg)) != 0)
-		return erc;
+	if (cli_store_check(st, why, sizeof why) != 0)
+		return a2m_cli_usage("serve", "%s", why);
 	hcfg.origins = origins;
 	hcfg.n_origins = n_origins;
 
@@ -432,16 +347,16 @@ int a2m_cmd_serve(int argc, char **argv)
 
 	a2m *h;
 	char *err = NULL;
-	if (a2m_open(&cfg, &h, &err) != 0) {
+	if (a2m_open(st->cfg, &h, &err) != A2M_OK) {
 		fprintf(stderr, "a2m serve: %s\n", err ? err : "cannot open the store");
 		a2m_free(err);
 		a2m_bearer_free(tokens);
 		return A2M_EXIT_ERROR;
 	}
 	if (http)
-		return serve_http(h, &cfg, &hcfg, tokens, &wait_mask);
+		return serve_http(h, st, &hcfg, tokens, &wait_mask);
 	a2m_log(A2M_LOG_INFO, "serving %s on stdio",
-		cfg.engine == A2M_ENGINE_MEMORY ? "an in-memory store" : cfg.path);
+		cli_store_in_memory(st) ? "an in-memory store" : cli_store_path(st));
 	int rc = a2m_stdio_serve(h, STDIN_FILENO, STDOUT_FILENO, max_line, &stop_requested,
 				 &wait_mask);
 	a2m_close(h);

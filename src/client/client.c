@@ -234,7 +234,7 @@ static int want_notification(const json_t *msg, const json_t *unused)
 	return is_notification(msg);
 }
 
-int a2m_client_wait_response(a2m_client *c, const json_t *id, json_t **response)
+int a2m_client_wait_response_json(a2m_client *c, const json_t *id, json_t **response)
 {
 	char what[96], idtext[64];
 	if (!id) {
@@ -246,12 +246,12 @@ int a2m_client_wait_response(a2m_client *c, const json_t *id, json_t **response)
 	return wait_for(c, is_response_to, id, what, response);
 }
 
-int a2m_client_next_notification(a2m_client *c, json_t **out)
+int a2m_client_next_notification_json(a2m_client *c, json_t **out)
 {
 	return wait_for(c, want_notification, NULL, "a notification", out);
 }
 
-int a2m_client_recv(a2m_client *c, json_t **out)
+int a2m_client_recv_json(a2m_client *c, json_t **out)
 {
 	return wait_for(c, NULL, NULL, "a message", out);
 }
@@ -275,7 +275,7 @@ int a2m_client_send_line(a2m_client *c, const void *bytes, size_t len)
 	return rc == A2M_CLIENT_OK ? a2m_client_send_raw(c, "\n", 1) : rc;
 }
 
-int a2m_client_send(a2m_client *c, const json_t *msg)
+int a2m_client_send_json(a2m_client *c, const json_t *msg)
 {
 	if (!c || !msg)
 		return A2M_CLIENT_ERR_MISUSE;
@@ -300,8 +300,8 @@ int a2m_client_send(a2m_client *c, const json_t *msg)
 	return rc;
 }
 
-int a2m_client_request(a2m_client *c, const char *method, const json_t *params,
-		       json_t **response)
+int a2m_client_request_json(a2m_client *c, const char *method, const json_t *params,
+			    json_t **response)
 {
 	*response = NULL;
 	if (!c || !method)
@@ -316,13 +316,74 @@ int a2m_client_request(a2m_client *c, const char *method, const json_t *params,
 		a2m_client_set_error(c, "out of memory building a request");
 		goto done;
 	}
-	rc = a2m_client_send(c, req);
+	rc = a2m_client_send_json(c, req);
 	if (rc == A2M_CLIENT_OK)
-		rc = a2m_client_wait_response(c, id, response);
+		rc = a2m_client_wait_response_json(c, id, response);
 done:
 	json_decref(req);
 	json_decref(id);
 	return rc;
+}
+
+/* ---- the same calls in JSON text (a2m_client.h) ---- */
+
+/* *out as compact text (free with a2m_free), from v, which it releases. */
+static int to_text(a2m_client *c, int rc, json_t *v, char **out)
+{
+	*out = NULL;
+	if (rc != A2M_CLIENT_OK)
+		return rc;
+	*out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(v);
+	if (!*out) {
+		a2m_client_set_error(c, "out of memory serialising a message");
+		return A2M_CLIENT_ERR_NOMEM;
+	}
+	return A2M_CLIENT_OK;
+}
+
+int a2m_client_request(a2m_client *c, const char *method, const char *params,
+		       char **response)
+{
+	json_t *p = NULL, *v = NULL;
+	*response = NULL;
+	if (!c || !method)
+		return A2M_CLIENT_ERR_MISUSE;
+	if (params && !json_is_object(p = json_loads(params, JSON_ALLOW_NUL, NULL))) {
+		json_decref(p);
+		a2m_client_set_error(c, "params must be the JSON text of an object");
+		return A2M_CLIENT_ERR_ENCODE;
+	}
+	int rc = a2m_client_request_json(c, method, p, &v);
+	json_decref(p);
+	return to_text(c, rc, v, response);
+}
+
+int a2m_client_wait_response(a2m_client *c, const char *id, char **response)
+{
+	json_t *v = NULL, *idv = id ? json_loads(id, JSON_DECODE_ANY, NULL) : NULL;
+	*response = NULL;
+	if (!c || !idv) {
+		json_decref(idv);
+		return A2M_CLIENT_ERR_MISUSE;
+	}
+	int rc = a2m_client_wait_response_json(c, idv, &v);
+	json_decref(idv);
+	return to_text(c, rc, v, response);
+}
+
+int a2m_client_next_notification(a2m_client *c, char **out)
+{
+	json_t *v = NULL;
+	int rc = a2m_client_next_notification_json(c, &v);
+	return to_text(c, rc, v, out);
+}
+
+int a2m_client_recv(a2m_client *c, char **out)
+{
+	json_t *v = NULL;
+	int rc = a2m_client_recv_json(c, &v);
+	return to_text(c, rc, v, out);
 }
 
 /* ---- the process at the other end ---- */

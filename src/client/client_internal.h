@@ -14,7 +14,9 @@
 
 #include <stdint.h>
 
-#include "a2m_client.h"
+#include <jansson.h>
+
+#include "client/client_json.h"
 
 typedef struct a2m_client_ops {
 	const char *name; /* "stdio", for messages */

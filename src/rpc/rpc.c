@@ -253,6 +253,9 @@ static int check_envelope(const json_t *req, a2m_error *err)
 	return 0;
 }
 
+const char a2m_rpc_oom_reply[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+				  "{\"code\":-32603,\"message\":\"Internal error: out of memory\"}}";
+
 int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **reply,
 		  size_t *reply_len)
 {
@@ -269,7 +272,7 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 		json_t *data = json_pack("{ss si}", "detail", jerr.text, "position", jerr.position);
 		*reply = a2m_rpc_error_text(NULL, A2M_PARSE_ERROR, "Parse error: not valid JSON",
 					    data, reply_len);
-		return 0;
+		return *reply ? 0 : A2M_NOMEM;
 	}
 	if (!json_is_object(msgv)) {
 		const char *why = json_is_array(msgv)
@@ -277,14 +280,16 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 			: "Invalid request: a message must be one JSON object";
 		json_decref(msgv);
 		*reply = a2m_rpc_error_text(NULL, A2M_INVALID_REQUEST, why, NULL, reply_len);
-		return 0;
+		return *reply ? 0 : A2M_NOMEM;
 	}
 	const json_t *id = json_object_get(msgv, "id");
+	int owed = 0;  /* a response is owed: without one, memory ran out */
 	int rc = check_envelope(msgv, &err);
 	if (rc) {
 		/* Even without an id, an invalid request is reported (id null). */
 		*reply = a2m_rpc_error_text(id && valid_id(id) ? id : NULL, rc, err.message, NULL,
 					    reply_len);
+		owed = 1;
 		goto refused;
 	}
 	const char *method = json_string_value(json_object_get(msgv, "method"));
@@ -300,6 +305,7 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 		/* A notification is never answered, not even with an error. */
 		if (id)
 			*reply = a2m_rpc_error_text(id, rc, err.message, NULL, reply_len);
+		owed = id != NULL;
 		goto refused;
 	}
 	req->msg = msgv;
@@ -309,7 +315,7 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 	if (!params) {
 		if (!(req->params = json_object())) {
 			a2m_rpc_request_free(req);
-			return 0;
+			return A2M_NOMEM;
 		}
 		req->own_params = 1;
 	}
@@ -317,7 +323,7 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 refused:
 	a2m_error_clear(&err);
 	json_decref(msgv);
-	return 0;
+	return owed && !*reply ? A2M_NOMEM : 0;
 }
 
 void a2m_rpc_request_free(a2m_rpc_request *req)
@@ -339,7 +345,8 @@ void a2m_rpc_call(a2m_server *srv, const a2m_rpc_request *req, a2m_rpc_outcome *
 		out->rc = a2m_protocol_call(srv, m, req->params, &out->result, &out->err);
 }
 
-char *a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *o, size_t *out_len)
+int a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *o, char **reply,
+		  size_t *out_len)
 {
 	char *out = NULL;
 	if (!req->id) {
@@ -359,18 +366,6 @@ char *a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *o, size_t *out_
 	free(o->text);
 	a2m_error_clear(&o->err);
 	memset(o, 0, sizeof *o);
-	return out;
-}
-
-char *a2m_rpc_handle(a2m_server *srv, const char *msg, size_t len, size_t *out_len)
-{
-	a2m_rpc_request req;
-	a2m_rpc_outcome o;
-	char *out;
-	if (!a2m_rpc_parse(msg, len, &req, &out, out_len))
-		return out;
-	a2m_rpc_call(srv, &req, &o);
-	out = a2m_rpc_reply(&req, &o, out_len);
-	a2m_rpc_request_free(&req);
-	return out;
+	*reply = out;
+	return req->id && !out ? A2M_NOMEM : A2M_OK;
 }

@@ -10,7 +10,6 @@
 ** around the middle one keeps parsing and serialising outside it:
 ** a2m_rpc_parse (touches nothing shared), a2m_rpc_call (runs the method
 ** against the server), a2m_rpc_reply (serialises the outcome).
-** a2m_rpc_handle does all three.
 */
 #ifndef A2M_RPC_H
 #define A2M_RPC_H
@@ -20,13 +19,6 @@
 #include <jansson.h>
 
 #include "protocol/protocol.h"
-
-/*
-** Handles the message of len bytes. Returns the compact single-line response
-** (caller frees with free()) and its length in *out_len, or NULL for a
-** notification, which gets no answer, or when memory ran out.
-*/
-char *a2m_rpc_handle(a2m_server *srv, const char *msg, size_t len, size_t *out_len);
 
 /* A request that passed the envelope checks, not yet executed. */
 typedef struct a2m_rpc_request {
@@ -41,8 +33,9 @@ typedef struct a2m_rpc_request {
 ** Reads and checks msg. Returns 1 with req filled when it is a request for
 ** a2m_rpc_call (release it with a2m_rpc_request_free). Returns 0 when it has
 ** been answered already: *reply is the error response (free()), or NULL for
-** a notification that gets none (or when memory ran out). Reads nothing but
-** msg: safe without any lock.
+** a notification that gets none. Returns A2M_NOMEM, *reply NULL, when a
+** response was owed and memory ran out. Reads nothing but msg: safe
+** without any lock.
 */
 int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **reply,
 		  size_t *reply_len);
@@ -63,10 +56,12 @@ typedef struct a2m_rpc_outcome {
 void a2m_rpc_call(a2m_server *srv, const a2m_rpc_request *req, a2m_rpc_outcome *out);
 
 /*
-** The response to req for outcome (whose contents it releases): NULL for a
-** notification, or when memory ran out. Touches nothing of the server.
+** The response to req for outcome (whose contents it releases) into *reply
+** (free()): A2M_OK, with *reply NULL for a notification; A2M_NOMEM, *reply
+** NULL, when memory ran out. Touches nothing of the server.
 */
-char *a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *outcome, size_t *out_len);
+int a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *outcome, char **reply,
+		  size_t *out_len);
 
 /*
 ** The text of a success response with the given id (borrowed; NULL means
@@ -114,6 +109,13 @@ size_t a2m_rpc_quick_head(const a2m_rpc_quick *q, char *out, size_t cap);
 */
 char *a2m_rpc_error_text(const json_t *id, int code, const char *message, json_t *data,
 			 size_t *out_len);
+
+/*
+** The response a transport sends when the library ran out of memory making
+** the one a request was owed (a2m_handle's A2M_NOMEM): an internal error,
+** id null, since the id is lost with the rest. A static string.
+*/
+extern const char a2m_rpc_oom_reply[];
 
 /*
 ** Builds the text of a notification {"jsonrpc":"2.0","method":...,"params":...};

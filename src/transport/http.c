@@ -148,8 +148,8 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 				  "\"params\":{\"protocol\":\"" A2M_PROTOCOL "\"}}";
 	/* What the library writes before a result for this id (rpc.c). */
 	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{";
-	a2m_request_ctx ctx = {.network = 1, .principal = r->principal};
-	char *out = a2m_handle_ctx(s->h, req, sizeof req - 1, &ctx);
+	char *out = NULL;
+	a2m_handle_network(s->h, req, sizeof req - 1, r->principal, &out);
 	size_t len = out ? strlen(out) : 0;
 	/* The result is the response less its head and closing brace: no
 	** second parse, and the same bytes memory/describe sends. */
@@ -176,26 +176,14 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 	return a2m_http_send_response(s, c, r, MHD_HTTP_OK, mr);
 }
 
-/* Whether body is a JSON object with an "id": a request, not a notification. */
-static int has_id(const char *body, size_t len)
-{
-	json_t *v = a2m_json_read(body, len, 0);
-	if (!v)
-		v = json_loadb(body, len, 0, NULL);
-	int yes = json_is_object(v) && json_object_get(v, "id") != NULL;
-	json_decref(v);
-	return yes;
-}
-
 /* Hands the complete body to the library; the answer waits in r. */
 static void execute(a2m_http *s, request *r, const char *body, size_t len)
 {
-	a2m_request_ctx ctx = {.network = 1, .principal = r->principal};
-	r->reply = a2m_handle_ctx(s->h, body, len, &ctx);
-	/* No answer is a notification (202, spec §8.3) — or a request the
-	** library could not answer for lack of memory, which still gets the
-	** one response JSON-RPC owes it rather than a silent 202. */
-	r->reply_owed = !r->reply && has_id(body, len);
+	int rc = a2m_handle_network(s->h, body, len, r->principal, &r->reply);
+	/* No answer is a notification (202, spec §8.3) — unless the library
+	** ran out of memory making one, and the request still gets the one
+	** response JSON-RPC owes it rather than a silent 202. */
+	r->reply_owed = rc != A2M_OK;
 	r->answered = 1;
 }
 
@@ -209,10 +197,8 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 	if (out)
 		return a2m_http_send_json(s, c, r, MHD_HTTP_OK, out, strlen(out));
 	if (r->reply_owed) {
-		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
-					  "{\"code\":-32603,\"message\":\"Internal error: out of memory\"}}";
 		struct MHD_Response *resp = a2m_mhd()->create_response_from_buffer(
-			sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
+			strlen(a2m_rpc_oom_reply), (void *)a2m_rpc_oom_reply, MHD_RESPMEM_PERSISTENT);
 		if (!resp || !a2m_mhd()->add_response_header(resp, "Content-Type", "application/json")) {
 			if (resp)
 				a2m_mhd()->destroy_response(resp);

@@ -68,7 +68,12 @@ static int serve_line(a2m *h, int out_fd, const char *line, size_t len)
 {
 	if (is_blank(line, len))
 		return 0;
-	char *resp = a2m_handle_n(h, line, len);
+	char *resp;
+	if (a2m_handle(h, line, len, &resp) != A2M_OK)
+		/* Memory ran out making the response: the request still gets
+		** one, without its id, which is lost with the rest. */
+		return write_all(out_fd, a2m_rpc_oom_reply, strlen(a2m_rpc_oom_reply)) ||
+		       write_all(out_fd, "\n", 1) ? -1 : 0;
 	if (!resp)
 		return 0; /* a notification */
 	return write_message(out_fd, resp, strlen(resp));
