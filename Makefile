@@ -2,9 +2,12 @@
 #
 #   make              library, binary and tests into build/
 #   make SAN=1        the same with AddressSanitizer + UBSan into build-san/
-#   make TSAN=1       the same with ThreadSanitizer into build-tsan/ (the tests
-#                     of concurrent reads run there: scripts/run-tests.sh)
-#   make check        build and run every test (scripts/test.sh does the set-up too)
+#   make TSAN=1       the tests of threads into build-tsan/ (TSAN_TESTS below)
+#   make check        all three builds, then every test (scripts/run-tests.sh);
+#                     ./dev.sh test installs what is missing first, then runs this
+#   make install      the binary, the libraries, the headers, a2m.pc and the
+#                     a2m(1) man page under PREFIX (default /usr/local), staged
+#                     under DESTDIR when set; make uninstall removes them
 #   make ALLOC=libc   the a2m binary on glibc's malloc instead of mimalloc
 
 PKGS      := jansson sqlite3 libmicrohttpd libcurl libutf8proc
@@ -51,13 +54,29 @@ else
 $(error ALLOC must be mimalloc or libc, not '$(ALLOC)')
 endif
 
+# The version, written once in include/a2m.h. While the major version is 0 a
+# minor release may change the ABI (as the protocol's minor versions may), so
+# the SONAME carries both numbers; from 1.0 on, the major alone.
+version_part = $(shell sed -n 's/^\#define A2M_VERSION_$(1) *\([0-9][0-9]*\)$$/\1/p' include/a2m.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION_MINOR := $(call version_part,MINOR)
+VERSION_PATCH := $(call version_part,PATCH)
+VERSION   := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+ifeq ($(VERSION_MAJOR),0)
+SONAME    := liba2m.so.$(VERSION_MAJOR).$(VERSION_MINOR)
+else
+SONAME    := liba2m.so.$(VERSION_MAJOR)
+endif
+
 CC        ?= cc
 WARN      := -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \
              -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 # -fopenmp-simd: honours `#pragma omp simd` (the vector index's float
 # reductions, src/store/vector_index.c) without OpenMP's runtime or threads.
-CFLAGS    += -std=c11 -D_GNU_SOURCE -fPIC -fopenmp-simd $(OPT) $(WARN) -Iinclude -Isrc \
-             $(shell pkg-config --cflags $(PKGS))
+# -fvisibility=hidden: the shared library exports what include/ marks A2M_API
+# and nothing else (tests/library_test.sh checks the list against the headers).
+CFLAGS    += -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fopenmp-simd $(OPT) $(WARN) \
+             -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
 LDLIBS    += $(shell pkg-config --libs $(PKGS_LINK)) -lstemmer -lpthread -lm -ldl
 # The tests also call libcurl and libmicrohttpd themselves (their clients and
 # the embedding server they start).
@@ -75,26 +94,74 @@ CONF_SRC  := $(wildcard src/cli/conformance*.c) $(wildcard src/client/*.c) src/u
              src/util/curl_api.c src/util/dynlib.c src/util/log.c
 
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The library again with its test hooks (A2M_TEST_HOOKS: switches the unit
+# tests turn, such as a smaller merge factor), for the tests only: the
+# release library, liba2m.a and .so, has none.
+LIB_TOBJ  := $(LIB_SRC:%.c=$(BUILD)/obj-test/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # Helpers the tests start (run-tests.sh runs only test_*).
 TEST_HELP := $(BUILD)/tests/embed_server
-DEPS      := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+DEPS      := $(LIB_OBJ:.o=.d) $(LIB_TOBJ:.o=.d) $(CLI_OBJ:.o=.d)
+SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 
-.PHONY: all check clean
-all: $(BUILD)/liba2m.a $(BUILD)/liba2m.so $(BUILD)/a2m $(BUILD)/a2m.pc $(TEST_BIN) $(TEST_HELP) \
-     $(BUILD)/tests/conformance-standalone
+# The tests run under ThreadSanitizer (make TSAN=1, run by scripts/run-tests.sh):
+# those of threads sharing a handle, store or scorer, the embedders' (its
+# server answers on threads of its own) and those of a write's helper threads.
+# The rest are single-threaded, and TSan is slow.
+TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test_analyze \
+              test_recall test_index
+TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
-$(BUILD)/obj/%.o: %.c
+.PHONY: all check clean install uninstall tsan-tests
+ifeq ($(TSAN),1)
+all: $(TSAN_BIN)
+else
+all: $(BUILD)/liba2m.a $(SHARED) $(BUILD)/a2m $(BUILD)/a2m.pc $(BUILD)/a2m.1 $(TEST_BIN) \
+     $(TEST_HELP) $(BUILD)/tests/conformance-standalone
+endif
+
+# The list above, for scripts/run-tests.sh: a listed test that was not built
+# fails the run instead of silently running less.
+tsan-tests:
+	@echo $(TSAN_TESTS)
+
+# The compiler's command line, kept in a file rewritten only when it changes,
+# so that changing a flag (here or on make's command line) rebuilds everything.
+FLAGS_STAMP := $(BUILD)/flags
+$(shell mkdir -p $(BUILD) && echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $(FLAGS_STAMP) || \
+        echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $(FLAGS_STAMP))
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj-test/%.o: %.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS -MMD -MP -c $< -o $@
 
 $(BUILD)/liba2m.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(BUILD)/liba2m.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/liba2m-test.a: $(LIB_TOBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+# -z defs: a symbol the library uses and links nothing for is a build error,
+# not a surprise in the program that loads it (the sanitizers' runtimes are
+# the executable's to bring, so not for them).
+ifeq ($(SAN)$(TSAN),00)
+SO_DEFS   := -Wl,-z,defs
+endif
+$(BUILD)/liba2m.so.$(VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(SO_DEFS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/$(SONAME): $(BUILD)/liba2m.so.$(VERSION)
+	ln -sf liba2m.so.$(VERSION) $@
+
+$(BUILD)/liba2m.so: $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # A stamp per allocator, so that changing ALLOC relinks the binary.
 ALLOC_STAMP := $(BUILD)/alloc-$(ALLOC).stamp
@@ -106,19 +173,60 @@ $(ALLOC_STAMP):
 $(BUILD)/a2m: $(CLI_OBJ) $(BUILD)/liba2m.a $(ALLOC_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/liba2m.a $(ALLOC_LIBS) $(LDLIBS)
 
-$(BUILD)/a2m.pc: scripts/a2m.pc.in
-	sed -e 's|@PREFIX@|$(or $(PREFIX),/usr/local)|' -e 's|@VERSION@|0.1.0|' $< > $@
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+LIBDIR    ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR    ?= $(PREFIX)/share/man
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m.a
+# For the tree: a2m.pc naming PREFIX. make install writes the installed one.
+$(BUILD)/a2m.pc: scripts/a2m.pc.in include/a2m.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# a2m(1), made from the same text as `a2m --help` and each `a2m CMD --help`.
+$(BUILD)/a2m.1: $(BUILD)/a2m scripts/manpage.sh
+	scripts/manpage.sh $(BUILD)/a2m $(VERSION) > $@
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m-test.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/liba2m.a $(TEST_LDLIBS)
+	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(BUILD)/liba2m-test.a $(TEST_LDLIBS)
 
 $(BUILD)/tests/conformance-standalone: tests/conformance_main.c $(CONF_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm
 
-check: all
-	scripts/run-tests.sh $(BUILD)
+# Every build the test run needs, then the run: the same suites ./dev.sh test
+# runs (it installs what is missing, then calls this).
+check:
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	$(MAKE) TSAN=1 all
+	scripts/run-tests.sh
+
+# Installs the release build (build/): never a sanitizer one.
+install: all
+ifneq ($(SAN)$(TSAN),00)
+	$(error make install installs the release build: run it without SAN or TSAN)
+endif
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BUILD)/a2m $(DESTDIR)$(BINDIR)/a2m
+	install -m 644 $(BUILD)/liba2m.a $(DESTDIR)$(LIBDIR)/liba2m.a
+	install -m 755 $(BUILD)/liba2m.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liba2m.so.$(VERSION)
+	ln -sf liba2m.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/liba2m.so
+	install -m 644 include/a2m.h include/a2m_client.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' scripts/a2m.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/a2m.pc
+	install -m 644 $(BUILD)/a2m.1 $(DESTDIR)$(MANDIR)/man1/a2m.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/a2m $(DESTDIR)$(LIBDIR)/liba2m.a \
+	    $(DESTDIR)$(LIBDIR)/liba2m.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	    $(DESTDIR)$(LIBDIR)/liba2m.so $(DESTDIR)$(LIBDIR)/pkgconfig/a2m.pc \
+	    $(DESTDIR)$(INCLUDEDIR)/a2m.h $(DESTDIR)$(INCLUDEDIR)/a2m_client.h \
+	    $(DESTDIR)$(MANDIR)/man1/a2m.1
 
 clean:
 	rm -rf build build-san build-tsan

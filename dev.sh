@@ -20,17 +20,9 @@ serve)
 test)
 	shift
 	scripts/deps.sh test
-	make -s -j"$jobs"
-	make -s -j"$jobs" SAN=1
-	# Only the tests of threads sharing a handle, store or scorer, the
-	# embedders' test (its server answers on threads of its own) and those of
-	# a write's helper threads (test_analyze, test_recall, test_index) run under
-	# ThreadSanitizer: it is slow, and the rest are single-threaded.
-	make -s -j"$jobs" TSAN=1 build-tsan/tests/test_threads build-tsan/tests/test_rank_threads \
-		build-tsan/tests/test_sqlite_readers build-tsan/tests/test_embed \
-		build-tsan/tests/embed_server build-tsan/tests/test_analyze build-tsan/tests/test_recall \
-		build-tsan/tests/test_index
-	exec scripts/run-tests.sh "$@"
+	# The three builds (release, ASan+UBSan, ThreadSanitizer), then every
+	# suite: exactly what `make check` does.
+	exec make -s -j"$jobs" check
 	;;
 *)
 	echo "usage: ./dev.sh serve [options] | ./dev.sh test" >&2

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# run-tests.sh — runs every test suite against the builds that exist and
-# prints one closing line "N passed, M failed" (the sum over all suites).
+# run-tests.sh — runs every test suite against the three builds `make check`
+# makes, and prints one closing line "N passed, M failed" (the sum over all
+# suites). A build, a test binary or a tool a suite needs that is missing is
+# a failure, never a quieter run.
 #
 # Suites: the C unit tests, the conformance suite against both stores, the
 # stdio transport and CLI tests, the conformance suite over HTTP (plain, with
 # tokens, over TLS) and the HTTP transport tests; each again under
-# ASan+UBSan (build-san/); the tests of concurrent reads under
-# ThreadSanitizer (build-tsan/: only those dev.sh builds there); and one
-# conformance pass with the server under valgrind.
+# ASan+UBSan (build-san/); the tests of threads under ThreadSanitizer
+# (build-tsan/: the Makefile's TSAN_TESTS); one conformance pass with the
+# server under valgrind; and the library as installed (tests/library_test.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +52,18 @@ run() {
 	fi
 }
 
+# missing WHAT: a suite that could not run, counted as a failure.
+missing() {
+	run "missing: $1" sh -c "echo 'FAIL $1 is missing: run make check (or ./dev.sh test)'; exit 1"
+}
+for build in build build-san; do
+	[ -x "$build/a2m" ] || missing "$build/a2m"
+done
+for t in $(env -u MAKEFLAGS -u MFLAGS make -s tsan-tests); do
+	[ -x "build-tsan/tests/$t" ] || missing "build-tsan/tests/$t"
+done
+command -v valgrind >/dev/null || missing "valgrind"
+
 for build in build build-san; do
 	[ -x "$build/a2m" ] || continue
 	tag=""
@@ -79,10 +93,10 @@ for build in build build-san; do
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
 done
 
-# --- concurrent reads under ThreadSanitizer: any data race fails the run ---
-for t in build-tsan/tests/test_*; do
-	[ -x "$t" ] || continue
-	run "unit $(basename "$t") [tsan]" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$t"
+# --- threads under ThreadSanitizer: any data race fails the run ---
+for t in $(env -u MAKEFLAGS -u MFLAGS make -s tsan-tests); do
+	[ -x "build-tsan/tests/$t" ] || continue
+	run "unit $t [tsan]" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" "build-tsan/tests/$t"
 done
 
 if command -v valgrind >/dev/null && [ -x build/a2m ]; then
@@ -186,6 +200,9 @@ for build in build build-san; do
 	run "client commands$tag" tests/cli_test.sh "$build/a2m"
 	run "mcp bridge, MCP SDK client$tag" node tests/mcp_test.mjs "$build/a2m"
 done
+
+# --- the library as a user installs it: exported symbols, SONAME, install ---
+run "library boundary, install, pkg-config" tests/library_test.sh
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -7,6 +7,7 @@
 # build serves HTTP; exit codes 0 / 1 / 2 and their messages.
 # Prints "ok"/"FAIL" per check and "N passed, M failed".
 set -u
+. "$(dirname "$0")/lib.sh"
 a2m=$(realpath "$1")
 d=$(mktemp -d /tmp/a2m-cli.XXXXXX)
 server_pid=
@@ -15,18 +16,6 @@ cleanup() {
 	rm -rf "$d"
 }
 trap cleanup EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-# expect NAME ACTUAL WANTED
-expect() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "got '$2', want '$3'"; fi; }
-# contains NAME HAYSTACK NEEDLE
-contains() { case "$2" in *"$3"*) ok "$1" ;; *) fail "$1" "'$3' not in: ${2:0:400}" ;; esac; }
-lacks() { case "$2" in *"$3"*) fail "$1" "'$3' in: ${2:0:400}" ;; *) ok "$1" ;; esac; }
-# matches NAME TEXT REGEX (extended, against each line; one must match)
-matches() { if printf '%s\n' "$2" | grep -Eq "$3"; then ok "$1"; else fail "$1" "no line matches /$3/ in: ${2:0:400}"; fi; }
 
 # a CMD... : runs a2m CMD... with the current target; sets out, err, status.
 a() {
@@ -365,5 +354,4 @@ else
 	contains "http: \$A2M_URL recall finds the record" "$out" "followed write"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -10,6 +10,7 @@
 # server started is stopped on exit. Nothing here asserts on elapsed time:
 # a wait only bounds how long a broken server may hang the test.
 set -u
+. "$(dirname "$0")/lib.sh"
 a2m=$(realpath "$1")
 d=$(mktemp -d /tmp/a2m-http.XXXXXX)
 pids=()
@@ -19,14 +20,6 @@ cleanup() {
 	rm -rf "$d"
 }
 trap cleanup EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-expect() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "got '$2', want '$3'"; fi; }
-contains() { case "$2" in *"$3"*) ok "$1" ;; *) fail "$1" "'$3' not in: ${2:0:300}" ;; esac; }
-lacks() { case "$2" in *"$3"*) fail "$1" "'$3' found in: ${2:0:300}" ;; *) ok "$1" ;; esac; }
 
 # start NAME ARGS...: starts `a2m serve --http 127.0.0.1:0 ARGS` and sets $url,
 # $port and $pid from its start-up line. Returns 1 if it never listened.
@@ -420,5 +413,4 @@ else
 	fail "the dlopen shim builds" "$(cat "$d/cc.err")"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

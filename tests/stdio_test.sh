@@ -3,18 +3,10 @@
 # the outside: exit codes, framing, shutdown, durability across kill -9.
 # Prints "ok"/"FAIL" per check and "N passed, M failed".
 set -u
+. "$(dirname "$0")/lib.sh"
 a2m=$(realpath "$1")
 d=$(mktemp -d /tmp/a2m-stdio.XXXXXX)
 trap 'rm -rf "$d"; kill $(jobs -p) 2>/dev/null' EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-# expect NAME ACTUAL WANTED
-expect() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "got '$2', want '$3'"; fi; }
-# contains NAME HAYSTACK NEEDLE
-contains() { case "$2" in *"$3"*) ok "$1" ;; *) fail "$1" "'$3' not in: ${2:0:300}" ;; esac; }
 
 req() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}\n' "$1" "$2" "$3"; }
 
@@ -144,5 +136,4 @@ contains "serve uses \$A2M_DB" "$out" '"result"'
 out=$(cd "$d" && req 1 memory/describe '{}' | "$a2m" serve)
 [ -f "$d/a2m.db" ] && ok "./a2m.db is the default store" || fail "./a2m.db is the default store" "no $d/a2m.db"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -38,10 +38,15 @@ void a2m_analyze_strip_into(sbuf *b, const char *s, size_t len);
 /*
 ** Tests set this to turn every shortcut off: all text then goes through
 ** the general tokenizer (NFKC and case folding by utf8proc), which the
-** ASCII path of a2m_tokenize must match byte for byte. Never set outside
-** tests.
+** ASCII path of a2m_tokenize must match byte for byte. Only the tests'
+** build of the library has it (A2M_TEST_HOOKS, Makefile); in the release
+** one it is the constant 0.
 */
+#ifdef A2M_TEST_HOOKS
 extern int a2m_analyze_slow_path;
+#else
+#define a2m_analyze_slow_path 0
+#endif
 
 /*
 ** What a batch analysed on a thread of its own holds for the whole batch

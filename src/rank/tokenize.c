@@ -486,8 +486,10 @@ static int tokenize_ascii(const char *text, a2m_tokens *out)
 	return 0;
 }
 
+#ifdef A2M_TEST_HOOKS
 /* Set by tests only: every text takes the general path (analyze_internal.h). */
 int a2m_analyze_slow_path;
+#endif
 
 int a2m_tokenize(const char *text, a2m_tokens *out)
 {

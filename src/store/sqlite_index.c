@@ -67,6 +67,7 @@ typedef struct group_key {
 /* Flush during a rebuild once this many postings wait. */
 #define REBUILD_FLUSH 200000
 
+#ifdef A2M_TEST_HOOKS
 /* a2m_sqlite_index_rebuild_flush_for_tests: 0 = REBUILD_FLUSH. */
 static size_t rebuild_flush_for_tests;
 
@@ -74,6 +75,9 @@ void a2m_sqlite_index_rebuild_flush_for_tests(size_t postings)
 {
 	rebuild_flush_for_tests = postings;
 }
+#else
+#define rebuild_flush_for_tests ((size_t)0)  /* the release library has no test hooks */
+#endif
 
 struct a2m_sqlite_index {
 	sqlite3        *db;
@@ -106,6 +110,7 @@ struct a2m_sqlite_index {
 /* The postings the cache may hold (16 bytes each): 32 MiB. */
 #define POSTINGS_CACHE_BUDGET ((size_t)1 << 21)
 
+#ifdef A2M_TEST_HOOKS
 /* a2m_sqlite_index_cache_budget_for_tests: 0 = POSTINGS_CACHE_BUDGET. */
 static size_t cache_budget_for_tests;
 
@@ -113,6 +118,9 @@ void a2m_sqlite_index_cache_budget_for_tests(size_t postings)
 {
 	cache_budget_for_tests = postings;
 }
+#else
+#define cache_budget_for_tests ((size_t)0)
+#endif
 
 /*
 ** Orders two of flush's distinct terms (indices of term_groups in arg[0],

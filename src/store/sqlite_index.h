@@ -175,6 +175,7 @@ int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term
 */
 void a2m_sqlite_index_bracket(a2m_sqlite_index *x);
 
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
 /*
 ** For tests: the postings every index opened from now on may cache
 ** (0: the default, 2^21). Set it before opening stores, from one thread.
@@ -186,5 +187,6 @@ void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
 ** (0: the default, 200 000), all merged into one at its end.
 */
 void a2m_sqlite_index_rebuild_flush_for_tests(size_t postings);
+#endif
 
 #endif

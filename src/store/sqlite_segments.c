@@ -69,12 +69,16 @@
 /* The entries a commit's segment holds, roughly: level 0's size for level_for. */
 #define LEVEL0_ENTRIES 4096
 
+#ifdef A2M_TEST_HOOKS
 static int merge_factor_for_tests;
 
 void a2m_segments_merge_factor_for_tests(int k)
 {
 	merge_factor_for_tests = k;
 }
+#else
+#define merge_factor_for_tests 0  /* the release library has no test hooks */
+#endif
 
 /*
 ** A full level of fewer entries than this is merged inside the commit, not
@@ -85,12 +89,16 @@ void a2m_segments_merge_factor_for_tests(int k)
 */
 #define AHEAD_MIN_ENTRIES LEVEL0_ENTRIES
 
+#ifdef A2M_TEST_HOOKS
 static int64_t ahead_min_for_tests = -1;
 
 void a2m_segments_ahead_min_for_tests(int64_t entries)
 {
 	ahead_min_for_tests = entries;
 }
+#else
+#define ahead_min_for_tests ((int64_t)-1)
+#endif
 
 static int merge_factor(void)
 {

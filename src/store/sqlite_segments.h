@@ -308,6 +308,7 @@ size_t a2m_segments_block_reads(void);
 int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t len,
 		      a2m_posting_visit visit, void *ctx);
 
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
 /* For tests: segments per level before a merge (0: the default, 8). */
 void a2m_segments_merge_factor_for_tests(int k);
 
@@ -316,5 +317,6 @@ void a2m_segments_merge_factor_for_tests(int k);
 ** rather than inside the commit (< 0: the default, 4 096).
 */
 void a2m_segments_ahead_min_for_tests(int64_t entries);
+#endif
 
 #endif
