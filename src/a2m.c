@@ -239,7 +239,6 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	pthread_rwlockattr_destroy(&attr);
 	h->srv.name = name;
 	h->srv.declared = caps;
-	h->srv.caps = caps;
 	h->srv.stack = stack;
 	h->srv.read_only = cfg->read_only != 0;
 	h->srv.events = events;
@@ -335,69 +334,81 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	return rc;
 }
 
-/* Who sent a message: a network transport, and its authenticated principal. */
-typedef struct caller {
-	int         network;
-	const char *principal;  /* NULL: nobody was authenticated */
-} caller;
-
 /*
-** The capabilities declared to a caller: a server that cannot authenticate
-** its caller must not offer scopes over a network (spec §6).
+** The call of one request: who sent it (network, principal: NULL for a
+** local caller or nobody authenticated) and what that gives it. A server
+** that cannot authenticate its caller must not offer scopes over a network
+** (spec §6). push starts 0: a network binding cannot push (§8.3), a
+** shared method emits nothing, and a local caller's is read under the
+** exclusive lock, which a2m_set_notify changes it under (handle).
 */
-static unsigned caps_for(const a2m_server *srv, const caller *ctx)
+static a2m_call call_of(a2m *h, int network, const char *principal)
 {
-	unsigned caps = srv->declared;
-	if (ctx && ctx->network && !ctx->principal)
-		caps &= ~(unsigned)A2M_CAP_SCOPES;
-	return caps;
+	a2m_call c = {.srv = &h->srv, .caps = h->srv.declared, .network = network,
+		      .principal = network ? principal : NULL};
+	if (network && !principal)
+		c.caps &= ~(unsigned)A2M_CAP_SCOPES;
+	return c;
 }
 
 /*
-** A network describe answered from the cache before any JSON parser runs,
-** when the request has the plain shape a2m_rpc_quick_describe knows;
-** NULL: take the usual path (which answers the same, only slower).
+** The one path of memory/describe that holds no lock: a network caller's
+** request whose params hold at most a protocol, answered from the cache
+** (a network caller's push is always off, so the variant depends on nothing
+** a local caller can change). head is what goes before the result (the
+** response's start for this id). 1 with *reply on a hit; 0: let the
+** handler answer it under the lock, as every other describe.
 */
-static char *quick_describe(const a2m_server *srv, const caller *ctx,
-			    const char *msg, size_t len)
+static int describe_cached(const a2m_call *call, const char *head, const char *protocol,
+			   char **reply)
+{
+	size_t n;
+	return call->network && a2m_describe_cached(call, protocol, head, "}", reply, &n);
+}
+
+/* The same for a request known to the parser-free recogniser (rpc.h),
+** before any JSON parser runs. */
+static int describe_quick(const a2m_call *call, const char *msg, size_t len, char **reply)
 {
 	a2m_rpc_quick q;
 	char head[128], protocol[32];
-	size_t n;
-	if (!a2m_rpc_quick_describe(msg, len, &q) ||
+	if (!call->network || !a2m_rpc_quick_describe(msg, len, &q) ||
 	    !a2m_rpc_quick_head(&q, head, sizeof head) ||
 	    (q.protocol && q.protocol_len >= sizeof protocol))
-		return NULL;
+		return 0;
 	if (q.protocol) {
 		memcpy(protocol, q.protocol, q.protocol_len);
 		protocol[q.protocol_len] = '\0';
 	}
-	char *out = NULL;
-	return a2m_describe_cached_proto(srv, caps_for(srv, ctx), 0, q.protocol ? protocol : NULL,
-					 head, "}", &out, &n) ? out : NULL;
+	return describe_cached(call, head, q.protocol ? protocol : NULL, reply);
+}
+
+/* describe_cached() for a parsed request. */
+static int describe_parsed(const a2m_call *call, const a2m_rpc_request *req, char **reply)
+{
+	char head[128];
+	if (!call->network || !req->id || req->method->text != a2m_describe_text ||
+	    !a2m_describe_plain(req->params) || !a2m_rpc_result_head(req->id, head, sizeof head))
+		return 0;
+	json_t *p = json_object_get(req->params, "protocol");
+	return describe_cached(call, head, json_is_string(p) ? json_string_value(p) : NULL, reply);
 }
 
 /*
-** Runs a method the table marks shared under the shared lock, on a copy of
-** the server carrying this caller's fields (several readers cannot all set
-** them in the one struct). Returns 1 with *o the outcome, or 0 with *o
-** empty when the method answered A2M_NEED_EXCLUSIVE (it would have had to
-** write: a promotion, the touches' flush, an embedding; it changed
-** nothing), and the caller then runs it again exclusively.
+** Runs a method the table marks shared under the shared lock. Returns 1
+** with *o the outcome, or 0 with *o empty when the method answered
+** A2M_NEED_EXCLUSIVE (it would have had to write: a promotion, the
+** touches' flush, an embedding; it changed nothing), and the caller then
+** runs it again exclusively.
 */
-static int call_shared(a2m *h, const caller *ctx, const a2m_rpc_request *req,
+static int call_shared(a2m *h, a2m_call *call, const a2m_rpc_request *req,
 		       a2m_rpc_outcome *o)
 {
-	int network = ctx && ctx->network;
+	call->shared = 1;
 	pthread_rwlock_rdlock(&h->lock);
-	a2m_server view = h->srv;
-	view.shared = 1;
-	view.network = network;
-	view.principal = network ? ctx->principal : NULL;
-	view.caps = caps_for(&h->srv, ctx);
-	view.push = 0;  /* a shared method emits nothing */
-	a2m_rpc_call(&view, req, o);
+	a2m_rpc_call(call, req, o);
 	pthread_rwlock_unlock(&h->lock);
+	call->shared = 0;
 	if (o->rc != A2M_NEED_EXCLUSIVE)
 		return 1;
 	json_decref(o->result);
@@ -427,12 +438,12 @@ static void settle(a2m *h)
 
 /*
 ** Parsing and serialising happen outside the lock: they touch only the
-** request and the response. Only running the method holds it — except for
-** a describe over a network, which a current cache answers without it (a
-** network caller's push is always off, so the variant depends on nothing a
-** local caller can change).
+** request and the response. Only running the method holds it — shared for
+** the methods the table marks so, exclusive for the rest — except for a
+** describe a network caller gets from the cache (describe_cached).
 */
-static int handle(a2m *h, const char *message, size_t len, const caller *ctx, char **reply)
+static int handle(a2m *h, const char *message, size_t len, int network, const char *principal,
+		  char **reply)
 {
 	if (!h || !message || !reply) {
 		if (reply)
@@ -441,37 +452,29 @@ static int handle(a2m *h, const char *message, size_t len, const caller *ctx, ch
 	}
 	if (len == A2M_NUL_TERMINATED)
 		len = strlen(message);
-	a2m_server *srv = &h->srv;
 	a2m_rpc_request req;
 	a2m_rpc_outcome o;
-	int network = ctx && ctx->network, rc;
-	if (network && (*reply = quick_describe(srv, ctx, message, len)))
+	int rc;
+	a2m_call call = call_of(h, network, principal);
+	if (describe_quick(&call, message, len, reply))
 		return A2M_OK;
 	if ((rc = a2m_rpc_parse(message, len, &req, reply, NULL)) != 1)
 		return rc;
-	char head[128];
-	if (network && req.id && req.method->text == a2m_describe_text &&
-	    a2m_rpc_result_head(req.id, head, sizeof head) &&
-	    a2m_describe_cached_text(srv, caps_for(srv, ctx), 0, req.params, head, "}", reply,
-				     &o.text_len)) {
+	if (describe_parsed(&call, &req, reply)) {
 		a2m_rpc_request_free(&req);
 		return A2M_OK;
 	}
-	if (req.method->shared && call_shared(h, ctx, &req, &o)) {
+	if (req.method->shared && call_shared(h, &call, &req, &o)) {
 		settle(h);
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 		a2m_rpc_request_free(&req);
 		return rc;
 	}
 	pthread_rwlock_wrlock(&h->lock);
-	srv->network = network;
-	srv->principal = network ? ctx->principal : NULL;
-	srv->caps = caps_for(srv, ctx);
-	/* Nor can a network binding push (spec §8.3). */
-	srv->push = network ? 0 : srv->can_push;
-	a2m_rpc_call(srv, &req, &o);
-	srv->network = 0;
-	srv->principal = NULL;
+	call.push = network ? 0 : h->srv.can_push;
+	a2m_rpc_call(&call, &req, &o);
+	/* A result holding the event log's objects is written before the lock
+	** goes, while they cannot change. */
 	int shares = req.method->shares;
 	if (shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
@@ -484,23 +487,29 @@ static int handle(a2m *h, const char *message, size_t len, const caller *ctx, ch
 
 int a2m_handle(a2m *h, const char *message, size_t len, char **reply)
 {
-	return handle(h, message, len, NULL, reply);
+	return handle(h, message, len, 0, NULL, reply);
 }
 
 int a2m_handle_network(a2m *h, const char *message, size_t len, const char *principal,
 		       char **reply)
 {
-	caller c = {1, principal};
-	return handle(h, message, len, &c, reply);
+	return handle(h, message, len, 1, principal, reply);
 }
 
-/* Hands a notification to the user's callback (called with the lock held,
-** from inside a2m_handle, right after the change it reports). */
-static void deliver(void *ctx, const char *text)
+/*
+** Frames a notification the server tells (protocol/events.c) as responses
+** are framed, and hands it to the user's callback: called with the lock
+** held, from inside a2m_handle, right after the change it reports.
+*/
+static void deliver(void *ctx, const char *method, json_t *params)
 {
 	a2m *h = ctx;
-	if (h->notify)
+	if (!h->notify)
+		return;
+	char *text = a2m_rpc_notification_text(method, json_incref(params), NULL);
+	if (text)
 		h->notify(text, h->notify_user);
+	free(text);
 }
 
 void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
@@ -511,7 +520,6 @@ void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 	h->srv.notify = fn ? deliver : NULL;
 	h->srv.notify_ctx = h;
 	h->srv.can_push = fn != NULL;
-	h->srv.push = fn != NULL;
 	if (!fn) {
 		/* A subscription cannot outlive the channel that carries it. */
 		h->srv.subscribed = 0;

@@ -30,11 +30,11 @@ int a2m_protocol_compatible(const char *v)
 }
 
 /* The tier layout with live counts, scoped like a read by owner (§4.1, §4.7). */
-static json_t *describe_tiers(a2m_server *srv, const a2m_scope *scope, a2m_error *err)
+static json_t *describe_tiers(a2m_call *call, const a2m_scope *scope, a2m_error *err)
 {
-	const a2m_tier_layout *l = a2m_stack_tiers(srv->stack);
+	const a2m_tier_layout *l = a2m_stack_tiers(call->srv->stack);
 	int64_t *counts = calloc(l->n + 1, sizeof *counts);
-	if (!counts || a2m_stack_tier_counts(srv->stack, scope, counts, err) != 0) {
+	if (!counts || a2m_stack_tier_counts(call->srv->stack, scope, counts, err) != 0) {
 		free(counts);
 		if (!err->code)
 			a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
@@ -69,12 +69,12 @@ static json_t *describe_tiers(a2m_server *srv, const a2m_scope *scope, a2m_error
 ** name the caller's model, which we do not know. dimensions is null until
 ** the embedder first answered.
 */
-static void describe_generated(const a2m_server *srv, json_t *emb)
+static void describe_generated(const a2m_call *call, json_t *emb)
 {
-	const a2m_embedder *e = a2m_stack_embedder(srv->stack);
+	const a2m_embedder *e = a2m_stack_embedder(call->srv->stack);
 	if (!e || !emb)
 		return;
-	size_t dims = a2m_stack_gen_dims(srv->stack);
+	size_t dims = a2m_stack_gen_dims(call->srv->stack);
 	a2m_embedder *me = (a2m_embedder *)e; /* model() only reads */
 	json_object_set_new(emb, "generated", json_pack("{ss ss so}", "kind", e->kind,
 		"model", me->model(me),
@@ -87,13 +87,13 @@ static void describe_generated(const a2m_server *srv, json_t *emb)
 ** *unindexed to the records that hold text but yield no term (DECISIONS
 ** 015), which describe reports beside it.
 */
-static json_t *describe_scorer(a2m_server *srv, int64_t *unindexed, a2m_error *err)
+static json_t *describe_scorer(a2m_call *call, int64_t *unindexed, a2m_error *err)
 {
-	const a2m_scorer *sc = a2m_stack_scorer(srv->stack);
-	const a2m_blend *w = a2m_stack_blend(srv->stack);
+	const a2m_scorer *sc = a2m_stack_scorer(call->srv->stack);
+	const a2m_blend *w = a2m_stack_blend(call->srv->stack);
 	a2m_index_stats stats;
 	const char *engine;
-	int rc = a2m_stack_index_stats(srv->stack, &stats, &engine, err);
+	int rc = a2m_stack_index_stats(call->srv->stack, &stats, &engine, err);
 	if (rc < 0)
 		return NULL;
 	*unindexed = stats.unindexed;
@@ -120,14 +120,14 @@ static json_t *describe_scorer(a2m_server *srv, int64_t *unindexed, a2m_error *e
 
 /* The describe result; *cacheable says whether it is the unscoped one,
 ** the same for every caller with the same capabilities and push. */
-static int describe(a2m_server *srv, json_t *params, json_t **result, int *cacheable,
+static int describe(a2m_call *call, json_t *params, json_t **result, int *cacheable,
 		    a2m_error *err)
 {
 	const char *protocol;
 	a2m_scope scope;
 	int rc;
 	if ((rc = a2m_param_string(params, "protocol", &protocol, err)) ||
-	    (rc = a2m_param_scope(srv, params, &scope, err)))
+	    (rc = a2m_param_scope(call, params, &scope, err)))
 		return rc;
 	if (protocol && !a2m_protocol_compatible(protocol)) {
 		a2m_error_set(err, A2M_PROTOCOL_NOT_SUPPORTED,
@@ -138,70 +138,70 @@ static int describe(a2m_server *srv, json_t *params, json_t **result, int *cache
 	*cacheable = 1;
 	json_t *caps = json_array(), *methods = json_array();
 	for (unsigned bit = 1; bit <= A2M_CAP_PROMPT; bit <<= 1)
-		if (srv->caps & bit)
+		if (call->caps & bit)
 			json_array_append_new(caps, json_string(a2m_capability_name(bit)));
 	for (const a2m_method *m = a2m_methods; m->name; m++)
-		if ((srv->caps & m->cap) && m->fn)
+		if ((call->caps & m->cap) && m->fn)
 			json_array_append_new(methods, json_string(m->name));
 	json_t *res = json_pack("{ss ss so so s{sI sI sI}}",
 		"protocol", A2M_PROTOCOL,
-		"name", srv->name,
+		"name", call->srv->name,
 		"capabilities", caps,
 		"methods", methods,
 		"limits",
-		"max_records_per_call", (json_int_t)srv->limits.max_records_per_call,
-		"max_recall_limit", (json_int_t)srv->limits.max_recall_limit,
-		"max_content_length", (json_int_t)srv->limits.max_content_length);
+		"max_records_per_call", (json_int_t)call->srv->limits.max_records_per_call,
+		"max_recall_limit", (json_int_t)call->srv->limits.max_recall_limit,
+		"max_content_length", (json_int_t)call->srv->limits.max_content_length);
 	if (!res)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	if (srv->read_only)
+	if (call->srv->read_only)
 		json_object_set_new(res, "read_only", json_true());
-	if (srv->caps & A2M_CAP_TIERS) {
+	if (call->caps & A2M_CAP_TIERS) {
 		/* `owner` scopes the counts (§4.1); without one they are the
 		** store's. Over a network the principal always scopes them. */
-		int scoped = scope.scoped && (scope.owner || srv->network);
+		int scoped = scope.scoped && (scope.owner || call->network);
 		*cacheable = !scoped;
-		json_t *tiers = describe_tiers(srv, scoped ? &scope : NULL, err);
+		json_t *tiers = describe_tiers(call, scoped ? &scope : NULL, err);
 		if (!tiers) {
 			json_decref(res);
 			return err->code;
 		}
 		json_object_set_new(res, "tiers", tiers);
 	}
-	if (srv->caps & A2M_CAP_EMBEDDINGS) {
-		int64_t dims = a2m_stack_dimensions(srv->stack);
+	if (call->caps & A2M_CAP_EMBEDDINGS) {
+		int64_t dims = a2m_stack_dimensions(call->srv->stack);
 		/* Every metric below is really implemented by the vector scorer. */
 		json_object_set_new(res, "embeddings", json_pack("{so ss s[sss] so}",
 			"dimensions", dims ? json_integer(dims) : json_null(),
-			"metric", a2m_metric_name(a2m_stack_metric(srv->stack)),
+			"metric", a2m_metric_name(a2m_stack_metric(call->srv->stack)),
 			"metrics", "cosine", "dot", "l2",
 			"model", json_null()));
-		describe_generated(srv, json_object_get(res, "embeddings"));
+		describe_generated(call, json_object_get(res, "embeddings"));
 	}
 	int64_t unindexed = 0;
-	json_t *scorer = describe_scorer(srv, &unindexed, err);
+	json_t *scorer = describe_scorer(call, &unindexed, err);
 	if (!scorer) {
 		json_decref(res);
 		return err->code;
 	}
 	json_object_set_new(res, "scorer", scorer);
 	json_object_set_new(res, "unindexed", json_integer(unindexed));
-	if (srv->caps & A2M_CAP_EVENTS)
-		json_object_set_new(res, "events", json_pack("{sb sI}", "push", srv->push,
-			"retain", (json_int_t)a2m_event_log_capacity(srv->events)));
-	if (srv->caps & A2M_CAP_SUMMARIZE)
+	if (call->caps & A2M_CAP_EVENTS)
+		json_object_set_new(res, "events", json_pack("{sb sI}", "push", call->push,
+			"retain", (json_int_t)a2m_event_log_capacity(call->srv->events)));
+	if (call->caps & A2M_CAP_SUMMARIZE)
 		json_object_set_new(res, "summarize", json_pack("{so ss}", "model", json_null(),
 								"method", "extractive"));
-	if (srv->caps & A2M_CAP_PROMPT)
+	if (call->caps & A2M_CAP_PROMPT)
 		json_object_set_new(res, "prompt", a2m_prompt_describe());
 	*result = res;
 	return 0;
 }
 
-int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_describe(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	int cacheable;
-	return describe(srv, params, result, &cacheable, err);
+	return describe(call, params, result, &cacheable, err);
 }
 
 /* ---- the cache ---- */
@@ -316,19 +316,19 @@ static void store(a2m_describe_cache *c, unsigned caps, int push, uint64_t gener
 	pthread_rwlock_unlock(&c->lock);
 }
 
-int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+int a2m_describe_text(a2m_call *call, json_t *params, char **text, size_t *len,
 		      a2m_error *err)
 {
 	/* Read first: whatever the store holds afterwards is at least this new. */
-	uint64_t generation = a2m_stack_generation(srv->stack);
-	size_t gen_dims = a2m_stack_gen_dims(srv->stack);
-	a2m_describe_cache *c = srv->describe_cache;
+	uint64_t generation = a2m_stack_generation(call->srv->stack);
+	size_t gen_dims = a2m_stack_gen_dims(call->srv->stack);
+	a2m_describe_cache *c = call->srv->describe_cache;
 	if (c && plain_params(params) &&
-	    lookup(c, srv->caps, srv->push, generation, gen_dims, "", "", text, len))
+	    lookup(c, call->caps, call->push, generation, gen_dims, "", "", text, len))
 		return 0;
 	json_t *result = NULL;
 	int cacheable = 0;
-	int rc = describe(srv, params, &result, &cacheable, err);
+	int rc = describe(call, params, &result, &cacheable, err);
 	if (rc)
 		return rc;
 	*text = a2m_json_write(result, len);
@@ -336,33 +336,25 @@ int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
 	if (!*text)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	if (c && cacheable)
-		store(c, srv->caps, srv->push, generation, gen_dims, *text, *len);
+		store(c, call->caps, call->push, generation, gen_dims, *text, *len);
 	return 0;
 }
 
-/* The cache without the handle's lock, once the params are known plain. */
-static int cached(const a2m_server *srv, unsigned caps, int push, const char *head,
-		  const char *tail, char **text, size_t *len)
+int a2m_describe_plain(const json_t *params)
 {
+	return plain_params(params);
+}
+
+int a2m_describe_cached(const a2m_call *call, const char *protocol, const char *head,
+			const char *tail, char **text, size_t *len)
+{
+	const a2m_server *srv = call->srv;
+	if (protocol && !a2m_protocol_compatible(protocol))
+		return 0;
 	/* With an embedder the result changes when it first answers, which
 	** is no commit: only a caller holding the handle may ask then. */
-	if (!srv->describe_cache || a2m_stack_embedder(srv->stack) || !(caps & A2M_CAP_CORE))
+	if (!srv->describe_cache || a2m_stack_embedder(srv->stack) || !(call->caps & A2M_CAP_CORE))
 		return 0;
-	return lookup(srv->describe_cache, caps, push, a2m_stack_generation(srv->stack), 0,
-		      head, tail, text, len);
-}
-
-int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
-			     const json_t *params, const char *head, const char *tail,
-			     char **text, size_t *len)
-{
-	return plain_params(params) && cached(srv, caps, push, head, tail, text, len);
-}
-
-int a2m_describe_cached_proto(const a2m_server *srv, unsigned caps, int push,
-			      const char *protocol, const char *head, const char *tail,
-			      char **text, size_t *len)
-{
-	return (!protocol || a2m_protocol_compatible(protocol)) &&
-	       cached(srv, caps, push, head, tail, text, len);
+	return lookup(srv->describe_cache, call->caps, call->push,
+		      a2m_stack_generation(srv->stack), 0, head, tail, text, len);
 }

@@ -15,7 +15,6 @@
 #include "events.h"
 #include "protocol/events_hook.h"
 #include "protocol/protocol.h"
-#include "rpc/rpc.h"
 
 /* The most events one poll returns, and what limit 0 or absent means. */
 #define EVENTS_MAX_LIMIT 1000
@@ -45,22 +44,22 @@ static int param_kinds(const json_t *params, json_t **out, a2m_error *err)
 }
 
 /* The log, or INTERNAL_ERROR: declaring events without one is a build bug. */
-static int need_log(const a2m_server *srv, a2m_error *err)
+static int need_log(const a2m_call *call, a2m_error *err)
 {
-	if (!srv->events)
+	if (!call->srv->events)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "the event log is not available");
 	return 0;
 }
 
-int a2m_method_events(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_events(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	const char *cursor;
 	int64_t limit = 0;
 	int has_limit, rc;
 	json_t *kinds;
 	a2m_scope scope;
-	if ((rc = need_log(srv, err)) ||
-	    (rc = a2m_param_scope(srv, params, &scope, err)) ||
+	if ((rc = need_log(call, err)) ||
+	    (rc = a2m_param_scope(call, params, &scope, err)) ||
 	    (rc = a2m_param_string(params, "cursor", &cursor, err)) ||
 	    (rc = a2m_param_count(params, "limit", &limit, &has_limit, err)) ||
 	    (rc = param_kinds(params, &kinds, err)))
@@ -68,20 +67,20 @@ int a2m_method_events(a2m_server *srv, json_t *params, json_t **result, a2m_erro
 	/* 0 would mean "all retained" to the log; a reply stays bounded. */
 	if (!has_limit || limit == 0 || limit > EVENTS_MAX_LIMIT)
 		limit = EVENTS_MAX_LIMIT;
-	return a2m_event_log_read(srv->events, cursor, (size_t)limit, kinds, &scope, result, err);
+	return a2m_event_log_read(call->srv->events, cursor, (size_t)limit, kinds, &scope, result, err);
 }
 
 /* Ends the connection's subscription, if any. */
-static void subscription_clear(a2m_server *srv)
+static void subscription_clear(a2m_call *call)
 {
-	srv->subscribed = 0;
-	json_decref(srv->sub_kinds);
-	srv->sub_kinds = NULL;
-	free(srv->sub_owner);
-	srv->sub_owner = NULL;
+	call->srv->subscribed = 0;
+	json_decref(call->srv->sub_kinds);
+	call->srv->sub_kinds = NULL;
+	free(call->srv->sub_owner);
+	call->srv->sub_owner = NULL;
 }
 
-int a2m_method_subscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_subscribe(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	json_t *kinds, *kinds_copy = NULL;
 	char *owner_copy = NULL;
@@ -89,14 +88,14 @@ int a2m_method_subscribe(a2m_server *srv, json_t *params, json_t **result, a2m_e
 	int rc;
 	/* Checked first: a connection that cannot carry a notification must
 	** refuse however the request is phrased (§4.13). */
-	if (!srv->push) {
+	if (!call->push) {
 		a2m_error_capability(err, A2M_CAP_EVENTS, "push");
 		snprintf(err->message, sizeof err->message,
 			 "this connection cannot carry notifications; poll memory/events instead");
 		return err->code;
 	}
-	if ((rc = need_log(srv, err)) ||
-	    (rc = a2m_param_scope(srv, params, &scope, err)) ||
+	if ((rc = need_log(call, err)) ||
+	    (rc = a2m_param_scope(call, params, &scope, err)) ||
 	    (rc = param_kinds(params, &kinds, err)))
 		return rc;
 	if (kinds && !(kinds_copy = json_deep_copy(kinds)))
@@ -107,10 +106,10 @@ int a2m_method_subscribe(a2m_server *srv, json_t *params, json_t **result, a2m_e
 		goto oom;
 	/* Subscribing again replaces the filter rather than adding a second
 	** stream: one subscription per connection. */
-	subscription_clear(srv);
-	srv->subscribed = 1;
-	srv->sub_kinds = kinds_copy;
-	srv->sub_owner = owner_copy;
+	subscription_clear(call);
+	call->srv->subscribed = 1;
+	call->srv->sub_kinds = kinds_copy;
+	call->srv->sub_owner = owner_copy;
 	return 0;
 oom:
 	json_decref(kinds_copy);
@@ -118,14 +117,14 @@ oom:
 	return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 }
 
-int a2m_method_unsubscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_unsubscribe(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	(void)params;
 	/* Built before anything changes, so running out of memory leaves the
 	** subscription as it was. Not subscribed is a no-op, never an error. */
 	if (!(*result = json_pack("{sb}", "subscribed", 0)))
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	subscription_clear(srv);
+	subscription_clear(call);
 	return 0;
 }
 
@@ -138,16 +137,14 @@ void a2m_events_on_change(void *ctx, const a2m_change *c)
 	if (!ev || !srv->subscribed || !srv->notify)
 		return;
 	/* The subscriber's scope is fixed when it subscribed, under the same
-	** rule a2m_param_scope applies to a request. */
-	a2m_scope scope = {.scoped = (srv->caps & A2M_CAP_SCOPES) != 0,
+	** rule a2m_param_scope applies to a request; push is local only, where
+	** the declared capabilities are the caller's. */
+	a2m_scope scope = {.scoped = (srv->declared & A2M_CAP_SCOPES) != 0,
 			   .owner = srv->sub_owner};
-	/* The notification takes the view's reference; the log keeps its own. */
+	/* The log keeps its own reference to the event. */
 	json_t *view = a2m_event_view(ev, &scope, srv->sub_kinds, NULL);
 	if (!view)
 		return;
-	char *text = a2m_rpc_notification_text("memory/event", view, NULL);
-	if (!text)
-		return;
-	srv->notify(srv->notify_ctx, text);
-	free(text);
+	srv->notify(srv->notify_ctx, "memory/event", view);
+	json_decref(view);
 }

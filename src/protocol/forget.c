@@ -10,12 +10,12 @@
 
 #include "protocol/protocol.h"
 
-int a2m_method_forget(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_forget(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	a2m_selection sel;
 	const char *query;
 	int rc;
-	if ((rc = a2m_param_selection(srv, params, &sel, err)) ||
+	if ((rc = a2m_param_selection(call, params, &sel, err)) ||
 	    (rc = a2m_param_string(params, "query", &query, err)))
 		return rc;
 	json_t *ids_in = json_object_get(params, "ids");
@@ -46,7 +46,7 @@ int a2m_method_forget(a2m_server *srv, json_t *params, json_t **result, a2m_erro
 		}
 	}
 	int64_t forgotten = 0;
-	rc = a2m_stack_forget(srv->stack, &sel, ids, n_ids, query, &forgotten, err);
+	rc = a2m_stack_forget(call->srv->stack, &sel, ids, n_ids, query, &forgotten, err);
 	free(ids);
 	if (rc)
 		return rc;

@@ -42,10 +42,10 @@ const char *a2m_capability_name(unsigned cap)
 ** recognises it by its address to answer a cached describe without the
 ** handle's lock, and a miss reads only a few figures, once per change.
 */
-static int read_end(a2m_server *srv, int rc, a2m_error *err)
+static int read_end(a2m_call *call, int rc, a2m_error *err)
 {
 	a2m_error end = {0};
-	int ended = a2m_stack_read_end(srv->stack, &end);
+	int ended = a2m_stack_read_end(call->srv->stack, &end);
 	if (ended && !rc) {
 		*err = end;  /* the request fails: what it read may not stand */
 		return ended;
@@ -54,13 +54,13 @@ static int read_end(a2m_server *srv, int rc, a2m_error *err)
 	return rc;
 }
 
-static int recall_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+static int recall_text(a2m_call *call, json_t *params, char **text, size_t *len,
 		       a2m_error *err)
 {
-	int rc = a2m_stack_read_begin(srv->stack, err);
+	int rc = a2m_stack_read_begin(call->srv->stack, err);
 	if (rc)
 		return rc;
-	rc = read_end(srv, a2m_method_recall_text(srv, params, text, len, err), err);
+	rc = read_end(call, a2m_method_recall_text(call, params, text, len, err), err);
 	if (rc && *text) {
 		free(*text);
 		*text = NULL;
@@ -106,22 +106,22 @@ int a2m_error_capability(a2m_error *err, unsigned cap, const char *what)
 	return a2m_error_data(err, json_pack("{ss}", "capability", name));
 }
 
-int a2m_protocol_call(a2m_server *srv, const a2m_method *m, json_t *params,
+int a2m_protocol_call(a2m_call *call, const a2m_method *m, json_t *params,
 		      json_t **result, a2m_error *err)
 {
 	/* A handler only exists for what this build implements; a declared
 	** capability always has every one of its handlers. */
-	if (!(srv->caps & m->cap) || !m->fn)
+	if (!(call->caps & m->cap) || !m->fn)
 		return a2m_error_capability(err, m->cap, m->name);
 	/* Refused consistently, every time, before anything is read (§2.1). */
-	if (srv->read_only && m->writes)
+	if (call->srv->read_only && m->writes)
 		return a2m_error_set(err, A2M_READ_ONLY, "%s: this server is read-only", m->name);
 	if (m->writes)
-		return m->fn(srv, params, result, err);
-	int rc = a2m_stack_read_begin(srv->stack, err);
+		return m->fn(call, params, result, err);
+	int rc = a2m_stack_read_begin(call->srv->stack, err);
 	if (rc)
 		return rc;
-	rc = read_end(srv, m->fn(srv, params, result, err), err);
+	rc = read_end(call, m->fn(call, params, result, err), err);
 	if (rc && *result) {
 		json_decref(*result);
 		*result = NULL;

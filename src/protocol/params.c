@@ -64,57 +64,57 @@ int a2m_param_vector_element(const json_t *v, double *out)
 	return fabs(*out) <= A2M_VECTOR_ELEMENT_MAX;
 }
 
-int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *name,
+int a2m_param_requires(const a2m_call *call, const json_t *params, const char *name,
 		       unsigned cap, a2m_error *err)
 {
 	json_t *v = json_object_get(params, name);
-	if (!v || json_is_null(v) || (srv->caps & cap))
+	if (!v || json_is_null(v) || (call->caps & cap))
 		return 0;
 	return a2m_error_capability(err, cap, name);
 }
 
-int a2m_param_owner_is_principal(const a2m_server *srv, const char **owner, a2m_error *err)
+int a2m_param_owner_is_principal(const a2m_call *call, const char **owner, a2m_error *err)
 {
 	/* Over a network the scope is the authenticated principal, never the
 	** client's claim; a claim that disagrees is refused, not ignored, so a
 	** misconfigured client learns of it (spec §6, docs/PROTOCOL.md). */
-	if (*owner && strcmp(*owner, srv->principal) != 0) {
+	if (*owner && strcmp(*owner, call->principal) != 0) {
 		a2m_error_set(err, A2M_SCOPE_DENIED,
 			      "owner '%s' is not the authenticated principal of this request", *owner);
 		return a2m_error_data(err, json_pack("{ss}", "owner", *owner));
 	}
-	*owner = srv->principal;
+	*owner = call->principal;
 	return 0;
 }
 
-int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scope,
+int a2m_param_scope(const a2m_call *call, const json_t *params, a2m_scope *scope,
 		    a2m_error *err)
 {
 	int rc;
 	memset(scope, 0, sizeof *scope);
-	if ((rc = a2m_param_requires(srv, params, "owner", A2M_CAP_SCOPES, err)) ||
+	if ((rc = a2m_param_requires(call, params, "owner", A2M_CAP_SCOPES, err)) ||
 	    (rc = a2m_param_string(params, "owner", &scope->owner, err)))
 		return rc;
-	scope->scoped = (srv->caps & A2M_CAP_SCOPES) != 0;
-	if (scope->scoped && srv->network)
-		return a2m_param_owner_is_principal(srv, &scope->owner, err);
+	scope->scoped = (call->caps & A2M_CAP_SCOPES) != 0;
+	if (scope->scoped && call->network)
+		return a2m_param_owner_is_principal(call, &scope->owner, err);
 	return 0;
 }
 
-int a2m_param_selection(const a2m_server *srv, const json_t *params,
+int a2m_param_selection(const a2m_call *call, const json_t *params,
 			a2m_selection *sel, a2m_error *err)
 {
 	int rc;
 	memset(sel, 0, sizeof *sel);
-	sel->shared = srv->shared;
-	if ((rc = a2m_param_requires(srv, params, "tier", A2M_CAP_TIERS, err)) ||
-	    (rc = a2m_param_requires(srv, params, "key_prefix", A2M_CAP_KEYS, err)) ||
-	    (rc = a2m_param_scope(srv, params, &sel->scope, err)))
+	sel->shared = call->shared;
+	if ((rc = a2m_param_requires(call, params, "tier", A2M_CAP_TIERS, err)) ||
+	    (rc = a2m_param_requires(call, params, "key_prefix", A2M_CAP_KEYS, err)) ||
+	    (rc = a2m_param_scope(call, params, &sel->scope, err)))
 		return rc;
 	if ((rc = a2m_param_string(params, "tier", &sel->q.tier, err)) ||
 	    (rc = a2m_param_string(params, "key_prefix", &sel->q.key_prefix, err)))
 		return rc;
-	if (sel->q.tier && !a2m_tiers_find(a2m_stack_tiers(srv->stack), sel->q.tier)) {
+	if (sel->q.tier && !a2m_tiers_find(a2m_stack_tiers(call->srv->stack), sel->q.tier)) {
 		a2m_error_set(err, A2M_UNKNOWN_TIER, "no tier named '%s'", sel->q.tier);
 		return a2m_error_data(err, json_pack("{ss}", "tier", sel->q.tier));
 	}
@@ -152,16 +152,16 @@ int a2m_param_ids(const json_t *params, const char *name, const char ***ids, siz
 	return 0;
 }
 
-json_t *a2m_consolidation_to_json(a2m_server *srv, const a2m_consolidation *c,
+json_t *a2m_consolidation_to_json(a2m_call *call, const a2m_consolidation *c,
 				  a2m_error *err)
 {
-	const a2m_tier_layout *l = a2m_stack_tiers(srv->stack);
+	const a2m_tier_layout *l = a2m_stack_tiers(call->srv->stack);
 	int64_t *counts = calloc(l->n + 1, sizeof *counts);
 	if (!counts) {
 		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		return NULL;
 	}
-	if (a2m_stack_tier_counts(srv->stack, NULL, counts, err) != 0) {
+	if (a2m_stack_tier_counts(call->srv->stack, NULL, counts, err) != 0) {
 		free(counts);
 		return NULL;
 	}

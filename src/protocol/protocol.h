@@ -41,43 +41,58 @@ typedef struct a2m_limits {
 
 struct a2m_event_log;
 
-/* What the protocol layer needs to serve requests. */
+/*
+** The server: what every call of a method shares, and nothing of any one
+** call (a2m_call has that), so calls running side by side under the
+** handle's shared lock (a2m.c) read one server without copying it.
+*/
 typedef struct a2m_server {
 	const char *name;        /* owned */
 	unsigned    declared;    /* capabilities configured for this server */
-	unsigned    caps;        /* capabilities declared to the current caller:
-	                            `declared` less scopes for an unauthenticated
-	                            network caller (spec §6) */
-	int         network;     /* the current request came over a network transport */
-	/* The current call holds the handle's lock only shared, beside other
-	** readers (a2m.c): it runs on a copy of this struct and must change
-	** nothing of the server (a2m_selection.shared). */
-	int         shared;
-	const char *principal;   /* its authenticated principal, or NULL */
 	a2m_limits  limits;
 	a2m_stack  *stack;       /* owned */
 	int         read_only;   /* every write method answers READ_ONLY (§2.1) */
 	struct a2m_event_log *events;  /* owned; NULL without the events capability */
 	int         can_push;    /* the local connection can carry notifications */
-	int         push;        /* the current caller's transport can (§4.13) */
 	/* The connection's push subscription (§4.13): per connection, opt-in. */
 	int         subscribed;
 	json_t     *sub_kinds;   /* owned; NULL = every kind */
 	char       *sub_owner;   /* owned; the subscriber's scope */
-	/* Delivers one notification (a complete JSON-RPC message). */
-	void      (*notify)(void *ctx, const char *text);
+	/*
+	** Delivers one notification: the method and its params (borrowed). The
+	** handle frames it as it frames a response (a2m.c): this layer says
+	** what to tell, not how a message is written.
+	*/
+	void      (*notify)(void *ctx, const char *method, json_t *params);
 	void       *notify_ctx;
 	struct a2m_describe_cache *describe_cache;  /* owned; NULL: no caching */
 } a2m_server;
 
+/*
+** One call of a method: the server, and who is calling. a2m.c makes one
+** per request.
+*/
+typedef struct a2m_call {
+	a2m_server *srv;
+	unsigned    caps;       /* capabilities declared to this caller: the
+	                           server's less scopes for an unauthenticated
+	                           network caller (spec §6) */
+	int         network;    /* it came over a network transport */
+	const char *principal;  /* its authenticated principal, or NULL */
+	int         push;       /* its connection can carry notifications (§4.13) */
+	/* It holds the handle's lock only shared, beside other readers
+	** (a2m.c): it must change nothing of the server (a2m_selection.shared). */
+	int         shared;
+} a2m_call;
+
 /* A method handler: params is always an object (empty when absent). On
 ** success returns 0 and sets *result; otherwise returns a code with err set. */
-typedef int (*a2m_method_fn)(a2m_server *srv, json_t *params, json_t **result,
+typedef int (*a2m_method_fn)(a2m_call *call, json_t *params, json_t **result,
 			     a2m_error *err);
 
 /* A handler that answers with its result already serialised: 0 with *text
 ** (free with free()) and *len, or a code with err set. */
-typedef int (*a2m_method_text_fn)(a2m_server *srv, json_t *params, char **text,
+typedef int (*a2m_method_text_fn)(a2m_call *call, json_t *params, char **text,
 				  size_t *len, a2m_error *err);
 
 /* One entry of the method table. */
@@ -110,28 +125,28 @@ const a2m_method *a2m_method_find(const char *name);
 ** Runs method with params: the capability gate, then the handler. Returns 0
 ** with *result set, or a code with err set.
 */
-int a2m_protocol_call(a2m_server *srv, const a2m_method *m, json_t *params,
+int a2m_protocol_call(a2m_call *call, const a2m_method *m, json_t *params,
 		      json_t **result, a2m_error *err);
 
 /* The handlers (one file each under src/protocol/). */
-int a2m_method_describe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_describe(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_remember(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_recall(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
 /* memory/recall's text handler: the same result, written without objects. */
-int a2m_method_recall_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+int a2m_method_recall_text(a2m_call *call, json_t *params, char **text, size_t *len,
 			   a2m_error *err);
-int a2m_method_timeline(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_forget(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_consolidate(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_reinforce(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_fetch(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_session_list(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_session_close(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_events(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_subscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_unsubscribe(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
-int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_timeline(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_forget(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_promote(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_consolidate(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_reinforce(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_fetch(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_session_list(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_session_close(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_events(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_subscribe(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_unsubscribe(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
+int a2m_method_summarize(a2m_call *call, json_t *params, json_t **result, a2m_error *err);
 
 /*
 ** The describe cache (describe.c): memory/describe's result serialised,
@@ -149,28 +164,25 @@ a2m_describe_cache *a2m_describe_cache_new(void);
 void a2m_describe_cache_free(a2m_describe_cache *c);
 
 /* memory/describe's text handler: the cache, else the handler, then cached. */
-int a2m_describe_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+int a2m_describe_text(a2m_call *call, json_t *params, char **text, size_t *len,
 		      a2m_error *err);
 
 /*
-** memory/describe's result text from the cache, between head and tail
-** (*text: free with free(); a whole response in one allocation), for a
-** caller to whom caps are declared and push is as given: 1 on a hit,
-** 0 when the cache cannot answer (params other than a compatible protocol,
-** a server with an embedder, a stale or missing entry, no memory) — then
-** ask a2m_describe_text under the handle's lock. Safe without the handle's
+** memory/describe's result for call from the cache, between head and tail
+** (*text: free with free(); a whole response in one allocation), when
+** params held at most `protocol` (NUL-terminated; NULL: absent): 1 on a
+** hit, 0 when the cache cannot answer (a protocol we do not speak, a server
+** with an embedder, a stale or missing entry, no memory) — then ask
+** a2m_describe_text under the handle's lock. Safe without the handle's
 ** lock: it reads what never changes after a2m_open, the cache (which has
 ** its own lock) and the stack's generation.
 */
-int a2m_describe_cached_text(const a2m_server *srv, unsigned caps, int push,
-			     const json_t *params, const char *head, const char *tail,
-			     char **text, size_t *len);
+int a2m_describe_cached(const a2m_call *call, const char *protocol, const char *head,
+			const char *tail, char **text, size_t *len);
 
-/* As a2m_describe_cached_text(), for params known to hold at most
-** `protocol` (NUL-terminated; NULL when absent). */
-int a2m_describe_cached_proto(const a2m_server *srv, unsigned caps, int push,
-			      const char *protocol, const char *head, const char *tail,
-			      char **text, size_t *len);
+/* Whether describe's params hold nothing but a `protocol` we speak: the
+** only params a2m_describe_cached can answer. */
+int a2m_describe_plain(const json_t *params);
 
 /*
 ** Whether v names our protocol: while the major version is 0, versions are
@@ -227,7 +239,7 @@ int a2m_param_vector_element(const json_t *v, double *out);
 ** answer a different question than was asked. Returns 0 when the param is
 ** absent or cap is declared, else A2M_CAPABILITY_NOT_SUPPORTED naming cap.
 */
-int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *name,
+int a2m_param_requires(const a2m_call *call, const json_t *params, const char *name,
 		       unsigned cap, a2m_error *err);
 
 /*
@@ -235,14 +247,14 @@ int a2m_param_requires(const a2m_server *srv, const json_t *params, const char *
 ** summarize (tier, owner, key_prefix, where), validating each: an unknown
 ** tier is UNKNOWN_TIER. Borrowed pointers.
 */
-int a2m_param_selection(const a2m_server *srv, const json_t *params,
+int a2m_param_selection(const a2m_call *call, const json_t *params,
 			a2m_selection *sel, a2m_error *err);
 
 /*
 ** The caller's scope from params.owner (spec §6): on the local transports
 ** the client's owner is taken as given. Validates the type.
 */
-int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scope,
+int a2m_param_scope(const a2m_call *call, const json_t *params, a2m_scope *scope,
 		    a2m_error *err);
 
 /*
@@ -250,7 +262,7 @@ int a2m_param_scope(const a2m_server *srv, const json_t *params, a2m_scope *scop
 ** claim, or NULL) must be the principal or absent, and becomes the
 ** principal. SCOPE_DENIED otherwise.
 */
-int a2m_param_owner_is_principal(const a2m_server *srv, const char **owner, a2m_error *err);
+int a2m_param_owner_is_principal(const a2m_call *call, const char **owner, a2m_error *err);
 
 /*
 ** Reads params.ids, a required array of strings, into a new array of
@@ -260,7 +272,7 @@ int a2m_param_ids(const json_t *params, const char *name, const char ***ids, siz
 		  a2m_error *err);
 
 /* The wire form of the consolidation counts plus counts per tier. */
-json_t *a2m_consolidation_to_json(a2m_server *srv, const a2m_consolidation *c,
+json_t *a2m_consolidation_to_json(a2m_call *call, const a2m_consolidation *c,
 				  a2m_error *err);
 
 /* Sets err to CAPABILITY_NOT_SUPPORTED for cap, with data naming it. */
@@ -270,7 +282,7 @@ int a2m_error_capability(a2m_error *err, unsigned cap, const char *what);
 ** The wire form of rec: the core fields, plus the fields of each declared
 ** capability. Returns a new object, or NULL when memory runs out.
 */
-json_t *a2m_record_to_json(const a2m_server *srv, const a2m_record *rec,
+json_t *a2m_record_to_json(const a2m_call *call, const a2m_record *rec,
 			   int with_embedding);
 
 /*
@@ -280,7 +292,7 @@ json_t *a2m_record_to_json(const a2m_server *srv, const a2m_record *rec,
 ** that is not UTF-8, metadata that is not JSON).
 */
 struct a2m_json_buf;
-int a2m_record_write_json(struct a2m_json_buf *b, const a2m_server *srv,
+int a2m_record_write_json(struct a2m_json_buf *b, const a2m_call *call,
 			  const a2m_record *rec, int with_embedding, const double *score);
 
 #endif

@@ -15,14 +15,14 @@
 
 /* Wraps records (or hits) into {"records": [...]} plus the rendered prompt
 ** when asked for. */
-static int records_result(const a2m_server *srv, a2m_record **recs, const a2m_hit *hits,
+static int records_result(const a2m_call *call, a2m_record **recs, const a2m_hit *hits,
 			  size_t n, const json_t *params, int chronological, json_t **result,
 			  a2m_error *err)
 {
 	int with_embedding = json_is_true(json_object_get(params, "embeddings"));
 	a2m_prompt_opts popts;
 	int want_prompt = 0, rc;
-	if ((srv->caps & A2M_CAP_PROMPT) &&
+	if ((call->caps & A2M_CAP_PROMPT) &&
 	    (rc = a2m_prompt_parse(json_object_get(params, "prompt"), &popts, &want_prompt, err)))
 		return rc;
 	json_t *arr = json_array();
@@ -30,7 +30,7 @@ static int records_result(const a2m_server *srv, a2m_record **recs, const a2m_hi
 	for (size_t i = 0; arr && order && i < n; i++) {
 		const a2m_record *rec = hits ? hits[i].rec : recs[i];
 		order[i] = rec;
-		json_t *o = a2m_record_to_json(srv, rec, with_embedding);
+		json_t *o = a2m_record_to_json(call, rec, with_embedding);
 		if (o && hits)
 			json_object_set_new(o, "score", json_real(hits[i].score));
 		if (!o || json_array_append_new(arr, o)) {
@@ -62,7 +62,7 @@ static int records_result(const a2m_server *srv, a2m_record **recs, const a2m_hi
 }
 
 /* Reads the query vector of recall (§3.7): numbers, of the store's width. */
-static int query_vector(a2m_server *srv, const json_t *params, double **vec, size_t *dims,
+static int query_vector(a2m_call *call, const json_t *params, double **vec, size_t *dims,
 			a2m_error *err)
 {
 	json_t *v = json_object_get(params, "embedding");
@@ -80,9 +80,9 @@ static int query_vector(a2m_server *srv, const json_t *params, double **vec, siz
 					     "embedding[%zu] must be a number from %g to %g", i,
 					     -A2M_VECTOR_ELEMENT_MAX, A2M_VECTOR_ELEMENT_MAX);
 	/* The width is read once and kept: not for a shared call (stack.h). */
-	if (srv->shared)
+	if (call->shared)
 		return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
-	int64_t want = a2m_stack_dimensions(srv->stack);
+	int64_t want = a2m_stack_dimensions(call->srv->stack);
 	if (want && (int64_t)n != want) {
 		a2m_error_set(err, A2M_EMBEDDING_MISMATCH,
 			      "embedding has %zu dimensions; this store holds %lld", n, (long long)want);
@@ -103,29 +103,29 @@ static int query_vector(a2m_server *srv, const json_t *params, double **vec, siz
 ** (the prompt too, before anything is touched), then the stack's recall.
 ** *want_prompt: the caller asked for a rendered prompt.
 */
-static int run_recall(a2m_server *srv, json_t *params, a2m_hit **hits, size_t *n,
+static int run_recall(a2m_call *call, json_t *params, a2m_hit **hits, size_t *n,
 		      int *want_prompt, a2m_error *err)
 {
 	a2m_selection sel;
 	const char *query;
-	int64_t limit = srv->limits.default_recall_limit;
+	int64_t limit = call->srv->limits.default_recall_limit;
 	int has_limit, rc;
-	if ((rc = a2m_param_requires(srv, params, "embedding", A2M_CAP_EMBEDDINGS, err)) ||
-	    (rc = a2m_param_selection(srv, params, &sel, err)) ||
+	if ((rc = a2m_param_requires(call, params, "embedding", A2M_CAP_EMBEDDINGS, err)) ||
+	    (rc = a2m_param_selection(call, params, &sel, err)) ||
 	    (rc = a2m_param_string(params, "query", &query, err)) ||
 	    (rc = a2m_param_count(params, "limit", &limit, &has_limit, err)))
 		return rc;
 	if (!has_limit)
-		limit = srv->limits.default_recall_limit;
+		limit = call->srv->limits.default_recall_limit;
 	else if (limit == 0)
 		/* "No limit" only when no max is declared (spec §4.3); we declare
 		** one, so 0 asks for as many as the server allows. */
-		limit = srv->limits.max_recall_limit;
-	if (limit > srv->limits.max_recall_limit) {
+		limit = call->srv->limits.max_recall_limit;
+	if (limit > call->srv->limits.max_recall_limit) {
 		a2m_error_set(err, A2M_QUOTA_EXCEEDED, "limit %lld exceeds max_recall_limit %lld",
-			      (long long)limit, (long long)srv->limits.max_recall_limit);
+			      (long long)limit, (long long)call->srv->limits.max_recall_limit);
 		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_recall_limit",
-						     "max", (json_int_t)srv->limits.max_recall_limit));
+						     "max", (json_int_t)call->srv->limits.max_recall_limit));
 	}
 	double min_score = -1;
 	json_t *ms = json_object_get(params, "min_score");
@@ -136,31 +136,31 @@ static int run_recall(a2m_server *srv, json_t *params, a2m_hit **hits, size_t *n
 	}
 	a2m_rank_query rq = {.text = query};
 	double *vec = NULL;
-	if ((srv->caps & A2M_CAP_EMBEDDINGS) && (rc = query_vector(srv, params, &vec, &rq.dims, err)))
+	if ((call->caps & A2M_CAP_EMBEDDINGS) && (rc = query_vector(call, params, &vec, &rq.dims, err)))
 		return rc;
 	rq.vector = vec;
 	/* Validate the prompt before touching anything (recall writes access counts). */
 	a2m_prompt_opts popts;
 	*want_prompt = 0;
-	if ((srv->caps & A2M_CAP_PROMPT) &&
+	if ((call->caps & A2M_CAP_PROMPT) &&
 	    (rc = a2m_prompt_parse(json_object_get(params, "prompt"), &popts, want_prompt, err))) {
 		free(vec);
 		return rc;
 	}
-	rc = a2m_stack_recall(srv->stack, &sel, &rq, min_score, (size_t)limit, hits, n, err);
+	rc = a2m_stack_recall(call->srv->stack, &sel, &rq, min_score, (size_t)limit, hits, n, err);
 	free(vec);
 	return rc;
 }
 
-int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_recall(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	a2m_hit *hits;
 	size_t n;
 	int want_prompt;
-	int rc = run_recall(srv, params, &hits, &n, &want_prompt, err);
+	int rc = run_recall(call, params, &hits, &n, &want_prompt, err);
 	if (rc)
 		return rc;
-	rc = records_result(srv, NULL, hits, n, params, 0, result, err);
+	rc = records_result(call, NULL, hits, n, params, 0, result, err);
 	a2m_hits_free(hits, n);
 	return rc;
 }
@@ -170,19 +170,19 @@ int a2m_method_recall(a2m_server *srv, json_t *params, json_t **result, a2m_erro
 ** from the hits, the same JSON as a2m_method_recall's result serialised,
 ** without building it as objects first. With a prompt, the objects after all.
 */
-int a2m_method_recall_text(a2m_server *srv, json_t *params, char **text, size_t *len,
+int a2m_method_recall_text(a2m_call *call, json_t *params, char **text, size_t *len,
 			   a2m_error *err)
 {
 	a2m_hit *hits;
 	size_t n;
 	int want_prompt;
 	*text = NULL;
-	int rc = run_recall(srv, params, &hits, &n, &want_prompt, err);
+	int rc = run_recall(call, params, &hits, &n, &want_prompt, err);
 	if (rc)
 		return rc;
 	if (want_prompt) {
 		json_t *result = NULL;
-		rc = records_result(srv, NULL, hits, n, params, 0, &result, err);
+		rc = records_result(call, NULL, hits, n, params, 0, &result, err);
 		a2m_hits_free(hits, n);
 		if (rc)
 			return rc;
@@ -196,7 +196,7 @@ int a2m_method_recall_text(a2m_server *srv, json_t *params, char **text, size_t 
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (i)
 			a2m_json_put_raw(&b, ",", 1);
-		if (a2m_record_write_json(&b, srv, hits[i].rec, with_embedding, &hits[i].score))
+		if (a2m_record_write_json(&b, call, hits[i].rec, with_embedding, &hits[i].score))
 			rc = b.failed ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
 				      : a2m_error_set(err, A2M_INTERNAL_ERROR,
 						      "record %s cannot be written as JSON",
@@ -215,20 +215,20 @@ int a2m_method_recall_text(a2m_server *srv, json_t *params, char **text, size_t 
 	return 0;
 }
 
-int a2m_method_timeline(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_timeline(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	a2m_selection sel;
 	int64_t limit = 0;
 	int has_limit, rc;
-	if ((rc = a2m_param_selection(srv, params, &sel, err)) ||
+	if ((rc = a2m_param_selection(call, params, &sel, err)) ||
 	    (rc = a2m_param_count(params, "limit", &limit, &has_limit, err)))
 		return rc;
 	a2m_record **recs;
 	size_t n;
-	rc = a2m_stack_timeline(srv->stack, &sel, has_limit ? (size_t)limit : 0, &recs, &n, err);
+	rc = a2m_stack_timeline(call->srv->stack, &sel, has_limit ? (size_t)limit : 0, &recs, &n, err);
 	if (rc)
 		return rc;
-	rc = records_result(srv, recs, NULL, n, params, 1, result, err);
+	rc = records_result(call, recs, NULL, n, params, 1, result, err);
 	a2m_record_array_free(recs, n);
 	return rc;
 }

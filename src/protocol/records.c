@@ -29,7 +29,7 @@ typedef struct field_sink {
 } field_sink;
 
 /* Walks rec's wire fields into sink k; nonzero when a sink failed. */
-static int record_fields(const a2m_server *srv, const a2m_record *rec, int with_embedding,
+static int record_fields(const a2m_call *call, const a2m_record *rec, int with_embedding,
 			 const field_sink *k, void *ctx)
 {
 	char ts[A2M_TIMESTAMP_LEN];
@@ -44,7 +44,7 @@ static int record_fields(const a2m_server *srv, const a2m_record *rec, int with_
 				json_loads(rec->metadata, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL));
 	if (rec->group)
 		bad |= k->str(ctx, "group", rec->group);
-	unsigned caps = srv->caps;
+	unsigned caps = call->caps;
 	if ((caps & A2M_CAP_TIERS) && rec->tier)
 		bad |= k->str(ctx, "tier", rec->tier);
 	if (caps & A2M_CAP_SALIENCE) {
@@ -111,11 +111,11 @@ static int obj_vector(void *ctx, const char *key, const double *v, size_t n)
 
 static const field_sink to_object = {obj_str, obj_real, obj_integer, obj_value, obj_vector};
 
-json_t *a2m_record_to_json(const a2m_server *srv, const a2m_record *rec,
+json_t *a2m_record_to_json(const a2m_call *call, const a2m_record *rec,
 			   int with_embedding)
 {
 	json_t *o = json_object();
-	if (o && record_fields(srv, rec, with_embedding, &to_object, o) != 0) {
+	if (o && record_fields(call, rec, with_embedding, &to_object, o) != 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -219,12 +219,12 @@ static int text_vector(void *ctx, const char *key, const double *v, size_t n)
 
 static const field_sink to_text = {text_str, text_real, text_integer, text_value, text_vector};
 
-int a2m_record_write_json(a2m_json_buf *b, const a2m_server *srv, const a2m_record *rec,
+int a2m_record_write_json(a2m_json_buf *b, const a2m_call *call, const a2m_record *rec,
 			  int with_embedding, const double *score)
 {
 	text_ctx t = {.b = b, .first = 1};
 	a2m_json_put_raw(b, "{", 1);
-	int bad = record_fields(srv, rec, with_embedding, &to_text, &t);
+	int bad = record_fields(call, rec, with_embedding, &to_text, &t);
 	if (score)
 		text_real(&t, "score", *score);
 	a2m_json_put_raw(b, "}", 1);

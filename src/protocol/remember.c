@@ -88,10 +88,10 @@ static int take_embedding(const json_t *v, size_t i, a2m_record *rec, a2m_error 
 /* Builds one record from its wire form, enforcing the per-record rules.
 ** Fields of capabilities this server does not declare are ignored (§4.2),
 ** except tier. */
-static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record *rec,
+static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *rec,
 			const char *default_owner, const char *default_session, a2m_error *err)
 {
-	unsigned caps = srv->caps;
+	unsigned caps = call->caps;
 	int rc;
 	json_t *f[F_COUNT];
 	if (!json_is_object(in))
@@ -110,14 +110,14 @@ static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record 
 	/* A text no longer in bytes than the limit is within it in characters:
 	** only a longer one is counted. */
 	size_t bytes = pointer_only ? 0 : json_string_length(content);
-	if ((int64_t)bytes > srv->limits.max_content_length) {
+	if ((int64_t)bytes > call->srv->limits.max_content_length) {
 		size_t chars = a2m_utf8_length(json_string_value(content), bytes);
-		if ((int64_t)chars > srv->limits.max_content_length) {
+		if ((int64_t)chars > call->srv->limits.max_content_length) {
 			a2m_error_set(err, A2M_QUOTA_EXCEEDED,
 				      "records[%zu].content has %zu characters; max_content_length is %lld",
-				      i, chars, (long long)srv->limits.max_content_length);
+				      i, chars, (long long)call->srv->limits.max_content_length);
 			return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_content_length",
-							     "max", (json_int_t)srv->limits.max_content_length));
+							     "max", (json_int_t)call->srv->limits.max_content_length));
 		}
 	}
 	/* Placement is meaning: dropping it silently would be a correctness bug
@@ -162,10 +162,10 @@ static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record 
 	if (caps & A2M_CAP_SCOPES) {
 		if ((rc = take_string(f, F_OWNER, i, &rec->owner, err)))
 			return rc;
-		if (srv->network) {
+		if (call->network) {
 			/* The authenticated principal writes as itself (spec §6). */
 			const char *claim = rec->owner;
-			if ((rc = a2m_param_owner_is_principal(srv, &claim, err)))
+			if ((rc = a2m_param_owner_is_principal(call, &claim, err)))
 				return rc;
 			free(rec->owner);
 			if (!(rec->owner = strdup(claim)))
@@ -198,7 +198,7 @@ static int build_record(a2m_server *srv, const json_t *in, size_t i, a2m_record 
 	return 0;
 }
 
-int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_remember(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	json_t *in = json_object_get(params, "records");
 	if (!json_is_array(in))
@@ -206,20 +206,20 @@ int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_er
 	size_t n = json_array_size(in);
 	if (n == 0)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "records must hold at least one record");
-	if ((int64_t)n > srv->limits.max_records_per_call) {
+	if ((int64_t)n > call->srv->limits.max_records_per_call) {
 		a2m_error_set(err, A2M_QUOTA_EXCEEDED,
 			      "%zu records in one call; max_records_per_call is %lld", n,
-			      (long long)srv->limits.max_records_per_call);
+			      (long long)call->srv->limits.max_records_per_call);
 		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_records_per_call",
-						     "max", (json_int_t)srv->limits.max_records_per_call));
+						     "max", (json_int_t)call->srv->limits.max_records_per_call));
 	}
 	const char *default_owner = NULL, *default_session = NULL;
 	int rc = 0;
-	if ((srv->caps & A2M_CAP_SCOPES) &&
+	if ((call->caps & A2M_CAP_SCOPES) &&
 	    ((rc = a2m_param_string(params, "owner", &default_owner, err)) ||
-	     (srv->network && (rc = a2m_param_owner_is_principal(srv, &default_owner, err)))))
+	     (call->network && (rc = a2m_param_owner_is_principal(call, &default_owner, err)))))
 		return rc;
-	if ((srv->caps & A2M_CAP_SESSIONS) &&
+	if ((call->caps & A2M_CAP_SESSIONS) &&
 	    (rc = a2m_param_string(params, "session", &default_session, err)))
 		return rc;
 	a2m_record **recs = calloc(n, sizeof *recs);
@@ -230,11 +230,11 @@ int a2m_method_remember(a2m_server *srv, json_t *params, json_t **result, a2m_er
 		if (!recs[i])
 			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		else
-			rc = build_record(srv, json_array_get(in, i), i, recs[i], default_owner,
+			rc = build_record(call, json_array_get(in, i), i, recs[i], default_owner,
 					  default_session, err);
 	}
 	if (!rc)
-		rc = a2m_stack_remember(srv->stack, recs, n, err);
+		rc = a2m_stack_remember(call->srv->stack, recs, n, err);
 	if (!rc) {
 		json_t *ids = json_array();
 		for (size_t i = 0; ids && i < n; i++)

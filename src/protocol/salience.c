@@ -8,11 +8,11 @@
 
 #define DEFAULT_REINFORCE 1.0
 
-int a2m_method_reinforce(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_reinforce(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	a2m_scope scope;
 	int rc;
-	if ((rc = a2m_param_scope(srv, params, &scope, err)))
+	if ((rc = a2m_param_scope(call, params, &scope, err)))
 		return rc;
 	double amount = DEFAULT_REINFORCE;
 	if ((rc = a2m_param_salience(json_object_get(params, "amount"), "amount", &amount, err)))
@@ -22,7 +22,7 @@ int a2m_method_reinforce(a2m_server *srv, json_t *params, json_t **result, a2m_e
 	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))
 		return rc;
 	int64_t count = 0;
-	rc = a2m_stack_reinforce(srv->stack, &scope, ids, n, amount, &count, err);
+	rc = a2m_stack_reinforce(call->srv->stack, &scope, ids, n, amount, &count, err);
 	free(ids);
 	if (rc)
 		return rc;

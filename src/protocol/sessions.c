@@ -5,17 +5,17 @@
 #include "protocol/protocol.h"
 #include "util/clock.h"
 
-int a2m_method_session_list(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_session_list(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	a2m_scope scope;
 	int rc;
-	if ((rc = a2m_param_scope(srv, params, &scope, err)))
+	if ((rc = a2m_param_scope(call, params, &scope, err)))
 		return rc;
 	a2m_session_info *s;
 	size_t n;
-	if ((rc = a2m_stack_sessions(srv->stack, &scope, &s, &n, err)))
+	if ((rc = a2m_stack_sessions(call->srv->stack, &scope, &s, &n, err)))
 		return rc;
-	const a2m_tier_layout *l = a2m_stack_tiers(srv->stack);
+	const a2m_tier_layout *l = a2m_stack_tiers(call->srv->stack);
 	json_t *arr = json_array();
 	char opened[A2M_TIMESTAMP_LEN], touched[A2M_TIMESTAMP_LEN];
 	for (size_t i = 0; arr && i < n; i++) {
@@ -37,21 +37,21 @@ int a2m_method_session_list(a2m_server *srv, json_t *params, json_t **result, a2
 	return *result ? 0 : a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 }
 
-int a2m_method_session_close(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_session_close(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	a2m_scope scope;
 	const char *session;
 	int rc;
-	if ((rc = a2m_param_scope(srv, params, &scope, err)) ||
+	if ((rc = a2m_param_scope(call, params, &scope, err)) ||
 	    (rc = a2m_param_string(params, "session", &session, err)))
 		return rc;
 	if (!session || !*session)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "session is required");
 	int64_t flushed = 0;
 	a2m_consolidation cons;
-	if ((rc = a2m_stack_session_close(srv->stack, &scope, session, &flushed, &cons, err)))
+	if ((rc = a2m_stack_session_close(call->srv->stack, &scope, session, &flushed, &cons, err)))
 		return rc;
-	json_t *o = a2m_consolidation_to_json(srv, &cons, err);
+	json_t *o = a2m_consolidation_to_json(call, &cons, err);
 	if (!o)
 		return err->code;
 	json_object_set_new(o, "closed", json_string(session));

@@ -30,11 +30,11 @@
 
 /* The tier a summary lands in without `into`: distilled statements are
 ** facts, so the first semantic tier, else wherever a write goes by default. */
-static const char *default_destination(const a2m_server *srv)
+static const char *default_destination(const a2m_call *call)
 {
-	if (!(srv->caps & A2M_CAP_TIERS))
+	if (!(call->caps & A2M_CAP_TIERS))
 		return NULL;
-	const a2m_tier_layout *l = a2m_stack_tiers(srv->stack);
+	const a2m_tier_layout *l = a2m_stack_tiers(call->srv->stack);
 	for (size_t i = 0; i < l->n; i++)
 		if (l->tiers[i].kind && strcmp(l->tiers[i].kind, "semantic") == 0)
 			return l->tiers[i].name;
@@ -65,7 +65,7 @@ static int summary_result(json_t *records, size_t read, size_t written, json_t *
 	return *result ? 0 : a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 }
 
-int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_summarize(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	a2m_selection sel;
 	const char *query, *into, *key;
@@ -76,9 +76,9 @@ int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_e
 	a2m_record **srcs = NULL, **back = NULL, *rec = NULL;
 	json_t *records = NULL;
 
-	if ((rc = a2m_param_requires(srv, params, "into", A2M_CAP_TIERS, err)) ||
-	    (rc = a2m_param_requires(srv, params, "key", A2M_CAP_KEYS, err)) ||
-	    (rc = a2m_param_selection(srv, params, &sel, err)) ||
+	if ((rc = a2m_param_requires(call, params, "into", A2M_CAP_TIERS, err)) ||
+	    (rc = a2m_param_requires(call, params, "key", A2M_CAP_KEYS, err)) ||
+	    (rc = a2m_param_selection(call, params, &sel, err)) ||
 	    (rc = a2m_param_string(params, "query", &query, err)) ||
 	    (rc = a2m_param_string(params, "into", &into, err)) ||
 	    (rc = a2m_param_string(params, "key", &key, err)) ||
@@ -86,7 +86,7 @@ int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_e
 		return rc;
 	if (key && !*key)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "key must not be empty");
-	if (into && !a2m_tiers_find(a2m_stack_tiers(srv->stack), into)) {
+	if (into && !a2m_tiers_find(a2m_stack_tiers(call->srv->stack), into)) {
 		a2m_error_set(err, A2M_UNKNOWN_TIER, "no tier named '%s'", into);
 		return a2m_error_data(err, json_pack("{ss}", "tier", into));
 	}
@@ -109,7 +109,7 @@ int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_e
 	else if (limit == 0 || limit > SUMMARIZE_MAX_LIMIT)
 		limit = SUMMARIZE_MAX_LIMIT;  /* 0: as many as the server allows */
 
-	if ((rc = a2m_stack_select(srv->stack, &sel, ids, n_ids, query, (size_t)limit, &srcs,
+	if ((rc = a2m_stack_select(call->srv->stack, &sel, ids, n_ids, query, (size_t)limit, &srcs,
 				   &n_srcs, err)))
 		goto done;
 	errno = 0;
@@ -131,26 +131,26 @@ int a2m_method_summarize(a2m_server *srv, json_t *params, json_t **result, a2m_e
 	}
 	rec->content = text;
 	rec->salience = NAN;  /* the stack applies its default */
-	const char *dest = into ? into : default_destination(srv);
+	const char *dest = into ? into : default_destination(call);
 	if (!(rec->role = strdup(SUMMARY_ROLE)) ||
 	    (dest && !(rec->tier = strdup(dest))) ||
 	    (key && !(rec->key = strdup(key))) ||
 	    (sel.scope.owner && !(rec->owner = strdup(sel.scope.owner))) ||
 	    !(rec->metadata = summary_metadata(srcs, n_srcs)))
 		goto oom;
-	if ((rc = a2m_stack_remember(srv->stack, &rec, 1, err)))
+	if ((rc = a2m_stack_remember(call->srv->stack, &rec, 1, err)))
 		goto done;
 
 	/* Report the record as stored: a key replacement kept an older id and
 	** advanced the revision, which only the store knows. */
 	a2m_selection mine = {.scope = sel.scope};
 	const char *written_id = rec->id;
-	if ((rc = a2m_stack_select(srv->stack, &mine, &written_id, 1, NULL, 0, &back, &n_back,
+	if ((rc = a2m_stack_select(call->srv->stack, &mine, &written_id, 1, NULL, 0, &back, &n_back,
 				   err)))
 		goto done;
 	/* Gone already only when its tier was over capacity with nowhere to
 	** spill; it was still written, so report it as it was sent. */
-	json_t *wire = a2m_record_to_json(srv, n_back ? back[0] : rec, 0);
+	json_t *wire = a2m_record_to_json(call, n_back ? back[0] : rec, 0);
 	if (!wire || !(records = json_array()) || json_array_append_new(records, wire)) {
 		if (!records)
 			json_decref(wire);

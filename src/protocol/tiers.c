@@ -5,12 +5,12 @@
 
 #include "protocol/protocol.h"
 
-int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_promote(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	const char *tier;
 	a2m_scope scope;
 	int rc;
-	if ((rc = a2m_param_scope(srv, params, &scope, err)) ||
+	if ((rc = a2m_param_scope(call, params, &scope, err)) ||
 	    (rc = a2m_param_string(params, "tier", &tier, err)))
 		return rc;
 	if (!tier)
@@ -23,7 +23,7 @@ int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_err
 	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))
 		return rc;
 	int64_t promoted = 0;
-	rc = a2m_stack_promote(srv->stack, &scope, ids, n, tier, add, &promoted, err);
+	rc = a2m_stack_promote(call->srv->stack, &scope, ids, n, tier, add, &promoted, err);
 	free(ids);
 	if (rc)
 		return rc;
@@ -31,13 +31,13 @@ int a2m_method_promote(a2m_server *srv, json_t *params, json_t **result, a2m_err
 	return *result ? 0 : a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 }
 
-int a2m_method_consolidate(a2m_server *srv, json_t *params, json_t **result, a2m_error *err)
+int a2m_method_consolidate(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	(void)params;
 	a2m_consolidation cons;
-	int rc = a2m_stack_consolidate(srv->stack, &cons, err);
+	int rc = a2m_stack_consolidate(call->srv->stack, &cons, err);
 	if (rc)
 		return rc;
-	*result = a2m_consolidation_to_json(srv, &cons, err);
+	*result = a2m_consolidation_to_json(call, &cons, err);
 	return *result ? 0 : err->code;
 }

@@ -334,15 +334,15 @@ void a2m_rpc_request_free(a2m_rpc_request *req)
 	memset(req, 0, sizeof *req);
 }
 
-void a2m_rpc_call(a2m_server *srv, const a2m_rpc_request *req, a2m_rpc_outcome *out)
+void a2m_rpc_call(a2m_call *call, const a2m_rpc_request *req, a2m_rpc_outcome *out)
 {
 	memset(out, 0, sizeof *out);
 	const a2m_method *m = req->method;
 	/* The gate's refusals come from a2m_protocol_call, whichever handler. */
-	if (m->text && (srv->caps & m->cap) && !(srv->read_only && m->writes))
-		out->rc = m->text(srv, req->params, &out->text, &out->text_len, &out->err);
+	if (m->text && (call->caps & m->cap) && !(call->srv->read_only && m->writes))
+		out->rc = m->text(call, req->params, &out->text, &out->text_len, &out->err);
 	else
-		out->rc = a2m_protocol_call(srv, m, req->params, &out->result, &out->err);
+		out->rc = a2m_protocol_call(call, m, req->params, &out->result, &out->err);
 }
 
 int a2m_rpc_reply(const a2m_rpc_request *req, a2m_rpc_outcome *o, char **reply,

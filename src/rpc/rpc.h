@@ -53,7 +53,7 @@ typedef struct a2m_rpc_outcome {
 } a2m_rpc_outcome;
 
 /* Runs req's method against srv (the capability gate, then the handler). */
-void a2m_rpc_call(a2m_server *srv, const a2m_rpc_request *req, a2m_rpc_outcome *out);
+void a2m_rpc_call(a2m_call *call, const a2m_rpc_request *req, a2m_rpc_outcome *out);
 
 /*
 ** The response to req for outcome (whose contents it releases) into *reply

@@ -7,9 +7,9 @@
 ** --threads) of its own.
 ** This file decides, from the headers alone, whether a request may reach
 ** the library at all, reads an admitted body into memory up to the size
-** limit and no further, and hands it to a2m_handle_ctx() as a network
-** caller. The library serialises requests on its own mutex, so any number
-** of worker threads may call it at once.
+** limit and no further, and hands it to a2m_handle_network() with the
+** caller's principal. The library takes its own lock per request, so any
+** number of worker threads may call it at once.
 **
 ** Everything that can be refused is refused on the first call of the
 ** access handler, before the body is read: an unauthenticated or foreign
