@@ -88,21 +88,23 @@ LIB_SRC   := $(wildcard src/*.c src/util/*.c src/store/*.c src/rank/*.c src/rpc/
                         src/embed/*.c)
 CLI_SRC   := $(wildcard src/cli/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c)
-# The conformance suite may use only the client side and jansson: this set is
-# linked on its own (below) so a stray dependency on server code fails the build.
-CONF_SRC  := $(wildcard src/cli/conformance*.c) $(wildcard src/client/*.c) src/util/clock.c \
-             src/util/curl_api.c src/util/dynlib.c src/util/log.c
-
+# The conformance suite (conformance/) is a program of its own: it is linked
+# from its own files, the client side and five neutral files of util/ alone,
+# so a dependency on server code fails the build (DECISIONS 025).
+CONF_SRC  := $(wildcard conformance/*.c)
+CONF_LINK := $(wildcard src/client/*.c) src/util/buf.c src/util/clock.c src/util/curl_api.c \
+             src/util/dynlib.c src/util/log.c
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The library again with its test hooks (A2M_TEST_HOOKS: switches the unit
 # tests turn, such as a smaller merge factor), for the tests only: the
 # release library, liba2m.a and .so, has none.
 LIB_TOBJ  := $(LIB_SRC:%.c=$(BUILD)/obj-test/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+CONF_OBJ  := $(CONF_SRC:%.c=$(BUILD)/obj/%.o) $(CONF_LINK:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # Helpers the tests start (run-tests.sh runs only test_*).
 TEST_HELP := $(BUILD)/tests/embed_server
-DEPS      := $(LIB_OBJ:.o=.d) $(LIB_TOBJ:.o=.d) $(CLI_OBJ:.o=.d)
+DEPS      := $(LIB_OBJ:.o=.d) $(LIB_TOBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CONF_SRC:%.c=$(BUILD)/obj/%.d)
 SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 
 # The tests run under ThreadSanitizer (make TSAN=1, run by scripts/run-tests.sh):
@@ -118,7 +120,7 @@ ifeq ($(TSAN),1)
 all: $(TSAN_BIN)
 else
 all: $(BUILD)/liba2m.a $(SHARED) $(BUILD)/a2m $(BUILD)/a2m.pc $(BUILD)/a2m.1 $(TEST_BIN) \
-     $(TEST_HELP) $(BUILD)/tests/conformance-standalone
+     $(TEST_HELP) $(BUILD)/a2m-conformance
 endif
 
 # The list above, for scripts/run-tests.sh: a listed test that was not built
@@ -185,16 +187,15 @@ $(BUILD)/a2m.pc: scripts/a2m.pc.in include/a2m.h
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # a2m(1), made from the same text as `a2m --help` and each `a2m CMD --help`.
-$(BUILD)/a2m.1: $(BUILD)/a2m scripts/manpage.sh
+$(BUILD)/a2m.1: $(BUILD)/a2m $(BUILD)/a2m-conformance scripts/manpage.sh
 	scripts/manpage.sh $(BUILD)/a2m $(VERSION) > $@
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m-test.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(BUILD)/liba2m-test.a $(TEST_LDLIBS)
 
-$(BUILD)/tests/conformance-standalone: tests/conformance_main.c $(CONF_SRC)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm
+$(BUILD)/a2m-conformance: $(CONF_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm
 
 # Every build the test run needs, then the run: the same suites ./dev.sh test
 # runs (it installs what is missing, then calls this).
@@ -211,7 +212,7 @@ ifneq ($(SAN)$(TSAN),00)
 endif
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 	    $(DESTDIR)$(MANDIR)/man1
-	install -m 755 $(BUILD)/a2m $(DESTDIR)$(BINDIR)/a2m
+	install -m 755 $(BUILD)/a2m $(BUILD)/a2m-conformance $(DESTDIR)$(BINDIR)/
 	install -m 644 $(BUILD)/liba2m.a $(DESTDIR)$(LIBDIR)/liba2m.a
 	install -m 755 $(BUILD)/liba2m.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liba2m.so.$(VERSION)
 	ln -sf liba2m.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -222,7 +223,7 @@ endif
 	install -m 644 $(BUILD)/a2m.1 $(DESTDIR)$(MANDIR)/man1/a2m.1
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/a2m $(DESTDIR)$(LIBDIR)/liba2m.a \
+	rm -f $(DESTDIR)$(BINDIR)/a2m $(DESTDIR)$(BINDIR)/a2m-conformance $(DESTDIR)$(LIBDIR)/liba2m.a \
 	    $(DESTDIR)$(LIBDIR)/liba2m.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	    $(DESTDIR)$(LIBDIR)/liba2m.so $(DESTDIR)$(LIBDIR)/pkgconfig/a2m.pc \
 	    $(DESTDIR)$(INCLUDEDIR)/a2m.h $(DESTDIR)$(INCLUDEDIR)/a2m_client.h \

@@ -88,8 +88,6 @@ for build in build build-san; do
 	rm -f "$tmp/private.db"*
 	run "conformance private tiers sqlite$tag" "$build/a2m" conformance --stdio "$build/a2m" \
 		serve --db "$tmp/private.db" --config tests/private_tiers.json
-	run "conformance standalone build$tag" "$build/tests/conformance-standalone" conformance \
-		--stdio "$build/a2m" serve --memory
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
 done
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "prompt.h"
+#include "util/buf.h"
 #include "util/text.h"
 
 /* What continues an entry onto its next line. */
@@ -107,45 +108,12 @@ static int transcript_role(const char *role)
 	return 0;
 }
 
-/* A growable string. */
-typedef struct buf {
-	char  *s;
-	size_t len, cap;
-	int    oom;
-} buf;
-
-static void buf_add(buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->s, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void buf_str(buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
 /*
 ** Appends content with every line after the first indented. Trailing
 ** newlines are dropped: they carry nothing and would leave the entry ending
 ** in an empty continuation line.
 */
-static void add_content(buf *b, const char *content)
+static void add_content(a2m_buf *b, const char *content)
 {
 	size_t n = strlen(content);
 	while (n && content[n - 1] == '\n')
@@ -154,37 +122,33 @@ static void add_content(buf *b, const char *content)
 	for (size_t i = 0; i < n; i++) {
 		if (content[i] != '\n')
 			continue;
-		buf_add(b, content + start, i - start);
-		buf_str(b, CONTINUATION);
+		a2m_buf_put(b, content + start, i - start);
+		a2m_buf_puts(b, CONTINUATION);
 		start = i + 1;
 	}
-	buf_add(b, content + start, n - start);
+	a2m_buf_put(b, content + start, n - start);
 }
 
 /* Renders one record as an entry (malloc'd), or NULL when memory runs out. */
 static char *render_entry(const a2m_prompt_opts *opts, a2m_prompt_style style,
 			  const a2m_record *rec)
 {
-	buf b = {0};
+	a2m_buf b = {0};
 	if (style == A2M_PROMPT_TRANSCRIPT) {
-		buf_str(&b, rec->role ? rec->role : DEFAULT_ROLE);
-		buf_str(&b, ": ");
+		a2m_buf_puts(&b, rec->role ? rec->role : DEFAULT_ROLE);
+		a2m_buf_puts(&b, ": ");
 	} else {
-		buf_str(&b, "- ");
+		a2m_buf_puts(&b, "- ");
 	}
 	add_content(&b, rec->content ? rec->content : "");
 	/* The uri is where the thing lives (§3.8); the key only names it. */
 	const char *source = rec->uri ? rec->uri : rec->key;
 	if (opts->cite && source) {
-		buf_str(&b, " [");
-		buf_str(&b, source);
-		buf_str(&b, "]");
+		a2m_buf_puts(&b, " [");
+		a2m_buf_puts(&b, source);
+		a2m_buf_puts(&b, "]");
 	}
-	if (b.oom) {
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
+	return a2m_buf_take(&b, NULL);
 }
 
 int a2m_prompt_render(const a2m_prompt_opts *opts, const a2m_record *const *recs, size_t n,
@@ -193,7 +157,7 @@ int a2m_prompt_render(const a2m_prompt_opts *opts, const a2m_record *const *recs
 	char **entries = calloc(n + 1, sizeof *entries);
 	size_t *chars = calloc(n + 1, sizeof *chars);
 	json_t *out_ids = json_array();
-	buf b = {0};
+	a2m_buf b = {0};
 	*text = NULL;
 	*ids = NULL;
 	if (!entries || !chars || !out_ids)
@@ -245,21 +209,19 @@ int a2m_prompt_render(const a2m_prompt_opts *opts, const a2m_record *const *recs
 			}
 		}
 	}
-	buf_add(&b, "", 0);
 	for (size_t i = first; i < last; i++) {
 		if (i > first)
-			buf_str(&b, "\n");
-		buf_str(&b, entries[i]);
+			a2m_buf_puts(&b, "\n");
+		a2m_buf_puts(&b, entries[i]);
 		if (json_array_append_new(out_ids, json_string(recs[i]->id ? recs[i]->id : "")))
 			goto oom;
 	}
-	if (b.oom)
+	if (!(*text = a2m_buf_take(&b, NULL)))
 		goto oom;
 	for (size_t i = 0; i < n; i++)
 		free(entries[i]);
 	free(entries);
 	free(chars);
-	*text = b.s;
 	*ids = out_ids;
 	return 0;
 oom:
@@ -267,7 +229,7 @@ oom:
 		free(entries[i]);
 	free(entries);
 	free(chars);
-	free(b.s);
+	a2m_buf_free(&b);
 	json_decref(out_ids);
 	return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 }

@@ -37,6 +37,18 @@ expect "the release libraries hold no test hooks" "$hooks" 0
 expect "the tests' library holds them" \
 	"$(nm build/liba2m-test.a 2>/dev/null | grep -c ' T a2m_segments_merge_factor_for_tests')" 1
 
+# --- the conformance suite links nothing of the server (DECISIONS 025) ---
+bad=$(grep -h '^#include "' conformance/*.c conformance/*.h |
+	grep -v -e '"suite.h"' -e '"a2m_client.h"' -e '"client/client_json.h"' \
+		-e '"util/buf.h"' -e '"util/clock.h"' -e '"util/curl_api.h"' | sort -u | tr '\n' ' ')
+expect "the conformance suite includes only the client's headers" "$bad" ""
+server=$(nm --defined-only build/a2m-conformance | awk '{print $3}' |
+	grep -E '^a2m_(open|handle|stack_|store_|rpc_|method_|scorer|mem_|sqlite|protocol|http_start|stdio_serve)' |
+	head -5 | tr '\n' ' ')
+expect "a2m-conformance holds no server code" "$server" ""
+lacks "a2m-conformance does not link SQLite" "$(ldd build/a2m-conformance)" "libsqlite3"
+contains "a2m conformance runs a2m-conformance" "$(build/a2m conformance --help)" "conformance"
+
 # --- make install and uninstall ---
 prefix=$d/prefix
 if make -s install PREFIX="$prefix" >"$d/install.log" 2>&1; then
@@ -44,7 +56,7 @@ if make -s install PREFIX="$prefix" >"$d/install.log" 2>&1; then
 else
 	fail "make install PREFIX=... succeeds" "$(tail -5 "$d/install.log")"
 fi
-for f in bin/a2m lib/liba2m.a "lib/liba2m.so.$version" include/a2m.h include/a2m_client.h \
+for f in bin/a2m bin/a2m-conformance lib/liba2m.a "lib/liba2m.so.$version" include/a2m.h include/a2m_client.h \
 	lib/pkgconfig/a2m.pc share/man/man1/a2m.1; do
 	[ -f "$prefix/$f" ] && ok "installed $f" || fail "installed $f" "missing"
 done

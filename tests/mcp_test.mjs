@@ -272,6 +272,9 @@ function raw(lines, args = ['--memory']) {
 		const p = spawn(a2m, ['mcp', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
 		let out = '';
 		p.stdout.on('data', (d) => { out += d; });
+		// A bridge that refuses its arguments exits before reading: the
+		// write then fails with EPIPE, which is its answer, not the test's.
+		p.stdin.on('error', () => {});
 		p.on('exit', (code) => res({ code, lines: out.split('\n').filter(Boolean) }));
 		p.stdin.end(lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l)) + '\n').join(''));
 	});

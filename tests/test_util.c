@@ -123,7 +123,7 @@ static void test_json_non_finite_reals_are_null(void)
 		CHECK_INT(a2m_json_format_real(bad[i], got), 4);
 		CHECK_STR(got, "null");
 		CHECK(got[5] == 'z');
-		a2m_json_buf b = {0};
+		a2m_buf b = {0};
 		a2m_json_put_real(&b, bad[i]);
 		CHECK_INT(b.len, 4);
 		CHECK(b.len == 4 && memcmp(b.p, "null", 4) == 0);

@@ -56,6 +56,7 @@
 
 #include "a2m.h"
 #include "cli/bench.h"
+#include "util/buf.h"
 #include "cli/cli.h"
 
 /* ---- shared helpers (bench.h) ------------------------------------------- */
@@ -404,43 +405,6 @@ static int engine_flag(int argc, char **argv, int *i, int *sqlite, const char **
 
 /* ---- vectors ------------------------------------------------------------- */
 
-/*
-** A growable string. This benchmark builds its requests as text: printing
-** 100 000 x 384 numbers through jansson's %.17g would cost the benchmark
-** more than the server spends parsing them.
-*/
-typedef struct sbuf {
-	char  *p;
-	size_t n, cap;
-	int    oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t len)
-{
-	if (b->oom)
-		return;
-	if (b->n + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (b->n + len + 1 > cap)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, len);
-	b->n += len;
-	b->p[b->n] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-	sb_put(b, s, strlen(s));
-}
-
 /* A standard normal deviate (Box-Muller). */
 static double gaussian(void)
 {
@@ -453,9 +417,11 @@ static double gaussian(void)
 ** Appends a random unit vector of dims components (uniform on the sphere)
 ** as a JSON array, each component with 9 decimals: about the 8 significant
 ** digits a float32 embedding carries, as embedding services send them.
-** x is scratch space of dims doubles.
+** x is scratch space of dims doubles. The requests are built as text
+** (util/buf.h): printing 100 000 x 384 numbers through jansson's %.17g
+** would cost the benchmark more than the server spends parsing them.
 */
-static void put_unit_vector(sbuf *b, double *x, size_t dims)
+static void put_unit_vector(a2m_buf *b, double *x, size_t dims)
 {
 	double len = 0;
 	for (size_t i = 0; i < dims; i++) {
@@ -463,7 +429,7 @@ static void put_unit_vector(sbuf *b, double *x, size_t dims)
 		len += x[i] * x[i];
 	}
 	len = sqrt(len);
-	sb_put(b, "[", 1);
+	a2m_buf_put(b, "[", 1);
 	for (size_t i = 0; i < dims; i++) {
 		char num[16], *p = num;
 		double v = x[i] / len;
@@ -477,40 +443,40 @@ static void put_unit_vector(sbuf *b, double *x, size_t dims)
 		q %= 1000000000u;
 		for (uint64_t d = 100000000u; d; d /= 10)
 			*p++ = (char)('0' + (q / d) % 10);
-		sb_put(b, num, (size_t)(p - num));
+		a2m_buf_put(b, num, (size_t)(p - num));
 	}
-	sb_put(b, "]", 1);
+	a2m_buf_put(b, "]", 1);
 }
 
 /* Loads n records with vectors, batch per call; the elapsed ms, or -1. */
 static double load_vectors(a2m *h, long n, long batch, size_t dims)
 {
-	sbuf b = {0};
+	a2m_buf b = {0};
 	double *x = malloc(dims * sizeof *x);
 	double t0 = bench_now_ms();
 	for (long done = 0; x && done < n;) {
-		b.n = 0;
-		sb_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
+		b.len = 0;
+		a2m_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
 			   "\"params\":{\"records\":[");
 		for (long k = 0; k < batch && done < n; k++, done++) {
 			char head[96];
 			snprintf(head, sizeof head, "%s{\"content\":\"vector record %ld\","
 				 "\"tier\":\"semantic\",\"embedding\":", k ? "," : "", done);
-			sb_str(&b, head);
+			a2m_buf_puts(&b, head);
 			put_unit_vector(&b, x, dims);
-			sb_put(&b, "}", 1);
+			a2m_buf_put(&b, "}", 1);
 		}
-		sb_str(&b, "]}}");
-		json_t *r = b.oom ? NULL : call_text(h, "memory/remember", b.p, NULL);
+		a2m_buf_puts(&b, "]}}");
+		json_t *r = b.failed ? NULL : call_text(h, "memory/remember", b.p, NULL);
 		if (!r) {
-			free(b.p);
+			a2m_buf_free(&b);
 			free(x);
 			return -1;
 		}
 		json_decref(r);
 	}
 	double ms = x ? bench_now_ms() - t0 : -1;
-	free(b.p);
+	a2m_buf_free(&b);
 	free(x);
 	return ms;
 }
@@ -538,12 +504,12 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 	double *lat = calloc((size_t)queries, sizeof *lat);
 	double *cpu = calloc((size_t)queries, sizeof *cpu);
 	double *x = malloc(dims * sizeof *x);
-	sbuf b = {0};
+	a2m_buf b = {0};
 	size_t hits = 0;
 	int rc = lat && cpu && x ? 0 : -1;
 	for (long q = 0; q < queries && !rc; q++) {
 		char head[160];
-		b.n = 0;
+		b.len = 0;
 		if (!dims) {
 			char words[100];
 			bench_sentence(words, sizeof words);
@@ -554,16 +520,16 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 		} else {
 			head[0] = '\0';
 		}
-		sb_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\","
+		a2m_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/recall\","
 			   "\"params\":{\"limit\":10");
-		sb_str(&b, head);
+		a2m_buf_puts(&b, head);
 		if (dims) {
-			sb_str(&b, ",\"embedding\":");
+			a2m_buf_puts(&b, ",\"embedding\":");
 			put_unit_vector(&b, x, dims);
 		}
-		sb_str(&b, "}}");
+		a2m_buf_puts(&b, "}}");
 		double c0 = cpu_ms();
-		json_t *r = b.oom ? NULL : call_text(h, "memory/recall", b.p, &lat[q]);
+		json_t *r = b.failed ? NULL : call_text(h, "memory/recall", b.p, &lat[q]);
 		cpu[q] = cpu_ms() - c0;
 		if (!r)
 			rc = -1;
@@ -576,7 +542,7 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 		bench_print_latency("  its CPU time", cpu, (size_t)queries);
 		printf("  %.1f hits/recall\n", (double)hits / (double)queries);
 	}
-	free(b.p);
+	a2m_buf_free(&b);
 	free(x);
 	free(lat);
 	free(cpu);

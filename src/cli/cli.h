@@ -18,7 +18,6 @@
 int a2m_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int a2m_cmd_serve(int argc, char **argv);
-int a2m_cmd_conformance(int argc, char **argv);
 int a2m_cmd_mcp(int argc, char **argv);
 int a2m_cmd_bench(int argc, char **argv);
 

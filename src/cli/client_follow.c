@@ -55,11 +55,10 @@ static int print_events(const cmd_ctx *cx, const json_t *result)
 		for (size_t i = 0; i < json_array_size(events); i++)
 			cmd_print_json(json_array_get(events, i));
 	} else {
-		cli_buf b;
-		cli_buf_init(&b);
+		a2m_buf b = {0};
 		cli_render_events(&b, events);
-		fputs(cli_buf_str(&b), stdout);
-		cli_buf_free(&b);
+		fputs(a2m_buf_str(&b), stdout);
+		a2m_buf_free(&b);
 	}
 	return fflush(stdout) == 0 ? 0 : -1;
 }

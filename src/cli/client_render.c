@@ -18,89 +18,15 @@
 
 /* ---- the buffer ---- */
 
-void cli_buf_init(cli_buf *b)
-{
-	memset(b, 0, sizeof *b);
-}
-
-void cli_buf_free(cli_buf *b)
-{
-	free(b->s);
-	cli_buf_init(b);
-}
-
-static int reserve(cli_buf *b, size_t more)
-{
-	if (b->oom)
-		return -1;
-	if (b->len + more + 1 <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	char *s = realloc(b->s, cap);
-	if (!s) {
-		b->oom = 1;
-		return -1;
-	}
-	b->s = s;
-	b->cap = cap;
-	return 0;
-}
-
-void cli_buf_addn(cli_buf *b, const char *s, size_t n)
-{
-	if (reserve(b, n) != 0)
-		return;
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-void cli_buf_add(cli_buf *b, const char *s)
-{
-	cli_buf_addn(b, s, strlen(s));
-}
-
-void cli_buf_printf(cli_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || reserve(b, (size_t)n) != 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-const char *cli_buf_str(const cli_buf *b)
-{
-	return b->s ? b->s : "";
-}
-
-char *cli_buf_take(cli_buf *b)
-{
-	if (b->oom) {
-		cli_buf_free(b);
-		return NULL;
-	}
-	char *s = b->s ? b->s : strdup("");
-	cli_buf_init(b);
-	return s;
-}
-
-void cli_buf_json(cli_buf *b, const json_t *v)
+void cli_buf_json(a2m_buf *b, const json_t *v)
 {
 	size_t n;
 	char *text = a2m_json_write(v, &n);
 	if (!text) {
-		b->oom = 1;
+		b->failed = 1;
 		return;
 	}
-	cli_buf_addn(b, text, n);
+	a2m_buf_put(b, text, n);
 	free(text);
 }
 
@@ -123,50 +49,50 @@ static size_t width_of(const char *s)
 	return w;
 }
 
-static void pad(cli_buf *b, size_t n)
+static void pad(a2m_buf *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		cli_buf_addn(b, " ", 1);
+		a2m_buf_put(b, " ", 1);
 }
 
 /* s, then spaces up to width. */
-static void cell(cli_buf *b, const char *s, size_t width)
+static void cell(a2m_buf *b, const char *s, size_t width)
 {
-	cli_buf_add(b, s);
+	a2m_buf_puts(b, s);
 	size_t w = width_of(s);
 	pad(b, width > w ? width - w : 0);
 }
 
 /* Text on one line: every control character (newlines, tabs) becomes a
 ** space, so one record stays one row. */
-static void one_line(cli_buf *b, const char *s)
+static void one_line(a2m_buf *b, const char *s)
 {
 	const char *run = s;
 	for (; *s; s++) {
 		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-			cli_buf_addn(b, run, (size_t)(s - run));
-			cli_buf_addn(b, " ", 1);
+			a2m_buf_put(b, run, (size_t)(s - run));
+			a2m_buf_put(b, " ", 1);
 			run = s + 1;
 		}
 	}
-	cli_buf_add(b, run);
+	a2m_buf_puts(b, run);
 }
 
 /* Text with every line after the first indented, for a block under a
 ** numbered item. Carriage returns are dropped. */
-static void indented(cli_buf *b, const char *s, const char *indent)
+static void indented(a2m_buf *b, const char *s, const char *indent)
 {
 	for (; *s; s++) {
 		if (*s == '\r')
 			continue;
-		cli_buf_addn(b, s, 1);
+		a2m_buf_put(b, s, 1);
 		if (*s == '\n' && s[1])
-			cli_buf_add(b, indent);
+			a2m_buf_puts(b, indent);
 	}
 }
 
 /* A scalar as short text: strings bare, everything else as JSON. */
-static void scalar(cli_buf *b, const json_t *v)
+static void scalar(a2m_buf *b, const json_t *v)
 {
 	if (json_is_string(v))
 		one_line(b, json_string_value(v));
@@ -180,7 +106,7 @@ static void scalar(cli_buf *b, const json_t *v)
 static const char *const long_columns[] = {"id", "tier", "key", "session"};
 #define N_LONG (sizeof long_columns / sizeof long_columns[0])
 
-void cli_render_table(cli_buf *b, const json_t *records, enum cli_records_style style,
+void cli_render_table(a2m_buf *b, const json_t *records, enum cli_records_style style,
 		      int long_form)
 {
 	size_t n = json_array_size(records);
@@ -201,32 +127,32 @@ void cli_render_table(cli_buf *b, const json_t *records, enum cli_records_style 
 		if (style == CLI_RECORDS_RECALL) {
 			const json_t *score = json_object_get(r, "score");
 			if (json_is_number(score))
-				cli_buf_printf(b, "%.3f  ", json_number_value(score));
+				a2m_buf_printf(b, "%.3f  ", json_number_value(score));
 			else
-				cli_buf_add(b, "    -  ");
+				a2m_buf_puts(b, "    -  ");
 		} else {
 			const char *at = str_of(r, "created_at");
 			/* RFC 3339 with milliseconds is 24 characters (spec §3.3). */
 			cell(b, at ? at : "-", 24);
-			cli_buf_add(b, "  ");
+			a2m_buf_puts(b, "  ");
 			const char *role = str_of(r, "role");
 			cell(b, role ? role : "-", role_w);
-			cli_buf_add(b, "  ");
+			a2m_buf_puts(b, "  ");
 		}
 		for (size_t c = 0; long_form && c < N_LONG; c++) {
 			if (!col_w[c])
 				continue; /* no record has this field */
 			const char *v = str_of(r, long_columns[c]);
 			cell(b, v ? v : "-", col_w[c] > 1 ? col_w[c] : 1);
-			cli_buf_add(b, "  ");
+			a2m_buf_puts(b, "  ");
 		}
 		const char *content = str_of(r, "content");
 		one_line(b, content ? content : "");
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	}
 }
 
-void cli_render_record(cli_buf *b, const json_t *record, int long_form)
+void cli_render_record(a2m_buf *b, const json_t *record, int long_form)
 {
 	if (long_form) {
 		const char *key;
@@ -235,24 +161,24 @@ void cli_render_record(cli_buf *b, const json_t *record, int long_form)
 		json_object_foreach((json_t *)record, key, v) {
 			if (strcmp(key, "content") == 0 || json_is_null(v))
 				continue;
-			cli_buf_printf(b, "%s%s=", first ? "" : "  ", key);
+			a2m_buf_printf(b, "%s%s=", first ? "" : "  ", key);
 			scalar(b, v);
 			first = 0;
 		}
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	}
 	const char *content = str_of(record, "content");
-	cli_buf_add(b, content ? content : "");
-	cli_buf_add(b, "\n");
+	a2m_buf_puts(b, content ? content : "");
+	a2m_buf_puts(b, "\n");
 }
 
 /* ---- describe ---- */
 
-static void string_list(cli_buf *b, const json_t *a)
+static void string_list(a2m_buf *b, const json_t *a)
 {
 	for (size_t i = 0; i < json_array_size(a); i++) {
 		if (i)
-			cli_buf_add(b, ", ");
+			a2m_buf_puts(b, ", ");
 		scalar(b, json_array_get(a, i));
 	}
 }
@@ -267,7 +193,7 @@ static void int_text(const json_t *o, const char *key, char out[32])
 		snprintf(out, 32, "-");
 }
 
-static void render_tiers(cli_buf *b, const json_t *tiers)
+static void render_tiers(a2m_buf *b, const json_t *tiers)
 {
 	size_t n = json_array_size(tiers);
 	size_t name_w = 4, kind_w = 4;
@@ -279,11 +205,11 @@ static void render_tiers(cli_buf *b, const json_t *tiers)
 		if (kind && width_of(kind) > kind_w)
 			kind_w = width_of(kind);
 	}
-	cli_buf_add(b, "tiers:\n  ");
+	a2m_buf_puts(b, "tiers:\n  ");
 	cell(b, "NAME", name_w);
-	cli_buf_add(b, "  ");
+	a2m_buf_puts(b, "  ");
 	cell(b, "KIND", kind_w);
-	cli_buf_add(b, "  COUNT  CAPACITY      SPILL_TO  PROMOTE_TO\n");
+	a2m_buf_puts(b, "  COUNT  CAPACITY      SPILL_TO  PROMOTE_TO\n");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *t = json_array_get(tiers, i);
 		const char *name = str_of(t, "name"), *kind = str_of(t, "kind");
@@ -297,38 +223,38 @@ static void render_tiers(cli_buf *b, const json_t *tiers)
 			snprintf(cap, sizeof cap, "%s%s", capn,
 				 json_is_true(json_object_get(t, "per_session")) ? "/session" : "");
 		const char *spill = str_of(t, "spill_to"), *promote = str_of(t, "promote_to");
-		cli_buf_add(b, "  ");
+		a2m_buf_puts(b, "  ");
 		cell(b, name ? name : "?", name_w);
-		cli_buf_add(b, "  ");
+		a2m_buf_puts(b, "  ");
 		cell(b, kind ? kind : "-", kind_w);
-		cli_buf_printf(b, "  %5s  %-12s  %-8s  %s\n", count, cap, spill ? spill : "-",
+		a2m_buf_printf(b, "  %5s  %-12s  %-8s  %s\n", count, cap, spill ? spill : "-",
 			       promote ? promote : "-");
 	}
 }
 
-void cli_render_describe(cli_buf *b, const json_t *d)
+void cli_render_describe(a2m_buf *b, const json_t *d)
 {
 	const char *name = str_of(d, "name"), *proto = str_of(d, "protocol");
-	cli_buf_printf(b, "%s, speaking %s\n", name ? name : "(unnamed server)",
+	a2m_buf_printf(b, "%s, speaking %s\n", name ? name : "(unnamed server)",
 		       proto ? proto : "(no protocol)");
-	cli_buf_add(b, "capabilities: ");
+	a2m_buf_puts(b, "capabilities: ");
 	string_list(b, json_object_get(d, "capabilities"));
-	cli_buf_add(b, "\n");
+	a2m_buf_puts(b, "\n");
 	const json_t *tiers = json_object_get(d, "tiers");
 	if (json_array_size(tiers))
 		render_tiers(b, tiers);
 	const json_t *limits = json_object_get(d, "limits");
 	if (json_object_size(limits)) {
-		cli_buf_add(b, "limits: ");
+		a2m_buf_puts(b, "limits: ");
 		const char *key;
 		json_t *v;
 		int first = 1;
 		json_object_foreach((json_t *)limits, key, v) {
-			cli_buf_printf(b, "%s%s ", first ? "" : ", ", key);
+			a2m_buf_printf(b, "%s%s ", first ? "" : ", ", key);
 			scalar(b, v);
 			first = 0;
 		}
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	}
 	/* The capability objects (events, embeddings, summarize, prompt...):
 	** one line each, their scalar and list fields as name=value. */
@@ -337,49 +263,49 @@ void cli_render_describe(cli_buf *b, const json_t *d)
 	json_object_foreach((json_t *)d, key, v) {
 		if (!json_is_object(v) || strcmp(key, "limits") == 0)
 			continue;
-		cli_buf_printf(b, "%s:", key);
+		a2m_buf_printf(b, "%s:", key);
 		const char *k2;
 		json_t *v2;
 		json_object_foreach(v, k2, v2) {
-			cli_buf_printf(b, " %s=", k2);
+			a2m_buf_printf(b, " %s=", k2);
 			if (json_is_array(v2))
 				string_list(b, v2);
 			else
 				scalar(b, v2);
 		}
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	}
 }
 
 /* ---- events, sessions, counts ---- */
 
-void cli_render_events(cli_buf *b, const json_t *events)
+void cli_render_events(a2m_buf *b, const json_t *events)
 {
 	for (size_t i = 0; i < json_array_size(events); i++) {
 		const json_t *e = json_array_get(events, i);
 		const char *at = str_of(e, "at"), *kind = str_of(e, "kind");
 		cell(b, at ? at : "-", 24);
-		cli_buf_add(b, "  ");
+		a2m_buf_puts(b, "  ");
 		cell(b, kind ? kind : "?", 14);
 		const char *key;
 		json_t *v;
 		json_object_foreach((json_t *)e, key, v) {
 			if (strcmp(key, "at") == 0 || strcmp(key, "kind") == 0 || json_is_null(v))
 				continue;
-			cli_buf_printf(b, " %s=", key);
+			a2m_buf_printf(b, " %s=", key);
 			if (json_is_array(v)) {
-				cli_buf_add(b, "[");
+				a2m_buf_puts(b, "[");
 				string_list(b, v);
-				cli_buf_add(b, "]");
+				a2m_buf_puts(b, "]");
 			} else {
 				scalar(b, v);
 			}
 		}
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	}
 }
 
-void cli_render_sessions(cli_buf *b, const json_t *sessions)
+void cli_render_sessions(a2m_buf *b, const json_t *sessions)
 {
 	size_t n = json_array_size(sessions), w = 7;
 	for (size_t i = 0; i < n; i++) {
@@ -390,7 +316,7 @@ void cli_render_sessions(cli_buf *b, const json_t *sessions)
 	if (!n)
 		return;
 	cell(b, "SESSION", w);
-	cli_buf_add(b, "  RECORDS  OPENED                    TOUCHED\n");
+	a2m_buf_puts(b, "  RECORDS  OPENED                    TOUCHED\n");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *s = json_array_get(sessions, i);
 		const char *name = str_of(s, "session");
@@ -398,12 +324,12 @@ void cli_render_sessions(cli_buf *b, const json_t *sessions)
 		char records[32];
 		int_text(s, "records", records);
 		cell(b, name ? name : "?", w);
-		cli_buf_printf(b, "  %7s  %-24s  %s\n", records, opened ? opened : "-",
+		a2m_buf_printf(b, "  %7s  %-24s  %s\n", records, opened ? opened : "-",
 			       touched ? touched : "-");
 	}
 }
 
-void cli_render_counts(cli_buf *b, const json_t *result)
+void cli_render_counts(a2m_buf *b, const json_t *result)
 {
 	const char *key;
 	json_t *v;
@@ -411,22 +337,22 @@ void cli_render_counts(cli_buf *b, const json_t *result)
 	json_object_foreach((json_t *)result, key, v) {
 		if (json_is_object(v) || json_is_array(v))
 			continue;
-		cli_buf_printf(b, "%s%s ", first ? "" : ", ", key);
+		a2m_buf_printf(b, "%s%s ", first ? "" : ", ", key);
 		scalar(b, v);
 		first = 0;
 	}
 	if (!first)
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	const json_t *counts = json_object_get(result, "counts");
 	if (json_object_size(counts)) {
-		cli_buf_add(b, "counts: ");
+		a2m_buf_puts(b, "counts: ");
 		first = 1;
 		json_object_foreach((json_t *)counts, key, v) {
-			cli_buf_printf(b, "%s%s ", first ? "" : ", ", key);
+			a2m_buf_printf(b, "%s%s ", first ? "" : ", ", key);
 			scalar(b, v);
 			first = 0;
 		}
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	}
 }
 
@@ -435,7 +361,7 @@ void cli_render_counts(cli_buf *b, const json_t *result)
 /* The fields after a record's content, as "name value" joined by " · ".
 ** Scores are printed to three places: they order one list and mean nothing
 ** finer (spec §5.3). */
-static void record_details(cli_buf *b, const json_t *r)
+static void record_details(a2m_buf *b, const json_t *r)
 {
 	static const char *const order[] = {"score", "id", "created_at", "role", "tier", "key",
 					    "revision", "session", "owner", "group", "uri",
@@ -451,91 +377,91 @@ static void record_details(cli_buf *b, const json_t *r)
 		if ((strcmp(order[i], "revision") == 0 && json_integer_value(v) == 0) ||
 		    (strcmp(order[i], "salience") == 0 && json_number_value(v) == 1.0))
 			continue;
-		cli_buf_add(b, first ? "" : " · ");
+		a2m_buf_puts(b, first ? "" : " · ");
 		first = 0;
 		if (strcmp(order[i], "score") == 0 && json_is_number(v)) {
-			cli_buf_printf(b, "score %.3f", json_number_value(v));
+			a2m_buf_printf(b, "score %.3f", json_number_value(v));
 			continue;
 		}
-		cli_buf_printf(b, "%s ", strcmp(order[i], "created_at") == 0 ? "written" : order[i]);
+		a2m_buf_printf(b, "%s ", strcmp(order[i], "created_at") == 0 ? "written" : order[i]);
 		scalar(b, v);
 	}
 }
 
 /* A numbered list of records, each its content then its details. */
-static void model_records(cli_buf *b, const json_t *records)
+static void model_records(a2m_buf *b, const json_t *records)
 {
 	for (size_t i = 0; i < json_array_size(records); i++) {
 		const json_t *r = json_array_get(records, i);
 		const char *content = str_of(r, "content");
-		cli_buf_printf(b, "%zu. ", i + 1);
+		a2m_buf_printf(b, "%zu. ", i + 1);
 		indented(b, content && *content ? content : "(no content)", "   ");
-		cli_buf_add(b, "\n   ");
+		a2m_buf_puts(b, "\n   ");
 		record_details(b, r);
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	}
 }
 
-void cli_render_for_model(cli_buf *b, const char *method, const json_t *result)
+void cli_render_for_model(a2m_buf *b, const char *method, const json_t *result)
 {
 	const json_t *records = json_object_get(result, "records");
 	size_t n = json_array_size(records);
 	if (strcmp(method, "memory/recall") == 0) {
 		if (!n) {
-			cli_buf_add(b, "No memory matched.\n");
+			a2m_buf_puts(b, "No memory matched.\n");
 			return;
 		}
-		cli_buf_printf(b, "%zu %s, most relevant first (scores only order this list):\n", n,
+		a2m_buf_printf(b, "%zu %s, most relevant first (scores only order this list):\n", n,
 			       n == 1 ? "memory" : "memories");
 		model_records(b, records);
 	} else if (strcmp(method, "memory/timeline") == 0) {
 		if (!n) {
-			cli_buf_add(b, "Nothing in memory here yet.\n");
+			a2m_buf_puts(b, "Nothing in memory here yet.\n");
 			return;
 		}
-		cli_buf_printf(b, "%zu %s, oldest first:\n", n, n == 1 ? "record" : "records");
+		a2m_buf_printf(b, "%zu %s, oldest first:\n", n, n == 1 ? "record" : "records");
 		model_records(b, records);
 	} else if (strcmp(method, "memory/remember") == 0) {
 		const json_t *ids = json_object_get(result, "ids");
-		cli_buf_add(b, json_array_size(ids) == 1 ? "Remembered, id " : "Remembered, ids ");
+		a2m_buf_puts(b, json_array_size(ids) == 1 ? "Remembered, id " : "Remembered, ids ");
 		string_list(b, ids);
-		cli_buf_add(b, ".\n");
+		a2m_buf_puts(b, ".\n");
 	} else if (strcmp(method, "memory/fetch") == 0) {
 		const json_t *r = json_object_get(result, "record");
 		if (!json_is_object(r)) {
-			cli_buf_add(b, "Nothing is stored at that key yet.\n");
+			a2m_buf_puts(b, "Nothing is stored at that key yet.\n");
 			return;
 		}
 		const char *content = str_of(r, "content");
 		indented(b, content && *content ? content : "(no content)", "");
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 		record_details(b, r);
-		cli_buf_add(b, "\n");
+		a2m_buf_puts(b, "\n");
 	} else if (strcmp(method, "memory/events") == 0) {
 		const json_t *events = json_object_get(result, "events");
 		if (json_is_true(json_object_get(result, "reset")))
-			cli_buf_add(b, "The cursor could not be honoured: events may have been "
+			a2m_buf_puts(b, "The cursor could not be honoured: events may have been "
 				       "missed; what follows starts at the oldest event kept.\n");
 		if (!json_array_size(events))
-			cli_buf_add(b, "No events since the cursor.\n");
+			a2m_buf_puts(b, "No events since the cursor.\n");
 		else
 			cli_render_events(b, events);
 		const char *cursor = str_of(result, "cursor");
-		cli_buf_printf(b, "Next cursor: %s\n", cursor ? cursor : "(none)");
+		a2m_buf_printf(b, "Next cursor: %s\n", cursor ? cursor : "(none)");
 		if (json_is_true(json_object_get(result, "more")))
-			cli_buf_add(b, "More events are waiting: call again with this cursor.\n");
+			a2m_buf_puts(b, "More events are waiting: call again with this cursor.\n");
 	} else if (strcmp(method, "memory/session/list") == 0) {
 		const json_t *sessions = json_object_get(result, "sessions");
 		if (!json_array_size(sessions))
-			cli_buf_add(b, "No sessions.\n");
+			a2m_buf_puts(b, "No sessions.\n");
 		else
 			cli_render_sessions(b, sessions);
 	} else if (strcmp(method, "memory/summarize") == 0) {
 		if (!n) {
-			cli_buf_add(b, "Nothing durable to summarize; no record was written.\n");
+			a2m_buf_puts(b, "Nothing durable to summarize; no record was written.\n");
 			return;
 		}
-		cli_buf_add(b, "Summary written:\n");
+		a2m_buf_puts(b, "Summary written:\n");
 		model_records(b, records);
 	} else {
 		/* forget, promote, reinforce, consolidate, session/close: counts. */

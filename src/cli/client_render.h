@@ -4,9 +4,9 @@
 ** MCP bridge's tool results). Both render the same result objects the
 ** protocol returns; `--json` and MCP's structuredContent carry them raw.
 **
-** Everything is written into a cli_buf, a growable string that remembers
-** running out of memory instead of failing every call: check cli_buf_oom()
-** once at the end.
+** Everything is written into an a2m_buf (util/buf.h), a growable string
+** that remembers running out of memory instead of failing every call:
+** a2m_buf_take() says so once, at the end.
 */
 #ifndef A2M_CLI_CLIENT_RENDER_H
 #define A2M_CLI_CLIENT_RENDER_H
@@ -15,31 +15,10 @@
 
 #include <jansson.h>
 
-/* A growable NUL-terminated string. Zero-initialise or cli_buf_init(). */
-typedef struct cli_buf {
-	char  *s;    /* NULL until something was added */
-	size_t len;
-	size_t cap;
-	int    oom;  /* an allocation failed; the content is incomplete */
-} cli_buf;
-
-void cli_buf_init(cli_buf *b);
-void cli_buf_free(cli_buf *b);
-void cli_buf_add(cli_buf *b, const char *s);
-void cli_buf_addn(cli_buf *b, const char *s, size_t n);
-void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The text so far ("" when empty); borrowed, valid until the next add. */
-const char *cli_buf_str(const cli_buf *b);
-
-/*
-** Takes the string out of b (the caller frees it with free()) and leaves b
-** empty. Returns NULL when an allocation failed along the way.
-*/
-char *cli_buf_take(cli_buf *b);
+#include "util/buf.h"
 
 /* Appends v as compact JSON with the shortest exact reals (util/json_write). */
-void cli_buf_json(cli_buf *b, const json_t *v);
+void cli_buf_json(a2m_buf *b, const json_t *v);
 
 /* ---- for a person: the client commands ---- */
 
@@ -54,26 +33,26 @@ enum cli_records_style {
 ** shown as spaces. long_form adds ID, TIER, KEY and SESSION columns (those
 ** the records carry). Nothing at all for an empty array.
 */
-void cli_render_table(cli_buf *b, const json_t *records, enum cli_records_style style,
+void cli_render_table(a2m_buf *b, const json_t *records, enum cli_records_style style,
 		      int long_form);
 
 /* A memory/describe result as a summary: name, protocol, capabilities,
 ** tiers, limits and the capability objects. */
-void cli_render_describe(cli_buf *b, const json_t *describe);
+void cli_render_describe(a2m_buf *b, const json_t *describe);
 
 /* One line per event: time, kind, then its other fields as name=value. */
-void cli_render_events(cli_buf *b, const json_t *events);
+void cli_render_events(a2m_buf *b, const json_t *events);
 
 /* A memory/session/list result as a table. */
-void cli_render_sessions(cli_buf *b, const json_t *sessions);
+void cli_render_sessions(a2m_buf *b, const json_t *sessions);
 
 /* A fetched record for a person: its content, and with long_form a line of
 ** its other fields first. */
-void cli_render_record(cli_buf *b, const json_t *record, int long_form);
+void cli_render_record(a2m_buf *b, const json_t *record, int long_form);
 
 /* The integer fields of a result ("moved 0, promoted 2, ...") then its
 ** "counts" object, for consolidate, session close and the like. */
-void cli_render_counts(cli_buf *b, const json_t *result);
+void cli_render_counts(a2m_buf *b, const json_t *result);
 
 /* ---- for a model: the MCP bridge ---- */
 
@@ -83,6 +62,6 @@ void cli_render_counts(cli_buf *b, const json_t *result);
 ** session and metadata, so a model can act on any of them (forget by id,
 ** fetch by key) without the structured copy.
 */
-void cli_render_for_model(cli_buf *b, const char *method, const json_t *result);
+void cli_render_for_model(a2m_buf *b, const char *method, const json_t *result);
 
 #endif

@@ -14,16 +14,15 @@
 #include "util/text.h"
 
 /* Prints result as JSON or through render; takes result. */
-static int show(cmd_ctx *cx, json_t *result, void (*render)(cmd_ctx *, cli_buf *, const json_t *))
+static int show(cmd_ctx *cx, json_t *result, void (*render)(cmd_ctx *, a2m_buf *, const json_t *))
 {
 	int rc = A2M_EXIT_OK;
 	if (cx->json) {
 		cmd_print_json(result);
 	} else {
-		cli_buf b;
-		cli_buf_init(&b);
+		a2m_buf b = {0};
 		render(cx, &b, result);
-		rc = cmd_print(cx, cli_buf_take(&b));
+		rc = cmd_print(cx, a2m_buf_take(&b, NULL));
 	}
 	json_decref(result);
 	return rc;
@@ -34,19 +33,18 @@ static char *joined_args(const cmd_ctx *cx)
 {
 	if (!cx->nargs)
 		return NULL;
-	cli_buf b;
-	cli_buf_init(&b);
+	a2m_buf b = {0};
 	for (int i = 0; i < cx->nargs; i++) {
 		if (i)
-			cli_buf_add(&b, " ");
-		cli_buf_add(&b, cx->args[i]);
+			a2m_buf_puts(&b, " ");
+		a2m_buf_puts(&b, cx->args[i]);
 	}
-	return cli_buf_take(&b);
+	return a2m_buf_take(&b, NULL);
 }
 
 /* ---- describe ---- */
 
-static void render_describe(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_describe(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	(void)cx;
 	cli_render_describe(b, r);
@@ -66,17 +64,16 @@ static int run_describe(cmd_ctx *cx)
 /* Reads all of stdin into a string; NULL when it could not. */
 static char *read_stdin(void)
 {
-	cli_buf b;
-	cli_buf_init(&b);
+	a2m_buf b = {0};
 	char chunk[65536];
 	size_t n;
 	while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
-		cli_buf_addn(&b, chunk, n);
+		a2m_buf_put(&b, chunk, n);
 	if (ferror(stdin)) {
-		cli_buf_free(&b);
+		a2m_buf_free(&b);
 		return NULL;
 	}
-	return cli_buf_take(&b);
+	return a2m_buf_take(&b, NULL);
 }
 
 /* One record carrying text and the record options; NULL for a usage error
@@ -204,11 +201,10 @@ static int run_remember(cmd_ctx *cx)
 		cmd_print_json(out);
 		json_decref(out);
 	} else {
-		cli_buf b;
-		cli_buf_init(&b);
+		a2m_buf b = {0};
 		for (size_t i = 0; i < json_array_size(ids); i++)
-			cli_buf_printf(&b, "%s\n", json_string_value(json_array_get(ids, i)));
-		rc = cmd_print(cx, cli_buf_take(&b));
+			a2m_buf_printf(&b, "%s\n", json_string_value(json_array_get(ids, i)));
+		rc = cmd_print(cx, a2m_buf_take(&b, NULL));
 	}
 out:
 	json_decref(ids);
@@ -218,12 +214,12 @@ out:
 
 /* ---- recall and timeline ---- */
 
-static void render_recall(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_recall(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	cli_render_table(b, json_object_get(r, "records"), CLI_RECORDS_RECALL, cx->long_form);
 }
 
-static void render_timeline(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_timeline(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	cli_render_table(b, json_object_get(r, "records"), CLI_RECORDS_TIMELINE, cx->long_form);
 }
@@ -279,11 +275,11 @@ static int run_timeline(cmd_ctx *cx)
 
 /* ---- forget ---- */
 
-static void render_forget(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_forget(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	(void)cx;
 	json_int_t n = json_integer_value(json_object_get(r, "forgotten"));
-	cli_buf_printf(b, "forgot %lld record%s\n", (long long)n, n == 1 ? "" : "s");
+	a2m_buf_printf(b, "forgot %lld record%s\n", (long long)n, n == 1 ? "" : "s");
 }
 
 /* Positional arguments are ids too: `a2m forget --id A B C`. */
@@ -316,7 +312,7 @@ static int run_forget(cmd_ctx *cx)
 
 /* ---- fetch ---- */
 
-static void render_fetch(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_fetch(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	const json_t *record = json_object_get(r, "record");
 	if (json_is_object(record))
@@ -337,7 +333,7 @@ static int run_fetch(cmd_ctx *cx)
 
 /* ---- promote, consolidate, reinforce ---- */
 
-static void render_counts(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_counts(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	(void)cx;
 	cli_render_counts(b, r);
@@ -389,7 +385,7 @@ static int run_reinforce(cmd_ctx *cx)
 
 /* ---- summarize ---- */
 
-static void render_summary(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_summary(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	const json_t *records = json_object_get(r, "records");
 	if (!json_array_size(records))
@@ -423,7 +419,7 @@ static int run_summarize(cmd_ctx *cx)
 
 /* ---- events ---- */
 
-static void render_events(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_events(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	(void)cx;
 	if (json_is_true(json_object_get(r, "reset")))
@@ -431,7 +427,7 @@ static void render_events(cmd_ctx *cx, cli_buf *b, const json_t *r)
 			"missed\n", cx->prog);
 	cli_render_events(b, json_object_get(r, "events"));
 	const char *cursor = json_string_value(json_object_get(r, "cursor"));
-	cli_buf_printf(b, "cursor %s%s\n", cursor ? cursor : "-",
+	a2m_buf_printf(b, "cursor %s%s\n", cursor ? cursor : "-",
 		       json_is_true(json_object_get(r, "more")) ? " (more waiting)" : "");
 }
 
@@ -458,7 +454,7 @@ static int run_events(cmd_ctx *cx)
 
 /* ---- sessions ---- */
 
-static void render_sessions(cmd_ctx *cx, cli_buf *b, const json_t *r)
+static void render_sessions(cmd_ctx *cx, a2m_buf *b, const json_t *r)
 {
 	(void)cx;
 	cli_render_sessions(b, json_object_get(r, "sessions"));

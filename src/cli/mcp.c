@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/client_conn.h"
 #include "cli/mcp_tools.h"
+#include "util/fd.h"
 #include "util/json_write.h"
 #include "util/log.h"
 
@@ -98,21 +99,6 @@ typedef struct mcp_session {
 	int        write_failed;
 } mcp_session;
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Writes one message and its newline; takes msg. Compact JSON has no raw
 ** newline, which the framing needs. */
 static void send_message(mcp_session *s, json_t *msg)
@@ -134,7 +120,7 @@ static void send_message(mcp_session *s, json_t *msg)
 		return;
 	}
 	line[len] = '\n';
-	if (!s->write_failed && write_all(s->out_fd, line, len + 1) != 0) {
+	if (!s->write_failed && a2m_write_all(s->out_fd, line, len + 1) != 0) {
 		a2m_log(A2M_LOG_WARN, "stdout closed: %s", strerror(errno));
 		s->write_failed = 1;
 	}

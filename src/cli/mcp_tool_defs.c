@@ -106,9 +106,8 @@ static const char *kind_purpose(const char *kind)
 static json_t *tier_arg(mcp_schema_ctx *s, const char *desc, int explain)
 {
 	const json_t *tiers = json_object_get(s->describe, "tiers");
-	cli_buf d;
-	cli_buf_init(&d);
-	cli_buf_add(&d, desc);
+	a2m_buf d = {0};
+	a2m_buf_puts(&d, desc);
 	json_t *names = json_array();
 	for (size_t i = 0; i < json_array_size(tiers); i++) {
 		const json_t *tier = json_array_get(tiers, i);
@@ -120,21 +119,21 @@ static json_t *tier_arg(mcp_schema_ctx *s, const char *desc, int explain)
 			continue;
 		const char *kind = json_string_value(json_object_get(tier, "kind"));
 		const char *purpose = kind_purpose(kind);
-		cli_buf_printf(&d, "%s %s", json_array_size(names) == 1 ? " Tiers:" : ";", name);
+		a2m_buf_printf(&d, "%s %s", json_array_size(names) == 1 ? " Tiers:" : ";", name);
 		if (purpose)
-			cli_buf_printf(&d, " (%s)", purpose);
+			a2m_buf_printf(&d, " (%s)", purpose);
 		const json_t *cap = json_object_get(tier, "capacity");
 		const char *spill = json_string_value(json_object_get(tier, "spill_to"));
 		if (json_is_integer(cap) && json_integer_value(cap) > 0)
-			cli_buf_printf(&d, ", holds %lld%s%s%s", (long long)json_integer_value(cap),
+			a2m_buf_printf(&d, ", holds %lld%s%s%s", (long long)json_integer_value(cap),
 				       json_is_true(json_object_get(tier, "per_session")) ?
 				       " per session" : "",
 				       spill ? " then moves the oldest to " : "", spill ? spill : "");
 	}
 	if (explain && json_array_size(names))
-		cli_buf_add(&d, ".");
-	json_t *schema = typed("string", cli_buf_str(&d));
-	cli_buf_free(&d);
+		a2m_buf_puts(&d, ".");
+	json_t *schema = typed("string", a2m_buf_str(&d));
+	a2m_buf_free(&d);
 	if (json_array_size(names))
 		json_object_set(schema, "enum", names);
 	json_decref(names);
@@ -167,7 +166,7 @@ static void in_remember(mcp_schema_ctx *s)
 				       "e.g. 'user/city'. Remembering to an occupied key REPLACES "
 				       "the fact there (same id, next revision) instead of adding "
 				       "a contradicting one; read it back with memory_fetch."), 0);
-		cli_buf_add(s->desc, " For a fact that can change, give a `key`: a later "
+		a2m_buf_puts(s->desc, " For a fact that can change, give a `key`: a later "
 			    "remember under the same key replaces it.");
 	}
 	if (declares(s, "sessions"))

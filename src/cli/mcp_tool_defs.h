@@ -28,7 +28,7 @@ typedef struct mcp_schema_ctx {
 	const json_t *describe;  /* tiers, limits */
 	json_t       *props;
 	json_t       *required;
-	cli_buf      *desc;
+	a2m_buf      *desc;
 } mcp_schema_ctx;
 
 /* One tool: one A2M method. */

@@ -38,9 +38,8 @@ struct mcp_tools {
 
 static int build_tool(mcp_tools *t, const mcp_tool_spec *spec, tool *out)
 {
-	cli_buf desc;
-	cli_buf_init(&desc);
-	cli_buf_add(&desc, spec->description);
+	a2m_buf desc = {0};
+	a2m_buf_puts(&desc, spec->description);
 	mcp_schema_ctx s = {t->conn, t->describe, json_object(), json_array(), &desc};
 	if (spec->inputs)
 		spec->inputs(&s);
@@ -59,7 +58,7 @@ static int build_tool(mcp_tools *t, const mcp_tool_spec *spec, tool *out)
 	json_t *output = json_pack("{s:s, s:o}", "type", "object", "properties", props);
 
 	out->spec = spec;
-	out->description = cli_buf_take(&desc);
+	out->description = a2m_buf_take(&desc, NULL);
 	out->input = input;
 	out->output = output;
 	return out->description && input && output ? 0 : -1;
@@ -189,18 +188,17 @@ static json_t *tool_result(char *text, json_t *structured, int is_error)
 */
 static json_t *error_result(int code, const char *message, const json_t *data)
 {
-	cli_buf b;
-	cli_buf_init(&b);
-	cli_buf_printf(&b, "Error %d %s: %s", code, cli_error_name(code), message);
+	a2m_buf b = {0};
+	a2m_buf_printf(&b, "Error %d %s: %s", code, cli_error_name(code), message);
 	json_t *error = json_pack("{s:i, s:s}", "code", code, "message", message);
 	if (data && error) {
 		json_object_set(error, "data", (json_t *)data);
-		cli_buf_add(&b, " (data: ");
+		a2m_buf_puts(&b, " (data: ");
 		cli_buf_json(&b, data);
-		cli_buf_add(&b, ")");
+		a2m_buf_puts(&b, ")");
 	}
-	cli_buf_add(&b, "\n");
-	return tool_result(cli_buf_take(&b), error ? json_pack("{s:o}", "error", error) : NULL, 1);
+	a2m_buf_puts(&b, "\n");
+	return tool_result(a2m_buf_take(&b, NULL), error ? json_pack("{s:o}", "error", error) : NULL, 1);
 }
 
 /*
@@ -320,18 +318,16 @@ json_t *mcp_tools_call(mcp_tools *t, const char *name, const json_t *arguments)
 		return error_result(A2M_INTERNAL_ERROR, "the memory server's result is not an object",
 				    NULL);
 	}
-	cli_buf text;
-	cli_buf_init(&text);
+	a2m_buf text = {0};
 	cli_render_for_model(&text, tl->spec->method, result);
-	return tool_result(cli_buf_take(&text), result, 0);
+	return tool_result(a2m_buf_take(&text, NULL), result, 0);
 }
 
 char *mcp_tools_instructions(const mcp_tools *t)
 {
-	cli_buf b;
-	cli_buf_init(&b);
+	a2m_buf b = {0};
 	const char *name = json_string_value(json_object_get(t->describe, "name"));
-	cli_buf_printf(&b, "Persistent memory shared across conversations and agents (A2M store "
+	a2m_buf_printf(&b, "Persistent memory shared across conversations and agents (A2M store "
 		       "'%s'). Before answering anything that may depend on earlier "
 		       "conversations or on what you were told before, search it with "
 		       "memory_recall. Store what is worth keeping beyond this conversation "
@@ -340,11 +336,11 @@ char *mcp_tools_instructions(const mcp_tools *t)
 		       "in the order they were written, to rebuild a conversation, and is not "
 		       "a search.", name ? name : "memory");
 	if (mcp_tools_has(t, "memory_fetch"))
-		cli_buf_add(&b, " Facts that can change (where the user lives, a preference) "
+		a2m_buf_puts(&b, " Facts that can change (where the user lives, a preference) "
 			    "belong under a key: remembering with the same key replaces the old "
 			    "value instead of contradicting it, and memory_fetch reads it back.");
 	if (mcp_tools_has(t, "memory_reinforce"))
-		cli_buf_add(&b, " When recalled records helped, memory_reinforce them so they "
+		a2m_buf_puts(&b, " When recalled records helped, memory_reinforce them so they "
 			    "are kept.");
-	return cli_buf_take(&b);
+	return a2m_buf_take(&b, NULL);
 }

@@ -291,8 +291,8 @@ json_t *a2m_record_to_json(const a2m_call *call, const a2m_record *rec,
 ** 0, or nonzero when memory ran out or the record cannot be written (text
 ** that is not UTF-8, metadata that is not JSON).
 */
-struct a2m_json_buf;
-int a2m_record_write_json(struct a2m_json_buf *b, const a2m_call *call,
+struct a2m_buf;
+int a2m_record_write_json(struct a2m_buf *b, const a2m_call *call,
 			  const a2m_record *rec, int with_embedding, const double *score);
 
 #endif

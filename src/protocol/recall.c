@@ -191,7 +191,8 @@ int a2m_method_recall_text(a2m_call *call, json_t *params, char **text, size_t *
 		return *text ? 0 : a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}
 	int with_embedding = json_is_true(json_object_get(params, "embeddings"));
-	a2m_json_buf b = {0};
+	a2m_buf b = {0};
+	a2m_buf_reserve(&b, 1024);  /* a recall of a few: one allocation */
 	a2m_json_put_raw(&b, "{\"records\":[", 12);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (i)
@@ -207,11 +208,10 @@ int a2m_method_recall_text(a2m_call *call, json_t *params, char **text, size_t *
 	if (!rc && b.failed)
 		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	if (rc) {
-		free(b.p);
+		a2m_buf_free(&b);
 		return rc;
 	}
-	*text = b.p;
-	*len = b.len;
+	*text = a2m_buf_take(&b, len);
 	return 0;
 }
 

@@ -125,7 +125,7 @@ json_t *a2m_record_to_json(const a2m_call *call, const a2m_record *rec,
 /* ---- into text ------------------------------------------------------------ */
 
 typedef struct text_ctx {
-	a2m_json_buf *b;
+	a2m_buf *b;
 	int           first;
 } text_ctx;
 
@@ -219,7 +219,7 @@ static int text_vector(void *ctx, const char *key, const double *v, size_t n)
 
 static const field_sink to_text = {text_str, text_real, text_integer, text_value, text_vector};
 
-int a2m_record_write_json(a2m_json_buf *b, const a2m_call *call, const a2m_record *rec,
+int a2m_record_write_json(a2m_buf *b, const a2m_call *call, const a2m_record *rec,
 			  int with_embedding, const double *score)
 {
 	text_ctx t = {.b = b, .first = 1};

@@ -359,12 +359,12 @@ static size_t stem_uncached(worker *wk, int lang, const char *word, size_t len,
 		memcpy(out, r, rlen);
 		return rlen;
 	}
-	sbuf b = {0};
+	a2m_buf b = {0};
 	a2m_analyze_strip_into(&b, (const char *)r, rlen);
-	size_t n = b.oom || b.n > cap ? 0 : b.n;
+	size_t n = b.failed || b.len > cap ? 0 : b.len;
 	if (n)
 		memcpy(out, b.p, n);
-	free(b.p);
+	a2m_buf_free(&b);
 	return n;
 }
 
@@ -382,7 +382,7 @@ typedef struct bag_entry {
 } bag_entry;
 
 typedef struct bag {
-	sbuf       arena;
+	a2m_buf       arena;
 	bag_entry *v;
 	size_t     n, cap;
 	uint32_t  *slots;   /* index + 1 into v; 0 = free */
@@ -443,9 +443,9 @@ static int bag_add_kind(bag *b, const char *s, size_t len, size_t word, int surf
 		b->v = v;
 		b->cap = cap;
 	}
-	size_t off = b->arena.n;
-	a2m_analyze_sb_put(&b->arena, s, len);
-	if (b->arena.oom) {
+	size_t off = b->arena.len;
+	a2m_buf_put(&b->arena, s, len);
+	if (b->arena.failed) {
 		b->oom = 1;
 		return -1;
 	}
@@ -626,13 +626,13 @@ int a2m_doc_terms_pack(a2m_doc_terms *dt)
 	if (!b)
 		return 0;
 	size_t head = (dt->n + 1) * sizeof *dt->terms;
-	char *block = malloc(head + b->arena.n);
+	char *block = malloc(head + b->arena.len);
 	if (!block)
 		return -1;
 	a2m_term *terms = (a2m_term *)(void *)block;
 	char *bytes = block + head;
-	if (b->arena.n)
-		memcpy(bytes, b->arena.p, b->arena.n);
+	if (b->arena.len)
+		memcpy(bytes, b->arena.p, b->arena.len);
 	for (size_t i = 0; i < dt->n; i++) {
 		terms[i] = dt->terms[i];
 		terms[i].text = bytes + (dt->terms[i].text - b->arena.p);

@@ -6,6 +6,8 @@
 #ifndef A2M_ANALYZE_INTERNAL_H
 #define A2M_ANALYZE_INTERNAL_H
 
+#include "util/buf.h"
+
 #include <stddef.h>
 
 /*
@@ -16,24 +18,11 @@
 #define MAX_WORD_BYTES  128
 
 
-/* A growable byte buffer; oom is set, and sticks, once memory runs out. */
-typedef struct sbuf {
-	char  *p;
-	size_t n, cap;
-	int    oom;
-} sbuf;
-
-/*
-** Appends n bytes of s to b. Failing leaves b->oom set and b as it was; the
-** caller checks oom once, after the last append. The caller frees b->p.
-*/
-void a2m_analyze_sb_put(sbuf *b, const void *s, size_t n);
-
 /*
 ** Appends the marks-stripped spelling of s (len bytes of folded UTF-8) to
-** b: analyze.h, step 3. Failing sets b->oom, as a2m_analyze_sb_put() does.
+** b: analyze.h, step 3. Failing sets b->oom, as a2m_buf_put() does.
 */
-void a2m_analyze_strip_into(sbuf *b, const char *s, size_t len);
+void a2m_analyze_strip_into(a2m_buf *b, const char *s, size_t len);
 
 /*
 ** Tests set this to turn every shortcut off: all text then goes through

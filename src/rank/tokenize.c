@@ -15,40 +15,13 @@
 #include "rank/analyze.h"
 #include "rank/analyze_internal.h"
 
-/* ---- a growable byte buffer -------------------------------------------- */
+/* ---- the analyser's buffers (util/buf.h) ------------------------------- */
 
-static int sb_reserve(sbuf *b, size_t more)
-{
-	if (b->oom)
-		return -1;
-	if (b->n + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 64;
-	while (cap < b->n + more)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-void a2m_analyze_sb_put(sbuf *b, const void *s, size_t n)
-{
-	if (n && sb_reserve(b, n) == 0) {
-		memcpy(b->p + b->n, s, n);
-		b->n += n;
-	}
-}
-
-static void sb_put_cp(sbuf *b, int32_t cp)
+static void sb_put_cp(a2m_buf *b, int32_t cp)
 {
 	utf8proc_uint8_t tmp[4];
 	utf8proc_ssize_t k = utf8proc_encode_char(cp, tmp);
-	a2m_analyze_sb_put(b, tmp, (size_t)k);
+	a2m_buf_put(b, tmp, (size_t)k);
 }
 
 /* ---- characters ---------------------------------------------------------- */
@@ -152,7 +125,7 @@ static size_t strip_letter(int32_t cp, int32_t *out)
 }
 
 /* Appends the marks-stripped spelling of s (folded UTF-8) to b. */
-void a2m_analyze_strip_into(sbuf *b, const char *s, size_t len)
+void a2m_analyze_strip_into(a2m_buf *b, const char *s, size_t len)
 {
 	const uint8_t *p = (const uint8_t *)s;
 	utf8proc_ssize_t left = (utf8proc_ssize_t)len;
@@ -166,7 +139,7 @@ void a2m_analyze_strip_into(sbuf *b, const char *s, size_t len)
 		left -= k;
 		if (cp < 0x80) {
 			char c = (char)cp;
-			a2m_analyze_sb_put(b, &c, 1);
+			a2m_buf_put(b, &c, 1);
 			after_lgc = 1;
 			continue;
 		}
@@ -236,12 +209,12 @@ typedef struct raw_token {
 } raw_token;
 
 typedef struct tokenizer {
-	sbuf       arena;
+	a2m_buf       arena;
 	raw_token *v;
 	size_t     n, cap;
 	int        oom;
 	/* the word being read */
-	sbuf       wf, ws;     /* folded and stripped spellings */
+	a2m_buf       wf, ws;     /* folded and stripped spellings */
 	size_t     wchars;
 	unsigned   wscript;
 	int        in_word, apos_before, after_lgc;
@@ -268,19 +241,19 @@ static void emit(tokenizer *tz, const char *f, size_t flen, const char *s, size_
 		tz->cap = cap;
 	}
 	raw_token *t = &tz->v[tz->n];
-	t->foff = tz->arena.n;
-	a2m_analyze_sb_put(&tz->arena, f, flen);
+	t->foff = tz->arena.len;
+	a2m_buf_put(&tz->arena, f, flen);
 	t->flen = flen;
 	if (slen == flen && memcmp(s, f, flen) == 0) {
 		t->off = t->foff;
 	} else {
-		t->off = tz->arena.n;
-		a2m_analyze_sb_put(&tz->arena, s, slen);
+		t->off = tz->arena.len;
+		a2m_buf_put(&tz->arena, s, slen);
 	}
 	t->len = slen;
 	t->kind = kind;
 	t->script = script;
-	if (!tz->arena.oom)
+	if (!tz->arena.failed)
 		tz->n++;
 }
 
@@ -291,11 +264,11 @@ static void end_word(tokenizer *tz, int apos_after)
 		return;
 	/* A lone letter beside an apostrophe is an elision or a clitic. */
 	int clitic = tz->wchars == 1 && (tz->apos_before || apos_after);
-	if (!clitic && tz->ws.n)
-		emit(tz, tz->wf.p, tz->wf.n, tz->ws.p, tz->ws.n, A2M_TOKEN_WORD, tz->wscript);
-	if (tz->wf.oom || tz->ws.oom)
+	if (!clitic && tz->ws.len)
+		emit(tz, tz->wf.p, tz->wf.len, tz->ws.p, tz->ws.len, A2M_TOKEN_WORD, tz->wscript);
+	if (tz->wf.failed || tz->ws.failed)
 		tz->oom = 1;
-	tz->wf.n = tz->ws.n = 0;
+	tz->wf.len = tz->ws.len = 0;
 	tz->wchars = 0;
 	tz->wscript = 0;
 	tz->in_word = 0;
@@ -308,10 +281,10 @@ static void word_add(tokenizer *tz, int32_t cp, int mark)
 	if (cp < 0x80) {
 		/* ASCII letters and digits: the same in both spellings. */
 		char c = (char)cp;
-		if (tz->wf.n + 1 > MAX_WORD_BYTES)
+		if (tz->wf.len + 1 > MAX_WORD_BYTES)
 			return;
-		a2m_analyze_sb_put(&tz->wf, &c, 1);
-		a2m_analyze_sb_put(&tz->ws, &c, 1);
+		a2m_buf_put(&tz->wf, &c, 1);
+		a2m_buf_put(&tz->ws, &c, 1);
 		tz->wchars++;
 		tz->after_lgc = 1;
 		if (c > '9')
@@ -320,12 +293,12 @@ static void word_add(tokenizer *tz, int32_t cp, int mark)
 	}
 	utf8proc_uint8_t enc[4];
 	utf8proc_ssize_t k = utf8proc_encode_char(cp, enc);
-	if (tz->wf.n + (size_t)k > MAX_WORD_BYTES)
+	if (tz->wf.len + (size_t)k > MAX_WORD_BYTES)
 		return;
-	a2m_analyze_sb_put(&tz->wf, enc, (size_t)k);
+	a2m_buf_put(&tz->wf, enc, (size_t)k);
 	if (mark) {
 		if (!tz->after_lgc)
-			a2m_analyze_sb_put(&tz->ws, enc, (size_t)k);
+			a2m_buf_put(&tz->ws, enc, (size_t)k);
 		return;
 	}
 	tz->wchars++;
@@ -397,7 +370,7 @@ static int is_space(int32_t cp)
 
 /* The tokens' storage, behind a2m_tokens.priv. */
 typedef struct token_store {
-	sbuf       arena;
+	a2m_buf       arena;
 	raw_token *raw;
 } token_store;
 
@@ -566,7 +539,7 @@ int a2m_tokenize(const char *text, a2m_tokens *out)
 	free(tz.ws.p);
 	free(tz.run);
 	token_store *ts = calloc(1, sizeof *ts);
-	if (!ts || tz.oom || tz.arena.oom || !(out->v = calloc(tz.n + 1, sizeof *out->v))) {
+	if (!ts || tz.oom || tz.arena.failed || !(out->v = calloc(tz.n + 1, sizeof *out->v))) {
 		free(ts);
 		free(tz.arena.p);
 		free(tz.v);

@@ -34,7 +34,9 @@
 
 #include "a2m.h"
 #include "store/store.h"
+#include "util/buf.h"
 #include "util/clock.h"
+#include "util/fd.h"
 #include "util/hash.h"
 
 #define SLUG_MAX      60   /* bytes of slug, so a name stays readable */
@@ -254,43 +256,21 @@ static int is_mirror_name(const char *name)
 
 /* ---- file contents ----------------------------------------------------- */
 
-typedef struct buf {
-	char  *p;
-	size_t len, cap;
-	int    oom;
-} buf;
-
-static void put_bytes(buf *b, const char *s, size_t n)
+static void put_bytes(a2m_buf *b, const char *s, size_t n)
 {
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
+	a2m_buf_put(b, s, n);
 }
 
-static void put_str(buf *b, const char *s)
+static void put_str(a2m_buf *b, const char *s)
 {
-	put_bytes(b, s, strlen(s));
+	a2m_buf_puts(b, s);
 }
 
 /*
 ** s as a JSON string, which is also a YAML double-quoted scalar: whatever an
 ** id, key or owner holds (quotes, newlines, "---"), the front matter parses.
 */
-static void put_quoted(buf *b, const char *s)
+static void put_quoted(a2m_buf *b, const char *s)
 {
 	put_str(b, "\"");
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -314,7 +294,7 @@ static void put_quoted(buf *b, const char *s)
 }
 
 /* The bytes of rec's file. Returns 0, or -1 when memory runs out. */
-static int file_text(const a2m_record *rec, buf *b)
+static int file_text(const a2m_record *rec, a2m_buf *b)
 {
 	char num[32], ts[A2M_TIMESTAMP_LEN];
 	size_t clen = strlen(rec->content);
@@ -339,9 +319,8 @@ static int file_text(const a2m_record *rec, buf *b)
 	put_bytes(b, rec->content, clen);
 	if (clen == 0 || rec->content[clen - 1] != '\n')
 		put_str(b, "\n");
-	if (b->oom) {
-		free(b->p);
-		memset(b, 0, sizeof *b);
+	if (b->failed) {
+		a2m_buf_free(b);
 		return -1;
 	}
 	return 0;
@@ -429,20 +408,6 @@ out:
 	return same;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, p, len > READ_CHUNK ? READ_CHUNK : len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
 ** Puts text in the file name atomically: a temporary file in the same
 ** directory, fsynced, then renamed over name, so a reader (or git) sees the
@@ -470,7 +435,7 @@ static int put_file(pass *ps, const char *name, const char *text, size_t len)
 		return -1;
 	}
 	/* O_CREAT's mode went through the umask; a skill file is for reading. */
-	if (fchmod(fd, FILE_MODE) != 0 || write_all(fd, text, len) != 0 || fsync(fd) != 0) {
+	if (fchmod(fd, FILE_MODE) != 0 || a2m_write_all(fd, text, len) != 0 || fsync(fd) != 0) {
 		pass_fail(ps, "cannot write %s: %s", name, strerror(errno));
 		close(fd);
 		unlinkat(ps->dirfd, tmp, 0);
@@ -488,13 +453,13 @@ static int put_file(pass *ps, const char *name, const char *text, size_t len)
 /* Writes rec's file. Returns 0 or -1 (failure recorded). */
 static int put_record(pass *ps, const a2m_record *rec, const char *name)
 {
-	buf b;
+	a2m_buf b;
 	if (file_text(rec, &b) != 0) {
 		pass_fail(ps, "out of memory");
 		return -1;
 	}
-	int rc = put_file(ps, name, b.p, b.len);
-	free(b.p);
+	int rc = put_file(ps, name, a2m_buf_str(&b), b.len);
+	a2m_buf_free(&b);
 	return rc;
 }
 

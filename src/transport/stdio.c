@@ -15,25 +15,10 @@
 
 #include "rpc/rpc.h"
 #include "transport/stdio.h"
+#include "util/fd.h"
 #include "util/log.h"
 
 #define CHUNK 65536
-
-/* Writes all of buf; returns 0, or -1 when the peer is gone. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
 
 /* Writes one message and its newline. */
 static int write_message(int fd, char *msg, size_t len)
@@ -44,12 +29,12 @@ static int write_message(int fd, char *msg, size_t len)
 	int rc;
 	if (line) {
 		line[len] = '\n';
-		rc = write_all(fd, line, len + 1);
+		rc = a2m_write_all(fd, line, len + 1);
 		free(line);
 	} else {
-		rc = write_all(fd, msg, len);
+		rc = a2m_write_all(fd, msg, len);
 		if (!rc)
-			rc = write_all(fd, "\n", 1);
+			rc = a2m_write_all(fd, "\n", 1);
 		free(msg);
 	}
 	return rc;
@@ -72,8 +57,8 @@ static int serve_line(a2m *h, int out_fd, const char *line, size_t len)
 	if (a2m_handle(h, line, len, &resp) != A2M_OK)
 		/* Memory ran out making the response: the request still gets
 		** one, without its id, which is lost with the rest. */
-		return write_all(out_fd, a2m_rpc_oom_reply, strlen(a2m_rpc_oom_reply)) ||
-		       write_all(out_fd, "\n", 1) ? -1 : 0;
+		return a2m_write_all(out_fd, a2m_rpc_oom_reply, strlen(a2m_rpc_oom_reply)) ||
+		       a2m_write_all(out_fd, "\n", 1) ? -1 : 0;
 	if (!resp)
 		return 0; /* a notification */
 	return write_message(out_fd, resp, strlen(resp));
@@ -105,7 +90,7 @@ static void push_notification(const char *text, void *user)
 	if (p->failed)
 		return;
 	size_t len = strlen(text);
-	if (write_all(p->out_fd, text, len) != 0 || write_all(p->out_fd, "\n", 1) != 0)
+	if (a2m_write_all(p->out_fd, text, len) != 0 || a2m_write_all(p->out_fd, "\n", 1) != 0)
 		p->failed = 1;
 }
 

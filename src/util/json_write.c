@@ -10,27 +10,11 @@
 
 #include "util/json_write.h"
 
-typedef a2m_json_buf buf;
+typedef a2m_buf buf;
 
-static void put(buf *b, const char *s, size_t n)
+static inline void put(buf *b, const char *s, size_t n)
 {
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024; /* a describe, a recall of a few */
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->failed = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
+	a2m_buf_put(b, s, n);
 }
 
 /*
@@ -381,17 +365,17 @@ static void put_value(buf *b, const json_t *v)
 }
 
 /* The writer's pieces, for text built by hand (json_write.h). */
-void a2m_json_put_raw(a2m_json_buf *b, const char *s, size_t n)
+void a2m_json_put_raw(a2m_buf *b, const char *s, size_t n)
 {
 	put(b, s, n);
 }
 
-void a2m_json_put_string(a2m_json_buf *b, const char *s, size_t n)
+void a2m_json_put_string(a2m_buf *b, const char *s, size_t n)
 {
 	put_string(b, s, n);
 }
 
-void a2m_json_put_real(a2m_json_buf *b, double d)
+void a2m_json_put_real(a2m_buf *b, double d)
 {
 	char num[32];
 	/* A whole number below 10^15 (a salience of 1): its digits and ".0",
@@ -404,7 +388,7 @@ void a2m_json_put_real(a2m_json_buf *b, double d)
 	put(b, num, a2m_json_format_real(d, num));
 }
 
-void a2m_json_put_int(a2m_json_buf *b, int64_t v)
+void a2m_json_put_int(a2m_buf *b, int64_t v)
 {
 	/* By hand: snprintf was a visible part of serialising a recall. */
 	char num[24], *p = num + sizeof num;
@@ -418,7 +402,7 @@ void a2m_json_put_int(a2m_json_buf *b, int64_t v)
 	put(b, p, (size_t)(num + sizeof num - p));
 }
 
-void a2m_json_put_value(a2m_json_buf *b, const json_t *v)
+void a2m_json_put_value(a2m_buf *b, const json_t *v)
 {
 	put_value(b, v);
 }
@@ -432,14 +416,9 @@ char *a2m_json_write_between(const char *head, size_t head_len, const json_t *v,
 			     const char *tail, size_t tail_len, size_t *len)
 {
 	buf b = {0};
+	a2m_buf_reserve(&b, 1024);  /* a describe, a recall of a few */
 	put(&b, head, head_len);
 	put_value(&b, v);
 	put(&b, tail, tail_len);
-	if (b.failed || !b.p) {
-		free(b.p);
-		return NULL;
-	}
-	if (len)
-		*len = b.len;
-	return b.p;
+	return a2m_buf_take(&b, len);
 }

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "util/buf.h"
+
 /*
 ** Returns the compact JSON text of v as a NUL-terminated string the caller
 ** frees with free(), and its length in *len when len is not NULL. Returns
@@ -34,22 +36,15 @@ char *a2m_json_write_between(const char *head, size_t head_len, const json_t *v,
 
 /*
 ** The same writer, piece by piece, for text built by hand (a recall's
-** records, src/protocol/records.c): zero-initialise a buffer, put into it,
-** then take b.p (free with free()) unless b.failed (memory ran out; free
-** b.p anyway). Every piece writes exactly what a2m_json_write() writes for
-** the same value.
+** records, src/protocol/records.c) in a buffer of util/buf.h: put into it,
+** then take the text with a2m_buf_take(). Every piece writes exactly what
+** a2m_json_write() writes for the same value.
 */
-typedef struct a2m_json_buf {
-	char  *p;
-	size_t len, cap;
-	int    failed;
-} a2m_json_buf;
-
-void a2m_json_put_raw(a2m_json_buf *b, const char *s, size_t n);    /* verbatim */
-void a2m_json_put_string(a2m_json_buf *b, const char *s, size_t n); /* a JSON string */
-void a2m_json_put_real(a2m_json_buf *b, double d);                  /* non-finite: null */
-void a2m_json_put_int(a2m_json_buf *b, int64_t v);
-void a2m_json_put_value(a2m_json_buf *b, const json_t *v);
+void a2m_json_put_raw(a2m_buf *b, const char *s, size_t n);    /* verbatim */
+void a2m_json_put_string(a2m_buf *b, const char *s, size_t n); /* a JSON string */
+void a2m_json_put_real(a2m_buf *b, double d);                  /* non-finite: null */
+void a2m_json_put_int(a2m_buf *b, int64_t v);
+void a2m_json_put_value(a2m_buf *b, const json_t *v);
 
 /*
 ** Writes the shortest decimal text that strtod() reads back as exactly d into

@@ -1,5 +1,5 @@
 /*
-** conformance_keys.c — checks of the keys capability (spec §3.6, §4.9;
+** check_keys.c — checks of the keys capability (spec §3.6, §4.9;
 ** DECISIONS 017): a write to an occupied key replaces the record there,
 ** keys are unique per owner, memory/fetch reads an address, and key_prefix
 ** selects a subtree for recall, timeline and forget.
@@ -8,7 +8,7 @@
 */
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* Writes one record "<m> <text>" at key (as owner when not NULL) with
 ** fields; returns its id, or NULL after failing. */

@@ -1,5 +1,5 @@
 /*
-** conformance_summarize.c — checks of the summarize capability (spec
+** check_summarize.c — checks of the summarize capability (spec
 ** §4.15): a selection is rewritten into summary records, which are stored
 ** as ordinary records while the sources stay where they were.
 **
@@ -16,7 +16,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* ---- running a check with its summaries removed afterwards ---- */
 

@@ -1,5 +1,5 @@
 /*
-** conformance_prompt.c — checks of the prompt capability (spec §4.16): a
+** check_prompt.c — checks of the prompt capability (spec §4.16): a
 ** `prompt` parameter on memory/recall and memory/timeline that adds a
 ** rendered block and the ids it holds, and changes nothing else.
 **
@@ -11,7 +11,7 @@
 */
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* Unicode code points in UTF-8 text: the unit of a budget. */
 static size_t code_points(const char *s)

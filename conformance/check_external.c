@@ -1,5 +1,5 @@
 /*
-** conformance_external.c — checks of the external capability (spec §3.8;
+** check_external.c — checks of the external capability (spec §3.8;
 ** DECISIONS 019): a record may point at something instead of holding it,
 ** the pointer comes back exactly as written, and the server never follows
 ** it.
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* How long a server gets to make a connection it should never make. */
 #define DEREFERENCE_WAIT_MS 300

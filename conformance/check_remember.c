@@ -1,5 +1,5 @@
 /*
-** conformance_remember.c — the core/remember group: memory/remember
+** check_remember.c — the core/remember group: memory/remember
 ** (spec §4.2) and the record it stores (§3.1–§3.3): ids, client ids and
 ** idempotence, atomic batches, metadata that round-trips exactly, the
 ** limits of describe, timestamps and roles.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* ---- core/remember (spec §4.2, §3.1–§3.3) ---- */
 

@@ -1,5 +1,5 @@
 /*
-** conformance_rpc.c — checks of the envelope every A2M message travels in:
+** check_rpc.c — checks of the envelope every A2M message travels in:
 ** the JSON-RPC 2.0 request and response objects (group "rpc") and the stdio
 ** framing of spec §8.2 (group "stdio").
 **
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* Which id an answer to a refused line must carry. */
 enum id_rule {

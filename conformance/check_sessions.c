@@ -1,5 +1,5 @@
 /*
-** conformance_sessions.c — checks of the sessions capability (spec §3.5,
+** check_sessions.c — checks of the sessions capability (spec §3.5,
 ** §4.4, §4.10, §4.11; DECISIONS 008): the session field, replaying one
 ** conversation with timeline, session/list, capacity kept per session, and
 ** session/close percolating a finished conversation down the stack.
@@ -13,7 +13,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 static const char *fresh_session(conf_ctx *cx)
 {

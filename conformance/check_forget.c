@@ -1,5 +1,5 @@
 /*
-** conformance_forget.c — the core/forget group: memory/forget (spec §4.5)
+** check_forget.c — the core/forget group: memory/forget (spec §4.5)
 ** by ids, where and query; a forget that selects nothing is refused, and
 ** one forgets only the caller's records.
 **
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* ---- core/forget (spec §4.5) ---- */
 

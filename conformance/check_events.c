@@ -1,9 +1,9 @@
 /*
-** conformance_events.c — the events group: checks of the events capability
+** check_events.c — the events group: checks of the events capability
 ** (spec §4.12–§4.14; DECISIONS 026), which is one log read two ways. This
-** group polls it with memory/events; "events/push" (conformance_push.c)
+** group polls it with memory/events; "events/push" (check_push.c)
 ** subscribes and watches the same events arrive as notifications. Reading
-** the log is in conformance_event_log.c.
+** the log is in helpers_event_log.c.
 **
 ** The log belongs to the server process and other activity may land in it
 ** (a spill under capacity pressure is a `consolidated` event of its own),
@@ -14,7 +14,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /*
 ** A tier describe reports without a capacity (absent, null or 0), so a

@@ -1,15 +1,22 @@
 /*
-** conformance.h — what a group of conformance checks is, and the helpers a
+** suite.h — what a group of conformance checks is, and the helpers a
 ** check is written with.
 **
-** The suite is a list of groups (conformance.c), each a table of checks in
-** one file per capability: conformance_rpc.c for the JSON-RPC envelope and
-** the stdio framing, conformance_describe.c, _remember.c, _read.c and
-** _forget.c for the core methods, conformance_http.c for the HTTP binding
+** The conformance suite is a program of its own, a2m-conformance (`a2m
+** conformance` runs it): it speaks only the protocol, through the client
+** side of the library (include/a2m_client.h, src/client/) and jansson, and
+** links nothing of the server (the Makefile links it from this folder, the
+** client and five neutral files of src/util/ alone; tests/library_test.sh
+** checks its includes and symbols).
+**
+** The suite is a list of groups (suite.c), each a table of checks in
+** one file per capability: check_rpc.c for the JSON-RPC envelope and
+** the stdio framing, check_describe.c, _remember.c, _read.c and
+** _forget.c for the core methods, check_http.c for the HTTP binding
 ** (run only over --http, as the stdio group runs only over --stdio). The
-** helpers below are defined in conformance_helpers.c and
-** conformance_records.c, unless a section says otherwise. To add the
-** checks of a capability, write conformance_<cap>.c defining
+** helpers below are defined in helpers.c and
+** helpers_records.c, unless a section says otherwise. To add the
+** checks of a capability, write check_<cap>.c defining
 **
 **   static const conf_check checks[] = {
 **           {"promote moves records to the named tier", check_promote_moves, NULL},
@@ -18,7 +25,7 @@
 **   const conf_group conf_group_<cap> = {"<cap>", "<cap>", checks,
 **                                        CONF_COUNT(checks), 0};
 **
-** declare it below, and add it to the table in conformance.c. The runner
+** declare it below, and add it to the table in suite.c. The runner
 ** reports every check of a group whose capability the server does not
 ** declare as skipped, so a check may assume its capability is declared.
 **
@@ -38,8 +45,8 @@
 ** their content and, under "cfm", their metadata. Every record the suite
 ** writes also carries "cfrun": the run's token, so the run can clean up.
 */
-#ifndef A2M_CONFORMANCE_H
-#define A2M_CONFORMANCE_H
+#ifndef A2M_CONFORMANCE_SUITE_H
+#define A2M_CONFORMANCE_SUITE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +55,11 @@
 
 #include "a2m_client.h"
 #include "client/client_json.h"
+
+/* The program's exit statuses: 0 every check passed, 1 one failed, 2 usage. */
+#define CONF_EXIT_OK    0
+#define CONF_EXIT_ERROR 1
+#define CONF_EXIT_USAGE 2
 
 /* Error codes of spec §7, for the checks' expectations. */
 enum {
@@ -92,7 +104,7 @@ typedef struct conf_group {
 */
 int a2m_cmd_conformance(int argc, char **argv);
 
-/* The groups, defined in their files and listed in conformance.c. */
+/* The groups, defined in their files and listed in suite.c. */
 extern const conf_group conf_group_rpc;
 extern const conf_group conf_group_stdio;
 extern const conf_group conf_group_http;
@@ -110,7 +122,7 @@ extern const conf_group conf_group_sessions;
 extern const conf_group conf_group_keys;
 
 /*
-** What those groups share, defined in conformance_layout.c: the tier layout
+** What those groups share, defined in helpers_layout.c: the tier layout
 ** as describe reports it (spec §4.7), and writes placed so they stay put.
 ** Nothing here hard-codes a layout; a check that needs a kind of tier the
 ** server lacks skips.
@@ -186,7 +198,7 @@ extern const conf_group conf_group_read_only;
 
 /*
 ** What the events and events/push groups share, defined in
-** conformance_event_log.c: reading the log of spec §4.12.
+** helpers_event_log.c: reading the log of spec §4.12.
 */
 
 /* Polls one read may take before the suite suspects a loop. */
@@ -454,8 +466,8 @@ int conf_is_wire_timestamp(const char *s);
 
 #ifdef A2M_CONFORMANCE_INTERNAL
 /*
-** The runner's state, for conformance.c, conformance_helpers.c and
-** conformance_records.c only; a check sees conf_ctx through the functions
+** The runner's state, for suite.c, helpers.c and
+** helpers_records.c only; a check sees conf_ctx through the functions
 ** above and never defines A2M_CONFORMANCE_INTERNAL.
 */
 

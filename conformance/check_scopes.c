@@ -1,5 +1,5 @@
 /*
-** conformance_scopes.c — checks of the scopes capability (spec §3.1, §4.2,
+** check_scopes.c — checks of the scopes capability (spec §3.1, §4.2,
 ** §6; DECISIONS 004): the owner field, remember's default owner, and what
 ** each owner sees.
 **
@@ -15,7 +15,7 @@
 */
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* Spec §7: the caller may not act on that owner's records. */
 enum { SCOPE_DENIED = -32005 };

@@ -1,12 +1,12 @@
 /*
-** conformance_describe.c — the core/describe group: what memory/describe
+** check_describe.c — the core/describe group: what memory/describe
 ** must report (spec §4.1) — identity, capabilities, methods, limits — and
 ** how it answers the protocol version a client asks for (spec §2).
 */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* ---- core/describe (spec §4.1) ---- */
 

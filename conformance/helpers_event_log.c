@@ -1,12 +1,12 @@
 /*
-** conformance_event_log.c — reading the event log (spec §4.12) for the
+** helpers_event_log.c — reading the event log (spec §4.12) for the
 ** events and events/push groups: polls checked for shape and order, the
 ** head cursor, everything after a cursor, and picking out the events that
 ** name a check's own records.
 */
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* A wire timestamp (spec §3.3) that also names a real time. */
 static int is_wire_timestamp(const char *s)

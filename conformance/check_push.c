@@ -1,12 +1,12 @@
 /*
-** conformance_push.c — the events/push group (spec §4.13, §4.14; DECISIONS
+** check_push.c — the events/push group (spec §4.13, §4.14; DECISIONS
 ** 026): after memory/events/subscribe the events of the log arrive as
 ** notifications, the same ones a poll returns, and stop after
-** memory/events/unsubscribe. Reading the log is in conformance_event_log.c.
+** memory/events/unsubscribe. Reading the log is in helpers_event_log.c.
 */
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* How long a notification that must not come is waited for. */
 #define QUIET_MS 300

@@ -1,7 +1,7 @@
 /*
-** conformance_tiers.c — checks of the tiers capability (spec §3.4, §4.6,
+** check_tiers.c — checks of the tiers capability (spec §3.4, §4.6,
 ** §4.7): the layout describe reports, placement on write and promote.
-** Consolidate and capacity (spills) are in conformance_capacity.c.
+** Consolidate and capacity (spills) are in check_capacity.c.
 **
 ** Everything is derived from describe's "tiers": which tier is bounded,
 ** where it spills, which kind it is. A check that needs something the
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* Spec §7: a referenced tier does not exist. */
 enum { UNKNOWN_TIER = -32002 };

@@ -1,5 +1,5 @@
 /*
-** conformance_embeddings.c — checks of the embeddings capability (spec
+** check_embeddings.c — checks of the embeddings capability (spec
 ** §3.7; DECISIONS 018): vectors the caller brings are stored verbatim,
 ** returned only when asked for, held to the store's width, and searched
 ** with the metric describe declares.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* The width a check uses on a store whose width is not fixed yet. */
 #define FRESH_WIDTH 4

@@ -1,9 +1,9 @@
 /*
-** conformance_helpers.c — the helpers a check is written with
+** helpers.c — the helpers a check is written with
 ** (conformance.h): verdicts, scratch memory released when the check ends,
 ** markers, time, what the run knows about the server, and calls to it with
 ** their expectations. Writing and finding records is in
-** conformance_records.c; the runner that drives all this is conformance.c.
+** helpers_records.c; the runner that drives all this is suite.c.
 */
 #include <ctype.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #define A2M_CONFORMANCE_INTERNAL
-#include "cli/conformance.h"
+#include "suite.h"
 #include "util/clock.h"
 
 /* ---- verdicts ---- */

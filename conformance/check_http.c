@@ -1,5 +1,5 @@
 /*
-** conformance_http.c — checks of the HTTP binding itself (spec §8.3, §6,
+** check_http.c — checks of the HTTP binding itself (spec §8.3, §6,
 ** §6.1): what the server answers at the HTTP level, which the client API
 ** deliberately hides (it turns every status but 200 and 202 into an error).
 **
@@ -19,7 +19,8 @@
 #include <strings.h>
 
 
-#include "cli/conformance.h"
+#include "suite.h"
+#include "util/buf.h"
 #include "util/curl_api.h"
 
 #define CONF_UNKNOWN_TIER  -32002
@@ -58,42 +59,22 @@ typedef struct raw_reply {
 	const char *headers;         /* the final response's header block */
 } raw_reply;
 
-typedef struct buf {
-	char *data;
-	size_t len, cap;
-} buf;
-
-static int buf_add(buf *b, const char *data, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *grown = realloc(b->data, cap);
-		if (!grown)
-			return -1;
-		b->data = grown;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, data, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return 0;
-}
-
 static size_t on_data(char *data, size_t size, size_t n, void *user)
 {
-	return buf_add(user, data, size * n) ? 0 : size * n;
+	a2m_buf *b = user;
+	a2m_buf_put(b, data, size * n);
+	return b->failed ? 0 : size * n;
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *user)
 {
-	buf *b = user;
+	a2m_buf *b = user;
 	/* A new status line (after a 100 Continue, say): keep only the last
 	** response's headers. */
 	if (size * n >= 5 && strncmp(data, "HTTP/", 5) == 0)
 		b->len = 0;
-	return buf_add(b, data, size * n) ? 0 : size * n;
+	a2m_buf_put(b, data, size * n);
+	return b->failed ? 0 : size * n;
 }
 
 /* libcurl, loaded (util/curl_api.h), or NULL after failing the check. */
@@ -131,9 +112,9 @@ static const char *url_of(conf_ctx *cx, const char *path)
 }
 
 /* Keeps bytes until the check ends, as a NUL-terminated string. */
-static const char *keep_bytes(conf_ctx *cx, const buf *b)
+static const char *keep_bytes(conf_ctx *cx, const a2m_buf *b)
 {
-	json_t *s = conf_keep(cx, json_stringn_nocheck(b->data ? b->data : "", b->len));
+	json_t *s = conf_keep(cx, json_stringn_nocheck(a2m_buf_str(b), b->len));
 	return s ? json_string_value(s) : "";
 }
 
@@ -151,7 +132,7 @@ static int raw(conf_ctx *cx, const raw_req *rq, raw_reply *out)
 		return 0;
 	CURL *k = cu->easy_init();
 	struct curl_slist *hl = NULL, *l;
-	buf body = {0}, head = {0};
+	a2m_buf body = {0}, head = {0};
 	char *auth = NULL;
 	int ok = 0;
 	if (!k) {
@@ -215,8 +196,8 @@ static int raw(conf_ctx *cx, const raw_req *rq, raw_reply *out)
 done:
 	cu->slist_free_all(hl);
 	cu->easy_cleanup(k);
-	free(body.data);
-	free(head.data);
+	a2m_buf_free(&body);
+	a2m_buf_free(&head);
 	free(auth);
 	return ok;
 }

@@ -1,16 +1,16 @@
 /*
-** conformance_records.c — writing records and finding them again
+** helpers_records.c — writing records and finding them again
 ** (conformance.h): the record every write of the suite starts from, with
 ** its run token and marker; remember and the read-only profile it detects
 ** (spec §2.1; DECISIONS 001); records picked out of a recall or timeline by
 ** marker, id or content; and the reads, writes and expectations the core
-** groups (conformance_remember.c, _read.c, _forget.c) share.
+** groups (check_remember.c, _read.c, _forget.c) share.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #define A2M_CONFORMANCE_INTERNAL
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* ---- records ---- */
 

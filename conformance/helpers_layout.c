@@ -1,5 +1,5 @@
 /*
-** conformance_layout.c — the tier layout as describe reports it (spec
+** helpers_layout.c — the tier layout as describe reports it (spec
 ** §4.7), and writes placed so they stay put: the helpers declared in
 ** conformance.h for the tiers, salience, scopes, sessions and keys groups.
 ** Nothing here hard-codes a layout; a check that needs a kind of tier the
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 const json_t *conf_tiers(conf_ctx *cx)
 {

@@ -1,5 +1,5 @@
 /*
-** conformance_read.c — the core/recall and core/timeline groups: the two
+** check_read.c — the core/recall and core/timeline groups: the two
 ** read methods (spec §4.3, §4.4) with the ranking rules of §5 recall
 ** depends on, and the `where` filter they share, checked the same way for
 ** both.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* ---- core/recall (spec §4.3, §5) ---- */
 

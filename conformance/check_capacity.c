@@ -1,9 +1,9 @@
 /*
-** conformance_capacity.c — the second half of the tiers capability (spec
+** check_capacity.c — the second half of the tiers capability (spec
 ** §3.4, §4.7; DECISIONS 006): consolidate, and capacity kept by spilling
 ** whole groups down the spill chain — never into procedural.
 **
-** Like conformance_tiers.c, everything is derived from describe's "tiers";
+** Like check_tiers.c, everything is derived from describe's "tiers";
 ** a check the layout cannot exercise (no bounded tier with spill_to) skips.
 ** Tiers are read back with timeline, never recall: a recall is an access
 ** and may promote.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /*
 ** A bounded tier whose capacity lies in [min, max]: one that spills to a

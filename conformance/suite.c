@@ -1,5 +1,5 @@
 /*
-** conformance.c — `a2m conformance`: runs the conformance checks against a
+** suite.c — `a2m conformance` (a2m-conformance): runs the conformance checks against a
 ** server it reaches only through the protocol, and reports one line each.
 **
 **   ok   core/recall: limit 1 returns one record
@@ -11,8 +11,8 @@
 ** This file is the runner: the command line, the table of groups, starting
 ** (and restarting) the server, watching what it writes, running each check
 ** and reporting its verdict, and the clean-up. The helpers the checks are
-** written with (conformance.h) are in conformance_helpers.c and
-** conformance_records.c; the checks themselves live in one file per
+** written with (conformance.h) are in helpers.c and
+** helpers_records.c; the checks themselves live in one file per
 ** capability. It links nothing of the server: only the client
 ** (a2m_client.h) and jansson, so the suite judges our server exactly as it
 ** judges anyone's.
@@ -26,9 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #define A2M_CONFORMANCE_INTERNAL
-#include "cli/conformance.h"
+#include "suite.h"
 
 /*
 ** The groups, in the order they run. A new capability adds its group here,
@@ -438,7 +437,7 @@ static void usage(FILE *out)
 static int usage_error(const char *what, const char *arg)
 {
 	fprintf(stderr, "a2m conformance: %s%s (try --help)\n", what, arg);
-	return A2M_EXIT_USAGE;
+	return CONF_EXIT_USAGE;
 }
 
 int a2m_cmd_conformance(int argc, char **argv)
@@ -454,7 +453,7 @@ int a2m_cmd_conformance(int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
-			return A2M_EXIT_OK;
+			return CONF_EXIT_OK;
 		} else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
 			cx.verbose = 1;
 		} else if (strcmp(a, "--timeout") == 0) {
@@ -509,7 +508,7 @@ int a2m_cmd_conformance(int argc, char **argv)
 	conf_make_run_token(&cx);
 	if (connect_server(&cx) != 0) {
 		fprintf(stderr, "a2m conformance: %s\n", cx.describe_error);
-		return A2M_EXIT_ERROR;
+		return CONF_EXIT_ERROR;
 	}
 
 	int cleaned = 0;
@@ -531,5 +530,5 @@ int a2m_cmd_conformance(int argc, char **argv)
 
 	printf("%u check%s skipped\n", cx.skipped, cx.skipped == 1 ? "" : "s");
 	printf("%u/%u checks passed\n", cx.passed, cx.passed + cx.failed);
-	return cx.failed ? A2M_EXIT_ERROR : A2M_EXIT_OK;
+	return cx.failed ? CONF_EXIT_ERROR : CONF_EXIT_OK;
 }

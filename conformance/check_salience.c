@@ -1,5 +1,5 @@
 /*
-** conformance_salience.c — checks of the salience capability (spec §3.1,
+** check_salience.c — checks of the salience capability (spec §3.1,
 ** §4.8; DECISIONS 006): the salience, access_count and accessed_at fields,
 ** memory/reinforce, the access a recall records, and promotion earned by
 ** being recalled promote_after times.
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* The marker's records by timeline, which is not an access; n expected. */
 static json_t *read_back(conf_ctx *cx, const char *m, size_t n)

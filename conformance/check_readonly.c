@@ -1,5 +1,5 @@
 /*
-** conformance_readonly.c — the read-only profile (spec §2.1; DECISIONS
+** check_readonly.c — the read-only profile (spec §2.1; DECISIONS
 ** 001): a server may refuse every write with -32004 READ_ONLY and still be
 ** conformant, provided it refuses them all, every time, and keeps serving
 ** describe, recall and timeline normally.
@@ -11,7 +11,7 @@
 */
 #include <string.h>
 
-#include "cli/conformance.h"
+#include "suite.h"
 
 /* How many times each write is sent: a refusal must not wear off. */
 #define TRIES 2
