@@ -120,7 +120,7 @@ ifeq ($(TSAN),1)
 all: $(TSAN_BIN)
 else
 all: $(BUILD)/liba2m.a $(SHARED) $(BUILD)/a2m $(BUILD)/a2m.pc $(BUILD)/a2m.1 $(TEST_BIN) \
-     $(TEST_HELP) $(BUILD)/a2m-conformance
+     $(TEST_HELP) $(BUILD)/a2m-conformance $(BUILD)/servers/a2m-minimal
 endif
 
 # The list above, for scripts/run-tests.sh: a listed test that was not built
@@ -196,6 +196,30 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m-test.a
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm
+
+# --- servers/minimal: an A2M server that shares no code with liba2m ---------
+# Written from the spec alone (servers/minimal/README.md, issue 20), so it is
+# compiled with jansson's flags and none of ours (no -Iinclude -Isrc) and
+# linked with jansson and libm alone. Each command is recorded beside its
+# output, and servers/minimal/check_isolation.sh then checks those commands,
+# the headers the compiler read (-MD) and the symbols and libraries of the
+# object and binary: anything of ours fails the build. liba2m.a is order-only:
+# it is not linked, only read, to know which symbols are ours.
+MINIMAL_CC   = $(CC) -std=c11 $(OPT) $(WARN) $(shell pkg-config --cflags jansson) -MD -c $< -o $@
+MINIMAL_LINK = $(CC) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs jansson) -lm
+
+$(BUILD)/servers/a2m-minimal.o: servers/minimal/a2m_minimal.c
+	@mkdir -p $(dir $@)
+	$(MINIMAL_CC)
+	@echo '$(MINIMAL_CC)' >$@.cmd
+
+$(BUILD)/servers/a2m-minimal: $(BUILD)/servers/a2m-minimal.o servers/minimal/check_isolation.sh \
+                              | $(BUILD)/liba2m.a
+	$(MINIMAL_LINK)
+	@echo '$(MINIMAL_LINK)' >$@.cmd
+	@servers/minimal/check_isolation.sh $(BUILD) >$@.isolation || \
+		{ cat $@.isolation; rm -f $@; exit 1; }
+
 
 # Every build the test run needs, then the run: the same suites ./dev.sh test
 # runs (it installs what is missing, then calls this).

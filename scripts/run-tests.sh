@@ -9,7 +9,9 @@
 # tokens, over TLS) and the HTTP transport tests; each again under
 # ASan+UBSan (build-san/); the tests of threads under ThreadSanitizer
 # (build-tsan/: the Makefile's TSAN_TESTS); one conformance pass with the
-# server under valgrind; and the library as installed (tests/library_test.sh).
+# server under valgrind; the minimal server of servers/minimal (isolation,
+# conformance, its own checks, valgrind); and the library as installed
+# (tests/library_test.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,6 +102,22 @@ done
 if command -v valgrind >/dev/null && [ -x build/a2m ]; then
 	run "conformance under valgrind" build/a2m conformance --stdio \
 		tests/valgrind_server.sh "$tmp/valgrind.log" build/a2m serve --memory
+fi
+
+# --- servers/minimal: a server written from the spec alone (issue 20) ---
+# That it includes and links nothing of ours, the conformance suite against
+# it, and its own checks; then one conformance pass under valgrind.
+for build in build build-san; do
+	[ -x "$build/a2m" ] || continue
+	tag=""
+	[ "$build" = build-san ] && tag=" [asan+ubsan]"
+	run "minimal server: no code of ours$tag" servers/minimal/check_isolation.sh "$build"
+	run "conformance minimal server$tag" "$build/a2m" conformance --stdio "$build/servers/a2m-minimal"
+	run "minimal server$tag" servers/minimal/test.sh "$build/servers/a2m-minimal"
+done
+if command -v valgrind >/dev/null && [ -x build/a2m ]; then
+	run "conformance minimal server under valgrind" build/a2m conformance --stdio \
+		tests/valgrind_server.sh "$tmp/valgrind-minimal.log" build/servers/a2m-minimal
 fi
 
 # --- the HTTP binding ---
