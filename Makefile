@@ -83,9 +83,9 @@ LDLIBS    += $(shell pkg-config --libs $(PKGS_LINK)) -lstemmer -lpthread -lm -ld
 TEST_LDLIBS := $(LDLIBS) $(shell pkg-config --libs $(PKGS_LAZY))
 LDFLAGS   += $(filter -fsanitize=%,$(OPT))
 
-LIB_SRC   := $(wildcard src/*.c src/util/*.c src/store/*.c src/rank/*.c src/rpc/*.c \
+LIB_SRC   := $(wildcard src/server/*.c src/util/*.c src/store/*.c src/rank/*.c src/rpc/*.c \
                         src/protocol/*.c src/stack/*.c src/transport/*.c src/client/*.c \
-                        src/embed/*.c)
+                        src/embed/*.c src/events/*.c src/compose/*.c)
 CLI_SRC   := $(wildcard src/cli/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c)
 # The conformance suite (conformance/) is a program of its own: it is linked

@@ -1,5 +1,5 @@
 /*
-** test_events.c — unit tests of the event log (src/events.c): the cursor
+** test_events.c — unit tests of the event log (src/events/event_log.c): the cursor
 ** rules of spec §4.12 and DECISIONS 026, read straight from the log without
 ** a server in front of it.
 */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "events.h"
+#include "events/event_log.h"
 #include "util/json_write.h"
 
 /* 2026-07-28T10:15:30.123Z */

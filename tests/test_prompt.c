@@ -1,14 +1,14 @@
 /*
-** test_prompt.c — unit tests of the `prompt` rendering (src/prompt.c, spec
+** test_prompt.c — unit tests of the `prompt` rendering (src/compose/prompt.c, spec
 ** §4.16) and of the extractive summarizer behind memory/summarize
-** (src/summarize.c, §4.15).
+** (src/compose/summary.c, §4.15).
 */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "check.h"
-#include "prompt.h"
-#include "summarize.h"
+#include "compose/prompt.h"
+#include "compose/summary.h"
 #include "util/json_write.h"
 
 /* ---- prompt: the parameter ---- */

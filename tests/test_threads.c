@@ -1,5 +1,5 @@
 /*
-** test_threads.c — one handle shared by several threads (a2m.c): recalls
+** test_threads.c — one handle shared by several threads (server/handle.c): recalls
 ** and timelines run side by side under the shared lock while a writer
 ** remembers and replaces keys under the exclusive one. Through the public
 ** API only, against both engines. Built also with ThreadSanitizer

@@ -23,23 +23,16 @@
 #include "cli/cli.h"
 #include "cli/client_cmds.h"
 #include "cli/client_render.h"
+#include "cli/stop_signals.h"
 
 /* Milliseconds between two polls that found nothing. */
 #define DEFAULT_INTERVAL_MS 1000
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 /* Sleeps ms milliseconds or until a signal arrives. */
 static void pause_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (!stop_requested && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	while (!cli_stop_requested && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
 
@@ -78,7 +71,7 @@ int cmd_follow_events(cmd_ctx *cx, json_t *params)
 	/* No SA_RESTART: the signal must cut a sleep short. */
 	struct sigaction sa, old_int, old_term;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
+	sa.sa_handler = cli_stop_on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -95,10 +88,10 @@ int cmd_follow_events(cmd_ctx *cx, json_t *params)
 	}
 	if (rc == 0 && isatty(STDERR_FILENO))
 		fprintf(stderr, "%s: following; Ctrl-C stops\n", cx->prog);
-	while (rc == 0 && !stop_requested) {
+	while (rc == 0 && !cli_stop_requested) {
 		cli_error err = {0};
 		if (cli_conn_call(cx->conn, "memory/events", params, 1, &result, &err) != 0) {
-			if (!stop_requested) {
+			if (!cli_stop_requested) {
 				if (err.kind == CLI_ERR_PROTOCOL)
 					fprintf(stderr, "%s: error %d %s: %s\n", cx->prog, err.code,
 						cli_error_name(err.code), err.message);

@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/client_conn.h"
 #include "cli/mcp_tools.h"
+#include "cli/stop_signals.h"
 #include "util/fd.h"
 #include "util/json_write.h"
 #include "util/log.h"
@@ -80,14 +81,6 @@ static const char usage_tail[] =
 	"  -h, --help            show this help\n"
 	"\n"
 	"Claude Code:  claude mcp add a2m -- a2m mcp --db ~/.a2m/memory.db\n";
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 /* ---- one session ---- */
 
@@ -300,7 +293,7 @@ static int serve(mcp_session *s, const sigset_t *wait_mask)
 	int skipping = 0, rc = 0;
 	if (!buf)
 		return -1;
-	while (!stop_requested && !s->write_failed) {
+	while (!cli_stop_requested && !s->write_failed) {
 		struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
 		int ready = ppoll(&pfd, 1, NULL, wait_mask);
 		if (ready < 0) {
@@ -410,18 +403,8 @@ static int mcp(cli_target *target, int argc, char **argv)
 
 	/* Block the stop signals; the loop takes them only while it waits for
 	** input, so a signal never lands in the middle of a tool call. */
-	sigset_t block, wait_mask;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &wait_mask);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sigset_t wait_mask;
+	cli_stop_signals_block(&wait_mask);
 
 	cli_conn *conn;
 	cli_error err = {0};
@@ -446,6 +429,6 @@ static int mcp(cli_target *target, int argc, char **argv)
 	int rc = serve(&s, &wait_mask);
 	mcp_tools_free(s.tools);
 	cli_conn_close(conn);
-	a2m_log(A2M_LOG_INFO, "stopped (%s)", stop_requested ? "signal" : "end of input");
+	a2m_log(A2M_LOG_INFO, "stopped (%s)", cli_stop_requested ? "signal" : "end of input");
 	return rc == 0 ? A2M_EXIT_OK : A2M_EXIT_ERROR;
 }

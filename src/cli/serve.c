@@ -16,6 +16,7 @@
 
 #include "a2m.h"
 #include "cli/cli.h"
+#include "cli/stop_signals.h"
 #include "cli/store_options.h"
 #include "transport/http.h"
 #include "transport/stdio.h"
@@ -75,14 +76,6 @@ static const char usage[] =
 
 /* The most --allow-origin values accepted. */
 #define MAX_ORIGINS 64
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 /* Returns the value after a flag, or NULL when it is missing. */
 static const char *flag_value(int argc, char **argv, int *i)
@@ -165,7 +158,7 @@ static int serve_http(a2m *h, const cli_store *st, a2m_http_config *hcfg,
 
 	/* The workers were started with the stop signals blocked and inherit
 	** that, so only this thread takes them, here. */
-	while (!stop_requested)
+	while (!cli_stop_requested)
 		sigsuspend(wait_mask);
 
 	a2m_http_stop(server);
@@ -317,20 +310,9 @@ static int serve(cli_store *st, int argc, char **argv)
 	hcfg.origins = origins;
 	hcfg.n_origins = n_origins;
 
-	/* Block the stop signals; the loop takes them only while waiting. */
-	sigset_t block, wait_mask;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &wait_mask);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	/* A vanished client is an EPIPE from write(), handled there. */
-	signal(SIGPIPE, SIG_IGN);
+	/* The loop takes the stop signals only while waiting. */
+	sigset_t wait_mask;
+	cli_stop_signals_block(&wait_mask);
 
 	/* The token file is checked before the store is touched, so a typo in
 	** it cannot leave a fresh database behind. The reason names the line,
@@ -357,9 +339,9 @@ static int serve(cli_store *st, int argc, char **argv)
 		return serve_http(h, st, &hcfg, tokens, &wait_mask);
 	a2m_log(A2M_LOG_INFO, "serving %s on stdio",
 		cli_store_in_memory(st) ? "an in-memory store" : cli_store_path(st));
-	int rc = a2m_stdio_serve(h, STDIN_FILENO, STDOUT_FILENO, max_line, &stop_requested,
+	int rc = a2m_stdio_serve(h, STDIN_FILENO, STDOUT_FILENO, max_line, &cli_stop_requested,
 				 &wait_mask);
 	a2m_close(h);
-	a2m_log(A2M_LOG_INFO, "stopped (%s)", stop_requested ? "signal" : "end of input");
+	a2m_log(A2M_LOG_INFO, "stopped (%s)", cli_stop_requested ? "signal" : "end of input");
 	return rc == 0 ? A2M_EXIT_OK : A2M_EXIT_ERROR;
 }

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
-#include "prompt.h"
+#include "events/event_log.h"
+#include "compose/prompt.h"
 
 #include "protocol/protocol.h"
 #include "util/json_write.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
+#include "events/event_log.h"
 #include "protocol/events_hook.h"
 #include "protocol/protocol.h"
 

@@ -38,7 +38,7 @@ const char *a2m_capability_name(unsigned cap)
 ** and locks nothing.
 **
 ** rpc.c calls a text handler itself, not a2m_protocol_call, so recall's
-** is bracketed by its entry below (recall_text). describe's is not: a2m.c
+** is bracketed by its entry below (recall_text). describe's is not: server/handle.c
 ** recognises it by its address to answer a cached describe without the
 ** handle's lock, and a miss reads only a few figures, once per change.
 */

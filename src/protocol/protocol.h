@@ -44,7 +44,7 @@ struct a2m_event_log;
 /*
 ** The server: what every call of a method shares, and nothing of any one
 ** call (a2m_call has that), so calls running side by side under the
-** handle's shared lock (a2m.c) read one server without copying it.
+** handle's shared lock (server/handle.c) read one server without copying it.
 */
 typedef struct a2m_server {
 	const char *name;        /* owned */
@@ -60,7 +60,7 @@ typedef struct a2m_server {
 	char       *sub_owner;   /* owned; the subscriber's scope */
 	/*
 	** Delivers one notification: the method and its params (borrowed). The
-	** handle frames it as it frames a response (a2m.c): this layer says
+	** handle frames it as it frames a response (server/handle.c): this layer says
 	** what to tell, not how a message is written.
 	*/
 	void      (*notify)(void *ctx, const char *method, json_t *params);
@@ -69,7 +69,7 @@ typedef struct a2m_server {
 } a2m_server;
 
 /*
-** One call of a method: the server, and who is calling. a2m.c makes one
+** One call of a method: the server, and who is calling. server/handle.c makes one
 ** per request.
 */
 typedef struct a2m_call {
@@ -81,7 +81,7 @@ typedef struct a2m_call {
 	const char *principal;  /* its authenticated principal, or NULL */
 	int         push;       /* its connection can carry notifications (§4.13) */
 	/* It holds the handle's lock only shared, beside other readers
-	** (a2m.c): it must change nothing of the server (a2m_selection.shared). */
+	** (server/handle.c): it must change nothing of the server (a2m_selection.shared). */
 	int         shared;
 } a2m_call;
 
@@ -105,7 +105,7 @@ typedef struct a2m_method {
 	** log's objects): serialise it before letting go of the handle. */
 	int           shares;
 	a2m_method_text_fn text;  /* NULL, or preferred to fn (describe's cache) */
-	/* It may run under the shared lock (a2m.c): it only reads, and where it
+	/* It may run under the shared lock (server/handle.c): it only reads, and where it
 	** would write (recall's promotions, the touches' flush) it answers
 	** A2M_NEED_EXCLUSIVE (stack.h) to be run again exclusively. */
 	int           shared;

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "prompt.h"
+#include "compose/prompt.h"
 #include "protocol/protocol.h"
 #include "util/json_write.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "protocol/protocol.h"
-#include "summarize.h"
+#include "compose/summary.h"
 #include "util/json_write.h"
 
 /* Source records read when limit is absent, and the most ever read: the call

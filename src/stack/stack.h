@@ -162,7 +162,7 @@ typedef struct a2m_selection {
 	const json_t *where;   /* borrowed; NULL = no filter */
 	a2m_scope     scope;
 	/*
-	** The caller holds the handle's lock only shared (a2m.c): other reads
+	** The caller holds the handle's lock only shared (server/handle.c): other reads
 	** run at the same time, so this one must change nothing but recall's
 	** waiting touches. Where it would do more (write a promotion or the
 	** touches, embed, search vectors) the stack answers A2M_NEED_EXCLUSIVE

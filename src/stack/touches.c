@@ -25,7 +25,7 @@
 ** The trade: a crash loses at most the touches still waiting (the last
 ** touch_buffer records' counts, or the last second's), never a record.
 **
-** Recalls may run at once under the handle's shared lock (a2m.c): noting
+** Recalls may run at once under the handle's shared lock (server/handle.c): noting
 ** and looking up take the buffer's own mutex, briefly. Writing the buffer
 ** (apply, flush: a write transaction) happens only under the exclusive
 ** lock; a shared recall that finds the buffer due asks for it instead

@@ -460,7 +460,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	/*
 	** One worker per core unless told otherwise (a2m_http_default_threads):
 	** recalls and timelines run side by side under the handle's shared
-	** lock (a2m.c), so a core of their own each is what makes them scale;
+	** lock (server/handle.c), so a core of their own each is what makes them scale;
 	** writes still take turns.
 	*/
 	unsigned threads = cfg->threads ? cfg->threads : a2m_http_default_threads();

@@ -1,5 +1,5 @@
 /*
-** summarize.c — the extractive summarizer (see summarize.h).
+** summary.c — the extractive summarizer (see summary.h).
 **
 ** The sources are cut into sentences. A sentence scores by the content words
 ** it shares with the other sources: each distinct content word adds the
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "summarize.h"
+#include "compose/summary.h"
 #include "util/text.h"
 #include "util/hash.h"
 

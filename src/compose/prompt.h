@@ -6,8 +6,8 @@
 ** no model, so `model` is never offered and asking for it is INVALID_PARAMS.
 ** Rendering never changes which records are selected or their order.
 */
-#ifndef A2M_PROMPT_H
-#define A2M_PROMPT_H
+#ifndef A2M_COMPOSE_PROMPT_H
+#define A2M_COMPOSE_PROMPT_H
 
 #include <stddef.h>
 

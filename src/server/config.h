@@ -7,8 +7,8 @@
 ** API, the file's members and the defaults alike, so an option is declared,
 ** validated and defaulted in one place.
 */
-#ifndef A2M_CONFIG_H
-#define A2M_CONFIG_H
+#ifndef A2M_SERVER_CONFIG_H
+#define A2M_SERVER_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,12 +1,12 @@
 /*
-** summarize.h — the built-in summarizer behind memory/summarize (spec
+** summary.h — the built-in summarizer behind memory/summarize (spec
 ** §4.15): deterministic and extractive, with no model. It picks the
 ** sentences of the sources that carry the most of what the sources share,
 ** in their original order, so the summary never says anything the sources
 ** did not.
 */
-#ifndef A2M_SUMMARIZE_H
-#define A2M_SUMMARIZE_H
+#ifndef A2M_COMPOSE_SUMMARY_H
+#define A2M_COMPOSE_SUMMARY_H
 
 #include <stddef.h>
 

@@ -8,8 +8,8 @@
 ** walks the log with an opaque cursor, and push mirrors each append to a
 ** subscribed connection — two views of one log.
 */
-#ifndef A2M_EVENTS_H
-#define A2M_EVENTS_H
+#ifndef A2M_EVENTS_EVENT_LOG_H
+#define A2M_EVENTS_EVENT_LOG_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
-** events.c — the bounded change log behind memory/events (see events.h).
+** event_log.c — the bounded change log behind memory/events (see event_log.h).
 **
 ** The log is a ring of `capacity` slots. Event seq s lives in slot
 ** (s - 1) % capacity; the log retains the events head - count + 1 .. head,
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
+#include "events/event_log.h"
 #include "util/clock.h"
 #include "util/random.h"
 #include "util/text.h"

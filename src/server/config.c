@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "config.h"
+#include "server/config.h"
 #include "embed/embedder.h"
 #include "protocol/protocol.h"
 #include "stack/stack.h"

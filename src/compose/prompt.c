@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prompt.h"
+#include "compose/prompt.h"
 #include "util/buf.h"
 #include "util/text.h"
 

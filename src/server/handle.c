@@ -1,0 +1,252 @@
+/*
+** handle.c — a2m_handle (include/a2m.h): each call's method run under the
+** handle's reader-writer lock, which is what makes a handle safe to share
+** between threads: the methods the table marks shared (recall, timeline)
+** hold it shared and run side by side, everything else holds it
+** exclusively; parsing, serialising and a describe from the cache happen
+** outside it. Also the notifications' framing, and the library's version
+** and status names.
+*/
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "protocol/protocol.h"
+#include "rpc/rpc.h"
+#include "server/server.h"
+#include "util/log.h"
+
+/*
+** The call of one request: who sent it (network, principal: NULL for a
+** local caller or nobody authenticated) and what that gives it. A server
+** that cannot authenticate its caller must not offer scopes over a network
+** (spec §6). push starts 0: a network binding cannot push (§8.3), a
+** shared method emits nothing, and a local caller's is read under the
+** exclusive lock, which a2m_set_notify changes it under (handle).
+*/
+static a2m_call call_of(a2m *h, int network, const char *principal)
+{
+	a2m_call c = {.srv = &h->srv, .caps = h->srv.declared, .network = network,
+		      .principal = network ? principal : NULL};
+	if (network && !principal)
+		c.caps &= ~(unsigned)A2M_CAP_SCOPES;
+	return c;
+}
+
+/*
+** The one path of memory/describe that holds no lock: a network caller's
+** request whose params hold at most a protocol, answered from the cache
+** (a network caller's push is always off, so the variant depends on nothing
+** a local caller can change). head is what goes before the result (the
+** response's start for this id). 1 with *reply on a hit; 0: let the
+** handler answer it under the lock, as every other describe.
+*/
+static int describe_cached(const a2m_call *call, const char *head, const char *protocol,
+			   char **reply)
+{
+	size_t n;
+	return call->network && a2m_describe_cached(call, protocol, head, "}", reply, &n);
+}
+
+/* The same for a request known to the parser-free recogniser (rpc.h),
+** before any JSON parser runs. */
+static int describe_quick(const a2m_call *call, const char *msg, size_t len, char **reply)
+{
+	a2m_rpc_quick q;
+	char head[128], protocol[32];
+	if (!call->network || !a2m_rpc_quick_describe(msg, len, &q) ||
+	    !a2m_rpc_quick_head(&q, head, sizeof head) ||
+	    (q.protocol && q.protocol_len >= sizeof protocol))
+		return 0;
+	if (q.protocol) {
+		memcpy(protocol, q.protocol, q.protocol_len);
+		protocol[q.protocol_len] = '\0';
+	}
+	return describe_cached(call, head, q.protocol ? protocol : NULL, reply);
+}
+
+/* describe_cached() for a parsed request. */
+static int describe_parsed(const a2m_call *call, const a2m_rpc_request *req, char **reply)
+{
+	char head[128];
+	if (!call->network || !req->id || req->method->text != a2m_describe_text ||
+	    !a2m_describe_plain(req->params) || !a2m_rpc_result_head(req->id, head, sizeof head))
+		return 0;
+	json_t *p = json_object_get(req->params, "protocol");
+	return describe_cached(call, head, json_is_string(p) ? json_string_value(p) : NULL, reply);
+}
+
+/*
+** Runs a method the table marks shared under the shared lock. Returns 1
+** with *o the outcome, or 0 with *o empty when the method answered
+** A2M_NEED_EXCLUSIVE (it would have had to write: a promotion, the
+** touches' flush, an embedding; it changed nothing), and the caller then
+** runs it again exclusively.
+*/
+static int call_shared(a2m *h, a2m_call *call, const a2m_rpc_request *req,
+		       a2m_rpc_outcome *o)
+{
+	call->shared = 1;
+	pthread_rwlock_rdlock(&h->lock);
+	a2m_rpc_call(call, req, o);
+	pthread_rwlock_unlock(&h->lock);
+	call->shared = 0;
+	if (o->rc != A2M_NEED_EXCLUSIVE)
+		return 1;
+	json_decref(o->result);
+	free(o->text);
+	a2m_error_clear(&o->err);
+	memset(o, 0, sizeof *o);
+	return 0;
+}
+
+/*
+** After a shared call: writes what it left due (recall's touches, once
+** full or old), as an exclusive call would have at its end. A failure is
+** only logged: the call has its answer, and the touches wait for the next.
+*/
+static void settle(a2m *h)
+{
+	a2m_stack *st = h->srv.stack;
+	if (!a2m_stack_settle_due(st))
+		return;
+	a2m_error err = {0};
+	pthread_rwlock_wrlock(&h->lock);
+	if (a2m_stack_settle(st, &err) != 0)
+		a2m_log(A2M_LOG_WARN, "writing recall's access counts: %s", err.message);
+	pthread_rwlock_unlock(&h->lock);
+	a2m_error_clear(&err);
+}
+
+/*
+** Parsing and serialising happen outside the lock: they touch only the
+** request and the response. Only running the method holds it — shared for
+** the methods the table marks so, exclusive for the rest — except for a
+** describe a network caller gets from the cache (describe_cached).
+*/
+static int handle(a2m *h, const char *message, size_t len, int network, const char *principal,
+		  char **reply)
+{
+	if (!h || !message || !reply) {
+		if (reply)
+			*reply = NULL;
+		return A2M_MISUSE;
+	}
+	if (len == A2M_NUL_TERMINATED)
+		len = strlen(message);
+	a2m_rpc_request req;
+	a2m_rpc_outcome o;
+	int rc;
+	a2m_call call = call_of(h, network, principal);
+	if (describe_quick(&call, message, len, reply))
+		return A2M_OK;
+	if ((rc = a2m_rpc_parse(message, len, &req, reply, NULL)) != 1)
+		return rc;
+	if (describe_parsed(&call, &req, reply)) {
+		a2m_rpc_request_free(&req);
+		return A2M_OK;
+	}
+	if (req.method->shared && call_shared(h, &call, &req, &o)) {
+		settle(h);
+		rc = a2m_rpc_reply(&req, &o, reply, NULL);
+		a2m_rpc_request_free(&req);
+		return rc;
+	}
+	pthread_rwlock_wrlock(&h->lock);
+	call.push = network ? 0 : h->srv.can_push;
+	a2m_rpc_call(&call, &req, &o);
+	/* A result holding the event log's objects is written before the lock
+	** goes, while they cannot change. */
+	int shares = req.method->shares;
+	if (shares)
+		rc = a2m_rpc_reply(&req, &o, reply, NULL);
+	pthread_rwlock_unlock(&h->lock);
+	if (!shares)
+		rc = a2m_rpc_reply(&req, &o, reply, NULL);
+	a2m_rpc_request_free(&req);
+	return rc;
+}
+
+int a2m_handle(a2m *h, const char *message, size_t len, char **reply)
+{
+	return handle(h, message, len, 0, NULL, reply);
+}
+
+int a2m_handle_network(a2m *h, const char *message, size_t len, const char *principal,
+		       char **reply)
+{
+	return handle(h, message, len, 1, principal, reply);
+}
+
+/*
+** Frames a notification the server tells (protocol/events.c) as responses
+** are framed, and hands it to the user's callback: called with the lock
+** held, from inside a2m_handle, right after the change it reports.
+*/
+static void deliver(void *ctx, const char *method, json_t *params)
+{
+	a2m *h = ctx;
+	if (!h->notify)
+		return;
+	char *text = a2m_rpc_notification_text(method, json_incref(params), NULL);
+	if (text)
+		h->notify(text, h->notify_user);
+	free(text);
+}
+
+void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
+{
+	pthread_rwlock_wrlock(&h->lock);
+	h->notify = fn;
+	h->notify_user = user;
+	h->srv.notify = fn ? deliver : NULL;
+	h->srv.notify_ctx = h;
+	h->srv.can_push = fn != NULL;
+	if (!fn) {
+		/* A subscription cannot outlive the channel that carries it. */
+		h->srv.subscribed = 0;
+	}
+	pthread_rwlock_unlock(&h->lock);
+}
+
+void a2m_free(void *p)
+{
+	free(p);
+}
+
+const char *a2m_libversion(void)
+{
+	return A2M_VERSION;
+}
+
+int a2m_libversion_number(void)
+{
+	return A2M_VERSION_NUMBER;
+}
+
+const char *a2m_strerror(int code)
+{
+	switch (code) {
+	case A2M_OK:                       return "not an error";
+	case A2M_ERROR:                    return "error";
+	case A2M_NOMEM:                    return "out of memory";
+	case A2M_MISUSE:                   return "library used wrongly";
+	case A2M_RANGE:                    return "value out of range";
+	case A2M_CANTOPEN:                 return "cannot open the store";
+	case A2M_PARSE_ERROR:              return "parse error";
+	case A2M_INVALID_REQUEST:          return "invalid request";
+	case A2M_METHOD_NOT_FOUND:         return "method not found";
+	case A2M_INVALID_PARAMS:           return "invalid params";
+	case A2M_INTERNAL_ERROR:           return "internal error";
+	case A2M_UNKNOWN_RECORD:           return "unknown record";
+	case A2M_UNKNOWN_TIER:             return "unknown tier";
+	case A2M_CAPABILITY_NOT_SUPPORTED: return "capability not supported";
+	case A2M_READ_ONLY:                return "read-only";
+	case A2M_SCOPE_DENIED:             return "scope denied";
+	case A2M_QUOTA_EXCEEDED:           return "quota exceeded";
+	case A2M_PROTOCOL_NOT_SUPPORTED:   return "protocol not supported";
+	case A2M_EMBEDDING_MISMATCH:       return "embedding mismatch";
+	default:                           return "unknown error";
+	}
+}
