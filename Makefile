@@ -142,12 +142,16 @@ $(BUILD)/obj-test/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS -MMD -MP -c $< -o $@
 
+# Made anew each time: ar would keep the member of a source file that no
+# longer exists (renamed or removed) beside the new ones.
 $(BUILD)/liba2m.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/liba2m-test.a: $(LIB_TOBJ)
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 # -z defs: a symbol the library uses and links nothing for is a build error,

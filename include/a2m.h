@@ -163,6 +163,10 @@ A2M_API const char *a2m_strerror(int code);
 **   max_content_length    Unicode code points of one content; default 1048576
 **   max_recall_limit      the largest recall limit; default 1000
 **   default_recall_limit  recall's limit when absent; default 10
+**   max_depth, max_string_bytes, max_metadata_bytes, max_ids_per_call,
+**   max_where_fields, max_where_values, max_dimensions
+**                         the other dimensions of a request, each with its
+**                         default and bounds in docs/PROTOCOL.md, Limits
 **   events_retain         events kept for memory/events; default 1024
 **   touch_buffer          records whose recall access counts may wait in
 **                         memory before being written (docs/PROTOCOL.md,

@@ -143,15 +143,25 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 	for (const a2m_method *m = a2m_methods; m->name; m++)
 		if ((call->caps & m->cap) && m->fn)
 			json_array_append_new(methods, json_string(m->name));
-	json_t *res = json_pack("{ss ss so so s{sI sI sI}}",
+	const a2m_limits *l = &call->srv->limits;
+	/* The spec's three first; the rest are ours (docs/PROTOCOL.md, Limits),
+	** which a client tolerates as fields it does not know (§2). */
+	json_t *res = json_pack("{ss ss so so s{sI sI sI sI sI sI sI sI sI sI}}",
 		"protocol", A2M_PROTOCOL,
 		"name", call->srv->name,
 		"capabilities", caps,
 		"methods", methods,
 		"limits",
-		"max_records_per_call", (json_int_t)call->srv->limits.max_records_per_call,
-		"max_recall_limit", (json_int_t)call->srv->limits.max_recall_limit,
-		"max_content_length", (json_int_t)call->srv->limits.max_content_length);
+		"max_records_per_call", (json_int_t)l->max_records_per_call,
+		"max_recall_limit", (json_int_t)l->max_recall_limit,
+		"max_content_length", (json_int_t)l->max_content_length,
+		"max_depth", (json_int_t)l->max_depth,
+		"max_string_bytes", (json_int_t)l->max_string_bytes,
+		"max_metadata_bytes", (json_int_t)l->max_metadata_bytes,
+		"max_ids_per_call", (json_int_t)l->max_ids_per_call,
+		"max_where_fields", (json_int_t)l->max_where_fields,
+		"max_where_values", (json_int_t)l->max_where_values,
+		"max_dimensions", (json_int_t)l->max_dimensions);
 	if (!res)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	if (call->srv->read_only)

@@ -30,21 +30,10 @@ int a2m_method_forget(a2m_call *call, json_t *params, json_t **result, a2m_error
 	if (!selective)
 		return a2m_error_set(err, A2M_INVALID_PARAMS,
 			"forget needs a selector: ids, query, tier, where or key_prefix");
-	size_t n_ids = ids_in ? json_array_size(ids_in) : 0;
+	size_t n_ids = 0;
 	const char **ids = NULL;
-	if (ids_in) {
-		ids = calloc(n_ids + 1, sizeof *ids);
-		if (!ids)
-			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-		for (size_t i = 0; i < n_ids; i++) {
-			json_t *v = json_array_get(ids_in, i);
-			if (!json_is_string(v)) {
-				free(ids);
-				return a2m_error_set(err, A2M_INVALID_PARAMS, "ids[%zu] must be a string", i);
-			}
-			ids[i] = json_string_value(v);
-		}
-	}
+	if (ids_in && (rc = a2m_param_ids(call, params, "ids", &ids, &n_ids, err)))
+		return rc;
 	int64_t forgotten = 0;
 	rc = a2m_stack_forget(call->srv->stack, &sel, ids, n_ids, query, &forgotten, err);
 	free(ids);

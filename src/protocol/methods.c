@@ -116,10 +116,12 @@ int a2m_protocol_call(a2m_call *call, const a2m_method *m, json_t *params,
 	/* Refused consistently, every time, before anything is read (§2.1). */
 	if (call->srv->read_only && m->writes)
 		return a2m_error_set(err, A2M_READ_ONLY, "%s: this server is read-only", m->name);
+	int rc = a2m_param_limits(call, params, err);
+	if (rc)
+		return rc;
 	if (m->writes)
 		return m->fn(call, params, result, err);
-	int rc = a2m_stack_read_begin(call->srv->stack, err);
-	if (rc)
+	if ((rc = a2m_stack_read_begin(call->srv->stack, err)))
 		return rc;
 	rc = read_end(call, m->fn(call, params, result, err), err);
 	if (rc && *result) {

@@ -3,11 +3,14 @@
 ** exactly, unknown names are never looked at (DECISIONS 012).
 */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protocol/protocol.h"
 #include "stack/where.h"
+#include "util/text.h"
 
 int a2m_param_string(const json_t *params, const char *name, const char **out,
 		     a2m_error *err)
@@ -56,6 +59,65 @@ int a2m_param_salience(const json_t *v, const char *name, double *out, a2m_error
 	return 0;
 }
 
+int a2m_limit_exceeded(a2m_error *err, const char *name, int64_t max, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+	err->code = A2M_QUOTA_EXCEEDED;
+	return a2m_error_data(err, json_pack("{ss sI}", "limit", name, "max", (json_int_t)max));
+}
+
+/* Whether v's objects and arrays nest deeper than max (v itself is 1). */
+static int deeper_than(const json_t *v, int64_t max)
+{
+	const char *k;
+	json_t *item;
+	size_t i;
+	if ((json_is_object(v) || json_is_array(v)) && max <= 0)
+		return 1;
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, item)
+			if (deeper_than(item, max - 1))
+				return 1;
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+			if (deeper_than(item, max - 1))
+				return 1;
+	}
+	return 0;
+}
+
+int a2m_param_limits(const a2m_call *call, const json_t *params, a2m_error *err)
+{
+	const a2m_limits *l = &call->srv->limits;
+	if (deeper_than(params, l->max_depth))
+		return a2m_limit_exceeded(err, "max_depth", l->max_depth,
+					  "params nest deeper than max_depth %lld",
+					  (long long)l->max_depth);
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)params, k, v) {
+		if (!json_is_string(v))
+			continue;
+		size_t n = json_string_length(v);
+		if (strcmp(k, "query") == 0) {
+			/* Bytes first: a code point is 1 to 4 of them. */
+			if ((int64_t)n > l->max_content_length &&
+			    (int64_t)a2m_utf8_length(json_string_value(v), n) > l->max_content_length)
+				return a2m_limit_exceeded(err, "max_content_length", l->max_content_length,
+							  "query is longer than max_content_length %lld",
+							  (long long)l->max_content_length);
+		} else if ((int64_t)n > l->max_string_bytes) {
+			return a2m_limit_exceeded(err, "max_string_bytes", l->max_string_bytes,
+						  "%s has %zu bytes; max_string_bytes is %lld", k, n,
+						  (long long)l->max_string_bytes);
+		}
+	}
+	return 0;
+}
+
 int a2m_param_vector_element(const json_t *v, double *out)
 {
 	if (!json_is_number(v))
@@ -101,6 +163,24 @@ int a2m_param_scope(const a2m_call *call, const json_t *params, a2m_scope *scope
 	return 0;
 }
 
+/* where's members, and the values of each any-of list, within the limits. */
+static int where_limits(const a2m_call *call, const json_t *where, a2m_error *err)
+{
+	const a2m_limits *l = &call->srv->limits;
+	if ((int64_t)json_object_size(where) > l->max_where_fields)
+		return a2m_limit_exceeded(err, "max_where_fields", l->max_where_fields,
+					  "where has %zu members; max_where_fields is %lld",
+					  json_object_size(where), (long long)l->max_where_fields);
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)where, k, v)
+		if ((int64_t)json_array_size(v) > l->max_where_values)
+			return a2m_limit_exceeded(err, "max_where_values", l->max_where_values,
+						  "where.%s lists %zu values; max_where_values is %lld",
+						  k, json_array_size(v), (long long)l->max_where_values);
+	return 0;
+}
+
 int a2m_param_selection(const a2m_call *call, const json_t *params,
 			a2m_selection *sel, a2m_error *err)
 {
@@ -120,22 +200,27 @@ int a2m_param_selection(const a2m_call *call, const json_t *params,
 	}
 	json_t *where = json_object_get(params, "where");
 	if (where && !json_is_null(where)) {
-		if ((rc = a2m_where_validate(where, err)))
+		if ((rc = a2m_where_validate(where, err)) || (rc = where_limits(call, where, err)))
 			return rc;
 		sel->where = where;
 	}
 	return 0;
 }
 
-int a2m_param_ids(const json_t *params, const char *name, const char ***ids, size_t *n,
-		  a2m_error *err)
+int a2m_param_ids(const a2m_call *call, const json_t *params, const char *name,
+		  const char ***ids, size_t *n, a2m_error *err)
 {
 	json_t *arr = json_object_get(params, name);
+	int64_t max = call->srv->limits.max_ids_per_call;
 	*ids = NULL;
 	*n = 0;
 	if (!json_is_array(arr))
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "%s must be an array of strings", name);
 	size_t len = json_array_size(arr);
+	if ((int64_t)len > max)
+		return a2m_limit_exceeded(err, "max_ids_per_call", max,
+					  "%s lists %zu ids; max_ids_per_call is %lld", name, len,
+					  (long long)max);
 	const char **v = calloc(len + 1, sizeof *v);
 	if (!v)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");

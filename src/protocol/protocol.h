@@ -31,12 +31,23 @@ enum a2m_capability {
 /* The name of one capability bit ("core", "tiers", ...). */
 const char *a2m_capability_name(unsigned cap);
 
-/* The limits describe reports and every handler enforces. */
+/*
+** The limits describe reports and every handler enforces, one for every
+** dimension of a request (docs/PROTOCOL.md, Limits): exceeding one is
+** QUOTA_EXCEEDED with data {"limit": NAME, "max": N}.
+*/
 typedef struct a2m_limits {
 	int64_t max_records_per_call;
-	int64_t max_content_length;   /* Unicode code points */
+	int64_t max_content_length;   /* Unicode code points of a content or a query */
 	int64_t max_recall_limit;
 	int64_t default_recall_limit;
+	int64_t max_depth;            /* nesting of params: params itself is 1 */
+	int64_t max_string_bytes;     /* any other string of a request */
+	int64_t max_metadata_bytes;   /* one record's metadata, as JSON text */
+	int64_t max_ids_per_call;     /* an `ids` list */
+	int64_t max_where_fields;     /* members of one `where` */
+	int64_t max_where_values;     /* values of one any-of list */
+	int64_t max_dimensions;       /* elements of one vector */
 } a2m_limits;
 
 struct a2m_event_log;
@@ -220,6 +231,22 @@ int a2m_param_count(const json_t *params, const char *name, int64_t *out,
 int a2m_param_salience(const json_t *v, const char *name, double *out, a2m_error *err);
 
 /*
+** QUOTA_EXCEEDED for the limit called name (its maximum max), with data
+** {"limit": name, "max": max} and the message fmt formats. Returns the code.
+*/
+int a2m_limit_exceeded(a2m_error *err, const char *name, int64_t max, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+** The limits every request's params are held to before a handler reads
+** them: nesting depth, and the length of every string member of params
+** itself (`query` by max_content_length, the rest by max_string_bytes).
+** The limits of fields inside params (records, where, vectors, ids) are
+** the readers' of those fields. 0, or QUOTA_EXCEEDED.
+*/
+int a2m_param_limits(const a2m_call *call, const json_t *params, a2m_error *err);
+
+/*
 ** The largest magnitude of one element of a vector (an embedding written, a
 ** query's): vectors are kept as float32 and compared with float sums, and
 ** within this bound no element, norm or sum of products can overflow.
@@ -268,8 +295,8 @@ int a2m_param_owner_is_principal(const a2m_call *call, const char **owner, a2m_e
 ** Reads params.ids, a required array of strings, into a new array of
 ** borrowed strings (caller frees the array). name is "ids".
 */
-int a2m_param_ids(const json_t *params, const char *name, const char ***ids, size_t *n,
-		  a2m_error *err);
+int a2m_param_ids(const a2m_call *call, const json_t *params, const char *name,
+		  const char ***ids, size_t *n, a2m_error *err);
 
 /* The wire form of the consolidation counts plus counts per tier. */
 json_t *a2m_consolidation_to_json(a2m_call *call, const a2m_consolidation *c,

@@ -73,6 +73,11 @@ static int query_vector(a2m_call *call, const json_t *params, double **vec, size
 	if (!json_is_array(v) || json_array_size(v) == 0)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "embedding must be a non-empty array of numbers");
 	size_t n = json_array_size(v);
+	int64_t max = call->srv->limits.max_dimensions;
+	if ((int64_t)n > max)
+		return a2m_limit_exceeded(err, "max_dimensions", max,
+					  "embedding has %zu elements; max_dimensions is %lld", n,
+					  (long long)max);
 	double x;
 	for (size_t i = 0; i < n; i++)
 		if (!a2m_param_vector_element(json_array_get(v, i), &x))

@@ -44,8 +44,11 @@ static void find_fields(const json_t *in, json_t *f[F_COUNT])
 }
 
 /* Copies the optional string field k of f[] into *dst (NULL when absent or
-** null). Fails with INVALID_PARAMS naming records[i].field. */
-static int take_string(json_t *const f[F_COUNT], int k, size_t i, char **dst, a2m_error *err)
+** null). Fails with INVALID_PARAMS naming records[i].field, or
+** QUOTA_EXCEEDED when it is longer than max_string_bytes (content has its
+** own limit, checked before: pass NULL). */
+static int take_string(json_t *const f[F_COUNT], int k, size_t i, const a2m_limits *l,
+		       char **dst, a2m_error *err)
 {
 	const json_t *v = f[k];
 	const char *field = field_names[k];
@@ -54,6 +57,11 @@ static int take_string(json_t *const f[F_COUNT], int k, size_t i, char **dst, a2
 	if (!json_is_string(v))
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "records[%zu].%s must be a string",
 				     i, field);
+	if (l && (int64_t)json_string_length(v) > l->max_string_bytes)
+		return a2m_limit_exceeded(err, "max_string_bytes", l->max_string_bytes,
+					  "records[%zu].%s has %zu bytes; max_string_bytes is %lld",
+					  i, field, json_string_length(v),
+					  (long long)l->max_string_bytes);
 	if (strlen(json_string_value(v)) != json_string_length(v))
 		return a2m_error_set(err, A2M_INVALID_PARAMS,
 				     "records[%zu].%s must not contain NUL", i, field);
@@ -64,7 +72,8 @@ static int take_string(json_t *const f[F_COUNT], int k, size_t i, char **dst, a2
 }
 
 /* Reads records[i].embedding: a non-empty array of numbers, kept verbatim. */
-static int take_embedding(const json_t *v, size_t i, a2m_record *rec, a2m_error *err)
+static int take_embedding(const json_t *v, size_t i, const a2m_limits *l, a2m_record *rec,
+			  a2m_error *err)
 {
 	if (!v || json_is_null(v))
 		return 0;
@@ -72,6 +81,10 @@ static int take_embedding(const json_t *v, size_t i, a2m_record *rec, a2m_error 
 		return a2m_error_set(err, A2M_INVALID_PARAMS,
 				     "records[%zu].embedding must be a non-empty array of numbers", i);
 	size_t n = json_array_size(v);
+	if ((int64_t)n > l->max_dimensions)
+		return a2m_limit_exceeded(err, "max_dimensions", l->max_dimensions,
+					  "records[%zu].embedding has %zu elements; max_dimensions is %lld",
+					  i, n, (long long)l->max_dimensions);
 	rec->embedding = malloc(n * sizeof *rec->embedding);
 	if (!rec->embedding)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
@@ -109,16 +122,15 @@ static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *
 				     "records[%zu].content must be a string", i);
 	/* A text no longer in bytes than the limit is within it in characters:
 	** only a longer one is counted. */
+	const a2m_limits *l = &call->srv->limits;
 	size_t bytes = pointer_only ? 0 : json_string_length(content);
-	if ((int64_t)bytes > call->srv->limits.max_content_length) {
+	if ((int64_t)bytes > l->max_content_length) {
 		size_t chars = a2m_utf8_length(json_string_value(content), bytes);
-		if ((int64_t)chars > call->srv->limits.max_content_length) {
-			a2m_error_set(err, A2M_QUOTA_EXCEEDED,
-				      "records[%zu].content has %zu characters; max_content_length is %lld",
-				      i, chars, (long long)call->srv->limits.max_content_length);
-			return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_content_length",
-							     "max", (json_int_t)call->srv->limits.max_content_length));
-		}
+		if ((int64_t)chars > l->max_content_length)
+			return a2m_limit_exceeded(err, "max_content_length", l->max_content_length,
+						  "records[%zu].content has %zu characters; "
+						  "max_content_length is %lld",
+						  i, chars, (long long)l->max_content_length);
 	}
 	/* Placement is meaning: dropping it silently would be a correctness bug
 	** (spec §4.2), so `tier` without tiers is refused, unlike other fields. */
@@ -131,25 +143,31 @@ static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *
 				     "records[%zu].id must be a non-empty string", i);
 	if (pointer_only)
 		rec->content = strdup("");
-	else if ((rc = take_string(f, F_CONTENT, i, &rec->content, err)))
+	else if ((rc = take_string(f, F_CONTENT, i, NULL, &rec->content, err)))
 		return rc;
 	if (!rec->content)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	if ((rc = take_string(f, F_ID, i, &rec->id, err)) ||
-	    (rc = take_string(f, F_ROLE, i, &rec->role, err)) ||
-	    (rc = take_string(f, F_GROUP, i, &rec->group, err)))
+	if ((rc = take_string(f, F_ID, i, l, &rec->id, err)) ||
+	    (rc = take_string(f, F_ROLE, i, l, &rec->role, err)) ||
+	    (rc = take_string(f, F_GROUP, i, l, &rec->group, err)))
 		return rc;
 	json_t *meta = f[F_METADATA];
 	if (meta && !json_is_null(meta)) {
 		if (!json_is_object(meta))
 			return a2m_error_set(err, A2M_INVALID_PARAMS,
 					     "records[%zu].metadata must be an object", i);
-		rec->metadata = a2m_json_write(meta, NULL);
+		size_t meta_len;
+		rec->metadata = a2m_json_write(meta, &meta_len);
 		if (!rec->metadata)
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		if ((int64_t)meta_len > l->max_metadata_bytes)
+			return a2m_limit_exceeded(err, "max_metadata_bytes", l->max_metadata_bytes,
+						  "records[%zu].metadata is %zu bytes of JSON; "
+						  "max_metadata_bytes is %lld",
+						  i, meta_len, (long long)l->max_metadata_bytes);
 	}
 	rec->salience = NAN; /* not given: the stack applies the default */
-	if ((caps & A2M_CAP_TIERS) && (rc = take_string(f, F_TIER, i, &rec->tier, err)))
+	if ((caps & A2M_CAP_TIERS) && (rc = take_string(f, F_TIER, i, l, &rec->tier, err)))
 		return rc;
 	if (caps & A2M_CAP_SALIENCE) {
 		if (f[F_SALIENCE] && !json_is_null(f[F_SALIENCE])) {
@@ -160,7 +178,7 @@ static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *
 		}
 	}
 	if (caps & A2M_CAP_SCOPES) {
-		if ((rc = take_string(f, F_OWNER, i, &rec->owner, err)))
+		if ((rc = take_string(f, F_OWNER, i, l, &rec->owner, err)))
 			return rc;
 		if (call->network) {
 			/* The authenticated principal writes as itself (spec §6). */
@@ -176,24 +194,24 @@ static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}
 	if (caps & A2M_CAP_SESSIONS) {
-		if ((rc = take_string(f, F_SESSION, i, &rec->session, err)))
+		if ((rc = take_string(f, F_SESSION, i, l, &rec->session, err)))
 			return rc;
 		if (!rec->session && !f[F_SESSION] && default_session &&
 		    !(rec->session = strdup(default_session)))
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}
 	if (caps & A2M_CAP_KEYS) {
-		if ((rc = take_string(f, F_KEY, i, &rec->key, err)))
+		if ((rc = take_string(f, F_KEY, i, l, &rec->key, err)))
 			return rc;
 		if (rec->key && !*rec->key)
 			return a2m_error_set(err, A2M_INVALID_PARAMS,
 					     "records[%zu].key must not be empty", i);
 	}
-	if ((caps & A2M_CAP_EMBEDDINGS) && (rc = take_embedding(f[F_EMBEDDING], i, rec, err)))
+	if ((caps & A2M_CAP_EMBEDDINGS) && (rc = take_embedding(f[F_EMBEDDING], i, l, rec, err)))
 		return rc;
 	if ((caps & A2M_CAP_EXTERNAL) &&
-	    ((rc = take_string(f, F_URI, i, &rec->uri, err)) ||
-	     (rc = take_string(f, F_MEDIA_TYPE, i, &rec->media_type, err))))
+	    ((rc = take_string(f, F_URI, i, l, &rec->uri, err)) ||
+	     (rc = take_string(f, F_MEDIA_TYPE, i, l, &rec->media_type, err))))
 		return rc;
 	return 0;
 }

@@ -19,7 +19,7 @@ int a2m_method_reinforce(a2m_call *call, json_t *params, json_t **result, a2m_er
 		return rc;
 	const char **ids;
 	size_t n;
-	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))
+	if ((rc = a2m_param_ids(call, params, "ids", &ids, &n, err)))
 		return rc;
 	int64_t count = 0;
 	rc = a2m_stack_reinforce(call->srv->stack, &scope, ids, n, amount, &count, err);

@@ -92,7 +92,7 @@ int a2m_method_summarize(a2m_call *call, json_t *params, json_t **result, a2m_er
 	}
 	json_t *ids_in = json_object_get(params, "ids");
 	int has_ids = ids_in && !json_is_null(ids_in);
-	if (has_ids && (rc = a2m_param_ids(params, "ids", &ids, &n_ids, err)))
+	if (has_ids && (rc = a2m_param_ids(call, params, "ids", &ids, &n_ids, err)))
 		return rc;
 	/* Summarizing a whole store must never be the result of an empty
 	** request, nor of selectors that select everything by accident. */

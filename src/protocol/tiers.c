@@ -20,7 +20,7 @@ int a2m_method_promote(a2m_call *call, json_t *params, json_t **result, a2m_erro
 		return rc;
 	const char **ids;
 	size_t n;
-	if ((rc = a2m_param_ids(params, "ids", &ids, &n, err)))
+	if ((rc = a2m_param_ids(call, params, "ids", &ids, &n, err)))
 		return rc;
 	int64_t promoted = 0;
 	rc = a2m_stack_promote(call->srv->stack, &scope, ids, n, tier, add, &promoted, err);

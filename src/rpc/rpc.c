@@ -339,9 +339,10 @@ void a2m_rpc_call(a2m_call *call, const a2m_rpc_request *req, a2m_rpc_outcome *o
 	memset(out, 0, sizeof *out);
 	const a2m_method *m = req->method;
 	/* The gate's refusals come from a2m_protocol_call, whichever handler. */
-	if (m->text && (call->caps & m->cap) && !(call->srv->read_only && m->writes))
-		out->rc = m->text(call, req->params, &out->text, &out->text_len, &out->err);
-	else
+	if (m->text && (call->caps & m->cap) && !(call->srv->read_only && m->writes)) {
+		if (!(out->rc = a2m_param_limits(call, req->params, &out->err)))
+			out->rc = m->text(call, req->params, &out->text, &out->text_len, &out->err);
+	} else
 		out->rc = a2m_protocol_call(call, m, req->params, &out->result, &out->err);
 }
 

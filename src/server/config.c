@@ -53,6 +53,15 @@ static const option options[] = {
 	INT(max_content_length, 1048576, 1, INT64_MAX, "limits.max_content_length"),
 	INT(max_recall_limit, 1000, 1, INT64_MAX, "limits.max_recall_limit"),
 	INT(default_recall_limit, 10, 1, INT64_MAX, "limits.default_recall_limit"),
+	/* Every other dimension of a request (docs/PROTOCOL.md, Limits): the
+	** bounds keep each well below what jansson and the stores can hold. */
+	INT(max_depth, 32, 4, 1000, "limits.max_depth"),
+	INT(max_string_bytes, 65536, 64, INT64_MAX, "limits.max_string_bytes"),
+	INT(max_metadata_bytes, 1048576, 64, INT64_MAX, "limits.max_metadata_bytes"),
+	INT(max_ids_per_call, 10000, 1, INT64_MAX, "limits.max_ids_per_call"),
+	INT(max_where_fields, 64, 1, INT64_MAX, "limits.max_where_fields"),
+	INT(max_where_values, 1000, 1, INT64_MAX, "limits.max_where_values"),
+	INT(max_dimensions, 65536, 1, 1048576, "limits.max_dimensions"),
 	INT(events_retain, 1024, 1, INT64_MAX, "events.retain"),
 	INT(touch_buffer, A2M_TOUCH_BUFFER, 1, INT64_MAX, NULL),
 	/* -1, the default, is resolved at open (a2m_helpers_default): one per

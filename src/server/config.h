@@ -35,6 +35,13 @@ struct a2m_config {
 	int64_t  max_content_length;
 	int64_t  max_recall_limit;
 	int64_t  default_recall_limit;
+	int64_t  max_depth;
+	int64_t  max_string_bytes;
+	int64_t  max_metadata_bytes;
+	int64_t  max_ids_per_call;
+	int64_t  max_where_fields;
+	int64_t  max_where_values;
+	int64_t  max_dimensions;
 	int64_t  events_retain;
 	int64_t  touch_buffer;
 	int64_t  helper_threads;

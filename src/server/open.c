@@ -232,6 +232,13 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	h->srv.limits.max_content_length = cfg->max_content_length;
 	h->srv.limits.max_recall_limit = cfg->max_recall_limit;
 	h->srv.limits.default_recall_limit = cfg->default_recall_limit;
+	h->srv.limits.max_depth = cfg->max_depth;
+	h->srv.limits.max_string_bytes = cfg->max_string_bytes;
+	h->srv.limits.max_metadata_bytes = cfg->max_metadata_bytes;
+	h->srv.limits.max_ids_per_call = cfg->max_ids_per_call;
+	h->srv.limits.max_where_fields = cfg->max_where_fields;
+	h->srv.limits.max_where_values = cfg->max_where_values;
+	h->srv.limits.max_dimensions = cfg->max_dimensions;
 	a2m_stack_on_change(stack, a2m_events_on_change, &h->srv);
 	*code = A2M_OK;
 	return h;
