@@ -7,13 +7,14 @@
 #   scripts/deps.sh          what building and serving need
 #   scripts/deps.sh test     also what the test suite needs (valgrind, openssl,
 #                            curl for the HTTP tests, man and groff to read the
-#                            installed man page)
+#                            installed man page, python3 for the checks of the
+#                            tree written in Python)
 set -euo pipefail
 
 packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev
 	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev libmimalloc-dev)
 if [ "${1:-}" = "test" ]; then
-	packages+=(valgrind openssl curl man-db groff-base)
+	packages+=(valgrind openssl curl man-db groff-base python3)
 fi
 
 missing=()

@@ -217,6 +217,9 @@ for build in build build-san; do
 	run "mcp bridge, MCP SDK client$tag" node tests/mcp_test.mjs "$build/a2m"
 done
 
+# --- the arrows between the tree's folders (docs/ARCHITECTURE.md) ---
+run "layers: what each folder includes" python3 tests/layers_test.py
+
 # --- the library as a user installs it: exported symbols, SONAME, install ---
 run "library boundary, install, pkg-config" tests/library_test.sh
 

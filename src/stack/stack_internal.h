@@ -37,6 +37,15 @@ typedef struct a2m_touches {
 ** a2m_touches.max, the records waiting). */
 #define A2M_TOUCH_MAX_AGE_MS 1000
 
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
+/*
+** For tests: the age at which waiting touches are written (0: the default,
+** A2M_TOUCH_MAX_AGE_MS), so a test of the count bound does not depend on
+** how fast a slow build runs. Set it between calls, from one thread.
+*/
+void a2m_touches_max_age_for_tests(int64_t ms);
+#endif
+
 struct a2m_stack {
 	a2m_store       *store;
 	a2m_scorer      *scorer;

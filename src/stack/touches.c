@@ -106,10 +106,21 @@ static int note_one(a2m_touches *b, int64_t seq, int64_t at)
 	return 0;
 }
 
+#ifdef A2M_TEST_HOOKS
+static int64_t max_age_ms = A2M_TOUCH_MAX_AGE_MS;
+
+void a2m_touches_max_age_for_tests(int64_t ms)
+{
+	max_age_ms = ms > 0 ? ms : A2M_TOUCH_MAX_AGE_MS;
+}
+#else
+#define max_age_ms ((int64_t)A2M_TOUCH_MAX_AGE_MS)  /* no test hooks in a release build */
+#endif
+
 /* True when the touches waiting should be written now; b->mu held. */
 static int due_at(const a2m_touches *b, int64_t now)
 {
-	return b->n >= b->max || (b->n && now - b->oldest >= A2M_TOUCH_MAX_AGE_MS);
+	return b->n >= b->max || (b->n && now - b->oldest >= max_age_ms);
 }
 
 int a2m_touches_init(a2m_touches *b, size_t max)
