@@ -187,8 +187,11 @@ static int begun(a2m_stack *st, int rc, a2m_error *err)
 {
 	if (rc)
 		return a2m_stack_store_error(st, err, rc);
-	if (st->touches.n && !st->cfg.read_only && (rc = a2m_stack_touches_apply(st, err)) != 0)
+	if (st->touches.n && !st->cfg.read_only &&
+	    (rc = a2m_touches_apply(&st->touches, st->store)) != 0) {
+		rc = a2m_stack_store_error(st, err, rc);
 		a2m_stack_rollback(st);
+	}
 	return rc;
 }
 
@@ -249,4 +252,27 @@ void a2m_stack_rollback(a2m_stack *st)
 	st->touches.applied = 0;  /* undone with the rest: still waiting */
 	changed(st);
 	st->dims = -1; /* re-read: the transaction may have set it */
+}
+
+int a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err)
+{
+	if (!st->touches.n)
+		return 0;
+	/* begin writes the buffer into the transaction; commit empties it. */
+	int rc = durable ? a2m_stack_begin(st, err) : a2m_stack_begin_relaxed(st, err);
+	if (rc)
+		return rc;
+	if ((rc = a2m_stack_commit(st, err)) != 0)
+		a2m_stack_rollback(st);
+	return rc;
+}
+
+int a2m_stack_settle_due(a2m_stack *st)
+{
+	return !st->cfg.read_only && a2m_touches_due(&st->touches, a2m_clock_now_ms());
+}
+
+int a2m_stack_settle(a2m_stack *st, a2m_error *err)
+{
+	return a2m_stack_settle_due(st) ? a2m_stack_touches_flush(st, 0, err) : 0;
 }

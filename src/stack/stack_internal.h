@@ -137,10 +137,14 @@ const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
 void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n);
 
 /*
-** Writes every waiting touch into the open transaction (a2m_stack_begin
-** does it); commit then forgets them, rollback keeps them waiting.
+** Writes every waiting touch into the store's open transaction
+** (a2m_stack_begin does it) and marks them applied: commit then forgets
+** them, rollback keeps them waiting. Returns 0, or the store's code.
 */
-int  a2m_stack_touches_apply(a2m_stack *st, a2m_error *err);
+int  a2m_touches_apply(a2m_touches *b, a2m_store *s);
+
+/* True when the touches waiting should be written now (full, or old). */
+int  a2m_touches_due(a2m_touches *b, int64_t now);
 
 /* Writes the waiting touches in a transaction of their own (durable, or
 ** relaxed: bookkeeping). Returns 0 or fills err. */

@@ -35,7 +35,6 @@
 #include <string.h>
 
 #include "stack/stack_internal.h"
-#include "util/clock.h"
 #include "util/slots.h"
 
 static uint64_t hash_seq(int64_t seq)
@@ -207,44 +206,21 @@ const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
 	return out;
 }
 
-int a2m_stack_touches_apply(a2m_stack *st, a2m_error *err)
+int a2m_touches_apply(a2m_touches *b, a2m_store *s)
 {
-	a2m_touches *b = &st->touches;
-	a2m_store *s = st->store;
 	for (size_t i = 0; i < b->n; i++) {
 		int rc = s->ops->touch(s, b->v[i].seq, b->v[i].add, b->v[i].at);
 		if (rc)
-			return a2m_stack_store_error(st, err, rc);
+			return rc;
 	}
 	b->applied = b->n != 0;
 	return 0;
 }
 
-int a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err)
+int a2m_touches_due(a2m_touches *b, int64_t now)
 {
-	if (!st->touches.n)
-		return 0;
-	/* begin writes the buffer into the transaction; commit empties it. */
-	int rc = durable ? a2m_stack_begin(st, err) : a2m_stack_begin_relaxed(st, err);
-	if (rc)
-		return rc;
-	if ((rc = a2m_stack_commit(st, err)) != 0)
-		a2m_stack_rollback(st);
-	return rc;
-}
-
-int a2m_stack_settle_due(a2m_stack *st)
-{
-	if (st->cfg.read_only)
-		return 0;
-	a2m_touches *b = &st->touches;
 	pthread_mutex_lock(&b->mu);
-	int due = due_at(b, a2m_clock_now_ms());
+	int due = due_at(b, now);
 	pthread_mutex_unlock(&b->mu);
 	return due;
-}
-
-int a2m_stack_settle(a2m_stack *st, a2m_error *err)
-{
-	return a2m_stack_settle_due(st) ? a2m_stack_touches_flush(st, 0, err) : 0;
 }
