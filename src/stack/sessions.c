@@ -220,3 +220,14 @@ int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts
 	rc = st->store->ops->scan(st->store, &q, count_visit, &a);
 	return rc ? a2m_stack_store_error(st, err, rc) : 0;
 }
+
+void a2m_sessions_free(a2m_session_info *s, size_t n)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(s[i].session);
+		free(s[i].tier_counts);
+	}
+	free(s);
+}

@@ -1,0 +1,165 @@
+/*
+** base.c — the ground floor of the stack: what every other file of it
+** uses and that uses nothing of theirs but recall's touch buffer
+** (touches.c) — where a record lives and who may see it, store failures as
+** errors, the change listener, the embedding width, and transactions
+** (begin, commit, rollback, read brackets), with recall's waiting touches
+** written at every begin and on their own when due.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/stack_internal.h"
+#include "util/clock.h"
+
+const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec)
+{
+	return a2m_tiers_find(&st->cfg.tiers, rec->tier);
+}
+
+int a2m_stack_same_str(const char *a, const char *b)
+{
+	return (!a || !b) ? a == b : strcmp(a, b) == 0;
+}
+
+int a2m_stack_visible(const a2m_stack *st, const a2m_scope *scope, const a2m_record *rec)
+{
+	if (!scope || !scope->scoped)
+		return 1;
+	const a2m_tier *t = a2m_stack_tier_of(st, rec);
+	/* Durable tiers are pooled; private tiers belong to their owner. */
+	if (t && t->shared)
+		return 1;
+	return a2m_stack_same_str(rec->owner, scope->owner);
+}
+
+int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc)
+{
+	if (rc == A2M_READ_ONLY)
+		return a2m_error_set(err, A2M_READ_ONLY, "this store is read-only");
+	return a2m_error_set(err, A2M_INTERNAL_ERROR, "storage: %s",
+			     st->store->errmsg[0] ? st->store->errmsg : "failed");
+}
+
+void a2m_stack_emit(a2m_stack *st, const a2m_change *c)
+{
+	if (st->on_change)
+		st->on_change(st->on_change_ctx, c);
+}
+
+/* Reports a consolidation that moved anything, as one event (spec §4.12). */
+void a2m_stack_emit_consolidated(a2m_stack *st, const a2m_consolidation *cons, int always)
+{
+	if (!always && !cons->moved && !cons->promoted && !cons->dropped && !cons->summarized)
+		return;
+	a2m_change c = {.kind = A2M_CHANGE_CONSOLIDATED, .at = a2m_clock_now_ms(),
+			.cons = *cons, .shared = 1};
+	a2m_stack_emit(st, &c);
+}
+
+int64_t a2m_stack_dimensions(a2m_stack *st)
+{
+	if (st->dims < 0) {
+		char *v = NULL;
+		st->dims = 0;
+		if (st->store->ops->meta_get(st->store, A2M_META_DIMS, &v) == 0 && v)
+			st->dims = strtoll(v, NULL, 10);
+		free(v);
+	}
+	return st->dims;
+}
+
+/* After the store's begin: recall's waiting touches go first (touches.c). */
+static int begun(a2m_stack *st, int rc, a2m_error *err)
+{
+	if (rc)
+		return a2m_stack_store_error(st, err, rc);
+	if (st->touches.n && !st->cfg.read_only &&
+	    (rc = a2m_touches_apply(&st->touches, st->store)) != 0) {
+		rc = a2m_stack_store_error(st, err, rc);
+		a2m_stack_rollback(st);
+	}
+	return rc;
+}
+
+int a2m_stack_begin(a2m_stack *st, a2m_error *err)
+{
+	return begun(st, st->store->ops->begin(st->store), err);
+}
+
+/* As a2m_stack_begin(), for bookkeeping that need not survive a power loss. */
+int a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err)
+{
+	return begun(st, st->store->ops->begin_relaxed(st->store), err);
+}
+
+int a2m_stack_read_begin(a2m_stack *st, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	int rc = s->ops->read_begin ? s->ops->read_begin(s) : 0;
+	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+}
+
+int a2m_stack_read_end(a2m_stack *st, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	int rc = s->ops->read_end ? s->ops->read_end(s) : 0;
+	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+}
+
+uint64_t a2m_stack_generation(const a2m_stack *st)
+{
+	return atomic_load_explicit(&st->generation, memory_order_acquire);
+}
+
+/* Whatever was cached from the store may be stale from here on. */
+static void changed(a2m_stack *st)
+{
+	st->counts_valid = 0;
+	atomic_fetch_add_explicit(&st->generation, 1, memory_order_acq_rel);
+}
+
+int a2m_stack_commit(a2m_stack *st, a2m_error *err)
+{
+	changed(st);
+	int rc = st->store->ops->commit(st->store);
+	if (rc) {
+		st->dims = -1;
+		st->touches.applied = 0;  /* not written after all: still waiting */
+		return a2m_stack_store_error(st, err, rc);
+	}
+	if (st->touches.applied)
+		a2m_touches_clear(&st->touches);
+	return 0;
+}
+
+void a2m_stack_rollback(a2m_stack *st)
+{
+	st->store->ops->rollback(st->store);
+	st->touches.applied = 0;  /* undone with the rest: still waiting */
+	changed(st);
+	st->dims = -1; /* re-read: the transaction may have set it */
+}
+
+int a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err)
+{
+	if (!st->touches.n)
+		return 0;
+	/* begin writes the buffer into the transaction; commit empties it. */
+	int rc = durable ? a2m_stack_begin(st, err) : a2m_stack_begin_relaxed(st, err);
+	if (rc)
+		return rc;
+	if ((rc = a2m_stack_commit(st, err)) != 0)
+		a2m_stack_rollback(st);
+	return rc;
+}
+
+int a2m_stack_settle_due(a2m_stack *st)
+{
+	return !st->cfg.read_only && a2m_touches_due(&st->touches, a2m_clock_now_ms());
+}
+
+int a2m_stack_settle(a2m_stack *st, a2m_error *err)
+{
+	return a2m_stack_settle_due(st) ? a2m_stack_touches_flush(st, 0, err) : 0;
+}
