@@ -3,7 +3,6 @@
 ** earned by recall, and capacity enforced by spilling the weakest units
 ** (see the policy summary in stack.h).
 */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,29 +14,6 @@ struct a2m_arrival {
 	size_t tier;
 	char  *session;  /* NULL: no session, or the tier is not per session */
 };
-
-/* Retention of rec, which lives in tier t (NULL: an unknown tier). */
-static double retention_in(const a2m_tier *t, const a2m_record *rec, int64_t now)
-{
-	/* Working memory is a transcript: it is replayed, not searched, so its
-	** overflow is simply its oldest turns. Weighing recalls or salience there
-	** would push the newest turn out by its own write. */
-	if (t && strcmp(t->kind, "working") == 0) {
-		if (t->half_life_ms > 0 && now > rec->created_at)
-			return exp2(-(double)(now - rec->created_at) / t->half_life_ms);
-		return 1.0; /* ties go to the older unit */
-	}
-	double recency = 1.0;
-	int64_t last = rec->accessed_at > rec->created_at ? rec->accessed_at : rec->created_at;
-	if (t && t->half_life_ms > 0 && now > last)
-		recency = exp2(-(double)(now - last) / t->half_life_ms);
-	return a2m_salience_clamp(rec->salience) * recency * (1.0 + (double)rec->access_count);
-}
-
-double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now)
-{
-	return retention_in(a2m_stack_tier_of(st, rec), rec, now);
-}
 
 void a2m_stack_note_arrival(a2m_stack *st, const char *tier, const char *session)
 {
@@ -201,7 +177,7 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	size_t nu = 0;
 	for (size_t i = 0; i < n; i++) {
-		double ret = retention_in(t, recs[i], now);
+		double ret = a2m_stack_retention(t, recs[i], now);
 		int same = nu && recs[i]->group && units[nu - 1].first->group &&
 			   strcmp(recs[i]->group, units[nu - 1].first->group) == 0;
 		if (!same) {

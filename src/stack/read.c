@@ -4,7 +4,6 @@
 ** that records each recall (see stack.h). The index-driven path of recall
 ** is in ranked.c.
 */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +12,6 @@
 #include "stack/where.h"
 #include "util/clock.h"
 #include "util/text.h"
-
-#define DAY_MS (24.0 * 3600 * 1000)
 
 int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
 {
@@ -63,39 +60,6 @@ int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descen
 		return a2m_stack_store_error(st, err, rc);
 	}
 	return 0;
-}
-
-/* Higher score first; then newer first, so ties read like a recency list. */
-int a2m_stack_hit_cmp(const void *a, const void *b)
-{
-	const a2m_hit *x = a, *y = b;
-	if (x->score != y->score)
-		return x->score > y->score ? -1 : 1;
-	if (x->rec->created_at != y->rec->created_at)
-		return x->rec->created_at > y->rec->created_at ? -1 : 1;
-	return x->rec->seq > y->rec->seq ? -1 : (x->rec->seq < y->rec->seq);
-}
-
-/* 1 for now, halving every half_life (no decay when half_life is 0). */
-static double decay(int64_t now, int64_t then, double half_life)
-{
-	if (half_life <= 0 || then >= now)
-		return 1.0;
-	return exp2(-(double)(now - then) / half_life);
-}
-
-double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *r,
-			     int64_t now)
-{
-	const a2m_blend *w = &st->cfg.blend;
-	double sum = w->relevance + w->recency + w->salience;
-	if (sum <= 0)
-		return rel;
-	const a2m_tier *t = a2m_stack_tier_of(st, r);
-	double recency = decay(now, r->created_at, t ? t->half_life_ms : 0);
-	double s = a2m_salience_clamp(r->salience);
-	double sal = s > 0 ? s / (1.0 + s) : 0;
-	return rel * (w->relevance + w->recency * recency + w->salience * sal) / sum;
 }
 
 /*
@@ -279,7 +243,7 @@ static int recall_scan(a2m_stack *st, const a2m_selection *sel, const a2m_rank_q
 			score = a2m_stack_blend_score(st, rel[i], r, now);
 		} else {
 			/* No query: newest first, whatever the tier. */
-			score = decay(now, r->created_at, DAY_MS);
+			score = a2m_stack_recency_score(r, now);
 		}
 		if (score < min_score)
 			continue;

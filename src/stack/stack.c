@@ -98,12 +98,3 @@ int a2m_stack_index_stats(a2m_stack *st, a2m_index_stats *out, const char **engi
 	int rc = s->ops->index_stats(s, out);
 	return rc < 0 ? a2m_stack_store_error(st, err, rc) : rc;
 }
-
-void a2m_hits_free(a2m_hit *hits, size_t n)
-{
-	if (!hits)
-		return;
-	for (size_t i = 0; i < n; i++)
-		a2m_record_free(hits[i].rec);
-	free(hits);
-}

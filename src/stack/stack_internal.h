@@ -277,8 +277,15 @@ typedef struct a2m_stack_vfilter {
 void a2m_stack_vector_filter(const a2m_stack *st, const a2m_selection *sel,
 			     a2m_stack_vfilter *out);
 
-/* Retention of a record: salience × recency × (1 + access_count); in a
-** working tier recency alone. */
-double a2m_stack_retention(const a2m_stack *st, const a2m_record *rec, int64_t now);
+/*
+** The retention of rec, which lives in tier t (NULL: an unknown tier):
+** salience × recency (t's half-life, since the last access) × (1 +
+** access_count); in a working tier recency alone, since creation.
+*/
+double a2m_stack_retention(const a2m_tier *t, const a2m_record *rec, int64_t now);
+
+/* The score of a hit of a recall without a query: 1 now, halving every
+** day, whatever the tier (newest first). */
+double a2m_stack_recency_score(const a2m_record *r, int64_t now);
 
 #endif
