@@ -10,7 +10,7 @@
 **   - memory/timeline with `where` on a session (and more) gives exactly
 **     what the unfiltered timeline filtered afterwards gives, on random
 **     data: the store answers a session equality itself
-**     (stack/sessions.c, a2m_stack_narrow_by_where); the rest of `where`
+**     (stack/select.c, a2m_stack_narrow_by_where); the rest of `where`
 **     must still apply.
 */
 #include <stdio.h>

@@ -9,6 +9,7 @@
 ** generated vectors live in gen_embedding only, and a record that carries a
 ** caller vector is never embedded at all (spec §3.7, DECISIONS 018).
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -20,7 +20,6 @@
 ** judged exactly first: a relevance is never above its bound either.
 */
 #include <stdlib.h>
-#include <string.h>
 
 #include "stack/stack_internal.h"
 #include "stack/where.h"

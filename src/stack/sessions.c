@@ -3,15 +3,11 @@
 ** closing a session percolates it down the stack; listing aggregates the
 ** named sessions a caller may see.
 */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stack/stack_internal.h"
-#include "stack/where.h"
 #include "util/clock.h"
-#include "util/text.h"
 
 int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *session,
 			    int64_t *flushed, a2m_consolidation *out, a2m_error *err)
@@ -70,37 +66,6 @@ int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *s
 	if (*flushed || out->moved || out->promoted)
 		a2m_stack_embed_after_write(st); /* flushed records are owed one */
 	return 0;
-}
-
-/* The string (or JSON null: none) a `where` value asks a field to equal. */
-static int where_equals(const json_t *v, const char **out)
-{
-	if (json_is_null(v)) {
-		*out = NULL;
-		return 1;
-	}
-	if (!json_is_string(v))
-		return 0;
-	*out = json_string_value(v);
-	return 1;
-}
-
-void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q)
-{
-	const char *v;
-	if (!where)
-		return;
-	/* Only what the store can test exactly narrows; `where` itself is still
-	** applied to every record, so an odd value (a number, a string with a
-	** NUL) just selects a superset of what it matches. */
-	if ((st->cfg.fields & A2M_FIELD_SESSION) && !q->by_session &&
-	    where_equals(json_object_get(where, "session"), &v)) {
-		q->by_session = 1;
-		q->session = v;
-	}
-	if ((st->cfg.fields & A2M_FIELD_TIER) && !q->tier &&
-	    where_equals(json_object_get(where, "tier"), &v) && v)
-		q->tier = v;
 }
 
 /* Accumulates per-session figures during a scan. */

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "stack/stack_internal.h"
-#include "stack/where.h"
 #include "util/clock.h"
 #include "util/text.h"
 
