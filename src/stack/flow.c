@@ -307,13 +307,46 @@ static int enforce_all(a2m_stack *st, a2m_consolidation *cons, a2m_error *err)
 	return 0;
 }
 
-/* Moves every record of every tier that has earned promotion. */
-static int promote_earned(a2m_stack *st, a2m_consolidation *cons, a2m_error *err)
+/* True when t promotes at all: a destination, and a number of recalls. */
+static int promotes(const a2m_tier *t)
+{
+	return t && t->promote_to && t->promote_after > 0;
+}
+
+int a2m_stack_promotion_earned(const a2m_tier *t, int64_t recalls)
+{
+	return promotes(t) && recalls >= t->promote_after;
+}
+
+int a2m_stack_promote_earned(a2m_stack *st, const a2m_record *rec, const char **to,
+			     a2m_consolidation *cons, a2m_error *err)
+{
+	const a2m_tier *t = a2m_stack_tier_of(st, rec);
+	a2m_record *cur = NULL;
+	*to = NULL;
+	if (!a2m_stack_promotion_earned(t, rec->access_count))
+		return 0;
+	/* An earlier group move may have taken it already. */
+	int rc = st->store->ops->get(st->store, rec->id, &cur);
+	if (rc)
+		return a2m_stack_store_error(st, err, rc);
+	if (cur && a2m_stack_same_str(cur->tier, t->name)) {
+		int64_t moved = 0;
+		rc = a2m_stack_move_unit(st, cur, t->promote_to, 0, &moved, err);
+		cons->promoted += moved;
+		*to = t->promote_to;
+	}
+	a2m_record_free(cur);
+	return rc;
+}
+
+/* Promotes every record of every tier that has earned it (DECISIONS 006). */
+static int promote_all(a2m_stack *st, a2m_consolidation *cons, a2m_error *err)
 {
 	const a2m_tier_layout *l = &st->cfg.tiers;
 	for (size_t i = 0; i < l->n; i++) {
 		const a2m_tier *t = &l->tiers[i];
-		if (!t->promote_to || t->promote_after <= 0)
+		if (!promotes(t))
 			continue;
 		a2m_query q = {0};
 		q.tier = t->name;
@@ -322,21 +355,8 @@ static int promote_earned(a2m_stack *st, a2m_consolidation *cons, a2m_error *err
 		if (rc)
 			return rc;
 		for (size_t j = 0; j < recs.n && !rc; j++) {
-			a2m_record *r = recs.recs[j], *now = NULL;
-			if (r->access_count < t->promote_after)
-				continue;
-			/* An earlier group move may have taken it already. */
-			rc = st->store->ops->get(st->store, r->id, &now);
-			if (rc) {
-				a2m_stack_store_error(st, err, rc);
-				break;
-			}
-			if (now && now->tier && strcmp(now->tier, t->name) == 0) {
-				int64_t moved = 0;
-				rc = a2m_stack_move_unit(st, now, t->promote_to, 0, &moved, err);
-				cons->promoted += moved;
-			}
-			a2m_record_free(now);
+			const char *to;
+			rc = a2m_stack_promote_earned(st, recs.recs[j], &to, cons, err);
 		}
 		a2m_record_array_free(recs.recs, recs.n);
 		if (rc)
@@ -351,7 +371,7 @@ int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *co
 	int rc;
 	/* Promotion first, or a record that keeps proving useful is displaced
 	** by the volume arriving above it (DECISIONS 006). */
-	if (with_promotion && (rc = promote_earned(st, cons, err)))
+	if (with_promotion && (rc = promote_all(st, cons, err)))
 		return rc;
 	if (!st->capacity_known || st->arrivals_lost) {
 		if ((rc = enforce_all(st, cons, err)))

@@ -15,8 +15,8 @@
 ** which also writes every waiting touch (a2m_stack_begin_relaxed); then
 ** refreshes the hits from the store.
 */
-static int promote_earned(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
-			  a2m_error *err)
+static int promote_hits(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
+			a2m_error *err)
 {
 	a2m_store *s = st->store;
 	/* Access counts are bookkeeping, not data a client was promised: they
@@ -32,24 +32,14 @@ static int promote_earned(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
 	if ((!promoted || !dests || !aud) && !rc)
 		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
-		a2m_record *r = hits[i].rec, *cur = NULL;
-		const a2m_tier *t = a2m_stack_tier_of(st, r);
-		if (!t || !t->promote_to || t->promote_after <= 0 || r->access_count < t->promote_after)
+		const a2m_record *r = hits[i].rec;
+		const char *to_name;
+		if ((rc = a2m_stack_promote_earned(st, r, &to_name, &cons, err)) || !to_name)
 			continue;
-		if ((rc = s->ops->get(s, r->id, &cur))) {
-			a2m_stack_store_error(st, err, rc);
-			break;
-		}
-		if (cur && a2m_stack_same_str(cur->tier, t->name)) {
-			int64_t moved = 0;
-			rc = a2m_stack_move_unit(st, cur, t->promote_to, 0, &moved, err);
-			cons.promoted += moved;
-			const a2m_tier *to = a2m_tiers_find(&st->cfg.tiers, t->promote_to);
-			aud[np] = (a2m_audience){r->owner, to && to->shared};
-			dests[np] = t->promote_to;
-			promoted[np++] = r->id;
-		}
-		a2m_record_free(cur);
+		const a2m_tier *to = a2m_tiers_find(&st->cfg.tiers, to_name);
+		aud[np] = (a2m_audience){r->owner, to && to->shared};
+		dests[np] = to_name;
+		promoted[np++] = r->id;
 	}
 	if (!rc && cons.promoted)
 		rc = a2m_stack_rebalance(st, 0, &cons, err);
@@ -123,9 +113,7 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *
 	for (size_t i = 0; i < n; i++) {
 		/* r came through a2m_stack_touched: earlier touches are in it. */
 		const a2m_record *r = hits[i].rec;
-		const a2m_tier *t = a2m_stack_tier_of(st, r);
-		earned |= t && t->promote_to && t->promote_after > 0 &&
-			  r->access_count + 1 >= t->promote_after;
+		earned |= a2m_stack_promotion_earned(a2m_stack_tier_of(st, r), r->access_count + 1);
 	}
 	/* A shared read writes nothing: a promotion or a due flush asks for
 	** the exclusive lock, before anything is counted. */
@@ -143,7 +131,7 @@ static int touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *
 			r->accessed_at = now;
 	}
 	if (earned)
-		return promote_earned(st, hits, n, now, err);
+		return promote_hits(st, hits, n, now, err);
 	return due && !shared ? a2m_stack_touches_flush(st, 0, err) : 0;
 }
 

@@ -225,6 +225,21 @@ void a2m_stack_capacity_committed(a2m_stack *st);
 void a2m_stack_arrivals_free(a2m_stack *st);
 
 /*
+** Promotion (DECISIONS 006), decided here and nowhere else (flow.c):
+** a2m_stack_promotion_earned says whether a record of tier t (NULL: an
+** unknown tier, never) recalled `recalls` times has earned its tier's
+** promote_to. a2m_stack_promote_earned moves rec's unit there, within an
+** open transaction, when rec (as read, touches counted) has earned it and
+** still lives in that tier: it is read again, since an earlier group move
+** may have taken it. *to = the destination it moved to (borrowed from the
+** layout), NULL when it did not; cons->promoted counts the records moved.
+** Returns 0, or a code with err set.
+*/
+int a2m_stack_promotion_earned(const a2m_tier *t, int64_t recalls);
+int a2m_stack_promote_earned(a2m_stack *st, const a2m_record *rec, const char **to,
+			     a2m_consolidation *cons, a2m_error *err);
+
+/*
 ** Runs promotion (earned by recalls) and capacity, within an open
 ** transaction, adding to *cons. with_promotion 0 runs capacity only.
 ** Capacity looks at every bounded tier on the first pass after open (the
