@@ -41,22 +41,6 @@ int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc)
 			     st->store->errmsg[0] ? st->store->errmsg : "failed");
 }
 
-void a2m_stack_emit(a2m_stack *st, const a2m_change *c)
-{
-	if (st->on_change)
-		st->on_change(st->on_change_ctx, c);
-}
-
-/* Reports a consolidation that moved anything, as one event (spec §4.12). */
-void a2m_stack_emit_consolidated(a2m_stack *st, const a2m_consolidation *cons, int always)
-{
-	if (!always && !cons->moved && !cons->promoted && !cons->dropped && !cons->summarized)
-		return;
-	a2m_change c = {.kind = A2M_CHANGE_CONSOLIDATED, .at = a2m_clock_now_ms(),
-			.cons = *cons, .shared = 1};
-	a2m_stack_emit(st, &c);
-}
-
 int64_t a2m_stack_dimensions(a2m_stack *st)
 {
 	if (st->dims < 0) {

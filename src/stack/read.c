@@ -24,37 +24,28 @@ static int promote_hits(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
 	int rc = a2m_stack_begin_relaxed(st, err);
 	if (rc)
 		return rc;
-	a2m_consolidation cons = {0};
+	a2m_finish f = {0};
 	const char **promoted = calloc(n ? n : 1, sizeof *promoted);
 	const char **dests = calloc(n ? n : 1, sizeof *dests);
 	a2m_audience *aud = calloc(n ? n : 1, sizeof *aud);
-	size_t np = 0;
-	if ((!promoted || !dests || !aud) && !rc)
+	a2m_change *events = calloc(n ? n : 1, sizeof *events);
+	size_t np = 0, ne = 0;
+	if (!promoted || !dests || !aud || !events)
 		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
 		const a2m_record *r = hits[i].rec;
 		const char *to_name;
-		if ((rc = a2m_stack_promote_earned(st, r, &to_name, &cons, err)) || !to_name)
+		if ((rc = a2m_stack_promote_earned(st, r, &to_name, &f.cons, err)) || !to_name)
 			continue;
 		const a2m_tier *to = a2m_tiers_find(&st->cfg.tiers, to_name);
 		aud[np] = (a2m_audience){r->owner, to && to->shared};
 		dests[np] = to_name;
 		promoted[np++] = r->id;
 	}
-	if (!rc && cons.promoted)
-		rc = a2m_stack_rebalance(st, 0, &cons, err);
-	if (!rc)
-		rc = a2m_stack_commit(st, err);
-	if (rc) {
-		a2m_stack_rollback(st);
-		free(promoted);
-		free(dests);
-		free(aud);
-		return rc;
-	}
-	/* Before the refresh below: promoted[] points into the hits' records.
-	** One event per destination, so each names the tier its ids went to;
-	** the audience lets each reader see only the ids it could recall. */
+	/* promoted[] points into the hits' records: the events are reported
+	** before the refresh below. One event per destination, so each names
+	** the tier its ids went to; the audience lets each reader see only the
+	** ids it could recall. */
 	for (size_t first = 0, end; first < np; first = end) {
 		end = first;
 		for (size_t k = first; k < np; k++) {
@@ -71,16 +62,24 @@ static int promote_hits(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
 			aud[end] = a;
 			end++;
 		}
-		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = now, .ids = promoted + first,
-				.audience = aud + first, .n_ids = end - first, .tier = dests[first],
-				.shared = 1};
-		a2m_stack_emit(st, &c);
+		events[ne++] = (a2m_change){.kind = A2M_CHANGE_PROMOTED, .at = now,
+					    .ids = promoted + first, .audience = aud + first,
+					    .n_ids = end - first, .tier = dests[first], .shared = 1};
 	}
-	if (np)
-		a2m_stack_emit_consolidated(st, &cons, 0);
+	/* Capacity only where a promotion landed. A recall does not wait for
+	** the embedder: what the promotion left owed is embedded by the next
+	** write, or the next recall that embeds its query (embed_query). */
+	f.rebalance = f.cons.promoted ? A2M_REBALANCE_CAPACITY : A2M_REBALANCE_NONE;
+	f.changes = events;
+	f.n_changes = ne;
+	f.no_embed = 1;
+	rc = a2m_stack_finish(st, rc, &f, err);
+	free(events);
 	free(promoted);
 	free(dests);
 	free(aud);
+	if (rc)
+		return rc;
 	/* Report what the client now holds as the stored truth. */
 	for (size_t i = 0; i < n; i++) {
 		a2m_record *cur = NULL;

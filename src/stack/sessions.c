@@ -46,25 +46,20 @@ int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *s
 		}
 		a2m_record_array_free(c.recs, c.n);
 	}
-	/* Then every tier below applies its own rules to what arrived. */
-	if (!rc)
-		rc = a2m_stack_rebalance(st, 1, out, err);
-	if (!rc)
-		rc = a2m_stack_commit(st, err);
-	if (rc) {
-		a2m_stack_rollback(st);
-		memset(out, 0, sizeof *out);
+	/*
+	** Then every tier below applies its own rules to what arrived. One
+	** consolidated event, then the close (spec §4.12); the records flushed
+	** out of working memory are owed a vector.
+	*/
+	a2m_change c = {.kind = A2M_CHANGE_SESSION_CLOSED, .session = session,
+			.owner = scope ? scope->owner : NULL, .shared = !scope || !scope->scoped};
+	a2m_finish f = {.rebalance = A2M_REBALANCE_ALL, .changes = &c, .n_changes = 1,
+			.cons_event = A2M_CONS_FIRST, .owes = *flushed != 0};
+	if ((rc = a2m_stack_finish(st, rc, &f, err)) != 0) {
 		*flushed = 0;
 		return rc;
 	}
-	a2m_stack_capacity_committed(st);
-	a2m_stack_emit_consolidated(st, out, 1);
-	a2m_change c = {.kind = A2M_CHANGE_SESSION_CLOSED, .at = a2m_clock_now_ms(),
-			.session = session, .owner = scope ? scope->owner : NULL,
-			.shared = !scope || !scope->scoped};
-	a2m_stack_emit(st, &c);
-	if (*flushed || out->moved || out->promoted)
-		a2m_stack_embed_after_write(st); /* flushed records are owed one */
+	*out = f.cons;
 	return 0;
 }
 

@@ -150,8 +150,6 @@ int  a2m_touches_due(a2m_touches *b, int64_t now);
 ** relaxed: bookkeeping). Returns 0 or fills err. */
 int  a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err);
 
-/* Reports a consolidation as one event: when it moved anything, or always. */
-void a2m_stack_emit_consolidated(a2m_stack *st, const a2m_consolidation *cons, int always);
 
 /* Equal as optional strings: both NULL, or both set and equal. */
 int a2m_stack_same_str(const char *a, const char *b);
@@ -195,8 +193,6 @@ int a2m_stack_visible(const a2m_stack *st, const a2m_scope *scope, const a2m_rec
 /* Fills err from a store failure and returns the code. */
 int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc);
 
-/* Reports a change to the listener, if any. */
-void a2m_stack_emit(a2m_stack *st, const a2m_change *c);
 
 /*
 ** Moves rec and every record of its group in the same tier to tier `to`
@@ -249,6 +245,51 @@ int a2m_stack_promote_earned(a2m_stack *st, const a2m_record *rec, const char **
 */
 int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
 			a2m_error *err);
+
+/* What runs in a write's transaction before its commit (a2m_finish). */
+enum a2m_rebalance {
+	A2M_REBALANCE_NONE,      /* nothing entered a tier: no rule to apply */
+	A2M_REBALANCE_CAPACITY,  /* capacity of the buckets records entered */
+	A2M_REBALANCE_ALL        /* promotion earned anywhere, then capacity */
+};
+
+/* When a write reports its consolidation (spec §4.12, a2m_finish). */
+enum a2m_cons_event {
+	A2M_CONS_IF_MOVED,  /* after the write's own changes, if anything moved:
+			       a spill is a reorganisation the log must show */
+	A2M_CONS_ALWAYS,    /* after them, even when nothing moved: one per
+			       memory/consolidate */
+	A2M_CONS_FIRST      /* before them, always: memory/session/close reports
+			       its consolidation, then that the session closed */
+};
+
+/* How one write ends: what its caller fills in for a2m_stack_finish. */
+typedef struct a2m_finish {
+	int                rebalance;   /* enum a2m_rebalance */
+	/* In: what the write moved itself (a promotion at recall); out: plus
+	** what the rebalance moved. */
+	a2m_consolidation  cons;
+	/* The write's own changes, reported in order after the commit
+	** (borrowed until a2m_stack_finish returns); an `at` of 0 is the time
+	** of the report. */
+	const a2m_change  *changes;
+	size_t             n_changes;
+	int                cons_event;  /* enum a2m_cons_event */
+	int                owes;        /* the write itself left records owed a vector */
+	int                no_embed;    /* embed nothing after it, whatever moved */
+} a2m_finish;
+
+/*
+** Ends the write whose transaction is open (finish.c): when rc is 0, runs
+** f->rebalance and commits; on any failure (rc given, or of either step)
+** rolls back and returns the code, err set by whoever failed. After a
+** commit: notes the capacity pass committed, reports f->changes and the
+** consolidation as f->cons_event says, then embeds one batch of owed
+** records when f->owes or the rebalance moved anything (unless
+** f->no_embed). Returns 0 once committed: what follows cannot fail it.
+** Every write ends here, and nothing else calls the change listener.
+*/
+int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err);
 
 /* recall's order over a2m_hit (qsort): higher score, then newer, first. */
 int a2m_stack_hit_cmp(const void *a, const void *b);

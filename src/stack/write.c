@@ -71,23 +71,19 @@ static int check_dims(a2m_stack *st, const a2m_record *rec, size_t i, a2m_error 
 }
 
 /*
-** True when a committed remember may have left records owed a generated
-** vector: one landed outside a working tier, or something moved. Saves the
-** owed-set scan on the common working-tier write (docs/EMBEDDINGS.md §4.2).
+** The event reporting rec as written. Sets *owes when rec landed outside a
+** working tier, so may be owed a generated vector: knowing that saves the
+** owed-set scan after the common working-tier write (docs/EMBEDDINGS.md
+** §4.2).
 */
-static int owes_vectors(const a2m_stack *st, a2m_record **written, size_t n,
-			const a2m_consolidation *cons)
+static void wrote(const a2m_stack *st, const a2m_record *rec, int64_t now, a2m_change *c,
+		  int *owes)
 {
-	if (!st->cfg.embedder)
-		return 0;
-	if (cons->moved || cons->promoted)
-		return 1;
-	for (size_t i = 0; i < n; i++) {
-		const a2m_tier *t = written[i] ? a2m_stack_tier_of(st, written[i]) : NULL;
-		if (t && (!t->kind || strcmp(t->kind, "working") != 0))
-			return 1;
-	}
-	return 0;
+	const a2m_tier *t = a2m_stack_tier_of(st, rec);
+	*c = (a2m_change){.kind = A2M_CHANGE_WRITTEN, .at = now, .rec = rec,
+			  .owner = rec->owner, .shared = t && t->shared};
+	if (st->cfg.embedder && t && (!t->kind || strcmp(t->kind, "working") != 0))
+		*owes = 1;
 }
 
 /*
@@ -120,14 +116,15 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 	int64_t now = a2m_clock_now_ms();
 	const a2m_tier_layout *l = &st->cfg.tiers;
 	/*
-	** What each record became, for the events: rec itself once inserted
-	** (borrowed: the caller's, and it stays as stored until we return; a
-	** copy of each was 1.2% of a batched remember), or the stored record it
-	** replaced (ours, freed below).
+	** One event per record written, naming what it became: rec itself
+	** once inserted (borrowed: the caller's, and it stays as stored until
+	** we return; a copy of each was 1.2% of a batched remember), or the
+	** stored record it replaced (ours, in replaced[], freed below).
 	*/
-	a2m_record **written = calloc(n ? n : 1, sizeof *written);
+	a2m_change *written = calloc(n ? n : 1, sizeof *written);
 	a2m_record **replaced = calloc(n ? n : 1, sizeof *replaced);
-	int rc = 0;
+	size_t nw = 0;
+	int rc = 0, owes = 0;
 	if (!written || !replaced) {
 		free(written);
 		free(replaced);
@@ -189,7 +186,8 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 				a2m_stack_note_arrival(st, old->tier, old->session);
 				free(rec->id);
 				rec->id = strdup(old->id);
-				written[i] = replaced[i] = old;
+				replaced[i] = old;
+				wrote(st, old, now, &written[nw++], &owes);
 				if (!rec->id)
 					rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 				continue;
@@ -215,32 +213,14 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 			break;
 		}
 		a2m_stack_note_arrival(st, rec->tier, rec->session);
-		written[i] = rec;
+		wrote(st, rec, now, &written[nw++], &owes);
 	}
 	if (ahead)
 		ahead->unprepare(ahead);
 	free(texts);
-	a2m_consolidation cons = {0};
-	if (!rc)
-		rc = a2m_stack_rebalance(st, 0, &cons, err);
-	if (!rc)
-		rc = a2m_stack_commit(st, err);
-	if (rc) {
-		a2m_stack_rollback(st);
-	} else {
-		a2m_stack_capacity_committed(st);
-		for (size_t i = 0; i < n; i++) {
-			if (!written[i])
-				continue;
-			const a2m_tier *t = a2m_stack_tier_of(st, written[i]);
-			a2m_change c = {.kind = A2M_CHANGE_WRITTEN, .at = now, .rec = written[i],
-					.owner = written[i]->owner, .shared = t && t->shared};
-			a2m_stack_emit(st, &c);
-		}
-		a2m_stack_emit_consolidated(st, &cons, 0);
-		if (owes_vectors(st, written, n, &cons))
-			a2m_stack_embed_after_write(st);
-	}
+	a2m_finish f = {.rebalance = A2M_REBALANCE_CAPACITY, .changes = written, .n_changes = nw,
+			.owes = owes};
+	rc = a2m_stack_finish(st, rc, &f, err);
 	free(written);
 	a2m_record_array_free(replaced, n);
 	return rc;
@@ -280,20 +260,13 @@ int a2m_stack_forget(a2m_stack *st, const a2m_selection *sel,
 			gone[count++] = recs[i]->id;
 		}
 	}
-	if (!rc)
-		rc = a2m_stack_commit(st, err);
-	if (rc) {
-		a2m_stack_rollback(st);
-		goto done;
-	}
-	*forgotten = (int64_t)count;
-	if (count) {
-		a2m_change ch = {.kind = A2M_CHANGE_FORGOTTEN, .at = a2m_clock_now_ms(),
-				 .ids = gone, .audience = aud, .n_ids = count,
-				 .count = (int64_t)count, .owner = sel->scope.owner,
-				 .shared = !sel->scope.scoped};
-		a2m_stack_emit(st, &ch);
-	}
+	/* One event however many went (spec §4.12), stamped after the commit. */
+	a2m_change ch = {.kind = A2M_CHANGE_FORGOTTEN, .ids = gone, .audience = aud,
+			 .n_ids = count, .count = (int64_t)count, .owner = sel->scope.owner,
+			 .shared = !sel->scope.scoped};
+	a2m_finish f = {.rebalance = A2M_REBALANCE_NONE, .changes = &ch, .n_changes = count != 0};
+	if ((rc = a2m_stack_finish(st, rc, &f, err)) == 0)
+		*forgotten = (int64_t)count;
 done:
 	free(gone);
 	free(aud);
@@ -356,26 +329,15 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 		}
 		a2m_record_free(rec);
 	}
-	a2m_consolidation cons = {0};
-	if (!rc)
-		rc = a2m_stack_rebalance(st, 0, &cons, err);
-	if (!rc)
-		rc = a2m_stack_commit(st, err);
-	if (rc) {
-		a2m_stack_rollback(st);
+	/* One event per call, naming the ids moved (spec §4.12); the records
+	** moved may now be owed a vector. */
+	a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .ids = moved_ids, .audience = aud,
+			.n_ids = nm, .tier = tier, .owner = scope ? scope->owner : NULL,
+			.shared = !scope || !scope->scoped};
+	a2m_finish f = {.rebalance = A2M_REBALANCE_CAPACITY, .changes = &c, .n_changes = nm != 0,
+			.owes = nm != 0};
+	if ((rc = a2m_stack_finish(st, rc, &f, err)) != 0)
 		*promoted = 0;
-	} else {
-		a2m_stack_capacity_committed(st);
-	}
-	if (!rc && nm) {
-		a2m_change c = {.kind = A2M_CHANGE_PROMOTED, .at = a2m_clock_now_ms(),
-				.ids = moved_ids, .audience = aud, .n_ids = nm, .tier = tier,
-				.owner = scope ? scope->owner : NULL,
-				.shared = !scope || !scope->scoped};
-		a2m_stack_emit(st, &c);
-		a2m_stack_emit_consolidated(st, &cons, 0);
-		a2m_stack_embed_after_write(st); /* moved records may be owed one */
-	}
 	for (size_t i = 0; i < nm; i++)
 		free((char *)aud[i].owner);
 	free(aud);
@@ -385,22 +347,12 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 
 int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err)
 {
-	memset(out, 0, sizeof *out);
-	int rc = a2m_stack_begin(st, err);
-	if (!rc)
-		rc = a2m_stack_rebalance(st, 1, out, err);
-	if (!rc)
-		rc = a2m_stack_commit(st, err);
-	if (rc) {
-		a2m_stack_rollback(st);
-		memset(out, 0, sizeof *out);
-		return rc;
-	}
-	a2m_stack_capacity_committed(st);
-	/* One event per consolidate call, however much moved (§4.12). */
-	a2m_stack_emit_consolidated(st, out, 1);
-	a2m_stack_embed_after_write(st);
-	return 0;
+	/* One event per consolidate call, however much moved (§4.12); then
+	** whatever is owed a vector, moved or not. */
+	a2m_finish f = {.rebalance = A2M_REBALANCE_ALL, .cons_event = A2M_CONS_ALWAYS, .owes = 1};
+	int rc = a2m_stack_finish(st, a2m_stack_begin(st, err), &f, err);
+	*out = rc ? (a2m_consolidation){0} : f.cons;
+	return rc;
 }
 
 int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const *ids,
@@ -419,11 +371,8 @@ int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const
 			(*reinforced)++;
 		a2m_record_free(rec);
 	}
-	if (!rc)
-		rc = a2m_stack_commit(st, err);
-	if (rc) {
-		a2m_stack_rollback(st);
+	a2m_finish f = {.rebalance = A2M_REBALANCE_NONE};
+	if ((rc = a2m_stack_finish(st, rc, &f, err)) != 0)
 		*reinforced = 0;
-	}
 	return rc;
 }

@@ -1,0 +1,71 @@
+/*
+** finish.c — how every write ends. Each operation that changes records
+** (remember, forget, promote, reinforce, consolidate, session close, the
+** promotion a recall earns) begins one transaction, makes its own changes,
+** and hands the outcome here; a2m_stack_finish is the only way out of it:
+**
+**   1. the tiers' rules run in the same transaction (promotion and
+**      capacity, flow.c), so what commits already keeps them: capacity is
+**      a promise, not a background chore (stack.h);
+**   2. commit, or rollback when anything failed: an operation is written
+**      whole or not at all;
+**   3. after the commit, and only then, the listener hears the changes,
+**      so nothing is reported that a crash could still take back;
+**   4. records the write left owed a generated vector get one batch of
+**      them embedded, outside every transaction (docs/EMBEDDINGS.md §4.2).
+**
+** This file is also the only caller of the change listener.
+*/
+#include <string.h>
+
+#include "stack/stack_internal.h"
+#include "util/clock.h"
+
+/* Reports one change to the listener, if any; an `at` of 0 is now. */
+static void emit(a2m_stack *st, const a2m_change *c)
+{
+	if (!st->on_change)
+		return;
+	if (c->at) {
+		st->on_change(st->on_change_ctx, c);
+		return;
+	}
+	a2m_change stamped = *c;
+	stamped.at = a2m_clock_now_ms();
+	st->on_change(st->on_change_ctx, &stamped);
+}
+
+/* Reports the consolidation as one event (spec §4.12), when it moved
+** anything or always. */
+static void emit_consolidated(a2m_stack *st, const a2m_consolidation *cons, int always)
+{
+	if (!always && !cons->moved && !cons->promoted && !cons->dropped && !cons->summarized)
+		return;
+	a2m_change c = {.kind = A2M_CHANGE_CONSOLIDATED, .cons = *cons, .shared = 1};
+	emit(st, &c);
+}
+
+int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err)
+{
+	if (!rc && f->rebalance != A2M_REBALANCE_NONE)
+		rc = a2m_stack_rebalance(st, f->rebalance == A2M_REBALANCE_ALL, &f->cons, err);
+	if (!rc)
+		rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+		return rc;
+	}
+	if (f->rebalance != A2M_REBALANCE_NONE)
+		a2m_stack_capacity_committed(st);
+	if (f->cons_event == A2M_CONS_FIRST)
+		emit_consolidated(st, &f->cons, 1);
+	for (size_t i = 0; i < f->n_changes; i++)
+		emit(st, &f->changes[i]);
+	if (f->cons_event != A2M_CONS_FIRST)
+		emit_consolidated(st, &f->cons, f->cons_event == A2M_CONS_ALWAYS);
+	/* A record that left a working tier (or landed outside one) may now
+	** be owed a vector; embedding it waits for no transaction. */
+	if (!f->no_embed && (f->owes || f->cons.moved || f->cons.promoted))
+		a2m_stack_embed_after_write(st);
+	return 0;
+}
