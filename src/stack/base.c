@@ -147,3 +147,9 @@ int a2m_stack_settle(a2m_stack *st, a2m_error *err)
 {
 	return a2m_stack_settle_due(st) ? a2m_stack_touches_flush(st, 0, err) : 0;
 }
+
+/* What a shared read answers where it would write (stack.h). */
+int a2m_stack_need_exclusive(a2m_error *err)
+{
+	return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
+}

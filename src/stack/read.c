@@ -1,138 +1,15 @@
 /*
 ** read.c — what recall and fetch return: recall's hits, found by the
 ** scorer's index (ranked.c) or by judging a scan of the selection, with
-** the query embedded first when the server has an embedder, and the touch
-** that records each recall (see stack.h); fetch's record at a key.
+** the query embedded first when the server has an embedder; then handed
+** to write.c for the touch that records each recall (see stack.h). And
+** fetch's record at a key. Nothing here begins a transaction.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "stack/stack_internal.h"
 #include "util/clock.h"
-
-/*
-** Promotes the hits that have earned it (DECISIONS 006), in one transaction
-** which also writes every waiting touch (a2m_stack_begin_relaxed); then
-** refreshes the hits from the store.
-*/
-static int promote_hits(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
-			a2m_error *err)
-{
-	a2m_store *s = st->store;
-	/* Access counts are bookkeeping, not data a client was promised: they
-	** need not cost a synchronous flush. */
-	int rc = a2m_stack_begin_relaxed(st, err);
-	if (rc)
-		return rc;
-	a2m_finish f = {0};
-	const char **promoted = calloc(n ? n : 1, sizeof *promoted);
-	const char **dests = calloc(n ? n : 1, sizeof *dests);
-	a2m_audience *aud = calloc(n ? n : 1, sizeof *aud);
-	a2m_change *events = calloc(n ? n : 1, sizeof *events);
-	size_t np = 0, ne = 0;
-	if (!promoted || !dests || !aud || !events)
-		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	for (size_t i = 0; i < n && !rc; i++) {
-		const a2m_record *r = hits[i].rec;
-		const char *to_name;
-		if ((rc = a2m_stack_promote_earned(st, r, &to_name, &f.cons, err)) || !to_name)
-			continue;
-		const a2m_tier *to = a2m_tiers_find(&st->cfg.tiers, to_name);
-		aud[np] = (a2m_audience){r->owner, to && to->shared};
-		dests[np] = to_name;
-		promoted[np++] = r->id;
-	}
-	/* promoted[] points into the hits' records: the events are reported
-	** before the refresh below. One event per destination, so each names
-	** the tier its ids went to; the audience lets each reader see only the
-	** ids it could recall. */
-	for (size_t first = 0, end; first < np; first = end) {
-		end = first;
-		for (size_t k = first; k < np; k++) {
-			if (strcmp(dests[k], dests[first]) != 0)
-				continue;
-			/* Swap k into the run [first, end): the three arrays stay aligned. */
-			const char *id = promoted[k], *to = dests[k];
-			a2m_audience a = aud[k];
-			promoted[k] = promoted[end];
-			dests[k] = dests[end];
-			aud[k] = aud[end];
-			promoted[end] = id;
-			dests[end] = to;
-			aud[end] = a;
-			end++;
-		}
-		events[ne++] = (a2m_change){.kind = A2M_CHANGE_PROMOTED, .at = now,
-					    .ids = promoted + first, .audience = aud + first,
-					    .n_ids = end - first, .tier = dests[first], .shared = 1};
-	}
-	/* Capacity only where a promotion landed. A recall does not wait for
-	** the embedder: what the promotion left owed is embedded by the next
-	** write, or the next recall that embeds its query (embed_query). */
-	f.rebalance = f.cons.promoted ? A2M_REBALANCE_CAPACITY : A2M_REBALANCE_NONE;
-	f.changes = events;
-	f.n_changes = ne;
-	f.no_embed = 1;
-	rc = a2m_stack_finish(st, rc, &f, err);
-	free(events);
-	free(promoted);
-	free(dests);
-	free(aud);
-	if (rc)
-		return rc;
-	/* Report what the client now holds as the stored truth. */
-	for (size_t i = 0; i < n; i++) {
-		a2m_record *cur = NULL;
-		if (s->ops->get(s, hits[i].rec->id, &cur) == 0 && cur) {
-			a2m_record_free(hits[i].rec);
-			hits[i].rec = cur;
-		}
-	}
-	return 0;
-}
-
-/* What a shared read answers where it would write (stack.h). */
-static int need_exclusive(a2m_error *err)
-{
-	return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
-}
-
-/*
-** Touches the returned records (access_count + 1, accessed_at now): in the
-** hits at once, in the store later (touches.c: recall writes nothing of its
-** own). A touch that earns a promotion is written at once with it, and a
-** full or old buffer is written now; a shared read (a2m_selection.shared)
-** does neither and answers A2M_NEED_EXCLUSIVE instead, having counted
-** nothing, so that its retry counts each touch once.
-*/
-static int touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *err)
-{
-	int64_t now = a2m_clock_now_ms();
-	int earned = 0, due = 0;
-	for (size_t i = 0; i < n; i++) {
-		/* r came through a2m_stack_touched: earlier touches are in it. */
-		const a2m_record *r = hits[i].rec;
-		earned |= a2m_stack_promotion_earned(a2m_stack_tier_of(st, r), r->access_count + 1);
-	}
-	/* A shared read writes nothing: a promotion or a due flush asks for
-	** the exclusive lock, before anything is counted. */
-	if (shared && earned)
-		return need_exclusive(err);
-	int rc = a2m_touches_note(&st->touches, hits, n, now, shared, &due);
-	if (rc > 0)
-		return need_exclusive(err);
-	if (rc < 0)
-		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		a2m_record *r = hits[i].rec;
-		r->access_count++;
-		if (now > r->accessed_at)
-			r->accessed_at = now;
-	}
-	if (earned)
-		return promote_hits(st, hits, n, now, err);
-	return due && !shared ? a2m_stack_touches_flush(st, 0, err) : 0;
-}
 
 /*
 ** The scan path of recall: every record the selection picks, judged by the
@@ -240,7 +117,7 @@ int a2m_stack_recall(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 	/* Embedding writes (the owed records) and the vector rows are read
 	** through the store's main connection: neither is for a shared read. */
 	if (sel->shared && (q->vector || a2m_stack_embedder(st)))
-		return need_exclusive(err);
+		return a2m_stack_need_exclusive(err);
 	embed_query(st, q, &gq, &vec);
 	/* The store's vector search skips what the selection turns away. */
 	a2m_stack_vfilter vf;
@@ -276,7 +153,8 @@ static int recall_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank
 	if ((rc = recall_scan(st, sel, q, scan_judged, min_score, limit, &hits, &kept, err)))
 		return rc;
 found:
-	if (kept && !st->cfg.read_only && (rc = touch(st, hits, kept, sel->shared, err)) != 0) {
+	if (kept && !st->cfg.read_only &&
+	    (rc = a2m_stack_touch(st, hits, kept, sel->shared, err)) != 0) {
 		a2m_hits_free(hits, kept);
 		return rc;
 	}

@@ -246,6 +246,23 @@ int a2m_stack_promote_earned(a2m_stack *st, const a2m_record *rec, const char **
 int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
 			a2m_error *err);
 
+/*
+** Touches the n hits a recall returns (write.c): access_count + 1 and
+** accessed_at now, in the hits at once, in the store later (touches.c:
+** recall writes nothing of its own). A touch that earns a promotion is
+** written at once with it (the hits are then refreshed from the store),
+** and a full or old buffer is written now. With shared set (the caller
+** holds the handle's lock shared, a2m_selection.shared) it does neither:
+** where it would have to, it answers A2M_NEED_EXCLUSIVE having counted
+** nothing, so that the exclusive retry counts each touch once. Returns 0,
+** or a code with err set.
+*/
+int a2m_stack_touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *err);
+
+/* Sets err to A2M_NEED_EXCLUSIVE (stack.h) and returns it: what a shared
+** read answers where it would have to write. */
+int a2m_stack_need_exclusive(a2m_error *err);
+
 /* What runs in a write's transaction before its commit (a2m_finish). */
 enum a2m_rebalance {
 	A2M_REBALANCE_NONE,      /* nothing entered a tier: no rule to apply */

@@ -1,8 +1,10 @@
 /*
-** write.c — everything that changes records on a client's request:
+** write.c — everything that changes records: on a client's request,
 ** remember (ids, key replacement, vector width), forget, promote, reinforce
-** and consolidate. Each runs in one transaction and reports its changes
-** after the commit (see stack.h).
+** and consolidate; on a recall's behalf, its touch and the promotions the
+** touch earns (read.c hands its hits here: the read path writes nothing
+** itself). Each write runs in one transaction and ends through
+** a2m_stack_finish (finish.c), which reports its changes after the commit.
 */
 #include <math.h>
 #include <stdio.h>
@@ -375,4 +377,115 @@ int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const
 	if ((rc = a2m_stack_finish(st, rc, &f, err)) != 0)
 		*reinforced = 0;
 	return rc;
+}
+
+/*
+** Promotes the hits that have earned it (DECISIONS 006), in one
+** transaction which also writes every waiting touch
+** (a2m_stack_begin_relaxed); then refreshes the hits from the store.
+*/
+static int promote_hits(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
+			a2m_error *err)
+{
+	a2m_store *s = st->store;
+	/* Access counts are bookkeeping, not data a client was promised: they
+	** need not cost a synchronous flush. */
+	int rc = a2m_stack_begin_relaxed(st, err);
+	if (rc)
+		return rc;
+	a2m_finish f = {0};
+	const char **promoted = calloc(n ? n : 1, sizeof *promoted);
+	const char **dests = calloc(n ? n : 1, sizeof *dests);
+	a2m_audience *aud = calloc(n ? n : 1, sizeof *aud);
+	a2m_change *events = calloc(n ? n : 1, sizeof *events);
+	size_t np = 0, ne = 0;
+	if (!promoted || !dests || !aud || !events)
+		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t i = 0; i < n && !rc; i++) {
+		const a2m_record *r = hits[i].rec;
+		const char *to_name;
+		if ((rc = a2m_stack_promote_earned(st, r, &to_name, &f.cons, err)) || !to_name)
+			continue;
+		const a2m_tier *to = a2m_tiers_find(&st->cfg.tiers, to_name);
+		aud[np] = (a2m_audience){r->owner, to && to->shared};
+		dests[np] = to_name;
+		promoted[np++] = r->id;
+	}
+	/* promoted[] points into the hits' records: the events are reported
+	** before the refresh below. One event per destination, so each names
+	** the tier its ids went to; the audience lets each reader see only the
+	** ids it could recall. */
+	for (size_t first = 0, end; first < np; first = end) {
+		end = first;
+		for (size_t k = first; k < np; k++) {
+			if (strcmp(dests[k], dests[first]) != 0)
+				continue;
+			/* Swap k into the run [first, end): the three arrays stay aligned. */
+			const char *id = promoted[k], *to = dests[k];
+			a2m_audience a = aud[k];
+			promoted[k] = promoted[end];
+			dests[k] = dests[end];
+			aud[k] = aud[end];
+			promoted[end] = id;
+			dests[end] = to;
+			aud[end] = a;
+			end++;
+		}
+		events[ne++] = (a2m_change){.kind = A2M_CHANGE_PROMOTED, .at = now,
+					    .ids = promoted + first, .audience = aud + first,
+					    .n_ids = end - first, .tier = dests[first], .shared = 1};
+	}
+	/* Capacity only where a promotion landed. A recall does not wait for
+	** the embedder: what the promotion left owed is embedded by the next
+	** write, or the next recall that embeds its query (embed_query). */
+	f.rebalance = f.cons.promoted ? A2M_REBALANCE_CAPACITY : A2M_REBALANCE_NONE;
+	f.changes = events;
+	f.n_changes = ne;
+	f.no_embed = 1;
+	rc = a2m_stack_finish(st, rc, &f, err);
+	free(events);
+	free(promoted);
+	free(dests);
+	free(aud);
+	if (rc)
+		return rc;
+	/* Report what the client now holds as the stored truth. */
+	for (size_t i = 0; i < n; i++) {
+		a2m_record *cur = NULL;
+		if (s->ops->get(s, hits[i].rec->id, &cur) == 0 && cur) {
+			a2m_record_free(hits[i].rec);
+			hits[i].rec = cur;
+		}
+	}
+	return 0;
+}
+
+/* Recall's touch, and the promotions it earns (stack_internal.h). */
+int a2m_stack_touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *err)
+{
+	int64_t now = a2m_clock_now_ms();
+	int earned = 0, due = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* r came through a2m_stack_touched: earlier touches are in it. */
+		const a2m_record *r = hits[i].rec;
+		earned |= a2m_stack_promotion_earned(a2m_stack_tier_of(st, r), r->access_count + 1);
+	}
+	/* A shared read writes nothing: a promotion or a due flush asks for
+	** the exclusive lock, before anything is counted. */
+	if (shared && earned)
+		return a2m_stack_need_exclusive(err);
+	int rc = a2m_touches_note(&st->touches, hits, n, now, shared, &due);
+	if (rc > 0)
+		return a2m_stack_need_exclusive(err);
+	if (rc < 0)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		a2m_record *r = hits[i].rec;
+		r->access_count++;
+		if (now > r->accessed_at)
+			r->accessed_at = now;
+	}
+	if (earned)
+		return promote_hits(st, hits, n, now, err);
+	return due && !shared ? a2m_stack_touches_flush(st, 0, err) : 0;
 }
