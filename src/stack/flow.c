@@ -1,7 +1,9 @@
 /*
 ** flow.c — how records move between tiers: whole-group moves, promotion
-** earned by recall, and capacity enforced by spilling the weakest units
-** (see the policy summary in stack.h).
+** earned by recall (the one place that decides it), and capacity enforced
+** by spilling the weakest units (see the policy summary in stack.h). All
+** within a transaction someone else opened: a write runs these through
+** a2m_stack_finish (finish.c), which commits what they did.
 */
 #include <stdlib.h>
 #include <string.h>

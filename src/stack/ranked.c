@@ -1,6 +1,6 @@
 /*
 ** ranked.c — the indexed path of recall and select (see
-** a2m_stack_ranked_collect in stack_internal.h): the scorer names every
+** a2m_stack_ranked in stack_internal.h): the scorer names every
 ** record its index matches, with its relevance; this file applies the whole
 ** selection to each and keeps the best, reading as few records as it can.
 **
@@ -153,7 +153,7 @@ static void best_first(a2m_candidate *v, size_t n, size_t m)
 /* How many candidates are ordered at a time (at least): enough for a limit
 ** and the ones its filters turn away, in the usual case. */
 #define RANK_SELECT 64
-/* ... or this fraction of a long list (see a2m_stack_ranked_collect). */
+/* ... or this fraction of a long list (see ranked_collect). */
 #define RANK_SLICE  64
 
 /* What the visit of one batch of candidates needs. */

@@ -350,25 +350,14 @@ uint64_t a2m_stack_generation(const a2m_stack *st);
 int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts,
 			  a2m_error *err);
 
-/*
-** Embeds up to max records owed a server vector (docs/EMBEDDINGS.md §4.2:
-** in a non-working tier, no caller vector, no generated one, content not
-** blank): reads them, calls the embedder with no store transaction open,
-** then in one short transaction stores each vector only if the record is
-** unchanged (same revision and content, still no vector). *done = records
-** given a vector. Returns 0 (also without an embedder, on a read-only
-** stack, or while the breaker holds the embedder off), a negative
-** a2m_embed_status when the embedder failed (logged once, nothing
-** changed), or a store failure with err set.
-*/
-int a2m_stack_embed_owed(a2m_stack *st, size_t max, size_t *done, a2m_error *err);
-
 /* The embedder in use (borrowed), or NULL. */
 const a2m_embedder *a2m_stack_embedder(const a2m_stack *st);
 
 /* The width of the embedder's vectors, once one answered; 0 before. */
 size_t a2m_stack_gen_dims(const a2m_stack *st);
 
+/* Free what a2m_stack_recall and a2m_stack_sessions return: the n
+** entries and the array. NULL is a no-op. */
 void a2m_hits_free(a2m_hit *hits, size_t n);
 void a2m_sessions_free(a2m_session_info *s, size_t n);
 

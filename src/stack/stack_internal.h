@@ -1,6 +1,31 @@
 /*
-** stack_internal.h — what the stack's files share: the struct and the
-** helpers for visibility, transactions and change reporting.
+** stack_internal.h — what the stack's files share, and nothing the rest of
+** the server needs (that is stack.h): the stack's struct, and each file's
+** functions for the others, under the file that defines them.
+**
+** The files call one another in one direction only, from the top of this
+** list down (docs/ARCHITECTURE.md, The stack's files, draws the graph):
+**
+**   stack.c                  the lifecycle: new, free, accessors
+**   read.c                   recall and fetch
+**   write.c  sessions.c      the writes, each ending in finish.c
+**   finish.c                 the one way a write ends
+**   flow.c                   moves between tiers: capacity, promotion
+**   select.c                 what a selection picks
+**   ranked.c                 recall and select by the scorer's index
+**   score.c  embed.c         scores and retention; the embedder
+**   base.c                   visibility, errors, transactions
+**   touches.c                recall's touches waiting to be written
+**   tiers.c  where.c         the layout and `where` (plain data)
+**
+** A file may call any file below it and none above it. A function that
+** needs one above it belongs further up, or its caller further down.
+**
+** Conventions every function here keeps unless it says otherwise: a
+** function that can fail returns 0 or a negative code with err set (the
+** code is err->code); records handed in are borrowed; "within an open
+** transaction" means the caller began one (base.c) and will end it
+** (finish.c, or commit/rollback for the bookkeeping writes).
 */
 #ifndef A2M_STACK_INTERNAL_H
 #define A2M_STACK_INTERNAL_H
@@ -10,9 +35,11 @@
 
 #include "stack/stack.h"
 
+/* ---- touches.c: recall's touches, waiting to be written ---------------- */
+
 /*
-** Recall's touches waiting to be written (touches.c): one entry per record,
-** in the order first touched, with an open-addressing index by seq.
+** One entry per record, in the order first touched, with an
+** open-addressing index by seq.
 */
 typedef struct a2m_touch {
 	int64_t  seq;
@@ -46,20 +73,23 @@ typedef struct a2m_touches {
 void a2m_touches_max_age_for_tests(int64_t ms);
 #endif
 
+/* ---- the stack ---------------------------------------------------------- */
+
+/* Each field is kept by the file named beside it; the others only read it. */
 struct a2m_stack {
 	a2m_store       *store;
 	a2m_scorer      *scorer;
 	a2m_stack_config cfg;
-	a2m_change_fn    on_change;
+	a2m_change_fn    on_change;   /* set by stack.c, called by finish.c alone */
 	void            *on_change_ctx;
-	int64_t          dims;        /* cached embedding width; -1 = not read yet */
-	int64_t         *counts;      /* records per tier, cached for describe */
-	int              counts_valid;/* 0 after any commit or rollback */
-	/* + 1 at every commit and rollback; read without the handle's lock by
-	** the describe cache (a2m_stack_generation). */
+	int64_t          dims;        /* base.c: cached embedding width; -1 = not read yet */
+	int64_t         *counts;      /* sessions.c: records per tier, cached for describe */
+	int              counts_valid;/* 0 after any commit or rollback (base.c) */
+	/* base.c: + 1 at every commit and rollback; read without the handle's
+	** lock by the describe cache (a2m_stack_generation). */
 	_Atomic uint64_t generation;
-	int64_t          embed_retry_at; /* breaker: no embedder call before
-	                                    this time (ms); 0 = closed */
+	int64_t          embed_retry_at; /* embed.c, the breaker: no embedder
+	                                    call before this time (ms); 0 = closed */
 	int              embed_failing;  /* the last embedder call failed */
 	size_t           gen_dims;       /* width the embedder answered with */
 	int              model_checked;  /* the store's vectors are known to be
@@ -72,46 +102,19 @@ struct a2m_stack {
 	int              arrivals_lost;  /* one could not be noted: pass over all */
 	int              capacity_known; /* a full pass committed since open */
 	int              full_pass_run;  /* the open transaction ran a full pass */
-	/* Indexed recalls and selects that read a pruned list, and the times
-	** one had to read the complete list after it (ranked.c): for tests
-	** and measurements. */
+	/* ranked.c: indexed recalls and selects that read a pruned list, and
+	** the times one had to read the complete list after it; for tests and
+	** measurements. */
 	_Atomic uint64_t pruned_reads, pruned_retries;
 };
 
-/* How long the breaker keeps a failing embedder off (docs/EMBEDDINGS.md §4.3). */
-#define A2M_EMBED_BREAKER_MS 30000
+/* ---- touches.c (calls nothing of the stack) ----------------------------- */
 
-/*
-** Embeds text for recall (embed.c): sets *vec (free with free()) and *dims
-** and returns 0, or returns nonzero with *vec NULL when there is no
-** embedder, the breaker holds it off, or it failed (logged once per
-** outage). Never fails the caller: a recall then ranks lexically.
-*/
-int a2m_stack_embed_text(a2m_stack *st, const char *text, float **vec, size_t *dims);
-
-/* After a write's commit: one batch of a2m_stack_embed_owed, errors ignored
-** (the records stay owed and are embedded later). No-op without an embedder. */
-void a2m_stack_embed_after_write(a2m_stack *st);
-
-/* The store meta entry holding the embedding width fixed by the first vector. */
-#define A2M_META_DIMS "embedding_dims"
-
-/*
-** Transactions: begin (or begin_relaxed, for bookkeeping whose commit need
-** not survive a power loss), then commit on success or rollback otherwise.
-** Each returns 0 or fills err from the store's failure. commit and rollback
-** also drop the caches the transaction may have made stale. Unless the
-** stack is read-only, begin first writes recall's waiting touches into the
-** transaction (touches.c), so everything in it reads the counts.
-*/
-int  a2m_stack_begin(a2m_stack *st, a2m_error *err);
-int  a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err);
-int  a2m_stack_commit(a2m_stack *st, a2m_error *err);
-void a2m_stack_rollback(a2m_stack *st);
-
-/* Readies an empty buffer due at max records waiting (its mutex).
-** Returns 0, or -1. */
+/* Readies an empty buffer due at max records waiting (0: A2M_TOUCH_BUFFER)
+** and its mutex. Returns 0, or -1. */
 int  a2m_touches_init(a2m_touches *b, size_t max);
+void a2m_touches_free(a2m_touches *b);
+
 /*
 ** Counts a recall at time now of each of the n hits, under the buffer's
 ** mutex. Sets *due when the touches waiting should now be written (full,
@@ -121,84 +124,211 @@ int  a2m_touches_init(a2m_touches *b, size_t max);
 */
 int  a2m_touches_note(a2m_touches *b, const a2m_hit *hits, size_t n, int64_t now,
 		      int refuse_due, int *due);
-/* Forgets every touch (they were committed). */
-void a2m_touches_clear(a2m_touches *b);
-void a2m_touches_free(a2m_touches *b);
-
-/*
-** rec as reads must report it: with the touches still waiting laid over it
-** (in *tmp, a shallow copy borrowing rec's strings), or rec itself when it
-** has none or they are already in the open transaction.
-*/
-const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
-				    a2m_record *tmp);
-/* The same, in place, for the n hits' records (owned copies), under one
-** lock. */
-void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n);
-
-/*
-** Writes every waiting touch into the store's open transaction
-** (a2m_stack_begin does it) and marks them applied: commit then forgets
-** them, rollback keeps them waiting. Returns 0, or the store's code.
-*/
-int  a2m_touches_apply(a2m_touches *b, a2m_store *s);
 
 /* True when the touches waiting should be written now (full, or old). */
 int  a2m_touches_due(a2m_touches *b, int64_t now);
 
-/* Writes the waiting touches in a transaction of their own (durable, or
-** relaxed: bookkeeping). Returns 0 or fills err. */
-int  a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err);
+/*
+** Writes every waiting touch into the store's open transaction, as
+** increments (store.h, touch), and marks them applied: reads no longer lay
+** them over, commit forgets them (a2m_touches_clear), rollback keeps them
+** waiting (applied = 0). Exclusive lock only. Returns 0, or the store's
+** code (err is the caller's to fill: base.c).
+*/
+int  a2m_touches_apply(a2m_touches *b, a2m_store *s);
 
+/* Forgets every touch (they were committed). */
+void a2m_touches_clear(a2m_touches *b);
+
+/*
+** rec as reads must report it: with the touches still waiting laid over it
+** (in *tmp, a shallow copy borrowing rec's strings), or rec itself when it
+** has none or they are already in the open transaction. Any lock.
+*/
+const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
+				    a2m_record *tmp);
+
+/* The same, in place, for the n hits' records (owned copies), under one
+** lock. */
+void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n);
+
+/* ---- base.c (calls touches.c) ------------------------------------------- */
+
+/* The tier rec lives in, or NULL when its tier is unknown. */
+const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec);
+
+/* True when rec may be seen by scope (NULL: everything; spec §6,
+** implementing-a2m.md §7). */
+int a2m_stack_visible(const a2m_stack *st, const a2m_scope *scope, const a2m_record *rec);
 
 /* Equal as optional strings: both NULL, or both set and equal. */
 int a2m_stack_same_str(const char *a, const char *b);
 
-/* Collects copies of the visible records a selection picks (read.c). */
+/* Fills err from a store failure rc (read-only stays A2M_READ_ONLY, the
+** rest is internal, with the store's message) and returns the code. */
+int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc);
+
+/* Sets err to A2M_NEED_EXCLUSIVE (stack.h) and returns it: what a shared
+** read answers where it would have to write. */
+int a2m_stack_need_exclusive(a2m_error *err);
+
+/* The store meta entry holding the embedding width fixed by the first vector. */
+#define A2M_META_DIMS "embedding_dims"
+
+/*
+** Transactions: begin (or begin_relaxed, for bookkeeping whose commit need
+** not survive a power loss), then commit on success or rollback otherwise.
+** Each returns 0 or fills err from the store's failure. commit and rollback
+** also drop the caches the transaction may have made stale (the tier
+** counts, the width; the generation moves on). Unless the stack is
+** read-only, begin first writes recall's waiting touches into the
+** transaction, so everything in it reads the counts; a begin that fails
+** leaves no transaction open. A write operation ends with
+** a2m_stack_finish, never by calling commit itself: commit and rollback
+** are for finish.c, and for the bookkeeping writes that move no record and
+** report nothing (recall's touches here, generated vectors in embed.c).
+*/
+int  a2m_stack_begin(a2m_stack *st, a2m_error *err);
+int  a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err);
+int  a2m_stack_commit(a2m_stack *st, a2m_error *err);
+void a2m_stack_rollback(a2m_stack *st);
+
+/* Writes the waiting touches in a transaction of their own (durable, or
+** relaxed: bookkeeping). Exclusive lock only. Returns 0 or fills err (the
+** touches then still wait). */
+int  a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err);
+
+/* ---- score.c (calls base.c) --------------------------------------------- */
+
+/* recall's order over a2m_hit (qsort): higher score, then newer, first. */
+int a2m_stack_hit_cmp(const void *a, const void *b);
+
+/*
+** A judged record's score: relevance rel blended with its recency and
+** salience by the weights in force (stack.h, a2m_blend). Never above rel:
+** ranked.c's early stop depends on it.
+*/
+double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *r,
+			     int64_t now);
+
+/* The score of a hit of a recall without a query: 1 now, halving every
+** day, whatever the tier (newest first). */
+double a2m_stack_recency_score(const a2m_record *r, int64_t now);
+
+/*
+** The retention of rec, which lives in tier t (NULL: an unknown tier):
+** salience × recency (t's half-life, since the last access) × (1 +
+** access_count); in a working tier recency alone, since creation.
+*/
+double a2m_stack_retention(const a2m_tier *t, const a2m_record *rec, int64_t now);
+
+/* ---- embed.c (calls base.c) --------------------------------------------- */
+
+/* How long the breaker keeps a failing embedder off (docs/EMBEDDINGS.md §4.3). */
+#define A2M_EMBED_BREAKER_MS 30000
+
+/*
+** Embeds text for recall: sets *vec (free with free()) and *dims and
+** returns 0, or returns nonzero with *vec NULL when there is no embedder,
+** the breaker holds it off, or it failed (logged once per outage). Never
+** fails the caller: a recall then ranks lexically.
+*/
+int a2m_stack_embed_text(a2m_stack *st, const char *text, float **vec, size_t *dims);
+
+/*
+** Embeds up to max records owed a server vector (docs/EMBEDDINGS.md §4.2:
+** in a non-working tier, no caller vector, no generated one, content not
+** blank): reads them, calls the embedder with no store transaction open,
+** then in one short transaction stores each vector only if the record is
+** unchanged (same revision and content, still no vector). *done = records
+** given a vector. Returns 0 (also without an embedder, on a read-only
+** stack, or while the breaker holds the embedder off), a negative
+** a2m_embed_status when the embedder failed (logged once, nothing
+** changed), or a store failure with err set.
+*/
+int a2m_stack_embed_owed(a2m_stack *st, size_t max, size_t *done, a2m_error *err);
+
+/* After a write's commit (finish.c): one batch of a2m_stack_embed_owed,
+** errors ignored (the records stay owed and are embedded later). No-op
+** without an embedder or on a read-only stack. */
+void a2m_stack_embed_after_write(a2m_stack *st);
+
+/* ---- ranked.c (calls score.c, base.c, touches.c, where.c) --------------- */
+
+/*
+** The indexed path of recall and select: asks st's scorer (whose
+** candidates() the caller checked is set) for the records q matches, visits
+** them best first, applying the whole selection (the store's exact part,
+** visibility, where) to each before it may enter the best `limit` (0: no
+** limit), and stops once no candidate left can enter. blended: scores are
+** a2m_stack_blend_score (recall), else the relevance itself (select); hits
+** below min_score are dropped. With a limit the scorer may prune its list
+** (docs/RANKING.md §5); when what it left out could still enter, the list
+** is asked for again, complete. Returns 0 with *out (free with
+** a2m_hits_free) sorted by a2m_stack_hit_cmp, an array even when empty;
+** A2M_SCORER_ABSTAIN or A2M_SCORER_SCAN, *out NULL, for the caller to
+** handle; or a negative code with err set.
+*/
+int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
+		     size_t limit, double min_score, int blended, a2m_hit **out, size_t *n,
+		     a2m_error *err);
+
+/*
+** The part of sel a store's vector search can apply during its scan (tier,
+** owner, visibility), for a2m_rank_query.filter. It borrows st and sel,
+** and must not outlive them.
+*/
+typedef struct a2m_stack_vfilter {
+	a2m_vector_filter    f;
+	const a2m_stack     *st;
+	const a2m_selection *sel;
+} a2m_stack_vfilter;
+
+void a2m_stack_vector_filter(const a2m_stack *st, const a2m_selection *sel,
+			     a2m_stack_vfilter *out);
+
+/* ---- select.c (calls ranked.c, score.c, base.c, touches.c, where.c) ----- */
+
+/* Copies of the visible records a selection picks, as a scan collects them. */
 typedef struct collect {
 	a2m_stack           *st;
 	const a2m_selection *sel;
-	a2m_record         **recs;
+	a2m_record         **recs;     /* owned: a2m_record_array_free(recs, n) */
 	size_t               n, cap;
 	size_t               stop_at;  /* 0 = collect all */
 	int                  oom;
 } collect;
 
 /*
-** Narrows q by the equalities of `where` the store can test itself: a
-** string or null `session`, a string `tier` (when those are record fields
-** and q does not already select them), so that a scan by session reads that
-** session's records through the store's index instead of every record.
-** `where` must still be applied after (sessions.c). Strings are borrowed
-** from where.
+** Fills c with copies of what sel selects (its exact part, scope and
+** `where`, touches laid over), in creation order (newest first when
+** descending), stopping after stop_at records (0 = all). On failure c
+** holds nothing. A scan with no scope and no `where` reads every record
+** the query names, whoever owns it: how flow.c and sessions.c find what
+** to move.
 */
-void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q);
+int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descending,
+			     size_t stop_at, collect *c, a2m_error *err);
 
 /* The scan visitor behind collect: visibility and `where`, then a copy. */
 int a2m_stack_collect_visit(const a2m_record *rec, void *ctx);
 
 /*
-** Fills c with copies of what sel selects, in creation order (newest first
-** when descending), stopping after stop_at records (0 = all).
+** Narrows q by the equalities of `where` the store can test itself: a
+** string or null `session`, a string `tier` (when those are record fields
+** and q does not already select them), so that a scan by session reads that
+** session's records through the store's index instead of every record.
+** `where` must still be applied after. Strings are borrowed from where.
 */
-int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descending,
-			     size_t stop_at, collect *c, a2m_error *err);
+void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q);
 
-/* The tier record rec lives in, or NULL when its tier is unknown. */
-const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec);
-
-/* True when rec may be seen by scope (spec §6, implementing-a2m.md §7). */
-int a2m_stack_visible(const a2m_stack *st, const a2m_scope *scope, const a2m_record *rec);
-
-/* Fills err from a store failure and returns the code. */
-int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc);
-
+/* ---- flow.c (calls select.c, score.c, base.c, tiers.c) ------------------ */
 
 /*
 ** Moves rec and every record of its group in the same tier to tier `to`
-** (to NULL: deletes them), adding salience_add to each moved record. Within
-** an open transaction. *n = records moved (or deleted). moved_ids, when not
-** NULL, collects the ids (strdup'ed; caller frees).
+** (to NULL: deletes them), adding salience_add to each moved record, and
+** notes the arrivals for capacity. Within an open transaction. *n =
+** records moved (or deleted).
 */
 int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			double salience_add, int64_t *n, a2m_error *err);
@@ -211,6 +341,31 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 void a2m_stack_note_arrival(a2m_stack *st, const char *tier, const char *session);
 
 /*
+** Promotion (DECISIONS 006), decided here and nowhere else:
+** a2m_stack_promotion_earned says whether a record of tier t (NULL: an
+** unknown tier, never) recalled `recalls` times has earned its tier's
+** promote_to. a2m_stack_promote_earned moves rec's unit there, within an
+** open transaction, when rec (as read, touches counted) has earned it and
+** still lives in that tier: it is read again, since an earlier group move
+** may have taken it. *to = the destination it moved to (borrowed from the
+** layout), NULL when it did not; cons->promoted counts the records moved.
+*/
+int a2m_stack_promotion_earned(const a2m_tier *t, int64_t recalls);
+int a2m_stack_promote_earned(a2m_stack *st, const a2m_record *rec, const char **to,
+			     a2m_consolidation *cons, a2m_error *err);
+
+/*
+** Runs promotion (earned by recalls, in every tier) and capacity, within
+** an open transaction, adding to *cons. with_promotion 0 runs capacity
+** only. Capacity looks at every bounded tier on the first pass after open
+** (the layout may have shrunk since the file was written), then only at the
+** buckets noted by a2m_stack_note_arrival, counting each through the store
+** and reading its records only when it is over capacity. finish.c calls it.
+*/
+int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
+			a2m_error *err);
+
+/*
 ** After the commit of a transaction that ran a2m_stack_rebalance: from now
 ** on only buckets records enter can exceed their capacity, if that pass
 ** covered every tier. Skipping the call is safe, only slower.
@@ -220,48 +375,7 @@ void a2m_stack_capacity_committed(a2m_stack *st);
 /* Frees the arrivals not yet checked (a2m_stack_free). */
 void a2m_stack_arrivals_free(a2m_stack *st);
 
-/*
-** Promotion (DECISIONS 006), decided here and nowhere else (flow.c):
-** a2m_stack_promotion_earned says whether a record of tier t (NULL: an
-** unknown tier, never) recalled `recalls` times has earned its tier's
-** promote_to. a2m_stack_promote_earned moves rec's unit there, within an
-** open transaction, when rec (as read, touches counted) has earned it and
-** still lives in that tier: it is read again, since an earlier group move
-** may have taken it. *to = the destination it moved to (borrowed from the
-** layout), NULL when it did not; cons->promoted counts the records moved.
-** Returns 0, or a code with err set.
-*/
-int a2m_stack_promotion_earned(const a2m_tier *t, int64_t recalls);
-int a2m_stack_promote_earned(a2m_stack *st, const a2m_record *rec, const char **to,
-			     a2m_consolidation *cons, a2m_error *err);
-
-/*
-** Runs promotion (earned by recalls) and capacity, within an open
-** transaction, adding to *cons. with_promotion 0 runs capacity only.
-** Capacity looks at every bounded tier on the first pass after open (the
-** layout may have shrunk since the file was written), then only at the
-** buckets noted by a2m_stack_note_arrival, counting each through the store
-** and reading its records only when it is over capacity.
-*/
-int a2m_stack_rebalance(a2m_stack *st, int with_promotion, a2m_consolidation *cons,
-			a2m_error *err);
-
-/*
-** Touches the n hits a recall returns (write.c): access_count + 1 and
-** accessed_at now, in the hits at once, in the store later (touches.c:
-** recall writes nothing of its own). A touch that earns a promotion is
-** written at once with it (the hits are then refreshed from the store),
-** and a full or old buffer is written now. With shared set (the caller
-** holds the handle's lock shared, a2m_selection.shared) it does neither:
-** where it would have to, it answers A2M_NEED_EXCLUSIVE having counted
-** nothing, so that the exclusive retry counts each touch once. Returns 0,
-** or a code with err set.
-*/
-int a2m_stack_touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *err);
-
-/* Sets err to A2M_NEED_EXCLUSIVE (stack.h) and returns it: what a shared
-** read answers where it would have to write. */
-int a2m_stack_need_exclusive(a2m_error *err);
+/* ---- finish.c (calls flow.c, embed.c, base.c) --------------------------- */
 
 /* What runs in a write's transaction before its commit (a2m_finish). */
 enum a2m_rebalance {
@@ -297,7 +411,7 @@ typedef struct a2m_finish {
 } a2m_finish;
 
 /*
-** Ends the write whose transaction is open (finish.c): when rc is 0, runs
+** Ends the write whose transaction is open: when rc is 0, runs
 ** f->rebalance and commits; on any failure (rc given, or of either step)
 ** rolls back and returns the code, err set by whoever failed. After a
 ** commit: notes the capacity pass committed, reports f->changes and the
@@ -308,57 +422,18 @@ typedef struct a2m_finish {
 */
 int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err);
 
-/* recall's order over a2m_hit (qsort): higher score, then newer, first. */
-int a2m_stack_hit_cmp(const void *a, const void *b);
+/* ---- write.c (calls finish.c and below) --------------------------------- */
 
 /*
-** A judged record's score: relevance rel blended with its recency and
-** salience by the weights in force (stack.h, a2m_blend). Never above rel.
+** Touches the n hits a recall returns: access_count + 1 and accessed_at
+** now, in the hits at once, in the store later (touches.c: recall writes
+** nothing of its own). A touch that earns a promotion is written at once
+** with it (the hits are then refreshed from the store), and a full or old
+** buffer is written now. With shared set (the caller holds the handle's
+** lock shared, a2m_selection.shared) it does neither: where it would have
+** to, it answers A2M_NEED_EXCLUSIVE having counted nothing, so that the
+** exclusive retry counts each touch once.
 */
-double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *r,
-			     int64_t now);
-
-/*
-** The indexed path of recall and select (ranked.c): asks st's scorer (whose
-** candidates() the caller checked is set) for the records q matches, visits
-** them best first, applying the whole selection (the store's exact part,
-** visibility, where) to each before it may enter the best `limit` (0: no
-** limit), and stops once no candidate left can enter. blended: scores are
-** a2m_stack_blend_score (recall), else the relevance itself (select); hits
-** below min_score are dropped. With a limit the scorer may prune its list
-** (docs/RANKING.md §5); when what it left out could still enter, the list
-** is asked for again, complete. Returns 0 with *out (free with
-** a2m_hits_free) sorted by a2m_stack_hit_cmp, an array even when empty;
-** A2M_SCORER_ABSTAIN or A2M_SCORER_SCAN, *out NULL, for the caller to
-** handle; or a negative code with err set.
-*/
-int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
-		     size_t limit, double min_score, int blended, a2m_hit **out, size_t *n,
-		     a2m_error *err);
-
-/*
-** The part of sel a store's vector search can apply during its scan (tier,
-** owner, visibility), for a2m_rank_query.filter (ranked.c). It borrows st
-** and sel, and must not outlive them.
-*/
-typedef struct a2m_stack_vfilter {
-	a2m_vector_filter    f;
-	const a2m_stack     *st;
-	const a2m_selection *sel;
-} a2m_stack_vfilter;
-
-void a2m_stack_vector_filter(const a2m_stack *st, const a2m_selection *sel,
-			     a2m_stack_vfilter *out);
-
-/*
-** The retention of rec, which lives in tier t (NULL: an unknown tier):
-** salience × recency (t's half-life, since the last access) × (1 +
-** access_count); in a working tier recency alone, since creation.
-*/
-double a2m_stack_retention(const a2m_tier *t, const a2m_record *rec, int64_t now);
-
-/* The score of a hit of a recall without a query: 1 now, halving every
-** day, whatever the tier (newest first). */
-double a2m_stack_recency_score(const a2m_record *r, int64_t now);
+int a2m_stack_touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *err);
 
 #endif

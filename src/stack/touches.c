@@ -14,7 +14,7 @@
 **     A2M_TOUCH_BUFFER) or the oldest A2M_TOUCH_MAX_AGE_MS old
 **     (checked at recalls only: an idle server keeps them), and when the
 **     stack is freed;
-**   - at once when a touch earns a promotion (read.c).
+**   - at once when a touch earns a promotion (write.c, a2m_stack_touch).
 ** Until then every read outside a write transaction sees them: the stack
 ** lays them over the records it reads (a2m_stack_touched), so a recall
 ** returns its own touch, and a timeline, `where` or session/list right
@@ -29,7 +29,8 @@
 ** and looking up take the buffer's own mutex, briefly. Writing the buffer
 ** (apply, flush: a write transaction) happens only under the exclusive
 ** lock; a shared recall that finds the buffer due asks for it instead
-** (A2M_NEED_EXCLUSIVE, read.c).
+** (A2M_NEED_EXCLUSIVE, write.c). This file calls nothing of the stack: the
+** transactions that write the buffer are base.c's.
 */
 #include <stdlib.h>
 #include <string.h>
