@@ -123,7 +123,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 	** we return; a copy of each was 1.2% of a batched remember), or the
 	** stored record it replaced (ours, in replaced[], freed below).
 	*/
-	a2m_change *written = calloc(n ? n : 1, sizeof *written);
+	a2m_change *written = malloc((n ? n : 1) * sizeof *written);
 	a2m_record **replaced = calloc(n ? n : 1, sizeof *replaced);
 	size_t nw = 0;
 	int rc = 0, owes = 0;
