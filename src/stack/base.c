@@ -1,10 +1,10 @@
 /*
 ** base.c — the ground floor of the stack: what every other file of it
-** uses and that uses nothing of theirs but recall's touch buffer
-** (touches.c) — where a record lives and who may see it, store failures as
-** errors, the change listener, the embedding width, and transactions
-** (begin, commit, rollback, read brackets), with recall's waiting touches
-** written at every begin and on their own when due.
+** uses, calling nothing of theirs but recall's touch buffer (touches.c)
+** and the layout — where a record lives and who may see it, store
+** failures as errors, the embedding width, and transactions (begin,
+** commit, rollback, read brackets), with recall's waiting touches written
+** at every begin and on their own when due.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +39,12 @@ int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc)
 		return a2m_error_set(err, A2M_READ_ONLY, "this store is read-only");
 	return a2m_error_set(err, A2M_INTERNAL_ERROR, "storage: %s",
 			     st->store->errmsg[0] ? st->store->errmsg : "failed");
+}
+
+/* What a shared read answers where it would write (stack.h). */
+int a2m_stack_need_exclusive(a2m_error *err)
+{
+	return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
 }
 
 int64_t a2m_stack_dimensions(a2m_stack *st)
@@ -146,10 +152,4 @@ int a2m_stack_settle_due(a2m_stack *st)
 int a2m_stack_settle(a2m_stack *st, a2m_error *err)
 {
 	return a2m_stack_settle_due(st) ? a2m_stack_touches_flush(st, 0, err) : 0;
-}
-
-/* What a shared read answers where it would write (stack.h). */
-int a2m_stack_need_exclusive(a2m_error *err)
-{
-	return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
 }
