@@ -103,6 +103,77 @@ if circle:
 else:
     ok('no circle among the folders')
 
+# The stack's files call each other in the order docs/ARCHITECTURE.md draws
+# ("The stack's files"): the calls from the objects' symbols (nm), the
+# drawing from its code block, which must agree exactly and have no circle.
+def stack_calls(objdir):
+    defined, undefined = {}, {}
+    for name in sorted(os.listdir(objdir)):
+        # An object whose source is gone (a renamed file) is not the tree's.
+        if not name.endswith('.o') or not os.path.exists(
+                os.path.join(ROOT, 'src', 'stack', name[:-2] + '.c')):
+            continue
+        f = name[:-2]
+        out = os.popen('nm "%s"' % os.path.join(objdir, name)).read()
+        defined[f] = {l.split()[-1] for l in out.splitlines() if re.search(r' [TDBR] ', l)}
+        undefined[f] = {l.split()[-1] for l in out.splitlines() if re.search(r'^\s+U ', l)}
+    calls = collections.defaultdict(set)
+    for f in defined:
+        for g in defined:
+            if f != g and undefined[f] & defined[g]:
+                calls[f].add(g)
+    return set(defined), calls
+
+
+def drawn_calls():
+    with open(os.path.join(ROOT, 'docs', 'ARCHITECTURE.md'), encoding='utf-8') as f:
+        text = f.read()
+    m = re.search(r'```\n(stack\.c .*?)```', text, re.S)
+    calls = {}
+    for line in (m.group(1) if m else '').splitlines():
+        name, arrow = line.split()[0], line.split('→')[1]
+        files = [name[:-2]]
+        if 'where.c' in line.split('→')[0] and name == 'layout.c':
+            files.append('where')   # "layout.c  the layout; where.c, `where`"
+        targets = set() if 'nothing' in arrow else set(arrow.split())
+        for f in files:
+            calls[f] = targets
+    return calls
+
+
+objdir = os.path.join(ROOT, 'build', 'obj', 'src', 'stack')
+if not os.path.isdir(objdir):
+    fail("the stack's files call as drawn", 'no %s: run make first' % objdir)
+else:
+    files, calls = stack_calls(objdir)
+    drawn = drawn_calls()
+    if not drawn:
+        fail("the stack's files call as drawn", "no drawing of the stack's files in docs/ARCHITECTURE.md")
+    else:
+        wrong = []
+        for f in sorted(files | set(drawn)):
+            if f not in drawn:
+                wrong.append('%s.c is not drawn' % f)
+            elif f not in files:
+                wrong.append('%s.c is drawn but not built' % f)
+            elif calls[f] != drawn[f]:
+                wrong.append('%s.c calls %s, drawn %s' % (f, ' '.join(sorted(calls[f])) or 'nothing',
+                                                        ' '.join(sorted(drawn[f])) or 'nothing'))
+        if wrong:
+            fail("the stack's files call as drawn", '; '.join(wrong))
+        else:
+            ok("the stack's files call as drawn")
+        state.clear()
+        edges = calls
+        circle = None
+        for n in sorted(calls):
+            if not state.get(n):
+                circle = circle or cycle_from(n, [n])
+        if circle:
+            fail("no circle among the stack's files", ' -> '.join(circle))
+        else:
+            ok("no circle among the stack's files")
+
 # The conformance suite and the minimal server are programs of their own.
 for prog, may in (('conformance', {'client', 'util'}), ('servers', set())):
     bad = []

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "a2m.h"
-#include "stack/tiers.h"
+#include "stack/layout.h"
 
 /* The options, resolved. Text options are owned copies (NULL: unset). */
 struct a2m_config {

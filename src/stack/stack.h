@@ -31,7 +31,7 @@
 
 #include "embed/embedder.h"
 #include "rank/scorer.h"
-#include "stack/tiers.h"
+#include "stack/layout.h"
 #include "store/store.h"
 #include "util/error.h"
 

@@ -8,7 +8,7 @@
 **
 **   stack.c                  the lifecycle: new, free, accessors
 **   read.c                   recall and fetch
-**   write.c  sessions.c      the writes, each ending in finish.c
+**   write.c  conversations.c the writes, each ending in finish.c
 **   finish.c                 the one way a write ends
 **   flow.c                   moves between tiers: capacity, promotion
 **   select.c                 what a selection picks
@@ -16,7 +16,7 @@
 **   score.c  embed.c         scores and retention; the embedder
 **   base.c                   visibility, errors, transactions
 **   touches.c                recall's touches waiting to be written
-**   tiers.c  where.c         the layout and `where` (plain data)
+**   layout.c where.c         the layout and `where` (plain data)
 **
 ** A file may call any file below it and none above it. A function that
 ** needs one above it belongs further up, or its caller further down.
@@ -83,7 +83,7 @@ struct a2m_stack {
 	a2m_change_fn    on_change;   /* set by stack.c, called by finish.c alone */
 	void            *on_change_ctx;
 	int64_t          dims;        /* base.c: cached embedding width; -1 = not read yet */
-	int64_t         *counts;      /* sessions.c: records per tier, cached for describe */
+	int64_t         *counts;      /* conversations.c: records per tier, cached for describe */
 	int              counts_valid;/* 0 after any commit or rollback (base.c) */
 	/* base.c: + 1 at every commit and rollback; read without the handle's
 	** lock by the describe cache (a2m_stack_generation). */
@@ -304,7 +304,7 @@ typedef struct collect {
 ** `where`, touches laid over), in creation order (newest first when
 ** descending), stopping after stop_at records (0 = all). On failure c
 ** holds nothing. A scan with no scope and no `where` reads every record
-** the query names, whoever owns it: how flow.c and sessions.c find what
+** the query names, whoever owns it: how flow.c and conversations.c find what
 ** to move.
 */
 int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descending,
@@ -322,7 +322,7 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx);
 */
 void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q);
 
-/* ---- flow.c (calls select.c, score.c, base.c, tiers.c) ------------------ */
+/* ---- flow.c (calls select.c, score.c, base.c, layout.c) ------------------ */
 
 /*
 ** Moves rec and every record of its group in the same tier to tier `to`

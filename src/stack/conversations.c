@@ -1,5 +1,5 @@
 /*
-** sessions.c — sessions (spec §3.5, §4.10, §4.11) and per-tier counts:
+** conversations.c — sessions, one conversation each (spec §3.5, §4.10, §4.11) and per-tier counts:
 ** closing a session percolates it down the stack; listing aggregates the
 ** named sessions a caller may see.
 */

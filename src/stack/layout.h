@@ -1,5 +1,5 @@
 /*
-** tiers.h — the tier layout: which tiers exist, what each is for, and how
+** layout.h — the tier layout: which tiers exist, what each is for, and how
 ** records flow between them (spec §4.7, DESIGN.md §3, implementing-a2m.md).
 **
 ** A layout is plain data, loaded from defaults or from the "tiers" array of
@@ -7,8 +7,8 @@
 ** promote_to names a tier, nothing spills into a procedural tier (DECISIONS
 ** 006), and the spill chain has no cycle.
 */
-#ifndef A2M_TIERS_H
-#define A2M_TIERS_H
+#ifndef A2M_STACK_LAYOUT_H
+#define A2M_STACK_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>

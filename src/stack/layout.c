@@ -1,11 +1,11 @@
 /*
-** tiers.c — default and configured tier layouts (see tiers.h).
+** layout.c — default and configured tier layouts (see layout.h).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stack/tiers.h"
+#include "stack/layout.h"
 
 #define MINUTE_MS (60.0 * 1000)
 #define DAY_MS (24.0 * 60 * MINUTE_MS)
