@@ -406,11 +406,27 @@ static void run_group(conf_ctx *cx, const conf_group *g)
 	}
 }
 
+/*
+** --list: every check's name as the report prints it ("GROUP: CHECK"), one
+** a line in the order they run, without starting a server. The claims
+** register (conformance/claims.json, docs/CLAIMS.md) names checks so, and
+** its tool reads this list to know which names exist.
+*/
+static int list_checks(void)
+{
+	for (size_t g = 0; g < CONF_COUNT(groups); g++) {
+		for (size_t i = 0; i < groups[g]->n_checks; i++)
+			printf("%s: %s\n", groups[g]->name, groups[g]->checks[i].name);
+	}
+	return fflush(stdout) == 0 && !ferror(stdout) ? CONF_EXIT_OK : CONF_EXIT_ERROR;
+}
+
 static void usage(FILE *out)
 {
 	fputs("usage: a2m conformance [--verbose] [--timeout SECONDS] [--group NAME]...\n"
 	      "                       --stdio CMD [ARGS...]\n"
 	      "       a2m conformance [options] --http URL [--token TOKEN] [--cacert FILE]\n"
+	      "       a2m conformance --list\n"
 	      "\n"
 	      "Checks an A2M 0.1 server against the specification, speaking only the\n"
 	      "protocol: starts CMD and talks JSON-RPC over its stdin and stdout (spec §8.2),\n"
@@ -430,6 +446,7 @@ static void usage(FILE *out)
 	      "  --group NAME      run only the groups whose name starts with NAME\n"
 	      "                    (repeatable), e.g. --group core/recall\n"
 	      "  --verbose         show every line sent and received on stderr\n"
+	      "  --list            print every check's name (\"GROUP: CHECK\") and exit\n"
 	      "  --help            this text\n",
 	      out);
 }
@@ -454,6 +471,8 @@ int a2m_cmd_conformance(int argc, char **argv)
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return CONF_EXIT_OK;
+		} else if (strcmp(a, "--list") == 0) {
+			return list_checks();
 		} else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
 			cx.verbose = 1;
 		} else if (strcmp(a, "--timeout") == 0) {
