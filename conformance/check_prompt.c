@@ -266,6 +266,53 @@ static void check_method_refused(conf_ctx *cx, const void *arg)
 	conf_pass(cx);
 }
 
+/*
+** Spec §4.16: a server offers a method only if it can do it, and describe
+** says in advance what is available. So every method and every style
+** describe lists must be accepted and render: "none" renders nothing,
+** anything else a well-formed block.
+*/
+static void check_offered_work(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	const json_t *p = json_object_get(conf_describe(cx), "prompt");
+	json_t *methods = json_object_get(p, "methods"), *styles = json_object_get(p, "styles");
+	const char *m = conf_marker(cx);
+	if (!json_is_array(methods) || !json_is_array(styles)) {
+		conf_fail(cx, "describe reports prompt %s, expected methods and styles arrays",
+			  conf_show(cx, p));
+		return;
+	}
+	if (!write_texts(cx, m, facts, 1, NULL))
+		return;
+	json_t *cases = conf_keep(cx, json_array());
+	size_t i;
+	json_t *v;
+	json_array_foreach(methods, i, v) json_array_append_new(cases, json_pack("{s:O}", "method", v));
+	json_array_foreach(styles, i, v) json_array_append_new(cases, json_pack("{s:O}", "style", v));
+	json_array_foreach(cases, i, v) {
+		const char *method = conf_str_of(v, "method");
+		json_t *r = read_tagged(cx, BY_TIMELINE, m, json_incref(v));
+		const char *what = conf_str(cx, "timeline with prompt %s, which describe offers",
+					    conf_show(cx, v));
+		if (!r)
+			return;
+		if (method && strcmp(method, "none") == 0) {
+			if (json_object_get(r, "prompt") || json_object_get(r, "prompt_ids")) {
+				conf_fail(cx, "%s: still rendered %s", what, conf_show(cx, r));
+				return;
+			}
+		} else if (!rendering_ok(cx, what, r)) {
+			return;
+		} else if (json_array_size(json_object_get(r, "prompt_ids")) != 1) {
+			conf_fail(cx, "%s: prompt_ids %s, expected the one record, which no budget "
+				  "trims", what, conf_show(cx, json_object_get(r, "prompt_ids")));
+			return;
+		}
+	}
+	conf_pass(cx);
+}
+
 static void check_model_refused(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
@@ -492,6 +539,8 @@ static const conf_check checks[] = {
 	{"timeline with method none renders nothing", check_method_none, &by_timeline},
 	{"a method not offered is -32602", check_method_refused, NULL},
 	{"a model not offered is -32602", check_model_refused, NULL},
+	{"every method and style describe offers is accepted and renders", check_offered_work,
+	 NULL},
 	{"prompt: true is the template, and the template is deterministic",
 	 check_default_template, NULL},
 	{"a recall budget drops whole records and keeps within it", check_budget_drops,

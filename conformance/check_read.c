@@ -406,6 +406,44 @@ static void check_recall_unknown_params(conf_ctx *cx, const void *arg)
 		conf_pass(cx);
 }
 
+/*
+** Spec §4.16: a server that does not declare "prompt" ignores the parameter
+** as it ignores any it does not know (§2), and answers with the records
+** alone — on recall and on timeline, whatever shape the parameter takes.
+*/
+static void check_prompt_ignored(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	if (conf_has_capability(cx, "prompt")) {
+		conf_skip(cx, "the server declares \"prompt\"; the prompt group checks it");
+		return;
+	}
+	const char *m = write_many(cx, 1);
+	if (!m)
+		return;
+	static const char *const shapes[] = {"true", "{\"method\":\"template\",\"budget\":1}",
+					     "\"yes\""};
+	for (size_t i = 0; i < CONF_COUNT(shapes) * 2; i++) {
+		const char *method = i % 2 ? "memory/timeline" : "memory/recall";
+		json_t *params = i % 2 ? json_pack("{s:{s:s}}", "where", "cfm", m)
+				       : json_pack("{s:s}", "query", m);
+		json_object_set_new(params, "prompt", json_incref(conf_json(cx, shapes[i / 2])));
+		json_t *r = conf_result(cx, method, params);
+		json_t *records = json_object_get(r, "records");
+		if (!r)
+			return;
+		const char *what = conf_str(cx, "%s with prompt %s", method, shapes[i / 2]);
+		if (json_object_get(r, "prompt") || json_object_get(r, "prompt_ids")) {
+			conf_fail(cx, "%s rendered, though the server does not declare \"prompt\": %s",
+				  what, conf_show(cx, r));
+			return;
+		}
+		if (!conf_expect_count(cx, what, conf_tagged(cx, records, m), 1))
+			return;
+	}
+	conf_pass(cx);
+}
+
 static const conf_check recall_checks[] = {
 	{"without a query, records come newest first", check_recall_no_query, NULL},
 	{"an empty query behaves like no query", check_recall_empty_query, NULL},
@@ -432,6 +470,8 @@ static const conf_check recall_checks[] = {
 	{"where on a key nobody has returns nothing", check_recall_where, &where_unknown_key},
 	{"records carry id, content and created_at", check_recall_record_fields, NULL},
 	{"unknown params are ignored", check_recall_unknown_params, NULL},
+	{"prompt is ignored, on recall and timeline, when it is not declared",
+	 check_prompt_ignored, NULL},
 };
 
 const conf_group conf_group_recall = {"core/recall", NULL, recall_checks,

@@ -293,20 +293,41 @@ static void body_by_query(conf_ctx *cx, json_t *made)
 		conf_pass(cx);
 }
 
-static void body_limit(conf_ctx *cx, json_t *made)
+/*
+** Summarizes the three sources of a fresh marker with limit, and passes
+** when between 1 and at_most of them were read.
+*/
+static void read_within(conf_ctx *cx, json_t *made, json_int_t limit, json_int_t at_most)
 {
 	const char *m = conf_marker(cx);
 	json_t *ids = write_sources(cx, m);
-	json_t *r = ids ? summarize(cx, made, json_pack("{s:{s:s},s:i}", "where", "cfm", m,
-							"limit", 2)) : NULL;
+	json_t *r = ids ? summarize(cx, made, json_pack("{s:{s:s},s:I}", "where", "cfm", m,
+							"limit", limit))
+			: NULL;
 	if (!r)
 		return;
 	json_int_t read = json_integer_value(json_object_get(r, "read"));
-	if (read < 1 || read > 2)
-		conf_fail(cx, "limit 2 over 3 matching records read %lld, expected 1 or 2",
-			  (long long)read);
+	if (read < 1 || read > at_most)
+		conf_fail(cx, "limit %lld over 3 matching records read %lld, expected 1 to %lld",
+			  (long long)limit, (long long)read, (long long)at_most);
 	else
 		conf_pass(cx);
+}
+
+static void body_limit(conf_ctx *cx, json_t *made)
+{
+	read_within(cx, made, 2, 2);
+}
+
+/*
+** Spec §4.15: the call is synchronous, and a server that could not
+** summarize so much in time reduces the limit (it MAY cap it) rather than
+** answer later or refuse. A limit far past anything a server reads is
+** answered now, with the matching sources read, or fewer.
+*/
+static void body_huge_limit(conf_ctx *cx, json_t *made)
+{
+	read_within(cx, made, (json_int_t)1 << 40, 3);
 }
 
 static void body_nothing(conf_ctx *cx, json_t *made)
@@ -504,7 +525,8 @@ static void body_key_prefix(conf_ctx *cx, json_t *made)
 }
 
 static const cleaned by_ids = {body_by_ids}, by_where = {body_by_where},
-		     by_query = {body_by_query}, limited = {body_limit}, nothing = {body_nothing},
+		     by_query = {body_by_query}, limited = {body_limit},
+		     huge_limit = {body_huge_limit}, nothing = {body_nothing},
 		     ordinary = {body_ordinary}, into = {body_into},
 		     into_unknown = {body_into_unknown}, tier_selector = {body_tier_selector},
 		     key_replaces = {body_key_replaces}, key_prefix = {body_key_prefix};
@@ -518,6 +540,8 @@ static const conf_check checks[] = {
 	{"summarize by where reads exactly the matching records", run_cleaned, &by_where},
 	{"summarize by query reads what recall finds", run_cleaned, &by_query},
 	{"limit caps the records read", run_cleaned, &limited},
+	{"a limit past what the server reads is answered at once, not refused", run_cleaned,
+	 &huge_limit},
 	{"a selection matching nothing writes nothing and is not an error", run_cleaned,
 	 &nothing},
 	{"the summary is an ordinary record: recall finds it, forget removes it", run_cleaned,

@@ -46,6 +46,7 @@ static const conf_group *const groups[] = {
 	&conf_group_salience,
 	&conf_group_scopes,
 	&conf_group_sessions,
+	&conf_group_sessions_owner,
 	&conf_group_keys,
 	/* groups B: entries below */
 	&conf_group_embeddings,

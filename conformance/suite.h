@@ -119,6 +119,7 @@ extern const conf_group conf_group_capacity;
 extern const conf_group conf_group_salience;
 extern const conf_group conf_group_scopes;
 extern const conf_group conf_group_sessions;
+extern const conf_group conf_group_sessions_owner;
 extern const conf_group conf_group_keys;
 
 /*
