@@ -272,6 +272,62 @@ a consolidate
 expect "a consolidate whose answer was lost fails" "$status" 1
 expect "a consolidate is not sent again" "$(grep -c 'memory/consolidate' "$d/flaky.log")" 1
 
+# --- what a client owes a server (spec §2, §2.1, §3.2, §4.1, §4.12, §5.3,
+# §7), named by conformance/claims.json. The server is tests/unusual_peer.py
+# around a real one: it logs every request and answers as unusually as the
+# spec allows (unknown record fields and result members, scores outside
+# [0, 1], an event of a server-defined kind, error messages that name no
+# code).
+peer=(python3 "$(dirname "$0")/unusual_peer.py" "$d/peer.log")
+method_of() { sed -E 's/.*"method":"([^"]*)".*/\1/'; }
+target=(--stdio "${peer[@]}" "$a2m" serve --db "$d/peer.db")
+: >"$d/peer.log"
+a remember --id 'an odd/id: ü 1' a record the unusual peer serves
+expect "client: a command's first request is memory/describe" "$(head -1 "$d/peer.log" | method_of)" \
+	memory/describe
+expect "client: a client id is used as given, never parsed" "$out" 'an odd/id: ü 1'
+a recall unusual peer
+expect "client: recall shows records carrying fields it does not know" "$out" \
+	'41.500  a record the unusual peer serves'
+a_in $'another record the peer serves\n' remember
+a recall the peer serves
+expect "client: recall shows every record, whatever its score" "$(lines "$out")" 2
+a timeline -l
+contains "client: timeline -l shows the odd id as it is" "$out" 'an odd/id: ü 1'
+a events --limit 100
+expect "client: events with a server-defined kind exits 0" "$status" 0
+contains "client: events shows the server-defined kind" "$out" "zz_server_defined"
+a promote 'an odd/id: ü 1' --tier attic
+contains "client: an error is known by its code, not its message" "$err" "-32002 UNKNOWN_TIER"
+: >"$d/peer.log"
+a recall deploy
+expect "client: the recall was sent once" "$(grep -c '"memory/recall"' "$d/peer.log")" 1
+lacks "client: recall sends no min_score unless asked" "$(grep '"memory/recall"' "$d/peer.log")" min_score
+lacks "client: recall sends no limit unless asked" "$(grep '"memory/recall"' "$d/peer.log")" '"limit"'
+a recall --min-score 0.25 deploy
+contains "client: recall --min-score sends it" "$(grep '"memory/recall"' "$d/peer.log")" '"min_score":0.25'
+a forget --id 'an odd/id: ü 1'
+expect "client: the odd id forgets its record" "$out" "forgot 1 record"
+a events --cursor not-a-cursor-we-issued
+contains "client: a reset cursor is reported as events possibly missed" "$err" \
+	"events may have been missed"
+# READ_ONLY is an answer: exit 1 naming it, and the write is not sent again.
+target=(--stdio "${peer[@]}" "$a2m" serve --db "$d/peer.db" --read-only)
+: >"$d/peer.log"
+a remember a write the store refuses
+expect "client: READ_ONLY exits 1" "$status" 1
+contains "client: READ_ONLY is named" "$err" "-32004 READ_ONLY"
+expect "client: a write refused with READ_ONLY is sent once" \
+	"$(grep -c '"memory/remember"' "$d/peer.log")" 1
+# Batches no larger than the server's max_records_per_call (spec §4.1).
+printf '{"limits":{"max_records_per_call":2}}\n' >"$d/small-batches.json"
+target=(--stdio "${peer[@]}" "$a2m" serve --memory --config "$d/small-batches.json")
+: >"$d/peer.log"
+a_in $'one\ntwo\nthree\nfour\nfive\n' remember --lines
+expect "client: remember --lines keeps to max_records_per_call" \
+	"$(grep -c '"memory/remember"' "$d/peer.log")" 3
+expect "client: every line of a split remember gets its id" "$(lines "$out")" 5
+
 # events --follow stops cleanly on SIGINT.
 "$a2m" events --follow --interval 50 --stdio "$a2m" serve --memory >"$d/follow.out" 2>"$d/follow.err" &
 pid=$!

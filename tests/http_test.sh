@@ -21,12 +21,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start NAME ARGS...: starts `a2m serve --http 127.0.0.1:0 ARGS` and sets $url,
-# $port and $pid from its start-up line. Returns 1 if it never listened.
+# start NAME ARGS...: starts `a2m serve --http 127.0.0.1:0 ARGS` (or --http
+# $listen when set) and sets $url, $port and $pid from its start-up line.
+# Returns 1 if it never listened.
 start() {
 	local name=$1
 	shift
-	"$a2m" serve --http 127.0.0.1:0 "$@" 2>"$d/$name.err" &
+	"$a2m" serve --http "${listen:-127.0.0.1:0}" "$@" 2>"$d/$name.err" &
 	pid=$!
 	pids+=("$pid")
 	url=""
@@ -101,6 +102,18 @@ expect "a missing token file stops the server" "$?" 1
 "$a2m" serve --db "$d/notmade.db" --http 127.0.0.1:0 --tokens "$d/bad1" 2>/dev/null </dev/null
 [ ! -e "$d/notmade.db" ] && ok "a bad token file is refused before the store is created" ||
 	fail "a bad token file is refused before the store is created" "$d/notmade.db exists"
+
+# --- the defaults, for local use (spec §8.3.1): loopback, and no Origin ---
+if listen=0 start defaults --memory; then
+	contains "--http PORT alone listens on loopback" "$(cat "$d/defaults.err")" "http://127.0.0.1:"
+	expect "without --allow-origin, a localhost Origin is 403" \
+		"$(hc -H "Origin: http://localhost:3000" "${json[@]}" -d "$describe" "$url")" 403
+	expect "without --allow-origin, the server's own origin is 403" \
+		"$(hc -H "Origin: http://127.0.0.1:$port" "${json[@]}" -d "$describe" "$url")" 403
+	expect "without --allow-origin, a request without Origin is 200" \
+		"$(hc "${json[@]}" -d "$describe" "$url")" 200
+	stop "$pid"
+fi
 
 # --- a plain server: statuses, Origin, version header, media type, limits ---
 if start plain --memory --allow-origin http://ok.example --max-body 4096; then
