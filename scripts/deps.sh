@@ -8,7 +8,8 @@
 #   scripts/deps.sh test     also what the test suite needs (valgrind, openssl,
 #                            curl for the HTTP tests, man and groff to read the
 #                            installed man page, python3 for the checks of the
-#                            tree written in Python)
+#                            tree written in Python: the claims register, the
+#                            layers, the peers of the stdio and client tests)
 set -euo pipefail
 
 packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev

@@ -11,7 +11,9 @@
 # (build-tsan/: the Makefile's TSAN_TESTS); one conformance pass with the
 # server under valgrind; the minimal server of servers/minimal (isolation,
 # conformance, its own checks, valgrind); and the library as installed
-# (tests/library_test.sh).
+# (tests/library_test.sh); and the claims register (conformance/claims.json)
+# against the specification, with its tool's own tests (tests/claims_test.sh;
+# docs/CLAIMS.md says where the specification is looked for).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -219,6 +221,16 @@ done
 
 # --- the arrows between the tree's folders (docs/ARCHITECTURE.md) ---
 run "layers: what each folder includes" python3 tests/layers_test.py
+
+# --- the claims register: every keyword sentence of the spec dispositioned ---
+# It reads the specification from $A2M_SPEC or ../shared/reference/; without
+# it only the register's own names are checked, and the run says so.
+[ -x build/a2m-conformance ] || missing "build/a2m-conformance"
+command -v python3 >/dev/null || missing "python3"
+if [ -x build/a2m-conformance ] && command -v python3 >/dev/null; then
+	run "claims register" tests/claims_test.sh build/a2m-conformance
+	grep '^skip ' "$tmp/log" # the specification was not found: say so
+fi
 
 # --- the library as a user installs it: exported symbols, SONAME, install ---
 run "library boundary, install, pkg-config" tests/library_test.sh
