@@ -2,7 +2,7 @@
 // servers started over stdio and HTTP, and a counter of what a transport
 // actually sent.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,3 +80,17 @@ export async function until(fn, ms = 5000) {
 
 /** An RFC 3339 UTC timestamp with milliseconds and Z (§3.3). */
 export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Stops process pid with SIGSTOP and waits until the kernel shows it
+ * stopped: kill() returns before every thread of a busy process is.
+ */
+export async function suspend(pid) {
+	process.kill(pid, 'SIGSTOP');
+	await until(() => /^\d+ \(.*\) T /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+}
+
+/** Lets a process stopped by suspend() go on. */
+export function resume(pid) {
+	process.kill(pid, 'SIGCONT');
+}

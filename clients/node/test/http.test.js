@@ -6,7 +6,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { A2MClient, A2MError, ErrorCode, HttpTransport, TimeoutError, TransportError } from '../index.js';
-import { A2M, RFC3339, recordRequests, startHttp, tempDir, tokenFile } from './helpers.js';
+import { A2M, RFC3339, recordRequests, resume, startHttp, suspend, tempDir, tokenFile } from './helpers.js';
 
 const dir = tempDir();
 const servers = {};
@@ -181,17 +181,20 @@ test('a version the server does not speak is PROTOCOL_NOT_SUPPORTED (400 with -3
 test('a server that does not answer in time is a TimeoutError', async () => {
 	const s = await startHttp(['--memory']);
 	const c = await A2MClient.http(s.url);
-	// SIGSTOP the real server: connections stay open, nothing is answered.
-	process.kill(s.pid, 'SIGSTOP');
 	try {
-		const err = await c.recall('x', { timeout: 200 }).catch((e) => e);
-		assert.ok(err instanceof TimeoutError, `got ${err}`);
+		// The real server, stopped: connections stay open, nothing is answered.
+		await suspend(s.pid);
+		try {
+			const err = await c.recall('x', { timeout: 200 }).catch((e) => e);
+			assert.ok(err instanceof TimeoutError, `got ${JSON.stringify(err)}`);
+		} finally {
+			resume(s.pid);
+		}
+		assert.ok(Array.isArray((await c.recall('x')).records));
 	} finally {
-		process.kill(s.pid, 'SIGCONT');
+		await c.close();
+		assert.equal(await s.stop(), 0);
 	}
-	assert.ok(Array.isArray((await c.recall('x')).records));
-	await c.close();
-	assert.equal(await s.stop(), 0);
 });
 
 test('what is sent: POST, JSON, the version header, the token, and never Origin', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { A2MClient, A2MError, ErrorCode, StdioTransport, TimeoutError, TransportError } from '../index.js';
-import { A2M, recordRequests } from './helpers.js';
+import { A2M, recordRequests, resume, suspend } from './helpers.js';
 
 let client;
 before(async () => {
@@ -90,14 +90,14 @@ test('one push subscription at a time per client', async () => {
 
 test('a call the server does not answer in time fails with TimeoutError, and the client goes on', async () => {
 	const c = await A2MClient.stdio(A2M, ['serve', '--memory']);
-	process.kill(c.transport.pid, 'SIGSTOP');
+	await suspend(c.transport.pid);
 	try {
 		const err = await c.recall('late', { timeout: 200 }).catch((e) => e);
 		assert.ok(err instanceof TimeoutError);
 		assert.ok(err instanceof TransportError);
 		assert.equal(err.timeout, 200);
 	} finally {
-		process.kill(c.transport.pid, 'SIGCONT');
+		resume(c.transport.pid);
 	}
 	// The late answer is dropped; the next call gets its own.
 	const r = await c.remember([{ content: 'still here' }]);
@@ -107,12 +107,12 @@ test('a call the server does not answer in time fails with TimeoutError, and the
 
 test('an aborted call rejects with the signal reason', async () => {
 	const c = await A2MClient.stdio(A2M, ['serve', '--memory']);
-	process.kill(c.transport.pid, 'SIGSTOP');
+	await suspend(c.transport.pid);
 	const ac = new AbortController();
 	const p = c.recall('x', { signal: ac.signal });
 	ac.abort(new Error('no longer needed'));
 	await assert.rejects(p, /no longer needed/);
-	process.kill(c.transport.pid, 'SIGCONT');
+	resume(c.transport.pid);
 	await c.close();
 });
 
@@ -127,7 +127,7 @@ test('close() ends the server cleanly: exit status 0, later calls fail', async (
 test('close() kills a server that does not exit, and fails the calls waiting', async () => {
 	const t = await StdioTransport.spawn(A2M, ['serve', '--memory'], { closeTimeout: 100 });
 	const c = await A2MClient.connect(t);
-	process.kill(t.pid, 'SIGSTOP');
+	await suspend(t.pid);
 	const waiting = c.recall('x', { timeout: 0 }).catch((e) => e);
 	const status = await c.close();
 	assert.equal(status, null); // ended by a signal
@@ -136,7 +136,7 @@ test('close() kills a server that does not exit, and fails the calls waiting', a
 
 test('a server that dies fails the waiting call with TransportError, not a hang', async () => {
 	const c = await A2MClient.stdio(A2M, ['serve', '--memory']);
-	process.kill(c.transport.pid, 'SIGSTOP');
+	await suspend(c.transport.pid);
 	const waiting = c.recall('x', { timeout: 0 });
 	process.kill(c.transport.pid, 'SIGKILL');
 	await assert.rejects(waiting, (e) => e instanceof TransportError && /exited \(signal SIGKILL\)/.test(e.message));
