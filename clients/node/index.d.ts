@@ -413,7 +413,7 @@ export interface WatchOptions {
 
 /** Polls memory/events: `for await (const event of client.watch())`. */
 export declare class EventWatch implements AsyncIterable<MemoryEvent> {
-	/** The position after the last batch handed out whole. */
+	/** The position after the last batch handed out whole (its last event received). */
 	cursor: string | undefined;
 	[Symbol.asyncIterator](): AsyncGenerator<MemoryEvent, void, undefined>;
 	close(): void;
