@@ -11,9 +11,10 @@
 # (build-tsan/: the Makefile's TSAN_TESTS); one conformance pass with the
 # server under valgrind; the minimal server of servers/minimal (isolation,
 # conformance, its own checks, valgrind); and the library as installed
-# (tests/library_test.sh); and the claims register (conformance/claims.json)
+# (tests/library_test.sh); the claims register (conformance/claims.json)
 # against the specification, with its tool's own tests (tests/claims_test.sh;
-# docs/CLAIMS.md says where the specification is looked for).
+# docs/CLAIMS.md says where the specification is looked for); and the Node
+# and Python clients' own suites (clients/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -234,6 +235,15 @@ fi
 
 # --- the library as a user installs it: exported symbols, SONAME, install ---
 run "library boundary, install, pkg-config" tests/library_test.sh
+
+# --- the Node and Python clients (clients/), against build/a2m ---
+# Each suite starts the servers it needs. The Python one makes its virtual
+# environment under build/ from a pinned requirements file and pip-installs
+# clients/python into it; a missing python3 or venv fails it, never skips it.
+if [ -x build/a2m ]; then
+	run "node client, node --test" clients/node/test/run.sh build/a2m
+	run "python client, pytest" clients/python/tests/run.sh build/a2m
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
