@@ -57,6 +57,10 @@ def load_library(path: Optional[str] = None) -> ctypes.CDLL:
             raise TransportError(f"{name} has no {fname}: a liba2m older than this client") from e
         fn.restype = restype
         fn.argtypes = argtypes
+    # Optional: why the last a2m_config_set failed, in words.
+    if hasattr(lib, "a2m_config_errmsg"):
+        lib.a2m_config_errmsg.restype = cp
+        lib.a2m_config_errmsg.argtypes = [vp]
     return lib
 
 
@@ -97,7 +101,9 @@ class InProcessTransport:
         try:
             for name, value in settings.items():
                 rc = self._lib.a2m_config_set(cfg, name.encode(), str(value).encode())
-                self._check(rc, f"a2m_config_set {name}")
+                if rc != 0:
+                    why = self._config_errmsg(cfg) or self._strerror(rc)
+                    raise TransportError(f"a2m_config_set {name}={value!r}: {why}")
             handle = ctypes.c_void_p()
             errmsg = ctypes.c_void_p()
             rc = self._lib.a2m_open(cfg, ctypes.byref(handle), ctypes.byref(errmsg))
@@ -138,7 +144,7 @@ class InProcessTransport:
         with self._lock:
             handle, self._handle = self._handle, None
         if handle is not None:
-            self._lib.a2m_set_notify(handle, _NOTIFY(0), None)
+            self._lib.a2m_set_notify(handle, _NOTIFY(), None)  # NULL: stop
             self._lib.a2m_close(handle)
             self._listeners.closed(TransportError("the transport is closed"), True)
         return 0
@@ -175,6 +181,12 @@ class InProcessTransport:
     def _strerror(self, rc: int) -> str:
         s = self._lib.a2m_strerror(rc)
         return s.decode("utf-8", "replace") if s else f"error {rc}"
+
+    def _config_errmsg(self, cfg: ctypes.c_void_p) -> str:
+        if not hasattr(self._lib, "a2m_config_errmsg"):
+            return ""
+        s = self._lib.a2m_config_errmsg(cfg)
+        return s.decode("utf-8", "replace") if s else ""
 
     def _check(self, rc: int, what: str) -> None:
         if rc != 0:
