@@ -2,6 +2,8 @@
 // bearer tokens, read-only, core-only; kept-alive connections; the headers
 // sent; push refused and polling instead; statuses as TransportError.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -273,5 +275,29 @@ test('a request reset on a reused connection is sent again only when it is safe 
 		await c.close();
 	} finally {
 		fake.close();
+	}
+});
+
+test('HTTPS with a certificate the client is told to trust, and a bearer token', async () => {
+	const key = join(dir, 'key.pem');
+	const cert = join(dir, 'cert.pem');
+	const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost',
+		'-days', '1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+	assert.equal(made.status, 0, 'openssl could not make a certificate');
+	const tokens = tokenFile(dir, [['tls-token', 'carol']]);
+	const s = await startHttp(['--memory', '--tokens', tokens, '--tls-cert', cert, '--tls-key', key]);
+	// The certificate names localhost, not the address.
+	const url = s.url.replace('http://127.0.0.1', 'https://localhost').replace('https://127.0.0.1', 'https://localhost');
+	try {
+		const c = await A2MClient.http(url, { token: 'tls-token', ca: readFileSync(cert) });
+		const { ids } = await c.remember([{ content: 'over TLS' }]);
+		assert.equal((await c.recall('TLS')).records[0].id, ids[0]);
+		assert.equal((await c.recall('TLS')).records[0].owner, 'carol');
+		await c.close();
+		// Without the certificate the connection is refused, as a TransportError.
+		const err = await A2MClient.http(url, { token: 'tls-token' }).catch((e) => e);
+		assert.ok(err instanceof TransportError && !(err instanceof A2MError), `got ${err}`);
+	} finally {
+		assert.equal(await s.stop(), 0);
 	}
 });

@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import struct
+import subprocess
 import threading
 import time
 from typing import Any, Dict, Iterator, List
@@ -262,3 +263,23 @@ def test_a_request_reset_on_a_reused_connection_is_sent_again_only_when_safe(fak
         "memory/describe", "memory/recall", "memory/recall", "memory/remember",
         "memory/recall", "memory/remember", "memory/remember"]
     c.close()
+
+
+def test_https_with_a_certificate_the_client_is_told_to_trust(serve_http: Any, tmp_path: Any) -> None:
+    key, cert = str(tmp_path / "key.pem"), str(tmp_path / "cert.pem")
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+                           "-days", "1", "-keyout", key, "-out", cert], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    tokens = tmp_path / "tokens"
+    tokens.write_text("tls-token carol\n")
+    s = serve_http("--memory", "--tokens", str(tokens), "--tls-cert", cert, "--tls-key", key)
+    # The certificate names localhost, not the address.
+    url = "https://localhost:" + s.url.rsplit(":", 1)[1]
+    with Client.http(url, token="tls-token", ca_file=cert) as c:
+        ids = c.remember([{"content": "over TLS"}])["ids"]
+        rec = c.recall("TLS")["records"][0]
+        assert rec["id"] == ids[0] and rec["owner"] == "carol"
+    # Without the certificate the connection is refused, as a TransportError.
+    with pytest.raises(TransportError) as info:
+        Client.http(url, token="tls-token")
+    assert not isinstance(info.value, A2MError)
