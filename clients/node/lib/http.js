@@ -31,6 +31,7 @@ export class HttpTransport {
 	#timeout;
 	#closed = false;
 	#connections = 0;
+	#sockets = new WeakSet();
 
 	/**
 	 * url: the endpoint (http: or https:). options: token (bearer), headers
@@ -149,14 +150,21 @@ export class HttpTransport {
 					req.destroy();
 				}, timeout);
 			}
-			req.on('socket', () => {
-				if (!req.reusedSocket) this.#connections++;
+			// Whether the socket carried a request before: Node's reusedSocket
+			// is not set for a request that waited in the agent's queue.
+			let reused = false;
+			req.on('socket', (socket) => {
+				reused = this.#sockets.has(socket);
+				if (!reused) {
+					this.#sockets.add(socket);
+					this.#connections++;
+				}
 			});
 			req.on('error', (err) => {
 				const e = new TransportError(`${method}: ${err.message}`, { cause: err });
 				// Reset before any byte of an answer, on a connection used before:
 				// the server had closed it while idle.
-				e.staleConnection = req.reusedSocket && ['ECONNRESET', 'EPIPE'].includes(err.code);
+				e.staleConnection = reused && ['ECONNRESET', 'EPIPE'].includes(err.code);
 				finish(reject, e);
 			});
 			req.on('response', (res) => {

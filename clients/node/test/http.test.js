@@ -84,6 +84,15 @@ test('one kept-alive connection carries every call', async () => {
 	await c.close();
 });
 
+test('concurrent calls over HTTP each get their own answer', async () => {
+	const c = await A2MClient.http(servers.plain.url);
+	await c.remember(Array.from({ length: 32 }, (_, i) => ({ content: `pooled value ${i}`, key: `pool/${i}` })));
+	const got = await Promise.all(Array.from({ length: 32 }, (_, i) => c.fetch(`pool/${i}`)));
+	got.forEach((r, i) => assert.equal(r.record.content, `pooled value ${i}`));
+	assert.ok(c.transport.connections >= 1 && c.transport.connections <= 16);
+	await c.close();
+});
+
 test('a connection the server closed while idle is replaced for a read', async () => {
 	const c = await A2MClient.http(servers.idle.url);
 	await c.recall('before');

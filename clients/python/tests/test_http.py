@@ -72,6 +72,29 @@ def test_one_kept_alive_connection_carries_every_call(serve_http: Any) -> None:
         assert c.transport.connections == 1
 
 
+def test_calls_from_many_threads_share_a_pool_of_kept_alive_connections(serve_http: Any) -> None:
+    s = serve_http("--memory")
+    with Client.http(s.url) as c:
+        c.remember([{"content": f"pooled value {i}", "key": f"pool/{i}"} for i in range(32)])
+        got: Dict[int, Any] = {}
+        errors: List[BaseException] = []
+
+        def work(t: int) -> None:
+            try:
+                for i in range(t, 32, 8):
+                    got[i] = c.fetch(f"pool/{i}")["record"]["content"]
+            except BaseException as e:  # noqa: B902 — recorded for the assertion
+                errors.append(e)
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert errors == []
+        assert got == {i: f"pooled value {i}" for i in range(32)}
+        assert 1 <= c.transport.connections <= 8
+
+
 def test_a_connection_the_server_closed_while_idle_is_replaced(serve_http: Any) -> None:
     s = serve_http("--memory", "--timeout", "1")
     with Client.http(s.url) as c:
