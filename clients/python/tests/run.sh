@@ -14,6 +14,9 @@ repo=$(cd "$here/../../.." && pwd)
 A2M_BINARY=$(realpath "${1:-$repo/build/a2m}")
 export A2M_BINARY
 [ $# -gt 0 ] && shift # the rest goes to pytest
+# The in-process transport runs over the library the server was built with.
+A2M_LIBRARY=${A2M_LIBRARY:-$(dirname "$A2M_BINARY")/liba2m.so}
+export A2M_LIBRARY
 venv=${A2M_CLIENT_VENV:-$repo/build/venv-python-client}
 pip_quiet=(--quiet --disable-pip-version-check --no-input)
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ left in the source tree
@@ -25,6 +28,7 @@ fail() {
 }
 
 command -v python3 >/dev/null || fail "python3 is not installed (scripts/deps.sh test installs it)"
+[ -e "$A2M_LIBRARY" ] || fail "no $A2M_LIBRARY for the in-process transport's tests (make builds it)"
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' || fail "python3 is older than 3.9"
 stamp="$venv/.requirements"
 if [ ! -x "$venv/bin/python" ] || ! cmp -s "$here/requirements.txt" "$stamp"; then
