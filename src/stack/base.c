@@ -6,6 +6,7 @@
 ** commit, rollback, read brackets), with recall's waiting touches written
 ** at every begin and on their own when due.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,30 @@ int64_t a2m_stack_dimensions(a2m_stack *st)
 		free(v);
 	}
 	return st->dims;
+}
+
+int a2m_stack_check_dims(a2m_stack *st, const a2m_record *rec, size_t i, a2m_error *err)
+{
+	if (!rec->embedding)
+		return 0;
+	int64_t dims = a2m_stack_dimensions(st);
+	if (dims == 0) {
+		char v[32];
+		snprintf(v, sizeof v, "%zu", rec->dims);
+		int rc = st->store->ops->meta_set(st->store, A2M_META_DIMS, v);
+		if (rc)
+			return a2m_stack_store_error(st, err, rc);
+		st->dims = (int64_t)rec->dims;
+		return 0;
+	}
+	if ((int64_t)rec->dims != dims) {
+		a2m_error_set(err, A2M_EMBEDDING_MISMATCH,
+			      "records[%zu].embedding has %zu dimensions; this store holds %lld",
+			      i, rec->dims, (long long)dims);
+		return a2m_error_data(err, json_pack("{sI sI}", "expected", (json_int_t)dims,
+						     "got", (json_int_t)rec->dims));
+	}
+	return 0;
 }
 
 /* After the store's begin: recall's waiting touches go first (touches.c). */

@@ -262,6 +262,43 @@ int a2m_stack_settle(a2m_stack *st, a2m_error *err);
 */
 int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *err);
 
+/* ---- export and import (transfer.c): records whole, out and in ---- */
+
+/* What became of one record given to a2m_stack_import. */
+enum a2m_import_outcome {
+	A2M_IMPORTED = 0,      /* written as given */
+	A2M_IMPORT_SKIPPED,    /* its id exists already: the stored record stands */
+	A2M_IMPORT_KEY_HELD    /* its (owner, key) is another id's: not written */
+};
+
+/*
+** Writes n records whole, as an export gave them: their ids, created_at,
+** revision, salience (NaN: the default), access count and accessed_at,
+** vector and every other field, in one transaction that ends, like every
+** write, through a2m_stack_finish (capacity kept, a `written` event per
+** record). Ids are kept, so importing again changes nothing: a record
+** whose id exists (in the store, or earlier in the batch) is skipped. A
+** record whose key is held for its owner by another id is not written
+** either: the record there stands, and the caller is told. Before anything
+** is written: a tier that does not exist is UNKNOWN_TIER (NULL: the
+** default tier). A vector of another width than the store's is
+** EMBEDDING_MISMATCH, and nothing of the batch is written. outcome (NULL,
+** or n entries) gets each record's enum a2m_import_outcome.
+*/
+int a2m_stack_import(a2m_stack *st, a2m_record **recs, size_t n, unsigned char *outcome,
+		     a2m_error *err);
+
+/*
+** Visits every record of the store in creation order (created_at, then
+** write order), whoever owns it, with recall's waiting touches laid over,
+** inside one read bracket (one snapshot on SQLite). *total (when not NULL)
+** is set first, to how many records the visit will see. visit may stop
+** early (positive) or abort (negative: returned, err left alone). It
+** must not write. Returns 0, that code, or a store failure with err set.
+*/
+int a2m_stack_export(a2m_stack *st, int64_t *total, a2m_record_visit visit, void *ctx,
+		     a2m_error *err);
+
 /*
 ** Ranks what sel selects against q and returns at most limit hits by
 ** descending score (free with a2m_hits_free). With neither text nor vector

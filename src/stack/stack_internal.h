@@ -9,6 +9,7 @@
 **   stack.c                  the lifecycle: new, free, accessors
 **   read.c                   recall and fetch
 **   write.c  conversations.c the writes, each ending in finish.c
+**   transfer.c               records whole: export, and import (ending in finish.c)
 **   finish.c                 the one way a write ends
 **   flow.c                   moves between tiers: capacity, promotion
 **   select.c                 what a selection picks
@@ -174,6 +175,14 @@ int a2m_stack_need_exclusive(a2m_error *err);
 
 /* The store meta entry holding the embedding width fixed by the first vector. */
 #define A2M_META_DIMS "embedding_dims"
+
+/*
+** Within an open transaction: when rec (records[i] of a write) carries a
+** vector, checks its width against the store's, or fixes the store's width
+** with it when no vector was ever written. EMBEDDING_MISMATCH, with data
+** {"expected", "got"}, for another width.
+*/
+int a2m_stack_check_dims(a2m_stack *st, const a2m_record *rec, size_t i, a2m_error *err);
 
 /*
 ** Transactions: begin (or begin_relaxed, for bookkeeping whose commit need

@@ -47,31 +47,6 @@ static int apply_replacement(a2m_record *old, a2m_record *rec, int has_salience)
 	return 0;
 }
 
-/* Checks and fixes the store's vector width inside the transaction. */
-static int check_dims(a2m_stack *st, const a2m_record *rec, size_t i, a2m_error *err)
-{
-	if (!rec->embedding)
-		return 0;
-	int64_t dims = a2m_stack_dimensions(st);
-	if (dims == 0) {
-		char v[32];
-		snprintf(v, sizeof v, "%zu", rec->dims);
-		int rc = st->store->ops->meta_set(st->store, A2M_META_DIMS, v);
-		if (rc)
-			return a2m_stack_store_error(st, err, rc);
-		st->dims = (int64_t)rec->dims;
-		return 0;
-	}
-	if ((int64_t)rec->dims != dims) {
-		a2m_error_set(err, A2M_EMBEDDING_MISMATCH,
-			      "records[%zu].embedding has %zu dimensions; this store holds %lld",
-			      i, rec->dims, (long long)dims);
-		return a2m_error_data(err, json_pack("{sI sI}", "expected", (json_int_t)dims,
-						     "got", (json_int_t)rec->dims));
-	}
-	return 0;
-}
-
 /*
 ** The event reporting rec as written. Sets *owes when rec landed outside a
 ** working tier, so may be owed a generated vector: knowing that saves the
@@ -153,7 +128,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 	for (size_t i = 0; i < n && !rc; i++) {
 		a2m_record *rec = recs[i];
 		int has_salience = !isnan(rec->salience);
-		if ((rc = check_dims(st, rec, i, err)))
+		if ((rc = a2m_stack_check_dims(st, rec, i, err)))
 			break;
 		if (rec->id) {
 			a2m_record *old = NULL;
