@@ -20,6 +20,8 @@ int a2m_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(p
 int a2m_cmd_serve(int argc, char **argv);
 int a2m_cmd_mcp(int argc, char **argv);
 int a2m_cmd_bench(int argc, char **argv);
+int a2m_cmd_export(int argc, char **argv);  /* transfer.c */
+int a2m_cmd_import(int argc, char **argv);  /* transfer.c */
 
 /*
 ** The client commands (client_cmds.c): describe, remember, recall, timeline,

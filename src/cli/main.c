@@ -18,6 +18,8 @@ static const char usage_head[] =
 	"  mcp           run an MCP server whose tools are an A2M memory\n"
 	"  conformance   run the A2M conformance suite against a server\n"
 	"  bench         run the benchmarks (quality, latency)\n"
+	"  export        write a database as JSON Lines, every field of every record\n"
+	"  import        read an export, or an MCP memory server's graph, into a database\n"
 	"\n"
 	"client commands (against --http URL, default http://127.0.0.1:8778/, or\n"
 	"--stdio CMD...):\n";
@@ -81,6 +83,10 @@ int main(int argc, char **argv)
 		return a2m_cmd_mcp(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0)
 		return a2m_cmd_bench(argc - 1, argv + 1);
+	if (strcmp(cmd, "export") == 0)
+		return a2m_cmd_export(argc - 1, argv + 1);
+	if (strcmp(cmd, "import") == 0)
+		return a2m_cmd_import(argc - 1, argv + 1);
 	if (a2m_client_command(cmd))
 		return a2m_cmd_client(argc - 1, argv + 1);
 	fprintf(stderr, "a2m: unknown command '%s' (try 'a2m --help')\n", cmd);

@@ -1,0 +1,475 @@
+/*
+** import.c — `a2m import`: JSON Lines read into a store, batch by batch
+** (docs/EXPORT.md). Two formats: an a2m export (a header line, then one
+** record a line with every field), and the knowledge graph the MCP memory
+** server keeps (import_mcp.c turns its lines into records).
+**
+** The header is checked before anything is written — the format's
+** version, the tiers its records use, the vector width — so a file that
+** cannot go in leaves the store as it was. Each batch is then one write
+** of the stack (a2m_stack_import: one transaction, ended by
+** a2m_stack_finish), holding the handle's lock only for that batch, so a
+** long import does not shut out the readers of an embedding program.
+** What is held in memory at any time is one line and one batch.
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/protocol.h"
+#include "server/import_mcp.h"
+#include "server/server.h"
+#include "server/transfer.h"
+#include "util/clock.h"
+#include "util/json_write.h"
+#include "util/log.h"
+
+typedef struct importer {
+	a2m                      *h;
+	const a2m_import_options *opt;
+	a2m_import_result        *res;
+	a2m_progress             *progress;
+	a2m_record              **batch;
+	size_t                    n, cap;
+	unsigned char            *outcome;
+	int64_t                   line_no;   /* of the input, header included */
+	char                     *err;
+	size_t                    errlen;
+} importer;
+
+const char *a2m_import_format_name(a2m_import_format f)
+{
+	return f == A2M_FORMAT_A2M ? "a2m" : f == A2M_FORMAT_MCP_MEMORY ? "mcp-memory" : "auto";
+}
+
+void a2m_import_result_free(a2m_import_result *res)
+{
+	for (size_t i = 0; i < A2M_IMPORT_NAMED; i++) {
+		free(res->held[i]);
+		res->held[i] = NULL;
+	}
+}
+
+/* ---- lines ----------------------------------------------------------------- */
+
+/*
+** Reads the next line of in into *line (without its newline; grown as
+** needed up to A2M_IMPORT_MAX_LINE). Returns 1 with a line, 0 at the end,
+** -1 on a read error or a line too long (message in im->err).
+*/
+static int read_line(importer *im, FILE *in, char **line, size_t *cap, size_t *len)
+{
+	size_t n = 0;
+	int c = 0;
+	for (;;) {
+		if (n + 2 > *cap) {
+			if (*cap >= A2M_IMPORT_MAX_LINE) {
+				snprintf(im->err, im->errlen, "%s:%lld: a line longer than %zu bytes",
+					 im->opt->name, (long long)im->line_no + 1, A2M_IMPORT_MAX_LINE);
+				return -1;
+			}
+			size_t grown = *cap ? *cap * 2 : 64 * 1024;
+			char *p = realloc(*line, grown);
+			if (!p) {
+				snprintf(im->err, im->errlen, "out of memory");
+				return -1;
+			}
+			*line = p;
+			*cap = grown;
+		}
+		/* fgets stops at the newline or when the room is full. */
+		if (!fgets(*line + n, (int)(*cap - n < 1 << 30 ? *cap - n : 1 << 30), in)) {
+			if (ferror(in)) {
+				snprintf(im->err, im->errlen, "%s: cannot read: %s", im->opt->name,
+					 strerror(errno ? errno : EIO));
+				return -1;
+			}
+			break;
+		}
+		c = 1;
+		n += strlen(*line + n);
+		if (n && (*line)[n - 1] == '\n')
+			break;
+	}
+	if (!c && n == 0)
+		return 0;
+	while (n && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r'))
+		n--;
+	(*line)[n] = '\0';
+	*len = n;
+	im->line_no++;
+	return 1;
+}
+
+/* Whether the line holds nothing but white space. */
+static int blank(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return *s == '\0';
+}
+
+/* ---- records of an a2m export -------------------------------------------- */
+
+/* Fails the line: "NAME:LINE: " and the message. Returns -1. */
+static int bad(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(importer *im, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(im->err, im->errlen, "%s:%lld: %s", im->opt->name, (long long)im->line_no, msg);
+	return -1;
+}
+
+/* An optional string member: NULL when absent or null; -1 when it is not a
+** string, or holds a NUL (the store keeps text as C strings). */
+static int opt_string(importer *im, const json_t *o, const char *name, char **out)
+{
+	const json_t *v = json_object_get(o, name);
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return bad(im, "%s must be a string", name);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return bad(im, "%s must not contain NUL", name);
+	if (!(*out = strdup(json_string_value(v))))
+		return bad(im, "%s: out of memory", name);
+	return 0;
+}
+
+/* An optional timestamp member (RFC 3339): 0 when absent or null. */
+static int opt_time(importer *im, const json_t *o, const char *name, int64_t *out)
+{
+	const json_t *v = json_object_get(o, name);
+	*out = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || a2m_clock_parse(json_string_value(v), out) != 0)
+		return bad(im, "%s must be an RFC 3339 timestamp", name);
+	return 0;
+}
+
+/* An optional integer member, at least 0. */
+static int opt_count(importer *im, const json_t *o, const char *name, int64_t *out)
+{
+	const json_t *v = json_object_get(o, name);
+	*out = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return bad(im, "%s must be an integer, 0 or more", name);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* A record of an a2m export, every field as it was stored. */
+static int record_of(importer *im, const json_t *o, a2m_record *rec)
+{
+	if (!json_is_object(o))
+		return bad(im, "%s", "a record must be a JSON object");
+	if (opt_string(im, o, "id", &rec->id) || opt_string(im, o, "content", &rec->content) ||
+	    opt_string(im, o, "role", &rec->role) || opt_string(im, o, "group", &rec->group) ||
+	    opt_string(im, o, "tier", &rec->tier) || opt_string(im, o, "owner", &rec->owner) ||
+	    opt_string(im, o, "session", &rec->session) || opt_string(im, o, "key", &rec->key) ||
+	    opt_string(im, o, "uri", &rec->uri) ||
+	    opt_string(im, o, "media_type", &rec->media_type))
+		return -1;
+	if (!rec->id || !*rec->id)
+		return bad(im, "%s", "id is required (a non-empty string)");
+	if (!rec->content && !(rec->content = strdup("")))
+		return bad(im, "%s", "out of memory");
+	if (rec->key && !*rec->key)
+		return bad(im, "%s", "key must not be empty");
+	if (!json_object_get(o, "created_at"))
+		return bad(im, "%s", "created_at is required");
+	if (opt_time(im, o, "created_at", &rec->created_at) ||
+	    opt_time(im, o, "accessed_at", &rec->accessed_at) ||
+	    opt_count(im, o, "access_count", &rec->access_count) ||
+	    opt_count(im, o, "revision", &rec->revision))
+		return -1;
+	const json_t *meta = json_object_get(o, "metadata");
+	if (meta && !json_is_null(meta)) {
+		if (!json_is_object(meta))
+			return bad(im, "%s", "metadata must be an object");
+		/* Written as remember writes it, so it reads back the same. */
+		if (!(rec->metadata = a2m_json_write(meta, NULL)))
+			return bad(im, "%s", "out of memory");
+	}
+	rec->salience = NAN;  /* absent: the store's default */
+	const json_t *sal = json_object_get(o, "salience");
+	if (sal && !json_is_null(sal)) {
+		if (!json_is_number(sal) || !isfinite(json_number_value(sal)))
+			return bad(im, "%s", "salience must be a number");
+		rec->salience = a2m_salience_clamp(json_number_value(sal));
+	}
+	const json_t *vec = json_object_get(o, "embedding");
+	if (vec && !json_is_null(vec)) {
+		size_t n = json_array_size(vec);
+		if (!json_is_array(vec) || n == 0)
+			return bad(im, "%s", "embedding must be a non-empty array of numbers");
+		if (!(rec->embedding = malloc(n * sizeof *rec->embedding)))
+			return bad(im, "%s", "out of memory");
+		rec->dims = n;
+		for (size_t k = 0; k < n; k++)
+			if (!a2m_param_vector_element(json_array_get(vec, k), &rec->embedding[k]))
+				return bad(im, "%s", "embedding holds an element that is not a "
+					   "number within +-1e15");
+	}
+	return 0;
+}
+
+/* ---- batches --------------------------------------------------------------- */
+
+/* Notes the id of a record whose key was held, among the first named. */
+static void note_held(importer *im, const char *id)
+{
+	int64_t k = im->res->key_held++;
+	if (k < A2M_IMPORT_NAMED)
+		im->res->held[k] = strdup(id);
+}
+
+/* Writes the batch gathered so far (one transaction), then frees it. */
+static int flush_batch(importer *im)
+{
+	if (!im->n)
+		return 0;
+	int rc = 0;
+	if (im->opt->dry_run) {
+		/* Nothing written, but what would refuse the batch is said. */
+		const a2m_tier_layout *l = a2m_stack_tiers(im->h->srv.stack);
+		for (size_t i = 0; i < im->n && !rc; i++)
+			if (im->batch[i]->tier && !a2m_tiers_find(l, im->batch[i]->tier)) {
+				snprintf(im->err, im->errlen, "%s: the batch ending at line %lld: no "
+					 "tier named '%s'", im->opt->name, (long long)im->line_no,
+					 im->batch[i]->tier);
+				rc = -1;
+			}
+	} else {
+		a2m_error e = {0};
+		pthread_rwlock_wrlock(&im->h->lock);
+		rc = a2m_stack_import(im->h->srv.stack, im->batch, im->n, im->outcome, &e);
+		pthread_rwlock_unlock(&im->h->lock);
+		if (rc) {
+			snprintf(im->err, im->errlen, "%s: the batch ending at line %lld: %s",
+				 im->opt->name, (long long)im->line_no, e.message);
+		} else {
+			for (size_t i = 0; i < im->n; i++) {
+				if (im->outcome[i] == A2M_IMPORTED)
+					im->res->imported++;
+				else if (im->outcome[i] == A2M_IMPORT_SKIPPED)
+					im->res->skipped++;
+				else
+					note_held(im, im->batch[i]->id);
+			}
+		}
+		a2m_error_clear(&e);
+	}
+	for (size_t i = 0; i < im->n; i++)
+		a2m_record_free(im->batch[i]);
+	im->n = 0;
+	return rc ? -1 : 0;
+}
+
+/* Adds rec (taken) to the batch; writes the batch when it is full. */
+static int add_record(importer *im, a2m_record *rec)
+{
+	im->batch[im->n++] = rec;
+	im->res->lines++;
+	a2m_progress_update(im->progress, im->res->lines);
+	return im->n == im->cap ? flush_batch(im) : 0;
+}
+
+/* ---- the header ------------------------------------------------------------ */
+
+/* Tiers the header says hold records and this store does not have. */
+static int check_tiers(importer *im, const json_t *tiers)
+{
+	const a2m_tier_layout *l = a2m_stack_tiers(im->h->srv.stack);
+	char missing[256] = "";
+	size_t i, at = 0;
+	json_t *t;
+	json_array_foreach(tiers, i, t) {
+		const char *name = json_string_value(json_object_get(t, "name"));
+		json_int_t count = json_integer_value(json_object_get(t, "count"));
+		if (!name || count <= 0 || a2m_tiers_find(l, name))
+			continue;
+		int n = snprintf(missing + at, sizeof missing - at, "%s'%s'", at ? ", " : "", name);
+		if (n > 0 && (size_t)n < sizeof missing - at)
+			at += (size_t)n;
+	}
+	if (!at)
+		return 0;
+	snprintf(im->err, im->errlen,
+		 "%s: its records are in tiers this store does not have: %s (open the store "
+		 "with a --config that has them; nothing was written)", im->opt->name, missing);
+	return -1;
+}
+
+/* The header of an a2m export: version, tiers, vector width, metric. */
+static int check_header(importer *im, const json_t *head)
+{
+	json_t *version = json_object_get(head, "version");
+	if (!json_is_integer(version) || json_integer_value(version) < 1) {
+		snprintf(im->err, im->errlen, "%s:1: the header has no version", im->opt->name);
+		return -1;
+	}
+	if (json_integer_value(version) > A2M_EXPORT_VERSION) {
+		snprintf(im->err, im->errlen, "%s: format version %lld is newer than this a2m "
+			 "reads (%d)", im->opt->name, (long long)json_integer_value(version),
+			 A2M_EXPORT_VERSION);
+		return -1;
+	}
+	json_t *d = json_object_get(head, "describe");
+	a2m_stack *st = im->h->srv.stack;
+	pthread_rwlock_rdlock(&im->h->lock);
+	int rc = check_tiers(im, json_object_get(d, "tiers"));
+	json_t *emb = json_object_get(d, "embeddings");
+	json_t *dims = json_object_get(emb, "dimensions");
+	int64_t ours = a2m_stack_dimensions(st);
+	if (!rc && json_is_integer(dims) && ours && json_integer_value(dims) != ours) {
+		snprintf(im->err, im->errlen, "%s: its vectors have %lld dimensions and this "
+			 "store's have %lld (nothing was written)", im->opt->name,
+			 (long long)json_integer_value(dims), (long long)ours);
+		rc = -1;
+	}
+	const char *metric = json_string_value(json_object_get(emb, "metric"));
+	const char *our_metric = a2m_metric_name(a2m_stack_metric(st));
+	pthread_rwlock_unlock(&im->h->lock);
+	/* Vectors are kept verbatim whatever the metric; ranking them under
+	** another one is allowed, and worth a word (spec §3.7). */
+	if (!rc && metric && strcmp(metric, our_metric) != 0)
+		a2m_log(A2M_LOG_WARN, "%s: its vectors were compared by %s; this store compares "
+			"by %s", im->opt->name, metric, our_metric);
+	json_t *records = json_object_get(head, "records");
+	if (json_is_integer(records))
+		a2m_progress_total(im->progress, json_integer_value(records));
+	return rc;
+}
+
+/* Which format the first line is, or AUTO when it is neither. */
+static a2m_import_format sniff(const json_t *first)
+{
+	const char *format = json_string_value(json_object_get(first, "format"));
+	if (format && strcmp(format, "a2m-export") == 0)
+		return A2M_FORMAT_A2M;
+	if (a2m_mcp_memory_line(first))
+		return A2M_FORMAT_MCP_MEMORY;
+	return A2M_FORMAT_AUTO;
+}
+
+/* ---- the import ------------------------------------------------------------ */
+
+/* One line of input (after the header), as records into the batch. */
+static int take_line(importer *im, json_t *v, int64_t now)
+{
+	if (im->res->format == A2M_FORMAT_A2M) {
+		a2m_record *rec = a2m_record_new();
+		if (!rec) {
+			snprintf(im->err, im->errlen, "out of memory");
+			return -1;
+		}
+		if (record_of(im, v, rec) != 0) {
+			a2m_record_free(rec);
+			return -1;
+		}
+		return add_record(im, rec);
+	}
+	a2m_record **recs = NULL;
+	size_t n = 0;
+	char why[200];
+	if (a2m_mcp_memory_records(v, now, im->opt->tier, &recs, &n, why, sizeof why) != 0)
+		return bad(im, "%s", why);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rc)
+			a2m_record_free(recs[i]);
+		else
+			rc = add_record(im, recs[i]);
+	}
+	free(recs);
+	return rc;
+}
+
+int a2m_import(a2m *h, FILE *in, const a2m_import_options *opt, a2m_progress *progress,
+	       a2m_import_result *res, char *err, size_t errlen)
+{
+	memset(res, 0, sizeof *res);
+	importer im = {.h = h, .opt = opt, .res = res, .progress = progress, .err = err,
+		       .errlen = errlen};
+	im.cap = opt->batch ? opt->batch : A2M_IMPORT_BATCH;
+	im.batch = calloc(im.cap, sizeof *im.batch);
+	im.outcome = calloc(im.cap, 1);
+	char *line = NULL;
+	size_t cap = 0, len = 0;
+	int rc = -1, got;
+	int64_t now = a2m_clock_now_ms();
+	if (!im.batch || !im.outcome) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	if (opt->tier && !a2m_tiers_find(a2m_stack_tiers(h->srv.stack), opt->tier)) {
+		snprintf(err, errlen, "--tier: this store has no tier named '%s'", opt->tier);
+		goto done;
+	}
+	res->format = opt->format;
+	int first = 1;
+	while ((got = read_line(&im, in, &line, &cap, &len)) > 0) {
+		if (blank(line))
+			continue;
+		json_error_t jerr;
+		json_t *v = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
+		if (!v) {
+			bad(&im, "not JSON: %s", jerr.text);
+			goto done;
+		}
+		if (first) {
+			first = 0;
+			a2m_import_format seen = sniff(v);
+			if (res->format == A2M_FORMAT_AUTO)
+				res->format = seen;
+			if (res->format == A2M_FORMAT_AUTO) {
+				json_decref(v);
+				snprintf(err, errlen, "%s: neither an a2m export (its first line is a "
+					 "header with \"format\": \"a2m-export\") nor an MCP memory file "
+					 "(lines of \"type\": \"entity\" or \"relation\")", opt->name);
+				goto done;
+			}
+			if (res->format == A2M_FORMAT_A2M) {
+				int hrc = seen == A2M_FORMAT_A2M ? check_header(&im, v) : -1;
+				if (seen != A2M_FORMAT_A2M)
+					snprintf(err, errlen, "%s:%lld: an a2m export starts with its header "
+						 "line", opt->name, (long long)im.line_no);
+				json_decref(v);
+				if (hrc)
+					goto done;
+				continue;
+			}
+		}
+		int lrc = take_line(&im, v, now);
+		json_decref(v);
+		if (lrc)
+			goto done;
+	}
+	if (got < 0 || flush_batch(&im) != 0)
+		goto done;
+	if (first) {
+		snprintf(err, errlen, "%s: empty: not even a header", opt->name);
+		goto done;
+	}
+	rc = 0;
+done:
+	/* What was read but not yet written is not written: an error stops
+	** the import where it is. */
+	for (size_t i = 0; i < im.n; i++)
+		a2m_record_free(im.batch[i]);
+	free(im.batch);
+	free(im.outcome);
+	free(line);
+	return rc;
+}
