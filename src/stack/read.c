@@ -153,7 +153,7 @@ static int recall_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank
 	if ((rc = recall_scan(st, sel, q, scan_judged, min_score, limit, &hits, &kept, err)))
 		return rc;
 found:
-	if (kept && !st->cfg.read_only &&
+	if (kept && !st->cfg.read_only && !sel->peek &&
 	    (rc = a2m_stack_touch(st, hits, kept, sel->shared, err)) != 0) {
 		a2m_hits_free(hits, kept);
 		return rc;

@@ -169,6 +169,9 @@ typedef struct a2m_selection {
 	** before changing anything, and the caller runs it again exclusively.
 	*/
 	int           shared;
+	/* A look, not a use (recall's `touch: false`, docs/PROTOCOL.md): the
+	** hits are not touched, so nothing is counted and nothing promoted. */
+	int           peek;
 } a2m_selection;
 
 /*
