@@ -134,6 +134,11 @@ FLAGS_STAMP := $(BUILD)/flags
 $(shell mkdir -p $(BUILD) && echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $(FLAGS_STAMP) || \
         echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $(FLAGS_STAMP))
 
+# The inspector's files are assembled into http_ui.o (.incbin), which the
+# compiler's dependency lists do not see.
+UI_FILES  := $(wildcard ui/*)
+$(BUILD)/obj/src/transport/http_ui.o $(BUILD)/obj-test/src/transport/http_ui.o: $(UI_FILES)
+
 $(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

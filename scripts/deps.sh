@@ -10,13 +10,14 @@
 #                            installed man page, python3 for the checks of the
 #                            tree written in Python: the claims register, the
 #                            layers, the peers of the stdio and client tests;
-#                            with python3-venv, the Python client's)
+#                            with python3-venv, the Python client's; chromium
+#                            and a font for the inspector's browser test)
 set -euo pipefail
 
 packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev
 	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev libmimalloc-dev)
 if [ "${1:-}" = "test" ]; then
-	packages+=(valgrind openssl curl man-db groff-base python3)
+	packages+=(valgrind openssl curl man-db groff-base python3 chromium fonts-dejavu-core)
 	# The Python client's tests make a virtual environment (python3 -m venv,
 	# which Debian ships apart from python3) and pip-install into it.
 	packages+=(python3-venv)

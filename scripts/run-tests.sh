@@ -218,6 +218,8 @@ for build in build build-san; do
 	[ "$build" = build-san ] && tag=" [asan+ubsan]"
 	run "client commands$tag" tests/cli_test.sh "$build/a2m"
 	run "mcp bridge, MCP SDK client$tag" node tests/mcp_test.mjs "$build/a2m"
+	# The inspector in headless chromium (puppeteer-core); screenshots in $build/ui-test/.
+	run "inspector in a browser$tag" node tests/ui_test.mjs "$build/a2m"
 done
 
 # --- the arrows between the tree's folders (docs/ARCHITECTURE.md) ---

@@ -72,7 +72,9 @@ static const char usage[] =
 	"  --max-connections N   connections open at once (default 256)\n"
 	"  --threads N           worker threads (default: one per core, at most 16)\n"
 	"  --tls-cert FILE       serve HTTPS with this PEM certificate ...\n"
-	"  --tls-key FILE        ... and this PEM private key\n";
+	"  --tls-key FILE        ... and this PEM private key\n"
+	"  --ui                  serve the memory inspector, a page for a browser, at\n"
+	"                        /ui/ (docs/UI.md); its own origin is then accepted\n";
 
 /* The most --allow-origin values accepted. */
 #define MAX_ORIGINS 64
@@ -151,9 +153,10 @@ static int serve_http(a2m *h, const cli_store *st, a2m_http_config *hcfg,
 			 a2m_bearer_count(tokens) == 1 ? "" : "s");
 	else
 		snprintf(auth, sizeof auth, "off");
-	fprintf(stderr, "a2m serve: listening on %s (store %s, auth %s)\n",
+	fprintf(stderr, "a2m serve: listening on %s (store %s, auth %s%s)\n",
 		a2m_http_url(server),
-		cli_store_in_memory(st) ? ":memory:" : cli_store_path(st), auth);
+		cli_store_in_memory(st) ? ":memory:" : cli_store_path(st), auth,
+		hcfg->ui ? ", inspector at /ui/" : "");
 	fflush(stderr);
 
 	/* The workers were started with the stop signals blocked and inherit
@@ -278,6 +281,9 @@ static int serve(cli_store *st, int argc, char **argv)
 				return a2m_cli_usage("serve", "--threads must be 1 to %d, not '%s'",
 						     A2M_HTTP_MAX_THREADS, v ? v : "");
 			hcfg.threads = (unsigned)n;
+			http_only = a;
+		} else if (strcmp(a, "--ui") == 0) {
+			hcfg.ui = 1;
 			http_only = a;
 		} else if (strcmp(a, "--tls-cert") == 0) {
 			if (!(v = flag_value(argc, argv, &i)) || !*v)

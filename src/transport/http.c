@@ -86,7 +86,7 @@ enum MHD_Result a2m_http_send_response(a2m_http *s, struct MHD_Connection *c, re
 	if (r && r->origin) {
 		ok = ok && a2m_mhd()->add_response_header(resp, "Access-Control-Allow-Origin", r->origin);
 	}
-	if (s->n_origins)
+	if (s->n_origins || s->ui)
 		ok = ok && a2m_mhd()->add_response_header(resp, "Vary", "Origin");
 	/* Draining for shutdown: answer, then let the connection go, so a busy
 	** keep-alive client cannot hold the server open. */
@@ -385,6 +385,52 @@ static int is_loopback(const struct sockaddr *sa)
 	return 0;
 }
 
+/*
+** With --ui: the endpoint as a JSON string for the page's configuration.
+** Returns -1 when the endpoint lies under the page's own path. Before the
+** workers start.
+*/
+static int ui_endpoint(a2m_http *s)
+{
+	if (a2m_http_ui_path(s->path))
+		return -1;
+	/* A path has no quote or control byte that a URL would not have
+	** escaped, but nothing is assumed. */
+	size_t o = 0;
+	s->path_json[0] = '\0';
+	for (const char *p = s->path; *p && o + 8 < sizeof s->path_json; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '"' || ch == '\\' || ch < 0x20)
+			o += (size_t)snprintf(s->path_json + o, sizeof s->path_json - o, "\\u%04x", ch);
+		else
+			s->path_json[o++] = (char)ch;
+		s->path_json[o] = '\0';
+	}
+	return 0;
+}
+
+/*
+** With --ui, once the port is known: the origins a browser gives the page
+** this server serves — the address bound as a URL names it, the name it
+** was given when that was a name, and localhost when it is loopback.
+*/
+static void own_origins(a2m_http *s, const char *given, const struct addrinfo *ai,
+			const char *host, int tls)
+{
+	const char *scheme = tls ? "https" : "http";
+	int v6 = ai->ai_family == AF_INET6;
+	size_t n = 0;
+	snprintf(s->own_origins[n++], sizeof s->own_origins[0], "%s://%s%s%s:%u", scheme,
+		 v6 ? "[" : "", host, v6 ? "]" : "", s->port);
+	if (given && strcmp(given, host) != 0 && !strchr(given, ':'))
+		snprintf(s->own_origins[n++], sizeof s->own_origins[0], "%s://%s:%u", scheme, given,
+			 s->port);
+	if (is_loopback(ai->ai_addr) && (!given || strcmp(given, "localhost") != 0))
+		snprintf(s->own_origins[n++], sizeof s->own_origins[0], "%s://localhost:%u", scheme,
+			 s->port);
+	atomic_store_explicit(&s->n_own, n, memory_order_release);
+}
+
 static void free_server(a2m_http *s)
 {
 	if (!s)
@@ -451,11 +497,17 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	s->origins = cfg->origins;
 	s->n_origins = cfg->n_origins;
 	s->tokens = cfg->tokens;
+	s->ui = cfg->ui;
+	if (s->ui && ui_endpoint(s) != 0) {
+		snprintf(err, errlen, "the endpoint cannot be under " A2M_HTTP_UI " with the inspector");
+		goto fail;
+	}
 	s->max_body = cfg->max_body ? cfg->max_body : A2M_HTTP_DEFAULT_MAX_BODY;
 	s->timeout_s = cfg->timeout_s ? cfg->timeout_s : A2M_HTTP_DEFAULT_TIMEOUT_S;
 	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->stopping, 0);
 	atomic_init(&s->starting, 0);
+	atomic_init(&s->n_own, 0);
 
 	/*
 	** One worker per core unless told otherwise (a2m_http_default_threads):
@@ -582,6 +634,8 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	snprintf(s->url, sizeof s->url, "%s://%s%s%s:%u%s", tls ? "https" : "http",
 		 ai->ai_family == AF_INET6 ? "[" : "", host, ai->ai_family == AF_INET6 ? "]" : "",
 		 s->port, s->path);
+	if (s->ui)
+		own_origins(s, cfg->addr, ai, host, tls);
 	if (!s->tokens && !is_loopback(ai->ai_addr))
 		a2m_log(A2M_LOG_WARN, "serving %s without authentication on an address that is "
 			"not loopback: anyone who can reach it can read and write every record "

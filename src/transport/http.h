@@ -5,9 +5,11 @@
 ** Everything the binding adds to the protocol is decided here, before a
 ** byte reaches the library, in this order (docs/HTTP.md has the table):
 **
-**   Origin not on the allow-list         403  (any path, any method)
+**   Origin not on the allow-list, nor    403  (any path, any method)
+**     (with --ui) the server's own
 **   path neither the endpoint nor the    404
-**     well-known profile
+**     well-known profile (nor, with --ui,
+**     the inspector's files: http_ui.c)
 **   a method the path does not take      405  with Allow
 **   missing or unknown bearer token      401  with WWW-Authenticate: Bearer
 **     (only with tokens)
@@ -37,6 +39,7 @@
 #define A2M_HTTP_DEFAULT_MAX_CONN    256
 #define A2M_HTTP_DEFAULT_MAX_BODY    ((size_t)16 << 20)
 #define A2M_HTTP_WELL_KNOWN          "/.well-known/a2m-server.json"
+#define A2M_HTTP_UI                  "/ui"  /* the inspector's files, with --ui */
 
 typedef struct a2m_http_config {
 	const char *addr;          /* host or address to bind; NULL: 127.0.0.1 */
@@ -53,6 +56,9 @@ typedef struct a2m_http_config {
 	                              outlive the server */
 	const char *tls_cert;      /* PEM files; both or neither */
 	const char *tls_key;
+	int         ui;            /* serve the memory inspector under A2M_HTTP_UI
+	                              (http_ui.c), and accept the server's own
+	                              origin: the page's requests */
 } a2m_http_config;
 
 typedef struct a2m_http a2m_http;

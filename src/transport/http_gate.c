@@ -41,6 +41,13 @@ static int origin_allowed(const a2m_http *s, const char *origin)
 		if (strcasecmp(s->origins[i], origin) == 0)
 			return 1;
 	}
+	/* With --ui, the inspector's own requests: only a page this server
+	** served has this origin. A page elsewhere whose name was made to
+	** resolve here (DNS rebinding) has its own name in its Origin. */
+	size_t n_own = atomic_load_explicit(&s->n_own, memory_order_acquire);
+	for (size_t i = 0; i < n_own; i++)
+		if (strcasecmp(s->own_origins[i], origin) == 0)
+			return 1;
 	return 0;
 }
 
@@ -162,6 +169,8 @@ enum MHD_Result a2m_http_on_headers(a2m_http *s, struct MHD_Connection *c, reque
 
 	int is_endpoint = strcmp(url, s->path) == 0;
 	int is_profile = strcmp(url, A2M_HTTP_WELL_KNOWN) == 0;
+	if (s->ui && !is_endpoint && a2m_http_ui_path(url))
+		return a2m_http_ui(s, c, r, url, method);
 	if (!is_endpoint && !is_profile)
 		return a2m_http_send_text(s, c, r, MHD_HTTP_NOT_FOUND, "404 Not Found\n",
 					  NULL, NULL);

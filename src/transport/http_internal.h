@@ -22,6 +22,14 @@ struct a2m_http {
 	const char *const *origins;
 	size_t n_origins;
 	const a2m_bearer_tokens *tokens;
+	int ui;                /* the inspector is served (http_ui.c) */
+	/* With ui: the origins the page itself has, as a browser names them
+	** (the address bound, the name it was given, localhost on loopback).
+	** Set once the port is bound, after the workers started: n_own is
+	** stored last (release) and read first (acquire). */
+	char own_origins[3][320];
+	atomic_size_t n_own;
+	char path_json[600];   /* the endpoint as a JSON string (the page's config) */
 	size_t max_body;
 	unsigned timeout_s;
 	unsigned port;
@@ -91,5 +99,18 @@ enum MHD_Result a2m_http_send_json(a2m_http *s, struct MHD_Connection *c, reques
 */
 enum MHD_Result a2m_http_on_headers(a2m_http *s, struct MHD_Connection *c, request *r,
 				    const char *url, const char *method, int *admitted);
+
+/* ---- http_ui.c: the inspector's files ------------------------------------ */
+
+/* Whether url is under A2M_HTTP_UI. */
+int a2m_http_ui_path(const char *url);
+
+/*
+** Answers a request for url, under A2M_HTTP_UI, with method: a file of
+** the page with its Content-Security-Policy, the page's configuration,
+** 404, or 405 for a method other than GET and HEAD.
+*/
+enum MHD_Result a2m_http_ui(a2m_http *s, struct MHD_Connection *c, request *r, const char *url,
+			    const char *method);
 
 #endif
