@@ -94,6 +94,7 @@ for build in build build-san; do
 	run "conformance private tiers sqlite$tag" "$build/a2m" conformance --stdio "$build/a2m" \
 		serve --db "$tmp/private.db" --config tests/private_tiers.json
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
+	run "export and import$tag" tests/transfer_test.sh "$build/a2m"
 done
 
 # --- threads under ThreadSanitizer: any data race fails the run ---
@@ -218,6 +219,8 @@ for build in build build-san; do
 	[ "$build" = build-san ] && tag=" [asan+ubsan]"
 	run "client commands$tag" tests/cli_test.sh "$build/a2m"
 	run "mcp bridge, MCP SDK client$tag" node tests/mcp_test.mjs "$build/a2m"
+	# a2m import of the file the official MCP memory server writes itself.
+	run "import of the MCP memory server's file$tag" node tests/mcp_memory_test.mjs "$build/a2m"
 	# The inspector in headless chromium (puppeteer-core); screenshots in $build/ui-test/.
 	run "inspector in a browser$tag" node tests/ui_test.mjs "$build/a2m"
 done
