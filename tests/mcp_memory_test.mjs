@@ -12,29 +12,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { check, expect, fail, finish, ok } from './lib.mjs';
 
 const a2m = resolve(process.argv[2] ?? 'build/a2m');
 const dir = mkdtempSync(join(tmpdir(), 'a2m-mcp-memory-'));
 const memoryFile = join(dir, 'memory.jsonl');
 const db = join(dir, 'imported.db');
-let passed = 0;
-let failed = 0;
-
-function ok(name) {
-  passed++;
-  console.log(`ok   ${name}`);
-}
-function fail(name, why) {
-  failed++;
-  console.log(`FAIL ${name}: ${why}`);
-}
-function check(name, cond, why = 'false') {
-  cond ? ok(name) : fail(name, why);
-}
-function expect(name, got, want) {
-  const g = JSON.stringify(got), w = JSON.stringify(want);
-  g === w ? ok(name) : fail(name, `got ${g}, want ${w}`);
-}
 
 // The server's entry point, as its package names it.
 const require = createRequire(import.meta.url);
@@ -111,5 +94,4 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

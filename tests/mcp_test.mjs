@@ -13,27 +13,10 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { check, expect, fail, finish, ok } from './lib.mjs';
 
 const a2m = resolve(process.argv[2] ?? 'build/a2m');
 const dir = mkdtempSync(join(tmpdir(), 'a2m-mcp-'));
-let passed = 0;
-let failed = 0;
-
-function ok(name) {
-	passed++;
-	console.log(`ok   ${name}`);
-}
-function fail(name, why) {
-	failed++;
-	console.log(`FAIL ${name}: ${why}`);
-}
-function check(name, cond, why = 'false') {
-	cond ? ok(name) : fail(name, why);
-}
-function expect(name, got, want) {
-	const g = JSON.stringify(got), w = JSON.stringify(want);
-	g === w ? ok(name) : fail(name, `got ${g}, want ${w}`);
-}
 
 // Connects the SDK client to `a2m mcp ARGS...`; stderr is kept for the logs.
 async function connect(args) {
@@ -348,5 +331,4 @@ try {
 } finally {
 	rmSync(dir, { recursive: true, force: true });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

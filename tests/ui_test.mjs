@@ -14,29 +14,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import puppeteer from 'puppeteer-core';
+import { check, expect, fail, finish, ok } from './lib.mjs';
 
 const a2m = resolve(process.argv[2] ?? 'build/a2m');
 const shots = join(dirname(a2m), 'ui-test');
 const dir = mkdtempSync(join(tmpdir(), 'a2m-ui-'));
 mkdirSync(shots, { recursive: true });
-let passed = 0;
-let failed = 0;
-
-function ok(name) {
-  passed++;
-  console.log(`ok   ${name}`);
-}
-function fail(name, why) {
-  failed++;
-  console.log(`FAIL ${name}: ${why}`);
-}
-function check(name, cond, why = 'false') {
-  cond ? ok(name) : fail(name, why);
-}
-function expect(name, got, want) {
-  const g = JSON.stringify(got), w = JSON.stringify(want);
-  g === w ? ok(name) : fail(name, `got ${g}, want ${w}`);
-}
 
 // The flags the machine needs: no sandbox as root, no GPU, and nothing that
 // reaches for the network (which is closed here).
@@ -292,5 +275,4 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 console.log(`screenshots in ${shots}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();
