@@ -39,6 +39,7 @@
 #include "a2m.h"
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "util/progress.h"
 
 #define MAX_LANGS 16
 
@@ -351,6 +352,7 @@ static int bench_latency(int argc, char **argv)
 		return A2M_EXIT_ERROR;
 	char text[512];
 	double t0 = bench_now_ms();
+	a2m_progress *p = a2m_progress_start("a2m bench loading", "records", records);
 	for (long done = 0; done < records;) {
 		json_t *recs = json_array();
 		for (int k = 0; k < 1000 && done < records; k++, done++) {
@@ -359,10 +361,14 @@ static int bench_latency(int argc, char **argv)
 							      "semantic"));
 		}
 		json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), NULL);
-		if (!r)
+		if (!r) {
+			a2m_progress_erase(p);
 			return A2M_EXIT_ERROR;
+		}
 		json_decref(r);
+		a2m_progress_update(p, done);
 	}
+	a2m_progress_erase(p);
 	double load = bench_now_ms() - t0;
 	if (read_only && db) {
 		/* Recall without its touch: reopen the file read-only. */
@@ -372,7 +378,9 @@ static int bench_latency(int argc, char **argv)
 	}
 	double *lat = calloc((size_t)queries + 1, sizeof *lat);
 	long hits = 0;
+	p = a2m_progress_start("a2m bench recalling", "recalls", queries);
 	for (long i = 0; i < queries; i++) {
+		a2m_progress_update(p, i);
 		bench_query_text(text, sizeof text);
 		/* Timed: a2m_handle() alone, the server's work from request text to
 		** reply text, not building the request or parsing the reply here
@@ -382,6 +390,7 @@ static int bench_latency(int argc, char **argv)
 		hits += (long)json_array_size(json_object_get(r, "records"));
 		json_decref(r);
 	}
+	a2m_progress_erase(p);
 	qsort(lat, (size_t)queries, sizeof *lat, cmp_double);
 	double sum = 0;
 	for (long i = 0; i < queries; i++)

@@ -39,6 +39,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "util/progress.h"
 
 /* Writes one request line; returns 0 or -1. */
 static int put(FILE *f, const char *method, json_t *params)
@@ -208,6 +209,7 @@ static int fill(const char *path, long n)
 	if (!h)
 		return -1;
 	bench_seed(0);
+	a2m_progress *p = a2m_progress_start("a2m bench loading", "records", n);
 	for (long done = 0; done < n;) {
 		json_t *recs = json_array();
 		for (long k = 0; k < 1000 && done < n; k++, done++) {
@@ -217,11 +219,14 @@ static int fill(const char *path, long n)
 		}
 		json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), NULL);
 		if (!r) {
+			a2m_progress_erase(p);
 			a2m_close(h);
 			return -1;
 		}
 		json_decref(r);
+		a2m_progress_update(p, done);
 	}
+	a2m_progress_erase(p);
 	a2m_close(h);
 	return 0;
 }

@@ -57,6 +57,7 @@
 #include "a2m.h"
 #include "cli/bench.h"
 #include "util/buf.h"
+#include "util/progress.h"
 #include "cli/cli.h"
 
 /* ---- shared helpers (bench.h) ------------------------------------------- */
@@ -346,19 +347,24 @@ static double load_timed(a2m *h, long n, long batch, make_record make, void *ctx
 			 double *server_ms, double *call_ms)
 {
 	double t0 = bench_now_ms(), in_server = 0;
+	a2m_progress *p = a2m_progress_start("a2m bench loading", "records", n);
 	for (long done = 0, call = 0; done < n; call++) {
 		json_t *recs = json_array();
 		for (long k = 0; k < batch && done < n; k++, done++)
 			json_array_append_new(recs, make(done, ctx));
 		double ms = 0;
 		json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), &ms);
-		if (!r)
+		if (!r) {
+			a2m_progress_erase(p);
 			return -1;
+		}
 		in_server += ms;
 		if (call_ms)
 			call_ms[call] = ms;
 		json_decref(r);
+		a2m_progress_update(p, done);
 	}
+	a2m_progress_erase(p);
 	if (server_ms)
 		*server_ms = in_server;
 	return bench_now_ms() - t0;
@@ -454,6 +460,7 @@ static double load_vectors(a2m *h, long n, long batch, size_t dims)
 	a2m_buf b = {0};
 	double *x = malloc(dims * sizeof *x);
 	double t0 = bench_now_ms();
+	a2m_progress *p = a2m_progress_start("a2m bench loading", "records", n);
 	for (long done = 0; x && done < n;) {
 		b.len = 0;
 		a2m_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
@@ -469,12 +476,15 @@ static double load_vectors(a2m *h, long n, long batch, size_t dims)
 		a2m_buf_puts(&b, "]}}");
 		json_t *r = b.failed ? NULL : call_text(h, "memory/remember", b.p, NULL);
 		if (!r) {
+			a2m_progress_erase(p);
 			a2m_buf_free(&b);
 			free(x);
 			return -1;
 		}
 		json_decref(r);
+		a2m_progress_update(p, done);
 	}
+	a2m_progress_erase(p);
 	double ms = x ? bench_now_ms() - t0 : -1;
 	a2m_buf_free(&b);
 	free(x);
@@ -507,8 +517,10 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 	a2m_buf b = {0};
 	size_t hits = 0;
 	int rc = lat && cpu && x ? 0 : -1;
+	a2m_progress *p = a2m_progress_start("a2m bench recalling", "recalls", queries);
 	for (long q = 0; q < queries && !rc; q++) {
 		char head[160];
+		a2m_progress_update(p, q);
 		b.len = 0;
 		if (!dims) {
 			char words[100];
@@ -536,6 +548,7 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 		hits += json_array_size(json_object_get(r, "records"));
 		json_decref(r);
 	}
+	a2m_progress_erase(p);
 	if (!rc) {
 		bench_print_latency(label, lat, (size_t)queries);
 		/* On a shared machine, what the process itself spent. */

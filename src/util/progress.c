@@ -138,3 +138,16 @@ void a2m_progress_end(a2m_progress *p)
 	free(p->unit);
 	free(p);
 }
+
+void a2m_progress_erase(a2m_progress *p)
+{
+	if (!p)
+		return;
+	if (p->drawn_ms) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	free(p->what);
+	free(p->unit);
+	free(p);
+}

@@ -16,7 +16,8 @@
 **
 ** and without one "a2m import: 412 000 records, 52 310/s". The first
 ** drawing waits a second: work that ends sooner shows nothing. The end
-** leaves the last figures on the line with the time taken, and a newline.
+** leaves the last figures on the line with the time taken, and a newline;
+** or, for a command that prints its own report next, erases the line.
 **
 ** Every function accepts NULL (what start returns when there is no
 ** terminal, or no memory), so a caller never tests. One thread at a time.
@@ -45,5 +46,9 @@ void a2m_progress_update(a2m_progress *p, int64_t done);
 /* Draws the last figures and the time taken (only when something was
 ** drawn before), ends the line, and frees p. */
 void a2m_progress_end(a2m_progress *p);
+
+/* Erases the line instead (for a command whose own report follows on the
+** same terminal: the benches), and frees p. */
+void a2m_progress_erase(a2m_progress *p);
 
 #endif
