@@ -19,6 +19,15 @@
 #define DB  "/tmp/a2m-test-transfer.db"
 #define DB2 "/tmp/a2m-test-transfer-2.db"
 
+/* Removes a test database and its procedural mirror (DB's <name>.procedural/). */
+static void drop_db(const char *path)
+{
+	char cmd[512];
+	check_remove_db(path);
+	snprintf(cmd, sizeof cmd, "rm -rf '%.*s.procedural'", (int)(strlen(path) - 3), path);
+	CHECK_INT(system(cmd), 0);
+}
+
 /* The store's export as text (free with free()); the header is line 1. */
 static char *export_text(a2m *h)
 {
@@ -129,7 +138,7 @@ static void same_records(const char *a, const char *b, const char *what)
 
 static void round_trip_memory_sqlite_memory(void)
 {
-	check_remove_db(DB);
+	drop_db(DB);
 	a2m *src = check_open("engine", "memory", NULL);
 	fill(src);
 	char *a = export_text(src);
@@ -180,12 +189,12 @@ static void round_trip_memory_sqlite_memory(void)
 	a2m_close(src);
 	a2m_close(db);
 	a2m_close(back);
-	check_remove_db(DB);
+	drop_db(DB);
 }
 
 static void import_twice_changes_nothing(void)
 {
-	check_remove_db(DB);
+	drop_db(DB);
 	a2m *src = check_open("engine", "memory", NULL);
 	fill(src);
 	char *a = export_text(src);
@@ -212,7 +221,7 @@ static void import_twice_changes_nothing(void)
 	free(after);
 	a2m_close(src);
 	a2m_close(db);
-	check_remove_db(DB);
+	drop_db(DB);
 }
 
 /* A line of an export: id, created_at, then the rest verbatim. */
@@ -409,7 +418,7 @@ static void the_mcp_memory_graph(void)
 
 static void read_only_refuses(void)
 {
-	check_remove_db(DB2);
+	drop_db(DB2);
 	a2m *h = check_open("engine", "sqlite", "path", DB2, NULL);
 	call_ok(h, "memory/remember", "{\"records\":[{\"content\":\"x\"}]}");
 	a2m_close(h);
@@ -425,7 +434,7 @@ static void read_only_refuses(void)
 	CHECK(strstr(records_of(text), "\"content\":\"x\"") != NULL);
 	free(text);
 	a2m_close(h);
-	check_remove_db(DB2);
+	drop_db(DB2);
 }
 
 static void recall_touch_false_counts_nothing(void)
