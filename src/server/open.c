@@ -216,8 +216,11 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	/* Without a cache describe is only slower. */
-	h->srv.describe_cache = a2m_describe_cache_new();
+	/* Without a cache describe is only slower. A read-only handle has
+	** none: the commits it follows are another writer's, which move no
+	** generation of its stack, so a cached result would go stale. */
+	if (!cfg->read_only)
+		h->srv.describe_cache = a2m_describe_cache_new();
 	pthread_rwlockattr_t attr;
 	pthread_rwlockattr_init(&attr);
 	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
