@@ -86,7 +86,9 @@ LDFLAGS   += $(filter -fsanitize=%,$(OPT))
 LIB_SRC   := $(wildcard src/server/*.c src/util/*.c src/store/*.c src/rank/*.c src/rpc/*.c \
                         src/protocol/*.c src/stack/*.c src/transport/*.c src/client/*.c \
                         src/embed/*.c src/events/*.c src/compose/*.c)
-CLI_SRC   := $(wildcard src/cli/*.c)
+# src/corpus/ (the indexer of `a2m corpus`) is the binary's, not the library's:
+# it is a client of the library, writing through a2m_handle like any other.
+CLI_SRC   := $(wildcard src/cli/*.c src/corpus/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c)
 # The conformance suite (conformance/) is a program of its own: it is linked
 # from its own files, the client side and five neutral files of util/ alone,
@@ -202,6 +204,14 @@ $(BUILD)/a2m.1: $(BUILD)/a2m $(BUILD)/a2m-conformance scripts/manpage.sh
 $(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m-test.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(BUILD)/liba2m-test.a $(TEST_LDLIBS)
+
+# The corpus indexer is the binary's (CLI_SRC), so its unit test links its
+# objects beside the library.
+CORPUS_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/corpus/*.c))
+$(BUILD)/tests/test_corpus: tests/test_corpus.c $(CORPUS_OBJ) $(BUILD)/liba2m-test.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(CORPUS_OBJ) $(BUILD)/liba2m-test.a \
+		$(TEST_LDLIBS)
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm

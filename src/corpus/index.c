@@ -1,0 +1,854 @@
+/*
+** index.c — the corpus indexer (see index.h): the walk, each file read,
+** cut and turned into records, and the batches written through the
+** protocol with the table of files kept in step.
+**
+** The order of writes, per batch of files, is what makes a crash (or a
+** failed call) harmless at any point:
+**   1. the table: each changed file's row made pending, naming its old
+**      chunks and its new ones (files.h);
+**   2. memory/remember of the new chunks;
+**   3. memory/forget of the chunks that are gone;
+**   4. the table: each row final (size, time, hash, the new chunks), the
+**      rows of removed files deleted.
+** A pending row is always read again, all its new chunks remembered
+** (those already there are a no-op: a chunk's id is a hash of its whole
+** record, so the same id is the same record, spec §3.2) and every id it
+** names that is no longer wanted forgotten. So whatever a crash left
+** between two steps, the next sync converges on the folder.
+*/
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "a2m.h"
+#include "corpus/chunk.h"
+#include "corpus/files.h"
+#include "corpus/index.h"
+#include "corpus/kinds.h"
+#include "util/buf.h"
+#include "util/hash.h"
+#include "util/json_write.h"
+#include "util/log.h"
+#include "util/text.h"
+
+/* Bumped whenever a chunk's cut or its record changes: the table then
+** makes every file pending, and each is cut again. */
+#define CHUNKER_VERSION 1
+
+/* Records per memory/remember: the store's default max_records_per_call,
+** and the batch size its writes are fastest at (docs/BENCHMARKS.md). */
+#define BATCH_RECORDS 1000
+/* A batch is also written once it holds this much text, or this many files. */
+#define BATCH_BYTES   ((size_t)16 << 20)
+#define BATCH_FILES   4096
+
+/* The hash of a file that is not text: it has no chunks. */
+#define SKIPPED "skipped"
+
+/* Characters of an id: the path's hash and the record's, in hex. */
+#define ID_LEN 32
+
+/* How often the progress line is redrawn. */
+#define PROGRESS_MS 100
+
+typedef char chunk_id[ID_LEN + 1];
+
+/* One file of the batch, and what its row becomes. */
+typedef struct pending {
+	char    *path;
+	int64_t  size, mtime_ns;
+	char     hash[17];
+	char    *old_ids;      /* the row's ids, or NULL */
+	char    *new_ids;      /* NULL: the file is gone */
+	int      touch;        /* same content: only the row changes */
+} pending;
+
+struct a2m_corpus {
+	char              *root;
+	char              *root_uri;     /* file:// and the root, percent-encoded */
+	char              *index_rel;    /* the index under root, or NULL */
+	const a2m_exclude *exclude;
+	size_t             max_chunk, max_file;
+	int                progress;
+	a2m               *h;
+	a2m_corpus_table  *table;
+	a2m_corpus_dir_fn  on_dir;
+	void              *on_dir_user;
+	/* one file */
+	char              *data;
+	size_t             data_cap;
+	a2m_chunks         chunks;
+	a2m_buf            body, uri;
+	chunk_id          *ids;
+	size_t             cap_ids;
+	/* the batch */
+	pending           *pend;
+	size_t             n_pend, cap_pend;
+	a2m_buf            records;      /* back to back */
+	size_t            *rec_off;
+	size_t             n_rec, cap_rec;
+	a2m_buf            forget;       /* JSON strings, comma-separated */
+	size_t             n_forget;
+	size_t             batch_bytes;
+	a2m_corpus_stats  *st;
+	int64_t            drawn_ms;
+	char               err[512];
+};
+
+static int oom(a2m_corpus *c)
+{
+	snprintf(c->err, sizeof c->err, "out of memory");
+	return -1;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t each)
+{
+	if (n <= *cap)
+		return 0;
+	size_t k = *cap ? *cap * 2 : 64;
+	while (k < n)
+		k *= 2;
+	void *p = realloc(*v, k * each);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = k;
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void hex64(uint64_t v, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (int i = 15; i >= 0; i--, v >>= 4)
+		out[i] = digits[v & 15];
+	out[16] = '\0';
+}
+
+/* Appends s percent-encoded as a URI path: unreserved characters and '/'
+** as they are, every other byte as %XX (RFC 3986). */
+static void put_uri_path(a2m_buf *b, const char *s)
+{
+	static const char digits[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
+			a2m_buf_put(b, p, 1);
+		} else {
+			char e[3] = {'%', digits[*p >> 4], digits[*p & 15]};
+			a2m_buf_put(b, e, 3);
+		}
+	}
+}
+
+/* ---- the protocol ------------------------------------------------------ */
+
+/* Sends the request built in msg (freed here) on the indexer's handle; 0,
+** or -1 with the reason. */
+static int call(a2m_corpus *c, a2m_buf *msg)
+{
+	char *reply = NULL;
+	if (msg->failed) {
+		a2m_buf_free(msg);
+		return oom(c);
+	}
+	int rc = a2m_handle(c->h, msg->p, msg->len, &reply);
+	a2m_buf_free(msg);
+	if (rc != A2M_OK || !reply) {
+		snprintf(c->err, sizeof c->err, "the store: %s", a2m_strerror(rc));
+		a2m_free(reply);
+		return -1;
+	}
+	json_t *r = json_loads(reply, 0, NULL);
+	json_t *error = json_object_get(r, "error");
+	if (!r || error) {
+		snprintf(c->err, sizeof c->err, "the store: %s",
+			 json_is_string(json_object_get(error, "message"))
+				 ? json_string_value(json_object_get(error, "message")) : reply);
+		rc = -1;
+	}
+	json_decref(r);
+	a2m_free(reply);
+	return rc ? -1 : 0;
+}
+
+/* memory/remember of records [from, to) of the batch. */
+static int remember(a2m_corpus *c, size_t from, size_t to)
+{
+	static const char head[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":{\"records\":[";
+	a2m_buf msg = {0};
+	a2m_buf_put(&msg, head, sizeof head - 1);
+	for (size_t i = from; i < to; i++) {
+		size_t end = i + 1 < c->n_rec ? c->rec_off[i + 1] : c->records.len;
+		if (i > from)
+			a2m_buf_put(&msg, ",", 1);
+		a2m_buf_put(&msg, c->records.p + c->rec_off[i], end - c->rec_off[i]);
+	}
+	a2m_buf_puts(&msg, "]}}");
+	return call(c, &msg);
+}
+
+static int forget(a2m_corpus *c)
+{
+	a2m_buf msg = {0};
+	a2m_buf_puts(&msg, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/forget\","
+			   "\"params\":{\"ids\":[");
+	a2m_buf_put(&msg, c->forget.p, c->forget.len);
+	a2m_buf_puts(&msg, "]}}");
+	return call(c, &msg);
+}
+
+/* ---- the batch --------------------------------------------------------- */
+
+static void batch_reset(a2m_corpus *c)
+{
+	for (size_t i = 0; i < c->n_pend; i++) {
+		free(c->pend[i].path);
+		free(c->pend[i].old_ids);
+		free(c->pend[i].new_ids);
+	}
+	c->n_pend = 0;
+	c->n_rec = 0;
+	c->records.len = 0;
+	c->forget.len = 0;
+	c->n_forget = 0;
+	c->batch_bytes = 0;
+	c->records.failed = c->forget.failed = 0;
+}
+
+/* Writes one row per pending file: step 1 (pending) or step 4 (final). */
+static int rows(a2m_corpus *c, int final)
+{
+	a2m_corpus_table *t = c->table;
+	int any = 0;
+	for (size_t i = 0; i < c->n_pend && !any; i++)
+		any = final || (c->pend[i].new_ids && !c->pend[i].touch);
+	if (!any)
+		return 0;
+	if (a2m_corpus_table_begin(t) != 0)
+		goto fail;
+	for (size_t i = 0; i < c->n_pend; i++) {
+		const pending *p = &c->pend[i];
+		int rc = 0;
+		if (final && !p->new_ids) {
+			rc = a2m_corpus_table_delete(t, p->path);
+		} else if (final) {
+			rc = a2m_corpus_table_put(t, p->path, p->size, p->mtime_ns, p->hash, p->new_ids);
+		} else if (p->new_ids && !p->touch) {
+			a2m_buf both = {0};
+			a2m_buf_puts(&both, p->old_ids ? p->old_ids : "");
+			a2m_buf_puts(&both, " ");
+			a2m_buf_puts(&both, p->new_ids);
+			rc = both.failed ? oom(c)
+					 : a2m_corpus_table_put(t, p->path, -1, -1, "", both.p);
+			a2m_buf_free(&both);
+		}
+		if (rc) {
+			a2m_corpus_table_rollback(t);
+			goto fail;
+		}
+	}
+	if (a2m_corpus_table_commit(t) == 0)
+		return 0;
+fail:
+	if (strcmp(c->err, "out of memory") != 0)
+		snprintf(c->err, sizeof c->err, "the table of files: %s",
+			 a2m_corpus_table_errmsg(t));
+	return -1;
+}
+
+/* Writes the batch in the four steps of the file's head comment. */
+static int flush(a2m_corpus *c)
+{
+	int rc = 0;
+	if (c->records.failed || c->forget.failed)
+		rc = oom(c);
+	if (!rc && c->n_pend)
+		rc = rows(c, 0);
+	for (size_t i = 0; !rc && i < c->n_rec; i += BATCH_RECORDS)
+		rc = remember(c, i, i + BATCH_RECORDS < c->n_rec ? i + BATCH_RECORDS : c->n_rec);
+	if (!rc && c->n_forget)
+		rc = forget(c);
+	if (!rc && c->n_pend)
+		rc = rows(c, 1);
+	if (!rc) {
+		c->st->chunks_added += c->n_rec;
+		c->st->chunks_removed += c->n_forget;
+	}
+	batch_reset(c);
+	return rc;
+}
+
+static int flush_if_full(a2m_corpus *c)
+{
+	if (c->n_rec < BATCH_RECORDS && c->batch_bytes < BATCH_BYTES && c->n_pend < BATCH_FILES)
+		return 0;
+	return flush(c);
+}
+
+static pending *add_pending(a2m_corpus *c, const char *path, const a2m_corpus_row *row)
+{
+	if (grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof *c->pend))
+		return NULL;
+	pending *p = &c->pend[c->n_pend];
+	memset(p, 0, sizeof *p);
+	p->path = strdup(path);
+	p->old_ids = row ? strdup(row->ids) : NULL;
+	if (!p->path || (row && !p->old_ids)) {
+		free(p->path);
+		free(p->old_ids);
+		return NULL;
+	}
+	c->n_pend++;
+	return p;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_chunk_id(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/*
+** The ids of a space-separated list, sorted, pointing into *copy (which
+** the caller frees with the array). NULL list: none. Returns 0, or -1.
+*/
+static int id_list(const char *list, char **copy, char ***ids, size_t *n)
+{
+	*copy = NULL;
+	*ids = NULL;
+	*n = 0;
+	if (!list || !*list)
+		return 0;
+	if (!(*copy = strdup(list)))
+		return -1;
+	size_t cap = 1;
+	for (const char *p = list; *p; p++)
+		cap += *p == ' ';
+	if (!(*ids = malloc(cap * sizeof **ids)))
+		return -1;
+	for (char *save = NULL, *tok = strtok_r(*copy, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save))
+		(*ids)[(*n)++] = tok;
+	if (*n)
+		qsort(*ids, *n, sizeof **ids, cmp_id);
+	return 0;
+}
+
+/* Adds the ids of old (sorted) that are not among the n new ones to the
+** forget list. */
+static void forget_unwanted(a2m_corpus *c, char **old, size_t n_old, chunk_id *fresh, size_t n)
+{
+	if (n)
+		qsort(fresh, n, sizeof *fresh, cmp_chunk_id);
+	for (size_t i = 0; i < n_old; i++) {
+		if (i > 0 && strcmp(old[i], old[i - 1]) == 0)
+			continue;
+		if (n && bsearch(old[i], fresh, n, sizeof *fresh, cmp_chunk_id))
+			continue;
+		if (c->n_forget++)
+			a2m_buf_put(&c->forget, ",", 1);
+		a2m_json_put_string(&c->forget, old[i], strlen(old[i]));
+	}
+}
+
+/* Adds every id of the space-separated list to the forget list. */
+static void forget_list(a2m_corpus *c, const char *list)
+{
+	char *copy, **old;
+	size_t n_old;
+	if (id_list(list, &copy, &old, &n_old) != 0)
+		c->forget.failed = 1;
+	else
+		forget_unwanted(c, old, n_old, NULL, 0);
+	free(copy);
+	free(old);
+}
+
+/* ---- one file ---------------------------------------------------------- */
+
+/*
+** The record of chunk k of the file at rel, without its id, into c->body.
+*/
+static void record_body(a2m_corpus *c, const char *rel, const char *text, size_t k,
+			const char *media_type)
+{
+	const a2m_chunk *ch = &c->chunks.v[k];
+	a2m_buf *b = &c->body;
+	b->len = 0;
+	a2m_buf_puts(b, "\"content\":");
+	a2m_json_put_string(b, text + ch->start, ch->end - ch->start);
+	a2m_buf_puts(b, ",\"group\":");
+	a2m_json_put_string(b, rel, strlen(rel));
+	a2m_buf_puts(b, ",\"tier\":\"semantic\",\"uri\":\"");
+	a2m_buf_put(b, c->uri.p, c->uri.len);
+	if (ch->first_line == ch->last_line)
+		a2m_buf_printf(b, "#L%u\"", ch->first_line);
+	else
+		a2m_buf_printf(b, "#L%u-L%u\"", ch->first_line, ch->last_line);
+	a2m_buf_puts(b, ",\"media_type\":");
+	a2m_json_put_string(b, media_type, strlen(media_type));
+	a2m_buf_puts(b, ",\"metadata\":{\"path\":");
+	a2m_json_put_string(b, rel, strlen(rel));
+	a2m_buf_puts(b, ",\"headings\":[");
+	/* The path from the outermost heading: collected innermost first. */
+	long up[8];
+	int n = 0;
+	for (long h = ch->heading; h >= 0 && n < 8; h = c->chunks.h[h].parent)
+		up[n++] = h;
+	for (int i = n - 1; i >= 0; i--) {
+		const a2m_heading *hd = &c->chunks.h[up[i]];
+		if (i < n - 1)
+			a2m_buf_put(b, ",", 1);
+		a2m_json_put_string(b, text + hd->start, hd->len);
+	}
+	a2m_buf_printf(b, "],\"first_line\":%u,\"last_line\":%u,\"chunk\":%zu}}",
+		       ch->first_line, ch->last_line, k);
+}
+
+/* Reads the open file fd (size bytes by fstat) into c->data; its length, or
+** -1 (errno set; EFBIG when it grew past max_file). */
+static ssize_t read_file(a2m_corpus *c, int fd, size_t size)
+{
+	if (grow((void **)&c->data, &c->data_cap, size + 1, 1))
+		return -1;
+	size_t got = 0;
+	for (;;) {
+		if (got == c->data_cap - 1 &&
+		    grow((void **)&c->data, &c->data_cap, c->data_cap + 65536, 1))
+			return -1;
+		ssize_t r = read(fd, c->data + got, c->data_cap - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+		if (got > c->max_file) {
+			errno = EFBIG;
+			return -1;
+		}
+	}
+	return (ssize_t)got;
+}
+
+static void progress(a2m_corpus *c, int done)
+{
+	if (!c->progress)
+		return;
+	int64_t now = now_ms();
+	if (!done && now - c->drawn_ms < PROGRESS_MS)
+		return;
+	c->drawn_ms = now;
+	if (done)
+		fputs("\r\033[K", stderr);
+	else
+		fprintf(stderr, "\ra2m corpus: %zu files, %.1f MB read, %zu chunks\033[K",
+			c->st->files, (double)c->st->bytes / 1e6, c->st->chunks_added + c->n_rec);
+	fflush(stderr);
+}
+
+/*
+** Indexes the regular file name in dirfd, which is rel under the root and
+** was stat'ed as sb; row is its row or NULL. Returns 0 (a file that cannot
+** be read is skipped), or -1 when a batch could not be written.
+*/
+static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *rel,
+		      const struct stat *sb, a2m_corpus_row *row)
+{
+	a2m_corpus_stats *st = c->st;
+	int64_t mtime = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+	if (row && row->hash[0] && row->size == (int64_t)sb->st_size && row->mtime_ns == mtime) {
+		row->seen = 1;
+		if (strcmp(row->hash, SKIPPED) == 0) {
+			st->skipped++;
+		} else {
+			st->files++;
+			st->unchanged++;
+		}
+		return 0;
+	}
+	if ((size_t)sb->st_size > c->max_file) {
+		a2m_log(A2M_LOG_INFO, "corpus: %s: skipped, larger than %zu bytes", rel, c->max_file);
+		st->skipped++;
+		return 0;
+	}
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	struct stat now;
+	ssize_t len = -1;
+	if (fd >= 0 && fstat(fd, &now) == 0 && S_ISREG(now.st_mode))
+		len = read_file(c, fd, (size_t)now.st_size);
+	int why = errno;
+	if (fd >= 0)
+		close(fd);
+	if (len < 0) {
+		if (why == ENOMEM)
+			return oom(c);
+		a2m_log(A2M_LOG_INFO, "corpus: %s: skipped: %s", rel, strerror(why));
+		st->skipped++;
+		return 0;
+	}
+	const char *text = c->data;
+	size_t n = (size_t)len;
+	int binary = memchr(text, '\0', n) || !a2m_utf8_valid(text, n);
+	if (row)
+		row->seen = 1;
+	pending *p = add_pending(c, rel, row);
+	if (!p)
+		return oom(c);
+	p->size = (int64_t)now.st_size;
+	p->mtime_ns = (int64_t)now.st_mtim.tv_sec * 1000000000 + now.st_mtim.tv_nsec;
+	if (binary) {
+		/* Noted, so that a restart does not read it again until it changes. */
+		a2m_log(A2M_LOG_DEBUG, "corpus: %s: skipped, not UTF-8 text", rel);
+		st->skipped++;
+		strcpy(p->hash, SKIPPED);
+		p->touch = !row || !row->ids[0];
+		if (!(p->new_ids = strdup("")))
+			return oom(c);
+		if (!p->touch)
+			forget_list(c, row->ids);
+		return c->records.failed || c->forget.failed ? oom(c) : flush_if_full(c);
+	}
+	st->files++;
+	st->read++;
+	st->bytes += n;
+	hex64(a2m_hash_bytes(text, n), p->hash);
+	if (row && row->hash[0] && strcmp(row->hash, p->hash) == 0) {
+		p->touch = 1;  /* touched, not changed */
+		if (!(p->new_ids = strdup(row->ids)))
+			return oom(c);
+		return flush_if_full(c);
+	}
+
+	/* A byte-order mark is not text: the lines are the same without it. */
+	size_t bom = n >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	a2m_chunk_kind kind;
+	const char *media_type;
+	const char *base = strrchr(rel, '/');
+	a2m_corpus_kind(base ? base + 1 : rel, &kind, &media_type);
+	if (a2m_chunk_text(text + bom, n - bom, kind, c->max_chunk, &c->chunks) != 0 ||
+	    grow((void **)&c->ids, &c->cap_ids, c->chunks.n + 1, sizeof *c->ids))
+		return oom(c);
+	text += bom;
+
+	c->uri.len = 0;
+	a2m_buf_puts(&c->uri, c->root_uri);
+	a2m_buf_put(&c->uri, "/", 1);
+	put_uri_path(&c->uri, rel);
+	char path_hash[17];
+	hex64(a2m_hash_str(rel), path_hash);
+
+	/* A pending row's old ids may name chunks the store never got:
+	** remember every chunk then, not only those the row lacks. */
+	char *copy, **old;
+	size_t n_old;
+	int all = !row || !row->hash[0];
+	if (id_list(row ? row->ids : NULL, &copy, &old, &n_old) != 0) {
+		free(copy);
+		return oom(c);
+	}
+	a2m_buf ids = {0};
+	for (size_t k = 0; k < c->chunks.n; k++) {
+		record_body(c, rel, text, k, media_type);
+		memcpy(c->ids[k], path_hash, 16);
+		hex64(a2m_hash_bytes(c->body.p, c->body.len), c->ids[k] + 16);
+		const char *id = c->ids[k];
+		if (k)
+			a2m_buf_put(&ids, " ", 1);
+		a2m_buf_put(&ids, id, ID_LEN);
+		if (!all && n_old && bsearch(&id, old, n_old, sizeof *old, cmp_id))
+			continue;
+		if (grow((void **)&c->rec_off, &c->cap_rec, c->n_rec + 1, sizeof *c->rec_off)) {
+			c->records.failed = 1;
+			break;
+		}
+		c->rec_off[c->n_rec++] = c->records.len;
+		a2m_buf_puts(&c->records, "{\"id\":\"");
+		a2m_buf_put(&c->records, id, ID_LEN);
+		a2m_buf_puts(&c->records, "\",");
+		a2m_buf_put(&c->records, c->body.p, c->body.len);
+	}
+	forget_unwanted(c, old, n_old, c->ids, c->chunks.n);
+	free(copy);
+	free(old);
+	p->new_ids = a2m_buf_take(&ids, NULL);
+	if (!p->new_ids || c->body.failed || c->uri.failed || c->records.failed)
+		return oom(c);
+	c->batch_bytes += n;
+	progress(c, 0);
+	return flush_if_full(c);
+}
+
+/* ---- the walk ---------------------------------------------------------- */
+
+int a2m_corpus_is_index(const a2m_corpus *c, const char *rel)
+{
+	if (!c->index_rel)
+		return 0;
+	size_t n = strlen(c->index_rel);
+	if (strncmp(rel, c->index_rel, n) != 0)
+		return 0;
+	return !rel[n] || strcmp(rel + n, "-wal") == 0 || strcmp(rel + n, "-shm") == 0 ||
+	       strcmp(rel + n, "-journal") == 0;
+}
+
+/* Tells the watcher about the directory rel. */
+static void entered(a2m_corpus *c, const char *rel)
+{
+	if (!c->on_dir)
+		return;
+	char abs[PATH_MAX];
+	if (snprintf(abs, sizeof abs, "%s%s%s", c->root, *rel ? "/" : "", rel) < (int)sizeof abs)
+		c->on_dir(c->on_dir_user, rel, abs);
+}
+
+/* Walks the directory fd (consumed), which is rel (a buffer of PATH_MAX
+** bytes) under the root. */
+static int walk(a2m_corpus *c, int fd, char *rel, a2m_corpus_row *rows, size_t n_rows)
+{
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;  /* gone, or unreadable: as if empty */
+	}
+	entered(c, rel);
+	size_t len = strlen(rel);
+	struct dirent *e;
+	int rc = 0;
+	while (!rc && (e = readdir(d))) {
+		const char *name = e->d_name;
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (len + 1 + strlen(name) >= PATH_MAX)
+			continue;
+		sprintf(rel + len, "%s%s", len ? "/" : "", name);
+		struct stat sb;
+		if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+			rel[len] = '\0';
+			continue;
+		}
+		if (S_ISDIR(sb.st_mode) && !a2m_exclude_match(c->exclude, rel, 1)) {
+			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				rc = walk(c, sub, rel, rows, n_rows);
+		} else if (S_ISREG(sb.st_mode) && !a2m_corpus_is_index(c, rel) &&
+			   !a2m_exclude_match(c->exclude, rel, 0)) {
+			rc = index_file(c, dirfd(d), name, rel, &sb,
+					a2m_corpus_rows_find(rows, n_rows, rel));
+		}
+		rel[len] = '\0';
+	}
+	closedir(d);
+	return rc;
+}
+
+int a2m_corpus_sync(a2m_corpus *c, const char *rel, a2m_corpus_stats *st)
+{
+	a2m_corpus_row *rows;
+	size_t n_rows;
+	c->st = st;
+	c->err[0] = '\0';
+	if (a2m_corpus_table_load(c->table, rel, &rows, &n_rows) != 0) {
+		snprintf(c->err, sizeof c->err, "the table of files: %s",
+			 a2m_corpus_table_errmsg(c->table));
+		return -1;
+	}
+	char path[PATH_MAX];
+	int rc = 0;
+	if (strlen(rel) >= sizeof path) {
+		/* never walked: nothing there is indexed */
+	} else if (!*rel) {
+		int fd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(c->err, sizeof c->err, "%s: %s", c->root, strerror(errno));
+			a2m_corpus_rows_free(rows, n_rows);
+			return -1;
+		}
+		path[0] = '\0';
+		rc = walk(c, fd, path, rows, n_rows);
+	} else {
+		struct stat sb;
+		int root = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		strcpy(path, rel);
+		if (root >= 0 && fstatat(root, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (S_ISDIR(sb.st_mode) && !a2m_exclude_path(c->exclude, rel, 1)) {
+				int fd = openat(root, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (fd >= 0)
+					rc = walk(c, fd, path, rows, n_rows);
+			} else if (S_ISREG(sb.st_mode) && !a2m_corpus_is_index(c, rel) &&
+				   !a2m_exclude_path(c->exclude, rel, 0)) {
+				rc = index_file(c, root, rel, rel, &sb,
+						a2m_corpus_rows_find(rows, n_rows, rel));
+			}
+		}
+		if (root >= 0)
+			close(root);
+	}
+	/* What the walk did not meet is gone. */
+	for (size_t i = 0; !rc && i < n_rows; i++) {
+		if (rows[i].seen)
+			continue;
+		if (!add_pending(c, rows[i].path, &rows[i])) {
+			rc = oom(c);
+			break;
+		}
+		forget_list(c, rows[i].ids);
+		if (c->forget.failed)
+			rc = oom(c);
+		st->removed++;
+		if (!rc)
+			rc = flush_if_full(c);
+	}
+	if (!rc)
+		rc = flush(c);
+	else
+		batch_reset(c);
+	progress(c, 1);
+	a2m_corpus_rows_free(rows, n_rows);
+	return rc;
+}
+
+/* ---- open and close ---------------------------------------------------- */
+
+void a2m_corpus_on_dir(a2m_corpus *c, a2m_corpus_dir_fn fn, void *user)
+{
+	c->on_dir = fn;
+	c->on_dir_user = user;
+}
+
+const char *a2m_corpus_root(const a2m_corpus *c)
+{
+	return c->root;
+}
+
+const char *a2m_corpus_errmsg(const a2m_corpus *c)
+{
+	return c->err;
+}
+
+/* The store the indexer writes: its tiers (to place chunks in semantic),
+** external (uri, media_type), and nothing it does not use. */
+static int open_store(a2m_corpus *c, const char *path, char *err, size_t errlen)
+{
+	a2m_config *cfg;
+	char *msg = NULL;
+	if (a2m_config_new(&cfg) != A2M_OK) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = a2m_config_set(cfg, "engine", "sqlite");
+	if (!rc)
+		rc = a2m_config_set(cfg, "path", path);
+	if (!rc)
+		rc = a2m_config_set(cfg, "capabilities", "core,tiers,external");
+	/* Power loss may cost the last commits, which the next sync redoes. */
+	if (!rc)
+		rc = a2m_config_set(cfg, "synchronous", "normal");
+	if (rc) {
+		snprintf(err, errlen, "%s", a2m_config_errmsg(cfg));
+		a2m_config_free(cfg);
+		return -1;
+	}
+	rc = a2m_open(cfg, &c->h, &msg);
+	a2m_config_free(cfg);
+	if (rc != A2M_OK) {
+		snprintf(err, errlen, "%s", msg ? msg : a2m_strerror(rc));
+		a2m_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Where the index is under the root, when it is: it is never indexed. */
+static int find_index(a2m_corpus *c, const char *index)
+{
+	char real[PATH_MAX];
+	if (!realpath(index, real))
+		return 0;
+	size_t n = strlen(c->root);
+	if (strncmp(real, c->root, n) == 0 && real[n] == '/' && !(c->index_rel = strdup(real + n + 1)))
+		return -1;
+	return 0;
+}
+
+int a2m_corpus_open(const a2m_corpus_options *o, a2m_corpus **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	a2m_corpus *c = calloc(1, sizeof *c);
+	a2m_buf uri = {0};
+	char settings[PATH_MAX + 64];
+	if (!c || !(c->root = strdup(o->root)))
+		goto nomem;
+	c->exclude = o->exclude;
+	c->max_chunk = o->max_chunk;
+	c->max_file = o->max_file;
+	c->progress = o->progress;
+	a2m_buf_puts(&uri, "file://");
+	put_uri_path(&uri, strcmp(o->root, "/") == 0 ? "" : o->root);
+	if (!(c->root_uri = a2m_buf_take(&uri, NULL)))
+		goto nomem;
+	if (open_store(c, o->index, err, errlen) != 0)
+		goto fail;
+	if (find_index(c, o->index) != 0)
+		goto nomem;
+	snprintf(settings, sizeof settings, "a2m-corpus/%d chunk=%zu root=%s", CHUNKER_VERSION,
+		 c->max_chunk, c->root);
+	int reset;
+	if (a2m_corpus_table_open(o->index, settings, &c->table, &reset, err, errlen) != 0)
+		goto fail;
+	if (reset)
+		a2m_log(A2M_LOG_INFO, "corpus: the folder or the chunk size changed: every file "
+			"is cut again");
+	*out = c;
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	a2m_corpus_close(c);
+	return -1;
+}
+
+void a2m_corpus_close(a2m_corpus *c)
+{
+	if (!c)
+		return;
+	batch_reset(c);
+	a2m_corpus_table_close(c->table);
+	a2m_close(c->h);
+	a2m_chunks_free(&c->chunks);
+	a2m_buf_free(&c->body);
+	a2m_buf_free(&c->uri);
+	a2m_buf_free(&c->records);
+	a2m_buf_free(&c->forget);
+	free(c->pend);
+	free(c->rec_off);
+	free(c->ids);
+	free(c->data);
+	free(c->root_uri);
+	free(c->index_rel);
+	free(c->root);
+	free(c);
+}
