@@ -9,7 +9,8 @@
 # tokens, over TLS) and the HTTP transport tests; each again under
 # ASan+UBSan (build-san/); the tests of threads under ThreadSanitizer
 # (build-tsan/: the Makefile's TSAN_TESTS); one conformance pass with the
-# server under valgrind; the minimal server of servers/minimal (isolation,
+# server under valgrind; `a2m corpus` (the read-only profile over stdio and
+# HTTP, and tests/corpus_test.sh); the minimal server of servers/minimal (isolation,
 # conformance, its own checks, valgrind); and the library as installed
 # (tests/library_test.sh); the claims register (conformance/claims.json)
 # against the specification, with its tool's own tests (tests/claims_test.sh;
@@ -95,6 +96,14 @@ for build in build build-san; do
 		serve --db "$tmp/private.db" --config tests/private_tiers.json
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
 	run "export and import$tag" tests/transfer_test.sh "$build/a2m"
+	# a2m corpus (issue 20): a folder of documents as a read-only server,
+	# judged by the read-only profile on a copy of docs/ with its watcher
+	# running; then its own tests through the protocol.
+	rm -rf "$tmp/corpus"
+	cp -r docs "$tmp/corpus"
+	run "conformance corpus$tag" "$build/a2m" conformance --stdio "$build/a2m" corpus --watch \
+		"$tmp/corpus"
+	run "corpus: index, restart, watch$tag" tests/corpus_test.sh "$build/a2m"
 done
 
 # --- threads under ThreadSanitizer: any data race fails the run ---
@@ -141,15 +150,21 @@ http_conformance() {
 		shift
 	done
 	shift
+	# SERVE-ARGS starting with "corpus": `a2m corpus` rather than `a2m serve`.
+	local cmd=serve
+	if [ "${1:-}" = corpus ]; then
+		cmd=corpus
+		shift
+	fi
 	# A log of its own: reading a previous server's start-up line would send
 	# the suite to a port nobody listens on.
 	local log url="" pid status
 	log=$(mktemp "$tmp/http-server.XXXXXX")
-	"$build/a2m" serve --http 127.0.0.1:0 "$@" 2>"$log" &
+	"$build/a2m" "$cmd" --http 127.0.0.1:0 "$@" 2>"$log" &
 	pid=$!
 	http_pids+=("$pid")
 	for _ in $(seq 600); do
-		url=$(sed -n 's/^a2m serve: listening on \([^ ]*\) .*/\1/p' "$log")
+		url=$(sed -n "s/^a2m $cmd: listening on \\([^ ]*\\) .*/\\1/p" "$log")
 		[ -n "$url" ] && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
@@ -199,6 +214,8 @@ for build in build build-san; do
 	else
 		run "conformance https$tag" sh -c 'echo "openssl cannot make a certificate"; exit 1'
 	fi
+	run "conformance http corpus$tag" http_conformance "$build" http -- corpus --watch \
+		"$tmp/corpus"
 	run "http transport, hostile clients, load$tag" tests/http_test.sh "$build/a2m"
 done
 
