@@ -200,6 +200,8 @@ static int glob(const char *start, const char *p, const char *s)
 
 int a2m_exclude_match(const a2m_exclude *x, const char *rel, int is_dir)
 {
+	if (!x)
+		return 0;
 	const char *base = strrchr(rel, '/');
 	base = base ? base + 1 : rel;
 	int excluded = 0;

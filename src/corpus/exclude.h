@@ -46,7 +46,7 @@ int a2m_exclude_add_file(a2m_exclude *x, const char *path, char *err, size_t err
 /*
 ** Whether the path rel (relative to the root, '/'-separated, no leading
 ** '/') is excluded by itself, its parents not considered: is_dir says
-** whether it is a directory. Returns 1 or 0.
+** whether it is a directory. Returns 1 or 0 (always 0 for x NULL).
 */
 int a2m_exclude_match(const a2m_exclude *x, const char *rel, int is_dir);
 

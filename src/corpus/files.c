@@ -114,7 +114,11 @@ int a2m_corpus_table_open(const char *path, const char *settings, a2m_corpus_tab
 	** the last commits loses nothing that cannot be redone; WAL (set by
 	** the store) keeps the commits in order, which is what the indexer's
 	** order of writes relies on. */
+	/* Checkpoints are the store's to run, at its own threshold
+	** (src/store/sqlite.c): this connection's small commits would
+	** otherwise run one whenever the WAL passes SQLite's default. */
 	if (sqlite3_exec(t->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(t->db, "PRAGMA wal_autocheckpoint=0", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(t->db, SQL_SCHEMA, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(t->db, SQL_LOAD, -1, &t->load, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(t->db, "INSERT OR REPLACE INTO corpus_files VALUES(?, ?, ?, ?, ?)",

@@ -36,7 +36,6 @@
 #include "corpus/index.h"
 #include "corpus/kinds.h"
 #include "util/buf.h"
-#include "util/hash.h"
 #include "util/json_write.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -139,6 +138,68 @@ static void hex64(uint64_t v, char *out)
 	for (int i = 15; i >= 0; i--, v >>= 4)
 		out[i] = digits[v & 15];
 	out[16] = '\0';
+}
+
+/* Eight bytes of p, little-endian whatever the machine. */
+static uint64_t load64(const unsigned char *p)
+{
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+	       (uint64_t)p[7] << 56;
+}
+
+static uint64_t mix(uint64_t h, uint64_t w)
+{
+	h ^= w * 0xC2B2AE3D27D4EB4FULL;
+	return (h << 31 | h >> 33) * 0x9E3779B185EBCA87ULL;
+}
+
+/*
+** A 64-bit hash of n bytes taken eight at a time: a file's content in the
+** table of files, and each record's (its id). FNV-1a, the project's string
+** hash, goes a byte at a time, and hashing every file and record with it
+** was a tenth of indexing. Indexes store its values: change it only with
+** CHUNKER_VERSION.
+*/
+static uint64_t hash_bytes(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+	for (; n >= 8; n -= 8, p += 8)
+		h = mix(h, load64(p));
+	unsigned char tail[8] = {0};
+	memcpy(tail, p, n);
+	h = mix(h, load64(tail));
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	return h ^ h >> 33;
+}
+
+/* Whether the n bytes at s are text: no NUL, well-formed UTF-8 (as the
+** JSON reader judges it). Runs of ASCII go eight bytes at a time. */
+static int is_text(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
+		if (end - p >= 8) {
+			uint64_t w = load64(p);
+			uint64_t high = w & 0x8080808080808080ULL;
+			uint64_t zero = (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL;
+			if (!high && !zero) {
+				p += 8;
+				continue;
+			}
+		}
+		if (!*p)
+			return 0;
+		size_t k = *p < 0x80 ? 1 : a2m_utf8_sequence(p, end);
+		if (!k)
+			return 0;
+		p += k;
+	}
+	return 1;
 }
 
 /* Appends s percent-encoded as a URI path: unreserved characters and '/'
@@ -512,7 +573,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	}
 	const char *text = c->data;
 	size_t n = (size_t)len;
-	int binary = memchr(text, '\0', n) || !a2m_utf8_valid(text, n);
+	int binary = !is_text(text, n);
 	if (row)
 		row->seen = 1;
 	pending *p = add_pending(c, rel, row);
@@ -535,7 +596,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	st->files++;
 	st->read++;
 	st->bytes += n;
-	hex64(a2m_hash_bytes(text, n), p->hash);
+	hex64(hash_bytes(text, n), p->hash);
 	if (row && row->hash[0] && strcmp(row->hash, p->hash) == 0) {
 		p->touch = 1;  /* touched, not changed */
 		if (!(p->new_ids = strdup(row->ids)))
@@ -559,7 +620,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	a2m_buf_put(&c->uri, "/", 1);
 	put_uri_path(&c->uri, rel);
 	char path_hash[17];
-	hex64(a2m_hash_str(rel), path_hash);
+	hex64(hash_bytes(rel, strlen(rel)), path_hash);
 
 	/* A pending row's old ids may name chunks the store never got:
 	** remember every chunk then, not only those the row lacks. */
@@ -574,7 +635,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	for (size_t k = 0; k < c->chunks.n; k++) {
 		record_body(c, rel, text, k, media_type);
 		memcpy(c->ids[k], path_hash, 16);
-		hex64(a2m_hash_bytes(c->body.p, c->body.len), c->ids[k] + 16);
+		hex64(hash_bytes(c->body.p, c->body.len), c->ids[k] + 16);
 		const char *id = c->ids[k];
 		if (k)
 			a2m_buf_put(&ids, " ", 1);
