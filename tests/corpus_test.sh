@@ -169,6 +169,10 @@ r=$(line 8)
 expect "where on the path keeps to one file" "$(py "$r" 'sorted(set(x["metadata"]["path"] for x in r["result"]["records"]))')" \
 	"['guide.md']"
 
+# The command-line client shows where a chunk is.
+shown=$("$a2m" recall --limit 1 xylophone --stdio "$a2m" corpus --index "$idx" "${excl[@]}" "$c" 2>&1)
+matches "a2m recall shows a chunk's file and lines" "$shown" "^[0-9.]+  file://$c/guide.md#L9-L12  ### Debian"
+
 # --- every write refused ---
 id=$(py "$(line 2)" "$rec[\"id\"]")
 reqs=$(rpc 1 memory/remember '{"records":[{"content":"new"}]}'

@@ -146,6 +146,13 @@ void cli_render_table(a2m_buf *b, const json_t *records, enum cli_records_style 
 			cell(b, v ? v : "-", col_w[c] > 1 ? col_w[c] : 1);
 			a2m_buf_puts(b, "  ");
 		}
+		/* An external record says where the real thing is (spec §3.8):
+		** a corpus's chunk, its file and lines. */
+		const char *uri = str_of(r, "uri");
+		if (uri) {
+			a2m_buf_puts(b, uri);
+			a2m_buf_puts(b, "  ");
+		}
 		const char *content = str_of(r, "content");
 		one_line(b, content ? content : "");
 		a2m_buf_puts(b, "\n");
