@@ -34,6 +34,9 @@ extern const char a2m_bench_more_help[];
 int a2m_bench_corpus(int argc, char **argv);
 int a2m_bench_startup(int argc, char **argv);
 
+/* bench_corpus.c: `a2m bench corpus-index`, what a2m corpus costs. */
+int a2m_bench_corpus_index(int argc, char **argv);
+
 /* A monotonic clock in milliseconds. */
 double bench_now_ms(void);
 
