@@ -556,7 +556,9 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 		st->skipped++;
 		return 0;
 	}
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO put in the file's place since the walk saw it must
+	** not hang the indexer; fstat then finds it is no regular file. */
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	struct stat now;
 	ssize_t len = -1;
 	if (fd >= 0 && fstat(fd, &now) == 0 && S_ISREG(now.st_mode))
