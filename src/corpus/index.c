@@ -1,21 +1,7 @@
 /*
 ** index.c — the corpus indexer (see index.h): the walk, each file read,
-** cut and turned into records, and the batches written through the
-** protocol with the table of files kept in step.
-**
-** The order of writes, per batch of files, is what makes a crash (or a
-** failed call) harmless at any point:
-**   1. the table: each changed file's row made pending, naming its old
-**      chunks and its new ones (files.h);
-**   2. memory/remember of the new chunks;
-**   3. memory/forget of the chunks that are gone;
-**   4. the table: each row final (size, time, hash, the new chunks), the
-**      rows of removed files deleted.
-** A pending row is always read again, all its new chunks remembered
-** (those already there are a no-op: a chunk's id is a hash of its whole
-** record, so the same id is the same record, spec §3.2) and every id it
-** names that is no longer wanted forgotten. So whatever a crash left
-** between two steps, the next sync converges on the folder.
+** cut and turned into records, handed to the batch (batch.c) that writes
+** them through the protocol with the table of files kept in step.
 */
 #include <dirent.h>
 #include <errno.h>
@@ -28,9 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "a2m.h"
+#include "corpus/batch.h"
 #include "corpus/chunk.h"
 #include "corpus/files.h"
 #include "corpus/index.h"
@@ -44,33 +29,11 @@
 ** makes every file pending, and each is cut again. */
 #define CHUNKER_VERSION 1
 
-/* Records per memory/remember: the store's default max_records_per_call,
-** and the batch size its writes are fastest at (docs/BENCHMARKS.md). */
-#define BATCH_RECORDS 1000
-/* A batch is also written once it holds this much text, or this many files. */
-#define BATCH_BYTES   ((size_t)16 << 20)
-#define BATCH_FILES   4096
-
 /* The hash of a file that is not text: it has no chunks. */
 #define SKIPPED "skipped"
 
-/* Characters of an id: the path's hash and the record's, in hex. */
-#define ID_LEN 32
-
 /* How often the progress line is redrawn. */
 #define PROGRESS_MS 100
-
-typedef char chunk_id[ID_LEN + 1];
-
-/* One file of the batch, and what its row becomes. */
-typedef struct pending {
-	char    *path;
-	int64_t  size, mtime_ns;
-	char     hash[17];
-	char    *old_ids;      /* the row's ids, or NULL */
-	char    *new_ids;      /* NULL: the file is gone */
-	int      touch;        /* same content: only the row changes */
-} pending;
 
 struct a2m_corpus {
 	char              *root;
@@ -88,17 +51,9 @@ struct a2m_corpus {
 	size_t             data_cap;
 	a2m_chunks         chunks;
 	a2m_buf            body, uri;
-	chunk_id          *ids;
+	a2m_corpus_id     *ids;
 	size_t             cap_ids;
-	/* the batch */
-	pending           *pend;
-	size_t             n_pend, cap_pend;
-	a2m_buf            records;      /* back to back */
-	size_t            *rec_off;
-	size_t             n_rec, cap_rec;
-	a2m_buf            forget;       /* JSON strings, comma-separated */
-	size_t             n_forget;
-	size_t             batch_bytes;
+	a2m_corpus_batch   batch;
 	a2m_corpus_stats  *st;
 	int64_t            drawn_ms;
 	char               err[512];
@@ -218,233 +173,22 @@ static void put_uri_path(a2m_buf *b, const char *s)
 	}
 }
 
-/* ---- the protocol ------------------------------------------------------ */
-
-/* Sends the request built in msg (freed here) on the indexer's handle; 0,
-** or -1 with the reason. */
-static int call(a2m_corpus *c, a2m_buf *msg)
-{
-	char *reply = NULL;
-	if (msg->failed) {
-		a2m_buf_free(msg);
-		return oom(c);
-	}
-	int rc = a2m_handle(c->h, msg->p, msg->len, &reply);
-	a2m_buf_free(msg);
-	if (rc != A2M_OK || !reply) {
-		snprintf(c->err, sizeof c->err, "the store: %s", a2m_strerror(rc));
-		a2m_free(reply);
-		return -1;
-	}
-	json_t *r = json_loads(reply, 0, NULL);
-	json_t *error = json_object_get(r, "error");
-	if (!r || error) {
-		snprintf(c->err, sizeof c->err, "the store: %s",
-			 json_is_string(json_object_get(error, "message"))
-				 ? json_string_value(json_object_get(error, "message")) : reply);
-		rc = -1;
-	}
-	json_decref(r);
-	a2m_free(reply);
-	return rc ? -1 : 0;
-}
-
-/* memory/remember of records [from, to) of the batch. */
-static int remember(a2m_corpus *c, size_t from, size_t to)
-{
-	static const char head[] =
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":{\"records\":[";
-	a2m_buf msg = {0};
-	a2m_buf_put(&msg, head, sizeof head - 1);
-	for (size_t i = from; i < to; i++) {
-		size_t end = i + 1 < c->n_rec ? c->rec_off[i + 1] : c->records.len;
-		if (i > from)
-			a2m_buf_put(&msg, ",", 1);
-		a2m_buf_put(&msg, c->records.p + c->rec_off[i], end - c->rec_off[i]);
-	}
-	a2m_buf_puts(&msg, "]}}");
-	return call(c, &msg);
-}
-
-static int forget(a2m_corpus *c)
-{
-	a2m_buf msg = {0};
-	a2m_buf_puts(&msg, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/forget\","
-			   "\"params\":{\"ids\":[");
-	a2m_buf_put(&msg, c->forget.p, c->forget.len);
-	a2m_buf_puts(&msg, "]}}");
-	return call(c, &msg);
-}
-
-/* ---- the batch --------------------------------------------------------- */
-
-static void batch_reset(a2m_corpus *c)
-{
-	for (size_t i = 0; i < c->n_pend; i++) {
-		free(c->pend[i].path);
-		free(c->pend[i].old_ids);
-		free(c->pend[i].new_ids);
-	}
-	c->n_pend = 0;
-	c->n_rec = 0;
-	c->records.len = 0;
-	c->forget.len = 0;
-	c->n_forget = 0;
-	c->batch_bytes = 0;
-	c->records.failed = c->forget.failed = 0;
-}
-
-/* Writes one row per pending file: step 1 (pending) or step 4 (final). */
-static int rows(a2m_corpus *c, int final)
-{
-	a2m_corpus_table *t = c->table;
-	int any = 0;
-	for (size_t i = 0; i < c->n_pend && !any; i++)
-		any = final || (c->pend[i].new_ids && !c->pend[i].touch);
-	if (!any)
-		return 0;
-	if (a2m_corpus_table_begin(t) != 0)
-		goto fail;
-	for (size_t i = 0; i < c->n_pend; i++) {
-		const pending *p = &c->pend[i];
-		int rc = 0;
-		if (final && !p->new_ids) {
-			rc = a2m_corpus_table_delete(t, p->path);
-		} else if (final) {
-			rc = a2m_corpus_table_put(t, p->path, p->size, p->mtime_ns, p->hash, p->new_ids);
-		} else if (p->new_ids && !p->touch) {
-			a2m_buf both = {0};
-			a2m_buf_puts(&both, p->old_ids ? p->old_ids : "");
-			a2m_buf_puts(&both, " ");
-			a2m_buf_puts(&both, p->new_ids);
-			rc = both.failed ? oom(c)
-					 : a2m_corpus_table_put(t, p->path, -1, -1, "", both.p);
-			a2m_buf_free(&both);
-		}
-		if (rc) {
-			a2m_corpus_table_rollback(t);
-			goto fail;
-		}
-	}
-	if (a2m_corpus_table_commit(t) == 0)
-		return 0;
-fail:
-	if (strcmp(c->err, "out of memory") != 0)
-		snprintf(c->err, sizeof c->err, "the table of files: %s",
-			 a2m_corpus_table_errmsg(t));
-	return -1;
-}
-
-/* Writes the batch in the four steps of the file's head comment. */
+/* Writes the batch; 0, or -1 with its reason. */
 static int flush(a2m_corpus *c)
 {
-	int rc = 0;
-	if (c->records.failed || c->forget.failed)
-		rc = oom(c);
-	if (!rc && c->n_pend)
-		rc = rows(c, 0);
-	for (size_t i = 0; !rc && i < c->n_rec; i += BATCH_RECORDS)
-		rc = remember(c, i, i + BATCH_RECORDS < c->n_rec ? i + BATCH_RECORDS : c->n_rec);
-	if (!rc && c->n_forget)
-		rc = forget(c);
-	if (!rc && c->n_pend)
-		rc = rows(c, 1);
-	if (!rc) {
-		c->st->chunks_added += c->n_rec;
-		c->st->chunks_removed += c->n_forget;
+	size_t added, removed;
+	if (a2m_corpus_batch_flush(&c->batch, &added, &removed) != 0) {
+		snprintf(c->err, sizeof c->err, "%s", c->batch.err);
+		return -1;
 	}
-	batch_reset(c);
-	return rc;
+	c->st->chunks_added += added;
+	c->st->chunks_removed += removed;
+	return 0;
 }
 
 static int flush_if_full(a2m_corpus *c)
 {
-	if (c->n_rec < BATCH_RECORDS && c->batch_bytes < BATCH_BYTES && c->n_pend < BATCH_FILES)
-		return 0;
-	return flush(c);
-}
-
-static pending *add_pending(a2m_corpus *c, const char *path, const a2m_corpus_row *row)
-{
-	if (grow((void **)&c->pend, &c->cap_pend, c->n_pend + 1, sizeof *c->pend))
-		return NULL;
-	pending *p = &c->pend[c->n_pend];
-	memset(p, 0, sizeof *p);
-	p->path = strdup(path);
-	p->old_ids = row ? strdup(row->ids) : NULL;
-	if (!p->path || (row && !p->old_ids)) {
-		free(p->path);
-		free(p->old_ids);
-		return NULL;
-	}
-	c->n_pend++;
-	return p;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int cmp_chunk_id(const void *a, const void *b)
-{
-	return strcmp((const char *)a, (const char *)b);
-}
-
-/*
-** The ids of a space-separated list, sorted, pointing into *copy (which
-** the caller frees with the array). NULL list: none. Returns 0, or -1.
-*/
-static int id_list(const char *list, char **copy, char ***ids, size_t *n)
-{
-	*copy = NULL;
-	*ids = NULL;
-	*n = 0;
-	if (!list || !*list)
-		return 0;
-	if (!(*copy = strdup(list)))
-		return -1;
-	size_t cap = 1;
-	for (const char *p = list; *p; p++)
-		cap += *p == ' ';
-	if (!(*ids = malloc(cap * sizeof **ids)))
-		return -1;
-	for (char *save = NULL, *tok = strtok_r(*copy, " ", &save); tok;
-	     tok = strtok_r(NULL, " ", &save))
-		(*ids)[(*n)++] = tok;
-	if (*n)
-		qsort(*ids, *n, sizeof **ids, cmp_id);
-	return 0;
-}
-
-/* Adds the ids of old (sorted) that are not among the n new ones to the
-** forget list. */
-static void forget_unwanted(a2m_corpus *c, char **old, size_t n_old, chunk_id *fresh, size_t n)
-{
-	if (n)
-		qsort(fresh, n, sizeof *fresh, cmp_chunk_id);
-	for (size_t i = 0; i < n_old; i++) {
-		if (i > 0 && strcmp(old[i], old[i - 1]) == 0)
-			continue;
-		if (n && bsearch(old[i], fresh, n, sizeof *fresh, cmp_chunk_id))
-			continue;
-		if (c->n_forget++)
-			a2m_buf_put(&c->forget, ",", 1);
-		a2m_json_put_string(&c->forget, old[i], strlen(old[i]));
-	}
-}
-
-/* Adds every id of the space-separated list to the forget list. */
-static void forget_list(a2m_corpus *c, const char *list)
-{
-	char *copy, **old;
-	size_t n_old;
-	if (id_list(list, &copy, &old, &n_old) != 0)
-		c->forget.failed = 1;
-	else
-		forget_unwanted(c, old, n_old, NULL, 0);
-	free(copy);
-	free(old);
+	return a2m_corpus_batch_full(&c->batch) ? flush(c) : 0;
 }
 
 /* ---- one file ---------------------------------------------------------- */
@@ -527,7 +271,7 @@ static void progress(a2m_corpus *c, int done)
 		fputs("\r\033[K", stderr);
 	else
 		fprintf(stderr, "\ra2m corpus: %zu files, %.1f MB read, %zu chunks\033[K",
-			c->st->files, (double)c->st->bytes / 1e6, c->st->chunks_added + c->n_rec);
+			c->st->files, (double)c->st->bytes / 1e6, c->st->chunks_added + c->batch.n_rec);
 	fflush(stderr);
 }
 
@@ -578,7 +322,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	int binary = !is_text(text, n);
 	if (row)
 		row->seen = 1;
-	pending *p = add_pending(c, rel, row);
+	a2m_corpus_pending *p = a2m_corpus_batch_file(&c->batch, rel, row ? row->ids : NULL);
 	if (!p)
 		return oom(c);
 	p->size = (int64_t)now.st_size;
@@ -592,8 +336,8 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 		if (!(p->new_ids = strdup("")))
 			return oom(c);
 		if (!p->touch)
-			forget_list(c, row->ids);
-		return c->records.failed || c->forget.failed ? oom(c) : flush_if_full(c);
+			a2m_corpus_batch_forget(&c->batch, row->ids, NULL, 0);
+		return flush_if_full(c);
 	}
 	st->files++;
 	st->read++;
@@ -629,10 +373,12 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	char *copy, **old;
 	size_t n_old;
 	int all = !row || !row->hash[0];
-	if (id_list(row ? row->ids : NULL, &copy, &old, &n_old) != 0) {
+	if (a2m_corpus_ids_parse(row ? row->ids : NULL, &copy, &old, &n_old) != 0) {
+		free(old);
 		free(copy);
 		return oom(c);
 	}
+	a2m_corpus_batch *b = &c->batch;
 	a2m_buf ids = {0};
 	for (size_t k = 0; k < c->chunks.n; k++) {
 		record_body(c, rel, text, k, media_type);
@@ -641,26 +387,21 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 		const char *id = c->ids[k];
 		if (k)
 			a2m_buf_put(&ids, " ", 1);
-		a2m_buf_put(&ids, id, ID_LEN);
-		if (!all && n_old && bsearch(&id, old, n_old, sizeof *old, cmp_id))
+		a2m_buf_put(&ids, id, A2M_CORPUS_ID_LEN);
+		if ((!all && a2m_corpus_ids_has(old, n_old, id)) || a2m_corpus_batch_record(b))
 			continue;
-		if (grow((void **)&c->rec_off, &c->cap_rec, c->n_rec + 1, sizeof *c->rec_off)) {
-			c->records.failed = 1;
-			break;
-		}
-		c->rec_off[c->n_rec++] = c->records.len;
-		a2m_buf_puts(&c->records, "{\"id\":\"");
-		a2m_buf_put(&c->records, id, ID_LEN);
-		a2m_buf_puts(&c->records, "\",");
-		a2m_buf_put(&c->records, c->body.p, c->body.len);
+		a2m_buf_puts(&b->records, "{\"id\":\"");
+		a2m_buf_put(&b->records, id, A2M_CORPUS_ID_LEN);
+		a2m_buf_puts(&b->records, "\",");
+		a2m_buf_put(&b->records, c->body.p, c->body.len);
 	}
-	forget_unwanted(c, old, n_old, c->ids, c->chunks.n);
 	free(copy);
 	free(old);
+	a2m_corpus_batch_forget(b, row ? row->ids : NULL, c->ids, c->chunks.n);
 	p->new_ids = a2m_buf_take(&ids, NULL);
-	if (!p->new_ids || c->body.failed || c->uri.failed || c->records.failed)
+	if (!p->new_ids || c->body.failed || c->uri.failed)
 		return oom(c);
-	c->batch_bytes += n;
+	b->bytes += n;
 	progress(c, 0);
 	return flush_if_full(c);
 }
@@ -774,13 +515,11 @@ int a2m_corpus_sync(a2m_corpus *c, const char *rel, a2m_corpus_stats *st)
 	for (size_t i = 0; !rc && i < n_rows; i++) {
 		if (rows[i].seen)
 			continue;
-		if (!add_pending(c, rows[i].path, &rows[i])) {
+		if (!a2m_corpus_batch_file(&c->batch, rows[i].path, rows[i].ids)) {
 			rc = oom(c);
 			break;
 		}
-		forget_list(c, rows[i].ids);
-		if (c->forget.failed)
-			rc = oom(c);
+		a2m_corpus_batch_forget(&c->batch, rows[i].ids, NULL, 0);
 		st->removed++;
 		if (!rc)
 			rc = flush_if_full(c);
@@ -788,7 +527,7 @@ int a2m_corpus_sync(a2m_corpus *c, const char *rel, a2m_corpus_stats *st)
 	if (!rc)
 		rc = flush(c);
 	else
-		batch_reset(c);
+		a2m_corpus_batch_reset(&c->batch);
 	progress(c, 1);
 	a2m_corpus_rows_free(rows, n_rows);
 	return rc;
@@ -882,6 +621,8 @@ int a2m_corpus_open(const a2m_corpus_options *o, a2m_corpus **out, char *err, si
 	int reset;
 	if (a2m_corpus_table_open(o->index, settings, &c->table, &reset, err, errlen) != 0)
 		goto fail;
+	c->batch.h = c->h;
+	c->batch.table = c->table;
 	if (reset)
 		a2m_log(A2M_LOG_INFO, "corpus: the folder or the chunk size changed: every file "
 			"is cut again");
@@ -898,16 +639,12 @@ void a2m_corpus_close(a2m_corpus *c)
 {
 	if (!c)
 		return;
-	batch_reset(c);
+	a2m_corpus_batch_free(&c->batch);
 	a2m_corpus_table_close(c->table);
 	a2m_close(c->h);
 	a2m_chunks_free(&c->chunks);
 	a2m_buf_free(&c->body);
 	a2m_buf_free(&c->uri);
-	a2m_buf_free(&c->records);
-	a2m_buf_free(&c->forget);
-	free(c->pend);
-	free(c->rec_off);
 	free(c->ids);
 	free(c->data);
 	free(c->root_uri);

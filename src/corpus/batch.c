@@ -1,0 +1,285 @@
+/*
+** batch.c — the corpus indexer's writes, per batch of files, in the order
+** batch.h explains: the table of files and the store kept so that a crash
+** between any two steps leaves nothing the next sync cannot mend.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "corpus/batch.h"
+#include "util/json_write.h"
+
+static int oom(a2m_corpus_batch *b)
+{
+	snprintf(b->err, sizeof b->err, "out of memory");
+	return -1;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t each)
+{
+	if (n <= *cap)
+		return 0;
+	size_t k = *cap ? *cap * 2 : 64;
+	while (k < n)
+		k *= 2;
+	void *p = realloc(*v, k * each);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = k;
+	return 0;
+}
+
+/* ---- the protocol ------------------------------------------------------ */
+
+/* Sends the request built in msg (freed here) on the indexer's handle; 0,
+** or -1 with the reason. */
+static int call(a2m_corpus_batch *b, a2m_buf *msg)
+{
+	char *reply = NULL;
+	if (msg->failed) {
+		a2m_buf_free(msg);
+		return oom(b);
+	}
+	int rc = a2m_handle(b->h, msg->p, msg->len, &reply);
+	a2m_buf_free(msg);
+	if (rc != A2M_OK || !reply) {
+		snprintf(b->err, sizeof b->err, "the store: %s", a2m_strerror(rc));
+		a2m_free(reply);
+		return -1;
+	}
+	json_t *r = json_loads(reply, 0, NULL);
+	json_t *error = json_object_get(r, "error");
+	if (!r || error) {
+		json_t *m = json_object_get(error, "message");
+		snprintf(b->err, sizeof b->err, "the store: %s",
+			 json_is_string(m) ? json_string_value(m) : reply);
+		rc = -1;
+	}
+	json_decref(r);
+	a2m_free(reply);
+	return rc ? -1 : 0;
+}
+
+/* memory/remember of records [from, to) of the batch. */
+static int remember(a2m_corpus_batch *b, size_t from, size_t to)
+{
+	static const char head[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":{\"records\":[";
+	a2m_buf msg = {0};
+	a2m_buf_put(&msg, head, sizeof head - 1);
+	for (size_t i = from; i < to; i++) {
+		size_t end = i + 1 < b->n_rec ? b->rec_off[i + 1] : b->records.len;
+		if (i > from)
+			a2m_buf_put(&msg, ",", 1);
+		a2m_buf_put(&msg, b->records.p + b->rec_off[i], end - b->rec_off[i]);
+	}
+	a2m_buf_puts(&msg, "]}}");
+	return call(b, &msg);
+}
+
+static int forget(a2m_corpus_batch *b)
+{
+	a2m_buf msg = {0};
+	a2m_buf_puts(&msg, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/forget\","
+			   "\"params\":{\"ids\":[");
+	a2m_buf_put(&msg, b->forget.p, b->forget.len);
+	a2m_buf_puts(&msg, "]}}");
+	return call(b, &msg);
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+/* Writes one row per entry: step 1 (pending) or step 4 (final). */
+static int rows(a2m_corpus_batch *b, int final)
+{
+	a2m_corpus_table *t = b->table;
+	int any = 0;
+	for (size_t i = 0; i < b->n_pend && !any; i++)
+		any = final || (b->pend[i].new_ids && !b->pend[i].touch);
+	if (!any)
+		return 0;
+	if (a2m_corpus_table_begin(t) != 0)
+		goto fail;
+	for (size_t i = 0; i < b->n_pend; i++) {
+		const a2m_corpus_pending *p = &b->pend[i];
+		int rc = 0;
+		if (final && !p->new_ids) {
+			rc = a2m_corpus_table_delete(t, p->path);
+		} else if (final) {
+			rc = a2m_corpus_table_put(t, p->path, p->size, p->mtime_ns, p->hash, p->new_ids);
+		} else if (p->new_ids && !p->touch) {
+			a2m_buf both = {0};
+			a2m_buf_puts(&both, p->old_ids ? p->old_ids : "");
+			a2m_buf_puts(&both, " ");
+			a2m_buf_puts(&both, p->new_ids);
+			int nomem = both.failed;
+			if (!nomem)
+				rc = a2m_corpus_table_put(t, p->path, -1, -1, "", both.p);
+			a2m_buf_free(&both);
+			if (nomem) {
+				a2m_corpus_table_rollback(t);
+				return oom(b);
+			}
+		}
+		if (rc) {
+			a2m_corpus_table_rollback(t);
+			goto fail;
+		}
+	}
+	if (a2m_corpus_table_commit(t) == 0)
+		return 0;
+fail:
+	snprintf(b->err, sizeof b->err, "the table of files: %s", a2m_corpus_table_errmsg(t));
+	return -1;
+}
+
+/* ---- the batch --------------------------------------------------------- */
+
+a2m_corpus_pending *a2m_corpus_batch_file(a2m_corpus_batch *b, const char *path,
+					  const char *old_ids)
+{
+	if (grow((void **)&b->pend, &b->cap_pend, b->n_pend + 1, sizeof *b->pend))
+		return NULL;
+	a2m_corpus_pending *p = &b->pend[b->n_pend];
+	memset(p, 0, sizeof *p);
+	p->path = strdup(path);
+	p->old_ids = old_ids ? strdup(old_ids) : NULL;
+	if (!p->path || (old_ids && !p->old_ids)) {
+		free(p->path);
+		free(p->old_ids);
+		return NULL;
+	}
+	b->n_pend++;
+	return p;
+}
+
+int a2m_corpus_batch_record(a2m_corpus_batch *b)
+{
+	if (grow((void **)&b->rec_off, &b->cap_rec, b->n_rec + 1, sizeof *b->rec_off)) {
+		b->failed = 1;
+		return -1;
+	}
+	b->rec_off[b->n_rec++] = b->records.len;
+	return 0;
+}
+
+static int cmp_id(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static int cmp_chunk_id(const void *x, const void *y)
+{
+	return strcmp((const char *)x, (const char *)y);
+}
+
+int a2m_corpus_ids_parse(const char *list, char **copy, char ***ids, size_t *n)
+{
+	*copy = NULL;
+	*ids = NULL;
+	*n = 0;
+	if (!list || !*list)
+		return 0;
+	if (!(*copy = strdup(list)))
+		return -1;
+	size_t cap = 1;
+	for (const char *p = list; *p; p++)
+		cap += *p == ' ';
+	if (!(*ids = malloc(cap * sizeof **ids)))
+		return -1;
+	for (char *save = NULL, *tok = strtok_r(*copy, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save))
+		(*ids)[(*n)++] = tok;
+	if (*n)
+		qsort(*ids, *n, sizeof **ids, cmp_id);
+	return 0;
+}
+
+int a2m_corpus_ids_has(char **ids, size_t n, const char *id)
+{
+	return n && bsearch(&id, ids, n, sizeof *ids, cmp_id) != NULL;
+}
+
+void a2m_corpus_batch_forget(a2m_corpus_batch *b, const char *old, a2m_corpus_id *keep,
+			     size_t n)
+{
+	char *copy, **ids;
+	size_t n_old;
+	if (a2m_corpus_ids_parse(old, &copy, &ids, &n_old) != 0) {
+		b->failed = 1;
+	} else {
+		if (n)
+			qsort(keep, n, sizeof *keep, cmp_chunk_id);
+		for (size_t i = 0; i < n_old; i++) {
+			if (i > 0 && strcmp(ids[i], ids[i - 1]) == 0)
+				continue;
+			if (n && bsearch(ids[i], keep, n, sizeof *keep, cmp_chunk_id))
+				continue;
+			if (b->n_forget++)
+				a2m_buf_put(&b->forget, ",", 1);
+			a2m_json_put_string(&b->forget, ids[i], strlen(ids[i]));
+		}
+	}
+	free(copy);
+	free(ids);
+}
+
+int a2m_corpus_batch_full(const a2m_corpus_batch *b)
+{
+	return b->n_rec >= A2M_CORPUS_BATCH_RECORDS || b->bytes >= A2M_CORPUS_BATCH_BYTES ||
+	       b->n_pend >= A2M_CORPUS_BATCH_FILES;
+}
+
+int a2m_corpus_batch_flush(a2m_corpus_batch *b, size_t *added, size_t *removed)
+{
+	int rc = 0;
+	*added = *removed = 0;
+	if (b->failed || b->records.failed || b->forget.failed)
+		rc = oom(b);
+	if (!rc && b->n_pend)
+		rc = rows(b, 0);
+	for (size_t i = 0; !rc && i < b->n_rec; i += A2M_CORPUS_BATCH_RECORDS) {
+		size_t to = i + A2M_CORPUS_BATCH_RECORDS;
+		rc = remember(b, i, to < b->n_rec ? to : b->n_rec);
+	}
+	if (!rc && b->n_forget)
+		rc = forget(b);
+	if (!rc && b->n_pend)
+		rc = rows(b, 1);
+	if (!rc) {
+		*added = b->n_rec;
+		*removed = b->n_forget;
+	}
+	a2m_corpus_batch_reset(b);
+	return rc;
+}
+
+void a2m_corpus_batch_reset(a2m_corpus_batch *b)
+{
+	for (size_t i = 0; i < b->n_pend; i++) {
+		free(b->pend[i].path);
+		free(b->pend[i].old_ids);
+		free(b->pend[i].new_ids);
+	}
+	b->n_pend = 0;
+	b->n_rec = 0;
+	b->records.len = 0;
+	b->forget.len = 0;
+	b->n_forget = 0;
+	b->bytes = 0;
+	b->failed = b->records.failed = b->forget.failed = 0;
+}
+
+void a2m_corpus_batch_free(a2m_corpus_batch *b)
+{
+	a2m_corpus_batch_reset(b);
+	a2m_buf_free(&b->records);
+	a2m_buf_free(&b->forget);
+	free(b->pend);
+	free(b->rec_off);
+	memset(b, 0, sizeof *b);
+}
