@@ -109,6 +109,8 @@ for bad in "" "--chunk-size 10 $c" "--chunk-size 1x $c" "--bogus $c" "$c $c" \
 	expect "corpus $bad exits 2" "$status" 2
 	expect "corpus $bad explains in one line" "$(printf '%s\n' "$err" | grep -c .)" 1
 done
+"$a2m" corpus --index-only --index "$d/order.db" --http "$c" </dev/null >/dev/null 2>"$d/err"
+expect "the folder may follow --http, whose address is optional" $? 0
 "$a2m" corpus "$d/no-such-folder" </dev/null >/dev/null 2>"$d/err"
 expect "a missing folder exits 1" $? 1
 contains "a missing folder is named" "$(cat "$d/err")" "no-such-folder"

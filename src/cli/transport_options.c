@@ -140,9 +140,11 @@ int cli_transport_option(cli_transport *t, int argc, char **argv, int *i, char *
 		t->max_line = (size_t)n;
 		t->stdio_only = a;
 	} else if (strcmp(a, "--http") == 0) {
-		/* The address is optional: a value that is not another flag is it. */
+		/* The address is optional: a value that looks like one is it (a
+		** port, an address with its port), so `a2m corpus --http DIR`
+		** still reads DIR as the folder. */
 		t->http = 1;
-		if (v && v[0] != '-') {
+		if (v && ((v[0] >= '0' && v[0] <= '9') || v[0] == '[' || strchr(v, ':'))) {
 			++*i;
 			if (parse_listen(v, &t->hcfg.addr, &t->hcfg.port, t->addr_buf,
 					 sizeof t->addr_buf) != 0)
