@@ -10,27 +10,13 @@
 #include <jansson.h>
 
 #include "corpus/batch.h"
+#include "corpus/grow.h"
 #include "util/json_write.h"
 
 static int oom(a2m_corpus_batch *b)
 {
 	snprintf(b->err, sizeof b->err, "out of memory");
 	return -1;
-}
-
-static int grow(void **v, size_t *cap, size_t n, size_t each)
-{
-	if (n <= *cap)
-		return 0;
-	size_t k = *cap ? *cap * 2 : 64;
-	while (k < n)
-		k *= 2;
-	void *p = realloc(*v, k * each);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = k;
-	return 0;
 }
 
 /* ---- the protocol ------------------------------------------------------ */
@@ -142,7 +128,7 @@ fail:
 a2m_corpus_pending *a2m_corpus_batch_file(a2m_corpus_batch *b, const char *path,
 					  const char *old_ids)
 {
-	if (grow((void **)&b->pend, &b->cap_pend, b->n_pend + 1, sizeof *b->pend))
+	if (a2m_corpus_grow((void **)&b->pend, &b->cap_pend, b->n_pend + 1, sizeof *b->pend))
 		return NULL;
 	a2m_corpus_pending *p = &b->pend[b->n_pend];
 	memset(p, 0, sizeof *p);
@@ -159,7 +145,7 @@ a2m_corpus_pending *a2m_corpus_batch_file(a2m_corpus_batch *b, const char *path,
 
 int a2m_corpus_batch_record(a2m_corpus_batch *b)
 {
-	if (grow((void **)&b->rec_off, &b->cap_rec, b->n_rec + 1, sizeof *b->rec_off)) {
+	if (a2m_corpus_grow((void **)&b->rec_off, &b->cap_rec, b->n_rec + 1, sizeof *b->rec_off)) {
 		b->failed = 1;
 		return -1;
 	}

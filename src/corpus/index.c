@@ -18,6 +18,7 @@
 #include "corpus/batch.h"
 #include "corpus/chunk.h"
 #include "corpus/files.h"
+#include "corpus/grow.h"
 #include "corpus/index.h"
 #include "corpus/kinds.h"
 #include "util/buf.h"
@@ -63,21 +64,6 @@ static int oom(a2m_corpus *c)
 {
 	snprintf(c->err, sizeof c->err, "out of memory");
 	return -1;
-}
-
-static int grow(void **v, size_t *cap, size_t n, size_t each)
-{
-	if (n <= *cap)
-		return 0;
-	size_t k = *cap ? *cap * 2 : 64;
-	while (k < n)
-		k *= 2;
-	void *p = realloc(*v, k * each);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = k;
-	return 0;
 }
 
 static int64_t now_ms(void)
@@ -236,12 +222,12 @@ static void record_body(a2m_corpus *c, const char *rel, const char *text, size_t
 ** -1 (errno set; EFBIG when it grew past max_file). */
 static ssize_t read_file(a2m_corpus *c, int fd, size_t size)
 {
-	if (grow((void **)&c->data, &c->data_cap, size + 1, 1))
+	if (a2m_corpus_grow((void **)&c->data, &c->data_cap, size + 1, 1))
 		return -1;
 	size_t got = 0;
 	for (;;) {
 		if (got == c->data_cap - 1 &&
-		    grow((void **)&c->data, &c->data_cap, c->data_cap + 65536, 1))
+		    a2m_corpus_grow((void **)&c->data, &c->data_cap, c->data_cap + 65536, 1))
 			return -1;
 		ssize_t r = read(fd, c->data + got, c->data_cap - 1 - got);
 		if (r < 0 && errno == EINTR)
@@ -357,7 +343,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	const char *base = strrchr(rel, '/');
 	a2m_corpus_kind(base ? base + 1 : rel, &kind, &media_type);
 	if (a2m_chunk_text(text + bom, n - bom, kind, c->max_chunk, &c->chunks) != 0 ||
-	    grow((void **)&c->ids, &c->cap_ids, c->chunks.n + 1, sizeof *c->ids))
+	    a2m_corpus_grow((void **)&c->ids, &c->cap_ids, c->chunks.n + 1, sizeof *c->ids))
 		return oom(c);
 	text += bom;
 
