@@ -250,14 +250,17 @@ static void progress(a2m_corpus *c, int done)
 	if (!c->progress)
 		return;
 	int64_t now = now_ms();
-	if (!done && now - c->drawn_ms < PROGRESS_MS)
-		return;
-	c->drawn_ms = now;
-	if (done)
-		fputs("\r\033[K", stderr);
-	else
+	if (done) {
+		if (c->drawn_ms)
+			fputs("\r\033[K", stderr);  /* the line goes: the summary follows */
+		c->drawn_ms = 0;
+	} else if (!c->drawn_ms || now - c->drawn_ms >= PROGRESS_MS) {
 		fprintf(stderr, "\ra2m corpus: %zu files, %.1f MB read, %zu chunks\033[K",
 			c->st->files, (double)c->st->bytes / 1e6, c->st->chunks_added + c->batch.n_rec);
+		c->drawn_ms = now;
+	} else {
+		return;
+	}
 	fflush(stderr);
 }
 
