@@ -458,12 +458,11 @@ static int walk(a2m_corpus *c, int fd, char *rel, a2m_corpus_row *rows, size_t n
 	return rc;
 }
 
-int a2m_corpus_sync(a2m_corpus *c, const char *rel, a2m_corpus_stats *st)
+/* One path's part of a sync: what it finds goes into the batch. */
+static int sync_path(a2m_corpus *c, const char *rel)
 {
 	a2m_corpus_row *rows;
 	size_t n_rows;
-	c->st = st;
-	c->err[0] = '\0';
 	if (a2m_corpus_table_load(c->table, rel, &rows, &n_rows) != 0) {
 		snprintf(c->err, sizeof c->err, "the table of files: %s",
 			 a2m_corpus_table_errmsg(c->table));
@@ -509,17 +508,32 @@ int a2m_corpus_sync(a2m_corpus *c, const char *rel, a2m_corpus_stats *st)
 			break;
 		}
 		a2m_corpus_batch_forget(&c->batch, rows[i].ids, NULL, 0);
-		st->removed++;
-		if (!rc)
-			rc = flush_if_full(c);
+		c->st->removed++;
+		rc = flush_if_full(c);
 	}
+	a2m_corpus_rows_free(rows, n_rows);
+	return rc;
+}
+
+int a2m_corpus_sync_paths(a2m_corpus *c, const char *const *rels, size_t n,
+			  a2m_corpus_stats *st)
+{
+	int rc = 0;
+	c->st = st;
+	c->err[0] = '\0';
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = sync_path(c, rels[i]);
 	if (!rc)
 		rc = flush(c);
 	else
 		a2m_corpus_batch_reset(&c->batch);
 	progress(c, 1);
-	a2m_corpus_rows_free(rows, n_rows);
 	return rc;
+}
+
+int a2m_corpus_sync(a2m_corpus *c, const char *rel, a2m_corpus_stats *st)
+{
+	return a2m_corpus_sync_paths(c, &rel, 1, st);
 }
 
 /* ---- open and close ---------------------------------------------------- */

@@ -90,6 +90,15 @@ void a2m_corpus_on_dir(a2m_corpus *c, a2m_corpus_dir_fn fn, void *user);
 */
 int a2m_corpus_sync(a2m_corpus *c, const char *rel, a2m_corpus_stats *st);
 
+/*
+** a2m_corpus_sync for each of the n paths, none of them under another,
+** written together: one batch for many changes (a checkout that touched a
+** thousand files is not a thousand batches). Returns 0, or -1 with the
+** reason; the paths synced before a failure stay synced.
+*/
+int a2m_corpus_sync_paths(a2m_corpus *c, const char *const *rels, size_t n,
+			  a2m_corpus_stats *st);
+
 /* The root, as given in the options (borrowed). */
 const char *a2m_corpus_root(const a2m_corpus *c);
 

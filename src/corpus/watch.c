@@ -46,6 +46,7 @@ struct a2m_corpus_watch {
 	int         full;      /* the limit on watches was met (said once) */
 	char      **dirty;     /* the paths changed since the last sync */
 	size_t      n_dirty, cap_dirty;
+	char      **todo;      /* those a sync takes (cap_dirty of them) */
 	int         failed;    /* memory ran out noting a change: sync everything */
 	pthread_t   thread;
 	int         started;
@@ -133,11 +134,14 @@ static void mark(a2m_corpus_watch *w, const char *path)
 	if (w->n_dirty == w->cap_dirty) {
 		size_t cap = w->cap_dirty ? w->cap_dirty * 2 : 32;
 		char **d = realloc(w->dirty, cap * sizeof *d);
-		if (!d) {
+		if (d)
+			w->dirty = d;
+		char **t = d ? realloc(w->todo, cap * sizeof *t) : NULL;
+		if (!t) {
 			w->failed = 1;
 			return;
 		}
-		w->dirty = d;
+		w->todo = t;
 		w->cap_dirty = cap;
 	}
 	if (!(w->dirty[w->n_dirty] = strdup(path)))
@@ -223,24 +227,27 @@ static void sync_dirty(a2m_corpus_watch *w)
 	}
 	char **dirty = w->dirty;
 	size_t n = w->n_dirty;
-	qsort(dirty, n, sizeof *dirty, cmp_str);
+	if (n)
+		qsort(dirty, n, sizeof *dirty, cmp_str);
+	/* Each path once, and none under another (a directory covers what is
+	** in it), synced in one batch. */
+	size_t synced = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(i > 0 && strcmp(dirty[i], dirty[i - 1]) == 0) && !covered(dirty, n, dirty[i]))
+			w->todo[synced++] = dirty[i];
 	a2m_corpus_stats st = {0};
 	int64_t t0 = now_ms();
-	size_t synced = 0;
-	for (size_t i = 0; i < n; i++) {
-		if ((i > 0 && strcmp(dirty[i], dirty[i - 1]) == 0) || covered(dirty, n, dirty[i]))
-			continue;
-		synced++;
-		if (a2m_corpus_sync(w->c, dirty[i], &st) != 0)
-			a2m_log(A2M_LOG_WARN, "corpus: %s: %s", *dirty[i] ? dirty[i] : ".",
-				a2m_corpus_errmsg(w->c));
+	if (a2m_corpus_sync_paths(w->c, (const char *const *)w->todo, synced, &st) != 0)
+		a2m_log(A2M_LOG_WARN, "corpus: %zu change%s: %s", synced, synced == 1 ? "" : "s",
+			a2m_corpus_errmsg(w->c));
+	for (size_t i = 0; i < synced; i++) {
 		/* Gone, or no longer a directory: its watches go too. */
 		char abs[PATH_MAX];
 		struct stat sb;
-		snprintf(abs, sizeof abs, "%s%s%s", a2m_corpus_root(w->c), *dirty[i] ? "/" : "",
-			 dirty[i]);
+		snprintf(abs, sizeof abs, "%s%s%s", a2m_corpus_root(w->c), *w->todo[i] ? "/" : "",
+			 w->todo[i]);
 		if (lstat(abs, &sb) != 0 || !S_ISDIR(sb.st_mode))
-			unwatch(w, dirty[i]);
+			unwatch(w, w->todo[i]);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(dirty[i]);
@@ -336,5 +343,6 @@ void a2m_corpus_watch_free(a2m_corpus_watch *w)
 	for (size_t i = 0; i < w->n_dirty; i++)
 		free(w->dirty[i]);
 	free(w->dirty);
+	free(w->todo);
 	free(w);
 }
