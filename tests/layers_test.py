@@ -27,7 +27,8 @@ ALLOWED = {
     'transport': {'rpc', 'util'},
     'client':    {'util'},
     'server':    {'rpc', 'protocol', 'stack', 'events', 'store', 'rank', 'embed', 'util'},
-    'cli':       {'client', 'transport', 'server', 'util'},
+    'corpus':    {'util'},
+    'cli':       {'client', 'transport', 'server', 'corpus', 'util'},
 }
 
 passed = failed = 0
