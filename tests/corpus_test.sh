@@ -241,6 +241,21 @@ ask "" --index-only --log-level info "${excl[@]}" "$c"
 contains "the index is not among the files" "$err" "3 files (0 read, 3 unchanged), 0 removed, 2 skipped"
 rm -f "$c"/.a2m-corpus.db*
 
+# A file of more chunks than one call may name ids (max_ids_per_call,
+# 10 000): removing it takes several memory/forget calls.
+big=$d/big
+mkdir -p "$big"
+"$python" -c 'import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(25000):
+        f.write("para%05d of filler words.\n\n" % i)' "$big/long.txt"
+ask "" --index-only --log-level info --index "$d/big.db" --chunk-size 64 "$big"
+contains "a file of 12 500 chunks is indexed" "$err" "1 files (1 read, 0 unchanged), 0 removed, 0 skipped; 12500 chunks added"
+rm "$big/long.txt"
+ask "$(rpc 1 memory/timeline '{"limit":10}')" --log-level info --index "$d/big.db" --chunk-size 64 "$big"
+contains "and its 12 500 chunks are forgotten when it goes" "$err" "1 removed, 0 skipped; 0 chunks added, 12500 removed"
+expect "none is left" "$(py "$(line 1)" 'len(r["result"]["records"])')" 0
+
 # --- a kill -9 in the middle of indexing, then a restart ---
 # 300 files of one chunk each; the server is killed at three moments of its
 # first index, restarted each time, and must end exactly where an index

@@ -67,14 +67,33 @@ static int remember(a2m_corpus_batch *b, size_t from, size_t to)
 	return call(b, &msg);
 }
 
+/* memory/forget of the ids, at most A2M_CORPUS_FORGET_IDS per call. */
 static int forget(a2m_corpus_batch *b)
 {
-	a2m_buf msg = {0};
-	a2m_buf_puts(&msg, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/forget\","
-			   "\"params\":{\"ids\":[");
-	a2m_buf_put(&msg, b->forget.p, b->forget.len);
-	a2m_buf_puts(&msg, "]}}");
-	return call(b, &msg);
+	const char *s = b->forget.p;
+	size_t len = b->forget.len, start = 0;
+	while (start < len) {
+		/* The ids are JSON strings of hex digits: a comma ends one. */
+		size_t end = start, count = 0;
+		for (;;) {
+			const char *comma = memchr(s + end, ',', len - end);
+			size_t stop = comma ? (size_t)(comma - s) : len;
+			if (++count == A2M_CORPUS_FORGET_IDS || !comma) {
+				end = stop;
+				break;
+			}
+			end = stop + 1;
+		}
+		a2m_buf msg = {0};
+		a2m_buf_puts(&msg, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/forget\","
+				   "\"params\":{\"ids\":[");
+		a2m_buf_put(&msg, s + start, end - start);
+		a2m_buf_puts(&msg, "]}}");
+		if (call(b, &msg) != 0)
+			return -1;
+		start = end + 1;
+	}
+	return 0;
 }
 
 /* ---- the table --------------------------------------------------------- */

@@ -39,6 +39,9 @@ typedef char a2m_corpus_id[A2M_CORPUS_ID_LEN + 1];
 #define A2M_CORPUS_BATCH_BYTES   ((size_t)16 << 20)
 #define A2M_CORPUS_BATCH_FILES   4096
 
+/* Ids per memory/forget: the store's default max_ids_per_call. */
+#define A2M_CORPUS_FORGET_IDS 10000
+
 /* One file of the batch, and what its row becomes. */
 typedef struct a2m_corpus_pending {
 	char    *path;
