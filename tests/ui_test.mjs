@@ -70,7 +70,9 @@ async function fill(url, tok) {
   ] }, tok);
 }
 
-async function waitFor(page, fn, arg, what, timeout = 15000) {
+// The wait only bounds how long a broken page may hold the run: on a loaded
+// machine a sanitizer build answers slowly, and 15 s was seen to run out.
+async function waitFor(page, fn, arg, what, timeout = 60000) {
   try {
     await page.waitForFunction(fn, { timeout, polling: 100 }, arg);
     return true;
