@@ -70,8 +70,8 @@ static int make_embedder(const a2m_config *cfg, a2m_embedder **out, char *err,
 ** analyses a batch on helper_threads (a2m_config). NULL with a message
 ** in err.
 */
-static a2m_scorer *make_scorer(const char *ranking, a2m_metric metric, int generated,
-			       int helper_threads, char *err, size_t errlen)
+a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int generated,
+			      int helper_threads, char *err, size_t errlen)
 {
 	a2m_scorer *text;
 	if (!ranking || strcmp(ranking, "bm25") == 0) {
@@ -128,8 +128,25 @@ static unsigned where_fields(unsigned caps)
 	return f;
 }
 
-static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_store **store,
-		      char *err, size_t errlen)
+int a2m_server_mirror(const a2m_config *cfg, const a2m_tier_layout *layout, char **dir,
+		      const char **tier)
+{
+	*dir = NULL;
+	*tier = NULL;
+	if (strcmp(cfg->engine, "sqlite") != 0 || strcmp(cfg->path, ":memory:") == 0)
+		return 0;
+	for (size_t i = 0; i < layout->n && !*tier; i++)
+		if (strcmp(layout->tiers[i].kind, "procedural") == 0)
+			*tier = layout->tiers[i].name;
+	if (*tier && !(*dir = procedural_dir(cfg->path))) {
+		*tier = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
+			  a2m_store **store, char *err, size_t errlen)
 {
 	if (strcmp(cfg->engine, "memory") == 0) {
 		if (cfg->read_only) {
@@ -144,20 +161,11 @@ static int open_store(const a2m_config *cfg, const a2m_tier_layout *layout, a2m_
 	opt.unembedded_index = cfg->embed_kind != NULL;
 	opt.merge_inline = cfg->helper_threads == 0;
 	char *dir = NULL;
-	for (size_t i = 0; i < layout->n; i++)
-		if (strcmp(layout->tiers[i].kind, "procedural") == 0) {
-			opt.procedural_tier = layout->tiers[i].name;
-			break;
-		}
-	if (opt.procedural_tier && strcmp(cfg->path, ":memory:") != 0) {
-		if (!(dir = procedural_dir(cfg->path))) {
-			snprintf(err, errlen, "out of memory");
-			return A2M_NOMEM;
-		}
-		opt.procedural_dir = dir;
-	} else {
-		opt.procedural_tier = NULL;
+	if (a2m_server_mirror(cfg, layout, &dir, &opt.procedural_tier) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return A2M_NOMEM;
 	}
+	opt.procedural_dir = dir;
 	int rc = a2m_store_sqlite_open(cfg->path, &opt, store, err, errlen);
 	free(dir);
 	return rc ? A2M_CANTOPEN : A2M_OK;
@@ -172,8 +180,8 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 			a2m_store *store, a2m_embedder *embedder, a2m_tier_layout *layout,
 			int *code, char *err, size_t errlen)
 {
-	a2m_scorer *scorer = make_scorer(cfg->ranking, metric, embedder != NULL,
-					  (int)cfg->helper_threads, err, errlen);
+	a2m_scorer *scorer = a2m_server_scorer(cfg->ranking, metric, embedder != NULL,
+						(int)cfg->helper_threads, err, errlen);
 	a2m_stack *stack = NULL;
 	a2m *h = NULL;
 	*code = A2M_NOMEM;
@@ -265,8 +273,8 @@ fail:
 ** file's over the defaults, and what follows from them. 0, or a status with
 ** a message in err.
 */
-static int resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
-		   a2m_metric *metric, char *err, size_t errlen)
+int a2m_server_resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
+		       a2m_metric *metric, char *err, size_t errlen)
 {
 	if (cfg->config_file && a2m_config_load_file(cfg, cfg->config_file, layout, err, errlen))
 		return A2M_RANGE;
@@ -308,12 +316,12 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	a2m_metric metric;
 	a2m_embedder *embedder = NULL;
 	a2m_store *store = NULL;
-	int rc = resolve(cfg, &layout, &caps, &metric, err, sizeof err);
+	int rc = a2m_server_resolve(cfg, &layout, &caps, &metric, err, sizeof err);
 	/* No network I/O at open: the model server may still be down. */
 	if (!rc && make_embedder(cfg, &embedder, err, sizeof err) != 0)
 		rc = A2M_RANGE;
 	char why[480];
-	if (!rc && (rc = open_store(cfg, &layout, &store, why, sizeof why)) != 0)
+	if (!rc && (rc = a2m_server_open_store(cfg, &layout, &store, why, sizeof why)) != 0)
 		snprintf(err, sizeof err, "cannot open store: %s", why);
 	if (!rc && !(*out = make_handle(cfg, caps, metric, store, embedder, &layout, &rc, err,
 					sizeof err)))

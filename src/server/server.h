@@ -1,7 +1,8 @@
 /*
-** server.h — the handle of the public API (include/a2m.h), as the two files
+** server.h — the handle of the public API (include/a2m.h), as the files
 ** of the server layer share it: open.c builds it from the options,
-** handle.c runs each call on it.
+** handle.c runs each call on it; and the parts of opening that check.c
+** (`a2m check`) reuses to open a store exactly as a server would.
 */
 #ifndef A2M_SERVER_SERVER_H
 #define A2M_SERVER_SERVER_H
@@ -10,6 +11,10 @@
 
 #include "a2m.h"
 #include "protocol/protocol.h"
+#include "rank/scorer.h"
+#include "server/config.h"
+#include "stack/layout.h"
+#include "store/store.h"
 
 struct a2m {
 	/* Writers first: under a steady stream of recalls a write must still
@@ -19,5 +24,43 @@ struct a2m {
 	a2m_notify_fn   notify;
 	void           *notify_user;
 };
+
+/* ---- open.c's steps, shared with check.c ---- */
+
+/*
+** The configuration as it will be served: the caller's options over the
+** file's (cfg->config_file) over the defaults, the tier layout (filled),
+** the capabilities and the metric. Returns 0, or a status with a message
+** in err.
+*/
+int a2m_server_resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
+		       a2m_metric *metric, char *err, size_t errlen);
+
+/*
+** Opens the store cfg names, as a2m_open would (its engine, path,
+** durability, read-only flag, embedder's index, merges, and with SQLite
+** the procedural mirror of layout's procedural tier). Returns A2M_OK and
+** sets *store, or a status with a message in err.
+*/
+int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
+			  a2m_store **store, char *err, size_t errlen);
+
+/*
+** The procedural mirror a server of cfg keeps (SQLite on a file, and a
+** procedural tier in layout): *dir (malloc'd, beside the database) and
+** *tier (borrowed from layout); both NULL when it keeps none. Returns 0,
+** or -1 when memory runs out.
+*/
+int a2m_server_mirror(const a2m_config *cfg, const a2m_tier_layout *layout, char **dir,
+		      const char **tier);
+
+/*
+** The scorer: text ranked by ranking ("bm25", the default, or "lexical"),
+** fused with the caller's vectors under metric, and with generated vectors
+** when generated is set; its indexer is the analyser a store keeps its
+** index with. NULL with a message in err. Free with scorer->destroy.
+*/
+a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int generated,
+			      int helper_threads, char *err, size_t errlen);
 
 #endif
