@@ -489,6 +489,8 @@ static const a2m_store_ops memory_ops = {
 	.index_postings_view = mem_index_postings_view,
 	.vector_search  = mem_vector_search,
 	.scan_unembedded = mem_scan_unembedded,
+	.check      = a2m_mem_check,
+	.repair     = a2m_mem_repair,
 };
 
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)

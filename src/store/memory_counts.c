@@ -277,3 +277,15 @@ a2m_mlink *const *a2m_mcounts_members(const a2m_mcounts *c, int by_tier, const c
 	*n = g ? g->n : 0;
 	return g && g->n ? g->members : NULL;
 }
+
+int a2m_mcounts_each(const a2m_mcounts *c, a2m_mcounts_visit visit, void *ctx)
+{
+	for (size_t i = 0; i < c->nbuckets; i++)
+		for (const group *g = c->buckets[i]; g; g = g->next) {
+			int rc = visit(ctx, g->kind != BY_SESSION, g->tier, g->kind != BY_TIER,
+				       g->session, g->n);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}

@@ -76,4 +76,15 @@ void a2m_mcounts_settle(a2m_mcounts *c);
 a2m_mlink *const *a2m_mcounts_members(const a2m_mcounts *c, int by_tier, const char *tier,
 				      int by_session, const char *session, size_t *n);
 
+/*
+** Receives one group: by_tier and by_session say which fields select it
+** (as for members()), tier and session their values, n its members (0 for
+** one emptied inside a transaction). Nonzero stops the walk.
+*/
+typedef int (*a2m_mcounts_visit)(void *ctx, int by_tier, const char *tier, int by_session,
+				 const char *session, size_t n);
+
+/* Visits every group, in no particular order. Returns 0 or the visit's code. */
+int a2m_mcounts_each(const a2m_mcounts *c, a2m_mcounts_visit visit, void *ctx);
+
 #endif

@@ -348,3 +348,14 @@ int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
 	}
 	return 0;
 }
+
+int a2m_mindex_each(const a2m_mindex *ix, a2m_mindex_term_visit visit, void *ctx)
+{
+	for (size_t i = 0; i < ix->nbuckets; i++)
+		for (const mterm *t = ix->buckets[i]; t; t = t->next) {
+			int rc = visit(t->text, t->len, t->p, t->n, ctx);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}

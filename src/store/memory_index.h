@@ -64,4 +64,15 @@ int a2m_mindex_view(const a2m_mindex *ix, const char *term, size_t len,
 int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
 			a2m_posting_visit visit, void *ctx);
 
+/* Receives one term (len bytes at term) and its n postings; nonzero stops the walk. */
+typedef int (*a2m_mindex_term_visit)(const char *term, size_t len, const a2m_posting *p,
+				     size_t n, void *ctx);
+
+/*
+** Visits every term the index holds, in no particular order, with its
+** postings (a term left without any, until sweep() frees it, included).
+** Returns 0 or the visit's nonzero code. For the consistency check.
+*/
+int a2m_mindex_each(const a2m_mindex *ix, a2m_mindex_term_visit visit, void *ctx);
+
 #endif

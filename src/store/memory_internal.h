@@ -199,4 +199,9 @@ int a2m_mem_count(a2m_store *base, const a2m_query *q, int64_t *out);
 int a2m_mem_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 		       a2m_record_visit visit, void *ctx);
 
+/* ---- memory_check.c: the consistency ops (store.h) ----------------------- */
+
+int a2m_mem_check(a2m_store *base, const a2m_check_options *o);
+int a2m_mem_repair(a2m_store *base, const a2m_check_options *o, unsigned areas);
+
 #endif

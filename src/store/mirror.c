@@ -34,6 +34,7 @@
 
 #include "a2m.h"
 #include "store/store.h"
+#include "store/store_check.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/fd.h"
@@ -328,7 +329,11 @@ static int file_text(const a2m_record *rec, a2m_buf *b)
 
 /* ---- the directory ----------------------------------------------------- */
 
-/* One apply or reconcile: the directory handle and the first failure. */
+/*
+** One apply or reconcile: the directory handle and the first failure. A
+** verification (a2m_mirror_verify) is a reconcile that writes and removes
+** nothing: each file it would have written or removed is reported instead.
+*/
 typedef struct pass {
 	a2m_mirror *m;
 	a2m_store  *s;
@@ -337,7 +342,22 @@ typedef struct pass {
 	int         failed;
 	char       *err;
 	size_t      errlen;
+	const a2m_check_options *verify;  /* NULL: write */
+	size_t      differ;   /* verify: files that differ from the database */
+	size_t      files;    /* verify: files that agree */
 } pass;
+
+/* Verify's examples of differing files, before the rest are only counted. */
+#define VERIFY_EXAMPLES 8
+
+/* Verify found that file name differs from the database: what says how. */
+static void differs(pass *ps, const char *name, const char *what)
+{
+	char q[200];
+	if (ps->differ++ < VERIFY_EXAMPLES)
+		a2m_check_say(ps->verify, A2M_CHECK_MIRROR, 1, "file %s %s",
+			      a2m_check_quote(name, strlen(name), q, sizeof q), what);
+}
 
 static void pass_fail(pass *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void pass_fail(pass *ps, const char *fmt, ...)
@@ -419,6 +439,17 @@ static int put_file(pass *ps, const char *name, const char *text, size_t len)
 	char tmp[64];
 	int fd = -1;
 
+	if (ps->verify) {
+		if (pass_dir(ps, 0) == 0 && ps->dirfd >= 0 && holds(ps->dirfd, name, text, len)) {
+			ps->files++;
+			return 0;
+		}
+		struct stat st;
+		int there = ps->dirfd >= 0 && fstatat(ps->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		differs(ps, name, there ? "does not hold its record as the database has it"
+					: "is missing");
+		return 0;
+	}
 	if (pass_dir(ps, 1) != 0)
 		return -1;
 	if (holds(ps->dirfd, name, text, len))
@@ -466,6 +497,10 @@ static int put_record(pass *ps, const a2m_record *rec, const char *name)
 /* Removes name; a name that is already gone is fine. */
 static void drop_file(pass *ps, const char *name)
 {
+	if (ps->verify) {
+		differs(ps, name, "has no record in the procedural tier");
+		return;
+	}
 	if (pass_dir(ps, 0) != 0 || ps->dirfd < 0)
 		return;
 	if (unlinkat(ps->dirfd, name, 0) == 0)
@@ -703,22 +738,30 @@ static void sweep(pass *ps, keep *k)
 			if (!bsearch(&name, k->names, k->n, sizeof *k->names, cmp_names))
 				drop_file(ps, name);
 		} else if (stale_tmp(ps->dirfd, name)) {
-			drop_file(ps, name);
+			if (ps->verify)
+				differs(ps, name, "is a temporary file left over from a crash");
+			else
+				drop_file(ps, name);
 		}
 	}
 	closedir(d);
 }
 
-int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
+/* Reconciles, or with verify (not NULL) only reports what reconciling would change. */
+static int reconcile(a2m_mirror *m, a2m_store *s, const a2m_check_options *verify,
+		     size_t *files, size_t *differ, char *err, size_t errlen)
 {
 	pass ps;
 	keep k = {NULL, NULL, 0, 0};
 	a2m_query q;
 
 	pass_begin(&ps, m, s, err, errlen);
+	ps.verify = verify;
 	k.ps = &ps;
-	a2m_mirror_discard(m);
-	m->dirty = 0;
+	if (!verify) {
+		a2m_mirror_discard(m);
+		m->dirty = 0;
+	}
 	memset(&q, 0, sizeof q);
 	q.tier = m->tier;
 	int rc = s->ops->scan(s, &q, reconcile_visit, &k);
@@ -730,5 +773,20 @@ int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
 	for (size_t i = 0; i < k.n; i++)
 		free(k.names[i]);
 	free(k.names);
+	if (files)
+		*files = ps.files;
+	if (differ)
+		*differ = ps.differ;
 	return pass_end(&ps);
+}
+
+int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
+{
+	return reconcile(m, s, NULL, NULL, NULL, err, errlen);
+}
+
+int a2m_mirror_verify(a2m_mirror *m, a2m_store *s, const a2m_check_options *o,
+		      size_t *files, size_t *differ, char *err, size_t errlen)
+{
+	return reconcile(m, s, o, files, differ, err, errlen);
 }

@@ -34,6 +34,7 @@
 #include <sqlite3.h>
 
 #include "a2m.h"
+#include "store/sqlite_check.h"
 #include "store/sqlite_internal.h"
 
 /* WAL pages (4 KiB) between automatic checkpoints once an index is kept. */
@@ -639,6 +640,8 @@ static const a2m_store_ops sqlite_ops = {
 	.index_postings_view = sql_index_postings_view,
 	.vector_search  = sql_vector_search,
 	.scan_unembedded = a2m_sqlite_pooled_scan_unembedded,
+	.check      = a2m_sqlite_check,
+	.repair     = a2m_sqlite_repair,
 };
 
 /* Sets up the mirror, if opt asks for one, and heals the directory. */

@@ -202,8 +202,7 @@ static void reset(sqlite3_stmt *st)
 	sqlite3_clear_bindings(st);
 }
 
-/* The "layout|analyser" string the index is built for. Caller frees. */
-static char *wanted_version(const a2m_indexer *ix)
+char *a2m_sqlite_index_version(const a2m_indexer *ix)
 {
 	size_t n = strlen(INDEX_LAYOUT) + strlen(ix->version) + 2;
 	char *v = malloc(n);
@@ -342,7 +341,7 @@ int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_index
 	*out = NULL;
 	if (!sqlite3_get_autocommit(db))
 		return a2m_store_fail(base, "index_attach: a transaction is open");
-	char *version = wanted_version(ix);
+	char *version = a2m_sqlite_index_version(ix);
 	a2m_sqlite_index *x = calloc(1, sizeof *x);
 	int rc = 0;
 	if (!version || !x) {

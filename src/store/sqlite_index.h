@@ -53,6 +53,13 @@ typedef struct a2m_sqlite_index a2m_sqlite_index;
 int a2m_sqlite_data_version(sqlite3 *db, unsigned *out);
 
 /*
+** The value of a2m_meta's row "index" in a file whose index was built for
+** ix: "layout|analyser version" (an index whose row differs is rebuilt at
+** the next read-write open). malloc'd; NULL when memory runs out.
+*/
+char *a2m_sqlite_index_version(const a2m_indexer *ix);
+
+/*
 ** Opens the index of db for ix. Read-write: creates or rebuilds it as
 ** needed, in its own transaction (none may be open). Read-only: uses it if
 ** it was built with this very ix->version, else *out is NULL (no index).

@@ -253,6 +253,50 @@ typedef struct a2m_vector_search {
 	int                 generated;
 } a2m_vector_search;
 
+/*
+** ---- Consistency (optional: check and repair) ----------------------------
+**
+** What a store derives from its records (its term index, kept counts, seq
+** mark, vector rows, procedural mirror) must agree with them; `a2m check`
+** (server/check.c) asks the engine to verify that, and to rebuild what
+** disagrees. The engine reports what it found, one line at a time, under
+** the area it concerns; it never changes a record's content.
+*/
+typedef enum a2m_check_area {
+	A2M_CHECK_FILE = 0,   /* the storage itself (SQLite: integrity_check, schema) */
+	A2M_CHECK_COUNTS,     /* the kept counts per (tier, session) */
+	A2M_CHECK_INDEX,      /* the term index: exactly the postings the records' text yields */
+	A2M_CHECK_SEQS,       /* seqs unique and at most the seq mark */
+	A2M_CHECK_VECTORS,    /* vectors and the rows kept of them */
+	A2M_CHECK_MIRROR,     /* the procedural mirror's files */
+	A2M_CHECK_GROUPS,     /* no group across tiers: checked above the store */
+	A2M_CHECK_AREAS
+} a2m_check_area;
+
+/* The area's name as check prints it ("file", "counts", ...). */
+const char *a2m_check_area_name(a2m_check_area area);
+
+typedef struct a2m_check_options {
+	/*
+	** The analyser the index must have been built with (borrowed); NULL:
+	** the index is not checked (nor rebuilt).
+	*/
+	a2m_indexer *ix;
+	/*
+	** The procedural mirror to compare (SQLite; both set, or neither):
+	** the directory and the tier it mirrors (store.h, a2m_sqlite_options).
+	*/
+	const char  *procedural_dir;
+	const char  *procedural_tier;
+	/*
+	** Receives each finding: its area, problem 0 (a summary of what was
+	** found right: one per area checked) or 1 (one line per problem, or a
+	** few and a count), and a one-line message (borrowed for the call).
+	*/
+	void (*report)(void *ctx, a2m_check_area area, int problem, const char *msg);
+	void  *ctx;
+} a2m_check_options;
+
 typedef struct a2m_store_ops {
 	const char *engine;   /* "memory", "sqlite" */
 
@@ -435,6 +479,27 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*scan_unembedded)(a2m_store *s, const char *tier, a2m_record_visit visit,
 				void *ctx);
+
+	/* ---- consistency (see above); NULL: not supported by the engine ---- */
+
+	/*
+	** Verifies what the store derives from its records, reporting through
+	** o->report. Writes nothing (a read-only store can be checked), and
+	** reads one consistent state: with no transaction open it opens its
+	** own read snapshot. Returns 0 once it has looked (whatever it found),
+	** or a negative code, with errmsg set, when it could not look at all
+	** (an unreadable file); the problems found so far have been reported.
+	*/
+	int  (*check)(a2m_store *s, const a2m_check_options *o);
+	/*
+	** Rebuilds the derived data of the areas whose bit (1u << area) is set
+	** in areas, each in a transaction of its own (no transaction may be
+	** open; not on a read-only store), reporting each rebuild through
+	** o->report (problem 0: done; 1: it could not be). Records keep their
+	** content: only what can be derived again is rewritten. Returns 0, or
+	** a negative code with errmsg set (what was rebuilt before stays).
+	*/
+	int  (*repair)(a2m_store *s, const a2m_check_options *o, unsigned areas);
 } a2m_store_ops;
 
 /* The part every engine's own struct starts with. */
@@ -613,6 +678,19 @@ int a2m_mirror_apply(a2m_mirror *m, a2m_store *s, char *err, size_t errlen);
 ** or A2M_INTERNAL_ERROR with a message in err.
 */
 int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen);
+
+/*
+** Compares the directory with s as a2m_mirror_reconcile() would, changing
+** nothing: each file it would write (missing, or not holding its record as
+** the database has it) or remove (no record; or one of the store's
+** temporary files left over from a crash over a minute ago) is reported
+** through o (A2M_CHECK_MIRROR, problem 1; the first few, the rest counted).
+** *files gets the files that agree, *differ those that do not. Returns 0,
+** or A2M_INTERNAL_ERROR with a message in err when the records or the
+** directory could not be read.
+*/
+int a2m_mirror_verify(a2m_mirror *m, a2m_store *s, const a2m_check_options *o,
+		      size_t *files, size_t *differ, char *err, size_t errlen);
 
 /*
 ** The file name of rec in a mirror: "<slug>--<id>.md" as described at

@@ -1,0 +1,473 @@
+/*
+** sqlite_check_index.c — the consistency check of the SQLite term index
+** (sqlite_check.h): does it hold exactly the postings the records' text
+** yields under the analyser it claims?
+**
+** The live segments are read as one merge, term by term in the order the
+** rows are kept: a cursor per segment steps its rows (blocks of terms) in
+** term order, the smallest current term is taken from every segment that
+** has it, oldest first, and their lists are merged newest-wins with the
+** tombstones dropped (a2m_seg_merge_lists): exactly what a reader sees of
+** that term (sqlite_segments.c, a2m_segments_term). Memory stays one block
+** per segment, whatever the size of the index. On the way each segment is
+** checked as a reader relies on it: a row's key is its block's first
+** term, terms ascend, lists decode with ascending seqs, the entries add up
+** to what the directory says, and the term filter admits every term it
+** holds (a filter that rules out a term it has hides its postings from
+** every read). The merged postings then go to store_check.c's comparison,
+** against the records analysed one by one.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/bloom.h"
+#include "store/sqlite_check.h"
+#include "store/sqlite_index.h"
+#include "store/sqlite_segments.h"
+#include "store/store_check.h"
+#include "util/hash.h"
+
+/* Problems reported one by one before the rest are only counted. */
+#define MAX_EXAMPLES 8
+
+/* One live segment, read in term order. */
+typedef struct cursor {
+	int64_t        seg;
+	int64_t        level, entries;   /* as the directory says */
+	int64_t        seen;             /* entries read, tombstones included */
+	unsigned char *bloom;            /* the directory's filter (a copy); NULL: none */
+	size_t         nbloom;
+	sqlite3_stmt  *rows;
+	const unsigned char *p, *end;    /* the rest of the current block */
+	const unsigned char *rowterm;    /* the current row's key, until its first term is read */
+	size_t         rowlen;
+	const unsigned char *term, *list;
+	size_t         tlen, lsize;
+	a2m_seg_bytes  prev;             /* the term before (a copy: rows go) */
+	int            have_prev;
+	int            done;             /* read to its end, or given up on */
+} cursor;
+
+typedef struct walk {
+	sqlite3                 *db;
+	a2m_store               *base;
+	const a2m_check_options *o;
+	a2m_check_terms         *terms;
+	size_t                   problems;
+} walk;
+
+static void problem(walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(walk *w, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	if (w->problems++ >= MAX_EXAMPLES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	a2m_check_say(w->o, A2M_CHECK_INDEX, 1, "%s", msg);
+}
+
+static int db_failed(walk *w, const char *what)
+{
+	a2m_store_fail(w->base, "index %s: %s", what, sqlite3_errmsg(w->db));
+	a2m_check_say(w->o, A2M_CHECK_INDEX, 1, "cannot read the index (%s): %s", what,
+		      sqlite3_errmsg(w->db));
+	w->problems++;
+	return A2M_INTERNAL_ERROR;
+}
+
+/* One row (sqlite3_exec callback style) of a fixed query: its integer columns. */
+static int query_ints(sqlite3 *db, const char *sql, int64_t *out, int n)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < n; i++)
+			out[i] = sqlite3_column_int64(st, i);
+		rc = SQLITE_OK;
+	} else if (rc == SQLITE_DONE) {
+		rc = SQLITE_NOTFOUND;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- the analyser, the tables, the figures -------------------------------- */
+
+/* 1 when the index was built for ix, 0 when not (reported), < 0 on error. */
+static int version_ok(walk *w)
+{
+	char *want = a2m_sqlite_index_version(w->o->ix);
+	sqlite3_stmt *st = NULL;
+	int ok = -1;
+	if (!want) {
+		a2m_store_fail(w->base, "index check: out of memory");
+		return A2M_INTERNAL_ERROR;
+	}
+	if (sqlite3_prepare_v2(w->db, "SELECT value FROM a2m_meta WHERE name = 'index'", -1, &st,
+			       NULL) != SQLITE_OK) {
+		ok = db_failed(w, "a2m_meta");
+		goto out;
+	}
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		const char *have = (const char *)sqlite3_column_text(st, 0);
+		ok = have && strcmp(have, want) == 0;
+		if (!ok)
+			problem(w, "built for \"%s\", not this server's \"%s\" (the next read-write "
+				"open rebuilds it)", have ? have : "", want);
+	} else if (step == SQLITE_DONE) {
+		ok = 0;
+		problem(w, "marked stale: written without an analyser (the next read-write open "
+			"rebuilds it)");
+	} else {
+		ok = db_failed(w, "a2m_meta");
+	}
+out:
+	sqlite3_finalize(st);
+	free(want);
+	return ok;
+}
+
+/* 1 when the three tables are there, 0 when not (reported). */
+static int tables_ok(walk *w)
+{
+	int64_t n = 0;
+	if (query_ints(w->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+		       " name IN ('a2m_segments', 'a2m_segdir', 'a2m_index_stats')", &n, 1)
+	    != SQLITE_OK)
+		return db_failed(w, "sqlite_master");
+	if (n != 3)
+		problem(w, "its tables are missing (the next read-write open builds them)");
+	return n == 3;
+}
+
+/* The kept figures against those of the records. */
+static void figures(walk *w, const a2m_index_stats *want)
+{
+	int64_t got[3] = {0, 0, 0}, rows = 0;
+	if (query_ints(w->db, "SELECT count(*) FROM a2m_index_stats", &rows, 1) != SQLITE_OK ||
+	    (rows == 1 && query_ints(w->db, "SELECT docs, total_len, unindexed FROM a2m_index_stats",
+				     got, 3) != SQLITE_OK)) {
+		db_failed(w, "a2m_index_stats");
+		return;
+	}
+	if (rows != 1) {
+		problem(w, "a2m_index_stats has %lld rows, not one", (long long)rows);
+		return;
+	}
+	if (got[0] != want->docs || got[1] != want->total_len || got[2] != want->unindexed)
+		problem(w, "kept figures: %lld documents, %lld terms in all, %lld without a term;"
+			" the records make %lld, %lld, %lld", (long long)got[0], (long long)got[1],
+			(long long)got[2], (long long)want->docs, (long long)want->total_len,
+			(long long)want->unindexed);
+}
+
+/* Every record analysed, into the expected side. */
+static int expect_records(walk *w, a2m_index_stats *stats, int64_t *records)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+	memset(stats, 0, sizeof *stats);
+	*records = 0;
+	if (sqlite3_prepare_v2(w->db, "SELECT seq, content FROM records", -1, &st, NULL) != SQLITE_OK)
+		return db_failed(w, "records");
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = db_failed(w, "records");
+			break;
+		}
+		const char *content = (const char *)sqlite3_column_text(st, 1);
+		if (a2m_check_terms_expect(w->terms, w->o->ix, sqlite3_column_int64(st, 0), content,
+					   stats) != 0) {
+			rc = a2m_store_fail(w->base, "index check: out of memory");
+			break;
+		}
+		++*records;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- the segments ------------------------------------------------------- */
+
+static void cursors_free(cursor *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_finalize(c[i].rows);
+		free(c[i].bloom);
+		free(c[i].prev.p);
+	}
+	free(c);
+}
+
+/* The directory, oldest first, each segment with its row statement. */
+static int open_cursors(walk *w, cursor **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	cursor *c = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(w->db, "SELECT seg, level, entries, bloom FROM a2m_segdir ORDER BY seg",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_failed(w, "a2m_segdir");
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			break;
+		if (step != SQLITE_ROW) {
+			rc = db_failed(w, "a2m_segdir");
+			break;
+		}
+		if (a2m_seg_grow(&c, &cap, *n + 1, sizeof *c) != 0) {
+			rc = a2m_store_fail(w->base, "index check: out of memory");
+			break;
+		}
+		cursor *k = &c[(*n)++];
+		memset(k, 0, sizeof *k);
+		k->seg = sqlite3_column_int64(st, 0);
+		k->level = sqlite3_column_int64(st, 1);
+		k->entries = sqlite3_column_int64(st, 2);
+		const void *b = sqlite3_column_blob(st, 3);
+		size_t nb = (size_t)sqlite3_column_bytes(st, 3);
+		if (b && nb) {
+			if (!(k->bloom = malloc(nb))) {
+				rc = a2m_store_fail(w->base, "index check: out of memory");
+				break;
+			}
+			memcpy(k->bloom, b, nb);
+			k->nbloom = nb;
+		}
+		if (sqlite3_prepare_v2(w->db, "SELECT term, data FROM a2m_segments WHERE seg = ?1"
+				       " ORDER BY term", -1, &k->rows, NULL) != SQLITE_OK ||
+		    sqlite3_bind_int64(k->rows, 1, k->seg) != SQLITE_OK) {
+			rc = db_failed(w, "a2m_segments");
+			break;
+		}
+		if (k->level < 0 || k->level >= A2M_SEG_MAX_LISTS)
+			problem(w, "segment %lld is at level %lld", (long long)k->seg,
+				(long long)k->level);
+	}
+	sqlite3_finalize(st);
+	*out = c;
+	return rc;
+}
+
+/*
+** Moves k to its next term, stepping to its next row when a block ends.
+** Returns 0 (k->done set at the end or after a corrupt block, reported),
+** or a negative code when SQLite fails.
+*/
+static int advance(walk *w, cursor *k)
+{
+	for (;;) {
+		if (k->p && k->p < k->end) {
+			const unsigned char *t, *l;
+			size_t tlen, lsize;
+			int got = a2m_seg_next_in_block(&k->p, k->end, &t, &tlen, &l, &lsize);
+			if (got < 0) {
+				problem(w, "segment %lld: a block that cannot be read", (long long)k->seg);
+				k->done = 1;
+				return 0;
+			}
+			if (k->rowterm) {
+				if (a2m_seg_cmp_terms(k->rowterm, k->rowlen, t, tlen) != 0) {
+					char q[120];
+					problem(w, "segment %lld: the row keyed %s does not begin with its key",
+						(long long)k->seg,
+						a2m_check_quote((const char *)k->rowterm, k->rowlen, q, sizeof q));
+				}
+				k->rowterm = NULL;
+			}
+			if (k->have_prev && a2m_seg_cmp_terms(k->prev.p, k->prev.n, t, tlen) >= 0) {
+				char q[120];
+				problem(w, "segment %lld: term %s is out of order", (long long)k->seg,
+					a2m_check_quote((const char *)t, tlen, q, sizeof q));
+			}
+			k->prev.n = 0;
+			if (a2m_seg_reserve(&k->prev, tlen ? tlen : 1) != 0)
+				return a2m_store_fail(w->base, "index check: out of memory");
+			memcpy(k->prev.p, t, tlen);
+			k->prev.n = tlen;
+			k->have_prev = 1;
+			k->term = t;
+			k->tlen = tlen;
+			k->list = l;
+			k->lsize = lsize;
+			return 0;
+		}
+		int step = sqlite3_step(k->rows);
+		if (step == SQLITE_DONE) {
+			k->done = 1;
+			return 0;
+		}
+		if (step != SQLITE_ROW)
+			return db_failed(w, "a2m_segments");
+		k->p = sqlite3_column_blob(k->rows, 1);
+		k->end = k->p + sqlite3_column_bytes(k->rows, 1);
+		k->rowterm = sqlite3_column_text(k->rows, 0);
+		k->rowlen = (size_t)sqlite3_column_bytes(k->rows, 0);
+		if (!k->p || k->p == k->end) {
+			problem(w, "segment %lld: an empty row", (long long)k->seg);
+			k->p = NULL;
+		}
+	}
+}
+
+/*
+** Checks the current term of k as a reader relies on it: its filter admits
+** it, its list decodes with ascending seqs. Counts its entries.
+*/
+static void check_term(walk *w, cursor *k)
+{
+	a2m_seg_list l;
+	a2m_seg_entry e;
+	int got;
+	int64_t prev = 0;
+	if (k->bloom && !a2m_bloom_maybe(k->bloom, k->nbloom, a2m_hash_bytes(k->term, k->tlen))) {
+		char q[120];
+		problem(w, "segment %lld: its term filter rules out %s, which it holds (reads miss "
+			"its postings)", (long long)k->seg,
+			a2m_check_quote((const char *)k->term, k->tlen, q, sizeof q));
+	}
+	a2m_seg_list_init(&l, k->list, k->lsize);
+	while ((got = a2m_seg_list_next(&l, &e)) == 1) {
+		if (e.seq <= prev) {
+			got = -1;
+			break;
+		}
+		prev = e.seq;
+		k->seen++;
+	}
+	if (got < 0) {
+		char q[120];
+		problem(w, "segment %lld: the list of %s cannot be read", (long long)k->seg,
+			a2m_check_quote((const char *)k->term, k->tlen, q, sizeof q));
+	}
+}
+
+typedef struct emitting {
+	walk                *w;
+	const unsigned char *term;
+	size_t               len;
+	int                  oom;
+} emitting;
+
+static int emit_posting(const a2m_seg_entry *e, void *ctx)
+{
+	emitting *em = ctx;
+	if (a2m_check_terms_add(em->w->terms, A2M_TERMS_FOUND, (const char *)em->term, em->len,
+				e->seq, e->tf, e->dl) != 0) {
+		em->oom = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* The merge of every segment, term by term, into the found side. */
+static int merge_segments(walk *w, cursor *c, size_t n)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = advance(w, &c[i]);
+	while (!rc) {
+		const cursor *min = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (!c[i].done && (!min || a2m_seg_cmp_terms(c[i].term, c[i].tlen, min->term,
+								     min->tlen) < 0))
+				min = &c[i];
+		if (!min)
+			break;
+		a2m_seg_list lists[A2M_SEG_MAX_LISTS];
+		cursor *at[A2M_SEG_MAX_LISTS];
+		size_t k = 0;
+		for (size_t i = 0; i < n && k < A2M_SEG_MAX_LISTS; i++)
+			if (!c[i].done && a2m_seg_cmp_terms(c[i].term, c[i].tlen, min->term,
+							    min->tlen) == 0) {
+				check_term(w, &c[i]);
+				a2m_seg_list_init(&lists[k], c[i].list, c[i].lsize);
+				at[k++] = &c[i];
+			}
+		emitting em = {w, min->term, min->tlen, 0};
+		int corrupt = 0;
+		a2m_seg_merge_lists(lists, k, 0, emit_posting, NULL, &em, &corrupt);
+		if (em.oom)
+			return a2m_store_fail(w->base, "index check: out of memory");
+		for (size_t i = 0; i < k && !rc; i++)
+			rc = advance(w, at[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (c[i].seen != c[i].entries)
+			problem(w, "segment %lld: the directory says %lld entries, its rows hold %lld",
+				(long long)c[i].seg, (long long)c[i].entries, (long long)c[i].seen);
+	return rc;
+}
+
+/* Rows of segments the directory does not list: a write that went half way. */
+static void orphans(walk *w)
+{
+	int64_t n = 0;
+	if (query_ints(w->db, "SELECT count(DISTINCT seg) FROM a2m_segments"
+		       " WHERE seg NOT IN (SELECT seg FROM a2m_segdir)", &n, 1) != SQLITE_OK)
+		db_failed(w, "a2m_segments");
+	else if (n)
+		problem(w, "rows of %lld segment%s the directory does not list", (long long)n,
+			n == 1 ? "" : "s");
+}
+
+int a2m_sqlite_check_index(sqlite3 *db, a2m_store *base, const a2m_check_options *o)
+{
+	walk w = {db, base, o, NULL, 0};
+	cursor *c = NULL;
+	size_t n = 0;
+	int64_t records = 0;
+	a2m_index_stats want;
+	int rc = tables_ok(&w);
+	if (rc <= 0)
+		return rc;
+	if ((rc = version_ok(&w)) <= 0)
+		return rc;
+	if (!(w.terms = a2m_check_terms_new()))
+		return a2m_store_fail(base, "index check: out of memory");
+	if (!(rc = expect_records(&w, &want, &records)))
+		rc = open_cursors(&w, &c, &n);
+	if (!rc && n > A2M_SEG_MAX_LISTS)
+		problem(&w, "%zu live segments; a read takes at most %d", n, A2M_SEG_MAX_LISTS);
+	else if (!rc)
+		rc = merge_segments(&w, c, n);
+	if (!rc) {
+		orphans(&w);
+		figures(&w, &want);
+		a2m_check_terms_result r;
+		a2m_check_terms_compare(w.terms, o, w.problems < MAX_EXAMPLES ? MAX_EXAMPLES - w.problems
+									       : 0, &r);
+		if (r.differing) {
+			w.problems += r.differing;
+			a2m_check_say(o, A2M_CHECK_INDEX, 1, "%zu term%s whose postings differ from the "
+				      "records' text (%lld postings expected, %lld found)", r.differing,
+				      r.differing == 1 ? "" : "s", (long long)r.postings_expected,
+				      (long long)r.postings_found);
+		} else if (w.problems > MAX_EXAMPLES) {
+			a2m_check_say(o, A2M_CHECK_INDEX, 1, "%zu problems in all", w.problems);
+		} else if (!w.problems) {
+			a2m_check_say(o, A2M_CHECK_INDEX, 0, "%lld records, %zu terms, %lld postings in "
+				      "%zu segment%s, as the records' text yields", (long long)records,
+				      r.terms_found, (long long)r.postings_found, n, n == 1 ? "" : "s");
+		}
+	}
+	cursors_free(c, n);
+	a2m_check_terms_free(w.terms);
+	return rc;
+}

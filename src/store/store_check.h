@@ -1,0 +1,74 @@
+/*
+** store_check.h — what the engines' consistency checks share (store.h,
+** check and repair), for the engines only: reporting a finding, and the
+** comparison of a term index with the postings the records' text yields.
+**
+** The comparison keeps, per distinct term, a fingerprint of each side: how
+** many postings, and two sums over a mix of each posting's (seq, tf,
+** length) that do not depend on the order they come in. The expected side
+** is filled from the records (analysed as an insert would be), the found
+** side from the index as a reader would see it; a term whose fingerprints
+** differ holds different postings. Memory is one entry per distinct term,
+** not per posting, so a store of millions of records is checked in the
+** memory of its vocabulary.
+*/
+#ifndef A2M_STORE_CHECK_H
+#define A2M_STORE_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* Reports one finding through o->report, its message from a printf format. */
+void a2m_check_say(const a2m_check_options *o, a2m_check_area area, int problem,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+** Writes the n bytes of a term (or any short text) as a quoted string fit
+** for a one-line message into out (size bytes, at most 40 of the bytes
+** shown; control bytes and quotes escaped). Returns out.
+*/
+char *a2m_check_quote(const char *text, size_t n, char *out, size_t size);
+
+typedef struct a2m_check_terms a2m_check_terms;
+
+/* The two sides a posting is added to. */
+enum { A2M_TERMS_EXPECTED = 0, A2M_TERMS_FOUND = 1 };
+
+/* An empty comparison. NULL when memory runs out. */
+a2m_check_terms *a2m_check_terms_new(void);
+
+/* Frees t. NULL is a no-op. */
+void a2m_check_terms_free(a2m_check_terms *t);
+
+/*
+** Adds the posting (seq, tf, dl) of term (len bytes) to side. Returns 0,
+** or -1 when memory runs out.
+*/
+int a2m_check_terms_add(a2m_check_terms *t, int side, const char *term, size_t len,
+			int64_t seq, uint32_t tf, uint32_t dl);
+
+/*
+** Analyses content with ix as the record seq and adds its postings to the
+** expected side, and its figures to *stats as an index counts them (docs,
+** total_len, unindexed). Returns 0, or -1 when memory runs out.
+*/
+int a2m_check_terms_expect(a2m_check_terms *t, a2m_indexer *ix, int64_t seq,
+			   const char *content, a2m_index_stats *stats);
+
+/* What a comparison found. */
+typedef struct a2m_check_terms_result {
+	size_t  terms_expected, terms_found;  /* distinct terms with postings */
+	int64_t postings_expected, postings_found;
+	size_t  differing;                    /* terms whose postings differ */
+} a2m_check_terms_result;
+
+/*
+** Compares the two sides: fills *r and reports (A2M_CHECK_INDEX, problem
+** 1) up to max_examples of the terms that differ, each with its counts.
+*/
+void a2m_check_terms_compare(const a2m_check_terms *t, const a2m_check_options *o,
+			     size_t max_examples, a2m_check_terms_result *r);
+
+#endif
