@@ -23,6 +23,7 @@ int a2m_cmd_bench(int argc, char **argv);
 int a2m_cmd_export(int argc, char **argv);  /* transfer.c */
 int a2m_cmd_import(int argc, char **argv);  /* transfer.c */
 int a2m_cmd_corpus(int argc, char **argv);
+int a2m_cmd_check(int argc, char **argv);
 
 /*
 ** The client commands (client_cmds.c): describe, remember, recall, timeline,

@@ -18,9 +18,10 @@ static const char usage_head[] =
 	"  corpus        serve a folder of documents as a read-only A2M server\n"
 	"  mcp           run an MCP server whose tools are an A2M memory\n"
 	"  conformance   run the A2M conformance suite against a server\n"
-	"  bench         run the benchmarks (quality, latency)\n"
+	"  bench         run the benchmarks (quality, latency; crash and soak runs)\n"
 	"  export        write a database as JSON Lines, every field of every record\n"
 	"  import        read an export, or an MCP memory server's graph, into a database\n"
+	"  check         check a database's consistency, and --repair what is derivable\n"
 	"\n"
 	"client commands (against --http URL, default http://127.0.0.1:8778/, or\n"
 	"--stdio CMD...):\n";
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
 		return a2m_cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)
 		return a2m_cmd_import(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return a2m_cmd_check(argc - 1, argv + 1);
 	if (a2m_client_command(cmd))
 		return a2m_cmd_client(argc - 1, argv + 1);
 	fprintf(stderr, "a2m: unknown command '%s' (try 'a2m --help')\n", cmd);
