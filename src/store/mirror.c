@@ -343,8 +343,7 @@ typedef struct pass {
 	char       *err;
 	size_t      errlen;
 	const a2m_check_options *verify;  /* NULL: write */
-	size_t      differ;   /* verify: files that differ from the database */
-	size_t      files;    /* verify: files that agree */
+	a2m_mirror_tally tally;  /* verify: what it found */
 } pass;
 
 /* Verify's examples of differing files, before the rest are only counted. */
@@ -354,7 +353,7 @@ typedef struct pass {
 static void differs(pass *ps, const char *name, const char *what)
 {
 	char q[200];
-	if (ps->differ++ < VERIFY_EXAMPLES)
+	if (ps->tally.differ++ < VERIFY_EXAMPLES)
 		a2m_check_say(ps->verify, A2M_CHECK_MIRROR, 1, "file %s %s",
 			      a2m_check_quote(name, strlen(name), q, sizeof q), what);
 }
@@ -441,7 +440,7 @@ static int put_file(pass *ps, const char *name, const char *text, size_t len)
 
 	if (ps->verify) {
 		if (pass_dir(ps, 0) == 0 && ps->dirfd >= 0 && holds(ps->dirfd, name, text, len)) {
-			ps->files++;
+			ps->tally.files++;
 			return 0;
 		}
 		struct stat st;
@@ -739,7 +738,7 @@ static void sweep(pass *ps, keep *k)
 				drop_file(ps, name);
 		} else if (stale_tmp(ps->dirfd, name)) {
 			if (ps->verify)
-				differs(ps, name, "is a temporary file left over from a crash");
+				ps->tally.leftover++;  /* harmless: no reader looks at it */
 			else
 				drop_file(ps, name);
 		}
@@ -749,7 +748,7 @@ static void sweep(pass *ps, keep *k)
 
 /* Reconciles, or with verify (not NULL) only reports what reconciling would change. */
 static int reconcile(a2m_mirror *m, a2m_store *s, const a2m_check_options *verify,
-		     size_t *files, size_t *differ, char *err, size_t errlen)
+		     a2m_mirror_tally *tally, char *err, size_t errlen)
 {
 	pass ps;
 	keep k = {NULL, NULL, 0, 0};
@@ -773,20 +772,18 @@ static int reconcile(a2m_mirror *m, a2m_store *s, const a2m_check_options *verif
 	for (size_t i = 0; i < k.n; i++)
 		free(k.names[i]);
 	free(k.names);
-	if (files)
-		*files = ps.files;
-	if (differ)
-		*differ = ps.differ;
+	if (tally)
+		*tally = ps.tally;
 	return pass_end(&ps);
 }
 
 int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen)
 {
-	return reconcile(m, s, NULL, NULL, NULL, err, errlen);
+	return reconcile(m, s, NULL, NULL, err, errlen);
 }
 
 int a2m_mirror_verify(a2m_mirror *m, a2m_store *s, const a2m_check_options *o,
-		      size_t *files, size_t *differ, char *err, size_t errlen)
+		      a2m_mirror_tally *tally, char *err, size_t errlen)
 {
-	return reconcile(m, s, o, files, differ, err, errlen);
+	return reconcile(m, s, o, tally, err, errlen);
 }

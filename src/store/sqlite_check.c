@@ -418,20 +418,22 @@ static void check_vectors(sqlstore *s, const a2m_check_options *o)
 static void check_mirror(sqlstore *s, const a2m_check_options *o)
 {
 	char err[sizeof s->base.errmsg];
-	size_t files = 0, differ = 0;
+	a2m_mirror_tally t;
 	a2m_mirror *m = a2m_mirror_new(o->procedural_dir, o->procedural_tier);
 	if (!m) {
 		a2m_check_say(o, A2M_CHECK_MIRROR, 1, "out of memory");
 		return;
 	}
-	if (a2m_mirror_verify(m, &s->base, o, &files, &differ, err, sizeof err) != 0)
+	if (a2m_mirror_verify(m, &s->base, o, &t, err, sizeof err) != 0)
 		a2m_check_say(o, A2M_CHECK_MIRROR, 1, "%s", err);
-	else if (differ > 8)
+	else if (t.differ > 8)
 		a2m_check_say(o, A2M_CHECK_MIRROR, 1, "%zu files differ from the database in all",
-			      differ);
-	else if (!differ)
+			      t.differ);
+	else if (!t.differ)
 		a2m_check_say(o, A2M_CHECK_MIRROR, 0, "%zu file%s in %s, each as the database has "
-			      "its record", files, files == 1 ? "" : "s", o->procedural_dir);
+			      "its record%s", t.files, t.files == 1 ? "" : "s", o->procedural_dir,
+			      t.leftover ? " (and temporary files a crash left, which the next open "
+			      "removes)" : "");
 	a2m_mirror_free(m);
 }
 

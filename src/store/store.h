@@ -679,18 +679,25 @@ int a2m_mirror_apply(a2m_mirror *m, a2m_store *s, char *err, size_t errlen);
 */
 int a2m_mirror_reconcile(a2m_mirror *m, a2m_store *s, char *err, size_t errlen);
 
+/* What a2m_mirror_verify() found. */
+typedef struct a2m_mirror_tally {
+	size_t files;     /* files that agree with the database */
+	size_t differ;    /* files missing, stale, or without a record */
+	size_t leftover;  /* temporary files a crash left over a minute ago */
+} a2m_mirror_tally;
+
 /*
 ** Compares the directory with s as a2m_mirror_reconcile() would, changing
 ** nothing: each file it would write (missing, or not holding its record as
-** the database has it) or remove (no record; or one of the store's
-** temporary files left over from a crash over a minute ago) is reported
-** through o (A2M_CHECK_MIRROR, problem 1; the first few, the rest counted).
-** *files gets the files that agree, *differ those that do not. Returns 0,
-** or A2M_INTERNAL_ERROR with a message in err when the records or the
-** directory could not be read.
+** the database has it) or remove (no record) is reported through o
+** (A2M_CHECK_MIRROR, problem 1; the first few, the rest counted), and
+** counted in *tally with the files that agree and the temporary files a
+** crash left (no reader looks at those; reconciling removes them once a
+** minute old). Returns 0, or A2M_INTERNAL_ERROR with a message in err
+** when the records or the directory could not be read.
 */
 int a2m_mirror_verify(a2m_mirror *m, a2m_store *s, const a2m_check_options *o,
-		      size_t *files, size_t *differ, char *err, size_t errlen);
+		      a2m_mirror_tally *tally, char *err, size_t errlen);
 
 /*
 ** The file name of rec in a mirror: "<slug>--<id>.md" as described at
