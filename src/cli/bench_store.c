@@ -936,5 +936,7 @@ int a2m_bench_more(int argc, char **argv)
 		return a2m_bench_corpus(argc, argv);
 	if (strcmp(argv[0], "corpus-index") == 0)
 		return a2m_bench_corpus_index(argc, argv);
+	if (strcmp(argv[0], "crash") == 0)
+		return a2m_bench_crash(argc, argv);
 	return -1;
 }
