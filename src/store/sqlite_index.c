@@ -546,12 +546,13 @@ void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 /*
 ** Encodes the final state of each (term, seq) of the n ops at idx (indices
 ** into x->ops, all of one term, in (seq, arrival) order) into x->list;
-** *entries counts them. The last op of a (term, seq) decides: an addition
+** *entries counts them, *maxseq is raised to the highest seq of a posting. The last op of a (term, seq) decides: an addition
 ** writes the posting, a removal a tombstone, unless its first op was an
 ** addition too (then the posting did not exist before the batch and does
 ** not after: nothing to write).
 */
-static int encode_term(a2m_sqlite_index *x, const size_t *idx, size_t n, int64_t *entries)
+static int encode_term(a2m_sqlite_index *x, const size_t *idx, size_t n, int64_t *entries,
+		       int64_t *maxseq)
 {
 	int64_t prev = 0;
 	x->list.n = 0;
@@ -567,6 +568,8 @@ static int encode_term(a2m_sqlite_index *x, const size_t *idx, size_t n, int64_t
 				   .deleted = last->sign < 0};
 		if (e.deleted)
 			e.tf = e.dl = 0;
+		else if (e.seq > *maxseq)
+			*maxseq = e.seq;
 		if (a2m_seg_put(&x->list, &prev, &e) != 0)
 			return -1;
 		++*entries;
@@ -664,20 +667,20 @@ static int group_ops(a2m_sqlite_index *x)
 /* Writes the buffered postings as one new segment, then merges (merge set). */
 static int write_segment(a2m_sqlite_index *x, a2m_store *base, int merge)
 {
-	int64_t seg = 0, entries = 0;
+	int64_t seg = 0, entries = 0, maxseq = 0;
 	if (group_ops(x) != 0)
 		return a2m_store_fail(base, "index flush: out of memory");
 	int rc = a2m_segments_start(x->segs, base, &seg);
 	for (size_t i = 0; !rc && i < x->ngroups; i++) {
 		const term_group *g = &x->groups[x->sorted[i].group];
-		if (encode_term(x, x->byterm + g->at - g->n, g->n, &entries) != 0)
+		if (encode_term(x, x->byterm + g->at - g->n, g->n, &entries, &maxseq) != 0)
 			rc = a2m_store_fail(base, "index flush: out of memory");
 		else if (x->list.n)
 			rc = a2m_segments_add(x->segs, base, seg, x->arena + g->term, g->len,
 					      x->list.p, x->list.n);
 	}
 	if (!rc && entries)
-		rc = a2m_segments_finish(x->segs, base, seg, 0, entries);
+		rc = a2m_segments_finish(x->segs, base, seg, 0, entries, maxseq);
 	if (!rc && entries && merge)
 		rc = a2m_segments_maintain(x->segs, base, 0);
 	return rc;

@@ -9,10 +9,12 @@
 **       commit or merge; a row is a block of terms (term: its first), each
 **       with its postings (seq, tf, dl: the record's length, so BM25 needs
 **       no second lookup) and tombstones, in ascending seq.
-**   a2m_segdir(seg, level, entries, bloom)  the live segments, each with a
+**   a2m_segdir(seg, level, entries, bloom, nonce, maxseq)  the live segments, each with a
 **       Bloom filter of its terms (bloom.h): a reader reads a term's block
 **       from each segment whose filter does not rule the term out, the
-**       newest segment's entry winning per seq.
+**       newest segment's entry winning per seq; and the highest seq of a
+**       posting each holds, by which merges drop the tombstones nothing
+**       older needs (sqlite_segments.h).
 **   a2m_index_stats(docs, total_len, unindexed)  one row.
 **
 ** Postings are buffered until the transaction commits (or something reads

@@ -26,8 +26,12 @@
 ** level are always older than those of a lower one, so the merged segments
 ** are always a contiguous run in age, and the merged one takes the number
 ** of the newest it replaced: newest-wins stays true.
-** A merge that includes the oldest live segment drops tombstones (nothing
-** older remains for them to hide).
+** A merge drops the tombstones nothing older can need: those whose seq is
+** above the maxseq of every segment older than its run (sqlite_segments.h),
+** all of them when the run starts at the oldest live segment. A store that
+** forgets what it remembered a while ago so keeps its index the size of
+** its records, not of its history (`a2m bench soak` found that it did
+** not: 4.5 million entries for 40 000 postings after ten minutes).
 **
 ** The cost: a term is read from up to 8 segments per level (a seek each,
 ** skipped when the segment's Bloom filter of its terms rules the term out:
@@ -120,7 +124,8 @@ struct a2m_segments {
 	sqlite3      *db;
 	sqlite3_stmt *next_seg, *add, *finish, *levels, *count, *level_segs;
 	sqlite3_stmt *all_segs;
-	sqlite3_stmt *oldest, *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
+	sqlite3_stmt *floor;  /* a run's tombstone floor; prepared at first use, as is finish */
+	sqlite3_stmt *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
 	sqlite3_stmt *read_begin, *read_end;  /* a term read outside any transaction */
 	a2m_seg_build build;  /* the segment a commit is writing */
 	a2m_seg_job  *ahead;  /* the merge computed ahead for this transaction, or NULL */
@@ -181,9 +186,6 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		{offsetof(a2m_segments, next_seg), "SELECT coalesce(max(seg), 0) + 1 FROM a2m_segdir"},
 		{offsetof(a2m_segments, add),
 		 "INSERT INTO a2m_segments(seg, term, data) VALUES(?1, ?2, ?3)"},
-		{offsetof(a2m_segments, finish),
-		 "INSERT INTO a2m_segdir(seg, level, entries, bloom, nonce)"
-		 " VALUES(?1, ?2, ?3, ?4, ?5)"},
 		/* Counted per level in C: a GROUP BY sorted, at 26k instructions a
 		** commit (8% of a single-record remember). */
 		{offsetof(a2m_segments, levels), "SELECT level, entries FROM a2m_segdir"},
@@ -192,7 +194,6 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		 "SELECT seg FROM a2m_segdir WHERE level = ?1 ORDER BY seg"},
 		{offsetof(a2m_segments, all_segs),
 		 "SELECT seg FROM a2m_segdir ORDER BY seg LIMIT " A2M_SEG_MAX_LISTS_SQL},
-		{offsetof(a2m_segments, oldest), "SELECT min(seg) FROM a2m_segdir"},
 		{offsetof(a2m_segments, load),
 		 "SELECT data FROM a2m_segments WHERE seg = ?1 ORDER BY term"},
 		{offsetof(a2m_segments, drop_rows), "DELETE FROM a2m_segments WHERE seg = ?1"},
@@ -211,6 +212,19 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		 " ORDER BY term DESC LIMIT 1"},
 	};
 	*out = NULL;
+	/*
+	** A file whose index was built before the column: add it (its rows then
+	** have no maxseq, and a merge older than them keeps its tombstones, as
+	** before). A read-only connection never writes a row, nor merges.
+	*/
+	sqlite3_stmt *probe = NULL;
+	int has_maxseq = sqlite3_prepare_v2(db, "SELECT maxseq FROM a2m_segdir", -1, &probe,
+					    NULL) == SQLITE_OK;
+	sqlite3_finalize(probe);
+	if (!has_maxseq && !sqlite3_db_readonly(db, "main") &&
+	    sqlite3_exec(db, "ALTER TABLE a2m_segdir ADD COLUMN maxseq INTEGER", NULL, NULL,
+			 NULL) != SQLITE_OK)
+		return a2m_store_fail(base, "index: %s", sqlite3_errmsg(db));
 	a2m_segments *s = calloc(1, sizeof *s);
 	if (!s)
 		return a2m_store_fail(base, "index: out of memory");
@@ -234,7 +248,7 @@ void a2m_segments_close(a2m_segments *s)
 	if (!s)
 		return;
 	sqlite3_stmt *all[] = {s->next_seg, s->add, s->finish, s->levels, s->count,
-			       s->level_segs, s->all_segs, s->oldest, s->load, s->drop_rows,
+			       s->level_segs, s->all_segs, s->floor, s->load, s->drop_rows,
 			       s->drop_dir, s->dir_list, s->dir_bloom, s->block_of,
 			       s->read_begin, s->read_end};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -335,13 +349,25 @@ static int64_t new_nonce(void)
 	return v;
 }
 
+/* Prepares *st from sql unless it is: the statements a read-only connection never runs. */
+static int prepare_once(a2m_segments *s, a2m_store *base, sqlite3_stmt **st, const char *sql)
+{
+	if (!*st && sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+		return fail(s, base, "prepare");
+	return 0;
+}
+
 /*
-** Writes segment seg's directory row: its level, its entries and the
-** filter of its terms (nhashes hashes), which reads test before a seek.
+** Writes segment seg's directory row: its level, its entries, the highest
+** seq of a posting in it, and the filter of its terms (nhashes hashes),
+** which reads test before a seek.
 */
 static int write_dir(a2m_segments *s, a2m_store *base, int64_t seg, int level,
-		     int64_t entries, const uint64_t *hashes, size_t nhashes)
+		     int64_t entries, int64_t maxseq, const uint64_t *hashes, size_t nhashes)
 {
+	if (prepare_once(s, base, &s->finish, "INSERT INTO a2m_segdir(seg, level, entries, bloom,"
+			 " nonce, maxseq) VALUES(?1, ?2, ?3, ?4, ?5, ?6)"))
+		return A2M_INTERNAL_ERROR;
 	size_t nbloom = a2m_bloom_bytes(nhashes);
 	unsigned char *bloom = calloc(1, nbloom);
 	if (!bloom)
@@ -358,6 +384,7 @@ static int write_dir(a2m_segments *s, a2m_store *base, int64_t seg, int level,
 		sqlite3_bind_int64(st, 3, entries) == SQLITE_OK &&
 		sqlite3_bind_blob64(st, 4, bloom, nbloom, SQLITE_STATIC) == SQLITE_OK &&
 		sqlite3_bind_int64(st, 5, new_nonce()) == SQLITE_OK &&
+		sqlite3_bind_int64(st, 6, maxseq) == SQLITE_OK &&
 		sqlite3_step(st) == SQLITE_DONE;
 	reset(st);
 	free(bloom);
@@ -365,11 +392,12 @@ static int write_dir(a2m_segments *s, a2m_store *base, int64_t seg, int level,
 }
 
 int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
-			int64_t entries)
+			int64_t entries, int64_t maxseq)
 {
 	int rc = write_block(s, base, seg);
 	if (!rc)
-		rc = write_dir(s, base, seg, level, entries, s->build.hashes, s->build.nhashes);
+		rc = write_dir(s, base, seg, level, entries, maxseq, s->build.hashes,
+			       s->build.nhashes);
 	s->build.nhashes = 0;
 	return rc;
 }
@@ -456,7 +484,7 @@ static int write_merged(a2m_segments *s, a2m_store *base, const a2m_seg_input *i
 		rc = merge_failed(base, -2);
 	if (!rc && entries)
 		rc = write_dir(s, base, seg, level < 0 ? a2m_segments_level_for(entries) : level,
-			       entries, out->hashes, out->nhashes);
+			       entries, out->maxseq, out->hashes, out->nhashes);
 	return rc;
 }
 
@@ -476,18 +504,37 @@ static int list_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 }
 
 /*
+** The tombstone floor of a run that starts at segment first: the highest
+** maxseq of the segments older than it, 0 when there are none, INT64_MAX
+** when one of them does not know its own.
+*/
+static int tombstone_floor(a2m_segments *s, a2m_store *base, int64_t first, int64_t *floor)
+{
+	if (prepare_once(s, base, &s->floor, "SELECT count(*) - count(maxseq), ifnull(max(maxseq), 0)"
+			 " FROM a2m_segdir WHERE seg < ?1"))
+		return A2M_INTERNAL_ERROR;
+	int rc = 0;
+	if (sqlite3_bind_int64(s->floor, 1, first) != SQLITE_OK ||
+	    sqlite3_step(s->floor) != SQLITE_ROW)
+		rc = fail(s, base, "merge");
+	else
+		*floor = sqlite3_column_int64(s->floor, 0) ? INT64_MAX
+							    : sqlite3_column_int64(s->floor, 1);
+	reset(s->floor);
+	return rc;
+}
+
+/*
 ** Reads the segments st lists (bound by the caller), oldest first: *in
-** (*n of them; a2m_seg_inputs_free) and whether their merge keeps
-** tombstones (not when they start at the oldest live segment: nothing
-** older remains for a tombstone to hide).
+** (*n of them; a2m_seg_inputs_free) and the tombstone floor of their merge.
 */
 static int load_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st,
-		       a2m_seg_input **in, size_t *n, int *keep_tombstones)
+		       a2m_seg_input **in, size_t *n, int64_t *floor)
 {
 	seg_list l = {0};
-	int64_t oldest = 0;
 	*in = NULL;
 	*n = 0;
+	*floor = INT64_MAX;
 	int rc = each_row(s, base, st, 1, "merge", list_row, &l);
 	if (!rc && l.n > A2M_SEG_MAX_LISTS)
 		rc = a2m_store_fail(base, "index merge: too many segments");
@@ -498,9 +545,8 @@ static int load_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st,
 		*n = i + 1;
 		rc = load(s, base, &(*in)[i]);
 	}
-	if (!rc)
-		rc = one_int(s, base, s->oldest, &oldest, "merge");
-	*keep_tombstones = l.n && l.segs[0] != oldest;
+	if (!rc && l.n)
+		rc = tombstone_floor(s, base, l.segs[0], floor);
 	free(l.segs);
 	return rc;
 }
@@ -511,11 +557,10 @@ static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int 
 	a2m_seg_input *in = NULL;
 	a2m_seg_build out = {0};
 	size_t n = 0;
-	int keep = 0;
-	int64_t entries = 0;
-	int rc = load_listed(s, base, st, &in, &n, &keep);
+	int64_t entries = 0, floor = INT64_MAX;
+	int rc = load_listed(s, base, st, &in, &n, &floor);
 	if (!rc && n) {
-		int got = a2m_seg_merge_inputs(in, n, keep, &out, &entries);
+		int got = a2m_seg_merge_inputs(in, n, floor, &out, &entries);
 		rc = got ? merge_failed(base, got) : write_merged(s, base, in, n, &out, entries, level);
 	}
 	a2m_seg_build_free(&out);
@@ -576,10 +621,10 @@ int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base)
 		return fail(s, base, "merge");
 	a2m_seg_input *in = NULL;
 	size_t n = 0;
-	int keep = 0;
-	rc = load_listed(s, base, s->level_segs, &in, &n, &keep);
+	int64_t floor = INT64_MAX;
+	rc = load_listed(s, base, s->level_segs, &in, &n, &floor);
 	/* Without a thread the level waits: the commit merges a level over full. */
-	if (!rc && n && (s->ahead = a2m_seg_job_start(in, n, keep, (int)level + 1)))
+	if (!rc && n && (s->ahead = a2m_seg_job_start(in, n, floor, (int)level + 1)))
 		return 0;
 	a2m_seg_inputs_free(in, n);
 	return rc;

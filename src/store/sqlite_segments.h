@@ -14,7 +14,18 @@
 ** (tf and dl only when not deleted; the first entry's previous seq is 0).
 ** A deleted entry, a tombstone, says that the posting is gone as of this
 ** segment. For a (term, seq) the entry of the newest segment (the highest
-** seg) wins. a2m_segdir lists the live segments with their level.
+** seg) wins. a2m_segdir lists the live segments with their level, and
+** maxseq, the highest seq of a posting the segment may hold (NULL: not
+** known, in a row written before the column was; sqlite_segments.c).
+**
+** Tombstones and maxseq: a tombstone is needed only while an older segment
+** may hold the posting it hides. Seqs are never given out twice, so when a
+** merge writes a run of segments, a tombstone whose seq is above every
+** older segment's maxseq (the run's tombstone floor) hides nothing and is
+** dropped. Without that, a store that keeps forgetting and remembering
+** (its records steady, its seqs moving on) kept every tombstone until a
+** merge reached the oldest segment, which happens ever more rarely as
+** levels grow: its index grew without bound.
 */
 #ifndef A2M_SQLITE_SEGMENTS_H
 #define A2M_SQLITE_SEGMENTS_H
@@ -31,7 +42,7 @@
 	"CREATE TABLE a2m_segments(seg INTEGER NOT NULL, term TEXT NOT NULL," \
 	" data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;" \
 	"CREATE TABLE a2m_segdir(seg INTEGER PRIMARY KEY, level INTEGER NOT NULL," \
-	" entries INTEGER NOT NULL, bloom BLOB, nonce INTEGER NOT NULL);"
+	" entries INTEGER NOT NULL, bloom BLOB, nonce INTEGER NOT NULL, maxseq INTEGER);"
 
 /* One entry of a term's list: a posting, or its tombstone (deleted). */
 typedef struct a2m_seg_entry {
@@ -124,8 +135,9 @@ typedef int (*a2m_seg_copy)(const unsigned char *p, size_t n, int64_t count, int
 
 /*
 ** Merges the n lists of one term, lists[0] the oldest, into ascending seq
-** where for each seq the newest list's entry wins; tombstones are emitted
-** only when keep_tombstones. Entries go to emit one by one, except, when
+** where for each seq the newest list's entry wins; a tombstone is emitted
+** only when its seq is at most tombstone_floor (0: none is; INT64_MAX: all
+** are). Entries go to emit one by one, except, when
 ** copy is not NULL, runs of one list's entries before every other list's
 ** next, holding no tombstone to drop, that follow an entry of it emitted
 ** (or start the only list): those go to copy as their bytes, which spares
@@ -134,7 +146,7 @@ typedef int (*a2m_seg_copy)(const unsigned char *p, size_t n, int64_t count, int
 ** with *corrupt set when a list's bytes are not a list (or n >
 ** A2M_SEG_MAX_LISTS).
 */
-int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
+int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int64_t tombstone_floor,
 			a2m_seg_emit emit, a2m_seg_copy copy, void *ctx, int *corrupt);
 
 /*
@@ -165,6 +177,7 @@ typedef struct a2m_seg_build {
 	uint64_t     *hashes;  /* every term added, hashed */
 	size_t        nhashes, hashes_cap;
 	a2m_seg_bytes done;    /* blocks kept by a2m_seg_build_keep */
+	int64_t       maxseq;  /* a merge's: at least the highest seq of a posting written */
 } a2m_seg_build;
 
 /*
@@ -195,12 +208,15 @@ void a2m_seg_inputs_free(a2m_seg_input *in, size_t n);
 
 /*
 ** Merges in[0..n) (oldest first, a contiguous run in age) into out, whose
-** blocks are all kept in out->done; *entries gets the entries written.
-** Tombstones are kept unless the run starts at the oldest live segment.
-** Pure: no SQLite, so it may run on a thread of its own. Returns 0, -1
-** when memory runs out, -2 when an input is corrupt.
+** blocks are all kept in out->done; *entries gets the entries written, and
+** out->maxseq at least the highest seq of a posting among them. A
+** tombstone is kept only when its seq is at most tombstone_floor, the
+** highest maxseq of the segments older than the run (0 when the run starts
+** at the oldest; INT64_MAX when one of them is not known). Pure: no
+** SQLite, so it may run on a thread of its own. Returns 0, -1 when memory
+** runs out, -2 when an input is corrupt.
 */
-int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int keep_tombstones,
+int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
 			 a2m_seg_build *out, int64_t *entries);
 
 /*
@@ -214,7 +230,7 @@ int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int keep_tombstones,
 typedef struct a2m_seg_job {
 	a2m_seg_input *in;
 	size_t         n;
-	int            keep_tombstones;
+	int64_t        tombstone_floor;
 	int            level;    /* the level the merged segment goes to */
 	a2m_seg_build  out;
 	int64_t        entries;
@@ -223,7 +239,8 @@ typedef struct a2m_seg_job {
 	pthread_t      thread;
 } a2m_seg_job;
 
-a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int keep_tombstones, int level);
+a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
+			       int level);
 int          a2m_seg_job_finish(a2m_seg_job *job);
 void         a2m_seg_job_free(a2m_seg_job *job);
 
@@ -241,14 +258,16 @@ void a2m_segments_close(a2m_segments *s);
 /*
 ** Starts a new segment, the newest (inside the caller's transaction):
 ** *seg is its number. Then a2m_segments_add for each term in ascending
-** order, then a2m_segments_finish. Nothing is visible to reads before
-** finish writes the directory row. Each returns 0 or a negative code.
+** order, then a2m_segments_finish with the entries written and the
+** highest seq of a posting among them (maxseq). Nothing is visible to
+** reads before finish writes the directory row. Each returns 0 or a
+** negative code.
 */
 int a2m_segments_start(a2m_segments *s, a2m_store *base, int64_t *seg);
 int a2m_segments_add(a2m_segments *s, a2m_store *base, int64_t seg, const char *term,
 		     size_t len, const void *data, size_t n);
 int a2m_segments_finish(a2m_segments *s, a2m_store *base, int64_t seg, int level,
-			int64_t entries);
+			int64_t entries, int64_t maxseq);
 
 /*
 ** The level a segment of that many entries starts at: 0 for a commit's,

@@ -151,11 +151,12 @@ int a2m_seg_list_next(a2m_seg_list *l, a2m_seg_entry *e)
 
 /*
 ** Moves l past its entries whose seq is below before, stopping at a
-** tombstone unless tombstones (so that each passed entry would be kept as
-** it is): returns how many it passed (l->seq the last's), or -1 when the
-** bytes are corrupt (as a2m_seg_list_next would find them).
+** tombstone whose seq is above floor (one the merge drops: so that each
+** passed entry would be kept as it is): returns how many it passed (l->seq
+** the last's), or -1 when the bytes are corrupt (as a2m_seg_list_next
+** would find them).
 */
-static int64_t skip_run(a2m_seg_list *l, int64_t before, int tombstones)
+static int64_t skip_run(a2m_seg_list *l, int64_t before, int64_t floor)
 {
 	int64_t count = 0;
 	uint64_t head, tf, dl;
@@ -163,7 +164,7 @@ static int64_t skip_run(a2m_seg_list *l, int64_t before, int tombstones)
 		if (!get_varint(&p, l->end, &head))
 			return -1;
 		int64_t seq = l->seq + (int64_t)(head >> 1);
-		if (seq >= before || (head & 1 && !tombstones))
+		if (seq >= before || (head & 1 && seq > floor))
 			break;
 		if (!(head & 1) && (!get_varint(&p, l->end, &tf) ||
 				    !get_varint(&p, l->end, &dl) || tf > UINT32_MAX ||
@@ -175,7 +176,7 @@ static int64_t skip_run(a2m_seg_list *l, int64_t before, int tombstones)
 	return count;
 }
 
-int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
+int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int64_t tombstone_floor,
 			a2m_seg_emit emit, a2m_seg_copy copy, void *ctx, int *corrupt)
 {
 	a2m_seg_entry head[A2M_SEG_MAX_LISTS];
@@ -186,7 +187,7 @@ int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
 	/* A term in one list only (most, in a merge): its entries as they are. */
 	if (copy && n == 1) {
 		const unsigned char *from = lists[0].p;
-		int64_t count = skip_run(&lists[0], INT64_MAX, keep_tombstones);
+		int64_t count = skip_run(&lists[0], INT64_MAX, tombstone_floor);
 		int rc = 0;
 		if (count < 0)
 			return -1;
@@ -224,14 +225,14 @@ int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int keep_tombstones,
 		int tie = head[win].seq == other;
 		do {
 			a2m_seg_entry e = head[win];
-			int dropped = e.deleted && !keep_tombstones;
+			int dropped = e.deleted && e.seq > tombstone_floor;
 			int rc = dropped ? 0 : emit(&e, ctx);
 			if (rc < 0)
 				return rc;
 			/* The entries after an emitted one, up to other, as they are. */
 			if (copy && !tie && !dropped) {
 				const unsigned char *from = lists[win].p;
-				int64_t count = skip_run(&lists[win], other, keep_tombstones);
+				int64_t count = skip_run(&lists[win], other, tombstone_floor);
 				if (count < 0) {
 					*corrupt = 1;
 					return -1;

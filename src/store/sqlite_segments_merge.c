@@ -146,12 +146,15 @@ static int cmp_rows(const a2m_seg_input *a, const a2m_seg_input *b)
 typedef struct encoder {
 	a2m_seg_bytes *out;
 	int64_t        prev, entries;
+	int64_t        maxseq;  /* at least the highest seq of a posting written */
 } encoder;
 
 static int encode(const a2m_seg_entry *e, void *ctx)
 {
 	encoder *en = ctx;
 	en->entries++;
+	if (!e->deleted && e->seq > en->maxseq)
+		en->maxseq = e->seq;
 	return a2m_seg_put(en->out, &en->prev, e);
 }
 
@@ -166,15 +169,18 @@ static int encode_copy(const unsigned char *p, size_t n, int64_t count, int64_t 
 	en->out->n += n;
 	en->entries += count;
 	en->prev = last;
+	/* The run ends at last: a bound, whether last is a posting or not. */
+	if (last > en->maxseq)
+		en->maxseq = last;
 	return 0;
 }
 
-int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int keep_tombstones,
+int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
 			 a2m_seg_build *out, int64_t *entries)
 {
 	a2m_seg_list lists[A2M_SEG_MAX_LISTS];
 	a2m_seg_bytes list = {0};
-	encoder en = {&list, 0, 0};
+	encoder en = {&list, 0, 0, 0};
 	int rc = 0;
 	*entries = 0;
 	if (n > A2M_SEG_MAX_LISTS)
@@ -210,7 +216,7 @@ int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int keep_tombstones,
 		list.n = 0;
 		en.prev = 0;
 		int corrupt = 0;
-		rc = a2m_seg_merge_lists(lists, k, keep_tombstones, encode, encode_copy, &en,
+		rc = a2m_seg_merge_lists(lists, k, tombstone_floor, encode, encode_copy, &en,
 					 &corrupt);
 		if (corrupt)
 			rc = -2;
@@ -226,6 +232,7 @@ int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int keep_tombstones,
 		rc = -1;
 	free(list.p);
 	*entries = en.entries;
+	out->maxseq = en.maxseq;
 	return rc;
 }
 
@@ -234,19 +241,20 @@ int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int keep_tombstones,
 static void *job_run(void *arg)
 {
 	a2m_seg_job *job = arg;
-	job->rc = a2m_seg_merge_inputs(job->in, job->n, job->keep_tombstones, &job->out,
+	job->rc = a2m_seg_merge_inputs(job->in, job->n, job->tombstone_floor, &job->out,
 				       &job->entries);
 	return NULL;
 }
 
-a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int keep_tombstones, int level)
+a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
+			       int level)
 {
 	a2m_seg_job *job = calloc(1, sizeof *job);
 	if (!job)
 		return NULL;
 	job->in = in;
 	job->n = n;
-	job->keep_tombstones = keep_tombstones;
+	job->tombstone_floor = tombstone_floor;
 	job->level = level;
 	if (a2m_thread_start(&job->thread, job_run, job) != 0) {
 		free(job);
