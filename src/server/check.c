@@ -136,7 +136,7 @@ static void check_groups(a2m_store *s, const a2m_check_options *o)
 			groups++;
 			if (tiers == 1 || split++ >= MAX_EXAMPLES)
 				continue;
-			char g[120], t1[120], t2[120];
+			char g[A2M_CHECK_QUOTED], t1[A2M_CHECK_QUOTED], t2[A2M_CHECK_QUOTED];
 			a2m_check_say(o, A2M_CHECK_GROUPS, 1, "group %s: %zu records in %zu tiers "
 				      "(%s ... %s)", a2m_check_quote(m.v[i].group, strlen(m.v[i].group),
 								     g, sizeof g), j - i, tiers,

@@ -352,7 +352,7 @@ typedef struct pass {
 /* Verify found that file name differs from the database: what says how. */
 static void differs(pass *ps, const char *name, const char *what)
 {
-	char q[200];
+	char q[A2M_CHECK_QUOTED];
 	if (ps->tally.differ++ < VERIFY_EXAMPLES)
 		a2m_check_say(ps->verify, A2M_CHECK_MIRROR, 1, "file %s %s",
 			      a2m_check_quote(name, strlen(name), q, sizeof q), what);

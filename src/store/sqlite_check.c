@@ -167,7 +167,7 @@ static void check_file(sqlstore *s, const a2m_check_options *o)
 static int counts_row(sqlite3_stmt *st, void *ctx)
 {
 	findings *f = ctx;
-	char t[120], u[120];
+	char t[A2M_CHECK_QUOTED], u[A2M_CHECK_QUOTED];
 	if (f->n++ < MAX_EXAMPLES)
 		a2m_check_say(f->o, A2M_CHECK_COUNTS, 1, "tier %s, session %s: kept %lld, the records "
 			      "make %lld", bucket_name(st, 0, t, sizeof t), bucket_name(st, 1, u, sizeof u),
@@ -336,7 +336,7 @@ static int vector_row(sqlite3_stmt *st, void *ctx)
 {
 	vector_walk *w = ctx;
 	const char *id = (const char *)sqlite3_column_text(st, 1);
-	char q[120];
+	char q[A2M_CHECK_QUOTED];
 	for (int space = 0; space < 2; space++) {
 		int col = space ? 3 : 2;
 		size_t size = space ? 4 : 8;

@@ -40,6 +40,8 @@ typedef struct cursor {
 	int64_t        seg;
 	int64_t        level, entries;   /* as the directory says */
 	int64_t        seen;             /* entries read, tombstones included */
+	int64_t        maxseq;           /* the directory's (-1: not known) */
+	int64_t        top;              /* the highest seq of a posting read */
 	unsigned char *bloom;            /* the directory's filter (a copy); NULL: none */
 	size_t         nbloom;
 	sqlite3_stmt  *rows;
@@ -220,8 +222,11 @@ static int open_cursors(walk *w, cursor **out, size_t *n)
 	int rc = 0;
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(w->db, "SELECT seg, level, entries, bloom FROM a2m_segdir ORDER BY seg",
-			       -1, &st, NULL) != SQLITE_OK)
+	/* maxseq, a later column, when the file has it (else none is known). */
+	if (sqlite3_prepare_v2(w->db, "SELECT seg, level, entries, bloom, maxseq FROM a2m_segdir"
+			       " ORDER BY seg", -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(w->db, "SELECT seg, level, entries, bloom, NULL FROM a2m_segdir"
+			       " ORDER BY seg", -1, &st, NULL) != SQLITE_OK)
 		return db_failed(w, "a2m_segdir");
 	for (;;) {
 		int step = sqlite3_step(st);
@@ -240,6 +245,8 @@ static int open_cursors(walk *w, cursor **out, size_t *n)
 		k->seg = sqlite3_column_int64(st, 0);
 		k->level = sqlite3_column_int64(st, 1);
 		k->entries = sqlite3_column_int64(st, 2);
+		k->maxseq = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1
+								    : sqlite3_column_int64(st, 4);
 		const void *b = sqlite3_column_blob(st, 3);
 		size_t nb = (size_t)sqlite3_column_bytes(st, 3);
 		if (b && nb) {
@@ -284,7 +291,7 @@ static int advance(walk *w, cursor *k)
 			}
 			if (k->rowterm) {
 				if (a2m_seg_cmp_terms(k->rowterm, k->rowlen, t, tlen) != 0) {
-					char q[120];
+					char q[A2M_CHECK_QUOTED];
 					problem(w, "segment %lld: the row keyed %s does not begin with its key",
 						(long long)k->seg,
 						a2m_check_quote((const char *)k->rowterm, k->rowlen, q, sizeof q));
@@ -292,7 +299,7 @@ static int advance(walk *w, cursor *k)
 				k->rowterm = NULL;
 			}
 			if (k->have_prev && a2m_seg_cmp_terms(k->prev.p, k->prev.n, t, tlen) >= 0) {
-				char q[120];
+				char q[A2M_CHECK_QUOTED];
 				problem(w, "segment %lld: term %s is out of order", (long long)k->seg,
 					a2m_check_quote((const char *)t, tlen, q, sizeof q));
 			}
@@ -337,7 +344,7 @@ static void check_term(walk *w, cursor *k)
 	int got;
 	int64_t prev = 0;
 	if (k->bloom && !a2m_bloom_maybe(k->bloom, k->nbloom, a2m_hash_bytes(k->term, k->tlen))) {
-		char q[120];
+		char q[A2M_CHECK_QUOTED];
 		problem(w, "segment %lld: its term filter rules out %s, which it holds (reads miss "
 			"its postings)", (long long)k->seg,
 			a2m_check_quote((const char *)k->term, k->tlen, q, sizeof q));
@@ -350,9 +357,11 @@ static void check_term(walk *w, cursor *k)
 		}
 		prev = e.seq;
 		k->seen++;
+		if (!e.deleted && e.seq > k->top)
+			k->top = e.seq;
 	}
 	if (got < 0) {
-		char q[120];
+		char q[A2M_CHECK_QUOTED];
 		problem(w, "segment %lld: the list of %s cannot be read", (long long)k->seg,
 			a2m_check_quote((const char *)k->term, k->tlen, q, sizeof q));
 	}
@@ -408,10 +417,15 @@ static int merge_segments(walk *w, cursor *c, size_t n)
 		for (size_t i = 0; i < k && !rc; i++)
 			rc = advance(w, at[i]);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (c[i].seen != c[i].entries)
 			problem(w, "segment %lld: the directory says %lld entries, its rows hold %lld",
 				(long long)c[i].seg, (long long)c[i].entries, (long long)c[i].seen);
+		/* Below the truth, it would let a merge drop a tombstone still needed. */
+		if (c[i].maxseq >= 0 && c[i].top > c[i].maxseq)
+			problem(w, "segment %lld: holds a posting of seq %lld, above its maxseq %lld",
+				(long long)c[i].seg, (long long)c[i].top, (long long)c[i].maxseq);
+	}
 	return rc;
 }
 

@@ -23,7 +23,7 @@ const char *a2m_check_area_name(a2m_check_area area)
 void a2m_check_say(const a2m_check_options *o, a2m_check_area area, int problem,
 		   const char *fmt, ...)
 {
-	char msg[512];
+	char msg[1024];
 	va_list ap;
 	if (!o->report)
 		return;
@@ -35,7 +35,7 @@ void a2m_check_say(const a2m_check_options *o, a2m_check_area area, int problem,
 
 char *a2m_check_quote(const char *text, size_t n, char *out, size_t size)
 {
-	size_t at = 0, shown = n < 40 ? n : 40;
+	size_t at = 0, shown = n < 160 ? n : 160;
 	if (size < 8) {
 		if (size)
 			out[0] = '\0';
@@ -222,7 +222,7 @@ void a2m_check_terms_compare(const a2m_check_terms *t, const a2m_check_options *
 		if (want->n == got->n && want->sum == got->sum && want->mix == got->mix)
 			continue;
 		if (r->differing++ < max_examples) {
-			char q[200];
+			char q[A2M_CHECK_QUOTED];
 			a2m_check_quote(t->arena + e->off, e->len, q, sizeof q);
 			a2m_check_say(o, A2M_CHECK_INDEX, 1,
 				      "term %s: %lld posting%s expected from the records, %lld in the index%s",

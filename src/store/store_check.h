@@ -25,10 +25,12 @@ void a2m_check_say(const a2m_check_options *o, a2m_check_area area, int problem,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /*
-** Writes the n bytes of a term (or any short text) as a quoted string fit
-** for a one-line message into out (size bytes, at most 40 of the bytes
-** shown; control bytes and quotes escaped). Returns out.
+** Writes the n bytes of a term, id or file name as a quoted string fit for
+** a one-line message into out (size bytes, A2M_CHECK_QUOTED holds any: at
+** most 160 of the bytes are shown, then "..."; control bytes, quotes and
+** backslashes as \xNN). Returns out.
 */
+#define A2M_CHECK_QUOTED 700
 char *a2m_check_quote(const char *text, size_t n, char *out, size_t size);
 
 typedef struct a2m_check_terms a2m_check_terms;
