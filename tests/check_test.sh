@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# check_test.sh — `a2m check` as a user runs it, and damaged files handed to
+# `a2m check` and `a2m serve`.
+#
+#   tests/check_test.sh PATH/TO/a2m
+#
+# The command's surface (help, usage errors and their exit status 2, a
+# missing file, which it must not create), a clean store (exit 0), a mirror
+# damaged by hand (found, exit 1; repaired, exit 0; no record changed), a
+# group whose records a client put in two tiers (found, and not "repaired":
+# that is policy), a check beside a running server; then a database file
+# with bytes overwritten at seeded random places, truncated, emptied or
+# replaced by text: check and serve must each exit 0 or 1 with a message,
+# never die of a signal or a sanitizer report, and every line serve writes
+# must be a JSON-RPC response.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+a2m=${1:?usage: tests/check_test.sh PATH/TO/a2m}
+tmp=$(mktemp -d /tmp/a2m-check-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# rpc ID METHOD PARAMS: one request line.
+rpc() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}\n' "$1" "$2" "$3"; }
+
+# --- the command's surface ---
+out=$("$a2m" check --help)
+expect "check --help exits 0" "$?" 0
+contains "check --help names --repair" "$out" "--repair"
+contains "check --help names the exit status" "$out" "exit status"
+contains "a2m --help lists check" "$("$a2m" --help)" "  check "
+"$a2m" check --no-such-flag >/dev/null 2>"$tmp/err"
+expect "an unknown option exits 2" "$?" 2
+contains "an unknown option is named" "$(cat "$tmp/err")" "--no-such-flag"
+"$a2m" check --memory >/dev/null 2>&1
+expect "a memory store has nothing to check: exit 2" "$?" 2
+"$a2m" check --db "$tmp/none.db" >"$tmp/out" 2>"$tmp/err"
+expect "a missing file exits 1" "$?" 1
+contains "a missing file is named" "$(cat "$tmp/err")" "none.db"
+if [ -e "$tmp/none.db" ]; then fail "a missing file is not created" "it was"; else ok "a missing file is not created"; fi
+
+# --- a store as a server left it ---
+{
+	rpc 1 memory/remember '{"records":[{"content":"the kettle is in the left cupboard","group":"kitchen"},{"content":"mugs are on the shelf","group":"kitchen"},{"content":"a fact worth keeping","tier":"semantic"}]}'
+	rpc 2 memory/remember '{"records":[{"content":"how to brew: boil, wait, pour","tier":"procedural","key":"skills/brew"},{"content":"how to clean the filter","tier":"procedural","key":"skills/filter"}]}'
+	rpc 3 memory/recall '{"query":"kettle"}'
+} | "$a2m" serve --db "$tmp/a.db" >/dev/null
+out=$("$a2m" check --db "$tmp/a.db")
+expect "a clean store exits 0" "$?" 0
+contains "a clean store: no problems" "$out" "no problems"
+for area in file counts index seqs vectors mirror groups; do
+	matches "a clean store: $area checked" "$out" "^ok +$area: "
+done
+out=$("$a2m" check --db "$tmp/a.db" -q)
+expect "--quiet prints the summary alone" "$(printf '%s\n' "$out" | wc -l | tr -d ' ')" 1
+
+timeline() { rpc 9 memory/timeline '{"limit":1000}' | "$a2m" serve --db "$tmp/a.db" --read-only; }
+before=$(timeline)
+
+# --- the mirror damaged by hand: found, then repaired ---
+first=$(ls "$tmp/a.procedural" | head -n 1)
+rm "$tmp/a.procedural/$first"
+echo "written by hand" >"$tmp/a.procedural/stray-note--nobody.md"
+out=$("$a2m" check --db "$tmp/a.db")
+expect "a damaged mirror exits 1" "$?" 1
+matches "the missing file is found" "$out" "^PROBLEM mirror: file \"$first\" is missing"
+matches "the stray file is found" "$out" "^PROBLEM mirror: file \"stray-note--nobody.md\" has no record"
+contains "the summary names the mirror" "$(printf '%s\n' "$out" | tail -n 1)" "problems in mirror"
+out=$("$a2m" check --db "$tmp/a.db" --repair)
+expect "--repair of the mirror exits 0" "$?" 0
+matches "--repair says what it did" "$out" "^repair +mirror: "
+contains "--repair: none remain" "$out" "repaired; none remain"
+if [ -f "$tmp/a.procedural/$first" ] && [ ! -e "$tmp/a.procedural/stray-note--nobody.md" ]; then
+	ok "--repair rewrote the missing file and removed the stray one"
+else
+	fail "--repair rewrote the missing file and removed the stray one" "$(ls "$tmp/a.procedural")"
+fi
+expect "--repair changed no record" "$(timeline)" "$before"
+"$a2m" check --db "$tmp/a.db" -q >/dev/null
+expect "after --repair the check exits 0" "$?" 0
+
+# --- a group a client put in two tiers: reported, never moved ---
+{
+	rpc 1 memory/remember '{"records":[{"content":"first half of a document","group":"doc-7"}]}'
+	rpc 2 memory/remember '{"records":[{"content":"second half of a document","group":"doc-7","tier":"semantic"}]}'
+} | "$a2m" serve --db "$tmp/a.db" >/dev/null
+out=$("$a2m" check --db "$tmp/a.db")
+expect "a group across tiers exits 1" "$?" 1
+matches "the group is named, with its tiers" "$out" '^PROBLEM groups: group "doc-7": 2 records in 2 tiers'
+out=$("$a2m" check --db "$tmp/a.db" --repair)
+expect "--repair does not move records: still exit 1" "$?" 1
+contains "--repair: the groups remain" "$(printf '%s\n' "$out" | tail -n 1)" "problems remain in groups"
+rpc 3 memory/forget '{"where":{"group":"doc-7"}}' | "$a2m" serve --db "$tmp/a.db" >/dev/null
+
+# --- beside a running server: the check reads one snapshot and writes nothing ---
+"$a2m" serve --http 127.0.0.1:0 --db "$tmp/a.db" 2>"$tmp/server.log" &
+server=$!
+for _ in $(seq 400); do grep -q "listening on" "$tmp/server.log" && break; sleep 0.05; done
+"$a2m" check --db "$tmp/a.db" -q >"$tmp/out"
+expect "a check beside a running server exits 0" "$?" 0
+kill -TERM "$server"
+wait "$server"
+expect "the server beside it stops cleanly" "$?" 0
+
+# --- damaged files: clean failures, never a crash ---
+{
+	for b in $(seq 1 12); do
+		printf '{"jsonrpc":"2.0","id":%d,"method":"memory/remember","params":{"records":[' "$b"
+		for i in $(seq 1 40); do
+			[ "$i" -gt 1 ] && printf ','
+			printf '{"content":"record %d of batch %d: lanterns, ledgers and harbour stones %d","group":"g%d"}' "$i" "$b" "$((i * b))" "$((i % 9))"
+		done
+		printf ']}}\n'
+	done
+	rpc 99 memory/remember '{"records":[{"content":"a skill","tier":"procedural","key":"skills/one"}]}'
+} | "$a2m" serve --db "$tmp/big.db" >/dev/null
+requests() {
+	rpc 1 memory/describe '{}'
+	rpc 2 memory/recall '{"query":"lanterns harbour"}'
+	rpc 3 memory/timeline '{"limit":1000}'
+	rpc 4 memory/remember '{"records":[{"content":"written to a damaged file"}]}'
+	rpc 5 memory/forget '{"query":"ledgers"}'
+	rpc 6 memory/consolidate '{}'
+	rpc 7 memory/session/list '{}'
+}
+# survives NAME FILE: check and serve on FILE end well, whatever they find.
+survives() {
+	local name=$1 db=$2 status bad=""
+	"$a2m" check --db "$db" -q >"$tmp/check.out" 2>"$tmp/check.err"
+	status=$?
+	[ "$status" -le 1 ] || bad="check exit $status"
+	[ "$status" -eq 1 ] && ! [ -s "$tmp/check.out" ] && ! [ -s "$tmp/check.err" ] && bad="check said nothing"
+	grep -q "Sanitizer\|runtime error" "$tmp/check.err" && bad="check: $(head -c 300 "$tmp/check.err")"
+	requests | "$a2m" serve --db "$db" >"$tmp/serve.out" 2>"$tmp/serve.err"
+	status=$?
+	[ "$status" -le 1 ] || bad="$bad serve exit $status"
+	[ "$status" -eq 1 ] && ! grep -q "a2m serve:" "$tmp/serve.err" && bad="$bad serve said nothing"
+	grep -q "Sanitizer\|runtime error" "$tmp/serve.err" && bad="$bad serve: $(head -c 300 "$tmp/serve.err")"
+	grep -qv '^{"jsonrpc":"2.0","id":[0-9]*,"\(result\|error\)":' "$tmp/serve.out" &&
+		bad="$bad serve wrote: $(grep -v '^{"jsonrpc"' "$tmp/serve.out" | head -c 200)"
+	if [ -z "$bad" ]; then ok "$name"; else fail "$name" "$bad"; fi
+}
+size=$(stat -c %s "$tmp/big.db")
+RANDOM=16  # the offsets are the same on every run
+for n in $(seq 1 24); do
+	off=$(((RANDOM * 32768 + RANDOM) % size))
+	cp "$tmp/big.db" "$tmp/bad.db"
+	rm -f "$tmp/bad.db-wal" "$tmp/bad.db-shm"
+	printf '\336\255\276\357%.0s' $(seq 1 16) | dd of="$tmp/bad.db" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	survives "64 bytes overwritten at offset $off" "$tmp/bad.db"
+done
+for off in 0 16 28 40 96 100 4096 8192; do
+	cp "$tmp/big.db" "$tmp/bad.db"
+	rm -f "$tmp/bad.db-wal" "$tmp/bad.db-shm"
+	printf '\377\377\377\377' | dd of="$tmp/bad.db" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	survives "the header's bytes at $off overwritten" "$tmp/bad.db"
+done
+cp "$tmp/big.db" "$tmp/bad.db"
+rm -f "$tmp/bad.db-wal" "$tmp/bad.db-shm"
+truncate -s $((size / 2)) "$tmp/bad.db"
+survives "a file cut in half" "$tmp/bad.db"
+echo "this is not a database at all" >"$tmp/text.db"
+survives "a text file" "$tmp/text.db"
+"$a2m" check --db "$tmp/text.db" >"$tmp/out" 2>&1
+expect "a text file: check exits 1" "$?" 1
+contains "a text file: check says so" "$(cat "$tmp/out")" "not a database"
+: >"$tmp/empty.db"
+"$a2m" check --db "$tmp/empty.db" >"$tmp/out" 2>&1
+expect "an empty file: check exits 1" "$?" 1
+contains "an empty file: check says it is no a2m store" "$(cat "$tmp/out")" "no a2m schema"
+
+finish
