@@ -65,17 +65,6 @@
 #define KEYS       40   /* per key space */
 #define CLIENT_MS  60000
 
-/* The layout: working spills whole groups, episodic spills and promotes, nothing drops. */
-static const char config_text[] =
-	"{\"limits\": {\"max_recall_limit\": 10000000, \"max_records_per_call\": 1000},\n"
-	" \"tiers\": [\n"
-	"  {\"name\": \"working\", \"kind\": \"working\", \"capacity\": 24, \"per_session\": true,\n"
-	"   \"spill_to\": \"episodic\"},\n"
-	"  {\"name\": \"episodic\", \"kind\": \"episodic\", \"capacity\": 400, \"spill_to\": \"semantic\",\n"
-	"   \"promote_to\": \"semantic\", \"promote_after\": 2},\n"
-	"  {\"name\": \"semantic\", \"kind\": \"semantic\"},\n"
-	"  {\"name\": \"procedural\", \"kind\": \"procedural\"}]}\n";
-
 /* ---- what the test knows ------------------------------------------------- */
 
 /* One record the test wrote, as it was told it is. */
@@ -721,7 +710,11 @@ static int check_file(run *r, int mirror_may_lag)
 	int status = bench_run_self(args, &out);
 	const char *text = a2m_buf_str(&out);
 	int ok = status == 0;
-	if (status == 1 && mirror_may_lag) {
+	/* Killed in the very first open, before its schema's first step committed:
+	** an empty file, which the next open makes a store. Nothing was written. */
+	if (status == 1 && r->m.n == 0 && strstr(text, "has no a2m schema"))
+		ok = 1;
+	else if (status == 1 && mirror_may_lag) {
 		ok = 1;
 		for (const char *p = strstr(text, "PROBLEM "); p; p = strstr(p + 1, "PROBLEM "))
 			if (strncmp(p, "PROBLEM mirror:", 15) != 0)
@@ -907,33 +900,18 @@ static int one_iteration(run *r, iteration *it)
 	}
 	stop(r, it, c, pid, 0);
 	r->mirror_torn += mirror_temporaries(r) > temporaries;
-	if (getenv("A2M_CRASH_DEBUG"))
-		fprintf(stderr, "threads idle %lld at kill %lld\n", (long long)it->idle_threads,
-			(long long)r->threads_at_kill);
 	return check_file(r, 1);
 }
 
 static int write_config(run *r)
 {
 	FILE *f = fopen(r->config, "w");
-	if (!f || fputs(config_text, f) == EOF) {
+	if (!f || fputs(bench_moving_config, f) == EOF) {
 		if (f)
 			fclose(f);
 		return -1;
 	}
 	return fclose(f) == 0 ? 0 : -1;
-}
-
-static void remove_tree(const char *dir)
-{
-	char *args[] = {"rm", "-rf", (char *)dir, NULL};
-	pid_t p = fork();
-	if (p == 0) {
-		execvp("rm", args);
-		_exit(127);
-	}
-	if (p > 0)
-		bench_wait(p, 0);
 }
 
 static const char usage[] =
@@ -1096,7 +1074,7 @@ int a2m_bench_crash(int argc, char **argv)
 		printf("\nFAIL (seed %llu; the files are kept in %s): %s\n",
 		       (unsigned long long)r->seed, r->dir, r->why);
 	else if (!keep)
-		remove_tree(r->dir);
+		bench_remove_tree(r->dir);
 	printf("%d passed, %d failed\n", done, failed);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);

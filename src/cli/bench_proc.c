@@ -16,6 +16,16 @@
 
 #include "cli/bench_proc.h"
 
+const char bench_moving_config[] =
+	"{\"limits\": {\"max_recall_limit\": 10000000, \"max_records_per_call\": 1000},\n"
+	" \"tiers\": [\n"
+	"  {\"name\": \"working\", \"kind\": \"working\", \"capacity\": 24, \"per_session\": true,\n"
+	"   \"spill_to\": \"episodic\"},\n"
+	"  {\"name\": \"episodic\", \"kind\": \"episodic\", \"capacity\": 400, \"spill_to\": \"semantic\",\n"
+	"   \"promote_to\": \"semantic\", \"promote_after\": 2},\n"
+	"  {\"name\": \"semantic\", \"kind\": \"semantic\"},\n"
+	"  {\"name\": \"procedural\", \"kind\": \"procedural\"}]}\n";
+
 const char *bench_self(void)
 {
 	static char path[PATH_MAX];
@@ -186,9 +196,7 @@ int bench_spawn_http(char *const *args, const char *log, pid_t *pid, char *url, 
 		sleep_ms(10);
 	}
 	fprintf(stderr, "a2m serve --http did not start; its log:\n");
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "%s", log);
-	FILE *f = fopen(cmd, "r");
+	FILE *f = fopen(log, "r");
 	char line[512];
 	while (f && fgets(line, sizeof line, f))
 		fputs(line, stderr);
@@ -269,6 +277,18 @@ int bench_run_self(char *const *args, a2m_buf *out)
 	}
 	close(pipefd[0]);
 	return bench_wait(p, 0);
+}
+
+void bench_remove_tree(const char *dir)
+{
+	char *args[] = {"rm", "-rf", (char *)dir, NULL};
+	pid_t p = fork();
+	if (p == 0) {
+		execvp("rm", args);
+		_exit(127);
+	}
+	if (p > 0)
+		bench_wait(p, 0);
 }
 
 void bench_prng_seed(bench_prng *r, uint64_t seed)

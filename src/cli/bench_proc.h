@@ -14,6 +14,15 @@
 #include "a2m_client.h"
 #include "util/buf.h"
 
+/*
+** The configuration of the crash and soak runs: a tier layout that keeps
+** records moving (a per-session working tier of 24 spilling whole groups
+** into an episodic tier of 400, which spills and promotes into semantic;
+** nothing is ever dropped) and a procedural tier, mirrored as files; a
+** recall or timeline limit that lets a run read everything back.
+*/
+extern const char bench_moving_config[];
+
 /* This binary's absolute path (servers and checks are started from it). Cannot fail. */
 const char *bench_self(void);
 
@@ -55,6 +64,9 @@ int bench_sample_proc(pid_t pid, bench_sample *out);
 ** as bench_wait does, or -1 when it could not run.
 */
 int bench_run_self(char *const *args, a2m_buf *out);
+
+/* Removes dir and everything in it (rm -rf). Cannot fail; what is left stays. */
+void bench_remove_tree(const char *dir);
 
 /*
 ** A seeded generator of the run's own (xorshift64*), apart from

@@ -906,7 +906,11 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench startup [--records N] [--db PATH] [--runs R]\n"
 	"       a2m bench corpus --out DIR [--records N] [--queries Q]\n"
 	"       a2m bench corpus-index [--files N] [--dir DIR] [--queries Q]\n"
-	"                              [--chunk-size BYTES]\n";
+	"                              [--chunk-size BYTES]\n"
+	"       a2m bench crash [--seconds N] [--iterations N] [--seed S] [--max-delay MS]\n"
+	"                       [--http-every K] [--max-records N] [--dir DIR] [--keep]\n"
+	"       a2m bench soak [--seconds N] [--warmup S] [--interval S] [--records N]\n"
+	"                      [--memory-margin PCT] [--dir DIR]\n";
 
 const char a2m_bench_more_help[] =
 	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims); with\n"
@@ -918,7 +922,12 @@ const char a2m_bench_more_help[] =
 	"corpus:   the request bodies bench/http.sh posts with wrk.\n"
 	"corpus-index: a2m corpus on N generated files (default 10 000): the first\n"
 	"          index in MB/s and files/s, a restart with nothing changed and with\n"
-	"          10 files changed, recall p50/p99 on the read-only handle.\n";
+	"          10 files changed, recall p50/p99 on the read-only handle.\n"
+	"crash:    kill -9 a2m serve at seeded random points, again and again; after\n"
+	"          each restart every acknowledged write must be there, and a2m check\n"
+	"          clean (docs/CHECK.md). Prints where kills landed, and N passed.\n"
+	"soak:     a mixed load on two servers of one file, their memory, descriptors\n"
+	"          and threads sampled; none may grow after warm-up (docs/CHECK.md).\n";
 
 int a2m_bench_more(int argc, char **argv)
 {
@@ -938,5 +947,7 @@ int a2m_bench_more(int argc, char **argv)
 		return a2m_bench_corpus_index(argc, argv);
 	if (strcmp(argv[0], "crash") == 0)
 		return a2m_bench_crash(argc, argv);
+	if (strcmp(argv[0], "soak") == 0)
+		return a2m_bench_soak(argc, argv);
 	return -1;
 }
