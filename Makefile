@@ -117,7 +117,7 @@ TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test
               test_recall test_index
 TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
-.PHONY: all check clean install uninstall tsan-tests
+.PHONY: all check clean install uninstall tsan-tests endurance
 ifeq ($(TSAN),1)
 all: $(TSAN_BIN)
 else
@@ -247,6 +247,14 @@ check:
 	$(MAKE) SAN=1 all
 	$(MAKE) TSAN=1 all
 	scripts/run-tests.sh
+
+# The long versions of what `make check` runs briefly (docs/CHECK.md): kill -9
+# at random points for ENDURANCE_SECONDS, then a soak as long. A failure
+# prints the seed that repeats it.
+ENDURANCE_SECONDS ?= 1800
+endurance: all
+	$(BUILD)/a2m bench crash --seconds $(ENDURANCE_SECONDS)
+	$(BUILD)/a2m bench soak --seconds $(ENDURANCE_SECONDS) --warmup 30
 
 # Installs the release build (build/): never a sanitizer one.
 install: all

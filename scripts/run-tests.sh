@@ -11,11 +11,13 @@
 # (build-tsan/: the Makefile's TSAN_TESTS); one conformance pass with the
 # server under valgrind; `a2m corpus` (the read-only profile over stdio and
 # HTTP, and tests/corpus_test.sh); the minimal server of servers/minimal (isolation,
-# conformance, its own checks, valgrind); and the library as installed
-# (tests/library_test.sh); the claims register (conformance/claims.json)
-# against the specification, with its tool's own tests (tests/claims_test.sh;
-# docs/CLAIMS.md says where the specification is looked for); and the Node
-# and Python clients' own suites (clients/).
+# conformance, its own checks, valgrind); `a2m check` and damaged files
+# (tests/check_test.sh); kill -9 at random points and a soak (`a2m bench
+# crash`, `a2m bench soak`, docs/CHECK.md), each on both builds; and the
+# library as installed (tests/library_test.sh); the claims register
+# (conformance/claims.json) against the specification, with its tool's own
+# tests (tests/claims_test.sh; docs/CLAIMS.md says where the specification is
+# looked for); and the Node and Python clients' own suites (clients/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -104,6 +106,7 @@ for build in build build-san; do
 	run "conformance corpus$tag" "$build/a2m" conformance --stdio "$build/a2m" corpus --watch \
 		"$tmp/corpus"
 	run "corpus: index, restart, watch$tag" tests/corpus_test.sh "$build/a2m"
+	run "a2m check, damaged files$tag" tests/check_test.sh "$build/a2m"
 done
 
 # --- threads under ThreadSanitizer: any data race fails the run ---
@@ -254,6 +257,21 @@ if [ -x build/a2m-conformance ] && command -v python3 >/dev/null; then
 	run "claims register" tests/claims_test.sh build/a2m-conformance
 	grep '^skip ' "$tmp/log" # the specification was not found: say so
 fi
+
+# --- crashes and long runs (docs/CHECK.md) ---
+# kill -9 at seeded random points, every acknowledged write verified after
+# each restart and `a2m check` after each kill; then a soak whose servers'
+# memory, descriptors and threads may not grow. Short here; long runs:
+# make endurance. Under the sanitizers the servers' clean stops also run
+# LeakSanitizer (what catches a leak too small for a short run's memory to
+# show); a small quarantine and short stack records keep ASan's own memory
+# small, and its allocator's caches get a wider margin.
+run "crash: kill -9 at random points" build/a2m bench crash --seconds 60
+run "crash: kill -9 at random points [asan+ubsan]" build-san/a2m bench crash --seconds 30
+run "soak: no growth under a mixed load" build/a2m bench soak --seconds 30 --warmup 5
+run "soak: no growth under a mixed load [asan+ubsan]" \
+	env ASAN_OPTIONS=quarantine_size_mb=2:malloc_context_size=5 \
+	build-san/a2m bench soak --seconds 30 --warmup 10 --memory-margin 15
 
 # --- the library as a user installs it: exported symbols, SONAME, install ---
 run "library boundary, install, pkg-config" tests/library_test.sh
