@@ -136,7 +136,7 @@ static void text_key(text_ctx *t, const char *key)
 	char piece[32];
 	size_t n = strlen(key), at = t->first ? 1 : 0;
 	if (n + 4 > sizeof piece) {
-		a2m_json_put_raw(t->b, ",\"" + at, 2 - at);
+		a2m_json_put_raw(t->b, &",\""[at], 2 - at);
 		a2m_json_put_raw(t->b, key, n);
 		a2m_json_put_raw(t->b, "\":", 2);
 		t->first = 0;

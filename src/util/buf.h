@@ -45,7 +45,7 @@ void a2m_buf_puts(a2m_buf *b, const char *s);
 
 /* Appends what printf would print. */
 void a2m_buf_printf(a2m_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void a2m_buf_vprintf(a2m_buf *b, const char *fmt, va_list ap);
+void a2m_buf_vprintf(a2m_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* The text so far, "" when nothing was put; borrowed, valid until the next put. */
 const char *a2m_buf_str(const a2m_buf *b);
