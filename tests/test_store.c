@@ -3160,6 +3160,24 @@ static void test_mirror_reconciles_on_open(tctx *t)
 	EXPECT_STR(file_of(t, "README.md"), "not ours\n");
 }
 
+/* A store with no record in the tier at all, beside a directory that still
+** holds a mirror file (its database was removed, say): the stale file goes,
+** and the empty list of names is never searched (bsearch on a NULL array is
+** undefined: UBSan's nonnull-attribute, found by fuzz/fuzz_message.c). */
+static void test_mirror_reconciles_an_empty_tier(tctx *t)
+{
+	if (open_mirrored(t) != 0)
+		return;
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(mkdir(t->dir, 0755), 0);
+	EXPECT_INT(write_in_dir(t, "gone-skill--zzz.md", "a record that was forgotten\n"), 0);
+	EXPECT_INT(write_in_dir(t, "README.md", "not ours\n"), 0);
+	if (open_mirrored(t) != 0)
+		return;
+	EXPECT_STR(dir_list(t), "README.md");
+}
+
 static void test_mirror_failure_after_commit_keeps_the_commit_and_heals(tctx *t)
 {
 	a2m_record r = skill("s1", "k", "steps"), *got = NULL;
@@ -3712,6 +3730,7 @@ int main(void)
 	RUN_SQLITE(test_mirror_leaves_file_alone_when_its_bytes_would_not_change);
 	RUN_SQLITE(test_mirror_many_writes_to_one_id_leave_the_last);
 	RUN_SQLITE(test_mirror_reconciles_on_open);
+	RUN_SQLITE(test_mirror_reconciles_an_empty_tier);
 	RUN_SQLITE(test_mirror_failure_after_commit_keeps_the_commit_and_heals);
 	RUN_SQLITE(test_mirror_needs_both_dir_and_tier);
 	RUN_SQLITE(test_read_bracket_sees_one_snapshot);

@@ -734,7 +734,10 @@ static void sweep(pass *ps, keep *k)
 		}
 		const char *name = e->d_name;
 		if (is_mirror_name(name)) {
-			if (!bsearch(&name, k->names, k->n, sizeof *k->names, cmp_names))
+			/* No names at all: names may be NULL, which bsearch must
+			** never be given. */
+			if (k->n == 0 ||
+			    !bsearch(&name, k->names, k->n, sizeof *k->names, cmp_names))
 				drop_file(ps, name);
 		} else if (stale_tmp(ps->dirfd, name)) {
 			if (ps->verify)
