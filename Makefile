@@ -3,6 +3,9 @@
 #   make              library, binary and tests into build/
 #   make SAN=1        the same with AddressSanitizer + UBSan into build-san/
 #   make TSAN=1       the tests of threads into build-tsan/ (TSAN_TESTS below)
+#   make FUZZ=1       the libFuzzer targets of fuzz/ (clang, ASan+UBSan) into
+#                     build-fuzz/; make fuzz SECONDS=N runs each for N seconds
+#                     (docs/FUZZING.md)
 #   make check        all three builds, then every test (scripts/run-tests.sh);
 #                     ./dev.sh test installs what is missing first, then runs this
 #   make install      the binary, the libraries, the headers, a2m.pc and the
@@ -18,6 +21,7 @@ PKGS_LAZY := libcurl libmicrohttpd
 PKGS_LINK := $(filter-out $(PKGS_LAZY),$(PKGS))
 SAN       ?= 0
 TSAN      ?= 0
+FUZZ      ?= 0
 
 # The a2m binary's allocator (docs/BUILD.md, "The allocator"): mimalloc by
 # default, glibc's with ALLOC=libc. The sanitizers bring their own, so their
@@ -25,7 +29,19 @@ TSAN      ?= 0
 # embedding program keeps whatever allocator it has.
 ALLOC     ?= mimalloc
 
-ifeq ($(TSAN),1)
+ifeq ($(FUZZ),1)
+# libFuzzer is clang's (Debian's clang and libclang-rt-14-dev, scripts/deps.sh).
+# The library is instrumented for coverage (fuzzer-no-link) without
+# libFuzzer's main, which only the targets link (-fsanitize=fuzzer).
+# -Wno-pass-failed: at -O1 clang says it did not vectorise the loops marked
+# `#pragma omp simd` (vector_kernels.c), a hint and no fault.
+BUILD     := build-fuzz
+FUZZ_CC   ?= clang
+override CC := $(FUZZ_CC)
+OPT       := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+             -fno-sanitize-recover=all -Wno-pass-failed
+override ALLOC := libc
+else ifeq ($(TSAN),1)
 BUILD     := build-tsan
 OPT       := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 override ALLOC := libc
@@ -117,8 +133,15 @@ TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test
               test_recall test_index
 TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
-.PHONY: all check clean install uninstall tsan-tests endurance
-ifeq ($(TSAN),1)
+# The fuzz targets (fuzz/, docs/FUZZING.md): one program per fuzz/fuzz_*.c,
+# each linking the test library of build-fuzz/.
+FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/fuzz/%)
+
+.PHONY: all check clean install uninstall tsan-tests endurance fuzz
+ifeq ($(FUZZ),1)
+all: $(FUZZ_BIN)
+else ifeq ($(TSAN),1)
 all: $(TSAN_BIN)
 else
 all: $(BUILD)/liba2m.a $(SHARED) $(BUILD)/a2m $(BUILD)/a2m.pc $(BUILD)/a2m.1 $(TEST_BIN) \
@@ -213,6 +236,18 @@ $(BUILD)/tests/test_corpus: tests/test_corpus.c $(CORPUS_OBJ) $(BUILD)/liba2m-te
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(CORPUS_OBJ) $(BUILD)/liba2m-test.a \
 		$(TEST_LDLIBS)
 
+build-fuzz/fuzz/%: fuzz/%.c fuzz/fuzz.h build-fuzz/liba2m-test.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS -Ifuzz $(LDFLAGS) -fsanitize=fuzzer -o $@ $< \
+	    build-fuzz/liba2m-test.a $(TEST_LDLIBS)
+
+# make fuzz SECONDS=N [TARGETS="fuzz_message ..."]: each target for N seconds,
+# one after the other, from its committed corpus (scripts/fuzz.sh).
+SECONDS   ?= 60
+fuzz:
+	$(MAKE) FUZZ=1 all
+	scripts/fuzz.sh $(SECONDS) $(TARGETS)
+
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm
 
@@ -246,6 +281,7 @@ check:
 	$(MAKE) all
 	$(MAKE) SAN=1 all
 	$(MAKE) TSAN=1 all
+	$(MAKE) FUZZ=1 all
 	scripts/run-tests.sh
 
 # The long versions of what `make check` runs briefly (docs/CHECK.md): kill -9
@@ -281,6 +317,6 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man1/a2m.1
 
 clean:
-	rm -rf build build-san build-tsan
+	rm -rf build build-san build-tsan build-fuzz
 
 -include $(DEPS)
