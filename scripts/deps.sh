@@ -11,7 +11,8 @@
 #                            tree written in Python: the claims register, the
 #                            layers, the peers of the stdio and client tests;
 #                            with python3-venv, the Python client's; chromium
-#                            and a font for the inspector's browser test)
+#                            and a font for the inspector's browser test; clang
+#                            and its runtimes for the fuzz targets)
 set -euo pipefail
 
 packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev
@@ -21,6 +22,8 @@ if [ "${1:-}" = "test" ]; then
 	# The Python client's tests make a virtual environment (python3 -m venv,
 	# which Debian ships apart from python3) and pip-install into it.
 	packages+=(python3-venv)
+	# The fuzz targets (docs/FUZZING.md) need clang's libFuzzer runtime.
+	packages+=(clang libclang-rt-14-dev)
 fi
 
 missing=()

@@ -6,7 +6,8 @@
 #                                         for SECONDS, one after the other,
 #                                         from its committed corpus; what it
 #                                         learns goes to build-fuzz/corpus/,
-#                                         crashes to build-fuzz/crashes/
+#                                         crashes to build-fuzz/crashes/,
+#                                         its output to build-fuzz/logs/
 #   scripts/fuzz.sh --regress [TARGET...] each target once over every input
 #                                         of its committed corpus and
 #                                         nothing more (make check runs
@@ -34,8 +35,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 	done
 fi
 
-# The targets' scratch files, removed even after a crash.
-scratch=$(mktemp -d /tmp/a2m-fuzz-run.XXXXXX)
+# The targets' scratch files (in memory when /dev/shm is there: the SQLite
+# targets write a store per input), removed even after a crash.
+base=/tmp
+[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
+scratch=$(mktemp -d "$base/a2m-fuzz-run.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export A2M_FUZZ_DIR=$scratch
 # A leak fails the input; UBSan already aborts (-fno-sanitize-recover).
@@ -53,6 +57,10 @@ for t in "${targets[@]}"; do
 	dict=()
 	[ -f "fuzz/$t.dict" ] && dict=("-dict=fuzz/$t.dict")
 	log=$scratch/$t.log
+	if [ "$mode" = explore ]; then
+		mkdir -p build-fuzz/logs
+		log=build-fuzz/logs/$t.log
+	fi
 	if [ "$mode" = regress ]; then
 		# Files, not a directory: each runs once, and nothing is mutated.
 		"$bin" -timeout=60 -rss_limit_mb=4096 ${FUZZ_FLAGS:-} fuzz/corpus/"$t"/* >"$log" 2>&1

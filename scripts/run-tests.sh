@@ -17,7 +17,9 @@
 # library as installed (tests/library_test.sh); the claims register
 # (conformance/claims.json) against the specification, with its tool's own
 # tests (tests/claims_test.sh; docs/CLAIMS.md says where the specification is
-# looked for); and the Node and Python clients' own suites (clients/).
+# looked for); the Node and Python clients' own suites (clients/); and the
+# fuzz targets over their committed corpora (build-fuzz/, scripts/fuzz.sh
+# --regress).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -272,6 +274,9 @@ run "soak: no growth under a mixed load" build/a2m bench soak --seconds 30 --war
 run "soak: no growth under a mixed load [asan+ubsan]" \
 	env ASAN_OPTIONS=quarantine_size_mb=2:malloc_context_size=5 \
 	build-san/a2m bench soak --seconds 30 --warmup 10 --memory-margin 15
+# --- the fuzz targets, each once over its committed corpus (a regression
+# run: nothing new is explored; make fuzz SECONDS=N explores). docs/FUZZING.md ---
+run "fuzz targets over their corpora" scripts/fuzz.sh --regress
 
 # --- the library as a user installs it: exported symbols, SONAME, install ---
 run "library boundary, install, pkg-config" tests/library_test.sh
