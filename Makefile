@@ -35,11 +35,21 @@ ifeq ($(FUZZ),1)
 # libFuzzer's main, which only the targets link (-fsanitize=fuzzer).
 # -Wno-pass-failed: at -O1 clang says it did not vectorise the loops marked
 # `#pragma omp simd` (vector_kernels.c), a hint and no fault.
-BUILD     := build-fuzz
+# FUZZ_COV=1: the same targets into build-fuzz-cov/ with clang's source
+# coverage instead of the sanitizers, for the report of
+# `scripts/fuzz.sh --coverage` (docs/FUZZING.md).
 FUZZ_CC   ?= clang
 override CC := $(FUZZ_CC)
+ifeq ($(FUZZ_COV),1)
+BUILD     := build-fuzz-cov
+OPT       := -O1 -g -fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping \
+             -Wno-pass-failed
+LDFLAGS   += -fprofile-instr-generate
+else
+BUILD     := build-fuzz
 OPT       := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=all -Wno-pass-failed
+endif
 override ALLOC := libc
 else ifeq ($(TSAN),1)
 BUILD     := build-tsan
@@ -136,9 +146,9 @@ TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 # The fuzz targets (fuzz/, docs/FUZZING.md): one program per fuzz/fuzz_*.c,
 # each linking the test library of build-fuzz/.
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
-FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/fuzz/%)
+FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all check clean install uninstall tsan-tests endurance fuzz
+.PHONY: all check clean install uninstall tsan-tests endurance fuzz fuzz-coverage
 ifeq ($(FUZZ),1)
 all: $(FUZZ_BIN)
 else ifeq ($(TSAN),1)
@@ -236,10 +246,10 @@ $(BUILD)/tests/test_corpus: tests/test_corpus.c $(CORPUS_OBJ) $(BUILD)/liba2m-te
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(CORPUS_OBJ) $(BUILD)/liba2m-test.a \
 		$(TEST_LDLIBS)
 
-build-fuzz/fuzz/%: fuzz/%.c fuzz/fuzz.h build-fuzz/liba2m-test.a
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(BUILD)/liba2m-test.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS -Ifuzz $(LDFLAGS) -fsanitize=fuzzer -o $@ $< \
-	    build-fuzz/liba2m-test.a $(TEST_LDLIBS)
+	    $(BUILD)/liba2m-test.a $(TEST_LDLIBS)
 
 # make fuzz SECONDS=N [TARGETS="fuzz_message ..."]: each target for N seconds,
 # one after the other, from its committed corpus (scripts/fuzz.sh).
@@ -247,6 +257,12 @@ SECONDS   ?= 60
 fuzz:
 	$(MAKE) FUZZ=1 all
 	scripts/fuzz.sh $(SECONDS) $(TARGETS)
+
+# make fuzz-coverage [TARGETS=...]: line and region coverage of src/ by
+# what the corpora (committed and learnt) reach, with llvm-cov (llvm-14).
+fuzz-coverage:
+	$(MAKE) FUZZ=1 FUZZ_COV=1 all
+	scripts/fuzz.sh --coverage $(TARGETS)
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm
@@ -317,6 +333,6 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man1/a2m.1
 
 clean:
-	rm -rf build build-san build-tsan build-fuzz
+	rm -rf build build-san build-tsan build-fuzz build-fuzz-cov
 
 -include $(DEPS)

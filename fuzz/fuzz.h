@@ -8,7 +8,9 @@
 ** JSON-RPC 2.0 response object with exactly one of result and error; its id
 ** is the request's id, the same type and value (null when the request's
 ** could not be read); a notification gets no reply unless it is not even a
-** valid request; and no reply is INTERNAL_ERROR (-32603), which a fuzzer
+** valid request; the numbers the schema types as numbers are numbers, never
+** the null a non-finite value is written as; and no reply is
+** INTERNAL_ERROR (-32603), which a fuzzer
 ** with sane limits never earns, so one means a fault the server hid. A
 ** broken promise aborts, and libFuzzer keeps the input that broke it.
 **
@@ -237,6 +239,38 @@ static int fuzz_expected_reply(const char *msg, size_t len, json_t **expect)
 	return owed;
 }
 
+/*
+** The JSON writer turns a non-finite number into null (json_write.h), so a
+** salience or score that overflowed would still read as valid JSON. The
+** spec's schema makes these numbers, never null: salience, score, amount,
+** and each component of an embedding; access_count and revision are
+** integers of at least 0. Checked in every object below v.
+*/
+static void fuzz_check_numbers(const json_t *v, const char *text, size_t len)
+{
+	if (json_is_array(v)) {
+		for (size_t i = 0; i < json_array_size(v); i++)
+			fuzz_check_numbers(json_array_get(v, i), text, len);
+		return;
+	}
+	if (!json_is_object(v))
+		return;
+	const char *k;
+	json_t *m;
+	json_object_foreach((json_t *)v, k, m) {
+		if (!strcmp(k, "salience") || !strcmp(k, "score") || !strcmp(k, "amount"))
+			FUZZ_ASSERT(json_is_number(m), text, len, "%s is not a number", k);
+		else if (!strcmp(k, "access_count") || !strcmp(k, "revision"))
+			FUZZ_ASSERT(json_is_integer(m) && json_integer_value(m) >= 0, text, len,
+				    "%s is not an integer of at least 0", k);
+		else if (!strcmp(k, "embedding") && json_is_array(m))
+			for (size_t i = 0; i < json_array_size(m); i++)
+				FUZZ_ASSERT(json_is_number(json_array_get(m, i)), text, len,
+					    "embedding[%zu] is not a number", i);
+		fuzz_check_numbers(m, text, len);
+	}
+}
+
 /* Judges one JSON-RPC message text the server sent (a reply, or a push
 ** notification when is_push): one line of JSON, the envelope well formed.
 ** Returns the parsed value (the caller decrefs). */
@@ -259,6 +293,7 @@ static json_t *fuzz_check_envelope(const char *text, size_t len, int is_push)
 		json_t *p = json_object_get(v, "params");
 		FUZZ_ASSERT(!p || json_is_object(p), text, len, "a notification's params");
 		FUZZ_ASSERT(json_object_size(v) <= 3, text, len, "a notification's members");
+		fuzz_check_numbers(p, text, len);
 		return v;
 	}
 	json_t *res = json_object_get(v, "result"), *err = json_object_get(v, "error");
@@ -266,6 +301,7 @@ static json_t *fuzz_check_envelope(const char *text, size_t len, int is_push)
 	FUZZ_ASSERT((res != NULL) != (err != NULL), text, len,
 		    "a reply needs exactly one of result and error");
 	FUZZ_ASSERT(json_object_size(v) == 3, text, len, "a reply's members");
+	fuzz_check_numbers(res, text, len);
 	if (err) {
 		json_t *code = json_object_get(err, "code");
 		FUZZ_ASSERT(json_is_object(err) && json_is_integer(code) &&

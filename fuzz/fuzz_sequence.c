@@ -81,6 +81,7 @@ static const struct {
 	{"memory/remember", "{\"records\":[{\"id\":%I,\"content\":%C,\"salience\":%N,"
 			    "\"metadata\":{\"t\":%C,\"n\":%N}}]}"},
 	{"memory/remember", "{\"records\":[{\"id\":%I,\"content\":%C,\"embedding\":[%N,%N,%N]}]}"},
+	{"memory/remember", "{\"records\":[{\"id\":%I,\"content\":%C,\"tier\":%T,\"embedding\":[%N,%N]}]}"},
 	{"memory/remember", "{\"records\":[{\"content\":%C,\"session\":%S},{\"content\":%C,"
 			    "\"tier\":%T},{\"id\":%I,\"content\":%C,\"key\":%K}]}"},
 	{"memory/remember", "{\"records\":[{\"id\":%I,\"content\":%C,\"uri\":\"file:///x\","
@@ -89,6 +90,7 @@ static const struct {
 	{"memory/recall", "{\"query\":%C,\"tier\":%T,\"limit\":%N}"},
 	{"memory/recall", "{\"query\":%C,\"where\":%W,\"min_score\":%N}"},
 	{"memory/recall", "{\"embedding\":[%N,%N,%N]}"},
+	{"memory/recall", "{\"embedding\":[%N],\"query\":%C}"},
 	{"memory/recall", "{\"query\":%C,\"prompt\":{\"style\":%Y,\"budget\":%N,\"cite\":%B}}"},
 	{"memory/recall", "{\"query\":%C,\"owner\":%O,\"prompt\":%B}"},
 	{"memory/timeline", "{\"tier\":%T,\"limit\":%N}"},

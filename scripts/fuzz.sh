@@ -13,6 +13,11 @@
 #                                         nothing more (make check runs
 #                                         this); "N passed, M failed", one
 #                                         per target
+#   scripts/fuzz.sh --coverage [TARGET...] the coverage build's targets
+#                                         (make FUZZ=1 FUZZ_COV=1, into
+#                                         build-fuzz-cov/) over both corpora,
+#                                         then llvm-cov's report of src/ into
+#                                         build-fuzz-cov/coverage.txt
 #
 # A crash, a leak, an oracle's abort or an input slower than the timeout
 # fails the target. Extra libFuzzer flags: FUZZ_FLAGS="-jobs=2 ...".
@@ -20,8 +25,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 mode=explore
-if [ "${1:-}" = "--regress" ]; then
-	mode=regress
+if [ "${1:-}" = "--regress" ] || [ "${1:-}" = "--coverage" ]; then
+	mode=${1#--}
 	shift
 else
 	seconds=${1:?usage: scripts/fuzz.sh SECONDS [TARGET...] | --regress [TARGET...]}
@@ -44,6 +49,33 @@ trap 'rm -rf "$scratch"' EXIT
 export A2M_FUZZ_DIR=$scratch
 # A leak fails the input; UBSan already aborts (-fno-sanitize-recover).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+
+if [ "$mode" = coverage ]; then
+	profdata=$(command -v llvm-profdata || command -v llvm-profdata-14)
+	cov=$(command -v llvm-cov || command -v llvm-cov-14)
+	if [ -z "$profdata" ] || [ -z "$cov" ]; then
+		echo "fuzz.sh: llvm-profdata and llvm-cov are missing (apt-get install llvm-14)" >&2
+		exit 1
+	fi
+	objects=()
+	for t in "${targets[@]}"; do
+		bin=build-fuzz-cov/fuzz/$t
+		[ -x "$bin" ] || { echo "fuzz.sh: $bin is missing (make FUZZ=1 FUZZ_COV=1)" >&2; exit 1; }
+		dirs=("fuzz/corpus/$t")
+		[ -d "build-fuzz/corpus/$t" ] && dirs=("build-fuzz/corpus/$t" "${dirs[@]}")
+		# -runs=0: the corpora are run once, at start, and nothing more.
+		LLVM_PROFILE_FILE=$scratch/$t.profraw "$bin" -runs=0 "${dirs[@]}" \
+			>"$scratch/$t.log" 2>&1 || { tail -n 20 "$scratch/$t.log"; exit 1; }
+		echo "$t: $(grep -o 'INITED cov: [0-9]* ft: [0-9]* corp: [0-9]*' "$scratch/$t.log")"
+		objects+=(-object "$bin")
+	done
+	"$profdata" merge -sparse -o "$scratch/all.profdata" "$scratch"/*.profraw
+	"$cov" report -instr-profile="$scratch/all.profdata" "${objects[@]:1}" src/ \
+		>build-fuzz-cov/coverage.txt
+	echo "per file: build-fuzz-cov/coverage.txt"
+	tail -n 1 build-fuzz-cov/coverage.txt
+	exit 0
+fi
 
 passed=0
 failed=0
