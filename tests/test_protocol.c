@@ -85,6 +85,31 @@ static void test_id_echoed_with_type_and_value(void)
 	}
 }
 
+/*
+** An error message quotes what it was given, and is cut at 256 bytes: a
+** long non-ASCII method name cut in the middle of a character made a
+** message that is not UTF-8, which jansson refuses, and the reply was lost
+** (a2m_handle said out of memory; stdio answered -32603 with id null).
+** Every cut, at each of a character's bytes, still gets its own -32601
+** with its id, as valid JSON. Found by fuzzing (docs/FUZZING.md).
+*/
+static void test_error_message_cut_inside_a_character(void)
+{
+	for (int shift = 0; shift < 3; shift++) {
+		char msg[1024];
+		int n = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"memory/%.*s",
+				 7 + shift, shift, "xx");
+		for (int i = 0; i < 130; i++)
+			n += snprintf(msg + n, sizeof msg - (size_t)n, "\u20ac"); /* 3 bytes each */
+		snprintf(msg + n, sizeof msg - (size_t)n, "\"}");
+		json_t *r = check_send(h, msg);
+		CHECK(r != NULL);
+		CHECK_INT((int)json_integer_value(json_object_get(r, "id")), 7 + shift);
+		CHECK_INT(check_error_code(r), A2M_METHOD_NOT_FOUND);
+		json_decref(r);
+	}
+}
+
 static void test_notification_gets_no_answer(void)
 {
 	char *out = check_reply(h, "{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\"}");
@@ -411,6 +436,7 @@ static const test_case tests[] = {
 	TEST(test_envelope_rules),
 	TEST(test_id_echoed_with_type_and_value),
 	TEST(test_notification_gets_no_answer),
+	TEST(test_error_message_cut_inside_a_character),
 	TEST(test_unknown_method_is_32601_undeclared_is_32003),
 	TEST(test_describe_reports_core),
 	TEST(test_describe_other_protocol_is_32007),

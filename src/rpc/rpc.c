@@ -15,6 +15,7 @@
 #include "rpc/rpc.h"
 #include "util/json_read.h"
 #include "util/json_write.h"
+#include "util/text.h"
 
 #define HEAD "{\"jsonrpc\":\"2.0\",\"id\":"
 
@@ -209,10 +210,41 @@ char *a2m_rpc_result_text(const json_t *id, const char *result, size_t result_le
 	return text;
 }
 
+/*
+** message as a JSON string, each byte that starts no well-formed UTF-8
+** sequence replaced by U+FFFD. A message quotes what it was given, and
+** a2m_error_set cuts it at 256 bytes, maybe inside a character; a record
+** id read from a damaged file may be anything. jansson refuses a string
+** that is not UTF-8, and the reply would be lost with it.
+*/
+static json_t *message_string(const char *message)
+{
+	size_t n = strlen(message);
+	if (a2m_utf8_valid(message, n))
+		return json_stringn(message, n);
+	a2m_buf b = {0};
+	const unsigned char *p = (const unsigned char *)message, *end = p + n;
+	while (p < end) {
+		size_t k = a2m_utf8_sequence(p, end);
+		if (k) {
+			a2m_buf_put(&b, p, k);
+			p += k;
+		} else {
+			a2m_buf_put(&b, "\xef\xbf\xbd", 3);
+			p++;
+		}
+	}
+	size_t len;
+	char *text = a2m_buf_take(&b, &len);
+	json_t *v = text ? json_stringn(text, len) : NULL;
+	free(text);
+	return v;
+}
+
 char *a2m_rpc_error_text(const json_t *id, int code, const char *message, json_t *data,
 			 size_t *out_len)
 {
-	json_t *e = json_pack("{si ss}", "code", code, "message", message);
+	json_t *e = json_pack("{si so}", "code", code, "message", message_string(message));
 	if (e && data)
 		json_object_set_new(e, "data", data);
 	else
