@@ -226,10 +226,42 @@ static void test_timeline_by_session_equals_filtering_afterwards(void)
 	json_decref(all);
 }
 
+/*
+** A tier without a name, after a tier that spills into a later one: the
+** layout is refused with the tier's number. Looking the spill target up
+** read every tier's name before the nameless one was checked, and that
+** was a NULL read at open (found by fuzz_config, docs/FUZZING.md).
+*/
+static void test_layout_with_a_nameless_tier_refused(void)
+{
+	char file[80];
+	snprintf(file, sizeof file, "%s.nameless.json", path);
+	FILE *f = fopen(file, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("{\"tiers\": [{\"name\": \"working\", \"kind\": \"working\", \"spill_to\": \"episodic\"},"
+	      "{\"kind\": \"episodic\"}, {\"name\": \"episodic\", \"kind\": \"episodic\"}]}", f);
+	CHECK_INT(fclose(f), 0);
+	a2m_config *cfg;
+	a2m *other = NULL;
+	char *err = NULL;
+	CHECK_INT(a2m_config_new(&cfg), A2M_OK);
+	CHECK_INT(a2m_config_set(cfg, "engine", "memory"), A2M_OK);
+	CHECK_INT(a2m_config_set(cfg, "config_file", file), A2M_OK);
+	CHECK_INT(a2m_open(cfg, &other, &err), A2M_RANGE);
+	CHECK(other == NULL);
+	CHECK(err && strstr(err, "tier 1 needs a name and a kind"));
+	a2m_free(err);
+	a2m_config_free(cfg);
+	unlink(file);
+}
+
 static const test_case tests[] = {
 	TEST(test_working_keeps_the_newest_24_of_each_session),
 	TEST(test_episodic_holds_at_most_its_capacity),
 	TEST(test_timeline_by_session_equals_filtering_afterwards),
+	TEST(test_layout_with_a_nameless_tier_refused),
 	{NULL, NULL},
 };
 

@@ -50,12 +50,17 @@ static int validate(const a2m_tier_layout *l, char *err, size_t errlen)
 		snprintf(err, errlen, "a layout needs at least one tier");
 		return -1;
 	}
+	/* Every tier has its name before any reference is looked up: a lookup
+	** reads the names of all the tiers, later ones too. */
 	for (size_t i = 0; i < l->n; i++) {
 		const a2m_tier *t = &l->tiers[i];
 		if (!t->name || !*t->name || !t->kind) {
 			snprintf(err, errlen, "tier %zu needs a name and a kind", i);
 			return -1;
 		}
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		const a2m_tier *t = &l->tiers[i];
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(l->tiers[j].name, t->name) == 0) {
 				snprintf(err, errlen, "tier name '%s' is used twice", t->name);
