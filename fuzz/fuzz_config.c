@@ -3,7 +3,7 @@
 ** a2m_config_load_file), through a2m_open with config_file.
 **
 ** The input is the file. a2m_open must either refuse it with a status and
-** a message, or open a store that then serves: describe, a remember into
+** a message (A2M_RANGE or A2M_CANTOPEN), or open a store that then serves: describe, a remember into
 ** each tier the file may name, a consolidate, a recall and a timeline,
 ** every reply judged by the oracle of fuzz.h (a configuration it accepted
 ** must never make the server fail internally).
@@ -61,8 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(!h, (const char *)data, size, "a failed open set the handle");
 		FUZZ_ASSERT(rc == A2M_RANGE || rc == A2M_CANTOPEN, (const char *)data, size,
 			    "open failed with %d (%s): %s", rc, a2m_strerror(rc), err ? err : "");
-		FUZZ_ASSERT(err && *err && !strchr(err, '\n'), (const char *)data, size,
-			    "a refusal without a one-line message");
+		/* Not one line always: a message may quote the file, line breaks
+		** and all ("unknown capability 'a\nb'"), which a2m.h allows. */
+		FUZZ_ASSERT(err && *err, (const char *)data, size, "a refusal without a message");
 		a2m_free(err);
 		return 0;
 	}

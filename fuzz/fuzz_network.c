@@ -18,7 +18,7 @@
 /* Aborts when a record of reply is another owner's, in the working tier. */
 static void check_private(const char *principal, const char *reply)
 {
-	json_t *v = json_loads(reply, 0, NULL);
+	json_t *v = json_loadb(reply, strlen(reply), JSON_ALLOW_NUL, NULL);
 	json_t *res = json_object_get(v, "result");
 	json_t *recs = json_object_get(res, "records"), *one = json_object_get(res, "record");
 	size_t n = json_is_array(recs) ? json_array_size(recs) : 0;

@@ -148,7 +148,7 @@ static void open_store(state *st)
 /* Keeps the cursor of a memory/events reply, as JSON text. */
 static void keep_cursor(state *st, const char *reply)
 {
-	json_t *v = json_loads(reply, 0, NULL);
+	json_t *v = json_loadb(reply, strlen(reply), JSON_ALLOW_NUL, NULL);
 	json_t *c = json_object_get(json_object_get(v, "result"), "cursor");
 	if (json_is_string(c)) {
 		char *text = json_dumps(c, JSON_ENCODE_ANY);
