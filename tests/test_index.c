@@ -1323,6 +1323,38 @@ static void test_old_layout_file_is_rebuilt_into_one_segment(tctx *t)
 }
 
 /*
+** A rebuild that fails before it has made its segments (here DROP TABLE
+** meets a view where a2m_segments should be; fuzz_corrupt_db met a damaged
+** file) rolls back and refuses to attach the index. Its clean-up cancelled
+** a merge on segments that did not exist yet, through NULL (SIGSEGV at
+** open; found by fuzz_corrupt_db, docs/FUZZING.md).
+*/
+static void test_rebuild_failing_before_its_segments_fails_cleanly(tctx *t)
+{
+	EXPECT(insert(t, "r1", "alpha beta") > 0);
+	close_store(t);
+	sqlite3 *db = NULL;
+	EXPECT(sqlite3_open(t->path, &db) == SQLITE_OK);
+	int rc = sqlite3_exec(db,
+		"DROP TABLE a2m_segments; CREATE VIEW a2m_segments AS SELECT 1 AS x;"
+		"UPDATE a2m_meta SET value = 'postings/1|test-words/1' WHERE name = 'index';",
+		NULL, NULL, NULL);
+	sqlite3_close(db);
+	EXPECT_INT(rc, SQLITE_OK);
+	EXPECT(open_indexed(t, &tix) != 0);
+	/* Nothing of the rebuild stays: the view and the old version are there. */
+	close_store(t);
+	EXPECT(sqlite3_open(t->path, &db) == SQLITE_OK);
+	sqlite3_stmt *st = NULL;
+	EXPECT(sqlite3_prepare_v2(db, "SELECT value FROM a2m_meta WHERE name = 'index'", -1, &st,
+				  NULL) == SQLITE_OK);
+	EXPECT(sqlite3_step(st) == SQLITE_ROW);
+	EXPECT_STR((const char *)sqlite3_column_text(st, 0), "postings/1|test-words/1");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+/*
 ** Another connection (read-only, its own postings cache) reads what the
 ** writer reads, before and after the writer's merges, by visit and by loan.
 */
@@ -1492,6 +1524,7 @@ int main(void)
 	RUN_INLINE(test_churn_keeps_the_index_the_size_of_its_records);
 	RUN_SQLITE(test_churn_keeps_the_index_the_size_of_its_records);
 	RUN_SQLITE(test_index_of_an_older_build_gains_maxseq);
+	RUN_SQLITE(test_rebuild_failing_before_its_segments_fails_cleanly);
 	RUN_SQLITE(test_a_reader_sees_the_same_postings_after_merges);
 	RUN_SQLITE(test_term_filters_skip_segments_without_the_term);
 	RUN_INLINE(test_rollback_of_a_merge_restores_the_segments_reads_see);

@@ -642,6 +642,8 @@ int a2m_segments_merging(const a2m_segments *s)
 
 void a2m_segments_merge_cancel(a2m_segments *s)
 {
+	if (!s)  /* a rebuild that failed before it opened its segments */
+		return;
 	a2m_seg_job_free(s->ahead);
 	s->ahead = NULL;
 }

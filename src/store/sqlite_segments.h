@@ -294,7 +294,8 @@ int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all);
 */
 int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base);
 
-/* Drops the merge begun ahead, if any (a rollback), waiting for its thread. */
+/* Drops the merge begun ahead, if any (a rollback), waiting for its thread.
+** s NULL (segments never opened) is a no-op. */
 void a2m_segments_merge_cancel(a2m_segments *s);
 
 /* 1 when a merge begun ahead waits to be written. */
