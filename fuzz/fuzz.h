@@ -230,9 +230,12 @@ static int fuzz_expected_reply(const char *msg, size_t len, json_t **expect)
 		/* A notification: answered only when it is not a valid request. */
 		json_t *v = json_object_get(m, "jsonrpc");
 		json_t *params = json_object_get(m, "params");
+		/* params by position (an array) is valid JSON-RPC: a method
+		** of ours refuses it with INVALID_PARAMS, which a notification
+		** is not told. */
 		int valid = json_is_string(v) && strcmp(json_string_value(v), "2.0") == 0 &&
 			    json_is_string(json_object_get(m, "method")) &&
-			    (!params || json_is_object(params));
+			    (!params || json_is_object(params) || json_is_array(params));
 		owed = !valid;
 	}
 	json_decref(m);
