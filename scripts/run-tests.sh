@@ -17,9 +17,11 @@
 # library as installed (tests/library_test.sh); the claims register
 # (conformance/claims.json) against the specification, with its tool's own
 # tests (tests/claims_test.sh; docs/CLAIMS.md says where the specification is
-# looked for); the Node and Python clients' own suites (clients/); and the
-# fuzz targets over their committed corpora (build-fuzz/, scripts/fuzz.sh
-# --regress).
+# looked for); the Node and Python clients' own suites (clients/); the fuzz
+# targets over their committed corpora (build-fuzz/, scripts/fuzz.sh
+# --regress); the Python adapters against each framework's real package
+# (adapters/python/); and the interop grid, every writer against every
+# reader (tests/interop/, docs/FRAMEWORKS.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +30,16 @@ failed=0
 tmp=$(mktemp -d /tmp/a2m-tests.XXXXXX)
 http_pids=() # every HTTP server started here, killed on the way out
 trap 'for p in "${http_pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+# The Python adapters' virtual environments (adapters/python/venv.sh: pinned
+# frameworks from PyPI, made once and reused until a requirements file
+# changes) are made in the background while the C suites run: on a fresh
+# machine that is minutes of downloads. Their suites below wait for it.
+venv_log="$tmp/adapter-venvs.log"
+(for group in langchain crewai agno autogen openai-agents; do
+	adapters/python/venv.sh "$group" || echo "FAIL venv $group"
+done) >"$venv_log" 2>&1 &
+venvs_pid=$!
 
 # run NAME COMMAND...: runs one suite, adds its counts, shows failures.
 run() {
@@ -288,6 +300,19 @@ run "library boundary, install, pkg-config" tests/library_test.sh
 if [ -x build/a2m ]; then
 	run "node client, node --test" clients/node/test/run.sh build/a2m
 	run "python client, pytest" clients/python/tests/run.sh build/a2m
+fi
+
+# --- the Python adapters (adapters/python/) and the interop grid ---
+# One suite per framework group, each in its own virtual environment; then
+# every writer against every reader (tests/interop/manifest.json), over
+# HTTP and over one SQLite file shared by two servers.
+wait "$venvs_pid"
+grep '^FAIL' "$venv_log"
+if [ -x build/a2m ]; then
+	for group in langchain crewai agno autogen openai-agents; do
+		run "python adapters: $group" adapters/python/run.sh build/a2m "$group"
+	done
+	run "interop grid" tests/interop/run.sh build/a2m
 fi
 
 echo "$passed passed, $failed failed"

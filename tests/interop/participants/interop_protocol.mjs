@@ -1,0 +1,24 @@
+// The participant side of the interop grid's protocol (tests/interop/
+// README.md), for participants written in JavaScript; the same contract as
+// interop_protocol.py:
+//
+//   CMD write   stdin {"token": T, "text": X}   stdout {"session": S?}
+//   CMD read    stdin {"tokens": [T, ...]}      stdout {"read": {T: [text, ...]}}
+//
+// with the server's URL in $A2M_URL.
+export async function main(write, read) {
+	const chunks = [];
+	for await (const chunk of process.stdin) chunks.push(chunk);
+	const request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+	const url = process.env.A2M_URL;
+	let out;
+	if (process.argv[2] === 'write' && process.argv.length === 3) {
+		out = (await write(url, request.token, request.text)) ?? {};
+	} else if (process.argv[2] === 'read' && process.argv.length === 3) {
+		out = { read: await read(url, request.tokens) };
+	} else {
+		console.error('usage: PARTICIPANT write|read  (JSON on stdin)');
+		process.exit(2);
+	}
+	process.stdout.write(JSON.stringify(out) + '\n');
+}
