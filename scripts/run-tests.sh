@@ -313,6 +313,7 @@ if [ -x build/a2m ]; then
 		run "python adapters: $group" adapters/python/run.sh build/a2m "$group"
 	done
 	run "interop grid" tests/interop/run.sh build/a2m
+	run "example: two frameworks, one memory" examples/shared_memory/run.sh build/a2m
 fi
 
 echo "$passed passed, $failed failed"
