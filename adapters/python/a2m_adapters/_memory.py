@@ -64,6 +64,9 @@ class Layout:
         #: Every tier a search may look in: all but the working ones.
         self.searchable: Optional[List[str]] = [n for n in self.names if n not in working] if working else None
         self._kinds = kinds
+        limits = client.description.get("limits") or {}
+        #: The most records one recall or timeline may return (§4.1 limits).
+        self.max_recall = int(limits.get("max_recall_limit") or 1000)
 
     def tier_of(self, kind: str) -> Optional[str]:
         """The first tier of ``kind`` (``semantic``, ``episodic``, ...), else

@@ -54,8 +54,7 @@ class A2MVectorDb(VectorDb):
         self.namespace = Namespace(namespace)
         self.layout = Layout(client)
         self.tier = tier or self.layout.tier_of("semantic")
-        limits = client.description.get("limits") or {}
-        self._max = int(limits.get("max_recall_limit") or 1000)
+        self._max = self.layout.max_recall
 
     # ------------------------------------------------------------ records
 

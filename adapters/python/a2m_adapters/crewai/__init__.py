@@ -97,8 +97,7 @@ class A2MStorage:
         self.tier = tier or self.layout.tier_of("semantic")
         self._texts = _Texts()
         self._serial = itertools.count(1)
-        limits = client.description.get("limits") or {}
-        self._max = int(limits.get("max_recall_limit") or 1000)
+        self._max = self.layout.max_recall
 
     # ------------------------------------------------------------ embedder
 

@@ -169,8 +169,7 @@ class A2MVectorStore(VectorStore):
         self.namespace = Namespace(namespace)
         self.layout = Layout(client)
         self.tier = tier or self.layout.tier_of("semantic")
-        limits = client.description.get("limits") or {}
-        self._max = int(limits.get("max_recall_limit") or 1000)
+        self._max = self.layout.max_recall
 
     @property
     def embeddings(self) -> Optional[Embeddings]:

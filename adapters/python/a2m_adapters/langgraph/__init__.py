@@ -166,8 +166,7 @@ class A2MStore(BaseStore):
             if self.index_config.get("embed") is not None:
                 require(client, "embeddings", adapter="A2MStore with index['embed']")
                 self.embeddings = ensure_embeddings(self.index_config["embed"])
-        limits = client.description.get("limits") or {}
-        self._max = int(limits.get("max_recall_limit") or 1000)
+        self._max = self.layout.max_recall
 
     # ------------------------------------------------------------ batching
 
