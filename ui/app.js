@@ -86,7 +86,11 @@ async function glance() {
   const keep = $('search-tier').value;
   fill($('search-tier'), tierOptions('every tier'));
   $('search-tier').value = keep;
+  // A live refresh refills the lists; the tiers a person picked stay picked
+  // (a reset here once sent a promotion to the record's own tier).
+  const target = $('promote-tier').value;
   fill($('promote-tier'), (d.tiers || []).map((t) => el('option', { value: t.name }, t.name)));
+  if (target) $('promote-tier').value = target;
   $('search-tier').hidden = !has('tiers');
   $('promote-tier').hidden = $('promote').hidden = !has('tiers') || d.read_only;
   $('forget').hidden = !!d.read_only;
