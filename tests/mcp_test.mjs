@@ -180,6 +180,26 @@ async function coreSuite() {
 }
 
 // ---- --owner: the bridge, not the model, says whose memory it is ----
+// ---- a read-only memory: only the tools that read ----
+async function readOnlySuite() {
+	const db = join(dir, 'read-only.db');
+	const writer = (await connect(['--db', db])).client;
+	await writer.callTool({ name: 'memory_remember', arguments: { content: 'Read me, do not write me' } });
+	await writer.close();
+	const { client } = await connect(['--db', db, '--read-only']);
+	const names = (await client.listTools()).tools.map((t) => t.name).sort();
+	expect('a read-only memory offers only the tools that read', names, [
+		'memory_events', 'memory_fetch', 'memory_recall', 'memory_session_list', 'memory_timeline',
+	]);
+	const r = await client.callTool({ name: 'memory_remember', arguments: { content: 'x' } })
+		.catch((e) => e);
+	check('remember is an unknown tool there (-32602)', r instanceof McpError && r.code === ErrorCode.InvalidParams,
+		String(r?.message ?? JSON.stringify(r)));
+	const found = await client.callTool({ name: 'memory_recall', arguments: { query: 'read me' } });
+	expect('recall still reads it', found.structuredContent?.records?.[0]?.content, 'Read me, do not write me');
+	await client.close();
+}
+
 async function ownerSuite() {
 	const { client } = await connect(['--memory', '--owner', 'alice']);
 	const { tools } = await client.listTools();
@@ -321,7 +341,7 @@ async function rawSuite() {
 }
 
 try {
-	for (const suite of [embeddedSuite, coreSuite, ownerSuite, stdioSuite, httpSuite, persistenceSuite, rawSuite]) {
+	for (const suite of [embeddedSuite, coreSuite, readOnlySuite, ownerSuite, stdioSuite, httpSuite, persistenceSuite, rawSuite]) {
 		try {
 			await suite();
 		} catch (e) {

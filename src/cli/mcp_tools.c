@@ -77,11 +77,17 @@ mcp_tools *mcp_tools_new(cli_conn *conn, const char *owner)
 		free(t);
 		return NULL;
 	}
+	/* A memory that says it refuses every write (describe's read_only, as
+	** `a2m corpus` and --read-only stores do) gets no tool that writes:
+	** an agent offered memory_remember would only ever meet -32004. */
+	int read_only = json_is_true(json_object_get(t->describe, "read_only"));
 	for (size_t i = 0; i < mcp_tool_spec_count; i++) {
 		/* The negotiation surfacing through tools/list: no tool for a
 		** capability the store did not declare (DECISIONS 027). */
 		const char *cap = cli_method_capability(mcp_tool_specs[i].method);
 		if (!cap || !cli_conn_declares(conn, cap))
+			continue;
+		if (read_only && !(mcp_tool_specs[i].hints & MCP_HINT_READ_ONLY))
 			continue;
 		if (build_tool(t, &mcp_tool_specs[i], &t->tools[t->n++]) != 0) {
 			mcp_tools_free(t);
