@@ -152,6 +152,7 @@ void a2m_stack_rollback(a2m_stack *st)
 {
 	st->store->ops->rollback(st->store);
 	st->touches.applied = 0;  /* undone with the rest: still waiting */
+	st->full_pass_run = 0;    /* its fixed point was undone too */
 	changed(st);
 	st->dims = -1; /* re-read: the transaction may have set it */
 }
