@@ -1,5 +1,5 @@
 /*
-** check.c — `a2m check`: is a database consistent, and with --repair, make
+** check_cmd.c — `a2m check`: is a database consistent, and with --repair, make
 ** what is derivable consistent again (server/check.c does the work;
 ** docs/CHECK.md says what each area means).
 **

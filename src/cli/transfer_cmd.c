@@ -1,5 +1,5 @@
 /*
-** transfer.c — `a2m export` and `a2m import`: a store to JSON Lines and
+** transfer_cmd.c — `a2m export` and `a2m import`: a store to JSON Lines and
 ** back, in this process, on the store the options name (server/export.c
 ** and server/import.c do the work; docs/EXPORT.md is the format).
 **
