@@ -30,8 +30,11 @@
 #include "store/store.h"
 #include "util/hash.h"
 
-#define DB      "/tmp/a2m-test-check.db"
-#define MIRROR  "/tmp/a2m-test-check.procedural"
+/* Named per process (main), so two runs at once (two checkouts, two
+** builds) never share a file. */
+static char db_path[64], wal_path[72], mirror_path[72];
+#define DB      db_path
+#define MIRROR  mirror_path
 #define TIER    "procedural"
 
 static a2m_scorer *bm25;   /* its indexer is the analyser the stores keep */
@@ -573,7 +576,7 @@ static void test_mirror(void)
 static uint64_t file_hash(void)
 {
 	uint64_t h = A2M_HASH_SEED;
-	static const char *const files[] = {DB, DB "-wal"};
+	const char *const files[] = {DB, wal_path};
 	char buf[65536];
 	for (int i = 0; i < 2; i++) {
 		int fd = open(files[i], O_RDONLY);
@@ -611,6 +614,9 @@ static void test_check_writes_nothing(void)
 
 int main(void)
 {
+	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-check-%d.db", (int)getpid());
+	snprintf(wal_path, sizeof wal_path, "%s-wal", db_path);
+	snprintf(mirror_path, sizeof mirror_path, "/tmp/a2m-test-check-%d.procedural", (int)getpid());
 	static const test_case tests[] = {
 		TEST(test_clean_memory),
 		TEST(test_clean_sqlite),

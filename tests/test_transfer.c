@@ -10,14 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "check_a2m.h"
 #include "server/transfer.h"
 #include "util/buf.h"
 
-#define DB  "/tmp/a2m-test-transfer.db"
-#define DB2 "/tmp/a2m-test-transfer-2.db"
+/* Named per process (main), so two runs at once never share a file. */
+static char db_path[64], db2_path[64];
+#define DB  db_path
+#define DB2 db2_path
 
 /* Removes a test database and its procedural mirror (DB's <name>.procedural/). */
 static void drop_db(const char *path)
@@ -462,6 +465,8 @@ static void recall_touch_false_counts_nothing(void)
 
 int main(void)
 {
+	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-transfer-%d.db", (int)getpid());
+	snprintf(db2_path, sizeof db2_path, "/tmp/a2m-test-transfer-%d-2.db", (int)getpid());
 	static const test_case tests[] = {
 		TEST(round_trip_memory_sqlite_memory),
 		TEST(import_twice_changes_nothing),
