@@ -1,0 +1,648 @@
+/*
+** test_faults.c — a2m under failing storage and failing allocations
+** (docs/FAULTS.md): for every fault point n of a mixed workload, the run
+** with fault n armed must end as a run without the request that failed.
+**
+** Storage (fault_vfs.h): the nth read, write, fsync or file open of SQLite
+** fails once, or the disk is full from the nth write on, or SQLite's own nth
+** allocation fails. Allocations (fault_alloc.h): liba2m's own nth
+** allocation (malloc and its family, and jansson's) fails once, against
+** both engines. At every point the test checks that
+**   - every request got exactly one reply, one line of JSON with its id;
+**     a failed one is -32603 naming the store's failure (storage), or
+**     -32603 or A2M_NOMEM (allocation); a store that cannot open says why;
+**   - every other reply, the records on the same handle afterwards and the
+**     records in the file reopened with a fresh handle equal those of a
+**     run without the failed request (fault_workload.h): nothing
+**     acknowledged is lost, a failed batch left nothing, no group is split;
+**   - PRAGMA integrity_check passes and a2m_counts agrees with the records;
+**   - the procedural mirror's files agree with the database after reopen;
+**   - the same handle stores and recalls a record once the fault is gone;
+**   - nothing liba2m allocated is left after a2m_close (fault_alloc.h).
+**
+** The test command runs a bounded sweep: the first SWEEP_HEAD points of
+** each kind and SWEEP_SAMPLE more spread evenly over the rest. With
+** A2M_FAULTS=full every point is run (make faults, docs/FAULTS.md); with
+** A2M_FAULTS=KIND:N only that point, with what it did printed.
+*/
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "check.h"
+#include "fault_alloc.h"
+#include "fault_vfs.h"
+#include "fault_workload.h"
+#include "store/sqlite_segments.h"
+#include "store/store.h"
+
+#define SWEEP_HEAD   60   /* points of each kind always run */
+#define SWEEP_SAMPLE 60   /* and this many more, evenly spread */
+#define POINT_ALARM_S 300 /* a point that takes longer has hung */
+
+#include "fault_run.h"
+
+/*
+** Runs the workload as opt says: the fault armed from before a2m_open to
+** the end of the workload, then the checks that need no reference.
+*/
+static void run(const run_opts *opt, run_out *o)
+{
+	a2m *h = NULL;
+	char *err = NULL;
+	memset(o, 0, sizeof *o);
+	remove_files();
+	size_t live = fault_alloc_live();
+	alarm(POINT_ALARM_S);
+	arm(opt);
+	int rc = open_store(opt->sqlite, &h, &err);
+	if (rc != A2M_OK) {
+		o->open_failed = 1;
+		if (opt->kind == FAULT_NONE)
+			problem(o, "open failed unarmed: %s", err ? err : "(no message)");
+		else if (!err && rc != A2M_NOMEM)
+			problem(o, "a failed open (%d) said nothing", rc);
+		else if (rc != A2M_CANTOPEN && rc != A2M_NOMEM)
+			problem(o, "a failed open answered %d (%s)", rc, err);
+		if (verbose)
+			printf("  open failed (%d): %s\n", rc, err ? err : "");
+		a2m_free(err);
+		o->points = disarm(opt, o);
+		if (opt->sqlite)
+			check_file(o);
+		if ((rc = open_store(opt->sqlite, &h, &err)) != A2M_OK) {
+			problem(o, "reopen after a failed open: %s", err ? err : "(no message)");
+			a2m_free(err);
+			alarm(0);
+			return;
+		}
+	}
+	for (size_t i = 0; i < wl_n; i++) {
+		if (opt->omit & (UINT64_C(1) << i))
+			continue;
+		if (opt->sqlite)
+			foreign_commit((int)i + 1, o);
+		int64_t before = opt->kind == KIND_ALLOC ? fault_alloc_fired() : fault_fired();
+		json_t *v = send(h, (int)i + 1, wl_steps[i].method, wl_steps[i].params,
+				 &o->status[i], o);
+		int64_t fired = (opt->kind == KIND_ALLOC ? fault_alloc_fired() : fault_fired()) -
+				before;
+		json_t *e = error_of(v);
+		if (verbose && fired)
+			printf("  the fault fired in step %zu (%s)\n", i + 1, wl_steps[i].method);
+		if (o->status[i] != A2M_OK || e) {
+			o->failed |= UINT64_C(1) << i;
+			if (verbose)
+				printf("  step %zu %s failed (status %d): %s\n", i + 1,
+				       wl_steps[i].method, o->status[i], e ? wl_text(e) : "");
+		}
+		if (o->status[i] == A2M_NOMEM)
+			o->nomem |= UINT64_C(1) << i;
+		if (o->status[i] != A2M_OK && opt->kind != KIND_ALLOC)
+			problem(o, "step %zu (%s): a2m_handle returned %d under a storage fault",
+				i + 1, wl_steps[i].method, o->status[i]);
+		if (e && (json_integer_value(json_object_get(e, "code")) != A2M_INTERNAL_ERROR ||
+			  !json_string_value(json_object_get(e, "message"))))
+			problem(o, "step %zu (%s): an error other than -32603: %s", i + 1,
+				wl_steps[i].method, wl_text(e));
+		else if (e && opt->kind != KIND_ALLOC &&
+			 !strstr(json_string_value(json_object_get(e, "message")), "storage"))
+			problem(o, "step %zu (%s): the error does not name the store: %s", i + 1,
+				wl_steps[i].method, wl_text(e));
+		if ((o->status[i] != A2M_OK || e) && !fired && opt->kind != FAULT_FULL)
+			problem(o, "step %zu (%s) failed without a fault of its own", i + 1,
+				wl_steps[i].method);
+		if (v && !e)
+			wl_normalize(v);
+		o->resp[i] = v;
+	}
+	/*
+	** Closed and opened again, still armed: a close and an open of a
+	** file with records can fail too. Not with a full disk: its close
+	** could not write recall's last access counts, which a close then
+	** loses (docs/PROTOCOL.md, Salience), and the run would differ.
+	*/
+	if (opt->sqlite && !o->open_failed && opt->kind != FAULT_FULL) {
+		close_store(h);
+		if ((rc = open_store(1, &h, &err)) != A2M_OK) {
+			o->open_failed = 1;
+			if (rc != A2M_CANTOPEN && rc != A2M_NOMEM)
+				problem(o, "a failed reopen answered %d (%s)", rc, err);
+			if (verbose)
+				printf("  reopen failed (%d): %s\n", rc, err ? err : "");
+			a2m_free(err);
+			o->points = disarm(opt, o);
+			if ((rc = open_store(1, &h, &err)) != A2M_OK) {
+				problem(o, "reopen after a failed reopen: %s", err ? err : "(none)");
+				a2m_free(err);
+				alarm(0);
+				return;
+			}
+		}
+	}
+	if (!o->open_failed)
+		o->points = disarm(opt, o);
+	/* The fault is gone: the same handle must read, write and find. */
+	o->dump_same = dump(h, o, "same handle", NULL);
+	int status;
+	json_t *w = send(h, 9003, "memory/remember",
+			 "{\"records\":[{\"id\":\"probe\",\"content\":\"probe written once the fault is gone\",\"tier\":\"semantic\"}]}",
+			 &status, o);
+	json_t *r = send(h, 9004, "memory/recall", "{\"query\":\"probe written\",\"limit\":1}", &status,
+			 o);
+	json_t *first = json_array_get(json_object_get(json_object_get(r, "result"), "records"), 0);
+	const char *first_id = json_string_value(json_object_get(first, "id"));
+	if (!json_object_get(w, "result") || !first_id || strcmp(first_id, "probe") != 0)
+		problem(o, "the handle does not serve once the fault is gone: %s / %s",
+			wl_text(error_of(w)), wl_text(error_of(r)));
+	json_decref(w);
+	json_decref(r);
+	close_store(h);
+	if (opt->sqlite) {
+		check_file(o);
+		json_t *raw = NULL;
+		if (open_store(1, &h, &err) != A2M_OK) {
+			problem(o, "reopen: %s", err ? err : "(no message)");
+			a2m_free(err);
+		} else {
+			o->dump_reopen = dump(h, o, "reopened", &raw);
+			check_mirror(raw, o);
+			json_decref(raw);
+			close_store(h);
+		}
+	}
+	if (fault_alloc_live() != live)
+		problem(o, "%zd blocks liba2m allocated are still there after a2m_close",
+			(ssize_t)(fault_alloc_live() - live));
+	alarm(0);
+}
+
+/* ---- references: the same workload, unfaulted, without some requests ------ */
+
+typedef struct reference {
+	int      sqlite;
+	uint64_t omit;
+	run_out  out;
+} reference;
+
+static reference refs[2 * WL_MAX + 8];
+static size_t nrefs;
+
+static const run_out *reference_of(int sqlite, uint64_t omit)
+{
+	for (size_t i = 0; i < nrefs; i++)
+		if (refs[i].sqlite == sqlite && refs[i].omit == omit)
+			return &refs[i].out;
+	if (nrefs == sizeof refs / sizeof refs[0])
+		abort();
+	reference *r = &refs[nrefs++];
+	run_opts opt = {.sqlite = sqlite, .kind = FAULT_NONE, .omit = omit};
+	r->sqlite = sqlite;
+	r->omit = omit;
+	run(&opt, &r->out);
+	if (r->out.problem[0] || r->out.failed) {
+		fprintf(stderr, "  the reference run (omitting %#llx) failed: %s\n",
+			(unsigned long long)omit, r->out.problem);
+		check_failures_in_test++;
+	}
+	return &r->out;
+}
+
+/* Compares o with reference ref, skipping the steps in skip. "" when equal. */
+static void compare(const run_out *o, const run_out *ref, uint64_t skip, char *why, size_t len)
+{
+	why[0] = '\0';
+	for (size_t i = 0; i < wl_n; i++) {
+		if (skip & (UINT64_C(1) << i))
+			continue;
+		if ((o->resp[i] || ref->resp[i]) && !json_equal(o->resp[i], ref->resp[i])) {
+			char *a = wl_text(o->resp[i]), *b = wl_text(ref->resp[i]);
+			snprintf(why, len, "step %zu (%s): got %.400s, want %.400s", i + 1,
+				 wl_steps[i].method, a, b);
+			free(a);
+			free(b);
+			return;
+		}
+	}
+	const json_t *got[2] = {o->dump_same, o->dump_reopen};
+	const json_t *want[2] = {ref->dump_same, ref->dump_reopen};
+	static const char *const when[2] = {"the same handle", "the reopened file"};
+	for (int k = 0; k < 2; k++)
+		if ((got[k] || want[k]) && !json_equal(got[k], want[k])) {
+			char *a = wl_text(got[k]), *b = wl_text(want[k]);
+			size_t at = 0;
+			while (a[at] && a[at] == b[at])
+				at++;
+			at = at > 100 ? at - 100 : 0;
+			snprintf(why, len, "%s holds other records than a run without step(s) %#llx: "
+				 "got ...%.300s, want ...%.300s", when[k],
+				 (unsigned long long)o->failed, a + at, b + at);
+			free(a);
+			free(b);
+			return;
+		}
+}
+
+/* ---- a sweep ----------------------------------------------------------------- */
+
+typedef struct sweep_stats {
+	int64_t points, run, fired, failed_requests, open_failures, committed_anyway;
+	double  seconds;
+} sweep_stats;
+
+/* Runs fault point n of kind and judges it; returns 0 when all is well. */
+static int point(int sqlite, int kind, int64_t n, sweep_stats *st)
+{
+	run_opts opt = {.sqlite = sqlite, .kind = kind, .n = n};
+	run_out o;
+	snprintf(point_name, sizeof point_name, "%s %s:%lld", sqlite ? "sqlite" : "memory",
+		 kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind], (long long)n);
+	run(&opt, &o);
+	st->run++;
+	st->fired += o.fired > 0;
+	st->open_failures += o.open_failed;
+	st->failed_requests += __builtin_popcountll(o.failed);
+	char why[1200] = "";
+	if (!o.problem[0] && kind != FAULT_FULL && __builtin_popcountll(o.failed) > 1)
+		problem(&o, "%d requests failed for one fault", __builtin_popcountll(o.failed));
+	if (!o.problem[0]) {
+		compare(&o, reference_of(sqlite, o.failed), o.failed, why, sizeof why);
+		/*
+		** A write whose reply could not be made may have committed
+		** (a2m_handle: A2M_NOMEM; or a -32603 for memory the reply
+		** needed): then the run is one with the request.
+		*/
+		if (why[0] && kind == KIND_ALLOC && o.failed) {
+			char again[1200];
+			compare(&o, reference_of(sqlite, 0), o.failed, again, sizeof again);
+			if (!again[0]) {
+				why[0] = '\0';
+				st->committed_anyway++;
+			}
+		}
+	}
+	if (o.problem[0] || why[0]) {
+		fprintf(stderr, "  %s: %s\n", point_name, o.problem[0] ? o.problem : why);
+		check_failures_in_test++;
+	}
+	if (verbose)
+		printf("  %s: %lld fired, failed steps %#llx, %s\n", point_name, (long long)o.fired,
+		       (unsigned long long)o.failed, o.problem[0] || why[0] ? "BROKEN" : "fine");
+	int bad = o.problem[0] || why[0];
+	run_free(&o);
+	return bad;
+}
+
+static int full_sweep(void)
+{
+	const char *v = getenv("A2M_FAULTS");
+	return v && strcmp(v, "full") == 0;
+}
+
+/*
+** Every point of kind the unfaulted workload reaches (one past the last
+** too: arming it must change nothing), or the bounded sample of them.
+*/
+static void sweep(int sqlite, int kind)
+{
+	sweep_stats st = {0};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* How many points the kind has: an armed run at a point never reached. */
+	run_opts probe = {.sqlite = sqlite, .kind = kind, .n = INT64_MAX};
+	run_out o;
+	run(&probe, &o);
+	st.points = o.points;
+	if (o.problem[0] || o.fired) {
+		fprintf(stderr, "  counting run: %s\n", o.problem);
+		check_failures_in_test++;
+	}
+	run_free(&o);
+	int64_t last = st.points + 1;
+	int full = full_sweep();
+	int64_t stride = last > SWEEP_HEAD ? (last - SWEEP_HEAD + SWEEP_SAMPLE - 1) / SWEEP_SAMPLE : 1;
+	if (stride < 1)
+		stride = 1;
+	for (int64_t n = 1; n <= last; n++) {
+		if (!full && n > SWEEP_HEAD && (n - SWEEP_HEAD) % stride != 0 && n != last)
+			continue;
+		point(sqlite, kind, n, &st);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# faults %s %s: %lld points, %lld run (%s), %lld fired, %lld requests failed, "
+	       "%lld opens failed",
+	       sqlite ? "sqlite" : "memory", kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind],
+	       (long long)st.points, (long long)st.run, full ? "all" : "sampled",
+	       (long long)st.fired, (long long)st.failed_requests, (long long)st.open_failures);
+	if (kind == KIND_ALLOC)
+		printf(", %lld committed though answered with an error",
+		       (long long)st.committed_anyway);
+	printf(", %.1f s\n", st.seconds);
+}
+
+/* ---- every point of one request ---------------------------------------------- */
+
+typedef struct wl_msg {
+	const char *method, *params;
+} wl_msg;
+
+/* A fresh store, prepared by setup (nothing armed): the handle, or NULL. */
+static a2m *prepared(int sqlite, const wl_msg *setup, run_out *o)
+{
+	a2m *h;
+	char *err = NULL;
+	remove_files();
+	if (open_store(sqlite, &h, &err) != A2M_OK) {
+		problem(o, "open: %s", err ? err : "(no message)");
+		a2m_free(err);
+		return NULL;
+	}
+	for (int i = 0; setup && setup[i].method; i++) {
+		int status;
+		json_t *v = send(h, 100 + i, setup[i].method, setup[i].params, &status, o);
+		if (!json_object_get(v, "result"))
+			problem(o, "setup %s: %s", setup[i].method, wl_text(error_of(v)));
+		json_decref(v);
+	}
+	return h;
+}
+
+/* a and b are equal but for access counts. */
+static int same_but_counts(const json_t *a, const json_t *b)
+{
+	static const char *const counts[] = {"access_count"};
+	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+	wl_drop_keys(x, counts, 1);
+	wl_drop_keys(y, counts, 1);
+	int same = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return same;
+}
+
+/*
+** Every fault point of kind that one request reaches, on a store setup
+** prepared: sent with point n armed, for each n, its reply must be the
+** unfaulted one or a clean failure (-32603, or A2M_NOMEM for an
+** allocation), and the records afterwards those before the request (it
+** failed) or those after it (it succeeded; or, for an allocation, its reply
+** could not be made). The regression tests of the bugs the sweeps found
+** are such sweeps: they do not depend on where in the workload a point
+** falls.
+*/
+static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char *method,
+			  const char *params)
+{
+	run_out base = {0}, o;
+	run_opts opt = {.sqlite = sqlite, .kind = kind, .n = INT64_MAX};
+	int status;
+	a2m *h = prepared(sqlite, setup, &base);
+	if (!h) {
+		fprintf(stderr, "  %s\n", base.problem);
+		CHECK(0);
+		return;
+	}
+	json_t *before = dump(h, &base, "before", NULL);
+	arm(&opt);
+	json_t *want = send(h, 1, method, params, &status, &base);
+	int64_t points = disarm(&opt, &base);
+	wl_normalize(want);
+	json_t *after = dump(h, &base, "after", NULL);
+	close_store(h);
+	if (base.problem[0] || !json_object_get(want, "result")) {
+		fprintf(stderr, "  unfaulted %s: %s %s\n", method, base.problem, wl_text(want));
+		CHECK(0);
+	}
+	int64_t failed = 0;
+	for (int64_t n = 1; n <= points && !base.problem[0]; n++) {
+		memset(&o, 0, sizeof o);
+		opt.n = n;
+		snprintf(point_name, sizeof point_name, "%s %s of %s:%lld", sqlite ? "sqlite" : "memory",
+			 kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind], method, (long long)n);
+		size_t live = fault_alloc_live();
+		alarm(POINT_ALARM_S);
+		h = prepared(sqlite, setup, &o);
+		if (!h)
+			break;
+		arm(&opt);
+		json_t *got = send(h, 1, method, params, &status, &o);
+		disarm(&opt, &o);
+		json_t *e = error_of(got);
+		int ok = got && !e;
+		if (ok)
+			wl_normalize(got);
+		if (ok && !json_equal(got, want))
+			problem(&o, "a wrong answer: %.600s", wl_text(got));
+		if (e && (json_integer_value(json_object_get(e, "code")) != A2M_INTERNAL_ERROR ||
+			  (kind != KIND_ALLOC &&
+			   !strstr(json_string_value(json_object_get(e, "message")), "storage"))))
+			problem(&o, "not a clean failure: %s", wl_text(e));
+		if (!got && status != A2M_NOMEM)
+			problem(&o, "no reply, status %d", status);
+		failed += !ok;
+		json_t *now = dump(h, &o, "afterwards", NULL);
+		if (!json_equal(now, ok ? after : before) &&
+		    !(kind == KIND_ALLOC && json_equal(now, after)))
+			problem(&o, "the records afterwards are neither those before nor after it");
+		close_store(h);
+		if (sqlite) {
+			/* The file as a fresh handle finds it, the mirror reconciled. */
+			char *err = NULL;
+			json_t *raw = NULL, *again;
+			check_file(&o);
+			if (open_store(1, &h, &err) != A2M_OK) {
+				problem(&o, "reopen: %s", err ? err : "(no message)");
+				a2m_free(err);
+			} else {
+				again = dump(h, &o, "reopened", &raw);
+				/* The first dump's recall counted an access of each hit. */
+				if (!same_but_counts(again, now))
+					problem(&o, "the reopened file holds other records");
+				check_mirror(raw, &o);
+				json_decref(raw);
+				json_decref(again);
+				close_store(h);
+			}
+		}
+		if (fault_alloc_live() != live)
+			problem(&o, "%zd blocks liba2m allocated are left after a2m_close",
+				(ssize_t)(fault_alloc_live() - live));
+		alarm(0);
+		if (o.problem[0]) {
+			fprintf(stderr, "  %s: %s\n", point_name, o.problem);
+			CHECK(0);
+		}
+		json_decref(got);
+		json_decref(now);
+	}
+	printf("# %s %s of %s: %lld points, %lld failed it\n", sqlite ? "sqlite" : "memory",
+	       kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind], method, (long long)points,
+	       (long long)failed);
+	json_decref(want);
+	json_decref(before);
+	json_decref(after);
+}
+
+/* ---- the tests --------------------------------------------------------------- */
+
+/*
+** The oracle must be able to fail: a run without one write is not a run
+** with it, and the shim really fails what it is armed with.
+*/
+static void test_oracle_sees_a_missing_write(void)
+{
+	const run_out *all = reference_of(1, 0);
+	const run_out *without = reference_of(1, UINT64_C(1) << 6);  /* the first bulk */
+	char why[1200];
+	compare(without, all, UINT64_C(1) << 6, why, sizeof why);
+	CHECK(why[0] != '\0');
+	compare(all, reference_of(1, 0), 0, why, sizeof why);
+	CHECK_STR(why, "");
+	CHECK(all->points == 0 && all->fired == 0);
+	sweep_stats st = {0};
+	/* The 3rd write fails: in the open's first migration. */
+	run_opts opt = {.sqlite = 1, .kind = FAULT_WRITE, .n = 3};
+	run_out o;
+	run(&opt, &o);
+	CHECK_INT(o.fired, 1);
+	CHECK_STR(o.problem, "");
+	run_free(&o);
+	(void)st;
+}
+
+/* The setup of the request sweeps: a few records of every kind. */
+static const wl_msg small_store[] = {
+	{"memory/remember", "{\"records\":["
+	 "{\"id\":\"s1\",\"content\":\"harbour question\",\"session\":\"s\",\"group\":\"g\"},"
+	 "{\"id\":\"s2\",\"content\":\"harbour answer\",\"session\":\"s\",\"group\":\"g\"},"
+	 "{\"id\":\"s3\",\"content\":\"the river bank\",\"tier\":\"semantic\",\"key\":\"k/1\"},"
+	 "{\"id\":\"s4\",\"content\":\"Deploy with make.\",\"tier\":\"procedural\"}]}"},
+	{NULL, NULL},
+};
+
+/* A batch lands whole or not at all, whichever write of it fails. */
+static void test_batch_all_or_nothing_under_write_faults(void)
+{
+	request_sweep(1, FAULT_WRITE, small_store, "memory/remember", "{\"records\":["
+		      "{\"id\":\"n1\",\"content\":\"a new harbour fact\",\"session\":\"s\",\"group\":\"h\"},"
+		      "{\"id\":\"n2\",\"content\":\"its tool result\",\"session\":\"s\",\"group\":\"h\"},"
+		      "{\"id\":\"n3\",\"content\":\"a skill\",\"tier\":\"procedural\",\"key\":\"k/2\"},"
+		      "{\"content\":\"the river changed\",\"key\":\"k/1\",\"tier\":\"semantic\",\"id\":\"n4\"}]}");
+}
+
+static void test_storage_faults_read(void)   { sweep(1, FAULT_READ); }
+static void test_storage_faults_write(void)  { sweep(1, FAULT_WRITE); }
+static void test_storage_faults_full(void)   { sweep(1, FAULT_FULL); }
+static void test_storage_faults_sync(void)   { sweep(1, FAULT_SYNC); }
+static void test_storage_faults_open(void)   { sweep(1, FAULT_OPEN); }
+static void test_storage_faults_sqlite_malloc(void) { sweep(1, FAULT_SMALLOC); }
+static void test_alloc_faults_memory(void)   { sweep(0, KIND_ALLOC); }
+static void test_alloc_faults_sqlite(void)   { sweep(1, KIND_ALLOC); }
+
+/* A2M_FAULTS=KIND:N (kind as the summary lines name it, engine first for
+** malloc: memory-malloc:N): that point alone, told step by step. */
+static int one_point(const char *spec)
+{
+	char kind[32];
+	long long n;
+	if (sscanf(spec, "%31[a-z-]:%lld", kind, &n) != 2)
+		return -1;
+	int sqlite = 1, k = -1;
+	if (strcmp(kind, "memory-malloc") == 0)
+		sqlite = 0, k = KIND_ALLOC;
+	else if (strcmp(kind, "malloc") == 0)
+		k = KIND_ALLOC;
+	for (int i = 1; i < FAULT_KINDS && k < 0; i++)
+		if (strcmp(kind, fault_kind_names[i]) == 0)
+			k = i;
+	if (k < 0)
+		return -1;
+	verbose = 1;
+	sweep_stats st = {0};
+	check_failures_in_test = 0;
+	int bad = point(sqlite, k, n, &st);
+	printf("%d passed, %d failed\n", !bad, bad);
+	return bad;
+}
+
+int main(void)
+{
+	/* Before SQLite or jansson allocate anything. */
+	if (fault_vfs_install() != 0) {
+		fprintf(stderr, "test_faults: cannot install the fault VFS\n");
+		return 1;
+	}
+	fault_alloc_install();
+	signal(SIGALRM, on_alarm);
+	setvbuf(stdout, NULL, _IOLBF, 0);  /* what ran is on record, even after a crash */
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	snprintf(dir, sizeof dir, "%s/a2m-faults-XXXXXX", base);
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(db_path, sizeof db_path, "%s/faults.db", dir);
+	snprintf(mirror_dir, sizeof mirror_dir, "%s/faults.procedural", dir);
+	snprintf(cfg_path, sizeof cfg_path, "%s/layout.json", dir);
+	FILE *f = fopen(cfg_path, "w");
+	if (!f || fputs(wl_config, f) < 0 || fclose(f) != 0) {
+		perror(cfg_path);
+		return 1;
+	}
+	/* Merges at every second segment: the workload merges at several levels. */
+	a2m_segments_merge_factor_for_tests(2);
+	wl_build();
+
+	static const test_case tests[] = {
+		TEST(test_oracle_sees_a_missing_write),
+		TEST(test_batch_all_or_nothing_under_write_faults),
+		TEST(test_storage_faults_read),
+		TEST(test_storage_faults_write),
+		TEST(test_storage_faults_full),
+		TEST(test_storage_faults_sync),
+		TEST(test_storage_faults_open),
+		TEST(test_storage_faults_sqlite_malloc),
+		TEST(test_alloc_faults_memory),
+		TEST(test_alloc_faults_sqlite),
+		{NULL, NULL},
+	};
+	/*
+	** The references first: what a first run allocates once for good
+	** (the analyser's tables) is then allocated, and every run after
+	** counts the same allocations.
+	*/
+	reference_of(0, 0);
+	reference_of(1, 0);
+	const char *only = getenv("A2M_FAULTS");
+	const char *pick = getenv("A2M_FAULTS_TEST");  /* run only the tests naming it */
+	test_case picked[sizeof tests / sizeof tests[0]];
+	size_t np = 0;
+	for (size_t i = 0; tests[i].name; i++)
+		if (!pick || strstr(tests[i].name, pick))
+			picked[np++] = tests[i];
+	picked[np] = (test_case){NULL, NULL};
+	int rc = only && strchr(only, ':') ? one_point(only) : run_tests(picked);
+	if (rc < 0) {
+		fprintf(stderr, "A2M_FAULTS: full, or KIND:N with KIND one of read, write, full, "
+			"sync, open, sqlite-malloc, malloc, memory-malloc\n");
+		rc = 2;
+	}
+	for (size_t i = 0; i < nrefs; i++)
+		run_free(&refs[i].out);
+	for (size_t i = 0; i < wl_n; i++)
+		free(wl_steps[i].params);
+	remove_files();
+	unlink(cfg_path);
+	rmdir(dir);
+	return rc;
+}
