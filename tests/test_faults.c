@@ -42,6 +42,7 @@
 #include "fault_alloc.h"
 #include "fault_vfs.h"
 #include "fault_workload.h"
+#include "rank/scorer.h"
 #include "store/sqlite_segments.h"
 #include "store/store.h"
 
@@ -520,6 +521,54 @@ static void test_oracle_sees_a_missing_write(void)
 	(void)st;
 }
 
+/*
+** Found by the sweep at sqlite-malloc:9111, in the first a2m_open's index
+** rebuild: SQLite ran out of memory preparing the rebuild's first
+** statement, and the rebuild's clean-up cancelled the merge of segments it
+** had never opened, a NULL dereference (a2m_segments_merge_cancel). Every
+** SQLite allocation of a rebuild fails it cleanly now, nothing of
+** liba2m's is left allocated, and the next attach builds the index.
+*/
+static void test_index_rebuild_under_sqlite_malloc_faults(void)
+{
+	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
+	int64_t n, failed = 0;
+	CHECK(sc != NULL);
+	for (n = 1; sc; n++) {
+		a2m_store *s = NULL;
+		char err[256];
+		remove_files();
+		size_t live = fault_alloc_live();
+		fault_alloc_enter();
+		if (a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err) != 0) {
+			fault_alloc_leave();
+			fprintf(stderr, "  open: %s\n", err);
+			CHECK(0);
+			break;
+		}
+		fault_arm(FAULT_SMALLOC, n);
+		int rc = s->ops->index_attach(s, sc->indexer);
+		int64_t fired = fault_fired();
+		fault_disarm();
+		if (rc != 0) {
+			failed++;
+			CHECK(s->errmsg[0] != '\0');
+			CHECK_INT(s->ops->index_attach(s, sc->indexer), 0);
+		}
+		a2m_index_stats stats;
+		CHECK_INT(s->ops->index_stats(s, &stats), 0);
+		s->ops->close(s);
+		fault_alloc_leave();
+		CHECK_INT(fault_alloc_live(), live);
+		if (!fired)
+			break;
+	}
+	printf("# index rebuild under SQLite allocation failures: %lld points, %lld failed "
+	       "the attach\n", (long long)n - 1, (long long)failed);
+	if (sc)
+		sc->destroy(sc);
+}
+
 /* The setup of the request sweeps: a few records of every kind. */
 static const wl_msg small_store[] = {
 	{"memory/remember", "{\"records\":["
@@ -606,6 +655,7 @@ int main(void)
 	static const test_case tests[] = {
 		TEST(test_oracle_sees_a_missing_write),
 		TEST(test_batch_all_or_nothing_under_write_faults),
+		TEST(test_index_rebuild_under_sqlite_malloc_faults),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),
