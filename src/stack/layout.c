@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a2m.h"
 #include "stack/layout.h"
 
 #define MINUTE_MS (60.0 * 1000)
@@ -158,7 +159,11 @@ static int opt_string(const json_t *o, const char *k, char **dst, char *err, siz
 		return -1;
 	}
 	*dst = strdup(json_string_value(v));
-	return *dst ? 0 : -1;
+	if (!*dst) {
+		snprintf(err, errlen, "out of memory");
+		return A2M_NOMEM;
+	}
+	return 0;
 }
 
 static int opt_int(const json_t *o, const char *k, int64_t *dst, char *err, size_t errlen,
@@ -186,10 +191,10 @@ int a2m_tiers_from_json(const json_t *arr, a2m_tier_layout *layout, char *err, s
 	layout->tiers = calloc(n ? n : 1, sizeof *layout->tiers);
 	if (!layout->tiers) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return A2M_NOMEM;
 	}
 	layout->n = n;
-	int have_default = 0;
+	int have_default = 0, rc = -1;
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_array_get(arr, i);
 		a2m_tier *t = &layout->tiers[i];
@@ -197,15 +202,19 @@ int a2m_tiers_from_json(const json_t *arr, a2m_tier_layout *layout, char *err, s
 			snprintf(err, errlen, "tiers[%zu] must be an object", i);
 			goto fail;
 		}
-		if (opt_string(o, "name", &t->name, err, errlen, i) ||
-		    opt_string(o, "kind", &t->kind, err, errlen, i) ||
-		    opt_string(o, "spill_to", &t->spill_to, err, errlen, i) ||
-		    opt_string(o, "promote_to", &t->promote_to, err, errlen, i) ||
-		    opt_int(o, "capacity", &t->capacity, err, errlen, i) ||
-		    opt_int(o, "promote_after", &t->promote_after, err, errlen, i))
+		if ((rc = opt_string(o, "name", &t->name, err, errlen, i)) ||
+		    (rc = opt_string(o, "kind", &t->kind, err, errlen, i)) ||
+		    (rc = opt_string(o, "spill_to", &t->spill_to, err, errlen, i)) ||
+		    (rc = opt_string(o, "promote_to", &t->promote_to, err, errlen, i)) ||
+		    (rc = opt_int(o, "capacity", &t->capacity, err, errlen, i)) ||
+		    (rc = opt_int(o, "promote_after", &t->promote_after, err, errlen, i)))
 			goto fail;
-		if (!t->kind && t->name)
-			t->kind = strdup(t->name);
+		rc = -1;
+		if (!t->kind && t->name && !(t->kind = strdup(t->name))) {
+			snprintf(err, errlen, "out of memory");
+			rc = A2M_NOMEM;
+			goto fail;
+		}
 		json_t *hl = json_object_get(o, "half_life_seconds");
 		if (hl && !json_is_null(hl)) {
 			/* Bounded (about 31 700 years) so the milliseconds stay finite. */
@@ -238,5 +247,5 @@ int a2m_tiers_from_json(const json_t *arr, a2m_tier_layout *layout, char *err, s
 	return 0;
 fail:
 	a2m_tiers_free(layout);
-	return -1;
+	return rc;
 }

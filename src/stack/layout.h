@@ -38,7 +38,8 @@ int a2m_tiers_default(a2m_tier_layout *layout);
 
 /*
 ** Reads a layout from a JSON array of tier objects (see docs/CONFIG.md) and
-** validates it. Returns 0, or -1 with a message in err.
+** validates it. Returns 0; -1 with a message in err for a layout that is
+** not valid; A2M_NOMEM ("out of memory" in err) when memory ran out.
 */
 int a2m_tiers_from_json(const json_t *arr, a2m_tier_layout *layout, char *err, size_t errlen);
 
