@@ -569,6 +569,47 @@ static void test_index_rebuild_under_sqlite_malloc_faults(void)
 		sc->destroy(sc);
 }
 
+/*
+** Every allocation of a2m_open fails it with A2M_NOMEM, or A2M_CANTOPEN
+** for the store's own, and a message saying that memory ran out. Found by
+** the sweep at memory malloc:9 and many points after it (the workload
+** opens first, so its points are a2m_open's): jansson's decoder, short of
+** memory, says "invalid token" (or nothing) about the valid configuration
+** file, and a2m_open called the file invalid (A2M_RANGE); at malloc:80 the
+** tier layout's reader, short of memory, returned without a message, and
+** a2m_open's message was whatever bytes the stack held.
+*/
+static void test_open_under_malloc_faults(void)
+{
+	int64_t n, failed = 0;
+	for (n = 1;; n++) {
+		a2m *h = NULL;
+		char *err = NULL;
+		remove_files();
+		size_t live = fault_alloc_live();
+		fault_alloc_arm(n);
+		int rc = open_store(0, &h, &err);
+		int64_t fired = fault_alloc_fired();
+		fault_alloc_disarm();
+		if (rc != A2M_OK) {
+			failed++;
+			if ((rc != A2M_NOMEM && rc != A2M_CANTOPEN) || !err ||
+			    !strstr(err, "out of memory")) {
+				fprintf(stderr, "  malloc %lld of a2m_open: %d, %s\n", (long long)n, rc,
+					err ? err : "(no message)");
+				CHECK(0);
+			}
+		}
+		a2m_free(err);
+		close_store(h);
+		CHECK_INT(fault_alloc_live(), live);
+		if (!fired)
+			break;
+	}
+	printf("# a2m_open under allocation failures: %lld points, %lld failed it\n",
+	       (long long)n - 1, (long long)failed);
+}
+
 /* The setup of the request sweeps: a few records of every kind. */
 static const wl_msg small_store[] = {
 	{"memory/remember", "{\"records\":["
@@ -656,6 +697,7 @@ int main(void)
 		TEST(test_oracle_sees_a_missing_write),
 		TEST(test_batch_all_or_nothing_under_write_faults),
 		TEST(test_index_rebuild_under_sqlite_malloc_faults),
+		TEST(test_open_under_malloc_faults),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),

@@ -17,6 +17,8 @@
 #include "embed/embedder.h"
 #include "protocol/protocol.h"
 #include "stack/stack.h"
+#include "util/buf.h"
+#include "util/json_read.h"
 
 typedef enum { OPT_TEXT, OPT_INT } opt_kind;
 
@@ -339,20 +341,64 @@ static int load_member(a2m_config *cfg, const option *o, const json_t *v, const 
 		const char *why = cfg->errmsg + (strncmp(cfg->errmsg, o->name, strlen(o->name)) == 0
 						 ? strlen(o->name) : 0);
 		snprintf(err, errlen, "%s: %s%s", path, o->file, why);
-		return -1;
+		return rc == A2M_NOMEM ? A2M_NOMEM : -1;
 	}
 	return 0;
+}
+
+/*
+** Why jansson refused the file at path: A2M_NOMEM when memory ran out,
+** A2M_RANGE when the text is not a configuration. jansson's decoder reports
+** some failed allocations as syntax errors ("invalid token"), so a text it
+** refused that the tree's own reader reads, or gives up on for want of
+** memory, was refused for memory (util/json_read.h).
+*/
+static int load_failure(const char *path, const json_error_t *jerr)
+{
+	switch (json_error_code(jerr)) {
+	case json_error_out_of_memory:
+		return A2M_NOMEM;
+	case json_error_cannot_open_file:
+	case json_error_duplicate_key:  /* which the tree's reader allows */
+		return A2M_RANGE;
+	default:
+		break;
+	}
+	FILE *f = fopen(path, "rb");
+	a2m_buf text = {0};
+	char chunk[4096];
+	size_t got;
+	if (!f)
+		return A2M_RANGE;
+	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+		a2m_buf_put(&text, chunk, got);
+	int unread = ferror(f);
+	fclose(f);
+	if (text.failed) {
+		a2m_buf_free(&text);
+		return A2M_NOMEM;
+	}
+	int oom = 0;
+	json_t *v = unread ? NULL : a2m_json_read_ex(text.p, text.len, 0, &oom);
+	a2m_buf_free(&text);
+	json_decref(v);
+	return v || oom ? A2M_NOMEM : A2M_RANGE;
 }
 
 int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *layout,
 			 char *err, size_t errlen)
 {
 	json_error_t jerr;
+	int rc = A2M_RANGE;
 	err[0] = '\0';
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		snprintf(err, errlen, "%s:%d: %s", path, jerr.line, jerr.text);
-		return -1;
+		rc = load_failure(path, &jerr);
+		if (rc == A2M_NOMEM)
+			snprintf(err, errlen, "%s: out of memory", path);
+		else
+			snprintf(err, errlen, "%s:%d: %s", path, jerr.line, jerr.text);
+		return rc;
 	}
 	if (!json_is_object(root)) {
 		snprintf(err, errlen, "%s: the configuration must be a JSON object", path);
@@ -368,7 +414,7 @@ int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *lay
 			snprintf(err, errlen, "%s: %s must be an object", path, bad);
 			goto fail;
 		}
-		if (v && load_member(cfg, o, v, path, err, errlen) != 0)
+		if (v && (rc = load_member(cfg, o, v, path, err, errlen)) != 0)
 			goto fail;
 	}
 	/* The API key never goes in the file: the name of a variable holding it. */
@@ -380,14 +426,14 @@ int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *lay
 			goto fail;
 		}
 		const char *value = getenv(json_string_value(v));
-		if (value && set_text(cfg, key, value) != A2M_OK) {
-			snprintf(err, errlen, "out of memory");
+		if (value && (rc = set_text(cfg, key, value)) != A2M_OK) {
+			snprintf(err, errlen, "%s", rc == A2M_NOMEM ? "out of memory" : cfg->errmsg);
 			goto fail;
 		}
 	}
 	if ((v = json_object_get(root, "tiers"))) {
-		char why[200];
-		if (a2m_tiers_from_json(v, layout, why, sizeof why) != 0) {
+		char why[200] = "";
+		if ((rc = a2m_tiers_from_json(v, layout, why, sizeof why)) != 0) {
 			snprintf(err, errlen, "%s: %s", path, why);
 			goto fail;
 		}
@@ -396,5 +442,5 @@ int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *lay
 	return 0;
 fail:
 	json_decref(root);
-	return -1;
+	return rc == A2M_NOMEM ? A2M_NOMEM : A2M_RANGE;
 }

@@ -62,8 +62,9 @@ a2m_config *a2m_config_copy(const a2m_config *cfg);
 ** Reads the JSON file at path into cfg: each member sets its option unless
 ** the caller set that option already, through the same checks as
 ** a2m_config_set; "tiers" fills layout (left untouched when the file has
-** none). Returns 0, or -1 with a message naming the file and the member in
-** err (cfg may then hold some of the file's options).
+** none). Returns 0; A2M_RANGE with a message naming the file and the
+** member in err (cfg may then hold some of the file's options); A2M_NOMEM
+** when memory ran out, never mistaken for an invalid file.
 */
 int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *layout,
 			 char *err, size_t errlen);

@@ -276,8 +276,10 @@ fail:
 int a2m_server_resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
 		       a2m_metric *metric, char *err, size_t errlen)
 {
-	if (cfg->config_file && a2m_config_load_file(cfg, cfg->config_file, layout, err, errlen))
-		return A2M_RANGE;
+	int rc;
+	if (cfg->config_file &&
+	    (rc = a2m_config_load_file(cfg, cfg->config_file, layout, err, errlen)) != 0)
+		return rc;
 	if (!layout->n && a2m_tiers_default(layout) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return A2M_NOMEM;

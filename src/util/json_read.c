@@ -27,9 +27,18 @@ typedef struct reader {
 	int                  depth;
 	char                *scratch;   /* the decoded text of a string with escapes */
 	size_t               cap;
+	int                  oom;       /* gave up because memory ran out */
 } reader;
 
 static json_t *read_value(reader *r);
+
+/* v, made by jansson; NULL (memory ran out) is noted. */
+static json_t *made(reader *r, json_t *v)
+{
+	if (!v)
+		r->oom = 1;
+	return v;
+}
 
 /* JSON's white space: space, tab, line feed, carriage return. */
 static void skip_space(reader *r)
@@ -177,8 +186,10 @@ static int read_string(reader *r, const char **text, size_t *len)
 	size_t need = (size_t)(p - s) + 1;
 	if (need > r->cap) {
 		char *grown = realloc(r->scratch, need);
-		if (!grown)
+		if (!grown) {
+			r->oom = 1;
 			return -1;
+		}
 		r->scratch = grown;
 		r->cap = need;
 	}
@@ -239,7 +250,9 @@ static json_t *read_number(reader *r)
 	errno = 0;
 	if (!real) {
 		long long v = strtoll(buf, NULL, 10);
-		return errno == ERANGE ? NULL : json_integer(v);  /* out of range: jansson's error */
+		if (errno == ERANGE)
+			return NULL;  /* out of range: jansson's error */
+		return made(r, json_integer(v));
 	}
 	pthread_once(&c_numeric_once, make_c_numeric);
 	if (c_numeric == (locale_t)0)
@@ -247,7 +260,7 @@ static json_t *read_number(reader *r)
 	double d = strtod_l(buf, NULL, c_numeric);
 	if (isinf(d) && errno == ERANGE)
 		return NULL;  /* overflow: jansson's error; underflow reads as 0 there too */
-	return json_real(d);
+	return made(r, json_real(d));
 }
 
 /* Reads true, false or null at r->p. */
@@ -292,13 +305,17 @@ static int empty_after_open(reader *r, unsigned char close)
 
 static json_t *read_array(reader *r)
 {
-	json_t *a = json_array();
+	json_t *a = made(r, json_array());
 	if (empty_after_open(r, ']'))
 		return a;
 	while (a) {
 		json_t *v = read_value(r);
-		if (!v || json_array_append_new(a, v) != 0)
+		if (!v)
 			break;
+		if (json_array_append_new(a, v) != 0) {
+			r->oom = 1;
+			break;
+		}
 		int more = after_element(r, ']');
 		if (more == 0)
 			return a;
@@ -311,7 +328,7 @@ static json_t *read_array(reader *r)
 
 static json_t *read_object(reader *r)
 {
-	json_t *o = json_object();
+	json_t *o = made(r, json_object());
 	if (empty_after_open(r, '}'))
 		return o;
 	while (o) {
@@ -325,8 +342,10 @@ static json_t *read_object(reader *r)
 			break;
 		/* A decoded key lives in the scratch the value's strings reuse. */
 		if (key == r->scratch) {
-			if (!(copy = malloc(klen ? klen : 1)))
+			if (!(copy = malloc(klen ? klen : 1))) {
+				r->oom = 1;
 				break;
+			}
 			memcpy(copy, key, klen);
 			key = copy;
 		}
@@ -340,8 +359,10 @@ static json_t *read_object(reader *r)
 		** in jansson's decoder. */
 		int set = v ? json_object_setn_new_nocheck(o, key, klen, v) : -1;
 		free(copy);
-		if (set != 0)
+		if (set != 0) {
+			r->oom |= v != NULL;  /* the key and value were fine: memory */
 			break;
+		}
 		int more = after_element(r, '}');
 		if (more == 0)
 			return o;
@@ -362,7 +383,8 @@ static json_t *read_value(reader *r)
 	if (c == '"') {
 		const char *text;
 		size_t len;
-		return read_string(r, &text, &len) == 0 ? json_stringn_nocheck(text, len) : NULL;
+		return read_string(r, &text, &len) == 0 ? made(r, json_stringn_nocheck(text, len))
+							 : NULL;
 	}
 	if (c == '-' || is_digit(c))
 		return read_number(r);
@@ -378,8 +400,15 @@ static json_t *read_value(reader *r)
 
 json_t *a2m_json_read(const char *text, size_t len, int allow_nul)
 {
+	return a2m_json_read_ex(text, len, allow_nul, NULL);
+}
+
+json_t *a2m_json_read_ex(const char *text, size_t len, int allow_nul, int *oom)
+{
 	reader r = {.p = (const unsigned char *)text, .end = (const unsigned char *)text + len,
 		    .allow_nul = allow_nul};
+	if (oom)
+		*oom = 0;
 	if (!text)
 		return NULL;
 	json_t *v = read_value(&r);
@@ -389,5 +418,7 @@ json_t *a2m_json_read(const char *text, size_t len, int allow_nul)
 		v = NULL;
 	}
 	free(r.scratch);
+	if (oom)
+		*oom = !v && r.oom;
 	return v;
 }

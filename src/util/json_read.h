@@ -35,4 +35,13 @@
 */
 json_t *a2m_json_read(const char *text, size_t len, int allow_nul);
 
+/*
+** As a2m_json_read(); *oom (when oom is not NULL) is then 1 when it gave up
+** because memory ran out, 0 otherwise. That is the one answer jansson cannot
+** be trusted with: its decoder reports some failed allocations as syntax
+** errors ("invalid token"), so a caller that must not call valid text
+** invalid when memory is short asks here.
+*/
+json_t *a2m_json_read_ex(const char *text, size_t len, int allow_nul, int *oom);
+
 #endif
