@@ -204,4 +204,17 @@ static char *wl_text(const json_t *v)
 	return t ? t : strdup("(none)");
 }
 
+/* Where got and want part: "got ...X, want ...Y" from a little before. */
+static void wl_diff(const json_t *got, const json_t *want, char *out, size_t len)
+{
+	char *a = wl_text(got), *b = wl_text(want);
+	size_t at = 0;
+	while (a[at] && a[at] == b[at])
+		at++;
+	at = at > 80 ? at - 80 : 0;
+	snprintf(out, len, "got ...%.300s, want ...%.300s", a + at, b + at);
+	free(a);
+	free(b);
+}
+
 #endif

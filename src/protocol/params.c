@@ -252,11 +252,16 @@ json_t *a2m_consolidation_to_json(a2m_call *call, const a2m_consolidation *c,
 	}
 	json_t *by_tier = json_object();
 	for (size_t i = 0; by_tier && i < l->n; i++)
-		json_object_set_new(by_tier, l->tiers[i].name, json_integer(counts[i]));
+		if (json_object_set_new(by_tier, l->tiers[i].name, json_integer(counts[i])) != 0) {
+			json_decref(by_tier);  /* counts left out would be wrong ones */
+			by_tier = NULL;
+		}
 	free(counts);
-	json_t *o = json_pack("{sI sI sI sI so*}", "moved", (json_int_t)c->moved,
-			      "promoted", (json_int_t)c->promoted, "dropped", (json_int_t)c->dropped,
-			      "summarized", (json_int_t)c->summarized, "counts", by_tier);
+	json_t *o = by_tier ? json_pack("{sI sI sI sI so}", "moved", (json_int_t)c->moved,
+					"promoted", (json_int_t)c->promoted,
+					"dropped", (json_int_t)c->dropped,
+					"summarized", (json_int_t)c->summarized, "counts", by_tier)
+			    : NULL;
 	if (!o)
 		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	return o;

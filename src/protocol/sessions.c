@@ -21,12 +21,17 @@ int a2m_method_session_list(a2m_call *call, json_t *params, json_t **result, a2m
 	for (size_t i = 0; arr && i < n; i++) {
 		json_t *tiers = json_object();
 		for (size_t t = 0; tiers && t < l->n; t++)
-			if (s[i].tier_counts[t])
-				json_object_set_new(tiers, l->tiers[t].name, json_integer(s[i].tier_counts[t]));
-		json_t *o = json_pack("{ss sI so* ss ss}", "session", s[i].session,
-				      "records", (json_int_t)s[i].records, "tiers", tiers,
-				      "opened_at", a2m_clock_format(s[i].opened_at, opened),
-				      "touched_at", a2m_clock_format(s[i].touched_at, touched));
+			if (s[i].tier_counts[t] &&
+			    json_object_set_new(tiers, l->tiers[t].name,
+						json_integer(s[i].tier_counts[t])) != 0) {
+				json_decref(tiers);  /* a count left out would be a wrong one */
+				tiers = NULL;
+			}
+		json_t *o = tiers ? json_pack("{ss sI so ss ss}", "session", s[i].session,
+					      "records", (json_int_t)s[i].records, "tiers", tiers,
+					      "opened_at", a2m_clock_format(s[i].opened_at, opened),
+					      "touched_at", a2m_clock_format(s[i].touched_at, touched))
+				  : NULL;
 		if (!o || json_array_append_new(arr, o)) {
 			json_decref(arr);
 			arr = NULL;
@@ -54,8 +59,11 @@ int a2m_method_session_close(a2m_call *call, json_t *params, json_t **result, a2
 	json_t *o = a2m_consolidation_to_json(call, &cons, err);
 	if (!o)
 		return err->code;
-	json_object_set_new(o, "closed", json_string(session));
-	json_object_set_new(o, "flushed", json_integer(flushed));
+	if (json_object_set_new(o, "closed", json_string(session)) != 0 ||
+	    json_object_set_new(o, "flushed", json_integer(flushed)) != 0) {
+		json_decref(o);
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
 	*result = o;
 	return 0;
 }
