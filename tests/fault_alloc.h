@@ -19,12 +19,16 @@
 ** with the real allocator), so fault_alloc_live() counts what is still
 ** allocated: after a2m_close() it must be back where it was before a2m_open,
 ** whatever failed in between. A leak is found at the fault point that made
-** it, not at exit.
+** it, not at exit, and fault_alloc_show_live() says where each block still
+** there was allocated (the caller of malloc, as a binary and an offset that
+** addr2line -e BINARY reads, with the symbol when it is exported).
 */
 #ifndef A2M_TEST_FAULT_ALLOC_H
 #define A2M_TEST_FAULT_ALLOC_H
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,6 +56,7 @@ static struct {
 	_Atomic int64_t fired;
 	pthread_mutex_t mu;      /* guards the table below */
 	uintptr_t      *slots;   /* open addressing; 0 empty, 1 deleted */
+	void          **sites;   /* who allocated each slot's block */
 	size_t          cap, used, live;
 } fault_alloc = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -70,8 +75,12 @@ static int fault_table_grow(void)
 	while (fault_alloc.live * 2 >= cap)
 		cap *= 2;
 	uintptr_t *slots = __real_calloc(cap, sizeof *slots);
-	if (!slots)
+	void **sites = __real_calloc(cap, sizeof *sites);
+	if (!slots || !sites) {
+		__real_free(slots);
+		__real_free(sites);
 		return -1;
+	}
 	for (size_t i = 0; i < fault_alloc.cap; i++) {
 		uintptr_t p = fault_alloc.slots[i];
 		if (p <= FAULT_SLOT_DELETED)
@@ -80,16 +89,22 @@ static int fault_table_grow(void)
 		while (slots[j])
 			j = (j + 1) & (cap - 1);
 		slots[j] = p;
+		sites[j] = fault_alloc.sites[i];
 	}
 	__real_free(fault_alloc.slots);
+	__real_free(fault_alloc.sites);
 	fault_alloc.slots = slots;
+	fault_alloc.sites = sites;
 	fault_alloc.cap = cap;
 	fault_alloc.used = fault_alloc.live;
 	return 0;
 }
 
-/* Remembers a block the library was handed (the test's own are not counted). */
-static void fault_track(void *ptr)
+/*
+** Remembers a block the library was handed (the test's own are not
+** counted), and site, who asked for it.
+*/
+static void fault_track_at(void *ptr, void *site)
 {
 	uintptr_t p = (uintptr_t)ptr;
 	if (!p || !atomic_load(&fault_alloc.active))
@@ -105,9 +120,13 @@ static void fault_track(void *ptr)
 	if (!fault_alloc.slots[j])
 		fault_alloc.used++;
 	fault_alloc.slots[j] = p;
+	fault_alloc.sites[j] = site;
 	fault_alloc.live++;
 	pthread_mutex_unlock(&fault_alloc.mu);
 }
+
+/* In a wrapper: its caller is the site. */
+#define fault_track(p) fault_track_at((p), __builtin_return_address(0))
 
 static void fault_untrack(void *ptr)
 {
@@ -182,8 +201,11 @@ void *__wrap_aligned_alloc(size_t align, size_t n)
 
 char *__wrap_strndup(const char *s, size_t n)
 {
+	if (fault_alloc_hit())
+		return NULL;
 	size_t len = strnlen(s, n);
-	char *p = __wrap_malloc(len + 1);
+	char *p = __real_malloc(len + 1);
+	fault_track(p);
 	if (p) {
 		memcpy(p, s, len);
 		p[len] = '\0';
@@ -193,7 +215,14 @@ char *__wrap_strndup(const char *s, size_t n)
 
 char *__wrap_strdup(const char *s)
 {
-	return __wrap_strndup(s, SIZE_MAX);
+	if (fault_alloc_hit())
+		return NULL;
+	size_t len = strlen(s);
+	char *p = __real_malloc(len + 1);
+	fault_track(p);
+	if (p)
+		memcpy(p, s, len + 1);
+	return p;
 }
 
 void __wrap_free(void *p)
@@ -251,6 +280,28 @@ static inline int64_t fault_alloc_count(void)
 static inline int64_t fault_alloc_fired(void)
 {
 	return atomic_load(&fault_alloc.fired);
+}
+
+/*
+** Prints to stderr, for each block still tracked, where it was allocated:
+** after a leak, what allocated what was left.
+*/
+static inline void fault_alloc_show_live(void)
+{
+	pthread_mutex_lock(&fault_alloc.mu);
+	for (size_t i = 0; i < fault_alloc.cap; i++) {
+		Dl_info di;
+		if (fault_alloc.slots[i] <= FAULT_SLOT_DELETED)
+			continue;
+		void *at = fault_alloc.sites[i];
+		if (dladdr(at, &di) && di.dli_fname)
+			fprintf(stderr, "    left: allocated at %s+%#lx%s%s\n", di.dli_fname,
+				(unsigned long)((char *)at - (char *)di.dli_fbase),
+				di.dli_sname ? ", in " : "", di.dli_sname ? di.dli_sname : "");
+		else
+			fprintf(stderr, "    left: allocated at %p\n", at);
+	}
+	pthread_mutex_unlock(&fault_alloc.mu);
 }
 
 /* Blocks handed out through the wrappers and not yet freed. */

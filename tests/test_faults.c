@@ -181,9 +181,11 @@ static void run(const run_opts *opt, run_out *o)
 			close_store(h);
 		}
 	}
-	if (fault_alloc_live() != live)
+	if (fault_alloc_live() != live) {
 		problem(o, "%zd blocks liba2m allocated are still there after a2m_close",
 			(ssize_t)(fault_alloc_live() - live));
+		fault_alloc_show_live();
+	}
 	alarm(0);
 }
 
@@ -477,9 +479,11 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 				close_store(h);
 			}
 		}
-		if (fault_alloc_live() != live)
+		if (fault_alloc_live() != live) {
 			problem(&o, "%zd blocks liba2m allocated are left after a2m_close",
 				(ssize_t)(fault_alloc_live() - live));
+			fault_alloc_show_live();
+		}
 		alarm(0);
 		if (o.problem[0]) {
 			fprintf(stderr, "  %s: %s\n", point_name, o.problem);
