@@ -658,6 +658,22 @@ static void test_consolidate_under_malloc_faults(void)
 	request_sweep(0, KIND_ALLOC, small_store, "memory/consolidate", "{}");
 }
 
+/*
+** The same for describe and for recall's scores and prompt, which left out
+** a member they could not add (found reading the code the sweep pointed
+** at: every json_object_set_new whose failure went unseen).
+*/
+static void test_describe_under_malloc_faults(void)
+{
+	request_sweep(0, KIND_ALLOC, small_store, "memory/describe", "{}");
+}
+
+static void test_recall_prompt_under_malloc_faults(void)
+{
+	request_sweep(0, KIND_ALLOC, small_store, "memory/recall",
+		      "{\"query\":\"harbour river\",\"prompt\":true}");
+}
+
 static void test_storage_faults_read(void)   { sweep(1, FAULT_READ); }
 static void test_storage_faults_write(void)  { sweep(1, FAULT_WRITE); }
 static void test_storage_faults_full(void)   { sweep(1, FAULT_FULL); }
@@ -729,6 +745,8 @@ int main(void)
 		TEST(test_session_list_under_malloc_faults),
 		TEST(test_session_close_under_malloc_faults),
 		TEST(test_consolidate_under_malloc_faults),
+		TEST(test_describe_under_malloc_faults),
+		TEST(test_recall_prompt_under_malloc_faults),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),

@@ -50,8 +50,11 @@ static json_t *describe_tiers(a2m_call *call, const a2m_scope *scope, a2m_error 
 			"promote_to", t->promote_to ? json_string(t->promote_to) : json_null(),
 			"promote_after", (json_int_t)t->promote_after,
 			"shared", t->shared, "per_session", t->per_session);
-		if (o && t->half_life_ms > 0)
-			json_object_set_new(o, "half_life_seconds", json_real(t->half_life_ms / 1000.0));
+		if (o && t->half_life_ms > 0 &&
+		    json_object_set_new(o, "half_life_seconds", json_real(t->half_life_ms / 1000.0))) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (!o || json_array_append_new(arr, o)) {
 			json_decref(arr);
 			arr = NULL;
@@ -69,14 +72,14 @@ static json_t *describe_tiers(a2m_call *call, const a2m_scope *scope, a2m_error 
 ** name the caller's model, which we do not know. dimensions is null until
 ** the embedder first answered.
 */
-static void describe_generated(const a2m_call *call, json_t *emb)
+static int describe_generated(const a2m_call *call, json_t *emb)
 {
 	const a2m_embedder *e = a2m_stack_embedder(call->srv->stack);
-	if (!e || !emb)
-		return;
+	if (!e)
+		return 0;
 	size_t dims = a2m_stack_gen_dims(call->srv->stack);
 	a2m_embedder *me = (a2m_embedder *)e; /* model() only reads */
-	json_object_set_new(emb, "generated", json_pack("{ss ss so}", "kind", e->kind,
+	return json_object_set_new(emb, "generated", json_pack("{ss ss so}", "kind", e->kind,
 		"model", me->model(me),
 		"dimensions", dims ? json_integer((json_int_t)dims) : json_null()));
 }
@@ -105,16 +108,22 @@ static json_t *describe_scorer(a2m_call *call, int64_t *unindexed, a2m_error *er
 		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		return NULL;
 	}
+	int bad = 0;
 	if (sc->analyzer)
-		json_object_set_new(o, "analyzer", json_string(sc->analyzer));
+		bad |= json_object_set_new(o, "analyzer", json_string(sc->analyzer));
 	/* "memory"/"sqlite": the store's own index; "scan": every record is read. */
-	json_object_set_new(o, "index", json_string(rc == 0 && sc->indexer ? engine : "scan"));
+	bad |= json_object_set_new(o, "index", json_string(rc == 0 && sc->indexer ? engine : "scan"));
 	if (sc->k1 > 0)
-		json_object_set_new(o, "k1", json_real(sc->k1));
+		bad |= json_object_set_new(o, "k1", json_real(sc->k1));
 	if (sc->b > 0)
-		json_object_set_new(o, "b", json_real(sc->b));
+		bad |= json_object_set_new(o, "b", json_real(sc->b));
 	if (rc == 0 && sc->indexer)
-		json_object_set_new(o, "indexed", json_integer(stats.docs));
+		bad |= json_object_set_new(o, "indexed", json_integer(stats.docs));
+	if (bad) {
+		json_decref(o);
+		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		return NULL;
+	}
 	return o;
 }
 
@@ -136,13 +145,15 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 		return a2m_error_data(err, json_pack("{s[s]}", "supported", A2M_PROTOCOL));
 	}
 	*cacheable = 1;
+	/* Every member counts: a describe short of one would be a wrong one. */
+	int bad = 0;
 	json_t *caps = json_array(), *methods = json_array();
-	for (unsigned bit = 1; bit <= A2M_CAP_PROMPT; bit <<= 1)
+	for (unsigned bit = 1; caps && bit <= A2M_CAP_PROMPT; bit <<= 1)
 		if (call->caps & bit)
-			json_array_append_new(caps, json_string(a2m_capability_name(bit)));
-	for (const a2m_method *m = a2m_methods; m->name; m++)
+			bad |= json_array_append_new(caps, json_string(a2m_capability_name(bit)));
+	for (const a2m_method *m = a2m_methods; methods && m->name; m++)
 		if ((call->caps & m->cap) && m->fn)
-			json_array_append_new(methods, json_string(m->name));
+			bad |= json_array_append_new(methods, json_string(m->name));
 	const a2m_limits *l = &call->srv->limits;
 	/* The spec's three first; the rest are ours (docs/PROTOCOL.md, Limits),
 	** which a client tolerates as fields it does not know (§2). */
@@ -165,7 +176,7 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 	if (!res)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	if (call->srv->read_only)
-		json_object_set_new(res, "read_only", json_true());
+		bad |= json_object_set_new(res, "read_only", json_true());
 	if (call->caps & A2M_CAP_TIERS) {
 		/* `owner` scopes the counts (§4.1); without one they are the
 		** store's. Over a network the principal always scopes them. */
@@ -176,17 +187,18 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 			json_decref(res);
 			return err->code;
 		}
-		json_object_set_new(res, "tiers", tiers);
+		bad |= json_object_set_new(res, "tiers", tiers);
 	}
 	if (call->caps & A2M_CAP_EMBEDDINGS) {
 		int64_t dims = a2m_stack_dimensions(call->srv->stack);
 		/* Every metric below is really implemented by the vector scorer. */
-		json_object_set_new(res, "embeddings", json_pack("{so ss s[sss] so}",
+		json_t *emb = json_pack("{so ss s[sss] so}",
 			"dimensions", dims ? json_integer(dims) : json_null(),
 			"metric", a2m_metric_name(a2m_stack_metric(call->srv->stack)),
 			"metrics", "cosine", "dot", "l2",
-			"model", json_null()));
-		describe_generated(call, json_object_get(res, "embeddings"));
+			"model", json_null());
+		bad |= !emb || describe_generated(call, emb);
+		bad |= json_object_set_new(res, "embeddings", emb);
 	}
 	int64_t unindexed = 0;
 	json_t *scorer = describe_scorer(call, &unindexed, err);
@@ -194,16 +206,20 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 		json_decref(res);
 		return err->code;
 	}
-	json_object_set_new(res, "scorer", scorer);
-	json_object_set_new(res, "unindexed", json_integer(unindexed));
+	bad |= json_object_set_new(res, "scorer", scorer);
+	bad |= json_object_set_new(res, "unindexed", json_integer(unindexed));
 	if (call->caps & A2M_CAP_EVENTS)
-		json_object_set_new(res, "events", json_pack("{sb sI}", "push", call->push,
+		bad |= json_object_set_new(res, "events", json_pack("{sb sI}", "push", call->push,
 			"retain", (json_int_t)a2m_event_log_capacity(call->srv->events)));
 	if (call->caps & A2M_CAP_SUMMARIZE)
-		json_object_set_new(res, "summarize", json_pack("{so ss}", "model", json_null(),
-								"method", "extractive"));
+		bad |= json_object_set_new(res, "summarize", json_pack("{so ss}", "model",
+								       json_null(), "method", "extractive"));
 	if (call->caps & A2M_CAP_PROMPT)
-		json_object_set_new(res, "prompt", a2m_prompt_describe());
+		bad |= json_object_set_new(res, "prompt", a2m_prompt_describe());
+	if (bad) {
+		json_decref(res);
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
 	*result = res;
 	return 0;
 }

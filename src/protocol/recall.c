@@ -31,8 +31,10 @@ static int records_result(const a2m_call *call, a2m_record **recs, const a2m_hit
 		const a2m_record *rec = hits ? hits[i].rec : recs[i];
 		order[i] = rec;
 		json_t *o = a2m_record_to_json(call, rec, with_embedding);
-		if (o && hits)
-			json_object_set_new(o, "score", json_real(hits[i].score));
+		if (o && hits && json_object_set_new(o, "score", json_real(hits[i].score)) != 0) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (!o || json_array_append_new(arr, o)) {
 			json_decref(arr);
 			arr = NULL;
@@ -53,9 +55,15 @@ static int records_result(const a2m_call *call, a2m_record **recs, const a2m_hit
 			*result = NULL;
 			return rc;
 		}
-		json_object_set_new(*result, "prompt", json_string(text));
-		json_object_set_new(*result, "prompt_ids", ids);
+		int bad = json_object_set_new(*result, "prompt", json_string(text)) != 0;
+		bad |= json_object_set_new(*result, "prompt_ids", ids) != 0;
 		free(text);
+		if (bad) {
+			free(order);
+			json_decref(*result);
+			*result = NULL;
+			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		}
 	}
 	free(order);
 	return 0;
