@@ -42,6 +42,8 @@ static int records_result(const a2m_call *call, a2m_record **recs, const a2m_hit
 	}
 	*result = arr && order ? json_pack("{so}", "records", arr) : NULL;
 	if (!*result) {
+		if (!order)
+			json_decref(arr);  /* json_pack took it otherwise */
 		free(order);
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}
