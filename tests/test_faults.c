@@ -621,7 +621,7 @@ static const wl_msg small_store[] = {
 	{"memory/remember", "{\"records\":["
 	 "{\"id\":\"s1\",\"content\":\"harbour question\",\"session\":\"s\",\"group\":\"g\"},"
 	 "{\"id\":\"s2\",\"content\":\"harbour answer\",\"session\":\"s\",\"group\":\"g\"},"
-	 "{\"id\":\"s3\",\"content\":\"the river bank\",\"tier\":\"semantic\",\"key\":\"k/1\"},"
+	 "{\"id\":\"s3\",\"content\":\"the river bank\",\"tier\":\"semantic\",\"key\":\"k/1\",\"metadata\":{\"topic\":\"geo\"}},"
 	 "{\"id\":\"s4\",\"content\":\"Deploy with make.\",\"tier\":\"procedural\"}]}"},
 	{NULL, NULL},
 };
@@ -672,6 +672,26 @@ static void test_recall_prompt_under_malloc_faults(void)
 {
 	request_sweep(0, KIND_ALLOC, small_store, "memory/recall",
 		      "{\"query\":\"harbour river\",\"prompt\":true}");
+}
+
+/*
+** Found by the sweep at memory malloc:3693 (the recall of step 6, with a
+** `where` on the session): short of memory, the `where` test could not
+** make a field's value, took the field for a metadata key that was not
+** there, and judged the record no match: the recall answered one record
+** of two, silently. A `where` now answers -1 when memory runs out, and
+** the request fails with -32603.
+*/
+static void test_recall_where_under_malloc_faults(void)
+{
+	request_sweep(0, KIND_ALLOC, small_store, "memory/recall",
+		      "{\"query\":\"harbour\",\"where\":{\"session\":\"s\"}}");
+}
+
+static void test_timeline_where_metadata_under_malloc_faults(void)
+{
+	request_sweep(0, KIND_ALLOC, small_store, "memory/timeline",
+		      "{\"where\":{\"topic\":\"geo\"}}");
 }
 
 static void test_storage_faults_read(void)   { sweep(1, FAULT_READ); }
@@ -747,6 +767,8 @@ int main(void)
 		TEST(test_consolidate_under_malloc_faults),
 		TEST(test_describe_under_malloc_faults),
 		TEST(test_recall_prompt_under_malloc_faults),
+		TEST(test_recall_where_under_malloc_faults),
+		TEST(test_timeline_where_metadata_under_malloc_faults),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),

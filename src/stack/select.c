@@ -47,8 +47,14 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
 	collect *c = ctx;
 	a2m_record tmp;
 	rec = a2m_stack_touched(c->st, rec, &tmp);
-	if (!a2m_stack_visible(c->st, &c->sel->scope, rec) ||
-	    !a2m_where_matches(c->sel->where, rec, c->st->cfg.fields))
+	if (!a2m_stack_visible(c->st, &c->sel->scope, rec))
+		return 0;
+	int m = a2m_where_matches(c->sel->where, rec, c->st->cfg.fields);
+	if (m < 0) {
+		c->oom = 1;
+		return -1;
+	}
+	if (!m)
 		return 0;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;

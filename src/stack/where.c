@@ -10,6 +10,7 @@
 #include "stack/stack.h"
 #include "stack/where.h"
 #include "util/clock.h"
+#include "util/json_read.h"
 
 int a2m_where_validate(const json_t *where, a2m_error *err)
 {
@@ -56,51 +57,65 @@ static int value_matches(const json_t *actual, const json_t *want)
 	return scalar_equal(actual, want);
 }
 
-/* The record field named k as a new JSON value (json null when absent), or
-** NULL when k is not a record field for this server. */
-static json_t *record_field(const a2m_record *rec, const char *k, unsigned fields)
+/*
+** The record field named k as a new JSON value (json null when absent) in
+** *out: returns 1, *out NULL when memory ran out; 0 when k is not a record
+** field for this server.
+*/
+static int record_field(const a2m_record *rec, const char *k, unsigned fields, json_t **out)
 {
 	char ts[A2M_TIMESTAMP_LEN];
 #define STR(f) ((f) ? json_string(f) : json_null())
-	if (strcmp(k, "id") == 0)
-		return STR(rec->id);
-	if (strcmp(k, "content") == 0)
-		return STR(rec->content);
-	if (strcmp(k, "role") == 0)
-		return STR(rec->role);
-	if (strcmp(k, "group") == 0)
-		return STR(rec->group);
-	if (strcmp(k, "created_at") == 0)
-		return json_string(a2m_clock_format(rec->created_at, ts));
-	if ((fields & A2M_FIELD_TIER) && strcmp(k, "tier") == 0)
-		return STR(rec->tier);
+#define FIELD(name, value) do { \
+	if (strcmp(k, name) == 0) { \
+		*out = (value); \
+		return 1; \
+	} } while (0)
+	FIELD("id", STR(rec->id));
+	FIELD("content", STR(rec->content));
+	FIELD("role", STR(rec->role));
+	FIELD("group", STR(rec->group));
+	FIELD("created_at", json_string(a2m_clock_format(rec->created_at, ts)));
+	if (fields & A2M_FIELD_TIER)
+		FIELD("tier", STR(rec->tier));
 	if (fields & A2M_FIELD_SALIENCE) {
-		if (strcmp(k, "salience") == 0)
-			return json_real(a2m_salience_clamp(rec->salience));
-		if (strcmp(k, "access_count") == 0)
-			return json_integer(rec->access_count);
-		if (strcmp(k, "accessed_at") == 0)
-			return rec->accessed_at ? json_string(a2m_clock_format(rec->accessed_at, ts))
-						: json_null();
+		FIELD("salience", json_real(a2m_salience_clamp(rec->salience)));
+		FIELD("access_count", json_integer(rec->access_count));
+		FIELD("accessed_at", rec->accessed_at
+				     ? json_string(a2m_clock_format(rec->accessed_at, ts)) : json_null());
 	}
-	if ((fields & A2M_FIELD_OWNER) && strcmp(k, "owner") == 0)
-		return STR(rec->owner);
-	if ((fields & A2M_FIELD_SESSION) && strcmp(k, "session") == 0)
-		return STR(rec->session);
+	if (fields & A2M_FIELD_OWNER)
+		FIELD("owner", STR(rec->owner));
+	if (fields & A2M_FIELD_SESSION)
+		FIELD("session", STR(rec->session));
 	if (fields & A2M_FIELD_KEY) {
-		if (strcmp(k, "key") == 0)
-			return STR(rec->key);
-		if (strcmp(k, "revision") == 0)
-			return json_integer(rec->revision);
+		FIELD("key", STR(rec->key));
+		FIELD("revision", json_integer(rec->revision));
 	}
 	if (fields & A2M_FIELD_EXTERNAL) {
-		if (strcmp(k, "uri") == 0)
-			return STR(rec->uri);
-		if (strcmp(k, "media_type") == 0)
-			return STR(rec->media_type);
+		FIELD("uri", STR(rec->uri));
+		FIELD("media_type", STR(rec->media_type));
 	}
+#undef FIELD
 #undef STR
-	return NULL;
+	return 0;
+}
+
+/*
+** rec's metadata as JSON in *out (NULL when it has none). Returns 0, or -1
+** when memory ran out: a test of metadata must not read as "no such key"
+** then (util/json_read.h says why jansson alone cannot tell).
+*/
+static int record_metadata(const a2m_record *rec, json_t **out)
+{
+	int oom = 0;
+	*out = NULL;
+	if (!rec->metadata)
+		return 0;
+	*out = a2m_json_read_ex(rec->metadata, strlen(rec->metadata), 1, &oom);
+	if (!*out && !oom)
+		*out = json_loads(rec->metadata, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	return oom ? -1 : 0;
 }
 
 int a2m_where_matches(const json_t *where, const a2m_record *rec, unsigned fields)
@@ -112,15 +127,17 @@ int a2m_where_matches(const json_t *where, const a2m_record *rec, unsigned field
 	const char *k;
 	json_t *want;
 	json_object_foreach((json_t *)where, k, want) {
-		json_t *actual = record_field(rec, k, fields);
-		if (actual) {
-			ok = value_matches(actual, want);
+		json_t *actual = NULL;
+		if (record_field(rec, k, fields, &actual)) {
+			ok = actual ? value_matches(actual, want) : -1;
 			json_decref(actual);
 		} else {
 			if (!meta_loaded) {
 				meta_loaded = 1;
-				if (rec->metadata)
-					meta = json_loads(rec->metadata, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+				if (record_metadata(rec, &meta) != 0) {
+					ok = -1;
+					break;
+				}
 			}
 			json_t *mv = meta ? json_object_get(meta, k) : NULL;
 			/* A missing metadata key only equals an explicit null. */
@@ -128,7 +145,7 @@ int a2m_where_matches(const json_t *where, const a2m_record *rec, unsigned field
 			ok = value_matches(mv ? mv : nullv, want);
 			json_decref(nullv);
 		}
-		if (!ok)
+		if (ok != 1)
 			break;
 	}
 	json_decref(meta);

@@ -31,7 +31,10 @@ enum a2m_where_field {
 */
 int a2m_where_validate(const json_t *where, a2m_error *err);
 
-/* True when rec passes every test of where (NULL passes everything). */
+/*
+** 1 when rec passes every test of where (NULL passes everything), 0 when it
+** does not, -1 when memory ran out before it could tell.
+*/
 int a2m_where_matches(const json_t *where, const a2m_record *rec, unsigned fields);
 
 #endif
