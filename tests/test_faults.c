@@ -694,6 +694,47 @@ static void test_timeline_where_metadata_under_malloc_faults(void)
 		      "{\"where\":{\"topic\":\"geo\"}}");
 }
 
+/*
+** Found by the sweep at full:330 and on: with the disk full, recall's
+** buffered access counts (4 may wait here) could not be written after a
+** recall, which is only logged; but the next recall, finding them due,
+** wrote them itself, failed with -32603, and so did every recall after it
+** until space was freed, each having counted its touches all the same. A
+** buffer that cannot be written now waits for the next write, and every
+** recall answers.
+*/
+static void test_recalls_answer_on_a_full_disk(void)
+{
+	run_out o = {0};
+	a2m *h = prepared(1, small_store, &o);
+	int64_t count = -1;
+	fault_arm(FAULT_FULL, 1);
+	for (int i = 0; h && i < 4; i++) {
+		int status;
+		json_t *v = send(h, i + 1, "memory/recall", "{\"query\":\"harbour river deploy bank\"}",
+				 &status, &o);
+		json_t *recs = json_object_get(json_object_get(v, "result"), "records");
+		if (!recs)
+			problem(&o, "recall %d on a full disk: %s", i + 1, wl_text(error_of(v)));
+		/* Each recall sees its own touch and those before it. */
+		count = json_integer_value(json_object_get(json_array_get(recs, 0), "access_count"));
+		CHECK_INT(count, i + 1);
+		json_decref(v);
+	}
+	CHECK(fault_fired() > 0);
+	fault_disarm();
+	if (h) {
+		int status;
+		json_t *v = send(h, 9, "memory/timeline", "{\"where\":{\"id\":\"s1\"}}", &status, &o);
+		json_t *rec = json_array_get(json_object_get(json_object_get(v, "result"), "records"), 0);
+		CHECK_INT(json_integer_value(json_object_get(rec, "access_count")), 4);
+		json_decref(v);
+		close_store(h);
+	}
+	check_file(&o);
+	CHECK_STR(o.problem, "");
+}
+
 static void test_storage_faults_read(void)   { sweep(1, FAULT_READ); }
 static void test_storage_faults_write(void)  { sweep(1, FAULT_WRITE); }
 static void test_storage_faults_full(void)   { sweep(1, FAULT_FULL); }
@@ -769,6 +810,7 @@ int main(void)
 		TEST(test_recall_prompt_under_malloc_faults),
 		TEST(test_recall_where_under_malloc_faults),
 		TEST(test_timeline_where_metadata_under_malloc_faults),
+		TEST(test_recalls_answer_on_a_full_disk),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),

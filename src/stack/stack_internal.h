@@ -438,7 +438,8 @@ int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err);
 ** now, in the hits at once, in the store later (touches.c: recall writes
 ** nothing of its own). A touch that earns a promotion is written at once
 ** with it (the hits are then refreshed from the store), and a full or old
-** buffer is written now. With shared set (the caller holds the handle's
+** buffer is written now, or, when it cannot be (a full disk), left to wait
+** for the next write: that is never the recall's failure. With shared set (the caller holds the handle's
 ** lock shared, a2m_selection.shared) it does neither: where it would have
 ** to, it answers A2M_NEED_EXCLUSIVE having counted nothing, so that the
 ** exclusive retry counts each touch once.

@@ -13,6 +13,7 @@
 
 #include "stack/stack_internal.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/text.h"
 
 /* Replaces what a key write changes in old with rec's fields (spec §3.6). */
@@ -462,5 +463,12 @@ int a2m_stack_touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_erro
 	}
 	if (earned)
 		return promote_hits(st, hits, n, now, err);
-	return due && !shared ? a2m_stack_touches_flush(st, 0, err) : 0;
+	/* A buffer that cannot be written now is not the recall's failure (a
+	** full disk must not stop reads): the touches wait for the next write,
+	** as after a shared recall (server/handle.c, settle). */
+	if (due && !shared && a2m_stack_touches_flush(st, 0, err) != 0) {
+		a2m_log(A2M_LOG_WARN, "writing recall's access counts: %s", err->message);
+		a2m_error_clear(err);
+	}
+	return 0;
 }
