@@ -735,6 +735,23 @@ static void test_recalls_answer_on_a_full_disk(void)
 	CHECK_STR(o.problem, "");
 }
 
+/*
+** The recall that earns a promotion writes it at once; when that write
+** failed, the recall failed but its touches stayed counted, so the
+** failed request left access counts behind (found with the one above).
+** They are now written in the promotion's own transaction.
+*/
+static void test_recall_promotion_under_write_faults(void)
+{
+	static const wl_msg setup[] = {
+		{"memory/remember", "{\"records\":[{\"id\":\"e1\",\"content\":\"an episode at the harbour\",\"tier\":\"episodic\"},"
+		 "{\"id\":\"e2\",\"content\":\"another episode\",\"tier\":\"episodic\"}]}"},
+		{"memory/recall", "{\"query\":\"harbour\"}"},
+		{NULL, NULL},
+	};
+	request_sweep(1, FAULT_WRITE, setup, "memory/recall", "{\"query\":\"harbour\"}");
+}
+
 static void test_storage_faults_read(void)   { sweep(1, FAULT_READ); }
 static void test_storage_faults_write(void)  { sweep(1, FAULT_WRITE); }
 static void test_storage_faults_full(void)   { sweep(1, FAULT_FULL); }
@@ -811,6 +828,7 @@ int main(void)
 		TEST(test_recall_where_under_malloc_faults),
 		TEST(test_timeline_where_metadata_under_malloc_faults),
 		TEST(test_recalls_answer_on_a_full_disk),
+		TEST(test_recall_promotion_under_write_faults),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),

@@ -358,7 +358,9 @@ int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const
 /*
 ** Promotes the hits that have earned it (DECISIONS 006), in one
 ** transaction which also writes every waiting touch
-** (a2m_stack_begin_relaxed); then refreshes the hits from the store.
+** (a2m_stack_begin_relaxed) and this recall's own, so that a failed write
+** leaves nothing of the recall behind; then refreshes the hits from the
+** store.
 */
 static int promote_hits(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
 			a2m_error *err)
@@ -369,13 +371,16 @@ static int promote_hits(a2m_stack *st, a2m_hit *hits, size_t n, int64_t now,
 	int rc = a2m_stack_begin_relaxed(st, err);
 	if (rc)
 		return rc;
+	for (size_t i = 0; i < n && !rc; i++)
+		if ((rc = s->ops->touch(s, hits[i].rec->seq, 1, now)))
+			a2m_stack_store_error(st, err, rc);
 	a2m_finish f = {0};
 	const char **promoted = calloc(n ? n : 1, sizeof *promoted);
 	const char **dests = calloc(n ? n : 1, sizeof *dests);
 	a2m_audience *aud = calloc(n ? n : 1, sizeof *aud);
 	a2m_change *events = calloc(n ? n : 1, sizeof *events);
 	size_t np = 0, ne = 0;
-	if (!promoted || !dests || !aud || !events)
+	if ((!promoted || !dests || !aud || !events) && !rc)
 		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	for (size_t i = 0; i < n && !rc; i++) {
 		const a2m_record *r = hits[i].rec;
@@ -450,7 +455,9 @@ int a2m_stack_touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_erro
 	** the exclusive lock, before anything is counted. */
 	if (shared && earned)
 		return a2m_stack_need_exclusive(err);
-	int rc = a2m_touches_note(&st->touches, hits, n, now, shared, &due);
+	/* A recall that fails leaves nothing behind: its touches are counted
+	** only once nothing can fail it (a promotion writes them itself). */
+	int rc = earned ? 0 : a2m_touches_note(&st->touches, hits, n, now, shared, &due);
 	if (rc > 0)
 		return a2m_stack_need_exclusive(err);
 	if (rc < 0)
