@@ -414,6 +414,9 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 		json_decref(before);
 		return;
 	}
+	/* Another connection's commit: the request reads what it needs from the file. */
+	if (sqlite)
+		foreign_commit(1, &base);
 	arm(&opt);
 	json_t *want = send(h, 1, method, params, &status, &base);
 	int64_t points = disarm(&opt, &base);
@@ -435,6 +438,8 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 		h = prepared(sqlite, setup, &o);
 		if (!h)
 			break;
+		if (sqlite)
+			foreign_commit(1, &o);
 		arm(&opt);
 		json_t *got = send(h, 1, method, params, &status, &o);
 		disarm(&opt, &o);
@@ -752,6 +757,18 @@ static void test_recall_promotion_under_write_faults(void)
 	request_sweep(1, FAULT_WRITE, setup, "memory/recall", "{\"query\":\"harbour\"}");
 }
 
+/*
+** Found by the sweep at read:34 and on: a recall whose index could not be
+** read answered -32603 "scorer bm25+vector failed", which does not say
+** that the store failed nor how. It now says "scorer ... failed: storage:"
+** and the store's message, when the store failed in the scorer's call.
+*/
+static void test_recall_under_read_faults(void)
+{
+	request_sweep(1, FAULT_READ, small_store, "memory/recall",
+		      "{\"query\":\"harbour river\"}");
+}
+
 static void test_storage_faults_read(void)   { sweep(1, FAULT_READ); }
 static void test_storage_faults_write(void)  { sweep(1, FAULT_WRITE); }
 static void test_storage_faults_full(void)   { sweep(1, FAULT_FULL); }
@@ -829,6 +846,7 @@ int main(void)
 		TEST(test_timeline_where_metadata_under_malloc_faults),
 		TEST(test_recalls_answer_on_a_full_disk),
 		TEST(test_recall_promotion_under_write_faults),
+		TEST(test_recall_under_read_faults),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),

@@ -42,6 +42,14 @@ int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc)
 			     st->store->errmsg[0] ? st->store->errmsg : "failed");
 }
 
+int a2m_stack_scorer_error(a2m_stack *st, a2m_error *err, int rc, unsigned failures)
+{
+	if (a2m_store_failures_here() != failures)
+		return a2m_error_set(err, rc, "scorer %s failed: storage: %s", st->scorer->name,
+				     st->store->errmsg[0] ? st->store->errmsg : "failed");
+	return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+}
+
 /* What a shared read answers where it would write (stack.h). */
 int a2m_stack_need_exclusive(a2m_error *err)
 {

@@ -255,6 +255,7 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 {
 	ranked r = {.st = st, .sel = sel, .min_score = min_score, .blended = blended,
 		    .now = a2m_clock_now_ms(), .judge = cands->bounded};
+	unsigned failures = a2m_store_failures_here();
 	/*
 	** A candidate's score can be no more than its listed figure times cap
 	** (salience bounded by the list). Bounds and relevances may differ in
@@ -321,7 +322,7 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 	if (rc || r.oom) {
 		a2m_hits_free(r.top.v, r.top.n);
 		if (r.judge_rc)
-			return a2m_error_set(err, r.judge_rc, "scorer %s failed", st->scorer->name);
+			return a2m_stack_scorer_error(st, err, r.judge_rc, failures);
 		return r.oom ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
 			     : a2m_stack_store_error(st, err, rc);
 	}
@@ -370,9 +371,10 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 	*n = 0;
 	for (;;) {
 		a2m_candidates cands;
+		unsigned failures = a2m_store_failures_here();
 		int rc = sc->candidates(sc, st->store, &pq, &cands);
 		if (rc < 0)
-			return a2m_error_set(err, rc, "scorer %s failed", sc->name);
+			return a2m_stack_scorer_error(st, err, rc, failures);
 		if (rc)
 			return rc;
 		int pruned = cands.rest_bound > 0;

@@ -34,10 +34,11 @@ static int recall_scan(a2m_stack *st, const a2m_selection *sel, const a2m_rank_q
 	}
 	int judged = 0;
 	if (judge && c.n) {
+		unsigned failures = a2m_store_failures_here();
 		rc = st->scorer->relevance(st->scorer, st->store, q,
 					   (const a2m_record *const *)c.recs, c.n, rel);
 		if (rc < 0) {
-			a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+			a2m_stack_scorer_error(st, err, rc, failures);
 			goto done;
 		}
 		judged = rc == 0;

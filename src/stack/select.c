@@ -187,13 +187,14 @@ int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const 
 			a2m_record_array_free(c.recs, c.n);
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		}
+		unsigned failures = a2m_store_failures_here();
 		rc = st->scorer->relevance(st->scorer, st->store, &rq,
 					   (const a2m_record *const *)c.recs, c.n, rel);
 		if (rc < 0) {
 			free(hits);
 			free(rel);
 			a2m_record_array_free(c.recs, c.n);
-			return a2m_error_set(err, rc, "scorer %s failed", st->scorer->name);
+			return a2m_stack_scorer_error(st, err, rc, failures);
 		}
 		/* An abstaining scorer cannot say what the query selects: nothing. */
 		size_t kept = 0;

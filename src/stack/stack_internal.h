@@ -169,6 +169,13 @@ int a2m_stack_same_str(const char *a, const char *b);
 ** rest is internal, with the store's message) and returns the code. */
 int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc);
 
+/*
+** Fills err from the scorer's failure rc and returns it, naming the store's
+** failure when the store failed on this thread since failures was read
+** (a2m_store_failures_here()).
+*/
+int a2m_stack_scorer_error(a2m_stack *st, a2m_error *err, int rc, unsigned failures);
+
 /* Sets err to A2M_NEED_EXCLUSIVE (stack.h) and returns it: what a shared
 ** read answers where it would have to write. */
 int a2m_stack_need_exclusive(a2m_error *err);

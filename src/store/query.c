@@ -11,9 +11,18 @@
 #include "store/store.h"
 #include "util/text.h"
 
+/* a2m_store_failures_here(): per thread, so readers side by side keep theirs. */
+static _Thread_local unsigned failures_here;
+
+unsigned a2m_store_failures_here(void)
+{
+	return failures_here;
+}
+
 int a2m_store_fail(a2m_store *s, const char *fmt, ...)
 {
 	va_list ap;
+	failures_here++;
 	va_start(ap, fmt);
 	vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
 	va_end(ap);

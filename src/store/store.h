@@ -617,6 +617,14 @@ int a2m_store_fail(a2m_store *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+** How many times a2m_store_fail() ran on the calling thread. Read before
+** and after a call that reached the store through someone else (a scorer
+** reading the index) and failed: when it moved, the store failed there,
+** and errmsg says how. Cannot fail.
+*/
+unsigned a2m_store_failures_here(void);
+
+/*
 ** What every engine refuses before writing rec, with A2M_INVALID_PARAMS and
 ** s->errmsg naming op: no id or no content (SQLite's NOT NULL columns), or
 ** a NaN salience (SQLite would store it as NULL). Returns 0 if rec may be
