@@ -8,8 +8,10 @@
 ** recalls as well as by writes), key replacement, forget, promote (also into
 ** the procedural tier, whose records are mirrored as files), consolidate,
 ** session close, reinforce, and 200 records in bulk (the index's merge
-** factor is set to 2, so its segments merge at several levels). Every
-** record has a client id, so two runs name the same records alike.
+** factor is set to 2, so its segments merge at several levels), the
+** caller's vectors and one of the wrong width, which must be refused
+** (-32008) whatever failed before it. Every record has a client id, so two
+** runs name the same records alike.
 **
 ** The oracle is a second run. A request that failed must have failed
 ** whole, so the run must look exactly like a run of the same workload
@@ -128,6 +130,13 @@ static void wl_build(void)
 	wl_add("memory/recall", "{\"query\":\"harbour\",\"where\":{\"session\":\"s2\"}}");
 	wl_bulk(1, 40, "semantic", 0);
 	wl_add("memory/recall", "{\"query\":\"gamma delta\",\"limit\":5}");
+	/* The caller's vectors: the first fixes the store's width (3)... */
+	wl_add("memory/remember", "{\"records\":["
+	       "{\"id\":\"v1\",\"content\":\"vector one\",\"tier\":\"semantic\",\"embedding\":[0.1,0.2,0.3]},"
+	       "{\"id\":\"v2\",\"content\":\"vector two\",\"tier\":\"semantic\",\"embedding\":[0.3,0.1,0.0]}]}");
+	wl_add("memory/recall", "{\"embedding\":[0.1,0.2,0.25],\"limit\":3}");
+	/* ...and a vector of another width is refused (-32008), whatever fails. */
+	wl_add("memory/remember", "{\"records\":[{\"id\":\"v3\",\"content\":\"too short\",\"tier\":\"semantic\",\"embedding\":[1,2]}]}");
 	wl_bulk(41, 30, "episodic", 1);
 	wl_add("memory/promote", "{\"ids\":[\"a3\",\"b5\"],\"tier\":\"semantic\"}");
 	wl_add("memory/promote", "{\"ids\":[\"b7\"],\"tier\":\"procedural\"}");
