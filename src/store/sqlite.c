@@ -205,6 +205,9 @@ static int write_open(sqlstore *s, write_ctx *w, const a2m_doc_terms *a,
 		      const a2m_doc_terms *b)
 {
 	memset(w, 0, sizeof *w);
+	int rc = a2m_sqlite_txn_lost(s, "write");
+	if (rc)
+		return rc;
 	if (s->index && a2m_sqlite_index_reserve(s->index, a, b) != 0)
 		return a2m_store_fail(&s->base, "index: out of memory");
 	w->outer = sqlite3_get_autocommit(s->db);
@@ -214,7 +217,7 @@ static int write_open(sqlstore *s, write_ctx *w, const a2m_doc_terms *a,
 	** any other (sqlite_txn.c), so it lands with everything a commit
 	** writes: the readers' journal entry too, without which a reader kept
 	** the rows and postings such a write changed. */
-	int rc = w->outer ? a2m_sqlite_begin(&s->base) : 0;
+	rc = w->outer ? a2m_sqlite_begin(&s->base) : 0;
 	w->active = rc == 0;
 	return rc;
 }
@@ -241,7 +244,10 @@ static int write_close(sqlstore *s, write_ctx *w, int rc)
 */
 static int mark_stale(sqlstore *s)
 {
-	return s->index ? 0 : step_once(s, s->stale, "index");
+	if (s->index)
+		return 0;
+	int rc = a2m_sqlite_txn_lost(s, "index");
+	return rc ? rc : step_once(s, s->stale, "index");
 }
 
 /* ---- writes ------------------------------------------------------------ */
@@ -505,6 +511,8 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 	int rc = a2m_sqlite_refuse_read_only(s, "touch");
 	if (!rc)
 		rc = a2m_sqlite_held_flush(s);
+	if (!rc)
+		rc = a2m_sqlite_txn_lost(s, "touch");
 	if (rc)
 		return rc;
 	if (!s->touch && prepare(s, &s->touch,

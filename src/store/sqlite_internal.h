@@ -96,6 +96,8 @@ typedef struct sqlstore {
 	int           synchronous_full; /* the configured level */
 	int           merge_inline;     /* a2m_sqlite_options.merge_inline */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
+	int           txn;         /* the caller's write transaction is open (begin() to
+	                              commit() or rollback()), whatever SQLite did with it */
 	int           reading;     /* a read bracket is open: snapshot is stepped */
 	/* The commit journal (sqlite_journal.c). The main connection's: */
 	a2m_sqlite_journal *journal; /* NULL: no readers to tell (or read-only) */
@@ -397,5 +399,14 @@ void a2m_sqlite_mirror_apply(sqlstore *s);
 ** A2M_READ_ONLY with errmsg set, before SQLite sees the write.
 */
 int a2m_sqlite_refuse_read_only(sqlstore *s, const char *op);
+
+/*
+** 0, or A2M_INTERNAL_ERROR with errmsg set when the caller's transaction is
+** open but SQLite has rolled it back on its own (after an I/O error or
+** running out of memory in one of its statements, even one whose failure
+** the caller let pass): nothing more may be written in it, or each write
+** would commit alone and the transaction would land in pieces.
+*/
+int a2m_sqlite_txn_lost(sqlstore *s, const char *op);
 
 #endif

@@ -32,6 +32,7 @@ int a2m_sqlite_begin(a2m_store *base)
 	rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "begin");
 	a2m_sqlite_done(s->begin);
 	if (!rc) {
+		s->txn = 1;
 		a2m_sqlite_vectors_begin(s->vectors);
 		/* With the write lock held, this version counts every commit
 		** but the ones this transaction will make (see caches_committed). */
@@ -105,11 +106,21 @@ int a2m_sqlite_begin_relaxed(a2m_store *base)
 ** A failed COMMIT is rolled back here if SQLite left the transaction open,
 ** so the outcome is always definite: success, or nothing written.
 */
+int a2m_sqlite_txn_lost(sqlstore *s, const char *op)
+{
+	if (!s->txn || !sqlite3_get_autocommit(s->db))
+		return 0;
+	return a2m_store_fail(&s->base, "%s: the transaction was rolled back after an earlier "
+			      "failure", op);
+}
+
 int a2m_sqlite_commit(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
 	/* The rows first: the postings, counts and seq mark are theirs. */
-	int rc = a2m_sqlite_held_flush(s);
+	int rc = a2m_sqlite_txn_lost(s, "commit");
+	if (!rc)
+		rc = a2m_sqlite_held_flush(s);
 	if (!rc && s->index && !sqlite3_get_autocommit(s->db))
 		rc = a2m_sqlite_index_flush(s->index, base);
 	if (!rc)
@@ -147,6 +158,7 @@ int a2m_sqlite_commit(a2m_store *base)
 		a2m_mirror_discard(s->mirror);
 	else
 		a2m_sqlite_mirror_apply(s);
+	s->txn = 0;
 	end_relaxed(s);
 	return rc;
 }
@@ -168,6 +180,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 			a2m_sqlite_db_fail(s, "rollback");
 		a2m_sqlite_done(s->rollback);
 	}
+	s->txn = 0;
 	end_relaxed(s);
 }
 
@@ -203,6 +216,8 @@ int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value)
 	int rc = a2m_sqlite_refuse_read_only(s, "meta_set");
 	if (!rc)
 		rc = a2m_sqlite_held_flush(s);
+	if (!rc)
+		rc = a2m_sqlite_txn_lost(s, "meta_set");
 	if (rc)
 		return rc;
 	if (!name) {
