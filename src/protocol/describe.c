@@ -190,7 +190,11 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 		bad |= json_object_set_new(res, "tiers", tiers);
 	}
 	if (call->caps & A2M_CAP_EMBEDDINGS) {
-		int64_t dims = a2m_stack_dimensions(call->srv->stack);
+		int64_t dims;
+		if ((rc = a2m_stack_dimensions(call->srv->stack, &dims, err))) {
+			json_decref(res);
+			return rc;
+		}
 		/* Every metric below is really implemented by the vector scorer. */
 		json_t *emb = json_pack("{so ss s[sss] so}",
 			"dimensions", dims ? json_integer(dims) : json_null(),

@@ -97,7 +97,10 @@ static int query_vector(a2m_call *call, const json_t *params, double **vec, size
 	/* The width is read once and kept: not for a shared call (stack.h). */
 	if (call->shared)
 		return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
-	int64_t want = a2m_stack_dimensions(call->srv->stack);
+	int64_t want;
+	int rc = a2m_stack_dimensions(call->srv->stack, &want, err);
+	if (rc)
+		return rc;
 	if (want && (int64_t)n != want) {
 		a2m_error_set(err, A2M_EMBEDDING_MISMATCH,
 			      "embedding has %zu dimensions; this store holds %lld", n, (long long)want);

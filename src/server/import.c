@@ -331,7 +331,14 @@ static int check_header(importer *im, const json_t *head)
 	int rc = check_tiers(im, json_object_get(d, "tiers"));
 	json_t *emb = json_object_get(d, "embeddings");
 	json_t *dims = json_object_get(emb, "dimensions");
-	int64_t ours = a2m_stack_dimensions(st);
+	int64_t ours = 0;
+	a2m_error e = {0};
+	if (!rc && a2m_stack_dimensions(st, &ours, &e) != 0) {
+		snprintf(im->err, im->errlen, "%s: %s (nothing was written)", im->opt->name,
+			 e.message);
+		a2m_error_clear(&e);
+		rc = -1;
+	}
 	if (!rc && json_is_integer(dims) && ours && json_integer_value(dims) != ours) {
 		snprintf(im->err, im->errlen, "%s: its vectors have %lld dimensions and this "
 			 "store's have %lld (nothing was written)", im->opt->name,

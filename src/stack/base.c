@@ -56,27 +56,35 @@ int a2m_stack_need_exclusive(a2m_error *err)
 	return a2m_error_set(err, A2M_NEED_EXCLUSIVE, "needs the exclusive lock");
 }
 
-int64_t a2m_stack_dimensions(a2m_stack *st)
+int a2m_stack_dimensions(a2m_stack *st, int64_t *dims, a2m_error *err)
 {
 	if (st->dims < 0) {
+		/* Kept only once read: a failed read is not "no width yet". */
 		char *v = NULL;
-		st->dims = 0;
-		if (st->store->ops->meta_get(st->store, A2M_META_DIMS, &v) == 0 && v)
-			st->dims = strtoll(v, NULL, 10);
+		int rc = st->store->ops->meta_get(st->store, A2M_META_DIMS, &v);
+		if (rc) {
+			*dims = 0;
+			return a2m_stack_store_error(st, err, rc);
+		}
+		st->dims = v ? strtoll(v, NULL, 10) : 0;
 		free(v);
 	}
-	return st->dims;
+	*dims = st->dims;
+	return 0;
 }
 
 int a2m_stack_check_dims(a2m_stack *st, const a2m_record *rec, size_t i, a2m_error *err)
 {
 	if (!rec->embedding)
 		return 0;
-	int64_t dims = a2m_stack_dimensions(st);
+	int64_t dims;
+	int rc = a2m_stack_dimensions(st, &dims, err);
+	if (rc)
+		return rc;
 	if (dims == 0) {
 		char v[32];
 		snprintf(v, sizeof v, "%zu", rec->dims);
-		int rc = st->store->ops->meta_set(st->store, A2M_META_DIMS, v);
+		rc = st->store->ops->meta_set(st->store, A2M_META_DIMS, v);
 		if (rc)
 			return a2m_stack_store_error(st, err, rc);
 		st->dims = (int64_t)rec->dims;

@@ -209,8 +209,11 @@ void a2m_stack_on_change(a2m_stack *st, a2m_change_fn fn, void *ctx);
 /* The layout in force (borrowed). */
 const a2m_tier_layout *a2m_stack_tiers(const a2m_stack *st);
 
-/* The store's embedding width, fixed by the first vector; 0 before that. */
-int64_t a2m_stack_dimensions(a2m_stack *st);
+/*
+** Sets *dims to the store's embedding width, fixed by the first vector; 0
+** before that. Returns 0, or the store's failure with err set (*dims 0).
+*/
+int a2m_stack_dimensions(a2m_stack *st, int64_t *dims, a2m_error *err);
 
 /* The metric vectors are compared with. */
 a2m_metric a2m_stack_metric(const a2m_stack *st);
