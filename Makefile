@@ -148,7 +148,7 @@ TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all check clean install uninstall tsan-tests endurance fuzz fuzz-coverage
+.PHONY: all check clean install uninstall tsan-tests endurance fuzz fuzz-coverage faults
 ifeq ($(FUZZ),1)
 all: $(FUZZ_BIN)
 else ifeq ($(TSAN),1)
@@ -316,6 +316,13 @@ ENDURANCE_SECONDS ?= 1800
 endurance: all
 	$(BUILD)/a2m bench crash --seconds $(ENDURANCE_SECONDS)
 	$(BUILD)/a2m bench soak --seconds $(ENDURANCE_SECONDS) --warmup 30
+
+# The complete fault sweep (docs/FAULTS.md): every point of every kind of
+# fault over the workload of tests/test_faults.c, where the test command
+# runs a sample. Long (docs/FAULTS.md gives its figures); add SAN=1 to run
+# it under ASan+UBSan.
+faults: $(BUILD)/tests/test_faults
+	A2M_FAULTS=full $(BUILD)/tests/test_faults
 
 # Installs the release build (build/): never a sanitizer one.
 install: all

@@ -206,6 +206,17 @@ static void wl_normalize(json_t *v)
 	wl_drop_keys(v, keys, sizeof keys / sizeof keys[0]);
 }
 
+/*
+** A reply as the oracle compares it: without the clock's fields, nor an
+** error's data, which a server short of memory may leave out of an error
+** whose code and message stay exact (docs/FAULTS.md).
+*/
+static void wl_answer(json_t *v)
+{
+	wl_normalize(v);
+	json_object_del(json_object_get(v, "error"), "data");
+}
+
 /* v as compact text (malloc'd), for messages. */
 static char *wl_text(const json_t *v)
 {

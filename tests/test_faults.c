@@ -135,7 +135,7 @@ static void run(const run_opts *opt, run_out *o)
 			problem(o, "step %zu (%s) failed without a fault of its own", i + 1,
 				wl_steps[i].method);
 		if (v && !fail)
-			wl_normalize(v);
+			wl_answer(v);
 		o->resp[i] = v;
 	}
 	/*
@@ -433,7 +433,7 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 	arm(&opt);
 	json_t *want = send(h, 1, method, params, &status, &base);
 	int64_t points = disarm(&opt, &base);
-	wl_normalize(want);
+	wl_answer(want);
 	json_t *after = dump(h, &base, "after", NULL);
 	close_store(h);
 	if (base.problem[0] || !want ||
@@ -461,7 +461,7 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 		int failure = json_integer_value(json_object_get(e, "code")) == A2M_INTERNAL_ERROR;
 		int ok = got && !failure;
 		if (ok)
-			wl_normalize(got);
+			wl_answer(got);
 		if (ok && !json_equal(got, want))
 			problem(&o, "a wrong answer: %.600s", wl_text(got));
 		if (failure && kind != KIND_ALLOC &&
