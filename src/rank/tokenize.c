@@ -264,10 +264,11 @@ static void end_word(tokenizer *tz, int apos_after)
 		return;
 	/* A lone letter beside an apostrophe is an elision or a clitic. */
 	int clitic = tz->wchars == 1 && (tz->apos_before || apos_after);
-	if (!clitic && tz->ws.len)
-		emit(tz, tz->wf.p, tz->wf.len, tz->ws.p, tz->ws.len, A2M_TOKEN_WORD, tz->wscript);
+	/* A spelling that could not grow may have no bytes at all (p NULL). */
 	if (tz->wf.failed || tz->ws.failed)
 		tz->oom = 1;
+	else if (!clitic && tz->ws.len)
+		emit(tz, tz->wf.p, tz->wf.len, tz->ws.p, tz->ws.len, A2M_TOKEN_WORD, tz->wscript);
 	tz->wf.len = tz->ws.len = 0;
 	tz->wchars = 0;
 	tz->wscript = 0;
