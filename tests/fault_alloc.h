@@ -13,7 +13,7 @@
 ** Counting is on only between fault_alloc_enter() and fault_alloc_leave(),
 ** which the test puts around each library call, so the test's own JSON work
 ** never takes a fault meant for the library. Armed with n, the nth counted
-** allocation returns NULL, once.
+** allocation returns NULL, once (or, with a span, that many from the nth on).
 **
 ** Every block handed out is also remembered (a table of live pointers, kept
 ** with the real allocator), so fault_alloc_live() counts what is still
@@ -52,6 +52,7 @@ void  __wrap_free(void *p);
 static struct {
 	_Atomic int     active;  /* inside a library call: count */
 	_Atomic int64_t at;      /* the allocation to fail; 0: none */
+	_Atomic int64_t span;    /* how many from there on (1: that one alone) */
 	_Atomic int64_t count;
 	_Atomic int64_t fired;
 	pthread_mutex_t mu;      /* guards the table below */
@@ -152,7 +153,8 @@ static int fault_alloc_hit(void)
 	if (!atomic_load(&fault_alloc.active))
 		return 0;
 	int64_t n = atomic_fetch_add(&fault_alloc.count, 1) + 1;
-	if (n != atomic_load(&fault_alloc.at))
+	int64_t at = atomic_load(&fault_alloc.at);
+	if (!at || n < at || n - at >= atomic_load(&fault_alloc.span))
 		return 0;
 	atomic_fetch_add(&fault_alloc.fired, 1);
 	return 1;
@@ -253,7 +255,15 @@ static inline void fault_alloc_arm(int64_t n)
 {
 	atomic_store(&fault_alloc.count, 0);
 	atomic_store(&fault_alloc.fired, 0);
+	atomic_store(&fault_alloc.span, 1);
 	atomic_store(&fault_alloc.at, n);
+}
+
+/* The same, failing span allocations from the nth on: memory short a while. */
+static inline void fault_alloc_arm_span(int64_t n, int64_t span)
+{
+	fault_alloc_arm(n);
+	atomic_store(&fault_alloc.span, span);
 }
 
 static inline void fault_alloc_disarm(void)

@@ -882,6 +882,63 @@ static void test_remember_vector_width_under_read_faults(void)
 		      "{\"records\":[{\"id\":\"v2\",\"content\":\"too long\",\"tier\":\"semantic\",\"embedding\":[1,2,3,4]}]}");
 }
 
+/*
+** While memory is short for a while (1, 2, 8 or every allocation from the
+** nth on fails), a valid request gets its result, -32603 or A2M_NOMEM:
+** never an error that calls it invalid. jansson's decoder reports some
+** failed allocations as syntax errors, and the request's JSON, which the
+** tree's reader gave up on for memory, was then answered -32700 "not valid
+** JSON" (found by this test, span 2, at the first allocation of reading a
+** string with escapes). A text that reader could not read for memory is
+** now never called invalid.
+*/
+static void test_valid_requests_stay_valid_when_memory_is_short(void)
+{
+	static const wl_msg requests[] = {
+		{"memory/remember", "{\"records\":[{\"id\":\"m1\",\"content\":\"\\u00e9t\\u00e9 \\\"quoted\\\"\","
+		 "\"metadata\":{\"a\":[1,2.5,{\"b\":\"c\\n\"}]},\"session\":\"s\",\"key\":\"k/\\u00e9\"}]}"},
+		{"memory/recall", "{\"query\":\"harbour \\u00e9\",\"where\":{\"topic\":\"geo\"},\"limit\":5}"},
+		{NULL, NULL},
+	};
+	static const int64_t spans[] = {1, 2, 8, INT64_MAX / 2};
+	int64_t points = 0, failed = 0;
+	for (int r = 0; requests[r].method; r++) {
+		for (size_t k = 0; k < sizeof spans / sizeof spans[0]; k++) {
+			for (int64_t n = 1;; n++) {
+				run_out o = {0};
+				int status;
+				size_t live = fault_alloc_live();
+				a2m *h = prepared(0, small_store, &o);
+				if (!h)
+					break;
+				fault_alloc_arm_span(n, spans[k]);
+				json_t *v = send(h, 1, requests[r].method, requests[r].params, &status, &o);
+				int64_t fired = fault_alloc_fired();
+				fault_alloc_disarm();
+				int code = (int)json_integer_value(json_object_get(error_of(v), "code"));
+				if (code && code != A2M_INTERNAL_ERROR)
+					problem(&o, "%s, span %lld, allocation %lld: %s", requests[r].method,
+						(long long)spans[k], (long long)n, wl_text(error_of(v)));
+				failed += code != 0 || status != A2M_OK;
+				json_decref(v);
+				close_store(h);
+				if (fault_alloc_live() != live)
+					problem(&o, "%s, span %lld, allocation %lld: a leak",
+						requests[r].method, (long long)spans[k], (long long)n);
+				if (o.problem[0]) {
+					fprintf(stderr, "  %s\n", o.problem);
+					CHECK(0);
+				}
+				if (!fired)
+					break;
+				points++;
+			}
+		}
+	}
+	printf("# valid requests while memory is short: %lld points, %lld failed\n",
+	       (long long)points, (long long)failed);
+}
+
 static void test_storage_faults_read(void)   { sweep(1, FAULT_READ); }
 static void test_storage_faults_write(void)  { sweep(1, FAULT_WRITE); }
 static void test_storage_faults_full(void)   { sweep(1, FAULT_FULL); }
@@ -963,6 +1020,7 @@ int main(void)
 		TEST(test_transaction_rolled_back_by_sqlite_writes_nothing),
 		TEST(test_describe_vector_width_under_read_faults),
 		TEST(test_remember_vector_width_under_read_faults),
+		TEST(test_valid_requests_stay_valid_when_memory_is_short),
 		TEST(test_storage_faults_read),
 		TEST(test_storage_faults_write),
 		TEST(test_storage_faults_full),

@@ -297,9 +297,16 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 	*reply = NULL;
 	/* JSON_ALLOW_NUL: "\u0000" is valid JSON; fields that cannot hold it
 	** refuse it with INVALID_PARAMS, metadata keeps it. */
-	json_t *msgv = a2m_json_read(msg, len, 1);
+	int oom = 0;
+	json_t *msgv = a2m_json_read_ex(msg, len, 1, &oom);
 	if (!msgv)  /* invalid, or unusual: jansson reads it or says why not */
 		msgv = json_loadb(msg, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	/*
+	** jansson reports some failed allocations as syntax errors: a text the
+	** tree's reader gave up on for memory is not called invalid.
+	*/
+	if (!msgv && (oom || json_error_code(&jerr) == json_error_out_of_memory))
+		return A2M_NOMEM;
 	if (!msgv) {
 		json_t *data = json_pack("{ss si}", "detail", jerr.text, "position", jerr.position);
 		*reply = a2m_rpc_error_text(NULL, A2M_PARSE_ERROR, "Parse error: not valid JSON",

@@ -34,8 +34,9 @@ typedef struct a2m_rpc_request {
 ** a2m_rpc_call (release it with a2m_rpc_request_free). Returns 0 when it has
 ** been answered already: *reply is the error response (free()), or NULL for
 ** a notification that gets none. Returns A2M_NOMEM, *reply NULL, when a
-** response was owed and memory ran out. Reads nothing but msg: safe
-** without any lock.
+** response was owed and memory ran out, or when memory ran out reading msg
+** (a valid message is never answered -32700 for want of memory). Reads
+** nothing but msg: safe without any lock.
 */
 int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **reply,
 		  size_t *reply_len);
