@@ -898,6 +898,14 @@ static void test_valid_requests_stay_valid_when_memory_is_short(void)
 		{"memory/remember", "{\"records\":[{\"id\":\"m1\",\"content\":\"\\u00e9t\\u00e9 \\\"quoted\\\"\","
 		 "\"metadata\":{\"a\":[1,2.5,{\"b\":\"c\\n\"}]},\"session\":\"s\",\"key\":\"k/\\u00e9\"}]}"},
 		{"memory/recall", "{\"query\":\"harbour \\u00e9\",\"where\":{\"topic\":\"geo\"},\"limit\":5}"},
+		{"memory/timeline", "{\"where\":{\"session\":\"s\"},\"limit\":2,\"prompt\":true}"},
+		{"memory/forget", "{\"ids\":[\"s1\",\"nope\"]}"},
+		{"memory/promote", "{\"ids\":[\"s3\"],\"tier\":\"procedural\",\"salience\":0.5}"},
+		{"memory/reinforce", "{\"ids\":[\"s2\"],\"amount\":2}"},
+		{"memory/session/close", "{\"session\":\"s\"}"},
+		{"memory/fetch", "{\"key\":\"k/1\"}"},
+		{"memory/summarize", "{\"where\":{\"session\":\"s\"}}"},
+		{"memory/describe", "{}"},
 		{NULL, NULL},
 	};
 	static const int64_t spans[] = {1, 2, 8, INT64_MAX / 2};
