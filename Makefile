@@ -270,7 +270,7 @@ fuzz-coverage:
 FAULT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc \
               -Wl,--wrap=strdup,--wrap=strndup,--wrap=free
 $(BUILD)/tests/test_faults: LDFLAGS += $(FAULT_WRAP)
-$(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_workload.h tests/fault_run.h \
+$(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_workload.h tests/fault_run.h tests/fault_sweep.h \
                             tests/check.h
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
