@@ -274,6 +274,9 @@ static int point(int sqlite, int kind, int64_t n, sweep_stats *st)
 			if (!again[0]) {
 				why[0] = '\0';
 				st->committed_anyway++;
+				if (verbose)
+					printf("  %s: the failed request committed (a run with it)\n",
+					       point_name);
 			}
 		}
 	}

@@ -574,6 +574,7 @@ int main(void)
 	*/
 	reference_of(0, 0);
 	reference_of(1, 0);
+	verbose = getenv("A2M_FAULTS_VERBOSE") != NULL;  /* every point told */
 	const char *only = getenv("A2M_FAULTS");
 	const char *pick = getenv("A2M_FAULTS_TEST");  /* run only the tests naming it */
 	test_case picked[sizeof tests / sizeof tests[0]];
