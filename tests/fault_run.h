@@ -3,7 +3,9 @@
 ** files it lives in, opening and closing it and sending it requests with
 ** liba2m's allocations counted (fault_alloc.h), reading every record back,
 ** and the checks of what is left on disk: PRAGMA integrity_check, the kept
-** counts against the records, the procedural mirror against the records.
+** counts against the records, `a2m check` (every area the engine derives
+** from its records: counts, index, vectors, mirror; and groups), the
+** procedural mirror against the records byte for byte.
 ** A broken rule is noted in the run's outcome (problem()), the first one
 ** kept, and the caller judges.
 */
@@ -26,6 +28,7 @@
 #include "fault_alloc.h"
 #include "fault_vfs.h"
 #include "fault_workload.h"
+#include "server/check.h"
 #include "store/store.h"
 
 /* The alloc sweep's kind, beside the storage ones. */
@@ -210,8 +213,48 @@ static json_t *dump(a2m *h, run_out *o, const char *when, json_t **raw)
 	return out;
 }
 
-/* PRAGMA integrity_check, and a2m_counts against the records. */
-static void check_file(run_out *o)
+/* a2m_check_run's report: the first problem found, kept in ctx. */
+static void on_check_report(void *ctx, a2m_check_phase phase, a2m_check_area area,
+			    int problem_found, const char *msg)
+{
+	char *first = ctx;
+	(void)phase;
+	if (problem_found && !first[0])
+		snprintf(first, 400, "%s: %s", a2m_check_area_name(area), msg);
+}
+
+/*
+** What `a2m check --db` says of the file (server/check.h): every area the
+** engine derives from its records, read-only, opened as a2m_open would
+** with the workload's layout. Unarmed: the check is not what is tested.
+*/
+static void check_store(run_out *o)
+{
+	a2m_config *cfg;
+	char first[400] = "", err[512] = "";
+	a2m_check_run cr = {.report = on_check_report, .ctx = first};
+	int was = fault_pause();
+	if (a2m_config_new(&cfg) != A2M_OK)
+		abort();
+	if (a2m_config_set(cfg, "engine", "sqlite") != A2M_OK ||
+	    a2m_config_set(cfg, "path", db_path) != A2M_OK ||
+	    a2m_config_set(cfg, "config_file", cfg_path) != A2M_OK ||
+	    a2m_config_set(cfg, "helper_threads", "0") != A2M_OK)
+		abort();
+	if (a2m_check_store(cfg, &cr, err, sizeof err) != 0)
+		problem(o, "a2m check cannot check the file: %s", err);
+	else if (cr.remaining)
+		problem(o, "a2m check finds a problem: %s", first[0] ? first : "(no message)");
+	a2m_config_free(cfg);
+	fault_resume(was);
+}
+
+/*
+** PRAGMA integrity_check, a2m_counts against the records, and a2m check
+** once the file has been opened whole (complete: not after a failed open,
+** which may have left a file with no schema).
+*/
+static void check_file(run_out *o, int complete)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
@@ -249,6 +292,8 @@ static void check_file(run_out *o)
 		problem(o, "a2m_counts disagrees with the records (%s)", sqlite3_errmsg(db));
 	sqlite3_finalize(st);
 	sqlite3_close(db);
+	if (complete)
+		check_store(o);
 }
 
 /* The bytes a2m writes for rec's mirror file (store.h, a2m_sqlite_options). */

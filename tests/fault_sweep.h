@@ -63,7 +63,7 @@ static void run(const run_opts *opt, run_out *o)
 		a2m_free(err);
 		o->points = disarm(opt, o);
 		if (opt->sqlite)
-			check_file(o);
+			check_file(o, 0);
 		if ((rc = open_store(opt->sqlite, &h, &err)) != A2M_OK) {
 			problem(o, "reopen after a failed open: %s", err ? err : "(no message)");
 			a2m_free(err);
@@ -159,7 +159,7 @@ static void run(const run_opts *opt, run_out *o)
 	json_decref(r);
 	close_store(h);
 	if (opt->sqlite) {
-		check_file(o);
+		check_file(o, 1);
 		json_t *raw = NULL;
 		if (open_store(1, &h, &err) != A2M_OK) {
 			problem(o, "reopen: %s", err ? err : "(no message)");
@@ -464,7 +464,7 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 			/* The file as a fresh handle finds it, the mirror reconciled. */
 			char *err = NULL;
 			json_t *raw = NULL, *again;
-			check_file(&o);
+			check_file(&o, 1);
 			if (open_store(1, &h, &err) != A2M_OK) {
 				problem(&o, "reopen: %s", err ? err : "(no message)");
 				a2m_free(err);
