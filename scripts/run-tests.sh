@@ -4,7 +4,9 @@
 # suites). A build, a test binary or a tool a suite needs that is missing is
 # a failure, never a quieter run.
 #
-# Suites: the C unit tests, the conformance suite against both stores, the
+# Suites: the C unit tests (test_faults among them: a sample of every fault
+# sweep over its workload and the single-request sweeps whole; `make faults`
+# runs every point, docs/FAULTS.md), the conformance suite against both stores, the
 # stdio transport and CLI tests, the conformance suite over HTTP (plain, with
 # tokens, over TLS) and the HTTP transport tests; each again under
 # ASan+UBSan (build-san/); the tests of threads under ThreadSanitizer
@@ -90,6 +92,7 @@ for build in build build-san; do
 	[ -x "$build/a2m" ] || continue
 	tag=""
 	[ "$build" = build-san ] && tag=" [asan+ubsan]"
+	# test_faults: the test command's sample of the fault sweeps (docs/FAULTS.md).
 	for t in "$build"/tests/test_*; do
 		run "unit $(basename "$t")$tag" "$t"
 	done
