@@ -264,13 +264,17 @@ fuzz-coverage:
 	$(MAKE) FUZZ=1 FUZZ_COV=1 all
 	scripts/fuzz.sh --coverage $(TARGETS)
 
-# tests/test_faults.c fails liba2m's own allocations on purpose: in that
-# binary, which links liba2m-test.a statically, every call of the malloc
-# family lands in the test's wrappers (tests/fault_alloc.h, docs/FAULTS.md).
+# tests/test_faults.c fails liba2m's own allocations and file calls on
+# purpose: in that binary, which links liba2m-test.a statically, every call
+# of the malloc family, and of the file calls the procedural mirror makes,
+# lands in the test's wrappers (tests/fault_alloc.h, tests/fault_files.h,
+# docs/FAULTS.md).
 FAULT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc \
-              -Wl,--wrap=strdup,--wrap=strndup,--wrap=free
+              -Wl,--wrap=strdup,--wrap=strndup,--wrap=free \
+              -Wl,--wrap=open,--wrap=openat,--wrap=read,--wrap=write,--wrap=fsync \
+              -Wl,--wrap=fchmod,--wrap=mkdir,--wrap=renameat,--wrap=unlinkat
 $(BUILD)/tests/test_faults: LDFLAGS += $(FAULT_WRAP)
-$(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_workload.h tests/fault_run.h tests/fault_sweep.h \
+$(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_files.h tests/fault_workload.h tests/fault_run.h tests/fault_sweep.h \
                             tests/check.h
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)

@@ -26,6 +26,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "fault_alloc.h"
+#include "fault_files.h"
 #include "fault_vfs.h"
 #include "fault_workload.h"
 #include "server/check.h"

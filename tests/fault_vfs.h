@@ -40,16 +40,18 @@ typedef enum fault_kind {
 	FAULT_SYNC,    /* xSync: SQLITE_IOERR_FSYNC */
 	FAULT_OPEN,    /* xOpen: SQLITE_CANTOPEN */
 	FAULT_SMALLOC, /* SQLite's own allocations: NULL */
+	FAULT_MIRROR,  /* liba2m's own file calls (fault_files.h): -1, EIO or ENOSPC */
 	FAULT_KINDS
 } fault_kind;
 
 static const char *const fault_kind_names[FAULT_KINDS] = {
-	"none", "read", "write", "full", "sync", "open", "sqlite-malloc",
+	"none", "read", "write", "full", "sync", "open", "sqlite-malloc", "mirror",
 };
 
 /* What each kind counts: FULL counts the writes, as WRITE does. */
 static const fault_kind fault_counted_as[FAULT_KINDS] = {
 	FAULT_NONE, FAULT_READ, FAULT_WRITE, FAULT_WRITE, FAULT_SYNC, FAULT_OPEN, FAULT_SMALLOC,
+	FAULT_MIRROR,
 };
 
 static struct {

@@ -192,6 +192,106 @@ static void test_open_under_malloc_faults(void)
 	       (long long)n - 1, (long long)failed);
 }
 
+/*
+** The mirror directory's files whose names hold needle: removed (text
+** NULL) or rewritten to text. Returns how many.
+*/
+static int change_mirror_files(const char *needle, const char *text)
+{
+	DIR *d = opendir(mirror_dir);
+	struct dirent *e;
+	char p[600];
+	int n = 0;
+	while (d && (e = readdir(d)))
+		if (strstr(e->d_name, needle)) {
+			snprintf(p, sizeof p, "%s/%s", mirror_dir, e->d_name);
+			FILE *f = text ? fopen(p, "w") : NULL;
+			if (text ? f && fputs(text, f) >= 0 : unlink(p) == 0)
+				n++;
+			if (f && fclose(f) != 0)
+				n--;
+		}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Procedural records, mirrored as files. */
+static const wl_msg procedural_store[] = {
+	{"memory/remember", "{\"records\":["
+	 "{\"id\":\"m1\",\"content\":\"Deploy with make.\",\"tier\":\"procedural\"},"
+	 "{\"id\":\"m2\",\"content\":\"Roll back with git revert.\",\"tier\":\"procedural\",\"key\":\"skills/undo\"},"
+	 "{\"id\":\"m3\",\"content\":\"Page the owner.\",\"tier\":\"procedural\"}]}"},
+	{NULL, NULL},
+};
+
+/*
+** An open reconciles the procedural mirror with the database (store.h,
+** a2m_sqlite_options): with the directory left stale (a record's file
+** gone, another's rewritten, a file of a record that does not exist),
+** every file call of that reconciliation fails in turn. The open fails
+** cleanly (A2M_CANTOPEN, with a message) or opens with the directory
+** right; either way the next open finds it right, and nothing is left
+** allocated.
+*/
+static void test_reopen_under_mirror_faults(void)
+{
+	int64_t n, failed = 0;
+	for (n = 1;; n++) {
+		run_out o = {0};
+		a2m *h = prepared(1, procedural_store, &o);
+		char *err = NULL;
+		close_store(h);
+		CHECK(h != NULL);
+		if (!h)
+			break;
+		FILE *f;
+		char p[600];
+		CHECK_INT(change_mirror_files("--m1.md", NULL), 1);
+		CHECK_INT(change_mirror_files("--m3.md", "edited by hand\n"), 1);
+		snprintf(p, sizeof p, "%s/gone--gone.md", mirror_dir);
+		CHECK((f = fopen(p, "w")) != NULL && fputs("no record\n", f) >= 0 && fclose(f) == 0);
+		size_t live = fault_alloc_live();
+		fault_arm(FAULT_MIRROR, n);
+		int rc = open_store(1, &h, &err);
+		int64_t fired = fault_fired();
+		fault_disarm();
+		json_t *raw = NULL;
+		if (rc != A2M_OK) {
+			failed++;
+			if (rc != A2M_CANTOPEN || !err || !strstr(err, "procedural mirror"))
+				problem(&o, "a failed open answered %d: %s", rc, err ? err : "(none)");
+		} else {
+			json_decref(dump(h, &o, "opened", &raw));
+			check_mirror(raw, &o);
+			json_decref(raw);
+			close_store(h);
+		}
+		a2m_free(err);
+		err = NULL;
+		if (open_store(1, &h, &err) != A2M_OK) {
+			problem(&o, "the next open: %s", err ? err : "(none)");
+			a2m_free(err);
+		} else {
+			json_decref(dump(h, &o, "reopened", &raw));
+			check_mirror(raw, &o);
+			json_decref(raw);
+			close_store(h);
+		}
+		if (fault_alloc_live() != live)
+			problem(&o, "%zd blocks liba2m allocated are left",
+				(ssize_t)(fault_alloc_live() - live));
+		if (o.problem[0]) {
+			fprintf(stderr, "  mirror call %lld of a2m_open: %s\n", (long long)n, o.problem);
+			CHECK(0);
+		}
+		if (!fired)
+			break;
+	}
+	printf("# a2m_open's reconciliation of a stale mirror under file faults: %lld points, "
+	       "%lld failed it\n", (long long)n - 1, (long long)failed);
+}
+
 /* The setup of the request sweeps: a few records of every kind. */
 static const wl_msg small_store[] = {
 	{"memory/remember", "{\"records\":["
@@ -510,6 +610,7 @@ static void test_storage_faults_full(void)   { sweep(1, FAULT_FULL); }
 static void test_storage_faults_sync(void)   { sweep(1, FAULT_SYNC); }
 static void test_storage_faults_open(void)   { sweep(1, FAULT_OPEN); }
 static void test_storage_faults_sqlite_malloc(void) { sweep(1, FAULT_SMALLOC); }
+static void test_storage_faults_mirror(void) { sweep(1, FAULT_MIRROR); }
 static void test_alloc_faults_memory(void)   { sweep(0, KIND_ALLOC); }
 static void test_alloc_faults_sqlite(void)   { sweep(1, KIND_ALLOC); }
 
@@ -573,6 +674,7 @@ int main(void)
 		TEST(test_batch_all_or_nothing_under_write_faults),
 		TEST(test_index_rebuild_under_sqlite_malloc_faults),
 		TEST(test_open_under_malloc_faults),
+		TEST(test_reopen_under_mirror_faults),
 		TEST(test_session_list_under_malloc_faults),
 		TEST(test_session_close_under_malloc_faults),
 		TEST(test_consolidate_under_malloc_faults),
@@ -593,6 +695,7 @@ int main(void)
 		TEST(test_storage_faults_sync),
 		TEST(test_storage_faults_open),
 		TEST(test_storage_faults_sqlite_malloc),
+		TEST(test_storage_faults_mirror),
 		TEST(test_alloc_faults_memory),
 		TEST(test_alloc_faults_sqlite),
 		{NULL, NULL},
@@ -616,7 +719,7 @@ int main(void)
 	int rc = only && strchr(only, ':') ? one_point(only) : run_tests(picked);
 	if (rc < 0) {
 		fprintf(stderr, "A2M_FAULTS: full, or KIND:N with KIND one of read, write, full, "
-			"sync, open, sqlite-malloc, malloc, memory-malloc\n");
+			"sync, open, sqlite-malloc, mirror, malloc, memory-malloc\n");
 		rc = 2;
 	}
 	for (size_t i = 0; i < nrefs; i++)
