@@ -301,10 +301,20 @@ static int point(int sqlite, int kind, int64_t n, sweep_stats *st)
 	return bad;
 }
 
-static int full_sweep(void)
+/*
+** The points A2M_FAULTS asks a sweep for: "full", every one (1);
+** "every:K", every Kth after the first SWEEP_HEAD (K); else 0, the test
+** command's sample.
+*/
+static int64_t sweep_stride(void)
 {
 	const char *v = getenv("A2M_FAULTS");
-	return v && strcmp(v, "full") == 0;
+	long long k;
+	if (v && strcmp(v, "full") == 0)
+		return 1;
+	if (v && sscanf(v, "every:%lld", &k) == 1 && k > 0)
+		return k;
+	return 0;
 }
 
 /*
@@ -327,10 +337,17 @@ static void sweep(int sqlite, int kind)
 	}
 	run_free(&o);
 	int64_t last = st.points + 1;
-	int full = full_sweep();
-	int64_t stride = last > SWEEP_HEAD ? (last - SWEEP_HEAD + SWEEP_SAMPLE - 1) / SWEEP_SAMPLE : 1;
+	int64_t asked = sweep_stride();
+	int full = asked == 1;
+	int64_t stride = asked ? asked
+			       : last > SWEEP_HEAD ? (last - SWEEP_HEAD + SWEEP_SAMPLE - 1) / SWEEP_SAMPLE : 1;
 	if (stride < 1)
 		stride = 1;
+	char how[32];
+	if (full || !asked)
+		snprintf(how, sizeof how, "%s", full ? "all" : "sampled");
+	else
+		snprintf(how, sizeof how, "every %lldth", (long long)stride);
 	for (int64_t n = 1; n <= last; n++) {
 		if (!full && n > SWEEP_HEAD && (n - SWEEP_HEAD) % stride != 0 && n != last)
 			continue;
@@ -341,7 +358,7 @@ static void sweep(int sqlite, int kind)
 	printf("# faults %s %s: %lld points, %lld run (%s), %lld fired, %lld requests failed, "
 	       "%lld opens failed",
 	       sqlite ? "sqlite" : "memory", kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind],
-	       (long long)st.points, (long long)st.run, full ? "all" : "sampled",
+	       (long long)st.points, (long long)st.run, how,
 	       (long long)st.fired, (long long)st.failed_requests, (long long)st.open_failures);
 	if (kind == KIND_ALLOC)
 		printf(", %lld committed though answered with an error",

@@ -716,9 +716,10 @@ int main(void)
 		if (!pick || strstr(tests[i].name, pick))
 			picked[np++] = tests[i];
 	picked[np] = (test_case){NULL, NULL};
-	int rc = only && strchr(only, ':') ? one_point(only) : run_tests(picked);
+	int rc = only && strchr(only, ':') && strncmp(only, "every:", 6) != 0 ? one_point(only)
+									       : run_tests(picked);
 	if (rc < 0) {
-		fprintf(stderr, "A2M_FAULTS: full, or KIND:N with KIND one of read, write, full, "
+		fprintf(stderr, "A2M_FAULTS: full, every:K, or KIND:N with KIND one of read, write, full, "
 			"sync, open, sqlite-malloc, mirror, malloc, memory-malloc\n");
 		rc = 2;
 	}
