@@ -126,6 +126,16 @@ export function splitWhere(filter) {
 	return { server, rest };
 }
 
+/** A label safe inside a key: "%" and "/" escaped as %25 and %2F, so "/" only ever separates labels. */
+export function escapeLabel(label) {
+	return String(label).replaceAll('%', '%25').replaceAll('/', '%2F');
+}
+
+/** The inverse of escapeLabel. */
+export function unescapeLabel(label) {
+	return label.replaceAll('%2F', '/').replaceAll('%25', '%');
+}
+
 /** Now as spec §3.3 writes a timestamp: UTC, milliseconds, Z. */
 export function now() {
 	return new Date().toISOString();

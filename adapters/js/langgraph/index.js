@@ -22,18 +22,16 @@
 //   §3.7): stored verbatim with put, sent beside the query text on search.
 import { BaseStore } from '@langchain/langgraph';
 import { getTextAtPath } from '@langchain/langgraph-checkpoint';
-import { Layout, requireCapabilities, splitWhere, now } from '../memory.js';
+import { Layout, escapeLabel, now, requireCapabilities, splitWhere, unescapeLabel } from '../memory.js';
 
 /** The metadata key under which an item's own address is kept. */
 export const MARKER = 'a2m_langgraph';
 
-const escape = (label) => label.replaceAll('%', '%25').replaceAll('/', '%2F');
-const unescape = (label) => label.replaceAll('%2F', '/').replaceAll('%25', '%');
-const pathOf = (namespace) => namespace.map(escape).join('/');
+const pathOf = (namespace) => namespace.map(escapeLabel).join('/');
 
 /** The A2M key of item `key` in `namespace`. */
 export function keyOf(namespace, key) {
-	return [...namespace, key].map(escape).join('/');
+	return [...namespace, key].map(escapeLabel).join('/');
 }
 
 function stableJson(value) {
@@ -135,7 +133,7 @@ export class A2MStore extends BaseStore {
 			let namespace = [];
 			let key = String(record.id);
 			if (record.key) {
-				const parts = record.key.split('/').map(unescape);
+				const parts = record.key.split('/').map(unescapeLabel);
 				key = parts.pop();
 				namespace = parts;
 			}
