@@ -21,9 +21,9 @@
 # tests (tests/claims_test.sh; docs/CLAIMS.md says where the specification is
 # looked for); the Node and Python clients' own suites (clients/); the fuzz
 # targets over their committed corpora (build-fuzz/, scripts/fuzz.sh
-# --regress); the Python adapters against each framework's real package
-# (adapters/python/); and the interop grid, every writer against every
-# reader (tests/interop/, docs/FRAMEWORKS.md).
+# --regress); the Python and JavaScript adapters against each framework's
+# real package (adapters/python/, adapters/js/); and the interop grid,
+# every writer against every reader (tests/interop/, docs/FRAMEWORKS.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -310,15 +310,20 @@ if [ -x build/a2m ]; then
 	run "python client, pytest" clients/python/tests/run.sh build/a2m
 fi
 
-# --- the Python adapters (adapters/python/) and the interop grid ---
-# One suite per framework group, each in its own virtual environment; then
-# every writer against every reader (tests/interop/manifest.json), over
-# HTTP and over one SQLite file shared by two servers.
+# --- the adapters (adapters/python/, adapters/js/) and the interop grid ---
+# One suite per Python framework group, each in its own virtual
+# environment; one per JavaScript framework, from node_modules (npm ci
+# above); then every writer against every reader
+# (tests/interop/manifest.json), over HTTP and over one SQLite file shared
+# by two servers.
 wait "$venvs_pid"
 grep '^FAIL' "$venv_log"
 if [ -x build/a2m ]; then
 	for group in langchain crewai agno autogen openai-agents; do
 		run "python adapters: $group" adapters/python/run.sh build/a2m "$group"
+	done
+	for suite in langgraph langchain openai-agents ai-sdk mastra; do
+		run "js adapters: $suite" adapters/js/run.sh build/a2m "$suite"
 	done
 	run "interop grid" tests/interop/run.sh build/a2m
 	run "example: two frameworks, one memory" examples/shared_memory/run.sh build/a2m

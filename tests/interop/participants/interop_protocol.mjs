@@ -6,6 +6,8 @@
 //   CMD read    stdin {"tokens": [T, ...]}      stdout {"read": {T: [text, ...]}}
 //
 // with the server's URL in $A2M_URL.
+import { A2MClient } from '../../../clients/node/index.js';
+
 export async function main(write, read) {
 	const chunks = [];
 	for await (const chunk of process.stdin) chunks.push(chunk);
@@ -21,4 +23,21 @@ export async function main(write, read) {
 		process.exit(2);
 	}
 	process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+/** Runs fn(client) on a Node client of the server at `url`, closed whatever happens. */
+export async function withClient(url, fn) {
+	const memory = await A2MClient.http(url);
+	try {
+		return await fn(memory);
+	} finally {
+		await memory.close();
+	}
+}
+
+/** {token: await fn(token)} for every token, one after the other. */
+export async function eachToken(tokens, fn) {
+	const out = {};
+	for (const t of tokens) out[t] = await fn(t);
+	return out;
 }
