@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Document } from '@langchain/core/documents';
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
+import { AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatPromptTemplate, MessagesPlaceholder } from '@langchain/core/prompts';
 import { RunnableLambda, RunnableWithMessageHistory } from '@langchain/core/runnables';
 import { FakeEmbeddings, FakeListChatModel, SyntheticEmbeddings } from '@langchain/core/utils/testing';
@@ -29,6 +29,10 @@ test('the history is the session timeline in working memory', () => withMemory(a
 	assert.deepEqual(records.map((r) => [r.role, r.tier]),
 		[['system', 'working'], ['user', 'working'], ['assistant', 'working'], ['user', 'working']]);
 	assert.deepEqual(texts(await other.getMessages()), ['a different conversation']);
+	// A message of a role of its own keeps it.
+	await other.addMessage(new ChatMessage({ role: 'critic', content: 'too long' }));
+	assert.equal((await m.timeline({ where: { session: 'chat-2' } })).records[1].role, 'critic');
+	assert.equal((await other.getMessages())[1].role, 'critic');
 }));
 
 test('messages round-trip with their fields; a tool call and its result share a group', () => withMemory(async (m) => {
