@@ -322,7 +322,7 @@ if [ -x build/a2m ]; then
 	for group in langchain crewai agno autogen openai-agents; do
 		run "python adapters: $group" adapters/python/run.sh build/a2m "$group"
 	done
-	for suite in langgraph langchain openai-agents ai-sdk mastra; do
+	for suite in langgraph langchain openai-agents ai-sdk mastra types; do
 		run "js adapters: $suite" adapters/js/run.sh build/a2m "$suite"
 	done
 	run "interop grid" tests/interop/run.sh build/a2m

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh [A2M_BINARY] [SUITE...] — the JavaScript adapters' tests
 # (test/SUITE.test.js; default all: langgraph langchain openai-agents
-# ai-sdk mastra), with node --test against the real server and each
+# ai-sdk mastra types), with node --test against the real server and each
 # framework's real package from the repository's node_modules (npm ci).
 # Prints each test and the closing line "N passed, M failed" that
 # scripts/run-tests.sh adds up; a missing package is a failure, not a skip.
@@ -12,7 +12,7 @@ A2M_BINARY=$(realpath "${1:-$repo/build/a2m}")
 export A2M_BINARY
 [ $# -gt 0 ] && shift
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(langgraph langchain openai-agents ai-sdk mastra)
+[ ${#suites[@]} -eq 0 ] && suites=(langgraph langchain openai-agents ai-sdk mastra types)
 # Nothing leaves this machine: the frameworks' telemetry and tracing off.
 export OPENAI_AGENTS_DISABLE_TRACING=1 LANGCHAIN_TRACING_V2=false LANGSMITH_TRACING=false \
 	MASTRA_TELEMETRY_DISABLED=1 OTEL_SDK_DISABLED=true
