@@ -8,6 +8,11 @@
 // with the server's URL in $A2M_URL.
 import { A2MClient } from '../../../clients/node/index.js';
 
+// Standard output carries the answer alone: what a framework logs through
+// the console goes to standard error (console methods are looked up when
+// called, so this covers modules imported before this one).
+for (const level of ['log', 'info', 'debug']) console[level] = console.error;
+
 export async function main(write, read) {
 	const chunks = [];
 	for await (const chunk of process.stdin) chunks.push(chunk);

@@ -23,7 +23,13 @@ from typing import Any, Callable, Dict, List, Optional
 
 def main(write: Callable[[str, str, str], Optional[Dict[str, Any]]],
          read: Callable[[str, List[str]], Dict[str, List[str]]]) -> None:
-    """Runs the subcommand in argv[1] with the JSON on stdin."""
+    """Runs the subcommand in argv[1] with the JSON on stdin. Standard
+    output carries the answer alone: whatever else is written to it from
+    here on (a framework's console panels, printed by its own threads,
+    sometimes after the answer) goes to standard error instead."""
+    sys.stdout.flush()
+    answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
     url = os.environ["A2M_URL"]
     request = json.load(sys.stdin)
     if sys.argv[1:] == ["write"]:
@@ -32,5 +38,6 @@ def main(write: Callable[[str, str, str], Optional[Dict[str, Any]]],
         out = {"read": read(url, list(request["tokens"]))}
     else:
         sys.exit("usage: PARTICIPANT write|read  (JSON on stdin)")
-    json.dump(out, sys.stdout)
-    sys.stdout.write("\n")
+    json.dump(out, answer)
+    answer.write("\n")
+    answer.flush()
