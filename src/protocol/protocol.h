@@ -313,6 +313,17 @@ json_t *a2m_record_to_json(const a2m_call *call, const a2m_record *rec,
 			   int with_embedding);
 
 /*
+** Reads o, a record in wire form with every field as it was stored (an a2m
+** export's line; the import form of memory/remember): id (non-empty) and
+** created_at are required, and access_count, accessed_at, revision,
+** salience (absent: NaN, the store's default), owner, session, key and
+** embedding are taken as given. rec must be zeroed; on failure it may hold
+** part of the record (free it with a2m_record_clear). Returns 0, or -1
+** with the reason in err (naming the field).
+*/
+int a2m_record_from_wire(const json_t *o, a2m_record *rec, char *err, size_t errlen);
+
+/*
 ** The same object as text, appended to b (util/json_write.h), with a
 ** "score" member last when score is not NULL (as recall adds it). Returns
 ** 0, or nonzero when memory ran out or the record cannot be written (text

@@ -216,6 +216,80 @@ static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *
 	return 0;
 }
 
+/*
+** The import form (`"import": true`, our extension, declared by describe's
+** "import" member; docs/PROTOCOL.md): each record carries every field as it
+** was stored — id, created_at, access count and times, revision, salience,
+** vector — and is written as `a2m import` writes it (a2m_stack_import): an
+** existing id is left as it is, a key held by another id is not taken. This
+** is how a federating router moves a record between servers whole
+** (docs/FEDERATION.md). Over a network the principal may import only its
+** own records (spec §6).
+*/
+static int remember_import(a2m_call *call, json_t *in, size_t n, json_t **result,
+			   a2m_error *err)
+{
+	a2m_record **recs = calloc(n, sizeof *recs);
+	unsigned char *outcome = calloc(n, 1);
+	int rc = 0;
+	if (!recs || !outcome) {
+		free(recs);
+		free(outcome);
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
+	const a2m_limits *l = &call->srv->limits;
+	for (size_t i = 0; i < n && !rc; i++) {
+		char why[256];
+		const json_t *o = json_array_get(in, i);
+		if (!(recs[i] = a2m_record_new()))
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		else if (a2m_record_from_wire(o, recs[i], why, sizeof why) != 0)
+			rc = a2m_error_set(err, A2M_INVALID_PARAMS, "records[%zu]: %s", i, why);
+		else if ((int64_t)strlen(recs[i]->content) > l->max_content_length)
+			rc = a2m_limit_exceeded(err, "max_content_length", l->max_content_length,
+						"records[%zu].content is longer than "
+						"max_content_length (%lld)",
+						i, (long long)l->max_content_length);
+		else if (recs[i]->tier && !(call->caps & A2M_CAP_TIERS))
+			rc = a2m_error_capability(err, A2M_CAP_TIERS, "records[].tier");
+		else if (call->network && (call->caps & A2M_CAP_SCOPES)) {
+			const char *claim = recs[i]->owner;
+			rc = a2m_param_owner_is_principal(call, &claim, err);
+			const char *own = recs[i]->owner;
+			int same = claim && own ? strcmp(claim, own) == 0 : claim == own;
+			if (!rc && !same)
+				rc = a2m_error_set(err, A2M_SCOPE_DENIED, "records[%zu].owner is "
+						   "not the caller's", i);
+		}
+	}
+	if (!rc)
+		rc = a2m_stack_import(call->srv->stack, recs, n, outcome, err);
+	if (!rc) {
+		json_t *ids = json_array(), *outs = json_array();
+		for (size_t i = 0; ids && outs && i < n; i++) {
+			const char *o = outcome[i] == A2M_IMPORTED	  ? "imported"
+					: outcome[i] == A2M_IMPORT_SKIPPED ? "exists"
+									   : "key_held";
+			if (json_array_append_new(ids, json_string(recs[i]->id)) ||
+			    json_array_append_new(outs, json_string(o))) {
+				json_decref(ids);
+				ids = NULL;
+			}
+		}
+		*result = ids && outs ? json_pack("{soso}", "ids", ids, "outcomes", outs) : NULL;
+		if (!*result) {
+			json_decref(ids);
+			json_decref(outs);
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		a2m_record_free(recs[i]);
+	free(recs);
+	free(outcome);
+	return rc;
+}
+
 int a2m_method_remember(a2m_call *call, json_t *params, json_t **result, a2m_error *err)
 {
 	json_t *in = json_object_get(params, "records");
@@ -231,6 +305,11 @@ int a2m_method_remember(a2m_call *call, json_t *params, json_t **result, a2m_err
 		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_records_per_call",
 						     "max", (json_int_t)call->srv->limits.max_records_per_call));
 	}
+	const json_t *import = json_object_get(params, "import");
+	if (import && !json_is_boolean(import))
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "import must be true or false");
+	if (json_is_true(import))
+		return remember_import(call, in, n, result, err);
 	const char *default_owner = NULL, *default_session = NULL;
 	int rc = 0;
 	if ((call->caps & A2M_CAP_SCOPES) &&

@@ -14,6 +14,7 @@
 #include "a2m.h"
 #include "protocol/protocol.h"
 #include "rpc/rpc.h"
+#include "server/delegate.h"
 #include "server/server.h"
 #include "util/log.h"
 
@@ -135,6 +136,9 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 	}
 	if (len == A2M_NUL_TERMINATED)
 		len = strlen(message);
+	if (h->delegate)
+		return h->delegate->handle(h->delegate_ctx, message, len, network, principal,
+					   reply);
 	a2m_rpc_request req;
 	a2m_rpc_outcome o;
 	int rc;
@@ -197,6 +201,10 @@ static void deliver(void *ctx, const char *method, json_t *params)
 
 void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 {
+	if (h->delegate) {
+		h->delegate->set_notify(h->delegate_ctx, fn, user);
+		return;
+	}
 	pthread_rwlock_wrlock(&h->lock);
 	h->notify = fn;
 	h->notify_user = user;

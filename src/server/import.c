@@ -126,104 +126,6 @@ static int bad(importer *im, const char *fmt, ...)
 	return -1;
 }
 
-/* An optional string member: NULL when absent or null; -1 when it is not a
-** string, or holds a NUL (the store keeps text as C strings). */
-static int opt_string(importer *im, const json_t *o, const char *name, char **out)
-{
-	const json_t *v = json_object_get(o, name);
-	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return bad(im, "%s must be a string", name);
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return bad(im, "%s must not contain NUL", name);
-	if (!(*out = strdup(json_string_value(v))))
-		return bad(im, "%s: out of memory", name);
-	return 0;
-}
-
-/* An optional timestamp member (RFC 3339): 0 when absent or null. */
-static int opt_time(importer *im, const json_t *o, const char *name, int64_t *out)
-{
-	const json_t *v = json_object_get(o, name);
-	*out = 0;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v) || a2m_clock_parse(json_string_value(v), out) != 0)
-		return bad(im, "%s must be an RFC 3339 timestamp", name);
-	return 0;
-}
-
-/* An optional integer member, at least 0. */
-static int opt_count(importer *im, const json_t *o, const char *name, int64_t *out)
-{
-	const json_t *v = json_object_get(o, name);
-	*out = 0;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return bad(im, "%s must be an integer, 0 or more", name);
-	*out = json_integer_value(v);
-	return 0;
-}
-
-/* A record of an a2m export, every field as it was stored. */
-static int record_of(importer *im, const json_t *o, a2m_record *rec)
-{
-	if (!json_is_object(o))
-		return bad(im, "%s", "a record must be a JSON object");
-	if (opt_string(im, o, "id", &rec->id) || opt_string(im, o, "content", &rec->content) ||
-	    opt_string(im, o, "role", &rec->role) || opt_string(im, o, "group", &rec->group) ||
-	    opt_string(im, o, "tier", &rec->tier) || opt_string(im, o, "owner", &rec->owner) ||
-	    opt_string(im, o, "session", &rec->session) || opt_string(im, o, "key", &rec->key) ||
-	    opt_string(im, o, "uri", &rec->uri) ||
-	    opt_string(im, o, "media_type", &rec->media_type))
-		return -1;
-	if (!rec->id || !*rec->id)
-		return bad(im, "%s", "id is required (a non-empty string)");
-	if (!rec->content && !(rec->content = strdup("")))
-		return bad(im, "%s", "out of memory");
-	if (rec->key && !*rec->key)
-		return bad(im, "%s", "key must not be empty");
-	if (!json_object_get(o, "created_at"))
-		return bad(im, "%s", "created_at is required");
-	if (opt_time(im, o, "created_at", &rec->created_at) ||
-	    opt_time(im, o, "accessed_at", &rec->accessed_at) ||
-	    opt_count(im, o, "access_count", &rec->access_count) ||
-	    opt_count(im, o, "revision", &rec->revision))
-		return -1;
-	const json_t *meta = json_object_get(o, "metadata");
-	if (meta && !json_is_null(meta)) {
-		if (!json_is_object(meta))
-			return bad(im, "%s", "metadata must be an object");
-		/* Written as remember writes it, so it reads back the same. */
-		if (!(rec->metadata = a2m_json_write(meta, NULL)))
-			return bad(im, "%s", "out of memory");
-	}
-	rec->salience = NAN;  /* absent: the store's default */
-	const json_t *sal = json_object_get(o, "salience");
-	if (sal && !json_is_null(sal)) {
-		if (!json_is_number(sal) || !isfinite(json_number_value(sal)))
-			return bad(im, "%s", "salience must be a number");
-		rec->salience = a2m_salience_clamp(json_number_value(sal));
-	}
-	const json_t *vec = json_object_get(o, "embedding");
-	if (vec && !json_is_null(vec)) {
-		size_t n = json_array_size(vec);
-		if (!json_is_array(vec) || n == 0)
-			return bad(im, "%s", "embedding must be a non-empty array of numbers");
-		if (!(rec->embedding = malloc(n * sizeof *rec->embedding)))
-			return bad(im, "%s", "out of memory");
-		rec->dims = n;
-		for (size_t k = 0; k < n; k++)
-			if (!a2m_param_vector_element(json_array_get(vec, k), &rec->embedding[k]))
-				return bad(im, "%s", "embedding holds an element that is not a "
-					   "number within +-1e15");
-	}
-	return 0;
-}
-
 /* ---- batches --------------------------------------------------------------- */
 
 /* Notes the id of a record whose key was held, among the first named. */
@@ -381,9 +283,10 @@ static int take_line(importer *im, json_t *v, int64_t now)
 			snprintf(im->err, im->errlen, "out of memory");
 			return -1;
 		}
-		if (record_of(im, v, rec) != 0) {
+		char why[256];
+		if (a2m_record_from_wire(v, rec, why, sizeof why) != 0) {
 			a2m_record_free(rec);
-			return -1;
+			return bad(im, "%s", why);
 		}
 		return add_record(im, rec);
 	}

@@ -15,6 +15,7 @@
 #include "protocol/protocol.h"
 #include "rank/scorer.h"
 #include "server/config.h"
+#include "server/delegate.h"
 #include "server/server.h"
 #include "stack/stack.h"
 #include "stack/where.h"
@@ -340,10 +341,32 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	return rc;
 }
 
+int a2m_open_delegate(const a2m_delegate *ops, void *ctx, a2m **out)
+{
+	a2m *h = calloc(1, sizeof *h);
+	*out = NULL;
+	if (!h)
+		return A2M_NOMEM;
+	if (pthread_rwlock_init(&h->lock, NULL) != 0) {
+		free(h);
+		return A2M_NOMEM;
+	}
+	h->delegate = ops;
+	h->delegate_ctx = ctx;
+	*out = h;
+	return A2M_OK;
+}
+
 void a2m_close(a2m *h)
 {
 	if (!h)
 		return;
+	if (h->delegate) {
+		h->delegate->close(h->delegate_ctx);
+		pthread_rwlock_destroy(&h->lock);
+		free(h);
+		return;
+	}
 	a2m_stack_free(h->srv.stack);
 	a2m_event_log_free(h->srv.events);
 	a2m_describe_cache_free(h->srv.describe_cache);

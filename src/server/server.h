@@ -23,6 +23,10 @@ struct a2m {
 	a2m_server      srv;
 	a2m_notify_fn   notify;
 	void           *notify_user;
+	/* A delegated handle (server/delegate.h): every call goes to it, and
+	** srv is empty. NULL for a handle of a2m_open. */
+	const struct a2m_delegate *delegate;
+	void           *delegate_ctx;
 };
 
 /* ---- open.c's steps, shared with check.c ---- */

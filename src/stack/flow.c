@@ -135,15 +135,6 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 	return rc ? err->code : 0;
 }
 
-/* One unit of eviction: a group (or a lone record) within one bucket. */
-typedef struct unit {
-	const a2m_record *first;   /* any member: move_unit takes the rest */
-	double            retention;
-	int64_t           newest;      /* created_at of the newest member */
-	int64_t           newest_seq;  /* breaks ties within one millisecond */
-	size_t            size;
-} unit;
-
 static int cmp_group(const void *a, const void *b)
 {
 	const a2m_record *x = *(a2m_record *const *)a, *y = *(a2m_record *const *)b;
@@ -155,7 +146,7 @@ static int cmp_group(const void *a, const void *b)
 /* Weakest first; among equals, the older goes first. */
 static int cmp_unit(const void *a, const void *b)
 {
-	const unit *x = a, *y = b;
+	const a2m_spill_unit *x = a, *y = b;
 	if (x->retention != y->retention)
 		return x->retention < y->retention ? -1 : 1;
 	if (x->newest != y->newest)
@@ -163,20 +154,17 @@ static int cmp_unit(const void *a, const void *b)
 	return (x->newest_seq > y->newest_seq) - (x->newest_seq < y->newest_seq);
 }
 
-/*
-** Spills (or drops) the weakest units of recs[0..n) — one bucket of tier t —
-** until at most t->capacity remain.
-*/
-static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, size_t n,
-			a2m_consolidation *cons, a2m_error *err)
+int a2m_stack_spill_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t now,
+			 a2m_spill_unit **out, size_t *n_units, size_t *n_leave)
 {
+	*out = NULL;
+	*n_units = *n_leave = 0;
 	if ((int64_t)n <= t->capacity)
 		return 0;
-	int64_t now = a2m_clock_now_ms();
 	qsort(recs, n, sizeof *recs, cmp_group);
-	unit *units = calloc(n, sizeof *units);
+	a2m_spill_unit *units = calloc(n, sizeof *units);
 	if (!units)
-		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+		return -1;
 	size_t nu = 0;
 	for (size_t i = 0; i < n; i++) {
 		double ret = a2m_stack_retention(t, recs[i], now);
@@ -189,7 +177,7 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 			units[nu].newest_seq = recs[i]->seq;
 			nu++;
 		}
-		unit *u = &units[nu - 1];
+		a2m_spill_unit *u = &units[nu - 1];
 		u->size++;
 		/* A group is as strong as its strongest member. */
 		if (ret > u->retention)
@@ -202,15 +190,34 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 	}
 	qsort(units, nu, sizeof *units, cmp_unit);
 	int64_t excess = (int64_t)n - t->capacity;
+	size_t leave = 0;
+	while (leave < nu && excess > 0)
+		excess -= (int64_t)units[leave++].size;
+	*out = units;
+	*n_units = nu;
+	*n_leave = leave;
+	return 0;
+}
+
+/*
+** Spills (or drops) the weakest units of recs[0..n) — one bucket of tier t —
+** until at most t->capacity remain.
+*/
+static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, size_t n,
+			a2m_consolidation *cons, a2m_error *err)
+{
+	a2m_spill_unit *units;
+	size_t nu, leave;
+	if (a2m_stack_spill_plan(t, recs, n, a2m_clock_now_ms(), &units, &nu, &leave) != 0)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	int rc = 0;
-	for (size_t i = 0; i < nu && excess > 0 && !rc; i++) {
+	for (size_t i = 0; i < leave && !rc; i++) {
 		int64_t moved = 0;
 		rc = a2m_stack_move_unit(st, units[i].first, t->spill_to, 0, &moved, err);
 		if (t->spill_to)
 			cons->moved += moved;
 		else
 			cons->dropped += moved;
-		excess -= (int64_t)units[i].size;
 	}
 	free(units);
 	return rc;

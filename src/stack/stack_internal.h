@@ -34,6 +34,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "stack/policy.h"
 #include "stack/stack.h"
 
 /* ---- touches.c: recall's touches, waiting to be written ---------------- */
@@ -231,12 +232,7 @@ double a2m_stack_blend_score(const a2m_stack *st, double rel, const a2m_record *
 ** day, whatever the tier (newest first). */
 double a2m_stack_recency_score(const a2m_record *r, int64_t now);
 
-/*
-** The retention of rec, which lives in tier t (NULL: an unknown tier):
-** salience × recency (t's half-life, since the last access) × (1 +
-** access_count); in a working tier recency alone, since creation.
-*/
-double a2m_stack_retention(const a2m_tier *t, const a2m_record *rec, int64_t now);
+/* a2m_stack_retention: stack/policy.h. */
 
 /* ---- embed.c (calls base.c) --------------------------------------------- */
 
@@ -357,16 +353,14 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 void a2m_stack_note_arrival(a2m_stack *st, const char *tier, const char *session);
 
 /*
-** Promotion (DECISIONS 006), decided here and nowhere else:
-** a2m_stack_promotion_earned says whether a record of tier t (NULL: an
-** unknown tier, never) recalled `recalls` times has earned its tier's
-** promote_to. a2m_stack_promote_earned moves rec's unit there, within an
+** Promotion (DECISIONS 006), decided here and nowhere else (the test of
+** "earned" is a2m_stack_promotion_earned, stack/policy.h):
+** a2m_stack_promote_earned moves rec's unit there, within an
 ** open transaction, when rec (as read, touches counted) has earned it and
 ** still lives in that tier: it is read again, since an earlier group move
 ** may have taken it. *to = the destination it moved to (borrowed from the
 ** layout), NULL when it did not; cons->promoted counts the records moved.
 */
-int a2m_stack_promotion_earned(const a2m_tier *t, int64_t recalls);
 int a2m_stack_promote_earned(a2m_stack *st, const a2m_record *rec, const char **to,
 			     a2m_consolidation *cons, a2m_error *err);
 
