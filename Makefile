@@ -114,7 +114,7 @@ LIB_SRC   := $(wildcard src/server/*.c src/util/*.c src/store/*.c src/rank/*.c s
                         src/embed/*.c src/events/*.c src/compose/*.c)
 # src/corpus/ (the indexer of `a2m corpus`) is the binary's, not the library's:
 # it is a client of the library, writing through a2m_handle like any other.
-CLI_SRC   := $(wildcard src/cli/*.c src/corpus/*.c)
+CLI_SRC   := $(wildcard src/cli/*.c src/corpus/*.c src/federate/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c)
 # The conformance suite (conformance/) is a program of its own: it is linked
 # from its own files, the client side and five neutral files of util/ alone,

@@ -23,6 +23,9 @@ int a2m_cmd_bench(int argc, char **argv);
 int a2m_cmd_export(int argc, char **argv);  /* transfer.c */
 int a2m_cmd_import(int argc, char **argv);  /* transfer.c */
 int a2m_cmd_corpus(int argc, char **argv);
+
+/* a2m federate: the router of src/federate/ served as a2m serve serves. */
+int a2m_cmd_federate(int argc, char **argv);
 int a2m_cmd_check(int argc, char **argv);
 
 /*

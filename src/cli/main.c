@@ -16,6 +16,7 @@ static const char usage_head[] =
 	"commands:\n"
 	"  serve         run the memory server (stdio or HTTP; see a2m serve --help)\n"
 	"  corpus        serve a folder of documents as a read-only A2M server\n"
+	"  federate      serve one memory whose tiers live on other A2M servers\n"
 	"  mcp           run an MCP server whose tools are an A2M memory\n"
 	"  conformance   run the A2M conformance suite against a server\n"
 	"  bench         run the benchmarks (quality, latency; crash and soak runs)\n"
@@ -83,6 +84,8 @@ int main(int argc, char **argv)
 		return run_conformance(argv);
 	if (strcmp(cmd, "corpus") == 0)
 		return a2m_cmd_corpus(argc - 1, argv + 1);
+	if (strcmp(cmd, "federate") == 0)
+		return a2m_cmd_federate(argc - 1, argv + 1);
 	if (strcmp(cmd, "mcp") == 0)
 		return a2m_cmd_mcp(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0)
