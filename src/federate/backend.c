@@ -344,6 +344,9 @@ int fed_backend_start(federation *f, fed_backend *b, char *err, size_t errlen)
 			  : !b->read_only && !holds(ext, "import")
 				? "the import extension (remember's import form, which moves "
 				  "records with every field)"
+			  : (b->caps & A2M_CAP_SCOPES) && !holds(ext, "all_owners")
+				? "the all_owners extension (the policy reads every owner's "
+				  "records)"
 				: NULL;
 	if (lacks) {
 		snprintf(err, errlen, "backend '%s' lacks %s, which the router needs", b->name,

@@ -141,8 +141,8 @@ static int same_record(const json_t *s, const json_t *d, unsigned dest_caps)
 /* The records of ids in tier ti, whole: a new array. */
 static int records_in(federation *f, size_t ti, const json_t *ids, json_t **out, a2m_error *err)
 {
-	json_t *p = json_pack("{ss s{sO} sb}", "tier", f->layout.tiers[ti].name, "where", "id", ids,
-			      "embeddings", 1), *res = NULL;
+	json_t *p = json_pack("{ss s{sO} sb sb}", "tier", f->layout.tiers[ti].name, "where", "id",
+			      ids, "embeddings", 1, "all_owners", 1), *res = NULL;
 	int rc = fed_backend_call(fed_tier_backend(f, ti), "memory/timeline", p, 0, &res, err);
 	json_decref(p);
 	*out = rc ? NULL : json_incref(json_object_get(res, "records"));
@@ -194,7 +194,8 @@ static int cross(federation *f, json_t *srcs, size_t from, size_t to, double add
 	json_decref(back);
 	step(f, "verified");
 	if (!rc) {
-		p = json_pack("{sO ss}", "ids", ids, "tier", f->layout.tiers[from].name);
+		p = json_pack("{sO ss sb}", "ids", ids, "tier", f->layout.tiers[from].name,
+			      "all_owners", 1);
 		rc = fed_backend_call(fed_tier_backend(f, from), "memory/forget", p, 0, &res, err);
 		json_decref(p);
 		json_decref(res);
@@ -226,13 +227,14 @@ int fed_move_unit(federation *f, const json_t *rec, size_t from, int to, double 
 		json_array_append(ids, json_object_get(r, "id"));
 	fed_backend *src = fed_tier_backend(f, from);
 	if (to < 0) {
-		json_t *p = json_pack("{sO ss}", "ids", ids, "tier", f->layout.tiers[from].name);
+		json_t *p = json_pack("{sO ss sb}", "ids", ids, "tier", f->layout.tiers[from].name,
+				      "all_owners", 1);
 		rc = fed_backend_call(src, "memory/forget", p, 0, &res, err);
 		*n = rc ? 0 : json_integer_value(json_object_get(res, "forgotten"));
 		json_decref(p);
 	} else if (fed_tier_backend(f, (size_t)to) == src) {
-		json_t *p = json_pack("{sO ss sf}", "ids", ids, "tier", f->layout.tiers[to].name,
-				      "salience", salience_add);
+		json_t *p = json_pack("{sO ss sf sb}", "ids", ids, "tier", f->layout.tiers[to].name,
+				      "salience", salience_add, "all_owners", 1);
 		rc = fed_backend_call(src, "memory/promote", p, 0, &res, err);
 		*n = rc ? 0 : json_integer_value(json_object_get(res, "promoted"));
 		json_decref(p);

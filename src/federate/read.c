@@ -591,7 +591,8 @@ int fed_session_list(fed_call *c, json_t *params, json_t **result, a2m_error *er
 
 int fed_lookup(federation *f, const json_t *ids, int skip_down, json_t **found, a2m_error *err)
 {
-	json_t *base = json_pack("{s{sO} sb}", "where", "id", ids, "embeddings", 1);
+	json_t *base = json_pack("{s{sO} sb sb}", "where", "id", ids, "embeddings", 1,
+				 "all_owners", 1);
 	size_t n;
 	fed_job *jobs = read_jobs(f, -1, "memory/timeline", base, &n);
 	json_decref(base);
@@ -627,8 +628,8 @@ int fed_tier_records(federation *f, size_t ti, int by_session, const char *sessi
 		json_object_set_new(where, "session", session ? json_string(session) : json_null());
 	if (group)
 		json_object_set_new(where, "group", json_string(group));
-	json_t *p = json_pack("{ss so sb}", "tier", f->layout.tiers[ti].name, "where", where,
-			      "embeddings", 1);
+	json_t *p = json_pack("{ss so sb sb}", "tier", f->layout.tiers[ti].name, "where", where,
+			      "embeddings", 1, "all_owners", 1);
 	json_t *res = NULL;
 	int rc = fed_backend_call(fed_tier_backend(f, ti), "memory/timeline", p, f->deadline_ms,
 				  &res, err);

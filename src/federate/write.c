@@ -173,7 +173,8 @@ static int resolve_key(fed_call *c, const json_t *params, plan *p, a2m_error *er
 			json_object_del(next, "score");
 			json_t *imp = json_pack("{s[o] sb}", "records", next, "import", 1), *r2 = NULL;
 			json_t *ids = json_pack("[O]", json_object_get(old, "id"));
-			json_t *fg = json_pack("{so ss}", "ids", ids, "tier", f->layout.tiers[at].name);
+			json_t *fg = json_pack("{so ss sb}", "ids", ids, "tier", f->layout.tiers[at].name,
+					       "all_owners", 1);
 			fed_backend *from = fed_tier_backend(f, (size_t)at);
 			fed_backend *to = fed_tier_backend(f, (size_t)p->ti);
 			if (!(rc = fed_backend_call(to, "memory/remember", imp, 0, &r2, err))) {

@@ -222,11 +222,8 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 		bad |= json_object_set_new(res, "prompt", a2m_prompt_describe());
 	/* Our extensions (docs/PROTOCOL.md): remember's import form, recall's
 	** touch: false. A federating router requires them of its backends. */
-	bad |= json_object_set_new(res, "extensions", json_pack("[ss]", "import", "touch"));
-	if (bad) {
-		json_decref(res);
-		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	}
+	bad |= json_object_set_new(res, "extensions", json_pack("[sss]", "import", "touch",
+								"all_owners"));
 	*result = res;
 	return 0;
 }

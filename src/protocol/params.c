@@ -158,6 +158,22 @@ int a2m_param_scope(const a2m_call *call, const json_t *params, a2m_scope *scope
 	    (rc = a2m_param_string(params, "owner", &scope->owner, err)))
 		return rc;
 	scope->scoped = (call->caps & A2M_CAP_SCOPES) != 0;
+	/* Our extension "all_owners" (docs/PROTOCOL.md): every owner's records,
+	** for a federating router's own reads and moves. A local caller sees
+	** everything anyway; over a network only a router's token may. */
+	const json_t *all = json_object_get(params, "all_owners");
+	if (all && !json_is_boolean(all))
+		return a2m_error_set(err, A2M_INVALID_PARAMS, "all_owners must be true or false");
+	if (json_is_true(all) && scope->scoped) {
+		if (call->network)
+			return a2m_error_set(err, A2M_SCOPE_DENIED, "all_owners is for a local caller "
+					     "or a federating router's token");
+		if (scope->owner)
+			return a2m_error_set(err, A2M_INVALID_PARAMS, "all_owners and owner exclude "
+					     "each other");
+		scope->scoped = 0;
+		return 0;
+	}
 	if (scope->scoped && call->network)
 		return a2m_param_owner_is_principal(call, &scope->owner, err);
 	return 0;

@@ -32,6 +32,13 @@ static a2m_call call_of(a2m *h, int network, const char *principal)
 		      .principal = network ? principal : NULL};
 	if (network && !principal)
 		c.caps &= ~(unsigned)A2M_CAP_SCOPES;
+	/* A token whose principal is "*" belongs to a router that authenticated
+	** its own callers and names their owner in each request (docs/HTTP.md,
+	** docs/FEDERATION.md): it is scoped as a local caller is. */
+	if (network && principal && strcmp(principal, "*") == 0) {
+		c.network = 0;
+		c.principal = NULL;
+	}
 	return c;
 }
 
