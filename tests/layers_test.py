@@ -28,7 +28,9 @@ ALLOWED = {
     'client':    {'util'},
     'server':    {'rpc', 'protocol', 'stack', 'events', 'store', 'rank', 'embed', 'util'},
     'corpus':    {'util'},
-    'cli':       {'client', 'transport', 'server', 'corpus', 'util'},
+    'federate':  {'server', 'rpc', 'protocol', 'events', 'compose', 'stack', 'rank', 'store',
+                  'client', 'util'},
+    'cli':       {'client', 'transport', 'server', 'corpus', 'federate', 'util'},
 }
 
 passed = failed = 0

@@ -31,7 +31,11 @@ static int cmp_cand(const void *a, const void *b)
 	const cand *x = a, *y = b;
 	if (x->score != y->score)
 		return x->score > y->score ? -1 : 1;
-	return (x->created < y->created) - (x->created > y->created);
+	if (x->created != y->created)
+		return x->created > y->created ? -1 : 1;  /* ties: the newer */
+	/* Then by id, so the order never depends on which backend answered first. */
+	return strcmp(json_string_value(json_object_get(x->rec, "id")) ?: "",
+		      json_string_value(json_object_get(y->rec, "id")) ?: "");
 }
 
 /* How often key occurs in d (0 when not at all). */
@@ -88,12 +92,9 @@ static int bm25(a2m_analyzer *an, const a2m_query_terms *q, cand *c, size_t n, d
 	return rc;
 }
 
-/* Cosine of the query vector with a candidate's; 0 without one of the same width. */
-static double cosine(const json_t *qv, const json_t *dv)
+/* The cosine of two vectors of width n. */
+static double raw_cosine(const json_t *qv, const json_t *dv, size_t n)
 {
-	size_t n = json_array_size(qv);
-	if (!n || json_array_size(dv) != n)
-		return 0;
 	double dot = 0, a = 0, b = 0;
 	for (size_t i = 0; i < n; i++) {
 		double x = json_number_value(json_array_get(qv, i));
@@ -104,6 +105,17 @@ static double cosine(const json_t *qv, const json_t *dv)
 	}
 	return a > 0 && b > 0 ? dot / sqrt(a * b) : 0;
 }
+
+/* Cosine of the query vector with a candidate's, mapped onto [0, 1] (opposite
+** 0, orthogonal 0.5, equal 1); 0 without a vector of the same width. */
+static double cosine(const json_t *qv, const json_t *dv)
+{
+	size_t n = json_array_size(qv);
+	if (!n || json_array_size(dv) != n)
+		return 0;
+	return (1 + raw_cosine(qv, dv, n)) / 2;
+}
+
 
 int fed_rerank(federation *f, const json_t *params, json_t *recs, a2m_error *err)
 {
@@ -141,8 +153,6 @@ int fed_rerank(federation *f, const json_t *params, json_t *recs, a2m_error *err
 	double best = 0;
 	for (size_t i = 0; i < n; i++) {
 		double v = vector ? cosine(qv, json_object_get(c[i].rec, "embedding")) : 0;
-		if (v < 0)
-			v = 0;
 		c[i].score = terms && vector ? (text[i] > 0 ? 0.5 * text[i] : 0) + 0.5 * v
 			   : terms	     ? text[i]
 			   : vector	     ? v
@@ -158,7 +168,7 @@ int fed_rerank(federation *f, const json_t *params, json_t *recs, a2m_error *err
 		best = 0;
 		for (size_t i = 0; i < n; i++) {
 			double v = cosine(qv, json_object_get(c[i].rec, "embedding"));
-			c[i].score = 0.5 * (tmax > 0 ? text[i] / tmax : 0) + 0.5 * (v > 0 ? v : 0);
+			c[i].score = 0.5 * (tmax > 0 ? text[i] / tmax : 0) + 0.5 * v;
 			best = c[i].score > best ? c[i].score : best;
 		}
 	}

@@ -291,9 +291,6 @@ int fed_remember(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 			}
 			json_decref(ids);
 		}
-		if (fed_unreachable(err))
-			a2m_error_data(err, json_pack("{sOss}", "backend",
-				json_object_get(err->data, "backend"), "reason", "unreachable"));
 	}
 	json_t *ids = json_array(), *written = json_array();
 	fed_arrivals arr = {0};
