@@ -124,6 +124,10 @@ for build in build build-san; do
 		"$tmp/corpus"
 	run "corpus: index, restart, watch$tag" tests/corpus_test.sh "$build/a2m"
 	run "a2m check, damaged files$tag" tests/check_test.sh "$build/a2m"
+	# a2m federate (issue 19): the suite through four kinds of backend, a
+	# skewed backend, kill -9 at each step of a move, a backend stopped.
+	run "federate: four backends, skew, kills, a backend down$tag" python3 \
+		tests/federate_test.py "$build/a2m"
 done
 
 # --- threads under ThreadSanitizer: any data race fails the run ---

@@ -11,6 +11,7 @@
 
 #include "federate/fed.h"
 #include "protocol/protocol.h"
+#include "rank/analyze.h"
 #include "util/log.h"
 
 static int bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -216,4 +217,5 @@ void fed_free(federation *f)
 	json_decref(f->sub_kinds);
 	free(f->sub_owner);
 	a2m_event_log_free(f->events);
+	a2m_analyzer_free(f->analyzer);
 }

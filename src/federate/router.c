@@ -373,6 +373,7 @@ static void fed_close(void *ctx)
 	fed_free(f);
 	pthread_rwlock_destroy(&f->rw);
 	pthread_mutex_destroy(&f->log_mu);
+	pthread_mutex_destroy(&f->analyzer_mu);
 	free(f);
 }
 
@@ -470,6 +471,7 @@ int a2m_federate_open(const char *path, a2m **out, char *err, size_t errlen)
 		return A2M_NOMEM;
 	}
 	pthread_mutex_init(&f->log_mu, NULL);
+	pthread_mutex_init(&f->analyzer_mu, NULL);
 	f->crash_at = getenv("A2M_TEST_FEDERATE_CRASH_AT");
 	int rc = fed_config_load(f, path, err, errlen);
 	for (size_t i = 0; !rc && i < f->n_backends; i++)
