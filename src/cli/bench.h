@@ -36,6 +36,9 @@ int a2m_bench_startup(int argc, char **argv);
 
 /* bench_corpus.c: `a2m bench corpus-index`, what a2m corpus costs. */
 int a2m_bench_corpus_index(int argc, char **argv);
+/* bench_federate.c: `a2m bench federate`, what the router costs. */
+int a2m_bench_federate(int argc, char **argv);
+
 /* bench_crash.c: `a2m bench crash`; bench_soak.c: `a2m bench soak`. */
 int a2m_bench_crash(int argc, char **argv);
 int a2m_bench_soak(int argc, char **argv);

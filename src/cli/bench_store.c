@@ -910,7 +910,8 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench crash [--seconds N] [--iterations N] [--seed S] [--max-delay MS]\n"
 	"                       [--http-every K] [--max-records N] [--dir DIR] [--keep]\n"
 	"       a2m bench soak [--seconds N] [--warmup S] [--interval S] [--records N]\n"
-	"                      [--memory-margin PCT] [--dir DIR]\n";
+	"                      [--memory-margin PCT] [--dir DIR]\n"
+	"       a2m bench federate [--records N] [--queries Q] [--moves M] [--four-kinds]\n";
 
 const char a2m_bench_more_help[] =
 	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims); with\n"
@@ -927,7 +928,10 @@ const char a2m_bench_more_help[] =
 	"          each restart every acknowledged write must be there, and a2m check\n"
 	"          clean (docs/CHECK.md). Prints where kills landed, and N passed.\n"
 	"soak:     a mixed load on two servers of one file, their memory, descriptors\n"
-	"          and threads sampled; none may grow after warm-up (docs/CHECK.md).\n";
+	"          and threads sampled; none may grow after warm-up (docs/CHECK.md).\n"
+	"federate: recall and remember p50/p99 through a 4-backend router beside one\n"
+	"          server holding the same records, and one cross-server move\n"
+	"          (docs/FEDERATION.md).\n";
 
 int a2m_bench_more(int argc, char **argv)
 {
@@ -949,5 +953,7 @@ int a2m_bench_more(int argc, char **argv)
 		return a2m_bench_crash(argc, argv);
 	if (strcmp(argv[0], "soak") == 0)
 		return a2m_bench_soak(argc, argv);
+	if (strcmp(argv[0], "federate") == 0)
+		return a2m_bench_federate(argc, argv);
 	return -1;
 }

@@ -497,8 +497,9 @@ int fed_summarize(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 	fed_call inner = *c;
 	int rc;
 	if (json_is_array(ids)) {
-		json_object_set(q, "where", json_object());
-		json_object_set_new(json_object_get(q, "where"), "id", json_incref((json_t *)ids));
+		json_t *w = json_is_object(where) ? json_deep_copy(where) : json_object();
+		json_object_set_new(w, "id", json_incref((json_t *)ids));
+		json_object_set_new(q, "where", w);
 		json_object_del(q, "query");
 		rc = fed_timeline(&inner, q, &res, err);
 	} else if (json_is_string(query) && json_string_length(query)) {

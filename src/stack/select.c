@@ -75,6 +75,56 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
 	return c->stop_at && c->n >= c->stop_at ? 1 : 0;
 }
 
+static int cmp_seq(const void *a, const void *b)
+{
+	const a2m_record *x = *(a2m_record *const *)a, *y = *(a2m_record *const *)b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+** A `where` naming ids (a string, or an array of at most ids_max strings):
+** the records are read by id instead of scanning the store, then put in the
+** scan's order. A federating router reads and touches records by id this
+** way (docs/FEDERATION.md). Returns 1 when it applied, 0 when where names
+** no ids so, -1 on a store error (rc set).
+*/
+static int select_by_ids(a2m_stack *st, const a2m_query *q, collect *c, int *rc)
+{
+	const json_t *ids = json_object_get(c->sel->where, "id");
+	size_t n = json_is_string(ids) ? 1 : json_array_size(ids);
+	if (!ids || (!json_is_string(ids) && !json_is_array(ids)) || n > 1000)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!json_is_string(json_is_string(ids) ? ids : json_array_get(ids, i)))
+			return 0;
+	size_t stop_at = c->stop_at;
+	c->stop_at = 0;
+	for (size_t i = 0; i < n && !c->oom; i++) {
+		const json_t *v = json_is_string(ids) ? ids : json_array_get(ids, i);
+		a2m_record *rec = NULL;
+		if ((*rc = st->store->ops->get(st->store, json_string_value(v), &rec)) != 0)
+			return -1;
+		int dup = 0;
+		for (size_t k = 0; rec && k < c->n && !dup; k++)
+			dup = strcmp(c->recs[k]->id, rec->id) == 0;
+		if (rec && !dup && a2m_query_matches(q, rec))
+			a2m_stack_collect_visit(rec, c);
+		a2m_record_free(rec);
+	}
+	if (c->n > 1)
+		qsort(c->recs, c->n, sizeof *c->recs, cmp_seq);
+	if (q->descending)
+		for (size_t i = 0; i < c->n / 2; i++) {
+			a2m_record *t = c->recs[i];
+			c->recs[i] = c->recs[c->n - 1 - i];
+			c->recs[c->n - 1 - i] = t;
+		}
+	while (stop_at && c->n > stop_at)
+		a2m_record_free(c->recs[--c->n]);
+	c->stop_at = stop_at;
+	return 1;
+}
+
 int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descending,
 			     size_t stop_at, collect *c, a2m_error *err)
 {
@@ -85,7 +135,9 @@ int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descen
 	a2m_query q = sel->q;
 	q.descending = descending;
 	a2m_stack_narrow_by_where(st, sel->where, &q);
-	int rc = st->store->ops->scan(st->store, &q, a2m_stack_collect_visit, c);
+	int rc = 0;
+	if (select_by_ids(st, &q, c, &rc) == 0)
+		rc = st->store->ops->scan(st->store, &q, a2m_stack_collect_visit, c);
 	if (rc || c->oom) {
 		a2m_record_array_free(c->recs, c->n);
 		c->recs = NULL;
