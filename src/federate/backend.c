@@ -338,9 +338,17 @@ int fed_backend_start(federation *f, fed_backend *b, char *err, size_t errlen)
 	b->read_only = json_is_true(json_object_get(b->describe, "read_only"));
 	const json_t *ext = json_object_get(b->describe, "extensions");
 	/* What the router cannot do without (docs/FEDERATION.md). */
-	const char *lacks = !(b->caps & A2M_CAP_TIERS) ? "the tiers capability"
-			  : !holds(ext, "touch")        ? "the touch extension (recall's "
-							   "touch: false, for reads that are not uses)"
+	size_t held = 0;
+	for (size_t i = 0; i < f->layout.n; i++)
+		held += &f->backends[f->tier_backend[i]] == b;
+	/* A read-only backend is read, never written or touched: a plain
+	** recall server (a corpus, a RAG service) holds one tier whole. */
+	const char *lacks = b->read_only && !(b->caps & A2M_CAP_TIERS) && held > 1
+				? "the tiers capability (it holds more than one tier)"
+			  : !b->read_only && !(b->caps & A2M_CAP_TIERS) ? "the tiers capability"
+			  : !b->read_only && !holds(ext, "touch")
+				? "the touch extension (recall's touch: false, for reads that "
+				  "are not uses)"
 			  : !b->read_only && !holds(ext, "import")
 				? "the import extension (remember's import form, which moves "
 				  "records with every field)"
@@ -353,10 +361,28 @@ int fed_backend_start(federation *f, fed_backend *b, char *err, size_t errlen)
 			 lacks);
 		return -1;
 	}
-	for (size_t i = 0; i < f->layout.n; i++)
-		if (&f->backends[f->tier_backend[i]] == b &&
-		    check_tier(b, &f->layout.tiers[i], err, errlen) != 0)
+	for (size_t i = 0; i < f->layout.n; i++) {
+		const a2m_tier *t = &f->layout.tiers[i];
+		if (&f->backends[f->tier_backend[i]] != b)
+			continue;
+		if ((b->caps & A2M_CAP_TIERS) && check_tier(b, t, err, errlen) != 0)
 			return -1;
+		if (!b->read_only)
+			continue;
+		/* Nothing may be written into a read-only tier, by anyone. */
+		int target = t->capacity > 0;
+		for (size_t k = 0; k < f->layout.n; k++) {
+			const a2m_tier *o = &f->layout.tiers[k];
+			target |= (o->spill_to && strcmp(o->spill_to, t->name) == 0) ||
+				  (o->promote_to && strcmp(o->promote_to, t->name) == 0);
+		}
+		if (target || f->layout.default_tier == i) {
+			snprintf(err, errlen, "backend '%s' is read-only, but tier '%s' is written "
+				 "to (a capacity, the default tier, or another tier's spill_to or "
+				 "promote_to)", b->name, t->name);
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -156,6 +156,12 @@ json_t *fed_params(const fed_call *c, const json_t *params, const char *const *n
 
 /* ---- read.c -------------------------------------------------------------- */
 
+/* params fitted to what b declares (a tier param only where it has tiers,
+** an owner only where it has scopes, ...): a new object, or NULL when b
+** cannot hold anything method would find there (fetch on a backend
+** without keys). */
+json_t *fed_adapt(const fed_backend *b, const char *method, const json_t *params);
+
 int fed_recall(fed_call *c, json_t *params, json_t **result, a2m_error *err);
 int fed_timeline(fed_call *c, json_t *params, json_t **result, a2m_error *err);
 int fed_fetch(fed_call *c, json_t *params, json_t **result, a2m_error *err);

@@ -90,14 +90,69 @@ static fed_job *read_jobs(federation *f, int ti, const char *method, const json_
 			holds |= f->tier_backend[t] == b;
 		if (!holds)
 			continue;
+		json_t *p = fed_adapt(&f->backends[b], method, base);
+		if (!p)
+			continue;  /* nothing of this read can be on it */
 		fed_job *j = &jobs[(*n)++];
 		j->b = &f->backends[b];
 		j->method = method;
-		j->params = json_deep_copy(base);
-		if (ti >= 0)
+		j->params = p;
+		if (ti >= 0 && (j->b->caps & A2M_CAP_TIERS))
 			json_object_set_new(j->params, "tier", json_string(f->layout.tiers[ti].name));
 	}
 	return jobs;
+}
+
+json_t *fed_adapt(const fed_backend *b, const char *method, const json_t *params)
+{
+	unsigned caps = b->caps;
+	/* A method of a capability the backend lacks: it holds nothing it
+	** would find (a read-only corpus has no keys, no sessions). */
+	if ((strcmp(method, "memory/fetch") == 0 && !(caps & A2M_CAP_KEYS)) ||
+	    (strncmp(method, "memory/session/", 15) == 0 && !(caps & A2M_CAP_SESSIONS)) ||
+	    (strcmp(method, "memory/reinforce") == 0 && !(caps & A2M_CAP_SALIENCE)) ||
+	    (json_object_get(params, "key_prefix") && !(caps & A2M_CAP_KEYS)))
+		return NULL;
+	json_t *p = json_deep_copy(params);
+	if (!(caps & A2M_CAP_TIERS))
+		json_object_del(p, "tier");
+	if (!(caps & A2M_CAP_SCOPES)) {
+		json_object_del(p, "owner");
+		json_object_del(p, "all_owners");
+	}
+	if (!(caps & A2M_CAP_EMBEDDINGS)) {
+		json_object_del(p, "embeddings");
+		if (json_object_get(p, "embedding")) {
+			/* A vector query it cannot judge: its text half only. */
+			json_object_del(p, "embedding");
+			if (!json_is_string(json_object_get(p, "query"))) {
+				json_decref(p);
+				return NULL;
+			}
+		}
+	}
+	return p;
+}
+
+/* Records of a backend without tiers carry the one tier it holds. */
+static void tag_tiers(federation *f, fed_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].b->caps & A2M_CAP_TIERS || !jobs[i].result)
+			continue;
+		const char *tier = NULL;
+		for (size_t t = 0; t < f->layout.n; t++)
+			if (fed_tier_backend(f, t) == jobs[i].b)
+				tier = f->layout.tiers[t].name;
+		json_t *recs = json_object_get(jobs[i].result, "records");
+		json_t *one = json_object_get(jobs[i].result, "record");
+		size_t k;
+		json_t *r;
+		json_array_foreach(recs, k, r)
+			json_object_set_new(r, "tier", json_string(tier));
+		if (json_is_object(one))
+			json_object_set_new(one, "tier", json_string(tier));
+	}
 }
 
 /* The tiers of backend b that a read of tier ti asked, appended to missing. */
@@ -253,7 +308,8 @@ static void touch(fed_call *c, json_t *recs, int embeddings)
 			if (ti >= 0 && f->tier_backend[ti] == b)
 				json_array_append(ids, json_object_get(rec, "id"));
 		}
-		if (!json_array_size(ids)) {
+		if (!json_array_size(ids) || f->backends[b].read_only) {
+			/* A read-only backend keeps no access counts. */
 			json_decref(ids);
 			continue;
 		}
@@ -267,6 +323,7 @@ static void touch(fed_call *c, json_t *recs, int embeddings)
 		n++;
 	}
 	fed_fanout(jobs, n, f->deadline_ms);
+	tag_tiers(f, jobs, n);
 	json_t *now = json_object();
 	for (size_t k = 0; now && k < n; k++) {
 		size_t i;
@@ -383,6 +440,7 @@ int fed_recall(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 		n *= 2;
 	}
 	fed_fanout(jobs, n, f->deadline_ms);
+	tag_tiers(f, jobs, n);
 	json_t *missing = NULL, *recs = NULL;
 	rc = gather(f, jobs, n, ti, &missing, err);
 	if (!rc) {
@@ -455,6 +513,7 @@ int fed_timeline(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	fed_fanout(jobs, n, f->deadline_ms);
+	tag_tiers(f, jobs, n);
 	json_t *missing = NULL;
 	rc = gather(f, jobs, n, ti, &missing, err);
 	if (!rc) {
@@ -508,6 +567,7 @@ int fed_fetch(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	fed_fanout(jobs, n, f->deadline_ms);
+	tag_tiers(f, jobs, n);
 	json_t *missing = NULL;
 	int rc = gather(f, jobs, n, -1, &missing, err);
 	json_t *found = NULL;
@@ -540,6 +600,7 @@ int fed_session_list(fed_call *c, json_t *params, json_t **result, a2m_error *er
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	fed_fanout(jobs, n, f->deadline_ms);
+	tag_tiers(f, jobs, n);
 	json_t *missing = NULL;
 	int rc = gather(f, jobs, n, -1, &missing, err);
 	json_t *by = json_object(), *order = json_array();
@@ -600,6 +661,7 @@ int fed_lookup(federation *f, const json_t *ids, int skip_down, json_t **found, 
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	fed_fanout(jobs, n, f->deadline_ms);
+	tag_tiers(f, jobs, n);
 	int rc = 0;
 	json_t *out = json_array();
 	for (size_t i = 0; !rc && i < n; i++) {

@@ -159,14 +159,18 @@ json_t *fed_counts(fed_call *c, a2m_error *err)
 		return NULL;
 	}
 	for (size_t i = 0; i < f->n_backends; i++) {
+		json_t *p = fed_params(c, NULL, none);
 		jobs[i].b = &f->backends[i];
-		jobs[i].method = "memory/describe";
-		jobs[i].params = fed_params(c, NULL, none);
+		/* A backend without tiers (a corpus) is counted whole. */
+		jobs[i].method = f->backends[i].caps & A2M_CAP_TIERS ? "memory/describe"
+								     : "memory/timeline";
+		jobs[i].params = fed_adapt(jobs[i].b, jobs[i].method, p);
+		json_decref(p);
 	}
 	fed_fanout(jobs, f->n_backends, f->deadline_ms);
 	for (size_t i = 0; i < f->layout.n; i++) {
 		fed_job *j = &jobs[f->tier_backend[i]];
-		json_int_t n = 0;
+		json_int_t n = (json_int_t)json_array_size(json_object_get(j->result, "records"));
 		size_t k;
 		json_t *t;
 		json_array_foreach(json_object_get(j->result, "tiers"), k, t)
@@ -405,7 +409,10 @@ static int settle_describe(federation *f, char *err, size_t errlen)
 	f->limits = json_object();
 	for (size_t i = 0; i < f->n_backends; i++) {
 		const json_t *d = f->backends[i].describe;
-		common &= f->backends[i].caps;
+		/* A read-only backend (a corpus) needs none of them: nothing is
+		** written there, and a read it cannot serve skips it (fed_adapt). */
+		if (!f->backends[i].read_only)
+			common &= f->backends[i].caps;
 		tighten(f->limits, json_object_get(d, "limits"));
 		const json_t *e = json_object_get(d, "embeddings");
 		const char *m = json_string_value(json_object_get(e, "metric"));

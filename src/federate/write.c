@@ -357,9 +357,12 @@ static int fan_write(fed_call *c, int ti, const char *method, json_t *base, cons
 			holds |= f->tier_backend[t] == b;
 		if (!holds)
 			continue;
+		json_t *p = fed_adapt(&f->backends[b], method, base);
+		if (!p)
+			continue;
 		jobs[n].b = &f->backends[b];
 		jobs[n].method = method;
-		jobs[n++].params = json_deep_copy(base);
+		jobs[n++].params = p;
 	}
 	fed_fanout(jobs, n, 0);
 	int rc = 0;
