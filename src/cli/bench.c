@@ -118,17 +118,23 @@ typedef struct score {
 	int    n;
 } score;
 
+/* --federate MERGE: the stores are federations of four backends, the facts
+** dealt among their tiers (docs/FEDERATION.md, when each merge wins). */
+static const char *federate_merge;
+
 /* Remembers facts (those of lang, or all when lang is NULL) into h. */
 static int load_facts(a2m *h, const fact *facts, size_t nf, const char *lang)
 {
 	json_t *recs = json_array();
+	static const char *const dealt[] = {"semantic", "semantic2", "semantic3", "semantic4"};
 	for (size_t i = 0; i < nf; i++) {
 		if (lang && strcmp(facts[i].lang, lang) != 0)
 			continue;
 		/* Semantic: no capacity and no decay, so nothing but relevance
 		   moves while the queries run. */
 		json_array_append_new(recs, json_pack("{ss ss s{ss ss}}", "content", facts[i].text,
-			"tier", "semantic", "metadata", "fact", facts[i].id, "lang", facts[i].lang));
+			"tier", federate_merge ? dealt[i % 4] : "semantic", "metadata", "fact",
+			facts[i].id, "lang", facts[i].lang));
 	}
 	json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), NULL);
 	json_decref(r);
@@ -206,9 +212,11 @@ static int bench_quality(int argc, char **argv)
 			db = strcmp(e, "sqlite") == 0 ? "/tmp/a2m-bench-quality.db" : NULL;
 		} else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0)
 			verbose = 1;
+		else if (strcmp(argv[i], "--federate") == 0 && i + 1 < argc)
+			federate_merge = argv[++i];
 		else {
 			fprintf(stderr, "usage: a2m bench quality [--data DIR] [--engine memory|sqlite]"
-				" [--verbose]\n");
+				" [--verbose] [--federate rank-fusion|rerank]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
@@ -248,7 +256,7 @@ static int bench_quality(int argc, char **argv)
 			if (db)
 				bench_remove_db(db);
 			bench_open_opts o = {.path = db, .sync_normal = 1, .ranking = rankings[r],
-					     .helper_threads = -1};
+					     .helper_threads = -1, .federate = federate_merge};
 			a2m *h = bench_open_with(&o);
 			if (!h || load_facts(h, facts, nf, langs[l]) != 0)
 				return A2M_EXIT_ERROR;
@@ -266,7 +274,7 @@ static int bench_quality(int argc, char **argv)
 		if (db)
 			bench_remove_db(db);
 		bench_open_opts o = {.path = db, .sync_normal = 1, .ranking = rankings[r],
-				     .helper_threads = -1};
+				     .helper_threads = -1, .federate = federate_merge};
 		a2m *h = bench_open_with(&o);
 		if (!h || load_facts(h, facts, nf, NULL) != 0)
 			return A2M_EXIT_ERROR;
@@ -285,8 +293,10 @@ static int bench_quality(int argc, char **argv)
 	static const char *const splits[NSPLITS] = {"dev (f01-f12)", "test (f13-f24)",
 						    "hard test (h01-h16)"};
 	static const char *const modes[2] = {"same-language corpora", "one mixed corpus"};
-	printf("a2m bench quality: %zu facts, %zu queries, %zu languages (%s engine)\n", nf, nq,
-	       nl, db ? "sqlite" : "memory");
+	printf("a2m bench quality: %zu facts, %zu queries, %zu languages (%s engine%s%s)\n", nf,
+	       nq, nl, db ? "sqlite" : "memory",
+	       federate_merge ? "; a federation of four backends, merged by " : "",
+	       federate_merge ? federate_merge : "");
 	for (int m = 0; m < 2; m++) {
 		for (int sp = 0; sp < NSPLITS; sp++) {
 			printf("\n%s, %s split\n", modes[m], splits[sp]);
@@ -424,6 +434,7 @@ int a2m_cmd_bench(int argc, char **argv)
 	int help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
 	fprintf(help ? stdout : stderr,
 		"usage: a2m bench quality [--data DIR] [--engine memory|sqlite] [--verbose]\n"
+		"                         [--federate rank-fusion|rerank]\n"
 		"       a2m bench latency [--records N] [--queries Q] [--engine memory|sqlite]\n"
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"
 		"%s"

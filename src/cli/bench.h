@@ -77,6 +77,8 @@ typedef struct bench_open_opts {
 	const char *ranking;     /* NULL: the default (bm25) */
 	const char *embed_url;   /* an Ollama-compatible embedder; NULL: none */
 	int         helper_threads;  /* -1: the default */
+	const char *federate;    /* a merge: a router over four in-process backends
+	                            (tiers semantic, semantic2..4) instead; NULL: none */
 } bench_open_opts;
 
 /*

@@ -41,12 +41,13 @@ static int write_tiers(const char *path, int only)
 
 /* The router's configuration: tier t on backend b<t>. */
 static int write_federation(const char *path, const char *dir, int four_kinds,
-			    const char *http_url)
+			    const char *http_url, const char *merge)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "{\"name\": \"bench\", \"journal\": \"%s/journal\", \"backends\": {", dir);
+	fprintf(f, "{\"name\": \"bench\", \"merge\": \"%s\", \"journal\": \"%s/journal\", "
+		"\"backends\": {", merge, dir);
 	for (int t = 0; t < TIERS; t++) {
 		fprintf(f, "%s\"b%d\": ", t ? ", " : "", t);
 		if (!four_kinds || t == 0)
@@ -141,6 +142,7 @@ int a2m_bench_federate(int argc, char **argv)
 {
 	long records = 10000, queries = 1000, m = 200;
 	int four = 0;
+	const char *merge = "rank-fusion";
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
 			records = strtol(argv[++i], NULL, 10);
@@ -150,9 +152,11 @@ int a2m_bench_federate(int argc, char **argv)
 			m = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--four-kinds") == 0)
 			four = 1;
+		else if (strcmp(argv[i], "--merge") == 0 && i + 1 < argc)
+			merge = argv[++i];
 		else {
 			fprintf(stderr, "usage: a2m bench federate [--records N] [--queries Q] "
-				"[--moves M] [--four-kinds]\n");
+				"[--moves M] [--four-kinds] [--merge rank-fusion|rerank]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
@@ -181,8 +185,8 @@ int a2m_bench_federate(int argc, char **argv)
 			goto out;
 	}
 	printf("a2m bench federate: %ld records in %d tiers, %ld recalls and remembers, "
-	       "%ld moves; backends: %s\n", records, TIERS, queries, m,
-	       four ? "memory, stdio, http, sqlite" : "four in-process memory engines");
+	       "%ld moves; backends: %s; merge: %s\n", records, TIERS, queries, m,
+	       four ? "memory, stdio, http, sqlite" : "four in-process memory engines", merge);
 	bench_print_allocator();
 
 	/* One server. */
@@ -207,7 +211,7 @@ int a2m_bench_federate(int argc, char **argv)
 	char fpath[512], err[512];
 	snprintf(fpath, sizeof fpath, "%s/federation.json", dir);
 	a2m *fed = NULL;
-	if (write_federation(fpath, dir, four, url) != 0 ||
+	if (write_federation(fpath, dir, four, url, merge) != 0 ||
 	    a2m_federate_open(fpath, &fed, err, sizeof err) != A2M_OK) {
 		fprintf(stderr, "a2m bench: %s\n", err);
 		goto out;

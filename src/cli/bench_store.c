@@ -56,6 +56,7 @@
 
 #include "a2m.h"
 #include "cli/bench.h"
+#include "federate/federate.h"
 #include "util/buf.h"
 #include "util/progress.h"
 #include "cli/cli.h"
@@ -142,8 +143,43 @@ json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms)
 	return result;
 }
 
+/* bench_open_with() for o->federate: a router over four in-process
+** backends of o's engine and ranking, one semantic tier each. */
+static a2m *open_federation(const bench_open_opts *o)
+{
+	char path[] = "/tmp/a2m-bench-fed-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f)
+		return NULL;
+	fprintf(f, "{\"merge\": \"%s\", \"journal\": \"%s.journal\", \"backends\": {",
+		o->federate, path);
+	for (int i = 0; i < 4; i++) {
+		if (o->path)
+			fprintf(f, "%s\"b%d\": {\"kind\": \"sqlite\", \"path\": \"%s.%d\"", i ? ", " : "",
+				i, o->path, i);
+		else
+			fprintf(f, "%s\"b%d\": {\"kind\": \"memory\"", i ? ", " : "", i);
+		fprintf(f, ", \"ranking\": \"%s\"}", o->ranking ? o->ranking : "bm25");
+	}
+	fprintf(f, "}, \"tiers\": [");
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "%s{\"name\": \"semantic%s\", \"kind\": \"semantic\", \"backend\": "
+			"\"b%d\"}", i ? ", " : "", i ? (const char *[]){"", "2", "3", "4"}[i] : "", i);
+	fprintf(f, "]}\n");
+	fclose(f);
+	a2m *h = NULL;
+	char err[512];
+	if (a2m_federate_open(path, &h, err, sizeof err) != A2M_OK)
+		fprintf(stderr, "a2m bench: %s\n", err);
+	unlink(path);
+	return h;
+}
+
 a2m *bench_open_with(const bench_open_opts *o)
 {
+	if (o->federate)
+		return open_federation(o);
 	a2m_config *cfg = NULL;
 	a2m *h = NULL;
 	char *err = NULL;
@@ -911,7 +947,8 @@ const char a2m_bench_more_usage[] =
 	"                       [--http-every K] [--max-records N] [--dir DIR] [--keep]\n"
 	"       a2m bench soak [--seconds N] [--warmup S] [--interval S] [--records N]\n"
 	"                      [--memory-margin PCT] [--dir DIR]\n"
-	"       a2m bench federate [--records N] [--queries Q] [--moves M] [--four-kinds]\n";
+	"       a2m bench federate [--records N] [--queries Q] [--moves M] [--four-kinds]\n"
+	"                          [--merge rank-fusion|rerank]\n";
 
 const char a2m_bench_more_help[] =
 	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims); with\n"

@@ -69,6 +69,8 @@ static int open_local(federation *f, fed_backend *b, char *err, size_t errlen)
 		rc = a2m_config_set(cfg, "config_file", cfg_path);
 	if (rc == A2M_OK)
 		rc = a2m_config_set(cfg, "name", b->name);
+	if (rc == A2M_OK && b->ranking)
+		rc = a2m_config_set(cfg, "ranking", b->ranking);
 	if (rc == A2M_OK)
 		rc = a2m_open(cfg, &b->local, &why);
 	if (rc != A2M_OK)

@@ -60,6 +60,8 @@ static int load_backend(fed_backend *b, const char *name, const json_t *o, char 
 	if (!json_is_object(o) || !kind)
 		return bad(err, errlen, "backends.%s needs a \"kind\": memory, sqlite, stdio "
 			   "or http", name);
+	if (opt_str(o, "ranking", &b->ranking))
+		return bad(err, errlen, "backends.%s: ranking must be bm25 or lexical", name);
 	if (strcmp(kind, "memory") == 0) {
 		b->kind = FED_MEMORY;
 	} else if (strcmp(kind, "sqlite") == 0) {
@@ -203,6 +205,7 @@ void fed_free(federation *f)
 		free(b->name);
 		free(b->url);
 		free(b->token);
+		free(b->ranking);
 		json_decref(b->describe);
 	}
 	free(f->backends);

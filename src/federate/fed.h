@@ -37,6 +37,7 @@ typedef struct fed_backend {
 	char          **argv;       /* FED_STDIO: the command, NULL-terminated */
 	char           *url;        /* FED_HTTP */
 	char           *token;      /* FED_HTTP: bearer token, or NULL */
+	char           *ranking;    /* in-process: the ranking option, or NULL */
 	pthread_mutex_t mu;         /* one call at a time on client */
 	int             down;       /* the last call failed at the transport */
 	int64_t         retry_at;   /* stdio: when to spawn again (ms) */
