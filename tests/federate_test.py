@@ -174,6 +174,28 @@ def test_conformance():
         expect('conformance through memory, stdio, http and sqlite backends (%s): %s'
                % (merge, last), good == total and total >= 130,
                '\n'.join(l for l in out.splitlines() if l.startswith('FAIL'))[:2000] or last)
+    # The router itself over HTTP with tokens (§6 at the router: the
+    # principal is the owner, passed to every backend as the owner).
+    with open(d + '/users', 'w') as f:
+        f.write('tok-alice alice\ntok-bob bob\n')
+    for suffix in ('', '-wal', '-shm'):
+        for f in ('ep.db', 'proc.db'):
+            if os.path.exists(d + '/' + f + suffix):
+                os.unlink(d + '/' + f + suffix)
+    p = subprocess.Popen([A2M, 'federate', '--config', cfg, '--http', '127.0.0.1:0', '--tokens',
+                          d + '/users'], stderr=subprocess.PIPE, env=env)
+    children.append(p)
+    line = p.stderr.readline().decode()
+    url = line.split('listening on ')[1].split(' ')[0] if 'listening on' in line else ''
+    out = subprocess.run([A2M, 'conformance', '--http', url, '--token', 'tok-alice'],
+                         capture_output=True, text=True, timeout=600).stdout if url else line
+    last = out.strip().splitlines()[-1] if out.strip() else ''
+    good, total = (int(x) for x in last.split()[0].split('/')) if '/' in last else (0, 1)
+    expect('conformance over the router\'s own HTTP with tokens: %s' % last,
+           good == total and total >= 130,
+           '\n'.join(l for l in out.splitlines() if l.startswith('FAIL'))[:2000] or last)
+    p.terminate()
+    p.wait()
     router = Peer([A2M, 'federate', '--config', cfg], env=env)
     caps = router.result('memory/describe')['capabilities']
     every = ['core', 'tiers', 'salience', 'scopes', 'sessions', 'keys', 'embeddings',

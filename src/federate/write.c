@@ -147,10 +147,10 @@ static int resolve_key(fed_call *c, const json_t *params, plan *p, a2m_error *er
 		return 0;
 	const char *owner = owner_of(c, p->rec, params);
 	json_t *q = json_pack("{ss sb}", "key", key, "embeddings", 1), *res = NULL;
-	if (owner)
-		json_object_set_new(q, "owner", json_string(owner));
+	/* Keys are per owner (§3.6): looked up in the owner's scope. */
 	fed_call inner = *c;
-	inner.scoped = 0;
+	inner.scoped = owner != NULL;
+	inner.owner = owner;
 	int rc = fed_fetch(&inner, q, &res, err);
 	json_decref(q);
 	json_t *old = rc ? NULL : json_object_get(res, "record");
