@@ -221,9 +221,14 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 	if (call->caps & A2M_CAP_PROMPT)
 		bad |= json_object_set_new(res, "prompt", a2m_prompt_describe());
 	/* Our extensions (docs/PROTOCOL.md): remember's import form, recall's
-	** touch: false. A federating router requires them of its backends. */
+	** touch: false, every owner's records for a router. A federating router
+	** requires them of its backends. */
 	bad |= json_object_set_new(res, "extensions", json_pack("[sss]", "import", "touch",
 								"all_owners"));
+	if (bad) {
+		json_decref(res);
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	}
 	*result = res;
 	return 0;
 }
