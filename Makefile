@@ -13,11 +13,12 @@
 #                     under DESTDIR when set; make uninstall removes them
 #   make ALLOC=libc   the a2m binary on glibc's malloc instead of mimalloc
 
-PKGS      := jansson sqlite3 libmicrohttpd libcurl libutf8proc
+PKGS      := jansson sqlite3 libmicrohttpd libcurl libutf8proc libpq
 # Compiled against but not linked: loaded with dlopen() when first needed, so
 # a process that never speaks HTTP does not pay for mapping them and what
-# they link at every start (src/util/curl_api.c, src/transport/mhd_api.c; docs/BUILD.md).
-PKGS_LAZY := libcurl libmicrohttpd
+# they link at every start (src/util/curl_api.c, src/transport/mhd_api.c,
+# src/store/postgres_api.c; docs/BUILD.md).
+PKGS_LAZY := libcurl libmicrohttpd libpq
 PKGS_LINK := $(filter-out $(PKGS_LAZY),$(PKGS))
 SAN       ?= 0
 TSAN      ?= 0

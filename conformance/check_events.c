@@ -506,7 +506,15 @@ static void check_garbage_cursor(conf_ctx *cx, const void *arg)
 		conf_pass(cx);
 }
 
-/* A cursor another instance of the server issued: valid there, not here. */
+/*
+** A cursor another instance of the server issued: valid there, and here
+** only when the two are one memory. Servers that share a store (several
+** servers of one PostgreSQL deployment) share one event log, and a cursor
+** of either is valid on both (spec §4.12 speaks of the server; a
+** deployment that behaves as one memory is one). Either answer passes, if
+** it is true: refused (reset: true or -32602), or honoured, and then an
+** event written here is what the other instance returns after that cursor.
+*/
 static void check_foreign_cursor(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
@@ -530,15 +538,62 @@ static void check_foreign_cursor(conf_ctx *cx, const void *arg)
 	if (rc == A2M_CLIENT_OK)
 		rc = a2m_client_request_json(other, "memory/events", p, &resp);
 	json_decref(p);
-	a2m_client_free(other);
 	conf_keep(cx, resp);
 	const char *cursor = conf_str_of(json_object_get(resp, "result"), "cursor");
 	if (!cursor) {
+		a2m_client_free(other);
 		conf_skip(cx, "the second server gave no cursor: %s", conf_show(cx, resp));
 		return;
 	}
-	if (cursor_refused(cx, "a cursor from another server,", cursor))
-		conf_pass(cx);
+	json_t *here = conf_call(cx, "memory/events", json_pack("{s:s}", "cursor", cursor));
+	json_t *r = json_object_get(here, "result");
+	int code;
+	if (!here || conf_error_code(here, &code) || json_is_true(json_object_get(r, "reset"))) {
+		/* Refused: the ordinary case, judged as every refused cursor is. */
+		a2m_client_free(other);
+		if (cursor_refused(cx, "a cursor from another server,", cursor))
+			conf_pass(cx);
+		return;
+	}
+	/* Honoured: the two must be one log. */
+	const char *m = conf_marker(cx);
+	if (conf_read_only(cx)) {
+		/* Nothing is written: one log has one head, the same on both. */
+		a2m_client_free(other);
+		json_t *head = conf_call(cx, "memory/events", json_object());
+		const char *mine = conf_str_of(json_object_get(head, "result"), "cursor");
+		if (mine && strcmp(mine, cursor) == 0)
+			conf_pass(cx);
+		else
+			conf_fail(cx, "a cursor from another server, %s, was honoured here, but this"
+				  " server's head is %s: not one log", cursor, conf_show(cx, head));
+		return;
+	}
+	json_t *ids = conf_events_write(cx, m, 1);
+	if (!ids) {
+		a2m_client_free(other);
+		return;
+	}
+	resp = NULL;
+	p = json_pack("{s:s s:i}", "cursor", cursor, "limit", 1000);
+	rc = a2m_client_request_json(other, "memory/events", p, &resp);
+	json_decref(p);
+	a2m_client_free(other);
+	conf_keep(cx, resp);
+	json_t *events = json_object_get(json_object_get(resp, "result"), "events");
+	const char *id = json_string_value(json_array_get(ids, 0));
+	size_t i;
+	json_t *ev;
+	json_array_foreach(events, i, ev) {
+		if (conf_str_of(ev, "kind") && strcmp(conf_str_of(ev, "kind"), "written") == 0 &&
+		    conf_str_of(ev, "id") && id && strcmp(conf_str_of(ev, "id"), id) == 0) {
+			conf_pass(cx);
+			return;
+		}
+	}
+	conf_fail(cx, "a cursor from another server, %s, was honoured here, yet that server"
+		  " does not report the record %s written here after it: %s", cursor,
+		  id ? id : "?", conf_show(cx, resp));
 }
 
 static void check_bad_params(conf_ctx *cx, const void *arg)
@@ -747,7 +802,7 @@ static const conf_check checks[] = {
 	 NULL},
 	{"kinds restricts the events to those kinds", check_kinds, NULL},
 	{"a garbage cursor is answered with reset: true or -32602", check_garbage_cursor, NULL},
-	{"a cursor from another server is answered with reset: true or -32602",
+	{"a cursor from another server is reset or -32602, unless the two share one log",
 	 check_foreign_cursor, NULL},
 	{"malformed kinds and limit are -32602", check_bad_params, NULL},
 	{"a key replacement is a written event with revision above 0", check_key_replaced,

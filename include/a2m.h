@@ -142,9 +142,15 @@ A2M_API const char *a2m_strerror(int code);
 ** The options, by name (values as text for a2m_config_set; integers and
 ** booleans may also be given to a2m_config_set_int):
 **
-**   engine                "sqlite" (default: one durable file) or "memory"
-**                         (process memory only, gone at a2m_close)
+**   engine                "sqlite" (default: one durable file), "memory"
+**                         (process memory only, gone at a2m_close) or
+**                         "postgres" (a database several servers may share,
+**                         docs/POSTGRES.md; needs the option postgres)
 **   path                  the SQLite file; default "a2m.db"
+**   postgres              the libpq connection string (URL or key=value) of
+**                         a PostgreSQL deployment; setting it selects the
+**                         engine "postgres". Never logged: it may hold a
+**                         password.
 **   name                  server name in describe; default "a2m"
 **   capabilities          comma-separated capabilities to declare, e.g.
 **                         "core,tiers,keys"; default all eleven ("core" is
@@ -275,7 +281,9 @@ A2M_API int a2m_handle_network(a2m *h, const char *message, size_t len,
 ** notification string, serialised like any response, and the user pointer.
 ** The string is borrowed for the duration of the call. fn is called from
 ** inside a2m_handle() on the calling thread, after the state change it
-** reports; it must not call back into the same handle. Pass fn NULL to
+** reports, and with a PostgreSQL store also from a thread of the library's
+** when another server of the deployment committed (never two calls at
+** once); it must not call back into the same handle. Pass fn NULL to
 ** stop. A handle with a callback set reports events.push true in describe;
 ** without one, memory/events/subscribe is refused (spec §4.13).
 */

@@ -12,11 +12,12 @@
 #                            layers, the peers of the stdio and client tests;
 #                            with python3-venv, the Python client's; chromium
 #                            and a font for the inspector's browser test; clang
-#                            and its runtimes for the fuzz targets)
+#                            and its runtimes for the fuzz targets; postgresql,
+#                            the server the PostgreSQL store's tests start)
 set -euo pipefail
 
 packages=(build-essential pkg-config libjansson-dev libsqlite3-dev libmicrohttpd-dev
-	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev libmimalloc-dev)
+	libcurl4-openssl-dev libutf8proc-dev libstemmer-dev libmimalloc-dev libpq-dev)
 if [ "${1:-}" = "test" ]; then
 	packages+=(valgrind openssl curl man-db groff-base python3 chromium fonts-dejavu-core)
 	# The Python client's tests make a virtual environment (python3 -m venv,
@@ -24,6 +25,8 @@ if [ "${1:-}" = "test" ]; then
 	packages+=(python3-venv)
 	# The fuzz targets (docs/FUZZING.md) need clang's libFuzzer runtime.
 	packages+=(clang libclang-rt-14-dev)
+	# The PostgreSQL store's tests start a server of their own (scripts/pg.sh).
+	packages+=(postgresql)
 fi
 
 missing=()

@@ -24,6 +24,10 @@
 # --regress); the Python and JavaScript adapters against each framework's
 # real package (adapters/python/, adapters/js/); and the interop grid,
 # every writer against every reader (tests/interop/, docs/FRAMEWORKS.md).
+# The PostgreSQL store's suites (conformance on a third engine, several
+# servers on one deployment, faults, a standby) run against a cluster
+# started here ($A2M_TEST_POSTGRES), which the unit tests that open stores
+# also use (tests/pg_helper.h).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +35,23 @@ passed=0
 failed=0
 tmp=$(mktemp -d /tmp/a2m-tests.XXXXXX)
 http_pids=() # every HTTP server started here, killed on the way out
-trap 'for p in "${http_pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+# PostgreSQL: a cluster of the run's own, in a directory its server user can
+# reach (scripts/pg.sh: initdb, a free port, the socket in that directory).
+pgdir=$(mktemp -d /tmp/a2m-pg.XXXXXX)
+trap 'for p in "${http_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	scripts/pg.sh stop "$pgdir" all >/dev/null 2>&1; rm -rf "$tmp" "$pgdir"' EXIT
+pg_started=0
+if A2M_TEST_POSTGRES=$(scripts/pg.sh start "$pgdir" 2>"$tmp/pg.log" | tail -n 1) &&
+	[ -n "$A2M_TEST_POSTGRES" ]; then
+	export A2M_TEST_POSTGRES
+	pg_started=1
+else
+	unset A2M_TEST_POSTGRES
+fi
+# pg_conninfo SCHEMA: the run's server, with SCHEMA as the deployment.
+pg_conninfo() {
+	echo "$A2M_TEST_POSTGRES options='-csearch_path=$1'"
+}
 
 # The Python adapters' virtual environments (adapters/python/venv.sh: pinned
 # frameworks from PyPI, made once and reused until a requirements file
@@ -87,6 +107,9 @@ for t in $(env -u MAKEFLAGS -u MFLAGS make -s tsan-tests); do
 	[ -x "build-tsan/tests/$t" ] || missing "build-tsan/tests/$t"
 done
 command -v valgrind >/dev/null || missing "valgrind"
+# Every PostgreSQL suite below needs the server: one that did not start is a failure.
+run "postgresql test server" sh -c 'cat "$0"; [ "$1" = 1 ] && echo "1 passed, 0 failed"' \
+	"$tmp/pg.log" "$pg_started"
 
 for build in build build-san; do
 	[ -x "$build/a2m" ] || continue
@@ -113,6 +136,16 @@ for build in build build-san; do
 	rm -f "$tmp/private.db"*
 	run "conformance private tiers sqlite$tag" "$build/a2m" conformance --stdio "$build/a2m" \
 		serve --db "$tmp/private.db" --config tests/private_tiers.json
+	# PostgreSQL: each run in a schema of its own, made by the server it starts.
+	s=conf_${build//-/_}
+	run "conformance postgres$tag" "$build/a2m" conformance --stdio "$build/a2m" serve \
+		--postgres "$(pg_conninfo "$s")"
+	run "conformance private tiers postgres$tag" "$build/a2m" conformance --stdio "$build/a2m" \
+		serve --postgres "$(pg_conninfo "${s}_private")" --config tests/private_tiers.json
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"memory/remember","params":{"records":[{"content":"a fact loaded before the server turned read-only"},{"content":"another pre-existing record","tier":"semantic"}]}}' |
+		"$build/a2m" serve --postgres "$(pg_conninfo "${s}_ro")" >/dev/null
+	run "conformance read-only postgres$tag" "$build/a2m" conformance --stdio "$build/a2m" \
+		serve --postgres "$(pg_conninfo "${s}_ro")" --read-only
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
 	run "export and import$tag" tests/transfer_test.sh "$build/a2m"
 	# a2m corpus (issue 20): a folder of documents as a read-only server,
@@ -228,6 +261,8 @@ for build in build build-san; do
 	tag=""
 	[ "$build" = build-san ] && tag=" [asan+ubsan]"
 	run "conformance http memory$tag" http_conformance "$build" http -- --memory
+	run "conformance http postgres$tag" http_conformance "$build" http -- \
+		--postgres "$(pg_conninfo "http_${build//-/_}")"
 	rm -f "$tmp/http.db"*
 	run "conformance http sqlite, tokens$tag" http_conformance "$build" http \
 		--token conformance-token-2 -- --db "$tmp/http.db" --tokens "$tmp/tokens"

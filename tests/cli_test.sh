@@ -3,7 +3,8 @@
 # recall, timeline, forget, fetch, promote, consolidate, reinforce, summarize,
 # events, session list/close) from the outside: every verb in both output modes
 # against `--stdio a2m serve` (an SQLite file, so state lasts across
-# commands, and --memory), then again against `a2m serve --http` when the
+# commands, a PostgreSQL deployment when $A2M_TEST_POSTGRES names a server,
+# and --memory), then again against `a2m serve --http` when the
 # build serves HTTP; exit codes 0 / 1 / 2 and their messages.
 # Prints "ok"/"FAIL" per check and "N passed, M failed".
 set -u
@@ -222,6 +223,13 @@ flow() {
 
 target=(--stdio "$a2m" serve --db "$d/cli.db")
 flow "stdio"
+
+# The same against a PostgreSQL deployment of its own, when the run has a
+# server (scripts/run-tests.sh): every command starts a server on it.
+if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
+	target=(--stdio "$a2m" serve --postgres "$A2M_TEST_POSTGRES options='-csearch_path=cli_$$'")
+	flow "stdio postgres"
+fi
 
 # --memory: each command starts a fresh, empty server.
 target=(--stdio "$a2m" serve --memory)

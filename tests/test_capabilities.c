@@ -14,8 +14,10 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 
 static a2m *h;
+/* 0 memory, 1 SQLite, 2 PostgreSQL. */
 static int engine_sqlite;
 static char db_path[64];
 
@@ -304,6 +306,22 @@ static void test_summarize_and_prompt(void)
 
 static void test_procedural_records_are_files(void)
 {
+	if (engine_sqlite == 2) {
+		/* A networked store has no disk to share: the text stays in the row
+		** (DECISIONS 024), whole, and the record is a record like any other. */
+		json_decref(check_call(h, "memory/remember", "{\"records\":[{\"content\":\"Run make check before pushing.\",\"tier\":\"procedural\",\"key\":\"skills/release\",\"id\":\"skill-1\"}]}"));
+		json_t *r = check_call(h, "memory/fetch", "{\"key\":\"skills/release\"}");
+		json_t *rec = json_object_get(res(r), "record");
+		CHECK_STR(json_string_value(json_object_get(rec, "content")),
+			  "Run make check before pushing.");
+		CHECK_STR(json_string_value(json_object_get(rec, "tier")), "procedural");
+		json_decref(r);
+		json_decref(check_call(h, "memory/forget", "{\"ids\":[\"skill-1\"]}"));
+		r = check_call(h, "memory/fetch", "{\"key\":\"skills/release\"}");
+		CHECK(json_is_null(json_object_get(res(r), "record")));
+		json_decref(r);
+		return;
+	}
 	if (!engine_sqlite)
 		return;
 	json_decref(check_call(h, "memory/remember", "{\"records\":[{\"content\":\"Run make check before pushing.\",\"tier\":\"procedural\",\"key\":\"skills/release\",\"id\":\"skill-1\"}]}"));
@@ -520,17 +538,25 @@ int main(void)
 	close(fd);
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-caps-%d.db", (int)getpid());
 	int status = 0;
-	for (engine_sqlite = 0; engine_sqlite < 2; engine_sqlite++) {
-		if (!(h = check_open("engine", engine_sqlite ? "sqlite" : "memory", "path", db_path,
-				     "config_file", cfg_path, NULL)))
+	/* 0 memory, 1 SQLite, 2 PostgreSQL (a schema of the test server). */
+	char pg_schema[64], pg_conninfo[512];
+	int engines = pg_test_engines("a2m_tc", pg_schema, sizeof pg_schema, pg_conninfo,
+				      sizeof pg_conninfo);
+	for (engine_sqlite = 0; engine_sqlite < engines; engine_sqlite++) {
+		if (!(h = check_open("engine", pg_test_engine_names[engine_sqlite], "path", db_path,
+				     "config_file", cfg_path, "postgres",
+				     engine_sqlite == 2 ? pg_conninfo : NULL, NULL)))
 			return 1;
-		printf("# engine %s\n", engine_sqlite ? "sqlite" : "memory");
+		printf("# engine %s\n", pg_test_engine_names[engine_sqlite]);
 		status |= run_tests(tests);
 		a2m_close(h);
 	}
 	/* A read-only server over what was written: reads work, writes refused. */
+	for (int e = 1; e < engines; e++) {
 	int passed = 0, failed = 0;
-	if ((h = check_open("path", db_path, "config_file", cfg_path, "read_only", "1", NULL))) {
+	if ((h = check_open("engine", pg_test_engine_names[e], "path", db_path, "config_file",
+			    cfg_path, "read_only", "1", "postgres", e == 2 ? pg_conninfo : NULL,
+			    NULL))) {
 		const char *writes[] = {"memory/remember", "memory/forget", "memory/summarize",
 					"memory/promote", "memory/consolidate", "memory/reinforce",
 					"memory/session/close"};
@@ -546,8 +572,11 @@ int main(void)
 	} else {
 		failed++;
 	}
-	printf("# read-only\n%d passed, %d failed\n", passed, failed);
+	printf("# read-only %s\n%d passed, %d failed\n", e == 2 ? "postgres" : "sqlite", passed,
+	       failed);
 	status |= failed != 0;
+	}
+	pg_test_schema_drop(pg_schema);
 	unlink(cfg_path);
 	char side[128];
 	unlink(db_path);

@@ -39,6 +39,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 
 #define DIMS 8
 #define START_TIMEOUT_MS 20000
@@ -47,7 +48,9 @@ static const char *server_path;
 static pid_t srv_pid = -1;
 static int srv_port;
 static a2m *h;
+/* 0 memory, 1 SQLite, 2 PostgreSQL (tests/pg_helper.h). */
 static int engine_sqlite;
+static char pg_schema[64], pg_conninfo[512];
 static char db_path[64];
 static char url[64];
 static const char *model_name; /* NULL: the default */
@@ -160,7 +163,9 @@ static void open_store(int fresh)
 	if (h)
 		a2m_close(h);
 	h = NULL;
-	if (fresh && engine_sqlite) {
+	if (fresh && engine_sqlite == 2)
+		pg_test_schema_fresh(pg_schema);
+	if (fresh && engine_sqlite == 1) {
 		static const char *const sfx[] = {"", "-wal", "-shm"};
 		char name[96];
 		for (int i = 0; i < 3; i++) {
@@ -168,9 +173,12 @@ static void open_store(int fresh)
 			unlink(name);
 		}
 	}
-	h = check_open("engine", engine_sqlite ? "sqlite" : "memory", "path", db_path,
+	if (engine_sqlite == 2)
+		pg_test_conninfo(pg_schema, pg_conninfo, sizeof pg_conninfo);
+	h = check_open("engine", pg_test_engine_names[engine_sqlite], "path", db_path,
 		       "synchronous", "normal", "embed_kind", "ollama", "embed_url", url,
-		       "embed_timeout_ms", "5000", "embed_model", model_name, NULL);
+		       "embed_timeout_ms", "5000", "embed_model", model_name, "postgres",
+		       engine_sqlite == 2 ? pg_conninfo : NULL, NULL);
 }
 
 static void remember(const char *tier, const char *content)
@@ -425,10 +433,18 @@ int main(int argc, char **argv)
 		TEST(test_config_file_embedder_is_used),
 		{NULL, NULL}};
 	int rc = 0;
-	for (engine_sqlite = 0; engine_sqlite <= 1; engine_sqlite++) {
-		printf("# engine %s\n", engine_sqlite ? "sqlite" : "memory");
+	snprintf(pg_schema, sizeof pg_schema, "a2m_te_%d", (int)getpid());
+	if (!pg_test_server())
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
+	for (engine_sqlite = 0; engine_sqlite <= (pg_test_server() ? 2 : 1); engine_sqlite++) {
+		static const char *const names[] = {"memory", "sqlite", "postgres"};
+		printf("# engine %s\n", names[engine_sqlite]);
 		rc |= run_tests(tests);
 	}
+	if (h)
+		a2m_close(h);
+	h = NULL;
+	pg_test_schema_drop(pg_schema);
 	if (h)
 		a2m_close(h);
 	server_stop();

@@ -8,10 +8,66 @@
 
 #include "check.h"
 #include "events/event_log.h"
+#include "events/shared.h"
+#include "pg_helper.h"
 #include "util/json_write.h"
 
 /* 2026-07-28T10:15:30.123Z */
 #define AT 1785233730123LL
+
+/*
+** The logs under test: a server's own (the ring), or, with shared_mode
+** set, one kept in a PostgreSQL store (events/shared.c), each in a schema
+** of its own on the test server (tests/pg_helper.h), as a deployment.
+*/
+static int shared_mode;
+#define MAX_LOGS 4
+static struct {
+	a2m_event_log *log;
+	a2m_store     *store;
+	char           schema[64];
+} logs[MAX_LOGS];
+
+static a2m_event_log *new_log(size_t capacity)
+{
+	if (!shared_mode)
+		return a2m_event_log_new(capacity);
+	for (int i = 0; i < MAX_LOGS; i++) {
+		if (logs[i].log)
+			continue;
+		char err[256];
+		a2m_postgres_options po = {.schema = logs[i].schema};
+		if (pg_test_schema_new(logs[i].schema, sizeof logs[i].schema) != 0 ||
+		    a2m_store_postgres_open(pg_test_server(), &po, &logs[i].store, err,
+					    sizeof err) != 0) {
+			fprintf(stderr, "  postgres: %s\n", err);
+			return NULL;
+		}
+		logs[i].log = a2m_event_log_new_shared(logs[i].store, capacity);
+		return logs[i].log;
+	}
+	return NULL;
+}
+
+static void free_log(a2m_event_log *log)
+{
+	a2m_event_log_free(log);
+	for (int i = 0; shared_mode && i < MAX_LOGS; i++)
+		if (logs[i].log == log) {
+			logs[i].store->ops->close(logs[i].store);
+			pg_test_schema_drop(logs[i].schema);
+			memset(&logs[i], 0, sizeof logs[i]);
+		}
+}
+
+/* Appends c: in a shared log, written at once (a2m_events_settle's flush). */
+static int appended(a2m_event_log *log, const a2m_change *c)
+{
+	if (!shared_mode)
+		return a2m_event_log_append(log, c) != NULL;
+	a2m_event_log_append(log, c);
+	return a2m_event_shared_flush(a2m_event_log_shared(log)) == 0;
+}
 
 /* Appends one `written` event for a record with this id and owner. */
 static void append_written(a2m_event_log *log, const char *id, const char *owner, int shared)
@@ -19,7 +75,7 @@ static void append_written(a2m_event_log *log, const char *id, const char *owner
 	a2m_record r = {.id = (char *)id, .tier = "episodic", .owner = (char *)owner};
 	a2m_change c = {.kind = A2M_CHANGE_WRITTEN, .at = AT, .rec = &r, .owner = owner,
 			.shared = shared};
-	CHECK(a2m_event_log_append(log, &c) != NULL);
+	CHECK(appended(log, &c));
 }
 
 /* Appends n written events named "<prefix><first>".."<prefix><first+n-1>". */
@@ -91,7 +147,7 @@ static int flag(const json_t *res, const char *name)
 
 static void test_absent_cursor_returns_head_and_no_events(void)
 {
-	a2m_event_log *log = a2m_event_log_new(8);
+	a2m_event_log *log = new_log(8);
 	append_many(log, "r", 1, 3);
 	json_t *res = poll_log(log, NULL, 0, NULL, NULL);
 	CHECK_INT(json_array_size(json_object_get(res, "events")), 0);
@@ -112,12 +168,12 @@ static void test_absent_cursor_returns_head_and_no_events(void)
 	json_decref(res);
 	free(want);
 	free(head);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_cursor_format_is_salted_and_names_seq(void)
 {
-	a2m_event_log *log = a2m_event_log_new(4);
+	a2m_event_log *log = new_log(4);
 	json_t *res = poll_log(log, NULL, 0, NULL, NULL);
 	const char *c = json_string_value(json_object_get(res, "cursor"));
 	/* "c1." + 16 hex digits + ".0" */
@@ -126,12 +182,12 @@ static void test_cursor_format_is_salted_and_names_seq(void)
 	CHECK_INT(c ? strspn(c + 3, "0123456789abcdef") : 0, 16);
 	CHECK_STR(c ? c + 19 : NULL, ".0");
 	json_decref(res);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_polls_see_every_event_once_in_order(void)
 {
-	a2m_event_log *log = a2m_event_log_new(64);
+	a2m_event_log *log = new_log(64);
 	json_t *res = poll_log(log, NULL, 0, NULL, NULL);
 	char *cursor = cursor_of(res);
 	json_decref(res);
@@ -163,12 +219,12 @@ static void test_polls_see_every_event_once_in_order(void)
 	CHECK_INT(polls, 7);
 	CHECK_INT(mores, 6);
 	free(cursor);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_more_points_just_after_last_returned(void)
 {
-	a2m_event_log *log = a2m_event_log_new(16);
+	a2m_event_log *log = new_log(16);
 	char *start = cursor_at(log, 0);
 	append_many(log, "r", 1, 5);
 	json_t *res = poll_log(log, start, 2, NULL, NULL);
@@ -189,12 +245,12 @@ static void test_more_points_just_after_last_returned(void)
 	json_decref(res);
 	free(next);
 	free(start);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_limit_zero_reads_every_retained(void)
 {
-	a2m_event_log *log = a2m_event_log_new(8);
+	a2m_event_log *log = new_log(8);
 	char *start = cursor_at(log, 0);
 	append_many(log, "r", 1, 6);
 	json_t *res = poll_log(log, start, 0, NULL, NULL);
@@ -202,12 +258,12 @@ static void test_limit_zero_reads_every_retained(void)
 	CHECK_INT(json_object_size(res), 2);
 	json_decref(res);
 	free(start);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_foreign_salt_resets_to_oldest(void)
 {
-	a2m_event_log *a = a2m_event_log_new(8), *b = a2m_event_log_new(8);
+	a2m_event_log *a = new_log(8), *b = new_log(8);
 	append_many(a, "a", 1, 2);
 	append_many(b, "b", 1, 3);
 	/* A cursor of another log (another server, or a previous run) at a
@@ -221,13 +277,13 @@ static void test_foreign_salt_resets_to_oldest(void)
 	free(want);
 	json_decref(res);
 	free(foreign);
-	a2m_event_log_free(a);
-	a2m_event_log_free(b);
+	free_log(a);
+	free_log(b);
 }
 
 static void test_garbage_cursor_resets(void)
 {
-	a2m_event_log *log = a2m_event_log_new(8);
+	a2m_event_log *log = new_log(8);
 	append_many(log, "r", 1, 2);
 	char *good = cursor_at(log, 1);
 	char bad[6][96];
@@ -248,12 +304,12 @@ static void test_garbage_cursor_resets(void)
 	CHECK_STR(ids_of(res), "r2");
 	json_decref(res);
 	free(good);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_evicted_cursor_resets_to_oldest_retained(void)
 {
-	a2m_event_log *log = a2m_event_log_new(4);
+	a2m_event_log *log = new_log(4);
 	CHECK_INT(a2m_event_log_capacity(log), 4);
 	char *start = cursor_at(log, 0);
 	append_many(log, "r", 1, 10);
@@ -285,12 +341,12 @@ static void test_evicted_cursor_resets_to_oldest_retained(void)
 	free(lost);
 	free(edge);
 	free(start);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_future_cursor_resets(void)
 {
-	a2m_event_log *log = a2m_event_log_new(8);
+	a2m_event_log *log = new_log(8);
 	append_many(log, "r", 1, 3);
 	char *future = cursor_at(log, 4);
 	json_t *res = poll_log(log, future, 0, NULL, NULL);
@@ -298,7 +354,7 @@ static void test_future_cursor_resets(void)
 	CHECK_STR(ids_of(res), "r1,r2,r3");
 	json_decref(res);
 	free(future);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 /* One event of every kind, in this order. */
@@ -318,12 +374,12 @@ static void append_each_kind(a2m_event_log *log)
 		{.kind = A2M_CHANGE_SESSION_CLOSED, .at = AT, .session = "s1", .shared = 1},
 	};
 	for (int i = 0; i < 5; i++)
-		CHECK(a2m_event_log_append(log, &c[i]) != NULL);
+		CHECK(appended(log, &c[i]));
 }
 
 static void test_event_objects_match_the_spec(void)
 {
-	a2m_event_log *log = a2m_event_log_new(8);
+	a2m_event_log *log = new_log(8);
 	char *start = cursor_at(log, 0);
 	append_each_kind(log);
 	append_written(log, "w2", NULL, 1);
@@ -351,12 +407,12 @@ static void test_event_objects_match_the_spec(void)
 	}
 	json_decref(res);
 	free(start);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_kinds_filter_and_cursor_reaches_head(void)
 {
-	a2m_event_log *log = a2m_event_log_new(8);
+	a2m_event_log *log = new_log(8);
 	char *start = cursor_at(log, 0);
 	append_each_kind(log);
 	json_t *kinds = json_pack("[ss]", "session_closed", "forgotten");
@@ -383,12 +439,12 @@ static void test_kinds_filter_and_cursor_reaches_head(void)
 	free(after);
 	free(want);
 	free(start);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_scope_sees_own_and_shared_only(void)
 {
-	a2m_event_log *log = a2m_event_log_new(16);
+	a2m_event_log *log = new_log(16);
 	char *start = cursor_at(log, 0);
 	append_written(log, "a1", "alice", 0);
 	append_written(log, "b1", "bob", 0);
@@ -410,12 +466,12 @@ static void test_scope_sees_own_and_shared_only(void)
 	CHECK_STR(ids_of(res), "a1,b1,s1,n1");
 	json_decref(res);
 	free(start);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 static void test_scoped_cursor_advances_past_filtered_events(void)
 {
-	a2m_event_log *log = a2m_event_log_new(16);
+	a2m_event_log *log = new_log(16);
 	char *cursor = cursor_at(log, 0);
 	a2m_scope alice = {.scoped = 1, .owner = "alice"};
 	append_written(log, "b1", "bob", 0);
@@ -449,7 +505,7 @@ static void test_scoped_cursor_advances_past_filtered_events(void)
 	CHECK_INT(json_object_get(res, "reset") == NULL, 1);
 	json_decref(res);
 	free(cursor);
-	a2m_event_log_free(log);
+	free_log(log);
 }
 
 /* 1 when scope is shown anything of ev under kinds, else 0. */
@@ -614,10 +670,23 @@ int main(void)
 		TEST(test_kinds_filter_and_cursor_reaches_head),
 		TEST(test_scope_sees_own_and_shared_only),
 		TEST(test_scoped_cursor_advances_past_filtered_events),
+		{NULL, NULL}
+	};
+	/* What a ring keeps per event, looked at directly. */
+	static const test_case ring[] = {
 		TEST(test_wanted_applies_scope_then_kinds),
 		TEST(test_forget_of_many_owners_is_cut_per_reader),
 		TEST(test_written_object_built_once_when_first_read),
 		{NULL, NULL}
 	};
-	return run_tests(tests);
+	printf("# a server's own log\n");
+	int rc = run_tests(tests) | run_tests(ring);
+	if (pg_test_server()) {
+		printf("# a log kept in PostgreSQL\n");
+		shared_mode = 1;
+		rc |= run_tests(tests);
+	} else {
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
+	}
+	return rc;
 }

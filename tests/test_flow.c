@@ -22,6 +22,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 
 static a2m *h;
 static char path[] = "/tmp/a2m-test-flow-XXXXXX";
@@ -60,10 +61,15 @@ static size_t count_in(const char *tier, const char *session)
 	return n;
 }
 
+static char pg_schema[64], pg_conninfo[512];
+
+/* sqlite: 0 memory, 1 SQLite, 2 PostgreSQL (tests/pg_helper.h). */
 static int open_store(int sqlite, const char *config)
 {
-	h = check_open("engine", sqlite ? "sqlite" : "memory", "path", path, "config_file", config,
-		       NULL);
+	if (sqlite == 2)
+		pg_test_conninfo(pg_schema, pg_conninfo, sizeof pg_conninfo);
+	h = check_open("engine", pg_test_engine_names[sqlite], "path", path, "config_file", config,
+		       "postgres", sqlite == 2 ? pg_conninfo : NULL, NULL);
 	return h ? 0 : -1;
 }
 
@@ -309,21 +315,32 @@ int main(void)
 	if (fd < 0)
 		return 1;
 	close(fd);
-	for (int sqlite = 0; sqlite < 2 && !status; sqlite++) {
-		remove_store();
+	static const char *const names[] = {"memory", "sqlite", "postgres"};
+	snprintf(pg_schema, sizeof pg_schema, "a2m_tf_%d", (int)getpid());
+	if (pg_test_server())
+		pg_test_schema_fresh(pg_schema);
+	else
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
+	int engines = pg_test_server() ? 3 : 2;
+	remove_store();
+	for (int sqlite = 0; sqlite < engines && !status; sqlite++) {
 		if (open_store(sqlite, NULL) != 0)
 			return 1;
-		printf("# engine %s\n", sqlite ? "sqlite" : "memory");
+		printf("# engine %s\n", names[sqlite]);
 		status = run_tests(tests);
 		a2m_close(h);
 	}
-	if (!status && write_config() == 0 && open_store(1, conf) == 0) {
-		printf("# sqlite, reopened with working capacity 10\n");
-		status = run_tests(reopened);
-		a2m_close(h);
-	} else if (!status) {
-		status = 1;
+	/* The durable engines, reopened on what the first open left. */
+	for (int sqlite = 1; sqlite < engines && !status; sqlite++) {
+		if (write_config() == 0 && open_store(sqlite, conf) == 0) {
+			printf("# %s, reopened with working capacity 10\n", names[sqlite]);
+			status = run_tests(reopened);
+			a2m_close(h);
+		} else {
+			status = 1;
+		}
 	}
+	pg_test_schema_drop(pg_schema);
 	remove_store();
 	unlink(conf);
 	return status;

@@ -19,6 +19,8 @@
 #include "store/sqlite_index.h"
 #include "store/sqlite_segments.h"
 #include "store/store.h"
+
+#include "pg_helper.h"
 #include "util/hash.h"
 
 static int n_passed, n_failed;
@@ -110,6 +112,7 @@ static test_ix tix2 = {{"test-words/2", tix_analyze, tix_release, NULL, NULL}, 0
 typedef struct tctx {
 	const char *engine;
 	char        path[128];
+	char        schema[64];   /* PostgreSQL: the test's schema (pg_helper.h) */
 	a2m_store  *s;
 } tctx;
 
@@ -135,6 +138,10 @@ static int open_plain(tctx *t, int read_only)
 	char err[256];
 	if (strcmp(t->engine, "memory") == 0)
 		return a2m_store_memory_open(&t->s, err, sizeof err);
+	if (strcmp(t->engine, "postgres") == 0) {
+		a2m_postgres_options po = {.read_only = read_only, .schema = t->schema};
+		return a2m_store_postgres_open(pg_test_server(), &po, &t->s, err, sizeof err);
+	}
 	a2m_sqlite_options opt = {.read_only = read_only, .merge_inline = merge_inline};
 	return a2m_store_sqlite_open(t->path, &opt, &t->s, err, sizeof err);
 }
@@ -155,14 +162,17 @@ static void close_store(tctx *t)
 	t->s = NULL;
 }
 
-enum { BOTH, SQLITE_ONLY, SQLITE_INLINE };
+/* Which engines: every one; SQLite alone (its segments); SQLite merging
+** inline; the two that keep an index across a reopen. */
+enum { BOTH, SQLITE_ONLY, SQLITE_INLINE, DURABLE };
 
 static void run(const char *name, void (*fn)(tctx *), int which)
 {
-	static const char *const engines[] = {"memory", "sqlite"};
+	static const char *const engines[] = {"memory", "sqlite", "postgres"};
 	merge_inline = which == SQLITE_INLINE;
-	for (int i = 0; i < 2; i++) {
-		if (which != BOTH && i == 0)
+	for (int i = 0; i < 3; i++) {
+		if ((which != BOTH && which != DURABLE && i != 1) || (which == DURABLE && i == 0) ||
+		    (i == 2 && !pg_test_server()))
 			continue;
 		tctx t;
 		memset(&t, 0, sizeof t);
@@ -172,7 +182,12 @@ static void run(const char *name, void (*fn)(tctx *), int which)
 		remove_files(t.path);
 		failure[0] = '\0';
 		tix.calls = tix2.calls = 0;
-		if (open_indexed(&t, &tix) != 0)
+		/* One schema for the program, emptied before each rule. */
+		if (i == 2)
+			snprintf(t.schema, sizeof t.schema, "a2m_ti_%d", (int)getpid());
+		if (i == 2 && pg_test_schema_reset(t.schema) != 0)
+			snprintf(failure, sizeof failure, "cannot make a schema on the test server");
+		else if (open_indexed(&t, &tix) != 0)
 			snprintf(failure, sizeof failure, "cannot open the store");
 		else
 			fn(&t);
@@ -191,6 +206,7 @@ static void run(const char *name, void (*fn)(tctx *), int which)
 #define RUN(fn)        run(#fn, fn, BOTH)
 #define RUN_SQLITE(fn) run(#fn, fn, SQLITE_ONLY)
 #define RUN_INLINE(fn) run(#fn, fn, SQLITE_INLINE)
+#define RUN_DURABLE(fn) run(#fn, fn, DURABLE)
 
 /* ---- helpers ---- */
 
@@ -371,8 +387,9 @@ static void test_refused_insert_leaves_index_and_transaction(tctx *t)
 	EXPECT(insert(t, "a", "alpha") > 0);
 	EXPECT_OK(t->s->ops->begin(t->s));
 	EXPECT(insert(t, "b", "beta") > 0);
-	if (strcmp(t->engine, "sqlite") == 0) {
-		/* SQLite may refuse it at a later op (store.h): then all rolls back. */
+	if (strcmp(t->engine, "memory") != 0) {
+		/* SQLite and PostgreSQL may refuse it at a later op (store.h): then
+		** all rolls back. */
 		int64_t rc = insert(t, "a", "gamma");  /* a duplicate id */
 		if (rc > 0)
 			rc = t->s->ops->commit(t->s);
@@ -1505,13 +1522,13 @@ int main(void)
 	RUN(test_visit_seqs_keeps_order_and_skips_missing);
 	RUN(test_terms_sharing_long_prefixes_keep_their_postings);
 	RUN(test_autocommit_write_keeps_record_and_postings_together);
-	RUN_SQLITE(test_index_survives_reopen_without_rebuild);
+	RUN_DURABLE(test_index_survives_reopen_without_rebuild);
 	RUN_SQLITE(test_postings_cache_survives_only_own_commits);
 	RUN(test_postings_view_matches_the_visit);
 	RUN_SQLITE(test_sqlite_view_keeps_what_it_lent_until_read_end);
-	RUN_SQLITE(test_another_analyser_rebuilds_the_index);
+	RUN_DURABLE(test_another_analyser_rebuilds_the_index);
 	RUN_SQLITE(test_write_without_analyser_marks_index_stale);
-	RUN_SQLITE(test_read_only_uses_a_current_index_and_no_stale_one);
+	RUN_DURABLE(test_read_only_uses_a_current_index_and_no_stale_one);
 	RUN_INLINE(test_merged_segments_keep_the_records_postings);
 	RUN_SQLITE(test_merges_ahead_keep_the_records_postings);
 	RUN_SQLITE(test_small_levels_are_merged_inside_the_commit);
@@ -1530,6 +1547,9 @@ int main(void)
 	RUN_INLINE(test_rollback_of_a_merge_restores_the_segments_reads_see);
 	RUN_SQLITE(test_segment_number_reused_after_rollback_gets_its_own_filter);
 	RUN_SQLITE(test_reader_lists_segments_again_after_a_writers_commit);
+	char schema[64];
+	snprintf(schema, sizeof schema, "a2m_ti_%d", (int)getpid());
+	pg_test_schema_drop(schema);
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 
 static a2m *h;   /* the store under test */
 
@@ -465,18 +466,24 @@ int main(void)
 		return 1;
 	close(fd);
 	int status = 0;
-	for (int engine = 0; engine < 2; engine++) {
+	/* 0 memory, 1 SQLite, 2 PostgreSQL (a schema of the test server). */
+	char pg_schema[64], pg_conninfo[512];
+	int engines = pg_test_engines("a2m_tpr", pg_schema, sizeof pg_schema, pg_conninfo,
+				      sizeof pg_conninfo);
+	for (int engine = 0; engine < engines; engine++) {
 		unlink(path);
-		h = check_open("engine", engine ? "sqlite" : "memory", "path", path,
+		h = check_open("engine", pg_test_engine_names[engine], "path", path,
 			       "name", "test-server", "capabilities", "core",
 			       "max_records_per_call", "5", "max_content_length", "64",
-			       "max_recall_limit", "50", NULL);
+			       "max_recall_limit", "50", "postgres",
+			       engine == 2 ? pg_conninfo : NULL, NULL);
 		if (!h)
 			return 1;
-		printf("# engine %s\n", engine ? "sqlite" : "memory");
+		printf("# engine %s\n", pg_test_engine_names[engine]);
 		status |= run_tests(tests);
 		a2m_close(h);
 	}
+	pg_test_schema_drop(pg_schema);
 	unlink(path);
 	char side[600];
 	snprintf(side, sizeof side, "%s-wal", path);

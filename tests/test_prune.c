@@ -16,6 +16,7 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "pg_helper.h"
 #include "rank/scorer.h"
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
@@ -124,20 +125,28 @@ static void sw_destroy(a2m_scorer *s)
 }
 
 static char db_path[64];
+static char pg_schema[64];  /* the PostgreSQL engine's (pg_helper.h) */
+
+/* The engines (sqlite: 0 memory, 1 SQLite, 2 PostgreSQL) the loops run on. */
+static int n_engines = 2;
 
 static void remove_db(void)
 {
 	check_remove_db(db_path);
+	if (pg_test_server())
+		pg_test_schema_drop(pg_schema);
 }
 
 static a2m_store *open_engine(int sqlite)
 {
 	a2m_store *s = NULL;
 	char err[256];
+	a2m_postgres_options po = {.schema = pg_schema};
 	if (sqlite)
 		remove_db();
-	int rc = sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
-			: a2m_store_memory_open(&s, err, sizeof err);
+	int rc = sqlite == 2 ? a2m_store_postgres_open(pg_test_server(), &po, &s, err, sizeof err)
+		: sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
+			 : a2m_store_memory_open(&s, err, sizeof err);
 	if (rc)
 		fprintf(stderr, "  open: %s\n", err);
 	return rc ? NULL : s;
@@ -151,10 +160,14 @@ static a2m_store *open_engine(int sqlite)
 static int fill(a2m_store *s, int n)
 {
 	char text[1024], id[32], meta[64];
-	for (int i = 0; i < n; i++) {
+	/* One transaction: a remember's, not n of them. */
+	int rc = s->ops->begin(s);
+	for (int i = 0; i < n && !rc; i++) {
 		a2m_record *r = a2m_record_new();
-		if (!r)
+		if (!r) {
+			s->ops->rollback(s);
 			return -1;
+		}
 		snprintf(id, sizeof id, "r%d", i);
 		sentence(text, sizeof text, 4 + rng() % 14, 0);
 		snprintf(meta, sizeof meta, "{\"lang\":\"%s\",\"bucket\":%d}", langs[rng() % 3],
@@ -167,12 +180,13 @@ static int fill(a2m_store *s, int n)
 		r->owner = o ? strdup(o) : NULL;
 		r->created_at = 4102444800000LL + i;  /* 2100 */
 		r->salience = unif() * 3;
-		int rc = s->ops->insert(s, r);
+		rc = s->ops->insert(s, r);
 		a2m_record_free(r);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	if (!rc)
+		return s->ops->commit(s);
+	s->ops->rollback(s);
+	return rc;
 }
 
 /*
@@ -280,7 +294,12 @@ static int recall_as(a2m_stack *st, int mode, const a2m_selection *sel, const ch
 	a2m_error err = {0};
 	the_switch->mode = mode;
 	a2m_rank_query q = {.text = text};
-	int rc = a2m_stack_recall(st, sel, &q, min_score, limit, out, n, &err);
+	/* In a read bracket, as every recall the server answers is (methods.c). */
+	int rc = a2m_stack_read_begin(st, &err);
+	if (!rc) {
+		rc = a2m_stack_recall(st, sel, &q, min_score, limit, out, n, &err);
+		a2m_stack_read_end(st, &err);
+	}
 	if (rc)
 		fprintf(stderr, "  recall: %s\n", err.message);
 	a2m_error_clear(&err);
@@ -350,6 +369,12 @@ static void test_recall_pruned_same_as_complete_sqlite(void)
 	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 13, 0);
 }
 
+static void test_recall_pruned_same_as_complete_postgres(void)
+{
+	if (pg_test_server())
+		recall_same_as_complete(2, (a2m_blend){0.75, 0.15, 0.10}, 17, 0);
+}
+
 /* No blend at all: the score is the relevance, the stop at its tightest. */
 static void test_recall_pruned_same_as_complete_unblended(void)
 {
@@ -365,12 +390,14 @@ static void test_recall_falls_back_to_the_complete_list(void)
 {
 	recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 15, 1);
 	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 16, 1);
+	if (pg_test_server())
+		recall_same_as_complete(2, (a2m_blend){0.75, 0.15, 0.10}, 18, 1);
 }
 
 /* Select by query with a limit (memory/summarize's path) prunes too, and agrees. */
 static void test_select_pruned_same_as_complete(void)
 {
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	for (int sqlite = 0; sqlite < n_engines; sqlite++) {
 		rng_state = 21 + (uint64_t)sqlite;
 		a2m_stack *st = prune_stack(sqlite, 2000, (a2m_blend){0.75, 0.15, 0.10});
 		CHECK(st != NULL);
@@ -384,11 +411,14 @@ static void test_select_pruned_same_as_complete(void)
 			a2m_record **r[3] = {NULL, NULL, NULL};
 			size_t n[3] = {0, 0, 0};
 			a2m_error err = {0};
+			/* In a read bracket, as the server's summarize reads (methods.c). */
+			CHECK_INT(a2m_stack_read_begin(st, &err), 0);
 			for (int mode = 0; mode < 3; mode++) {
 				the_switch->mode = mode;
 				CHECK_INT(a2m_stack_select(st, &sel, NULL, 0, text, limit, &r[mode],
 							   &n[mode], &err), 0);
 			}
+			a2m_stack_read_end(st, &err);
 			for (int mode = 1; mode < 3; mode++) {
 				CHECK_INT(n[0], n[mode]);
 				for (size_t i = 0; i < n[0] && i < n[mode]; i++)
@@ -470,7 +500,7 @@ static int judge_one(const a2m_record *rec, void *ctx)
 */
 static void test_rest_bound_bounds_every_unlisted_record(void)
 {
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	for (int sqlite = 0; sqlite < n_engines; sqlite++) {
 		rng_state = 41 + (uint64_t)sqlite;
 		a2m_scorer *bm = a2m_scorer_bm25_new(NULL);
 		a2m_store *s = filled_store(sqlite, bm, 3000);
@@ -485,10 +515,16 @@ static void test_rest_bound_bounds_every_unlisted_record(void)
 					     .floor = k % 2 ? 0.75 : 1},
 				       cq = {.text = text, .want = pq.want, .complete = 1};
 			a2m_candidates p, c;
+			/* One read bracket per query, as a server reads (methods.c). */
+			if (s->ops->read_begin)
+				CHECK_INT(s->ops->read_begin(s), 0);
 			int rp = bm->candidates(bm, s, &pq, &p), rc = bm->candidates(bm, s, &cq, &c);
 			CHECK_INT(rp, rc);
-			if (rp != 0 || rc != 0)
+			if (rp != 0 || rc != 0) {
+				if (s->ops->read_end)
+					s->ops->read_end(s);
 				continue;
+			}
 			CHECK(c.rest_bound == 0);
 			CHECK(p.n <= c.n);
 			if (p.rest_bound > 0)
@@ -515,6 +551,8 @@ static void test_rest_bound_bounds_every_unlisted_record(void)
 				seqs[ns++] = c.v[i].seq;
 			CHECK_INT(s->ops->visit_seqs(s, seqs, ns, judge_one, &j), 0);
 			CHECK_INT(j.seen, ns);
+			if (s->ops->read_end)
+				s->ops->read_end(s);
 			free(p.v);
 			free(c.v);
 		}
@@ -582,11 +620,17 @@ static void test_hybrid_fuses_only_complete_lists(void)
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-prune-%d.db", (int)getpid());
+	snprintf(pg_schema, sizeof pg_schema, "a2m_tp_%d", (int)getpid());
+	if (pg_test_server())
+		n_engines = 3;
+	else
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
 	static const test_case tests[] = {
 		TEST(test_rest_bound_bounds_every_unlisted_record),
 		TEST(test_hybrid_fuses_only_complete_lists),
 		TEST(test_recall_pruned_same_as_complete_memory),
 		TEST(test_recall_pruned_same_as_complete_sqlite),
+		TEST(test_recall_pruned_same_as_complete_postgres),
 		TEST(test_recall_pruned_same_as_complete_unblended),
 		TEST(test_recall_falls_back_to_the_complete_list),
 		TEST(test_select_pruned_same_as_complete),

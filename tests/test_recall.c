@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,15 +17,23 @@
 #include "check.h"
 #include "check_a2m.h"
 #include "stack/stack_internal.h"
+#include "pg_helper.h"
 
 static a2m *h;
-static int engine_sqlite;
+/* 0 memory, 1 SQLite, 2 PostgreSQL (tests/pg_helper.h); engine_sqlite:
+** an engine that keeps what it wrote across a reopen. */
+static int engine;
+#define engine_sqlite (engine != 0)
+static char pg_schema[64];
+static char pg_conninfo[512];
 static char db_path[64];
 static int helper_threads = -1;  /* a2m_config's: -1 its default */
 
 static void remove_db(void)
 {
 	check_remove_db(db_path);
+	if (engine == 2)
+		pg_test_schema_fresh(pg_schema);
 }
 
 static void open_server(const char *ranking, int fresh)
@@ -34,9 +43,12 @@ static void open_server(const char *ranking, int fresh)
 	if (fresh && engine_sqlite)
 		remove_db();
 	/* test_full_touch_buffer_is_written fills it with 5 recalls of 1000. */
-	h = check_open("engine", engine_sqlite ? "sqlite" : "memory", "path", db_path,
-		       "ranking", ranking, "touch_buffer", "4096", "synchronous", "normal",
-		       "helper_threads", helper_threads < 0 ? NULL : threads, NULL);
+	if (engine == 2)
+		pg_test_conninfo(pg_schema, pg_conninfo, sizeof pg_conninfo);
+	h = check_open("engine", pg_test_engine_names[engine], "path", db_path, "postgres",
+		       engine == 2 ? pg_conninfo : NULL, "ranking", ranking, "touch_buffer", "4096",
+		       "synchronous", "normal", "helper_threads", helper_threads < 0 ? NULL : threads,
+		       NULL);
 }
 
 static void fresh(void)
@@ -272,7 +284,7 @@ static void test_describe_reports_scorer_and_unindexed(void)
 	CHECK_INT(json_integer_value(json_object_get(res, "unindexed")), 3);
 	json_t *sc = json_object_get(res, "scorer");
 	CHECK_STR(json_string_value(json_object_get(sc, "name")), "bm25+vector");
-	CHECK_STR(json_string_value(json_object_get(sc, "index")), engine_sqlite ? "sqlite" : "memory");
+	CHECK_STR(json_string_value(json_object_get(sc, "index")), engine == 2 ? "postgres" : engine ? "sqlite" : "memory");
 	CHECK(json_string_value(json_object_get(sc, "analyzer")) != NULL);
 	CHECK_NEAR(json_number_value(json_object_get(sc, "k1")), 1.2, 1e-12);
 	CHECK_NEAR(json_number_value(json_object_get(sc, "b")), 0.75, 1e-12);
@@ -338,6 +350,12 @@ static long long recall_count(const char *query)
 ** connection of its own: what is written, not what the server lays over. */
 static long long stored_count(const char *content)
 {
+	if (engine == 2) {
+		char sql[160];
+		snprintf(sql, sizeof sql, "SELECT access_count FROM %s.a2m_records WHERE content = $1",
+			 pg_schema);
+		return pg_test_int(sql, content);
+	}
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	long long v = -1;
@@ -401,6 +419,13 @@ static void test_recall_writes_its_touch_behind(void)
 /* Records with access_count n in the file, by a connection of its own. */
 static long long stored_with_count(int n)
 {
+	if (engine == 2) {
+		char sql[160], num[16];
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_records WHERE access_count = $1",
+			 pg_schema);
+		snprintf(num, sizeof num, "%d", n);
+		return pg_test_int(sql, num);
+	}
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	long long v = -1;
@@ -720,6 +745,8 @@ static long long file_int(const char *path, const char *sql)
 */
 static void test_helper_threads_in_the_file(void)
 {
+	if (engine != 1)
+		return;  /* the segments of SQLite's index */
 	static const char *const files[] = {
 		"{\"helper_threads\": 2}", "{\"helper_threads\": 0}", "{\"helper_threads\": -1}",
 		"{\"helper_threads\": 17}", "{\"helper_threads\": \"two\"}"};
@@ -807,13 +834,18 @@ int main(void)
 	};
 	int rc = 0;
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-recall-%d.db", (int)getpid());
-	for (engine_sqlite = 0; engine_sqlite < 2; engine_sqlite++) {
-		printf("# %s\n", engine_sqlite ? "sqlite" : "memory");
+	snprintf(pg_schema, sizeof pg_schema, "a2m_tr_%d", (int)getpid());
+	if (!pg_test_server())
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
+	for (engine = 0; engine < (pg_test_server() ? 3 : 2); engine++) {
+		static const char *const names[] = {"memory", "sqlite", "postgres"};
+		printf("# %s\n", names[engine]);
 		rc |= run_tests(tests);
 		if (h)
 			a2m_close(h);
 		h = NULL;
 	}
 	remove_db();
+	pg_test_schema_drop(pg_schema);
 	return rc;
 }

@@ -1,10 +1,13 @@
 /*
 ** test_store.c — the storage seam's rules (store.h), each checked against
-** both engines.
+** every engine.
 **
 ** Every test function is one rule and runs once per engine: the in-memory
-** store, and SQLite on a fresh file under /tmp that is removed afterwards.
-** A few rules are about durability and only make sense for SQLite. Output is
+** store, SQLite on a fresh file under /tmp that is removed afterwards, and
+** PostgreSQL in a fresh schema of the test server ($A2M_TEST_POSTGRES,
+** tests/pg_helper.h), dropped afterwards. A few rules are about
+** durability and run on the two engines that have any (DURABLE), a few
+** about SQLite's file and only make sense there. Output is
 ** one line per (rule, engine) and a final "N passed, M failed"; the exit
 ** status is non-zero when anything failed. The procedural mirror's tests
 ** use the directory <file>.procedural, also removed afterwards.
@@ -28,11 +31,14 @@
 #include "store/row_cache.h"
 #include "store/store.h"
 
+#include "pg_helper.h"
+
 /* ---- the harness ------------------------------------------------------- */
 
 typedef struct tctx {
-	const char *engine;     /* "memory" or "sqlite" */
+	const char *engine;     /* "memory", "sqlite" or "postgres" */
 	char        path[128];  /* the SQLite file; "" for memory */
+	char        schema[64]; /* PostgreSQL: the test's schema */
 	char        dir[160];   /* path + ".procedural", for the mirror's tests */
 	a2m_store  *s;
 } tctx;
@@ -93,6 +99,10 @@ static int open_store(tctx *t, int synchronous_full, char *err, size_t errlen)
 {
 	if (strcmp(t->engine, "memory") == 0)
 		return a2m_store_memory_open(&t->s, err, errlen);
+	if (strcmp(t->engine, "postgres") == 0) {
+		a2m_postgres_options po = {.schema = t->schema};
+		return a2m_store_postgres_open(pg_test_server(), &po, &t->s, err, errlen);
+	}
 	a2m_sqlite_options opt = {.synchronous_full = synchronous_full};
 	return a2m_store_sqlite_open(t->path, &opt, &t->s, err, errlen);
 }
@@ -134,15 +144,18 @@ static void remove_dir(const char *dir)
 
 typedef void (*test_fn)(tctx *t);
 
-enum { BOTH, MEMORY_ONLY, SQLITE_ONLY };
+/* Which engines a rule runs on: every one, or the named ones. */
+enum { BOTH = 7, MEMORY_ONLY = 1, SQLITE_ONLY = 2, DURABLE = 6 };
 
 static void run(const char *name, test_fn fn, int which)
 {
-	static const char *const engines[] = {"memory", "sqlite"};
+	static const char *const engines[] = {"memory", "sqlite", "postgres"};
 	static int files;
-	for (int i = which == SQLITE_ONLY; i < (which == MEMORY_ONLY ? 1 : 2); i++) {
+	for (int i = 0; i < 3; i++) {
 		tctx t;
 		char err[256] = "";
+		if (!(which & (1 << i)) || (i == 2 && !pg_test_server()))
+			continue;
 		memset(&t, 0, sizeof t);
 		t.engine = engines[i];
 		if (i == 1) {
@@ -150,10 +163,17 @@ static void run(const char *name, test_fn fn, int which)
 				 (long)getpid(), ++files);
 			snprintf(t.dir, sizeof t.dir, "%s.procedural", t.path);
 		}
+		failure[0] = '\0';
+		/* One schema for the program, emptied before each rule. */
+		if (i == 2)
+			snprintf(t.schema, sizeof t.schema, "a2m_ts_%d", (int)getpid());
+		if (i == 2 && pg_test_schema_reset(t.schema) != 0)
+			snprintf(failure, sizeof failure, "cannot make a schema on the test server");
 		remove_files(t.path);
 		remove_dir(t.dir);
-		failure[0] = '\0';
-		if (open_store(&t, 1, err, sizeof err) != 0)
+		if (failure[0])
+			;
+		else if (open_store(&t, 1, err, sizeof err) != 0)
 			snprintf(failure, sizeof failure, "open: %s", err);
 		else
 			fn(&t);
@@ -174,6 +194,7 @@ static void run(const char *name, test_fn fn, int which)
 #define RUN(fn)        run(#fn, fn, BOTH)
 #define RUN_MEMORY(fn) run(#fn, fn, MEMORY_ONLY)
 #define RUN_SQLITE(fn) run(#fn, fn, SQLITE_ONLY)
+#define RUN_DURABLE(fn) run(#fn, fn, DURABLE)
 
 /* Closes and reopens t's store (SQLite: the same file). Returns 0 or sets failure. */
 static int reopen(tctx *t, int synchronous_full)
@@ -2598,6 +2619,10 @@ static void test_migrates_version_7_file_keeping_seqs_counts_and_keys(tctx *t)
 /* Opens t's file read-only (options otherwise as given) into t->s. */
 static int open_read_only(tctx *t, char *err, size_t errlen)
 {
+	if (strcmp(t->engine, "postgres") == 0) {
+		a2m_postgres_options po = {.read_only = 1, .schema = t->schema};
+		return a2m_store_postgres_open(pg_test_server(), &po, &t->s, err, errlen);
+	}
 	a2m_sqlite_options opt = {.synchronous_full = 1, .read_only = 1,
 				  .procedural_dir = t->dir, .procedural_tier = "procedural"};
 	return a2m_store_sqlite_open(t->path, &opt, &t->s, err, errlen);
@@ -2615,7 +2640,8 @@ static void test_read_only_refuses_writes_and_still_reads(tctx *t)
 	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "768"));
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(stat(t->path, &before), 0);
+	int file = strcmp(t->engine, "sqlite") == 0;
+	EXPECT(!file || stat(t->path, &before) == 0);
 
 	EXPECT_INT(open_read_only(t, err, sizeof err), 0);
 	EXPECT_INT(t->s->read_only, 1);
@@ -2654,6 +2680,8 @@ static void test_read_only_refuses_writes_and_still_reads(tctx *t)
 	free(v);
 	t->s->ops->close(t->s);
 	t->s = NULL;
+	if (!file)
+		return;
 	EXPECT_INT(stat(t->path, &after), 0);
 	EXPECT_INT(after.st_size, before.st_size);
 	EXPECT_INT(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
@@ -3242,7 +3270,11 @@ static a2m_store *open_other(tctx *t)
 {
 	char err[256] = "";
 	a2m_store *o = NULL;
-	if (a2m_store_sqlite_open(t->path, &full_sync, &o, err, sizeof err) != 0)
+	a2m_postgres_options po = {.schema = t->schema};
+	int rc = strcmp(t->engine, "postgres") == 0
+		? a2m_store_postgres_open(pg_test_server(), &po, &o, err, sizeof err)
+		: a2m_store_sqlite_open(t->path, &full_sync, &o, err, sizeof err);
+	if (rc != 0)
 		snprintf(failure, sizeof failure, "second connection: %s", err);
 	return o;
 }
@@ -3644,6 +3676,8 @@ static void test_visit_seqs_many_in_given_order_skipping_missing(tctx *t)
 int main(void)
 {
 	umask(022);   /* the mirror's modes are checked exactly */
+	if (!pg_test_server())
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
 	RUN(test_insert_assigns_increasing_seq);
 	RUN(test_insert_duplicate_id_refused);
 	RUN(test_insert_without_id_or_content_refused);
@@ -3696,10 +3730,11 @@ int main(void)
 	RUN(test_many_removes_keep_order_and_lookups);
 	RUN(test_rollback_after_many_removes_restores_all);
 	RUN(test_remove_current_record_inside_visit);
-	RUN_MEMORY(test_scan_visits_each_record_once_while_callback_writes);
-	RUN_SQLITE(test_reopen_finds_committed_records);
+	run("test_scan_visits_each_record_once_while_callback_writes",
+	    test_scan_visits_each_record_once_while_callback_writes, MEMORY_ONLY | 4);
+	RUN_DURABLE(test_reopen_finds_committed_records);
 	RUN_SQLITE(test_seq_not_reused_after_removing_newest_across_reopen);
-	RUN_SQLITE(test_uncommitted_transaction_lost_on_reopen);
+	RUN_DURABLE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
 	RUN_SQLITE(test_file_is_wal_at_schema_version_8);
 	RUN_SQLITE(test_open_refuses_non_database_file);
@@ -3709,11 +3744,11 @@ int main(void)
 	RUN(test_meta_is_not_a_record);
 	RUN(test_meta_commit_keeps_values);
 	RUN(test_meta_rollback_restores_previous_values);
-	RUN_SQLITE(test_meta_survives_reopen);
+	RUN_DURABLE(test_meta_survives_reopen);
 	RUN_SQLITE(test_migrates_version_1_file_forward);
 	RUN_SQLITE(test_migrates_version_3_file_with_counts);
 	RUN_SQLITE(test_migrates_version_7_file_keeping_seqs_counts_and_keys);
-	RUN_SQLITE(test_read_only_refuses_writes_and_still_reads);
+	RUN_DURABLE(test_read_only_refuses_writes_and_still_reads);
 	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);
 	RUN_SQLITE(test_read_only_refuses_file_without_a2m_schema);
 	RUN_SQLITE(test_read_only_refuses_older_schema_without_migrating);
@@ -3733,12 +3768,12 @@ int main(void)
 	RUN_SQLITE(test_mirror_reconciles_an_empty_tier);
 	RUN_SQLITE(test_mirror_failure_after_commit_keeps_the_commit_and_heals);
 	RUN_SQLITE(test_mirror_needs_both_dir_and_tier);
-	RUN_SQLITE(test_read_bracket_sees_one_snapshot);
+	RUN_DURABLE(test_read_bracket_sees_one_snapshot);
 	RUN(test_read_bracket_inside_write_transaction_is_a_no_op);
-	RUN_SQLITE(test_read_end_after_failed_read_holds_no_snapshot);
-	RUN_SQLITE(test_begin_inside_read_bracket_starts_from_newest_state);
-	RUN_SQLITE(test_read_bracket_on_read_only_store);
-	RUN_SQLITE(test_write_outside_transaction_inside_bracket_commits_on_its_own);
+	RUN_DURABLE(test_read_end_after_failed_read_holds_no_snapshot);
+	RUN_DURABLE(test_begin_inside_read_bracket_starts_from_newest_state);
+	RUN_DURABLE(test_read_bracket_on_read_only_store);
+	RUN_DURABLE(test_write_outside_transaction_inside_bracket_commits_on_its_own);
 	RUN_MEMORY(test_memory_bracket_tidies_the_scan_order);
 	RUN(test_visit_seqs_many_in_given_order_skipping_missing);
 	RUN_MEMORY(test_row_cache_keeps_evicts_and_forgets);
@@ -3747,6 +3782,9 @@ int main(void)
 	free(last_ids.p);
 	free(dir_buf.p);
 	free(file_buf.p);
+	char schema[64];
+	snprintf(schema, sizeof schema, "a2m_ts_%d", (int)getpid());
+	pg_test_schema_drop(schema);
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

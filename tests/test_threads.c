@@ -28,6 +28,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 
 #define WORDS    24
 #define SEMANTIC 400   /* records written before the threads start */
@@ -47,10 +48,24 @@ static const char *const words[WORDS] = {
 static a2m *h;
 static char db_path[64];
 
+static char pg_schema[64], pg_conninfo[512];
+
+/* A handle on engine, over the test's file or schema (the state it had). */
+static a2m *open_on(const char *engine)
+{
+	int pg = strcmp(engine, "postgres") == 0;
+	if (pg)
+		pg_test_conninfo(pg_schema, pg_conninfo, sizeof pg_conninfo);
+	return check_open("engine", engine, "path", db_path, "synchronous", "normal", "postgres",
+			  pg ? pg_conninfo : NULL, NULL);
+}
+
 static int open_handle(const char *engine)
 {
 	check_remove_db(db_path);
-	h = check_open("engine", engine, "path", db_path, "synchronous", "normal", NULL);
+	if (strcmp(engine, "postgres") == 0)
+		pg_test_schema_fresh(pg_schema);
+	h = open_on(engine);
 	return h ? 0 : -1;
 }
 
@@ -195,8 +210,8 @@ static void storm(const char *engine)
 	/* Reopened, the file holds the same: every touch was written. */
 	a2m_close(h);
 	h = NULL;
-	if (strcmp(engine, "sqlite") == 0) {
-		h = check_open("path", db_path, NULL);
+	if (strcmp(engine, "memory") != 0) {
+		h = open_on(engine);
 		CHECK(h != NULL);
 		if (h) {
 			json_decref(everything(&touches));
@@ -206,6 +221,7 @@ static void storm(const char *engine)
 		}
 	}
 	check_remove_db(db_path);
+	pg_test_schema_drop(pg_schema);
 }
 
 static void test_storm_memory(void)
@@ -218,12 +234,22 @@ static void test_storm_sqlite(void)
 	storm("sqlite");
 }
 
+static void test_storm_postgres(void)
+{
+	if (pg_test_server())
+		storm("postgres");
+	else
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-threads-%d.db", (int)getpid());
+	snprintf(pg_schema, sizeof pg_schema, "a2m_tt_%d", (int)getpid());
 	static const test_case tests[] = {
 		TEST(test_storm_memory),
 		TEST(test_storm_sqlite),
+		TEST(test_storm_postgres),
 		{NULL, NULL}
 	};
 	return run_tests(tests);

@@ -19,6 +19,7 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "pg_helper.h"
 #include "rank/scorer.h"
 #include "stack/stack.h"
 #include "store/store.h"
@@ -47,23 +48,40 @@ static const char *const owners[] = {NULL, "ann", "bob"};
 /* ---- stores ------------------------------------------------------------ */
 
 static char db_path[64];
+static char pg_schema[64];  /* the PostgreSQL engine's (pg_helper.h) */
 
+/* The engines a test runs on: two (every engine as served without an
+** embedder), and every variant of each (three). */
+enum { E_MEMORY = 0, E_SQLITE = 1, E_SQLITE_EMBED = 2, E_PG = 3, E_PG_EMBED = 4 };
+static int two[3] = {E_MEMORY, E_SQLITE, E_PG}, n_two = 2;
+static int three[5] = {E_MEMORY, E_SQLITE, E_SQLITE_EMBED, E_PG, E_PG_EMBED}, n_three = 3;
+
+/* Empties every engine's storage: the SQLite file, the PostgreSQL schema. */
 static void remove_db(void)
 {
 	check_remove_db(db_path);
+	if (pg_test_server() && pg_schema[0])
+		pg_test_schema_drop(pg_schema);
 }
 
-/* sqlite: 0 the memory engine, 1 SQLite, 2 SQLite as served with an
-** embedder (with the partial index records_unembedded). */
+/* sqlite: an E_ code. The _EMBED ones are the engine as served with an
+** embedder (with its index of the records owed a vector). */
 static a2m_store *open_engine(int sqlite)
 {
 	static const a2m_sqlite_options with_embedder = {.synchronous_full = 1,
 							  .unembedded_index = 1};
 	a2m_store *s = NULL;
 	char err[256];
-	int rc = sqlite ? a2m_store_sqlite_open(db_path, sqlite == 2 ? &with_embedder : NULL,
-						&s, err, sizeof err)
-			: a2m_store_memory_open(&s, err, sizeof err);
+	int rc;
+	if (sqlite >= E_PG) {
+		a2m_postgres_options po = {.schema = pg_schema,
+					   .unembedded_index = sqlite == E_PG_EMBED};
+		rc = a2m_store_postgres_open(pg_test_server(), &po, &s, err, sizeof err);
+	} else {
+		rc = sqlite ? a2m_store_sqlite_open(db_path, sqlite == 2 ? &with_embedder : NULL,
+						    &s, err, sizeof err)
+			    : a2m_store_memory_open(&s, err, sizeof err);
+	}
 	if (rc)
 		fprintf(stderr, "  open: %s\n", err);
 	return s;
@@ -431,8 +449,8 @@ static void store_matches_reference(int sqlite)
 
 static void test_matches_reference(void)
 {
-	store_matches_reference(0);
-	store_matches_reference(1);
+	for (int e = 0; e < n_two; e++)
+		store_matches_reference(two[e]);
 }
 
 /* Inside a transaction the rows wait; rollback drops, commit shows them. */
@@ -468,8 +486,8 @@ static void transactions(int sqlite)
 
 static void test_transactions(void)
 {
-	transactions(0);
-	transactions(1);
+	for (int e = 0; e < n_two; e++)
+		transactions(two[e]);
 }
 
 /* The file is the truth: reopened, or written by another connection. */
@@ -500,7 +518,8 @@ static void test_sqlite_reopened_and_shared(void)
 /* A vector of another width than the rows' is sent to a scan, never lost. */
 static void test_other_width_sends_to_scan(void)
 {
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	for (int e_ = 0; e_ < n_two; e_++) {
+		int sqlite = two[e_];
 		a2m_store *s = open_filled(sqlite, 50);
 		if (!s)
 			return;
@@ -561,7 +580,8 @@ static int regenerate(a2m_store *s, size_t gen_dims, int commit)
 */
 static void test_gen_model_change(void)
 {
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	for (int e_ = 0; e_ < n_two; e_++) {
+		int sqlite = two[e_];
 		a2m_store *s = open_filled(sqlite, 300);
 		if (!s)
 			return;
@@ -640,7 +660,8 @@ static int compare_unembedded(a2m_store *s)
 */
 static void test_unembedded_found_without_scan(void)
 {
-	for (int sqlite = 0; sqlite < 3; sqlite++) {
+	for (int e_ = 0; e_ < n_three; e_++) {
+		int sqlite = three[e_];
 		a2m_store *s = open_filled(sqlite, 400);
 		if (!s)
 			return;
@@ -722,7 +743,8 @@ static int paths_agree(a2m_scorer *sc, a2m_store *s, const a2m_rank_query *q)
 
 static void test_scorer_paths_agree(void)
 {
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	for (int e_ = 0; e_ < n_two; e_++) {
+		int sqlite = two[e_];
 		remove_db();
 		a2m_store *s = open_engine(sqlite);
 		CHECK(s != NULL);
@@ -823,10 +845,15 @@ static a2m_stack *recall_stack_on(const char *path, a2m_metric metric, int scan,
 {
 	a2m_store *s = NULL;
 	char err[256];
-	if (path)
+	/* "pg:<schema>": the PostgreSQL engine in that schema. */
+	if (path && strncmp(path, "pg:", 3) == 0) {
+		a2m_postgres_options po = {.schema = path + 3};
+		a2m_store_postgres_open(pg_test_server(), &po, &s, err, sizeof err);
+	} else if (path) {
 		a2m_store_sqlite_open(path, NULL, &s, err, sizeof err);
-	else
+	} else {
 		a2m_store_memory_open(&s, err, sizeof err);
+	}
 	a2m_scorer *parts[3] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(metric),
 				gen ? a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE) : NULL};
 	a2m_scorer *v = a2m_scorer_hybrid_new(parts, gen ? 3 : 2);
@@ -938,13 +965,20 @@ static void test_gen_recall_same_as_scan(void)
 	char slow_path[80];
 	snprintf(slow_path, sizeof slow_path, "%s-scan", db_path);
 	static const char *const texts[] = {"apples", "record 12", "zebra", "the"};
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	for (int e_ = 0; e_ < n_two; e_++) {
+		int sqlite = two[e_];
 		remove_db();
 		unlink(slow_path);
-		a2m_stack *fast = recall_stack_on(sqlite ? db_path : NULL, A2M_METRIC_COSINE, 0, 21,
-						  1500, 0, 1);
-		a2m_stack *slow = recall_stack_on(sqlite ? slow_path : NULL, A2M_METRIC_COSINE, 1, 21,
-						  1500, 0, 1);
+		char fast_pg[96], slow_pg[96];
+		snprintf(fast_pg, sizeof fast_pg, "pg:%s", pg_schema);
+		snprintf(slow_pg, sizeof slow_pg, "pg:%s_scan", pg_schema);
+		if (sqlite == E_PG) {
+			pg_test_schema_drop(slow_pg + 3);
+		}
+		a2m_stack *fast = recall_stack_on(sqlite == E_PG ? fast_pg : sqlite ? db_path : NULL,
+						  A2M_METRIC_COSINE, 0, 21, 1500, 0, 1);
+		a2m_stack *slow = recall_stack_on(sqlite == E_PG ? slow_pg : sqlite ? slow_path : NULL,
+						  A2M_METRIC_COSINE, 1, 21, 1500, 0, 1);
 		CHECK(fast && slow);
 		for (int k = 0; fast && slow && k < 16; k++) {
 			float gv[GDIMS];
@@ -960,6 +994,11 @@ static void test_gen_recall_same_as_scan(void)
 	}
 	remove_db();
 	unlink(slow_path);
+	if (pg_test_server()) {
+		char slow_schema[96];
+		snprintf(slow_schema, sizeof slow_schema, "%s_scan", pg_schema);
+		pg_test_schema_drop(slow_schema);
+	}
 }
 
 /* The kernels against a double reference, lengths that are not a multiple of a vector. */
@@ -1009,6 +1048,13 @@ static void test_kernels(void)
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-vectors-%d.db", (int)getpid());
+	if (pg_test_server()) {
+		snprintf(pg_schema, sizeof pg_schema, "a2m_tv_%d", (int)getpid());
+		n_two = 3;
+		n_three = 5;
+	} else {
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
+	}
 	static const test_case tests[] = {
 		TEST(test_kernels),
 		TEST(test_keep_unembedded_invalidates_only_a_used_index),

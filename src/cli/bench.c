@@ -1,7 +1,8 @@
 /*
 ** bench.c — `a2m bench`: the benchmarks of DESIGN §7, printed, not asserted.
 **
-**   a2m bench quality [--data DIR] [--engine memory|sqlite] [--verbose]
+**   a2m bench quality [--data DIR] [--engine memory|sqlite|postgres]
+**                     [--postgres URL] [--verbose]
 **       Ranking quality on bench/quality/ (docs/BENCHMARKS.md): facts in
 **       several languages in deliberately confusable pairs, and queries that
 **       paraphrase them, inflect them, or drop their accents. Every query is
@@ -39,9 +40,24 @@
 #include "a2m.h"
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "store/store.h"
 #include "util/progress.h"
 
 #define MAX_LANGS 16
+
+/* `bench quality --engine postgres`: the deployment (a throw-away schema). */
+static char *quality_postgres, quality_schema[64];
+
+/* Makes the store fresh: the SQLite file removed, or the deployment dropped. */
+static void fresh_store(const char *path)
+{
+	char err[256];
+	if (path)
+		bench_remove_db(path);
+	if (quality_postgres &&
+	    a2m_store_postgres_drop(quality_postgres, quality_schema, err, sizeof err) != 0)
+		fprintf(stderr, "a2m bench: %s\n", err);
+}
 
 /* ---- quality ------------------------------------------------------------ */
 
@@ -202,21 +218,34 @@ static void print_row(const char *label, const score *a, const score *b)
 
 static int bench_quality(int argc, char **argv)
 {
-	const char *dir = "bench/quality", *db = NULL;
-	int verbose = 0;
+	const char *dir = "bench/quality", *db = NULL, *url = getenv("A2M_POSTGRES");
+	int verbose = 0, postgres = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
 			dir = argv[++i];
 		else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc) {
 			const char *e = argv[++i];
 			db = strcmp(e, "sqlite") == 0 ? "/tmp/a2m-bench-quality.db" : NULL;
+			postgres = strcmp(e, "postgres") == 0;
+		} else if (strcmp(argv[i], "--postgres") == 0 && i + 1 < argc) {
+			url = argv[++i];
 		} else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0)
 			verbose = 1;
 		else if (strcmp(argv[i], "--federate") == 0 && i + 1 < argc)
 			federate_merge = argv[++i];
 		else {
-			fprintf(stderr, "usage: a2m bench quality [--data DIR] [--engine memory|sqlite]"
-				" [--verbose] [--federate rank-fusion|rerank]\n");
+			fprintf(stderr, "usage: a2m bench quality [--data DIR]"
+				" [--engine memory|sqlite|postgres] [--postgres URL] [--verbose]"
+				" [--federate rank-fusion|rerank]\n");
+			return A2M_EXIT_USAGE;
+		}
+	}
+	if (postgres) {
+		/* A schema of its own, dropped before each store and at the end. */
+		snprintf(quality_schema, sizeof quality_schema, "bench_quality_%d", (int)getpid());
+		if (!url || !(quality_postgres = a2m_postgres_with_schema(url, quality_schema))) {
+			fprintf(stderr, "a2m bench: --engine postgres needs --postgres URL or"
+				" $A2M_POSTGRES\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
@@ -253,10 +282,10 @@ static int bench_quality(int argc, char **argv)
 		double t0 = bench_now_ms();
 		/* same: one store per language */
 		for (size_t l = 0; l < nl; l++) {
-			if (db)
-				bench_remove_db(db);
-			bench_open_opts o = {.path = db, .sync_normal = 1, .ranking = rankings[r],
-					     .helper_threads = -1, .federate = federate_merge};
+			fresh_store(db);
+			bench_open_opts o = {.path = db, .postgres = quality_postgres, .sync_normal = 1,
+					     .ranking = rankings[r], .helper_threads = -1,
+					     .federate = federate_merge};
 			a2m *h = bench_open_with(&o);
 			if (!h || load_facts(h, facts, nf, langs[l]) != 0)
 				return A2M_EXIT_ERROR;
@@ -271,10 +300,10 @@ static int bench_quality(int argc, char **argv)
 			a2m_close(h);
 		}
 		/* mixed: every language in one store */
-		if (db)
-			bench_remove_db(db);
-		bench_open_opts o = {.path = db, .sync_normal = 1, .ranking = rankings[r],
-				     .helper_threads = -1, .federate = federate_merge};
+		fresh_store(db);
+		bench_open_opts o = {.path = db, .postgres = quality_postgres, .sync_normal = 1,
+				     .ranking = rankings[r], .helper_threads = -1,
+					     .federate = federate_merge};
 		a2m *h = bench_open_with(&o);
 		if (!h || load_facts(h, facts, nf, NULL) != 0)
 			return A2M_EXIT_ERROR;
@@ -288,13 +317,12 @@ static int bench_quality(int argc, char **argv)
 		a2m_close(h);
 		elapsed[r] = bench_now_ms() - t0;
 	}
-	if (db)
-		bench_remove_db(db);
+	fresh_store(db);
 	static const char *const splits[NSPLITS] = {"dev (f01-f12)", "test (f13-f24)",
 						    "hard test (h01-h16)"};
 	static const char *const modes[2] = {"same-language corpora", "one mixed corpus"};
 	printf("a2m bench quality: %zu facts, %zu queries, %zu languages (%s engine%s%s)\n", nf,
-	       nq, nl, db ? "sqlite" : "memory",
+	       nq, nl, quality_postgres ? "postgres" : db ? "sqlite" : "memory",
 	       federate_merge ? "; a federation of four backends, merged by " : "",
 	       federate_merge ? federate_merge : "");
 	for (int m = 0; m < 2; m++) {
@@ -433,7 +461,7 @@ int a2m_cmd_bench(int argc, char **argv)
 		return more;
 	int help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
 	fprintf(help ? stdout : stderr,
-		"usage: a2m bench quality [--data DIR] [--engine memory|sqlite] [--verbose]\n"
+		"usage: a2m bench quality [--data DIR] [--engine memory|sqlite|postgres] [--verbose]\n"
 		"                         [--federate rank-fusion|rerank]\n"
 		"       a2m bench latency [--records N] [--queries Q] [--engine memory|sqlite]\n"
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"

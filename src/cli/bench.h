@@ -29,6 +29,12 @@ int a2m_bench_more(int argc, char **argv);
 extern const char a2m_bench_more_usage[];
 extern const char a2m_bench_more_help[];
 
+/* bench_postgres.c: `a2m bench postgres` (argv[0] "postgres"); the exit status. */
+int a2m_bench_postgres(int argc, char **argv);
+
+/* bench_postgres.c: `a2m bench postgres` (argv[0] "postgres"); the exit status. */
+int a2m_bench_postgres(int argc, char **argv);
+
 /* bench_http.c: `a2m bench corpus` (the bodies bench/http.sh posts) and
 ** `a2m bench startup`. argv[0] is the subcommand; they return exit statuses. */
 int a2m_bench_corpus(int argc, char **argv);
@@ -72,6 +78,7 @@ json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms);
 /* How a benchmark's in-process server is opened (bench_open_with). */
 typedef struct bench_open_opts {
 	const char *path;        /* the SQLite file; NULL: the memory engine */
+	const char *postgres;    /* a PostgreSQL deployment instead (libpq string) */
 	int         sync_normal; /* synchronous=NORMAL instead of FULL */
 	int         read_only;
 	const char *ranking;     /* NULL: the default (bm25) */

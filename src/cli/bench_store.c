@@ -187,7 +187,10 @@ a2m *bench_open_with(const bench_open_opts *o)
 	snprintf(threads, sizeof threads, "%d", o->helper_threads);
 	int rc = a2m_config_new(&cfg);
 	if (!rc)
-		rc = a2m_config_set(cfg, "engine", o->path ? "sqlite" : "memory");
+		rc = a2m_config_set(cfg, "engine",
+				    o->postgres ? "postgres" : o->path ? "sqlite" : "memory");
+	if (!rc && o->postgres)
+		rc = a2m_config_set(cfg, "postgres", o->postgres);
 	if (!rc && o->path)
 		rc = a2m_config_set(cfg, "path", o->path);
 	if (!rc && o->sync_normal)
@@ -939,6 +942,8 @@ const char a2m_bench_more_usage[] =
 	"                          [--records N] [--batch B] [--prefill N]\n"
 	"                          [--tier NAME|default] [--synchronous-normal]\n"
 	"                          [--helper-threads T]\n"
+	"       a2m bench postgres [--postgres URL] [--records N] [--big N] [--queries Q]\n"
+	"                          [--seconds S] [--only batched|single|read|mixed]\n"
 	"       a2m bench startup [--records N] [--db PATH] [--runs R]\n"
 	"       a2m bench corpus --out DIR [--records N] [--queries Q]\n"
 	"       a2m bench corpus-index [--files N] [--dir DIR] [--queries Q]\n"
@@ -956,6 +961,9 @@ const char a2m_bench_more_help[] =
 	"timeline: timeline (limit 20) p50/p99, plain and by session, and resident\n"
 	"          memory after loading (default 1 000 000 records).\n"
 	"remember: records/s, single-record calls and batched.\n"
+	"postgres: PostgreSQL beside SQLite: batched durable remember, single remember\n"
+	"          from 16 clients, recall/timeline p50/p99 at 100k and 1M records, and\n"
+	"          4 servers x 4 clients of mixed load ($A2M_POSTGRES or --postgres).\n"
 	"startup:  exec of a2m serve to its first describe answer, median of R.\n"
 	"corpus:   the request bodies bench/http.sh posts with wrk.\n"
 	"corpus-index: a2m corpus on N generated files (default 10 000): the first\n"
@@ -982,6 +990,8 @@ int a2m_bench_more(int argc, char **argv)
 		return bench_remember(argc, argv);
 	if (strcmp(argv[0], "startup") == 0)
 		return a2m_bench_startup(argc, argv);
+	if (strcmp(argv[0], "postgres") == 0)
+		return a2m_bench_postgres(argc, argv);
 	if (strcmp(argv[0], "corpus") == 0)
 		return a2m_bench_corpus(argc, argv);
 	if (strcmp(argv[0], "corpus-index") == 0)

@@ -43,6 +43,8 @@ const char cli_target_help_embedded[] =
 	"  --db PATH             an embedded SQLite store (default $A2M_DB, else ./a2m.db);\n"
 	"                        its directory is created if missing\n"
 	"  --memory              an embedded store in memory only: gone at exit\n"
+	"  --postgres URL        an embedded server on a PostgreSQL deployment (default\n"
+	"                        $A2M_POSTGRES when set; docs/POSTGRES.md)\n"
 	"  --config FILE         embedded store: JSON configuration (docs/CONFIG.md)\n"
 	"  --capabilities LIST   embedded store: declare only these, e.g. core,keys\n"
 	"  --read-only           embedded store: refuse every write (-32004)\n"
@@ -127,7 +129,8 @@ int cli_target_option(cli_target *t, int flags, int argc, char **argv, int *i,
 	if (flags & CLI_TARGET_EMBEDDED) {
 		int rc = cli_store_option(&t->store, argc, argv, i, why, why_size);
 		/* Naming the store's engine or file makes the memory embedded. */
-		if (rc > 0 && (strcmp(a, "--db") == 0 || strcmp(a, "--memory") == 0)) {
+		if (rc > 0 && (strcmp(a, "--db") == 0 || strcmp(a, "--memory") == 0 ||
+			       strcmp(a, "--postgres") == 0)) {
 			t->kind = CLI_CONN_EMBEDDED;
 			t->kind_set = 1;
 		}
@@ -212,7 +215,7 @@ static int make_parent_dirs(const char *path)
 static int open_embedded(const cli_target *t, cli_conn *c, cli_error *err)
 {
 	a2m_config *cfg = t->store.cfg;
-	if (!cli_store_in_memory(&t->store) && t->mkdir_db &&
+	if (!cli_store_in_memory(&t->store) && !cli_store_postgres(&t->store) && t->mkdir_db &&
 	    strcmp(a2m_config_get(cfg, "read_only"), "0") == 0) {
 		const char *path = cli_store_path(&t->store);
 		if (make_parent_dirs(path) != 0) {

@@ -9,6 +9,7 @@
 */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a2m.h"
@@ -29,6 +30,9 @@ static const char usage_head[] =
 static const char usage_store[] =
 	"  --db PATH             SQLite file to use (default $A2M_DB, else ./a2m.db)\n"
 	"  --memory              keep records in memory only; nothing is persisted\n"
+	"  --postgres URL        a PostgreSQL deployment several servers may share\n"
+	"                        (libpq URL or key=value; default $A2M_POSTGRES when\n"
+	"                        set; docs/POSTGRES.md)\n"
 	"  --name NAME           server name reported by memory/describe (default a2m)\n"
 	"  --synchronous-normal  SQLite synchronous=NORMAL: faster commits that survive a\n"
 	"                        crash of the process but not a power loss (default FULL)\n"
@@ -110,9 +114,12 @@ static int serve(cli_store *st, int argc, char **argv)
 		a2m_bearer_free(tokens);
 		return A2M_EXIT_ERROR;
 	}
+	/* Never a connection string as given: it may hold a password. */
+	char *shown = cli_store_shown(st);
 	const char *store = cli_store_in_memory(st) ? (t.http ? ":memory:" : "an in-memory store")
-						    : cli_store_path(st);
+						    : shown ? shown : "?";
 	int rc = cli_transport_serve(&t, "serve", h, store, tokens, &wait_mask);
+	free(shown);
 	a2m_close(h);
 	return rc;
 }

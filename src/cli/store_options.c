@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/store_options.h"
+#include "store/store.h"
 
 /* A flag that sets one library option to the value after it. */
 typedef struct valued {
@@ -17,6 +18,7 @@ typedef struct valued {
 
 static const valued valued_flags[] = {
 	{"--db", "path", "a file path"},
+	{"--postgres", "postgres", "a connection string"},
 	{"--name", "name", "a name"},
 	{"--config", "config_file", "a file path"},
 	{"--capabilities", "capabilities", "a list such as core,tiers,keys"},
@@ -36,6 +38,13 @@ int cli_store_init(cli_store *st)
 		return -1;
 	const char *db = getenv("A2M_DB");
 	if (db && *db && a2m_config_set(st->cfg, "path", db) != A2M_OK) {
+		cli_store_free(st);
+		return -1;
+	}
+	/* A deployment named in the environment is the default store. */
+	const char *pg = getenv("A2M_POSTGRES");
+	if (pg && *pg && (a2m_config_set(st->cfg, "postgres", pg) != A2M_OK ||
+			  a2m_config_set(st->cfg, "engine", "postgres") != A2M_OK)) {
 		cli_store_free(st);
 		return -1;
 	}
@@ -92,8 +101,10 @@ int cli_store_option(cli_store *st, int argc, char **argv, int *i, char *why,
 		}
 		return set(st, a, "embed_api_key", key, why, why_size);
 	}
-	/* --db names a file: it also chooses the SQLite engine. */
+	/* --db names a file, --postgres a deployment: each also chooses its engine. */
 	if (strcmp(a, "--db") == 0 && set(st, a, "engine", "sqlite", why, why_size) < 0)
+		return -1;
+	if (strcmp(a, "--postgres") == 0 && set(st, a, "engine", "postgres", why, why_size) < 0)
 		return -1;
 	return set(st, a, f->option, v, why, why_size);
 }
@@ -121,4 +132,18 @@ int cli_store_in_memory(const cli_store *st)
 const char *cli_store_path(const cli_store *st)
 {
 	return a2m_config_get(st->cfg, "path");
+}
+
+int cli_store_postgres(const cli_store *st)
+{
+	return strcmp(a2m_config_get(st->cfg, "engine"), "postgres") == 0;
+}
+
+char *cli_store_shown(const cli_store *st)
+{
+	if (cli_store_in_memory(st))
+		return strdup(":memory:");
+	if (cli_store_postgres(st))
+		return a2m_postgres_describe(a2m_config_get(st->cfg, "postgres"));
+	return strdup(cli_store_path(st));
 }

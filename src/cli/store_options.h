@@ -1,6 +1,6 @@
 /*
 ** store_options.h — the command-line options that describe a store: --db,
-** --memory, --config, --capabilities, --name, --read-only,
+** --memory, --postgres, --config, --capabilities, --name, --read-only,
 ** --synchronous-normal, --metric, --events-retain, --helper-threads and the
 ** --embed* options. `a2m serve`, `a2m mcp` and the client commands'
 ** embedded store read them here, each into the library option of the same
@@ -21,7 +21,8 @@ typedef struct cli_store {
 } cli_store;
 
 /*
-** Starts st with the defaults and $A2M_DB as the file when it is set.
+** Starts st with the defaults, $A2M_DB as the file when it is set, and
+** $A2M_POSTGRES as the store when that is set (--db or --memory override it).
 ** Returns 0, or -1 when memory ran out.
 */
 int cli_store_init(cli_store *st);
@@ -49,5 +50,15 @@ int cli_store_in_memory(const cli_store *st);
 
 /* The SQLite file (borrowed from st; changes with the next option). */
 const char *cli_store_path(const cli_store *st);
+
+/* Whether the store is a PostgreSQL deployment (--postgres, $A2M_POSTGRES). */
+int cli_store_postgres(const cli_store *st);
+
+/*
+** What a log or a start-up line may call the store: ":memory:", the file,
+** or the deployment without its password or options (a2m_postgres_describe).
+** The caller frees it; NULL when memory ran out.
+*/
+char *cli_store_shown(const cli_store *st);
 
 #endif

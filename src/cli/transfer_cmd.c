@@ -169,8 +169,9 @@ static int run_export(cli_store *st, cmd_args *a)
 	}
 	char err[512];
 	int64_t n = 0;
-	/* The header names the file absolutely: it is read elsewhere. */
-	char *abs = realpath(cli_store_path(st), NULL);
+	/* The header names the file absolutely (it is read elsewhere), or the
+	** deployment without its password. */
+	char *abs = cli_store_postgres(st) ? cli_store_shown(st) : realpath(cli_store_path(st), NULL);
 	a2m_export_source src = {abs ? abs : cli_store_path(st)};
 	a2m_progress *p = a2m_progress_start("a2m export", "records", 0);
 	int rc = a2m_export(h, out, &src, p, &n, err, sizeof err);

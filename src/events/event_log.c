@@ -18,6 +18,11 @@
 ** Event objects are immutable once built: a read hands out references to
 ** them rather than copies. A written event's is built on its first read
 ** (events.h, a2m_event).
+**
+** A log made with a2m_event_log_new_shared keeps no ring: its events live
+** in the store, for every server of a deployment (events/shared.c), and
+** this file only dispatches to it; the view, the cursor's text and the
+** event objects are the same code for both.
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@
 #include <string.h>
 
 #include "events/event_log.h"
+#include "events/shared.h"
 #include "util/clock.h"
 #include "util/random.h"
 #include "util/text.h"
@@ -35,9 +41,10 @@
 
 /* "c1." + salt + "." + up to 20 digits of a uint64 + NUL. */
 #define CURSOR_PREFIX "c1."
-#define CURSOR_LEN    (3 + SALT_HEX + 1 + 20 + 1)
+#define CURSOR_LEN    A2M_EVENT_CURSOR_LEN
 
 struct a2m_event_log {
+	a2m_event_shared *shared;    /* a log kept in the store (events/shared.c); else: */
 	a2m_event *ring;             /* capacity slots */
 	size_t     capacity;
 	size_t     count;            /* events retained, <= capacity */
@@ -91,11 +98,30 @@ static void slot_clear(a2m_event *ev)
 	memset(ev, 0, sizeof *ev);
 }
 
+a2m_event_log *a2m_event_log_new_shared(a2m_store *store, size_t capacity)
+{
+	a2m_event_log *log = calloc(1, sizeof *log);
+	if (!log)
+		return NULL;
+	log->capacity = capacity ? capacity : 1;
+	if (!(log->shared = a2m_event_shared_new(store, log->capacity))) {
+		free(log);
+		return NULL;
+	}
+	return log;
+}
+
+a2m_event_shared *a2m_event_log_shared(const a2m_event_log *log)
+{
+	return log ? log->shared : NULL;
+}
+
 void a2m_event_log_free(a2m_event_log *log)
 {
 	if (!log)
 		return;
-	for (size_t i = 0; i < log->capacity; i++)
+	a2m_event_shared_free(log->shared);
+	for (size_t i = 0; log->ring && i < log->capacity; i++)
 		slot_clear(&log->ring[i]);
 	free(log->ring);
 	free(log);
@@ -276,8 +302,23 @@ static int audience_copy(const a2m_audience *src, size_t n, a2m_event_audience *
 	return 0;
 }
 
+json_t *a2m_event_build(const a2m_change *c)
+{
+	if (c->kind != A2M_CHANGE_WRITTEN)
+		return event_object(c);
+	a2m_event_written *w = written_of(c);
+	json_t *o = w ? written_object(w) : NULL;
+	written_free(w);
+	return o;
+}
+
 a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
 {
+	if (log->shared) {
+		if (a2m_event_shared_add(log->shared, c) != 0)
+			a2m_event_shared_gap(log->shared);
+		return NULL;
+	}
 	int written = c->kind == A2M_CHANGE_WRITTEN;
 	json_t *obj = written ? NULL : event_object(c);
 	a2m_event_written *w = written ? written_of(c) : NULL;
@@ -401,23 +442,24 @@ json_t *a2m_event_view(a2m_event *ev, const a2m_scope *scope, const json_t *kind
 	return json_incref(ev->obj);
 }
 
+void a2m_event_cursor_format(const char *salt, uint64_t seq, char out[A2M_EVENT_CURSOR_LEN])
+{
+	snprintf(out, A2M_EVENT_CURSOR_LEN, CURSOR_PREFIX "%.16s.%" PRIu64, salt, seq);
+}
+
 /* Writes the cursor naming seq into out. */
 static void format_cursor(const a2m_event_log *log, uint64_t seq, char out[CURSOR_LEN])
 {
-	snprintf(out, CURSOR_LEN, CURSOR_PREFIX "%s.%" PRIu64, log->salt, seq);
+	a2m_event_cursor_format(log->salt, seq, out);
 }
 
-/*
-** Reads the seq a cursor of this log names into *seq. Returns 0, or -1 when
-** the text is not exactly a cursor this log could have issued.
-*/
-static int parse_cursor(const a2m_event_log *log, const char *text, uint64_t *seq)
+int a2m_event_cursor_parse(const char *salt, const char *text, uint64_t *seq)
 {
 	size_t plen = strlen(CURSOR_PREFIX);
-	if (strncmp(text, CURSOR_PREFIX, plen) != 0)
+	if (strlen(salt) != SALT_HEX || strncmp(text, CURSOR_PREFIX, plen) != 0)
 		return -1;
 	text += plen;
-	if (strncmp(text, log->salt, SALT_HEX) != 0 || text[SALT_HEX] != '.')
+	if (strncmp(text, salt, SALT_HEX) != 0 || text[SALT_HEX] != '.')
 		return -1;
 	text += SALT_HEX + 1;
 	if (*text < '0' || *text > '9')
@@ -442,6 +484,8 @@ int a2m_event_log_read(a2m_event_log *log, const char *cursor, size_t limit,
 	char next[CURSOR_LEN];
 	json_t *events = NULL, *res = NULL;
 	*result = NULL;
+	if (log->shared)
+		return a2m_event_shared_read(log->shared, cursor, limit, kinds, scope, result, err);
 	events = json_array();
 	if (!events)
 		goto oom;
@@ -459,7 +503,7 @@ int a2m_event_log_read(a2m_event_log *log, const char *cursor, size_t limit,
 	int reset = 0;
 	/* The cursor is honoured only when every event after it is still held:
 	** after + 1 >= oldest, and it does not point past the head. */
-	if (parse_cursor(log, cursor, &after) != 0 || after > log->head ||
+	if (a2m_event_cursor_parse(log->salt, cursor, &after) != 0 || after > log->head ||
 	    after + 1 < oldest_seq(log)) {
 		reset = 1;
 		after = oldest_seq(log) - 1;

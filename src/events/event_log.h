@@ -52,6 +52,11 @@ typedef struct a2m_event {
 	size_t              n_audience;
 } a2m_event;
 
+/* A cursor's text: "c1.", 16 hex digits of salt, ".", a seq; NUL included. */
+#define A2M_EVENT_CURSOR_LEN (3 + 16 + 1 + 20 + 1)
+
+typedef struct a2m_event_shared a2m_event_shared;
+
 /*
 ** Creates an empty log retaining at most capacity events, with a fresh
 ** random salt so cursors of another run are recognised as foreign. Returns
@@ -59,15 +64,44 @@ typedef struct a2m_event {
 */
 a2m_event_log *a2m_event_log_new(size_t capacity);
 
+/*
+** Creates a log kept in store (store.h, events_append and events_read: a
+** PostgreSQL deployment), one for every server that shares the store:
+** cursors are valid on all of them and across restarts, since the seqs and
+** the salt are the store's. Appends wait in the log until
+** a2m_event_shared_flush (events/shared.h), which the handle calls at the
+** end of each method. Returns NULL when memory runs out.
+*/
+a2m_event_log *a2m_event_log_new_shared(a2m_store *store, size_t capacity);
+
+/* The log's part in the store, or NULL for a log of the server's own. */
+a2m_event_shared *a2m_event_log_shared(const a2m_event_log *log);
+
 /* Frees the log. NULL is a no-op. */
 void a2m_event_log_free(a2m_event_log *log);
+
+/*
+** The event object of spec §4.12 for one change (what a log keeps for it),
+** or NULL when memory runs out.
+*/
+json_t *a2m_event_build(const a2m_change *c);
+
+/* Writes the cursor naming seq in the log salted salt (16 hex digits). */
+void a2m_event_cursor_format(const char *salt, uint64_t seq, char out[A2M_EVENT_CURSOR_LEN]);
+
+/*
+** The seq a cursor names, when it is exactly a cursor of the log salted
+** salt. Returns 0, or -1 (foreign, malformed).
+*/
+int a2m_event_cursor_parse(const char *salt, const char *text, uint64_t *seq);
 
 /* The number of events the log retains at most. */
 size_t a2m_event_log_capacity(const a2m_event_log *log);
 
 /*
 ** Appends the change as one event and returns it (borrowed; valid until the
-** next append), or NULL when memory runs out. Kinds: written (id, and tier,
+** next append), or NULL when memory runs out, and always NULL for a shared
+** log (its event has no seq before the flush; events/shared.h pushes). Kinds: written (id, and tier,
 ** session, key, revision), forgotten (count, ids), promoted (ids, tier),
 ** consolidated (moved, promoted, dropped, summarized), session_closed
 ** (session); all carry `at`.

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "events/event_log.h"
+#include "events/shared.h"
 #include "protocol/events_hook.h"
 #include "protocol/protocol.h"
 
@@ -104,9 +105,20 @@ int a2m_method_subscribe(a2m_call *call, json_t *params, json_t **result, a2m_er
 		goto oom;
 	if (!(*result = json_pack("{sb}", "subscribed", 1)))
 		goto oom;
+	/* Pushed from here on: what a shared log holds now is history. */
+	uint64_t head = 0;
+	a2m_event_shared *sh = a2m_event_log_shared(call->srv->events);
+	if (sh && a2m_event_shared_head(sh, &head) != 0) {
+		json_decref(*result);
+		*result = NULL;
+		json_decref(kinds_copy);
+		free(owner_copy);
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "storage: cannot read the event log");
+	}
 	/* Subscribing again replaces the filter rather than adding a second
 	** stream: one subscription per connection. */
 	subscription_clear(call);
+	call->srv->push_after = head;
 	call->srv->subscribed = 1;
 	call->srv->sub_kinds = kinds_copy;
 	call->srv->sub_owner = owner_copy;
@@ -134,6 +146,7 @@ void a2m_events_on_change(void *ctx, const a2m_change *c)
 	if (!srv || !srv->events)
 		return;
 	a2m_event *ev = a2m_event_log_append(srv->events, c);
+	/* A shared log pushes once its events have seqs (a2m_events_settle). */
 	if (!ev || !srv->subscribed || !srv->notify)
 		return;
 	/* The subscriber's scope is fixed when it subscribed, under the same
@@ -147,4 +160,26 @@ void a2m_events_on_change(void *ctx, const a2m_change *c)
 		return;
 	srv->notify(srv->notify_ctx, "memory/event", view);
 	json_decref(view);
+}
+
+/* Hands one view to the subscriber (the emit of a2m_event_shared_since). */
+static void push_view(json_t *view, void *ctx)
+{
+	a2m_server *srv = ctx;
+	srv->notify(srv->notify_ctx, "memory/event", view);
+	json_decref(view);
+}
+
+void a2m_events_settle(void *ctx)
+{
+	a2m_server *srv = ctx;
+	a2m_event_shared *sh = srv ? a2m_event_log_shared(srv->events) : NULL;
+	if (!sh)
+		return;
+	a2m_event_shared_flush(sh);
+	if (!srv->subscribed || !srv->notify)
+		return;
+	a2m_scope scope = {.scoped = (srv->declared & A2M_CAP_SCOPES) != 0,
+			   .owner = srv->sub_owner};
+	a2m_event_shared_since(sh, &srv->push_after, &scope, srv->sub_kinds, push_view, srv);
 }

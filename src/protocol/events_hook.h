@@ -21,4 +21,16 @@
 */
 void a2m_events_on_change(void *ctx, const a2m_change *c);
 
+/*
+** A log shared by several servers (events/shared.h): writes the events
+** this call buffered, then pushes to the connection's subscription, in
+** order, every event after the last it was sent — this server's and every
+** other server's. Called by the handle with its lock held exclusively,
+** after each method and whenever the store hears another server commit
+** (store.h, watch). Cannot fail: a store that is down leaves the events
+** for the next call (the cursor of the log is the recovery path). A
+** no-op for a server's own log.
+*/
+void a2m_events_settle(void *srv);
+
 #endif

@@ -69,6 +69,7 @@ typedef struct a2m_server {
 	int         subscribed;
 	json_t     *sub_kinds;   /* owned; NULL = every kind */
 	char       *sub_owner;   /* owned; the subscriber's scope */
+	uint64_t    push_after;  /* a shared log: the last event pushed or passed */
 	/*
 	** Delivers one notification: the method and its params (borrowed). The
 	** handle frames it as it frames a response (server/handle.c): this layer says

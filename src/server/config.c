@@ -38,8 +38,10 @@ typedef struct option {
 /* Every option, with its default and its bounds: the one place they live
 ** (describe reports whatever is in force). */
 static const option options[] = {
-	TEXT(engine, "sqlite", "sqlite|memory", NULL),
+	TEXT(engine, "sqlite", "sqlite|memory|postgres", NULL),
 	TEXT(path, "a2m.db", NULL, NULL),
+	/* The file's only when the caller chose no store (load_file). */
+	TEXT(postgres, NULL, NULL, "postgres"),
 	TEXT(name, "a2m", NULL, "name"),
 	TEXT(capabilities, NULL, NULL, "capabilities"),
 	TEXT(synchronous, "full", "full|normal", NULL),
@@ -143,7 +145,10 @@ static int set_text(a2m_config *cfg, const option *o, const char *v)
 	char *copy = strdup(v);
 	if (!copy)
 		return fail(cfg, A2M_NOMEM, "out of memory");
-	free(*text_at(cfg, o));
+	char *old = *text_at(cfg, o);
+	if (old && o->offset == offsetof(a2m_config, postgres))
+		memset(old, 0, strlen(old));  /* it may hold a password */
+	free(old);
 	*text_at(cfg, o) = copy;
 	return A2M_OK;
 }
@@ -197,6 +202,9 @@ void a2m_config_free(a2m_config *cfg)
 {
 	if (!cfg)
 		return;
+	/* A connection string may hold a password: not left in freed memory. */
+	if (cfg->postgres)
+		memset(cfg->postgres, 0, strlen(cfg->postgres));
 	for (size_t i = 0; i < N_OPTIONS; i++)
 		if (options[i].kind == OPT_TEXT)
 			free(*text_at(cfg, &options[i]));
@@ -252,6 +260,12 @@ const char *a2m_config_get(a2m_config *cfg, const char *name)
 		return *text_at(cfg, o);
 	snprintf(cfg->value, sizeof cfg->value, "%" PRId64, *int_at(cfg, o));
 	return cfg->value;
+}
+
+int a2m_config_was_set(const a2m_config *cfg, const char *name)
+{
+	const option *o = find_option(name);
+	return o && (cfg->set & ((uint64_t)1 << (o - options))) != 0;
 }
 
 const char *a2m_config_errmsg(const a2m_config *cfg)
@@ -406,9 +420,14 @@ int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *lay
 	}
 	char bad[64];
 	const json_t *v;
+	/* A store the caller chose (an engine, a file) is not the file's to change. */
+	uint64_t chose_store = (uint64_t)1 << (find_option("engine") - options) |
+			       (uint64_t)1 << (find_option("path") - options);
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		const option *o = &options[i];
 		if (!o->file)
+			continue;
+		if (strcmp(o->name, "postgres") == 0 && (cfg->set & chose_store))
 			continue;
 		if (member_at(root, o->file, &v, bad, sizeof bad) != 0) {
 			snprintf(err, errlen, "%s: %s must be an object", path, bad);

@@ -18,8 +18,9 @@
 
 /* The options, resolved. Text options are owned copies (NULL: unset). */
 struct a2m_config {
-	char    *engine;          /* "sqlite" | "memory" */
+	char    *engine;          /* "sqlite" | "memory" | "postgres" */
 	char    *path;
+	char    *postgres;        /* libpq connection string; never logged */
 	char    *name;
 	char    *capabilities;
 	char    *synchronous;     /* "full" | "normal" */
@@ -58,13 +59,18 @@ struct a2m_config {
 */
 a2m_config *a2m_config_copy(const a2m_config *cfg);
 
+/* Whether the caller set the option called name (the file's do not count). */
+int a2m_config_was_set(const a2m_config *cfg, const char *name);
+
 /*
 ** Reads the JSON file at path into cfg: each member sets its option unless
 ** the caller set that option already, through the same checks as
-** a2m_config_set; "tiers" fills layout (left untouched when the file has
-** none). Returns 0; A2M_RANGE with a message naming the file and the
-** member in err (cfg may then hold some of the file's options); A2M_NOMEM
-** when memory ran out, never mistaken for an invalid file.
+** a2m_config_set ("postgres" only when the caller named neither an engine
+** nor a path: a store the caller chose is not the file's to change);
+** "tiers" fills layout (left untouched when the file has none). Returns 0;
+** A2M_RANGE with a message naming the file and the member in err (cfg may
+** then hold some of the file's options); A2M_NOMEM when memory ran out,
+** never mistaken for an invalid file.
 */
 int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *layout,
 			 char *err, size_t errlen);

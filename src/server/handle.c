@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "a2m.h"
+#include "protocol/events_hook.h"
 #include "protocol/protocol.h"
 #include "rpc/rpc.h"
 #include "server/delegate.h"
@@ -167,6 +168,8 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 	pthread_rwlock_wrlock(&h->lock);
 	call.push = network ? 0 : h->srv.can_push;
 	a2m_rpc_call(&call, &req, &o);
+	/* A shared log's events, logged before the answer (events_hook.h). */
+	a2m_events_settle(&h->srv);
 	/* A result holding the event log's objects is written before the lock
 	** goes, while they cannot change. */
 	int shares = req.method->shares;
@@ -206,6 +209,19 @@ static void deliver(void *ctx, const char *method, json_t *params)
 	free(text);
 }
 
+/*
+** The store heard another server commit (store.h, watch), on a thread of
+** its own: their events reach this connection's subscription in order,
+** under the lock like any call.
+*/
+static void heard(void *ctx)
+{
+	a2m *h = ctx;
+	pthread_rwlock_wrlock(&h->lock);
+	a2m_events_settle(&h->srv);
+	pthread_rwlock_unlock(&h->lock);
+}
+
 void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 {
 	if (h->delegate) {
@@ -223,6 +239,21 @@ void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)
 		h->srv.subscribed = 0;
 	}
 	pthread_rwlock_unlock(&h->lock);
+	/*
+	** Outside the lock: stopping the watch waits for a call of heard() in
+	** progress, which takes the lock. The store's thread runs only while
+	** a channel can carry what it hears.
+	*/
+	if (h->watched && fn && !h->watching) {
+		if (h->watched->ops->watch(h->watched, heard, h) == 0)
+			h->watching = 1;
+		else
+			a2m_log(A2M_LOG_WARN, "other servers' events will be pushed only at this"
+				" server's next request: %s", h->watched->errmsg);
+	} else if (h->watched && !fn && h->watching) {
+		h->watched->ops->watch(h->watched, NULL, NULL);
+		h->watching = 0;
+	}
 }
 
 void a2m_free(void *p)

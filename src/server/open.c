@@ -11,6 +11,7 @@
 
 #include "a2m.h"
 #include "events/event_log.h"
+#include "events/shared.h"
 #include "protocol/events_hook.h"
 #include "protocol/protocol.h"
 #include "rank/scorer.h"
@@ -156,6 +157,17 @@ int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
 		}
 		return a2m_store_memory_open(store, err, errlen) ? A2M_CANTOPEN : A2M_OK;
 	}
+	if (strcmp(cfg->engine, "postgres") == 0) {
+		/* Procedural records keep their text in the row (DECISIONS 024). */
+		a2m_postgres_options po = {.read_only = cfg->read_only != 0,
+					   .unembedded_index = cfg->embed_kind != NULL};
+		if (!cfg->postgres) {
+			snprintf(err, errlen, "the PostgreSQL engine needs a connection string");
+			return A2M_RANGE;
+		}
+		return a2m_store_postgres_open(cfg->postgres, &po, store, err, errlen)
+			? A2M_CANTOPEN : A2M_OK;
+	}
 	a2m_sqlite_options opt = {0};
 	opt.synchronous_full = strcmp(cfg->synchronous, "normal") != 0;
 	opt.read_only = cfg->read_only != 0;
@@ -213,12 +225,15 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	memset(layout, 0, sizeof *layout);
 	embedder = NULL;
 	stack = a2m_stack_new(store, scorer, &scfg);
+	/* Servers sharing a store share its event log (events/shared.h). */
+	a2m_store *shared = stack && store->ops->events_append ? store : NULL;
 	store = NULL;
 	scorer = NULL;
 	h = calloc(1, sizeof *h);
 	char *name = strdup(cfg->name);
-	a2m_event_log *events = (caps & A2M_CAP_EVENTS)
-		? a2m_event_log_new((size_t)cfg->events_retain) : NULL;
+	a2m_event_log *events = !(caps & A2M_CAP_EVENTS) ? NULL
+		: shared ? a2m_event_log_new_shared(shared, (size_t)cfg->events_retain)
+		: a2m_event_log_new((size_t)cfg->events_retain);
 	if (!stack || !h || !name || ((caps & A2M_CAP_EVENTS) && !events)) {
 		a2m_event_log_free(events);
 		free(name);
@@ -252,6 +267,10 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	h->srv.limits.max_where_values = cfg->max_where_values;
 	h->srv.limits.max_dimensions = cfg->max_dimensions;
 	a2m_stack_on_change(stack, a2m_events_on_change, &h->srv);
+	/* Other servers' events need a listener only once a channel can push
+	** (a2m_set_notify starts it). */
+	if (events && a2m_event_log_shared(events) && shared->ops->watch)
+		h->watched = shared;
 	*code = A2M_OK;
 	return h;
 fail:
@@ -287,6 +306,16 @@ int a2m_server_resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
 	}
 	if (cfg->default_recall_limit > cfg->max_recall_limit)
 		cfg->default_recall_limit = cfg->max_recall_limit;
+	/* A connection string selects PostgreSQL unless an engine was named. */
+	if (cfg->postgres && !a2m_config_was_set(cfg, "engine") && !a2m_config_was_set(cfg, "path") &&
+	    a2m_config_set(cfg, "engine", "postgres") != A2M_OK) {
+		snprintf(err, errlen, "out of memory");
+		return A2M_NOMEM;
+	}
+	if (strcmp(cfg->engine, "postgres") == 0 && !cfg->postgres) {
+		snprintf(err, errlen, "the engine postgres needs a connection string (option postgres)");
+		return A2M_RANGE;
+	}
 	/* After the file: resolved once, for the analyser and the store alike. */
 	if (cfg->helper_threads < 0)
 		cfg->helper_threads = a2m_helpers_default();
@@ -367,6 +396,9 @@ void a2m_close(a2m *h)
 		free(h);
 		return;
 	}
+	/* No call from the store's thread may reach a handle being freed. */
+	if (h->watching)
+		h->watched->ops->watch(h->watched, NULL, NULL);
 	a2m_stack_free(h->srv.stack);
 	a2m_event_log_free(h->srv.events);
 	a2m_describe_cache_free(h->srv.describe_cache);

@@ -21,6 +21,10 @@ struct a2m {
 	** get its turn (glibc's default lets readers overtake it forever). */
 	pthread_rwlock_t lock;
 	a2m_server      srv;
+	a2m_store      *watched;     /* borrowed from the stack: it tells of other
+	                                servers' commits (store.h, watch), which a
+	                                channel that can push is told of */
+	int             watching;    /* its watch runs: a notify callback is set */
 	a2m_notify_fn   notify;
 	void           *notify_user;
 	/* A delegated handle (server/delegate.h): every call goes to it, and

@@ -58,8 +58,9 @@ int a2m_stack_need_exclusive(a2m_error *err)
 
 int a2m_stack_dimensions(a2m_stack *st, int64_t *dims, a2m_error *err)
 {
-	if (st->dims < 0) {
-		/* Kept only once read: a failed read is not "no width yet". */
+	/* Not fixed yet here: another server sharing the store may have fixed
+	** it. Kept only once read: a failed read is not "no width yet". */
+	if (st->dims < 0 || (st->dims == 0 && st->store->ops->version)) {
 		char *v = NULL;
 		int rc = st->store->ops->meta_get(st->store, A2M_META_DIMS, &v);
 		if (rc) {
@@ -140,7 +141,10 @@ int a2m_stack_read_end(a2m_stack *st, a2m_error *err)
 
 uint64_t a2m_stack_generation(const a2m_stack *st)
 {
-	return atomic_load_explicit(&st->generation, memory_order_acquire);
+	uint64_t g = atomic_load_explicit(&st->generation, memory_order_acquire);
+	/* A store other servers write (store.h, version) moves on its own. */
+	const a2m_store *s = st->store;
+	return s->ops->version ? g + s->ops->version(st->store) : g;
 }
 
 /* Whatever was cached from the store may be stale from here on. */

@@ -163,7 +163,8 @@ int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts
 	if (!scope || !scope->scoped) {
 		/* Unscoped: the store counts each tier itself, once per change —
 		** describe is called far more often than the store changes. */
-		if (!st->counts_valid) {
+		uint64_t at = a2m_stack_generation(st);
+		if (!st->counts_valid || st->counts_at != at) {
 			for (size_t i = 0; i < l->n; i++) {
 				a2m_query q = {0};
 				q.tier = l->tiers[i].name;
@@ -171,6 +172,7 @@ int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts
 					return a2m_stack_store_error(st, err, rc);
 			}
 			st->counts_valid = 1;
+			st->counts_at = at;
 		}
 		memcpy(counts, st->counts, l->n * sizeof *counts);
 		return 0;

@@ -87,6 +87,8 @@ struct a2m_stack {
 	int64_t          dims;        /* base.c: cached embedding width; -1 = not read yet */
 	int64_t         *counts;      /* conversations.c: records per tier, cached for describe */
 	int              counts_valid;/* 0 after any commit or rollback (base.c) */
+	uint64_t         counts_at;   /* conversations.c: a2m_stack_generation() they
+	                                 were counted at */
 	/* base.c: + 1 at every commit and rollback; read without the handle's
 	** lock by the describe cache (a2m_stack_generation). */
 	_Atomic uint64_t generation;

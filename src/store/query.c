@@ -1,10 +1,12 @@
 /*
 ** query.c — what the store seam shares between engines: the exact-selection
-** predicate, the checks every write passes, and error reporting.
+** predicate and the byte range of a key prefix, the checks every write
+** passes, error reporting, and freeing a shared log's events.
 */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a2m.h"
@@ -57,4 +59,33 @@ int a2m_query_matches(const a2m_query *q, const a2m_record *rec)
 			return 0;
 	}
 	return 1;
+}
+
+void a2m_event_rows_free(a2m_event_rows *r)
+{
+	if (!r)
+		return;
+	free(r->v);
+	free(r->arena);
+	memset(r, 0, sizeof *r);
+}
+
+int a2m_store_prefix_upper(const char *prefix, char **upper, size_t *len)
+{
+	size_t n = strlen(prefix);
+	*upper = NULL;
+	*len = 0;
+	while (n > 0 && (unsigned char)prefix[n - 1] == 0xFF)
+		n--;
+	if (n == 0)
+		return 0;
+	char *u = malloc(n + 1);
+	if (!u)
+		return -1;
+	memcpy(u, prefix, n);
+	u[n - 1] = (char)((unsigned char)u[n - 1] + 1);
+	u[n] = '\0';
+	*upper = u;
+	*len = n;
+	return 0;
 }

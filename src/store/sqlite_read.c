@@ -92,32 +92,6 @@ static void term(filter *f, const char *sql, const char *value, size_t len)
 }
 
 /*
-** The least string greater than every string that starts with prefix, in
-** SQLite's BINARY (memcmp) order: drop trailing 0xFF bytes, then increment
-** the last byte. Sets *upper NULL when nothing is left (the prefix is all
-** 0xFF bytes), because then `key >= prefix` alone already implies the prefix.
-*/
-static int prefix_upper(const char *prefix, char **upper, size_t *len)
-{
-	size_t n = strlen(prefix);
-	*upper = NULL;
-	*len = 0;
-	while (n > 0 && (unsigned char)prefix[n - 1] == 0xFF)
-		n--;
-	if (n == 0)
-		return 0;
-	char *u = malloc(n + 1);
-	if (!u)
-		return -1;
-	memcpy(u, prefix, n);
-	u[n - 1] = (char)((unsigned char)u[n - 1] + 1);
-	u[n] = '\0';
-	*upper = u;
-	*len = n;
-	return 0;
-}
-
-/*
 ** Builds head + WHERE for q. key_prefix becomes the range
 ** `key >= prefix AND key < upper`: exact for any bytes ('%', '_', '\' and
 ** multi-byte UTF-8 alike, where LIKE would treat the first two as wildcards
@@ -151,7 +125,7 @@ static int filter_build(sqlstore *s, const a2m_query *q, const char *head, filte
 		term(f, "grp = ?", q->group, strlen(q->group));
 	if (q->key_prefix) {
 		size_t ulen;
-		if (prefix_upper(q->key_prefix, &f->upper, &ulen) != 0)
+		if (a2m_store_prefix_upper(q->key_prefix, &f->upper, &ulen) != 0)
 			return a2m_store_fail(&s->base, "scan: out of memory");
 		term(f, "key >= ?", q->key_prefix, strlen(q->key_prefix));
 		if (f->upper)

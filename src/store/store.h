@@ -6,8 +6,9 @@
 ** by tier/owner/session/key prefix, in creation order); it also keeps a few
 ** named store-level settings (meta_get/meta_set). It never decides
 ** policy: placement, spilling, scoping rules, ranking and the meaning of
-** `where` all live above it (stack/, rank/). Two engines implement it:
-** memory.c and sqlite.c; every behavioural test runs against both.
+** `where` all live above it (stack/, rank/). Three engines implement it:
+** memory.c, sqlite.c and postgres.c; every behavioural test runs against
+** each.
 **
 ** Conventions for every function pointer below:
 **   - return 0 on success, a negative enum a2m_code on failure (usually
@@ -30,10 +31,15 @@
 **     scan in progress, and no record is visited twice.
 **   - a store is used by one thread at a time (the handle's lock sees to it),
 **     except for read brackets (read_begin), which threads hold at once.
-**   - a store opened read-only (s->read_only set; SQLite only) refuses every
-**     write (insert, update, remove, meta_set) with A2M_READ_ONLY before
-**     touching anything. begin(), commit() and rollback() still work there:
+**   - a store opened read-only (s->read_only set; SQLite and PostgreSQL)
+**     refuses every write (insert, update, remove, meta_set) with
+**     A2M_READ_ONLY before touching anything. begin(), commit() and rollback() still work there:
 **     they bracket reads, which then see one consistent snapshot.
+**   - a store whose data lives in a server (PostgreSQL) answers every op
+**     with A2M_INTERNAL_ERROR and an errmsg beginning "store unavailable"
+**     while that server cannot be reached; the op after it is back
+**     reconnects by itself. A transaction the outage cut is gone: its ops
+**     fail until rollback().
 */
 #ifndef A2M_STORE_H
 #define A2M_STORE_H
@@ -297,8 +303,45 @@ typedef struct a2m_check_options {
 	void  *ctx;
 } a2m_check_options;
 
+/*
+** ---- What the servers of one deployment share (optional) -----------------
+**
+** An engine that several server processes write at once (PostgreSQL) keeps
+** there what they must agree on: a number that moves with every commit,
+** anyone's, so that what a server derived from the store (tier counts,
+** describe, the vector width) is known stale; a way to hear of other
+** servers' commits as they happen; and the event log of spec §4.12, so a
+** cursor one server issued is valid on every other and across restarts.
+*/
+
+/* Called on a thread of the store's own (see watch). */
+typedef void (*a2m_store_watch_fn)(void *ctx);
+
+/* One event of a shared log, as the layers above hand it in and read it back. */
+typedef struct a2m_event_row {
+	uint64_t    seq;        /* its position, given by the store at append */
+	int64_t     at;         /* ms since the epoch */
+	const char *body;       /* the event object of spec §4.12, as JSON text */
+	const char *owner;      /* with shared 0: only this owner sees it (NULL: no owner) */
+	int         shared;     /* every caller may see it */
+	const char *audience;   /* NULL, or JSON text: one [owner|null, shared] per id */
+} a2m_event_row;
+
+/* Events read back: strings owned by the struct (a2m_event_rows_free). */
+typedef struct a2m_event_rows {
+	a2m_event_row *v;
+	size_t         n;
+	uint64_t       oldest;  /* the oldest event retained; head + 1 when none is */
+	uint64_t       head;    /* the newest event ever appended; 0 before the first */
+	char           salt[40];/* the log's: names it in cursors (events.c) */
+	char          *arena;   /* the strings' storage */
+} a2m_event_rows;
+
+/* Frees what a2m_event_rows holds and zeroes it. */
+void a2m_event_rows_free(a2m_event_rows *r);
+
 typedef struct a2m_store_ops {
-	const char *engine;   /* "memory", "sqlite" */
+	const char *engine;   /* "memory", "sqlite", "postgres" */
 
 	int  (*begin)(a2m_store *s);
 	/*
@@ -500,6 +543,39 @@ typedef struct a2m_store_ops {
 	** a negative code with errmsg set (what was rebuilt before stays).
 	*/
 	int  (*repair)(a2m_store *s, const a2m_check_options *o, unsigned areas);
+	/* ---- shared by several servers (see above); NULL in memory and SQLite ---- */
+
+	/*
+	** A number that grows whenever any server of the deployment may have
+	** committed a change (this one included): what was computed from the
+	** store while it had one value may be stale once it has another. Asks
+	** the database, so it is current when it returns; 0 when it cannot be
+	** read (a caller then trusts nothing it cached). Any thread, any time.
+	*/
+	uint64_t (*version)(a2m_store *s);
+	/*
+	** From now on calls fn(ctx) on a thread of the store's own soon after
+	** another server commits (and after the store reconnected, when some
+	** may have been missed): the layers above then look at what changed,
+	** through the store as usual and under their own locks. One watcher per
+	** store; fn NULL stops it (and waits for a call in progress). Returns 0,
+	** or a negative code when the thread cannot be started.
+	*/
+	int  (*watch)(a2m_store *s, a2m_store_watch_fn fn, void *ctx);
+	/*
+	** Appends n events in one transaction of their own (none may be open),
+	** in order, after every event any server appended before: their seqs,
+	** consecutive from *first, are given here; events beyond the newest
+	** retain are dropped. Durable before it returns.
+	*/
+	int  (*events_append)(a2m_store *s, const a2m_event_row *rows, size_t n,
+			      int64_t retain, uint64_t *first);
+	/*
+	** The retained events after seq `after`, oldest first, at most max of
+	** them (0: none, only the bounds and salt), into *out (zeroed first;
+	** free with a2m_event_rows_free, also on failure).
+	*/
+	int  (*events_read)(a2m_store *s, uint64_t after, size_t max, a2m_event_rows *out);
 } a2m_store_ops;
 
 /* The part every engine's own struct starts with. */
@@ -612,6 +688,67 @@ typedef struct a2m_sqlite_options {
 int a2m_store_sqlite_open(const char *path, const a2m_sqlite_options *opt,
 			  a2m_store **out, char *err, size_t errlen);
 
+/*
+** How to open a PostgreSQL store. Zero-initialise, then set what you need;
+** a zeroed struct (or a NULL pointer) means read-write, in the schema the
+** connection string's search_path creates objects in.
+*/
+typedef struct a2m_postgres_options {
+	/*
+	** Serve an existing deployment and refuse writes (A2M_READ_ONLY before
+	** anything is sent): nothing is created or migrated, and the schema
+	** must be at exactly this build's version. Works against a hot standby.
+	*/
+	int         read_only;
+	/*
+	** The schema the deployment lives in, created when missing (read-write).
+	** NULL: the first schema of the connection's search_path (normally
+	** "public"). One schema is one deployment: its tables, advisory locks
+	** and notification channel are its own.
+	*/
+	const char *schema;
+	/* Keep an index of the records a server embedder may owe a vector. */
+	int         unembedded_index;
+} a2m_postgres_options;
+
+/*
+** Opens the deployment at conninfo (a libpq connection string: URL or
+** key=value), migrating an empty or older schema forward under an advisory
+** lock. libpq is loaded on the first call (store/postgres_api.h). opt and
+** conninfo are copied. Returns 0 and sets *out, or a negative code with a
+** message in err (errlen bytes; never the connection string or a password)
+** and *out NULL.
+*/
+int a2m_store_postgres_open(const char *conninfo, const a2m_postgres_options *opt,
+			    a2m_store **out, char *err, size_t errlen);
+
+/*
+** Drops the deployment in schema (its tables, everything in it) from the
+** database at conninfo: for benchmarks and tests that make throw-away
+** deployments. A schema that does not exist is not an error. Returns 0, or
+** a negative code with a message in err (errlen bytes).
+*/
+int a2m_store_postgres_drop(const char *conninfo, const char *schema, char *err,
+			    size_t errlen);
+
+/*
+** conninfo naming schema as the deployment (the first schema of its
+** search_path): for a key=value string " options='-csearch_path=S'" is
+** appended, for a URL "options=-csearch_path%3DS" as a query parameter.
+** The schema name must be letters, digits and '_'. Returns a string the
+** caller frees with free(), or NULL when memory runs out or the name is
+** not such.
+*/
+char *a2m_postgres_with_schema(const char *conninfo, const char *schema);
+
+/*
+** What may be said of conninfo in a log: "postgres host=H port=P dbname=D
+** user=U" with only the parts it names, never a password or any other
+** option. Returns a string the caller frees with free(), or NULL when
+** memory runs out. A string libpq cannot parse is described as such.
+*/
+char *a2m_postgres_describe(const char *conninfo);
+
 /* Sets s->errmsg from a printf-style format. Returns A2M_INTERNAL_ERROR. */
 int a2m_store_fail(a2m_store *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -632,7 +769,18 @@ unsigned a2m_store_failures_here(void);
 */
 int a2m_store_check_record(a2m_store *s, const a2m_record *rec, const char *op);
 
-/* True when rec matches the exact selection q (both engines share this). */
+/*
+** The least byte string above every string that starts with prefix, in
+** memcmp order (SQLite's BINARY, PostgreSQL's bytea): drop trailing 0xFF
+** bytes, then increment the last byte. Sets *upper (malloc'd, *len bytes,
+** NUL-terminated) or NULL when nothing is left (the prefix is all 0xFF
+** bytes): `key >= prefix` alone then implies the prefix. The engines turn
+** key_prefix into the range [prefix, upper) with it. Returns 0, or -1 when
+** memory runs out.
+*/
+int a2m_store_prefix_upper(const char *prefix, char **upper, size_t *len);
+
+/* True when rec matches the exact selection q (every engine shares this). */
 int a2m_query_matches(const a2m_query *q, const a2m_record *rec);
 
 /*

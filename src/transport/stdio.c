@@ -9,6 +9,7 @@
 */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,23 +49,32 @@ static int is_blank(const char *s, size_t n)
 	return 1;
 }
 
+typedef struct push_ctx push_ctx;
+
+/* write_message under the output's lock. */
+static int write_locked(push_ctx *p, char *msg, size_t len);
+
+/* Writes text (borrowed) and a newline under the output's lock; once one
+** such write failed, the others are skipped. */
+static int write_line_locked(push_ctx *p, const char *text);
+
 /* Handles one complete line; returns -1 if the response could not be written. */
-static int serve_line(a2m *h, int out_fd, const char *line, size_t len)
+static int serve_line(a2m *h, push_ctx *out, const char *line, size_t len)
 {
 	if (is_blank(line, len))
 		return 0;
 	char *resp;
-	if (a2m_handle(h, line, len, &resp) != A2M_OK)
+	if (a2m_handle(h, line, len, &resp) != A2M_OK) {
 		/* Memory ran out making the response: the request still gets
 		** one, without its id, which is lost with the rest. */
-		return a2m_write_all(out_fd, a2m_rpc_oom_reply, strlen(a2m_rpc_oom_reply)) ||
-		       a2m_write_all(out_fd, "\n", 1) ? -1 : 0;
+		return write_line_locked(out, a2m_rpc_oom_reply);
+	}
 	if (!resp)
 		return 0; /* a notification */
-	return write_message(out_fd, resp, strlen(resp));
+	return write_locked(out, resp, strlen(resp));
 }
 
-static int refuse_oversize(int out_fd, size_t max_line)
+static int refuse_oversize(push_ctx *out, size_t max_line)
 {
 	char msg[128];
 	snprintf(msg, sizeof msg, "Invalid request: message longer than %zu bytes", max_line);
@@ -72,32 +82,53 @@ static int refuse_oversize(int out_fd, size_t max_line)
 	char *resp = a2m_rpc_error_text(NULL, A2M_INVALID_REQUEST, msg,
 					json_pack("{sI}", "max_bytes", (json_int_t)max_line), &len);
 	a2m_log(A2M_LOG_WARN, "refused a message longer than %zu bytes", max_line);
-	return resp ? write_message(out_fd, resp, len) : 0;
+	return resp ? write_locked(out, resp, len) : 0;
 }
 
-/* Where push notifications go: the same stdout, one whole line each. */
-typedef struct push_ctx {
+/*
+** Where push notifications go: the same stdout, one whole line each. With
+** a store other servers share, a notification may come from the store's
+** own thread (a2m.h, a2m_set_notify) while this loop writes a response:
+** every line written holds mu, so no two lines mix.
+*/
+struct push_ctx {
 	int out_fd;
 	int failed;
-} push_ctx;
+	pthread_mutex_t mu;
+};
+
+static int write_locked(push_ctx *p, char *msg, size_t len)
+{
+	pthread_mutex_lock(&p->mu);
+	int rc = write_message(p->out_fd, msg, len);
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
 
 /* Called from inside a2m_handle() as each event happens, so a subscriber
 ** sees it without sending anything else; it is written before the response
 ** of the request that caused it, and never inside another message. */
 static void push_notification(const char *text, void *user)
 {
-	push_ctx *p = user;
-	if (p->failed)
-		return;
-	size_t len = strlen(text);
-	if (a2m_write_all(p->out_fd, text, len) != 0 || a2m_write_all(p->out_fd, "\n", 1) != 0)
+	write_line_locked(user, text);
+}
+
+static int write_line_locked(push_ctx *p, const char *text)
+{
+	pthread_mutex_lock(&p->mu);
+	if (!p->failed && (a2m_write_all(p->out_fd, text, strlen(text)) != 0 ||
+			   a2m_write_all(p->out_fd, "\n", 1) != 0))
 		p->failed = 1;
+	int rc = p->failed ? -1 : 0;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
 }
 
 int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		    volatile sig_atomic_t *stop, const sigset_t *wait_mask)
 {
 	push_ctx push = {.out_fd = out_fd};
+	pthread_mutex_init(&push.mu, NULL);
 	a2m_set_notify(h, push_notification, &push);
 	char *chunk = malloc(CHUNK);
 	char *line = NULL;
@@ -105,6 +136,7 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 	int discarding = 0, rc = 0;
 	if (!chunk) {
 		a2m_set_notify(h, NULL, NULL);
+		pthread_mutex_destroy(&push.mu);
 		return -1;
 	}
 	while (!*stop) {
@@ -126,7 +158,7 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		if (got == 0) {
 			/* EOF: a final line without its newline still counts. */
 			if (len && !discarding)
-				rc = serve_line(h, out_fd, line, len);
+				rc = serve_line(h, &push, line, len);
 			break;
 		}
 		const char *p = chunk, *end = chunk + got;
@@ -137,7 +169,7 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 				if (len + take > max_line) {
 					discarding = 1;
 					len = 0;
-					rc = refuse_oversize(out_fd, max_line);
+					rc = refuse_oversize(&push, max_line);
 				} else {
 					if (len + take > cap) {
 						size_t ncap = cap ? cap : CHUNK;
@@ -159,7 +191,7 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 			}
 			if (nl) {
 				if (!discarding && rc == 0)
-					rc = serve_line(h, out_fd, line, len);
+					rc = serve_line(h, &push, line, len);
 				discarding = 0;
 				len = 0;
 				/* Give back the memory of one huge line. */
@@ -176,7 +208,8 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		if (rc)
 			break;
 	}
-	a2m_set_notify(h, NULL, NULL);
+	a2m_set_notify(h, NULL, NULL);  /* waits for no call: it takes the handle's lock */
+	pthread_mutex_destroy(&push.mu);
 	free(chunk);
 	free(line);
 	return rc ? rc : (push.failed ? -1 : 0);

@@ -1,0 +1,475 @@
+/*
+** postgres_index.c — the PostgreSQL engine's term index (store.h, "The term
+** index"): the same analyser and the same figures as the other engines, so
+** BM25 (rank/bm25.c) ranks a PostgreSQL deployment exactly as it ranks a
+** SQLite file holding the same records.
+**
+** a2m_postings(term, seq, tf, dl) holds one row per (term, record), keyed
+** (term, seq): a term's postings are one index range. The analysis runs in
+** a2m, on the writing server, in the records' transaction: an insert's
+** postings are buffered and written with one INSERT ... unnest() of four
+** arrays when something reads the index or the transaction commits; an
+** update that changes content and a remove take the old postings out by
+** analysing the old content again (the analyser is deterministic, and a
+** deployment has one: postgres_txn.c refuses a server of another). The
+** figures BM25 needs (records with terms, their total length, records with
+** text but no term) live in a2m_state and move at each commit by what the
+** transaction changed; a read bracket reads them with its snapshot.
+**
+** Postings read in read brackets are kept in memory (postings_cache.h),
+** one cache per connection as in the SQLite engine, so a bracket lends
+** from its own (index_postings_view) without a lock, for as long as the
+** deployment's version (a2m_state.version) is the one they were read at:
+** the main connection's own commits that wrote no postings keep its cache,
+** any other commit (another server's included) empties a cache at its
+** next bracket. A server whose deployment is mostly read answers recall
+** from memory; one where other servers write all the time reads postings
+** from PostgreSQL.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "store/postgres_internal.h"
+
+/* Postings one connection's cache may hold (as a2m_posting, 16 bytes each). */
+#define CACHE_POSTINGS ((size_t)1 << 21)
+/* Buffered postings at which a transaction writes them out. */
+#define FLUSH_AT 50000
+
+typedef struct pending_op {
+	size_t   term;    /* offset in the arena */
+	uint32_t len, tf, dl;
+	int      sign;
+	int64_t  seq;
+} pending_op;
+
+struct a2m_pg_index {
+	a2m_indexer    *ix;
+	pending_op     *ops;
+	size_t          nops, cap;
+	char           *arena;
+	size_t          used, acap;
+	a2m_index_stats pending;     /* what the transaction adds to a2m_state */
+	int             wrote;       /* postings written in this transaction */
+};
+
+static a2m_pg_index *index_new(a2m_indexer *ix)
+{
+	a2m_pg_index *x = calloc(1, sizeof *x);
+	if (x)
+		x->ix = ix;
+	return x;
+}
+
+void a2m_pg_index_free(a2m_pg_index *x)
+{
+	if (!x)
+		return;
+	free(x->ops);
+	free(x->arena);
+	free(x);
+}
+
+int a2m_pg_index_analyze(pgstore *s, const char *text, a2m_doc_terms *dt)
+{
+	memset(dt, 0, sizeof *dt);
+	if (!s->index)
+		return 0;
+	if (s->index->ix->analyze(s->index->ix, text, dt) != 0)
+		return a2m_store_fail(&s->base, "index: out of memory");
+	return 0;
+}
+
+void a2m_pg_index_release(pgstore *s, a2m_doc_terms *dt)
+{
+	if (s->index)
+		s->index->ix->release(s->index->ix, dt);
+	memset(dt, 0, sizeof *dt);
+}
+
+int a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sign)
+{
+	a2m_pg_index *x = s->index;
+	if (!x)
+		return 0;
+	size_t bytes = 0;
+	for (size_t i = 0; i < dt->n; i++)
+		bytes += dt->terms[i].len;
+	if (x->nops + dt->n > x->cap) {
+		size_t cap = x->cap ? x->cap : 1024;
+		while (cap < x->nops + dt->n)
+			cap *= 2;
+		pending_op *ops = realloc(x->ops, cap * sizeof *ops);
+		if (!ops)
+			return a2m_store_fail(&s->base, "index: out of memory");
+		x->ops = ops;
+		x->cap = cap;
+	}
+	if (x->used + bytes > x->acap) {
+		size_t cap = x->acap ? x->acap : 16384;
+		while (cap < x->used + bytes)
+			cap *= 2;
+		char *arena = realloc(x->arena, cap);
+		if (!arena)
+			return a2m_store_fail(&s->base, "index: out of memory");
+		x->arena = arena;
+		x->acap = cap;
+	}
+	for (size_t i = 0; i < dt->n; i++) {
+		const a2m_term *t = &dt->terms[i];
+		memcpy(x->arena + x->used, t->text, t->len);
+		x->ops[x->nops++] = (pending_op){.term = x->used, .len = t->len, .tf = t->tf,
+						 .dl = dt->length, .sign = sign, .seq = seq};
+		x->used += t->len;
+	}
+	if (dt->n) {
+		x->pending.docs += sign;
+		x->pending.total_len += sign * (int64_t)dt->length;
+	} else if (dt->has_text) {
+		x->pending.unindexed += sign;
+	}
+	return x->nops >= FLUSH_AT ? a2m_pg_index_flush(s) : 0;
+}
+
+/* The arena the sort below compares terms in (qsort has no context). */
+static _Thread_local const char *sort_arena;
+
+/* (term, seq) order: the postings table's key, so an INSERT walks its b-tree in order. */
+static int op_cmp(const void *pa, const void *pb)
+{
+	const pending_op *a = pa, *b = pb;
+	uint32_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(sort_arena + a->term, sort_arena + b->term, n);
+	if (c)
+		return c;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Writes ops [a, b), all of one sign, in one statement, in the table's key order. */
+static int write_run(pgstore *s, size_t a, size_t b)
+{
+	a2m_pg_index *x = s->index;
+	int add = x->ops[a].sign > 0;
+	/* A run of one sign names each (term, seq) once: its order is free. */
+	sort_arena = x->arena;
+	qsort(x->ops + a, b - a, sizeof *x->ops, op_cmp);
+	pgarray terms, seqs, tfs, dls;
+	pgparams p;
+	PGresult *r;
+	a2m_pg_array_begin(&terms, PG_OID_BYTEA);
+	a2m_pg_array_begin(&seqs, PG_OID_INT8);
+	a2m_pg_array_begin(&tfs, PG_OID_INT4);
+	a2m_pg_array_begin(&dls, PG_OID_INT4);
+	for (size_t i = a; i < b; i++) {
+		const pending_op *o = &x->ops[i];
+		a2m_pg_array_add(&terms, x->arena + o->term, o->len);
+		a2m_pg_array_int8(&seqs, o->seq);
+		a2m_pg_array_int4(&tfs, (int32_t)o->tf);
+		a2m_pg_array_int4(&dls, (int32_t)o->dl);
+	}
+	int bad = a2m_pg_array_end(&terms) | a2m_pg_array_end(&seqs) | a2m_pg_array_end(&tfs) |
+		  a2m_pg_array_end(&dls);
+	int rc = 0;
+	if (bad) {
+		rc = a2m_store_fail(&s->base, "index: out of memory");
+	} else {
+		a2m_pg_params_init(&p);
+		a2m_pg_param_bytea(&p, terms.buf, terms.len);
+		a2m_pg_param_bytea(&p, seqs.buf, seqs.len);
+		if (add) {
+			a2m_pg_param_bytea(&p, tfs.buf, tfs.len);
+			a2m_pg_param_bytea(&p, dls.buf, dls.len);
+		}
+		rc = a2m_pg_run(s, &s->main, add ? PG_POSTINGS_ADD : PG_POSTINGS_DEL, &p, "index",
+				&r);
+		if (rc == 0)
+			s->pq->clear(r);
+	}
+	a2m_pg_array_free(&terms);
+	a2m_pg_array_free(&seqs);
+	a2m_pg_array_free(&tfs);
+	a2m_pg_array_free(&dls);
+	return rc;
+}
+
+int a2m_pg_index_flush(pgstore *s)
+{
+	a2m_pg_index *x = s->index;
+	int rc = 0;
+	if (!x || !x->nops)
+		return 0;
+	/* In order, a run of one sign per statement: an update's removal
+	** before its addition, whatever the two share. */
+	for (size_t a = 0, b; a < x->nops && !rc; a = b) {
+		for (b = a + 1; b < x->nops && x->ops[b].sign == x->ops[a].sign; b++)
+			;
+		rc = write_run(s, a, b);
+	}
+	x->nops = 0;
+	x->used = 0;
+	x->wrote = 1;
+	if (rc)
+		a2m_pg_tx_fail(s);
+	return rc;
+}
+
+void a2m_pg_index_pending(const pgstore *s, a2m_index_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	if (s->index)
+		*out = s->index->pending;
+}
+
+void a2m_pg_index_end(pgstore *s, int committed, uint64_t from, uint64_t to)
+{
+	a2m_pg_index *x = s->index;
+	if (!x)
+		return;
+	if (s->main.pcache && committed && x->wrote)
+		a2m_pcache_clear(s->main.pcache);
+	else if (s->main.pcache && committed)
+		a2m_pcache_adopt(s->main.pcache, from, to);
+	x->nops = 0;
+	x->used = 0;
+	x->wrote = 0;
+	memset(&x->pending, 0, sizeof x->pending);
+}
+
+/* ---- attach, and the rebuild ------------------------------------------------------ */
+
+/* Reads every record's content in seq order, a page at a time, indexing it. */
+static int rebuild(pgstore *s)
+{
+	int64_t after = 0;
+	int rc;
+	if ((rc = a2m_pg_exec(s, &s->main, "DELETE FROM a2m_postings;"
+			      " UPDATE a2m_state SET docs = 0, total_len = 0, unindexed = 0",
+			      "index rebuild", NULL)))
+		return rc;
+	s->wrote = 1;
+	for (;;) {
+		pgparams p;
+		PGresult *r;
+		a2m_pg_params_init(&p);
+		a2m_pg_param_int8(&p, after);
+		rc = a2m_pg_run_named(s, &s->main, "a2m_rebuild",
+				      "SELECT seq, content FROM a2m_records WHERE seq > $1"
+				      " ORDER BY seq LIMIT 2000", &p, "index rebuild", &r);
+		if (rc)
+			return rc;
+		int rows = s->pq->ntuples(r);
+		for (int i = 0; i < rows && !rc; i++) {
+			a2m_doc_terms dt;
+			after = a2m_pg_int8(s, r, i, 0);
+			if (!(rc = a2m_pg_index_analyze(s, s->pq->getvalue(r, i, 1), &dt)))
+				rc = a2m_pg_index_apply(s, after, &dt, 1);
+			a2m_pg_index_release(s, &dt);
+		}
+		s->pq->clear(r);
+		if (rc || rows < 2000)
+			return rc;
+	}
+}
+
+int a2m_pg_index_attach(pgstore *s, a2m_indexer *ix)
+{
+	if (s->in_tx)
+		return a2m_store_fail(&s->base, "index_attach: a transaction is open");
+	a2m_pg_index_free(s->index);
+	s->index = NULL;
+	a2m_pg_index *x = index_new(ix);
+	if (!x)
+		return a2m_store_fail(&s->base, "index_attach: out of memory");
+	snprintf(s->index_version, sizeof s->index_version, "pg1 %s", ix->version);
+	/* Begun without the index: the version check at begin is what a
+	** rebuild is about to settle. */
+	int rc = a2m_pg_begin(&s->base);
+	if (rc) {
+		a2m_pg_index_free(x);
+		return rc;
+	}
+	PGresult *r;
+	if ((rc = a2m_pg_run(s, &s->main, PG_STATE, NULL, "index_attach", &r))) {
+		a2m_pg_rollback(&s->base);
+		a2m_pg_index_free(x);
+		return rc;
+	}
+	int same = s->pq->ntuples(r) > 0 && !s->pq->getisnull(r, 0, 5) &&
+		   strcmp(s->pq->getvalue(r, 0, 5), s->index_version) == 0;
+	s->pq->clear(r);
+	if (same || s->base.read_only) {
+		a2m_pg_rollback(&s->base);
+		/* Read-only and built by another analysis: no index (store.h). */
+		if (same)
+			s->index = x;
+		else
+			a2m_pg_index_free(x);
+		return 0;
+	}
+	s->index = x;
+	pgparams p;
+	a2m_pg_params_init(&p);
+	a2m_pg_param_text(&p, s->index_version);
+	if (!(rc = rebuild(s)) &&
+	    !(rc = a2m_pg_run_named(s, &s->main, "a2m_index_version",
+				    "UPDATE a2m_state SET index_version = $1", &p, "index_attach",
+				    &r)))
+		s->pq->clear(r);
+	if (rc) {
+		a2m_pg_rollback(&s->base);
+		s->index = NULL;
+		a2m_pg_index_free(x);
+		return rc;
+	}
+	if ((rc = a2m_pg_commit(&s->base))) {
+		s->index = NULL;
+		a2m_pg_index_free(x);
+	}
+	return rc;
+}
+
+/* ---- reads ---------------------------------------------------------------------------- */
+
+/*
+** Where the figures come from: a bracket's snapshot, the write transaction
+** (its start plus what it added), or the state row now.
+*/
+int a2m_pg_index_stats(a2m_store *base, a2m_index_stats *out)
+{
+	pgstore *s = (pgstore *)base;
+	pgconn *c = a2m_pg_conn(s);
+	memset(out, 0, sizeof *out);
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	if (c != &s->main && c->stats_known) {
+		*out = c->stats;
+		return 0;
+	}
+	int rc = 0;
+	pgstate st;
+	if (c == &s->main && !s->in_tx)
+		rc = a2m_pg_ready(s, c);
+	if (!rc)
+		rc = a2m_pg_state(s, c, "index_stats", &st);
+	if (rc) {
+		if (c == &s->main)
+			a2m_pg_tx_fail(s);
+		return rc;
+	}
+	*out = st.stats;
+	if (c == &s->main && s->in_tx) {
+		out->docs += s->index->pending.docs;
+		out->total_len += s->index->pending.total_len;
+		out->unindexed += s->index->pending.unindexed;
+	}
+	return 0;
+}
+
+void a2m_pg_index_bracket(pgconn *c, int begins)
+{
+	if (!c->pcache)
+		return;
+	if (begins)
+		a2m_pcache_validate(c->pcache, c->version);
+	a2m_pcache_next_period(c->pcache);
+}
+
+/*
+** Reads term's postings from the database into a new array (*v, *n), on
+** c: main inside a write transaction sees its own, flushed first.
+*/
+static int fetch(pgstore *s, pgconn *c, const char *term, size_t len, a2m_posting **v,
+		 size_t *n)
+{
+	pgparams p;
+	PGresult *r;
+	int rc = 0;
+	*v = NULL;
+	*n = 0;
+	if (c == &s->main && s->in_tx)
+		rc = s->tx_failed ? A2M_INTERNAL_ERROR : a2m_pg_held_flush(s);
+	if (!rc && c == &s->main && s->in_tx)
+		rc = a2m_pg_index_flush(s);
+	else if (!rc && c == &s->main)
+		rc = a2m_pg_ready(s, c);
+	a2m_pg_params_init(&p);
+	a2m_pg_param_bytea(&p, term, len);
+	if (!rc)
+		rc = a2m_pg_run(s, c, PG_POSTINGS, &p, "index_postings", &r);
+	if (rc) {
+		if (c == &s->main)
+			a2m_pg_tx_fail(s);
+		return rc;
+	}
+	int rows = s->pq->ntuples(r);
+	if (!(*v = malloc((size_t)(rows ? rows : 1) * sizeof **v))) {
+		s->pq->clear(r);
+		return a2m_store_fail(&s->base, "index_postings: out of memory");
+	}
+	for (int i = 0; i < rows; i++)
+		(*v)[i] = (a2m_posting){a2m_pg_int8(s, r, i, 0), (uint32_t)a2m_pg_int4(s, r, i, 1),
+					(uint32_t)a2m_pg_int4(s, r, i, 2)};
+	*n = (size_t)rows;
+	s->pq->clear(r);
+	return 0;
+}
+
+/* The bracket's cache (made at its first use), or NULL outside a bracket. */
+static a2m_pcache *bracket_cache(pgstore *s, pgconn *c)
+{
+	if (!a2m_pg_in_bracket(s))
+		return NULL;
+	if (!c->pcache && (c->pcache = a2m_pcache_new(CACHE_POSTINGS)))
+		a2m_pcache_validate(c->pcache, c->version);
+	return c->pcache;
+}
+
+int a2m_pg_index_postings(a2m_store *base, const char *term, size_t len,
+			  a2m_posting_visit visit, void *ctx)
+{
+	pgstore *s = (pgstore *)base;
+	pgconn *c = a2m_pg_conn(s);
+	a2m_pcache *cache;
+	a2m_posting *v;
+	size_t n;
+	int rc = 0;
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	if ((cache = bracket_cache(s, c)) && a2m_pcache_visit(cache, term, len, visit, ctx, &rc))
+		return rc;
+	if ((rc = fetch(s, c, term, len, &v, &n)))
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = visit(v[i].seq, v[i].tf, v[i].dl, ctx);
+	if (cache && !rc)
+		a2m_pcache_put(cache, term, len, v, n);
+	free(v);
+	return rc;
+}
+
+/* Lends from the bracket's cache, filling it first; outside a bracket: 1, not lent. */
+int a2m_pg_index_view(a2m_store *base, const char *term, size_t len,
+		      const a2m_posting **v, size_t *n)
+{
+	pgstore *s = (pgstore *)base;
+	pgconn *c = a2m_pg_conn(s);
+	a2m_pcache *cache;
+	a2m_posting *got;
+	size_t count;
+	int rc;
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	if (!(cache = bracket_cache(s, c)))
+		return 1;
+	if (a2m_pcache_lend(cache, term, len, v, n))
+		return 0;
+	if ((rc = fetch(s, c, term, len, &got, &count)))
+		return rc;
+	a2m_pcache_put(cache, term, len, got, count);
+	free(got);
+	return a2m_pcache_lend(cache, term, len, v, n) ? 0 : 1;
+}

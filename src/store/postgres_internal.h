@@ -1,0 +1,437 @@
+/*
+** postgres_internal.h — what the files of the PostgreSQL engine share, for
+** them only: the engine's structs, its statements, and the functions one of
+** its files defines and another calls.
+**
+** The engine is one storage seam implementation (store.h) spread over
+** postgres.c (open, close, the writes, the ops table), postgres_conn.c (a
+** connection: connecting, reconnecting, statements, pipelines, what a lost
+** server looks like), postgres_wire.c (binary parameters, arrays, cells), postgres_schema.c (the numbered
+** migrations, under an advisory lock), postgres_rows.c (a record's row:
+** binding it, reading it back), postgres_read.c (lookups, scans, counts),
+** postgres_txn.c (transactions, the deployment's write lock, store-level
+** settings), postgres_pool.c (read brackets on connections of their own),
+** postgres_held.c (inserts held back and written many rows per statement),
+** postgres_index.c (the term index's postings and figures),
+** postgres_vectors.c (vector search from a cache of the rows),
+** postgres_events.c (the shared event log) and postgres_listen.c (the
+** listener thread: other servers' commits, by LISTEN/NOTIFY). Nothing
+** outside those files includes this header: the rest of the server sees
+** only a2m_store_postgres_open() and the ops.
+**
+** One deployment is one schema of one database: every table lives in the
+** schema the connection creates objects in (search_path, or the schema
+** option), and the advisory locks and the notification channel are named
+** after that schema, so two deployments in one database never meet.
+*/
+#ifndef A2M_POSTGRES_INTERNAL_H
+#define A2M_POSTGRES_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/postgres_api.h"
+#include "store/postings_cache.h"
+#include "store/store.h"
+
+/* The columns every record SELECT returns, in the order a2m_pg_read_row() reads them. */
+#define PG_COLUMNS \
+	"seq, id, content, created_at, role, metadata, grp, tier, salience," \
+	" accessed_at, access_count, owner, session, key, revision, embedding," \
+	" uri, media_type, gen_embedding"
+#define PG_NCOLUMNS 19
+
+/*
+** The prepared statements every connection may need, by number; the SQL of
+** each is in postgres_conn.c's table. A connection prepares one the first
+** time it runs it (a2m_pg_run), and again after a reconnect.
+*/
+typedef enum pg_stmt {
+	PG_GET,            /* $1 id */
+	PG_GET_BY_KEY,     /* $1 owner is null, $2 owner or '', $3 key */
+	PG_BY_SEQ,         /* $1 seq */
+	PG_BY_SEQS,        /* $1 int8[] */
+	PG_OLD,            /* $1 id: seq, content, tier (a write's old row) */
+	PG_UPDATE,         /* $1 id, $2.. the other fields (a2m_pg_bind_record) */
+	PG_REMOVE,         /* $1 id */
+	PG_TOUCH,          /* $1 seq, $2 add, $3 at */
+	PG_META_GET,       /* $1 name */
+	PG_META_SET,       /* $1 name, $2 value */
+	PG_META_DEL,       /* $1 name */
+	PG_STATE,          /* the one row of a2m_state */
+	PG_COUNT_BUCKET,   /* $1 tier null, $2 tier, $3 session null, $4 session */
+	PG_COUNT_TIER,     /* $1 tier null, $2 tier */
+	PG_COUNT_SESSION,  /* $1 session null, $2 session */
+	PG_COUNT_ALL,
+	PG_POSTINGS,       /* $1 term: seq, tf, dl */
+	PG_POSTINGS_ADD,   /* $1 bytea[], $2 int8[], $3 int4[], $4 int4[] */
+	PG_POSTINGS_DEL,   /* $1 bytea[], $2 int8[] */
+	PG_UNEMBEDDED,     /* $1 tier null, $2 tier, $3 after seq: 256 records */
+	PG_VECTORS,        /* every record with a vector: seq, tier, owner, embedding, salience, gen */
+	PG_SEQ_OF,         /* $1 id: seq */
+	PG_EVENTS_ADD,     /* $1 int8[] at, $2 text[] body, $3 text[] owner, $4 bool[] shared,
+	                      $5 text[] audience, $6 retain, $7 how many: the first seq */
+	PG_EVENTS_READ,    /* $1 after, $2 limit */
+	PG_EVENTS_BOUNDS,  /* oldest retained, head */
+	PG_NSTMTS
+} pg_stmt;
+
+/* The most rows one held INSERT writes (postgres_held.c). */
+#define PG_HELD_ROWS 64
+
+/* One libpq connection and the statements it has prepared. */
+typedef struct pgconn {
+	PGconn   *conn;
+	uint64_t  prepared;               /* bit i: pg_stmt i is prepared here */
+	char    **scans;                  /* statements prepared here by name (a scan's
+	                                     shape, the n-row INSERTs, ...) */
+	size_t    nscans;
+	int       broken;                 /* the server went away: reconnect before use */
+	int       in_tx;                  /* a transaction is open on it */
+	/* The postings this connection read in read brackets (postgres_index.c),
+	** NULL until its first; kept while the deployment's version stays. */
+	a2m_pcache *pcache;
+	/* A read bracket's snapshot (postgres_pool.c): */
+	uint64_t  version;                /* a2m_state.version it sees */
+	a2m_index_stats stats;            /* the index's figures it sees */
+	int       stats_known;
+} pgconn;
+
+typedef struct a2m_pg_pool a2m_pg_pool;
+typedef struct a2m_pg_held a2m_pg_held;
+typedef struct a2m_pg_index a2m_pg_index;
+typedef struct a2m_pg_vectors a2m_pg_vectors;
+typedef struct a2m_pg_listen a2m_pg_listen;
+
+typedef struct pgstore {
+	a2m_store        base;
+	const a2m_pq_api *pq;
+	char            *conninfo;      /* secret: never logged (a2m_pg_describe) */
+	char            *where;         /* what may be said of it: host, port, database */
+	char            *schema;        /* NULL: whatever search_path creates in */
+	int64_t          lock_class;    /* the advisory locks' first key */
+	int32_t          lock_write;    /* ... the write lock's second */
+	int32_t          lock_schema;   /* ... the migrations' */
+	char             channel[64];   /* the notification channel */
+	char             origin[20];    /* this store's name in its notifications */
+	pgconn           main;          /* the writer's connection */
+	a2m_pg_pool     *pool;          /* read brackets' connections */
+	/* The write transaction (postgres_txn.c): */
+	int              in_tx;         /* begin() ran and no commit/rollback yet */
+	int              tx_failed;     /* a statement failed in it: only rollback is left */
+	int              relaxed;       /* it commits with synchronous_commit off */
+	int64_t          seq_next;      /* the next seq to give out (read at begin) */
+	int64_t          seq_start;     /* seq_next when the transaction began */
+	uint64_t         tx_version;    /* a2m_state.version when it began */
+	int              wrote;         /* it changed something: the version moves at commit */
+	a2m_pg_held     *held;          /* inserts not yet written (postgres_held.c) */
+	a2m_pg_index    *index;         /* NULL until index_attach */
+	a2m_pg_vectors  *vectors;
+	a2m_pg_listen   *listen;        /* the listener thread, once asked for */
+	/* The newest a2m_state.version this process has seen (any thread). */
+	_Atomic uint64_t version_seen;
+	int              unembedded_index;
+	char             index_version[160]; /* the analysis this server indexes with */
+} pgstore;
+
+/* ---- postgres_conn.c, postgres_wire.c: connections, statements, values ----- */
+
+/*
+** Statement parameters: up to max values, each text (format 0) or binary
+** (format 1), the binary numbers kept in the struct itself.
+*/
+typedef struct pgparams {
+	int          n, max;
+	const char **values;
+	int         *lengths;
+	int         *formats;
+	char       (*num)[8];
+	/* For the few fixed statements, storage in the struct: */
+	const char  *v_[24];
+	int          l_[24], f_[24];
+	char         num_[24][8];
+} pgparams;
+
+/* Zeroed params with room for 24 values. */
+void a2m_pg_params_init(pgparams *p);
+/* Room for max values (a held INSERT's); returns 0, or -1 when memory runs out. */
+int  a2m_pg_params_alloc(pgparams *p, int max);
+void a2m_pg_params_free(pgparams *p);
+/* Appends a value: text (NULL = SQL NULL), int8, float8, bool, bytea (binary). */
+void a2m_pg_param_text(pgparams *p, const char *s);
+void a2m_pg_param_int8(pgparams *p, int64_t v);
+void a2m_pg_param_float8(pgparams *p, double v);
+void a2m_pg_param_bool(pgparams *p, int v);
+void a2m_pg_param_bytea(pgparams *p, const void *data, size_t len);
+
+/*
+** Opens c (closing what it held) with s's conninfo and settings: UTF-8,
+** the schema, no notices on stderr. Returns 0, or A2M_INTERNAL_ERROR with
+** s->base.errmsg saying the store is unavailable and why (never the
+** connection string).
+*/
+int  a2m_pg_connect(pgstore *s, pgconn *c);
+
+/* Closes c and forgets what it prepared. */
+void a2m_pg_disconnect(pgstore *s, pgconn *c);
+
+/*
+** Before using c outside a transaction: reconnects it if the server went
+** away since (the next request after an outage finds the server back by
+** itself). Returns 0, or A2M_INTERNAL_ERROR with errmsg set.
+*/
+int  a2m_pg_ready(pgstore *s, pgconn *c);
+
+/*
+** Runs statement st on c (preparing it first if c has not), results in
+** binary. *res is set on success (PGRES_COMMAND_OK or TUPLES_OK; the
+** caller PQclear()s it) and NULL on failure. Returns 0, A2M_INVALID_PARAMS
+** for a unique violation (errmsg names op), or A2M_INTERNAL_ERROR with
+** errmsg set; a lost server marks c broken and says so.
+*/
+int  a2m_pg_run(pgstore *s, pgconn *c, pg_stmt st, const pgparams *p, const char *op,
+		PGresult **res);
+
+/*
+** Runs a statement prepared under name from sql (prepared on c the first
+** time that name is run there; a2m_pg_run's answers).
+*/
+int  a2m_pg_run_named(pgstore *s, pgconn *c, const char *name, const char *sql,
+		      const pgparams *p, const char *op, PGresult **res);
+
+/*
+** One statement of a pipeline: a prepared one by number (st), or text
+** (st PG_NSTMTS, sql) sent as it is, either with params p (NULL: none).
+** keep: *res gets its result (the caller clears it), else it is dropped.
+*/
+typedef struct pgstep {
+	pg_stmt         st;
+	const char     *sql;
+	const pgparams *p;
+	int             keep;
+	PGresult       *res;
+} pgstep;
+
+/*
+** Sends steps[0..n) in one round trip (libpq's pipeline mode) and reads
+** their results in order. Returns 0 when every one succeeded, else the
+** first failure's code, as a2m_pg_run reports it; the statements after a
+** failed one did not run. Statements not yet prepared on c are prepared
+** first (a round trip each, once per connection).
+*/
+int  a2m_pg_pipeline(pgstore *s, pgconn *c, pgstep *steps, size_t n, const char *op);
+
+/* Runs fixed SQL (one or more statements, no parameters, text results). */
+int  a2m_pg_exec(pgstore *s, pgconn *c, const char *sql, const char *op, PGresult **res);
+
+/*
+** Checks a result: 0 for PGRES_COMMAND_OK / TUPLES_OK, else the code
+** a2m_pg_run documents (clears res). For callers of libpq's own calls.
+*/
+int  a2m_pg_check(pgstore *s, pgconn *c, PGresult *res, const char *op);
+
+/* Whether c lost its server (the last failure was the connection's). */
+int  a2m_pg_lost(pgstore *s, pgconn *c);
+
+/* Cell readers for binary results. */
+int64_t a2m_pg_int8(pgstore *s, const PGresult *r, int row, int col);
+int32_t a2m_pg_int4(pgstore *s, const PGresult *r, int row, int col);
+double  a2m_pg_float8(pgstore *s, const PGresult *r, int row, int col);
+int     a2m_pg_isnull(pgstore *s, const PGresult *r, int row, int col);
+/* A copy of a text cell (NULL for SQL NULL; *oom set when memory runs out). */
+char   *a2m_pg_text(pgstore *s, const PGresult *r, int row, int col, int *oom);
+
+/* Big-endian helpers for binary values. */
+void    a2m_pg_put64(char *out, uint64_t v);
+uint64_t a2m_pg_get64(const char *in);
+void    a2m_pg_put32(char *out, uint32_t v);
+uint32_t a2m_pg_get32(const char *in);
+
+/*
+** A binary array value (PostgreSQL's array wire format) being built: one
+** dimension of n elements of type oid, each given as bytes (or NULL).
+*/
+typedef struct pgarray {
+	char  *buf;
+	size_t len, cap;
+	size_t count_at;     /* where the element count goes */
+	int    n;
+	int    oom;
+} pgarray;
+
+void a2m_pg_array_begin(pgarray *a, unsigned oid);
+void a2m_pg_array_add(pgarray *a, const void *data, size_t len);
+void a2m_pg_array_null(pgarray *a);
+void a2m_pg_array_int8(pgarray *a, int64_t v);
+void a2m_pg_array_int4(pgarray *a, int32_t v);
+void a2m_pg_array_bool(pgarray *a, int v);
+/* Finishes a: returns 0, or -1 when memory ran out (a freed). */
+int  a2m_pg_array_end(pgarray *a);
+void a2m_pg_array_free(pgarray *a);
+
+/* PostgreSQL type oids the engine sends. */
+#define PG_OID_BOOL   16
+#define PG_OID_BYTEA  17
+#define PG_OID_INT8   20
+#define PG_OID_INT4   23
+#define PG_OID_TEXT   25
+
+/* ---- postgres_rows.c: a record's row ------------------------------------- */
+
+/*
+** Appends the parameters of rec's row in PG_COLUMNS order but seq (id
+** first, then content .. gen_embedding), as PG_UPDATE and every row of a
+** held INSERT take them. rec must outlive the statement; scratch holds the
+** vectors' bytes until the statement ran (the caller frees it with free()).
+** Returns 0, or -1 when memory runs out.
+*/
+int  a2m_pg_bind_record(pgparams *p, const a2m_record *rec, char **scratch);
+
+/* Fills the zeroed rec from row of r (PG_COLUMNS). Returns 0 or fails (rec cleared). */
+int  a2m_pg_read_row(pgstore *s, const PGresult *r, int row, a2m_record *rec);
+
+/* ---- postgres_schema.c: migrations ---------------------------------------- */
+
+/*
+** Brings the deployment's schema to this build's version, each missing
+** step in one transaction, under the migration lock, so any number of
+** servers may start together against an empty database; refuses a newer
+** schema. Read-only: checks the version only. Returns 0 or fails.
+*/
+int  a2m_pg_migrate(pgstore *s, int read_only);
+
+/* ---- postgres_txn.c: transactions, the write lock, meta ------------------- */
+
+int  a2m_pg_begin(a2m_store *base);
+int  a2m_pg_begin_relaxed(a2m_store *base);
+int  a2m_pg_commit(a2m_store *base);
+void a2m_pg_rollback(a2m_store *base);
+int  a2m_pg_meta_get(a2m_store *base, const char *name, char **value);
+int  a2m_pg_meta_set(a2m_store *base, const char *name, const char *value);
+
+/*
+** A write op called outside a transaction runs in one of its own: *own is
+** set when this call began it, and a2m_pg_autocommit_end() then commits
+** (rc 0) or rolls it back. A write op inside a transaction that already
+** failed is refused (A2M_INTERNAL_ERROR, the first failure's message kept).
+*/
+int  a2m_pg_autocommit_begin(pgstore *s, int *own);
+int  a2m_pg_autocommit_end(pgstore *s, int own, int rc);
+
+/* A statement of the open transaction failed: only rollback is left. */
+void a2m_pg_tx_fail(pgstore *s);
+
+/* The deployment's state row (a2m_state) as one connection reads it. */
+typedef struct pgstate {
+	uint64_t        version;   /* moves at every commit that wrote */
+	int64_t         seq;       /* the last seq given out */
+	a2m_index_stats stats;     /* the term index's figures */
+} pgstate;
+
+/* Reads the state row on c (and notes its version). Returns 0 or fails. */
+int  a2m_pg_state(pgstore *s, pgconn *c, const char *op, pgstate *out);
+
+/* The store-level version advanced to v (seen anywhere): noted, never moved back. */
+void a2m_pg_saw_version(pgstore *s, uint64_t v);
+
+/* ---- postgres_pool.c: read brackets --------------------------------------- */
+
+/* The connection this thread reads through: its bracket's, else main. */
+pgconn *a2m_pg_conn(pgstore *s);
+/* Whether this thread holds a bracket on s. */
+int  a2m_pg_in_bracket(pgstore *s);
+
+a2m_pg_pool *a2m_pg_pool_new(void);
+void a2m_pg_pool_free(pgstore *s, a2m_pg_pool *p);
+int  a2m_pg_read_begin(a2m_store *base);
+int  a2m_pg_read_end(a2m_store *base);
+
+/*
+** Runs fn on a connection of the pool, outside any bracket, from any thread
+** (the version op and the listener's reads). Returns fn's answer, or
+** A2M_INTERNAL_ERROR when no connection could be had.
+*/
+int  a2m_pg_with_conn(pgstore *s, int (*fn)(pgstore *s, pgconn *c, void *ctx), void *ctx);
+
+/* ---- postgres_read.c: reads ------------------------------------------------ */
+
+int a2m_pg_get(a2m_store *base, const char *id, a2m_record **out);
+int a2m_pg_get_by_key(a2m_store *base, const char *owner, const char *key, a2m_record **out);
+int a2m_pg_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit, void *ctx);
+int a2m_pg_count(a2m_store *base, const a2m_query *q, int64_t *out);
+int a2m_pg_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
+		      a2m_record_visit visit, void *ctx);
+int a2m_pg_scan_unembedded(a2m_store *base, const char *tier, a2m_record_visit visit,
+			   void *ctx);
+
+/*
+** Steps a single-row lookup's result: *out = a new record or NULL. Clears r.
+*/
+int a2m_pg_fetch_one(pgstore *s, PGresult *r, a2m_record **out);
+
+/* ---- postgres_held.c: inserts held back ------------------------------------ */
+
+a2m_pg_held *a2m_pg_held_new(void);
+void a2m_pg_held_free(a2m_pg_held *h);
+/* Copies rec (its seq given) to be written later. Returns 0 or fails. */
+int  a2m_pg_held_add(pgstore *s, const a2m_record *rec);
+/* Writes what is held, in multi-row INSERTs. Returns 0, or fails (the
+** transaction can only be rolled back then). */
+int  a2m_pg_held_flush(pgstore *s);
+/* Forgets what is held (rollback). */
+void a2m_pg_held_drop(a2m_pg_held *h);
+/* Whether id is held (an insert not yet written). */
+int  a2m_pg_held_has(const a2m_pg_held *h, const char *id);
+
+/* ---- postgres_index.c: the term index ---------------------------------------- */
+
+/*
+** The index kept with ix, built (or rebuilt, when the deployment's index
+** was made by another analysis, or never) inside the caller's transaction.
+*/
+int  a2m_pg_index_attach(pgstore *s, a2m_indexer *ix);
+void a2m_pg_index_free(a2m_pg_index *x);
+/* Analyses text with the index's analyser (release with a2m_pg_index_release). */
+int  a2m_pg_index_analyze(pgstore *s, const char *text, a2m_doc_terms *dt);
+void a2m_pg_index_release(pgstore *s, a2m_doc_terms *dt);
+/* Buffers the addition (+1) or removal (-1) of record seq's postings. */
+int  a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sign);
+/* Writes the buffered postings (before any read of the index, and at commit). */
+int  a2m_pg_index_flush(pgstore *s);
+/* The figures the transaction adds to a2m_state at commit. */
+void a2m_pg_index_pending(const pgstore *s, a2m_index_stats *out);
+/* The transaction ended: forget the buffer; committed moves the cache along. */
+void a2m_pg_index_end(pgstore *s, int committed, uint64_t from, uint64_t to);
+int  a2m_pg_index_stats(a2m_store *base, a2m_index_stats *out);
+int  a2m_pg_index_view(a2m_store *base, const char *term, size_t len,
+		       const a2m_posting **v, size_t *n);
+/* A read bracket began (its snapshot's version known) or ends on c. */
+void a2m_pg_index_bracket(pgconn *c, int begins);
+int  a2m_pg_index_postings(a2m_store *base, const char *term, size_t len,
+			   a2m_posting_visit visit, void *ctx);
+
+/* ---- postgres_vectors.c: vector search -------------------------------------- */
+
+a2m_pg_vectors *a2m_pg_vectors_new(void);
+void a2m_pg_vectors_free(a2m_pg_vectors *v);
+void a2m_pg_vectors_begin(a2m_pg_vectors *v);
+/* The transaction committed, moving the version from to to (this server's commit). */
+void a2m_pg_vectors_commit(a2m_pg_vectors *v, uint64_t from, uint64_t to);
+void a2m_pg_vectors_rollback(a2m_pg_vectors *v);
+void a2m_pg_vectors_put(a2m_pg_vectors *v, const a2m_record *rec);
+void a2m_pg_vectors_remove(a2m_pg_vectors *v, int64_t seq);
+int  a2m_pg_vectors_search(a2m_store *base, const a2m_vector_search *q, a2m_candidates *out);
+
+/* ---- postgres_events.c, postgres_listen.c: one log for the deployment ------- */
+
+int  a2m_pg_events_append(a2m_store *base, const a2m_event_row *rows, size_t n,
+			  int64_t retain, uint64_t *first);
+int  a2m_pg_events_read(a2m_store *base, uint64_t after, size_t max, a2m_event_rows *out);
+int  a2m_pg_watch(a2m_store *base, a2m_store_watch_fn fn, void *ctx);
+uint64_t a2m_pg_version(a2m_store *base);
+/* Stops the listener thread and frees it. NULL is a no-op. */
+void a2m_pg_listen_free(a2m_pg_listen *l);
+
+#endif

@@ -1,0 +1,437 @@
+/*
+** test_pg_servers.c — several `a2m serve` processes on one PostgreSQL
+** deployment behave as one memory (docs/POSTGRES.md), checked through the
+** protocol only (tests/pg_servers.h).
+**
+** What is checked: eight servers starting at once against an empty
+** database make one schema; a write through one server is what another
+** reads (recall, timeline, fetch, describe's counts, forget); client ids
+** retried through several servers at once are written once; a key written
+** by four servers at once is one record whose revision counts every
+** write; capacity and whole groups hold with four servers writing one
+** session; a cursor of one server is valid on another and after a
+** restart; push delivers other servers' writes; recalls on several
+** servers add up their touches and earn the promotion together. The
+** faults are test_pg_faults.c's.
+**
+** Needs $A2M_TEST_POSTGRES; without it, it says so and passes nothing.
+*/
+#include "check.h"
+#include "pg_servers.h"
+
+/* ---- one schema from eight servers at once ------------------------------------- */
+
+static void test_eight_servers_started_together_make_one_schema(void)
+{
+	deployment d;
+	a2m_client *c[8];
+	deployment_new(&d, "eight", NULL);
+	/* Spawned back to back: each opens (and migrates) as it starts. */
+	for (int i = 0; i < 8; i++)
+		c[i] = serve(&d);
+	for (int i = 0; i < 8; i++) {
+		json_t *resp = req(c[i], "memory/describe", NULL);
+		CHECK(result_of(resp) != NULL);
+		json_decref(resp);
+	}
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_schema_version", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 1);
+	snprintf(sql, sizeof sql, "SELECT version FROM %s.a2m_schema_version", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 3);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_state", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 1);
+	CHECK_INT(pg_test_int("SELECT count(*) FROM pg_tables WHERE schemaname = $1", d.schema), 7);
+	/* And they are one memory: what one writes, all count. */
+	json_decref(req(c[3], "memory/remember",
+			json_pack("{s:[{s:s,s:s}]}", "records", "content", "one of eight", "tier",
+				  "semantic")));
+	for (int i = 0; i < 8; i++)
+		CHECK_INT(tier_count(c[i], "semantic"), 1);
+	for (int i = 0; i < 8; i++)
+		a2m_client_free(c[i]);
+	deployment_drop(&d);
+}
+
+/* ---- one writes, another reads -------------------------------------------------------- */
+
+static void test_write_through_one_read_through_another(void)
+{
+	deployment d;
+	deployment_new(&d, "rw", NULL);
+	a2m_client *a = serve(&d), *b = serve(&d);
+	json_t *resp = req(a, "memory/remember",
+			   json_pack("{s:[{s:s,s:s,s:s},{s:s,s:s}]}", "records", "content",
+				     "the harbour lighthouse", "key", "place/light", "tier", "semantic",
+				     "content", "a quiet bay", "tier", "semantic"));
+	json_t *ids = json_object_get(result_of(resp), "ids");
+	CHECK_INT(json_array_size(ids), 2);
+	char id2[64] = "";
+	snprintf(id2, sizeof id2, "%s", json_string_value(json_array_get(ids, 1)));
+	json_decref(resp);
+
+	resp = req(b, "memory/recall", json_pack("{s:s}", "query", "lighthouse"));
+	json_t *first = json_array_get(json_object_get(result_of(resp), "records"), 0);
+	CHECK_STR(json_string_value(json_object_get(first, "content")), "the harbour lighthouse");
+	json_decref(resp);
+	json_t *recs = timeline(b, json_pack("{s:s}", "tier", "semantic"));
+	CHECK_INT(json_array_size(recs), 2);
+	json_decref(recs);
+	resp = req(b, "memory/fetch", json_pack("{s:s}", "key", "place/light"));
+	CHECK_STR(json_string_value(json_object_get(json_object_get(result_of(resp), "record"),
+						    "content")), "the harbour lighthouse");
+	json_decref(resp);
+	CHECK_INT(tier_count(b, "semantic"), 2);
+	/* describe of a, cached before: a's count moves with b's forget. */
+	CHECK_INT(tier_count(a, "semantic"), 2);
+	resp = req(b, "memory/forget", json_pack("{s:[s]}", "ids", id2));
+	CHECK_INT(json_integer_value(json_object_get(result_of(resp), "forgotten")), 1);
+	json_decref(resp);
+	recs = timeline(a, NULL);
+	CHECK_INT(json_array_size(recs), 1);
+	json_decref(recs);
+	CHECK_INT(tier_count(a, "semantic"), 1);
+	a2m_client_free(a);
+	a2m_client_free(b);
+	deployment_drop(&d);
+}
+
+/* ---- writers racing on several servers ----------------------------------------------- */
+
+typedef struct writer {
+	const deployment *d;
+	int               n;          /* which writer */
+	int               rounds;
+	int               errors;     /* responses that were not the expected result */
+	int               over;       /* reads that found the session over capacity */
+	char              why[256];
+} writer;
+
+/* Every writer sends the same 50 client ids, in batches of 5: each id is
+** written by four servers at once, as retries racing their original. */
+static void *retry_writer(void *arg)
+{
+	writer *w = arg;
+	a2m_client *c = serve(w->d);
+	for (int b = 0; b < 10 && c; b++) {
+		json_t *recs = json_array();
+		for (int k = 0; k < 5; k++) {
+			char id[32], text[64];
+			snprintf(id, sizeof id, "retry-%d", b * 5 + k);
+			snprintf(text, sizeof text, "retried record %d", b * 5 + k);
+			json_array_append_new(recs, json_pack("{s:s,s:s,s:s}", "id", id, "content", text,
+							      "tier", "semantic"));
+		}
+		json_t *resp = req(c, "memory/remember", json_pack("{s:o}", "records", recs));
+		json_t *ids = json_object_get(result_of(resp), "ids");
+		for (int k = 0; k < 5; k++) {
+			char id[32];
+			snprintf(id, sizeof id, "retry-%d", b * 5 + k);
+			const char *got = json_string_value(json_array_get(ids, (size_t)k));
+			if (!got || strcmp(got, id) != 0) {
+				w->errors++;
+				snprintf(w->why, sizeof w->why, "%s", message_of(resp));
+			}
+		}
+		json_decref(resp);
+	}
+	a2m_client_free(c);
+	return NULL;
+}
+
+static void run_writers(const deployment *d, void *(*fn)(void *), writer *w, int n)
+{
+	pthread_t t[8];
+	for (int i = 0; i < n; i++) {
+		w[i] = (writer){.d = d, .n = i};
+		pthread_create(&t[i], NULL, fn, &w[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_INT(w[i].errors, 0);
+		if (w[i].errors)
+			fprintf(stderr, "  writer %d: %s\n", i, w[i].why);
+	}
+}
+
+static void test_client_ids_retried_through_four_servers_are_written_once(void)
+{
+	deployment d;
+	writer w[4];
+	deployment_new(&d, "retry", NULL);
+	prepare(&d);
+	run_writers(&d, retry_writer, w, 4);
+	a2m_client *c = serve(&d);
+	json_t *recs = timeline(c, NULL);
+	CHECK_INT(json_array_size(recs), 50);
+	/* Each id once. */
+	int seen[50] = {0};
+	json_t *r;
+	size_t i;
+	json_array_foreach(recs, i, r) {
+		int k = -1;
+		sscanf(json_string_value(json_object_get(r, "id")), "retry-%d", &k);
+		if (k >= 0 && k < 50)
+			seen[k]++;
+	}
+	for (int k = 0; k < 50; k++)
+		CHECK_INT(seen[k], 1);
+	json_decref(recs);
+	a2m_client_free(c);
+	deployment_drop(&d);
+}
+
+/* 25 writes of one key per writer. */
+static void *key_writer(void *arg)
+{
+	writer *w = arg;
+	a2m_client *c = serve(w->d);
+	for (int k = 0; k < 25 && c; k++) {
+		char text[64];
+		snprintf(text, sizeof text, "counter written by %d, time %d", w->n, k);
+		json_t *resp = req(c, "memory/remember",
+				   json_pack("{s:[{s:s,s:s,s:s}]}", "records", "content", text, "key",
+					     "shared/counter", "tier", "semantic"));
+		if (json_array_size(json_object_get(result_of(resp), "ids")) != 1) {
+			w->errors++;
+			snprintf(w->why, sizeof w->why, "%s", message_of(resp));
+		}
+		json_decref(resp);
+	}
+	a2m_client_free(c);
+	return NULL;
+}
+
+static void test_one_key_written_by_four_servers_counts_every_revision(void)
+{
+	deployment d;
+	writer w[4];
+	deployment_new(&d, "key", NULL);
+	prepare(&d);
+	run_writers(&d, key_writer, w, 4);
+	a2m_client *c = serve(&d);
+	json_t *recs = timeline(c, json_pack("{s:s}", "key_prefix", "shared/"));
+	CHECK_INT(json_array_size(recs), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(recs, 0), "revision")), 99);
+	json_decref(recs);
+	a2m_client_free(c);
+	deployment_drop(&d);
+}
+
+/*
+** 30 writes per writer into one session's working tier (capacity 24), two
+** records per write sharing a group; after every write the session's
+** working records are counted.
+*/
+static void *session_writer(void *arg)
+{
+	writer *w = arg;
+	a2m_client *c = serve(w->d);
+	for (int k = 0; k < 30 && c; k++) {
+		char group[32];
+		snprintf(group, sizeof group, "g-%d-%d", w->n, k);
+		json_t *resp = req(c, "memory/remember",
+				   json_pack("{s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}", "records",
+					     "content", "a tool call", "group", group, "session", "s1",
+					     "role", "assistant", "content", "its result", "group", group,
+					     "session", "s1", "role", "tool"));
+		if (json_array_size(json_object_get(result_of(resp), "ids")) != 2) {
+			w->errors++;
+			snprintf(w->why, sizeof w->why, "%s", message_of(resp));
+		}
+		json_decref(resp);
+		json_t *recs = timeline(c, json_pack("{s:s,s:{s:s}}", "tier", "working", "where",
+						     "session", "s1"));
+		if (json_array_size(recs) > 24)
+			w->over++;
+		json_decref(recs);
+	}
+	a2m_client_free(c);
+	return NULL;
+}
+
+static void test_capacity_and_groups_hold_with_four_servers_in_one_session(void)
+{
+	deployment d;
+	writer w[4];
+	deployment_new(&d, "cap", NULL);
+	prepare(&d);
+	run_writers(&d, session_writer, w, 4);
+	for (int i = 0; i < 4; i++)
+		CHECK_INT(w[i].over, 0);
+	a2m_client *c = serve(&d);
+	json_t *working = timeline(c, json_pack("{s:s,s:{s:s}}", "tier", "working", "where",
+						"session", "s1"));
+	CHECK_INT(json_array_size(working), 24);
+	json_decref(working);
+	/* Nothing lost: 240 records in all; every group whole in one tier. */
+	json_t *recs = timeline(c, json_pack("{s:{s:s}}", "where", "session", "s1"));
+	CHECK_INT(json_array_size(recs), 240);
+	json_t *tier_of = json_object();
+	json_t *r;
+	size_t i;
+	int split = 0;
+	json_array_foreach(recs, i, r) {
+		const char *g = json_string_value(json_object_get(r, "group"));
+		const char *t = json_string_value(json_object_get(r, "tier"));
+		const char *had = json_string_value(json_object_get(tier_of, g));
+		if (had && strcmp(had, t) != 0)
+			split++;
+		json_object_set_new(tier_of, g, json_string(t));
+	}
+	CHECK_INT(split, 0);
+	CHECK_INT(json_object_size(tier_of), 120);
+	json_decref(tier_of);
+	json_decref(recs);
+	CHECK(tier_count(c, "episodic") <= 256);
+	a2m_client_free(c);
+	deployment_drop(&d);
+}
+
+/* ---- events: cursors and push ------------------------------------------------------------ */
+
+/* The ids of the written events of an events result. */
+static void written_ids(const json_t *result, char *out, size_t size)
+{
+	size_t i, n = 0;
+	json_t *ev;
+	out[0] = '\0';
+	json_array_foreach(json_object_get(result, "events"), i, ev) {
+		if (strcmp(json_string_value(json_object_get(ev, "kind")), "written") != 0)
+			continue;
+		n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "," : "",
+				      json_string_value(json_object_get(ev, "id")));
+	}
+}
+
+static void test_a_cursor_is_valid_on_every_server_and_after_a_restart(void)
+{
+	deployment d;
+	deployment_new(&d, "cursor", NULL);
+	a2m_client *a = serve(&d), *b = serve(&d);
+	json_t *resp = req(a, "memory/events", NULL);
+	char c0[128], c1[128], got[256];
+	snprintf(c0, sizeof c0, "%s", json_string_value(json_object_get(result_of(resp), "cursor")));
+	json_decref(resp);
+	json_decref(req(b, "memory/remember", json_pack("{s:[{s:s,s:s},{s:s,s:s}]}", "records",
+							"id", "ev-1", "content", "one", "id", "ev-2",
+							"content", "two")));
+	resp = req(a, "memory/events", json_pack("{s:s}", "cursor", c0));
+	written_ids(result_of(resp), got, sizeof got);
+	CHECK_STR(got, "ev-1,ev-2");
+	CHECK(!json_is_true(json_object_get(result_of(resp), "reset")));
+	snprintf(c1, sizeof c1, "%s", json_string_value(json_object_get(result_of(resp), "cursor")));
+	json_decref(resp);
+	/* a restarts; b writes meanwhile; a's cursor still means the same place. */
+	a2m_client_free(a);
+	json_decref(req(b, "memory/remember",
+			json_pack("{s:[{s:s,s:s}]}", "records", "id", "ev-3", "content", "three")));
+	a = serve(&d);
+	resp = req(a, "memory/events", json_pack("{s:s}", "cursor", c1));
+	written_ids(result_of(resp), got, sizeof got);
+	CHECK_STR(got, "ev-3");
+	CHECK(!json_is_true(json_object_get(result_of(resp), "reset")));
+	json_decref(resp);
+	resp = req(b, "memory/events", json_pack("{s:s}", "cursor", c0));
+	written_ids(result_of(resp), got, sizeof got);
+	CHECK_STR(got, "ev-1,ev-2,ev-3");
+	json_decref(resp);
+	a2m_client_free(a);
+	a2m_client_free(b);
+	deployment_drop(&d);
+}
+
+static void test_push_delivers_the_other_servers_writes(void)
+{
+	deployment d;
+	deployment_new(&d, "push", NULL);
+	a2m_client *a = serve(&d), *b = serve(&d);
+	json_t *resp = req(b, "memory/events/subscribe", NULL);
+	CHECK(json_is_true(json_object_get(result_of(resp), "subscribed")));
+	json_decref(resp);
+	json_decref(req(a, "memory/remember", json_pack("{s:[{s:s,s:s},{s:s,s:s},{s:s,s:s}]}",
+							"records", "id", "p-1", "content", "one", "id",
+							"p-2", "content", "two", "id", "p-3", "content",
+							"three")));
+	/* Then one of b's own: after the others, in the log's order. */
+	json_decref(req(b, "memory/remember",
+			json_pack("{s:[{s:s,s:s}]}", "records", "id", "p-4", "content", "four")));
+	a2m_client_set_timeout(b, 10000);
+	char got[256] = "";
+	size_t n = 0;
+	for (int i = 0; i < 4; i++) {
+		json_t *note = NULL;
+		if (a2m_client_next_notification_json(b, &note) != A2M_CLIENT_OK)
+			break;
+		json_t *p = json_object_get(note, "params");
+		if (strcmp(json_string_value(json_object_get(p, "kind")), "written") == 0)
+			n += (size_t)snprintf(got + n, sizeof got - n, "%s%s", n ? "," : "",
+					      json_string_value(json_object_get(p, "id")));
+		json_decref(note);
+	}
+	CHECK_STR(got, "p-1,p-2,p-3,p-4");
+	a2m_client_free(a);
+	a2m_client_free(b);
+	deployment_drop(&d);
+}
+
+/* ---- touches and promotions -------------------------------------------------------------------- */
+
+/* Recalls query through c, then writes once, which stores the recall's touch. */
+static void recall_then_write(a2m_client *c, const char *query)
+{
+	json_decref(req(c, "memory/recall", json_pack("{s:s}", "query", query)));
+	json_decref(req(c, "memory/remember",
+			json_pack("{s:[{s:s,s:s}]}", "records", "content", "unrelated note",
+				  "tier", "semantic")));
+}
+
+static void test_recalls_on_three_servers_add_up_and_earn_the_promotion(void)
+{
+	deployment d;
+	deployment_new(&d, "touch", NULL);
+	a2m_client *s[3];
+	for (int i = 0; i < 3; i++)
+		s[i] = serve(&d);
+	/* The default layout: episodic promotes to semantic after 3 recalls. */
+	json_decref(req(s[0], "memory/remember",
+			json_pack("{s:[{s:s,s:s,s:s}]}", "records", "id", "zebra", "content",
+				  "the zebra crossing", "tier", "episodic")));
+	recall_then_write(s[0], "zebra");
+	recall_then_write(s[1], "zebra");
+	json_decref(req(s[2], "memory/recall", json_pack("{s:s}", "query", "zebra")));
+	json_t *recs = timeline(s[0], json_pack("{s:s}", "tier", "semantic"));
+	int found = 0;
+	json_t *r;
+	size_t i;
+	json_array_foreach(recs, i, r) {
+		if (strcmp(json_string_value(json_object_get(r, "id")), "zebra") == 0) {
+			found = 1;
+			CHECK_INT(json_integer_value(json_object_get(r, "access_count")), 3);
+		}
+	}
+	CHECK_INT(found, 1);
+	json_decref(recs);
+	for (int k = 0; k < 3; k++)
+		a2m_client_free(s[k]);
+	deployment_drop(&d);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	if (!servers_init(argv[0]))
+		return 0;
+	static const test_case tests[] = {
+		TEST(test_eight_servers_started_together_make_one_schema),
+		TEST(test_write_through_one_read_through_another),
+		TEST(test_client_ids_retried_through_four_servers_are_written_once),
+		TEST(test_one_key_written_by_four_servers_counts_every_revision),
+		TEST(test_capacity_and_groups_hold_with_four_servers_in_one_session),
+		TEST(test_a_cursor_is_valid_on_every_server_and_after_a_restart),
+		TEST(test_push_delivers_the_other_servers_writes),
+		TEST(test_recalls_on_three_servers_add_up_and_earn_the_promotion),
+		{NULL, NULL}
+	};
+	return run_tests(tests);
+}
