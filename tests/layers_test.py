@@ -20,7 +20,7 @@ ALLOWED = {
     'embed':     {'util'},
     'rank':      {'store', 'util'},
     'stack':     {'store', 'rank', 'embed', 'util'},
-    'events':    {'stack', 'util'},
+    'events':    {'stack', 'store', 'util'},
     'compose':   {'store', 'util'},
     'protocol':  {'stack', 'events', 'compose', 'util'},
     'rpc':       {'protocol', 'util'},

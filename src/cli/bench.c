@@ -40,7 +40,7 @@
 #include "a2m.h"
 #include "cli/bench.h"
 #include "cli/cli.h"
-#include "store/store.h"
+#include "server/deployment.h"
 #include "util/progress.h"
 
 #define MAX_LANGS 16
@@ -55,7 +55,7 @@ static void fresh_store(const char *path)
 	if (path)
 		bench_remove_db(path);
 	if (quality_postgres &&
-	    a2m_store_postgres_drop(quality_postgres, quality_schema, err, sizeof err) != 0)
+	    a2m_deployment_drop(quality_postgres, quality_schema, err, sizeof err) != 0)
 		fprintf(stderr, "a2m bench: %s\n", err);
 }
 
@@ -243,7 +243,7 @@ static int bench_quality(int argc, char **argv)
 	if (postgres) {
 		/* A schema of its own, dropped before each store and at the end. */
 		snprintf(quality_schema, sizeof quality_schema, "bench_quality_%d", (int)getpid());
-		if (!url || !(quality_postgres = a2m_postgres_with_schema(url, quality_schema))) {
+		if (!url || !(quality_postgres = a2m_deployment_with_schema(url, quality_schema))) {
 			fprintf(stderr, "a2m bench: --engine postgres needs --postgres URL or"
 				" $A2M_POSTGRES\n");
 			return A2M_EXIT_USAGE;

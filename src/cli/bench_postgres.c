@@ -38,7 +38,7 @@
 
 #include "cli/bench.h"
 #include "cli/cli.h"
-#include "store/store.h"
+#include "server/deployment.h"
 
 /* One engine under test: PostgreSQL in schema (conninfo), or SQLite at path. */
 typedef struct target {
@@ -61,11 +61,11 @@ static int target_init(target *t, int postgres, const char *part)
 	}
 	char err[256];
 	snprintf(t->schema, sizeof t->schema, "bench_%d_%s", (int)getpid(), part);
-	if (a2m_store_postgres_drop(base_url, t->schema, err, sizeof err) != 0) {
+	if (a2m_deployment_drop(base_url, t->schema, err, sizeof err) != 0) {
 		fprintf(stderr, "a2m bench: %s\n", err);
 		return -1;
 	}
-	if (!(t->conninfo = a2m_postgres_with_schema(base_url, t->schema)))
+	if (!(t->conninfo = a2m_deployment_with_schema(base_url, t->schema)))
 		return -1;
 	return 0;
 }
@@ -74,7 +74,7 @@ static void target_done(target *t)
 {
 	char err[256];
 	if (t->conninfo) {
-		if (a2m_store_postgres_drop(base_url, t->schema, err, sizeof err) != 0)
+		if (a2m_deployment_drop(base_url, t->schema, err, sizeof err) != 0)
 			fprintf(stderr, "a2m bench: %s\n", err);
 		free(t->conninfo);
 	} else {
@@ -394,7 +394,7 @@ int a2m_bench_postgres(int argc, char **argv)
 		return a2m_cli_usage("bench", "postgres needs --postgres URL or $A2M_POSTGRES");
 	if (records < 1 || big < 0 || queries < 1 || seconds <= 0)
 		return A2M_EXIT_USAGE;
-	char *where = a2m_postgres_describe(base_url);
+	char *where = a2m_deployment_shown(base_url);
 	printf("a2m bench postgres: %s beside SQLite (synchronous=FULL), each part in a fresh"
 	       " schema / file\n", where ? where : "?");
 	free(where);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/store_options.h"
-#include "store/store.h"
+#include "server/deployment.h"
 
 /* A flag that sets one library option to the value after it. */
 typedef struct valued {
@@ -144,6 +144,6 @@ char *cli_store_shown(const cli_store *st)
 	if (cli_store_in_memory(st))
 		return strdup(":memory:");
 	if (cli_store_postgres(st))
-		return a2m_postgres_describe(a2m_config_get(st->cfg, "postgres"));
+		return a2m_deployment_shown(a2m_config_get(st->cfg, "postgres"));
 	return strdup(cli_store_path(st));
 }
