@@ -3,7 +3,7 @@
 ** Limits): describe reports it, and a request at the limit is served while
 ** one past it is QUOTA_EXCEEDED with data {"limit": NAME, "max": N}, before
 ** anything is written. Small limits are set by option, so each edge is
-** cheap to reach; both engines.
+** cheap to reach; every engine.
 */
 #include <stdlib.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 
 static a2m *h;
 
@@ -199,9 +200,11 @@ static void test_vector_width_at_and_past_the_limit(void)
 
 /* A read-only server refuses every write with READ_ONLY first (§2.1): a
 ** write it would refuse anyway must not get another answer by its size. */
-static void test_read_only_refuses_before_the_limits(const char *path)
+static void test_read_only_refuses_before_the_limits(const char *engine, const char *path,
+						    const char *postgres)
 {
-	a2m *ro = check_open("path", path, "read_only", "1", "max_metadata_bytes", "64", NULL);
+	a2m *ro = check_open("engine", engine, "path", path, "read_only", "1",
+			     "max_metadata_bytes", "64", "postgres", postgres, NULL);
 	CHECK(ro != NULL);
 	if (!ro)
 		return;
@@ -241,12 +244,16 @@ static void test_limits_from_the_file_and_their_bounds(void)
 	a2m_config_free(cfg);
 }
 
+/* The engine under test: 0 memory, 1 SQLite, 2 PostgreSQL (tests/pg_helper.h). */
+static int engine;
 static const char *db_path;
+static char pg_schema[64], pg_conninfo[512];
 
 static void test_read_only(void)
 {
-	if (db_path)
-		test_read_only_refuses_before_the_limits(db_path);
+	if (engine)
+		test_read_only_refuses_before_the_limits(pg_test_engine_names[engine], db_path,
+							 engine == 2 ? pg_conninfo : NULL);
 }
 
 static const test_case tests[] = {
@@ -271,9 +278,12 @@ int main(void)
 		return 1;
 	close(fd);
 	int status = 0;
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	int engines = pg_test_engines("a2m_tl", pg_schema, sizeof pg_schema, pg_conninfo,
+				      sizeof pg_conninfo);
+	for (engine = 0; engine < engines; engine++) {
 		check_remove_db(path);
-		h = check_open("engine", sqlite ? "sqlite" : "memory", "path", path,
+		h = check_open("engine", pg_test_engine_names[engine], "path", path, "postgres",
+			       engine == 2 ? pg_conninfo : NULL,
 			       "max_depth", "6", "max_string_bytes", "64", "max_metadata_bytes", "64",
 			       "max_ids_per_call", "5", "max_where_fields", "3",
 			       "max_where_values", "4", "max_dimensions", "8",
@@ -281,11 +291,12 @@ int main(void)
 			       "max_recall_limit", "50", NULL);
 		if (!h)
 			return 1;
-		db_path = sqlite ? path : NULL;
-		printf("# engine %s\n", sqlite ? "sqlite" : "memory");
+		db_path = path;
+		printf("# engine %s\n", pg_test_engine_names[engine]);
 		status |= run_tests(tests);
 		a2m_close(h);
 	}
 	check_remove_db(path);
+	pg_test_schema_drop(pg_schema);
 	return status;
 }

@@ -1,6 +1,7 @@
 /*
 ** test_transfer.c — export and import (server/transfer.h, stack/transfer.c):
-** a store written out and read back, memory → SQLite → memory, compared
+** a store written out and read back, memory → SQLite → memory (and
+** through PostgreSQL), compared
 ** field by field; importing twice changes nothing; what happens to an id
 ** that exists, a key another id holds, a tier or a width the target does
 ** not have, a bad line; capacity kept and events told as for any write;
@@ -14,6 +15,7 @@
 
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 #include "server/transfer.h"
 #include "util/buf.h"
 
@@ -139,9 +141,24 @@ static void same_records(const char *a, const char *b, const char *what)
 	}
 }
 
-static void round_trip_memory_sqlite_memory(void)
+/* A durable store of engine ("sqlite": DB; "postgres": the test schema). */
+static char pg_schema[64], pg_conninfo[512];
+
+static a2m *open_durable(const char *engine)
 {
+	int pg = strcmp(engine, "postgres") == 0;
+	return check_open("engine", engine, "path", DB, "postgres", pg ? pg_conninfo : NULL, NULL);
+}
+
+/* memory -> engine -> memory: every field survives, through the protocol too. */
+static void round_trip(const char *engine)
+{
+	char label[64], header[64];
 	drop_db(DB);
+	if (strcmp(engine, "postgres") == 0)
+		pg_test_schema_fresh(pg_schema);
+	snprintf(label, sizeof label, "memory -> %s", engine);
+	snprintf(header, sizeof header, "\"engine\":\"%s\"", engine);
 	a2m *src = check_open("engine", "memory", NULL);
 	fill(src);
 	char *a = export_text(src);
@@ -154,22 +171,23 @@ static void round_trip_memory_sqlite_memory(void)
 	CHECK(strstr(records_of(a), "\"owner\":\"bob\"") != NULL);
 	CHECK(strstr(records_of(a), "9007199254740993") != NULL);
 
-	a2m *db = check_open("engine", "sqlite", "path", DB, NULL);
+	a2m *db = open_durable(engine);
 	a2m_import_result res;
 	CHECK_INT(import_ok(db, a, &res), 7);
 	a2m_import_result_free(&res);
 	a2m_close(db);
-	/* Read back from the file, by a new process's worth of handle. */
-	db = check_open("engine", "sqlite", "path", DB, NULL);
+	/* Read back from the store, by a new process's worth of handle. */
+	db = open_durable(engine);
 	char *b = export_text(db);
-	same_records(a, b, "memory -> sqlite");
-	CHECK(strstr(b, "\"engine\":\"sqlite\"") != NULL);
+	same_records(a, b, label);
+	CHECK(strstr(b, header) != NULL);
 
 	a2m *back = check_open("engine", "memory", NULL);
 	CHECK_INT(import_ok(back, b, &res), 7);
 	a2m_import_result_free(&res);
 	char *c = export_text(back);
-	same_records(a, c, "memory -> sqlite -> memory");
+	strcat(label, " -> memory");
+	same_records(a, c, label);
 
 	/* The protocol sees the same records with every field and vector. */
 	json_t *t1 = check_call(src, "memory/timeline", "{\"embeddings\":true}");
@@ -193,6 +211,19 @@ static void round_trip_memory_sqlite_memory(void)
 	a2m_close(db);
 	a2m_close(back);
 	drop_db(DB);
+}
+
+static void round_trip_memory_sqlite_memory(void)
+{
+	round_trip("sqlite");
+}
+
+static void round_trip_memory_postgres_memory(void)
+{
+	if (pg_test_server())
+		round_trip("postgres");
+	else
+		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
 }
 
 static void import_twice_changes_nothing(void)
@@ -469,6 +500,7 @@ int main(void)
 	snprintf(db2_path, sizeof db2_path, "/tmp/a2m-test-transfer-%d-2.db", (int)getpid());
 	static const test_case tests[] = {
 		TEST(round_trip_memory_sqlite_memory),
+		TEST(round_trip_memory_postgres_memory),
 		TEST(import_twice_changes_nothing),
 		TEST(key_held_by_another_id),
 		TEST(refused_before_anything_is_written),
@@ -479,5 +511,9 @@ int main(void)
 		TEST(recall_touch_false_counts_nothing),
 		{NULL, NULL},
 	};
-	return run_tests(tests);
+	snprintf(pg_schema, sizeof pg_schema, "a2m_tx_%d", (int)getpid());
+	pg_test_conninfo(pg_schema, pg_conninfo, sizeof pg_conninfo);
+	int status = run_tests(tests);
+	pg_test_schema_drop(pg_schema);
+	return status;
 }
