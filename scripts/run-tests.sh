@@ -174,6 +174,10 @@ if command -v valgrind >/dev/null && [ -x build/a2m ]; then
 		tests/valgrind_server.sh "$tmp/valgrind.log" build/a2m serve --memory
 fi
 
+# --- the three engines rank alike: bench quality's table on each (issue 18) ---
+run "bench quality: memory, sqlite and postgres rank alike" tests/quality_engines_test.sh \
+	build/a2m
+
 # --- servers/minimal: a server written from the spec alone (issue 20) ---
 # That it includes and links nothing of ours, the conformance suite against
 # it, and its own checks; then one conformance pass under valgrind.

@@ -111,7 +111,7 @@ static json_t *describe_scorer(a2m_call *call, int64_t *unindexed, a2m_error *er
 	int bad = 0;
 	if (sc->analyzer)
 		bad |= json_object_set_new(o, "analyzer", json_string(sc->analyzer));
-	/* "memory"/"sqlite": the store's own index; "scan": every record is read. */
+	/* "memory"/"sqlite"/"postgres": the store's own index; "scan": every record is read. */
 	bad |= json_object_set_new(o, "index", json_string(rc == 0 && sc->indexer ? engine : "scan"));
 	if (sc->k1 > 0)
 		bad |= json_object_set_new(o, "k1", json_real(sc->k1));

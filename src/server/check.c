@@ -258,6 +258,11 @@ int a2m_check_store(const a2m_config *cfg_in, a2m_check_run *run, char *err, siz
 	}
 	if (a2m_server_resolve(st.cfg, &st.layout, &caps, &metric, err, errlen) != A2M_OK)
 		goto out;
+	if (strcmp(st.cfg->engine, "postgres") == 0) {
+		snprintf(err, errlen, "the PostgreSQL engine has no check (docs/POSTGRES.md): "
+			 "check a SQLite database, named with --db");
+		goto out;
+	}
 	if (strcmp(st.cfg->engine, "sqlite") != 0) {
 		snprintf(err, errlen, "a %s store has nothing on disk to check: name a database "
 			 "with --db", st.cfg->engine);
