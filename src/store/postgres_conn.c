@@ -252,7 +252,12 @@ int a2m_pg_lost(pgstore *s, pgconn *c)
 /*
 ** Whether a failed result means the server is gone or going: the
 ** connection dropped, or SQLSTATE class 08 (connection exception), 57P01..
-** 57P03 (shut down, crashed, not accepting connections yet).
+** 57P03 (shut down, crashed, not accepting connections yet). A failed
+** result with no SQLSTATE at all was made by libpq, not the server: in
+** pipeline mode "server closed the connection unexpectedly" comes so,
+** before the connection's status has turned bad. It is taken as gone too
+** (the connection is made again at its next use, which costs one
+** reconnect if it was anything else).
 */
 static int server_gone(pgstore *s, pgconn *c, const PGresult *res)
 {
@@ -260,7 +265,7 @@ static int server_gone(pgstore *s, pgconn *c, const PGresult *res)
 		return 1;
 	const char *state = res ? s->pq->result_error_field(res, PG_DIAG_SQLSTATE) : NULL;
 	if (!state)
-		return res == NULL;
+		return 1;
 	return strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
 	       strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0;
 }
