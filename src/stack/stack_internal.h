@@ -442,10 +442,11 @@ int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err);
 ** nothing of its own). A touch that earns a promotion is written at once
 ** with it (the hits are then refreshed from the store), and a full or old
 ** buffer is written now, or, when it cannot be (a full disk), left to wait
-** for the next write: that is never the recall's failure. With shared set (the caller holds the handle's
-** lock shared, a2m_selection.shared) it does neither: where it would have
-** to, it answers A2M_NEED_EXCLUSIVE having counted nothing, so that the
-** exclusive retry counts each touch once.
+** for the next write: that is never the recall's failure. With shared set
+** (the caller holds the handle's lock shared, a2m_selection.shared) it
+** does neither: where it would have to, it answers A2M_NEED_EXCLUSIVE
+** having counted nothing, so that the exclusive retry counts each touch
+** once.
 */
 int a2m_stack_touch(a2m_stack *st, a2m_hit *hits, size_t n, int shared, a2m_error *err);
 
