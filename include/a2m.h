@@ -153,8 +153,9 @@ A2M_API const char *a2m_strerror(int code);
 **                         password.
 **   name                  server name in describe; default "a2m"
 **   capabilities          comma-separated capabilities to declare, e.g.
-**                         "core,tiers,keys"; default all eleven ("core" is
-**                         always declared)
+**                         "core,tiers,keys"; default all eleven and our
+**                         extensions x-where, x-expiry, x-history, x-dedup
+**                         (docs/PROTOCOL.md; "core" is always declared)
 **   read_only             1: serve an existing store, refuse every write with
 **                         READ_ONLY (spec §2.1); default 0
 **   synchronous           "full" (default: an acknowledged write survives
@@ -187,6 +188,11 @@ A2M_API const char *a2m_strerror(int code);
 **   embed_model           default "bge-m3"
 **   embed_api_key         sent as a Bearer token; default none
 **   embed_timeout_ms      per request; default 2000
+**   embed_weight          the embedder's vectors' share of a text query's
+**                         relevance against the text's, in percent (0-100);
+**                         default 50 (docs/EMBEDDINGS.md)
+**   history_revisions     earlier revisions kept per keyed record (the
+**                         x-history extension); 0 keeps none; default 10
 */
 typedef struct a2m_config a2m_config;
 
@@ -289,6 +295,19 @@ A2M_API int a2m_handle_network(a2m *h, const char *message, size_t len,
 */
 typedef void (*a2m_notify_fn)(const char *notification, void *user);
 A2M_API void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user);
+
+/*
+** Removes the records whose expiry has passed (the x-expiry extension,
+** docs/PROTOCOL.md), as a2m_handle() also does after any call once one is
+** due, reporting them as memory/events do a forget; reads never return an
+** expired record either way. For a caller that may go idle: call it when
+** *next_ms (when not NULL) says, the milliseconds until the next expiry
+** the handle knows of (-1: none; 0: call again now). Cheap when nothing is
+** due. Same lock as a write. Returns A2M_OK; A2M_MISUSE for a NULL h;
+** A2M_ERROR when the store failed (logged; the records stay, and reads go
+** on hiding them).
+*/
+A2M_API int a2m_sweep(a2m *h, int64_t *next_ms);
 
 /* Commits and closes the store and frees the handle. NULL is a no-op. */
 A2M_API void a2m_close(a2m *h);

@@ -2212,7 +2212,7 @@ static void test_refuses_newer_schema_version(tctx *t)
 	EXPECT(strstr(err, "schema version 1000") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_8(tctx *t)
+static void test_file_is_wal_at_schema_version_9(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -2222,7 +2222,7 @@ static void test_file_is_wal_at_schema_version_8(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "8");
+	EXPECT_STR(buf, "9");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -2234,7 +2234,8 @@ static void test_file_is_wal_at_schema_version_8(tctx *t)
 	EXPECT_STR(buf, "0");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
 			     " WHERE type = 'trigger' ORDER BY name)", buf, sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "a2m_counts_delete,a2m_counts_update");
+	/* Step 9: a record's history goes with it, whoever removes it. */
+	EXPECT_STR(buf, "a2m_counts_delete,a2m_counts_update,a2m_history_forget");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'seq'", buf,
 			     sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "1");
@@ -2445,7 +2446,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "8");
+	EXPECT_STR(buf, "9");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -2500,7 +2501,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "8");
+	EXPECT_STR(buf, "9");
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2599,12 +2600,12 @@ static void test_migrates_version_7_file_keeping_seqs_counts_and_keys(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "8");
+	EXPECT_STR(buf, "9");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
 			     " WHERE tbl_name = 'records' AND type = 'index' AND sql IS NOT NULL"
 			     " ORDER BY name)", buf, sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "records_created,records_grp,records_owner_key,records_session,"
-		   "records_tier,records_unembedded");
+	EXPECT_STR(buf, "records_created,records_expiry,records_fp,records_grp,records_owner_key,"
+		   "records_session,records_tier,records_unembedded");
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM sqlite_master WHERE name = 'records_new'"
 			     " OR name = 'a2m_counts_insert' OR instr(sql, 'AUTOINCREMENT')",
 			     buf, sizeof buf), SQLITE_OK);
@@ -3736,7 +3737,7 @@ int main(void)
 	RUN_SQLITE(test_seq_not_reused_after_removing_newest_across_reopen);
 	RUN_DURABLE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_8);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_9);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);

@@ -8,6 +8,7 @@
 ** returns; the caller then closes the store.
 */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,9 +260,15 @@ static int serve_http(cli_transport *t, const char *cmd, a2m *h, const char *sto
 	fflush(stderr);
 
 	/* The workers were started with the stop signals blocked and inherit
-	** that, so only this thread takes them, here. */
-	while (!cli_stop_requested)
-		sigsuspend(wait_mask);
+	** that, so only this thread takes them, here; between them it removes
+	** the records that expire (x-expiry) when no request came to. */
+	while (!cli_stop_requested) {
+		int64_t next_ms = -1;
+		a2m_sweep(h, &next_ms);
+		struct timespec wake = {.tv_sec = next_ms / 1000,
+					.tv_nsec = (long)(next_ms % 1000) * 1000000L};
+		ppoll(NULL, 0, next_ms < 0 ? NULL : &wake, wait_mask);
+	}
 
 	a2m_http_stop(server);
 	a2m_bearer_free(tokens);

@@ -236,6 +236,9 @@ static json_t *event_object(const a2m_change *c)
 		bad |= put(o, "count", json_integer(c->count));
 		if (c->ids)
 			bad |= put(o, "ids", string_array(c->ids, c->n_ids));
+		/* Removed by the expiry sweep (x-expiry), not by a client's forget. */
+		if (c->expired)
+			bad |= put(o, "expired", json_true());
 		break;
 	case A2M_CHANGE_PROMOTED:
 		bad |= put(o, "kind", json_string("promoted"));

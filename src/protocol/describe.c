@@ -12,6 +12,7 @@
 #include "compose/prompt.h"
 
 #include "protocol/protocol.h"
+#include "stack/where.h"
 #include "util/json_write.h"
 
 int a2m_protocol_compatible(const char *v)
@@ -52,6 +53,17 @@ static json_t *describe_tiers(a2m_call *call, const a2m_scope *scope, a2m_error 
 			"shared", t->shared, "per_session", t->per_session);
 		if (o && t->half_life_ms > 0 &&
 		    json_object_set_new(o, "half_life_seconds", json_real(t->half_life_ms / 1000.0))) {
+			json_decref(o);
+			o = NULL;
+		}
+		/* The extensions' settings of the tier, only where declared. */
+		if (o && (call->caps & A2M_CAP_X_DEDUP) &&
+		    json_object_set_new(o, "dedup", json_boolean(t->dedup))) {
+			json_decref(o);
+			o = NULL;
+		}
+		if (o && (call->caps & A2M_CAP_X_EXPIRY) && t->ttl_ms &&
+		    json_object_set_new(o, "ttl_seconds", json_real((double)t->ttl_ms / 1000.0))) {
 			json_decref(o);
 			o = NULL;
 		}
@@ -127,6 +139,41 @@ static json_t *describe_scorer(a2m_call *call, int64_t *unindexed, a2m_error *er
 	return o;
 }
 
+/*
+** Our extensions (docs/PROTOCOL.md, Extensions): one member per declared
+** extension, named as the capability, saying what of it this server does.
+** Nonzero when memory ran out (a member would be missing).
+*/
+static int describe_extensions(const a2m_call *call, json_t *res)
+{
+	int bad = 0;
+	if (call->caps & A2M_CAP_X_WHERE) {
+		json_t *ops = json_array();
+		for (size_t i = 0; ops && a2m_where_operators[i]; i++)
+			bad |= json_array_append_new(ops, json_string(a2m_where_operators[i]));
+		/* What the store's own selection narrows by before `where` is
+		** applied to each record (select.c). */
+		bad |= json_object_set_new(res, "x-where", ops ? json_pack("{so s[ssss]}",
+			"operators", ops, "narrowed", "tier", "session", "key", "created_at") : NULL);
+	}
+	if (call->caps & A2M_CAP_X_EXPIRY)
+		bad |= json_object_set_new(res, "x-expiry", json_pack("{s[ss] sI}", "write_fields",
+			"expires_at", "ttl_seconds", "ttl_seconds_max", (json_int_t)10000000000));
+	if (call->caps & A2M_CAP_X_HISTORY)
+		bad |= json_object_set_new(res, "x-history", json_pack("{sI}", "revisions",
+			(json_int_t)a2m_stack_history_keep(call->srv->stack)));
+	if (call->caps & A2M_CAP_X_DEDUP) {
+		const a2m_tier_layout *l = a2m_stack_tiers(call->srv->stack);
+		json_t *tiers = json_array();
+		for (size_t i = 0; tiers && i < l->n; i++)
+			if (l->tiers[i].dedup)
+				bad |= json_array_append_new(tiers, json_string(l->tiers[i].name));
+		bad |= json_object_set_new(res, "x-dedup", tiers ? json_pack("{so ss}", "tiers",
+			tiers, "normal_form", "analyzer") : NULL);
+	}
+	return bad;
+}
+
 /* The describe result; *cacheable says whether it is the unscoped one,
 ** the same for every caller with the same capabilities and push. */
 static int describe(a2m_call *call, json_t *params, json_t **result, int *cacheable,
@@ -148,7 +195,7 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 	/* Every member counts: a describe short of one would be a wrong one. */
 	int bad = 0;
 	json_t *caps = json_array(), *methods = json_array();
-	for (unsigned bit = 1; caps && bit <= A2M_CAP_PROMPT; bit <<= 1)
+	for (unsigned bit = 1; caps && bit <= A2M_CAP_LAST; bit <<= 1)
 		if (call->caps & bit)
 			bad |= json_array_append_new(caps, json_string(a2m_capability_name(bit)));
 	for (const a2m_method *m = a2m_methods; methods && m->name; m++)
@@ -225,6 +272,7 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 	** requires them of its backends. */
 	bad |= json_object_set_new(res, "extensions", json_pack("[sss]", "import", "touch",
 								"all_owners"));
+	bad |= describe_extensions(call, res);
 	if (bad) {
 		json_decref(res);
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");

@@ -12,7 +12,8 @@
 
 static const char *const cap_names[] = {
 	"core", "tiers", "salience", "scopes", "sessions", "keys",
-	"embeddings", "external", "events", "summarize", "prompt"
+	"embeddings", "external", "events", "summarize", "prompt",
+	"x-where", "x-expiry", "x-history", "x-dedup"
 };
 
 const char *a2m_capability_name(unsigned cap)

@@ -189,11 +189,20 @@ static int where_limits(const a2m_call *call, const json_t *where, a2m_error *er
 					  json_object_size(where), (long long)l->max_where_fields);
 	const char *k;
 	json_t *v;
-	json_object_foreach((json_t *)where, k, v)
-		if ((int64_t)json_array_size(v) > l->max_where_values)
+	json_object_foreach((json_t *)where, k, v) {
+		/* An operator's list ($in, $nin) is bounded as an any-of list is. */
+		size_t n = json_array_size(v);
+		const char *op;
+		json_t *arg;
+		if (json_is_object(v))
+			json_object_foreach(v, op, arg)
+				if (json_array_size(arg) > n)
+					n = json_array_size(arg);
+		if ((int64_t)n > l->max_where_values)
 			return a2m_limit_exceeded(err, "max_where_values", l->max_where_values,
 						  "where.%s lists %zu values; max_where_values is %lld",
-						  k, json_array_size(v), (long long)l->max_where_values);
+						  k, n, (long long)l->max_where_values);
+	}
 	return 0;
 }
 
@@ -216,7 +225,8 @@ int a2m_param_selection(const a2m_call *call, const json_t *params,
 	}
 	json_t *where = json_object_get(params, "where");
 	if (where && !json_is_null(where)) {
-		if ((rc = a2m_where_validate(where, err)) || (rc = where_limits(call, where, err)))
+		if ((rc = a2m_where_validate(where, (call->caps & A2M_CAP_X_WHERE) != 0, err)) ||
+		    (rc = where_limits(call, where, err)))
 			return rc;
 		sel->where = where;
 	}

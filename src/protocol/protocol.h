@@ -13,7 +13,12 @@
 #include "stack/stack.h"
 #include "util/error.h"
 
-/* The capabilities of spec §2, as bits. */
+/*
+** The capabilities of spec §2, as bits, then our extensions (docs/PROTOCOL.md,
+** Extensions): each named with an "x-" prefix, which no capability of the
+** specification has, so a future version cannot declare one of them with
+** another meaning.
+*/
 enum a2m_capability {
 	A2M_CAP_CORE       = 1u << 0,
 	A2M_CAP_TIERS      = 1u << 1,
@@ -25,8 +30,15 @@ enum a2m_capability {
 	A2M_CAP_EXTERNAL   = 1u << 7,
 	A2M_CAP_EVENTS     = 1u << 8,
 	A2M_CAP_SUMMARIZE  = 1u << 9,
-	A2M_CAP_PROMPT     = 1u << 10
+	A2M_CAP_PROMPT     = 1u << 10,
+	A2M_CAP_X_WHERE    = 1u << 11,  /* "x-where": operators in `where` */
+	A2M_CAP_X_EXPIRY   = 1u << 12,  /* "x-expiry": expires_at, tiers' ttl */
+	A2M_CAP_X_HISTORY  = 1u << 13,  /* "x-history": a key's earlier revisions */
+	A2M_CAP_X_DEDUP    = 1u << 14   /* "x-dedup": exact duplicates refresh */
 };
+
+/* The last capability bit: loops over every capability stop here. */
+#define A2M_CAP_LAST A2M_CAP_X_DEDUP
 
 /* The name of one capability bit ("core", "tiers", ...). */
 const char *a2m_capability_name(unsigned cap);

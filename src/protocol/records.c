@@ -69,6 +69,10 @@ static int record_fields(const a2m_call *call, const a2m_record *rec, int with_e
 		bad |= k->str(ctx, "uri", rec->uri);
 		bad |= k->str(ctx, "media_type", rec->media_type);
 	}
+	/* x-expiry: only a record that expires says when, so a record without
+	** an expiry reads exactly as it would without the extension. */
+	if ((caps & A2M_CAP_X_EXPIRY) && rec->expires_at)
+		bad |= k->str(ctx, "expires_at", a2m_clock_format(rec->expires_at, ts));
 	return bad;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "protocol/protocol.h"
+#include "util/clock.h"
 #include "util/json_write.h"
 #include "util/text.h"
 
@@ -21,12 +22,48 @@
 */
 enum {
 	F_CONTENT, F_URI, F_TIER, F_ID, F_ROLE, F_GROUP, F_METADATA, F_SALIENCE, F_OWNER,
-	F_SESSION, F_KEY, F_EMBEDDING, F_MEDIA_TYPE, F_COUNT
+	F_SESSION, F_KEY, F_EMBEDDING, F_MEDIA_TYPE, F_EXPIRES_AT, F_TTL_SECONDS, F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
 	"content", "uri", "tier", "id", "role", "group", "metadata", "salience", "owner",
-	"session", "key", "embedding", "media_type"
+	"session", "key", "embedding", "media_type", "expires_at", "ttl_seconds"
 };
+
+/* The longest ttl_seconds a write may ask for (about 317 years): now + it
+** stays far from overflowing. */
+#define TTL_SECONDS_MAX 1e10
+
+/*
+** x-expiry: records[i].expires_at (an RFC 3339 time) or ttl_seconds (a
+** number above 0, from now), not both, into rec->expires_at; neither (or
+** null) leaves it 0, for the tier's ttl. A time at or before the epoch is
+** kept as its first millisecond, long past.
+*/
+static int take_expiry(json_t *const f[F_COUNT], size_t i, a2m_record *rec, a2m_error *err)
+{
+	const json_t *at = f[F_EXPIRES_AT], *ttl = f[F_TTL_SECONDS];
+	int has_at = at && !json_is_null(at), has_ttl = ttl && !json_is_null(ttl);
+	if (has_at && has_ttl)
+		return a2m_error_set(err, A2M_INVALID_PARAMS,
+				     "records[%zu]: give expires_at or ttl_seconds, not both", i);
+	if (has_at) {
+		int64_t ms;
+		if (!json_is_string(at) || a2m_clock_parse(json_string_value(at), &ms) != 0)
+			return a2m_error_set(err, A2M_INVALID_PARAMS,
+					     "records[%zu].expires_at must be an RFC 3339 UTC time "
+					     "(\"2026-07-28T10:15:30.123Z\")", i);
+		rec->expires_at = ms > 0 ? ms : 1;
+	} else if (has_ttl) {
+		double v = json_is_number(ttl) ? json_number_value(ttl) : -1;
+		if (!(v > 0 && v <= TTL_SECONDS_MAX))
+			return a2m_error_set(err, A2M_INVALID_PARAMS,
+					     "records[%zu].ttl_seconds must be a number above 0, "
+					     "at most %g", i, TTL_SECONDS_MAX);
+		int64_t ms = (int64_t)(v * 1000.0 + 0.5);
+		rec->expires_at = a2m_clock_now_ms() + (ms > 0 ? ms : 1);
+	}
+	return 0;
+}
 
 /* Points f[] at the values of in's known fields; NULL for those absent. */
 static void find_fields(const json_t *in, json_t *f[F_COUNT])
@@ -213,6 +250,8 @@ static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *
 	    ((rc = take_string(f, F_URI, i, l, &rec->uri, err)) ||
 	     (rc = take_string(f, F_MEDIA_TYPE, i, l, &rec->media_type, err))))
 		return rc;
+	if ((caps & A2M_CAP_X_EXPIRY) && (rc = take_expiry(f, i, rec, err)))
+		return rc;
 	return 0;
 }
 
@@ -330,8 +369,9 @@ int a2m_method_remember(a2m_call *call, json_t *params, json_t **result, a2m_err
 			rc = build_record(call, json_array_get(in, i), i, recs[i], default_owner,
 					  default_session, err);
 	}
+	size_t dups = 0;
 	if (!rc)
-		rc = a2m_stack_remember(call->srv->stack, recs, n, err);
+		rc = a2m_stack_remember(call->srv->stack, recs, n, &dups, err);
 	if (!rc) {
 		json_t *ids = json_array();
 		for (size_t i = 0; ids && i < n; i++)
@@ -342,6 +382,13 @@ int a2m_method_remember(a2m_call *call, json_t *params, json_t **result, a2m_err
 				ids = NULL;
 			}
 		*result = ids ? json_pack("{so}", "ids", ids) : NULL;
+		/* x-dedup: said only when it happened, so a write that was not
+		** suppressed answers exactly as without the extension. */
+		if (*result && dups && (call->caps & A2M_CAP_X_DEDUP) &&
+		    json_object_set_new(*result, "deduplicated", json_integer((json_int_t)dups))) {
+			json_decref(*result);
+			*result = NULL;
+		}
 		if (!*result)
 			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	}

@@ -138,7 +138,7 @@ int a2m_method_summarize(a2m_call *call, json_t *params, json_t **result, a2m_er
 	    (sel.scope.owner && !(rec->owner = strdup(sel.scope.owner))) ||
 	    !(rec->metadata = summary_metadata(srcs, n_srcs)))
 		goto oom;
-	if ((rc = a2m_stack_remember(call->srv->stack, &rec, 1, err)))
+	if ((rc = a2m_stack_remember(call->srv->stack, &rec, 1, NULL, err)))
 		goto done;
 
 	/* Report the record as stored: a key replacement kept an older id and

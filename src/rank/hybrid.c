@@ -3,7 +3,9 @@
 **
 ** Each part judges what it can; a part that abstains (no text, or no vector)
 ** is simply left out, so a text-only query ranks lexically, a vector-only
-** query by vectors, and a query with both by their mean.
+** query by vectors, and a query with both by their mean — weighted, when
+** the parts were given weights (a2m_scorer_hybrid_weighted: the server's
+** generated vectors against the text, docs/EMBEDDINGS.md), else plain.
 **
 ** Candidates: each judging part enumerates its own (the text part from the
 ** term index, the vector part from the store's vector rows) and the lists
@@ -27,6 +29,7 @@
 typedef struct hybrid {
 	a2m_scorer   base;
 	a2m_scorer **parts;
+	double      *w;       /* each part's weight in the mean, all > 0 or all 1 */
 	size_t       n;
 	char         name[64];
 	char         metric[64];
@@ -60,8 +63,8 @@ static int hybrid_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 		for (size_t i = 0; i < n; i++) {
 			if (part[i] < 0)
 				continue;
-			scores[i] += part[i];
-			judges[i] += 1;
+			scores[i] += h->w[p] * part[i];
+			judges[i] += h->w[p];
 		}
 	}
 	free(part);
@@ -73,10 +76,11 @@ static int hybrid_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_quer
 
 /* A record of the shorter lists, while fusing. */
 typedef struct fused {
-	a2m_candidate c;
+	a2m_candidate c;        /* score: the weighted sum of the lists holding it */
 	int           taken;    /* the slot holds a record */
 	int           used;     /* found in the longest list */
-	int           partial;  /* lists holding it that judge only what they list */
+	double        partial;  /* weight of the lists holding it that judge only
+	                           what they list */
 } fused;
 
 static size_t slot_of(int64_t seq, size_t mask)
@@ -102,24 +106,26 @@ static void drop_unmatched(a2m_candidates *c)
 }
 
 /*
-** Fuses the lists of several judging parts: a record's score is the mean
-** of its scores over the parts that judge it — every part whose list
-** judges every record (one that did not list it gave it 0), and the parts
-** that judge only what they list (a2m_candidates.judged_listed) among
-** those that listed it — exactly as hybrid_relevance() takes it. The
+** Fuses the lists of several judging parts (list i weighing w[i]): a
+** record's score is the weighted mean of its scores over the parts that
+** judge it — every part whose list judges every record (one that did not
+** list it gave it 0), and the parts that judge only what they list
+** (a2m_candidates.judged_listed) among those that listed it — exactly as
+** hybrid_relevance() takes it. The
 ** longest list (a vector part lists every record with a vector) becomes
 ** the result in place; the others, usually short, go into a small table of
 ** seq → summed score that each of its records looks up. Sorting 100 000
 ** records by seq, or hashing them all, cost more than the search itself.
 ** The longest list's array is taken over (its v set to NULL).
 */
-static int fuse(a2m_candidates *lists, size_t nl, a2m_candidates *out)
+static int fuse(a2m_candidates *lists, const double *w, size_t nl, a2m_candidates *out)
 {
-	size_t big = 0, others = 0, full = 0;
+	size_t big = 0, others = 0;
+	double full = 0;
 	for (size_t i = 0; i < nl; i++) {
 		if (lists[i].n > lists[big].n)
 			big = i;
-		full += !lists[i].judged_listed;
+		full += lists[i].judged_listed ? 0 : w[i];
 	}
 	for (size_t i = 0; i < nl; i++)
 		others += i == big ? 0 : lists[i].n;
@@ -140,30 +146,32 @@ static int fuse(a2m_candidates *lists, size_t nl, a2m_candidates *out)
 			size_t h = slot_of(c->seq, mask);
 			while (t[h].taken && t[h].c.seq != c->seq)
 				h = (h + 1) & mask;
-			t[h].c.score += c->score;
+			t[h].c.score += w[i] * c->score;
 			t[h].c.seq = c->seq;
 			t[h].taken = 1;
-			t[h].partial += lists[i].judged_listed != 0;
+			t[h].partial += lists[i].judged_listed ? w[i] : 0;
 		}
-	size_t own = full + (lists[big].judged_listed != 0);
+	double own = full + (lists[big].judged_listed ? w[big] : 0);
 	for (size_t j = 0; j < m; j++) {
-		size_t judges = own;
+		double judges = own;
+		all[j].score *= w[big];
 		if (others) {
 			size_t h = slot_of(all[j].seq, mask);
 			while (t[h].taken && t[h].c.seq != all[j].seq)
 				h = (h + 1) & mask;
 			if (t[h].taken) {
 				all[j].score += t[h].c.score;
-				judges += (size_t)t[h].partial;
+				judges += t[h].partial;
 				t[h].used = 1;
 			}
 		}
-		all[j].score /= (double)judges;
+		all[j].score = judges > 0 ? all[j].score / judges : 0;
 	}
 	for (size_t h = 0; h < nslots; h++)
 		if (t[h].taken && !t[h].used) {
+			double judges = full + t[h].partial;
 			all[m] = t[h].c;
-			all[m++].score /= (double)(full + (size_t)t[h].partial);
+			all[m++].score = judges > 0 ? t[h].c.score / judges : 0;
 		}
 	free(t);
 	/* The longest list's salience bound still holds if it holds them all. */
@@ -182,11 +190,15 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 {
 	hybrid *h = (hybrid *)s;
 	a2m_candidates *lists = calloc(h->n + 1, sizeof *lists);
+	double *w = calloc(h->n + 1, sizeof *w);
 	size_t nl = 0;
 	int rc = 0;
 	memset(out, 0, sizeof *out);
-	if (!lists)
+	if (!lists || !w) {
+		free(lists);
+		free(w);
 		return A2M_INTERNAL_ERROR;
+	}
 	/*
 	** A pruned list cannot be fused: a record one part left out has an
 	** unknown score there, hence in the mean. The first part to judge may
@@ -204,7 +216,7 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 			if (rc == 0 && !nl)
 				first = p;
 			if (rc == 0)
-				nl++;
+				w[nl++] = h->w[p];
 		} else {
 			/* Judging an empty list says whether it would judge at all. */
 			rc = part->relevance(part, store, q, NULL, 0, NULL);
@@ -233,7 +245,7 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 			drop_unmatched(out);
 			a2m_candidates_best_first(out);
 		}
-	} else if (rc == 0 && (rc = fuse(lists, nl, out)) == 0) {
+	} else if (rc == 0 && (rc = fuse(lists, w, nl, out)) == 0) {
 		/* The mean of bounds and relevances bounds the mean. */
 		for (size_t i = 0; i < nl; i++)
 			if (lists[i].bounded)
@@ -243,6 +255,7 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 	for (size_t i = 0; i < nl; i++)
 		free(lists[i].v);
 	free(lists);
+	free(w);
 	return rc;
 }
 
@@ -252,19 +265,32 @@ static void hybrid_destroy(a2m_scorer *s)
 	for (size_t i = 0; i < h->n; i++)
 		h->parts[i]->destroy(h->parts[i]);
 	free(h->parts);
+	free(h->w);
 	free(h);
 }
 
 a2m_scorer *a2m_scorer_hybrid_new(a2m_scorer **parts, size_t n)
 {
+	return a2m_scorer_hybrid_weighted(parts, NULL, n);
+}
+
+a2m_scorer *a2m_scorer_hybrid_weighted(a2m_scorer **parts, const double *weights, size_t n)
+{
 	hybrid *h = calloc(1, sizeof *h);
 	a2m_scorer **copy = calloc(n ? n : 1, sizeof *copy);
+	double *w = calloc(n ? n : 1, sizeof *w);
 	int missing = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		missing |= !parts[i];
-	if (!h || !copy || missing) {
+		if (w) {
+			w[i] = weights ? weights[i] : 1;
+			missing |= !(w[i] >= 0);
+		}
+	}
+	if (!h || !copy || !w || missing) {
 		free(h);
 		free(copy);
+		free(w);
 		for (size_t i = 0; i < n; i++)
 			if (parts[i])
 				parts[i]->destroy(parts[i]);
@@ -294,6 +320,7 @@ a2m_scorer *a2m_scorer_hybrid_new(a2m_scorer **parts, size_t n)
 	h->base.candidates = hybrid_candidates;
 	h->base.destroy = hybrid_destroy;
 	h->parts = copy;
+	h->w = w;
 	h->n = n;
 	return &h->base;
 }

@@ -215,4 +215,12 @@ void a2m_candidates_best_first(a2m_candidates *out);
 */
 a2m_scorer *a2m_scorer_hybrid_new(a2m_scorer **parts, size_t n);
 
+/*
+** The same with a weight per part (weights[i] >= 0, NULL: all 1): each
+** record's score is the weighted mean over the parts that judge it, 0 when
+** their weights add up to 0. Takes the parts as a2m_scorer_hybrid_new does
+** (all destroyed when it fails, a negative weight included).
+*/
+a2m_scorer *a2m_scorer_hybrid_weighted(a2m_scorer **parts, const double *weights, size_t n);
+
 #endif

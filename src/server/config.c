@@ -72,6 +72,13 @@ static const option options[] = {
 	** core but the caller's, at most 4. */
 	INT(helper_threads, -1, 0, A2M_HELPER_THREADS_MAX, "helper_threads"),
 	INT(embed_timeout_ms, A2M_EMBED_DEFAULT_TIMEOUT_MS, 1, 3600000, "embeddings.embedder.timeout_ms"),
+	/* The generated vectors' share of a text query's relevance, in percent,
+	** when an embedder is configured (docs/EMBEDDINGS.md; the default is
+	** what bench memory measured best, docs/BENCHMARKS.md). */
+	INT(embed_weight, 50, 0, 100, "embeddings.embedder.weight"),
+	/* x-history: earlier revisions kept per keyed record; 0 keeps none and
+	** does not declare the capability. */
+	INT(history_revisions, 10, 0, 10000, "history.revisions"),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -280,7 +287,7 @@ int a2m_config_parse_capabilities(const char *list, unsigned *caps, char *err, s
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		int found = 0;
-		for (unsigned bit = 1; bit <= A2M_CAP_PROMPT; bit <<= 1) {
+		for (unsigned bit = 1; bit <= A2M_CAP_LAST; bit <<= 1) {
 			const char *name = a2m_capability_name(bit);
 			if (strlen(name) == len && strncmp(name, p, len) == 0) {
 				*caps |= bit;

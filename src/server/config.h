@@ -47,6 +47,8 @@ struct a2m_config {
 	int64_t  touch_buffer;
 	int64_t  helper_threads;
 	int64_t  embed_timeout_ms;
+	int64_t  embed_weight;
+	int64_t  history_revisions;
 	uint64_t set;             /* one bit per option the caller set */
 	char     errmsg[256];
 	char     value[24];       /* a2m_config_get's text of an integer */

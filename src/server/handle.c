@@ -17,6 +17,7 @@
 #include "rpc/rpc.h"
 #include "server/delegate.h"
 #include "server/server.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /*
@@ -129,6 +130,52 @@ static void settle(a2m *h)
 }
 
 /*
+** Expiry (x-expiry): removes what has expired, a batch of SWEEP_BATCH per
+** transaction, at most `batches` of them (0: until nothing is due), under
+** the exclusive lock; the events go out as any write's do, through the
+** notify callback, from the calling thread. Returns 0, or -1 when the
+** store failed (logged).
+*/
+#define SWEEP_BATCH 256
+
+static int sweep(a2m *h, int batches)
+{
+	a2m_stack *st = h->srv.stack;
+	int rc = 0;
+	if (!a2m_stack_expiry_next(st))
+		return 0;  /* no record expires: not even the clock is read */
+	for (int done = 0; !batches || done < batches; done++) {
+		if (!a2m_stack_expiry_due(st, a2m_clock_now_ms()))
+			break;
+		a2m_error err = {0};
+		size_t removed = 0;
+		pthread_rwlock_wrlock(&h->lock);
+		rc = a2m_stack_expire(st, SWEEP_BATCH, &removed, &err);
+		pthread_rwlock_unlock(&h->lock);
+		if (rc)
+			a2m_log(A2M_LOG_WARN, "removing expired records: %s", err.message);
+		a2m_error_clear(&err);
+		if (rc || !removed)
+			break;
+	}
+	return rc ? -1 : 0;
+}
+
+int a2m_sweep(a2m *h, int64_t *next_ms)
+{
+	if (next_ms)
+		*next_ms = -1;
+	if (!h)
+		return A2M_MISUSE;
+	int rc = sweep(h, 0);
+	if (next_ms) {
+		int64_t at = a2m_stack_expiry_next(h->srv.stack), now = a2m_clock_now_ms();
+		*next_ms = !at || h->srv.read_only ? -1 : at > now ? at - now : 0;
+	}
+	return rc ? A2M_ERROR : A2M_OK;
+}
+
+/*
 ** Parsing and serialising happen outside the lock: they touch only the
 ** request and the response. Only running the method holds it — shared for
 ** the methods the table marks so, exclusive for the rest — except for a
@@ -161,6 +208,7 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 	}
 	if (req.method->shared && call_shared(h, &call, &req, &o)) {
 		settle(h);
+		sweep(h, 1);
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 		a2m_rpc_request_free(&req);
 		return rc;
@@ -176,6 +224,9 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 	if (shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 	pthread_rwlock_unlock(&h->lock);
+	/* A record that expired since is removed now, its event told before
+	** this response (one batch: a call never waits for a large sweep). */
+	sweep(h, 1);
 	if (!shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 	a2m_rpc_request_free(&req);

@@ -73,7 +73,7 @@ static int make_embedder(const a2m_config *cfg, a2m_embedder **out, char *err,
 ** in err.
 */
 a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int generated,
-			      int helper_threads, char *err, size_t errlen)
+			      int helper_threads, int64_t embed_weight, char *err, size_t errlen)
 {
 	a2m_scorer *text;
 	if (!ranking || strcmp(ranking, "bm25") == 0) {
@@ -87,10 +87,18 @@ a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int genera
 		snprintf(err, errlen, "unknown ranking '%s' (use bm25 or lexical)", ranking);
 		return NULL;
 	}
-	/* With an embedder, a third part compares generated vectors only. */
+	/*
+	** With an embedder, a third part compares generated vectors only, and
+	** weighs embed_weight percent against the text's 100 - embed_weight
+	** (the caller's vectors keep the weight of an even mean, 50, so a
+	** query with text and a vector ranks as it would without an embedder
+	** at the default). Without one, the plain mean.
+	*/
 	a2m_scorer *parts[3] = {text, a2m_scorer_vector_new(metric),
 				generated ? a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE) : NULL};
-	a2m_scorer *scorer = a2m_scorer_hybrid_new(parts, generated ? 3 : 2);
+	double weights[3] = {(double)(100 - embed_weight), 50, (double)embed_weight};
+	a2m_scorer *scorer = generated ? a2m_scorer_hybrid_weighted(parts, weights, 3)
+				       : a2m_scorer_hybrid_new(parts, 2);
 	if (!scorer)
 		snprintf(err, errlen, "out of memory");
 	return scorer;
@@ -127,7 +135,56 @@ static unsigned where_fields(unsigned caps)
 		f |= A2M_FIELD_KEY;
 	if (caps & A2M_CAP_EXTERNAL)
 		f |= A2M_FIELD_EXTERNAL;
+	if (caps & A2M_CAP_X_EXPIRY)
+		f |= A2M_FIELD_EXPIRY;
 	return f;
+}
+
+/*
+** The extensions (docs/PROTOCOL.md) as this store can serve them: each is
+** declared only when the engine has the ops it needs (store.h) and, for
+** x-history, revisions are kept. A layout asking for what is not declared
+** has that part ignored when the capability was left out on purpose, and
+** is refused when the engine cannot do it. 0, or A2M_RANGE with err set.
+*/
+static int gate_extensions(const a2m_config *cfg, const a2m_store *store,
+			   a2m_tier_layout *layout, unsigned *caps, char *err, size_t errlen)
+{
+	const a2m_store_ops *ops = store->ops;
+	int can_expire = ops->next_expiry && ops->scan_expired;
+	if (!ops->history_put || !ops->history_visit || cfg->history_revisions == 0)
+		*caps &= ~(unsigned)A2M_CAP_X_HISTORY;
+	for (size_t i = 0; i < layout->n; i++) {
+		a2m_tier *t = &layout->tiers[i];
+		if (t->ttl_ms && (*caps & A2M_CAP_X_EXPIRY) && !can_expire) {
+			snprintf(err, errlen, "tier '%s' has ttl_seconds, and the %s engine cannot "
+				 "expire records", t->name, ops->engine);
+			return A2M_RANGE;
+		}
+		if (t->dedup && (*caps & A2M_CAP_X_DEDUP) && !ops->by_fingerprint) {
+			snprintf(err, errlen, "tier '%s' has dedup, and the %s engine cannot find "
+				 "duplicates", t->name, ops->engine);
+			return A2M_RANGE;
+		}
+		if (!(*caps & A2M_CAP_X_EXPIRY))
+			t->ttl_ms = 0;
+		if (!(*caps & A2M_CAP_X_DEDUP))
+			t->dedup = 0;
+	}
+	if (!can_expire)
+		*caps &= ~(unsigned)A2M_CAP_X_EXPIRY;
+	if (!ops->by_fingerprint)
+		*caps &= ~(unsigned)A2M_CAP_X_DEDUP;
+	return 0;
+}
+
+/* Whether a tier of the layout suppresses duplicates. */
+static int any_dedup(const a2m_tier_layout *layout)
+{
+	for (size_t i = 0; i < layout->n; i++)
+		if (layout->tiers[i].dedup)
+			return 1;
+	return 0;
 }
 
 int a2m_server_mirror(const a2m_config *cfg, const a2m_tier_layout *layout, char **dir,
@@ -194,7 +251,7 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 			int *code, char *err, size_t errlen)
 {
 	a2m_scorer *scorer = a2m_server_scorer(cfg->ranking, metric, embedder != NULL,
-						(int)cfg->helper_threads, err, errlen);
+						(int)cfg->helper_threads, cfg->embed_weight, err, errlen);
 	a2m_stack *stack = NULL;
 	a2m *h = NULL;
 	*code = A2M_NOMEM;
@@ -220,6 +277,8 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	scfg.read_only = cfg->read_only != 0;
 	scfg.embedder = embedder;
 	scfg.touch_max = (size_t)cfg->touch_buffer;
+	scfg.history_keep = (caps & A2M_CAP_X_HISTORY) ? (size_t)cfg->history_revisions : 0;
+	scfg.fingerprints = (caps & A2M_CAP_X_DEDUP) && any_dedup(layout);
 	/* From here the stack owns the store, the scorer, the embedder and the
 	** layout, and a2m_stack_free releases them, also when it fails. */
 	memset(layout, 0, sizeof *layout);
@@ -323,7 +382,7 @@ int a2m_server_resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
 	if (cfg->capabilities &&
 	    a2m_config_parse_capabilities(cfg->capabilities, caps, err, errlen) != 0)
 		return A2M_RANGE;
-	*caps &= (A2M_CAP_PROMPT << 1) - 1;
+	*caps &= (A2M_CAP_LAST << 1) - 1;
 	if (a2m_metric_parse(cfg->metric, metric) != 0) {
 		snprintf(err, errlen, "unknown metric '%s' (use cosine, dot or l2)", cfg->metric);
 		return A2M_RANGE;
@@ -355,6 +414,8 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	char why[480];
 	if (!rc && (rc = a2m_server_open_store(cfg, &layout, &store, why, sizeof why)) != 0)
 		snprintf(err, sizeof err, "cannot open store: %s", why);
+	if (!rc)
+		rc = gate_extensions(cfg, store, &layout, &caps, err, sizeof err);
 	if (!rc && !(*out = make_handle(cfg, caps, metric, store, embedder, &layout, &rc, err,
 					sizeof err)))
 		store = NULL, embedder = NULL;  /* make_handle released them */

@@ -65,10 +65,12 @@ int a2m_server_mirror(const a2m_config *cfg, const a2m_tier_layout *layout, char
 /*
 ** The scorer: text ranked by ranking ("bm25", the default, or "lexical"),
 ** fused with the caller's vectors under metric, and with generated vectors
-** when generated is set; its indexer is the analyser a store keeps its
-** index with. NULL with a message in err. Free with scorer->destroy.
+** when generated is set, those weighing embed_weight percent against the
+** text's rest (the option embed_weight; docs/EMBEDDINGS.md); its indexer
+** is the analyser a store keeps its index with. NULL with a message in
+** err. Free with scorer->destroy.
 */
 a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int generated,
-			      int helper_threads, char *err, size_t errlen);
+			      int helper_threads, int64_t embed_weight, char *err, size_t errlen);
 
 #endif

@@ -70,12 +70,14 @@ typedef struct session_acc {
 	a2m_session_info *v;
 	size_t            n, cap;
 	int               oom;
+	int64_t           now;
 } session_acc;
 
 static int session_visit(const a2m_record *rec, void *ctx)
 {
 	session_acc *a = ctx;
-	if (!rec->session || !a2m_stack_visible(a->st, a->scope, rec))
+	if (!rec->session || !a2m_stack_visible(a->st, a->scope, rec) ||
+	    a2m_stack_expired(rec, a->now))
 		return 0;
 	size_t i;
 	for (i = 0; i < a->n; i++)
@@ -124,7 +126,7 @@ static int session_visit(const a2m_record *rec, void *ctx)
 int a2m_stack_sessions(a2m_stack *st, const a2m_scope *scope, a2m_session_info **out,
 		       size_t *n, a2m_error *err)
 {
-	session_acc a = {.st = st, .scope = scope};
+	session_acc a = {.st = st, .scope = scope, .now = a2m_clock_now_ms()};
 	a2m_query q = {0};
 	int rc = st->store->ops->scan(st->store, &q, session_visit, &a);
 	if (rc || a.oom) {

@@ -79,6 +79,7 @@ static int scan_all(a2m_stack *st, const a2m_query *q, collect *c, a2m_error *er
 {
 	a2m_selection sel = {0};
 	sel.q = *q;
+	sel.with_expired = 1;  /* what the tier holds, expired or not */
 	int rc = a2m_stack_select_records(st, &sel, 0, 0, c, err);
 	c->sel = NULL; /* sel lives only for the scan */
 	return rc;

@@ -224,6 +224,24 @@ int a2m_tiers_from_json(const json_t *arr, a2m_tier_layout *layout, char *err, s
 			}
 			t->half_life_ms = json_number_value(hl) * 1000.0;
 		}
+		json_t *ttl = json_object_get(o, "ttl_seconds");
+		if (ttl && !json_is_null(ttl)) {
+			/* Bounded (about 317 years) so that now + ttl cannot overflow. */
+			double v = json_is_number(ttl) ? json_number_value(ttl) : -1;
+			if (!(v > 0 && v <= 1e10)) {
+				snprintf(err, errlen, "tiers[%zu].ttl_seconds must be a number above 0, at most 1e10", i);
+				goto fail;
+			}
+			t->ttl_ms = (int64_t)(v * 1000.0 + 0.5);
+			if (t->ttl_ms < 1)
+				t->ttl_ms = 1;
+		}
+		json_t *dd = json_object_get(o, "dedup");
+		if (dd && !json_is_null(dd) && !json_is_boolean(dd)) {
+			snprintf(err, errlen, "tiers[%zu].dedup must be true or false", i);
+			goto fail;
+		}
+		t->dedup = json_is_true(dd);
 		json_t *ps = json_object_get(o, "per_session"), *sh = json_object_get(o, "shared");
 		t->per_session = json_is_true(ps);
 		/* Durable tiers are pooled knowledge unless said otherwise; working

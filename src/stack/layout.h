@@ -25,6 +25,10 @@ typedef struct a2m_tier {
 	int64_t  promote_after; /* recalls that earn promotion; 0 = never */
 	double   half_life_ms;  /* recency half-life for ranking; 0 = no decay */
 	int      shared;        /* visible to every owner (else private to its owner) */
+	int      dedup;         /* x-dedup: an exact duplicate written here refreshes
+	                           the record it repeats instead of being stored */
+	int64_t  ttl_ms;        /* x-expiry: what a write landing here without an
+	                           expiry of its own lives for; 0 = forever */
 } a2m_tier;
 
 typedef struct a2m_tier_layout {

@@ -187,7 +187,8 @@ static int ranked_visit(const a2m_record *rec, void *ctx)
 	** per candidate, against the recalls running beside this one). */
 	if (r->sel->where)
 		rec = a2m_stack_touched(r->st, rec, &tmp);
-	if (!a2m_query_matches(&r->sel->q, rec) || !a2m_stack_visible(r->st, &r->sel->scope, rec))
+	if ((!r->sel->with_expired && a2m_stack_expired(rec, r->now)) ||
+	    !a2m_query_matches(&r->sel->q, rec) || !a2m_stack_visible(r->st, &r->sel->scope, rec))
 		return 0;
 	int m = a2m_where_matches(r->sel->where, rec, r->st->cfg.fields);
 	if (m < 0) {

@@ -170,6 +170,11 @@ int a2m_stack_fetch(a2m_stack *st, const char *owner, const char *key, a2m_recor
 	int rc = st->store->ops->get_by_key(st->store, owner, key, out);
 	if (rc)
 		return a2m_stack_store_error(st, err, rc);
+	if (*out && a2m_stack_expired(*out, a2m_clock_now_ms())) {
+		/* Expired: no longer there for any read (x-expiry). */
+		a2m_record_free(*out);
+		*out = NULL;
+	}
 	if (*out) {
 		a2m_record tmp;
 		const a2m_record *r = a2m_stack_touched(st, *out, &tmp);

@@ -10,6 +10,7 @@
 
 #include "stack/stack_internal.h"
 #include "stack/where.h"
+#include "util/clock.h"
 
 /* The string (or JSON null: none) a `where` value asks a field to equal. */
 static int where_equals(const json_t *v, const char **out)
@@ -40,6 +41,22 @@ void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_que
 	if ((st->cfg.fields & A2M_FIELD_TIER) && !q->tier &&
 	    where_equals(json_object_get(where, "tier"), &v) && v)
 		q->tier = v;
+	/*
+	** x-where: a key's prefix, or the key itself (a prefix of itself), is
+	** the store's key_prefix; a range of creation times, its created
+	** bounds (store.h), which it reads in (created_at, seq) order.
+	*/
+	const json_t *key = json_object_get(where, "key");
+	const json_t *prefix = json_is_object(key) ? json_object_get(key, "$prefix") : key;
+	if ((st->cfg.fields & A2M_FIELD_KEY) && !q->key_prefix && json_is_string(prefix) &&
+	    strlen(json_string_value(prefix)) == json_string_length(prefix))
+		q->key_prefix = json_string_value(prefix);
+	int64_t lo, hi;
+	a2m_where_created_range(where, &lo, &hi);
+	if (lo && (!q->created_min || lo > q->created_min))
+		q->created_min = lo;
+	if (hi && (!q->created_max || hi < q->created_max))
+		q->created_max = hi;
 }
 
 int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
@@ -47,7 +64,8 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
 	collect *c = ctx;
 	a2m_record tmp;
 	rec = a2m_stack_touched(c->st, rec, &tmp);
-	if (!a2m_stack_visible(c->st, &c->sel->scope, rec))
+	if ((!c->sel->with_expired && a2m_stack_expired(rec, c->now)) ||
+	    !a2m_stack_visible(c->st, &c->sel->scope, rec))
 		return 0;
 	int m = a2m_where_matches(c->sel->where, rec, c->st->cfg.fields);
 	if (m < 0) {
@@ -132,6 +150,7 @@ int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descen
 	c->st = st;
 	c->sel = sel;
 	c->stop_at = stop_at;
+	c->now = a2m_clock_now_ms();
 	a2m_query q = sel->q;
 	q.descending = descending;
 	a2m_stack_narrow_by_where(st, sel->where, &q);
@@ -182,6 +201,7 @@ int a2m_stack_select(a2m_stack *st, const a2m_selection *sel, const char *const 
 		memset(&c, 0, sizeof c);
 		c.st = st;
 		c.sel = sel;
+		c.now = a2m_clock_now_ms();
 		for (size_t i = 0; i < n_ids && !c.oom; i++) {
 			a2m_record *rec = NULL;
 			if ((rc = s->ops->get(s, ids[i], &rec))) {

@@ -30,12 +30,15 @@ a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config 
 	memset(&cfg->tiers, 0, sizeof cfg->tiers);
 	st->dims = -1;
 	atomic_init(&st->generation, 0);
+	atomic_init(&st->next_expiry, 0);
 	cfg->embedder = NULL;
 	st->counts = calloc(st->cfg.tiers.n + 1, sizeof *st->counts);
 	if (!st->counts || a2m_touches_init(&st->touches, st->cfg.touch_max) != 0) {
 		a2m_stack_free(st);
 		return NULL;
 	}
+	/* What the store holds may have expired while it was closed. */
+	(void)a2m_stack_expiry_init(st);
 	return st;
 }
 
@@ -70,6 +73,11 @@ void a2m_stack_on_change(a2m_stack *st, a2m_change_fn fn, void *ctx)
 const a2m_tier_layout *a2m_stack_tiers(const a2m_stack *st)
 {
 	return &st->cfg.tiers;
+}
+
+size_t a2m_stack_history_keep(const a2m_stack *st)
+{
+	return st->cfg.history_keep;
 }
 
 a2m_metric a2m_stack_metric(const a2m_stack *st)

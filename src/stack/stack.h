@@ -85,6 +85,12 @@ typedef struct a2m_stack_config {
 	/* Records whose touches may wait before they are written (touches.c);
 	** 0: A2M_TOUCH_BUFFER. */
 	size_t          touch_max;
+	/* x-history: earlier revisions kept per keyed record (0: none kept;
+	** needs the store's history_put). */
+	size_t          history_keep;
+	/* x-dedup: fingerprint every write, so that a tier marked dedup can
+	** find the record a write repeats (needs the store's by_fingerprint). */
+	int             fingerprints;
 } a2m_stack_config;
 
 /*
@@ -143,6 +149,7 @@ typedef struct a2m_change {
 	const char         *session;  /* SESSION_CLOSED */
 	const char         *owner;
 	int                 shared;
+	int                 expired;  /* FORGOTTEN: by the expiry sweep, not a client */
 } a2m_change;
 
 typedef void (*a2m_change_fn)(void *ctx, const a2m_change *change);
@@ -172,6 +179,12 @@ typedef struct a2m_selection {
 	/* A look, not a use (recall's `touch: false`, docs/PROTOCOL.md): the
 	** hits are not touched, so nothing is counted and nothing promoted. */
 	int           peek;
+	/*
+	** Records past their expiry (x-expiry) are never returned by a read:
+	** every selection leaves them out, unless this is set (the stack's
+	** own scans, which move and count what the store holds).
+	*/
+	int           with_expired;
 } a2m_selection;
 
 /*
@@ -214,6 +227,9 @@ const a2m_tier_layout *a2m_stack_tiers(const a2m_stack *st);
 ** before that. Returns 0, or the store's failure with err set (*dims 0).
 */
 int a2m_stack_dimensions(a2m_stack *st, int64_t *dims, a2m_error *err);
+
+/* Earlier revisions kept per keyed record (x-history; 0: none). */
+size_t a2m_stack_history_keep(const a2m_stack *st);
 
 /* The metric vectors are compared with. */
 a2m_metric a2m_stack_metric(const a2m_stack *st);
@@ -262,11 +278,21 @@ int a2m_stack_settle(a2m_stack *st, a2m_error *err);
 ** record whose id exists already (in the store or earlier in the batch) is
 ** not written again (spec §3.2). A record with a key that is occupied for its
 ** owner replaces the record there: same id, new content, revision + 1 (spec
-** §3.6). Vectors must all have the store's width (EMBEDDING_MISMATCH). On
-** return recs[i]->id holds the id to report. Over-capacity tiers are then
-** consolidated in the same transaction.
+** §3.6), and the revision it replaced is kept as history (x-history, when
+** history_keep is set). Vectors must all have the store's width
+** (EMBEDDING_MISMATCH). On return recs[i]->id holds the id to report.
+** Over-capacity tiers are then consolidated in the same transaction.
+**
+** recs[i]->expires_at (x-expiry) is the record's expiry; 0 takes its
+** tier's ttl from now, when the tier has one. In a tier marked dedup, a
+** record with neither id nor key whose normalised content and role equal
+** those of a live record of the same tier, session and owner is not
+** stored: that record is refreshed (accessed now, the higher salience, the
+** later expiry) and its id reported; *deduplicated (when not NULL) counts
+** them.
 */
-int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *err);
+int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *deduplicated,
+		       a2m_error *err);
 
 /* ---- export and import (transfer.c): records whole, out and in ---- */
 
@@ -364,9 +390,31 @@ int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err)
 int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const *ids,
 			size_t n_ids, double amount, int64_t *reinforced, a2m_error *err);
 
-/* *out = the record at key for owner, or NULL when the key is unused. */
+/* *out = the record at key for owner, or NULL when the key is unused (or
+** its record expired). */
 int a2m_stack_fetch(a2m_stack *st, const char *owner, const char *key, a2m_record **out,
 		    a2m_error *err);
+
+/*
+** x-history: visits at most max (0: all the store keeps) earlier revisions
+** of the record with id, newest first (store.h, a2m_revision). Nothing
+** when the store keeps none. Returns 0, or a negative code with err set.
+*/
+int a2m_stack_history(a2m_stack *st, const char *id, size_t max, a2m_revision_visit visit,
+		      void *ctx, a2m_error *err);
+
+/*
+** x-expiry. a2m_stack_expiry_due says, under any lock or none, whether a
+** record may have expired by now (a cheap test of a cached time), and
+** a2m_stack_expiry_next when (ms; 0: no record has an expiry, as far as
+** the stack knows). a2m_stack_expire removes, in one transaction, at most
+** max records whose expiry has passed, and reports them as one forgotten
+** event marked expired; *removed counts them. Exclusive lock only; a
+** read-only stack removes nothing. Returns 0, or a code with err set.
+*/
+int     a2m_stack_expiry_due(a2m_stack *st, int64_t now);
+int64_t a2m_stack_expiry_next(a2m_stack *st);
+int     a2m_stack_expire(a2m_stack *st, size_t max, size_t *removed, a2m_error *err);
 
 /*
 ** Closes a session: its records leave the working (per-session) tiers for

@@ -10,11 +10,13 @@
 **   read.c                   recall and fetch
 **   write.c  conversations.c the writes, each ending in finish.c
 **   transfer.c               records whole: export, and import (ending in finish.c)
+**   expiry.c                 the expiry sweep, a write of its own
 **   finish.c                 the one way a write ends
 **   flow.c                   moves between tiers: capacity, promotion
 **   select.c                 what a selection picks
 **   ranked.c                 recall and select by the scorer's index
 **   score.c  embed.c         scores and retention; the embedder
+**   dedup.c  revisions.c     duplicates found; a key's earlier revisions
 **   base.c                   visibility, errors, transactions
 **   touches.c                recall's touches waiting to be written
 **   layout.c where.c         the layout and `where` (plain data)
@@ -110,7 +112,18 @@ struct a2m_stack {
 	** the times one had to read the complete list after it; for tests and
 	** measurements. */
 	_Atomic uint64_t pruned_reads, pruned_retries;
+	/* expiry.c: the earliest expires_at of any record as far as the stack
+	** knows, never later than the truth (0: none); read without the
+	** handle's lock by a2m_stack_expiry_due. */
+	_Atomic int64_t  next_expiry;
 };
+
+/* Whether rec's expiry (x-expiry) has come at now: from then on no read
+** returns it (a2m_selection.with_expired aside). */
+static inline int a2m_stack_expired(const a2m_record *rec, int64_t now)
+{
+	return rec->expires_at && rec->expires_at <= now;
+}
 
 /* ---- touches.c (calls nothing of the stack) ----------------------------- */
 
@@ -217,6 +230,35 @@ void a2m_stack_rollback(a2m_stack *st);
 ** touches then still wait). */
 int  a2m_stack_touches_flush(a2m_stack *st, int durable, a2m_error *err);
 
+/* ---- revisions.c (calls base.c) ----------------------------------------- */
+
+/*
+** Keeps old, the record a key write is about to replace, as a revision of
+** its own (x-history), within the open transaction: a no-op without
+** history_keep or a store that keeps none.
+*/
+int a2m_stack_keep_revision(a2m_stack *st, const a2m_record *old, int64_t now,
+			    a2m_error *err);
+
+/* ---- dedup.c (calls base.c) --------------------------------------------- */
+
+/*
+** The fingerprint of a write (x-dedup): its content's normal form (the
+** analyser's words in order) hashed with its role; 0 for a text with no
+** word, or when memory runs out (the record is then simply never found as
+** a duplicate).
+*/
+uint64_t a2m_stack_fingerprint(const char *content, const char *role);
+
+/*
+** *out = a copy of the record rec repeats: rec->fingerprint's, in tier,
+** with rec's session, owner and role, not expired at now, and whose
+** normal form equals rec's. NULL when there is none (or rec has no
+** fingerprint, or the store cannot look one up).
+*/
+int a2m_stack_find_duplicate(a2m_stack *st, const a2m_record *rec, const char *tier,
+			     int64_t now, a2m_record **out, a2m_error *err);
+
 /* ---- score.c (calls base.c) --------------------------------------------- */
 
 /* recall's order over a2m_hit (qsort): higher score, then newer, first. */
@@ -311,6 +353,7 @@ typedef struct collect {
 	size_t               n, cap;
 	size_t               stop_at;  /* 0 = collect all */
 	int                  oom;
+	int64_t              now;      /* what "expired" is measured against */
 } collect;
 
 /*
@@ -328,11 +371,12 @@ int a2m_stack_select_records(a2m_stack *st, const a2m_selection *sel, int descen
 int a2m_stack_collect_visit(const a2m_record *rec, void *ctx);
 
 /*
-** Narrows q by the equalities of `where` the store can test itself: a
-** string or null `session`, a string `tier` (when those are record fields
-** and q does not already select them), so that a scan by session reads that
-** session's records through the store's index instead of every record.
-** `where` must still be applied after. Strings are borrowed from where.
+** Narrows q by the tests of `where` the store can apply itself: a string
+** or null `session`, a string `tier`, a `key` or its `$prefix` (when those
+** are record fields and q does not already select them), and a range of
+** `created_at` (x-where), so that a scan by session reads that session's
+** records through the store's index instead of every record. `where` must
+** still be applied after. Strings are borrowed from where.
 */
 void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q);
 
@@ -433,6 +477,16 @@ typedef struct a2m_finish {
 ** Every write ends here, and nothing else calls the change listener.
 */
 int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err);
+
+/* ---- expiry.c (calls finish.c, base.c) ---------------------------------- */
+
+/* A record now expires at `at` (0: never): the cached earliest moves
+** earlier if it must. Any thread. */
+void a2m_stack_expiry_noted(a2m_stack *st, int64_t at);
+
+/* Reads the store's earliest expiry into the cache (a2m_stack_new). 0, or
+** a negative code (the cache then says none). */
+int a2m_stack_expiry_init(a2m_stack *st);
 
 /* ---- write.c (calls finish.c and below) --------------------------------- */
 

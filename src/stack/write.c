@@ -87,8 +87,36 @@ static a2m_indexer *analyse_ahead(a2m_stack *st, a2m_record **recs, size_t n,
 	return ix;
 }
 
+/* The expiry a write landing in tier without one of its own gets: the
+** tier's ttl from now (x-expiry), or none. */
+static int64_t tier_expiry(const a2m_stack *st, const char *tier, int64_t now)
+{
+	const a2m_tier *t = a2m_tiers_find(&st->cfg.tiers, tier);
+	return t && t->ttl_ms ? now + t->ttl_ms : 0;
+}
+
+/*
+** A duplicate write refreshes the record it repeats (x-dedup): accessed
+** now, the higher of the two saliences, the later of the two expiries
+** (none being the latest). Within the open transaction.
+*/
+static int refresh_duplicate(a2m_stack *st, a2m_record *dup, const a2m_record *rec,
+			     int has_salience, int64_t now, a2m_error *err)
+{
+	double sal = has_salience ? rec->salience : st->cfg.default_salience;
+	if (now > dup->accessed_at)
+		dup->accessed_at = now;
+	if (sal > dup->salience)
+		dup->salience = sal;
+	if (dup->expires_at && (!rec->expires_at || rec->expires_at > dup->expires_at))
+		dup->expires_at = rec->expires_at;
+	int rc = st->store->ops->update(st->store, dup);
+	return rc ? a2m_stack_store_error(st, err, rc) : 0;
+}
+
 /* NaN salience marks "not given" on a record passed to remember. */
-int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *err)
+int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *deduplicated,
+		       a2m_error *err)
 {
 	a2m_store *s = st->store;
 	int64_t now = a2m_clock_now_ms();
@@ -101,8 +129,10 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 	*/
 	a2m_change *written = malloc((n ? n : 1) * sizeof *written);
 	a2m_record **replaced = calloc(n ? n : 1, sizeof *replaced);
-	size_t nw = 0;
+	size_t nw = 0, ndup = 0;
 	int rc = 0, owes = 0;
+	if (deduplicated)
+		*deduplicated = 0;
 	if (!written || !replaced) {
 		free(written);
 		free(replaced);
@@ -143,6 +173,8 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 				continue;
 			}
 		}
+		if (st->cfg.fingerprints)
+			rec->fingerprint = a2m_stack_fingerprint(rec->content, rec->role);
 		if (rec->key) {
 			a2m_record *old = NULL;
 			if ((rc = s->ops->get_by_key(s, rec->owner, rec->key, &old))) {
@@ -150,17 +182,25 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 				break;
 			}
 			if (old) {
-				/* An occupied key is replaced, never duplicated (§3.6). */
+				/* An occupied key is replaced, never duplicated (§3.6);
+				** what it said is kept as its history (x-history). */
+				if ((rc = a2m_stack_keep_revision(st, old, now, err))) {
+					a2m_record_free(old);
+					break;
+				}
 				if (apply_replacement(old, rec, has_salience) != 0) {
 					a2m_record_free(old);
 					rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 					break;
 				}
+				if (!old->expires_at)
+					old->expires_at = tier_expiry(st, old->tier, now);
 				if ((rc = s->ops->update(s, old))) {
 					a2m_record_free(old);
 					a2m_stack_store_error(st, err, rc);
 					break;
 				}
+				a2m_stack_expiry_noted(st, old->expires_at);
 				a2m_stack_note_arrival(st, old->tier, old->session);
 				free(rec->id);
 				rec->id = strdup(old->id);
@@ -171,16 +211,36 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 				continue;
 			}
 		}
+		if (!rec->tier && !(rec->tier = strdup(l->tiers[l->default_tier].name))) {
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+			break;
+		}
+		if (!rec->expires_at)
+			rec->expires_at = tier_expiry(st, rec->tier, now);
+		const a2m_tier *lands = a2m_tiers_find(l, rec->tier);
+		if (!rec->id && !rec->key && lands && lands->dedup) {
+			/* A write carrying neither of the client's own addresses,
+			** repeating a live record of its tier, session and owner:
+			** that record is refreshed instead (x-dedup). */
+			a2m_record *dup = NULL;
+			if ((rc = a2m_stack_find_duplicate(st, rec, rec->tier, now, &dup, err)))
+				break;
+			if (dup) {
+				rc = refresh_duplicate(st, dup, rec, has_salience, now, err);
+				if (!rc && !(rec->id = strdup(dup->id)))
+					rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+				a2m_stack_expiry_noted(st, dup->expires_at);
+				a2m_record_free(dup);
+				ndup++;
+				continue;
+			}
+		}
 		if (!rec->id) {
 			char id[A2M_ID_LEN];
 			if (a2m_id_generate(now, id) != 0 || !(rec->id = strdup(id))) {
 				rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "cannot make an id");
 				break;
 			}
-		}
-		if (!rec->tier && !(rec->tier = strdup(l->tiers[l->default_tier].name))) {
-			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-			break;
 		}
 		if (!has_salience)
 			rec->salience = st->cfg.default_salience;
@@ -190,6 +250,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 			a2m_stack_store_error(st, err, rc);
 			break;
 		}
+		a2m_stack_expiry_noted(st, rec->expires_at);
 		a2m_stack_note_arrival(st, rec->tier, rec->session);
 		wrote(st, rec, now, &written[nw++], &owes);
 	}
@@ -199,6 +260,8 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, a2m_error *er
 	a2m_finish f = {.rebalance = A2M_REBALANCE_CAPACITY, .changes = written, .n_changes = nw,
 			.owes = owes};
 	rc = a2m_stack_finish(st, rc, &f, err);
+	if (!rc && deduplicated)
+		*deduplicated = ndup;
 	free(written);
 	a2m_record_array_free(replaced, n);
 	return rc;
@@ -252,7 +315,7 @@ done:
 	return rc;
 }
 
-/* Fetches the visible record with id, or NULL. */
+/* Fetches the visible record with id, or NULL (also once it expired). */
 static int get_visible(a2m_stack *st, const a2m_scope *scope, const char *id,
 		       a2m_record **out, a2m_error *err)
 {
@@ -261,7 +324,8 @@ static int get_visible(a2m_stack *st, const a2m_scope *scope, const char *id,
 	int rc = st->store->ops->get(st->store, id, &rec);
 	if (rc)
 		return a2m_stack_store_error(st, err, rc);
-	if (rec && !a2m_stack_visible(st, scope, rec)) {
+	if (rec && (!a2m_stack_visible(st, scope, rec) ||
+		    a2m_stack_expired(rec, a2m_clock_now_ms()))) {
 		a2m_record_free(rec);
 		rec = NULL;
 	}

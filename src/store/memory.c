@@ -31,6 +31,10 @@
 **                UNIQUE index. A NULL owner hashes and compares differently
 **                from every string, "" included.
 **   seqs         chained hash table seq -> entry, for visit_seqs.
+**   fps          chained hash table fingerprint -> entries (those that have
+**                one), for by_fingerprint (x-dedup).
+**   history      the earlier revisions of keyed records, by id
+**                (memory_history.c); remove drops a record's.
 **   index        the term index (memory_index.c), once attached: each entry
 **                then owns the doc of its content. Insert, remove and
 **                content-changing updates link and unlink docs; the journal
@@ -256,8 +260,10 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	entry *e = id ? a2m_mem_find_id(s, id) : NULL;
 	if (!e)
 		return 0;
-	if (a2m_mem_journal_reserve(s) != 0)
+	if (a2m_mem_journal_reserve(s) != 0 || a2m_mem_history_reserve(s) != 0)
 		return a2m_store_fail(base, "out of memory");
+	/* Forgetting a key forgets what it used to say (store.h). */
+	a2m_mem_history_drop(s, id);
 
 	a2m_mem_table_unlink(&s->ids, e, BY_ID);
 	a2m_mem_table_unlink(&s->seqs, e, BY_SEQ);
@@ -301,6 +307,8 @@ static void mem_close(a2m_store *base)
 	free(s->ids.buckets);
 	free(s->keys.buckets);
 	free(s->seqs.buckets);
+	free(s->fps.buckets);
+	a2m_mhistory_free(s->history);
 	a2m_mindex_free(s->index);
 	a2m_vindex_free(s->vectors);
 	a2m_mcounts_free(s->counts);
@@ -491,6 +499,11 @@ static const a2m_store_ops memory_ops = {
 	.scan_unembedded = mem_scan_unembedded,
 	.check      = a2m_mem_check,
 	.repair     = a2m_mem_repair,
+	.history_put    = a2m_mem_history_put,
+	.history_visit  = a2m_mem_history_visit,
+	.next_expiry    = a2m_mem_next_expiry,
+	.scan_expired   = a2m_mem_scan_expired,
+	.by_fingerprint = a2m_mem_by_fingerprint,
 };
 
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
@@ -503,7 +516,8 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 	s->next_seq = 1;
 	pthread_mutex_init(&s->tidy_mu, NULL);
 	if (a2m_mem_table_init(&s->ids) != 0 || a2m_mem_table_init(&s->keys) != 0 ||
-	    a2m_mem_table_init(&s->seqs) != 0 || !(s->counts = a2m_mcounts_new()))
+	    a2m_mem_table_init(&s->seqs) != 0 || a2m_mem_table_init(&s->fps) != 0 ||
+	    !(s->counts = a2m_mcounts_new()) || !(s->history = a2m_mhistory_new()))
 		goto fail;
 	if (!(s->vectors = a2m_vindex_new()) || a2m_vindex_keep_unembedded(s->vectors) != 0)
 		goto fail;

@@ -37,12 +37,13 @@ struct entry {
 	entry     *id_next;  /* chain in the ids table */
 	entry     *key_next; /* chain in the keys table */
 	entry     *seq_next; /* chain in the seqs table */
+	entry     *fp_next;  /* chain in the fingerprints table (rec.fingerprint != 0) */
 	a2m_mdoc  *doc;      /* the content's postings; NULL without an index */
 	a2m_mlink  link;     /* its place in its groups (counts) */
 };
 
-/* The three tables an entry can be in. */
-enum { BY_ID = 0, BY_KEY = 1, BY_SEQ = 2 };
+/* The four tables an entry can be in. */
+enum { BY_ID = 0, BY_KEY = 1, BY_SEQ = 2, BY_FP = 3 };
 
 typedef struct table {
 	entry **buckets;
@@ -51,6 +52,8 @@ typedef struct table {
 } table;
 
 typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE, UNDO_META, UNDO_TOUCH } undo_kind;
+
+typedef struct a2m_mhistory a2m_mhistory;
 
 /*
 ** One step to undo. Entries are never freed while a transaction is open (a
@@ -78,6 +81,8 @@ typedef struct mstore {
 	table     ids;
 	table     keys;
 	table     seqs;
+	table     fps;       /* fingerprint -> entries (x-dedup) */
+	a2m_mhistory *history; /* earlier revisions of keyed records (memory_history.c) */
 	a2m_mindex  *index;  /* NULL until index_attach */
 	a2m_indexer *ix;     /* borrowed */
 	a2m_vindex  *vectors; /* the caller's vectors as float rows (vector_index.h) */
@@ -126,7 +131,16 @@ entry *a2m_mem_find_id(mstore *s, const char *id);
 entry *a2m_mem_find_seq(mstore *s, int64_t seq);
 entry *a2m_mem_find_key(mstore *s, const char *owner, const char *key);
 
-/* Links e into, or unlinks it from, the keys table if it has a key. */
+/* The first entry of the chain fingerprint fp hashes to (follow fp_next,
+** and test rec.fingerprint: the chain holds others too). */
+entry *a2m_mem_fp_chain(mstore *s, uint64_t fp);
+
+/*
+** Links e into, or unlinks it from, the tables keyed on what a write may
+** change: keys (if it has a key) and fingerprints (if it has one). Every
+** write and undo that replaces an entry's record unlinks before and links
+** after.
+*/
 void a2m_mem_key_link(mstore *s, entry *e);
 void a2m_mem_key_unlink(mstore *s, entry *e);
 
@@ -183,6 +197,30 @@ void a2m_mem_rollback(a2m_store *base);
 int a2m_mem_meta_get(a2m_store *base, const char *name, char **value);
 int a2m_mem_meta_set(a2m_store *base, const char *name, const char *value);
 
+/* ---- memory_history.c: earlier revisions (store.h, history_put) ---------- */
+
+/* An empty history; NULL when memory runs out. */
+a2m_mhistory *a2m_mhistory_new(void);
+void a2m_mhistory_free(a2m_mhistory *h);
+
+/* The ops (store.h). */
+int a2m_mem_history_put(a2m_store *base, const a2m_revision *rev, size_t keep);
+int a2m_mem_history_visit(a2m_store *base, const char *id, size_t max,
+			  a2m_revision_visit visit, void *ctx);
+
+/*
+** What remove() needs: room to drop id's revisions later without failing
+** (reserve: 0, or -1 when memory runs out), then the drop itself (inside
+** a transaction the revisions wait for commit, rollback brings them back).
+*/
+int  a2m_mem_history_reserve(mstore *s);
+void a2m_mem_history_drop(mstore *s, const char *id);
+
+/* The transaction's end, for memory_txn.c: frees what no undo needs any
+** more, or undoes every history change since begin. */
+void a2m_mem_history_commit(mstore *s);
+void a2m_mem_history_rollback(mstore *s);
+
 /* ---- memory_scan.c: the read ops (store.h) ------------------------------- */
 
 /* read_begin tidies order[] so that concurrent readers change nothing;
@@ -198,6 +236,9 @@ int a2m_mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 int a2m_mem_count(a2m_store *base, const a2m_query *q, int64_t *out);
 int a2m_mem_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 		       a2m_record_visit visit, void *ctx);
+int a2m_mem_next_expiry(a2m_store *base, int64_t *at);
+int a2m_mem_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, void *ctx);
+int a2m_mem_by_fingerprint(a2m_store *base, uint64_t fp, a2m_record_visit visit, void *ctx);
 
 /* ---- memory_check.c: the consistency ops (store.h) ----------------------- */
 

@@ -116,16 +116,16 @@ static int group_slots(mstore *s, const a2m_query *q, size_t **slots, size_t *n)
 }
 
 /*
-** Visits the records at slots[0..n) (slots NULL: every slot below n) in
+** Visits the records at slots[from..n) (slots NULL: the slots from..n) in
 ** scan order. A slot emptied or a record changed by a visit is skipped:
 ** slots keep their meaning while a scan runs (see the header), and what a
 ** visit appends lies past n, so nothing is visited twice.
 */
-static int scan_slots(mstore *s, const a2m_query *q, const size_t *slots, size_t n,
-		      a2m_record_visit visit, void *ctx)
+static int scan_slots(mstore *s, const a2m_query *q, const size_t *slots, size_t from,
+		      size_t n, a2m_record_visit visit, void *ctx)
 {
-	for (size_t j = 0; j < n; j++) {
-		size_t k = q->descending ? n - 1 - j : j;
+	for (size_t j = from; j < n; j++) {
+		size_t k = q->descending ? n - 1 - (j - from) : j;
 		entry *e = s->order[slots ? slots[k] : k];
 		if (!e || !a2m_query_matches(q, &e->rec))
 			continue;
@@ -134,6 +134,31 @@ static int scan_slots(mstore *s, const a2m_query *q, const size_t *slots, size_t
 			return r < 0 ? r : 0;
 	}
 	return 0;
+}
+
+/*
+** The first slot of order[] (normalized: sorted, tombstones between) whose
+** record was created after t (after: 1) or at or after t (after: 0), by
+** binary search; a tombstone probed is passed over to the next live slot.
+*/
+static size_t slot_from(mstore *s, int64_t t, int after)
+{
+	size_t lo = 0, hi = s->nslots;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, at = mid;
+		while (at < hi && !s->order[at])
+			at++;
+		if (at == hi) {
+			hi = mid;
+			continue;
+		}
+		int64_t c = s->order[at]->rec.created_at;
+		if (after ? c <= t : c < t)
+			lo = at + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 int a2m_mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
@@ -147,10 +172,15 @@ int a2m_mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 	int grouped = group_slots(s, q, &slots, &nslots);
 	s->scanning++;
 	if (grouped) {
-		rc = scan_slots(s, q, slots, nslots, visit, ctx);
+		rc = scan_slots(s, q, slots, 0, nslots, visit, ctx);
 		free(slots);
+	} else if (q->created_min || q->created_max) {
+		/* A range of creation times is a range of order[]: read only it. */
+		size_t lo = q->created_min ? slot_from(s, q->created_min, 0) : 0;
+		size_t hi = q->created_max ? slot_from(s, q->created_max, 1) : s->nslots;
+		rc = scan_slots(s, q, NULL, lo, hi > lo ? hi : lo, visit, ctx);
 	} else {
-		rc = scan_slots(s, q, NULL, s->nslots, visit, ctx);
+		rc = scan_slots(s, q, NULL, 0, s->nslots, visit, ctx);
 	}
 	s->scanning--;
 	a2m_mem_order_trim(s);
@@ -162,12 +192,13 @@ int a2m_mem_count(a2m_store *base, const a2m_query *q, int64_t *out)
 {
 	mstore *s = (mstore *)base;
 	int64_t n = 0;
-	if (!q->tier && !q->by_owner && !q->by_session && !q->key_prefix && !q->group) {
+	int narrow = q->by_owner || q->key_prefix || q->group || q->created_min || q->created_max;
+	if (!q->tier && !q->by_session && !narrow) {
 		*out = (int64_t)s->live;
 		return 0;
 	}
 	/* By tier, session or both: the group's size (memory_counts.c). */
-	if (!q->by_owner && !q->key_prefix && !q->group) {
+	if (!narrow) {
 		size_t n_members;
 		a2m_mcounts_members(s->counts, q->tier != NULL, q->tier, q->by_session,
 				    q->session, &n_members);
@@ -192,6 +223,82 @@ int a2m_mem_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		entry *e = a2m_mem_find_seq(s, seqs[i]);
 		if (!e)
+			continue;
+		int r = visit(&e->rec, ctx);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return 0;
+}
+
+/* ---- expiry and fingerprints (x-expiry, x-dedup) -------------------------- */
+
+/*
+** A pass over every record: expiry is read when a sweep falls due and at
+** open, never on a request's path, so no ordered index is kept for it.
+*/
+int a2m_mem_next_expiry(a2m_store *base, int64_t *at)
+{
+	mstore *s = (mstore *)base;
+	int64_t best = 0;
+	for (size_t i = 0; i < s->nslots; i++) {
+		entry *e = s->order[i];
+		if (e && e->rec.expires_at && (!best || e->rec.expires_at < best))
+			best = e->rec.expires_at;
+	}
+	*at = best;
+	return 0;
+}
+
+static int cmp_expiry(const void *a, const void *b)
+{
+	const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
+	if (x->rec.expires_at != y->rec.expires_at)
+		return x->rec.expires_at < y->rec.expires_at ? -1 : 1;
+	return (x->rec.seq > y->rec.seq) - (x->rec.seq < y->rec.seq);
+}
+
+int a2m_mem_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, void *ctx)
+{
+	mstore *s = (mstore *)base;
+	size_t n = 0, cap = 0;
+	entry **v = NULL;
+	for (size_t i = 0; i < s->nslots; i++) {
+		entry *e = s->order[i];
+		if (!e || !e->rec.expires_at || e->rec.expires_at > by)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 16;
+			entry **p = realloc(v, c * sizeof *p);
+			if (!p) {
+				free(v);
+				return a2m_store_fail(base, "scan_expired: out of memory");
+			}
+			v = p;
+			cap = c;
+		}
+		v[n++] = e;
+	}
+	qsort(v, n, sizeof *v, cmp_expiry);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		int r = visit(&v[i]->rec, ctx);
+		if (r != 0) {
+			rc = r < 0 ? r : 0;
+			break;
+		}
+	}
+	free(v);
+	return rc;
+}
+
+int a2m_mem_by_fingerprint(a2m_store *base, uint64_t fp, a2m_record_visit visit, void *ctx)
+{
+	mstore *s = (mstore *)base;
+	if (!fp)
+		return 0;
+	for (entry *e = a2m_mem_fp_chain(s, fp); e; e = e->fp_next) {
+		if (e->rec.fingerprint != fp)
 			continue;
 		int r = visit(&e->rec, ctx);
 		if (r != 0)

@@ -48,17 +48,28 @@ static uint64_t hash_seq(int64_t seq)
 }
 
 /*
-** The three tables share this code; `bykey` (BY_ID, BY_KEY, BY_SEQ) selects
-** which chain link and which hash an entry uses.
+** The four tables share this code; `bykey` (BY_ID, BY_KEY, BY_SEQ, BY_FP)
+** selects which chain link and which hash an entry uses. A fingerprint is
+** a hash already; multiplying spreads its low bits, which pick the bucket.
 */
 static entry **next_of(entry *e, int bykey)
 {
-	return bykey == BY_SEQ ? &e->seq_next : bykey ? &e->key_next : &e->id_next;
+	switch (bykey) {
+	case BY_SEQ: return &e->seq_next;
+	case BY_KEY: return &e->key_next;
+	case BY_FP:  return &e->fp_next;
+	default:     return &e->id_next;
+	}
 }
 
 static uint64_t hash_of(const entry *e, int bykey)
 {
-	return bykey == BY_SEQ ? hash_seq(e->rec.seq) : bykey ? e->key_hash : e->id_hash;
+	switch (bykey) {
+	case BY_SEQ: return hash_seq(e->rec.seq);
+	case BY_KEY: return e->key_hash;
+	case BY_FP:  return hash_seq((int64_t)e->rec.fingerprint);
+	default:     return e->id_hash;
+	}
 }
 
 int a2m_mem_table_init(table *t)
@@ -150,19 +161,29 @@ entry *a2m_mem_find_key(mstore *s, const char *owner, const char *key)
 	return NULL;
 }
 
-/* Links e into the keys table under its current (owner, key), if it has a key. */
+entry *a2m_mem_fp_chain(mstore *s, uint64_t fp)
+{
+	return s->fps.buckets[(size_t)(hash_seq((int64_t)fp) & (s->fps.nbuckets - 1))];
+}
+
+/* Links e into the keys table under its current (owner, key), if it has a
+** key, and into the fingerprints table, if it has one. */
 void a2m_mem_key_link(mstore *s, entry *e)
 {
+	if (e->rec.fingerprint)
+		a2m_mem_table_link(&s->fps, e, BY_FP);
 	if (!e->rec.key)
 		return;
 	e->key_hash = hash_key(e->rec.owner, e->rec.key);
-	a2m_mem_table_link(&s->keys, e, 1);
+	a2m_mem_table_link(&s->keys, e, BY_KEY);
 }
 
 void a2m_mem_key_unlink(mstore *s, entry *e)
 {
+	if (e->rec.fingerprint)
+		a2m_mem_table_unlink(&s->fps, e, BY_FP);
 	if (e->rec.key)
-		a2m_mem_table_unlink(&s->keys, e, 1);
+		a2m_mem_table_unlink(&s->keys, e, BY_KEY);
 }
 
 /* ---- the ordered array ------------------------------------------------- */

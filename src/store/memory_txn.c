@@ -74,6 +74,7 @@ int a2m_mem_commit(a2m_store *base)
 	}
 	s->njournal = 0;
 	s->in_tx = 0;
+	a2m_mem_history_commit(s);
 	a2m_vindex_commit(s->vectors);
 	a2m_mem_maybe_compact(s);
 	a2m_mem_index_settle(s);
@@ -145,6 +146,7 @@ void a2m_mem_rollback(a2m_store *base)
 	}
 	s->njournal = 0;
 	s->in_tx = 0;
+	a2m_mem_history_rollback(s);
 	a2m_vindex_rollback(s->vectors);
 	s->next_seq = s->tx_next_seq;
 	if (rebuild)

@@ -54,6 +54,9 @@ int a2m_query_matches(const a2m_query *q, const a2m_record *rec)
 		return 0;
 	if (q->group && !a2m_str_same(q->group, rec->group))
 		return 0;
+	if ((q->created_min && rec->created_at < q->created_min) ||
+	    (q->created_max && rec->created_at > q->created_max))
+		return 0;
 	if (q->key_prefix) {
 		if (!rec->key || strncmp(rec->key, q->key_prefix, strlen(q->key_prefix)) != 0)
 			return 0;

@@ -39,6 +39,11 @@ typedef struct a2m_record {
 	size_t   gen_dims;      /* length of gen_embedding */
 	char    *uri;
 	char    *media_type;
+	int64_t  expires_at;    /* when it stops being returned (x-expiry); 0 = never */
+	uint64_t fingerprint;   /* its normalised content and role, hashed by
+	                           the stack for duplicate suppression (x-dedup);
+	                           0 = none. Only an engine with by_fingerprint
+	                           keeps it (store.h) */
 } a2m_record;
 
 /* Allocates a zeroed record. Returns NULL when memory runs out. */

@@ -47,13 +47,13 @@
 #define ROW_CACHE_ROWS   16384
 #define ROW_CACHE_BUDGET ((size_t)32 << 20)
 
-/* ?1 is the id; ?2..?18 the other fields, as a2m_sqlite_bind_record() binds them. */
+/* ?1 is the id; ?2..?20 the other fields, as a2m_sqlite_bind_record() binds them. */
 #define SQL_UPDATE \
 	"UPDATE records SET content = ?2, created_at = ?3, role = ?4," \
 	" metadata = ?5, grp = ?6, tier = ?7, salience = ?8, accessed_at = ?9," \
 	" access_count = ?10, owner = ?11, session = ?12, key = ?13," \
 	" revision = ?14, embedding = ?15, uri = ?16, media_type = ?17," \
-	" gen_embedding = ?18" \
+	" gen_embedding = ?18, expires_at = ?19, fp = ?20" \
 	" WHERE id = ?1"
 /* Written with records_owner_key's own expression so that index serves it. */
 #define SQL_GET_BY_KEY \
@@ -486,6 +486,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->count_tier);
 	sqlite3_finalize(s->count_bucket);
 	sqlite3_finalize(s->count_session);
+	a2m_sqlite_extend_close(s);
 	a2m_sqlite_pending_free(s);
 	a2m_sqlite_held_free(s);
 	a2m_sqlite_index_close(s->index);
@@ -650,6 +651,11 @@ static const a2m_store_ops sqlite_ops = {
 	.scan_unembedded = a2m_sqlite_pooled_scan_unembedded,
 	.check      = a2m_sqlite_check,
 	.repair     = a2m_sqlite_repair,
+	.history_put    = a2m_sqlite_history_put,
+	.history_visit  = a2m_sqlite_history_visit,
+	.next_expiry    = a2m_sqlite_next_expiry,
+	.scan_expired   = a2m_sqlite_scan_expired,
+	.by_fingerprint = a2m_sqlite_by_fingerprint,
 };
 
 /* Sets up the mirror, if opt asks for one, and heals the directory. */

@@ -55,7 +55,7 @@
 ** 999.
 */
 #define HELD_ROWS 20
-#define HELD_PARAMS 19
+#define HELD_PARAMS 21
 /*
 ** A row's buffer is kept for the next row up to this size; a bigger one
 ** (a long content) is freed once written, so a few large records do not
@@ -64,12 +64,12 @@
 #define HELD_KEEP_BYTES ((size_t)64 << 10)
 _Static_assert(HELD_ROWS * HELD_PARAMS <= 999, "too many parameters per statement");
 
-/* Column order: ?1..?18 as a2m_sqlite_bind_record() binds them, then the seq. */
+/* Column order: ?1..?20 as a2m_sqlite_bind_record() binds them, then the seq. */
 #define SQL_HELD_INSERT \
 	"INSERT OR FAIL INTO records(id, content, created_at, role, metadata, grp, tier," \
 	" salience, accessed_at, access_count, owner, session, key, revision," \
-	" embedding, uri, media_type, gen_embedding, seq) VALUES"
-#define SQL_HELD_ROW "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	" embedding, uri, media_type, gen_embedding, expires_at, fp, seq) VALUES"
+#define SQL_HELD_ROW "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 /* One held row: rec's strings and vectors point into buf (owned, kept for reuse). */
 typedef struct held_row {

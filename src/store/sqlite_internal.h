@@ -31,7 +31,7 @@
 #define COLUMNS \
 	"seq, id, content, created_at, role, metadata, grp, tier, salience," \
 	" accessed_at, access_count, owner, session, key, revision, embedding," \
-	" uri, media_type, gen_embedding"
+	" uri, media_type, gen_embedding, expires_at, fp"
 
 /*
 ** What makes a record one a server embedder may owe a vector (store.h,
@@ -84,6 +84,12 @@ typedef struct sqlstore {
 	sqlite3_stmt *count_tier;  /* SQL_COUNT_TIER, _BUCKET, _SESSION */
 	sqlite3_stmt *count_bucket;
 	sqlite3_stmt *count_session;
+	sqlite3_stmt *history_put;  /* the extensions' statements (sqlite_extend.c), */
+	sqlite3_stmt *history_prune;/* prepared at first use */
+	sqlite3_stmt *history_get;
+	sqlite3_stmt *next_expiry;
+	sqlite3_stmt *expired;
+	sqlite3_stmt *by_fp;
 	a2m_sqlite_index *index;   /* NULL until index_attach, or when unusable */
 	a2m_sqlite_vectors *vectors; /* vector rows, cached at the first search */
 	a2m_row_cache *rows;       /* records read by seq in read brackets (row_cache.h) */
@@ -140,7 +146,7 @@ void a2m_sqlite_done(sqlite3_stmt *st);
 int a2m_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v);
 
 /*
-** Binds ?at+1 = rec->id and ?at+2..?at+18 = the other fields, as SQL_UPDATE
+** Binds ?at+1 = rec->id and ?at+2..?at+20 = the other fields, as SQL_UPDATE
 ** (sqlite.c, at 0) and each row of the held inserts (sqlite_held.c) expect
 ** them; rec must outlive the statement's step. Returns an SQLite code.
 */
@@ -201,6 +207,13 @@ int a2m_sqlite_unembedded_index(sqlstore *s, int want);
 
 /* ---- sqlite_read.c: the read ops (store.h says what each returns) -------- */
 
+/*
+** Steps st (a SELECT of COLUMNS, bound) to its end, visiting each row as a
+** record as scan does (stop, abort). Leaves st to the caller to reset.
+*/
+int a2m_sqlite_visit_rows(sqlstore *s, sqlite3_stmt *st, const char *op,
+			  a2m_record_visit visit, void *ctx);
+
 int a2m_sqlite_get(a2m_store *base, const char *id, a2m_record **out);
 int a2m_sqlite_get_by_key(a2m_store *base, const char *owner, const char *key,
 			  a2m_record **out);
@@ -228,6 +241,15 @@ int a2m_sqlite_meta_set(a2m_store *base, const char *name, const char *value);
 ** bracket on base holds, else the main connection (base itself).
 */
 sqlstore *a2m_sqlite_conn(a2m_store *base);
+
+/*
+** The connection a read op runs on (a2m_sqlite_conn), after writing the
+** main connection's held inserts when it is that one (*rc: 0, or the
+** flush's failure); and a failure on a reader copied into base's errmsg
+** (returns rc).
+*/
+sqlstore *a2m_sqlite_read_conn(a2m_store *base, int *rc);
+int a2m_sqlite_relay(a2m_store *base, const sqlstore *c, int rc);
 
 /* Whether this thread holds a read bracket on base (index_postings_view lends only there). */
 int a2m_sqlite_in_bracket(const a2m_store *base);
@@ -267,6 +289,19 @@ int a2m_sqlite_pooled_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 				 a2m_record_visit visit, void *ctx);
 int a2m_sqlite_pooled_scan_unembedded(a2m_store *base, const char *tier,
 				      a2m_record_visit visit, void *ctx);
+
+/* ---- sqlite_extend.c: the extensions' ops (store.h) ----------------------- */
+
+int a2m_sqlite_history_put(a2m_store *base, const a2m_revision *rev, size_t keep);
+int a2m_sqlite_history_visit(a2m_store *base, const char *id, size_t max,
+			     a2m_revision_visit visit, void *ctx);
+int a2m_sqlite_next_expiry(a2m_store *base, int64_t *at);
+int a2m_sqlite_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, void *ctx);
+int a2m_sqlite_by_fingerprint(a2m_store *base, uint64_t fp, a2m_record_visit visit,
+			      void *ctx);
+
+/* Finalizes the statements above (at close). Cannot fail. */
+void a2m_sqlite_extend_close(sqlstore *s);
 
 /* ---- sqlite_journal.c: the main connection's commits, told to readers --- */
 

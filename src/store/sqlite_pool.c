@@ -279,7 +279,7 @@ static void release(a2m_sqlite_pool *p, sqlstore *m, sqlstore *c)
 ** rare race on a message for humans; the codes stay right); the copy is
 ** bounded and the last byte stays a terminator, so nothing reads past it.
 */
-static int relay(a2m_store *base, const sqlstore *c, int rc)
+int a2m_sqlite_relay(a2m_store *base, const sqlstore *c, int rc)
 {
 	if (rc < 0 && &c->base != base) {
 		memcpy(base->errmsg, c->base.errmsg, sizeof base->errmsg);
@@ -323,7 +323,7 @@ int a2m_sqlite_read_begin(a2m_store *base)
 		return 0;
 	}
 	if (sqlite3_step(c->snapshot) != SQLITE_ROW) {
-		int rc = relay(base, c, a2m_sqlite_db_fail(c, "read_begin"));
+		int rc = a2m_sqlite_relay(base, c, a2m_sqlite_db_fail(c, "read_begin"));
 		sqlite3_reset(c->snapshot);
 		if (m->pool)
 			release(m->pool, m, c);
@@ -370,7 +370,7 @@ int a2m_sqlite_read_end(a2m_store *base)
 ** reader connection (a bracket) leaves main alone: it could not see main's
 ** uncommitted rows anyway, and main may be another thread's to use.
 */
-static sqlstore *read_conn(a2m_store *base, int *rc)
+sqlstore *a2m_sqlite_read_conn(a2m_store *base, int *rc)
 {
 	sqlstore *c = a2m_sqlite_conn(base);
 	*rc = c == (sqlstore *)base ? a2m_sqlite_held_flush(c) : 0;
@@ -380,56 +380,56 @@ static sqlstore *read_conn(a2m_store *base, int *rc)
 int a2m_sqlite_pooled_get(a2m_store *base, const char *id, a2m_record **out)
 {
 	int rc;
-	sqlstore *c = read_conn(base, &rc);
+	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
 	*out = NULL;
-	return rc ? rc : relay(base, c, a2m_sqlite_get(&c->base, id, out));
+	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_get(&c->base, id, out));
 }
 
 int a2m_sqlite_pooled_get_by_key(a2m_store *base, const char *owner, const char *key,
 				 a2m_record **out)
 {
 	int rc;
-	sqlstore *c = read_conn(base, &rc);
+	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
 	*out = NULL;
-	return rc ? rc : relay(base, c, a2m_sqlite_get_by_key(&c->base, owner, key, out));
+	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_get_by_key(&c->base, owner, key, out));
 }
 
 int a2m_sqlite_pooled_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 			   void *ctx)
 {
 	int rc;
-	sqlstore *c = read_conn(base, &rc);
-	return rc ? rc : relay(base, c, a2m_sqlite_scan(&c->base, q, visit, ctx));
+	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
+	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_scan(&c->base, q, visit, ctx));
 }
 
 int a2m_sqlite_pooled_count(a2m_store *base, const a2m_query *q, int64_t *out)
 {
 	int rc;
-	sqlstore *c = read_conn(base, &rc);
+	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
 	*out = 0;
-	return rc ? rc : relay(base, c, a2m_sqlite_count(&c->base, q, out));
+	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_count(&c->base, q, out));
 }
 
 int a2m_sqlite_pooled_meta_get(a2m_store *base, const char *name, char **value)
 {
 	int rc;
-	sqlstore *c = read_conn(base, &rc);
+	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
 	*value = NULL;
-	return rc ? rc : relay(base, c, a2m_sqlite_meta_get(&c->base, name, value));
+	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_meta_get(&c->base, name, value));
 }
 
 int a2m_sqlite_pooled_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 				 a2m_record_visit visit, void *ctx)
 {
 	int rc;
-	sqlstore *c = read_conn(base, &rc);
-	return rc ? rc : relay(base, c, a2m_sqlite_visit_seqs(&c->base, seqs, n, visit, ctx));
+	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
+	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_visit_seqs(&c->base, seqs, n, visit, ctx));
 }
 
 int a2m_sqlite_pooled_scan_unembedded(a2m_store *base, const char *tier,
 				      a2m_record_visit visit, void *ctx)
 {
 	int rc;
-	sqlstore *c = read_conn(base, &rc);
-	return rc ? rc : relay(base, c, a2m_sqlite_scan_unembedded(&c->base, tier, visit, ctx));
+	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
+	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_scan_unembedded(&c->base, tier, visit, ctx));
 }

@@ -51,15 +51,16 @@ int a2m_sqlite_get_by_key(a2m_store *base, const char *owner, const char *key,
 ** The WHERE clause for an a2m_query: fixed fragments with ? placeholders,
 ** and the values to bind to them in order.
 */
-#define MAX_BINDS 6
+#define MAX_BINDS 8
 
 typedef struct filter {
 	char        sql[1024];
 	size_t      used;
 	int         overflow;  /* sql[] was too small: never run a truncated query */
 	int         nterms;
-	const char *text[MAX_BINDS];
+	const char *text[MAX_BINDS];  /* NULL: bind num[] instead */
 	size_t      len[MAX_BINDS];
+	int64_t     num[MAX_BINDS];
 	int         nbinds;
 	char       *upper;     /* owned: key_prefix's upper bound */
 } filter;
@@ -123,6 +124,16 @@ static int filter_build(sqlstore *s, const a2m_query *q, const char *head, filte
 	}
 	if (q->group)
 		term(f, "grp = ?", q->group, strlen(q->group));
+	/* Creation bounds: a range of records_created (or of the tier's or
+	** session's index, whose next column is created_at). */
+	if (q->created_min) {
+		term(f, "created_at >= ?", NULL, 0);
+		f->num[f->nbinds++] = q->created_min;
+	}
+	if (q->created_max) {
+		term(f, "created_at <= ?", NULL, 0);
+		f->num[f->nbinds++] = q->created_max;
+	}
 	if (q->key_prefix) {
 		size_t ulen;
 		if (a2m_store_prefix_upper(q->key_prefix, &f->upper, &ulen) != 0)
@@ -143,16 +154,18 @@ static int filter_prepare(sqlstore *s, filter *f, const char *op, sqlite3_stmt *
 	if (sqlite3_prepare_v2(s->db, f->sql, (int)f->used, st, NULL) != SQLITE_OK)
 		return a2m_sqlite_db_fail(s, op);
 	for (int i = 0; i < f->nbinds; i++) {
-		if (sqlite3_bind_text64(*st, i + 1, f->text[i], f->len[i], SQLITE_STATIC,
-					SQLITE_UTF8) != SQLITE_OK)
+		int rc = f->text[i] ? sqlite3_bind_text64(*st, i + 1, f->text[i], f->len[i],
+							  SQLITE_STATIC, SQLITE_UTF8)
+				    : sqlite3_bind_int64(*st, i + 1, f->num[i]);
+		if (rc != SQLITE_OK)
 			return a2m_sqlite_db_fail(s, op);
 	}
 	return 0;
 }
 
 /* Steps st (COLUMNS) to its end, visiting each row as scan does. */
-static int visit_rows(sqlstore *s, sqlite3_stmt *st, const char *op, a2m_record_visit visit,
-		      void *ctx)
+int a2m_sqlite_visit_rows(sqlstore *s, sqlite3_stmt *st, const char *op,
+			   a2m_record_visit visit, void *ctx)
 {
 	a2m_record rec;
 	int rc = 0;
@@ -194,7 +207,7 @@ int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 	rc = filter_prepare(s, &f, "scan", &st);
 	if (rc)
 		goto out;
-	rc = visit_rows(s, st, "scan", visit, ctx);
+	rc = a2m_sqlite_visit_rows(s, st, "scan", visit, ctx);
 out:
 	sqlite3_finalize(st);
 	free(f.upper);
@@ -226,7 +239,7 @@ int a2m_sqlite_scan_unembedded(a2m_store *base, const char *tier, a2m_record_vis
 		sqlite3_finalize(st);
 		return a2m_sqlite_db_fail(s, "unembedded");
 	}
-	int rc = visit_rows(s, st, "unembedded", visit, ctx);
+	int rc = a2m_sqlite_visit_rows(s, st, "unembedded", visit, ctx);
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -259,7 +272,8 @@ int a2m_sqlite_count(a2m_store *base, const a2m_query *q, int64_t *out)
 	int rc;
 
 	*out = 0;
-	if ((q->tier || q->by_session) && !q->by_owner && !q->key_prefix && !q->group)
+	if ((q->tier || q->by_session) && !q->by_owner && !q->key_prefix && !q->group &&
+	    !q->created_min && !q->created_max)
 		return count_kept(s, q, out);
 	rc = filter_build(s, q, "SELECT count(*) FROM records", &f);
 	if (rc)

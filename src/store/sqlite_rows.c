@@ -39,7 +39,7 @@ int a2m_sqlite_bind_text(sqlite3_stmt *st, int i, const char *v)
 	return sqlite3_bind_text64(st, i, v, strlen(v), SQLITE_STATIC, SQLITE_UTF8);
 }
 
-/* Binds ?at+1 = id and ?at+2..?at+18 = the other fields (SQL_UPDATE, held rows). */
+/* Binds ?at+1 = id and ?at+2..?at+20 = the other fields (SQL_UPDATE, held rows). */
 int a2m_sqlite_bind_record(sqlite3_stmt *st, int at, const a2m_record *rec)
 {
 	int rc = SQLITE_OK;
@@ -73,6 +73,16 @@ int a2m_sqlite_bind_record(sqlite3_stmt *st, int at, const a2m_record *rec)
 				      SQLITE_STATIC));
 	else
 		B(sqlite3_bind_null(st, at + 18));
+	/* The extensions' columns are NULL when unused: their partial indexes
+	** then hold no entry for the record (schema step 9). */
+	if (rec->expires_at)
+		B(sqlite3_bind_int64(st, at + 19, rec->expires_at));
+	else
+		B(sqlite3_bind_null(st, at + 19));
+	if (rec->fingerprint)
+		B(sqlite3_bind_int64(st, at + 20, (sqlite3_int64)rec->fingerprint));
+	else
+		B(sqlite3_bind_null(st, at + 20));
 #undef B
 	return rc;
 }
@@ -144,6 +154,8 @@ int a2m_sqlite_read_row(sqlstore *s, sqlite3_stmt *st, a2m_record *rec)
 	rec->accessed_at = sqlite3_column_int64(st, 9);
 	rec->access_count = sqlite3_column_int64(st, 10);
 	rec->revision = sqlite3_column_int64(st, 14);
+	rec->expires_at = sqlite3_column_int64(st, 19);
+	rec->fingerprint = (uint64_t)sqlite3_column_int64(st, 20);
 	if (a2m_sqlite_column_text(s, st, 1, &rec->id) ||
 	    a2m_sqlite_column_text(s, st, 2, &rec->content) ||
 	    a2m_sqlite_column_text(s, st, 4, &rec->role) ||

@@ -212,6 +212,34 @@ static const char *const migrations[] = {
 	" WHERE key IS NOT NULL;"
 	"CREATE INDEX records_grp ON records(grp) WHERE grp IS NOT NULL;"
 	SQL_COUNTS_TRIGGERS,
+
+	/*
+	** 9: the extensions (docs/PROTOCOL.md, Extensions). A record's expiry
+	** (x-expiry) and its content's fingerprint (x-dedup), each NULL when
+	** unused and each with a partial index that holds only the records
+	** that have one, so a store that uses neither pays one NULL column
+	** apiece per row. The earlier revisions of keyed records (x-history),
+	** by record id, newest found by the key's range; the trigger deletes
+	** them with their record, in the same statement, whichever path
+	** removed it (forget, a capacity drop, an expiry).
+	*/
+	"ALTER TABLE records ADD COLUMN expires_at INTEGER;"
+	"ALTER TABLE records ADD COLUMN fp INTEGER;"
+	"CREATE INDEX records_expiry ON records(expires_at) WHERE expires_at IS NOT NULL;"
+	"CREATE INDEX records_fp ON records(fp) WHERE fp IS NOT NULL;"
+	"CREATE TABLE a2m_history("
+	" id            TEXT NOT NULL,"
+	" revision      INTEGER NOT NULL,"
+	" content       TEXT NOT NULL,"
+	" role          TEXT,"
+	" metadata      TEXT,"
+	" owner         TEXT,"
+	" created_at    INTEGER NOT NULL,"
+	" superseded_at INTEGER NOT NULL,"
+	" PRIMARY KEY(id, revision)) WITHOUT ROWID;"
+	"CREATE TRIGGER a2m_history_forget AFTER DELETE ON records BEGIN"
+	" DELETE FROM a2m_history WHERE id = old.id;"
+	" END;",
 };
 
 /* 1 when the file has records_unembedded, else 0. */

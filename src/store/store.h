@@ -63,6 +63,15 @@ typedef struct a2m_query {
 	const char *session;    /*   (NULL then means: records with no session) */
 	const char *key_prefix; /* only records whose key starts with this string */
 	const char *group;      /* only records in this group */
+	/*
+	** Only records created at or after created_min / at or before
+	** created_max (ms); 0 leaves that end open. Set by the stack from a
+	** `where` range on created_at (x-where), which it still applies to
+	** every record: an engine may serve them from its (created_at, seq)
+	** order, and one that ignored them would only read more.
+	*/
+	int64_t     created_min;
+	int64_t     created_max;
 	int         descending; /* scan newest first; default oldest first */
 } a2m_query;
 
@@ -72,6 +81,31 @@ typedef struct a2m_query {
 ** or a negative code to abort it (scan returns that code).
 */
 typedef int (*a2m_record_visit)(const a2m_record *rec, void *ctx);
+
+/*
+** ---- Revision history (optional: history_put and history_visit) --------
+**
+** An engine that keeps the earlier revisions of keyed records (x-history,
+** docs/PROTOCOL.md) stores each one the stack hands it in the transaction
+** of the write that superseded it, and keeps at most `keep` per record.
+** Its remove() then deletes the history of the record it removes, in the
+** same transaction: forgetting a key forgets what it used to say.
+*/
+
+/* One earlier revision of a record. Strings are NUL-terminated UTF-8. */
+typedef struct a2m_revision {
+	const char *id;            /* the record's id (a key replacement keeps it) */
+	int64_t     revision;      /* the revision this was */
+	const char *content;
+	const char *role;          /* NULL when absent */
+	const char *metadata;      /* JSON text; NULL when absent */
+	const char *owner;         /* who wrote it; NULL when no owner */
+	int64_t     created_at;    /* when this revision was written (ms); 0 = unknown */
+	int64_t     superseded_at; /* when the next revision replaced it (ms) */
+} a2m_revision;
+
+/* Called for each revision, borrowed for the call. Return as a2m_record_visit. */
+typedef int (*a2m_revision_visit)(const a2m_revision *rev, void *ctx);
 
 /*
 ** ---- The term index ---------------------------------------------------
@@ -576,6 +610,33 @@ typedef struct a2m_store_ops {
 	** free with a2m_event_rows_free, also on failure).
 	*/
 	int  (*events_read)(a2m_store *s, uint64_t after, size_t max, a2m_event_rows *out);
+
+	** ---- extensions (docs/PROTOCOL.md, Extensions); each NULL in an
+	** engine without it, and the server then does not declare the
+	** capability that needs it. A read op here may be called in a read
+	** bracket like the others; a visit must not write.
+
+	** Revision history (see a2m_revision above). history_put keeps rev (its
+	** strings copied) for rev->id, then drops that record's oldest
+	** revisions beyond keep (at least 1); a (id, revision) already kept is
+	** replaced. A write like any other: part of the open transaction.
+	** history_visit visits at most max (0: all) revisions of id, newest
+	** first. remove() deletes a removed record's revisions.
+	int  (*history_put)(a2m_store *s, const a2m_revision *rev, size_t keep);
+	int  (*history_visit)(a2m_store *s, const char *id, size_t max,
+			      a2m_revision_visit visit, void *ctx);
+
+	** Expiry (x-expiry): an engine with these keeps a2m_record.expires_at.
+	** next_expiry sets *at to the earliest expires_at of any record (0:
+	** none has one); scan_expired visits the records whose expires_at is
+	** set and at or before `by`, soonest first. Both read.
+	int  (*next_expiry)(a2m_store *s, int64_t *at);
+	int  (*scan_expired)(a2m_store *s, int64_t by, a2m_record_visit visit, void *ctx);
+
+	** Duplicate suppression (x-dedup): an engine with this keeps
+	** a2m_record.fingerprint and visits every record whose fingerprint is
+	** fp (not 0), in no particular order, without reading the others.
+	int  (*by_fingerprint)(a2m_store *s, uint64_t fp, a2m_record_visit visit, void *ctx);
 } a2m_store_ops;
 
 /* The part every engine's own struct starts with. */

@@ -140,8 +140,16 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		return -1;
 	}
 	while (!*stop) {
+		/* Idle, records still expire (x-expiry): the wait ends at the
+		** next expiry, and what expired is removed before reading on. */
+		int64_t next_ms = -1;
+		a2m_sweep(h, &next_ms);
+		struct timespec wake = {.tv_sec = next_ms / 1000,
+					.tv_nsec = (long)(next_ms % 1000) * 1000000L};
 		struct pollfd pfd = {.fd = in_fd, .events = POLLIN};
-		int pr = ppoll(&pfd, 1, NULL, wait_mask);
+		int pr = ppoll(&pfd, 1, next_ms < 0 ? NULL : &wake, wait_mask);
+		if (pr == 0)
+			continue;  /* the next expiry came: sweep */
 		if (pr < 0) {
 			if (errno == EINTR)
 				continue; /* *stop is checked by the loop */

@@ -5,12 +5,27 @@
 ** gmtime_r/strftime so it needs no locale, no TZ and no allocation.
 */
 #include <ctype.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "util/clock.h"
 
+#ifdef A2M_TEST_HOOKS
+static _Atomic int64_t test_now;
+
+void a2m_clock_set_for_tests(int64_t ms)
+{
+	atomic_store(&test_now, ms);
+}
+#endif
+
 int64_t a2m_clock_now_ms(void)
 {
+#ifdef A2M_TEST_HOOKS
+	int64_t fixed = atomic_load_explicit(&test_now, memory_order_relaxed);
+	if (fixed)
+		return fixed;
+#endif
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;

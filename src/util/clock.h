@@ -16,6 +16,15 @@
 /* The current time in milliseconds since the epoch. */
 int64_t a2m_clock_now_ms(void);
 
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
+/*
+** For tests: from now on a2m_clock_now_ms() answers ms (0: the real clock
+** again), so a test can stand at the millisecond a record expires instead
+** of sleeping until it does. Any thread; the readers see it at once.
+*/
+void a2m_clock_set_for_tests(int64_t ms);
+#endif
+
 /*
 ** Writes ms as "2026-07-28T10:15:30.123Z" into out (A2M_TIMESTAMP_LEN
 ** bytes). Returns out. Years outside 0000..9999 are clamped.
