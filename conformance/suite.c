@@ -55,6 +55,11 @@ static const conf_group *const groups[] = {
 	&conf_group_events_push,
 	&conf_group_summarize,
 	&conf_group_prompt,
+	/* our extensions (docs/PROTOCOL.md), skipped where not declared */
+	&conf_group_xwhere,
+	&conf_group_xexpiry,
+	&conf_group_xhistory,
+	&conf_group_xdedup,
 	&conf_group_read_only,
 	&conf_group_http,
 	&conf_group_stdio,

@@ -146,6 +146,13 @@ for build in build build-san; do
 		"$build/a2m" serve --postgres "$(pg_conninfo "${s}_ro")" >/dev/null
 	run "conformance read-only postgres$tag" "$build/a2m" conformance --stdio "$build/a2m" \
 		serve --postgres "$(pg_conninfo "${s}_ro")" --read-only
+	# Our extensions with what they need configured: tiers that dedup and
+	# one with a ttl (docs/PROTOCOL.md, Extensions), a short history.
+	run "conformance extensions$tag" "$build/a2m" conformance --stdio "$build/a2m" serve \
+		--memory --config tests/extensions.json
+	rm -f "$tmp/ext.db"*
+	run "conformance extensions sqlite$tag" "$build/a2m" conformance --stdio "$build/a2m" \
+		serve --db "$tmp/ext.db" --config tests/extensions.json
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
 	run "export and import$tag" tests/transfer_test.sh "$build/a2m"
 	# a2m corpus (issue 20): a folder of documents as a read-only server,

@@ -152,7 +152,9 @@ static int gate_extensions(const a2m_config *cfg, const a2m_store *store,
 {
 	const a2m_store_ops *ops = store->ops;
 	int can_expire = ops->next_expiry && ops->scan_expired;
-	if (!ops->history_put || !ops->history_visit || cfg->history_revisions == 0)
+	/* History is a key's: without keys there is nothing to keep it for. */
+	if (!ops->history_put || !ops->history_visit || cfg->history_revisions == 0 ||
+	    !(*caps & A2M_CAP_KEYS))
 		*caps &= ~(unsigned)A2M_CAP_X_HISTORY;
 	for (size_t i = 0; i < layout->n; i++) {
 		a2m_tier *t = &layout->tiers[i];
