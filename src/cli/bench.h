@@ -1,5 +1,5 @@
 /*
-** bench.h — the benchmarks of bench_store.c (vectors, timeline, remember)
+** bench.h — the benchmarks of bench_store.c (vectors, timeline, remember),
 ** and bench_http.c (startup, and corpus for bench/http.sh), and the helpers
 ** they share. bench.c (quality, latency) hands every subcommand it does not
 ** know to a2m_bench_more().
@@ -48,6 +48,13 @@ int a2m_bench_federate(int argc, char **argv);
 /* bench_crash.c: `a2m bench crash`; bench_soak.c: `a2m bench soak`. */
 int a2m_bench_crash(int argc, char **argv);
 int a2m_bench_soak(int argc, char **argv);
+
+/*
+** bench_memory.c: `a2m bench memory`, the long-conversation memory
+** benchmark (docs/BENCHMARKS.md). argv[0] is "memory"; returns the exit
+** status.
+*/
+int a2m_bench_memory(int argc, char **argv);
 
 /* A monotonic clock in milliseconds. */
 double bench_now_ms(void);

@@ -953,7 +953,8 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench soak [--seconds N] [--warmup S] [--interval S] [--records N]\n"
 	"                      [--memory-margin PCT] [--dir DIR]\n"
 	"       a2m bench federate [--records N] [--queries Q] [--moves M] [--four-kinds]\n"
-	"                          [--merge rank-fusion|rerank]\n";
+	"                          [--merge rank-fusion|rerank]\n"
+	"       a2m bench memory [--embed-url URL] [--weights W,W,...] [--seed N] [--users U]\n";
 
 const char a2m_bench_more_help[] =
 	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims); with\n"
@@ -976,7 +977,9 @@ const char a2m_bench_more_help[] =
 	"          and threads sampled; none may grow after warm-up (docs/CHECK.md).\n"
 	"federate: recall and remember p50/p99 through a 4-backend router beside one\n"
 	"          server holding the same records, and one cross-server move\n"
-	"          (docs/FEDERATION.md).\n";
+	"          (docs/FEDERATION.md).\n"
+	"memory:   long-conversation recall@1/@5 per question type and abstention;\n"
+	"          bench/memory/run.sh adds a real embedder and the fusion weights.\n";
 
 int a2m_bench_more(int argc, char **argv)
 {
@@ -1002,5 +1005,7 @@ int a2m_bench_more(int argc, char **argv)
 		return a2m_bench_soak(argc, argv);
 	if (strcmp(argv[0], "federate") == 0)
 		return a2m_bench_federate(argc, argv);
+	if (strcmp(argv[0], "memory") == 0)
+		return a2m_bench_memory(argc, argv);
 	return -1;
 }
