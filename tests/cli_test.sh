@@ -5,7 +5,8 @@
 # against `--stdio a2m serve` (an SQLite file, so state lasts across
 # commands, a PostgreSQL deployment when $A2M_TEST_POSTGRES names a server,
 # and --memory), then again against `a2m serve --http` when the
-# build serves HTTP; exit codes 0 / 1 / 2 and their messages.
+# build serves HTTP; exit codes 0 / 1 / 2 and their messages; a smoke run
+# of `a2m bench memory`.
 # Prints "ok"/"FAIL" per check and "N passed, M failed".
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -279,6 +280,26 @@ expect "the command prints that id" "$out" "$ids"
 a consolidate
 expect "a consolidate whose answer was lost fails" "$status" 1
 expect "a consolidate is not sent again" "$(grep -c 'memory/consolidate' "$d/flaky.log")" 1
+
+# --- a2m bench memory (docs/BENCHMARKS.md): a one-user smoke run, lexical,
+# then through the toy embedder (tests/embed_server.c) at two weights ---
+out=$("$a2m" bench memory --users 1 2>/dev/null); status=$?
+expect "bench memory exits 0" "$status" 0
+figures='( +[01]\.[0-9]{3}/[01]\.[0-9]{3}){5} +[01]\.[0-9]{3} +[01]\.[0-9]{3}$'
+matches "bench memory prints the lexical row" "$out" "^lexical  +${figures}"
+matches "bench memory prints the row without where" "$out" "^lexical, no where +${figures}"
+"$a2m" bench memory --users 0 >/dev/null 2>&1
+expect "bench memory refuses --users 0 as a usage error" "$?" 2
+"$(dirname "$a2m")/tests/embed_server" 0 384 >"$d/embed.port" &
+embed_pid=$!
+for _ in $(seq 100); do [ -s "$d/embed.port" ] && break; sleep 0.05; done
+out=$("$a2m" bench memory --users 1 --weights 50,100 \
+	--embed-url "http://127.0.0.1:$(head -1 "$d/embed.port")/v1/embeddings" 2>/dev/null)
+expect "bench memory with an embedder exits 0" "$?" 0
+matches "bench memory prints the hybrid row" "$out" "^hybrid 50% +${figures}"
+matches "bench memory prints the vectors-alone row" "$out" "^vectors alone +${figures}"
+kill "$embed_pid" 2>/dev/null
+wait "$embed_pid" 2>/dev/null
 
 # --- what a client owes a server (spec §2, §2.1, §3.2, §4.1, §4.12, §5.3,
 # §7), named by conformance/claims.json. The server is tests/unusual_peer.py
