@@ -51,6 +51,8 @@ static const char usage_store[] =
 	"  --embed-model NAME    the model to ask for (default bge-m3)\n"
 	"  --embed-key-env VAR   read the API key from environment variable VAR\n"
 	"  --embed-timeout MS    per request (default 2000)\n"
+	"  --embed-weight P      the generated vectors' share of a text query's\n"
+	"                        relevance, in percent (default 99; 0: text alone)\n"
 	"  -h, --help            show this help\n"
 	"\n";
 

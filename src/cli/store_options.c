@@ -29,6 +29,7 @@ static const valued valued_flags[] = {
 	{"--embed-url", "embed_url", "a URL"},
 	{"--embed-model", "embed_model", "a model name"},
 	{"--embed-timeout", "embed_timeout_ms", "a number of milliseconds"},
+	{"--embed-weight", "embed_weight", "a percentage, 0 to 100"},
 };
 
 int cli_store_init(cli_store *st)

@@ -74,8 +74,9 @@ static const option options[] = {
 	INT(embed_timeout_ms, A2M_EMBED_DEFAULT_TIMEOUT_MS, 1, 3600000, "embeddings.embedder.timeout_ms"),
 	/* The generated vectors' share of a text query's relevance, in percent,
 	** when an embedder is configured (docs/EMBEDDINGS.md; the default is
-	** what bench memory measured best, docs/BENCHMARKS.md). */
-	INT(embed_weight, 50, 0, 100, "embeddings.embedder.weight"),
+	** the blend `a2m bench memory` measured best with all-MiniLM-L6-v2:
+	** 99 against 0-98 and 100, docs/BENCHMARKS.md). */
+	INT(embed_weight, 99, 0, 100, "embeddings.embedder.weight"),
 	/* x-history: earlier revisions kept per keyed record; 0 keeps none and
 	** does not declare the capability. */
 	INT(history_revisions, 10, 0, 10000, "history.revisions"),

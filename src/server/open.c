@@ -89,14 +89,17 @@ a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int genera
 	}
 	/*
 	** With an embedder, a third part compares generated vectors only, and
-	** weighs embed_weight percent against the text's 100 - embed_weight
-	** (the caller's vectors keep the weight of an even mean, 50, so a
-	** query with text and a vector ranks as it would without an embedder
-	** at the default). Without one, the plain mean.
+	** weighs embed_weight percent against the text's 100 - embed_weight.
+	** The caller's vectors weigh what the text weighs: a query carrying a
+	** vector is never embedded (the third part abstains on it), so it
+	** ranks by the even mean of text and vector, as it would without an
+	** embedder, at any embed_weight (at 100 the text counts for nothing
+	** and the caller's vector alone ranks). Without one, the plain mean.
 	*/
 	a2m_scorer *parts[3] = {text, a2m_scorer_vector_new(metric),
 				generated ? a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE) : NULL};
-	double weights[3] = {(double)(100 - embed_weight), 50, (double)embed_weight};
+	double text_w = (double)(100 - embed_weight);
+	double weights[3] = {text_w, text_w > 0 ? text_w : 1, (double)embed_weight};
 	a2m_scorer *scorer = generated ? a2m_scorer_hybrid_weighted(parts, weights, 3)
 				       : a2m_scorer_hybrid_new(parts, 2);
 	if (!scorer)
