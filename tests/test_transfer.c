@@ -494,6 +494,71 @@ static void recall_touch_false_counts_nothing(void)
 	a2m_close(h);
 }
 
+/*
+** x-expiry and x-dedup across a move: the expiry given is kept (a record
+** already past it is written, never returned, and swept), and a dedup
+** tier of the importing store finds an imported record as the duplicate
+** of a later write.
+*/
+static void expiry_and_duplicates_survive_a_move(void)
+{
+	static const char layout[] =
+		"{\"tiers\":[{\"name\":\"working\",\"kind\":\"working\",\"per_session\":true,"
+		"\"spill_to\":\"semantic\"},{\"name\":\"semantic\",\"kind\":\"semantic\"},"
+		"{\"name\":\"facts\",\"kind\":\"semantic\",\"dedup\":true}]}";
+	char cfg[96];
+	snprintf(cfg, sizeof cfg, "/tmp/a2m-test-transfer-%d.json", (int)getpid());
+	FILE *f = fopen(cfg, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(layout, f);
+	fclose(f);
+	drop_db(DB);
+	a2m *src = check_open("engine", "memory", "config_file", cfg, NULL);
+	call_ok(src, "memory/remember", "{\"records\":["
+		"{\"content\":\"lasts\",\"tier\":\"semantic\",\"expires_at\":\"2099-01-01T00:00:00Z\"},"
+		"{\"content\":\"gone\",\"tier\":\"semantic\",\"expires_at\":\"2098-01-01T00:00:00Z\"},"
+		"{\"content\":\"A fact, told once.\",\"tier\":\"facts\"}]}");
+	char *a = export_text(src);
+	CHECK(strstr(records_of(a), "\"expires_at\":\"2099-01-01T00:00:00.000Z\"") != NULL);
+	/* The second one expired long ago, as far as the file says. */
+	char *at = strstr(a, "\"2098-");
+	CHECK(at != NULL);
+	if (at)
+		memcpy(at, "\"2001-", 6);
+	a2m *db = check_open("engine", "sqlite", "path", DB, "config_file", cfg, NULL);
+	a2m_import_result res;
+	CHECK_INT(import_ok(db, a, &res), 3);
+	a2m_import_result_free(&res);
+	json_t *t = check_call(db, "memory/timeline", "{\"tier\":\"semantic\"}");
+	json_t *recs = json_object_get(json_object_get(t, "result"), "records");
+	CHECK_INT((int)json_array_size(recs), 1);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(recs, 0), "content")), "lasts");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(recs, 0), "expires_at")),
+		  "2099-01-01T00:00:00.000Z");
+	json_decref(t);
+	int64_t next = 0;
+	CHECK_INT(a2m_sweep(db, &next), A2M_OK);
+	char *b = export_text(db);
+	CHECK(strstr(b, "\"gone\"") == NULL);
+	CHECK(strstr(b, "\"lasts\"") != NULL);
+	/* The same words again, in other case and spacing: the imported record. */
+	json_t *r = check_call(db, "memory/remember",
+			       "{\"records\":[{\"content\":\"a  FACT told once\",\"tier\":\"facts\"}]}");
+	json_t *result = json_object_get(r, "result");
+	CHECK_INT((int)json_integer_value(json_object_get(result, "deduplicated")), 1);
+	const char *id = json_string_value(json_array_get(json_object_get(result, "ids"), 0));
+	CHECK(id && strstr(a, id) != NULL);
+	json_decref(r);
+	free(a);
+	free(b);
+	a2m_close(src);
+	a2m_close(db);
+	drop_db(DB);
+	unlink(cfg);
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-transfer-%d.db", (int)getpid());
@@ -509,6 +574,7 @@ int main(void)
 		TEST(the_mcp_memory_graph),
 		TEST(read_only_refuses),
 		TEST(recall_touch_false_counts_nothing),
+		TEST(expiry_and_duplicates_survive_a_move),
 		{NULL, NULL},
 	};
 	snprintf(pg_schema, sizeof pg_schema, "a2m_tx_%d", (int)getpid());

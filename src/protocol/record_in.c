@@ -1,7 +1,8 @@
 /*
 ** record_in.c — a record in wire form with every field as it was stored
 ** (an a2m export's line, a record a federating router moves): id and
-** created_at required, access count and times, revision, salience, vector
+** created_at required, access count and times, revision, expiry
+** (x-expiry), salience, vector
 ** and the rest kept as given. Shared by `a2m import` (server/import.c) and
 ** the import form of memory/remember (remember.c, docs/PROTOCOL.md).
 */
@@ -92,7 +93,8 @@ int a2m_record_from_wire(const json_t *o, a2m_record *rec, char *err, size_t err
 	if (opt_time(err, errlen, o, "created_at", &rec->created_at) ||
 	    opt_time(err, errlen, o, "accessed_at", &rec->accessed_at) ||
 	    opt_count(err, errlen, o, "access_count", &rec->access_count) ||
-	    opt_count(err, errlen, o, "revision", &rec->revision))
+	    opt_count(err, errlen, o, "revision", &rec->revision) ||
+	    opt_time(err, errlen, o, "expires_at", &rec->expires_at))
 		return -1;
 	const json_t *meta = json_object_get(o, "metadata");
 	if (meta && !json_is_null(meta)) {

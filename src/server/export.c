@@ -25,7 +25,8 @@
 
 /* Every field of every capability (records.c writes a field per bit). */
 #define EVERY_FIELD (A2M_CAP_CORE | A2M_CAP_TIERS | A2M_CAP_SALIENCE | A2M_CAP_SCOPES | \
-		     A2M_CAP_SESSIONS | A2M_CAP_KEYS | A2M_CAP_EMBEDDINGS | A2M_CAP_EXTERNAL)
+		     A2M_CAP_SESSIONS | A2M_CAP_KEYS | A2M_CAP_EMBEDDINGS | A2M_CAP_EXTERNAL | \
+		     A2M_CAP_X_EXPIRY)
 
 typedef struct writer {
 	FILE         *out;

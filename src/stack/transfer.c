@@ -6,8 +6,8 @@
 ** An import is a write like any other: one transaction per batch, ended
 ** by a2m_stack_finish, so the tiers' capacity holds when it commits and
 ** every record written is reported. It differs from remember in what it
-** keeps: the id, created_at, revision and access counts are the ones
-** given, not made here, since the records were made somewhere else. And
+** keeps: the id, created_at, revision, access counts and expiry
+** (x-expiry) are the ones given, not made here, since the records were made somewhere else. And
 ** where remember replaces the record at an occupied key, an import leaves
 ** it standing: the imported record is another record's history, not a
 ** newer fact, and which of the two should win is not ours to guess.
@@ -60,8 +60,13 @@ static int import_one(a2m_stack *st, a2m_record *rec, size_t i, unsigned char *o
 		return rc;
 	if (isnan(rec->salience))
 		rec->salience = st->cfg.default_salience;
+	/* Found as a duplicate like any record of its tier (x-dedup). Its
+	** expiry is the one given, a record that never expired included. */
+	if (st->cfg.fingerprints)
+		rec->fingerprint = a2m_stack_fingerprint(rec->content, rec->role);
 	if ((rc = s->ops->insert(s, rec)) != 0)
 		return a2m_stack_store_error(st, err, rc);
+	a2m_stack_expiry_noted(st, rec->expires_at);
 	a2m_stack_note_arrival(st, rec->tier, rec->session);
 	*outcome = A2M_IMPORTED;
 	*written = 1;
