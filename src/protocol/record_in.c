@@ -2,9 +2,9 @@
 ** record_in.c — a record in wire form with every field as it was stored
 ** (an a2m export's line, a record a federating router moves): id and
 ** created_at required, access count and times, revision, expiry
-** (x-expiry), salience, vector
-** and the rest kept as given. Shared by `a2m import` (server/import.c) and
-** the import form of memory/remember (remember.c, docs/PROTOCOL.md).
+** (x-expiry), salience, vector and the rest kept as given. Shared by `a2m
+** import` (server/import.c) and the import form of memory/remember
+** (remember.c, docs/PROTOCOL.md).
 */
 #include <math.h>
 #include <stdarg.h>
