@@ -279,7 +279,8 @@ int a2m_mem_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, vo
 		}
 		v[n++] = e;
 	}
-	qsort(v, n, sizeof *v, cmp_expiry);
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_expiry);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		int r = visit(&v[i]->rec, ctx);
