@@ -611,31 +611,39 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*events_read)(a2m_store *s, uint64_t after, size_t max, a2m_event_rows *out);
 
+	/*
 	** ---- extensions (docs/PROTOCOL.md, Extensions); each NULL in an
 	** engine without it, and the server then does not declare the
 	** capability that needs it. A read op here may be called in a read
 	** bracket like the others; a visit must not write.
+	*/
 
+	/*
 	** Revision history (see a2m_revision above). history_put keeps rev (its
 	** strings copied) for rev->id, then drops that record's oldest
 	** revisions beyond keep (at least 1); a (id, revision) already kept is
 	** replaced. A write like any other: part of the open transaction.
 	** history_visit visits at most max (0: all) revisions of id, newest
 	** first. remove() deletes a removed record's revisions.
+	*/
 	int  (*history_put)(a2m_store *s, const a2m_revision *rev, size_t keep);
 	int  (*history_visit)(a2m_store *s, const char *id, size_t max,
 			      a2m_revision_visit visit, void *ctx);
 
+	/*
 	** Expiry (x-expiry): an engine with these keeps a2m_record.expires_at.
 	** next_expiry sets *at to the earliest expires_at of any record (0:
 	** none has one); scan_expired visits the records whose expires_at is
 	** set and at or before `by`, soonest first. Both read.
+	*/
 	int  (*next_expiry)(a2m_store *s, int64_t *at);
 	int  (*scan_expired)(a2m_store *s, int64_t by, a2m_record_visit visit, void *ctx);
 
+	/*
 	** Duplicate suppression (x-dedup): an engine with this keeps
 	** a2m_record.fingerprint and visits every record whose fingerprint is
 	** fp (not 0), in no particular order, without reading the others.
+	*/
 	int  (*by_fingerprint)(a2m_store *s, uint64_t fp, a2m_record_visit visit, void *ctx);
 } a2m_store_ops;
 
