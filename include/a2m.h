@@ -161,6 +161,10 @@ A2M_API const char *a2m_strerror(int code);
 **   synchronous           "full" (default: an acknowledged write survives
 **                         power loss) or "normal" (in WAL mode it survives a
 **                         crash of the process, not a power loss)
+**   group_commit          1 (default): with synchronous "full", concurrent
+**                         writers' commits share fsyncs, each still answered
+**                         only once its own data is durable; 0: each
+**                         commit syncs on its own (docs/CONFIG.md)
 **   config_file           a JSON configuration file (docs/CONFIG.md): tiers,
 **                         limits, metric, events, embedder
 **   metric                how vectors compare: "cosine" (default), "dot", "l2"

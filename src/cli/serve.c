@@ -36,6 +36,8 @@ static const char usage_store[] =
 	"  --name NAME           server name reported by memory/describe (default a2m)\n"
 	"  --synchronous-normal  SQLite synchronous=NORMAL: faster commits that survive a\n"
 	"                        crash of the process but not a power loss (default FULL)\n"
+	"  --no-group-commit     with FULL, sync each commit on its own rather than sharing\n"
+	"                        one sync among concurrent writers\n"
 	"  --read-only           serve an existing database; refuse every write (-32004)\n"
 	"  --config FILE         JSON configuration: tiers, limits, metric (docs/CONFIG.md)\n"
 	"  --capabilities LIST   declare only these, e.g. core,tiers,keys (default: all)\n"

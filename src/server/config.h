@@ -32,6 +32,7 @@ struct a2m_config {
 	char    *embed_model;
 	char    *embed_api_key;
 	int64_t  read_only;
+	int64_t  group_commit;     /* 1: durable commits share fsyncs (sqlite_sync.c) */
 	int64_t  max_records_per_call;
 	int64_t  max_content_length;
 	int64_t  max_recall_limit;

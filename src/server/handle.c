@@ -6,6 +6,12 @@
 ** exclusively; parsing, serialising and a describe from the cache happen
 ** outside it. Also the notifications' framing, and the library's version
 ** and status names.
+**
+** Group commit (store.h, sync_owed): a call that committed a durable
+** change is answered only once a sync covered it, and that wait happens
+** after the lock is released, so the next writers apply their changes
+** meanwhile and share the sync. A transport that would rather not block
+** its thread takes the wait apart (server/deferred.h).
 */
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,6 +22,7 @@
 #include "protocol/protocol.h"
 #include "rpc/rpc.h"
 #include "server/delegate.h"
+#include "server/deferred.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -176,13 +183,34 @@ int a2m_sweep(a2m *h, int64_t *next_ms)
 }
 
 /*
+** The end of a call that owed a sync: waits for it, and when it failed
+** turns the answer into an error (the change was applied but is not known
+** to be durable, so it must not be acknowledged). id: the request's (NULL
+** for a notification, which gets no answer either way).
+*/
+static int await_durable(a2m *h, uint64_t ticket, const json_t *id, char **reply)
+{
+	char msg[256];
+	if (a2m_stack_sync_wait(h->srv.stack, ticket, msg, sizeof msg) == 0)
+		return A2M_OK;
+	a2m_log(A2M_LOG_ERROR, "%s", msg);
+	free(*reply);
+	*reply = NULL;
+	if (!id)
+		return A2M_OK;
+	*reply = a2m_rpc_error_text(id, A2M_INTERNAL_ERROR, msg, NULL, NULL);
+	return *reply ? A2M_OK : A2M_NOMEM;
+}
+
+/*
 ** Parsing and serialising happen outside the lock: they touch only the
 ** request and the response. Only running the method holds it — shared for
 ** the methods the table marks so, exclusive for the rest — except for a
-** describe a network caller gets from the cache (describe_cached).
+** describe a network caller gets from the cache (describe_cached). With d,
+** a sync the call owes is left to a2m_deferred_finish().
 */
 static int handle(a2m *h, const char *message, size_t len, int network, const char *principal,
-		  char **reply)
+		  char **reply, a2m_deferred *d)
 {
 	if (!h || !message || !reply) {
 		if (reply)
@@ -220,6 +248,7 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 	a2m_events_settle(&h->srv);
 	/* A result holding the event log's objects is written before the lock
 	** goes, while they cannot change. */
+	uint64_t ticket = a2m_stack_sync_owed(h->srv.stack);
 	int shares = req.method->shares;
 	if (shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
@@ -229,19 +258,48 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 	sweep(h, 1);
 	if (!shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
+	if (ticket && d && rc == A2M_OK) {
+		d->ticket = ticket;
+		d->id = req.id ? json_deep_copy(req.id) : NULL;  /* NULL on OOM: no error answer */
+	} else if (ticket && rc == A2M_OK) {
+		rc = await_durable(h, ticket, req.id, reply);
+	} else if (ticket) {
+		/* No answer to give (out of memory): the wait still orders it. */
+		a2m_stack_sync_wait(h->srv.stack, ticket, NULL, 0);
+	}
 	a2m_rpc_request_free(&req);
 	return rc;
 }
 
 int a2m_handle(a2m *h, const char *message, size_t len, char **reply)
 {
-	return handle(h, message, len, 0, NULL, reply);
+	return handle(h, message, len, 0, NULL, reply, NULL);
 }
 
 int a2m_handle_network(a2m *h, const char *message, size_t len, const char *principal,
 		       char **reply)
 {
-	return handle(h, message, len, 1, principal, reply);
+	return handle(h, message, len, 1, principal, reply, NULL);
+}
+
+int a2m_handle_network_deferred(a2m *h, const char *message, size_t len,
+				const char *principal, char **reply, a2m_deferred *d)
+{
+	memset(d, 0, sizeof *d);
+	return handle(h, message, len, 1, principal, reply, d);
+}
+
+int a2m_deferred_finish(a2m *h, a2m_deferred *d, char **reply)
+{
+	int rc = d->ticket ? await_durable(h, d->ticket, d->id, reply) : A2M_OK;
+	a2m_deferred_drop(d);
+	return rc;
+}
+
+void a2m_deferred_drop(a2m_deferred *d)
+{
+	json_decref(d->id);
+	memset(d, 0, sizeof *d);
 }
 
 /*

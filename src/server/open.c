@@ -233,6 +233,7 @@ int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
 	a2m_sqlite_options opt = {0};
 	opt.synchronous_full = strcmp(cfg->synchronous, "normal") != 0;
 	opt.read_only = cfg->read_only != 0;
+	opt.group_commit = cfg->group_commit != 0;
 	opt.unembedded_index = cfg->embed_kind != NULL;
 	opt.merge_inline = cfg->helper_threads == 0;
 	char *dir = NULL;

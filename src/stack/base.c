@@ -168,6 +168,18 @@ int a2m_stack_commit(a2m_stack *st, a2m_error *err)
 	return 0;
 }
 
+uint64_t a2m_stack_sync_owed(a2m_stack *st)
+{
+	a2m_store *s = st->store;
+	return s->ops->sync_owed ? s->ops->sync_owed(s) : 0;
+}
+
+int a2m_stack_sync_wait(a2m_stack *st, uint64_t ticket, char *msg, size_t msglen)
+{
+	a2m_store *s = st->store;
+	return ticket && s->ops->sync_wait ? s->ops->sync_wait(s, ticket, msg, msglen) : 0;
+}
+
 void a2m_stack_rollback(a2m_stack *st)
 {
 	st->store->ops->rollback(st->store);

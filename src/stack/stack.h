@@ -437,6 +437,17 @@ int a2m_stack_sessions(a2m_stack *st, const a2m_scope *scope, a2m_session_info *
 */
 uint64_t a2m_stack_generation(const a2m_stack *st);
 
+/*
+** Group commit (store.h, sync_owed and sync_wait). a2m_stack_sync_owed(),
+** under the handle's exclusive lock at the end of a call: 0 when the
+** call's commits are durable already (or it made none), else a ticket to
+** wait for. a2m_stack_sync_wait(), from any thread and without the lock:
+** 0 once the ticket's commits are durable, or A2M_INTERNAL_ERROR with a
+** message in msg when they could not be made so.
+*/
+uint64_t a2m_stack_sync_owed(a2m_stack *st);
+int a2m_stack_sync_wait(a2m_stack *st, uint64_t ticket, char *msg, size_t msglen);
+
 /* counts[i] = records in tier i visible in scope (NULL scope: all). */
 int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts,
 			  a2m_error *err);

@@ -280,6 +280,9 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 		a2m_sqlite_index_release(s->index, &dt);
 		return rc;
 	}
+#ifdef A2M_TEST_HOOKS
+	a2m_sqlite_commit_doom_for_tests(s, rec->key);
+#endif
 	int64_t seq = 0;
 	size_t bucket = 0;
 	rc = a2m_sqlite_pending_reserve(s, rec->tier, rec->session, &seq, &bucket);
@@ -464,6 +467,7 @@ static void sql_close(a2m_store *base)
 		a2m_sqlite_read_end(base);  /* the closing thread's bracket, if any */
 	a2m_sqlite_pool_free(s->pool);
 	a2m_sqlite_journal_free(s->journal);
+	a2m_sqlite_sync_free(s);
 	free(s->notes);
 	if (s->db && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -629,6 +633,8 @@ static const a2m_store_ops sqlite_ops = {
 	.begin_relaxed = a2m_sqlite_begin_relaxed,
 	.commit     = a2m_sqlite_commit,
 	.rollback   = a2m_sqlite_rollback,
+	.sync_owed  = a2m_sqlite_sync_owed,
+	.sync_wait  = a2m_sqlite_sync_wait,
 	.read_begin = a2m_sqlite_read_begin,
 	.read_end   = a2m_sqlite_read_end,
 	.get        = a2m_sqlite_pooled_get,
@@ -723,9 +729,13 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 			a2m_store_fail(&s->base, "open %s: out of memory", path);
 		goto fail;
 	}
-	s->synchronous_full = opt->synchronous_full;
+	/* Group commit syncs the log itself: SQLite's commits must not. */
+	int group = opt->synchronous_full && opt->group_commit && !s->base.read_only &&
+		    strcmp(path, ":memory:") != 0;
+	s->synchronous_full = opt->synchronous_full && !group;
 	s->merge_inline = opt->merge_inline;
-	if (a2m_sqlite_configure(s, path, opt->synchronous_full) ||
+	if (a2m_sqlite_configure(s, path, s->synchronous_full) ||
+	    (group && a2m_sqlite_sync_open(s)) ||
 	    (s->base.read_only ? a2m_sqlite_check_schema(s, path) : a2m_sqlite_migrate(s)) ||
 	    a2m_sqlite_unembedded_index(s, opt->unembedded_index) ||
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would
@@ -758,6 +768,11 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 		a2m_store_fail(&s->base, "sqlite store: out of memory");
 		goto fail;
 	}
+	/* What opening wrote (a migration, the mirror's reconciling) is
+	** durable before the store is, as SQLite's own commits made it. */
+	if (s->sync && (rc = a2m_sqlite_sync_wait(&s->base, a2m_sqlite_sync_owed(&s->base),
+						  s->base.errmsg, sizeof s->base.errmsg)))
+		goto fail;
 	*out = &s->base;
 	return 0;
 

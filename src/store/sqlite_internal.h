@@ -48,6 +48,7 @@ typedef struct a2m_sqlite_journal a2m_sqlite_journal;
 typedef struct a2m_sqlite_note a2m_sqlite_note;
 typedef struct a2m_sqlite_bucket a2m_sqlite_bucket;
 typedef struct a2m_sqlite_held a2m_sqlite_held;
+typedef struct a2m_sqlite_sync a2m_sqlite_sync;
 
 /*
 ** Readers a store's pool opens at most (sqlite_pool.c): with the main
@@ -104,6 +105,11 @@ typedef struct sqlstore {
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 	int           txn;         /* the caller's write transaction is open (begin() to
 	                              commit() or rollback()), whatever SQLite did with it */
+	int           txn_relaxed; /* this transaction was begun relaxed (begin_relaxed) */
+	a2m_sqlite_sync *sync;     /* group commit (sqlite_sync.c); NULL: SQLite syncs */
+#ifdef A2M_TEST_HOOKS
+	int           doomed;      /* this transaction's commit fails (tests) */
+#endif
 	int           reading;     /* a read bracket is open: snapshot is stepped */
 	/* The commit journal (sqlite_journal.c). The main connection's: */
 	a2m_sqlite_journal *journal; /* NULL: no readers to tell (or read-only) */
@@ -443,5 +449,37 @@ int a2m_sqlite_refuse_read_only(sqlstore *s, const char *op);
 ** would commit alone and the transaction would land in pieces.
 */
 int a2m_sqlite_txn_lost(sqlstore *s, const char *op);
+
+/* ---- sqlite_sync.c: group commit --------------------------------------- */
+
+/*
+** Starts group commit on the main connection of a file store (the
+** connection runs at synchronous=NORMAL; see sqlite_sync.c): s->sync set,
+** and the commit hook that notes durable commits. A store on ":memory:"
+** gets none. Returns 0, or a code with the message in s->base.errmsg.
+*/
+int a2m_sqlite_sync_open(sqlstore *s);
+
+/* Ends group commit (closing the log's descriptor); NULL s->sync is a no-op. */
+void a2m_sqlite_sync_free(sqlstore *s);
+
+/*
+** 0, or, after a failed fsync poisoned the store, A2M_INTERNAL_ERROR with
+** the message in s->base.errmsg: begin() refuses every write from then on.
+*/
+int a2m_sqlite_sync_refuse(sqlstore *s);
+
+/* The store ops sync_owed and sync_wait (store.h). */
+uint64_t a2m_sqlite_sync_owed(a2m_store *base);
+int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msglen);
+
+#ifdef A2M_TEST_HOOKS
+/* Dooms the open transaction's commit when key starts with the prefix the
+** test set (a2m_sqlite_fail_commits_for_tests, store.h). */
+void a2m_sqlite_commit_doom_for_tests(sqlstore *s, const char *key);
+#endif
+
+/* fsyncs of the log group commit has run (for the bench's figures). */
+uint64_t a2m_sqlite_sync_count(const sqlstore *s);
 
 #endif

@@ -9,10 +9,29 @@
 ** mark of the inserts (sqlite_pending.c), the vector rows' staged changes
 ** (sqlite_vectors.c) and the procedural mirror's notes.
 */
+#include <stdlib.h>
+#include <string.h>
+
 #include <sqlite3.h>
 
 #include "a2m.h"
 #include "store/sqlite_internal.h"
+
+#ifdef A2M_TEST_HOOKS
+static char *doom_prefix;
+
+void a2m_sqlite_fail_commits_for_tests(const char *prefix)
+{
+	free(doom_prefix);
+	doom_prefix = prefix ? strdup(prefix) : NULL;
+}
+
+void a2m_sqlite_commit_doom_for_tests(sqlstore *s, const char *key)
+{
+	if (doom_prefix && key && strncmp(key, doom_prefix, strlen(doom_prefix)) == 0)
+		s->doomed = 1;
+}
+#endif
 
 /* ---- transactions ------------------------------------------------------ */
 
@@ -28,7 +47,14 @@ int a2m_sqlite_begin(a2m_store *base)
 	/* A read bracket's snapshot may be older than the file: upgrading it
 	** to a writer would fail with SQLITE_BUSY_SNAPSHOT (store.h). */
 	a2m_sqlite_read_end(base);
-	int rc = sqlite3_step(s->begin);
+	int rc = s->base.read_only ? 0 : a2m_sqlite_sync_refuse(s);
+	if (rc)
+		return rc;
+	s->txn_relaxed = 0;
+#ifdef A2M_TEST_HOOKS
+	s->doomed = 0;
+#endif
+	rc = sqlite3_step(s->begin);
 	rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "begin");
 	a2m_sqlite_done(s->begin);
 	if (!rc) {
@@ -74,6 +100,7 @@ static void caches_committed(sqlstore *s)
 /* Puts synchronous back to the configured level after a relaxed transaction. */
 static void end_relaxed(sqlstore *s)
 {
+	s->txn_relaxed = 0;
 	if (!s->relaxed)
 		return;
 	s->relaxed = 0;
@@ -99,6 +126,8 @@ int a2m_sqlite_begin_relaxed(a2m_store *base)
 	int rc = a2m_sqlite_begin(base);
 	if (rc)
 		end_relaxed(s);
+	else
+		s->txn_relaxed = 1;  /* group commit owes no sync for it (sqlite_sync.c) */
 	return rc;
 }
 
@@ -129,6 +158,11 @@ int a2m_sqlite_commit(a2m_store *base)
 	** the last write, so nothing after it can leave notes out. */
 	if (!rc)
 		rc = a2m_sqlite_journal_stage(s);
+#ifdef A2M_TEST_HOOKS
+	if (!rc && s->doomed)
+		rc = a2m_store_fail(&s->base, "commit: refused by the test");
+	s->doomed = 0;
+#endif
 	if (!rc) {
 		rc = sqlite3_step(s->commit);
 		rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "commit");

@@ -393,6 +393,23 @@ typedef struct a2m_store_ops {
 	int  (*commit)(a2m_store *s);
 	void (*rollback)(a2m_store *s);
 	/*
+	** Optional (NULL: a durable commit is durable when commit() returns):
+	** group commit, where durable commits share their fsyncs and commit()
+	** returns once the change is written but before it is synced.
+	** sync_owed(), called by the exclusive holder after a call's last
+	** commit, returns 0 when the call owes no sync (it committed nothing
+	** durable), else a ticket, clearing what was owed. sync_wait() — the
+	** one op any thread may call at any time, and meant to be called
+	** without the caller's lock, so others write meanwhile — returns 0
+	** once every commit up to the ticket is durable (at once for ticket
+	** 0), or a negative code with a message in msg (msglen bytes; not in
+	** errmsg, which the exclusive holder owns) when the sync failed: the
+	** ticket's changes were applied and may or may not survive a crash,
+	** and the store refuses writes from then on.
+	*/
+	uint64_t (*sync_owed)(a2m_store *s);
+	int  (*sync_wait)(a2m_store *s, uint64_t ticket, char *msg, size_t msglen);
+	/*
 	** Optional: NULL in an engine whose reads need no bracket. (The memory
 	** engine's tidies its scan order there, so its readers write nothing.)
 	** read_begin() brackets a run of reads so they see one snapshot and pay
@@ -666,6 +683,20 @@ struct a2m_store {
 */
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen);
 
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
+/* For tests: the next fsync of any SQLite store's group commit fails (EIO)
+** (on 1), or no longer will (on 0). */
+void a2m_sqlite_sync_fail_next_for_tests(int on);
+
+/*
+** For tests: from now on the commit of any SQLite transaction that
+** inserted a record whose key starts with prefix (copied; NULL: none)
+** fails, after everything but the COMMIT statement ran, as a commit the
+** disk refused would. Process-wide; set it before the writers start.
+*/
+void a2m_sqlite_fail_commits_for_tests(const char *prefix);
+#endif
+
 /*
 ** How to open an SQLite store. Zero-initialise, then set what you need; a
 ** zeroed struct (or a NULL pointer) means NORMAL durability, read-write, no
@@ -703,6 +734,13 @@ typedef struct a2m_sqlite_options {
 	** (sqlite_segments.c).
 	*/
 	int         merge_inline;
+	/*
+	** With synchronous_full: group commit (sqlite_sync.c), durable commits
+	** sharing their fsyncs through the ops sync_owed and sync_wait, which
+	** a caller must then use before it reports a write durable. 0: SQLite
+	** syncs inside every commit.
+	*/
+	int         group_commit;
 	/*
 	** The procedural mirror (DECISIONS 024): when both are set (non-NULL
 	** and non-empty), every record whose tier equals procedural_tier is

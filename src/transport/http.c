@@ -179,7 +179,8 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 /* Hands the complete body to the library; the answer waits in r. */
 static void execute(a2m_http *s, request *r, const char *body, size_t len)
 {
-	int rc = a2m_handle_network(s->h, body, len, r->principal, &r->reply);
+	int rc = a2m_handle_network_deferred(s->h, body, len, r->principal, &r->reply,
+					     &r->pending);
 	/* No answer is a notification (202, spec §8.3) — unless the library
 	** ran out of memory making one, and the request still gets the one
 	** response JSON-RPC owes it rather than a silent 202. */
@@ -192,6 +193,10 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 {
 	if (!r->answered)
 		execute(s, r, r->body ? r->body : "", r->len);
+	/* Not before the write is durable (group commit): the worker goes on
+	** with its other connections meanwhile. */
+	if (r->pending.ticket)
+		return a2m_http_durable_wait(s, c, r);
 	char *out = r->reply;
 	r->reply = NULL;
 	if (out)
@@ -299,6 +304,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	free(r->body);
 	a2m_free(r->reply);
+	a2m_deferred_drop(&r->pending);  /* set only if never answered */
 	free(r);
 	*con_cls = NULL;
 	atomic_fetch_sub(&s->in_flight, 1);
@@ -561,7 +567,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	** ready, which saves a system call per request on a keep-alive
 	** connection (the sockets are non-blocking either way). */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
-			 MHD_USE_TURBO;
+			 MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME;
 	if (a2m_mhd()->is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
 		flags |= MHD_USE_EPOLL;
 	if (ai->ai_family == AF_INET6)
@@ -592,6 +598,11 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	if (threads > 1 && cfg->port && port_taken(ai)) {
 		snprintf(err, errlen, "cannot serve on %s port %u: %s", addr, cfg->port,
 			 strerror(EADDRINUSE));
+		goto fail;
+	}
+	int e = a2m_http_durable_start(s);
+	if (e) {
+		snprintf(err, errlen, "cannot start the HTTP binding's sync thread: %s", strerror(e));
 		goto fail;
 	}
 	unsigned per_worker = max_conn / threads;
@@ -682,6 +693,7 @@ static void stop_daemons(a2m_http *s)
 			close(fds[i]);
 	}
 	s->n_daemons = 0;
+	a2m_http_durable_stop(s);  /* after the workers: they answered what it resumed */
 }
 
 void a2m_http_stop(a2m_http *s)

@@ -6,8 +6,11 @@
 #ifndef A2M_HTTP_INTERNAL_H
 #define A2M_HTTP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+
+#include "server/deferred.h"
 
 #include "transport/http.h"
 #include "transport/mhd_api.h"
@@ -44,6 +47,14 @@ struct a2m_http {
 	** it starts may log while the main thread clears it. */
 	atomic_int starting;
 	char start_error[256];
+
+	/* Requests whose answers wait for a sync (http_durable.c). */
+	pthread_mutex_t durable_mu;
+	pthread_cond_t durable_cv;
+	struct request *durable_head, *durable_tail;
+	pthread_t durable_thread;
+	int durable_started;   /* the thread runs */
+	int durable_stop;      /* under durable_mu: the thread ends once the list is empty */
 };
 
 /* One request's state, from its headers to its completion. */
@@ -59,6 +70,9 @@ typedef struct request {
 	** in one piece): the response waits for the request's last call. */
 	int answered;
 	char *reply;            /* the library's answer; NULL: none */
+	a2m_deferred pending;   /* the sync reply waits for (ticket 0: none) */
+	struct MHD_Connection *conn; /* suspended, while pending */
+	struct request *next;   /* in the list of http_durable.c */
 	int reply_owed;         /* no answer, yet the body had an id: out of memory */
 } request;
 
@@ -112,5 +126,22 @@ int a2m_http_ui_path(const char *url);
 */
 enum MHD_Result a2m_http_ui(a2m_http *s, struct MHD_Connection *c, request *r, const char *url,
 			    const char *method);
+
+/* ---- http_durable.c: answers that wait for group commit's sync ---- */
+
+/* Starts the thread that waits for syncs. Returns 0, or an errno. */
+int a2m_http_durable_start(a2m_http *s);
+
+/*
+** Suspends c, whose request r has its answer made but owes a sync
+** (r->pending), and hands r to the thread: once the sync is done (or
+** failed, the answer then an error) it resumes c, and the access handler
+** gives the answer in its next call. Returns MHD_YES, or MHD_NO when the
+** connection must close.
+*/
+enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r);
+
+/* Ends the thread once every request handed to it is resumed. */
+void a2m_http_durable_stop(a2m_http *s);
 
 #endif

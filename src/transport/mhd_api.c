@@ -31,6 +31,8 @@ static void load(void)
 		 &api.create_response_from_buffer_with_free_callback_cls},
 		{"MHD_destroy_response", &api.destroy_response},
 		{"MHD_add_response_header", &api.add_response_header},
+		{"MHD_suspend_connection", &api.suspend_connection},
+		{"MHD_resume_connection", &api.resume_connection},
 	};
 	if (a2m_dynlib_open("libmicrohttpd.so.12", syms, sizeof syms / sizeof syms[0], failure,
 			    sizeof failure))

@@ -38,6 +38,8 @@ typedef struct a2m_mhd_api {
 	void (*destroy_response)(struct MHD_Response *response);
 	enum MHD_Result (*add_response_header)(struct MHD_Response *response, const char *header,
 					       const char *content);
+	void (*suspend_connection)(struct MHD_Connection *connection);
+	void (*resume_connection)(struct MHD_Connection *connection);
 } a2m_mhd_api;
 
 /*

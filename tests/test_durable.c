@@ -1,0 +1,330 @@
+/*
+** test_durable.c — group commit (store/sqlite_sync.c): concurrent durable
+** writers over HTTP share syncs, and what a writer was told is what the
+** file holds after the server is killed with SIGKILL; a failed sync fails
+** its writes and stops the store writing.
+**
+** The server runs in a child process (fork) so that it can be killed
+** mid-stream; the test's own writers are sixteen HTTP clients, some of
+** whose writes fail on purpose: a commit the test hook refuses (the key
+** starts "doomed-"), and a batch whose second record is invalid. After
+** the kill the parent opens the file itself and asks, through the
+** protocol, for every key: each acknowledged one must be there with its
+** content, no failed one may be. A write cut off by the kill (no answer)
+** may be either.
+*/
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "a2m.h"
+#include "a2m_client.h"
+#include "client/client_json.h"
+#include "check.h"
+#include "check_a2m.h"
+#include "store/store.h"
+#include "transport/http.h"
+
+#define WRITERS 16
+#define PER_WRITER 4000      /* keys a writer may use (it stops at the kill) */
+#define ACKS_BEFORE_KILL 600 /* acknowledged writes the kill waits for */
+
+static char tmpdir[] = "/tmp/a2m-test-durable.XXXXXX";
+
+enum { UNSENT, ACKED, FAILED, UNKNOWN };
+
+typedef struct writer {
+	int          no;
+	const char  *url;
+	unsigned char outcome[PER_WRITER];  /* of write i */
+	unsigned char kind[PER_WRITER];     /* 0 plain, 1 doomed, 2 invalid batch */
+	int          sent;
+} writer;
+
+static atomic_int acks, stop_writing;
+
+/* The key of writer w's write i (its second record's with part 'b'). */
+static void key_of(char *out, size_t n, int w, int i, int kind, char part)
+{
+	snprintf(out, n, "%s-%d-%d%s%c", kind == 1 ? "doomed" : "k", w, i, part ? "-" : "",
+		 part ? part : '\0');
+}
+
+static void content_of(char *out, size_t n, int w, int i)
+{
+	snprintf(out, n, "durable record %d of writer %d", i, w);
+}
+
+static json_t *params_of(int w, int i, int kind)
+{
+	char key[64], key_b[64], content[96];
+	content_of(content, sizeof content, w, i);
+	if (kind == 2) {
+		key_of(key, sizeof key, w, i, kind, 'a');
+		key_of(key_b, sizeof key_b, w, i, kind, 'b');
+		return json_pack("{s:[{s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}", "records",
+				 "content", content, "key", key, "tier", "semantic",
+				 "content", content, "key", key_b, "tier", "semantic",
+				 "salience", "not a number");
+	}
+	key_of(key, sizeof key, w, i, kind, 0);
+	return json_pack("{s:[{s:s,s:s,s:s}]}", "records", "content", content, "key", key,
+			 "tier", "semantic");
+}
+
+static void *write_until_killed(void *p)
+{
+	writer *w = p;
+	a2m_client_http_options o;
+	a2m_client_http_options_init(&o);
+	o.timeout_ms = 30000;
+	a2m_client *c = NULL;
+	if (a2m_client_connect_http(w->url, &o, &c) != A2M_CLIENT_OK)
+		return NULL;
+	for (int i = 0; i < PER_WRITER && !atomic_load(&stop_writing); i++) {
+		int kind = i % 5 == 3 ? 1 : i % 9 == 4 ? 2 : 0;
+		json_t *params = params_of(w->no, i, kind);
+		json_t *resp = NULL;
+		w->kind[i] = (unsigned char)kind;
+		w->sent = i + 1;
+		int rc = a2m_client_request_json(c, "memory/remember", params, &resp);
+		json_decref(params);
+		if (rc != A2M_CLIENT_OK) {
+			w->outcome[i] = UNKNOWN;  /* the server died with it in flight */
+			json_decref(resp);
+			break;
+		}
+		if (json_object_get(resp, "result")) {
+			w->outcome[i] = ACKED;
+			atomic_fetch_add(&acks, 1);
+		} else {
+			w->outcome[i] = FAILED;
+		}
+		json_decref(resp);
+	}
+	a2m_client_free(c);
+	return NULL;
+}
+
+/* The child: serves path over HTTP until killed; writes the port to fd. */
+static void serve(const char *path, int fd)
+{
+	a2m_sqlite_fail_commits_for_tests("doomed-");
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m_http_config hc;
+	memset(&hc, 0, sizeof hc);
+	hc.threads = 2;
+	a2m_http *http = NULL;
+	char err[256];
+	unsigned port = 0;
+	if (h && a2m_http_start(h, &hc, &http, err, sizeof err) == 0)
+		port = a2m_http_port(http);
+	if (write(fd, &port, sizeof port) != (ssize_t)sizeof port || !port)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+/* 1 when key is in h with content (NULL: absent), checked through memory/fetch. */
+static int holds(a2m *h, const char *key, const char *content)
+{
+	char req[256];
+	snprintf(req, sizeof req,
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/fetch\","
+		 "\"params\":{\"key\":\"%s\"}}", key);
+	char *out = check_reply(h, req);
+	json_t *resp = out ? json_loads(out, 0, NULL) : NULL;
+	a2m_free(out);
+	json_t *rec = json_object_get(json_object_get(resp, "result"), "record");
+	int ok;
+	if (!content)
+		ok = json_is_null(rec);
+	else
+		ok = json_is_object(rec) &&
+		     strcmp(json_string_value(json_object_get(rec, "content")) ?: "", content) == 0;
+	json_decref(resp);
+	return ok;
+}
+
+static void test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/kill.db", tmpdir);
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		serve(path, fds[1]);
+	}
+	close(fds[1]);
+	unsigned port = 0;
+	CHECK(read(fds[0], &port, sizeof port) == (ssize_t)sizeof port && port);
+	close(fds[0]);
+	if (!port) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return;
+	}
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%u/", port);
+	static writer ws[WRITERS];
+	pthread_t th[WRITERS];
+	atomic_store(&acks, 0);
+	atomic_store(&stop_writing, 0);
+	for (int i = 0; i < WRITERS; i++) {
+		memset(&ws[i], 0, sizeof ws[i]);
+		ws[i].no = i;
+		ws[i].url = url;
+		CHECK(pthread_create(&th[i], NULL, write_until_killed, &ws[i]) == 0);
+	}
+	/* Kill while all sixteen are writing (at most 60 s on a slow build). */
+	for (int t = 0; t < 6000 && atomic_load(&acks) < ACKS_BEFORE_KILL; t++)
+		usleep(10000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	atomic_store(&stop_writing, 1);
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(th[i], NULL);
+
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	CHECK(h != NULL);
+	if (!h)
+		return;
+	int acked = 0, failed = 0, doomed = 0, batches = 0, unknown = 0, wrong = 0;
+	for (int w = 0; w < WRITERS; w++) {
+		for (int i = 0; i < ws[w].sent; i++) {
+			int kind = ws[w].kind[i], out = ws[w].outcome[i];
+			char key[64], key_b[64], content[96];
+			content_of(content, sizeof content, w, i);
+			key_of(key, sizeof key, w, i, kind, kind == 2 ? 'a' : 0);
+			key_of(key_b, sizeof key_b, w, i, kind, 'b');
+			if (out == UNKNOWN || out == UNSENT) {
+				unknown++;
+				continue;
+			}
+			/* What was meant to fail failed, and the rest was acknowledged. */
+			if ((out == FAILED) != (kind != 0)) {
+				wrong++;
+				fprintf(stderr, "  %s: outcome %d\n", key, out);
+			}
+			if (out == ACKED) {
+				acked++;
+				if (!holds(h, key, content)) {
+					wrong++;
+					fprintf(stderr, "  %s: acknowledged, not in the file\n", key);
+				}
+			} else {
+				failed++;
+				doomed += kind == 1;
+				batches += kind == 2;
+				if (!holds(h, key, NULL) || (kind == 2 && !holds(h, key_b, NULL))) {
+					wrong++;
+					fprintf(stderr, "  %s: failed, yet in the file\n", key);
+				}
+			}
+		}
+	}
+	a2m_close(h);
+	printf("  %d acknowledged, %d failed (%d refused commits, %d invalid batches), "
+	       "%d cut off by the kill\n", acked, failed, doomed, batches, unknown);
+	CHECK_INT(wrong, 0);
+	CHECK(acked >= ACKS_BEFORE_KILL);
+	CHECK(doomed >= 50);
+	CHECK(batches >= 20);
+}
+
+/* The message of resp's error, or "" (borrowed from resp). */
+static const char *error_message(const json_t *resp)
+{
+	const char *m = json_string_value(json_object_get(json_object_get(resp, "error"),
+							  "message"));
+	return m ? m : "";
+}
+
+static void test_a_failed_sync_fails_the_write_and_stops_writes(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/sync.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	static const char first[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
+		"\"params\":{\"records\":[{\"content\":\"before\",\"key\":\"before\"}]}}";
+	static const char second[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/remember\","
+		"\"params\":{\"records\":[{\"content\":\"during\",\"key\":\"during\"}]}}";
+	static const char third[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/remember\","
+		"\"params\":{\"records\":[{\"content\":\"after\",\"key\":\"after\"}]}}";
+	json_t *r = check_send(h, first);
+	CHECK(json_object_get(r, "result") != NULL);
+	json_decref(r);
+
+	a2m_sqlite_sync_fail_next_for_tests(1);
+	r = check_send(h, second);
+	CHECK_INT(check_error_code(r), A2M_INTERNAL_ERROR);
+	CHECK(strstr(error_message(r), "could not be made durable") != NULL);
+	json_decref(r);
+	/* Poisoned: nothing more is written, so nothing more is acknowledged. */
+	r = check_send(h, third);
+	CHECK_INT(check_error_code(r), A2M_INTERNAL_ERROR);
+	CHECK(strstr(error_message(r), "refuses writes") != NULL);
+	json_decref(r);
+	CHECK(holds(h, "after", NULL));
+	a2m_close(h);
+
+	/* Reopened, the store writes again; what was acknowledged is there. */
+	h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	CHECK(holds(h, "before", "before"));
+	r = check_send(h, third);
+	CHECK(json_object_get(r, "result") != NULL);
+	json_decref(r);
+	CHECK(holds(h, "after", "after"));
+	a2m_close(h);
+}
+
+static void test_without_group_commit_sqlite_syncs_itself(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/plain.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, "group_commit", "0", NULL);
+	if (!h)
+		return;
+	/* The hook only reaches group commit's own sync: this one never fails. */
+	a2m_sqlite_sync_fail_next_for_tests(1);
+	json_t *r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
+			       "\"params\":{\"records\":[{\"content\":\"plain\",\"key\":\"plain\"}]}}");
+	CHECK(json_object_get(r, "result") != NULL);
+	json_decref(r);
+	CHECK(holds(h, "plain", "plain"));
+	a2m_close(h);
+	a2m_sqlite_sync_fail_next_for_tests(0);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	static const test_case tests[] = {
+		TEST(test_a_failed_sync_fails_the_write_and_stops_writes),
+		TEST(test_without_group_commit_sqlite_syncs_itself),
+		TEST(test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land),
+		{NULL, NULL}
+	};
+	int rc = run_tests(tests);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	return rc;
+}
