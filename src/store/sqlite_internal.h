@@ -479,7 +479,4 @@ int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msg
 void a2m_sqlite_commit_doom_for_tests(sqlstore *s, const char *key);
 #endif
 
-/* fsyncs of the log group commit has run (for the bench's figures). */
-uint64_t a2m_sqlite_sync_count(const sqlstore *s);
-
 #endif

@@ -54,6 +54,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_internal.h"
+#include "util/log.h"
 
 struct a2m_sqlite_sync {
 	pthread_mutex_t  mu;
@@ -122,6 +123,11 @@ void a2m_sqlite_sync_free(sqlstore *s)
 		return;
 	if (s->db)
 		sqlite3_commit_hook(s->db, NULL, NULL);
+	uint64_t given = atomic_load(&y->given);
+	if (y->syncs)
+		a2m_log(A2M_LOG_INFO, "group commit: %llu durable calls in %llu syncs of the log "
+			"(%.1f a sync)", (unsigned long long)given, (unsigned long long)y->syncs,
+			(double)given / (double)y->syncs);
 	if (y->fd >= 0)
 		close(y->fd);
 	pthread_cond_destroy(&y->cv);
@@ -236,12 +242,3 @@ int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msg
 	return A2M_INTERNAL_ERROR;
 }
 
-uint64_t a2m_sqlite_sync_count(const sqlstore *s)
-{
-	if (!s->sync)
-		return 0;
-	pthread_mutex_lock(&s->sync->mu);
-	uint64_t n = s->sync->syncs;
-	pthread_mutex_unlock(&s->sync->mu);
-	return n;
-}
