@@ -105,6 +105,14 @@ a2m *bench_open_with(const bench_open_opts *o);
 ** no embedder and the default helper threads. */
 a2m *bench_open(const char *path, int sync_normal, int read_only);
 
+/*
+** The disk's own pace for durable writes: fsyncs a second of a file beside
+** path (a 4 KiB pwrite then fdatasync, n times, over 16 pages), the
+** ceiling of a one-writer durable commit rate. -1 when the file cannot
+** be written.
+*/
+double bench_fsync_rate(const char *path, int n);
+
 /* Removes a SQLite file and its -wal, -shm and -journal companions. */
 void bench_remove_db(const char *path);
 

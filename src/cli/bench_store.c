@@ -45,6 +45,7 @@
 */
 #include <math.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +224,26 @@ a2m *bench_open(const char *path, int sync_normal, int read_only)
 	bench_open_opts o = {.path = path, .sync_normal = sync_normal, .read_only = read_only,
 			     .helper_threads = -1};
 	return bench_open_with(&o);
+}
+
+double bench_fsync_rate(const char *path, int n)
+{
+	char name[1024];
+	static char page[4096];
+	snprintf(name, sizeof name, "%s-fsync-probe", path);
+	int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	memset(page, 'x', sizeof page);
+	double t0 = bench_now_ms();
+	int ok = 1;
+	for (int i = 0; i < n && ok; i++)
+		ok = pwrite(fd, page, sizeof page, (off_t)(i % 16) * (off_t)sizeof page) ==
+			     (ssize_t)sizeof page && fdatasync(fd) == 0;
+	double ms = bench_now_ms() - t0;
+	close(fd);
+	unlink(name);
+	return ok && ms > 0 ? n / (ms / 1000.0) : -1;
 }
 
 void bench_remove_db(const char *path)
@@ -883,6 +904,9 @@ static int bench_remember(int argc, char **argv)
 	       threads_say);
 	bench_print_allocator();
 	printf("  pace before: %.1f ms (bench_pace_ms; lower is a faster phase)\n", bench_pace_ms());
+	if (path)
+		printf("  the disk: %.0f fsyncs/s (4 KiB pwrite + fdatasync beside the store, 200"
+		       " times): a durable lone writer's ceiling\n", bench_fsync_rate(path, 200));
 	bench_seed(0);
 	for (int part = 0; part < 2; part++) {
 		long n = part ? records : single, per = part ? batch : 1;
