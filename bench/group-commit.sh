@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# group-commit.sh [A2M_BINARY] — durable single-record remembers over HTTP
+# from CONNECTIONS (16) wrk connections at once, against `a2m serve --http`
+# on a SQLite file with synchronous=FULL: with group commit (the default)
+# and with --no-group-commit, alternating ROUNDS (2) times. Prints acks/s,
+# latency, the syncs the server ran (its log at close) and, beside them,
+# the disk's own fsync rate (`a2m bench remember` prints it too). Printed,
+# never asserted. Needs wrk (apt-get install -y wrk).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+a2m=$(realpath "${1:-$here/../build/a2m}")
+duration=${DURATION:-5s}
+conns=${CONNECTIONS:-16}
+rounds=${ROUNDS:-2}
+command -v wrk >/dev/null || { echo "group-commit.sh: wrk not found (apt-get install -y wrk)" >&2; exit 2; }
+d=$(mktemp -d /tmp/a2m-bench-group.XXXXXX)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$d"; }
+trap cleanup EXIT
+"$a2m" bench corpus --out "$d/corpus" --records 1000 --queries 10 >/dev/null || exit 1
+
+# one LABEL FLAGS...: a fresh store, wrk against it, the server's own count.
+one() {
+	local label=$1
+	shift
+	rm -f "$d"/s.db*
+	"$a2m" serve --http 127.0.0.1:0 --db "$d/s.db" --log-level info "$@" 2>"$d/err" &
+	pid=$!
+	local url=
+	for _ in $(seq 200); do
+		url=$(sed -n 's/^a2m serve: listening on \([^ ]*\) .*/\1/p' "$d/err")
+		[ -n "$url" ] && break
+		sleep 0.05
+	done
+	local out
+	out=$(A2M_BODIES=$d/corpus/remember.jsonl wrk -t1 -c"$conns" -d"$duration" --latency \
+		-s "$here/wrk-post.lua" "$url")
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	pid=
+	printf '%-22s %8s acks/s  p50 %-8s p99 %-8s %s\n' "$label" \
+		"$(echo "$out" | awk '/Requests\/sec/ {printf "%.0f", $2}')" \
+		"$(echo "$out" | awk '$1 == "50%" {print $2}')" \
+		"$(echo "$out" | awk '$1 == "99%" {print $2}')" \
+		"$(sed -n 's/.*group commit: //p' "$d/err" 2>/dev/null)"
+}
+
+echo "a2m bench group-commit: wrk -t1 -c$conns -d$duration, remember 1 record, SQLite FULL; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for _ in $(seq "$rounds"); do
+	"$a2m" bench remember --engine sqlite --db "$d/probe.db" --single 1 --records 0 2>/dev/null |
+		sed -n 's/^  the disk: \([0-9]*\) fsyncs.*/the disk               \1 fsyncs\/s (4 KiB pwrite + fdatasync)/p'
+	one "group commit" 
+	one "--no-group-commit" --no-group-commit
+done
