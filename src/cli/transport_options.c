@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/stop_signals.h"
 #include "cli/transport_options.h"
+#include "server/deferred.h"
 #include "transport/stdio.h"
 #include "transport/tokens.h"
 #include "util/log.h"
@@ -239,9 +240,13 @@ int cli_transport_tokens(const cli_transport *t, const char *cmd, a2m_bearer_tok
 static int serve_http(cli_transport *t, const char *cmd, a2m *h, const char *store,
 		      a2m_bearer_tokens *tokens, const sigset_t *wait_mask)
 {
+	/* Writes wait for their sync off the workers (server/deferred.h). */
+	static const a2m_http_defer defer = {a2m_handle_network_deferred, a2m_deferred_finish,
+					     a2m_deferred_drop};
 	char err[512];
 	a2m_http *server = NULL;
 	t->hcfg.tokens = tokens;
+	t->hcfg.defer = &defer;
 	if (a2m_http_start(h, &t->hcfg, &server, err, sizeof err) != 0) {
 		fprintf(stderr, "a2m %s: %s\n", cmd, err);
 		a2m_bearer_free(tokens);

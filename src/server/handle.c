@@ -202,15 +202,21 @@ static int await_durable(a2m *h, uint64_t ticket, const json_t *id, char **reply
 	return *reply ? A2M_OK : A2M_NOMEM;
 }
 
+/* What a deferred call still owes before its answer may be given. */
+typedef struct deferred {
+	uint64_t ticket;
+	json_t  *id;      /* the request's id (a copy), for an error answer; NULL: none */
+} deferred;
+
 /*
 ** Parsing and serialising happen outside the lock: they touch only the
 ** request and the response. Only running the method holds it — shared for
 ** the methods the table marks so, exclusive for the rest — except for a
-** describe a network caller gets from the cache (describe_cached). With d,
-** a sync the call owes is left to a2m_deferred_finish().
+** describe a network caller gets from the cache (describe_cached). With
+** pending, a sync the call owes is left to a2m_deferred_finish().
 */
 static int handle(a2m *h, const char *message, size_t len, int network, const char *principal,
-		  char **reply, a2m_deferred *d)
+		  char **reply, void **pending)
 {
 	if (!h || !message || !reply) {
 		if (reply)
@@ -258,9 +264,11 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 	sweep(h, 1);
 	if (!shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
-	if (ticket && d && rc == A2M_OK) {
+	deferred *d = ticket && pending && rc == A2M_OK ? malloc(sizeof *d) : NULL;
+	if (d) {
 		d->ticket = ticket;
 		d->id = req.id ? json_deep_copy(req.id) : NULL;  /* NULL on OOM: no error answer */
+		*pending = d;
 	} else if (ticket && rc == A2M_OK) {
 		rc = await_durable(h, ticket, req.id, reply);
 	} else if (ticket) {
@@ -283,23 +291,27 @@ int a2m_handle_network(a2m *h, const char *message, size_t len, const char *prin
 }
 
 int a2m_handle_network_deferred(a2m *h, const char *message, size_t len,
-				const char *principal, char **reply, a2m_deferred *d)
+				const char *principal, char **reply, void **pending)
 {
-	memset(d, 0, sizeof *d);
-	return handle(h, message, len, 1, principal, reply, d);
+	*pending = NULL;
+	return handle(h, message, len, 1, principal, reply, pending);
 }
 
-int a2m_deferred_finish(a2m *h, a2m_deferred *d, char **reply)
+int a2m_deferred_finish(a2m *h, void *pending, char **reply)
 {
-	int rc = d->ticket ? await_durable(h, d->ticket, d->id, reply) : A2M_OK;
+	deferred *d = pending;
+	int rc = d ? await_durable(h, d->ticket, d->id, reply) : A2M_OK;
 	a2m_deferred_drop(d);
 	return rc;
 }
 
-void a2m_deferred_drop(a2m_deferred *d)
+void a2m_deferred_drop(void *pending)
 {
+	deferred *d = pending;
+	if (!d)
+		return;
 	json_decref(d->id);
-	memset(d, 0, sizeof *d);
+	free(d);
 }
 
 /*

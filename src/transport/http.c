@@ -179,8 +179,9 @@ static enum MHD_Result send_well_known(a2m_http *s, struct MHD_Connection *c, re
 /* Hands the complete body to the library; the answer waits in r. */
 static void execute(a2m_http *s, request *r, const char *body, size_t len)
 {
-	int rc = a2m_handle_network_deferred(s->h, body, len, r->principal, &r->reply,
-					     &r->pending);
+	int rc = s->defer ? s->defer->handle(s->h, body, len, r->principal, &r->reply,
+					     &r->pending)
+			  : a2m_handle_network(s->h, body, len, r->principal, &r->reply);
 	/* No answer is a notification (202, spec §8.3) — unless the library
 	** ran out of memory making one, and the request still gets the one
 	** response JSON-RPC owes it rather than a silent 202. */
@@ -195,7 +196,7 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 		execute(s, r, r->body ? r->body : "", r->len);
 	/* Not before the write is durable (group commit): the worker goes on
 	** with its other connections meanwhile. */
-	if (r->pending.ticket)
+	if (r->pending)
 		return a2m_http_durable_wait(s, c, r);
 	char *out = r->reply;
 	r->reply = NULL;
@@ -304,7 +305,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	free(r->body);
 	a2m_free(r->reply);
-	a2m_deferred_drop(&r->pending);  /* set only if never answered */
+	if (r->pending)  /* only if never answered */
+		s->defer->drop(r->pending);
 	free(r);
 	*con_cls = NULL;
 	atomic_fetch_sub(&s->in_flight, 1);
@@ -600,7 +602,9 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 			 strerror(EADDRINUSE));
 		goto fail;
 	}
-	int e = a2m_http_durable_start(s);
+	s->defer = cfg->defer && cfg->defer->handle && cfg->defer->finish && cfg->defer->drop
+		   ? cfg->defer : NULL;
+	int e = s->defer ? a2m_http_durable_start(s) : 0;
 	if (e) {
 		snprintf(err, errlen, "cannot start the HTTP binding's sync thread: %s", strerror(e));
 		goto fail;

@@ -41,6 +41,22 @@
 #define A2M_HTTP_WELL_KNOWN          "/.well-known/a2m-server.json"
 #define A2M_HTTP_UI                  "/ui"  /* the inspector's files, with --ui */
 
+/*
+** How the binding runs a call whose answer waits for durability (group
+** commit) without blocking its worker, given by the layer that owns the
+** handle (src/server/deferred.h; `a2m serve` sets it): handle() runs the
+** call and returns at once, with *pending non-NULL when the answer must
+** wait; finish() waits for it on the binding's sync thread (and may turn
+** the answer into an error); drop() forgets a pending whose request will
+** not be answered. Without it, each call waits on its worker.
+*/
+typedef struct a2m_http_defer {
+	int  (*handle)(a2m *h, const char *message, size_t len, const char *principal,
+		       char **reply, void **pending);
+	int  (*finish)(a2m *h, void *pending, char **reply);
+	void (*drop)(void *pending);
+} a2m_http_defer;
+
 typedef struct a2m_http_config {
 	const char *addr;          /* host or address to bind; NULL: 127.0.0.1 */
 	unsigned port;             /* 0: any free port (see a2m_http_port) */
@@ -56,6 +72,7 @@ typedef struct a2m_http_config {
 	                              outlive the server */
 	const char *tls_cert;      /* PEM files; both or neither */
 	const char *tls_key;
+	const a2m_http_defer *defer; /* NULL: writes wait on their worker (above) */
 	int         ui;            /* serve the memory inspector under A2M_HTTP_UI
 	                              (http_ui.c), and accept the server's own
 	                              origin: the page's requests */

@@ -10,7 +10,7 @@
 ** of every write handed to it since its last one — the first wait runs
 ** the sync, and it covers all of them — then resumes their connections,
 ** whose workers give the answers. The answer is made before the wait; a
-** failed sync turns it into an error (server/deferred.h).
+** failed sync turns it into an error (a2m_http_defer, http.h).
 */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,7 +35,9 @@ static void *durable_main(void *arg)
 			request *next = r->next;
 			struct MHD_Connection *c = r->conn;
 			r->next = NULL;
-			if (a2m_deferred_finish(s->h, &r->pending, &r->reply) != A2M_OK)
+			void *pending = r->pending;
+			r->pending = NULL;
+			if (s->defer->finish(s->h, pending, &r->reply) != A2M_OK)
 				r->reply_owed = 1;  /* no error answer could be made */
 			a2m_mhd()->resume_connection(c);
 			r = next;

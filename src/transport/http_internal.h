@@ -10,8 +10,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "server/deferred.h"
-
 #include "transport/http.h"
 #include "transport/mhd_api.h"
 
@@ -49,6 +47,7 @@ struct a2m_http {
 	char start_error[256];
 
 	/* Requests whose answers wait for a sync (http_durable.c). */
+	const a2m_http_defer *defer;  /* NULL: none wait here */
 	pthread_mutex_t durable_mu;
 	pthread_cond_t durable_cv;
 	struct request *durable_head, *durable_tail;
@@ -70,7 +69,7 @@ typedef struct request {
 	** in one piece): the response waits for the request's last call. */
 	int answered;
 	char *reply;            /* the library's answer; NULL: none */
-	a2m_deferred pending;   /* the sync reply waits for (ticket 0: none) */
+	void *pending;          /* the sync reply waits for (a2m_http_defer); NULL: none */
 	struct MHD_Connection *conn; /* suspended, while pending */
 	struct request *next;   /* in the list of http_durable.c */
 	int reply_owed;         /* no answer, yet the body had an id: out of memory */
