@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "a2m.h"
@@ -915,6 +917,8 @@ static int model_step(tctx *t, model *m)
 ** the store's figures too; *most gets the most segments a level held
 ** between rounds. A failure is left in failure.
 */
+static int64_t most_merges;  /* the most merges in steps under way between rounds */
+
 static void merge_history(tctx *t, int64_t *most)
 {
 	model m;
@@ -935,6 +939,8 @@ static void merge_history(tctx *t, int64_t *most)
 		int64_t fullest = sql_int(t, "SELECT max(n) FROM (SELECT count(*) AS n"
 					     " FROM a2m_segdir GROUP BY level)");
 		*most = fullest > *most ? fullest : *most;
+		int64_t merges = sql_int(t, "SELECT count(*) FROM a2m_segmerge");
+		most_merges = merges > most_merges ? merges : most_merges;
 		if (!failure[0] && (round % 40 == 39 || round == 399) &&
 		    !postings_match(t->s, &m, why, sizeof why))
 			snprintf(failure, sizeof failure, "round %d: %s", round, why);
@@ -1070,6 +1076,159 @@ static void test_merge_ahead_is_dropped_with_a_rollback(tctx *t)
 	EXPECT_INT(df(t, "cherry"), 0);
 }
 
+/* The findings of a store's check: problems per area, and the last one's message. */
+typedef struct found {
+	int  problems;
+	char last[256];
+} found;
+
+static void found_report(void *ctx, a2m_check_area area, int problem, const char *msg)
+{
+	found *f = ctx;
+	if (problem) {
+		f->problems++;
+		snprintf(f->last, sizeof f->last, "%s: %s", a2m_check_area_name(area), msg);
+	}
+}
+
+/* 1 when the store's check (the index against tix's analysis) finds nothing wrong. */
+static int check_clean(a2m_store *s, char *why, size_t cap)
+{
+	found f = {0, ""};
+	a2m_check_options o = {.ix = &tix.base, .report = found_report, .ctx = &f};
+	if (s->ops->check(s, &o) != 0) {
+		snprintf(why, cap, "check failed: %s", s->errmsg);
+		return 0;
+	}
+	snprintf(why, cap, "%d problems, the last %s", f.problems, f.last);
+	return f.problems == 0;
+}
+
+/*
+** Big levels merged in steps (every full level, here, a few hundred bytes
+** of inputs per commit): the postings stay those the records make at every
+** point, merges are under way across commits, and the store's check finds
+** the index right, with the merges' outputs and retired rows accounted for.
+*/
+static void test_merges_in_steps_keep_the_records_postings(tctx *t)
+{
+	int64_t most;
+	char why[320];
+	most_merges = 0;
+	a2m_segments_steps_for_tests(0, 300);
+	merge_history(t, &most);
+	a2m_segments_steps_for_tests(-1, 0);
+	EXPECT(most_merges >= 1);
+	EXPECT(most <= 4);
+	EXPECT(sql_int(t, "SELECT max(level) FROM a2m_segdir") >= 3);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
+}
+
+/* The i-th record of the kill test: 40 words of a 3 000-word vocabulary. */
+static void kill_content(uint64_t i, char *buf, size_t cap)
+{
+	size_t used = 0;
+	uint64_t r = i * 0x9E3779B97F4A7C15ull + 1;
+	for (int k = 0; k < 40 && used < cap; k++) {
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		used += (size_t)snprintf(buf + used, cap - used, "%sword%u", k ? " " : "",
+					 (unsigned)(r % 3000));
+	}
+}
+
+/*
+** The writer of the kill test, in a child: commits of three new records
+** and an older one changed (tombstones), each acknowledged on fd after its
+** commit with the count of records written; never returns.
+*/
+static void kill_writer(tctx *t, int fd, uint64_t first)
+{
+	char id[32], text[512];
+	if (open_indexed(t, &tix) != 0)
+		_exit(2);
+	for (uint64_t n = first;; n += 3) {
+		if (t->s->ops->begin(t->s) != 0)
+			_exit(3);
+		for (uint64_t i = n; i < n + 3; i++) {
+			snprintf(id, sizeof id, "k%llu", (unsigned long long)i);
+			kill_content(i, text, sizeof text);
+			if (insert(t, id, text) < 0)
+				_exit(4);
+		}
+		if (n) {
+			snprintf(id, sizeof id, "k%llu", (unsigned long long)((n * 2654435761ull >> 7) % n));
+			kill_content(n + 1000000, text, sizeof text);
+			if (update(t, id, text, 0) != 0)
+				_exit(5);
+		}
+		if (t->s->ops->commit(t->s) != 0)
+			_exit(6);
+		uint64_t done = n + 3;
+		if (write(fd, &done, sizeof done) != (ssize_t)sizeof done)
+			_exit(7);
+	}
+}
+
+/*
+** kill -9 at many points of merges in steps (small budgets, so a merge
+** spans many commits): after each, the file opens, its check finds the
+** index exactly the records' text, every acknowledged record is there, and
+** the writer that follows takes the merges under way on from where they
+** stopped. Some kills must land inside a merge.
+*/
+static void test_a_kill_in_a_merge_leaves_the_index_right(tctx *t)
+{
+	uint64_t acked = 0;
+	int mid_merge = 0;
+	char why[320];
+	a2m_segments_merge_factor_for_tests(4);
+	a2m_segments_steps_for_tests(0, 2000);
+	close_store(t);
+	for (int round = 0; round < 30 && !failure[0]; round++) {
+		int fds[2];
+		if (pipe(fds) != 0) {
+			snprintf(failure, sizeof failure, "pipe");
+			break;
+		}
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(fds[0]);
+			kill_writer(t, fds[1], acked);
+		}
+		close(fds[1]);
+		usleep((useconds_t)(5000 + (round * 7717) % 60000));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		uint64_t done;
+		while (read(fds[0], &done, sizeof done) == (ssize_t)sizeof done)
+			acked = done;
+		close(fds[0]);
+		if (open_indexed(t, &tix) != 0) {
+			snprintf(failure, sizeof failure, "round %d: cannot open", round);
+			break;
+		}
+		mid_merge += sql_int(t, "SELECT count(*) FROM a2m_segmerge WHERE cursor IS NOT NULL")
+			     > 0;
+		if (!check_clean(t->s, why, sizeof why))
+			snprintf(failure, sizeof failure, "round %d: %s", round, why);
+		int64_t have = sql_int(t, "SELECT count(*) FROM records");
+		/* Every acknowledged record, and at most the transaction in flight. */
+		if (have != (int64_t)acked && have != (int64_t)acked + 3)
+			snprintf(failure, sizeof failure, "round %d: %lld records, %llu acknowledged",
+				 round, (long long)have, (unsigned long long)acked);
+		acked = (uint64_t)have;
+		close_store(t);
+	}
+	a2m_segments_merge_factor_for_tests(0);
+	a2m_segments_steps_for_tests(-1, 0);
+	EXPECT(acked > 100);
+	EXPECT(mid_merge >= 3);
+	EXPECT_OK(open_indexed(t, &tix));
+}
+
 /*
 ** One text from SQL on t's file, through a connection of its own: into out
 ** (cut to cap), and *hash (FNV-1a) and *len of the whole; "" on failure.
@@ -1100,11 +1259,15 @@ static void sql_text(tctx *t, const char *sql, char *out, size_t cap, uint64_t *
 	" (SELECT term, data FROM a2m_segments WHERE seg =" \
 	"  (SELECT max(seg) FROM a2m_segdir) ORDER BY term)"
 
-/* Every segment's directory row (no nonce, no filter) and rows, in order. */
+/*
+** Every segment's directory row (no nonce, no filter) and rows, in order;
+** numbers divided by the gap new segments are numbered by (A2M_SEG_GAP),
+** which kept the figures taken before it.
+*/
 #define SQL_ALL_SEGMENTS \
-	"SELECT (SELECT group_concat(seg || ' ' || level || ' ' || entries, ',') FROM" \
+	"SELECT (SELECT group_concat((seg / 64) || ' ' || level || ' ' || entries, ',') FROM" \
 	"  (SELECT * FROM a2m_segdir ORDER BY seg)) || ';' ||" \
-	" (SELECT group_concat(seg || ' ' || term || ' ' || hex(data), ',') FROM" \
+	" (SELECT group_concat((seg / 64) || ' ' || term || ' ' || hex(data), ',') FROM" \
 	"  (SELECT * FROM a2m_segments ORDER BY seg, term))"
 
 /*
@@ -1547,6 +1710,8 @@ int main(void)
 	RUN_INLINE(test_rollback_of_a_merge_restores_the_segments_reads_see);
 	RUN_SQLITE(test_segment_number_reused_after_rollback_gets_its_own_filter);
 	RUN_SQLITE(test_reader_lists_segments_again_after_a_writers_commit);
+	RUN_SQLITE(test_merges_in_steps_keep_the_records_postings);
+	RUN_SQLITE(test_a_kill_in_a_merge_leaves_the_index_right);
 	char schema[64];
 	snprintf(schema, sizeof schema, "a2m_ti_%d", (int)getpid());
 	pg_test_schema_drop(schema);

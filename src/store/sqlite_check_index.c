@@ -429,16 +429,37 @@ static int merge_segments(walk *w, cursor *c, size_t n)
 	return rc;
 }
 
-/* Rows of segments the directory does not list: a write that went half way. */
+/*
+** Rows of segments the directory does not list, but the outputs of merges
+** in steps under way and retired inputs not yet deleted
+** (sqlite_segments_step.c): a write that went half way. A merge's output
+** listed as live is one too.
+*/
 static void orphans(walk *w)
 {
-	int64_t n = 0;
-	if (query_ints(w->db, "SELECT count(DISTINCT seg) FROM a2m_segments"
-		       " WHERE seg NOT IN (SELECT seg FROM a2m_segdir)", &n, 1) != SQLITE_OK)
+	int64_t n = 0, steps = 0;
+	if (query_ints(w->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+		       " name IN ('a2m_segmerge', 'a2m_segdrop')", &steps, 1) != SQLITE_OK) {
+		db_failed(w, "sqlite_master");
+		return;
+	}
+	if (query_ints(w->db, steps == 2
+			      ? "SELECT count(DISTINCT seg) FROM a2m_segments WHERE seg NOT IN"
+				" (SELECT seg FROM a2m_segdir UNION ALL SELECT out FROM a2m_segmerge"
+				" UNION ALL SELECT seg FROM a2m_segdrop)"
+			      : "SELECT count(DISTINCT seg) FROM a2m_segments"
+				" WHERE seg NOT IN (SELECT seg FROM a2m_segdir)", &n, 1) != SQLITE_OK)
 		db_failed(w, "a2m_segments");
 	else if (n)
 		problem(w, "rows of %lld segment%s the directory does not list", (long long)n,
 			n == 1 ? "" : "s");
+	if (steps == 2 && query_ints(w->db, "SELECT count(*) FROM a2m_segdir WHERE seg IN"
+				     " (SELECT out FROM a2m_segmerge UNION ALL SELECT seg FROM"
+				     " a2m_segdrop)", &n, 1) != SQLITE_OK)
+		db_failed(w, "a2m_segmerge");
+	else if (steps == 2 && n)
+		problem(w, "%lld live segment%s listed as a merge's output or as retired",
+			(long long)n, n == 1 ? "" : "s");
 }
 
 int a2m_sqlite_check_index(sqlite3 *db, a2m_store *base, const a2m_check_options *o)

@@ -273,6 +273,8 @@ static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 	/* a2m_postings: the layout before segments ("postings/1"). */
 	if ((rc = exec(x->db, base, "DROP TABLE IF EXISTS a2m_postings;"
 		       "DROP TABLE IF EXISTS a2m_segments;DROP TABLE IF EXISTS a2m_segdir;"
+		       "DROP TABLE IF EXISTS a2m_segmerge;DROP TABLE IF EXISTS a2m_seghashes;"
+		       "DROP TABLE IF EXISTS a2m_segdrop;"
 		       "DROP TABLE IF EXISTS a2m_index_stats;" SQL_CREATE, "rebuild")) ||
 	    (rc = prepare_all(x, base)))
 		goto out;

@@ -244,6 +244,71 @@ a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int64_t tombstone_fl
 int          a2m_seg_job_finish(a2m_seg_job *job);
 void         a2m_seg_job_free(a2m_seg_job *job);
 
+/* ---- merges in steps (sqlite_segments_step.c) ---- */
+
+/*
+** New segments are numbered from the next multiple of A2M_SEG_GAP above
+** every number in use, so that the output of a merge in steps can take its
+** newest input's number plus one while the inputs are still live, and stand
+** where they stood in age once it replaces them.
+*/
+#define A2M_SEG_GAP 64
+
+/* The merges in steps of one connection: statements and the merges under way. */
+typedef struct a2m_seg_steps a2m_seg_steps;
+
+/* What the last step of a merge hands back: the output to make live, the inputs to retire. */
+typedef struct a2m_seg_done {
+	int64_t         out;
+	int             level;
+	int64_t         entries, maxseq;
+	const uint64_t *hashes;  /* of every term of the output, for its filter */
+	size_t          nhashes;
+	const int64_t  *inputs;
+	size_t          ninputs;
+} a2m_seg_done;
+
+/*
+** Writes the output's directory row (none when it holds no entry) and
+** deletes the inputs' directory rows; returns 0 or a negative code.
+*/
+typedef int (*a2m_seg_done_fn)(const a2m_seg_done *d, void *ctx);
+
+/*
+** Creates the step tables if missing and prepares the statements on db (a
+** read-write connection). Errors go to base. a2m_seg_steps_close frees
+** (NULL: a no-op).
+*/
+int  a2m_seg_steps_open(sqlite3 *db, a2m_store *base, a2m_seg_steps **out);
+void a2m_seg_steps_close(a2m_seg_steps *t);
+
+/* Reads the merges under way from the file (at each commit: another process may have moved them). */
+int a2m_seg_steps_load(a2m_seg_steps *t, a2m_store *base);
+
+/* 1 when a merge of that level is under way; 1 when seg is one's input. */
+int a2m_seg_steps_busy(const a2m_seg_steps *t, int level);
+int a2m_seg_steps_is_input(const a2m_seg_steps *t, int64_t seg);
+
+/*
+** Begins merging segs[0..n) (a whole level, oldest first) into one of
+** level + 1, in steps, with the run's tombstone floor. Returns 0, 1 when
+** it cannot (the output's number is taken, in a file numbered before the
+** gaps: merge the level whole), or a negative code.
+*/
+int a2m_seg_steps_begin(a2m_seg_steps *t, a2m_store *base, const int64_t *segs, size_t n,
+			int level, int64_t floor);
+
+/*
+** Moves the merges under way on, the lowest level first, until budget
+** bytes of their inputs are read; a merge whose last step this is calls
+** done, and *changed is set. Returns 0 or a negative code.
+*/
+int a2m_seg_steps_run(a2m_seg_steps *t, a2m_store *base, size_t budget, a2m_seg_done_fn done,
+		      void *ctx, int *changed);
+
+/* Deletes up to rows rows of retired segments (a2m_segdrop). Returns 0 or a negative code. */
+int a2m_seg_steps_drop(a2m_seg_steps *t, a2m_store *base, int64_t rows);
+
 /* ---- the segments of one connection (sqlite_segments.c) ---- */
 
 /* The segment statements of one connection. */
@@ -329,6 +394,12 @@ int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t
 		      a2m_posting_visit visit, void *ctx);
 
 #ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
+/*
+** For tests: the fewest entries of a full level merged in steps (< 0: the
+** default, 100 000) and the bytes a commit's steps read (0: by its size).
+*/
+void a2m_segments_steps_for_tests(int64_t min_entries, size_t budget);
+
 /* For tests: segments per level before a merge (0: the default, 8). */
 void a2m_segments_merge_factor_for_tests(int k);
 
