@@ -357,6 +357,9 @@ static double blend_floor(const a2m_stack *st)
 	return w->relevance / sum;
 }
 
+/* How much longer a pruned list is asked for when filters emptied the first. */
+#define RETRY_WIDER 16
+
 /* See stack_internal.h. */
 int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
 		     size_t limit, double min_score, int blended, a2m_hit **out, size_t *n,
@@ -384,11 +387,17 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 		st->pruned_reads += (uint64_t)pruned;
 		if (rc != RANKED_SHORT)
 			return rc;
-		/* The records left out might enter: read them all this time. */
+		/* The records left out might enter: first a list sixteen times
+		** longer (still pruned: filters that turn most records away are
+		** common, a complete list of common words is dear), then all. */
 		st->pruned_retries++;
 		if (pq.complete)
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "scorer %s pruned a complete list",
 					     sc->name);
+		if (pruned && pq.want && pq.want == limit && limit <= SIZE_MAX / RETRY_WIDER) {
+			pq.want = limit * RETRY_WIDER;
+			continue;
+		}
 		pq.complete = 1;
 		pq.want = 0;
 	}
