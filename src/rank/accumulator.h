@@ -93,4 +93,23 @@ static inline a2m_acc_entry *a2m_acc_find(const a2m_acc *a, int64_t seq)
 	return NULL;
 }
 
+/*
+** Adds c, what one key of word `word` (1-based) gives e's record, to its
+** sum: a word counts with its best key only. The sum's rounding depends on
+** the order its keys come in: every path feeds a record its words in the
+** query's order and each word's keys in order, so they all give the same
+** sums to the last bit.
+*/
+static inline void a2m_acc_add(a2m_acc_entry *e, uint32_t word, double c)
+{
+	if (e->word != word) {
+		e->word = word;
+		e->word_best = 0;
+	}
+	if (c > e->word_best) {
+		e->total += c - e->word_best;
+		e->word_best = c;
+	}
+}
+
 #endif

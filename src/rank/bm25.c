@@ -26,12 +26,14 @@
 ** itself; nothing else in the scorer changes after creation.
 */
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "a2m.h"
 #include "rank/accumulator.h"
+#include "rank/blockmax.h"
 #include "rank/pool.h"
 #include "rank/scorer.h"
 #include "store/memory_index.h"
@@ -148,6 +150,9 @@ struct scratch {
 	size_t  nkeys;    /* keys allocated */
 	double *tmp;      /* a copy of one key's contributions (key_floor) */
 	size_t  ntmp;
+	a2m_bmw      bmw;   /* block-max's (score_blockmax) */
+	a2m_bmw_key *bkeys;
+	size_t       nbkeys;
 };
 typedef struct scratch scratch;
 
@@ -215,6 +220,8 @@ static void scratch_free(a2m_pool_item *item)
 	free(sc->kword);
 	free(sc->order);
 	free(sc->tmp);
+	a2m_bmw_free(&sc->bmw);
+	free(sc->bkeys);
 	a2m_acc_free(&sc->a);
 	free(sc);
 }
@@ -293,24 +300,6 @@ static double word_bound(const a2m_query_terms *q, const plist *lists, const bm2
 }
 
 /*
-** Adds c, what one key of word `word` gives e's record, to its sum: a word
-** counts with its best key only. The sum's rounding depends on the order
-** its keys come in: every path feeds a record its words in q's order and
-** each word's keys in order, so they all give the same sums to the last bit.
-*/
-static void acc_add(a2m_acc_entry *e, uint32_t word, double c)
-{
-	if (e->word != word) {
-		e->word = word;
-		e->word_best = 0;
-	}
-	if (c > e->word_best) {
-		e->total += c - e->word_best;
-		e->word_best = c;
-	}
-}
-
-/*
 ** Fills p->c with what each posting of key k (of word w) adds to its
 ** record's word, and returns the largest. Returns -1 when memory runs out.
 */
@@ -331,8 +320,7 @@ static double key_contrib(const a2m_query_terms *q, plist *p, const bm25_norm *n
 	double scale = weight * key_idf(norm, p) * (BM25_K1 + 1.0);
 	double reach = 0;
 	for (size_t i = 0; i < p->n; i++) {
-		double tf = p->v[i].tf;
-		double c = scale * tf / (tf + norm->k0 + norm->k1 * p->v[i].dl);
+		double c = a2m_bm25_contrib(scale, p->v[i].tf, p->v[i].dl, norm->k0, norm->k1);
 		p->c[i] = c;
 		if (c > reach)
 			reach = c;
@@ -346,13 +334,13 @@ static double key_contrib(const a2m_query_terms *q, plist *p, const bm25_norm *n
 ** sc->reach), and sets *best to the best sum a record could reach and
 ** *postings to how many there are. Returns 0, or the store's negative code.
 */
-static int prepare(const source *src, const a2m_query_terms *q, scratch *sc, double *best,
-		   size_t *postings)
+/* prepare's second half: every key's contributions (sc->reach) and *best. */
+static int contribs(const a2m_query_terms *q, scratch *sc, const bm25_norm *n, double *best)
 {
-	bm25_norm norm;
+	bm25_norm norm = *n;
+	int rc = 0;
 	*best = 0;
-	int rc = read_lists(src, q, sc, &norm, postings);
-	if (!rc && scratch_keys(sc, q->nkeys) != 0)
+	if (scratch_keys(sc, q->nkeys) != 0)
 		rc = A2M_INTERNAL_ERROR;
 	for (size_t w = 0; w < q->nwords && !rc; w++) {
 		*best += word_bound(q, sc->lists, &norm, w);
@@ -363,6 +351,15 @@ static int prepare(const source *src, const a2m_query_terms *q, scratch *sc, dou
 		}
 	}
 	return rc;
+}
+
+static int prepare(const source *src, const a2m_query_terms *q, scratch *sc, double *best,
+		   size_t *postings)
+{
+	bm25_norm norm;
+	*best = 0;
+	int rc = read_lists(src, q, sc, &norm, postings);
+	return rc ? rc : contribs(q, sc, &norm, best);
 }
 
 /*
@@ -381,7 +378,7 @@ static int add_words(const a2m_query_terms *q, scratch *sc, int insert)
 			for (size_t i = 0; i < p->n; i++) {
 				a2m_acc_entry *e = insert ? a2m_acc_get(a, p->v[i].seq) : a2m_acc_find(a, p->v[i].seq);
 				if (e)
-					acc_add(e, word, p->c[i]);
+					a2m_acc_add(e, word, p->c[i]);
 				else if (insert)
 					return -1;
 			}
@@ -426,6 +423,13 @@ static int score_all(const source *src, const a2m_query_terms *q, scratch *sc, d
 #define PRUNE_ABS 1e-12
 /* The most words a pruned query may have (rest_from's mask). */
 #define PRUNE_WORDS 32
+
+/* The records a pruned list holds at least (PRUNE_PER per record kept, at least PRUNE_MIN). */
+static size_t admit_of(const a2m_rank_query *rq)
+{
+	size_t admit = rq->want > SIZE_MAX / PRUNE_PER ? SIZE_MAX : PRUNE_PER * rq->want;
+	return admit < PRUNE_MIN ? PRUNE_MIN : admit;
+}
 
 /* The normalised bound of what a record of sum at most rest reaches. */
 static double rest_relevance(double rest, double best)
@@ -519,9 +523,7 @@ static double key_floor(scratch *sc, size_t k, size_t admit)
 static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq, double best,
 			     double *rest)
 {
-	size_t admit = rq->want > SIZE_MAX / PRUNE_PER ? SIZE_MAX : PRUNE_PER * rq->want;
-	if (admit < PRUNE_MIN)
-		admit = PRUNE_MIN;
+	size_t admit = admit_of(rq);
 	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1, reached = 0;
 	for (size_t j = 1; j < nkeys; j++) {
 		*rest = rest_from(sc, j, nkeys);
@@ -559,14 +561,85 @@ static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq
 ** sc->a can reach (0: none was left out). Returns 0, or the store's
 ** negative code.
 */
+/*
+** A query of at least this many postings is pruned document at a time with
+** block-max bounds (blockmax.c); a smaller one term at a time (below),
+** whose cost is the same as scoring it all when it cannot prune.
+*/
+#define BMW_MIN_POSTINGS 4096
+
+/* a2m_bm25_blockmax's mode, and the postings block-max stepped over. */
+static atomic_int    bmw_mode = 1;
+static atomic_size_t bmw_skipped;
+
+void a2m_bm25_blockmax(int mode)
+{
+	atomic_store(&bmw_mode, mode);
+}
+
+size_t a2m_bm25_blockmax_skipped(void)
+{
+	return atomic_load_explicit(&bmw_skipped, memory_order_relaxed);
+}
+
+/*
+** score_pruned for big queries: the records that may reach the admit-th
+** best score (times the caller's floor) scored exactly into sc->a, whole
+** blocks of postings stepped over (blockmax.h). Sets *best as score_all
+** and *rest as score_pruned do.
+*/
+static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq, scratch *sc,
+			  const bm25_norm *norm, double *best, double *rest)
+{
+	*best = 0;
+	if (q->nkeys > sc->nbkeys) {
+		a2m_bmw_key *k = realloc(sc->bkeys, q->nkeys * sizeof *k);
+		if (!k)
+			return A2M_INTERNAL_ERROR;
+		sc->bkeys = k;
+		sc->nbkeys = q->nkeys;
+	}
+	for (size_t w = 0; w < q->nwords; w++) {
+		*best += word_bound(q, sc->lists, norm, w);
+		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
+			const plist *p = &sc->lists[k];
+			/* As key_contrib computes it, to the bit. */
+			double weight = q->weight[w] * q->key_weight[k];
+			sc->bkeys[k] = (a2m_bmw_key){p->v, p->n,
+						     weight * key_idf(norm, p) * (BM25_K1 + 1.0),
+						     (uint32_t)w + 1};
+		}
+	}
+	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1;
+	size_t admit = admit_of(rq);
+	if (a2m_acc_begin(&sc->a, 4 * admit) != 0 ||
+	    a2m_bmw_run(&sc->bmw, sc->bkeys, q->nkeys, norm->k0, norm->k1, admit, floor, &sc->a,
+			rest) != 0)
+		return A2M_INTERNAL_ERROR;
+	atomic_fetch_add_explicit(&bmw_skipped, sc->bmw.skipped, memory_order_relaxed);
+	return 0;
+}
+
 static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_rank_query *rq,
 			scratch *sc, double *best, double *rest)
 {
 	size_t postings, nk = q->nkeys;
+	bm25_norm norm;
 	*rest = 0;
-	int rc = prepare(src, q, sc, best, &postings);
+	int rc = read_lists(src, q, sc, &norm, &postings);
+	int mode = atomic_load_explicit(&bmw_mode, memory_order_relaxed);
+	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2))
+		return score_blockmax(q, rq, sc, &norm, best, rest);
+	if (!rc)
+		rc = contribs(q, sc, &norm, best);
 	if (rc)
 		return rc;
+	/* Term at a time pays only when some key can be left out: two at least. */
+	if (nk < 2) {
+		if (a2m_acc_begin(&sc->a, postings) != 0 || add_words(q, sc, 1) != 0)
+			return A2M_INTERNAL_ERROR;
+		return 0;
+	}
 	for (size_t k = 0; k < nk; k++) {
 		sc->order[k] = k;
 		sc->kfloor[k] = -1;  /* not judged yet (keys_needed) */
@@ -647,8 +720,7 @@ static int bm25_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query
 		return A2M_INTERNAL_ERROR;
 	}
 	double rest = 0;
-	/* Pruning pays only when some key can be left out: two at least. */
-	if (rq->want && !rq->complete && q.nkeys > 1 && q.nwords <= PRUNE_WORDS)
+	if (rq->want && !rq->complete && q.nwords <= PRUNE_WORDS)
 		rc = score_pruned(&src, &q, rq, sc, &best, &rest);
 	else
 		rc = score_all(&src, &q, sc, &best);
