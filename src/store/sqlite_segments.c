@@ -118,9 +118,9 @@ void a2m_segments_ahead_min_for_tests(int64_t entries)
 ** rewrites every entry once, so the steps keep up while the factor exceeds
 ** the levels (7 at 10M records); the cap bounds the pause of a big commit.
 */
-#define STEP_FACTOR    16
+#define STEP_FACTOR    8
 #define STEP_MIN_BYTES ((size_t)64 << 10)
-#define STEP_MAX_BYTES ((size_t)1 << 20)
+#define STEP_MAX_BYTES ((size_t)512 << 10)
 
 /*
 ** With this many live segments, merges under way are finished at once,
