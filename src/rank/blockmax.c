@@ -30,6 +30,7 @@ void a2m_bmw_free(a2m_bmw *w)
 	free(w->bound);
 	free(w->at);
 	free(w->heap);
+	free(w->reach);
 	memset(w, 0, sizeof *w);
 }
 
@@ -135,75 +136,175 @@ static int bounds(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, 
 	return 0;
 }
 
+/*
+** MaxScore's partition, over words: a record's sum counts each word once,
+** with its best key, so a word's reach is its keys' largest. The words of
+** least reach whose reaches sum to at most tau are non-essential (ess[w]
+** 0): a record holding only them cannot beat it and is never visited;
+** *nonreach gets that sum.
+*/
+static void partition(const double *wreach, uint32_t nw, double tau, unsigned char *ess,
+		      double *nonreach)
+{
+	uint32_t ord[A2M_BMW_MAX_KEYS];
+	for (uint32_t w = 0; w < nw; w++) {
+		uint32_t j = w;
+		while (j && wreach[ord[j - 1]] > wreach[w]) {
+			ord[j] = ord[j - 1];
+			j--;
+		}
+		ord[j] = w;
+		ess[w] = 1;
+	}
+	double sum = 0;
+	for (uint32_t j = 0; j < nw && sum + wreach[ord[j]] <= tau; j++) {
+		sum += wreach[ord[j]];
+		ess[ord[j]] = 0;
+	}
+	*nonreach = sum;
+}
+
+/*
+** The bound of the records from d up to *end (set) from the blocks under
+** the essential keys' cursors (each at its first posting at or after d), a
+** word counting its best key's: keys of one word are contiguous.
+*/
+static double region_bound(const a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys,
+			   const unsigned char *ess, const uint16_t *lead, int64_t *end)
+{
+	const size_t *at = w->at;
+	double sum = 0, best = 0;
+	uint32_t word = 0;
+	*end = INT64_MAX;
+	for (size_t k = 0; k < nkeys; k++) {
+		const a2m_bmw_key *key = &keys[k];
+		if (key->word != word) {
+			sum += best;
+			best = 0;
+			word = key->word;
+		}
+		size_t cur = at[3 * lead[k] + 1];
+		if (!ess[key->word - 1] || cur >= key->n)
+			continue;
+		size_t b = cur / A2M_BMW_BLOCK;
+		double bound = w->bound[at[3 * k] + b];
+		best = bound > best ? bound : best;
+		if (block_last(key, b) < *end)
+			*end = block_last(key, b);
+	}
+	return sum + best;
+}
+
 int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
 		size_t admit, double floor, a2m_acc *acc, double *rest)
 {
 	size_t nheap = 0;
-	double tau = 0;
+	double tau = 0, nonreach = 0;
 	int left_out = 0;
 	*rest = 0;
 	w->skipped = w->scored = 0;
 	if (!admit)
 		admit = 1;
-	if (bounds(w, keys, nkeys, k0, k1) != 0 || room(&w->heap, &w->nheap, admit, sizeof *w->heap))
+	if (!nkeys)
+		return 0;
+	uint32_t nw = keys[nkeys - 1].word;
+	if (nkeys > A2M_BMW_MAX_KEYS || nw > nkeys || !keys[0].word)
+		return -1;
+	if (bounds(w, keys, nkeys, k0, k1) != 0 || room(&w->heap, &w->nheap, admit, sizeof *w->heap) ||
+	    room(&w->reach, &w->nreach, nkeys, sizeof *w->reach))
 		return -1;
 	size_t *at = w->at;
+	double *wreach = w->reach;  /* per word: its keys' largest block bound */
+	unsigned char ess[A2M_BMW_MAX_KEYS];
+	memset(wreach, 0, nw * sizeof *wreach);
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t nb = (keys[k].n + A2M_BMW_BLOCK - 1) / A2M_BMW_BLOCK;
+		double *r = &wreach[keys[k].word - 1];
+		for (size_t b = 0; b < nb; b++)
+			if (w->bound[at[3 * k] + b] > *r)
+				*r = w->bound[at[3 * k] + b];
+	}
+	partition(wreach, nw, tau, ess, &nonreach);
+	/*
+	** lead[k]: the first key of k's word whose list is k's (a word's surface
+	** form and its stems often hold the same records): those keys share
+	** its cursor, so a record costs a pass per list, not per key.
+	*/
+	uint16_t lead[A2M_BMW_MAX_KEYS];
+	for (size_t k = 0; k < nkeys; k++) {
+		lead[k] = (uint16_t)k;
+		for (size_t j = k; j-- > 0 && keys[j].word == keys[k].word;)
+			if (lead[j] == j && keys[j].n == keys[k].n &&
+			    (keys[j].v == keys[k].v ||
+			     !memcmp(keys[j].v, keys[k].v, keys[k].n * sizeof *keys[k].v))) {
+				lead[k] = (uint16_t)j;
+				break;
+			}
+	}
+	int64_t region_end = -1;  /* the region checked last ends there */
+	uint64_t here[A2M_BMW_MAX_KEYS / 64];  /* the essential keys whose cursor is at d */
 	for (;;) {
-		/* The least seq under a cursor, and the blocks under it. */
-		int64_t d = INT64_MAX, region_end = INT64_MAX;
-		double region = 0;
+		/* The least seq under an essential key's cursor. */
+		int64_t d = INT64_MAX;
 		for (size_t k = 0; k < nkeys; k++) {
 			size_t cur = at[3 * k + 1];
-			if (cur < keys[k].n && keys[k].v[cur].seq < d)
+			if (lead[k] == k && cur < keys[k].n && keys[k].v[cur].seq < d &&
+			    ess[keys[k].word - 1])
 				d = keys[k].v[cur].seq;
 		}
 		if (d == INT64_MAX)
 			break;
-		for (size_t k = 0; k < nkeys; k++) {
-			const a2m_bmw_key *key = &keys[k];
-			size_t nb = (key->n + A2M_BMW_BLOCK - 1) / A2M_BMW_BLOCK, b = at[3 * k + 2];
-			if (at[3 * k + 1] >= key->n)
-				continue;
-			while (b < nb && block_last(key, b) < d)
-				b++;
-			at[3 * k + 2] = b;
-			if (b < nb) {
-				region += w->bound[at[3 * k] + b];
-				if (block_last(key, b) < region_end)
-					region_end = block_last(key, b);
-			}
-		}
-		if (region <= tau) {
+		/* Once per region: the blocks under the cursors, up to the first's end. */
+		if (d > region_end &&
+		    nonreach + region_bound(w, keys, nkeys, ess, lead, &region_end) <= tau) {
 			/* No record up to region_end can beat the threshold. */
 			for (size_t k = 0; k < nkeys; k++) {
 				size_t cur = at[3 * k + 1];
-				if (cur < keys[k].n && keys[k].v[cur].seq <= region_end) {
-					size_t to = seek(&keys[k], cur, region_end + 1);
-					w->skipped += to - cur;
-					at[3 * k + 1] = to;
-				}
+				if (lead[k] == k && ess[keys[k].word - 1] && cur < keys[k].n &&
+				    keys[k].v[cur].seq <= region_end)
+					at[3 * k + 1] = seek(&keys[k], cur, region_end + 1);
 			}
 			left_out = 1;
 			continue;
 		}
-		/* d's own keys' blocks. */
-		double mine = 0;
+		/* d's own essential keys' blocks, a word its best, and the non-essential words' reach. */
+		double mine = nonreach, best = 0;
+		uint32_t word = 0;
+		memset(here, 0, sizeof here);
 		for (size_t k = 0; k < nkeys; k++) {
-			size_t cur = at[3 * k + 1];
-			if (cur < keys[k].n && keys[k].v[cur].seq == d)
-				mine += w->bound[at[3 * k] + at[3 * k + 2]];
+			if (keys[k].word != word) {
+				mine += best;
+				best = 0;
+				word = keys[k].word;
+			}
+			size_t cur = at[3 * lead[k] + 1];
+			if (cur < keys[k].n && keys[k].v[cur].seq == d && ess[word - 1]) {
+				here[k / 64] |= (uint64_t)1 << (k % 64);
+				double bound = w->bound[at[3 * k] + cur / A2M_BMW_BLOCK];
+				best = bound > best ? bound : best;
+			}
 		}
+		mine += best;
 		if (mine <= tau) {
 			left_out = 1;
-			w->skipped++;
 		} else {
 			a2m_acc_entry e = {.seq = d};
+			/* In the query's order: the non-essential keys are sought to d. */
 			for (size_t k = 0; k < nkeys; k++) {
-				size_t cur = at[3 * k + 1];
-				if (cur < keys[k].n && keys[k].v[cur].seq == d)
-					a2m_acc_add(&e, keys[k].word,
-						    a2m_bm25_contrib(keys[k].scale, keys[k].v[cur].tf,
-								     keys[k].v[cur].dl, k0, k1));
+				size_t cur = at[3 * lead[k] + 1];
+				if (!(here[k / 64] >> (k % 64) & 1)) {
+					if (ess[keys[k].word - 1] || cur >= keys[k].n)
+						continue;
+					/* A follower's leader came first and was sought already. */
+					if (keys[k].v[cur].seq < d)
+						at[3 * k + 1] = cur = seek(&keys[k], cur, d);
+					if (cur >= keys[k].n || keys[k].v[cur].seq != d)
+						continue;
+				}
+				w->scored++;
+				a2m_acc_add(&e, keys[k].word,
+					    a2m_bm25_contrib(keys[k].scale, keys[k].v[cur].tf,
+							     keys[k].v[cur].dl, k0, k1));
 			}
 			a2m_acc_entry *slot = a2m_acc_get(acc, d);
 			if (!slot)
@@ -211,17 +312,23 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 			slot->total = e.total;
 			slot->word_best = e.word_best;
 			slot->word = e.word;
-			w->scored++;
 			heap_push(w->heap, &nheap, admit, e.total);
-			if (nheap == admit && w->heap[0] * floor > tau)
+			if (nheap == admit && w->heap[0] * floor > tau) {
 				tau = w->heap[0] * floor;
+				partition(wreach, nw, tau, ess, &nonreach);
+				region_end = -1;
+			}
 		}
-		for (size_t k = 0; k < nkeys; k++) {
-			size_t cur = at[3 * k + 1];
-			if (cur < keys[k].n && keys[k].v[cur].seq == d)
-				at[3 * k + 1] = cur + 1;
-		}
+		for (size_t k = 0; k < nkeys; k++)
+			if (lead[k] == k && (here[k / 64] >> (k % 64) & 1))
+				at[3 * k + 1]++;
 	}
+	/* Records holding only non-essential words were never visited. */
+	for (uint32_t i = 0; i < nw; i++)
+		left_out |= !ess[i];
 	*rest = left_out ? tau : 0;
+	for (size_t k = 0; k < nkeys; k++)
+		w->skipped += keys[k].n;
+	w->skipped -= w->scored;
 	return 0;
 }

@@ -26,6 +26,9 @@
 
 #define A2M_BMW_BLOCK 64
 
+/* The most keys a query walked here may have (bm25.c prunes longer ones term at a time). */
+#define A2M_BMW_MAX_KEYS 256
+
 /*
 ** What one posting of a key adds to its record's word: scale · tf / (tf +
 ** k0 + k1 · dl). One function for every path, so that their sums agree to
@@ -38,7 +41,10 @@ static inline double a2m_bm25_contrib(double scale, uint32_t tf, uint32_t dl, do
 	return scale * t / (t + k0 + k1 * dl);
 }
 
-/* One key of the query: its postings (borrowed), scale, and its word (1-based, ascending). */
+/*
+** One key of the query: its postings (borrowed), scale, and its word
+** (1-based; the keys of a word contiguous, words ascending).
+*/
 typedef struct a2m_bmw_key {
 	const a2m_posting *v;
 	size_t             n;
@@ -54,7 +60,9 @@ typedef struct a2m_bmw {
 	size_t  nat;
 	double *heap;     /* the admit best scores so far, a min-heap */
 	size_t  nheap;
-	size_t  skipped;  /* the last run's records left out (tests, bench) */
+	double *reach;    /* per word: its keys' largest block bound */
+	size_t  nreach;
+	size_t  skipped;  /* the last run's postings never scored (tests, bench) */
 	size_t  scored;   /* and scored */
 } a2m_bmw;
 

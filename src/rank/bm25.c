@@ -568,8 +568,14 @@ static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq
 */
 #define BMW_MIN_POSTINGS 4096
 
-/* a2m_bm25_blockmax's mode, and the postings block-max stepped over. */
-static atomic_int    bmw_mode = 1;
+/*
+** a2m_bm25_blockmax's mode, and the postings block-max stepped over. Off by
+** default: on the bench's Zipf corpus (short records, 2-4 keys a word) it
+** scores 15-30% of the postings of frequent-word queries but pays a pass
+** over the keys per record visited, and costs more than term at a time
+** (docs/RANKING.md §5).
+*/
+static atomic_int    bmw_mode = 0;
 static atomic_size_t bmw_skipped;
 
 void a2m_bm25_blockmax(int mode)
@@ -628,7 +634,7 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 	*rest = 0;
 	int rc = read_lists(src, q, sc, &norm, &postings);
 	int mode = atomic_load_explicit(&bmw_mode, memory_order_relaxed);
-	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2))
+	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2) && nk <= A2M_BMW_MAX_KEYS)
 		return score_blockmax(q, rq, sc, &norm, best, rest);
 	if (!rc)
 		rc = contribs(q, sc, &norm, best);

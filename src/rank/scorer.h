@@ -146,19 +146,19 @@ struct a2m_scorer {
 ** from them. A relevance is the BM25 sum divided by the best sum the query
 ** could reach in this corpus, so it lies in [0,1]. Abstains when the query
 ** has no usable terms. candidates() prunes when q->want allows it
-** (block-max document at a time over long lists, blockmax.h; MaxScore
-** over the query's keys for short ones: records that cannot reach the top
-** are left out and bounded by rest_bound); the records it lists keep their
-** exact relevance. Returns NULL when memory runs out.
+** (MaxScore over the query's keys, or block-max document at a time,
+** blockmax.h, when a2m_bm25_blockmax asks: records that cannot reach the
+** top are left out and bounded by rest_bound); the records it lists keep
+** their exact relevance. Returns NULL when memory runs out.
 */
 a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt);
 
 /*
-** How every BM25 scorer of the process prunes, for `a2m bench` (before and
-** after in one binary) and tests: mode 1 (the default) block-max for
-** queries of 4 096 postings or more, term at a time below; 0 term at a
-** time always; 2 block-max always. a2m_bm25_blockmax_skipped: the postings
-** block-max has stepped over without scoring them, in all.
+** How every BM25 scorer of the process prunes, for `a2m bench` (both in
+** one binary) and tests: mode 0 (the default) term at a time always; 1
+** block-max for queries of 4 096 postings or more, term at a time below;
+** 2 block-max always. a2m_bm25_blockmax_skipped: the postings block-max
+** has left unscored, in all.
 */
 void   a2m_bm25_blockmax(int mode);
 size_t a2m_bm25_blockmax_skipped(void);
