@@ -26,6 +26,11 @@
 **       many queries hold a word found in most records. --read-only
 **       (SQLite) reopens the file read-only before the recalls, so they
 **       skip the access-count update each recall otherwise commits.
+**       --frequent: each query three of the twenty most frequent words.
+**       --compare-pruning: each query timed again with block-max pruning
+**       on (blockmax.c; off by default). --fts5: SQLite
+**       FTS5's bm25() over the same records and queries, in this process,
+**       each query timed there right after a2m's (bench_fts5.c).
 */
 #include <errno.h>
 #include <stdint.h>
@@ -40,6 +45,7 @@
 #include "a2m.h"
 #include "cli/bench.h"
 #include "cli/cli.h"
+#include "rank/scorer.h"
 #include "server/deployment.h"
 #include "util/progress.h"
 
@@ -350,17 +356,38 @@ static int bench_quality(int argc, char **argv)
 
 /* ---- latency ------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
+/* What `bench latency` times beside a2m's recall (each query in turn, alternating). */
+typedef struct latency_runs {
+	double *ours, *bmw, *fts;  /* per query; tat: block-max pruning (mode 1); NULL: not run */
+	long    hits, fts_hits;
+} latency_runs;
+
+/* Times query i: a2m's recall, then, when asked, the same with block-max pruning, then FTS5. */
+static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency_runs *r)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	for (int pass = 0; pass < (r->bmw ? 2 : 1); pass++) {
+		a2m_bm25_blockmax(pass ? 1 : 0);
+		/* Timed: a2m_handle() alone, the server's work from request text to
+		** reply text, not building the request or parsing the reply here
+		** (which cost as much as the recall itself). */
+		json_t *res = bench_call(h, "memory/recall", json_pack("{ss si}", "query", text,
+								      "limit", 10),
+					 pass ? &r->bmw[i] : &r->ours[i]);
+		a2m_bm25_blockmax(0);
+		if (!res)
+			return -1;
+		if (!pass)
+			r->hits += (long)json_array_size(json_object_get(res, "records"));
+		json_decref(res);
+	}
+	return fts ? bench_fts5_query(fts, text, &r->fts[i], &r->fts_hits) : 0;
 }
 
 static int bench_latency(int argc, char **argv)
 {
 	long records = 10000, queries = 1000;
 	const char *db = NULL;
-	int sync_normal = 0, sqlite = 0, read_only = 0;
+	int sync_normal = 0, sqlite = 0, read_only = 0, frequent = 0, compare = 0, peer = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
 			records = strtol(argv[++i], NULL, 10);
@@ -374,19 +401,31 @@ static int bench_latency(int argc, char **argv)
 			sync_normal = 1;
 		else if (strcmp(argv[i], "--read-only") == 0)
 			read_only = 1;
+		else if (strcmp(argv[i], "--frequent") == 0)
+			frequent = 1;
+		else if (strcmp(argv[i], "--compare-pruning") == 0)
+			compare = 1;
+		else if (strcmp(argv[i], "--fts5") == 0)
+			peer = 1;
 		else {
 			fprintf(stderr, "usage: a2m bench latency [--records N] [--queries Q]"
 				" [--engine memory|sqlite] [--db PATH] [--synchronous-normal]"
-				" [--read-only]\n");
+				" [--read-only] [--frequent] [--compare-pruning] [--fts5]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
+	if (records < 0 || queries < 1)
+		return A2M_EXIT_USAGE;
 	if (sqlite && !db)
 		db = "/tmp/a2m-bench-latency.db";
 	if (db)
 		bench_remove_db(db);
 	a2m *h = bench_open(db, sync_normal, 0);
 	if (!h)
+		return A2M_EXIT_ERROR;
+	/* The peer on a file beside a2m's (SQLite), or in memory beside the memory engine. */
+	bench_fts5 *fts = peer ? bench_fts5_open(db ? "/tmp/a2m-bench-latency-fts5.db" : NULL) : NULL;
+	if (peer && !fts)
 		return A2M_EXIT_ERROR;
 	char text[512];
 	double t0 = bench_now_ms();
@@ -395,6 +434,8 @@ static int bench_latency(int argc, char **argv)
 		json_t *recs = json_array();
 		for (int k = 0; k < 1000 && done < records; k++, done++) {
 			bench_sentence(text, sizeof text);
+			if (fts && bench_fts5_add(fts, text) != 0)
+				return A2M_EXIT_ERROR;
 			json_array_append_new(recs, json_pack("{ss ss}", "content", text, "tier",
 							      "semantic"));
 		}
@@ -408,46 +449,56 @@ static int bench_latency(int argc, char **argv)
 	}
 	a2m_progress_erase(p);
 	double load = bench_now_ms() - t0;
+	if (fts && bench_fts5_flush(fts) != 0)
+		return A2M_EXIT_ERROR;
 	if (read_only && db) {
 		/* Recall without its touch: reopen the file read-only. */
 		a2m_close(h);
 		if (!(h = bench_open(db, sync_normal, 1)))
 			return A2M_EXIT_ERROR;
 	}
-	double *lat = calloc((size_t)queries + 1, sizeof *lat);
-	long hits = 0;
+	latency_runs r = {calloc((size_t)queries, sizeof(double)),
+			  compare ? calloc((size_t)queries, sizeof(double)) : NULL,
+			  fts ? calloc((size_t)queries, sizeof(double)) : NULL, 0, 0};
+	int rc = !r.ours || (compare && !r.bmw) || (fts && !r.fts) ? -1 : 0;
 	p = a2m_progress_start("a2m bench recalling", "recalls", queries);
-	for (long i = 0; i < queries; i++) {
+	for (long i = 0; i < queries && !rc; i++) {
 		a2m_progress_update(p, i);
-		bench_query_text(text, sizeof text);
-		/* Timed: a2m_handle() alone, the server's work from request text to
-		** reply text, not building the request or parsing the reply here
-		** (which cost as much as the recall itself). */
-		json_t *r = bench_call(h, "memory/recall", json_pack("{ss si}", "query", text, "limit", 10),
-				       &lat[i]);
-		hits += (long)json_array_size(json_object_get(r, "records"));
-		json_decref(r);
+		if (frequent)
+			bench_query_frequent(text, sizeof text);
+		else
+			bench_query_text(text, sizeof text);
+		rc = time_query(h, fts, text, i, &r);
 	}
 	a2m_progress_erase(p);
-	qsort(lat, (size_t)queries, sizeof *lat, cmp_double);
-	double sum = 0;
-	for (long i = 0; i < queries; i++)
-		sum += lat[i];
-	printf("a2m bench latency: %ld records (%s%s%s), %ld recalls of 2-3 words, limit 10\n",
-	       records, db ? "sqlite" : "memory",
-	       db ? (sync_normal ? ", synchronous=NORMAL" : ", synchronous=FULL") : "",
-	       read_only && db ? ", read-only: no touch" : "", queries);
-	bench_print_allocator();
-	printf("  load    %.0f ms (%.0f records/s, batches of 1000)\n", load,
-	       (double)records / (load / 1000.0));
-	printf("  recall  p50 %.3f ms  p99 %.3f ms  mean %.3f ms  (%.1f hits/recall)\n",
-	       lat[queries / 2], lat[(size_t)((double)queries * 0.99)], sum / (double)queries,
-	       (double)hits / (double)queries);
-	free(lat);
+	if (!rc) {
+		printf("a2m bench latency: %ld records (%s%s%s), %ld recalls of %s, limit 10\n",
+		       records, db ? "sqlite" : "memory",
+		       db ? (sync_normal ? ", synchronous=NORMAL" : ", synchronous=FULL") : "",
+		       read_only && db ? ", read-only: no touch" : "", queries,
+		       frequent ? "3 of the 20 most frequent words" : "2-3 words");
+		bench_print_allocator();
+		printf("  load    %.0f ms (%.0f records/s, batches of 1000)\n", load,
+		       (double)records / (load / 1000.0));
+		bench_print_latency("  recall", r.ours, (size_t)queries);
+		printf("    %.1f hits/recall\n", (double)r.hits / (double)queries);
+		if (r.bmw)
+			bench_print_latency("  recall, block-max pruning", r.bmw,
+					    (size_t)queries);
+		if (r.fts) {
+			bench_print_latency("  SQLite FTS5 bm25(), same queries", r.fts, (size_t)queries);
+			printf("    %.1f hits/query (%s)\n", (double)r.fts_hits / (double)queries,
+			       db ? "a file beside a2m's" : "in memory");
+		}
+	}
+	free(r.ours);
+	free(r.bmw);
+	free(r.fts);
+	bench_fts5_close(fts);
 	a2m_close(h);
 	if (db)
 		bench_remove_db(db);
-	return A2M_EXIT_OK;
+	return rc ? A2M_EXIT_ERROR : A2M_EXIT_OK;
 }
 
 int a2m_cmd_bench(int argc, char **argv)
@@ -465,6 +516,7 @@ int a2m_cmd_bench(int argc, char **argv)
 		"                         [--federate rank-fusion|rerank]\n"
 		"       a2m bench latency [--records N] [--queries Q] [--engine memory|sqlite]\n"
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"
+		"                         [--frequent] [--compare-pruning] [--fts5]\n"
 		"%s"
 		"\n"
 		"quality: precision@1 and MRR of recall on bench/quality/, ours (bm25) beside the\n"

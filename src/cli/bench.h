@@ -129,6 +129,28 @@ void bench_seed(uint64_t seed);
 void bench_sentence(char *out, size_t cap);
 void bench_query_text(char *out, size_t cap);
 
+/*
+** A query of three of the vocabulary's twenty most frequent words (the
+** commonest is in about half the records): the queries that score every
+** candidate without dynamic pruning (`bench latency --frequent`).
+*/
+void bench_query_frequent(char *out, size_t cap);
+
+/*
+** SQLite FTS5 beside a2m in `bench latency --fts5` (bench_fts5.c): a table
+** at path (NULL: in memory; removed again by close) holding the records
+** added, queried with bm25() for the best ten holding any query word.
+** open prints its error and returns NULL; add and flush return 0 or -1
+** (add commits every 1 000 rows; flush commits the rest); query adds the
+** rows it got to *hits and its time to *ms.
+*/
+typedef struct bench_fts5 bench_fts5;
+bench_fts5 *bench_fts5_open(const char *path);
+int         bench_fts5_add(bench_fts5 *f, const char *text);
+int         bench_fts5_flush(bench_fts5 *f);
+int         bench_fts5_query(bench_fts5 *f, const char *text, double *ms, long *hits);
+void        bench_fts5_close(bench_fts5 *f);
+
 /* p (0..1) of n sorted values. */
 double bench_percentile(const double *sorted, size_t n, double p);
 

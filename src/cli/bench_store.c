@@ -327,6 +327,17 @@ void bench_query_text(char *out, size_t cap)
 	}
 }
 
+void bench_query_frequent(char *out, size_t cap)
+{
+	char w[64];
+	size_t n = 0;
+	out[0] = '\0';
+	for (size_t j = 0; j < 3 && n + 1 < cap; j++) {
+		word(bench_rng() % 20, w, sizeof w);
+		n += (size_t)snprintf(out + n, cap - n, "%s%s", j ? " " : "", w);
+	}
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
