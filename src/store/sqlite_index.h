@@ -16,6 +16,9 @@
 **       posting each holds, by which merges drop the tombstones nothing
 **       older needs (sqlite_segments.h).
 **   a2m_index_stats(docs, total_len, unindexed)  one row.
+**   a2m_segmerge, a2m_seghashes, a2m_segdrop  merges of big levels under
+**       way, a step per commit, and the rows of segments they retired
+**       (sqlite_segments_step.c).
 **
 ** Postings are buffered until the transaction commits (or something reads
 ** the index inside it) and then written as one new segment, which may start
