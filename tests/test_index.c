@@ -1199,10 +1199,14 @@ static void test_a_kill_in_a_merge_leaves_the_index_right(tctx *t)
 			kill_writer(t, fds[1], acked);
 		}
 		close(fds[1]);
-		usleep((useconds_t)(5000 + (round * 7717) % 60000));
+		/* Some commits in, however slow the build (sanitizers, a loaded
+		** machine), then a kill at a varying point of the next ones. */
+		uint64_t done, want = acked + 3 * (uint64_t)(4 + round % 7);
+		while (acked < want && read(fds[0], &done, sizeof done) == (ssize_t)sizeof done)
+			acked = done;
+		usleep((useconds_t)((round * 7717) % 20000));
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		uint64_t done;
 		while (read(fds[0], &done, sizeof done) == (ssize_t)sizeof done)
 			acked = done;
 		close(fds[0]);
