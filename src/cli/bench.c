@@ -45,7 +45,7 @@
 #include "a2m.h"
 #include "cli/bench.h"
 #include "cli/cli.h"
-#include "rank/scorer.h"
+#include "server/bench_switch.h"
 #include "server/deployment.h"
 #include "util/progress.h"
 
@@ -368,14 +368,14 @@ static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency
 	/* Each way first on every other query: the first pays what a cache then spares the second. */
 	for (int n = 0; n < (r->bmw ? 2 : 1); n++) {
 		int pass = r->bmw && i % 2 ? 1 - n : n;
-		a2m_bm25_blockmax(pass ? 1 : 0);
+		a2m_server_bench_blockmax(pass ? 1 : 0);
 		/* Timed: a2m_handle() alone, the server's work from request text to
 		** reply text, not building the request or parsing the reply here
 		** (which cost as much as the recall itself). */
 		json_t *res = bench_call(h, "memory/recall", json_pack("{ss si}", "query", text,
 								      "limit", 10),
 					 pass ? &r->bmw[i] : &r->ours[i]);
-		a2m_bm25_blockmax(0);
+		a2m_server_bench_blockmax(0);
 		if (!res)
 			return -1;
 		if (!pass)

@@ -1,0 +1,10 @@
+/*
+** bench_switch.c — the ranking switches of `a2m bench` (see bench_switch.h).
+*/
+#include "server/bench_switch.h"
+#include "rank/scorer.h"
+
+void a2m_server_bench_blockmax(int mode)
+{
+	a2m_bm25_blockmax(mode);
+}

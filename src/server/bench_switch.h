@@ -1,0 +1,16 @@
+/*
+** bench_switch.h — the ranking switches `a2m bench` turns between runs of
+** one query, in this process, so that two ways of answering are timed
+** side by side (the CLI reaches the rank layer only through the server's).
+*/
+#ifndef A2M_BENCH_SWITCH_H
+#define A2M_BENCH_SWITCH_H
+
+/*
+** BM25's pruning for every scorer of the process (rank/scorer.h,
+** a2m_bm25_blockmax): 0 term at a time (the default), 1 block-max for
+** queries of 4 096 postings or more.
+*/
+void a2m_server_bench_blockmax(int mode);
+
+#endif
