@@ -174,6 +174,8 @@ int a2m_sweep(a2m *h, int64_t *next_ms)
 		*next_ms = -1;
 	if (!h)
 		return A2M_MISUSE;
+	if (h->delegate)
+		return A2M_OK;  /* a federation's backends sweep their own records */
 	int rc = sweep(h, 0);
 	if (next_ms) {
 		int64_t at = a2m_stack_expiry_next(h->srv.stack), now = a2m_clock_now_ms();
