@@ -174,6 +174,31 @@ def test_conformance():
         expect('conformance through memory, stdio, http and sqlite backends (%s): %s'
                % (merge, last), good == total and total >= 130,
                '\n'.join(l for l in out.splitlines() if l.startswith('FAIL'))[:2000] or last)
+    # The four kinds the issue names: memory in-process, SQLite over stdio,
+    # a2m serve --http, and the PostgreSQL engine in-process on a schema of
+    # its own (the test run's server, $A2M_TEST_POSTGRES).
+    pg = os.environ.get('A2M_TEST_POSTGRES')
+    if not pg:
+        fail('conformance with a PostgreSQL backend',
+             'A2M_TEST_POSTGRES is not set (scripts/run-tests.sh starts a server)')
+    else:
+        cfg_pg = four_kinds(d, port, 'rank-fusion')
+        with open(cfg_pg) as f:
+            conf = json.load(f)
+        conf['backends']['proc'] = {'kind': 'postgres',
+                                    'url': "%s options='-csearch_path=fed_%d'" % (pg, os.getpid())}
+        cfg_pg = write_config(d + '/fed-postgres.json', conf['backends'], conf['tiers'],
+                              merge='rank-fusion')
+        for suffix in ('', '-wal', '-shm'):
+            if os.path.exists(d + '/ep.db' + suffix):
+                os.unlink(d + '/ep.db' + suffix)
+        out = subprocess.run([A2M, 'conformance', '--stdio', A2M, 'federate', '--config', cfg_pg],
+                             env=env, capture_output=True, text=True, timeout=600).stdout
+        last = out.strip().splitlines()[-1] if out.strip() else ''
+        good, total = (int(x) for x in last.split()[0].split('/')) if '/' in last else (0, 1)
+        expect('conformance through memory, stdio SQLite, http and PostgreSQL backends: %s'
+               % last, good == total and total >= 130,
+               '\n'.join(l for l in out.splitlines() if l.startswith('FAIL'))[:2000] or last)
     # The router itself over HTTP with tokens (§6 at the router: the
     # principal is the owner, passed to every backend as the owner).
     with open(d + '/users', 'w') as f:

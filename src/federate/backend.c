@@ -62,9 +62,12 @@ static int open_local(federation *f, fed_backend *b, char *err, size_t errlen)
 	char *why = NULL;
 	int rc = cfg_path ? a2m_config_new(&cfg) : A2M_NOMEM;
 	if (rc == A2M_OK)
-		rc = a2m_config_set(cfg, "engine", b->kind == FED_MEMORY ? "memory" : "sqlite");
+		rc = a2m_config_set(cfg, "engine", b->kind == FED_MEMORY ? "memory"
+						   : b->kind == FED_SQLITE ? "sqlite" : "postgres");
 	if (rc == A2M_OK && b->kind == FED_SQLITE)
 		rc = a2m_config_set(cfg, "path", b->url);
+	if (rc == A2M_OK && b->kind == FED_POSTGRES)
+		rc = a2m_config_set(cfg, "postgres", b->url);
 	if (rc == A2M_OK)
 		rc = a2m_config_set(cfg, "config_file", cfg_path);
 	if (rc == A2M_OK)
@@ -324,8 +327,8 @@ int fed_backend_start(federation *f, fed_backend *b, char *err, size_t errlen)
 		snprintf(err, errlen, "out of resources");
 		return -1;
 	}
-	if ((b->kind == FED_MEMORY || b->kind == FED_SQLITE) ? open_local(f, b, err, errlen)
-							      : connect_client(b, err, errlen))
+	int in_process = b->kind == FED_MEMORY || b->kind == FED_SQLITE || b->kind == FED_POSTGRES;
+	if (in_process ? open_local(f, b, err, errlen) : connect_client(b, err, errlen))
 		return -1;
 	a2m_error e = {0};
 	json_t *p = json_pack("{ss}", "protocol", "a2m/0.1");

@@ -58,8 +58,8 @@ static int load_backend(fed_backend *b, const char *name, const json_t *o, char 
 	if (!(b->name = strdup(name)))
 		return bad(err, errlen, "out of memory");
 	if (!json_is_object(o) || !kind)
-		return bad(err, errlen, "backends.%s needs a \"kind\": memory, sqlite, stdio "
-			   "or http", name);
+		return bad(err, errlen, "backends.%s needs a \"kind\": memory, sqlite, "
+			   "postgres, stdio or http", name);
 	if (opt_str(o, "ranking", &b->ranking))
 		return bad(err, errlen, "backends.%s: ranking must be bm25 or lexical", name);
 	if (strcmp(kind, "memory") == 0) {
@@ -68,6 +68,14 @@ static int load_backend(fed_backend *b, const char *name, const json_t *o, char 
 		b->kind = FED_SQLITE;
 		if (opt_str(o, "path", &b->url) || !b->url)
 			return bad(err, errlen, "backends.%s: a sqlite backend needs \"path\"", name);
+	} else if (strcmp(kind, "postgres") == 0) {
+		/* The engine in this process, on a deployment other servers may
+		** share (docs/POSTGRES.md): the connection string as `a2m serve
+		** --postgres` takes it. */
+		b->kind = FED_POSTGRES;
+		if (opt_str(o, "url", &b->url) || !b->url)
+			return bad(err, errlen, "backends.%s: a postgres backend needs \"url\", a "
+				   "connection string", name);
 	} else if (strcmp(kind, "stdio") == 0) {
 		const json_t *cmd = json_object_get(o, "command");
 		size_t n = json_array_size(cmd);

@@ -25,17 +25,18 @@ typedef enum fed_kind {
 	FED_MEMORY,  /* an in-process handle on the memory engine */
 	FED_SQLITE,  /* an in-process handle on a SQLite file */
 	FED_STDIO,   /* a child spoken to over stdio */
-	FED_HTTP     /* a server reached over HTTP */
+	FED_HTTP,    /* a server reached over HTTP */
+	FED_POSTGRES /* an in-process handle on a PostgreSQL deployment */
 } fed_kind;
 
 /* One backend: a whole A2M server holding the bytes of one or more tiers. */
 typedef struct fed_backend {
 	char           *name;       /* its key in the configuration */
 	fed_kind        kind;
-	a2m            *local;      /* FED_MEMORY, FED_SQLITE */
+	a2m            *local;      /* FED_MEMORY, FED_SQLITE, FED_POSTGRES */
 	a2m_client     *client;     /* FED_STDIO, FED_HTTP; NULL while down (stdio) */
 	char          **argv;       /* FED_STDIO: the command, NULL-terminated */
-	char           *url;        /* FED_HTTP */
+	char           *url;        /* FED_HTTP; FED_SQLITE's path; FED_POSTGRES's connection string */
 	char           *token;      /* FED_HTTP: bearer token, or NULL */
 	char           *ranking;    /* in-process: the ranking option, or NULL */
 	pthread_mutex_t mu;         /* one call at a time on client */

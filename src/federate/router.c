@@ -222,7 +222,7 @@ static int describe(fed_call *c, json_t *params, json_t **result, a2m_error *err
 			json_object_set_new(o, "half_life_seconds", json_real(t->half_life_ms / 1000.0));
 		json_array_append_new(tiers, o);
 	}
-	static const char *const kinds[] = {"memory", "sqlite", "stdio", "http"};
+	static const char *const kinds[] = {"memory", "sqlite", "stdio", "http", "postgres"};
 	for (size_t i = 0; i < f->n_backends; i++)
 		json_array_append_new(backends, json_pack("{ss ss sb}", "name", f->backends[i].name,
 							  "kind", kinds[f->backends[i].kind],
