@@ -7,7 +7,8 @@
 **
 ** test_faults is linked with -Wl,--wrap for each call below (the Makefile's
 ** FAULT_WRAP), and links liba2m-test.a statically, so every call liba2m's
-** own code makes lands here; SQLite's, jansson's and libc's own calls do
+** own code makes lands here (the mirror's, and the log descriptor group
+** commit syncs through, src/store/sqlite_sync.c); SQLite's, jansson's and libc's own calls do
 ** not (they are in shared libraries). Each is counted as FAULT_MIRROR while
 ** the VFS counts (fault_vfs.h: from fault_arm() to fault_disarm(), not
 ** while paused), and the armed one fails once as the disk would make it
