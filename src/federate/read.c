@@ -155,6 +155,21 @@ static void tag_tiers(federation *f, fed_job *jobs, size_t n)
 	}
 }
 
+/*
+** The jobs of read_jobs, sent to every backend at once under the overall
+** deadline, each result tagged with its tiers; NULL when memory ran out.
+*/
+static fed_job *ask_backends(federation *f, int ti, const char *method, const json_t *base,
+			     size_t *n)
+{
+	fed_job *jobs = read_jobs(f, ti, method, base, n);
+	if (jobs) {
+		fed_fanout(jobs, *n, f->deadline_ms);
+		tag_tiers(f, jobs, *n);
+	}
+	return jobs;
+}
+
 /* The tiers of backend b that a read of tier ti asked, appended to missing. */
 static void add_missing(federation *f, const fed_backend *b, int ti, json_t *missing)
 {
@@ -508,12 +523,10 @@ int fed_timeline(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 		return rc;
 	json_t *base = fed_params(c, params, timeline_fwd);
 	size_t n;
-	fed_job *jobs = read_jobs(f, ti, "memory/timeline", base, &n);
+	fed_job *jobs = ask_backends(f, ti, "memory/timeline", base, &n);
 	json_decref(base);
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	fed_fanout(jobs, n, f->deadline_ms);
-	tag_tiers(f, jobs, n);
 	json_t *missing = NULL;
 	rc = gather(f, jobs, n, ti, &missing, err);
 	if (!rc) {
@@ -562,12 +575,10 @@ int fed_fetch(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "key is required (a non-empty string)");
 	json_t *base = fed_params(c, params, fwd);
 	size_t n;
-	fed_job *jobs = read_jobs(f, -1, "memory/fetch", base, &n);
+	fed_job *jobs = ask_backends(f, -1, "memory/fetch", base, &n);
 	json_decref(base);
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	fed_fanout(jobs, n, f->deadline_ms);
-	tag_tiers(f, jobs, n);
 	json_t *missing = NULL;
 	int rc = gather(f, jobs, n, -1, &missing, err);
 	json_t *found = NULL;
@@ -595,12 +606,10 @@ int fed_session_list(fed_call *c, json_t *params, json_t **result, a2m_error *er
 	static const char *const none[] = {NULL};
 	json_t *base = fed_params(c, params, none);
 	size_t n;
-	fed_job *jobs = read_jobs(f, -1, "memory/session/list", base, &n);
+	fed_job *jobs = ask_backends(f, -1, "memory/session/list", base, &n);
 	json_decref(base);
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	fed_fanout(jobs, n, f->deadline_ms);
-	tag_tiers(f, jobs, n);
 	json_t *missing = NULL;
 	int rc = gather(f, jobs, n, -1, &missing, err);
 	json_t *by = json_object(), *order = json_array();
@@ -655,13 +664,11 @@ int fed_lookup(federation *f, const json_t *ids, int skip_down, json_t **found, 
 	json_t *base = json_pack("{s{sO} sb sb}", "where", "id", ids, "embeddings", 1,
 				 "all_owners", 1);
 	size_t n;
-	fed_job *jobs = read_jobs(f, -1, "memory/timeline", base, &n);
+	fed_job *jobs = ask_backends(f, -1, "memory/timeline", base, &n);
 	json_decref(base);
 	*found = NULL;
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-	fed_fanout(jobs, n, f->deadline_ms);
-	tag_tiers(f, jobs, n);
 	int rc = 0;
 	json_t *out = json_array();
 	for (size_t i = 0; !rc && i < n; i++) {
