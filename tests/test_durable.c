@@ -294,6 +294,49 @@ static void test_a_failed_sync_fails_the_write_and_stops_writes(void)
 	a2m_close(h);
 }
 
+/*
+** A durable commit made on the store itself, outside a2m_handle (as `a2m
+** import` and `a2m check --repair` write), gets no ticket from a caller:
+** closing the store syncs it. Seen through the failure hook: the close
+** takes the armed failure (and logs it), so the next handle's open,
+** whose own sync would otherwise meet it, succeeds.
+*/
+static void test_a_commit_outside_a_call_is_synced_at_close(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/outside.db", tmpdir);
+	a2m_sqlite_options opt = {.synchronous_full = 1, .group_commit = 1};
+	a2m_store *s = NULL;
+	char err[256] = "";
+	CHECK_INT(a2m_store_sqlite_open(path, &opt, &s, err, sizeof err), 0);
+	if (!s)
+		return;
+	a2m_record *r = a2m_record_new();
+	r->id = strdup("outside-1");
+	r->content = strdup("written outside a call");
+	r->tier = strdup("semantic");
+	r->created_at = 1700000000000;
+	r->salience = 1.0;
+	CHECK_INT(s->ops->begin(s), 0);
+	CHECK_INT(s->ops->insert(s, r), 0);
+	CHECK_INT(s->ops->commit(s), 0);
+	a2m_record_free(r);
+	a2m_sqlite_sync_fail_next_for_tests(1);
+	s->ops->close(s);
+
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	CHECK(h != NULL);  /* an open that met the failure still armed fails */
+	a2m_sqlite_sync_fail_next_for_tests(0);
+	if (!h)
+		return;
+	json_t *reply = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
+				   "\"params\":{\"records\":[{\"content\":\"next\",\"key\":\"next\"}]}}");
+	CHECK(json_object_get(reply, "result") != NULL);
+	json_decref(reply);
+	CHECK(holds(h, "next", "next"));
+	a2m_close(h);
+}
+
 static void test_without_group_commit_sqlite_syncs_itself(void)
 {
 	char path[256];
@@ -322,6 +365,7 @@ int main(void)
 	static const test_case tests[] = {
 		TEST(test_a_failed_sync_fails_the_write_and_stops_writes),
 		TEST(test_without_group_commit_sqlite_syncs_itself),
+		TEST(test_a_commit_outside_a_call_is_synced_at_close),
 		TEST(test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land),
 		{NULL, NULL}
 	};

@@ -123,6 +123,12 @@ void a2m_sqlite_sync_free(sqlstore *s)
 		return;
 	if (s->db)
 		sqlite3_commit_hook(s->db, NULL, NULL);
+	/* A durable commit made outside a2m_handle (`a2m import`, `a2m check
+	** --repair`) has had no ticket: it is synced here, not left to the
+	** checkpoint of the last connection to close, which another process
+	** still holding the file would skip. */
+	if (y->owed && a2m_sqlite_sync_wait(&s->base, a2m_sqlite_sync_owed(&s->base), NULL, 0))
+		a2m_log(A2M_LOG_ERROR, "group commit: the last sync of the log at close failed");
 	uint64_t given = atomic_load(&y->given);
 	if (y->syncs)
 		a2m_log(A2M_LOG_INFO, "group commit: %llu durable calls in %llu syncs of the log "
