@@ -12,6 +12,11 @@
 ** protocol, for every key: each acknowledged one must be there with its
 ** content, no failed one may be. A write cut off by the kill (no answer)
 ** may be either.
+**
+** Every store here checkpoints its log from 64 pages on (a test hook; the
+** engine's mark is 10 000), so the kill also lands among checkpoints run
+** by the checkpointer's thread (store/sqlite_checkpoint.c); and one test
+** writes a few MB to see those checkpoints keep the log bounded.
 */
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +37,7 @@
 #include "store/store.h"
 #include "server/deferred.h"
 #include "transport/http.h"
+#include "util/buf.h"
 
 #define WRITERS 16
 #define PER_WRITER 4000      /* keys a writer may use (it stops at the kill) */
@@ -355,6 +362,85 @@ static void test_without_group_commit_sqlite_syncs_itself(void)
 	a2m_sqlite_sync_fail_next_for_tests(0);
 }
 
+static long file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (long)st.st_size : 0;
+}
+
+/* Records in h: the sum of describe's tier counts. */
+static long long stored(a2m *h)
+{
+	json_t *r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}");
+	json_t *tiers = json_object_get(json_object_get(r, "result"), "tiers");
+	long long n = 0;
+	for (size_t i = 0; i < json_array_size(tiers); i++)
+		n += json_integer_value(json_object_get(json_array_get(tiers, i), "count"));
+	json_decref(r);
+	return n;
+}
+
+/*
+** The log's checkpoints run on the checkpointer's thread and keep the log
+** bounded. 200 calls of 10 records write a few MB of frames; with a mark
+** of 64 pages the log never holds more than the hard mark (256 pages) and
+** a call's frames, the file ends up holding the data, and every record is
+** there after a reopen.
+*/
+static void test_checkpoints_run_off_the_writer_and_bound_the_log(void)
+{
+	enum { CALLS = 200, PER_CALL = 10, PAGE = 4096, FRAME = PAGE + 24 };
+	static const char *const words[] = {"harbour", "lantern", "orchard", "quarry",
+		"meadow", "glacier", "tundra", "canyon", "estuary", "plateau", "lagoon", "delta"};
+	char path[256], wal[300];
+	snprintf(path, sizeof path, "%s/checkpoints.db", tmpdir);
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	uint64_t passes0, in_commit0, passes, in_commit;
+	a2m_sqlite_checkpoint_counts_for_tests(&passes0, &in_commit0);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	long most = 0;
+	int failed = 0;
+	for (int call = 0; call < CALLS && !failed; call++) {
+		a2m_buf req = {0};
+		a2m_buf_puts(&req, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\","
+			     "\"params\":{\"records\":[");
+		for (int i = 0; i < PER_CALL; i++) {
+			a2m_buf_printf(&req, "%s{\"content\":\"record %d of call %d:", i ? "," : "", i,
+				       call);
+			for (int w = 0; w < 24; w++)
+				a2m_buf_printf(&req, " %s%d", words[(call * 7 + i * 3 + w) % 12],
+					       (call + w) % 50);
+			a2m_buf_puts(&req, "\"}");
+		}
+		a2m_buf_puts(&req, "]}}");
+		char *text = a2m_buf_take(&req, NULL);
+		json_t *r = text ? check_send(h, text) : NULL;
+		failed = !json_object_get(r, "result");
+		json_decref(r);
+		free(text);
+		long now = file_size(wal);
+		if (now > most)
+			most = now;
+	}
+	CHECK(!failed);
+	a2m_sqlite_checkpoint_counts_for_tests(&passes, &in_commit);
+	CHECK(passes > passes0);  /* the thread ran */
+	/* The hard mark and one call's frames (a call writes a few dozen pages). */
+	CHECK(most > 0 && most <= (long)(4 * 64 + 64) * FRAME + 32);
+	a2m_close(h);
+	/* The data went into the file: more than the log ever held. */
+	CHECK(file_size(path) > most);
+	h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	CHECK(stored(h) == (long long)CALLS * PER_CALL);
+	a2m_close(h);
+	(void)in_commit0;
+	(void)in_commit;
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -362,7 +448,9 @@ int main(void)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	a2m_sqlite_checkpoint_pages_for_tests(64);
 	static const test_case tests[] = {
+		TEST(test_checkpoints_run_off_the_writer_and_bound_the_log),
 		TEST(test_a_failed_sync_fails_the_write_and_stops_writes),
 		TEST(test_without_group_commit_sqlite_syncs_itself),
 		TEST(test_a_commit_outside_a_call_is_synced_at_close),

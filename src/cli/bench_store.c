@@ -870,6 +870,30 @@ static json_t *text_record(long i, void *ctx)
 	return rec;
 }
 
+/*
+** The calls' times per 100 000 records written (p99 and the worst call of
+** each stretch), so a stall that comes with the store's size shows where.
+** Nothing for a run of 100 000 records or fewer: the whole line says it.
+*/
+static void print_windows(const double *call_ms, size_t calls, long per)
+{
+	size_t win = (size_t)(100000 / per);
+	if (!win || calls <= win)
+		return;
+	double *w = malloc(win * sizeof *w);
+	if (!w)
+		return;
+	printf("  per 100 000 records:\n");
+	for (size_t at = 0; at < calls; at += win) {
+		size_t n = calls - at < win ? calls - at : win;
+		memcpy(w, call_ms + at, n * sizeof *w);
+		qsort(w, n, sizeof *w, cmp_double);
+		printf("    %8zu-%-8zu p99 %8.1f ms  max %8.1f ms\n", at * (size_t)per,
+		       (at + n) * (size_t)per, bench_percentile(w, n, 0.99), w[n - 1]);
+	}
+	free(w);
+}
+
 static int bench_remember(int argc, char **argv)
 {
 	long single = 2000, records = 100000, batch = 500, prefill = 0, threads = -1;
@@ -955,6 +979,7 @@ static int bench_remember(int argc, char **argv)
 		       " %lld in the store after)\n", part ? "batched" : "single", n, per, server,
 		       (double)n / (server / 1000.0), server / (double)((n + per - 1) / per), ms,
 		       (double)n / (ms / 1000.0), count);
+		print_windows(call_ms, calls, per);
 		bench_print_latency(part ? "  each batched call" : "  each single call", call_ms,
 				    calls);
 		free(call_ms);

@@ -37,8 +37,8 @@
 #include "store/sqlite_check.h"
 #include "store/sqlite_internal.h"
 
-/* WAL pages (4 KiB) between automatic checkpoints once an index is kept. */
-#define A2M_SQLITE_CHECKPOINT_PAGES "10000"
+/* WAL pages (4 KiB) between checkpoints once an index is kept (sqlite_checkpoint.c). */
+#define A2M_SQLITE_CHECKPOINT_PAGES 10000
 
 /*
 ** The records kept from reads by seq (row_cache.h): enough for the
@@ -467,6 +467,7 @@ static void sql_close(a2m_store *base)
 		a2m_sqlite_read_end(base);  /* the closing thread's bracket, if any */
 	a2m_sqlite_pool_free(s->pool);
 	a2m_sqlite_journal_free(s->journal);
+	a2m_sqlite_checkpoint_free(s);
 	a2m_sqlite_sync_free(s);
 	free(s->notes);
 	if (s->db && !sqlite3_get_autocommit(s->db))
@@ -557,9 +558,11 @@ static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 	** every 1 000 WAL pages (the default) copies each of them into the
 	** file again and again; a longer WAL copies each once per checkpoint.
 	*/
-	if (a2m_sqlite_exec(s, "PRAGMA cache_size=-" A2M_SQLITE_INDEX_CACHE_KIB, "cache_size") ||
-	    a2m_sqlite_exec(s, "PRAGMA wal_autocheckpoint=" A2M_SQLITE_CHECKPOINT_PAGES,
-			    "wal_autocheckpoint"))
+	if (a2m_sqlite_exec(s, "PRAGMA cache_size=-" A2M_SQLITE_INDEX_CACHE_KIB, "cache_size"))
+		return A2M_INTERNAL_ERROR;
+	if (s->ckpt)
+		a2m_sqlite_checkpoint_mark(s, A2M_SQLITE_CHECKPOINT_PAGES);
+	else if (a2m_sqlite_exec(s, "PRAGMA wal_autocheckpoint=10000", "wal_autocheckpoint"))
 		return A2M_INTERNAL_ERROR;
 	rc = a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
 	if (s->index)
@@ -736,6 +739,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 	s->merge_inline = opt->merge_inline;
 	if (a2m_sqlite_configure(s, path, s->synchronous_full) ||
 	    (group && a2m_sqlite_sync_open(s)) ||
+	    (pooled && !s->base.read_only && a2m_sqlite_checkpoint_open(s)) ||
 	    (s->base.read_only ? a2m_sqlite_check_schema(s, path) : a2m_sqlite_migrate(s)) ||
 	    a2m_sqlite_unembedded_index(s, opt->unembedded_index) ||
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would

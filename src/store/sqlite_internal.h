@@ -10,7 +10,8 @@
 ** counts), sqlite_txn.c (transactions and store-level settings),
 ** sqlite_pending.c (the counts and seq mark a transaction writes at COMMIT),
 ** sqlite_held.c (inserts held back and written several rows per statement)
-** and sqlite_pool.c (read brackets, and the read connections behind them). Nothing
+** sqlite_pool.c (read brackets, and the read connections behind them) and
+** sqlite_checkpoint.c (the log's checkpoints, on a thread of their own). Nothing
 ** outside those files includes this header: the rest of the server sees
 ** only a2m_store_sqlite_open() and the ops.
 */
@@ -49,6 +50,7 @@ typedef struct a2m_sqlite_note a2m_sqlite_note;
 typedef struct a2m_sqlite_bucket a2m_sqlite_bucket;
 typedef struct a2m_sqlite_held a2m_sqlite_held;
 typedef struct a2m_sqlite_sync a2m_sqlite_sync;
+typedef struct a2m_sqlite_ckpt a2m_sqlite_ckpt;
 
 /*
 ** Readers a store's pool opens at most (sqlite_pool.c): with the main
@@ -107,6 +109,7 @@ typedef struct sqlstore {
 	                              commit() or rollback()), whatever SQLite did with it */
 	int           txn_relaxed; /* this transaction was begun relaxed (begin_relaxed) */
 	a2m_sqlite_sync *sync;     /* group commit (sqlite_sync.c); NULL: SQLite syncs */
+	a2m_sqlite_ckpt *ckpt;     /* the checkpointer (sqlite_checkpoint.c); NULL: none */
 #ifdef A2M_TEST_HOOKS
 	int           doomed;      /* this transaction's commit fails (tests) */
 #endif
@@ -472,6 +475,31 @@ int a2m_sqlite_sync_refuse(sqlstore *s);
 /* The store ops sync_owed and sync_wait (store.h). */
 uint64_t a2m_sqlite_sync_owed(a2m_store *base);
 int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msglen);
+
+/* ---- sqlite_checkpoint.c: the log's checkpoints, off the writer -------- */
+
+/*
+** Takes the main connection of a writable file store off SQLite's
+** automatic checkpoint: its WAL hook wakes a thread of the store's own
+** (started at the first mark crossed, with a connection of its own) to
+** checkpoint, and a commit checkpoints itself only past the hard mark.
+** Sets s->ckpt; a store without a file gets none. Returns 0, or a code
+** with the message in s->base.errmsg (out of memory).
+*/
+int a2m_sqlite_checkpoint_open(sqlstore *s);
+
+/*
+** The soft mark in pages of the log (the hard one is four times it);
+** 0 or less: SQLite's default of 1 000. A no-op without s->ckpt.
+*/
+void a2m_sqlite_checkpoint_mark(sqlstore *s, int soft_pages);
+
+/*
+** Removes the hook, stops the thread (a pass in progress ends first),
+** joins it and closes its connection. Before the main connection closes.
+** NULL s->ckpt is a no-op.
+*/
+void a2m_sqlite_checkpoint_free(sqlstore *s);
 
 #ifdef A2M_TEST_HOOKS
 /* Dooms the open transaction's commit when key starts with the prefix the

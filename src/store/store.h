@@ -695,6 +695,15 @@ void a2m_sqlite_sync_fail_next_for_tests(int on);
 ** disk refused would. Process-wide; set it before the writers start.
 */
 void a2m_sqlite_fail_commits_for_tests(const char *prefix);
+
+/*
+** For tests: SQLite stores opened from now on checkpoint their log once it
+** holds pages pages (the hard mark four times that), index or not; 0: the
+** engine's own marks. And the checkpoints every store of the process ran
+** so far: passes on a checkpointer thread, and blocking ones in a commit.
+*/
+void a2m_sqlite_checkpoint_pages_for_tests(int pages);
+void a2m_sqlite_checkpoint_counts_for_tests(uint64_t *passes, uint64_t *in_commit);
 #endif
 
 /*

@@ -1,0 +1,309 @@
+/*
+** sqlite_checkpoint.c — the write-ahead log's checkpoints, run on a thread
+** and a connection of their own instead of inside a writer's commit.
+**
+** Why: SQLite's automatic checkpoint runs in the COMMIT that takes the log
+** past its mark (wal_autocheckpoint), in the caller's thread and under the
+** handle's lock. With an index kept the mark is 10 000 pages, and that one
+** commit copies up to 40 MB into the database file and syncs it: the call
+** that crosses the mark took 300–600 ms where its neighbours took 7 ms
+** (docs/BENCHMARKS.md, "no call over 100 ms").
+**
+** How: the main connection's WAL hook replaces the automatic checkpoint
+** (installing a hook turns SQLite's own off). When a commit leaves the log
+** at or past the soft mark, the hook wakes the checkpointer, a thread
+** started then (once) with its own connection to the file, which runs
+** wal_checkpoint(PASSIVE): it copies what no reader still needs and never
+** waits for the writer, who goes on committing meanwhile. Once a pass has
+** copied the whole log, the writer's next transaction starts the log from
+** its beginning again, as after an automatic checkpoint. The writer may
+** add frames during a pass, so the thread runs up to three passes in a
+** row, each copying what came since, until one finds nothing left; a
+** commit that finds the log still past the mark wakes it again.
+**
+** The bound: if the log reaches the hard mark (four times the soft one: a
+** writer that never pauses between commits, or a reader that keeps a pass
+** from finishing), the commit that finds it so waits for the thread's pass
+** to end and runs a RESTART checkpoint itself (copying what the thread has
+** not; then waiting, within the busy timeout, for the readers), so the log
+** cannot grow without end. If the thread or its connection cannot be had,
+** every checkpoint runs in the commit, PASSIVE at the soft mark as SQLite's
+** own would.
+**
+** Crash safety is SQLite's: a checkpoint copies frames already in the log,
+** syncing the log before and the file after (the checkpoint connection
+** runs at synchronous=NORMAL, which syncs both), and the log restarts only
+** after a checkpoint finished; a kill at any moment leaves the log to be
+** replayed by the next open. Group commit (sqlite_sync.c) is unaffected:
+** its acknowledged commits are in the synced log or, once copied, in the
+** synced file.
+**
+** Stopping: a2m_sqlite_checkpoint_free() asks the thread to stop, waits for
+** a pass in progress to end and joins it, before the main connection
+** closes (so the main connection remains the last one, and its close
+** checkpoints and removes the log as before).
+*/
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "a2m.h"
+#include "store/sqlite_internal.h"
+#include "util/log.h"
+
+/* Pages of the log (4 KiB) past which a checkpoint is started, before an index. */
+#define SOFT_PAGES_DEFAULT 1000
+/* The hard mark, in soft marks: a commit past it checkpoints itself. */
+#define HARD_FACTOR 4
+/* Passes the thread runs in a row while the writer keeps adding frames. */
+#define PASSES_IN_A_ROW 3
+
+struct a2m_sqlite_ckpt {
+	pthread_mutex_t run;        /* held by whoever checkpoints: the thread or a commit */
+	pthread_mutex_t mu;
+	pthread_cond_t  cv;
+	char           *path;       /* the database file */
+	pthread_t       thread;
+	int             started;    /* the thread was started (it must be joined) */
+	int             broken;     /* no thread or no connection: checkpoint in the commit */
+	int             wanted;     /* a pass is asked for */
+	int             stop;
+	/* The main connection's, under the caller's exclusive lock: */
+	int             soft;       /* pages */
+	int             hard;
+	/* The figures, under mu (logged at close): */
+	uint64_t        passes;
+	double          longest;    /* ms, the thread's longest pass */
+	uint64_t        blocking;   /* checkpoints run in a commit */
+	double          longest_blocking;
+};
+
+#ifdef A2M_TEST_HOOKS
+static atomic_int test_pages;
+static atomic_uint_fast64_t test_passes, test_in_commit;
+
+void a2m_sqlite_checkpoint_pages_for_tests(int pages)
+{
+	atomic_store(&test_pages, pages);
+}
+
+void a2m_sqlite_checkpoint_counts_for_tests(uint64_t *passes, uint64_t *in_commit)
+{
+	*passes = atomic_load(&test_passes);
+	*in_commit = atomic_load(&test_in_commit);
+}
+#endif
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Opens the checkpointer's connection; NULL (logged) when it cannot. */
+static sqlite3 *open_conn(const char *path)
+{
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL)
+	    != SQLITE_OK ||
+	    /* NORMAL: a checkpoint syncs the log before it copies and the file after. */
+	    sqlite3_exec(db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK ||
+	    /* A read, so that the connection knows the file is in WAL mode and
+	    ** opens its log: a checkpoint on a connection that never read does
+	    ** nothing. */
+	    sqlite3_exec(db, "PRAGMA schema_version", NULL, NULL, NULL) != SQLITE_OK) {
+		a2m_log(A2M_LOG_WARN, "checkpoints: cannot open a connection to %s (%s); "
+			"the commits checkpoint the log themselves", path,
+			db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close_v2(db);
+		return NULL;
+	}
+	/* It commits nothing, but its automatic checkpoint must not stir either. */
+	sqlite3_wal_autocheckpoint(db, 0);
+	return db;
+}
+
+static void *run(void *arg)
+{
+	a2m_sqlite_ckpt *c = arg;
+	sqlite3 *db = open_conn(c->path);
+	pthread_mutex_lock(&c->mu);
+	if (!db)
+		c->broken = 1;
+	while (db && !c->stop) {
+		if (!c->wanted) {
+			pthread_cond_wait(&c->cv, &c->mu);
+			continue;
+		}
+		c->wanted = 0;
+		pthread_mutex_unlock(&c->mu);
+		/*
+		** The log restarts only once a pass has copied all of it, and the
+		** writer may add frames during a pass: a few more passes, each
+		** copying only what came since, give it more chances.
+		*/
+		int n = 0;
+		double longest = 0;
+		pthread_mutex_lock(&c->run);
+		for (int more = 1; more && n < PASSES_IN_A_ROW; n++) {
+			int log = 0, copied = 0;
+			double t0 = now_ms();
+			int rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE,
+							   &log, &copied);
+			double ms = now_ms() - t0;
+			if (ms > longest)
+				longest = ms;
+			if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+				a2m_log(A2M_LOG_WARN, "checkpoints: a pass failed: %s (the next "
+					"commit asks again)", sqlite3_errmsg(db));
+			more = rc == SQLITE_OK && log > copied;
+		}
+		pthread_mutex_unlock(&c->run);
+#ifdef A2M_TEST_HOOKS
+		atomic_fetch_add(&test_passes, (uint64_t)n);
+#endif
+		pthread_mutex_lock(&c->mu);
+		c->passes += (uint64_t)n;
+		if (longest > c->longest)
+			c->longest = longest;
+	}
+	pthread_mutex_unlock(&c->mu);
+	sqlite3_close_v2(db);
+	return NULL;
+}
+
+/*
+** The fallback: a checkpoint in the commit, on the main connection, after
+** the thread's pass in progress (a second checkpointer would be refused
+** SQLITE_BUSY at once); RESTART then waits, within the connection's busy
+** timeout, for the readers, so that the next write starts the log afresh.
+*/
+static void checkpoint_here(a2m_sqlite_ckpt *c, sqlite3 *db, const char *name, int mode)
+{
+	double t0 = now_ms();
+	pthread_mutex_lock(&c->run);
+	int rc = sqlite3_wal_checkpoint_v2(db, name, mode, NULL, NULL);
+	pthread_mutex_unlock(&c->run);
+	double ms = now_ms() - t0;
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+		a2m_log(A2M_LOG_WARN, "checkpoints: a blocking checkpoint failed: %s",
+			sqlite3_errmsg(db));
+#ifdef A2M_TEST_HOOKS
+	atomic_fetch_add(&test_in_commit, 1);
+#endif
+	pthread_mutex_lock(&c->mu);
+	c->blocking++;
+	if (ms > c->longest_blocking)
+		c->longest_blocking = ms;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/*
+** SQLite's WAL hook: called after each commit of the main connection, its
+** write lock released, with the pages now in the log. Returns SQLITE_OK:
+** a failed checkpoint is not the commit's failure.
+*/
+static int on_wal(void *ctx, sqlite3 *db, const char *name, int pages)
+{
+	a2m_sqlite_ckpt *c = ctx;
+	if (pages < c->soft)
+		return SQLITE_OK;
+	pthread_mutex_lock(&c->mu);
+	if (!c->started && !c->broken) {
+		if (pthread_create(&c->thread, NULL, run, c) == 0) {
+			c->started = 1;
+		} else {
+			c->broken = 1;
+			a2m_log(A2M_LOG_WARN, "checkpoints: cannot start a thread; the commits "
+				"checkpoint the log themselves");
+		}
+	}
+	int hard = pages >= c->hard, here = c->broken || hard;
+	if (!c->broken) {
+		c->wanted = 1;
+		pthread_cond_signal(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+	/* The main connection's busy timeout bounds the wait. */
+	if (here)
+		checkpoint_here(c, db, name, hard ? SQLITE_CHECKPOINT_RESTART
+						  : SQLITE_CHECKPOINT_PASSIVE);
+	return SQLITE_OK;
+}
+
+int a2m_sqlite_checkpoint_open(sqlstore *s)
+{
+	const char *db = sqlite3_db_filename(s->db, "main");
+	if (!db || !*db)
+		return 0;  /* no file: no log */
+	a2m_sqlite_ckpt *c = calloc(1, sizeof *c);
+	if (!c || !(c->path = strdup(db))) {
+		free(c);
+		return a2m_store_fail(&s->base, "sqlite store: out of memory");
+	}
+	if (pthread_mutex_init(&c->mu, NULL) != 0) {
+		free(c->path);
+		free(c);
+		return a2m_store_fail(&s->base, "sqlite store: cannot make a mutex");
+	}
+	if (pthread_mutex_init(&c->run, NULL) != 0) {
+		pthread_mutex_destroy(&c->mu);
+		free(c->path);
+		free(c);
+		return a2m_store_fail(&s->base, "sqlite store: cannot make a mutex");
+	}
+	if (pthread_cond_init(&c->cv, NULL) != 0) {
+		pthread_mutex_destroy(&c->run);
+		pthread_mutex_destroy(&c->mu);
+		free(c->path);
+		free(c);
+		return a2m_store_fail(&s->base, "sqlite store: cannot make a condition");
+	}
+	s->ckpt = c;
+	a2m_sqlite_checkpoint_mark(s, SOFT_PAGES_DEFAULT);
+	sqlite3_wal_hook(s->db, on_wal, c);
+	return 0;
+}
+
+void a2m_sqlite_checkpoint_mark(sqlstore *s, int soft_pages)
+{
+	a2m_sqlite_ckpt *c = s->ckpt;
+	if (!c)
+		return;
+#ifdef A2M_TEST_HOOKS
+	if (atomic_load(&test_pages) > 0)
+		soft_pages = atomic_load(&test_pages);
+#endif
+	c->soft = soft_pages > 0 ? soft_pages : SOFT_PAGES_DEFAULT;
+	c->hard = c->soft * HARD_FACTOR;
+}
+
+void a2m_sqlite_checkpoint_free(sqlstore *s)
+{
+	a2m_sqlite_ckpt *c = s->ckpt;
+	if (!c)
+		return;
+	if (s->db)
+		sqlite3_wal_hook(s->db, NULL, NULL);
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	if (c->started)
+		pthread_join(c->thread, NULL);
+	if (c->passes || c->blocking)
+		a2m_log(A2M_LOG_INFO, "checkpoints: %llu passes on the thread (longest %.1f ms), "
+			"%llu in a commit (longest %.1f ms)", (unsigned long long)c->passes, c->longest,
+			(unsigned long long)c->blocking, c->longest_blocking);
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->run);
+	pthread_mutex_destroy(&c->mu);
+	free(c->path);
+	free(c);
+	s->ckpt = NULL;
+}
