@@ -79,14 +79,93 @@
 
 /* ---- entries ------------------------------------------------------------ */
 
+/* One allocator size class (memory_internal.h); a million records a MiB per 16 bytes. */
+_Static_assert(sizeof(void *) != 8 || sizeof(entry) <= 256, "entry outgrew 256 bytes");
+
 /* Frees e and its doc, which must be unlinked (or the index going away). */
 void a2m_mem_entry_free(entry *e)
 {
 	if (!e)
 		return;
 	a2m_mdoc_free(e->doc);
-	a2m_record_clear(&e->rec);
+	a2m_mem_record_release(&e->rec);
 	free(e);
+}
+
+/* Room for n bytes at *at, rounded up to a multiple of align (a power of two). */
+static size_t place(size_t *at, size_t n, size_t align)
+{
+	size_t here = (*at + align - 1) & ~(align - 1);
+	*at = here + n;
+	return here;
+}
+
+/* Where a string goes in the block: its offset, or SIZE_MAX for NULL. */
+static size_t place_str(size_t *at, const char *str)
+{
+	return str ? place(at, strlen(str) + 1, 1) : SIZE_MAX;
+}
+
+static char *put_str(char *block, size_t off, const char *str)
+{
+	if (off == SIZE_MAX)
+		return NULL;
+	return memcpy(block + off, str, strlen(str) + 1);
+}
+
+/*
+** One allocation for a record's strings and vectors: the block begins with
+** the id (a stored record always has one), so the id's pointer is the
+** block's. Vectors come first, aligned, then the strings in any order.
+** Against a malloc per field this saves each field's allocator header and
+** rounding: about 60 bytes a short record (docs/BENCHMARKS.md).
+*/
+int a2m_mem_record_pack(a2m_record *dst, const a2m_record *src)
+{
+	enum { ID, CONTENT, ROLE, META, GROUP, TIER, OWNER, SESSION, KEY, URI, MEDIA, NSTR };
+	const char *str[NSTR] = {src->id, src->content, src->role, src->metadata,
+		src->group, src->tier, src->owner, src->session, src->key, src->uri,
+		src->media_type};
+	size_t off[NSTR], at = 0;
+	int has = src->embedding && src->dims, gen = src->gen_embedding && src->gen_dims;
+	if (!src->id) {
+		memset(dst, 0, sizeof *dst);
+		return -1;
+	}
+	*dst = *src;
+	off[ID] = place_str(&at, src->id);
+	size_t emb = has ? place(&at, src->dims * sizeof(double), sizeof(double)) : 0;
+	size_t gemb = gen ? place(&at, src->gen_dims * sizeof(float), sizeof(float)) : 0;
+	for (int i = CONTENT; i < NSTR; i++)
+		off[i] = place_str(&at, str[i]);
+	char *b = malloc(at);
+	if (!b) {
+		memset(dst, 0, sizeof *dst);
+		return -1;
+	}
+	dst->id = put_str(b, off[ID], src->id);
+	dst->content = put_str(b, off[CONTENT], src->content);
+	dst->role = put_str(b, off[ROLE], src->role);
+	dst->metadata = put_str(b, off[META], src->metadata);
+	dst->group = put_str(b, off[GROUP], src->group);
+	dst->tier = put_str(b, off[TIER], src->tier);
+	dst->owner = put_str(b, off[OWNER], src->owner);
+	dst->session = put_str(b, off[SESSION], src->session);
+	dst->key = put_str(b, off[KEY], src->key);
+	dst->uri = put_str(b, off[URI], src->uri);
+	dst->media_type = put_str(b, off[MEDIA], src->media_type);
+	dst->embedding = has ? memcpy(b + emb, src->embedding, src->dims * sizeof(double)) : NULL;
+	dst->dims = has ? src->dims : 0;
+	dst->gen_embedding = gen ? memcpy(b + gemb, src->gen_embedding,
+					  src->gen_dims * sizeof(float)) : NULL;
+	dst->gen_dims = gen ? src->gen_dims : 0;
+	return 0;
+}
+
+void a2m_mem_record_release(a2m_record *rec)
+{
+	free(rec->id);
+	memset(rec, 0, sizeof *rec);
 }
 
 /* Frees the terms no posting needs any more, once no undo can need them. */
@@ -115,15 +194,14 @@ static int index_prepare(mstore *s, const char *content, int64_t seq, a2m_mdoc *
 }
 
 /*
-** Deep-copies rec into dst. An embedding pointer without dims, or dims
-** without a pointer, is stored as no embedding, as SQLite would store it.
+** Deep-copies rec into dst, packed (a2m_mem_record_pack). An embedding
+** pointer without dims, or dims without a pointer, is stored as no
+** embedding, as SQLite would store it.
 */
 static int copy_in(mstore *s, a2m_record *dst, const a2m_record *rec)
 {
-	if (a2m_record_copy(dst, rec) != 0)
+	if (a2m_mem_record_pack(dst, rec) != 0)
 		return a2m_store_fail(&s->base, "out of memory");
-	if (!dst->embedding)
-		dst->dims = 0;
 	return 0;
 }
 
@@ -162,7 +240,7 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 
 	e->rec.seq = s->next_seq++;
 	rec->seq = e->rec.seq;
-	e->id_hash = a2m_mem_hash_id(e->rec.id);
+	e->id_hash = (uint32_t)a2m_mem_hash_id(e->rec.id);
 	a2m_mem_table_link(&s->ids, e, BY_ID);
 	a2m_mem_table_link(&s->seqs, e, BY_SEQ);
 	a2m_mem_key_link(s, e);
@@ -209,7 +287,7 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 	a2m_mdoc *doc = NULL;
 	int reindex = s->index && strcmp(rec->content, e->rec.content) != 0;
 	if (reindex && (rc = index_prepare(s, rec->content, e->rec.seq, &doc)) != 0) {
-		a2m_record_clear(&fresh);
+		a2m_mem_record_release(&fresh);
 		a2m_mem_index_settle(s);
 		return rc;
 	}
@@ -246,7 +324,7 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 		a2m_mem_journal_push(s, UNDO_UPDATE, e, &old);
 		s->journal[s->njournal - 1].old_doc = old_doc;
 	} else {
-		a2m_record_clear(&old);
+		a2m_mem_record_release(&old);
 		a2m_mdoc_free(old_doc);
 		a2m_mem_index_settle(s);
 	}

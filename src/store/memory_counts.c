@@ -180,7 +180,7 @@ static void link_kind(a2m_mcounts *c, int k, const char *tier, const char *sessi
 	group *g = find(c, k, tier, session);
 	if (!g || g->n >= g->cap)
 		return; /* not reserved: a caller bug, but never a crash */
-	l->at[k] = g->n;
+	l->at[k] = (uint32_t)g->n;
 	g->members[g->n++] = l;
 }
 
@@ -232,7 +232,7 @@ static void unlink_kind(a2m_mcounts *c, int k, const char *tier, const char *ses
 		return;
 	a2m_mlink *last = g->members[--g->n];
 	g->members[at] = last;
-	last->at[k] = at;
+	last->at[k] = (uint32_t)at;
 	if (g->n == 0)
 		emptied(c, g, in_tx);
 }

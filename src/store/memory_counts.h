@@ -27,7 +27,7 @@
 
 /* A record's place in its groups; zero-initialised, owned by memory.c. */
 typedef struct a2m_mlink {
-	size_t at[3];
+	uint32_t at[3];  /* 32 bits: a store holds fewer than 4G records */
 } a2m_mlink;
 
 typedef struct a2m_mcounts a2m_mcounts;

@@ -32,8 +32,12 @@ typedef struct entry entry;
 struct entry {
 	a2m_record rec;
 	size_t     slot;     /* index in order[], NO_SLOT while not placed */
-	uint64_t   id_hash;
-	uint64_t   key_hash; /* meaningful only while rec.key != NULL */
+	/* The low 32 bits of the hashes: they pick the bucket (a table has
+	** fewer than 4G) and reject most of a chain before a strcmp. With the
+	** 32-bit positions of link, an entry is 256 bytes, an allocator size
+	** class, where 64-bit ones made it 272 (in a class of 320). */
+	uint32_t   id_hash;
+	uint32_t   key_hash; /* meaningful only while rec.key != NULL */
 	entry     *id_next;  /* chain in the ids table */
 	entry     *key_next; /* chain in the keys table */
 	entry     *seq_next; /* chain in the seqs table */
@@ -171,6 +175,17 @@ void a2m_mem_order_rebuild(mstore *s);
 
 /* Frees e and its doc, which must be unlinked (or the index going away). */
 void a2m_mem_entry_free(entry *e);
+
+/*
+** Copies src into dst with every string and vector of it in one
+** allocation, which begins at dst->id (src->id must be set). Returns 0, or
+** -1 when memory runs out (dst zeroed). Free with a2m_mem_record_release,
+** never a2m_record_clear: the fields are not allocations of their own.
+*/
+int a2m_mem_record_pack(a2m_record *dst, const a2m_record *src);
+
+/* Frees a packed record's block and zeroes it. A zeroed record is a no-op. */
+void a2m_mem_record_release(a2m_record *rec);
 
 /* Frees the index's terms no posting needs any more, when no transaction is open. */
 void a2m_mem_index_settle(mstore *s);

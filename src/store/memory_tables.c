@@ -136,7 +136,7 @@ entry *a2m_mem_find_id(mstore *s, const char *id)
 	uint64_t h = a2m_mem_hash_id(id);
 	entry *e = s->ids.buckets[(size_t)(h & (s->ids.nbuckets - 1))];
 	for (; e; e = e->id_next)
-		if (e->id_hash == h && strcmp(e->rec.id, id) == 0)
+		if (e->id_hash == (uint32_t)h && strcmp(e->rec.id, id) == 0)
 			return e;
 	return NULL;
 }
@@ -155,7 +155,7 @@ entry *a2m_mem_find_key(mstore *s, const char *owner, const char *key)
 	uint64_t h = hash_key(owner, key);
 	entry *e = s->keys.buckets[(size_t)(h & (s->keys.nbuckets - 1))];
 	for (; e; e = e->key_next)
-		if (e->key_hash == h && a2m_str_same(e->rec.owner, owner) &&
+		if (e->key_hash == (uint32_t)h && a2m_str_same(e->rec.owner, owner) &&
 		    strcmp(e->rec.key, key) == 0)
 			return e;
 	return NULL;
@@ -174,7 +174,7 @@ void a2m_mem_key_link(mstore *s, entry *e)
 		a2m_mem_table_link(&s->fps, e, BY_FP);
 	if (!e->rec.key)
 		return;
-	e->key_hash = hash_key(e->rec.owner, e->rec.key);
+	e->key_hash = (uint32_t)hash_key(e->rec.owner, e->rec.key);
 	a2m_mem_table_link(&s->keys, e, BY_KEY);
 }
 

@@ -66,7 +66,7 @@ int a2m_mem_commit(a2m_store *base)
 		if (u->kind == UNDO_REMOVE) {
 			a2m_mem_entry_free(u->e);
 		} else if (u->kind == UNDO_UPDATE) {
-			a2m_record_clear(&u->old);
+			a2m_mem_record_release(&u->old);
 			a2m_mdoc_free(u->old_doc);
 		} else if (u->kind == UNDO_META) {
 			free(u->old_value);
@@ -113,7 +113,7 @@ void a2m_mem_rollback(a2m_store *base)
 				rebuild = 1;
 			a2m_mcounts_move(s->counts, e->rec.tier, e->rec.session, u->old.tier,
 					 u->old.session, &e->link, 1);
-			a2m_record_clear(&e->rec);
+			a2m_mem_record_release(&e->rec);
 			e->rec = u->old;
 			a2m_mem_key_link(s, e);
 			if (u->old_doc) {
