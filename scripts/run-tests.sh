@@ -153,6 +153,8 @@ for build in build build-san; do
 	rm -f "$tmp/ext.db"*
 	run "conformance extensions sqlite$tag" "$build/a2m" conformance --stdio "$build/a2m" \
 		serve --db "$tmp/ext.db" --config tests/extensions.json
+	run "conformance extensions postgres$tag" "$build/a2m" conformance --stdio "$build/a2m" \
+		serve --postgres "$(pg_conninfo "${s}_ext")" --config tests/extensions.json
 	run "stdio transport and cli$tag" tests/stdio_test.sh "$build/a2m"
 	run "export and import$tag" tests/transfer_test.sh "$build/a2m"
 	# a2m corpus (issue 20): a folder of documents as a read-only server,

@@ -139,8 +139,8 @@ static void settle(a2m *h)
 /*
 ** Expiry (x-expiry): removes what has expired, a batch of SWEEP_BATCH per
 ** transaction, at most `batches` of them (0: until nothing is due), under
-** the exclusive lock; the events go out as any write's do, through the
-** notify callback, from the calling thread. Returns 0, or -1 when the
+** the exclusive lock; the events go out as any write's do (a shared log's
+** appended, a subscriber's pushed), from the calling thread. Returns 0, or -1 when the
 ** store failed (logged).
 */
 #define SWEEP_BATCH 256
@@ -158,6 +158,9 @@ static int sweep(a2m *h, int batches)
 		size_t removed = 0;
 		pthread_rwlock_wrlock(&h->lock);
 		rc = a2m_stack_expire(st, SWEEP_BATCH, &removed, &err);
+		/* A shared log (PostgreSQL) holds the batch's event until this:
+		** logged now, not at the next call's end (there may be none). */
+		a2m_events_settle(&h->srv);
 		pthread_rwlock_unlock(&h->lock);
 		if (rc)
 			a2m_log(A2M_LOG_WARN, "removing expired records: %s", err.message);

@@ -306,6 +306,11 @@ static const a2m_store_ops postgres_ops = {
 	.watch          = a2m_pg_watch,
 	.events_append  = a2m_pg_events_append,
 	.events_read    = a2m_pg_events_read,
+	.history_put    = a2m_pg_history_put,
+	.history_visit  = a2m_pg_history_visit,
+	.next_expiry    = a2m_pg_next_expiry,
+	.scan_expired   = a2m_pg_scan_expired,
+	.by_fingerprint = a2m_pg_by_fingerprint,
 };
 
 /*

@@ -45,7 +45,8 @@ static const char *const stmt_sql[PG_NSTMTS] = {
 	[PG_UPDATE] = "UPDATE a2m_records SET content = $2, created_at = $3, role = $4,"
 		" metadata = $5, grp = $6, tier = $7, salience = $8, accessed_at = $9,"
 		" access_count = $10, owner = $11, session = $12, key = $13, revision = $14,"
-		" embedding = $15, uri = $16, media_type = $17, gen_embedding = $18"
+		" embedding = $15, uri = $16, media_type = $17, gen_embedding = $18,"
+		" expires_at = $19, fp = $20"
 		" WHERE id = $1 AND ($13::bytea IS NULL OR NOT EXISTS (SELECT 1 FROM a2m_records o"
 		" WHERE (o.owner IS NULL) = ($11::text IS NULL) AND coalesce(o.owner, '') ="
 		" coalesce($11::text, '') AND o.key = $13::bytea AND o.id <> $1))",

@@ -14,6 +14,7 @@
 ** postgres_held.c (inserts held back and written many rows per statement),
 ** postgres_index.c (the term index's postings and figures),
 ** postgres_vectors.c (vector search from a cache of the rows),
+** postgres_extend.c (the extensions' history, expiry and fingerprints),
 ** postgres_events.c (the shared event log) and postgres_listen.c (the
 ** listener thread: other servers' commits, by LISTEN/NOTIFY). Nothing
 ** outside those files includes this header: the rest of the server sees
@@ -40,8 +41,8 @@
 #define PG_COLUMNS \
 	"seq, id, content, created_at, role, metadata, grp, tier, salience," \
 	" accessed_at, access_count, owner, session, key, revision, embedding," \
-	" uri, media_type, gen_embedding"
-#define PG_NCOLUMNS 19
+	" uri, media_type, gen_embedding, expires_at, fp"
+#define PG_NCOLUMNS 21
 
 /*
 ** The prepared statements every connection may need, by number; the SQL of
@@ -367,6 +368,16 @@ int a2m_pg_scan_unembedded(a2m_store *base, const char *tier, a2m_record_visit v
 			   void *ctx);
 
 /*
+** The connection a read of this thread uses, made ready (*c): its read
+** bracket's, else main (reconnected outside a transaction; inside one,
+** the held inserts written first so the read sees them). 0 or fails.
+*/
+int a2m_pg_read_conn(pgstore *s, pgconn **c);
+/* After a read on c failed with rc: a write transaction on main can only
+** roll back now. Returns rc. */
+int a2m_pg_read_failed(pgstore *s, pgconn *c, int rc);
+
+/*
 ** Steps a single-row lookup's result: *out = a new record or NULL. Clears r.
 */
 int a2m_pg_fetch_one(pgstore *s, PGresult *r, a2m_record **out);
@@ -423,6 +434,15 @@ void a2m_pg_vectors_rollback(a2m_pg_vectors *v);
 void a2m_pg_vectors_put(a2m_pg_vectors *v, const a2m_record *rec);
 void a2m_pg_vectors_remove(a2m_pg_vectors *v, int64_t seq);
 int  a2m_pg_vectors_search(a2m_store *base, const a2m_vector_search *q, a2m_candidates *out);
+
+/* ---- postgres_extend.c: the extensions' ops (store.h) ------------------------ */
+
+int a2m_pg_history_put(a2m_store *base, const a2m_revision *rev, size_t keep);
+int a2m_pg_history_visit(a2m_store *base, const char *id, size_t max,
+			 a2m_revision_visit visit, void *ctx);
+int a2m_pg_next_expiry(a2m_store *base, int64_t *at);
+int a2m_pg_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, void *ctx);
+int a2m_pg_by_fingerprint(a2m_store *base, uint64_t fp, a2m_record_visit visit, void *ctx);
 
 /* ---- postgres_events.c, postgres_listen.c: one log for the deployment ------- */
 

@@ -48,6 +48,16 @@ static int read_failed(pgstore *s, pgconn *c, int rc)
 	return rc;
 }
 
+int a2m_pg_read_conn(pgstore *s, pgconn **c)
+{
+	return read_conn(s, c);
+}
+
+int a2m_pg_read_failed(pgstore *s, pgconn *c, int rc)
+{
+	return read_failed(s, c, rc);
+}
+
 int a2m_pg_fetch_one(pgstore *s, PGresult *r, a2m_record **out)
 {
 	int rc = 0;
@@ -106,7 +116,8 @@ int a2m_pg_get_by_key(a2m_store *base, const char *owner, const char *key, a2m_r
 enum {
 	F_TIER = 1 << 0, F_TIER_NULL = 1 << 1, F_OWNER = 1 << 2, F_OWNER_NULL = 1 << 3,
 	F_SESSION = 1 << 4, F_SESSION_NULL = 1 << 5, F_GROUP = 1 << 6, F_KEY = 1 << 7,
-	F_KEY_UPPER = 1 << 8, F_DESC = 1 << 9, F_AFTER = 1 << 10, F_CAP = 1 << 11
+	F_KEY_UPPER = 1 << 8, F_DESC = 1 << 9, F_AFTER = 1 << 10, F_CAP = 1 << 11,
+	F_CREATED_MIN = 1 << 12, F_CREATED_MAX = 1 << 13
 };
 
 /* A selection's WHERE clause: its shape, its SQL, and its values. */
@@ -179,6 +190,18 @@ static int shape_build(const a2m_query *q, const char *head, shape *f)
 		cond(f, "grp = ", 1);
 		a2m_pg_param_text(&f->p, q->group);
 	}
+	/* Creation bounds (x-where): a range of a2m_records_created, or of the
+	** tier's or session's index, whose next column is created_at. */
+	if (q->created_min) {
+		f->mask |= F_CREATED_MIN;
+		cond(f, "created_at >= ", 1);
+		a2m_pg_param_int8(&f->p, q->created_min);
+	}
+	if (q->created_max) {
+		f->mask |= F_CREATED_MAX;
+		cond(f, "created_at <= ", 1);
+		a2m_pg_param_int8(&f->p, q->created_max);
+	}
 	if (q->key_prefix) {
 		size_t ulen;
 		if (a2m_store_prefix_upper(q->key_prefix, &f->upper, &ulen) != 0)
@@ -205,7 +228,7 @@ static void shape_free(shape *f)
 /* Whether q selects by tier and/or session only: then a2m_counts answers. */
 static int by_counts(const a2m_query *q)
 {
-	return !q->by_owner && !q->group && !q->key_prefix;
+	return !q->by_owner && !q->group && !q->key_prefix && !q->created_min && !q->created_max;
 }
 
 int a2m_pg_count(a2m_store *base, const a2m_query *q, int64_t *out)

@@ -90,6 +90,15 @@ int a2m_pg_bind_record(pgparams *p, const a2m_record *rec, char **scratch)
 		a2m_pg_param_bytea(p, buf + dims * 8, gdims * 4);
 	else
 		a2m_pg_param_text(p, NULL);
+	/* Extensions (schema step 4): NULL when unused, as 0 means none. */
+	if (rec->expires_at)
+		a2m_pg_param_int8(p, rec->expires_at);
+	else
+		a2m_pg_param_text(p, NULL);
+	if (rec->fingerprint)
+		a2m_pg_param_int8(p, (int64_t)rec->fingerprint);
+	else
+		a2m_pg_param_text(p, NULL);
 	return 0;
 }
 
@@ -136,6 +145,9 @@ int a2m_pg_read_row(pgstore *s, const PGresult *r, int row, a2m_record *rec)
 			}
 		}
 	}
+	/* NULL reads as 0: no expiry, no fingerprint. */
+	rec->expires_at = a2m_pg_int8(s, r, row, 19);
+	rec->fingerprint = (uint64_t)a2m_pg_int8(s, r, row, 20);
 	if (oom || !rec->id || !rec->content) {
 		a2m_record_clear(rec);
 		return a2m_store_fail(&s->base, "read: out of memory");

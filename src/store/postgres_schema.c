@@ -167,6 +167,41 @@ static const char *const migrations[] = {
 	"ALTER TABLE a2m_state ADD COLUMN event_head bigint NOT NULL DEFAULT 0,"
 	" ADD COLUMN event_salt text NOT NULL"
 	" DEFAULT substr(md5(random()::text || clock_timestamp()::text), 1, 16);",
+
+	/*
+	** 4: the extensions (docs/PROTOCOL.md, Extensions; postgres_extend.c).
+	** A record's expiry (x-expiry, ms) and its content's fingerprint
+	** (x-dedup, the 64-bit hash as a signed bigint), each NULL when unused,
+	** each with a partial index holding only the rows that have one, so a
+	** deployment that uses neither pays a NULL apiece per row. Added as the
+	** last columns: PG_COLUMNS reads them after gen_embedding. The earlier
+	** revisions of keyed records (x-history), by record id and revision;
+	** a statement-level trigger deletes them with their records in the
+	** same statement, whichever path removed them (a forget, a capacity
+	** drop, an expiry sweep), as SQLite's step 9 does row by row.
+	*/
+	"ALTER TABLE a2m_records ADD COLUMN expires_at bigint, ADD COLUMN fp bigint;"
+	"CREATE INDEX a2m_records_expiry ON a2m_records (expires_at, seq)"
+	" WHERE expires_at IS NOT NULL;"
+	"CREATE INDEX a2m_records_fp ON a2m_records (fp) WHERE fp IS NOT NULL;"
+	"CREATE TABLE a2m_history ("
+	" id            text COLLATE \"C\" NOT NULL,"
+	" revision      bigint NOT NULL,"
+	" content       text NOT NULL,"
+	" role          text,"
+	" metadata      text,"
+	" owner         text COLLATE \"C\","
+	" created_at    bigint NOT NULL,"
+	" superseded_at bigint NOT NULL,"
+	" PRIMARY KEY (id, revision));"
+	"CREATE FUNCTION a2m_history_forget() RETURNS trigger LANGUAGE plpgsql AS $$"
+	"BEGIN"
+	"  DELETE FROM a2m_history h USING a2m_old o WHERE h.id = o.id;"
+	"  RETURN NULL;"
+	"END $$;"
+	"CREATE TRIGGER a2m_history_forget AFTER DELETE ON a2m_records"
+	" REFERENCING OLD TABLE AS a2m_old FOR EACH STATEMENT"
+	" EXECUTE FUNCTION a2m_history_forget();",
 };
 
 #define VERSION ((int)(sizeof migrations / sizeof migrations[0]))
