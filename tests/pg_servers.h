@@ -36,6 +36,7 @@ static const char *pg_sh = "scripts/pg.sh";
 typedef struct deployment {
 	char schema[64];
 	char conninfo[700];
+	const char *config;   /* a config file its servers start with (NULL: none) */
 } deployment;
 
 /*
@@ -48,6 +49,7 @@ static inline void deployment_new(deployment *d, const char *what, const char *b
 	snprintf(d->schema, sizeof d->schema, "a2m_ps_%s_%d", what, (int)getpid());
 	snprintf(d->conninfo, sizeof d->conninfo, "%s options='-csearch_path=%s'",
 		 base ? base : pg_test_server(), d->schema);
+	d->config = NULL;
 	if (!base)
 		pg_test_schema_drop(d->schema);
 }
@@ -57,13 +59,13 @@ static inline void deployment_drop(const deployment *d)
 	pg_test_schema_drop(d->schema);
 }
 
-/* `a2m serve --postgres <conninfo> [extra...]` on stdio; NULL on failure. */
-static inline a2m_client *serve_on(const char *conninfo, const char *extra)
+/* `a2m serve --postgres <conninfo> [extra...]` (at most 4) on stdio; NULL on failure. */
+static inline a2m_client *serve_args(const char *conninfo, const char *const *extra, int n_extra)
 {
-	char *argv[8] = {a2m_bin, "serve", "--postgres", (char *)conninfo, NULL, NULL, NULL};
+	char *argv[9] = {a2m_bin, "serve", "--postgres", (char *)conninfo, NULL};
 	int n = 4;
-	if (extra)
-		argv[n++] = (char *)extra;
+	for (int i = 0; i < n_extra && i < 4; i++)
+		argv[n++] = (char *)extra[i];
 	a2m_client *c = NULL;
 	if (a2m_client_spawn_stdio(argv, &c) != A2M_CLIENT_OK) {
 		fprintf(stderr, "  spawn: %s\n", a2m_client_spawn_errmsg());
@@ -73,13 +75,19 @@ static inline a2m_client *serve_on(const char *conninfo, const char *extra)
 	return c;
 }
 
-static inline a2m_client *serve(const deployment *d)
+/* `a2m serve --postgres <conninfo> [extra]` on stdio; NULL on failure. */
+static inline a2m_client *serve_on(const char *conninfo, const char *extra)
 {
-	return serve_on(d->conninfo, NULL);
+	return serve_args(conninfo, &extra, extra ? 1 : 0);
 }
 
+/* A server of d, with d's config file when it has one. */
+static inline a2m_client *serve(const deployment *d)
+{
+	const char *extra[2] = {"--config", d->config};
+	return serve_args(d->conninfo, extra, d->config ? 2 : 0);
+}
 
-/* The response to method with params (stolen; NULL: none), or NULL. */
 static inline json_t *req(a2m_client *c, const char *method, json_t *params)
 {
 	json_t *resp = NULL;

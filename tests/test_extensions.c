@@ -1,6 +1,7 @@
 /*
 ** test_extensions.c — x-expiry, x-history and x-dedup (docs/PROTOCOL.md,
-** Extensions) through the protocol, on both engines: an expired record is
+** Extensions) through the protocol, on every engine (PostgreSQL when
+** $A2M_TEST_POSTGRES names a server, pg_helper.h): an expired record is
 ** never returned from the millisecond it expires (the tests' clock, not
 ** sleeps), then swept with one forgotten event; a key's revisions after
 ** concurrent writes, bounded, forgotten with the key, undone with a failed
@@ -16,6 +17,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 #include "util/clock.h"
 
 /* 2026-03-01T00:00:00Z: the tests' clock starts here. */
@@ -452,14 +454,19 @@ static const test_case tests[] = {
 	{NULL, NULL}
 };
 
-/* A store reopened still knows what expires, and the bound on revisions. */
-static int reopened(void)
+/*
+** A store reopened still knows what expires, and the bound on revisions:
+** the SQLite file, or the PostgreSQL deployment pg names (NULL: SQLite).
+*/
+static int reopened(const char *pg)
 {
 	int failed = 0;
 	char at[A2M_TIMESTAMP_LEN];
+	const char *engine = pg ? "postgres" : "sqlite";
 	check_remove_db(db_path);
 	a2m_clock_set_for_tests(T0);
-	a2m *s = check_open("path", db_path, "history_revisions", "3", NULL);
+	a2m *s = check_open("engine", engine, "path", db_path, "postgres", pg,
+			    "history_revisions", "3", NULL);
 	if (!s)
 		return 1;
 	json_decref(check_call(s, "memory/remember", "{\"records\":[{\"content\":\"later\",\"expires_at\":\"%s\"}]}",
@@ -472,7 +479,8 @@ static int reopened(void)
 	failed |= json_integer_value(json_object_get(json_array_get(hist, 2), "revision")) != 6;
 	json_decref(r);
 	a2m_close(s);
-	if (!(s = check_open("path", db_path, "history_revisions", "3", NULL)))
+	if (!(s = check_open("engine", engine, "path", db_path, "postgres", pg,
+			     "history_revisions", "3", NULL)))
 		return 1;
 	int64_t next = 0;
 	failed |= a2m_sweep(s, &next) != A2M_OK || next != 60000;
@@ -481,8 +489,8 @@ static int reopened(void)
 	a2m_close(s);
 	check_remove_db(db_path);
 	a2m_clock_set_for_tests(0);
-	printf("%s reopened: expiry and revisions kept\n%d passed, %d failed\n",
-	       failed ? "FAIL" : "ok  ", !failed, failed);
+	printf("%s reopened (%s): expiry and revisions kept\n%d passed, %d failed\n",
+	       failed ? "FAIL" : "ok  ", engine, !failed, failed);
 	return failed;
 }
 
@@ -494,19 +502,27 @@ int main(void)
 	if (!f || fputs(layout, f) < 0 || fclose(f) != 0)
 		return 1;
 	int status = 0;
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
+	/* 0 memory, 1 SQLite, 2 PostgreSQL (a schema of the test server). */
+	char pg_schema[64], pg_conninfo[512];
+	int engines = pg_test_engines("a2m_tx", pg_schema, sizeof pg_schema, pg_conninfo,
+				      sizeof pg_conninfo);
+	for (int e = 0; e < engines; e++) {
 		check_remove_db(db_path);
 		a2m_clock_set_for_tests(T0);
-		if (!(h = check_open("engine", sqlite ? "sqlite" : "memory", "path", db_path,
-				     "config_file", cfg_path, NULL)))
+		if (!(h = check_open("engine", pg_test_engine_names[e], "path", db_path,
+				     "config_file", cfg_path, "postgres", e == 2 ? pg_conninfo : NULL,
+				     NULL)))
 			return 1;
-		printf("# engine %s\n", sqlite ? "sqlite" : "memory");
+		printf("# engine %s\n", pg_test_engine_names[e]);
 		status |= run_tests(tests);
 		a2m_close(h);
 	}
 	a2m_clock_set_for_tests(0);
 	unlink(cfg_path);
-	status |= reopened();
+	status |= reopened(NULL);
+	if (engines == 3 && pg_test_schema_fresh(pg_schema) == 0)
+		status |= reopened(pg_conninfo);
+	pg_test_schema_drop(pg_schema);
 	check_remove_db(db_path);
 	return status;
 }

@@ -8,8 +8,9 @@
 ** reads (recall, timeline, fetch, describe's counts, forget); client ids
 ** retried through several servers at once are written once; a key written
 ** by four servers at once is one record whose revision counts every
-** write; capacity and whole groups hold with four servers writing one
-** session; a cursor of one server is valid on another and after a
+** write and whose history keeps every revision it replaced; capacity and whole groups hold with four servers writing one
+** session; two servers sweeping the same expired records report each
+** once; a cursor of one server is valid on another and after a
 ** restart; push delivers other servers' writes; recalls on several
 ** servers add up their touches and earn the promotion together. The
 ** faults are test_pg_faults.c's.
@@ -181,6 +182,13 @@ static void test_client_ids_retried_through_four_servers_are_written_once(void)
 	deployment_drop(&d);
 }
 
+/* o's member name as a string, "" when it is none. */
+static const char *str_of(const json_t *o, const char *name)
+{
+	const char *v = json_string_value(json_object_get(o, name));
+	return v ? v : "";
+}
+
 /* 25 writes of one key per writer. */
 static void *key_writer(void *arg)
 {
@@ -202,11 +210,21 @@ static void *key_writer(void *arg)
 	return NULL;
 }
 
+/*
+** ... and whose history (x-history, room for all of them) holds each of the
+** 99 revisions it replaced exactly once, numbered without a gap: none was
+** lost to a write that read the record before another server's commit.
+*/
 static void test_one_key_written_by_four_servers_counts_every_revision(void)
 {
 	deployment d;
 	writer w[4];
+	char cfg[64];
+	snprintf(cfg, sizeof cfg, "/tmp/a2m-test-pgs-%d.json", (int)getpid());
+	FILE *f = fopen(cfg, "w");
+	CHECK(f && fputs("{\"history\": {\"revisions\": 200}}", f) >= 0 && fclose(f) == 0);
 	deployment_new(&d, "key", NULL);
+	d.config = cfg;
 	prepare(&d);
 	run_writers(&d, key_writer, w, 4);
 	a2m_client *c = serve(&d);
@@ -214,8 +232,35 @@ static void test_one_key_written_by_four_servers_counts_every_revision(void)
 	CHECK_INT(json_array_size(recs), 1);
 	CHECK_INT(json_integer_value(json_object_get(json_array_get(recs, 0), "revision")), 99);
 	json_decref(recs);
+	json_t *resp = req(c, "memory/fetch", json_pack("{s:s,s:b}", "key", "shared/counter",
+							"history", 1));
+	json_t *rec = json_object_get(result_of(resp), "record");
+	json_t *hist = json_object_get(result_of(resp), "history");
+	CHECK_INT(json_array_size(hist), 99);
+	int seen[4][25], bad = 0, wr, k;
+	memset(seen, 0, sizeof seen);
+	if (sscanf(str_of(rec, "content"),
+		   "counter written by %d, time %d", &wr, &k) == 2 && wr >= 0 && wr < 4 && k >= 0 &&
+	    k < 25)
+		seen[wr][k]++;
+	for (size_t i = 0; i < json_array_size(hist); i++) {
+		json_t *e = json_array_get(hist, i);
+		bad += json_integer_value(json_object_get(e, "revision")) != (json_int_t)(98 - i);
+		if (sscanf(str_of(e, "content"),
+			   "counter written by %d, time %d", &wr, &k) == 2 && wr >= 0 && wr < 4 &&
+		    k >= 0 && k < 25)
+			seen[wr][k]++;
+		else
+			bad++;
+	}
+	for (wr = 0; wr < 4; wr++)
+		for (k = 0; k < 25; k++)
+			bad += seen[wr][k] != 1;
+	CHECK_INT(bad, 0);
+	json_decref(resp);
 	a2m_client_free(c);
 	deployment_drop(&d);
+	unlink(cfg);
 }
 
 /*
@@ -285,6 +330,64 @@ static void test_capacity_and_groups_hold_with_four_servers_in_one_session(void)
 	json_decref(recs);
 	CHECK(tier_count(c, "episodic") <= 256);
 	a2m_client_free(c);
+	deployment_drop(&d);
+}
+
+/* ---- expiry: several servers sweep one deployment -------------------------------------- */
+
+/*
+** Two idle servers, each having written a record that expires at the same
+** moment (so each knows a sweep is due), both sweep when it comes: each
+** record is removed once and named by exactly one forgotten event marked
+** expired, since each sweep looks for expired records under the
+** deployment's write lock (postgres_extend.c).
+*/
+static void test_two_servers_sweep_each_expired_record_once(void)
+{
+	deployment d;
+	deployment_new(&d, "expiry", NULL);
+	prepare(&d);
+	a2m_client *a = serve(&d), *b = serve(&d);
+	json_t *head = req(a, "memory/events", json_object());
+	char *cursor = strdup(str_of(result_of(head), "cursor"));
+	json_decref(head);
+	char *ids[2];
+	for (int k = 0; k < 2; k++) {
+		json_t *resp = req(k ? b : a, "memory/remember",
+				   json_pack("{s:[{s:s,s:s,s:i}]}", "records", "content",
+					     k ? "expires too" : "expires", "tier", "semantic",
+					     "ttl_seconds", 1));
+		json_t *got = json_object_get(result_of(resp), "ids");
+		ids[k] = strdup(json_string_value(json_array_get(got, 0)) ? json_string_value(
+					json_array_get(got, 0)) : "");
+		json_decref(resp);
+	}
+	sleep_ms(2500);  /* both idle past the expiry: their sweeps race */
+	json_t *evs = req(b, "memory/events", json_pack("{s:s,s:[s]}", "cursor", cursor,
+							"kinds", "forgotten"));
+	int named[2] = {0, 0}, unmarked = 0;
+	json_t *ev;
+	size_t i;
+	json_array_foreach(json_object_get(result_of(evs), "events"), i, ev) {
+		unmarked += !json_is_true(json_object_get(ev, "expired"));
+		json_t *id;
+		size_t j;
+		json_array_foreach(json_object_get(ev, "ids"), j, id)
+			for (int k = 0; k < 2; k++)
+				named[k] += strcmp(json_string_value(id), ids[k]) == 0;
+	}
+	CHECK_INT(named[0], 1);
+	CHECK_INT(named[1], 1);
+	CHECK_INT(unmarked, 0);
+	json_decref(evs);
+	json_t *left = timeline(a, NULL);
+	CHECK_INT(json_array_size(left), 0);
+	json_decref(left);
+	for (int k = 0; k < 2; k++)
+		free(ids[k]);
+	free(cursor);
+	a2m_client_free(a);
+	a2m_client_free(b);
 	deployment_drop(&d);
 }
 
@@ -428,6 +531,7 @@ int main(int argc, char **argv)
 		TEST(test_client_ids_retried_through_four_servers_are_written_once),
 		TEST(test_one_key_written_by_four_servers_counts_every_revision),
 		TEST(test_capacity_and_groups_hold_with_four_servers_in_one_session),
+		TEST(test_two_servers_sweep_each_expired_record_once),
 		TEST(test_a_cursor_is_valid_on_every_server_and_after_a_restart),
 		TEST(test_push_delivers_the_other_servers_writes),
 		TEST(test_recalls_on_three_servers_add_up_and_earn_the_promotion),
