@@ -350,6 +350,9 @@ static void check_remember_undeclared_fields(conf_ctx *cx, const void *arg)
 		{"embeddings", "embedding", "[0.1,0.2,0.3]"},
 		{"external", "uri", "\"https://example.com/doc\""},
 		{"external", "media_type", "\"text/plain\""},
+		/* Our extension (docs/PROTOCOL.md): a time long past, which a
+		** server honouring it without declaring it would hide behind. */
+		{"x-expiry", "expires_at", "\"2001-01-01T00:00:00.000Z\""},
 	};
 	const char *m = conf_marker(cx);
 	json_t *rec = conf_record(cx, conf_str(cx, "%s with fields it may not know", m), m);

@@ -455,6 +455,41 @@ static const test_case tests[] = {
 };
 
 /*
+** A record brought in whole (remember's import form, the shape of an a2m
+** export's line) keeps its expiry only where x-expiry is declared: spec
+** §4.2 has a server ignore the fields of capabilities it does not declare,
+** and a past expiry kept anyway hid the record from every read.
+*/
+static int import_expiry_needs_the_capability(void)
+{
+	static const char *const caps[] = {
+		"core,tiers,salience,scopes,sessions,keys,embeddings,external,events,summarize,"
+		"prompt,x-where,x-history,x-dedup",
+		NULL};
+	int failed = 0;
+	for (int declared = 0; declared < 2; declared++) {
+		a2m *s = check_open("engine", "memory", "capabilities", caps[declared], NULL);
+		if (!s)
+			return 1;
+		json_t *r = check_call(s, "memory/remember", "{\"import\":true,\"records\":[{"
+				       "\"id\":\"imp-1\",\"content\":\"imported long ago\","
+				       "\"created_at\":\"2000-06-01T00:00:00.000Z\","
+				       "\"expires_at\":\"2001-01-01T00:00:00.000Z\"}]}");
+		failed |= json_object_get(result(r), "ids") == NULL;
+		json_decref(r);
+		r = check_call(s, "memory/timeline", "{}");
+		failed |= (int)json_array_size(records_of(r)) != (declared ? 0 : 1);
+		failed |= !declared && json_object_get(json_array_get(records_of(r), 0),
+							"expires_at") != NULL;
+		json_decref(r);
+		a2m_close(s);
+	}
+	printf("%s an imported expiry is kept only with x-expiry declared\n%d passed, %d failed\n",
+	       failed ? "FAIL" : "ok  ", !failed, failed);
+	return failed;
+}
+
+/*
 ** A store reopened still knows what expires, and the bound on revisions:
 ** the SQLite file, or the PostgreSQL deployment pg names (NULL: SQLite).
 */
@@ -519,6 +554,7 @@ int main(void)
 	}
 	a2m_clock_set_for_tests(0);
 	unlink(cfg_path);
+	status |= import_expiry_needs_the_capability();
 	status |= reopened(NULL);
 	if (engines == 3 && pg_test_schema_fresh(pg_schema) == 0)
 		status |= reopened(pg_conninfo);

@@ -337,6 +337,15 @@ json_t *a2m_record_to_json(const a2m_call *call, const a2m_record *rec,
 int a2m_record_from_wire(const json_t *o, a2m_record *rec, char *err, size_t errlen);
 
 /*
+** What of a record read by a2m_record_from_wire a server declaring caps
+** keeps: an expires_at only with x-expiry. Spec §4.2 has a server ignore
+** the fields of capabilities it does not declare (tier alone is refused);
+** an expiry kept anyway would hide the record from every read, on a server
+** that never said records expire. Cannot fail.
+*/
+void a2m_record_wire_fit(a2m_record *rec, unsigned caps);
+
+/*
 ** The same object as text, appended to b (util/json_write.h), with a
 ** "score" member last when score is not NULL (as recall adds it). Returns
 ** 0, or nonzero when memory ran out or the record cannot be written (text

@@ -126,3 +126,9 @@ int a2m_record_from_wire(const json_t *o, a2m_record *rec, char *err, size_t err
 	}
 	return 0;
 }
+
+void a2m_record_wire_fit(a2m_record *rec, unsigned caps)
+{
+	if (!(caps & A2M_CAP_X_EXPIRY))
+		rec->expires_at = 0;
+}

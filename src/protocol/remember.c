@@ -301,6 +301,9 @@ static int remember_import(a2m_call *call, json_t *in, size_t n, json_t **result
 						   "not the caller's", i);
 		}
 	}
+	/* An expiry where x-expiry is not declared is ignored, not refused. */
+	for (size_t i = 0; i < n && !rc; i++)
+		a2m_record_wire_fit(recs[i], call->caps);
 	if (!rc)
 		rc = a2m_stack_import(call->srv->stack, recs, n, outcome, err);
 	if (!rc) {

@@ -288,6 +288,7 @@ static int take_line(importer *im, json_t *v, int64_t now)
 			a2m_record_free(rec);
 			return bad(im, "%s", why);
 		}
+		a2m_record_wire_fit(rec, im->h->srv.declared);
 		return add_record(im, rec);
 	}
 	a2m_record **recs = NULL;
