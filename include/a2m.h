@@ -307,7 +307,9 @@ A2M_API void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user);
 ** expired record either way. For a caller that may go idle: call it when
 ** *next_ms (when not NULL) says, the milliseconds until the next expiry
 ** the handle knows of (-1: none; 0: call again now). Cheap when nothing is
-** due. Same lock as a write. Returns A2M_OK; A2M_MISUSE for a NULL h;
+** due. On a store other servers write too (PostgreSQL) it first rereads
+** the earliest expiry when one of them committed since, so their records
+** are removed too. Same lock as a write. Returns A2M_OK; A2M_MISUSE for a NULL h;
 ** A2M_ERROR when the store failed (logged; the records stay, and reads go
 ** on hiding them).
 */

@@ -490,6 +490,52 @@ static int import_expiry_needs_the_capability(void)
 }
 
 /*
+** PostgreSQL: a record another server of the deployment wrote to expire is
+** swept by an idle server that never saw it written (a2m_sweep rereads
+** the earliest expiry once the deployment moved), and a second sweep finds
+** nothing more to report.
+*/
+static int idle_server_sweeps_what_another_wrote(const char *pg)
+{
+	int failed = 0;
+	char at[A2M_TIMESTAMP_LEN];
+	a2m_clock_set_for_tests(T0);
+	a2m *idle = check_open("engine", "postgres", "postgres", pg, NULL);
+	a2m *writer = idle ? check_open("engine", "postgres", "postgres", pg, NULL) : NULL;
+	if (!writer) {
+		a2m_close(idle);
+		return 1;
+	}
+	int64_t next = 0;
+	failed |= a2m_sweep(idle, &next) != A2M_OK || next != -1;
+	json_t *r = check_call(idle, "memory/events", "{}");
+	char *cursor = strdup(json_string_value(json_object_get(result(r), "cursor")));
+	json_decref(r);
+	json_decref(check_call(writer, "memory/remember", "{\"records\":[{\"content\":\"theirs\","
+			       "\"tier\":\"semantic\",\"expires_at\":\"%s\"}]}",
+			       a2m_clock_format(T0 + 5000, at)));
+	a2m_close(writer);   /* it will not sweep it */
+	failed |= a2m_sweep(idle, &next) != A2M_OK || next != 5000;
+	a2m_clock_set_for_tests(T0 + 5000);
+	failed |= a2m_sweep(idle, &next) != A2M_OK || next != -1;
+	r = check_call(idle, "memory/events", "{\"cursor\":\"%s\",\"kinds\":[\"forgotten\"]}",
+		       cursor);
+	json_t *evs = json_object_get(result(r), "events");
+	failed |= json_array_size(evs) != 1 ||
+		  !json_is_true(json_object_get(json_array_get(evs, 0), "expired"));
+	json_decref(r);
+	r = check_call(idle, "memory/timeline", "{}");
+	failed |= json_array_size(records_of(r)) != 0;
+	json_decref(r);
+	free(cursor);
+	a2m_close(idle);
+	a2m_clock_set_for_tests(0);
+	printf("%s an idle server sweeps what another server wrote to expire\n"
+	       "%d passed, %d failed\n", failed ? "FAIL" : "ok  ", !failed, failed);
+	return failed;
+}
+
+/*
 ** A store reopened still knows what expires, and the bound on revisions:
 ** the SQLite file, or the PostgreSQL deployment pg names (NULL: SQLite).
 */
@@ -558,6 +604,8 @@ int main(void)
 	status |= reopened(NULL);
 	if (engines == 3 && pg_test_schema_fresh(pg_schema) == 0)
 		status |= reopened(pg_conninfo);
+	if (engines == 3 && pg_test_schema_fresh(pg_schema) == 0)
+		status |= idle_server_sweeps_what_another_wrote(pg_conninfo);
 	pg_test_schema_drop(pg_schema);
 	check_remove_db(db_path);
 	return status;

@@ -171,6 +171,27 @@ static int sweep(a2m *h, int batches)
 	return rc ? -1 : 0;
 }
 
+/*
+** On a store other servers write (h->watched: PostgreSQL), what they wrote
+** to expire is not in this stack's cache, and were they to stop, nothing
+** would remove it: so an idle caller rereads the earliest expiry whenever
+** the deployment's version moved (one read of the state row otherwise).
+** Removal stays once per record whoever sweeps (postgres_extend.c).
+*/
+static void reread_expiry(a2m *h)
+{
+	a2m_store *s = h->watched;
+	if (!s || !s->ops->version || h->srv.read_only)
+		return;
+	uint64_t v = s->ops->version(s);
+	if (!v || v == h->expiry_seen)
+		return;
+	pthread_rwlock_wrlock(&h->lock);
+	if (a2m_stack_expiry_init(h->srv.stack) == 0)
+		h->expiry_seen = v;
+	pthread_rwlock_unlock(&h->lock);
+}
+
 int a2m_sweep(a2m *h, int64_t *next_ms)
 {
 	if (next_ms)
@@ -179,6 +200,7 @@ int a2m_sweep(a2m *h, int64_t *next_ms)
 		return A2M_MISUSE;
 	if (h->delegate)
 		return A2M_OK;  /* a federation's backends sweep their own records */
+	reread_expiry(h);
 	int rc = sweep(h, 0);
 	if (next_ms) {
 		int64_t at = a2m_stack_expiry_next(h->srv.stack), now = a2m_clock_now_ms();

@@ -25,6 +25,8 @@ struct a2m {
 	                                servers' commits (store.h, watch), which a
 	                                channel that can push is told of */
 	int             watching;    /* its watch runs: a notify callback is set */
+	uint64_t        expiry_seen; /* the shared store's version when a2m_sweep
+	                                last reread the earliest expiry */
 	a2m_notify_fn   notify;
 	void           *notify_user;
 	/* A delegated handle (server/delegate.h): every call goes to it, and

@@ -417,6 +417,16 @@ int64_t a2m_stack_expiry_next(a2m_stack *st);
 int     a2m_stack_expire(a2m_stack *st, size_t max, size_t *removed, a2m_error *err);
 
 /*
+** Reads the store's earliest expiry into the stack's cache again. The cache
+** learns of this stack's own writes as they happen; on a store that other
+** servers write too (PostgreSQL) their records' expiries reach it only
+** this way, so that this server sweeps them should theirs stop. Exclusive
+** lock (the store's read runs on the writer's connection). Returns 0, or a
+** negative code (the cache then says none).
+*/
+int     a2m_stack_expiry_init(a2m_stack *st);
+
+/*
 ** Closes a session: its records leave the working (per-session) tiers for
 ** their spill_to at once, then promotion and capacity run over the stack
 ** (spec §4.11). Deletes nothing the tiers' own rules would not. An unknown

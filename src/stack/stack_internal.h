@@ -484,9 +484,6 @@ int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err);
 ** earlier if it must. Any thread. */
 void a2m_stack_expiry_noted(a2m_stack *st, int64_t at);
 
-/* Reads the store's earliest expiry into the cache (a2m_stack_new). 0, or
-** a negative code (the cache then says none). */
-int a2m_stack_expiry_init(a2m_stack *st);
 
 /* ---- write.c (calls finish.c and below) --------------------------------- */
 
