@@ -86,6 +86,59 @@ static void check_describe_capabilities(conf_ctx *cx, const void *arg)
 		conf_pass(cx);
 }
 
+/*
+** Our extensions (docs/PROTOCOL.md, Extensions) are capabilities named
+** x-...; a member of describe named as one appears only when it is
+** declared, and is an object; the deprecated "extensions" list names
+** exactly the router's three that are declared, as they were called before.
+*/
+static void check_describe_one_vocabulary(conf_ctx *cx, const void *arg)
+{
+	(void)arg;
+	static const char *const routed[][2] = {
+		{"x-import", "import"}, {"x-touch", "touch"}, {"x-all-owners", "all_owners"}};
+	const json_t *d = described(cx);
+	json_t *caps = d ? string_set(cx, d, "capabilities") : NULL;
+	if (!caps)
+		return;
+	int n, ours = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)d, key, v) {
+		if (strncmp(key, "x-", 2) != 0)
+			continue;
+		ours = 1;
+		if (!holds(caps, key, &n) || !json_is_object(v)) {
+			conf_fail(cx, "describe has a member %s %s, which is not an object of a "
+				  "declared capability (capabilities %s)", key, conf_show(cx, v),
+				  conf_show(cx, caps));
+			return;
+		}
+	}
+	const json_t *old = json_object_get(d, "extensions");
+	size_t expected = 0;
+	for (size_t i = 0; i < CONF_COUNT(routed); i++) {
+		int declared = holds(caps, routed[i][0], &n);
+		ours |= declared;
+		expected += (size_t)declared;
+		if (old && declared != holds(old, routed[i][1], &n)) {
+			conf_fail(cx, "capabilities %s and the deprecated extensions %s disagree on %s",
+				  conf_show(cx, caps), conf_show(cx, old), routed[i][0]);
+			return;
+		}
+	}
+	if (!ours && !old) {
+		conf_skip(cx, "the server declares none of our x- extensions");
+		return;
+	}
+	if (old && (!json_is_array(old) || json_array_size(old) != expected)) {
+		conf_fail(cx, "the deprecated extensions %s names other than the declared x-import, "
+			  "x-touch and x-all-owners", conf_show(cx, old));
+		return;
+	}
+	conf_pass(cx);
+}
+
 static void check_describe_core_methods(conf_ctx *cx, const void *arg)
 {
 	(void)arg;
@@ -321,6 +374,8 @@ static void check_describe_no_params(conf_ctx *cx, const void *arg)
 static const conf_check describe_checks[] = {
 	{"protocol is \"a2m/0.1\" and name is a string", check_describe_identity, NULL},
 	{"capabilities include \"core\", without duplicates", check_describe_capabilities, NULL},
+	{"our x- extensions are capabilities, and the deprecated extensions list agrees",
+	 check_describe_one_vocabulary, NULL},
 	{"methods include the five core methods", check_describe_core_methods, NULL},
 	{"every listed method is under memory/", check_describe_namespace, NULL},
 	{"methods match the declared capabilities", check_describe_methods_match, NULL},

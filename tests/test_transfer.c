@@ -5,6 +5,7 @@
 ** field by field; importing twice changes nothing; what happens to an id
 ** that exists, a key another id holds, a tier or a width the target does
 ** not have, a bad line; capacity kept and events told as for any write;
+** a key's revisions memory → SQLite → PostgreSQL → memory with their record;
 ** the MCP memory server's graph; recall's touch: false.
 */
 #include <stdarg.h>
@@ -163,7 +164,10 @@ static void round_trip(const char *engine)
 	fill(src);
 	char *a = export_text(src);
 	/* Every field is in the file, the header first. */
-	CHECK(strncmp(a, "{\"format\":\"a2m-export\",\"version\":1,", 35) == 0);
+	CHECK(strncmp(a, "{\"format\":\"a2m-export\",\"version\":2,", 35) == 0);
+	/* The key's earlier revision (x-history) on a line of its own. */
+	CHECK(strstr(records_of(a), "{\"kind\":\"revision\",\"id\":") != NULL);
+	CHECK(strstr(records_of(a), "\"revision\":0,\"content\":\"a fact with a vector\"") != NULL);
 	CHECK(strstr(a, "\"records\":7,") != NULL);
 	CHECK(strstr(records_of(a), "\"revision\":1") != NULL);
 	CHECK(strstr(records_of(a), "\"embedding\":[0.3,0.2,0.1]") != NULL);
@@ -200,6 +204,13 @@ static void round_trip(const char *engine)
 	CHECK_STR(json_string_value(json_object_get(json_object_get(json_object_get(f, "result"),
 					"record"), "content")), "a fact, corrected");
 	json_decref(f);
+	/* Its history came along, as the source answers it. */
+	json_t *h1 = check_call(src, "memory/fetch", "{\"key\":\"facts/v\",\"history\":true}");
+	json_t *h2 = check_call(back, "memory/fetch", "{\"key\":\"facts/v\",\"history\":true}");
+	CHECK_INT(json_array_size(json_object_get(json_object_get(h2, "result"), "history")), 1);
+	CHECK(json_equal(json_object_get(h1, "result"), json_object_get(h2, "result")));
+	json_decref(h1);
+	json_decref(h2);
 	json_t *r = check_call(back, "memory/recall", "{\"embedding\":[0.3,0.2,0.1],\"limit\":1}");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(
 		json_object_get(r, "result"), "records"), 0), "key")), "facts/v");
@@ -324,9 +335,9 @@ static void refused_before_anything_is_written(void)
 	CHECK(strstr(err, "4 dimensions") != NULL);
 	CHECK_INT(count(h), 1);
 	/* A newer format. */
-	snprintf(text, sizeof text, "{\"format\":\"a2m-export\",\"version\":2}\n%s", rec);
+	snprintf(text, sizeof text, "{\"format\":\"a2m-export\",\"version\":3}\n%s", rec);
 	CHECK_INT(import_text(h, text, 0, &res, err, sizeof err), -1);
-	CHECK(strstr(err, "version 2") != NULL);
+	CHECK(strstr(err, "version 3") != NULL);
 	/* Neither format; and an export without its header. */
 	CHECK_INT(import_text(h, "{\"hello\":1}\n", 0, &res, err, sizeof err), -1);
 	CHECK(strstr(err, "neither") != NULL);
@@ -559,6 +570,78 @@ static void expiry_and_duplicates_survive_a_move(void)
 	unlink(cfg);
 }
 
+/*
+** A key's earlier revisions (x-history) go memory -> SQLite -> PostgreSQL
+** (when there is one) -> memory with their record, every line equal, in
+** batches of one record (its revisions travel in its batch). A record
+** not imported (its id is there) brings none of its revisions, and a
+** revision line that does not follow its record's line is refused.
+*/
+static void history_travels_with_its_record(void)
+{
+	const char *chain[] = {"sqlite", "postgres", "memory"};
+	size_t links = pg_test_server() ? 3 : 2;
+	drop_db(DB);
+	pg_test_schema_fresh(pg_schema);
+	a2m *src = check_open("engine", "memory", NULL);
+	for (int i = 0; i < 4; i++) {
+		char p[160];
+		snprintf(p, sizeof p, "{\"records\":[{\"content\":\"city %d\",\"key\":\"u/city\","
+			 "\"role\":\"user\",\"metadata\":{\"n\":%d}}]}", i, i);
+		call_ok(src, "memory/remember", p);
+	}
+	call_ok(src, "memory/remember", "{\"records\":[{\"content\":\"no key, no history\"}]}");
+	char *first = export_text(src), *text = first;
+	CHECK(strstr(text, "\"revision\":2,\"content\":\"city 2\"") != NULL);
+	json_t *want = check_call(src, "memory/fetch", "{\"key\":\"u/city\",\"history\":true}");
+	CHECK_INT(json_array_size(json_object_get(json_object_get(want, "result"), "history")), 3);
+	for (size_t k = 0; k < (links == 3 ? 3u : 2u); k++) {
+		const char *engine = links == 3 ? chain[k] : k ? "memory" : "sqlite";
+		a2m *h = strcmp(engine, "memory") == 0 ? check_open("engine", "memory", NULL)
+						       : open_durable(engine);
+		a2m_import_result res;
+		char err[512] = "";
+		CHECK_INT(import_text(h, text, 1, &res, err, sizeof err), 0);
+		CHECK_INT(res.imported, 2);
+		CHECK_INT(res.revisions, 3);
+		a2m_import_result_free(&res);
+		json_t *got = check_call(h, "memory/fetch", "{\"key\":\"u/city\",\"history\":true}");
+		CHECK(json_equal(json_object_get(want, "result"), json_object_get(got, "result")));
+		json_decref(got);
+		char *next = export_text(h);
+		same_records(first, next, engine);
+		if (text != first)
+			free(text);
+		text = next;
+		/* Imported again: the records are there, their revisions not doubled. */
+		CHECK_INT(import_text(h, first, 0, &res, err, sizeof err), 0);
+		CHECK_INT(res.skipped, 2);
+		a2m_import_result_free(&res);
+		got = check_call(h, "memory/fetch", "{\"key\":\"u/city\",\"history\":true}");
+		CHECK(json_equal(json_object_get(want, "result"), json_object_get(got, "result")));
+		json_decref(got);
+		a2m_close(h);
+	}
+	if (text != first)
+		free(text);
+	json_decref(want);
+	/* A revision line whose record is not the line before it. */
+	a2m *h = check_open("engine", "memory", NULL);
+	a2m_import_result res;
+	char err[512] = "";
+	const char *stray = "{\"format\":\"a2m-export\",\"version\":2}\n"
+		"{\"id\":\"a\",\"content\":\"one\",\"created_at\":\"2026-01-02T03:04:05.678Z\"}\n"
+		"{\"kind\":\"revision\",\"id\":\"b\",\"revision\":0,\"content\":\"x\","
+		"\"created_at\":null,\"superseded_at\":\"2026-01-02T03:04:05.678Z\"}\n";
+	CHECK_INT(import_text(h, stray, 0, &res, err, sizeof err), -1);
+	CHECK(strstr(err, "test:3: a revision line must follow the line of its record") != NULL);
+	CHECK_INT(count(h), 0);
+	a2m_close(h);
+	free(first);
+	a2m_close(src);
+	drop_db(DB);
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-transfer-%d.db", (int)getpid());
@@ -575,6 +658,7 @@ int main(void)
 		TEST(read_only_refuses),
 		TEST(recall_touch_false_counts_nothing),
 		TEST(expiry_and_duplicates_survive_a_move),
+		TEST(history_travels_with_its_record),
 		{NULL, NULL},
 	};
 	snprintf(pg_schema, sizeof pg_schema, "a2m_tx_%d", (int)getpid());

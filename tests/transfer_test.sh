@@ -36,9 +36,11 @@ contains "a2m --help lists import" "$out" "  import "
 run export --db a.db -o a.jsonl
 expect "export exits 0" "$status" 0
 expect "export says what it wrote" "$err" "a2m export: 3 records to a.jsonl"
-expect "export writes a header and one line a record" "$(wc -l <a.jsonl | tr -d ' ')" 4
+expect "export writes a header, one line a record and one a revision" "$(wc -l <a.jsonl | tr -d ' ')" 5
+contains "the key's earlier revision has a line of its own (x-history)" "$(cat a.jsonl)" '{"kind":"revision","id":'
+contains "... with what the key held before" "$(grep '"kind":"revision"' a.jsonl)" '"revision":0,"content":"one",'
 head=$(head -n 1 a.jsonl)
-contains "the header names the format and its version" "$head" '{"format":"a2m-export","version":1,'
+contains "the header names the format and its version" "$head" '{"format":"a2m-export","version":2,'
 contains "the header names the source file" "$head" "\"path\":\"$d/a.db\""
 contains "the header carries describe's result" "$head" '"describe":{"protocol":"a2m/0.1"'
 contains "the header counts the records" "$head" '"records":3,'
@@ -49,20 +51,20 @@ contains "a record keeps its access count" "$recs" '"access_count":1,"accessed_a
 lacks "no progress line when stderr is not a terminal" "$err" $'\r'
 
 run export --db a.db
-contains "export to standard output: the header" "$(printf '%s\n' "$out" | head -n 1)" '{"format":"a2m-export","version":1,'
+contains "export to standard output: the header" "$(printf '%s\n' "$out" | head -n 1)" '{"format":"a2m-export","version":2,'
 expect "... the same records" "$(printf '%s\n' "$out" | tail -n +2)" "$recs"
 expect "... and nothing on stderr" "$err" ""
 
 run import --db b.db a.jsonl
 expect "import exits 0" "$status" 0
-expect "import says what it did" "$out" "a2m import: a.jsonl (a2m): 3 read, 3 imported, 0 skipped (id exists), 0 not written (key held)"
+expect "import says what it did" "$out" "a2m import: a.jsonl (a2m): 3 read, 3 imported, 0 skipped (id exists), 0 not written (key held), 1 earlier revision read"
 run export --db b.db
 expect "imported and exported again: the same records, byte for byte" "$(printf '%s\n' "$out" | tail -n +2)" "$recs"
 run import --db b.db a.jsonl
-expect "importing twice changes nothing" "$out" "a2m import: a.jsonl (a2m): 3 read, 0 imported, 3 skipped (id exists), 0 not written (key held)"
+expect "importing twice changes nothing" "$out" "a2m import: a.jsonl (a2m): 3 read, 0 imported, 3 skipped (id exists), 0 not written (key held), 1 earlier revision read"
 
 out=$("$a2m" import --db c.db - <a.jsonl 2>/dev/null)
-expect "import from standard input" "$out" "a2m import: (standard input) (a2m): 3 read, 3 imported, 0 skipped (id exists), 0 not written (key held)"
+expect "import from standard input" "$out" "a2m import: (standard input) (a2m): 3 read, 3 imported, 0 skipped (id exists), 0 not written (key held), 1 earlier revision read"
 
 # A key held by another record of the same owner is not written, and named.
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"memory/remember","params":{"records":[{"id":"local","content":"ours","key":"k/1","session":"s"}]}}' |

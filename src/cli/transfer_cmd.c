@@ -235,10 +235,14 @@ static int run_import(cli_store *st, cmd_args *a)
 		       "(--dry-run)\n", a->opt.name, a2m_import_format_name(res.format),
 		       (long long)res.lines, res.lines == 1 ? "" : "s");
 	else
+		/* Revisions (x-history) said only when the file had some. */
 		printf("a2m import: %s (%s): %lld read, %lld imported, %lld skipped (id exists), "
-		       "%lld not written (key held)\n", a->opt.name,
+		       "%lld not written (key held)%s%.0lld%s\n", a->opt.name,
 		       a2m_import_format_name(res.format), (long long)res.lines,
-		       (long long)res.imported, (long long)res.skipped, (long long)res.key_held);
+		       (long long)res.imported, (long long)res.skipped, (long long)res.key_held,
+		       res.revisions ? ", " : "", (long long)res.revisions,
+		       !res.revisions ? "" : res.revisions == 1 ? " earlier revision read"
+							     : " earlier revisions read");
 	a2m_import_result_free(&res);
 	return A2M_EXIT_OK;
 }

@@ -289,6 +289,17 @@ static unsigned caps_of(const json_t *d)
 	return caps;
 }
 
+/*
+** Whether describe d declares our extension cap (x-touch, ...): as a
+** capability, or under old_name in "extensions", as servers did before
+** these were capabilities (docs/PROTOCOL.md, Extensions).
+*/
+static int declares(const json_t *d, unsigned cap, const char *old_name)
+{
+	return holds(json_object_get(d, "capabilities"), a2m_capability_name(cap)) ||
+	       holds(json_object_get(d, "extensions"), old_name);
+}
+
 /* Checks that b's tier called t->name can hold what the router puts there. */
 static int check_tier(const fed_backend *b, const a2m_tier *t, char *err, size_t errlen)
 {
@@ -341,7 +352,7 @@ int fed_backend_start(federation *f, fed_backend *b, char *err, size_t errlen)
 	}
 	b->caps = caps_of(b->describe);
 	b->read_only = json_is_true(json_object_get(b->describe, "read_only"));
-	const json_t *ext = json_object_get(b->describe, "extensions");
+	const json_t *d = b->describe;
 	/* What the router cannot do without (docs/FEDERATION.md). */
 	size_t held = 0;
 	for (size_t i = 0; i < f->layout.n; i++)
@@ -351,14 +362,14 @@ int fed_backend_start(federation *f, fed_backend *b, char *err, size_t errlen)
 	const char *lacks = b->read_only && !(b->caps & A2M_CAP_TIERS) && held > 1
 				? "the tiers capability (it holds more than one tier)"
 			  : !b->read_only && !(b->caps & A2M_CAP_TIERS) ? "the tiers capability"
-			  : !b->read_only && !holds(ext, "touch")
-				? "the touch extension (recall's touch: false, for reads that "
+			  : !b->read_only && !declares(d, A2M_CAP_X_TOUCH, "touch")
+				? "the x-touch extension (recall's touch: false, for reads that "
 				  "are not uses)"
-			  : !b->read_only && !holds(ext, "import")
-				? "the import extension (remember's import form, which moves "
+			  : !b->read_only && !declares(d, A2M_CAP_X_IMPORT, "import")
+				? "the x-import extension (remember's import form, which moves "
 				  "records with every field)"
-			  : (b->caps & A2M_CAP_SCOPES) && !holds(ext, "all_owners")
-				? "the all_owners extension (the policy reads every owner's "
+			  : (b->caps & A2M_CAP_SCOPES) && !declares(d, A2M_CAP_X_ALL_OWNERS, "all_owners")
+				? "the x-all-owners extension (the policy reads every owner's "
 				  "records)"
 				: NULL;
 	if (lacks) {

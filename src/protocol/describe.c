@@ -147,6 +147,22 @@ static json_t *describe_scorer(a2m_call *call, int64_t *unindexed, a2m_error *er
 static int describe_extensions(const a2m_call *call, json_t *res)
 {
 	int bad = 0;
+	/*
+	** The router's three (x-import, x-touch, x-all-owners) have nothing to
+	** say beyond their declaration. "extensions" names them as servers did
+	** before they were capabilities, for routers of those versions, which
+	** look for them there (docs/PROTOCOL.md, Extensions): deprecated.
+	*/
+	static const struct {
+		unsigned cap;
+		const char *old_name;
+	} routed[] = {{A2M_CAP_X_IMPORT, "import"}, {A2M_CAP_X_TOUCH, "touch"},
+		      {A2M_CAP_X_ALL_OWNERS, "all_owners"}};
+	json_t *old = json_array();
+	for (size_t i = 0; old && i < sizeof routed / sizeof *routed; i++)
+		if (call->caps & routed[i].cap)
+			bad |= json_array_append_new(old, json_string(routed[i].old_name));
+	bad |= json_object_set_new(res, "extensions", old);
 	if (call->caps & A2M_CAP_X_WHERE) {
 		json_t *ops = json_array();
 		for (size_t i = 0; ops && a2m_where_operators[i]; i++)
@@ -267,11 +283,6 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 								       json_null(), "method", "extractive"));
 	if (call->caps & A2M_CAP_PROMPT)
 		bad |= json_object_set_new(res, "prompt", a2m_prompt_describe());
-	/* Our extensions (docs/PROTOCOL.md): remember's import form, recall's
-	** touch: false, every owner's records for a router. A federating router
-	** requires them of its backends. */
-	bad |= json_object_set_new(res, "extensions", json_pack("[sss]", "import", "touch",
-								"all_owners"));
 	bad |= describe_extensions(call, res);
 	if (bad) {
 		json_decref(res);

@@ -14,9 +14,8 @@ typedef struct history_out {
 	int             oom;
 } history_out;
 
-static int history_visit(const a2m_revision *rev, void *ctx)
+json_t *a2m_revision_to_json(const a2m_call *call, const a2m_revision *rev)
 {
-	history_out *h = ctx;
 	char ts[A2M_TIMESTAMP_LEN], ts2[A2M_TIMESTAMP_LEN];
 	json_t *o = json_pack("{sI ss so ss}", "revision", (json_int_t)rev->revision,
 			      "content", rev->content,
@@ -30,12 +29,21 @@ static int history_visit(const a2m_revision *rev, void *ctx)
 	if (o && rev->metadata)
 		bad |= json_object_set_new(o, "metadata", json_loads(rev->metadata,
 							JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL));
-	if (o && (h->call->caps & A2M_CAP_SCOPES))
+	if (o && (call->caps & A2M_CAP_SCOPES))
 		bad |= json_object_set_new(o, "owner", rev->owner ? json_string(rev->owner)
 								 : json_null());
-	if (bad || json_array_append_new(h->arr, o)) {
-		if (bad)
-			json_decref(o);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int history_visit(const a2m_revision *rev, void *ctx)
+{
+	history_out *h = ctx;
+	json_t *o = a2m_revision_to_json(h->call, rev);
+	if (!o || json_array_append_new(h->arr, o)) {
 		h->oom = 1;
 		return -1;
 	}

@@ -13,7 +13,7 @@
 static const char *const cap_names[] = {
 	"core", "tiers", "salience", "scopes", "sessions", "keys",
 	"embeddings", "external", "events", "summarize", "prompt",
-	"x-where", "x-expiry", "x-history", "x-dedup"
+	"x-where", "x-expiry", "x-history", "x-dedup", "x-import", "x-touch", "x-all-owners"
 };
 
 const char *a2m_capability_name(unsigned cap)

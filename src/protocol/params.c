@@ -158,10 +158,12 @@ int a2m_param_scope(const a2m_call *call, const json_t *params, a2m_scope *scope
 	    (rc = a2m_param_string(params, "owner", &scope->owner, err)))
 		return rc;
 	scope->scoped = (call->caps & A2M_CAP_SCOPES) != 0;
-	/* Our extension "all_owners" (docs/PROTOCOL.md): every owner's records,
+	/* Our extension x-all-owners (docs/PROTOCOL.md): every owner's records,
 	** for a federating router's own reads and moves. A local caller sees
-	** everything anyway; over a network only a router's token may. */
-	const json_t *all = json_object_get(params, "all_owners");
+	** everything anyway; over a network only a router's token may.
+	** Undeclared, the parameter is unknown and ignored: the scope stays. */
+	const json_t *all = call->caps & A2M_CAP_X_ALL_OWNERS
+				    ? json_object_get(params, "all_owners") : NULL;
 	if (all && !json_is_boolean(all))
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "all_owners must be true or false");
 	if (json_is_true(all) && scope->scoped) {

@@ -34,11 +34,16 @@ enum a2m_capability {
 	A2M_CAP_X_WHERE    = 1u << 11,  /* "x-where": operators in `where` */
 	A2M_CAP_X_EXPIRY   = 1u << 12,  /* "x-expiry": expires_at, tiers' ttl */
 	A2M_CAP_X_HISTORY  = 1u << 13,  /* "x-history": a key's earlier revisions */
-	A2M_CAP_X_DEDUP    = 1u << 14   /* "x-dedup": exact duplicates refresh */
+	A2M_CAP_X_DEDUP    = 1u << 14,  /* "x-dedup": exact duplicates refresh */
+	/* Parameters for a federating router (docs/FEDERATION.md), once
+	** declared in describe's "extensions" list only (still named there). */
+	A2M_CAP_X_IMPORT   = 1u << 15,  /* "x-import": remember's import form */
+	A2M_CAP_X_TOUCH    = 1u << 16,  /* "x-touch": recall's touch: false */
+	A2M_CAP_X_ALL_OWNERS = 1u << 17 /* "x-all-owners": every owner's records */
 };
 
 /* The last capability bit: loops over every capability stop here. */
-#define A2M_CAP_LAST A2M_CAP_X_DEDUP
+#define A2M_CAP_LAST A2M_CAP_X_ALL_OWNERS
 
 /* The name of one capability bit ("core", "tiers", ...). */
 const char *a2m_capability_name(unsigned cap);
@@ -344,6 +349,23 @@ int a2m_record_from_wire(const json_t *o, a2m_record *rec, char *err, size_t err
 ** that never said records expire. Cannot fail.
 */
 void a2m_record_wire_fit(a2m_record *rec, unsigned caps);
+
+/*
+** A revision of a keyed record (x-history) as fetch's `history` holds it:
+** revision, content, created_at (null when unknown), superseded_at, and
+** role, metadata when it had them, owner when call declares scopes. A new
+** object, or NULL when memory ran out. (keys.c)
+*/
+json_t *a2m_revision_to_json(const a2m_call *call, const a2m_revision *rev);
+
+/*
+** Reads o, a revision as an a2m export's revision line carries it (the
+** object above with every field, and "id", its record's), into the zeroed
+** rev, whose strings it allocates (a2m_revision_wire_free). Returns 0, or
+** -1 with the reason in err (naming the field); rev may then hold some.
+*/
+int  a2m_revision_from_wire(const json_t *o, a2m_revision *rev, char *err, size_t errlen);
+void a2m_revision_wire_free(a2m_revision *rev);
 
 /*
 ** The same object as text, appended to b (util/json_write.h), with a

@@ -133,9 +133,10 @@ static int run_recall(a2m_call *call, json_t *params, a2m_hit **hits, size_t *n,
 	    (rc = a2m_param_string(params, "query", &query, err)) ||
 	    (rc = a2m_param_count(params, "limit", &limit, &has_limit, err)))
 		return rc;
-	/* Our extension: `touch: false` reads without counting a use, for a
-	** person looking (the inspector) rather than an agent recalling. */
-	json_t *touch = json_object_get(params, "touch");
+	/* Our extension x-touch: `touch: false` reads without counting a use,
+	** for a person looking (the inspector) rather than an agent recalling;
+	** undeclared, the parameter is unknown and ignored (spec §2). */
+	json_t *touch = call->caps & A2M_CAP_X_TOUCH ? json_object_get(params, "touch") : NULL;
 	if (touch && !json_is_boolean(touch))
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "touch must be a boolean");
 	sel.peek = json_is_false(touch);

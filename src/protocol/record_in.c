@@ -1,6 +1,7 @@
 /*
 ** record_in.c — a record in wire form with every field as it was stored
-** (an a2m export's line, a record a federating router moves): id and
+** (an a2m export's line, a record a federating router moves), and a
+** keyed record's earlier revision as an export's revision line has it: id and
 ** created_at required, access count and times, revision, expiry
 ** (x-expiry), salience, vector and the rest kept as given. Shared by `a2m
 ** import` (server/import.c) and the import form of memory/remember
@@ -131,4 +132,50 @@ void a2m_record_wire_fit(a2m_record *rec, unsigned caps)
 {
 	if (!(caps & A2M_CAP_X_EXPIRY))
 		rec->expires_at = 0;
+}
+
+int a2m_revision_from_wire(const json_t *o, a2m_revision *rev, char *err, size_t errlen)
+{
+	char *id, *content, *role, *owner;
+	if (opt_string(err, errlen, o, "id", &id))
+		return -1;
+	rev->id = id;
+	if (opt_string(err, errlen, o, "content", &content))
+		return -1;
+	rev->content = content;
+	if (opt_string(err, errlen, o, "role", &role))
+		return -1;
+	rev->role = role;
+	if (opt_string(err, errlen, o, "owner", &owner))
+		return -1;
+	rev->owner = owner;
+	if (!rev->id || !*rev->id)
+		return bad(err, errlen, "%s", "a revision's id is required (its record's)");
+	if (!rev->content)
+		return bad(err, errlen, "%s", "a revision's content is required");
+	if (!json_is_string(json_object_get(o, "superseded_at")))
+		return bad(err, errlen, "%s", "a revision's superseded_at is required");
+	if (opt_count(err, errlen, o, "revision", &rev->revision) ||
+	    opt_time(err, errlen, o, "created_at", &rev->created_at) ||
+	    opt_time(err, errlen, o, "superseded_at", &rev->superseded_at))
+		return -1;
+	const json_t *meta = json_object_get(o, "metadata");
+	if (meta && !json_is_null(meta)) {
+		if (!json_is_object(meta))
+			return bad(err, errlen, "%s", "metadata must be an object");
+		if (!(rev->metadata = a2m_json_write(meta, NULL)))
+			return bad(err, errlen, "%s", "out of memory");
+	}
+	return 0;
+}
+
+void a2m_revision_wire_free(a2m_revision *rev)
+{
+	/* Allocated by a2m_revision_from_wire; const for the store's sake. */
+	free((char *)rev->id);
+	free((char *)rev->content);
+	free((char *)rev->role);
+	free((char *)rev->owner);
+	free((char *)rev->metadata);
+	memset(rev, 0, sizeof *rev);
 }

@@ -256,8 +256,8 @@ static int build_record(a2m_call *call, const json_t *in, size_t i, a2m_record *
 }
 
 /*
-** The import form (`"import": true`, our extension, declared by describe's
-** "import" member; docs/PROTOCOL.md): each record carries every field as it
+** The import form (`"import": true`, our extension x-import;
+** docs/PROTOCOL.md): each record carries every field as it
 ** was stored — id, created_at, access count and times, revision, salience,
 ** vector — and is written as `a2m import` writes it (a2m_stack_import): an
 ** existing id is left as it is, a key held by another id is not taken. This
@@ -305,7 +305,7 @@ static int remember_import(a2m_call *call, json_t *in, size_t n, json_t **result
 	for (size_t i = 0; i < n && !rc; i++)
 		a2m_record_wire_fit(recs[i], call->caps);
 	if (!rc)
-		rc = a2m_stack_import(call->srv->stack, recs, n, outcome, err);
+		rc = a2m_stack_import(call->srv->stack, recs, n, outcome, NULL, 0, err);
 	if (!rc) {
 		json_t *ids = json_array(), *outs = json_array();
 		for (size_t i = 0; ids && outs && i < n; i++) {
@@ -347,7 +347,9 @@ int a2m_method_remember(a2m_call *call, json_t *params, json_t **result, a2m_err
 		return a2m_error_data(err, json_pack("{ss sI}", "limit", "max_records_per_call",
 						     "max", (json_int_t)call->srv->limits.max_records_per_call));
 	}
-	const json_t *import = json_object_get(params, "import");
+	/* x-import; undeclared, the parameter is unknown and ignored (spec §2). */
+	const json_t *import = call->caps & A2M_CAP_X_IMPORT ? json_object_get(params, "import")
+							      : NULL;
 	if (import && !json_is_boolean(import))
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "import must be true or false");
 	if (json_is_true(import))

@@ -7,7 +7,10 @@
 **
 ** A record's line is its wire form (protocol/records.c) with every
 ** capability's fields and its vector, so the file reads like a recall's
-** records and a client can parse it with the same code.
+** records and a client can parse it with the same code. A keyed record's
+** earlier revisions (x-history) follow its line, one line each, of their
+** own kind ("kind": "revision", as fetch's history holds them), so an
+** import keeps them with the record.
 */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@ typedef struct writer {
 	a2m_call      call;
 	a2m_progress *progress;
 	int64_t       n;
+	int64_t       revisions; /* revision lines written */
 	int           failed;    /* a write failed: errno in err_no */
 	int           err_no;
 	int           bad_record;/* a record could not be written as JSON */
@@ -50,6 +54,26 @@ static int flush_out(writer *w)
 	return 0;
 }
 
+/* One revision line: {"kind": "revision", "id": its record's, ...fetch's fields}. */
+static int write_revision(const a2m_revision *rev, void *ctx)
+{
+	writer *w = ctx;
+	json_t *line = json_pack("{ss ss}", "kind", "revision", "id", rev->id);
+	json_t *o = a2m_revision_to_json(&w->call, rev);
+	if (!line || !o || json_object_update(line, o) != 0) {
+		json_decref(line);
+		json_decref(o);
+		w->bad_record = 1;
+		return A2M_INTERNAL_ERROR;
+	}
+	json_decref(o);
+	a2m_json_put_value(&w->b, line);
+	a2m_json_put_raw(&w->b, "\n", 1);
+	json_decref(line);
+	w->revisions++;
+	return 0;
+}
+
 static int write_record(const a2m_record *rec, void *ctx)
 {
 	writer *w = ctx;
@@ -58,6 +82,16 @@ static int write_record(const a2m_record *rec, void *ctx)
 		return A2M_INTERNAL_ERROR;
 	}
 	a2m_json_put_raw(&w->b, "\n", 1);
+	/* Its earlier revisions (x-history), newest first, each a line. */
+	if (rec->key) {
+		a2m_error e = {0};
+		int rc = a2m_stack_history(w->call.srv->stack, rec->id, 0, write_revision, w, &e);
+		a2m_error_clear(&e);
+		if (rc) {
+			w->bad_record = 1;
+			return rc < 0 ? rc : A2M_INTERNAL_ERROR;
+		}
+	}
 	if (w->b.failed) {
 		w->bad_record = 1;
 		return A2M_INTERNAL_ERROR;

@@ -34,6 +34,8 @@ typedef struct importer {
 	a2m_record              **batch;
 	size_t                    n, cap;
 	unsigned char            *outcome;
+	a2m_import_revision      *revs;      /* the batch's records' revisions */
+	size_t                    nrevs, revs_cap;
 	int64_t                   line_no;   /* of the input, header included */
 	char                     *err;
 	size_t                    errlen;
@@ -136,6 +138,17 @@ static void note_held(importer *im, const char *id)
 		im->res->held[k] = strdup(id);
 }
 
+/* Forgets the batch gathered so far (written, or not to be). */
+static void drop_batch(importer *im)
+{
+	for (size_t i = 0; i < im->n; i++)
+		a2m_record_free(im->batch[i]);
+	im->n = 0;
+	for (size_t i = 0; i < im->nrevs; i++)
+		a2m_revision_wire_free(&im->revs[i].rev);
+	im->nrevs = 0;
+}
+
 /* Writes the batch gathered so far (one transaction), then frees it. */
 static int flush_batch(importer *im)
 {
@@ -155,7 +168,8 @@ static int flush_batch(importer *im)
 	} else {
 		a2m_error e = {0};
 		pthread_rwlock_wrlock(&im->h->lock);
-		rc = a2m_stack_import(im->h->srv.stack, im->batch, im->n, im->outcome, &e);
+		rc = a2m_stack_import(im->h->srv.stack, im->batch, im->n, im->outcome, im->revs,
+				      im->nrevs, &e);
 		pthread_rwlock_unlock(&im->h->lock);
 		if (rc) {
 			snprintf(im->err, im->errlen, "%s: the batch ending at line %lld: %s",
@@ -172,19 +186,56 @@ static int flush_batch(importer *im)
 		}
 		a2m_error_clear(&e);
 	}
-	for (size_t i = 0; i < im->n; i++)
-		a2m_record_free(im->batch[i]);
-	im->n = 0;
+	drop_batch(im);
 	return rc ? -1 : 0;
 }
 
-/* Adds rec (taken) to the batch; writes the batch when it is full. */
+/*
+** Adds rec (taken) to the batch, after writing the batch when it is full:
+** not at once when it fills, since the revision lines that follow a
+** record go into its batch (its transaction, its outcome).
+*/
 static int add_record(importer *im, a2m_record *rec)
 {
+	if (im->n == im->cap && flush_batch(im) != 0) {
+		a2m_record_free(rec);
+		return -1;
+	}
 	im->batch[im->n++] = rec;
 	im->res->lines++;
 	a2m_progress_update(im->progress, im->res->lines);
-	return im->n == im->cap ? flush_batch(im) : 0;
+	return 0;
+}
+
+/* A revision line (x-history): an earlier revision of the record just read. */
+static int add_revision(importer *im, const json_t *v)
+{
+	char why[256];
+	a2m_import_revision r;
+	memset(&r, 0, sizeof r);
+	if (a2m_revision_from_wire(v, &r.rev, why, sizeof why) != 0) {
+		a2m_revision_wire_free(&r.rev);
+		return bad(im, "%s", why);
+	}
+	if (!im->n || strcmp(im->batch[im->n - 1]->id, r.rev.id) != 0) {
+		a2m_revision_wire_free(&r.rev);
+		return bad(im, "a revision line must follow the line of its record");
+	}
+	if (im->nrevs == im->revs_cap) {
+		size_t cap = im->revs_cap ? im->revs_cap * 2 : 64;
+		a2m_import_revision *p = realloc(im->revs, cap * sizeof *p);
+		if (!p) {
+			a2m_revision_wire_free(&r.rev);
+			snprintf(im->err, im->errlen, "out of memory");
+			return -1;
+		}
+		im->revs = p;
+		im->revs_cap = cap;
+	}
+	r.of = im->n - 1;
+	im->revs[im->nrevs++] = r;
+	im->res->revisions++;
+	return 0;
 }
 
 /* ---- the header ------------------------------------------------------------ */
@@ -278,6 +329,15 @@ static a2m_import_format sniff(const json_t *first)
 static int take_line(importer *im, json_t *v, int64_t now)
 {
 	if (im->res->format == A2M_FORMAT_A2M) {
+		const char *kind = json_string_value(json_object_get(v, "kind"));
+		if (kind && strcmp(kind, "revision") == 0)
+			return add_revision(im, v);
+		if (kind)
+			return bad(im, "a line of kind \"%s\", which this a2m does not know", kind);
+		/* A full batch is written before the next record's line is
+		** read: the records before a bad line are in. */
+		if (im->n == im->cap && flush_batch(im) != 0)
+			return -1;
 		a2m_record *rec = a2m_record_new();
 		if (!rec) {
 			snprintf(im->err, im->errlen, "out of memory");
@@ -377,8 +437,8 @@ int a2m_import(a2m *h, FILE *in, const a2m_import_options *opt, a2m_progress *pr
 done:
 	/* What was read but not yet written is not written: an error stops
 	** the import where it is. */
-	for (size_t i = 0; i < im.n; i++)
-		a2m_record_free(im.batch[i]);
+	drop_batch(&im);
+	free(im.revs);
 	free(im.batch);
 	free(im.outcome);
 	free(line);

@@ -17,7 +17,7 @@
 #include "util/progress.h"
 
 /* The version of the export format this build writes, and the newest it reads. */
-#define A2M_EXPORT_VERSION 1
+#define A2M_EXPORT_VERSION 2
 
 /* What the header line names as the source (docs/EXPORT.md). */
 typedef struct a2m_export_source {
@@ -69,6 +69,7 @@ typedef struct a2m_import_result {
 	int64_t imported;           /* written */
 	int64_t skipped;            /* their id existed: left as stored */
 	int64_t key_held;           /* their key was another id's: not written */
+	int64_t revisions;          /* revision lines read (kept with their imported records) */
 	char   *held[A2M_IMPORT_NAMED];  /* the first of those ids (owned; a2m_import_result_free) */
 } a2m_import_result;
 

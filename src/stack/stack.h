@@ -316,9 +316,20 @@ enum a2m_import_outcome {
 ** default tier). A vector of another width than the store's is
 ** EMBEDDING_MISMATCH, and nothing of the batch is written. outcome (NULL,
 ** or n entries) gets each record's enum a2m_import_outcome.
+**
+** revs (nrevs of them; NULL, 0: none) are earlier revisions of the batch's
+** records (x-history), each naming its record by index (of): kept, in the
+** same transaction, for each record that was imported, and dropped with a
+** record that was not (its history is another record's), or when the
+** store keeps no history. The store's bound on revisions applies.
 */
+typedef struct a2m_import_revision {
+	a2m_revision rev;   /* rev.id is recs[of]'s */
+	size_t       of;
+} a2m_import_revision;
+
 int a2m_stack_import(a2m_stack *st, a2m_record **recs, size_t n, unsigned char *outcome,
-		     a2m_error *err);
+		     const a2m_import_revision *revs, size_t nrevs, a2m_error *err);
 
 /*
 ** Visits every record of the store in creation order (created_at, then

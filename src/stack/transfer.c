@@ -10,7 +10,9 @@
 ** (x-expiry) are the ones given, not made here, since the records were made somewhere else. And
 ** where remember replaces the record at an occupied key, an import leaves
 ** it standing: the imported record is another record's history, not a
-** newer fact, and which of the two should win is not ours to guess.
+** newer fact, and which of the two should win is not ours to guess. A
+** record's own earlier revisions (x-history) come in with it, in its
+** transaction, and stay out when it does.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -73,8 +75,25 @@ static int import_one(a2m_stack *st, a2m_record *rec, size_t i, unsigned char *o
 	return 0;
 }
 
+/* Within the open transaction: the revisions of the records imported. */
+static int import_revisions(a2m_stack *st, const unsigned char *out, size_t n,
+			    const a2m_import_revision *revs, size_t nrevs, a2m_error *err)
+{
+	a2m_store *s = st->store;
+	if (!st->cfg.history_keep || !s->ops->history_put)
+		return 0;
+	for (size_t i = 0; i < nrevs; i++) {
+		if (revs[i].of >= n || out[revs[i].of] != A2M_IMPORTED)
+			continue;
+		int rc = s->ops->history_put(s, &revs[i].rev, st->cfg.history_keep);
+		if (rc)
+			return a2m_stack_store_error(st, err, rc);
+	}
+	return 0;
+}
+
 int a2m_stack_import(a2m_stack *st, a2m_record **recs, size_t n, unsigned char *outcome,
-		     a2m_error *err)
+		     const a2m_import_revision *revs, size_t nrevs, a2m_error *err)
 {
 	const a2m_tier_layout *l = &st->cfg.tiers;
 	for (size_t i = 0; i < n; i++) {
@@ -104,6 +123,8 @@ int a2m_stack_import(a2m_stack *st, a2m_record **recs, size_t n, unsigned char *
 		if ((rc = import_one(st, recs[i], i, &out[i], &written, err)) == 0 && written)
 			imported(st, recs[i], &changes[nc++], &owes);
 	}
+	if (!rc)
+		rc = import_revisions(st, out, n, revs, nrevs, err);
 	a2m_finish f = {.rebalance = A2M_REBALANCE_CAPACITY, .changes = changes, .n_changes = nc,
 			.owes = owes};
 	rc = a2m_stack_finish(st, rc, &f, err);
