@@ -108,7 +108,10 @@ static int place(fed_call *c, json_t *in, size_t i, plan *p, a2m_error *err)
 	} owned[] = {{"salience", A2M_CAP_SALIENCE}, {"owner", A2M_CAP_SCOPES},
 		     {"session", A2M_CAP_SESSIONS}, {"key", A2M_CAP_KEYS},
 		     {"embedding", A2M_CAP_EMBEDDINGS}, {"uri", A2M_CAP_EXTERNAL},
-		     {"media_type", A2M_CAP_EXTERNAL}};
+		     {"media_type", A2M_CAP_EXTERNAL},
+		     /* A backend with x-expiry would honour them where the router
+		      ** says nothing of expiry: hidden records, no event. */
+		     {"expires_at", A2M_CAP_X_EXPIRY}, {"ttl_seconds", A2M_CAP_X_EXPIRY}};
 	for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
 		if (!(c->caps & owned[k].cap))
 			json_object_del(p->rec, owned[k].field);
