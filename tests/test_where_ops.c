@@ -1,6 +1,7 @@
 /*
 ** test_where_ops.c — x-where's operators (docs/PROTOCOL.md, Extensions),
-** through the protocol on both engines: a property test comparing what
+** through the protocol on every engine (PostgreSQL when $A2M_TEST_POSTGRES
+** names a server, pg_helper.h): a property test comparing what
 ** memory/timeline and memory/recall return for random `where` clauses with
 ** a brute-force evaluation, written here from the documentation and not
 ** from src/stack/where.c, over random records created at distinct times
@@ -16,6 +17,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "check_a2m.h"
+#include "pg_helper.h"
 #include "util/clock.h"
 
 #define N_RECORDS 80
@@ -451,11 +453,15 @@ int main(void)
 	    fclose(f) != 0)
 		return 1;
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-where-%d.db", (int)getpid());
-	for (int sqlite = 0; sqlite < 2; sqlite++) {
-		engine = sqlite ? "sqlite" : "memory";
+	char pg_schema[64], pg_conninfo[512];
+	int engines = pg_test_engines("a2m_tw", pg_schema, sizeof pg_schema, pg_conninfo,
+				      sizeof pg_conninfo);
+	for (int e = 0; e < engines; e++) {
+		engine = pg_test_engine_names[e];
 		check_remove_db(db_path);
 		seed = 0x9E3779B97F4A7C15ULL;
-		if (!(h = check_open("engine", engine, "path", db_path, "config_file", cfg, NULL)))
+		if (!(h = check_open("engine", engine, "path", db_path, "config_file", cfg,
+				     "postgres", e == 2 ? pg_conninfo : NULL, NULL)))
 			return 1;
 		printf("# engine %s\n", engine);
 		write_records();
@@ -466,6 +472,7 @@ int main(void)
 		a2m_clock_set_for_tests(0);
 	}
 	check_remove_db(db_path);
+	pg_test_schema_drop(pg_schema);
 	unlink(cfg);
 	status |= without_the_capability();
 	return status;
