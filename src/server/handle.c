@@ -184,11 +184,11 @@ static void reread_expiry(a2m *h)
 	if (!s || !s->ops->version || h->srv.read_only)
 		return;
 	uint64_t v = s->ops->version(s);
-	if (!v || v == h->expiry_seen)
+	if (!v || v == atomic_load(&h->expiry_seen))
 		return;
 	pthread_rwlock_wrlock(&h->lock);
 	if (a2m_stack_expiry_init(h->srv.stack) == 0)
-		h->expiry_seen = v;
+		atomic_store(&h->expiry_seen, v);
 	pthread_rwlock_unlock(&h->lock);
 }
 

@@ -8,6 +8,7 @@
 #define A2M_SERVER_SERVER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "a2m.h"
 #include "protocol/protocol.h"
@@ -25,8 +26,9 @@ struct a2m {
 	                                servers' commits (store.h, watch), which a
 	                                channel that can push is told of */
 	int             watching;    /* its watch runs: a notify callback is set */
-	uint64_t        expiry_seen; /* the shared store's version when a2m_sweep
-	                                last reread the earliest expiry */
+	/* The shared store's version when a2m_sweep last reread the earliest
+	** expiry: atomic, since a2m_sweep may be called from any thread. */
+	_Atomic uint64_t expiry_seen;
 	a2m_notify_fn   notify;
 	void           *notify_user;
 	/* A delegated handle (server/delegate.h): every call goes to it, and
