@@ -8,7 +8,8 @@
 # missing file, which it must not create), a clean store (exit 0), a mirror
 # damaged by hand (found, exit 1; repaired, exit 0; no record changed), a
 # group whose records a client put in two tiers (found, and not "repaired":
-# that is policy), a check beside a running server; then a database file
+# that is policy), a check beside a running server, the progress line (on a
+# terminal only, never under a finding); then a database file
 # with bytes overwritten at seeded random places, truncated, emptied or
 # replaced by text: check and serve must each exit 0 or 1 with a message,
 # never die of a signal or a sanitizer report, and every line serve writes
@@ -140,6 +141,44 @@ survives() {
 		bad="$bad serve wrote: $(grep -v '^{"jsonrpc"' "$tmp/serve.out" | head -c 200)"
 	if [ -z "$bad" ]; then ok "$name"; else fail "$name" "$bad"; fi
 }
+# --- progress: a line on a terminal only, and never under a finding ---
+# A2M_PROGRESS_FIRST_MS=0 draws at once what a long check draws after a
+# second, so a small store shows it. The mirror lacks its file: a PROBLEM
+# finding comes after the index's walks have drawn their lines.
+cp "$tmp/big.db" "$tmp/p.db"
+mkdir "$tmp/p.procedural"
+script -qec "A2M_PROGRESS_FIRST_MS=0 '$a2m' check --db '$tmp/p.db'" /dev/null >"$tmp/tty.out" 2>&1
+expect "on a terminal: the missing mirror file exits 1" "$?" 1
+tty=$(tr -d '\000' <"$tmp/tty.out")
+contains "on a terminal, the index walk's line with its total" "$tty" $'\ra2m check: index: 0 of 481 records analysed (0%), 0/s\033[K'
+contains "... and the postings' walk" "$tty" "postings read"
+contains "... and the groups' walk" "$tty" "a2m check: groups: "
+# Each finding starts a line, or follows the erasing of the progress line:
+# never where a drawn line ends ("...left\033[Kok      index").
+clean=$(python3 - "$tmp/tty.out" <<'PY'
+import re, sys
+out = open(sys.argv[1], 'rb').read().decode()
+bad = [out[max(0, m.start() - 60):m.end()] for m in re.finditer(r'(ok     |PROBLEM|a2m check: p\.db)', out)
+       if m.start() and not (out[:m.start()].endswith('\n') or out[:m.start()].endswith('\r\x1b[K'))]
+print(repr(bad[0]) if bad else 'clean')
+PY
+)
+expect "on a terminal, every finding on a clean line" "$clean" clean
+# Without the progress lines, the terminal shows exactly what stdout gets elsewhere.
+A2M_PROGRESS_FIRST_MS=0 "$a2m" check --db "$tmp/p.db" >"$tmp/plain.out" 2>"$tmp/plain.err"
+expect "stderr not a terminal: exit 1 as well" "$?" 1
+expect "stderr not a terminal: no progress output at all" "$(od -An -c "$tmp/plain.err")" ""
+matches "... and the finding" "$(cat "$tmp/plain.out")" '^PROBLEM mirror: file "skills-one--[^"]*" is missing'
+stripped=$(python3 - "$tmp/tty.out" <<'PY'
+import re, sys
+out = open(sys.argv[1], 'rb').read().decode().replace('\0', '')
+out = re.sub(r'\r[^\r\n]*\x1b\[K', '', out).replace('\r\n', '\n')
+sys.stdout.write(out)
+PY
+)
+expect "the terminal's findings, the lines erased, are stdout's" "$stripped" "$(cat "$tmp/plain.out")"
+rm -rf "$tmp/p.db" "$tmp/p.procedural"
+
 size=$(stat -c %s "$tmp/big.db")
 RANDOM=16  # the offsets are the same on every run
 for n in $(seq 1 24); do

@@ -49,6 +49,13 @@ static void on_report(void *ctx, a2m_check_area area, int problem, const char *m
 		p->run->report(p->run->ctx, p->phase, area, problem, msg);
 }
 
+static void on_progress(void *ctx, a2m_check_area area, const char *unit, int64_t done,
+			int64_t total)
+{
+	pass *p = ctx;
+	p->run->progress(p->run->ctx, p->phase, area, unit, done, total);
+}
+
 /* What a pass is given: the resolved options and what they imply. */
 typedef struct setup {
 	a2m_config      *cfg;      /* resolved (the file's options in) */
@@ -69,11 +76,14 @@ typedef struct members {
 	member *v;
 	size_t  n, cap;
 	int     oom;
+	int64_t seen;
+	a2m_check_meter meter;
 } members;
 
 static int member_visit(const a2m_record *rec, void *ctx)
 {
 	members *m = ctx;
+	a2m_check_meter_at(&m->meter, ++m->seen);
 	if (!rec->group)
 		return 0;
 	if (m->n == m->cap) {
@@ -118,10 +128,17 @@ static int same_tier(const char *a, const char *b)
 /* Every group whose records are not all in one tier. */
 static void check_groups(a2m_store *s, const a2m_check_options *o)
 {
-	members m = {NULL, 0, 0, 0};
+	members m;
 	a2m_query q;
+	int64_t total = 0;
+	memset(&m, 0, sizeof m);
 	memset(&q, 0, sizeof q);
+	if (o->progress && s->ops->count(s, &q, &total) != 0)
+		total = 0;
+	a2m_check_meter_start(&m.meter, o, A2M_CHECK_GROUPS, "records", total);
 	int rc = s->ops->scan(s, &q, member_visit, &m);
+	if (!rc && !m.oom)
+		a2m_check_meter_end(&m.meter, m.seen);
 	if (rc || m.oom) {
 		a2m_check_say(o, A2M_CHECK_GROUPS, 1, "cannot read the records: %s",
 			      m.oom ? "out of memory" : s->errmsg);
@@ -170,7 +187,11 @@ static a2m_store *open_as(const setup *st, int read_only, const a2m_check_option
 	if (!cfg || a2m_config_set(cfg, "read_only", read_only ? "1" : "0") != A2M_OK) {
 		a2m_check_say(o, A2M_CHECK_FILE, 1, "out of memory");
 	} else if (a2m_server_open_store(cfg, &st->layout, &s, why, sizeof why) != A2M_OK) {
-		a2m_check_say(o, A2M_CHECK_FILE, 1, "cannot open %s: %s", cfg->path, why);
+		/* A deployment is named by its open's message (never its connection string). */
+		if (strcmp(cfg->engine, "postgres") == 0)
+			a2m_check_say(o, A2M_CHECK_FILE, 1, "cannot open the deployment: %s", why);
+		else
+			a2m_check_say(o, A2M_CHECK_FILE, 1, "cannot open %s: %s", cfg->path, why);
 		s = NULL;
 	}
 	a2m_config_free(cfg);
@@ -184,6 +205,7 @@ static void options_of(const setup *st, pass *p, a2m_check_options *o)
 	o->procedural_dir = st->mirror_dir;
 	o->procedural_tier = st->mirror_tier;
 	o->report = on_report;
+	o->progress = p->run->progress ? on_progress : NULL;
 	o->ctx = p;
 }
 
@@ -258,18 +280,15 @@ int a2m_check_store(const a2m_config *cfg_in, a2m_check_run *run, char *err, siz
 	}
 	if (a2m_server_resolve(st.cfg, &st.layout, &caps, &metric, err, errlen) != A2M_OK)
 		goto out;
-	if (strcmp(st.cfg->engine, "postgres") == 0) {
-		snprintf(err, errlen, "the PostgreSQL engine has no check (docs/POSTGRES.md): "
-			 "check a SQLite database, named with --db");
-		goto out;
-	}
-	if (strcmp(st.cfg->engine, "sqlite") != 0) {
+	int pg = strcmp(st.cfg->engine, "postgres") == 0;
+	if (!pg && strcmp(st.cfg->engine, "sqlite") != 0) {
 		snprintf(err, errlen, "a %s store has nothing on disk to check: name a database "
-			 "with --db", st.cfg->engine);
+			 "with --db, or a deployment with --postgres", st.cfg->engine);
 		goto out;
 	}
-	/* A repair opens read-write, which would create a missing file. */
-	if (stat(st.cfg->path, &sb) != 0) {
+	/* A repair opens read-write, which would create a missing file. (A
+	** deployment's read-only open refuses a schema that is not there.) */
+	if (!pg && stat(st.cfg->path, &sb) != 0) {
 		snprintf(err, errlen, "%s: %s", st.cfg->path, strerror(errno));
 		goto out;
 	}

@@ -24,6 +24,12 @@ typedef struct a2m_check_run {
 	/* Each finding (store.h, a2m_check_options.report) with its phase. */
 	void (*report)(void *ctx, a2m_check_phase phase, a2m_check_area area, int problem,
 		       const char *msg);
+	/*
+	** How far each long walk has come (store.h, a2m_check_options.progress),
+	** with its phase; NULL: not wanted. Same ctx as report.
+	*/
+	void (*progress)(void *ctx, a2m_check_phase phase, a2m_check_area area, const char *unit,
+			 int64_t done, int64_t total);
 	void *ctx;
 	/* Set by the run: bit (1u << area) per area with problems. */
 	unsigned found;      /* by the first pass */

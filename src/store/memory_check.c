@@ -135,11 +135,15 @@ static void check_index(mstore *s, const a2m_check_options *o)
 		a2m_check_say(o, A2M_CHECK_INDEX, 1, "out of memory");
 		return;
 	}
+	a2m_check_meter meter;
+	a2m_check_meter_start(&meter, o, A2M_CHECK_INDEX, "records analysed",
+			      (int64_t)s->ids.count);
 	EACH_ENTRY(s, e) {
-		records++;
+		a2m_check_meter_at(&meter, (int64_t)++records);
 		if (!f.oom && a2m_check_terms_expect(f.t, ix, e->rec.seq, e->rec.content, &want) != 0)
 			f.oom = 1;
 	}
+	a2m_check_meter_end(&meter, (int64_t)records);
 	if (!f.oom)
 		a2m_mindex_each(s->index, add_term, &f);
 	if (f.oom) {

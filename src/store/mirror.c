@@ -663,6 +663,7 @@ typedef struct keep {
 	pass   *ps;
 	char  **names;
 	size_t  n, cap;
+	a2m_check_meter meter;  /* a verify's progress */
 } keep;
 
 static int reconcile_visit(const a2m_record *rec, void *ctx)
@@ -685,6 +686,8 @@ static int reconcile_visit(const a2m_record *rec, void *ctx)
 		k->cap = cap;
 	}
 	k->names[k->n++] = name;
+	if (k->ps->verify)
+		a2m_check_meter_at(&k->meter, (int64_t)k->n);
 	/* Keep going after a failed write: heal as much as can be healed. */
 	put_record(k->ps, rec, name);
 	return 0;
@@ -754,12 +757,15 @@ static int reconcile(a2m_mirror *m, a2m_store *s, const a2m_check_options *verif
 		     a2m_mirror_tally *tally, char *err, size_t errlen)
 {
 	pass ps;
-	keep k = {NULL, NULL, 0, 0};
+	keep k;
 	a2m_query q;
 
 	pass_begin(&ps, m, s, err, errlen);
 	ps.verify = verify;
+	memset(&k, 0, sizeof k);
 	k.ps = &ps;
+	if (verify)
+		a2m_check_meter_start(&k.meter, verify, A2M_CHECK_MIRROR, "records", 0);
 	if (!verify) {
 		a2m_mirror_discard(m);
 		m->dirty = 0;
@@ -772,6 +778,8 @@ static int reconcile(a2m_mirror *m, a2m_store *s, const a2m_check_options *verif
 	/* Sweep only with the complete list, or it would remove live files. */
 	if (rc == 0)
 		sweep(&ps, &k);
+	if (verify)
+		a2m_check_meter_end(&k.meter, (int64_t)k.n);
 	for (size_t i = 0; i < k.n; i++)
 		free(k.names[i]);
 	free(k.names);

@@ -330,6 +330,8 @@ typedef struct vector_walk {
 	widths                  caller, gen;
 	int64_t                *drop;
 	size_t                  ndrop, cap;
+	int64_t                 rows;    /* read by the check */
+	a2m_check_meter         meter;
 } vector_walk;
 
 static int vector_row(sqlite3_stmt *st, void *ctx)
@@ -337,6 +339,8 @@ static int vector_row(sqlite3_stmt *st, void *ctx)
 	vector_walk *w = ctx;
 	const char *id = (const char *)sqlite3_column_text(st, 1);
 	char q[A2M_CHECK_QUOTED];
+	if (w->report)
+		a2m_check_meter_at(&w->meter, ++w->rows);
 	for (int space = 0; space < 2; space++) {
 		int col = space ? 3 : 2;
 		size_t size = space ? 4 : 8;
@@ -387,8 +391,10 @@ static void check_vectors(sqlstore *s, const a2m_check_options *o)
 	w.s = s;
 	w.o = o;
 	w.report = 1;
+	a2m_check_meter_start(&w.meter, o, A2M_CHECK_VECTORS, "records with vectors", 0);
 	if (walk_vectors(&w, 0) != 0)
 		return;
+	a2m_check_meter_end(&w.meter, w.rows);
 	const widths caller = w.caller, gen = w.gen;
 	int problems = caller.bad > 0 || gen.bad > 0;
 	if (caller.bad > MAX_EXAMPLES || gen.bad > MAX_EXAMPLES)

@@ -61,6 +61,7 @@ typedef struct walk {
 	const a2m_check_options *o;
 	a2m_check_terms         *terms;
 	size_t                   problems;
+	a2m_check_meter          meter;
 } walk;
 
 static void problem(walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -177,8 +178,12 @@ static int expect_records(walk *w, a2m_index_stats *stats, int64_t *records)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
+	int64_t total = 0;
 	memset(stats, 0, sizeof *stats);
 	*records = 0;
+	if (w->o->progress && query_ints(w->db, "SELECT count(*) FROM records", &total, 1) != SQLITE_OK)
+		return db_failed(w, "records");
+	a2m_check_meter_start(&w->meter, w->o, A2M_CHECK_INDEX, "records analysed", total);
 	if (sqlite3_prepare_v2(w->db, "SELECT seq, content FROM records", -1, &st, NULL) != SQLITE_OK)
 		return db_failed(w, "records");
 	for (;;) {
@@ -195,9 +200,11 @@ static int expect_records(walk *w, a2m_index_stats *stats, int64_t *records)
 			rc = a2m_store_fail(w->base, "index check: out of memory");
 			break;
 		}
-		++*records;
+		a2m_check_meter_at(&w->meter, ++*records);
 	}
 	sqlite3_finalize(st);
+	if (!rc)
+		a2m_check_meter_end(&w->meter, *records);
 	return rc;
 }
 
@@ -389,9 +396,20 @@ static int emit_posting(const a2m_seg_entry *e, void *ctx)
 static int merge_segments(walk *w, cursor *c, size_t n)
 {
 	int rc = 0;
+	int64_t total = 0, read = 0, terms = 0;
+	for (size_t i = 0; i < n; i++)
+		total += c[i].entries;
+	a2m_check_meter_start(&w->meter, w->o, A2M_CHECK_INDEX, "postings read", total);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = advance(w, &c[i]);
 	while (!rc) {
+		/* The entries read so far, summed every 64 terms. */
+		if ((++terms & 63) == 0) {
+			read = 0;
+			for (size_t i = 0; i < n; i++)
+				read += c[i].seen;
+			a2m_check_meter_at(&w->meter, read);
+		}
 		const cursor *min = NULL;
 		for (size_t i = 0; i < n; i++)
 			if (!c[i].done && (!min || a2m_seg_cmp_terms(c[i].term, c[i].tlen, min->term,
@@ -417,6 +435,11 @@ static int merge_segments(walk *w, cursor *c, size_t n)
 		for (size_t i = 0; i < k && !rc; i++)
 			rc = advance(w, at[i]);
 	}
+	read = 0;
+	for (size_t i = 0; i < n; i++)
+		read += c[i].seen;
+	if (!rc)
+		a2m_check_meter_end(&w->meter, read);
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].seen != c[i].entries)
 			problem(w, "segment %lld: the directory says %lld entries, its rows hold %lld",
@@ -464,7 +487,11 @@ static void orphans(walk *w)
 
 int a2m_sqlite_check_index(sqlite3 *db, a2m_store *base, const a2m_check_options *o)
 {
-	walk w = {db, base, o, NULL, 0};
+	walk w;
+	memset(&w, 0, sizeof w);
+	w.db = db;
+	w.base = base;
+	w.o = o;
 	cursor *c = NULL;
 	size_t n = 0;
 	int64_t records = 0;

@@ -309,6 +309,10 @@ typedef enum a2m_check_area {
 	A2M_CHECK_SEQS,       /* seqs unique and at most the seq mark */
 	A2M_CHECK_VECTORS,    /* vectors and the rows kept of them */
 	A2M_CHECK_MIRROR,     /* the procedural mirror's files */
+	A2M_CHECK_EVENTS,     /* a shared event log (PostgreSQL): one run of seqs up to its head */
+	A2M_CHECK_HISTORY,    /* x-history: revisions of live keys, below the live one, bounded */
+	A2M_CHECK_EXPIRY,     /* x-expiry: expiry times sane, the expiry index as the records say */
+	A2M_CHECK_DEDUP,      /* x-dedup: each fingerprint that of its record's content */
 	A2M_CHECK_GROUPS,     /* no group across tiers: checked above the store */
 	A2M_CHECK_AREAS
 } a2m_check_area;
@@ -335,7 +339,21 @@ typedef struct a2m_check_options {
 	*/
 	void (*report)(void *ctx, a2m_check_area area, int problem, const char *msg);
 	void  *ctx;
+	/*
+	** Receives how far a long walk of the check has come (NULL: nobody
+	** asks): its area, what it counts ("records", "postings", ...; a
+	** literal), done and total (-1: not known). Called with done 0 as a
+	** walk starts, then at most once per A2M_CHECK_PROGRESS_EVERY units
+	** (and at least every that many), and last with done == total as it
+	** ends: only that call has them equal, so the receiver knows a line it
+	** shows can go. Same ctx as report.
+	*/
+	void (*progress)(void *ctx, a2m_check_area area, const char *unit, int64_t done,
+			 int64_t total);
 } a2m_check_options;
+
+/* The units between two progress calls of one walk (a2m_check_options.progress). */
+#define A2M_CHECK_PROGRESS_EVERY 1024
 
 /*
 ** ---- What the servers of one deployment share (optional) -----------------

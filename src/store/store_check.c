@@ -12,7 +12,8 @@
 #include "util/hash.h"
 
 static const char *const area_names[A2M_CHECK_AREAS] = {
-	"file", "counts", "index", "seqs", "vectors", "mirror", "groups",
+	"file", "counts", "index", "seqs", "vectors", "mirror", "events", "history", "expiry",
+	"dedup", "groups",
 };
 
 const char *a2m_check_area_name(a2m_check_area area)
@@ -31,6 +32,34 @@ void a2m_check_say(const a2m_check_options *o, a2m_check_area area, int problem,
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	o->report(o->ctx, area, problem, msg);
+}
+
+void a2m_check_meter_start(a2m_check_meter *m, const a2m_check_options *o, a2m_check_area area,
+			   const char *unit, int64_t total)
+{
+	m->o = o;
+	m->area = area;
+	m->unit = unit;
+	m->total = total > 0 ? total : -1;
+	m->next = o->progress ? 0 : INT64_MAX;
+	a2m_check_meter_at(m, 0);
+}
+
+void a2m_check_meter_tell(a2m_check_meter *m, int64_t done)
+{
+	if (!m->o->progress)
+		return;
+	m->next = done + A2M_CHECK_PROGRESS_EVERY;
+	/* Only the end has done == total: a total reached early (or too low: the
+	** store moved under a count) is not known any more. */
+	m->o->progress(m->o->ctx, m->area, m->unit, done, done >= m->total ? -1 : m->total);
+}
+
+void a2m_check_meter_end(a2m_check_meter *m, int64_t done)
+{
+	if (m->o->progress)
+		m->o->progress(m->o->ctx, m->area, m->unit, done, done);
+	m->next = INT64_MAX;
 }
 
 char *a2m_check_quote(const char *text, size_t n, char *out, size_t size)

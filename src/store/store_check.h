@@ -25,6 +25,37 @@ void a2m_check_say(const a2m_check_options *o, a2m_check_area area, int problem,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /*
+** One walk's progress (a2m_check_options.progress), called at a bounded
+** rate: start, then at(done) as often as is convenient (a call that is
+** not due costs a comparison), then end.
+*/
+typedef struct a2m_check_meter {
+	const a2m_check_options *o;
+	a2m_check_area           area;
+	const char              *unit;   /* a literal */
+	int64_t                  total;  /* -1: not known */
+	int64_t                  next;   /* the done at which the next call is due */
+} a2m_check_meter;
+
+/*
+** Starts m (and says done 0) for a walk of total units (0 or less: not
+** known). o->progress may be NULL: nothing is called then.
+*/
+void a2m_check_meter_start(a2m_check_meter *m, const a2m_check_options *o, a2m_check_area area,
+			   const char *unit, int64_t total);
+
+/* The walk has done done units: passed on when due. */
+void a2m_check_meter_tell(a2m_check_meter *m, int64_t done);
+static inline void a2m_check_meter_at(a2m_check_meter *m, int64_t done)
+{
+	if (done >= m->next)
+		a2m_check_meter_tell(m, done);
+}
+
+/* The walk ended after done units: said with total = done (the last call). */
+void a2m_check_meter_end(a2m_check_meter *m, int64_t done);
+
+/*
 ** Writes the n bytes of a term, id or file name as a quoted string fit for
 ** a one-line message into out (size bytes, A2M_CHECK_QUOTED holds any: at
 ** most 160 of the bytes are shown, then "..."; control bytes, quotes and

@@ -15,7 +15,9 @@
 **   a2m import: 412 000 of 1 000 000 records (41%), 52 310/s, about 0:11 left
 **
 ** and without one "a2m import: 412 000 records, 52 310/s". The first
-** drawing waits a second: work that ends sooner shows nothing. The end
+** drawing waits a second: work that ends sooner shows nothing. (The
+** environment variable A2M_PROGRESS_FIRST_MS sets that wait, for the tests
+** that look at the line of a short job.) The end
 ** leaves the last figures on the line with the time taken, and a newline;
 ** or, for a command that prints its own report next, erases the line.
 **
@@ -46,6 +48,11 @@ void a2m_progress_update(a2m_progress *p, int64_t done);
 /* Draws the last figures and the time taken (only when something was
 ** drawn before), ends the line, and frees p. */
 void a2m_progress_end(a2m_progress *p);
+
+/* Erases the line for now, keeping p: the next update draws it again
+** (when a drawing is due). For a command that prints a line of its own
+** between updates (`a2m check`'s findings), which must not land on it. */
+void a2m_progress_clear(a2m_progress *p);
 
 /* Erases the line instead (for a command whose own report follows on the
 ** same terminal: the benches), and frees p. */
