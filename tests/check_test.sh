@@ -9,7 +9,8 @@
 # damaged by hand (found, exit 1; repaired, exit 0; no record changed), a
 # group whose records a client put in two tiers (found, and not "repaired":
 # that is policy), a check beside a running server, the progress line (on a
-# terminal only, never under a finding); then a database file
+# terminal only, never under a finding), a PostgreSQL deployment damaged by
+# SQL (when A2M_TEST_POSTGRES names a cluster); then a database file
 # with bytes overwritten at seeded random places, truncated, emptied or
 # replaced by text: check and serve must each exit 0 or 1 with a message,
 # never die of a signal or a sanitizer report, and every line serve writes
@@ -102,6 +103,74 @@ expect "a check beside a running server exits 0" "$?" 0
 kill -TERM "$server"
 wait "$server"
 expect "the server beside it stops cleanly" "$?" 0
+
+# --- a PostgreSQL deployment (when the run has a cluster: scripts/run-tests.sh) ---
+# Damaged by SQL as a bug or a hand would: each damage named in its area,
+# --repair fixing what is derived, the records untouched, a live server
+# beside the check and the repair.
+if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
+	schema="check_$$_$RANDOM"
+	pg="$A2M_TEST_POSTGRES options='-csearch_path=$schema'"
+	sql() { psql "$pg" -qAtX -v ON_ERROR_STOP=1 -c "$1"; }
+	"$a2m" check --postgres "$pg" >"$tmp/out" 2>&1
+	expect "postgres: a deployment not made yet exits 1" "$?" 1
+	contains "postgres: ... and says why" "$(cat "$tmp/out")" "cannot open the deployment"
+	lacks "postgres: ... never showing the connection string's options" "$(cat "$tmp/out")" "search_path"
+	{
+		rpc 1 memory/remember '{"records":[{"content":"the kettle is in the left cupboard","group":"kitchen"},{"content":"mugs are on the shelf","group":"kitchen"},{"content":"a fact worth keeping","tier":"semantic"}]}'
+		rpc 2 memory/remember '{"records":[{"content":"how to brew: boil, wait, pour","tier":"procedural","key":"skills/brew"}]}'
+		rpc 3 memory/forget '{"query":"mugs"}'
+		rpc 4 memory/remember '{"records":[{"content":"tea leaves in the tin","session":"s1"}]}'
+	} | "$a2m" serve --postgres "$pg" >/dev/null
+	out=$("$a2m" check --postgres "$pg")
+	expect "postgres: a clean deployment exits 0" "$?" 0
+	contains "postgres: a clean deployment: no problems" "$out" "no problems"
+	for area in file counts index seqs vectors events groups; do
+		matches "postgres: a clean deployment: $area checked" "$out" "^ok +$area: "
+	done
+	lacks "postgres: no mirror on a deployment" "$out" "mirror"
+	pgtimeline() { rpc 9 memory/timeline '{"limit":1000}' | "$a2m" serve --postgres "$pg" --read-only; }
+	before=$(pgtimeline)
+	sql "DELETE FROM a2m_postings WHERE term = 'cupboard'::bytea;
+	     UPDATE a2m_counts SET n = n + 5 WHERE tier = 'semantic';
+	     UPDATE a2m_state SET seq = seq - 2, event_head = event_head - 1, docs = docs + 1;
+	     UPDATE a2m_records SET gen_embedding = '\x010203'::bytea WHERE content LIKE 'a fact%';"
+	out=$("$a2m" check --postgres "$pg")
+	expect "postgres: a damaged deployment exits 1" "$?" 1
+	matches "postgres: a postings row deleted is named" "$out" '^PROBLEM index: term "cupboard": 1 posting expected from the records, 0 in the index'
+	matches "postgres: the index's figures skewed" "$out" '^PROBLEM index: kept figures \(a2m_state\): 5 documents'
+	matches "postgres: a count skewed" "$out" '^PROBLEM counts: tier "semantic", session \(none\): kept 6, the records make 1'
+	matches "postgres: the seq mark below a record" "$out" '^PROBLEM seqs: seq 5 is above the mark 3'
+	matches "postgres: the event head below an event" "$out" '^PROBLEM events: event [0-9]+ is above the head [0-9]+'
+	matches "postgres: a malformed generated vector" "$out" '^PROBLEM vectors: 1 generated vector is malformed'
+	matches "postgres: the groups are whole" "$out" '^ok +groups: 1 group of 1 record'
+	contains "postgres: the summary names the areas" "$(printf '%s\n' "$out" | tail -n 1)" "problems in counts, index, seqs, vectors, events"
+	# The repair beside a live server: its rebuilds wait for the write lock, and it for them.
+	"$a2m" serve --http 127.0.0.1:0 --postgres "$pg" 2>"$tmp/pgserver.log" &
+	server=$!
+	for _ in $(seq 400); do grep -q "listening on" "$tmp/pgserver.log" && break; sleep 0.05; done
+	out=$("$a2m" check --postgres "$pg" --repair)
+	expect "postgres: --repair exits 0" "$?" 0
+	for area in counts index seqs vectors events; do
+		matches "postgres: --repair rebuilt $area" "$out" "^repair +$area: "
+	done
+	contains "postgres: --repair: none remain" "$out" "repaired; none remain"
+	kill -TERM "$server"
+	wait "$server"
+	expect "postgres: the server beside the repair stops cleanly" "$?" 0
+	expect "postgres: --repair changed no record" "$(pgtimeline)" "$before"
+	out=$("$a2m" check --postgres "$pg" -q)
+	expect "postgres: after --repair the check exits 0" "$?" 0
+	out=$(rpc 1 memory/recall '{"query":"cupboard"}' | "$a2m" serve --postgres "$pg" --read-only)
+	contains "postgres: recall finds the record whose posting was deleted" "$out" "left cupboard"
+	# Records a client put in two tiers of one group: reported, never moved.
+	rpc 1 memory/remember '{"records":[{"content":"second half","group":"kitchen","tier":"semantic"}]}' |
+		"$a2m" serve --postgres "$pg" >/dev/null
+	out=$("$a2m" check --postgres "$pg")
+	expect "postgres: a group across tiers exits 1" "$?" 1
+	matches "postgres: the group is named" "$out" '^PROBLEM groups: group "kitchen": 2 records in 2 tiers'
+	sql "SET client_min_messages = warning; DROP SCHEMA $schema CASCADE"
+fi
 
 # --- damaged files: clean failures, never a crash ---
 {

@@ -311,6 +311,8 @@ static const a2m_store_ops postgres_ops = {
 	.next_expiry    = a2m_pg_next_expiry,
 	.scan_expired   = a2m_pg_scan_expired,
 	.by_fingerprint = a2m_pg_by_fingerprint,
+	.check          = a2m_pg_store_check,
+	.repair         = a2m_pg_store_repair,
 };
 
 /*

@@ -13,6 +13,7 @@
 ** settings), postgres_pool.c (read brackets on connections of their own),
 ** postgres_held.c (inserts held back and written many rows per statement),
 ** postgres_index.c (the term index's postings and figures),
+** postgres_check.c (the consistency check and repair),
 ** postgres_vectors.c (vector search from a cache of the rows),
 ** postgres_extend.c (the extensions' history, expiry and fingerprints),
 ** postgres_events.c (the shared event log) and postgres_listen.c (the
@@ -443,6 +444,11 @@ int a2m_pg_history_visit(a2m_store *base, const char *id, size_t max,
 int a2m_pg_next_expiry(a2m_store *base, int64_t *at);
 int a2m_pg_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, void *ctx);
 int a2m_pg_by_fingerprint(a2m_store *base, uint64_t fp, a2m_record_visit visit, void *ctx);
+
+/* ---- postgres_check.c: consistency (store.h, check and repair) -------------- */
+
+int a2m_pg_store_check(a2m_store *base, const a2m_check_options *o);
+int a2m_pg_store_repair(a2m_store *base, const a2m_check_options *o, unsigned areas);
 
 /* ---- postgres_events.c, postgres_listen.c: one log for the deployment ------- */
 

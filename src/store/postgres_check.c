@@ -1,0 +1,515 @@
+/*
+** postgres_check.c — the PostgreSQL engine's consistency check and repair
+** (store.h, check and repair; docs/CHECK.md says what each area means).
+**
+** A deployment derives from its records what the SQLite engine derives
+** from its file's: the kept counts per (tier, session) (a2m_counts, kept
+** by triggers), the term index (a2m_postings, one row per term and record,
+** written by the servers with their analyser) and its figures (a2m_state),
+** the seq mark (a2m_state.seq); and it keeps one thing SQLite keeps in each
+** server's memory, the event log (a2m_events, a2m_state.event_head). The
+** check compares each with what the records make, inside one REPEATABLE
+** READ, READ ONLY transaction: one snapshot of the whole deployment, which
+** takes no lock, so a live deployment is checked while its servers write
+** (what they commit meanwhile is simply not seen). Large tables are read
+** through cursors of that transaction, a page at a time: memory stays a
+** page and the index comparison's one entry per distinct term
+** (store_check.h).
+**
+** The repair runs each area in a write transaction of its own, which takes
+** the deployment's write lock (postgres_txn.c), so every server's writes
+** wait for it and none is lost or half counted: the counts counted again,
+** the seq mark and the event head raised to what the tables hold, the
+** generated vectors that are malformed or of another width dropped (the
+** embedder makes them again), the term index rebuilt from every record by
+** index_attach, as at the first open of a deployment. A record's content,
+** and the caller's own vectors, are never changed.
+**
+** Each area is one entry of a table (check, repair), so the areas of an
+** extension's tables (history, expiry, dedup: another file of this engine)
+** slot in as entries of their own.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2m.h"
+#include "store/postgres_internal.h"
+#include "store/store_check.h"
+
+/* Findings of one area reported one by one before the rest are only counted. */
+#define MAX_EXAMPLES 8
+/* Rows one FETCH of a cursor brings. */
+#define PAGE "5000"
+
+typedef struct pgcheck {
+	pgstore                 *s;
+	const a2m_check_options *o;
+	int64_t                  records;  /* in the snapshot (the file area reads it) */
+} pgcheck;
+
+/* ---- reading ------------------------------------------------------------------ */
+
+/*
+** Runs fixed SQL on the main connection (text results). A failure is a
+** finding of area ("cannot read what"); NULL then. The caller clears.
+*/
+static PGresult *query(pgcheck *k, a2m_check_area area, const char *sql, const char *what)
+{
+	PGresult *r = NULL;
+	if (a2m_pg_exec(k->s, &k->s->main, sql, "check", &r) != 0) {
+		a2m_check_say(k->o, area, 1, "cannot read %s: %s", what, k->s->base.errmsg);
+		return NULL;
+	}
+	return r;
+}
+
+/* A text cell as a number (NULL: 0). */
+static int64_t num(pgcheck *k, const PGresult *r, int row, int col)
+{
+	if (k->s->pq->getisnull(r, row, col))
+		return 0;
+	return strtoll(k->s->pq->getvalue(r, row, col), NULL, 10);
+}
+
+/* A text cell quoted for a message ("(none)" for NULL). */
+static const char *quoted(pgcheck *k, const PGresult *r, int row, int col, char *out, size_t size)
+{
+	if (k->s->pq->getisnull(r, row, col))
+		return "(none)";
+	return a2m_check_quote(k->s->pq->getvalue(r, row, col),
+			       (size_t)k->s->pq->getlength(r, row, col), out, size);
+}
+
+/*
+** The next page of the open cursor name, in binary (bytea as its bytes,
+** numbers big-endian) or text. NULL after a finding of area.
+*/
+static PGresult *fetch(pgcheck *k, a2m_check_area area, const char *name, int binary,
+		       const char *what)
+{
+	char sql[96];
+	pgstore *s = k->s;
+	snprintf(sql, sizeof sql, "FETCH " PAGE " FROM %s", name);
+	PGresult *r = s->pq->exec_params(s->main.conn, sql, 0, NULL, NULL, NULL, NULL, binary);
+	if (a2m_pg_check(s, &s->main, r, "check") != 0) {
+		a2m_check_say(k->o, area, 1, "cannot read %s: %s", what, s->base.errmsg);
+		return NULL;
+	}
+	return r;
+}
+
+/* ---- the file: the schema, the records --------------------------------------- */
+
+static void check_file(pgcheck *k)
+{
+	PGresult *r = query(k, A2M_CHECK_FILE, "SELECT (SELECT max(version) FROM a2m_schema_version),"
+			    " count(*), pg_size_pretty(pg_total_relation_size('a2m_records'))"
+			    " FROM a2m_records", "the records");
+	if (!r)
+		return;
+	k->records = num(k, r, 0, 1);
+	a2m_check_say(k->o, A2M_CHECK_FILE, 0, "%s: schema version %lld, %lld records (%s with "
+		      "their indexes), read in one snapshot", k->s->where, (long long)num(k, r, 0, 0),
+		      (long long)k->records, k->s->pq->getvalue(r, 0, 2));
+	k->s->pq->clear(r);
+}
+
+/* ---- the kept counts ------------------------------------------------------------ */
+
+/* The records per bucket, keyed as a2m_counts keys them (NULL is its own key). */
+#define SQL_BUCKETS \
+	"SELECT tier IS NULL AS tn, coalesce(tier, '') AS t, session IS NULL AS sn," \
+	" coalesce(session, '') AS s, count(*) AS n FROM a2m_records GROUP BY 1, 2, 3, 4"
+
+static void check_counts(pgcheck *k)
+{
+	PGresult *r = query(k, A2M_CHECK_COUNTS,
+			    "WITH r AS (" SQL_BUCKETS ")"
+			    " SELECT CASE WHEN coalesce(c.tnull, r.tn) THEN NULL"
+			    "  ELSE coalesce(c.tier, r.t) END,"
+			    " CASE WHEN coalesce(c.snull, r.sn) THEN NULL ELSE coalesce(c.session, r.s) END,"
+			    " c.n, coalesce(r.n, 0) FROM a2m_counts c FULL JOIN r ON c.tnull = r.tn"
+			    " AND c.tier = r.t AND c.snull = r.sn AND c.session = r.s"
+			    " WHERE c.n IS DISTINCT FROM r.n ORDER BY 1, 2", "a2m_counts");
+	if (!r)
+		return;
+	int n = k->s->pq->ntuples(r);
+	for (int i = 0; i < n && i < MAX_EXAMPLES; i++) {
+		char t[A2M_CHECK_QUOTED], u[A2M_CHECK_QUOTED];
+		a2m_check_say(k->o, A2M_CHECK_COUNTS, 1, "tier %s, session %s: kept %s, the records "
+			      "make %lld", quoted(k, r, i, 0, t, sizeof t), quoted(k, r, i, 1, u, sizeof u),
+			      k->s->pq->getisnull(r, i, 2) ? "none" : k->s->pq->getvalue(r, i, 2),
+			      (long long)num(k, r, i, 3));
+	}
+	if (n > MAX_EXAMPLES)
+		a2m_check_say(k->o, A2M_CHECK_COUNTS, 1, "%d buckets differ in all", n);
+	k->s->pq->clear(r);
+	if (n || !(r = query(k, A2M_CHECK_COUNTS, "SELECT count(*), coalesce(sum(n), 0)"
+			     " FROM a2m_counts", "a2m_counts")))
+		return;
+	int64_t buckets = num(k, r, 0, 0);
+	a2m_check_say(k->o, A2M_CHECK_COUNTS, 0, "%lld records in %lld (tier, session) bucket%s, as "
+		      "kept", (long long)num(k, r, 0, 1), (long long)buckets, buckets == 1 ? "" : "s");
+	k->s->pq->clear(r);
+}
+
+#define SQL_REPAIR_COUNTS \
+	"DELETE FROM a2m_counts;" \
+	" INSERT INTO a2m_counts (tnull, tier, snull, session, n) " SQL_BUCKETS
+
+/* ---- seqs ---------------------------------------------------------------------------- */
+
+static void check_seqs(pgcheck *k)
+{
+	PGresult *r = query(k, A2M_CHECK_SEQS, "SELECT count(*), coalesce(min(seq), 0),"
+			    " coalesce(max(seq), 0), (SELECT seq FROM a2m_state) FROM a2m_records",
+			    "the records' seqs");
+	if (!r)
+		return;
+	int64_t n = num(k, r, 0, 0), lo = num(k, r, 0, 1), hi = num(k, r, 0, 2);
+	int64_t mark = num(k, r, 0, 3);
+	k->s->pq->clear(r);
+	int problems = 0;
+	if (n && lo < 1) {
+		problems++;
+		a2m_check_say(k->o, A2M_CHECK_SEQS, 1, "a record has seq %lld (seqs start at 1)",
+			      (long long)lo);
+	}
+	if (hi > mark) {
+		problems++;
+		a2m_check_say(k->o, A2M_CHECK_SEQS, 1, "seq %lld is above the mark %lld (a2m_state.seq):"
+			      " the next write would be given a seq a record holds", (long long)hi,
+			      (long long)mark);
+	}
+	if (!problems)
+		a2m_check_say(k->o, A2M_CHECK_SEQS, 0, "%lld records, seqs unique, %lld to %lld, mark "
+			      "%lld", (long long)n, (long long)lo, (long long)hi, (long long)mark);
+}
+
+#define SQL_REPAIR_SEQS \
+	"UPDATE a2m_state SET seq = greatest(seq, (SELECT coalesce(max(seq), 0) FROM a2m_records))"
+
+/* ---- the event log ------------------------------------------------------------------- */
+
+/*
+** Appends number the events head + 1, head + 2, ... and retention drops
+** the oldest (postgres_events.c): what is kept is one run of seqs ending
+** at the head. A gap is events lost; a head below the newest would give a
+** cursor's position out twice (and fail every append on the key).
+*/
+static void check_events(pgcheck *k)
+{
+	PGresult *r = query(k, A2M_CHECK_EVENTS, "SELECT count(*), coalesce(min(seq), 0),"
+			    " coalesce(max(seq), 0), (SELECT event_head FROM a2m_state),"
+			    " count(*) FILTER (WHERE body NOT LIKE '{%}') FROM a2m_events",
+			    "a2m_events");
+	if (!r)
+		return;
+	int64_t n = num(k, r, 0, 0), lo = num(k, r, 0, 1), hi = num(k, r, 0, 2);
+	int64_t head = num(k, r, 0, 3), bad = num(k, r, 0, 4);
+	k->s->pq->clear(r);
+	int problems = 0;
+	if (n && hi > head) {
+		problems++;
+		a2m_check_say(k->o, A2M_CHECK_EVENTS, 1, "event %lld is above the head %lld "
+			      "(a2m_state.event_head): its position would be given out again",
+			      (long long)hi, (long long)head);
+	} else if (n && hi < head) {
+		problems++;
+		a2m_check_say(k->o, A2M_CHECK_EVENTS, 1, "the newest event is %lld, the head %lld: "
+			      "events %lld to %lld are missing", (long long)hi, (long long)head,
+			      (long long)hi + 1, (long long)head);
+	}
+	if (n && n != hi - lo + 1) {
+		problems++;
+		a2m_check_say(k->o, A2M_CHECK_EVENTS, 1, "%lld events between %lld and %lld, which "
+			      "make %lld: a reader's cursor would skip the missing ones (not repairable)",
+			      (long long)n, (long long)lo, (long long)hi, (long long)(hi - lo + 1));
+	}
+	if (bad) {
+		problems++;
+		a2m_check_say(k->o, A2M_CHECK_EVENTS, 1, "%lld event%s whose body is not a JSON object "
+			      "(not repairable)", (long long)bad, bad == 1 ? "" : "s");
+	}
+	if (!problems)
+		a2m_check_say(k->o, A2M_CHECK_EVENTS, 0, "%lld events kept, %lld to %lld, in order, "
+			      "head %lld", (long long)n, (long long)lo, (long long)hi, (long long)head);
+}
+
+#define SQL_REPAIR_EVENTS \
+	"UPDATE a2m_state SET event_head = greatest(event_head," \
+	" (SELECT coalesce(max(seq), 0) FROM a2m_events))"
+
+/* ---- vectors ------------------------------------------------------------------------- */
+
+/* The width of each vector in bytes, per space (0: the caller's float64, 1: generated float32). */
+static void check_vectors(pgcheck *k)
+{
+	PGresult *r = query(k, A2M_CHECK_VECTORS,
+			    "SELECT 0, length(embedding), count(*) FROM a2m_records"
+			    " WHERE embedding IS NOT NULL GROUP BY 2"
+			    " UNION ALL SELECT 1, length(gen_embedding), count(*) FROM a2m_records"
+			    " WHERE gen_embedding IS NOT NULL GROUP BY 2 ORDER BY 1, 3 DESC, 2",
+			    "the vectors");
+	if (!r)
+		return;
+	int64_t total[2] = {0, 0}, width[2] = {0, 0}, widths[2] = {0, 0}, bad[2] = {0, 0};
+	for (int i = 0; i < k->s->pq->ntuples(r); i++) {
+		int space = (int)num(k, r, i, 0);
+		int64_t bytes = num(k, r, i, 1), n = num(k, r, i, 2), size = space ? 4 : 8;
+		total[space] += n;
+		if (!bytes || bytes % size) {
+			bad[space] += n;
+			continue;
+		}
+		/* Ordered by count: the first whole width is the most common. */
+		if (!widths[space]++)
+			width[space] = bytes / size;
+	}
+	k->s->pq->clear(r);
+	int problems = 0;
+	for (int space = 0; space < 2; space++) {
+		const char *whose = space ? "generated" : "the records' own";
+		const char *fix = space ? "" : " (the callers' data: not repairable)";
+		if (bad[space]) {
+			problems++;
+			a2m_check_say(k->o, A2M_CHECK_VECTORS, 1, "%lld %s vector%s malformed (not whole "
+				      "%s)%s", (long long)bad[space], whose, bad[space] == 1 ? " is" : "s are",
+				      space ? "floats" : "doubles", fix);
+		}
+		if (widths[space] > 1) {
+			problems++;
+			a2m_check_say(k->o, A2M_CHECK_VECTORS, 1, "%s vectors come in %lld widths, %lld "
+				      "in all (the most common: %lld; a store keeps one)%s", whose,
+				      (long long)widths[space], (long long)total[space],
+				      (long long)width[space], fix);
+		}
+	}
+	if (!problems)
+		a2m_check_say(k->o, A2M_CHECK_VECTORS, 0, "%lld records' own vectors (width %lld), %lld "
+			      "generated (width %lld), each space of one width", (long long)total[0],
+			      (long long)width[0], (long long)total[1], (long long)width[1]);
+}
+
+/* The generated vectors dropped: malformed, or not of the most common whole width. */
+#define SQL_REPAIR_VECTORS \
+	"WITH w AS (SELECT length(gen_embedding) AS l FROM a2m_records" \
+	"  WHERE gen_embedding IS NOT NULL AND length(gen_embedding) > 0" \
+	"  AND length(gen_embedding) % 4 = 0 GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1)" \
+	" UPDATE a2m_records SET gen_embedding = NULL WHERE gen_embedding IS NOT NULL" \
+	" AND length(gen_embedding) IS DISTINCT FROM (SELECT l FROM w)"
+
+/* ---- the term index -------------------------------------------------------------------- */
+
+/* Every record's content analysed into the expected side, through a cursor. */
+static int expect_records(pgcheck *k, a2m_check_terms *t, a2m_index_stats *want)
+{
+	a2m_check_meter m;
+	int64_t done = 0;
+	PGresult *r;
+	if (!(r = query(k, A2M_CHECK_INDEX, "DECLARE a2m_check_records NO SCROLL CURSOR FOR"
+			" SELECT seq, content FROM a2m_records", "the records")))
+		return -1;
+	k->s->pq->clear(r);
+	a2m_check_meter_start(&m, k->o, A2M_CHECK_INDEX, "records analysed", k->records);
+	for (;;) {
+		if (!(r = fetch(k, A2M_CHECK_INDEX, "a2m_check_records", 0, "the records")))
+			return -1;
+		int rows = k->s->pq->ntuples(r);
+		for (int i = 0; i < rows; i++)
+			if (a2m_check_terms_expect(t, k->o->ix, num(k, r, i, 0),
+						   k->s->pq->getvalue(r, i, 1), want) != 0) {
+				k->s->pq->clear(r);
+				a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
+				return -1;
+			}
+		k->s->pq->clear(r);
+		a2m_check_meter_at(&m, done += rows);
+		if (!rows)
+			break;
+	}
+	a2m_check_meter_end(&m, done);
+	return 0;
+}
+
+/* Every row of a2m_postings into the found side, through a cursor. */
+static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *rows_read)
+{
+	a2m_check_meter m;
+	int64_t total = 0;
+	PGresult *r;
+	pgstore *s = k->s;
+	if (k->o->progress) {
+		if (!(r = query(k, A2M_CHECK_INDEX, "SELECT count(*) FROM a2m_postings", "a2m_postings")))
+			return -1;
+		total = num(k, r, 0, 0);
+		s->pq->clear(r);
+	}
+	if (!(r = query(k, A2M_CHECK_INDEX, "DECLARE a2m_check_postings NO SCROLL CURSOR FOR"
+			" SELECT term, seq, tf, dl FROM a2m_postings", "a2m_postings")))
+		return -1;
+	s->pq->clear(r);
+	*rows_read = 0;
+	a2m_check_meter_start(&m, k->o, A2M_CHECK_INDEX, "postings read", total);
+	for (;;) {
+		if (!(r = fetch(k, A2M_CHECK_INDEX, "a2m_check_postings", 1, "a2m_postings")))
+			return -1;
+		int rows = s->pq->ntuples(r);
+		for (int i = 0; i < rows; i++) {
+			int32_t tf = a2m_pg_int4(s, r, i, 2), dl = a2m_pg_int4(s, r, i, 3);
+			if (a2m_check_terms_add(t, A2M_TERMS_FOUND, s->pq->getvalue(r, i, 0),
+						(size_t)s->pq->getlength(r, i, 0), a2m_pg_int8(s, r, i, 1),
+						(uint32_t)tf, (uint32_t)dl) != 0) {
+				s->pq->clear(r);
+				a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
+				return -1;
+			}
+		}
+		s->pq->clear(r);
+		a2m_check_meter_at(&m, *rows_read += rows);
+		if (!rows)
+			break;
+	}
+	a2m_check_meter_end(&m, *rows_read);
+	return 0;
+}
+
+/* The analysis the index was built with, as index_attach names it (postgres_index.c). */
+static void analysis_of(const a2m_check_options *o, char *out, size_t size)
+{
+	snprintf(out, size, "pg1 %s", o->ix->version);
+}
+
+static void check_index(pgcheck *k)
+{
+	char mine[160];
+	pgstore *s = k->s;
+	analysis_of(k->o, mine, sizeof mine);
+	PGresult *r = query(k, A2M_CHECK_INDEX, "SELECT index_version, docs, total_len, unindexed"
+			    " FROM a2m_state", "a2m_state");
+	if (!r)
+		return;
+	if (s->pq->getisnull(r, 0, 0) || strcmp(s->pq->getvalue(r, 0, 0), mine) != 0) {
+		char q[A2M_CHECK_QUOTED];
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "built with analysis %s, not this server's "
+			      "(\"%s\"): a server of this build would rebuild it at its open",
+			      quoted(k, r, 0, 0, q, sizeof q), mine);
+		s->pq->clear(r);
+		return;
+	}
+	a2m_index_stats kept = {num(k, r, 0, 1), num(k, r, 0, 2), num(k, r, 0, 3)};
+	a2m_index_stats want = {0, 0, 0};
+	s->pq->clear(r);
+	a2m_check_terms *t = a2m_check_terms_new();
+	int64_t rows = 0;
+	if (!t) {
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
+		return;
+	}
+	if (expect_records(k, t, &want) != 0 || found_postings(k, t, &rows) != 0) {
+		a2m_check_terms_free(t);
+		return;
+	}
+	a2m_check_terms_result res;
+	a2m_check_terms_compare(t, k->o, MAX_EXAMPLES, &res);
+	a2m_check_terms_free(t);
+	int figures = kept.docs != want.docs || kept.total_len != want.total_len ||
+		      kept.unindexed != want.unindexed;
+	if (figures)
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "kept figures (a2m_state): %lld documents, "
+			      "%lld terms in all, %lld without a term; the records make %lld, %lld, "
+			      "%lld", (long long)kept.docs, (long long)kept.total_len,
+			      (long long)kept.unindexed, (long long)want.docs, (long long)want.total_len,
+			      (long long)want.unindexed);
+	if (res.differing)
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "%zu term%s whose postings differ from the "
+			      "records' text (%lld postings expected, %lld found)", res.differing,
+			      res.differing == 1 ? "" : "s", (long long)res.postings_expected,
+			      (long long)res.postings_found);
+	else if (!figures)
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 0, "%lld records, %zu terms, %lld postings, as "
+			      "the records' text yields", (long long)k->records, res.terms_found,
+			      (long long)rows);
+}
+
+/* Marked as built by no analysis; index_attach then rebuilds it from every record. */
+#define SQL_REPAIR_INDEX "UPDATE a2m_state SET index_version = NULL"
+
+/* ---- the areas ------------------------------------------------------------------------- */
+
+typedef struct area_ops {
+	a2m_check_area area;
+	int            needs_ix;               /* only with an analyser (o->ix) */
+	void         (*check)(pgcheck *k);     /* inside the snapshot */
+	const char    *repair;                 /* SQL run in a write transaction; NULL: none */
+	const char    *repaired;               /* what the repair says it did */
+} area_ops;
+
+static const area_ops areas[] = {
+	{A2M_CHECK_FILE,    0, check_file,    NULL, NULL},
+	{A2M_CHECK_COUNTS,  0, check_counts,  SQL_REPAIR_COUNTS, "counted again from the records"},
+	{A2M_CHECK_SEQS,    0, check_seqs,    SQL_REPAIR_SEQS, "the mark set to the highest seq"},
+	{A2M_CHECK_VECTORS, 0, check_vectors, SQL_REPAIR_VECTORS,
+	 "dropped the generated vectors that were malformed or of another width (the embedder "
+	 "makes them again); the records' own vectors are their callers' data and were left as "
+	 "they are"},
+	{A2M_CHECK_EVENTS,  0, check_events,  SQL_REPAIR_EVENTS, "the head set to the newest event"},
+	{A2M_CHECK_INDEX,   1, check_index,   SQL_REPAIR_INDEX, "rebuilt from the records"},
+};
+#define NAREAS (sizeof areas / sizeof areas[0])
+
+int a2m_pg_store_check(a2m_store *base, const a2m_check_options *o)
+{
+	pgstore *s = (pgstore *)base;
+	pgcheck k = {s, o, 0};
+	if (s->in_tx)
+		return a2m_store_fail(base, "check: a transaction is open");
+	a2m_pg_read_end(base);
+	int rc = a2m_pg_ready(s, &s->main);
+	if (!rc)
+		rc = a2m_pg_exec(s, &s->main, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+				 "check", NULL);
+	if (rc) {
+		a2m_check_say(o, A2M_CHECK_FILE, 1, "cannot read the deployment: %s", s->base.errmsg);
+		return rc;
+	}
+	/* Nothing in the snapshot is retried on a new connection (postgres_conn.c). */
+	s->main.in_tx = 1;
+	for (size_t i = 0; i < NAREAS; i++)
+		if (!areas[i].needs_ix || o->ix)
+			areas[i].check(&k);
+	s->main.in_tx = 0;
+	if (!a2m_pg_lost(s, &s->main))
+		a2m_pg_exec(s, &s->main, "ROLLBACK", "check", NULL);
+	return 0;
+}
+
+int a2m_pg_store_repair(a2m_store *base, const a2m_check_options *o, unsigned mask)
+{
+	pgstore *s = (pgstore *)base;
+	int rc = 0;
+	if (s->base.read_only) {
+		a2m_store_fail(base, "repair: the store is read-only");
+		return A2M_READ_ONLY;
+	}
+	for (size_t i = 0; i < NAREAS && !rc; i++) {
+		const area_ops *a = &areas[i];
+		if (!(mask & (1u << a->area)) || !a->repair || (a->needs_ix && !o->ix))
+			continue;
+		if ((rc = a2m_pg_begin(base)))
+			break;
+		if ((rc = a2m_pg_exec(s, &s->main, a->repair, "repair", NULL))) {
+			a2m_pg_rollback(base);
+			break;
+		}
+		s->wrote = 1;
+		if ((rc = a2m_pg_commit(base)))
+			break;
+		/* The index: marked unbuilt above, built again here as an open builds it. */
+		if (a->area == A2M_CHECK_INDEX && (rc = a2m_pg_index_attach(s, o->ix)))
+			break;
+		a2m_check_say(o, a->area, 0, "%s", a->repaired);
+	}
+	return rc;
+}
