@@ -27,6 +27,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "rank/scorer.h"
+#include "stack/stack.h"
 #include "store/store.h"
 #include "util/hash.h"
 
@@ -36,6 +37,8 @@ static char db_path[64], wal_path[72], mirror_path[72];
 #define DB      db_path
 #define MIRROR  mirror_path
 #define TIER    "procedural"
+/* Earlier revisions a keyed record may keep (load writes 2 per keyed record). */
+#define HISTORY_KEEP 2
 
 static a2m_scorer *bm25;   /* its indexer is the analyser the stores keep */
 
@@ -61,7 +64,8 @@ static void collect(void *ctx, a2m_check_area area, int problem, const char *msg
 
 static a2m_check_options options(findings *f, int mirror)
 {
-	a2m_check_options o = {.ix = bm25->indexer, .report = collect, .ctx = f};
+	a2m_check_options o = {.ix = bm25->indexer, .report = collect, .ctx = f,
+			       .fingerprint = a2m_stack_fingerprint, .history_keep = HISTORY_KEEP};
 	if (mirror) {
 		o.procedural_dir = MIRROR;
 		o.procedural_tier = TIER;
@@ -181,6 +185,13 @@ static a2m_record *make(int no, const char *tier, const char *group, const char 
 	r->key = key ? strdup(key) : NULL;
 	r->session = strdup(no % 2 ? "s1" : "s2");
 	r->salience = 1.0;
+	/* The extensions' data, as the stack writes it (x-dedup, x-expiry, x-history). */
+	if (no % 3 == 0)
+		r->fingerprint = a2m_stack_fingerprint(r->content, NULL);
+	if (no % 7 == 0)
+		r->expires_at = 1800000000000 + no;
+	if (key)
+		r->revision = 2;
 	if (dims) {
 		r->embedding = calloc(dims, sizeof *r->embedding);
 		r->dims = dims;
@@ -215,8 +226,20 @@ static int load(a2m_store *s, int n, int per)
 			char group[32], key[32];
 			snprintf(group, sizeof group, "g%d", i / 3);
 			snprintf(key, sizeof key, "skill/%d", i);
-			if (insert(s, make(i, tier, strcmp(tier, TIER) ? group : NULL,
-					   strcmp(tier, TIER) == 0 ? key : NULL, i % 5 == 0 ? 6 : 0)) != 0) {
+			a2m_record *r = make(i, tier, strcmp(tier, TIER) ? group : NULL,
+					     strcmp(tier, TIER) == 0 ? key : NULL, i % 5 == 0 ? 6 : 0);
+			/* A keyed record at revision 2 keeps revisions 0 and 1 (x-history). */
+			for (int64_t rev = 0; r->key && rev < 2; rev++) {
+				a2m_revision h = {.id = r->id, .revision = rev, .content = "before",
+						  .created_at = r->created_at - 10 + rev,
+						  .superseded_at = r->created_at - 9 + rev};
+				if (s->ops->history_put(s, &h, HISTORY_KEEP) != 0) {
+					a2m_record_free(r);
+					s->ops->rollback(s);
+					return -1;
+				}
+			}
+			if (insert(s, r) != 0) {
 				s->ops->rollback(s);
 				return -1;
 			}
@@ -346,6 +369,9 @@ static void workload_engine(const char *engine)
 				sentence(text, sizeof text);
 				free(r->content);
 				r->content = strdup(text);
+				/* As a write does (stack/write.c): the fingerprint follows the text. */
+				if (r->fingerprint)
+					r->fingerprint = a2m_stack_fingerprint(r->content, r->role);
 				free(r->tier);
 				r->tier = strdup(u == 5 ? "semantic" : TIER);
 				r->revision++;
@@ -461,6 +487,59 @@ static void test_counts(void)
 	damaged("counts", "DELETE FROM a2m_counts WHERE tier = 'semantic'", BIT(A2M_CHECK_COUNTS), 0);
 }
 
+/* The extensions' data (x-history, x-expiry, x-dedup) damaged in the file. */
+static void test_extensions(void)
+{
+	damaged("history of a record that is gone",
+		"INSERT INTO a2m_history VALUES('nobody', 0, 'x', NULL, NULL, NULL, 1, 2)",
+		BIT(A2M_CHECK_HISTORY), 0);
+	damaged("history at the live revision",
+		"INSERT INTO a2m_history SELECT id, 2, 'x', NULL, NULL, NULL, 1, 2 FROM records"
+		" WHERE key IS NOT NULL ORDER BY seq LIMIT 1", BIT(A2M_CHECK_HISTORY), 0);
+	damaged("history beyond the bound",
+		"UPDATE records SET revision = 3 WHERE key IS NOT NULL;"
+		" INSERT INTO a2m_history SELECT id, 2, 'x', NULL, NULL, NULL, 1, 9e12 FROM records"
+		" WHERE key IS NOT NULL", BIT(A2M_CHECK_HISTORY), 0);
+	damaged("history out of order", "UPDATE a2m_history SET superseded_at = 0 WHERE revision = 1",
+		BIT(A2M_CHECK_HISTORY), BIT(A2M_CHECK_HISTORY));
+	damaged("an expiry before the clock's start",
+		"UPDATE records SET expires_at = -5 WHERE seq = 3", BIT(A2M_CHECK_EXPIRY),
+		BIT(A2M_CHECK_EXPIRY));
+	damaged("a fingerprint not its content's",
+		"UPDATE records SET fp = 12345 WHERE seq = (SELECT min(seq) FROM records"
+		" WHERE fp IS NOT NULL)", BIT(A2M_CHECK_DEDUP), 0);
+	damaged("a fingerprint of 0", "UPDATE records SET fp = 0 WHERE seq = 2",
+		BIT(A2M_CHECK_DEDUP), 0);
+}
+
+/* The memory engine's extensions, broken through its own ops as a bug in the stack would. */
+static void test_extensions_memory(void)
+{
+	a2m_store *s = fresh("memory");
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK_INT(load(s, 120, 30), 0);
+	CHECK_INT(check(s, 0, 0), 0);
+	a2m_revision orphan = {.id = "nobody", .revision = 0, .content = "x", .superseded_at = 5};
+	a2m_record *r = make(1000, "semantic", NULL, NULL, 0);
+	r->fingerprint = 42;
+	r->expires_at = -5;
+	CHECK_INT(s->ops->begin(s), 0);
+	CHECK_INT(s->ops->history_put(s, &orphan, HISTORY_KEEP), 0);
+	CHECK_INT(insert(s, r), 0);
+	CHECK_INT(s->ops->commit(s), 0);
+	findings f;
+	a2m_check_options o = options(&f, 0);
+	CHECK_INT(s->ops->check(s, &o), 0);
+	CHECK_INT(problem_areas(&f), BIT(A2M_CHECK_HISTORY) | BIT(A2M_CHECK_EXPIRY) |
+		  BIT(A2M_CHECK_DEDUP));
+	CHECK(strstr(f.last[A2M_CHECK_HISTORY], "\"nobody\": revisions kept of a record that is gone"));
+	CHECK(strstr(f.last[A2M_CHECK_EXPIRY], "\"rec-1000\": expires at -5"));
+	CHECK(strstr(f.last[A2M_CHECK_DEDUP], "\"rec-1000\": fingerprint 000000000000002a kept"));
+	s->ops->close(s);
+}
+
 static void test_seq_mark(void)
 {
 	damaged("seq mark", "UPDATE a2m_meta SET value = '3' WHERE name = 'seq'",
@@ -498,9 +577,10 @@ static void test_index_figures_and_text(void)
 	/* A maxseq below a posting's seq: a merge would drop a tombstone still needed. */
 	damaged("index maxseq", "UPDATE a2m_segdir SET maxseq = 1 WHERE seg = (SELECT max(seg)"
 		" FROM a2m_segdir)", BIT(A2M_CHECK_INDEX), 0);
-	/* Text changed behind the index's back (plain SQL: unsupported, store.h). */
+	/* Text changed behind the index's back (plain SQL: unsupported, store.h): its
+	** fingerprint (the record has one, x-dedup) is no longer its content's either. */
 	damaged("record text", "UPDATE records SET content = 'quarry quarry ember' WHERE seq = 7",
-		BIT(A2M_CHECK_INDEX), 0);
+		BIT(A2M_CHECK_INDEX) | BIT(A2M_CHECK_DEDUP), 0);
 	/* Marked stale: written by a server without an analyser. */
 	damaged("index stale", "DELETE FROM a2m_meta WHERE name = 'index'", 0, 0);
 }
@@ -626,6 +706,8 @@ int main(void)
 		TEST(test_repair_clean_sqlite),
 		TEST(test_counts),
 		TEST(test_seq_mark),
+		TEST(test_extensions),
+		TEST(test_extensions_memory),
 		TEST(test_index_rows),
 		TEST(test_index_filter_and_bytes),
 		TEST(test_index_figures_and_text),

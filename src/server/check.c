@@ -25,6 +25,7 @@
 
 #include "server/check.h"
 #include "server/server.h"
+#include "stack/stack.h"
 #include "store/store_check.h"
 
 /* Areas a repair can rebuild: all but the groups (policy, not derived data). */
@@ -63,6 +64,7 @@ typedef struct setup {
 	a2m_scorer      *scorer;   /* its indexer is the index's analyser */
 	char            *mirror_dir;
 	const char      *mirror_tier;
+	size_t           history_keep;  /* x-history's bound, when the capability is on */
 } setup;
 
 /* ---- groups ------------------------------------------------------------ */
@@ -204,6 +206,9 @@ static void options_of(const setup *st, pass *p, a2m_check_options *o)
 	o->ix = st->scorer->indexer;
 	o->procedural_dir = st->mirror_dir;
 	o->procedural_tier = st->mirror_tier;
+	/* The extensions' data checked by the rules the stack writes it by. */
+	o->fingerprint = a2m_stack_fingerprint;
+	o->history_keep = st->history_keep;
 	o->report = on_report;
 	o->progress = p->run->progress ? on_progress : NULL;
 	o->ctx = p;
@@ -298,6 +303,8 @@ int a2m_check_store(const a2m_config *cfg_in, a2m_check_run *run, char *err, siz
 		rc = A2M_NOMEM;
 		goto out;
 	}
+	if (caps & A2M_CAP_X_HISTORY)
+		st.history_keep = (size_t)st.cfg->history_revisions;
 	rc = 0;
 	run->found = run->remaining = check_pass(&st, run, A2M_CHECK_FIRST);
 	if (!run->repair || !run->found)

@@ -228,6 +228,14 @@ const a2m_tier_layout *a2m_stack_tiers(const a2m_stack *st);
 */
 int a2m_stack_dimensions(a2m_stack *st, int64_t *dims, a2m_error *err);
 
+/*
+** The fingerprint of a write (x-dedup): its content's normal form (the
+** analyser's words in order) hashed with its role; 0 for a text with no
+** word, or when memory runs out (the record is then simply never found as
+** a duplicate). Public to the server for `a2m check`, which recomputes it.
+*/
+uint64_t a2m_stack_fingerprint(const char *content, const char *role);
+
 /* Earlier revisions kept per keyed record (x-history; 0: none). */
 size_t a2m_stack_history_keep(const a2m_stack *st);
 

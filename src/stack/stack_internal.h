@@ -242,13 +242,6 @@ int a2m_stack_keep_revision(a2m_stack *st, const a2m_record *old, int64_t now,
 
 /* ---- dedup.c (calls base.c) --------------------------------------------- */
 
-/*
-** The fingerprint of a write (x-dedup): its content's normal form (the
-** analyser's words in order) hashed with its role; 0 for a text with no
-** word, or when memory runs out (the record is then simply never found as
-** a duplicate).
-*/
-uint64_t a2m_stack_fingerprint(const char *content, const char *role);
 
 /*
 ** *out = a copy of the record rec repeats: rec->fingerprint's, in tier,

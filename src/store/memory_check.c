@@ -283,6 +283,65 @@ static void check_vectors(mstore *s, const a2m_check_options *o)
 		a2m_check_say(o, A2M_CHECK_VECTORS, 0, "%zu vector rows, each its record's", rows);
 }
 
+/* ---- the extensions' data --------------------------------------------------- */
+
+static void check_history(mstore *s, const a2m_check_options *o)
+{
+	a2m_check_history h;
+	a2m_check_history_begin(&h, &s->base, o);
+	a2m_mhistory_each(s->history, a2m_check_history_visit, &h);
+	a2m_check_history_end(&h);
+}
+
+/* Expiry times: none before the clock's start (0 is "never"). No table derives from them. */
+static void check_expiry(mstore *s, const a2m_check_options *o)
+{
+	size_t n = 0, problems = 0;
+	int64_t soonest = 0;
+	EACH_ENTRY(s, e) {
+		int64_t at = e->rec.expires_at;
+		if (at < 0 && problems++ < MAX_EXAMPLES)
+			a2m_check_say(o, A2M_CHECK_EXPIRY, 1, "record \"%s\": expires at %lld, before "
+				      "the clock's start", e->rec.id, (long long)at);
+		if (at > 0 && (!n++ || at < soonest))
+			soonest = at;
+	}
+	if (problems > MAX_EXAMPLES)
+		a2m_check_say(o, A2M_CHECK_EXPIRY, 1, "%zu problems in all", problems);
+	if (!problems)
+		a2m_check_say(o, A2M_CHECK_EXPIRY, 0, "%zu records expire, the soonest at %lld", n,
+			      (long long)soonest);
+}
+
+/* Each fingerprint in the table under itself, and that of its record's content. */
+static void check_dedup(mstore *s, const a2m_check_options *o)
+{
+	size_t n = 0, problems = 0;
+	EACH_ENTRY(s, e) {
+		uint64_t fp = e->rec.fingerprint;
+		if (!fp)
+			continue;
+		n++;
+		const entry *x = a2m_mem_fp_chain(s, fp);
+		while (x && x != e)
+			x = x->fp_next;
+		if (!x && problems++ < MAX_EXAMPLES)
+			a2m_check_say(o, A2M_CHECK_DEDUP, 1, "record \"%s\": not found by its "
+				      "fingerprint", e->rec.id);
+		a2m_check_fingerprint(o, e->rec.id, e->rec.content, e->rec.role, fp, &problems);
+	}
+	if (s->fps.count != n) {
+		problems++;
+		a2m_check_say(o, A2M_CHECK_DEDUP, 1, "the fingerprint table holds %zu records, %zu "
+			      "have a fingerprint", s->fps.count, n);
+	}
+	if (problems > MAX_EXAMPLES)
+		a2m_check_say(o, A2M_CHECK_DEDUP, 1, "%zu problems in all", problems);
+	if (!problems)
+		a2m_check_say(o, A2M_CHECK_DEDUP, 0, "%zu fingerprinted records, each found by its "
+			      "fingerprint%s", n, o->fingerprint ? ", each its content's" : "");
+}
+
 /* ---- the ops ---------------------------------------------------------------- */
 
 int a2m_mem_check(a2m_store *base, const a2m_check_options *o)
@@ -293,6 +352,9 @@ int a2m_mem_check(a2m_store *base, const a2m_check_options *o)
 	check_seqs(s, o);
 	check_vectors(s, o);
 	check_index(s, o);
+	check_history(s, o);
+	check_expiry(s, o);
+	check_dedup(s, o);
 	return 0;
 }
 

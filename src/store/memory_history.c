@@ -313,6 +313,24 @@ void a2m_mem_history_rollback(mstore *s)
 	h->nsteps = 0;
 }
 
+int a2m_mhistory_each(const a2m_mhistory *h, a2m_revision_visit visit, void *ctx)
+{
+	for (size_t b = 0; b < h->nbuckets; b++)
+		for (const hlist *l = h->buckets[b]; l; l = l->next)
+			for (size_t i = 0; i < l->n; i++) {
+				const hrev *r = l->v[i];
+				a2m_revision out = {.id = l->id, .revision = r->revision,
+						    .content = r->content, .role = r->role,
+						    .metadata = r->metadata, .owner = r->owner,
+						    .created_at = r->created_at,
+						    .superseded_at = r->superseded_at};
+				int rc = visit(&out, ctx);
+				if (rc)
+					return rc < 0 ? rc : 0;
+			}
+	return 0;
+}
+
 int a2m_mem_history_visit(a2m_store *base, const char *id, size_t max,
 			  a2m_revision_visit visit, void *ctx)
 {

@@ -218,6 +218,12 @@ int a2m_mem_meta_set(a2m_store *base, const char *name, const char *value);
 a2m_mhistory *a2m_mhistory_new(void);
 void a2m_mhistory_free(a2m_mhistory *h);
 
+/*
+** Visits every kept revision, each record's oldest first (the order they
+** are kept in), one record after another; stops as a2m_record_visit says.
+*/
+int a2m_mhistory_each(const a2m_mhistory *h, a2m_revision_visit visit, void *ctx);
+
 /* The ops (store.h). */
 int a2m_mem_history_put(a2m_store *base, const a2m_revision *rev, size_t keep);
 int a2m_mem_history_visit(a2m_store *base, const char *id, size_t max,

@@ -468,6 +468,7 @@ int a2m_sqlite_check(a2m_store *base, const a2m_check_options *o)
 		a2m_sqlite_check_index(s->db, base, o);
 	if (o->procedural_dir && o->procedural_tier)
 		check_mirror(s, o);
+	a2m_sqlite_check_extensions(s->db, base, o);
 	if (own && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	return 0;
@@ -583,6 +584,22 @@ int a2m_sqlite_repair(a2m_store *base, const a2m_check_options *o, unsigned area
 		case A2M_CHECK_MIRROR:
 			if (o->procedural_dir && o->procedural_tier)
 				rc = repair_mirror(s, o);
+			break;
+		case A2M_CHECK_HISTORY:
+		case A2M_CHECK_EXPIRY:
+		case A2M_CHECK_DEDUP:
+			rc = a2m_sqlite_exec(s, "BEGIN IMMEDIATE", "repair");
+			if (!rc)
+				rc = a2m_sqlite_repair_extension(base, o, (a2m_check_area)area);
+			if (!rc)
+				rc = a2m_sqlite_exec(s, "COMMIT", "repair");
+			if (rc && !sqlite3_get_autocommit(s->db))
+				sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			if (!rc)
+				a2m_check_say(o, (a2m_check_area)area, 0, "%s", area == A2M_CHECK_HISTORY
+					      ? "deleted the revisions no reader may see" : area ==
+					      A2M_CHECK_EXPIRY ? "REINDEX records_expiry" :
+					      "REINDEX records_fp; each fingerprint its content's");
 			break;
 		default:
 			break;

@@ -87,7 +87,7 @@ static int db_failed(walk *w, const char *what)
 }
 
 /* One row (sqlite3_exec callback style) of a fixed query: its integer columns. */
-static int query_ints(sqlite3 *db, const char *sql, int64_t *out, int n)
+int a2m_sqlite_check_ints(sqlite3 *db, const char *sql, int64_t *out, int n)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
@@ -143,7 +143,7 @@ out:
 static int tables_ok(walk *w)
 {
 	int64_t n = 0;
-	if (query_ints(w->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+	if (a2m_sqlite_check_ints(w->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
 		       " name IN ('a2m_segments', 'a2m_segdir', 'a2m_index_stats')", &n, 1)
 	    != SQLITE_OK)
 		return db_failed(w, "sqlite_master");
@@ -156,8 +156,8 @@ static int tables_ok(walk *w)
 static void figures(walk *w, const a2m_index_stats *want)
 {
 	int64_t got[3] = {0, 0, 0}, rows = 0;
-	if (query_ints(w->db, "SELECT count(*) FROM a2m_index_stats", &rows, 1) != SQLITE_OK ||
-	    (rows == 1 && query_ints(w->db, "SELECT docs, total_len, unindexed FROM a2m_index_stats",
+	if (a2m_sqlite_check_ints(w->db, "SELECT count(*) FROM a2m_index_stats", &rows, 1) != SQLITE_OK ||
+	    (rows == 1 && a2m_sqlite_check_ints(w->db, "SELECT docs, total_len, unindexed FROM a2m_index_stats",
 				     got, 3) != SQLITE_OK)) {
 		db_failed(w, "a2m_index_stats");
 		return;
@@ -181,7 +181,7 @@ static int expect_records(walk *w, a2m_index_stats *stats, int64_t *records)
 	int64_t total = 0;
 	memset(stats, 0, sizeof *stats);
 	*records = 0;
-	if (w->o->progress && query_ints(w->db, "SELECT count(*) FROM records", &total, 1) != SQLITE_OK)
+	if (w->o->progress && a2m_sqlite_check_ints(w->db, "SELECT count(*) FROM records", &total, 1) != SQLITE_OK)
 		return db_failed(w, "records");
 	a2m_check_meter_start(&w->meter, w->o, A2M_CHECK_INDEX, "records analysed", total);
 	if (sqlite3_prepare_v2(w->db, "SELECT seq, content FROM records", -1, &st, NULL) != SQLITE_OK)
@@ -461,12 +461,12 @@ static int merge_segments(walk *w, cursor *c, size_t n)
 static void orphans(walk *w)
 {
 	int64_t n = 0, steps = 0;
-	if (query_ints(w->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+	if (a2m_sqlite_check_ints(w->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
 		       " name IN ('a2m_segmerge', 'a2m_segdrop')", &steps, 1) != SQLITE_OK) {
 		db_failed(w, "sqlite_master");
 		return;
 	}
-	if (query_ints(w->db, steps == 2
+	if (a2m_sqlite_check_ints(w->db, steps == 2
 			      ? "SELECT count(DISTINCT seg) FROM a2m_segments WHERE seg NOT IN"
 				" (SELECT seg FROM a2m_segdir UNION ALL SELECT out FROM a2m_segmerge"
 				" UNION ALL SELECT seg FROM a2m_segdrop)"
@@ -476,7 +476,7 @@ static void orphans(walk *w)
 	else if (n)
 		problem(w, "rows of %lld segment%s the directory does not list", (long long)n,
 			n == 1 ? "" : "s");
-	if (steps == 2 && query_ints(w->db, "SELECT count(*) FROM a2m_segdir WHERE seg IN"
+	if (steps == 2 && a2m_sqlite_check_ints(w->db, "SELECT count(*) FROM a2m_segdir WHERE seg IN"
 				     " (SELECT out FROM a2m_segmerge UNION ALL SELECT seg FROM"
 				     " a2m_segdrop)", &n, 1) != SQLITE_OK)
 		db_failed(w, "a2m_segmerge");

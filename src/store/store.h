@@ -350,6 +350,14 @@ typedef struct a2m_check_options {
 	*/
 	void (*progress)(void *ctx, a2m_check_area area, const char *unit, int64_t done,
 			 int64_t total);
+	/*
+	** x-dedup: the fingerprint a write gives a record's content and role
+	** (the stack's); each kept fingerprint must be it. NULL: fingerprints
+	** are not recomputed (nor repaired).
+	*/
+	uint64_t (*fingerprint)(const char *content, const char *role);
+	/* x-history: the most earlier revisions kept per record (0: no bound checked). */
+	size_t history_keep;
 } a2m_check_options;
 
 /* The units between two progress calls of one walk (a2m_check_options.progress). */

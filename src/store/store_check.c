@@ -87,6 +87,125 @@ char *a2m_check_quote(const char *text, size_t n, char *out, size_t size)
 	return out;
 }
 
+/* ---- the revision history ------------------------------------------------- */
+
+#define MAX_EXAMPLES 8
+
+static void history_problem(a2m_check_history *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void history_problem(a2m_check_history *h, const char *fmt, ...)
+{
+	char msg[600], q[A2M_CHECK_QUOTED];
+	va_list ap;
+	if (h->problems++ >= MAX_EXAMPLES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	a2m_check_say(h->o, A2M_CHECK_HISTORY, 1, "record %s: %s",
+		      a2m_check_quote(h->id, strlen(h->id), q, sizeof q), msg);
+}
+
+void a2m_check_history_begin(a2m_check_history *h, a2m_store *s, const a2m_check_options *o)
+{
+	memset(h, 0, sizeof *h);
+	h->s = s;
+	h->o = o;
+	a2m_check_meter_start(&h->meter, o, A2M_CHECK_HISTORY, "revisions", 0);
+}
+
+/* The record just read is over: its count against the bound. */
+static void history_record_end(a2m_check_history *h)
+{
+	if (h->id && h->o->history_keep && h->n > h->o->history_keep)
+		history_problem(h, "%zu earlier revisions kept, beyond the bound of %zu", h->n,
+				h->o->history_keep);
+}
+
+int a2m_check_history_visit(const a2m_revision *rev, void *ctx)
+{
+	a2m_check_history *h = ctx;
+	const char *id = rev->id ? rev->id : "";
+	a2m_check_meter_at(&h->meter, ++h->revisions);
+	if (!h->id || strcmp(h->id, id) != 0) {
+		a2m_record *live = NULL;
+		history_record_end(h);
+		free(h->id);
+		if (!(h->id = strdup(id))) {
+			a2m_check_say(h->o, A2M_CHECK_HISTORY, 1, "out of memory");
+			h->failed = 1;
+			return -1;
+		}
+		h->records++;
+		h->n = 0;
+		h->live = -1;
+		if (h->s->ops->get(h->s, id, &live) != 0) {
+			a2m_check_say(h->o, A2M_CHECK_HISTORY, 1, "cannot read the records: %s",
+				      h->s->errmsg);
+			h->failed = 1;
+			return -1;
+		}
+		if (!live)
+			history_problem(h, "revisions kept of a record that is gone (forgetting a "
+					"record forgets its history)");
+		else if (!live->key)
+			history_problem(h, "revisions kept of a record without a key");
+		else
+			h->live = live->revision;
+		a2m_record_free(live);
+	} else if (rev->revision <= h->prev) {
+		history_problem(h, "revision %lld kept after %lld: out of order",
+				(long long)rev->revision, (long long)h->prev);
+	} else if (rev->superseded_at < h->prev_superseded) {
+		history_problem(h, "revision %lld superseded at %lld, before revision %lld was "
+				"(at %lld)", (long long)rev->revision, (long long)rev->superseded_at,
+				(long long)h->prev, (long long)h->prev_superseded);
+	}
+	if (h->live >= 0 && rev->revision >= h->live)
+		history_problem(h, "revision %lld kept as an earlier one; the live revision is %lld",
+				(long long)rev->revision, (long long)h->live);
+	h->n++;
+	h->prev = rev->revision;
+	h->prev_superseded = rev->superseded_at;
+	return 0;
+}
+
+void a2m_check_history_end(a2m_check_history *h)
+{
+	if (!h->failed) {
+		history_record_end(h);
+		a2m_check_meter_end(&h->meter, h->revisions);
+		if (h->problems > MAX_EXAMPLES)
+			a2m_check_say(h->o, A2M_CHECK_HISTORY, 1, "%zu problems in all", h->problems);
+		else if (!h->problems)
+			a2m_check_say(h->o, A2M_CHECK_HISTORY, 0, "%lld earlier revision%s of %lld keyed "
+				      "record%s, each below its live revision, in order%s",
+				      (long long)h->revisions, h->revisions == 1 ? "" : "s",
+				      (long long)h->records, h->records == 1 ? "" : "s",
+				      h->o->history_keep ? ", within the bound" : "");
+	}
+	free(h->id);
+	h->id = NULL;
+}
+
+int a2m_check_fingerprint(const a2m_check_options *o, const char *id, const char *content,
+			  const char *role, uint64_t kept, size_t *problems)
+{
+	if (!o->fingerprint || !kept)
+		return 0;
+	uint64_t want = o->fingerprint(content, role);
+	if (want == kept)
+		return 0;
+	if ((*problems)++ < MAX_EXAMPLES) {
+		char q[A2M_CHECK_QUOTED];
+		a2m_check_say(o, A2M_CHECK_DEDUP, 1, "record %s: fingerprint %016llx kept, its content "
+			      "makes %016llx (a duplicate of it would not be found)",
+			      a2m_check_quote(id ? id : "", id ? strlen(id) : 0, q, sizeof q),
+			      (unsigned long long)kept, (unsigned long long)want);
+	}
+	return 1;
+}
+
 /* ---- the term comparison ------------------------------------------------- */
 
 /* One side's fingerprint of a term's postings. */

@@ -104,4 +104,43 @@ typedef struct a2m_check_terms_result {
 void a2m_check_terms_compare(const a2m_check_terms *t, const a2m_check_options *o,
 			     size_t max_examples, a2m_check_terms_result *r);
 
+/* ---- the extensions' data (the engines that keep it) ------------------------ */
+
+/*
+** The revision history (x-history) read by an engine in (record id,
+** revision ascending) order, one revision per visit: each record's
+** revisions must belong to a live record with a key, be below its live
+** revision, ascend with the times they were superseded, and number at most
+** o->history_keep (when not 0). begin, visit every revision, end; end
+** reports the area's summary. The engine reads its own snapshot: get()
+** must see the same records as the revisions.
+*/
+typedef struct a2m_check_history {
+	a2m_store               *s;
+	const a2m_check_options *o;
+	char                    *id;      /* the record being read (a copy); NULL: none yet */
+	int64_t                  live;    /* its live revision; -1: no live keyed record */
+	int64_t                  prev, prev_superseded;
+	size_t                   n;       /* its revisions so far */
+	int64_t                  revisions, records;
+	size_t                   problems;
+	int                      failed;  /* a read failed, or memory ran out (reported) */
+	a2m_check_meter          meter;
+} a2m_check_history;
+
+void a2m_check_history_begin(a2m_check_history *h, a2m_store *s, const a2m_check_options *o);
+/* An a2m_revision_visit: ctx is the a2m_check_history. Returns 0, or -1 after a failure. */
+int  a2m_check_history_visit(const a2m_revision *rev, void *ctx);
+/* Ends the walk and reports its summary (a finding of its own when the walk failed). */
+void a2m_check_history_end(a2m_check_history *h);
+
+/*
+** A record's kept fingerprint (x-dedup) against o->fingerprint of its
+** content and role, counted in *problems (the first few reported, by id).
+** A record kept with none is not a problem: it was written before its
+** store fingerprinted. Returns 1 when they differ, else 0.
+*/
+int  a2m_check_fingerprint(const a2m_check_options *o, const char *id, const char *content,
+			   const char *role, uint64_t kept, size_t *problems);
+
 #endif
