@@ -104,6 +104,43 @@ kill -TERM "$server"
 wait "$server"
 expect "the server beside it stops cleanly" "$?" 0
 
+# --- the extensions' data (x-history, x-expiry, x-dedup), damaged by SQL ---
+ext=(--db "$tmp/x.db" --config "$(dirname "$0")/extensions.json")
+{
+	rpc 1 memory/remember '{"records":[{"content":"The kettle is in the cupboard.","tier":"facts"}]}'
+	rpc 2 memory/remember '{"records":[{"content":"the kettle is in the cupboard","tier":"facts"}]}'
+	for i in 1 2 3 4 5 6; do
+		rpc $((i + 2)) memory/remember "{\"records\":[{\"content\":\"the city is number $i\",\"tier\":\"semantic\",\"key\":\"user/city\"}]}"
+	done
+	rpc 9 memory/remember '{"records":[{"content":"a note for an hour","tier":"semantic","ttl_seconds":3600}]}'
+} | "$a2m" serve "${ext[@]}" >"$tmp/x.out"
+contains "extensions: the second kettle was a duplicate" "$(cat "$tmp/x.out")" '"deduplicated":1'
+out=$("$a2m" check "${ext[@]}")
+expect "extensions: a clean store exits 0" "$?" 0
+matches "extensions: history checked, within the bound" "$out" '^ok +history: 4 earlier revisions of 1 keyed record, each below its live revision, in order, within the bound$'
+matches "extensions: expiry checked" "$out" '^ok +expiry: 1 record expires, the soonest at [0-9T:.-]+Z, each listed by records_expiry$'
+matches "extensions: fingerprints checked" "$out" "^ok +dedup: 3 fingerprinted records, each listed by records_fp, each its content's$"
+python3 - "$tmp/x.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript('''
+  UPDATE records SET fp = 12345 WHERE tier = 'facts';
+  INSERT INTO a2m_history VALUES('nobody', 0, 'x', NULL, NULL, NULL, 1, 2);
+  UPDATE records SET expires_at = -5 WHERE content = 'a note for an hour';
+''')
+db.close()
+PY
+out=$("$a2m" check "${ext[@]}")
+expect "extensions: the damaged store exits 1" "$?" 1
+matches "extensions: a wrong fingerprint is named" "$out" '^PROBLEM dedup: record "[^"]+": fingerprint 0000000000003039 kept, its content makes [0-9a-f]{16}'
+matches "extensions: revisions of no record are named" "$out" '^PROBLEM history: record "nobody": revisions kept of a record that is gone'
+matches "extensions: a bad expiry is named" "$out" '^PROBLEM expiry: record "[^"]+": expires at -5, not a time after the clock.s start'
+out=$("$a2m" check "${ext[@]}" --repair)
+expect "extensions: --repair leaves the expiry (the record's data): exit 1" "$?" 1
+contains "extensions: --repair: only expiry remains" "$(printf '%s\n' "$out" | tail -n 1)" "problems in history, expiry, dedup; after the repair, problems remain in expiry"
+rpc 1 memory/remember '{"records":[{"content":"THE kettle is in the cupboard","tier":"facts"}]}' | "$a2m" serve "${ext[@]}" >"$tmp/x.out"
+contains "extensions: after the repair, a duplicate is found again" "$(cat "$tmp/x.out")" '"deduplicated":1'
+
 # --- a PostgreSQL deployment (when the run has a cluster: scripts/run-tests.sh) ---
 # Damaged by SQL as a bug or a hand would: each damage named in its area,
 # --repair fixing what is derived, the records untouched, a live server

@@ -309,8 +309,7 @@ static void check_expiry(mstore *s, const a2m_check_options *o)
 	if (problems > MAX_EXAMPLES)
 		a2m_check_say(o, A2M_CHECK_EXPIRY, 1, "%zu problems in all", problems);
 	if (!problems)
-		a2m_check_say(o, A2M_CHECK_EXPIRY, 0, "%zu records expire, the soonest at %lld", n,
-			      (long long)soonest);
+		a2m_check_say_expiry(o, (int64_t)n, soonest, "");
 }
 
 /* Each fingerprint in the table under itself, and that of its record's content. */
@@ -338,8 +337,8 @@ static void check_dedup(mstore *s, const a2m_check_options *o)
 	if (problems > MAX_EXAMPLES)
 		a2m_check_say(o, A2M_CHECK_DEDUP, 1, "%zu problems in all", problems);
 	if (!problems)
-		a2m_check_say(o, A2M_CHECK_DEDUP, 0, "%zu fingerprinted records, each found by its "
-			      "fingerprint%s", n, o->fingerprint ? ", each its content's" : "");
+		a2m_check_say(o, A2M_CHECK_DEDUP, 0, "%zu fingerprinted record%s, each found by its "
+			      "fingerprint%s", n, n == 1 ? "" : "s", o->fingerprint ? ", each its content's" : "");
 }
 
 /* ---- the ops ---------------------------------------------------------------- */

@@ -171,8 +171,7 @@ static void check_expiry(sqlite3 *db, const a2m_check_options *o)
 {
 	int64_t v[4];
 	if (check_column(db, o, &expiry, v) == 0)
-		a2m_check_say(o, A2M_CHECK_EXPIRY, 0, "%lld records expire, the soonest at %lld, each "
-			      "listed by records_expiry", (long long)v[0], (long long)v[3]);
+		a2m_check_say_expiry(o, v[0], v[3], ", each listed by records_expiry");
 }
 
 /* Each fingerprinted record's kept fingerprint against its content's. */
@@ -245,8 +244,9 @@ static void check_dedup(sqlite3 *db, const a2m_check_options *o)
 		a2m_check_say(o, A2M_CHECK_DEDUP, 1, "%zu records whose fingerprint is not their "
 			      "content's", w.problems);
 	if (!problems && !w.problems)
-		a2m_check_say(o, A2M_CHECK_DEDUP, 0, "%lld fingerprinted records, each listed by "
-			      "records_fp%s", (long long)v[0], o->fingerprint ? ", each its content's" : "");
+		a2m_check_say(o, A2M_CHECK_DEDUP, 0, "%lld fingerprinted record%s, each listed by "
+			      "records_fp%s", (long long)v[0], v[0] == 1 ? "" : "s",
+			      o->fingerprint ? ", each its content's" : "");
 }
 
 /* The index rebuilt; each fingerprint set to its content's (0 is NULL). */

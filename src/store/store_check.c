@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store/store_check.h"
+#include "util/clock.h"
 #include "util/hash.h"
 
 static const char *const area_names[A2M_CHECK_AREAS] = {
@@ -186,6 +187,18 @@ void a2m_check_history_end(a2m_check_history *h)
 	}
 	free(h->id);
 	h->id = NULL;
+}
+
+void a2m_check_say_expiry(const a2m_check_options *o, int64_t n, int64_t soonest,
+			  const char *tail)
+{
+	char at[A2M_TIMESTAMP_LEN];
+	if (!n)
+		a2m_check_say(o, A2M_CHECK_EXPIRY, 0, "no record expires");
+	else
+		a2m_check_say(o, A2M_CHECK_EXPIRY, 0, "%lld record%s expire%s, the soonest at %s%s",
+			      (long long)n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+			      a2m_clock_format(soonest, at), tail);
 }
 
 int a2m_check_fingerprint(const a2m_check_options *o, const char *id, const char *content,

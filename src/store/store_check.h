@@ -134,6 +134,10 @@ int  a2m_check_history_visit(const a2m_revision *rev, void *ctx);
 /* Ends the walk and reports its summary (a finding of its own when the walk failed). */
 void a2m_check_history_end(a2m_check_history *h);
 
+/* The expiry area's summary: n records expire, the soonest at soonest (ms), then tail. */
+void a2m_check_say_expiry(const a2m_check_options *o, int64_t n, int64_t soonest,
+			  const char *tail);
+
 /*
 ** A record's kept fingerprint (x-dedup) against o->fingerprint of its
 ** content and role, counted in *problems (the first few reported, by id).
