@@ -47,6 +47,7 @@ static a2m_scorer *bm25;   /* its indexer is the analyser the stores keep */
 typedef struct findings {
 	int  ok[A2M_CHECK_AREAS], problems[A2M_CHECK_AREAS];
 	char last[A2M_CHECK_AREAS][512];
+	struct progress_log *progress;  /* test_progress_*: the calls noted */
 } findings;
 
 static void collect(void *ctx, a2m_check_area area, int problem, const char *msg)
@@ -440,6 +441,94 @@ static void test_repair_clean_sqlite(void)
 	repair_clean_engine("sqlite");
 }
 
+/* ---- progress ---------------------------------------------------------------------- */
+
+/* The calls of one walk (area, unit) as the check made them. */
+typedef struct walk_calls {
+	int         area;
+	const char *unit;
+	int64_t     first, last, last_total, calls;
+	int         monotonic, ended;
+} walk_calls;
+
+typedef struct progress_log {
+	walk_calls w[16];
+	int        n, bad;   /* bad: a call after its walk ended, or of a walk not started at 0 */
+} progress_log;
+
+static void note_progress(void *ctx, a2m_check_area area, const char *unit, int64_t done,
+			  int64_t total)
+{
+	progress_log *l = ((findings *)ctx)->progress;
+	walk_calls *w = l->n ? &l->w[l->n - 1] : NULL;
+	if (!w || w->ended || w->area != (int)area || w->unit != unit) {
+		if (l->n == 16 || done != 0) {
+			l->bad++;
+			return;
+		}
+		w = &l->w[l->n++];
+		memset(w, 0, sizeof *w);
+		w->area = (int)area;
+		w->unit = unit;
+		w->monotonic = 1;
+	} else if (done < w->last) {
+		w->monotonic = 0;
+	}
+	w->calls++;
+	w->last = done;
+	w->last_total = total;
+	w->ended = done == total;
+}
+
+/*
+** Each walk of a check says done 0 first and done == total last (and only
+** then), in between never goes back, and calls at most once per
+** A2M_CHECK_PROGRESS_EVERY units (and the two ends).
+*/
+static void progress_engine(const char *engine)
+{
+	int sqlite = strcmp(engine, "sqlite") == 0;
+	a2m_store *s = fresh(engine);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	CHECK_INT(load(s, 3000, 500), 0);
+	findings f;
+	progress_log log;
+	memset(&log, 0, sizeof log);
+	a2m_check_options o = options(&f, sqlite);
+	f.progress = &log;
+	o.progress = note_progress;
+	CHECK_INT(s->ops->check(s, &o), 0);
+	CHECK_INT(problem_areas(&f), 0);
+	CHECK_INT(log.bad, 0);
+	CHECK(log.n >= (sqlite ? 5 : 2));
+	int index_records = 0;
+	for (int i = 0; i < log.n; i++) {
+		const walk_calls *w = &log.w[i];
+		CHECK(w->ended);
+		CHECK(w->monotonic);
+		CHECK(w->calls <= w->last / A2M_CHECK_PROGRESS_EVERY + 2);
+		if (w->area == A2M_CHECK_INDEX && strcmp(w->unit, "records analysed") == 0) {
+			index_records = 1;
+			CHECK_INT(w->last, 3000);
+			CHECK(w->calls >= 3);  /* 0, at least one in between, the end */
+		}
+	}
+	CHECK(index_records);
+	s->ops->close(s);
+}
+
+static void test_progress_memory(void)
+{
+	progress_engine("memory");
+}
+
+static void test_progress_sqlite(void)
+{
+	progress_engine("sqlite");
+}
+
 /* ---- damage, found and repaired (SQLite) ---------------------------------------- */
 
 /*
@@ -704,6 +793,8 @@ int main(void)
 		TEST(test_workload_sqlite),
 		TEST(test_repair_clean_memory),
 		TEST(test_repair_clean_sqlite),
+		TEST(test_progress_memory),
+		TEST(test_progress_sqlite),
 		TEST(test_counts),
 		TEST(test_seq_mark),
 		TEST(test_extensions),
