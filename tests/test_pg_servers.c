@@ -12,7 +12,8 @@
 ** session; two servers sweeping the same expired records report each
 ** once; a cursor of one server is valid on another and after a
 ** restart; push delivers other servers' writes; recalls on several
-** servers add up their touches and earn the promotion together. The
+** servers add up their touches and earn the promotion together; a term
+** one server's cache holds shows another server's later writes to it. The
 ** faults are test_pg_faults.c's.
 **
 ** Needs $A2M_TEST_POSTGRES; without it, it says so and passes nothing.
@@ -520,6 +521,67 @@ static void test_recalls_on_three_servers_add_up_and_earn_the_promotion(void)
 	deployment_drop(&d);
 }
 
+/* ---- a server's cached postings after another server's writes ----------------------- */
+
+/* How many records a recall of query through c returns (-1: no result). */
+static int recall_count(a2m_client *c, const char *query)
+{
+	json_t *resp = req(c, "memory/recall", json_pack("{s:s}", "query", query));
+	json_t *recs = json_object_get(result_of(resp), "records");
+	int n = recs ? (int)json_array_size(recs) : -1;
+	json_decref(resp);
+	return n;
+}
+
+static void remember(a2m_client *c, json_t *record)
+{
+	json_t *resp = req(c, "memory/remember", json_pack("{s:[o]}", "records", record));
+	CHECK(result_of(resp) != NULL);
+	json_decref(resp);
+}
+
+/*
+** Each server keeps the postings its recalls read (postgres_index.c); a
+** term cached by b must not hide what a writes to it afterwards: an
+** insert, a change of content, a forget. b recalls each term first, so
+** the second recall is the one a stale cache would answer.
+*/
+static void test_a_cached_term_sees_the_other_servers_writes(void)
+{
+	deployment d;
+	deployment_new(&d, "stale", NULL);
+	a2m_client *a = serve(&d), *b = serve(&d);
+	remember(a, json_pack("{s:s,s:s,s:s}", "content", "the zeppelin hangar", "key", "zep/1",
+			      "tier", "semantic"));
+	CHECK_INT(recall_count(b, "zeppelin"), 1);
+	CHECK_INT(recall_count(b, "airship"), 0);
+	CHECK_INT(recall_count(a, "zeppelin"), 1);
+
+	/* A commit of other terms leaves what b answers as it was. */
+	remember(a, json_pack("{s:s,s:s}", "content", "an unrelated note", "tier", "semantic"));
+	CHECK_INT(recall_count(b, "zeppelin"), 1);
+
+	remember(a, json_pack("{s:s,s:s,s:s}", "id", "zep2", "content",
+			      "a zeppelin over the harbour", "tier", "semantic"));
+	CHECK_INT(recall_count(b, "zeppelin"), 2);
+	CHECK_INT(recall_count(a, "zeppelin"), 2);
+
+	remember(a, json_pack("{s:s,s:s,s:s}", "content", "the airship hangar", "key", "zep/1",
+			      "tier", "semantic"));
+	CHECK_INT(recall_count(b, "zeppelin"), 1);
+	CHECK_INT(recall_count(b, "airship"), 1);
+
+	json_t *resp = req(a, "memory/forget", json_pack("{s:[s]}", "ids", "zep2"));
+	CHECK_INT(json_integer_value(json_object_get(result_of(resp), "forgotten")), 1);
+	json_decref(resp);
+	CHECK_INT(recall_count(b, "zeppelin"), 0);
+	CHECK_INT(recall_count(a, "zeppelin"), 0);
+	CHECK_INT(recall_count(b, "airship"), 1);
+	a2m_client_free(a);
+	a2m_client_free(b);
+	deployment_drop(&d);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -535,6 +597,7 @@ int main(int argc, char **argv)
 		TEST(test_a_cursor_is_valid_on_every_server_and_after_a_restart),
 		TEST(test_push_delivers_the_other_servers_writes),
 		TEST(test_recalls_on_three_servers_add_up_and_earn_the_promotion),
+		TEST(test_a_cached_term_sees_the_other_servers_writes),
 		{NULL, NULL}
 	};
 	return run_tests(tests);

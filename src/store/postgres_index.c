@@ -18,13 +18,17 @@
 **
 ** Postings read in read brackets are kept in memory (postings_cache.h),
 ** one cache per connection as in the SQLite engine, so a bracket lends
-** from its own (index_postings_view) without a lock, for as long as the
-** deployment's version (a2m_state.version) is the one they were read at:
-** the main connection's own commits that wrote no postings keep its cache,
-** any other commit (another server's included) empties a cache at its
-** next bracket. A server whose deployment is mostly read answers recall
-** from memory; one where other servers write all the time reads postings
-** from PostgreSQL.
+** from its own (index_postings_view) without a lock. A cached term stays
+** valid for as long as its bucket's stamp does: the terms are hashed into
+** PG_TERM_BUCKETS buckets, a commit that wrote postings sets the stamp of
+** each bucket it wrote to its own new version (a2m_state.term_stamps, in
+** the commit's UPDATE of the state row), and a bracket reads the stamps
+** with its snapshot. So a commit that wrote no postings (recall's touches,
+** promotions, meta) costs no cache anything, on any server, and one that
+** wrote a few terms (a single remember) costs the entries of their buckets
+** only. The deployment's one version was the key before: every commit of
+** every server emptied every cache, and a recall's own touches, written
+** within a second, did so for the other servers' caches.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +57,15 @@ struct a2m_pg_index {
 	size_t          used, acap;
 	a2m_index_stats pending;     /* what the transaction adds to a2m_state */
 	int             wrote;       /* postings written in this transaction */
+	/* The buckets whose terms the transaction changed (their stamps move). */
+	unsigned char   dirty[PG_TERM_BUCKETS / 8];
 };
+
+static void mark(a2m_pg_index *x, const char *term, size_t len)
+{
+	size_t b = a2m_pcache_bucket(term, len, PG_TERM_BUCKETS);
+	x->dirty[b / 8] |= (unsigned char)(1u << (b % 8));
+}
 
 static a2m_pg_index *index_new(a2m_indexer *ix)
 {
@@ -120,6 +132,7 @@ int a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sig
 	for (size_t i = 0; i < dt->n; i++) {
 		const a2m_term *t = &dt->terms[i];
 		memcpy(x->arena + x->used, t->text, t->len);
+		mark(x, t->text, t->len);
 		x->ops[x->nops++] = (pending_op){.term = x->used, .len = t->len, .tf = t->tf,
 						 .dl = dt->length, .sign = sign, .seq = seq};
 		x->used += t->len;
@@ -224,18 +237,26 @@ void a2m_pg_index_pending(const pgstore *s, a2m_index_stats *out)
 		*out = s->index->pending;
 }
 
-void a2m_pg_index_end(pgstore *s, int committed, uint64_t from, uint64_t to)
+void a2m_pg_index_stamp_sql(const pgstore *s, a2m_buf *sql)
+{
+	const a2m_pg_index *x = s->index;
+	if (!x)
+		return;
+	for (size_t b = 0; b < PG_TERM_BUCKETS; b++)
+		if (x->dirty[b / 8] & (1u << (b % 8)))
+			a2m_buf_printf(sql, ", term_stamps[%zu] = version + 1", b + 1);
+}
+
+void a2m_pg_index_end(pgstore *s)
 {
 	a2m_pg_index *x = s->index;
 	if (!x)
 		return;
-	if (s->main.pcache && committed && x->wrote)
-		a2m_pcache_clear(s->main.pcache);
-	else if (s->main.pcache && committed)
-		a2m_pcache_adopt(s->main.pcache, from, to);
+	/* No cache to move along: what this commit wrote moved its buckets' stamps. */
 	x->nops = 0;
 	x->used = 0;
 	x->wrote = 0;
+	memset(x->dirty, 0, sizeof x->dirty);
 	memset(&x->pending, 0, sizeof x->pending);
 }
 
@@ -250,6 +271,8 @@ static int rebuild(pgstore *s)
 			      " UPDATE a2m_state SET docs = 0, total_len = 0, unindexed = 0",
 			      "index rebuild", NULL)))
 		return rc;
+	/* Every term may have gone: every bucket's stamp moves at the commit. */
+	memset(s->index->dirty, 0xff, sizeof s->index->dirty);
 	s->wrote = 1;
 	for (;;) {
 		pgparams p;
@@ -373,8 +396,9 @@ void a2m_pg_index_bracket(pgconn *c, int begins)
 {
 	if (!c->pcache)
 		return;
-	if (begins)
-		a2m_pcache_validate(c->pcache, c->version);
+	/* Without the stamps (a state row of no row), nothing cached is trusted. */
+	if (begins && !c->stamps_known)
+		a2m_pcache_clear(c->pcache);
 	a2m_pcache_next_period(c->pcache);
 }
 
@@ -421,10 +445,10 @@ static int fetch(pgstore *s, pgconn *c, const char *term, size_t len, a2m_postin
 /* The bracket's cache (made at its first use), or NULL outside a bracket. */
 static a2m_pcache *bracket_cache(pgstore *s, pgconn *c)
 {
-	if (!a2m_pg_in_bracket(s))
+	if (!a2m_pg_in_bracket(s) || !c->stamps_known)
 		return NULL;
 	if (!c->pcache && (c->pcache = a2m_pcache_new(CACHE_POSTINGS)))
-		a2m_pcache_validate(c->pcache, c->version);
+		a2m_pcache_stamps(c->pcache, c->term_stamps, PG_TERM_BUCKETS);
 	return c->pcache;
 }
 

@@ -37,6 +37,7 @@
 #include "store/postgres_api.h"
 #include "store/postings_cache.h"
 #include "store/store.h"
+#include "util/buf.h"
 
 /* The columns every record SELECT returns, in the order a2m_pg_read_row() reads them. */
 #define PG_COLUMNS \
@@ -80,6 +81,14 @@ typedef enum pg_stmt {
 	PG_NSTMTS
 } pg_stmt;
 
+/*
+** The term index's buckets (postgres_index.c): a term is in bucket
+** a2m_pcache_bucket(term, len, PG_TERM_BUCKETS), and a2m_state.term_stamps
+** holds, per bucket, the version of the last commit that changed a
+** posting of one of its terms: what the postings caches are keyed on.
+*/
+#define PG_TERM_BUCKETS 256
+
 /* The most rows one held INSERT writes (postgres_held.c). */
 #define PG_HELD_ROWS 64
 
@@ -93,12 +102,14 @@ typedef struct pgconn {
 	int       broken;                 /* the server went away: reconnect before use */
 	int       in_tx;                  /* a transaction is open on it */
 	/* The postings this connection read in read brackets (postgres_index.c),
-	** NULL until its first; kept while the deployment's version stays. */
+	** NULL until its first; an entry is kept while its bucket's stamp stays. */
 	a2m_pcache *pcache;
 	/* A read bracket's snapshot (postgres_pool.c): */
 	uint64_t  version;                /* a2m_state.version it sees */
 	a2m_index_stats stats;            /* the index's figures it sees */
 	int       stats_known;
+	uint64_t  term_stamps[PG_TERM_BUCKETS]; /* a2m_state.term_stamps it sees */
+	int       stamps_known;
 } pgconn;
 
 typedef struct a2m_pg_pool a2m_pg_pool;
@@ -414,8 +425,15 @@ int  a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int si
 int  a2m_pg_index_flush(pgstore *s);
 /* The figures the transaction adds to a2m_state at commit. */
 void a2m_pg_index_pending(const pgstore *s, a2m_index_stats *out);
-/* The transaction ended: forget the buffer; committed moves the cache along. */
-void a2m_pg_index_end(pgstore *s, int committed, uint64_t from, uint64_t to);
+/*
+** Appends to the commit's UPDATE of a2m_state the assignments that move
+** the stamps of the buckets whose terms the transaction changed to the
+** commit's version (", term_stamps[i] = version + 1" each; nothing when it
+** changed none). Running out of memory is sql's (a2m_buf: failed).
+*/
+void a2m_pg_index_stamp_sql(const pgstore *s, a2m_buf *sql);
+/* The transaction ended, either way: forget its buffer and its buckets. */
+void a2m_pg_index_end(pgstore *s);
 int  a2m_pg_index_stats(a2m_store *base, a2m_index_stats *out);
 int  a2m_pg_index_view(a2m_store *base, const char *term, size_t len,
 		       const a2m_posting **v, size_t *n);

@@ -4,8 +4,9 @@
 **
 ** A bracket is one REPEATABLE READ, READ ONLY transaction: every read in
 ** it sees one snapshot, and its first statement reads the deployment's
-** version and the index's figures as of that snapshot (postgres_index.c
-** keys its postings cache on the one, BM25 reads the others). Brackets of
+** version, the index's figures and the term buckets' stamps as of that
+** snapshot (BM25 reads the figures; postgres_index.c keys its postings
+** cache on the stamps). Brackets of
 ** several threads run at once (the HTTP workers' recalls): the first takes
 ** the main connection when no write holds it, the others a reader of the
 ** pool, opened when first needed, at most POOL_READERS; more wait for one
@@ -117,12 +118,34 @@ static void give_back(pgstore *s, pgconn *c)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/*
+** Reads the bucket stamps (postgres_index.c) from their text form, "{v,v,...}",
+** into c: known only when there are exactly PG_TERM_BUCKETS of them.
+*/
+static void read_stamps(pgconn *c, const char *text)
+{
+	size_t n = 0;
+	c->stamps_known = 0;
+	if (*text++ != '{')
+		return;
+	while (n < PG_TERM_BUCKETS) {
+		char *end;
+		c->term_stamps[n++] = strtoull(text, &end, 10);
+		if (end == text || (*end != ',' && *end != '}'))
+			return;
+		text = end + 1;
+		if (*end == '}')
+			break;
+	}
+	c->stamps_known = n == PG_TERM_BUCKETS && text[-1] == '}';
+}
+
 /* Opens the snapshot on c (a connection gone stale is replaced: a2m_pg_exec). */
 static int snapshot(pgstore *s, pgconn *c)
 {
 	static const char sql[] =
 		"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
-		" SELECT version, docs, total_len, unindexed FROM a2m_state";
+		" SELECT version, docs, total_len, unindexed, term_stamps FROM a2m_state";
 	PGresult *r = NULL;
 	int rc = 0;
 	if ((rc = a2m_pg_ready(s, c)) || (rc = a2m_pg_exec(s, c, sql, "read", &r)))
@@ -130,7 +153,9 @@ static int snapshot(pgstore *s, pgconn *c)
 	c->in_tx = 1;
 	c->version = 0;
 	c->stats_known = 0;
+	c->stamps_known = 0;
 	if (s->pq->ntuples(r) == 1) {
+		read_stamps(c, s->pq->getvalue(r, 0, 4));
 		c->version = (uint64_t)strtoull(s->pq->getvalue(r, 0, 0), NULL, 10);
 		c->stats.docs = strtoll(s->pq->getvalue(r, 0, 1), NULL, 10);
 		c->stats.total_len = strtoll(s->pq->getvalue(r, 0, 2), NULL, 10);
@@ -185,6 +210,7 @@ int a2m_pg_read_end(a2m_store *base)
 	}
 	c->in_tx = 0;
 	c->stats_known = 0;
+	c->stamps_known = 0;
 	a2m_pg_index_bracket(c, 0);
 	give_back(s, c);
 	return 0;

@@ -202,9 +202,21 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER a2m_history_forget AFTER DELETE ON a2m_records"
 	" REFERENCING OLD TABLE AS a2m_old FOR EACH STATEMENT"
 	" EXECUTE FUNCTION a2m_history_forget();",
+
+	/*
+	** 5: the term buckets' stamps (postgres_index.c): per bucket of terms,
+	** the version of the last commit that changed one of its postings,
+	** which the servers' postings caches are keyed on, so that a commit
+	** that wrote no postings, or other terms, leaves what they hold valid.
+	*/
+	"ALTER TABLE a2m_state ADD COLUMN term_stamps bigint[] NOT NULL"
+	" DEFAULT array_fill(0::bigint, ARRAY[256]);",
 };
 
 #define VERSION ((int)(sizeof migrations / sizeof migrations[0]))
+
+/* Step 4 made that many stamps: another count needs a step of its own. */
+_Static_assert(PG_TERM_BUCKETS == 256, "a2m_state.term_stamps holds 256 buckets");
 
 /* The version the deployment is at (0: none yet). */
 static int read_version(pgstore *s, int *version)

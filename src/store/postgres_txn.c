@@ -181,7 +181,7 @@ static void tx_over(pgstore *s, int committed)
 {
 	uint64_t from = s->tx_version, to = s->tx_version + (s->wrote ? 1 : 0);
 	a2m_pg_held_drop(s->held);
-	a2m_pg_index_end(s, committed, from, to);
+	a2m_pg_index_end(s);
 	if (committed)
 		a2m_pg_vectors_commit(s->vectors, from, to);
 	else
@@ -230,14 +230,22 @@ int a2m_pg_commit(a2m_store *base)
 	}
 	a2m_index_stats d;
 	a2m_pg_index_pending(s, &d);
-	char sql[512];
-	snprintf(sql, sizeof sql,
-		 "UPDATE a2m_state SET version = version + 1, seq = greatest(seq, %" PRId64 "),"
-		 " docs = docs + %" PRId64 ", total_len = total_len + %" PRId64 ","
-		 " unindexed = unindexed + %" PRId64 ";"
-		 " NOTIFY %s, '%s'; COMMIT",
-		 s->seq_next - 1, d.docs, d.total_len, d.unindexed, s->channel, s->origin);
-	rc = a2m_pg_exec(s, &s->main, sql, "commit", NULL);
+	a2m_buf sql = {0};
+	a2m_buf_printf(&sql,
+		       "UPDATE a2m_state SET version = version + 1, seq = greatest(seq, %" PRId64 "),"
+		       " docs = docs + %" PRId64 ", total_len = total_len + %" PRId64 ","
+		       " unindexed = unindexed + %" PRId64,
+		       s->seq_next - 1, d.docs, d.total_len, d.unindexed);
+	a2m_pg_index_stamp_sql(s, &sql);
+	a2m_buf_printf(&sql, "; NOTIFY %s, '%s'; COMMIT", s->channel, s->origin);
+	if (sql.failed) {
+		a2m_buf_free(&sql);
+		a2m_store_fail(base, "commit: out of memory");
+		a2m_pg_rollback(base);
+		return A2M_INTERNAL_ERROR;
+	}
+	rc = a2m_pg_exec(s, &s->main, a2m_buf_str(&sql), "commit", NULL);
+	a2m_buf_free(&sql);
 	if (rc) {
 		/* An aborted transaction still needs its ROLLBACK; a lost one is gone. */
 		a2m_pg_rollback(base);

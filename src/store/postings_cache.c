@@ -23,6 +23,7 @@ struct pentry {
 	a2m_posting *v;
 	size_t        n;
 	uint64_t      lent;         /* the period it was last lent in; 0: never */
+	uint64_t      stamp;        /* its bucket's stamp when put (stamped caches) */
 	uint32_t      len;
 	char          term[];
 };
@@ -48,6 +49,8 @@ struct a2m_pcache {
 	uint64_t version;
 	int      has_version;
 	uint64_t period;         /* the lending period; entries lent in it stay */
+	const uint64_t *stamps;  /* per-bucket stamps (a2m_pcache_stamps), or NULL */
+	size_t   nstamps;
 };
 
 a2m_pcache *a2m_pcache_new(size_t budget)
@@ -154,11 +157,39 @@ void a2m_pcache_validate(a2m_pcache *c, uint64_t version)
 	c->has_version = 1;
 }
 
-static pentry *find(const a2m_pcache *c, const char *term, size_t len, uint64_t h)
+void a2m_pcache_stamps(a2m_pcache *c, const uint64_t *stamps, size_t n)
+{
+	c->stamps = n ? stamps : NULL;
+	c->nstamps = n;
+}
+
+size_t a2m_pcache_bucket(const char *term, size_t len, size_t n)
+{
+	return (size_t)(a2m_hash_bytes(term, len) & (n - 1));
+}
+
+/* The stamp an entry of hash h must carry now (0 when the cache is not stamped). */
+static uint64_t stamp_of(const a2m_pcache *c, uint64_t h)
+{
+	return c->stamps ? c->stamps[h & (c->nstamps - 1)] : 0;
+}
+
+/*
+** The entry of term, or NULL. In a stamped cache an entry written over
+** since it was put (its bucket's stamp moved) is dropped here: it cannot
+** be lent in this period (it was checked against the same stamps when it
+** was), so dropping it is safe.
+*/
+static pentry *find(a2m_pcache *c, const char *term, size_t len, uint64_t h)
 {
 	for (pentry *e = c->buckets[h & (c->nbuckets - 1)]; e; e = e->next)
-		if (e->hash == h && e->len == len && memcmp(e->term, term, len) == 0)
+		if (e->hash == h && e->len == len && memcmp(e->term, term, len) == 0) {
+			if (c->stamps && e->stamp != stamp_of(c, h)) {
+				drop(c, e);
+				return NULL;
+			}
 			return e;
+		}
 	return NULL;
 }
 
@@ -225,6 +256,7 @@ void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 	memcpy(e->term, term, len);
 	e->len = (uint32_t)len;
 	e->hash = h;
+	e->stamp = stamp_of(c, h);
 	e->v = copy;
 	e->n = n;
 	e->next = c->buckets[h & (c->nbuckets - 1)];

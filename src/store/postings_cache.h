@@ -12,6 +12,13 @@
 ** other than the one the entries were read at empties it. The index also
 ** empties it whenever it writes postings itself, before they are
 ** committed. Least recently used terms go first when the budget is full.
+**
+** A cache may instead be kept valid term by term (a2m_pcache_stamps, the
+** PostgreSQL engine): the writer of the index moves a stamp for each
+** bucket of terms it changed, an entry notes its bucket's stamp when it
+** is put, and an entry whose bucket's stamp has moved since is dropped
+** when it is next looked up. A commit then costs the entries of the
+** buckets it wrote, not the whole cache.
 */
 #ifndef A2M_POSTINGS_CACHE_H
 #define A2M_POSTINGS_CACHE_H
@@ -43,6 +50,20 @@ void a2m_pcache_validate(a2m_pcache *c, uint64_t version);
 ** version is emptied.
 */
 void a2m_pcache_adopt(a2m_pcache *c, uint64_t from, uint64_t to);
+
+/*
+** Keys the cache on per-bucket stamps from now on (instead of one
+** version): n stamps (a power of two) at stamps, which the caller keeps
+** unchanged and alive until the next call or the cache's end. A term's
+** bucket is a2m_pcache_bucket(term, len, n). An entry put now notes its
+** bucket's stamp; one found with another stamp in its bucket is dropped
+** and reported missing. n 0 (stamps NULL) leaves stamped entries unchecked:
+** only for a caller that will not look anything up before setting stamps.
+*/
+void a2m_pcache_stamps(a2m_pcache *c, const uint64_t *stamps, size_t n);
+
+/* The bucket of term among n (a power of two) in a stamped cache. */
+size_t a2m_pcache_bucket(const char *term, size_t len, size_t n);
 
 /*
 ** Visits the cached postings of term (len bytes), in the order they were
