@@ -204,18 +204,33 @@ static const char *const migrations[] = {
 	" EXECUTE FUNCTION a2m_history_forget();",
 
 	/*
-	** 5: the term buckets' stamps (postgres_index.c): per bucket of terms,
-	** the version of the last commit that changed one of its postings,
-	** which the servers' postings caches are keyed on, so that a commit
-	** that wrote no postings, or other terms, leaves what they hold valid.
+	** 5: the term index read from its key alone, and its caches kept per
+	** bucket of terms (postgres_index.c).
+	**
+	** The key of a2m_postings now carries tf and dl, so a term's postings
+	** are an index-only scan: one leaf page per couple of hundred postings,
+	** where the heap fetch of each posting was a page of its own (a term's
+	** postings are spread over every batch that wrote it). Measured on 8.8M
+	** postings, a term of 4 000 postings: 0.65 ms and 26 pages, against 48
+	** ms and 4 000 pages. Index-only scans need the pages marked all-visible
+	** by VACUUM: the table, written mostly by inserts, is vacuumed after
+	** each 2% of growth rather than PostgreSQL's default 20%.
+	**
+	** term_stamps: per bucket of terms, the version of the last commit that
+	** changed one of its postings, which the servers' postings caches are
+	** keyed on, so that a commit that wrote no postings, or other terms,
+	** leaves what they hold valid.
 	*/
+	"ALTER TABLE a2m_postings DROP CONSTRAINT a2m_postings_pkey,"
+	" ADD PRIMARY KEY (term, seq) INCLUDE (tf, dl);"
+	"ALTER TABLE a2m_postings SET (autovacuum_vacuum_insert_scale_factor = 0.02);"
 	"ALTER TABLE a2m_state ADD COLUMN term_stamps bigint[] NOT NULL"
 	" DEFAULT array_fill(0::bigint, ARRAY[256]);",
 };
 
 #define VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
-/* Step 4 made that many stamps: another count needs a step of its own. */
+/* Step 5 made that many stamps: another count needs a step of its own. */
 _Static_assert(PG_TERM_BUCKETS == 256, "a2m_state.term_stamps holds 256 buckets");
 
 /* The version the deployment is at (0: none yet). */
