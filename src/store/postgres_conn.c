@@ -67,7 +67,9 @@ static const char *const stmt_sql[PG_NSTMTS] = {
 	[PG_COUNT_SESSION] = "SELECT coalesce(sum(n), 0)::int8 FROM a2m_counts"
 		" WHERE snull = $1 AND session = $2",
 	[PG_COUNT_ALL] = "SELECT coalesce(sum(n), 0)::int8 FROM a2m_counts",
-	[PG_POSTINGS] = "SELECT seq, tf, dl FROM a2m_postings WHERE term = $1",
+	/* One value, not a row per posting (postgres_index.c, fetch). */
+	[PG_POSTINGS] = "SELECT string_agg(int8send(seq) || int4send(tf) || int4send(dl), ''::bytea)"
+		" FROM a2m_postings WHERE term = $1",
 	[PG_POSTINGS_ADD] = "INSERT INTO a2m_postings (term, seq, tf, dl)"
 		" SELECT * FROM unnest($1::bytea[], $2::int8[], $3::int4[], $4::int4[])",
 	[PG_POSTINGS_DEL] = "DELETE FROM a2m_postings p"

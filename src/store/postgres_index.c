@@ -429,15 +429,27 @@ static int fetch(pgstore *s, pgconn *c, const char *term, size_t len, a2m_postin
 			a2m_pg_tx_fail(s);
 		return rc;
 	}
-	int rows = s->pq->ntuples(r);
-	if (!(*v = malloc((size_t)(rows ? rows : 1) * sizeof **v))) {
+	/*
+	** The postings come as one bytea of 16 bytes each, in the order the
+	** scan read them (the key's): a row per posting cost PostgreSQL a
+	** message each and libpq a cell each, for thousands of rows a term.
+	*/
+	size_t bytes = s->pq->ntuples(r) == 1 && !s->pq->getisnull(r, 0, 0)
+			       ? (size_t)s->pq->getlength(r, 0, 0) : 0;
+	const char *at = bytes ? s->pq->getvalue(r, 0, 0) : NULL;
+	size_t rows = bytes / 16;
+	if (bytes % 16) {
+		s->pq->clear(r);
+		return a2m_store_fail(&s->base, "index_postings: %zu bytes of postings", bytes);
+	}
+	if (!(*v = malloc((rows ? rows : 1) * sizeof **v))) {
 		s->pq->clear(r);
 		return a2m_store_fail(&s->base, "index_postings: out of memory");
 	}
-	for (int i = 0; i < rows; i++)
-		(*v)[i] = (a2m_posting){a2m_pg_int8(s, r, i, 0), (uint32_t)a2m_pg_int4(s, r, i, 1),
-					(uint32_t)a2m_pg_int4(s, r, i, 2)};
-	*n = (size_t)rows;
+	for (size_t i = 0; i < rows; i++, at += 16)
+		(*v)[i] = (a2m_posting){(int64_t)a2m_pg_get64(at), a2m_pg_get32(at + 8),
+					a2m_pg_get32(at + 12)};
+	*n = rows;
 	s->pq->clear(r);
 	return 0;
 }

@@ -68,7 +68,7 @@ typedef enum pg_stmt {
 	PG_COUNT_TIER,     /* $1 tier null, $2 tier */
 	PG_COUNT_SESSION,  /* $1 session null, $2 session */
 	PG_COUNT_ALL,
-	PG_POSTINGS,       /* $1 term: seq, tf, dl */
+	PG_POSTINGS,       /* $1 term: one bytea, 16 bytes a posting (seq, tf, dl big-endian) */
 	PG_POSTINGS_ADD,   /* $1 bytea[], $2 int8[], $3 int4[], $4 int4[] */
 	PG_POSTINGS_DEL,   /* $1 bytea[], $2 int8[] */
 	PG_UNEMBEDDED,     /* $1 tier null, $2 tier, $3 after seq: 256 records */
