@@ -308,12 +308,16 @@ $(BUILD)/servers/a2m-minimal: $(BUILD)/servers/a2m-minimal.o servers/minimal/che
 
 # Every build the test run needs, then the run: the same suites ./dev.sh test
 # runs (it installs what is missing, then calls this).
+# Each step says how long it took and under what load (the machine may be
+# shared).
+timed = s=$$(date +%s); $(2) || exit $$?; \
+	echo "make check: $(1) in $$(($$(date +%s) - s)) s (load $$(cut -d' ' -f1-3 /proc/loadavg))"
 check:
-	$(MAKE) all
-	$(MAKE) SAN=1 all
-	$(MAKE) TSAN=1 all
-	$(MAKE) FUZZ=1 all
-	scripts/run-tests.sh
+	@$(call timed,build/,$(MAKE) all)
+	@$(call timed,build-san/,$(MAKE) SAN=1 all)
+	@$(call timed,build-tsan/,$(MAKE) TSAN=1 all)
+	@$(call timed,build-fuzz/,$(MAKE) FUZZ=1 all)
+	@$(call timed,the suites,scripts/run-tests.sh)
 
 # The long versions of what `make check` runs briefly (docs/CHECK.md): kill -9
 # at random points for ENDURANCE_SECONDS, then a soak as long. A failure

@@ -63,13 +63,24 @@ venv_log="$tmp/adapter-venvs.log"
 done) >"$venv_log" 2>&1 &
 venvs_pid=$!
 
+# elapsed START: whole seconds since START (an $EPOCHREALTIME), rounded.
+elapsed() {
+	local now=$EPOCHREALTIME
+	local us=$(( (${now%.*} - ${1%.*}) * 1000000 + 10#${now#*.} - 10#${1#*.} ))
+	echo $(( (us + 500000) / 1000000 ))
+}
+run_start=$EPOCHREALTIME
+echo "run-tests.sh: started $(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
 # run NAME COMMAND...: runs one suite, adds its counts, shows failures.
 run() {
 	local name=$1
 	shift
-	local log="$tmp/log" p=0 f=0 status
+	local log="$tmp/log" p=0 f=0 status start secs
+	start=$EPOCHREALTIME
 	"$@" >"$log" 2>&1
 	status=$?
+	secs=$(elapsed "$start")
 	while read -r a b; do
 		p=$((p + a))
 		f=$((f + b))
@@ -88,7 +99,8 @@ run() {
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
-	printf '%-40s %5d passed, %3d failed\n' "$name" "$p" "$f"
+	printf '%-40s %5d passed, %3d failed (%s s)\n' "$name" "$p" "$f" "$secs"
+	printf '%s\t%s\n' "$secs" "$name" >>"$tmp/times"
 	if [ "$f" -ne 0 ]; then
 		grep -E '^(FAIL|  )' "$log" | head -40
 		echo "---- last lines of $name (exit $status) ----"
@@ -381,5 +393,9 @@ if [ -x build/a2m ]; then
 	run "example: two frameworks, one memory" examples/shared_memory/run.sh build/a2m
 fi
 
+# Where the time went: the slowest suites, and the load they ran under
+# (the machine may be shared: compare shares of the total, not seconds).
+echo "slowest suites (wall seconds; $(elapsed "$run_start") s in all, load $(cut -d' ' -f1-3 /proc/loadavg)):"
+sort -t "$(printf '\t')" -k1,1nr "$tmp/times" | head -n 15 | awk -F '\t' '{ printf "  %5d s  %s\n", $1, $2 }'
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
