@@ -307,17 +307,18 @@ $(BUILD)/servers/a2m-minimal: $(BUILD)/servers/a2m-minimal.o servers/minimal/che
 
 
 # Every build the test run needs, then the run: the same suites ./dev.sh test
-# runs (it installs what is missing, then calls this).
-# Each step says how long it took and under what load (the machine may be
-# shared).
+# runs (it installs what is missing, then calls this). build/ first: every
+# stream of the run uses it. scripts/run-tests.sh --build then makes the
+# other three (SAN=1, TSAN=1, FUZZ=1 all) in the background while the
+# release build's suites run, each stream waiting for the build it needs; a
+# build that fails is a failure of the run (docs/BUILD.md, "The test
+# command"). Each step says how long it took and under what load (the
+# machine may be shared).
 timed = s=$$(date +%s); $(2) || exit $$?; \
 	echo "make check: $(1) in $$(($$(date +%s) - s)) s (load $$(cut -d' ' -f1-3 /proc/loadavg))"
 check:
 	@$(call timed,build/,$(MAKE) all)
-	@$(call timed,build-san/,$(MAKE) SAN=1 all)
-	@$(call timed,build-tsan/,$(MAKE) TSAN=1 all)
-	@$(call timed,build-fuzz/,$(MAKE) FUZZ=1 all)
-	@$(call timed,the suites,scripts/run-tests.sh)
+	@$(call timed,the other builds and the suites,scripts/run-tests.sh --build)
 
 # The long versions of what `make check` runs briefly (docs/CHECK.md): kill -9
 # at random points for ENDURANCE_SECONDS, then a soak as long. A failure
