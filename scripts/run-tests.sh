@@ -415,19 +415,12 @@ server_suites() {
 	run "inspector in a browser$tag" node tests/ui_test.mjs "$build/a2m"
 }
 
-# checkers: the suites of the other builds and of the tools that watch a
-# run (ThreadSanitizer, valgrind, the fuzzers), the engines' ranking, the
-# tree's shape, the claims register and the installed library.
+# checkers: the engines' ranking, the tree's shape, the claims register,
+# the installed library, and the suites of the tools that watch a run
+# (valgrind, ThreadSanitizer, the fuzzers), those of build/ first while the
+# other builds are made.
 checkers() {
 	local t
-	# --- one conformance pass with each server under valgrind ---
-	if command -v valgrind >/dev/null && [ -x build/a2m ]; then
-		run "conformance under valgrind" build/a2m conformance --stdio \
-			tests/valgrind_server.sh "$tmp/valgrind.log" build/a2m serve --memory
-		run "conformance minimal server under valgrind" build/a2m conformance --stdio \
-			tests/valgrind_server.sh "$tmp/valgrind-minimal.log" build/servers/a2m-minimal
-	fi
-
 	# --- the three engines rank alike: bench quality's table on each (issue 18) ---
 	run "bench quality: memory, sqlite and postgres rank alike" tests/quality_engines_test.sh \
 		build/a2m
@@ -447,6 +440,18 @@ checkers() {
 
 	# --- the library as a user installs it: exported symbols, SONAME, install ---
 	run "library boundary, install, pkg-config" tests/library_test.sh
+
+	# --- one conformance pass with each server under valgrind ---
+	# A server under valgrind is tens of times slower, and slower still
+	# while the other streams and builds start: each answer may take up to
+	# a minute (the suite's default is 5 s; an answer that comes is judged
+	# the same however long it took).
+	if command -v valgrind >/dev/null && [ -x build/a2m ]; then
+		run "conformance under valgrind" build/a2m conformance --timeout 60 --stdio \
+			tests/valgrind_server.sh "$tmp/valgrind.log" build/a2m serve --memory
+		run "conformance minimal server under valgrind" build/a2m conformance --timeout 60 --stdio \
+			tests/valgrind_server.sh "$tmp/valgrind-minimal.log" build/servers/a2m-minimal
+	fi
 
 	# --- threads under ThreadSanitizer: any data race fails the run ---
 	if built TSAN; then
