@@ -76,9 +76,17 @@ static void run_free(run_out *o)
 static void problem(run_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void problem(run_out *o, const char *fmt, ...)
 {
+	va_list ap;
+	if (verbose && o->problem[0]) {
+		/* Told one point at a time: every rule broken, not only the first. */
+		va_start(ap, fmt);
+		fputs("  and: ", stdout);
+		vprintf(fmt, ap);
+		fputs("\n", stdout);
+		va_end(ap);
+	}
 	if (o->problem[0])
 		return;   /* the first is the one to read */
-	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(o->problem, sizeof o->problem, fmt, ap);
 	va_end(ap);

@@ -449,7 +449,14 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 		CHECK(0);
 	}
 	int64_t failed = 0;
-	for (int64_t n = 1; n <= points && !base.problem[0]; n++) {
+	/* A2M_FAULTS_AT=N: that point of each request sweep alone, told. */
+	const char *at = getenv("A2M_FAULTS_AT");
+	int64_t only = at ? strtoll(at, NULL, 10) : 0;
+	if (only)
+		verbose = 1;
+	for (int64_t n = only ? only : 1; n <= points && !base.problem[0]; n++) {
+		if (only && n > only)
+			break;
 		memset(&o, 0, sizeof o);
 		opt.n = n;
 		snprintf(point_name, sizeof point_name, "%s %s of %s:%lld", sqlite ? "sqlite" : "memory",
@@ -478,6 +485,13 @@ static void request_sweep(int sqlite, int kind, const wl_msg *setup, const char 
 			problem(&o, "no reply, status %d", status);
 		failed += !ok;
 		json_t *now = dump(h, &o, "afterwards", NULL);
+		if (only) {
+			char *a = wl_text(got), *b = wl_text(now);
+			printf("  %s: %lld fired; the reply %s\n  the records afterwards %s\n",
+			       point_name, (long long)fault_fired(), a, b);
+			free(a);
+			free(b);
+		}
 		if (!json_equal(now, ok ? after : before) &&
 		    !(kind == KIND_ALLOC && json_equal(now, after))) {
 			char why[800];

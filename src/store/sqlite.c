@@ -368,7 +368,7 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 			a2m_store_fail(base, "update: no record \"%s\"", rec->id);
 			rc = A2M_UNKNOWN_RECORD;
 		}
-	} else if ((step & 0xff) == SQLITE_CONSTRAINT) {
+	} else if ((step & 0xff) == SQLITE_CONSTRAINT && step != SQLITE_CONSTRAINT_COMMITHOOK) {
 		a2m_sqlite_db_fail(s, "update");
 		rc = A2M_INVALID_PARAMS;
 	} else {
@@ -732,6 +732,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 			a2m_store_fail(&s->base, "open %s: out of memory", path);
 		goto fail;
 	}
+	a2m_sqlite_txn_hook(s);
 	/* Group commit syncs the log itself: SQLite's commits must not. */
 	int group = opt->synchronous_full && opt->group_commit && !s->base.read_only &&
 		    strcmp(path, ":memory:") != 0;

@@ -195,7 +195,7 @@ int a2m_sqlite_held_flush(sqlstore *s)
 			rc = a2m_sqlite_db_fail(s, "insert");
 	}
 	int step = rc ? SQLITE_OK : sqlite3_step(st);
-	if (!rc && (step & 0xff) == SQLITE_CONSTRAINT) {
+	if (!rc && (step & 0xff) == SQLITE_CONSTRAINT && step != SQLITE_CONSTRAINT_COMMITHOOK) {
 		/* A duplicate id or (owner, key), as from memory.c. */
 		a2m_sqlite_db_fail(s, "insert");
 		rc = A2M_INVALID_PARAMS;

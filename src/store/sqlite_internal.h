@@ -108,6 +108,7 @@ typedef struct sqlstore {
 	int           txn;         /* the caller's write transaction is open (begin() to
 	                              commit() or rollback()), whatever SQLite did with it */
 	int           txn_relaxed; /* this transaction was begun relaxed (begin_relaxed) */
+	int           committing;  /* commit() is stepping its COMMIT (the commit hook) */
 	a2m_sqlite_sync *sync;     /* group commit (sqlite_sync.c); NULL: SQLite syncs */
 	a2m_sqlite_ckpt *ckpt;     /* the checkpointer (sqlite_checkpoint.c); NULL: none */
 #ifdef A2M_TEST_HOOKS
@@ -453,6 +454,16 @@ int a2m_sqlite_refuse_read_only(sqlstore *s, const char *op);
 */
 int a2m_sqlite_txn_lost(sqlstore *s, const char *op);
 
+/*
+** Installs the connection's commit hook (sqlite_txn.c) once s->db is open:
+** while the caller's transaction is open (s->txn), nothing commits but
+** commit()'s own COMMIT. A statement SQLite runs on its own after it ended
+** that transaction is refused and undone, and fails with
+** SQLITE_CONSTRAINT_COMMITHOOK (a2m_sqlite_db_fail names it). Also tells
+** group commit of every commit (a2m_sqlite_sync_committed).
+*/
+void a2m_sqlite_txn_hook(sqlstore *s);
+
 /* ---- sqlite_sync.c: group commit --------------------------------------- */
 
 /*
@@ -462,6 +473,9 @@ int a2m_sqlite_txn_lost(sqlstore *s, const char *op);
 ** gets none. Returns 0, or a code with the message in s->base.errmsg.
 */
 int a2m_sqlite_sync_open(sqlstore *s);
+
+/* The commit hook's word to group commit: a commit is happening on s->db. */
+void a2m_sqlite_sync_committed(sqlstore *s);
 
 /* Ends group commit (closing the log's descriptor); NULL s->sync is a no-op. */
 void a2m_sqlite_sync_free(sqlstore *s);

@@ -18,6 +18,9 @@
 /* Reports the connection's last error, prefixed with what was being done. */
 int a2m_sqlite_db_fail(sqlstore *s, const char *op)
 {
+	if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_COMMITHOOK)
+		return a2m_store_fail(&s->base, "%s: the transaction was rolled back after a "
+				      "failure", op);
 	return a2m_store_fail(&s->base, "%s: %s", op, sqlite3_errmsg(s->db));
 }
 

@@ -10,8 +10,8 @@
 **
 ** How: a store opened durable with group commit runs its connection at
 ** synchronous=NORMAL, so a COMMIT writes its frames into the log and
-** returns without syncing it. The commit hook notes that a durable commit
-** happened (the relaxed transactions of sqlite_txn.c excepted). Once the
+** returns without syncing it. The commit hook (sqlite_txn.c) notes that a
+** durable commit happened (the relaxed transactions of sqlite_txn.c excepted). Once the
 ** caller's call is done, still under its lock, sync_owed() gives that
 ** call a ticket, a number that orders it after every commit already
 ** written; the caller releases its lock and sync_wait()s for the ticket.
@@ -80,12 +80,10 @@ void a2m_sqlite_sync_fail_next_for_tests(int on)
 #endif
 
 /* SQLite's commit hook: runs inside every COMMIT of the main connection. */
-static int on_commit(void *ctx)
+void a2m_sqlite_sync_committed(sqlstore *s)
 {
-	sqlstore *s = ctx;
-	if (!s->txn_relaxed)
+	if (s->sync && !s->txn_relaxed)
 		s->sync->owed = 1;
-	return 0;  /* 0: the commit goes on */
 }
 
 int a2m_sqlite_sync_open(sqlstore *s)
@@ -112,7 +110,6 @@ int a2m_sqlite_sync_open(sqlstore *s)
 	}
 	y->fd = -1;
 	s->sync = y;
-	sqlite3_commit_hook(s->db, on_commit, s);
 	return 0;
 }
 
@@ -121,8 +118,6 @@ void a2m_sqlite_sync_free(sqlstore *s)
 	a2m_sqlite_sync *y = s->sync;
 	if (!y)
 		return;
-	if (s->db)
-		sqlite3_commit_hook(s->db, NULL, NULL);
 	/* A durable commit made outside a2m_handle (`a2m import`, `a2m check
 	** --repair`) has had no ticket: it is synced here, not left to the
 	** checkpoint of the last connection to close, which another process

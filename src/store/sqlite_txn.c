@@ -132,6 +132,31 @@ int a2m_sqlite_begin_relaxed(a2m_store *base)
 }
 
 /*
+** Found by test_faults (a session close under SQLite allocation failures):
+** an UPDATE whose statement savepoint could not be released for memory
+** made SQLite roll the whole transaction back, and sqlite3_step, finding
+** the schema changed since the statement was prepared, prepared it again
+** and ran it once more, now outside any transaction: it committed on its
+** own and step answered SQLITE_DONE. The first half of a group's move
+** stood while the request answered an error. So while the caller's
+** transaction is open, any commit but commit()'s own is refused (SQLite
+** then undoes it), and the write fails.
+*/
+static int on_commit(void *ctx)
+{
+	sqlstore *s = ctx;
+	if (s->txn && !s->committing)
+		return 1;  /* non-zero: SQLite rolls the commit back */
+	a2m_sqlite_sync_committed(s);
+	return 0;
+}
+
+void a2m_sqlite_txn_hook(sqlstore *s)
+{
+	sqlite3_commit_hook(s->db, on_commit, s);
+}
+
+/*
 ** A failed COMMIT is rolled back here if SQLite left the transaction open,
 ** so the outcome is always definite: success, or nothing written.
 */
@@ -164,7 +189,9 @@ int a2m_sqlite_commit(a2m_store *base)
 	s->doomed = 0;
 #endif
 	if (!rc) {
+		s->committing = 1;
 		rc = sqlite3_step(s->commit);
+		s->committing = 0;
 		rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "commit");
 		a2m_sqlite_done(s->commit);
 		if (rc)
