@@ -338,6 +338,34 @@ static void test_consolidate_under_malloc_faults(void)
 }
 
 /*
+** Found by the sweep at sqlite-malloc:20620 (step 21, session/close): the
+** close committed, moving s1's records to episodic, and then the reply's
+** counts per tier were read, after the commit; SQLite, out of memory
+** there, failed that read and the close answered -32603 "storage: count:
+** out of memory" for a write that stood. The counts are now read inside
+** the transaction, before its commit, so a failure rolls the move back.
+** The same for consolidate, which answers the same counts. Sent on the
+** SQLite engine with each of SQLite's allocations failing in turn.
+*/
+static void test_session_close_under_sqlite_malloc_faults(void)
+{
+	request_sweep(1, FAULT_SMALLOC, small_store, "memory/session/close", "{\"session\":\"s\"}");
+}
+
+static void test_consolidate_under_sqlite_malloc_faults(void)
+{
+	static const wl_msg setup[] = {
+		{"memory/remember", "{\"records\":["
+		 "{\"id\":\"e1\",\"content\":\"an episode at the harbour\",\"tier\":\"episodic\"},"
+		 "{\"id\":\"e2\",\"content\":\"another episode\",\"tier\":\"episodic\"}]}"},
+		{"memory/recall", "{\"query\":\"harbour\",\"tier\":\"episodic\"}"},
+		{"memory/recall", "{\"query\":\"harbour\",\"tier\":\"episodic\"}"},
+		{NULL, NULL},
+	};
+	request_sweep(1, FAULT_SMALLOC, setup, "memory/consolidate", "{}");
+}
+
+/*
 ** The same for describe and for recall's scores and prompt, which left out
 ** a member they could not add (found reading the code the sweep pointed
 ** at: every json_object_set_new whose failure went unseen).
@@ -681,6 +709,8 @@ int main(void)
 		TEST(test_session_list_under_malloc_faults),
 		TEST(test_session_close_under_malloc_faults),
 		TEST(test_consolidate_under_malloc_faults),
+		TEST(test_session_close_under_sqlite_malloc_faults),
+		TEST(test_consolidate_under_sqlite_malloc_faults),
 		TEST(test_describe_under_malloc_faults),
 		TEST(test_recall_prompt_under_malloc_faults),
 		TEST(test_recall_where_under_malloc_faults),

@@ -266,25 +266,15 @@ int a2m_param_ids(const a2m_call *call, const json_t *params, const char *name,
 }
 
 json_t *a2m_consolidation_to_json(a2m_call *call, const a2m_consolidation *c,
-				  a2m_error *err)
+				  const int64_t *counts, a2m_error *err)
 {
 	const a2m_tier_layout *l = a2m_stack_tiers(call->srv->stack);
-	int64_t *counts = calloc(l->n + 1, sizeof *counts);
-	if (!counts) {
-		a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-		return NULL;
-	}
-	if (a2m_stack_tier_counts(call->srv->stack, NULL, counts, err) != 0) {
-		free(counts);
-		return NULL;
-	}
 	json_t *by_tier = json_object();
 	for (size_t i = 0; by_tier && i < l->n; i++)
 		if (json_object_set_new(by_tier, l->tiers[i].name, json_integer(counts[i])) != 0) {
 			json_decref(by_tier);  /* counts left out would be wrong ones */
 			by_tier = NULL;
 		}
-	free(counts);
 	json_t *o = by_tier ? json_pack("{sI sI sI sI so}", "moved", (json_int_t)c->moved,
 					"promoted", (json_int_t)c->promoted,
 					"dropped", (json_int_t)c->dropped,

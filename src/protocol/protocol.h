@@ -316,8 +316,13 @@ int a2m_param_owner_is_principal(const a2m_call *call, const char **owner, a2m_e
 int a2m_param_ids(const a2m_call *call, const json_t *params, const char *name,
 		  const char ***ids, size_t *n, a2m_error *err);
 
-/* The wire form of the consolidation counts plus counts per tier. */
+/*
+** The wire form of the consolidation counts plus counts, the records per
+** tier the write left (a2m_stack_consolidate reads them before its
+** commit). NULL with err set when memory runs out.
+*/
 json_t *a2m_consolidation_to_json(a2m_call *call, const a2m_consolidation *c,
+				  const int64_t *counts,
 				  a2m_error *err);
 
 /* Sets err to CAPABILITY_NOT_SUPPORTED for cap, with data naming it. */

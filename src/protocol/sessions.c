@@ -2,6 +2,8 @@
 ** sessions.c — memory/session/list (spec §4.10) and memory/session/close
 ** (§4.11).
 */
+#include <stdlib.h>
+
 #include "protocol/protocol.h"
 #include "util/clock.h"
 
@@ -54,9 +56,15 @@ int a2m_method_session_close(a2m_call *call, json_t *params, json_t **result, a2
 		return a2m_error_set(err, A2M_INVALID_PARAMS, "session is required");
 	int64_t flushed = 0;
 	a2m_consolidation cons;
-	if ((rc = a2m_stack_session_close(call->srv->stack, &scope, session, &flushed, &cons, err)))
+	int64_t *counts = calloc(a2m_stack_tiers(call->srv->stack)->n + 1, sizeof *counts);
+	if (!counts)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	rc = a2m_stack_session_close(call->srv->stack, &scope, session, &flushed, &cons, counts,
+				     err);
+	json_t *o = rc ? NULL : a2m_consolidation_to_json(call, &cons, counts, err);
+	free(counts);
+	if (rc)
 		return rc;
-	json_t *o = a2m_consolidation_to_json(call, &cons, err);
 	if (!o)
 		return err->code;
 	if (json_object_set_new(o, "closed", json_string(session)) != 0 ||

@@ -35,9 +35,13 @@ int a2m_method_consolidate(a2m_call *call, json_t *params, json_t **result, a2m_
 {
 	(void)params;
 	a2m_consolidation cons;
-	int rc = a2m_stack_consolidate(call->srv->stack, &cons, err);
+	int64_t *counts = calloc(a2m_stack_tiers(call->srv->stack)->n + 1, sizeof *counts);
+	if (!counts)
+		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	int rc = a2m_stack_consolidate(call->srv->stack, &cons, counts, err);
+	*result = rc ? NULL : a2m_consolidation_to_json(call, &cons, counts, err);
+	free(counts);
 	if (rc)
 		return rc;
-	*result = a2m_consolidation_to_json(call, &cons, err);
 	return *result ? 0 : err->code;
 }

@@ -139,6 +139,19 @@ int a2m_stack_read_end(a2m_stack *st, a2m_error *err)
 	return rc ? a2m_stack_store_error(st, err, rc) : 0;
 }
 
+int a2m_stack_count_tiers(a2m_stack *st, int64_t *counts, a2m_error *err)
+{
+	const a2m_tier_layout *l = &st->cfg.tiers;
+	for (size_t i = 0; i < l->n; i++) {
+		a2m_query q = {0};
+		q.tier = l->tiers[i].name;
+		int rc = st->store->ops->count(st->store, &q, &counts[i]);
+		if (rc)
+			return a2m_stack_store_error(st, err, rc);
+	}
+	return 0;
+}
+
 uint64_t a2m_stack_generation(const a2m_stack *st)
 {
 	uint64_t g = atomic_load_explicit(&st->generation, memory_order_acquire);

@@ -10,7 +10,8 @@
 #include "util/clock.h"
 
 int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *session,
-			    int64_t *flushed, a2m_consolidation *out, a2m_error *err)
+			    int64_t *flushed, a2m_consolidation *out, int64_t *counts,
+			    a2m_error *err)
 {
 	memset(out, 0, sizeof *out);
 	*flushed = 0;
@@ -54,7 +55,7 @@ int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *s
 	a2m_change c = {.kind = A2M_CHANGE_SESSION_CLOSED, .session = session,
 			.owner = scope ? scope->owner : NULL, .shared = !scope || !scope->scoped};
 	a2m_finish f = {.rebalance = A2M_REBALANCE_ALL, .changes = &c, .n_changes = 1,
-			.cons_event = A2M_CONS_FIRST, .owes = *flushed != 0};
+			.cons_event = A2M_CONS_FIRST, .owes = *flushed != 0, .counts = counts};
 	if ((rc = a2m_stack_finish(st, rc, &f, err)) != 0) {
 		*flushed = 0;
 		return rc;
@@ -167,12 +168,8 @@ int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts
 		** describe is called far more often than the store changes. */
 		uint64_t at = a2m_stack_generation(st);
 		if (!st->counts_valid || st->counts_at != at) {
-			for (size_t i = 0; i < l->n; i++) {
-				a2m_query q = {0};
-				q.tier = l->tiers[i].name;
-				if ((rc = st->store->ops->count(st->store, &q, &st->counts[i])))
-					return a2m_stack_store_error(st, err, rc);
-			}
+			if ((rc = a2m_stack_count_tiers(st, st->counts, err)))
+				return rc;
 			st->counts_valid = 1;
 			st->counts_at = at;
 		}

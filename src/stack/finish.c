@@ -8,7 +8,9 @@
 **      capacity, flow.c), so what commits already keeps them: capacity is
 **      a promise, not a background chore (stack.h);
 **   2. commit, or rollback when anything failed: an operation is written
-**      whole or not at all;
+**      whole or not at all, and whatever its answer needs from the store
+**      is read before (an error after the commit would deny a write that
+**      stood);
 **   3. after the commit, and only then, the listener hears the changes,
 **      so nothing is reported that a crash could still take back;
 **   4. records the write left owed a generated vector get one batch of
@@ -49,6 +51,13 @@ int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err)
 {
 	if (!rc && f->rebalance != A2M_REBALANCE_NONE)
 		rc = a2m_stack_rebalance(st, f->rebalance == A2M_REBALANCE_ALL, &f->cons, err);
+	/*
+	** What the answer reports of the store is read before the commit:
+	** read after it, a failed read would answer an error for a write that
+	** stood (found by test_faults at sqlite-malloc, session close).
+	*/
+	if (!rc && f->counts)
+		rc = a2m_stack_count_tiers(st, f->counts, err);
 	if (!rc)
 		rc = a2m_stack_commit(st, err);
 	if (rc) {

@@ -402,8 +402,15 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 		      size_t n_ids, const char *tier, double salience_add,
 		      int64_t *promoted, a2m_error *err);
 
-/* Promotion, then capacity, across the whole store. */
-int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err);
+/*
+** Promotion, then capacity, across the whole store. counts, when not NULL
+** (one per tier, the layout's order), receives the records per tier the
+** commit leaves, read inside the transaction: a failure to read them
+** rolls the consolidation back rather than answering an error for a write
+** that stood.
+*/
+int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, int64_t *counts,
+			  a2m_error *err);
 
 /* Adds amount to the salience of each visible record among ids. */
 int a2m_stack_reinforce(a2m_stack *st, const a2m_scope *scope, const char *const *ids,
@@ -449,10 +456,12 @@ int     a2m_stack_expiry_init(a2m_stack *st);
 ** Closes a session: its records leave the working (per-session) tiers for
 ** their spill_to at once, then promotion and capacity run over the stack
 ** (spec §4.11). Deletes nothing the tiers' own rules would not. An unknown
-** session is a no-op. *flushed = records that left the working tiers.
+** session is a no-op. *flushed = records that left the working tiers;
+** counts, when not NULL, as a2m_stack_consolidate's.
 */
 int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *session,
-			    int64_t *flushed, a2m_consolidation *out, a2m_error *err);
+			    int64_t *flushed, a2m_consolidation *out, int64_t *counts,
+			    a2m_error *err);
 
 /* The named sessions visible in scope. Free with a2m_sessions_free. */
 int a2m_stack_sessions(a2m_stack *st, const a2m_scope *scope, a2m_session_info **out,

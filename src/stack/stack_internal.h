@@ -192,6 +192,13 @@ int a2m_stack_store_error(a2m_stack *st, a2m_error *err, int rc);
 */
 int a2m_stack_scorer_error(a2m_stack *st, a2m_error *err, int rc, unsigned failures);
 
+/*
+** counts[i] = records in tier i (the layout's order), read from the store
+** now, never from the cache describe uses: inside a transaction, what it
+** has written so far. Returns 0, or the store's failure with err set.
+*/
+int a2m_stack_count_tiers(a2m_stack *st, int64_t *counts, a2m_error *err);
+
 /* Sets err to A2M_NEED_EXCLUSIVE (stack.h) and returns it: what a shared
 ** read answers where it would have to write. */
 int a2m_stack_need_exclusive(a2m_error *err);
@@ -457,6 +464,9 @@ typedef struct a2m_finish {
 	int                cons_event;  /* enum a2m_cons_event */
 	int                owes;        /* the write itself left records owed a vector */
 	int                no_embed;    /* embed nothing after it, whatever moved */
+	/* Out, when set: records per tier (the layout's order) as the
+	** transaction leaves them, read before its commit. */
+	int64_t           *counts;
 } a2m_finish;
 
 /*
@@ -466,7 +476,9 @@ typedef struct a2m_finish {
 ** commit: notes the capacity pass committed, reports f->changes and the
 ** consolidation as f->cons_event says, then embeds one batch of owed
 ** records when f->owes or the rebalance moved anything (unless
-** f->no_embed). Returns 0 once committed: what follows cannot fail it.
+** f->no_embed). With f->counts, the tiers' counts are read after the
+** rebalance and before the commit, so a read that fails rolls back.
+** Returns 0 once committed: what follows cannot fail it.
 ** Every write ends here, and nothing else calls the change listener.
 */
 int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err);

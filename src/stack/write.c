@@ -387,11 +387,13 @@ int a2m_stack_promote(a2m_stack *st, const a2m_scope *scope, const char *const *
 	return rc;
 }
 
-int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, a2m_error *err)
+int a2m_stack_consolidate(a2m_stack *st, a2m_consolidation *out, int64_t *counts,
+			  a2m_error *err)
 {
 	/* One event per consolidate call, however much moved (§4.12); then
 	** whatever is owed a vector, moved or not. */
-	a2m_finish f = {.rebalance = A2M_REBALANCE_ALL, .cons_event = A2M_CONS_ALWAYS, .owes = 1};
+	a2m_finish f = {.rebalance = A2M_REBALANCE_ALL, .cons_event = A2M_CONS_ALWAYS, .owes = 1,
+			.counts = counts};
 	int rc = a2m_stack_finish(st, a2m_stack_begin(st, err), &f, err);
 	*out = rc ? (a2m_consolidation){0} : f.cons;
 	return rc;
