@@ -366,6 +366,27 @@ static void test_consolidate_under_sqlite_malloc_faults(void)
 }
 
 /*
+** Found reading the write methods for the pattern above: summarize stored
+** its summary and then read it back to report it as stored (a key
+** replacement keeps the older id and advances the revision), after the
+** commit; a read that failed there answered -32603 for a summary that
+** stood. The remember now leaves the record as stored in the caller's
+** hands, and a read back that fails answers with it.
+*/
+static const char summarize_into_key[] =
+	"{\"ids\":[\"s1\",\"s2\"],\"key\":\"k/1\",\"into\":\"semantic\"}";
+
+static void test_summarize_under_read_faults(void)
+{
+	request_sweep(1, FAULT_READ, small_store, "memory/summarize", summarize_into_key);
+}
+
+static void test_summarize_under_sqlite_malloc_faults(void)
+{
+	request_sweep(1, FAULT_SMALLOC, small_store, "memory/summarize", summarize_into_key);
+}
+
+/*
 ** The same for describe and for recall's scores and prompt, which left out
 ** a member they could not add (found reading the code the sweep pointed
 ** at: every json_object_set_new whose failure went unseen).
@@ -711,6 +732,8 @@ int main(void)
 		TEST(test_consolidate_under_malloc_faults),
 		TEST(test_session_close_under_sqlite_malloc_faults),
 		TEST(test_consolidate_under_sqlite_malloc_faults),
+		TEST(test_summarize_under_read_faults),
+		TEST(test_summarize_under_sqlite_malloc_faults),
 		TEST(test_describe_under_malloc_faults),
 		TEST(test_recall_prompt_under_malloc_faults),
 		TEST(test_recall_where_under_malloc_faults),

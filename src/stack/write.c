@@ -202,12 +202,19 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *dedup
 				}
 				a2m_stack_expiry_noted(st, old->expires_at);
 				a2m_stack_note_arrival(st, old->tier, old->session);
-				free(rec->id);
-				rec->id = strdup(old->id);
+				/* rec becomes the record as stored (its id, revision,
+				** creation): the caller reports it without a read after
+				** the commit, which could fail for a write that stood. */
+				a2m_record stored = {0};
 				replaced[i] = old;
 				wrote(st, old, now, &written[nw++], &owes);
-				if (!rec->id)
+				if (a2m_record_copy(&stored, old) != 0) {
+					a2m_record_clear(&stored);
 					rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+				} else {
+					a2m_record_clear(rec);
+					*rec = stored;
+				}
 				continue;
 			}
 		}
