@@ -49,6 +49,8 @@ typedef struct run_opts {
 	int        kind;     /* fault_kind, or KIND_ALLOC; FAULT_NONE: none */
 	int64_t    n;        /* the point */
 	uint64_t   omit;     /* steps not sent (a reference run) */
+	int        kind2;    /* a second fault once the first fired (fault_arm_then); 0: none */
+	int64_t    m;        /* its point, counted from the first */
 } run_opts;
 
 typedef struct run_out {
@@ -399,6 +401,8 @@ static void arm(const run_opts *opt)
 		fault_alloc_arm(opt->n);
 	} else {
 		fault_arm((fault_kind)opt->kind, opt->n);
+		if (opt->kind2)
+			fault_arm_then((fault_kind)opt->kind2, opt->m);
 		fault_alloc_arm(0);
 	}
 }

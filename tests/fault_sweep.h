@@ -50,6 +50,16 @@ static void run(const run_opts *opt, run_out *o)
 	alarm(POINT_ALARM_S);
 	arm(opt);
 	int rc = open_store(opt->sqlite, &h, &err);
+	if (rc != A2M_OK && opt->kind2) {
+		/* Opened again at once, still armed: the second fault may land in
+		** the recovery of what the failed open left. */
+		if (rc != A2M_CANTOPEN && rc != A2M_NOMEM)
+			problem(o, "a failed open answered %d (%s)", rc, err ? err : "(none)");
+		if (verbose)
+			printf("  open failed (%d), opened again armed: %s\n", rc, err ? err : "");
+		a2m_free(err);
+		rc = open_store(opt->sqlite, &h, &err);
+	}
 	if (rc != A2M_OK) {
 		o->open_failed = 1;
 		if (opt->kind == FAULT_NONE)
@@ -133,7 +143,17 @@ static void run(const run_opts *opt, run_out *o)
 	if (opt->sqlite && !o->open_failed && opt->kind != FAULT_FULL &&
 	    opt->kind != FAULT_MIRROR) {
 		close_store(h);
-		if ((rc = open_store(1, &h, &err)) != A2M_OK) {
+		rc = open_store(1, &h, &err);
+		if (rc != A2M_OK && opt->kind2) {
+			if (rc != A2M_CANTOPEN && rc != A2M_NOMEM)
+				problem(o, "a failed reopen answered %d (%s)", rc, err ? err : "(none)");
+			if (verbose)
+				printf("  reopen failed (%d), opened again armed: %s\n", rc,
+				       err ? err : "");
+			a2m_free(err);
+			rc = open_store(1, &h, &err);
+		}
+		if (rc != A2M_OK) {
 			o->open_failed = 1;
 			if (rc != A2M_CANTOPEN && rc != A2M_NOMEM)
 				problem(o, "a failed reopen answered %d (%s)", rc, err);
@@ -252,23 +272,33 @@ static void compare(const run_out *o, const run_out *ref, uint64_t skip, char *w
 
 typedef struct sweep_stats {
 	int64_t points, run, fired, failed_requests, open_failures, committed_anyway;
+	int64_t last_points;  /* the operations the last point's run counted */
+	int64_t fired_twice;  /* runs where the second fault fired too */
 	double  seconds;
 } sweep_stats;
 
-/* Runs fault point n of kind and judges it; returns 0 when all is well. */
-static int point(int sqlite, int kind, int64_t n, sweep_stats *st)
+/* Runs the point opt arms and judges it; returns 0 when all is well. */
+static int judge(const run_opts *opt, sweep_stats *st)
 {
-	run_opts opt = {.sqlite = sqlite, .kind = kind, .n = n};
+	int sqlite = opt->sqlite, kind = opt->kind;
 	run_out o;
-	snprintf(point_name, sizeof point_name, "%s %s:%lld", sqlite ? "sqlite" : "memory",
-		 kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind], (long long)n);
-	run(&opt, &o);
+	if (opt->kind2)
+		snprintf(point_name, sizeof point_name, "sqlite %s:%lld then %s:%lld",
+			 fault_kind_names[kind], (long long)opt->n, fault_kind_names[opt->kind2],
+			 (long long)opt->m);
+	else
+		snprintf(point_name, sizeof point_name, "%s %s:%lld", sqlite ? "sqlite" : "memory",
+			 kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind], (long long)opt->n);
+	run(opt, &o);
+	if (opt->kind2)
+		o.points = fault_count_then();  /* what the second could reach */
 	st->run++;
 	st->fired += o.fired > 0;
 	st->open_failures += o.open_failed;
 	st->failed_requests += __builtin_popcountll(o.failed);
 	char why[1200] = "";
-	if (!o.problem[0] && kind != FAULT_FULL && __builtin_popcountll(o.failed) > 1)
+	if (!o.problem[0] && kind != FAULT_FULL &&
+	    __builtin_popcountll(o.failed) > (opt->kind2 ? 2 : 1))
 		problem(&o, "%d requests failed for one fault", __builtin_popcountll(o.failed));
 	if (!o.problem[0]) {
 		compare(&o, reference_of(sqlite, o.failed), o.failed, why, sizeof why);
@@ -297,8 +327,17 @@ static int point(int sqlite, int kind, int64_t n, sweep_stats *st)
 		printf("  %s: %lld fired, failed steps %#llx, %s\n", point_name, (long long)o.fired,
 		       (unsigned long long)o.failed, o.problem[0] || why[0] ? "BROKEN" : "fine");
 	int bad = o.problem[0] || why[0];
+	st->last_points = o.points;
+	st->fired_twice += o.fired >= 2;
 	run_free(&o);
 	return bad;
+}
+
+/* Runs fault point n of kind and judges it; returns 0 when all is well. */
+static int point(int sqlite, int kind, int64_t n, sweep_stats *st)
+{
+	run_opts opt = {.sqlite = sqlite, .kind = kind, .n = n};
+	return judge(&opt, st);
 }
 
 /*
@@ -364,6 +403,69 @@ static void sweep(int sqlite, int kind)
 		printf(", %lld committed though answered with an error",
 		       (long long)st.committed_anyway);
 	printf(", %.1f s\n", st.seconds);
+}
+
+/* ---- a second fault while recovering from the first -------------------------- */
+
+/* The test command's sample of each pair: first points, and second points
+** after each (1..PAIR_SAMPLE_M). make faults: every first point, and the
+** PAIR_WINDOW operations after it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PAIR_SAMPLE_N 2
+#define PAIR_SAMPLE_M 1
+#else
+#define PAIR_SAMPLE_N 3
+#define PAIR_SAMPLE_M 2
+#endif
+#define PAIR_WINDOW 16
+
+/*
+** Fault n of kind first, then, once it has fired, the mth operation of
+** kind second after it: the rollback of the failed request, the next
+** request, the open tried again after a failed one, the log's recovery
+** when the file is opened again after a close that could not checkpoint.
+** The same oracle as a single fault: the run equals one without the
+** (at most two) requests that failed, the file is sound, the handle
+** serves. m runs from 1 until the second no longer fires (the workload
+** has no more such operations after the first) or past the window.
+*/
+static void sweep_pairs(fault_kind first, fault_kind second)
+{
+	sweep_stats st = {0};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run_opts probe = {.sqlite = 1, .kind = first, .n = INT64_MAX};
+	run_out o;
+	run(&probe, &o);
+	st.points = o.points;
+	run_free(&o);
+	int64_t asked = sweep_stride();
+	/* SQLite's allocations have some 35 000 first points: every 50th even in
+	** make faults (each with the window after it is some 11 000 runs). */
+	if (asked == 1 && first == FAULT_SMALLOC)
+		asked = 50;
+	int64_t stride = asked ? asked : (st.points + PAIR_SAMPLE_N - 1) / PAIR_SAMPLE_N;
+	int64_t window = asked ? PAIR_WINDOW : PAIR_SAMPLE_M;
+	if (stride < 1)
+		stride = 1;
+	for (int64_t n = asked ? 1 : stride / 2 + 1; n <= st.points; n += stride) {
+		for (int64_t m = 1; m <= window; m++) {
+			run_opts opt = {.sqlite = 1, .kind = first, .n = n, .kind2 = second, .m = m};
+			judge(&opt, &st);
+			if (st.last_points < m)
+				break;  /* the second was not reached: no later one is */
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# faults sqlite %s then %s: %lld first points, %s (stride %lld, window %lld), "
+	       "%lld run, %lld with both "
+	       "fired, %lld requests failed, %lld opens failed, %.1f s\n",
+	       fault_kind_names[first], fault_kind_names[second], (long long)st.points,
+	       asked == 1 ? "all" : asked ? "every Kth" : "sampled", (long long)stride,
+	       (long long)window,
+	       (long long)st.run, (long long)st.fired_twice, (long long)st.failed_requests,
+	       (long long)st.open_failures, secs);
 }
 
 /* ---- every point of one request ---------------------------------------------- */

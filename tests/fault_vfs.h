@@ -63,6 +63,12 @@ static struct {
 	_Atomic int64_t      count[FAULT_KINDS];
 	_Atomic int64_t      fired;
 	_Atomic int          counting;
+	/* A second fault (fault_arm_then): the mth operation of kind2 counted
+	** once the first has fired. */
+	_Atomic int          kind2;
+	_Atomic int64_t      at2;
+	_Atomic int64_t      count2;
+	_Atomic int          first_fired;
 } fault_vfs;
 
 /*
@@ -75,11 +81,22 @@ static inline int fault_hit(fault_kind k)
 		return 0;
 	int64_t n = atomic_fetch_add(&fault_vfs.count[k], 1) + 1;
 	fault_kind armed = (fault_kind)atomic_load(&fault_vfs.kind);
-	if (armed == FAULT_NONE || fault_counted_as[armed] != k)
+	if (armed == FAULT_NONE)
+		return 0;
+	/* After the first fault, the second counts the operations of its kind. */
+	fault_kind second = (fault_kind)atomic_load(&fault_vfs.kind2);
+	if (second != FAULT_NONE && fault_counted_as[second] == k &&
+	    atomic_load(&fault_vfs.first_fired) &&
+	    atomic_fetch_add(&fault_vfs.count2, 1) + 1 == atomic_load(&fault_vfs.at2)) {
+		atomic_fetch_add(&fault_vfs.fired, 1);
+		return 1;
+	}
+	if (fault_counted_as[armed] != k)
 		return 0;
 	int64_t at = atomic_load(&fault_vfs.at);
 	if (n == at || (armed == FAULT_FULL && n > at)) {
 		atomic_fetch_add(&fault_vfs.fired, 1);
+		atomic_store(&fault_vfs.first_fired, 1);
 		return 1;
 	}
 	return 0;
@@ -91,15 +108,39 @@ static inline void fault_arm(fault_kind kind, int64_t n)
 	for (int k = 0; k < FAULT_KINDS; k++)
 		atomic_store(&fault_vfs.count[k], 0);
 	atomic_store(&fault_vfs.fired, 0);
+	atomic_store(&fault_vfs.kind2, FAULT_NONE);
+	atomic_store(&fault_vfs.first_fired, 0);
+	atomic_store(&fault_vfs.count2, 0);
 	atomic_store(&fault_vfs.at, n);
 	atomic_store(&fault_vfs.kind, kind);
 	atomic_store(&fault_vfs.counting, 1);
+}
+
+/*
+** After fault_arm(kind, n): once that fault has fired, the mth operation
+** of kind2 counted from then on fails too, once (not FAULT_FULL): a second
+** failure while the store recovers from the first (its rollback, the
+** retried open, the log's recovery when the file is opened again).
+*/
+static inline void fault_arm_then(fault_kind kind2, int64_t m)
+{
+	atomic_store(&fault_vfs.count2, 0);
+	atomic_store(&fault_vfs.at2, m);
+	atomic_store(&fault_vfs.kind2, kind2);
+}
+
+/* Whether the second fault (fault_arm_then) could be reached: the
+** operations of its kind counted after the first fired. */
+static inline int64_t fault_count_then(void)
+{
+	return atomic_load(&fault_vfs.count2);
 }
 
 /* Nothing fails from now on; the counts stay readable. */
 static inline void fault_disarm(void)
 {
 	atomic_store(&fault_vfs.kind, FAULT_NONE);
+	atomic_store(&fault_vfs.kind2, FAULT_NONE);
 	atomic_store(&fault_vfs.counting, 0);
 }
 

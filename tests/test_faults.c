@@ -663,6 +663,15 @@ static void test_storage_faults_sync(void)   { sweep(1, FAULT_SYNC); }
 static void test_storage_faults_open(void)   { sweep(1, FAULT_OPEN); }
 static void test_storage_faults_sqlite_malloc(void) { sweep(1, FAULT_SMALLOC); }
 static void test_storage_faults_mirror(void) { sweep(1, FAULT_MIRROR); }
+/* A second fault while recovering from the first (fault_sweep.h). */
+static void test_faults_twice_write_write(void) { sweep_pairs(FAULT_WRITE, FAULT_WRITE); }
+static void test_faults_twice_write_read(void)  { sweep_pairs(FAULT_WRITE, FAULT_READ); }
+static void test_faults_twice_read_read(void)   { sweep_pairs(FAULT_READ, FAULT_READ); }
+static void test_faults_twice_read_write(void)  { sweep_pairs(FAULT_READ, FAULT_WRITE); }
+static void test_faults_twice_sync_write(void)  { sweep_pairs(FAULT_SYNC, FAULT_WRITE); }
+static void test_faults_twice_sync_read(void)   { sweep_pairs(FAULT_SYNC, FAULT_READ); }
+static void test_faults_twice_write_sync(void)  { sweep_pairs(FAULT_WRITE, FAULT_SYNC); }
+static void test_faults_twice_sqlite_malloc(void) { sweep_pairs(FAULT_SMALLOC, FAULT_SMALLOC); }
 static void test_alloc_faults_memory(void)   { sweep(0, KIND_ALLOC); }
 static void test_alloc_faults_sqlite(void)   { sweep(1, KIND_ALLOC); }
 
@@ -752,6 +761,14 @@ int main(void)
 		TEST(test_storage_faults_open),
 		TEST(test_storage_faults_sqlite_malloc),
 		TEST(test_storage_faults_mirror),
+		TEST(test_faults_twice_write_write),
+		TEST(test_faults_twice_write_read),
+		TEST(test_faults_twice_read_read),
+		TEST(test_faults_twice_read_write),
+		TEST(test_faults_twice_sync_write),
+		TEST(test_faults_twice_sync_read),
+		TEST(test_faults_twice_write_sync),
+		TEST(test_faults_twice_sqlite_malloc),
 		TEST(test_alloc_faults_memory),
 		TEST(test_alloc_faults_sqlite),
 		{NULL, NULL},
