@@ -55,6 +55,7 @@ static struct {
 	_Atomic int64_t span;    /* how many from there on (1: that one alone) */
 	_Atomic int64_t count;
 	_Atomic int64_t fired;
+	_Atomic uintptr_t fired_on;  /* pthread_self() of the last failed allocation's thread */
 	pthread_mutex_t mu;      /* guards the table below */
 	uintptr_t      *slots;   /* open addressing; 0 empty, 1 deleted */
 	void          **sites;   /* who allocated each slot's block */
@@ -157,6 +158,7 @@ static int fault_alloc_hit(void)
 	if (!at || n < at || n - at >= atomic_load(&fault_alloc.span))
 		return 0;
 	atomic_fetch_add(&fault_alloc.fired, 1);
+	atomic_store(&fault_alloc.fired_on, (uintptr_t)pthread_self());
 	return 1;
 }
 

@@ -12,7 +12,8 @@
 ** not (they are in shared libraries). Each is counted as FAULT_MIRROR while
 ** the VFS counts (fault_vfs.h: from fault_arm() to fault_disarm(), not
 ** while paused), and the armed one fails once as the disk would make it
-** fail: -1 with ENOSPC for a write or a directory made, EIO otherwise. The
+** fail: -1 with ENOSPC for a write or a directory made, EIO otherwise;
+** fdatasync, which only group commit calls, counts as FAULT_LOGSYNC. The
 ** standard descriptors pass untouched (a log line, the alarm's message).
 */
 #ifndef A2M_TEST_FAULT_FILES_H
@@ -32,6 +33,7 @@ int     __real_openat(int dirfd, const char *path, int flags, ...);
 ssize_t __real_read(int fd, void *buf, size_t n);
 ssize_t __real_write(int fd, const void *buf, size_t n);
 int     __real_fsync(int fd);
+int     __real_fdatasync(int fd);
 int     __real_fchmod(int fd, mode_t mode);
 int     __real_mkdir(const char *path, mode_t mode);
 int     __real_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
@@ -42,6 +44,7 @@ int     __wrap_openat(int dirfd, const char *path, int flags, ...);
 ssize_t __wrap_read(int fd, void *buf, size_t n);
 ssize_t __wrap_write(int fd, const void *buf, size_t n);
 int     __wrap_fsync(int fd);
+int     __wrap_fdatasync(int fd);
 int     __wrap_fchmod(int fd, mode_t mode);
 int     __wrap_mkdir(const char *path, mode_t mode);
 int     __wrap_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
@@ -101,6 +104,16 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n)
 int __wrap_fsync(int fd)
 {
 	return fault_file_hit(EIO) ? -1 : __real_fsync(fd);
+}
+
+/* Group commit's sync of the log (sqlite_sync.c): a kind of its own, so the
+** mirror's sweep does not poison the store it checks. */
+int __wrap_fdatasync(int fd)
+{
+	if (!fault_hit(FAULT_LOGSYNC))
+		return __real_fdatasync(fd);
+	errno = EIO;
+	return -1;
 }
 
 int __wrap_fchmod(int fd, mode_t mode)

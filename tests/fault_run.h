@@ -111,8 +111,12 @@ static void remove_files(void)
 	}
 }
 
-/* a2m_open of the workload's store, its allocations counted (fault_alloc.h). */
-static int open_store(int sqlite, a2m **h, char **err)
+/*
+** a2m_open of the workload's store with `helpers` helper threads ("0": a
+** point is the same operation on every run), its allocations counted
+** (fault_alloc.h).
+*/
+static int open_store_with(int sqlite, const char *helpers, a2m **h, char **err)
 {
 	a2m_config *cfg;
 	*h = NULL;
@@ -123,7 +127,7 @@ static int open_store(int sqlite, a2m **h, char **err)
 	if (a2m_config_set(cfg, "engine", sqlite ? "sqlite" : "memory") != A2M_OK ||
 	    (sqlite && a2m_config_set(cfg, "path", db_path) != A2M_OK) ||
 	    a2m_config_set(cfg, "config_file", cfg_path) != A2M_OK ||
-	    a2m_config_set(cfg, "helper_threads", "0") != A2M_OK ||
+	    a2m_config_set(cfg, "helper_threads", helpers) != A2M_OK ||
 	    a2m_config_set(cfg, "touch_buffer", "4") != A2M_OK)
 		rc = A2M_MISUSE;
 	if (rc == A2M_OK) {
@@ -133,6 +137,11 @@ static int open_store(int sqlite, a2m **h, char **err)
 	}
 	a2m_config_free(cfg);
 	return rc;
+}
+
+static int open_store(int sqlite, a2m **h, char **err)
+{
+	return open_store_with(sqlite, "0", h, err);
 }
 
 static void close_store(a2m *h)

@@ -24,6 +24,7 @@
 #ifndef A2M_TEST_FAULT_VFS_H
 #define A2M_TEST_FAULT_VFS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,17 +42,18 @@ typedef enum fault_kind {
 	FAULT_OPEN,    /* xOpen: SQLITE_CANTOPEN */
 	FAULT_SMALLOC, /* SQLite's own allocations: NULL */
 	FAULT_MIRROR,  /* liba2m's own file calls (fault_files.h): -1, EIO or ENOSPC */
+	FAULT_LOGSYNC, /* liba2m's fdatasync of the log, group commit's (fault_files.h): EIO */
 	FAULT_KINDS
 } fault_kind;
 
 static const char *const fault_kind_names[FAULT_KINDS] = {
-	"none", "read", "write", "full", "sync", "open", "sqlite-malloc", "mirror",
+	"none", "read", "write", "full", "sync", "open", "sqlite-malloc", "mirror", "log-sync",
 };
 
 /* What each kind counts: FULL counts the writes, as WRITE does. */
 static const fault_kind fault_counted_as[FAULT_KINDS] = {
 	FAULT_NONE, FAULT_READ, FAULT_WRITE, FAULT_WRITE, FAULT_SYNC, FAULT_OPEN, FAULT_SMALLOC,
-	FAULT_MIRROR,
+	FAULT_MIRROR, FAULT_LOGSYNC,
 };
 
 static struct {
@@ -69,6 +71,7 @@ static struct {
 	_Atomic int64_t      at2;
 	_Atomic int64_t      count2;
 	_Atomic int          first_fired;
+	_Atomic uintptr_t    fired_on;  /* pthread_self() of the last fault's thread */
 } fault_vfs;
 
 /*
@@ -96,6 +99,7 @@ static inline int fault_hit(fault_kind k)
 	int64_t at = atomic_load(&fault_vfs.at);
 	if (n == at || (armed == FAULT_FULL && n > at)) {
 		atomic_fetch_add(&fault_vfs.fired, 1);
+		atomic_store(&fault_vfs.fired_on, (uintptr_t)pthread_self());
 		atomic_store(&fault_vfs.first_fired, 1);
 		return 1;
 	}

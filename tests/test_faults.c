@@ -46,6 +46,7 @@
 #include "store/store.h"
 
 #include "fault_sweep.h"
+#include "fault_threads.h"
 
 /* ---- the tests --------------------------------------------------------------- */
 
@@ -672,6 +673,16 @@ static void test_faults_twice_sync_write(void)  { sweep_pairs(FAULT_SYNC, FAULT_
 static void test_faults_twice_sync_read(void)   { sweep_pairs(FAULT_SYNC, FAULT_READ); }
 static void test_faults_twice_write_sync(void)  { sweep_pairs(FAULT_WRITE, FAULT_SYNC); }
 static void test_faults_twice_sqlite_malloc(void) { sweep_pairs(FAULT_SMALLOC, FAULT_SMALLOC); }
+/*
+** Faults on the helper threads and group commit's (fault_threads.h). Not
+** SQLite's syncs, nor the log's open: with group commit SQLite syncs
+** nothing in that run (no checkpoint comes), and the log is opened before.
+*/
+static void test_thread_faults_read(void)     { sweep_threads(FAULT_READ); }
+static void test_thread_faults_write(void)    { sweep_threads(FAULT_WRITE); }
+static void test_thread_faults_log_sync(void) { sweep_threads(FAULT_LOGSYNC); }
+static void test_thread_faults_sqlite_malloc(void) { sweep_threads(FAULT_SMALLOC); }
+static void test_thread_faults_malloc(void)   { sweep_threads(KIND_ALLOC); }
 static void test_alloc_faults_memory(void)   { sweep(0, KIND_ALLOC); }
 static void test_alloc_faults_sqlite(void)   { sweep(1, KIND_ALLOC); }
 
@@ -769,6 +780,11 @@ int main(void)
 		TEST(test_faults_twice_sync_read),
 		TEST(test_faults_twice_write_sync),
 		TEST(test_faults_twice_sqlite_malloc),
+		TEST(test_thread_faults_read),
+		TEST(test_thread_faults_write),
+		TEST(test_thread_faults_log_sync),
+		TEST(test_thread_faults_sqlite_malloc),
+		TEST(test_thread_faults_malloc),
 		TEST(test_alloc_faults_memory),
 		TEST(test_alloc_faults_sqlite),
 		{NULL, NULL},
