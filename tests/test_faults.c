@@ -42,6 +42,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "rank/scorer.h"
+#include "store/sqlite_internal.h"
 #include "store/sqlite_segments.h"
 #include "store/store.h"
 
@@ -385,6 +386,40 @@ static void test_summarize_under_read_faults(void)
 static void test_summarize_under_sqlite_malloc_faults(void)
 {
 	request_sweep(1, FAULT_SMALLOC, small_store, "memory/summarize", summarize_into_key);
+}
+
+/*
+** The guard that point 527 above needed, met head on: the engine's
+** transaction is open, SQLite has ended it behind the engine's back, and a
+** statement runs on the same connection. Without the commit hook it would
+** commit on its own; it must fail, and leave nothing.
+*/
+static void test_nothing_commits_inside_a_transaction_sqlite_ended(void)
+{
+	a2m_store *s = NULL;
+	char err[256];
+	int64_t n = -1;
+	remove_files();
+	CHECK_INT(a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err), 0);
+	if (!s)
+		return;
+	sqlite3 *db = ((sqlstore *)s)->db;
+	CHECK_INT(s->ops->begin(s), 0);
+	CHECK_INT(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	CHECK(sqlite3_exec(db, "INSERT INTO a2m_meta (name, value) VALUES ('stray', 'x')", NULL,
+			   NULL, NULL) != SQLITE_OK);
+	CHECK_INT(sqlite3_extended_errcode(db), SQLITE_CONSTRAINT_COMMITHOOK);
+	CHECK(s->ops->commit(s) != 0);
+	sqlite3_stmt *st = NULL;
+	CHECK_INT(sqlite3_prepare_v2(db, "SELECT count(*) FROM a2m_meta WHERE name = 'stray'", -1,
+				     &st, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+	n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	CHECK_INT(n, 0);
+	/* Outside the transaction the connection writes as before. */
+	CHECK_INT(s->ops->meta_set(s, "stray", "y"), 0);
+	s->ops->close(s);
 }
 
 /*
@@ -750,6 +785,7 @@ int main(void)
 		TEST(test_session_list_under_malloc_faults),
 		TEST(test_session_close_under_malloc_faults),
 		TEST(test_consolidate_under_malloc_faults),
+		TEST(test_nothing_commits_inside_a_transaction_sqlite_ended),
 		TEST(test_session_close_under_sqlite_malloc_faults),
 		TEST(test_consolidate_under_sqlite_malloc_faults),
 		TEST(test_summarize_under_read_faults),
