@@ -10,7 +10,9 @@
 ** fsyncs of the log, which one of the waiting callers runs for all,
 ** sqlite_sync.c), and TH_WRITERS callers writing batches of records and
 ** recalling at the same time on one handle. With the index's merge factor
-** at 2, nearly every write transaction starts a merge.
+** at 2, nearly every write transaction starts a merge; with the log's
+** checkpoint mark at TH_CHECKPOINT_PAGES, the checkpointer's thread
+** (sqlite_checkpoint.c) copies the log into the database every few commits.
 **
 ** Fault n of a kind is armed for the whole run, on every thread: SQLite's
 ** reads, writes, syncs and allocations on the writers' connection and the
@@ -47,6 +49,7 @@
 #define TH_WRITERS 3
 #define TH_BATCHES 8    /* per writer */
 #define TH_BATCH   5    /* records per batch */
+#define TH_CHECKPOINT_PAGES 8  /* the log's checkpoint mark in the run */
 #if defined(__SANITIZE_ADDRESS__)
 #define TH_SAMPLE  3    /* points of each kind in the test command */
 #else
@@ -351,6 +354,11 @@ static void sweep_threads(int kind)
 	/* Every full level of the index merges on a thread of its own, however
 	** small (by default a small one merges inside the commit). */
 	a2m_segments_ahead_min_for_tests(0);
+	/* And the log is checkpointed every few pages, on the checkpointer's
+	** thread and connection (sqlite_checkpoint.c). */
+	a2m_sqlite_checkpoint_pages_for_tests(TH_CHECKPOINT_PAGES);
+	uint64_t passes0, passes1, in_commit;
+	a2m_sqlite_checkpoint_counts_for_tests(&passes0, &in_commit);
 	/* Armed past the end: an unfaulted run, which counts the points. */
 	th_run(kind, INT64_MAX, &probe);
 	int64_t points = probe.points;
@@ -364,15 +372,18 @@ static void sweep_threads(int kind)
 	for (int64_t n = asked ? 1 : stride / 2 + 1; n <= points; n += stride)
 		th_run(kind, n, &st);
 	a2m_segments_ahead_min_for_tests(-1);
+	a2m_sqlite_checkpoint_pages_for_tests(0);
+	a2m_sqlite_checkpoint_counts_for_tests(&passes1, &in_commit);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("# faults on threads %s: about %lld points, %lld run (%s), %lld fired, %lld on a "
 	       "helper thread, %lld batches refused, %lld of unknown outcome, %lld runs poisoned "
-	       "the store, %.1f s\n",
+	       "the store, %llu checkpoint passes, %.1f s\n",
 	       kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind], (long long)points,
 	       (long long)st.run, asked == 1 ? "all" : asked ? "every Kth" : "sampled",
 	       (long long)st.fired, (long long)st.on_helper, (long long)st.refused,
-	       (long long)st.unknown, (long long)st.poisoned, secs);
+	       (long long)st.unknown, (long long)st.poisoned,
+	       (unsigned long long)(passes1 - passes0), secs);
 }
 
 #endif

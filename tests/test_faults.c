@@ -709,10 +709,10 @@ static void test_faults_twice_sync_read(void)   { sweep_pairs(FAULT_SYNC, FAULT_
 static void test_faults_twice_write_sync(void)  { sweep_pairs(FAULT_WRITE, FAULT_SYNC); }
 static void test_faults_twice_sqlite_malloc(void) { sweep_pairs(FAULT_SMALLOC, FAULT_SMALLOC); }
 /*
-** Faults on the helper threads and group commit's (fault_threads.h). Not
-** SQLite's syncs, nor the log's open: with group commit SQLite syncs
-** nothing in that run (no checkpoint comes), and the log is opened before.
+** Faults on the helper threads, the checkpointer's and group commit's
+** (fault_threads.h). Not the log's open: it is opened before.
 */
+static void test_thread_faults_sync(void)     { sweep_threads(FAULT_SYNC); }
 static void test_thread_faults_read(void)     { sweep_threads(FAULT_READ); }
 static void test_thread_faults_write(void)    { sweep_threads(FAULT_WRITE); }
 static void test_thread_faults_log_sync(void) { sweep_threads(FAULT_LOGSYNC); }
@@ -818,6 +818,7 @@ int main(void)
 		TEST(test_faults_twice_sqlite_malloc),
 		TEST(test_thread_faults_read),
 		TEST(test_thread_faults_write),
+		TEST(test_thread_faults_sync),
 		TEST(test_thread_faults_log_sync),
 		TEST(test_thread_faults_sqlite_malloc),
 		TEST(test_thread_faults_malloc),
