@@ -149,6 +149,9 @@ void fed_event(federation *f, const a2m_change *c);
 /* The backend holding tier ti. */
 fed_backend *fed_tier_backend(federation *f, size_t ti);
 
+/* Whether backend b (an index into f->backends) holds any tier. */
+int fed_backend_holds_tiers(const federation *f, size_t b);
+
 /* The index of the tier a record names (its "tier" member), or -1. */
 int fed_tier_of(const federation *f, const json_t *rec);
 

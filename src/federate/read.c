@@ -83,12 +83,7 @@ static fed_job *read_jobs(federation *f, int ti, const char *method, const json_
 	fed_job *jobs = calloc(f->n_backends, sizeof *jobs);
 	*n = 0;
 	for (size_t b = 0; jobs && b < f->n_backends; b++) {
-		if (ti >= 0 && f->tier_backend[ti] != b)
-			continue;
-		int holds = 0;
-		for (size_t t = 0; t < f->layout.n; t++)
-			holds |= f->tier_backend[t] == b;
-		if (!holds)
+		if ((ti >= 0 && f->tier_backend[ti] != b) || !fed_backend_holds_tiers(f, b))
 			continue;
 		json_t *p = fed_adapt(&f->backends[b], method, base);
 		if (!p)

@@ -27,6 +27,14 @@ fed_backend *fed_tier_backend(federation *f, size_t ti)
 	return &f->backends[f->tier_backend[ti]];
 }
 
+int fed_backend_holds_tiers(const federation *f, size_t b)
+{
+	for (size_t t = 0; t < f->layout.n; t++)
+		if (f->tier_backend[t] == b)
+			return 1;
+	return 0;
+}
+
 int fed_tier_of(const federation *f, const json_t *rec)
 {
 	const char *t = json_string_value(json_object_get(rec, "tier"));

@@ -353,12 +353,8 @@ static int fan_write(fed_call *c, int ti, const char *method, json_t *base, cons
 	if (!jobs)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	for (size_t b = 0; b < f->n_backends; b++) {
-		if ((ti >= 0 && f->tier_backend[ti] != b) || f->backends[b].read_only)
-			continue;
-		int holds = 0;
-		for (size_t t = 0; t < f->layout.n; t++)
-			holds |= f->tier_backend[t] == b;
-		if (!holds)
+		if ((ti >= 0 && f->tier_backend[ti] != b) || f->backends[b].read_only ||
+		    !fed_backend_holds_tiers(f, b))
 			continue;
 		json_t *p = fed_adapt(&f->backends[b], method, base);
 		if (!p)
