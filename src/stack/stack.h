@@ -288,7 +288,8 @@ int a2m_stack_settle(a2m_stack *st, a2m_error *err);
 ** owner replaces the record there: same id, new content, revision + 1 (spec
 ** §3.6), and the revision it replaced is kept as history (x-history, when
 ** history_keep is set). Vectors must all have the store's width
-** (EMBEDDING_MISMATCH). On return recs[i]->id holds the id to report.
+** (EMBEDDING_MISMATCH). On success recs[i]->id holds the id to report,
+** and a record that replaced a key's holds that record as stored.
 ** Over-capacity tiers are then consolidated in the same transaction.
 **
 ** recs[i]->expires_at (x-expiry) is the record's expiry; 0 takes its

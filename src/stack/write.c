@@ -202,8 +202,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *dedup
 				}
 				a2m_stack_expiry_noted(st, old->expires_at);
 				a2m_stack_note_arrival(st, old->tier, old->session);
-				/* rec becomes the record as stored below, once the
-				** analysis ahead no longer reads its text. */
+				/* rec becomes the record as stored at the end. */
 				replaced[i] = old;
 				wrote(st, old, now, &written[nw++], &owes);
 				continue;
@@ -255,29 +254,25 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *dedup
 	if (ahead)
 		ahead->unprepare(ahead);
 	free(texts);
-	/*
-	** A replaced key's rec becomes the record as stored (its id, revision,
-	** creation): the caller reports it without a read after the commit,
-	** which could fail for a write that stood. Not before the analysis
-	** ahead was unprepared: its thread may still be reading rec->content.
-	*/
-	for (size_t i = 0; i < n && !rc; i++) {
-		a2m_record stored = {0};
-		if (!replaced[i])
-			continue;
-		if (a2m_record_copy(&stored, replaced[i]) != 0) {
-			a2m_record_clear(&stored);
-			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-		} else {
-			a2m_record_clear(recs[i]);
-			*recs[i] = stored;
-		}
-	}
 	a2m_finish f = {.rebalance = A2M_REBALANCE_CAPACITY, .changes = written, .n_changes = nw,
 			.owes = owes};
 	rc = a2m_stack_finish(st, rc, &f, err);
 	if (!rc && deduplicated)
 		*deduplicated = ndup;
+	/*
+	** A replaced key's rec becomes the record as stored (its id, revision,
+	** creation), swapped with ours rather than copied: the caller reports
+	** it without a read after the commit, which could fail for a write
+	** that stood. After finish: the analysis ahead read rec->content until
+	** unprepared, and the events point at ours.
+	*/
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (replaced[i]) {
+			a2m_record caller = *recs[i];
+			*recs[i] = *replaced[i];
+			*replaced[i] = caller;
+		}
+	}
 	free(written);
 	a2m_record_array_free(replaced, n);
 	return rc;
