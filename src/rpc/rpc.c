@@ -299,13 +299,17 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 	** refuse it with INVALID_PARAMS, metadata keeps it. */
 	int oom = 0;
 	json_t *msgv = a2m_json_read_ex(msg, len, 1, &oom);
+	memset(&jerr, 0, sizeof jerr);  /* jansson leaves it unset on some failures */
 	if (!msgv)  /* invalid, or unusual: jansson reads it or says why not */
 		msgv = json_loadb(msg, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	/*
 	** jansson reports some failed allocations as syntax errors: a text the
-	** tree's reader gave up on for memory is not called invalid.
+	** tree's reader gave up on for memory is not called invalid, nor is
+	** one jansson stopped at before it could say why (an empty text: its
+	** reader's first buffer not allocated).
 	*/
-	if (!msgv && (oom || json_error_code(&jerr) == json_error_out_of_memory))
+	if (!msgv && (oom || json_error_code(&jerr) == json_error_out_of_memory ||
+		      jerr.text[0] == '\0'))
 		return A2M_NOMEM;
 	if (!msgv) {
 		json_t *data = json_pack("{ss si}", "detail", jerr.text, "position", jerr.position);

@@ -378,6 +378,13 @@ static int load_member(a2m_config *cfg, const option *o, const json_t *v, const 
 */
 static int load_failure(const char *path, const json_error_t *jerr)
 {
+	/*
+	** jansson fills the text on every failure it explains; one it stops at
+	** before it can (its reader's first buffer not allocated) leaves the
+	** text empty and the code unset.
+	*/
+	if (jerr->text[0] == '\0')
+		return A2M_NOMEM;
 	switch (json_error_code(jerr)) {
 	case json_error_out_of_memory:
 		return A2M_NOMEM;
@@ -392,7 +399,7 @@ static int load_failure(const char *path, const json_error_t *jerr)
 	char chunk[4096];
 	size_t got;
 	if (!f)
-		return A2M_RANGE;
+		return errno == ENOMEM ? A2M_NOMEM : A2M_RANGE;
 	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
 		a2m_buf_put(&text, chunk, got);
 	int unread = ferror(f);
@@ -414,6 +421,7 @@ int a2m_config_load_file(a2m_config *cfg, const char *path, a2m_tier_layout *lay
 	json_error_t jerr;
 	int rc = A2M_RANGE;
 	err[0] = '\0';
+	memset(&jerr, 0, sizeof jerr);  /* jansson leaves the code unset on some failures */
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		rc = load_failure(path, &jerr);
