@@ -276,7 +276,7 @@ FAULT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_allo
               -Wl,--wrap=open,--wrap=openat,--wrap=read,--wrap=write,--wrap=fsync,--wrap=fdatasync \
               -Wl,--wrap=fchmod,--wrap=mkdir,--wrap=renameat,--wrap=unlinkat
 $(BUILD)/tests/test_faults: LDFLAGS += $(FAULT_WRAP)
-$(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_files.h tests/fault_workload.h tests/fault_run.h tests/fault_sweep.h tests/fault_threads.h \
+$(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_files.h tests/fault_workload.h tests/fault_run.h tests/fault_sweep.h tests/fault_reopen.h tests/fault_threads.h \
                             tests/check.h
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
