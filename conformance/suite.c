@@ -60,6 +60,7 @@ static const conf_group *const groups[] = {
 	&conf_group_xexpiry,
 	&conf_group_xhistory,
 	&conf_group_xdedup,
+	&conf_group_xtouch,
 	&conf_group_read_only,
 	&conf_group_http,
 	&conf_group_stdio,

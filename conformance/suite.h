@@ -123,6 +123,7 @@ extern const conf_group conf_group_sessions_owner;
 extern const conf_group conf_group_keys;
 /* our extensions (docs/PROTOCOL.md, Extensions): check_x<name>.c */
 extern const conf_group conf_group_xwhere;
+extern const conf_group conf_group_xtouch;
 extern const conf_group conf_group_xexpiry;
 extern const conf_group conf_group_xhistory;
 extern const conf_group conf_group_xdedup;

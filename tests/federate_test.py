@@ -224,7 +224,7 @@ def test_conformance():
     router = Peer([A2M, 'federate', '--config', cfg], env=env)
     caps = router.result('memory/describe')['capabilities']
     every = ['core', 'tiers', 'salience', 'scopes', 'sessions', 'keys', 'embeddings',
-             'external', 'events', 'summarize', 'prompt']
+             'external', 'events', 'summarize', 'prompt', 'x-where', 'x-touch']
     expect('every capability declared through the four', sorted(caps) == sorted(every),
            'declared %s' % caps)
     router.close()

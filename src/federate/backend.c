@@ -286,6 +286,9 @@ static unsigned caps_of(const json_t *d)
 	for (unsigned bit = 1; bit <= A2M_CAP_PROMPT; bit <<= 1)
 		if (holds(json_object_get(d, "capabilities"), a2m_capability_name(bit)))
 			caps |= bit;
+	/* The one extension the router passes through as it is (router.c). */
+	if (holds(json_object_get(d, "capabilities"), a2m_capability_name(A2M_CAP_X_WHERE)))
+		caps |= A2M_CAP_X_WHERE;
 	return caps;
 }
 

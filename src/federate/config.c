@@ -225,6 +225,7 @@ void fed_free(federation *f)
 		fclose(f->journal);
 	json_decref(f->limits);
 	json_decref(f->embeddings);
+	json_decref(f->xwhere);
 	json_decref(f->sub_kinds);
 	free(f->sub_owner);
 	a2m_event_log_free(f->events);

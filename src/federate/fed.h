@@ -64,6 +64,7 @@ typedef struct federation {
 	int64_t         max_recall_limit, default_recall_limit, max_records_per_call;
 	int64_t         dims;           /* the vectors' width once known; 0 before */
 	json_t         *embeddings;     /* describe's embeddings object, or NULL */
+	json_t         *xwhere;         /* describe's x-where object, or NULL */
 	pthread_rwlock_t rw;            /* shared: reads; exclusive: writes and policy */
 	pthread_mutex_t  log_mu;        /* the event log and the push channel */
 	a2m_event_log  *events;

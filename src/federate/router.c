@@ -207,7 +207,7 @@ static int describe(fed_call *c, json_t *params, json_t **result, a2m_error *err
 	if (!counts)
 		return err->code;
 	json_t *caps = json_array(), *methods = json_array(), *tiers = json_array();
-	for (unsigned bit = 1; bit <= A2M_CAP_PROMPT; bit <<= 1)
+	for (unsigned bit = 1; bit <= A2M_CAP_LAST; bit <<= 1)
 		if (c->caps & bit)
 			json_array_append_new(caps, json_string(a2m_capability_name(bit)));
 	for (const a2m_method *m = a2m_methods; m->name; m++)
@@ -258,6 +258,8 @@ static int describe(fed_call *c, json_t *params, json_t **result, a2m_error *err
 								"method", "extractive"));
 	if (c->caps & A2M_CAP_PROMPT)
 		json_object_set_new(res, "prompt", a2m_prompt_describe());
+	if ((c->caps & A2M_CAP_X_WHERE) && f->xwhere)
+		json_object_set_new(res, "x-where", json_deep_copy(f->xwhere));
 	json_object_set_new(res, "federation", json_pack("{ss si si so}", "merge",
 		f->merge == FED_RRF ? "rank-fusion" : "rerank", "k", f->rrf_k,
 		"deadline_ms", f->deadline_ms, "backends", backends));
@@ -406,6 +408,32 @@ static void tighten(json_t *limits, const json_t *other)
 	}
 }
 
+/*
+** Narrows f->xwhere to what the describe's x-where object x also has: the
+** operators both read (the first backend's object is taken whole).
+*/
+static void xwhere_meet(federation *f, const json_t *x)
+{
+	if (!json_is_object(x))
+		return;
+	if (!f->xwhere) {
+		f->xwhere = json_deep_copy(x);
+		return;
+	}
+	json_t *ops = json_object_get(f->xwhere, "operators");
+	const json_t *theirs = json_object_get(x, "operators");
+	json_t *keep = json_array();
+	size_t i, j;
+	json_t *v, *w;
+	json_array_foreach(ops, i, v)
+		json_array_foreach(theirs, j, w)
+			if (json_equal(v, w)) {
+				json_array_append(keep, v);
+				break;
+			}
+	json_object_set_new(f->xwhere, "operators", keep);
+}
+
 /* The capabilities, limits and embeddings the router can deliver. */
 static int settle_describe(federation *f, char *err, size_t errlen)
 {
@@ -414,9 +442,16 @@ static int settle_describe(federation *f, char *err, size_t errlen)
 			  A2M_CAP_EMBEDDINGS | A2M_CAP_EXTERNAL;
 	const char *metric = NULL;
 	json_t *metrics = NULL, *dims = NULL;
+	/* x-where: a `where` goes to the backends as it is, so its operators
+	** are what every backend reads, read-only ones included (they are read). */
+	int where_ops = 1;
 	f->limits = json_object();
 	for (size_t i = 0; i < f->n_backends; i++) {
 		const json_t *d = f->backends[i].describe;
+		if (!(f->backends[i].caps & A2M_CAP_X_WHERE))
+			where_ops = 0;
+		else
+			xwhere_meet(f, json_object_get(d, "x-where"));
 		/* A read-only backend (a corpus) needs none of them: nothing is
 		** written there, and a read it cannot serve skips it (fed_adapt). */
 		if (!f->backends[i].read_only)
@@ -456,8 +491,12 @@ static int settle_describe(federation *f, char *err, size_t errlen)
 			metrics = keep;
 		}
 	}
+	/* x-touch is the router's own: it asks every backend with touch: false
+	** and touches what its merge kept unless the caller said false. */
 	f->caps = A2M_CAP_CORE | A2M_CAP_TIERS | A2M_CAP_EVENTS | A2M_CAP_SUMMARIZE |
-		  A2M_CAP_PROMPT | common;
+		  A2M_CAP_PROMPT | A2M_CAP_X_TOUCH | common;
+	if (where_ops && f->xwhere)
+		f->caps |= A2M_CAP_X_WHERE;
 	if (dims)
 		f->dims = json_integer_value(dims);
 	if (metric)
