@@ -208,7 +208,7 @@ static a2m_store *filled_store(int sqlite, a2m_scorer *sc, int n)
 /* The server's text scorer: BM25 and the caller's vectors, fused. */
 static a2m_scorer *server_scorer(void)
 {
-	a2m_scorer *parts[2] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(A2M_METRIC_COSINE)};
+	a2m_scorer *parts[2] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(A2M_METRIC_COSINE, 0)};
 	return a2m_scorer_hybrid_new(parts, 2);
 }
 

@@ -418,7 +418,7 @@ static world *world_new(void)
 	if (!w)
 		return NULL;
 	w->part[0] = a2m_scorer_bm25_new(NULL);
-	w->part[1] = a2m_scorer_vector_new(A2M_METRIC_COSINE);
+	w->part[1] = a2m_scorer_vector_new(A2M_METRIC_COSINE, 0);
 	w->part[2] = a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE);
 	w->hybrid = a2m_scorer_hybrid_new(w->part, 3);
 	w->lexical = a2m_scorer_lexical_new();

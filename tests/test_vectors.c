@@ -757,7 +757,7 @@ static void test_scorer_paths_agree(void)
 		for (size_t i = 0; i < DIMS; i++)
 			qv[i] = unif() * 2 - 1;
 		for (int m = 0; m < 3; m++) {
-			a2m_scorer *v = a2m_scorer_vector_new((a2m_metric)m);
+			a2m_scorer *v = a2m_scorer_vector_new((a2m_metric)m, 0);
 			a2m_rank_query q = {.vector = qv, .dims = DIMS};
 			CHECK_INT(paths_agree(v, s, &q), 0);
 			/* Text and vector: the hybrid's fused lists are its mean. */
@@ -775,7 +775,7 @@ static void test_scorer_paths_agree(void)
 		float gv[GDIMS];
 		for (size_t i = 0; i < GDIMS; i++)
 			gv[i] = (float)(unif() * 2 - 1);
-		a2m_scorer *parts[3] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(A2M_METRIC_COSINE),
+		a2m_scorer *parts[3] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(A2M_METRIC_COSINE, 0),
 					a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE)};
 		a2m_scorer *h = a2m_scorer_hybrid_new(parts, 3);
 		CHECK(h != NULL);
@@ -805,7 +805,7 @@ static void test_long_list_best_first(void)
 	for (size_t i = 0; i < DIMS; i++)
 		qv[i] = unif() * 2 - 1;
 	for (int m = 0; m < 3; m++) {
-		a2m_scorer *v = a2m_scorer_vector_new((a2m_metric)m);
+		a2m_scorer *v = a2m_scorer_vector_new((a2m_metric)m, 0);
 		a2m_rank_query q = {.vector = qv, .dims = DIMS};
 		a2m_candidates c;
 		CHECK_INT(v->candidates(v, s, &q, &c), 0);
@@ -854,7 +854,7 @@ static a2m_stack *recall_stack_on(const char *path, a2m_metric metric, int scan,
 	} else {
 		a2m_store_memory_open(&s, err, sizeof err);
 	}
-	a2m_scorer *parts[3] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(metric),
+	a2m_scorer *parts[3] = {a2m_scorer_bm25_new(NULL), a2m_scorer_vector_new(metric, 0),
 				gen ? a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE) : NULL};
 	a2m_scorer *v = a2m_scorer_hybrid_new(parts, gen ? 3 : 2);
 	a2m_stack_config cfg;

@@ -93,6 +93,7 @@ typedef struct bench_open_opts {
 	int         helper_threads;  /* -1: the default */
 	const char *federate;    /* a merge: a router over four in-process backends
 	                            (tiers semantic, semantic2..4) instead; NULL: none */
+	long        vector_pool; /* above 0: vector_search quantized with this pool */
 } bench_open_opts;
 
 /*

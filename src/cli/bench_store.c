@@ -57,6 +57,7 @@
 
 #include "a2m.h"
 #include "cli/bench.h"
+#include "rank/scorer.h"
 #include "federate/federate.h"
 #include "util/buf.h"
 #include "util/progress.h"
@@ -202,6 +203,13 @@ a2m *bench_open_with(const bench_open_opts *o)
 		rc = a2m_config_set(cfg, "ranking", o->ranking);
 	if (!rc && o->helper_threads >= 0)
 		rc = a2m_config_set(cfg, "helper_threads", threads);
+	if (!rc && o->vector_pool > 0) {
+		char pool[24];
+		snprintf(pool, sizeof pool, "%ld", o->vector_pool);
+		rc = a2m_config_set(cfg, "vector_search", "quantized");
+		if (!rc)
+			rc = a2m_config_set(cfg, "vector_pool", pool);
+	}
 	if (!rc && o->embed_url) {
 		rc = a2m_config_set(cfg, "embed_kind", "ollama");
 		if (!rc)
@@ -452,17 +460,25 @@ static double load(a2m *h, long n, long batch, make_record make, void *ctx)
 ** (*loaded = 0). Otherwise a fresh one (*loaded = 1): db, or the default
 ** file for sqlite, removed first.
 */
-static a2m *open_fresh_or_kept(int sqlite, const char *db, const char *tmp_db, int *loaded)
+static a2m *open_kept_with(int sqlite, const char *db, const char *tmp_db, long vector_pool,
+			   int *loaded)
 {
+	bench_open_opts o = {.helper_threads = -1, .vector_pool = vector_pool};
 	*loaded = 1;
 	if (db && file_exists(db)) {
 		*loaded = 0;
-		return bench_open(db, 0, 0);
+		o.path = db;
+		return bench_open_with(&o);
 	}
-	const char *path = db ? db : sqlite ? tmp_db : NULL;
-	if (path)
-		bench_remove_db(path);
-	return bench_open(path, 0, 0);
+	o.path = db ? db : sqlite ? tmp_db : NULL;
+	if (o.path)
+		bench_remove_db(o.path);
+	return bench_open_with(&o);
+}
+
+static a2m *open_fresh_or_kept(int sqlite, const char *db, const char *tmp_db, int *loaded)
+{
+	return open_kept_with(sqlite, db, tmp_db, 0, loaded);
 }
 
 /* Parses --engine / --db pairs common to the commands; returns 1 if taken. */
@@ -578,9 +594,12 @@ static double cpu_ms(void)
 
 /*
 ** dims 0: no query vector, and the text is a sentence of the corpus's words
-** instead (a text recall the server embeds, with --embed-url).
+** instead (a text recall the server embeds, with --embed-url). ids: NULL,
+** or room for queries × 10 ids, which each recall's hits fill in order
+** (strdup'd; NULL past its last).
 */
-static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const char *label)
+static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const char *label,
+			  char **ids)
 {
 	double *lat = calloc((size_t)queries, sizeof *lat);
 	double *cpu = calloc((size_t)queries, sizeof *cpu);
@@ -616,11 +635,16 @@ static int vector_recalls(a2m *h, long queries, size_t dims, long text_of, const
 		cpu[q] = cpu_ms() - c0;
 		if (!r)
 			rc = -1;
-		hits += json_array_size(json_object_get(r, "records"));
+		json_t *recs = json_object_get(r, "records");
+		hits += json_array_size(recs);
+		for (size_t k = 0; ids && k < 10; k++) {
+			const char *id = json_string_value(json_object_get(json_array_get(recs, k), "id"));
+			ids[q * 10 + (long)k] = id ? strdup(id) : NULL;
+		}
 		json_decref(r);
 	}
 	a2m_progress_erase(p);
-	if (!rc) {
+	if (!rc && label) {
 		bench_print_latency(label, lat, (size_t)queries);
 		/* On a shared machine, what the process itself spent. */
 		bench_print_latency("  its CPU time", cpu, (size_t)queries);
@@ -688,7 +712,7 @@ static int bench_generated(int sqlite, long records, long queries, const char *u
 	if (!rc)
 		bench_print_latency("nothing owed (lookup + 1 query text)", lat, 8);
 	if (!rc)
-		rc = vector_recalls(h, queries, 0, 0, "recall (text, embedded, limit 10)");
+		rc = vector_recalls(h, queries, 0, 0, "recall (text, embedded, limit 10)", NULL);
 	free(lat);
 	a2m_close(h);
 	if (path)
@@ -696,9 +720,72 @@ static int bench_generated(int sqlite, long records, long queries, const char *u
 	return rc ? A2M_EXIT_ERROR : A2M_EXIT_OK;
 }
 
+/* The share of exact's ids (10 per query) that approx also returned, per query. */
+static void print_recall_at_10(char **exact, char **approx, long queries)
+{
+	double sum = 0, worst = 1;
+	for (long q = 0; q < queries; q++) {
+		int want = 0, got = 0;
+		for (int i = 0; i < 10; i++) {
+			const char *id = exact[q * 10 + i];
+			if (!id)
+				continue;
+			want++;
+			for (int j = 0; j < 10; j++)
+				if (approx[q * 10 + j] && strcmp(approx[q * 10 + j], id) == 0) {
+					got++;
+					break;
+				}
+		}
+		double r = want ? (double)got / want : 1;
+		sum += r;
+		worst = r < worst ? r : worst;
+	}
+	printf("  recall@10 against exact: %.4f on average over %ld queries (worst %.2f)\n",
+	       sum / (double)queries, queries, worst);
+}
+
+/*
+** The vector recalls in both modes on the one store, the same queries
+** (seeded alike): exact (the default), then quantized with its pool,
+** and recall@10 of the second against the first. Each mode's first
+** recall, which builds what it reads (SQLite's rows, the codes), is
+** timed apart, before, with another query.
+*/
+static int vector_modes(a2m *h, long queries, size_t dims, long pool)
+{
+	char **exact = calloc((size_t)queries * 10, sizeof *exact);
+	char **approx = calloc((size_t)queries * 10, sizeof *approx);
+	char label[96];
+	int rc = exact && approx ? 0 : -1;
+	for (int mode = 0; mode < 2 && !rc; mode++) {
+		a2m_vector_force_exact(mode == 0);
+		bench_seed(2 + (uint64_t)mode);
+		double t0 = bench_now_ms();
+		if ((rc = vector_recalls(h, 1, dims, 0, NULL, NULL)))
+			break;
+		printf("first %s recall (builds what it reads): %.1f ms\n",
+		       mode ? "quantized" : "exact", bench_now_ms() - t0);
+		bench_seed(1);
+		snprintf(label, sizeof label, mode ? "recall (vector, limit 10, quantized, pool %ld"
+			 " per result)" : "recall (vector, limit 10, exact)", pool);
+		rc = vector_recalls(h, queries, dims, 0, label, mode ? approx : exact);
+	}
+	a2m_vector_force_exact(0);
+	if (!rc)
+		print_recall_at_10(exact, approx, queries);
+	for (long i = 0; i < queries * 10 && exact && approx; i++) {
+		free(exact[i]);
+		free(approx[i]);
+	}
+	free(exact);
+	free(approx);
+	return rc;
+}
+
 static int bench_vectors(int argc, char **argv)
 {
-	long records = 100000, queries = 50;
+	long records = 100000, queries = 50, pool = 20;
 	size_t dims = 384;
 	const char *db = NULL, *embed_url = NULL;
 	int sqlite = 0, read_only = 0;
@@ -717,21 +804,23 @@ static int bench_vectors(int argc, char **argv)
 			queries = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--read-only") == 0)
 			read_only = 1;
+		else if (strcmp(argv[i], "--pool") == 0 && i + 1 < argc)
+			pool = strtol(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "usage: a2m bench vectors [--records N] [--dims D] [--queries Q]"
-				" [--engine memory|sqlite] [--db PATH] [--read-only]"
+				" [--engine memory|sqlite] [--db PATH] [--read-only] [--pool P]"
 				" [--embed-url URL]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
-	if (records < 1 || queries < 1 || dims < 1 || dims > 65536)
+	if (records < 1 || queries < 1 || dims < 1 || dims > 65536 || pool < 1 || pool > 100000)
 		return A2M_EXIT_USAGE;
 	if (embed_url)
 		return bench_generated(sqlite, records, queries, embed_url);
 	const char *tmp = "/tmp/a2m-bench-vectors.db";
 	int loaded;
 	bench_seed(0);
-	a2m *h = open_fresh_or_kept(sqlite, db, tmp, &loaded);
+	a2m *h = open_kept_with(sqlite, db, tmp, pool, &loaded);
 	if (!h)
 		return A2M_EXIT_ERROR;
 	double load_ms = 0;
@@ -740,7 +829,9 @@ static int bench_vectors(int argc, char **argv)
 	long long count = store_count(h);
 	if (read_only && sqlite) {
 		a2m_close(h);
-		if (!(h = bench_open(db ? db : tmp, 0, 1)))
+		bench_open_opts o = {.path = db ? db : tmp, .read_only = 1, .helper_threads = -1,
+				     .vector_pool = pool};
+		if (!(h = bench_open_with(&o)))
 			return A2M_EXIT_ERROR;
 	}
 	printf("a2m bench vectors: %lld records x %zu dims (%s%s), %ld recalls by a query vector,"
@@ -752,8 +843,8 @@ static int bench_vectors(int argc, char **argv)
 	else
 		printf("  load    (reused %s)\n", db);
 	print_memory("after load:");
-	if (vector_recalls(h, queries, dims, 0, "recall (vector, limit 10)") ||
-	    vector_recalls(h, queries, dims, records, "recall (text + vector, limit 10)"))
+	if (vector_modes(h, queries, dims, pool) ||
+	    vector_recalls(h, queries, dims, records, "recall (text + vector, limit 10)", NULL))
 		return A2M_EXIT_ERROR;
 	print_memory("at the end:");
 	a2m_close(h);

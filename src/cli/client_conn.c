@@ -50,7 +50,9 @@ const char cli_target_help_embedded[] =
 	"  --read-only           embedded store: refuse every write (-32004)\n"
 	"  --name NAME           embedded store: the name describe reports\n"
 	"  --synchronous-normal  embedded store: faster commits that survive a crash of\n"
-	"                        the process but not a power loss\n";
+	"                        the process but not a power loss\n"
+	"  --vector-search MODE  embedded store: exact (default) or quantized vector\n"
+	"                        search (--vector-pool N rows per result, default 20)\n";
 
 int cli_target_init(cli_target *t, cli_conn_kind kind)
 {

@@ -23,6 +23,8 @@ static const valued valued_flags[] = {
 	{"--config", "config_file", "a file path"},
 	{"--capabilities", "capabilities", "a list such as core,tiers,keys"},
 	{"--metric", "metric", "cosine, dot or l2"},
+	{"--vector-search", "vector_search", "exact or quantized"},
+	{"--vector-pool", "vector_pool", "a number of rows per result, 1 to 100000"},
 	{"--events-retain", "events_retain", "a positive number"},
 	{"--helper-threads", "helper_threads", "a number of threads"},
 	{"--embed", "embed_kind", "ollama or openai"},

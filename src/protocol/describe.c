@@ -97,6 +97,19 @@ static int describe_generated(const a2m_call *call, json_t *emb)
 }
 
 /*
+** How the caller's vectors are searched (docs/RANKING.md §6), from the
+** scorer that searches them: exactly (the default), or in the opt-in
+** quantized mode, approximate, with its pool of rows per result.
+*/
+static json_t *describe_vector_search(const a2m_scorer *sc)
+{
+	if (!sc->vector_pool)
+		return json_pack("{ss sb}", "mode", "exact", "approximate", 0);
+	return json_pack("{ss sb ss sI}", "mode", "quantized", "approximate", 1, "codes", "int8",
+			 "pool", (json_int_t)sc->vector_pool);
+}
+
+/*
 ** How recall ranks, from the objects that do it (DESIGN §4): the scorer,
 ** its text analysis, where its index lives, and the blend weights. Sets
 ** *unindexed to the records that hold text but yield no term (DECISIONS
@@ -259,11 +272,12 @@ static int describe(a2m_call *call, json_t *params, json_t **result, int *cachea
 			return rc;
 		}
 		/* Every metric below is really implemented by the vector scorer. */
-		json_t *emb = json_pack("{so ss s[sss] so}",
+		json_t *emb = json_pack("{so ss s[sss] so so}",
 			"dimensions", dims ? json_integer(dims) : json_null(),
 			"metric", a2m_metric_name(a2m_stack_metric(call->srv->stack)),
 			"metrics", "cosine", "dot", "l2",
-			"model", json_null());
+			"model", json_null(),
+			"search", describe_vector_search(a2m_stack_scorer(call->srv->stack)));
 		bad |= !emb || describe_generated(call, emb);
 		bad |= json_object_set_new(res, "embeddings", emb);
 	}

@@ -15,8 +15,10 @@
 ** record it does not list is left out of that record's mean, as
 ** relevance() leaves it. A query that some part judges but cannot
 ** enumerate (a store without vector rows) answers SCAN, and the stack
-** scans. A list pruned by its scorer (a2m_candidates.rest_bound) passes
-** through when its part is the only one to judge; it is never fused.
+** scans. A list pruned by its scorer (a2m_candidates.rest_bound), or an
+** approximate pool (the quantized vector search), passes through when its
+** part is the only one to judge; it is never fused: a text query with a
+** vector ranks by the exact vector search in every mode.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -226,7 +228,7 @@ static int hybrid_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 		if (rc == A2M_SCORER_ABSTAIN)
 			rc = 0;
 	}
-	if (rc == 0 && nl > 1 && lists[0].rest_bound > 0) {
+	if (rc == 0 && nl > 1 && (lists[0].rest_bound > 0 || lists[0].approximate)) {
 		a2m_scorer *part = h->parts[first];
 		free(lists[0].v);
 		memset(&lists[0], 0, sizeof lists[0]);
@@ -307,6 +309,8 @@ a2m_scorer *a2m_scorer_hybrid_weighted(a2m_scorer **parts, const double *weights
 			nn = sizeof h->name - 1;
 		if (nm >= sizeof h->metric)
 			nm = sizeof h->metric - 1;
+		if (parts[i]->vector_pool > h->base.vector_pool)
+			h->base.vector_pool = parts[i]->vector_pool;
 		if (parts[i]->analyzer && !h->base.analyzer) {
 			h->base.analyzer = parts[i]->analyzer;
 			h->base.indexer = parts[i]->indexer;

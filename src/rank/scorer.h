@@ -110,6 +110,11 @@ struct a2m_scorer {
 	const char  *analyzer;  /* the text analysis (its version); NULL: none */
 	double       k1, b;     /* BM25's parameters; 0 for other scorers */
 	/*
+	** The vector part's search (a2m_scorer_vector_new): 0 exact, else the
+	** quantized mode's pool per result wanted. A hybrid takes its parts'.
+	*/
+	size_t       vector_pool;
+	/*
 	** What the store should index for this scorer (store.h, index_attach);
 	** NULL when it reads no index. Owned by the scorer. Its analyze() may
 	** run while other threads call relevance() and candidates().
@@ -180,10 +185,24 @@ a2m_scorer *a2m_scorer_lexical_new(void);
 ** the query has no vector. candidates() reads the store's vector rows
 ** (store.h, vector_search), applying q->filter during the scan, and lists
 ** upper bounds of the relevances (a2m_candidates.bounded) with the rows'
-** salience bound; it answers SCAN for a store without them. Returns NULL
-** when memory runs out.
+** salience bound; it answers SCAN for a store without them.
+**
+** pool 0: that exact search, always. pool above 0 (the opt-in quantized
+** mode, docs/CONFIG.md vector_search): when the caller wants a limited
+** number of records (q->want, not q->complete), the store's approximate
+** search (store.h, a2m_vector_search.pool) is asked for q->want × pool
+** rows, measured exactly, and the list is marked approximate
+** (a2m_candidates.approximate): records left out are taken not to enter.
+** Returns NULL when memory runs out.
 */
-a2m_scorer *a2m_scorer_vector_new(a2m_metric metric);
+a2m_scorer *a2m_scorer_vector_new(a2m_metric metric, size_t pool);
+
+/*
+** For `a2m bench vectors`, which measures both modes on one store in one
+** process: on nonzero, every vector scorer of the process searches exactly
+** whatever its pool; 0 (the default) restores each one's own.
+*/
+void a2m_vector_force_exact(int on);
 
 /*
 ** The generated-vector scorer: compares q->gen_vector (the server
@@ -221,7 +240,7 @@ void a2m_candidates_best_first(a2m_candidates *out);
 ** holds), and lists only records above 0; a query one part judges but
 ** cannot enumerate makes it answer SCAN. Its name,
 ** metric, analyzer and indexer are those of its first part that has an
-** analyzer.
+** analyzer; its vector_pool is the largest of its parts'.
 */
 a2m_scorer *a2m_scorer_hybrid_new(a2m_scorer **parts, size_t n);
 

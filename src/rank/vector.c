@@ -13,7 +13,8 @@
 ** it. candidates() asks the store's vector rows, which skip what the
 ** caller's filter turns away, for bounds from their 16-bit sketch: the list
 ** is marked bounded, and the stack judges with relevance() each record it
-** reads (store.h, a2m_candidates.bounded).
+** reads (store.h, a2m_candidates.bounded). The opt-in quantized mode asks
+** instead for an approximate pool measured exactly (vector_candidates).
 */
 #include <math.h>
 #include <stdint.h>
@@ -27,7 +28,16 @@
 typedef struct vector_scorer {
 	a2m_scorer base;
 	a2m_metric metric;
+	size_t     pool;      /* per result wanted; 0: exact (a2m_scorer_vector_new) */
 } vector_scorer;
+
+/* a2m_vector_force_exact: read by every search, set by the bench alone. */
+static _Atomic int force_exact;
+
+void a2m_vector_force_exact(int on)
+{
+	force_exact = on != 0;
+}
 
 typedef struct gen_scorer {
 	a2m_scorer base;
@@ -206,7 +216,9 @@ void a2m_candidates_best_first(a2m_candidates *out)
 ** The store's vector rows measure every record with a vector of the
 ** query's width that the filter lets through; each measure becomes its
 ** relevance here. A store without rows, or one that cannot answer exactly
-** now, sends the caller to a scan.
+** now, sends the caller to a scan. In the quantized mode, a recall that
+** wants a limited number of records asks for the approximate pool instead
+** (store.h, a2m_vector_search.pool): measured exactly, but only the pool.
 */
 static int vector_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
 			     a2m_candidates *out)
@@ -223,6 +235,8 @@ static int vector_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 	/* Bounds from the rows' sketch; the caller judges what it reads. */
 	a2m_vector_search vs = {.vector = qf, .dims = q->dims, .measure = measure_of(v->metric),
 				.filter = q->filter, .bound = 1};
+	if (v->pool && q->want && !q->complete && !force_exact)
+		vs.pool = q->want <= SIZE_MAX / v->pool ? q->want * v->pool : SIZE_MAX;
 	int rc = store->ops->vector_search(store, &vs, out);
 	free(qf);
 	if (rc == A2M_STORE_NO_INDEX)
@@ -231,7 +245,11 @@ static int vector_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_que
 		return rc;
 	for (size_t i = 0; i < out->n; i++)
 		out->v[i].score = relevance_of(v->metric, out->v[i].score);
-	out->bounded = q;
+	/* A pool's figures are the measures themselves, not bounds. */
+	if (out->approximate)
+		out->approx_rest = relevance_of(v->metric, out->approx_rest);
+	else if (!vs.pool)
+		out->bounded = q;
 	a2m_candidates_best_first(out);
 	return 0;
 }
@@ -310,11 +328,13 @@ static void vector_destroy(a2m_scorer *s)
 	free(s);
 }
 
-a2m_scorer *a2m_scorer_vector_new(a2m_metric metric)
+a2m_scorer *a2m_scorer_vector_new(a2m_metric metric, size_t pool)
 {
 	vector_scorer *v = calloc(1, sizeof *v);
 	if (!v)
 		return NULL;
+	v->pool = pool;
+	v->base.vector_pool = pool;
 	v->base.name = "vector";
 	v->base.metric = a2m_metric_name(metric);
 	v->base.relevance = vector_relevance;

@@ -297,7 +297,7 @@ int a2m_check_store(const a2m_config *cfg_in, a2m_check_run *run, char *err, siz
 		snprintf(err, errlen, "%s: %s", st.cfg->path, strerror(errno));
 		goto out;
 	}
-	if (!(st.scorer = a2m_server_scorer(st.cfg->ranking, metric, 0, 0, st.cfg->embed_weight, err, errlen)) ||
+	if (!(st.scorer = a2m_server_scorer(st.cfg->ranking, metric, 0, 0, 0, st.cfg->embed_weight, err, errlen)) ||
 	    a2m_server_mirror(st.cfg, &st.layout, &st.mirror_dir, &st.mirror_tier) != 0) {
 		snprintf(err, errlen, "out of memory");
 		rc = A2M_NOMEM;

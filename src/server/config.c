@@ -47,6 +47,10 @@ static const option options[] = {
 	TEXT(synchronous, "full", "full|normal", NULL),
 	TEXT(config_file, NULL, NULL, NULL),
 	TEXT(metric, "cosine", "cosine|dot|l2", "embeddings.metric"),
+	/* Exact vector search is the default and the truth; "quantized" is
+	** the opt-in approximate mode (docs/RANKING.md §6), vector_pool its
+	** rows measured exactly per result wanted. */
+	TEXT(vector_search, "exact", "exact|quantized", "embeddings.search"),
 	TEXT(ranking, "bm25", "bm25|lexical", NULL),
 	TEXT(embed_kind, NULL, "ollama|openai", "embeddings.embedder.kind"),
 	TEXT(embed_url, NULL, NULL, "embeddings.embedder.url"),
@@ -81,6 +85,7 @@ static const option options[] = {
 	/* x-history: earlier revisions kept per keyed record; 0 keeps none and
 	** does not declare the capability. */
 	INT(history_revisions, 10, 0, 10000, "history.revisions"),
+	INT(vector_pool, 20, 1, 100000, "embeddings.pool"),
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 

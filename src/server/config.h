@@ -26,6 +26,7 @@ struct a2m_config {
 	char    *synchronous;     /* "full" | "normal" */
 	char    *config_file;
 	char    *metric;
+	char    *vector_search;   /* "exact" | "quantized" */
 	char    *ranking;
 	char    *embed_kind;
 	char    *embed_url;
@@ -50,6 +51,7 @@ struct a2m_config {
 	int64_t  embed_timeout_ms;
 	int64_t  embed_weight;
 	int64_t  history_revisions;
+	int64_t  vector_pool;      /* quantized: rows measured exactly per result */
 	uint64_t set;             /* one bit per option the caller set */
 	char     errmsg[256];
 	char     value[24];       /* a2m_config_get's text of an integer */

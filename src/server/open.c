@@ -65,15 +65,24 @@ static int make_embedder(const a2m_config *cfg, a2m_embedder **out, char *err,
 	return *out ? 0 : -1;
 }
 
+/* See server.h. */
+size_t a2m_server_vector_pool(const a2m_config *cfg)
+{
+	int quantized = cfg->vector_search && strcmp(cfg->vector_search, "quantized") == 0;
+	return quantized ? (size_t)cfg->vector_pool : 0;
+}
+
 /*
 ** The scorer: text ranked by ranking ("bm25", the default, or the old
-** "lexical"), fused with the caller's vectors under metric, and with the
+** "lexical"), fused with the caller's vectors under metric (searched
+** exactly, or in the quantized mode with vector_pool rows per result), and with the
 ** embedder's generated vectors when generated is set; BM25's analyser
 ** analyses a batch on helper_threads (a2m_config). NULL with a message
 ** in err.
 */
-a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int generated,
-			      int helper_threads, int64_t embed_weight, char *err, size_t errlen)
+a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, size_t vector_pool,
+			      int generated, int helper_threads, int64_t embed_weight, char *err,
+			      size_t errlen)
 {
 	a2m_scorer *text;
 	if (!ranking || strcmp(ranking, "bm25") == 0) {
@@ -96,7 +105,7 @@ a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int genera
 	** embedder, at any embed_weight (at 100 the text counts for nothing
 	** and the caller's vector alone ranks). Without one, the plain mean.
 	*/
-	a2m_scorer *parts[3] = {text, a2m_scorer_vector_new(metric),
+	a2m_scorer *parts[3] = {text, a2m_scorer_vector_new(metric, vector_pool),
 				generated ? a2m_scorer_gen_vector_new(A2M_GEN_MIN_COSINE) : NULL};
 	double text_w = (double)(100 - embed_weight);
 	double weights[3] = {text_w, text_w > 0 ? text_w : 1, (double)embed_weight};
@@ -256,8 +265,9 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 			a2m_store *store, a2m_embedder *embedder, a2m_tier_layout *layout,
 			int *code, char *err, size_t errlen)
 {
-	a2m_scorer *scorer = a2m_server_scorer(cfg->ranking, metric, embedder != NULL,
-						(int)cfg->helper_threads, cfg->embed_weight, err, errlen);
+	a2m_scorer *scorer = a2m_server_scorer(cfg->ranking, metric, a2m_server_vector_pool(cfg),
+					       embedder != NULL, (int)cfg->helper_threads,
+					       cfg->embed_weight, err, errlen);
 	a2m_stack *stack = NULL;
 	a2m *h = NULL;
 	*code = A2M_NOMEM;

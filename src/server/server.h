@@ -67,14 +67,23 @@ int a2m_server_mirror(const a2m_config *cfg, const a2m_tier_layout *layout, char
 		      const char **tier);
 
 /*
+** The caller's vectors' pool per result in the quantized mode (the options
+** vector_search and vector_pool), 0 when the search is exact.
+*/
+size_t a2m_server_vector_pool(const a2m_config *cfg);
+
+/*
 ** The scorer: text ranked by ranking ("bm25", the default, or "lexical"),
-** fused with the caller's vectors under metric, and with generated vectors
+** fused with the caller's vectors under metric (searched exactly when
+** vector_pool is 0, else in the quantized mode: a2m_scorer_vector_new),
+** and with generated vectors
 ** when generated is set, those weighing embed_weight percent against the
 ** text's rest (the option embed_weight; docs/EMBEDDINGS.md); its indexer
 ** is the analyser a store keeps its index with. NULL with a message in
 ** err. Free with scorer->destroy.
 */
-a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, int generated,
-			      int helper_threads, int64_t embed_weight, char *err, size_t errlen);
+a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, size_t vector_pool,
+			      int generated, int helper_threads, int64_t embed_weight, char *err,
+			      size_t errlen);
 
 #endif

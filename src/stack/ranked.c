@@ -14,7 +14,10 @@
 ** it can beat it. The stop is exact, not a heuristic. A list the scorer
 ** pruned (a2m_candidates.rest_bound) bounds the records it left out: the
 ** stop weighs that bound too, and when it cannot be proven from the list
-** the scorer is asked for the complete list. A list whose scores
+** the scorer is asked for the complete list. An approximate pool (the
+** quantized vector search, a2m_candidates.approximate) is taken to hold
+** every record that can enter; only when filters leave fewer than the
+** limit in it is a wider pool asked for, then the complete list. A list whose scores
 ** are only bounds of the relevance (a vector list measured on a sketch,
 ** a2m_candidates.bounded) is read the same way, each candidate read being
 ** judged exactly first: a relevance is never above its bound either.
@@ -301,12 +304,16 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 			ordered = at + (chunk < total - at ? chunk : total - at);
 			chunk *= 2;
 		}
-		double next = at < total ? v[at].score : 0;
+		/* Past an approximate pool's end: what its code gave the rest. */
+		double next = at < total ? v[at].score : cands->approx_rest;
 		double best = (next > rest ? next : rest) * cap + slack;
 		if (best < min_score || (r.top.k && r.top.n == r.top.k && best < r.top.v[0].score))
 			break;
 		if (at == total) {
-			shortfall = rest > 0;
+			/* An approximate pool holds the rest to be out of reach, but
+			   not when filters left fewer than the limit in it. */
+			shortfall = rest > 0 ||
+				    (cands->approximate && r.top.k && r.top.n < r.top.k);
 			break;
 		}
 		size_t nb = ordered - at < batch ? ordered - at : batch;
@@ -381,7 +388,7 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 			return a2m_stack_scorer_error(st, err, rc, failures);
 		if (rc)
 			return rc;
-		int pruned = cands.rest_bound > 0;
+		int pruned = cands.rest_bound > 0 || cands.approximate;
 		rc = ranked_collect(st, sel, &cands, limit, min_score, blended, out, n, err);
 		free(cands.v);
 		st->pruned_reads += (uint64_t)pruned;

@@ -249,6 +249,19 @@ typedef struct a2m_candidates {
 	** of at most rest_bound; those listed still have their exact one.
 	*/
 	double         rest_bound;
+	/*
+	** 0 (zero-initialised): the list is what rest_bound says. Nonzero: an
+	** approximate pool (a vector search with a2m_vector_search.pool, the
+	** server's opt-in quantized mode): the records it left out were judged
+	** unlikely to enter on a coarse code of their vectors and are taken not
+	** to, without a bound; approx_rest is the best figure (the scorer's
+	** relevance) the coarse code gave any of them. The records listed
+	** have their exact figure. Read to its end with fewer than the limit
+	** kept (filters turned pool members away), the list is short, as a
+	** pruned one is: the caller asks for a wider pool, then everything.
+	*/
+	int            approximate;
+	double         approx_rest;
 } a2m_candidates;
 
 /* What vector_search measures for each row r against the query q. */
@@ -291,6 +304,18 @@ typedef struct a2m_vector_search {
 	** apart: the two are never compared with each other.
 	*/
 	int                 generated;
+	/*
+	** 0: every row that passes the filter is listed (exact, or bounds).
+	** Above 0 (bound ignored): the approximate search of the server's
+	** quantized mode. Every row is read as an 8-bit code; the pool rows
+	** whose code measures best are then measured exactly, in float32, and
+	** only they are listed, each with its exact figure, out->approximate
+	** set and out->approx_rest the best code figure of a row left out
+	** (the raw measure: least distance for l2). When no more than pool
+	** rows pass the filter, every one is listed and the list is exact
+	** (out->approximate 0).
+	*/
+	size_t              pool;
 } a2m_vector_search;
 
 /*
@@ -579,7 +604,9 @@ typedef struct a2m_store_ops {
 	** Sets *out to every record whose vector has q->dims components and
 	** passes q->filter, each once, in no particular order, with its measure
 	** in score (the raw figure of q->measure), or its bound (q->bound).
-	** Exact: no row is approximated away. Returns 0, A2M_STORE_NO_INDEX when it cannot
+	** Exact: no row is approximated away, unless q->pool asks for the
+	** approximate pool (best first then, and out->approximate says when
+	** rows were left out). Returns 0, A2M_STORE_NO_INDEX when it cannot
 	** answer exactly now (the caller then scans), or a negative code.
 	*/
 	int  (*vector_search)(a2m_store *s, const a2m_vector_search *q, a2m_candidates *out);

@@ -16,77 +16,8 @@
 #include "a2m.h"
 #include "store/unembedded.h"
 #include "store/vector_index.h"
+#include "store/vector_index_internal.h"
 #include "util/hash.h"
-
-#define EMPTY_SEQ INT64_MIN
-#define ODD_TIER  UINT32_MAX
-
-typedef struct vtier {
-	char     *name;     /* NULL: records without a tier */
-	float    *vecs;     /* n rows of dims floats */
-	float    *norms;    /* |row| */
-	int64_t  *seqs;
-	uint32_t *owners;   /* interned owner ids; 0 = no owner */
-	/* The sketch (vector_kernels.c): each row as integers R times a scale s. */
-	int16_t  *sk;       /* n rows of dims */
-	float    *sk_scale; /* s */
-	float    *sk_err;   /* |row - s R|, rounded up */
-	float    *sk_len;   /* |s R|, rounded up */
-	double   *norm2;    /* |row|^2 in double */
-	size_t    n, cap;
-} vtier;
-
-/* Where a record's row is (open addressing, linear probing by seq). */
-typedef struct vslot {
-	int64_t  seq;       /* EMPTY_SEQ: a free slot */
-	uint32_t tier;      /* ODD_TIER: a vector of another width, no row */
-	uint32_t row;
-} vslot;
-
-/* A write waiting for its transaction's commit. */
-typedef struct staged {
-	int64_t seq;
-	int     put;        /* 0: a removal */
-	double  salience;
-	char   *tier, *owner;
-	float  *vec;        /* NULL: the record has no vector */
-	size_t  dims;
-	float  *gvec;       /* NULL: no generated vector */
-	size_t  gdims;
-	int     bare;       /* neither vector, and some text (unembedded.h) */
-} staged;
-
-/*
-** One vector space: the caller's vectors (embedding) or the server's
-** (gen_embedding). Each has its own width, rows and seq table: a record may
-** sit in both, and the two are never compared (docs/EMBEDDINGS.md §4.1).
-*/
-typedef struct vspace {
-	size_t    dims;     /* 0 until the first vector; reset when the space empties */
-	int32_t   sk_max;   /* the sketch's largest integer, for dims */
-	vtier    *tiers;
-	size_t    ntiers, tcap;
-	vslot    *slots;
-	size_t    nslots, used;      /* nslots: 0 or a power of two */
-	size_t    odd;               /* records whose vector has another width */
-} vspace;
-
-struct a2m_vindex {
-	vspace    sp[2];             /* [0] the caller's, [1] the generated */
-	char    **owners;            /* id i+1 is owners[i] (both spaces) */
-	size_t    nowners, ocap;
-	uint32_t *otab;              /* owner ids by name hash; 0 = free */
-	size_t    notab;
-	double    salience_max;      /* no row's record has more (never lowered
-	                                but by a clear: a bound, not the max) */
-	int       valid, in_tx;
-	int       written;           /* a record was put since the last clear */
-	staged   *log;
-	size_t    nlog, logcap;
-	float    *scratch;           /* a put's vector converted to float */
-	size_t    scratch_n;
-	a2m_unembedded *bare;        /* records without a vector; NULL: not kept */
-};
 
 /* ---- hashing ----------------------------------------------------------- */
 
@@ -165,8 +96,8 @@ static void slot_del(vspace *vx, vslot *sl)
 	}
 }
 
-/* The id of owner (NULL: 0), or 0 with *found 0 when it was never interned. */
-static uint32_t owner_lookup(const a2m_vindex *vx, const char *owner, int *found)
+/* See vector_index_internal.h. */
+uint32_t a2m_vindex_owner_id(const a2m_vindex *vx, const char *owner, int *found)
 {
 	*found = 1;
 	if (!owner)
@@ -185,7 +116,7 @@ static uint32_t owner_lookup(const a2m_vindex *vx, const char *owner, int *found
 static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
 {
 	int found;
-	uint32_t id = owner_lookup(vx, owner, &found);
+	uint32_t id = a2m_vindex_owner_id(vx, owner, &found);
 	if (found)
 		return id;
 	if ((vx->nowners + 1) * 2 > vx->notab) {
@@ -257,9 +188,10 @@ static uint32_t tier_of(vspace *vx, const char *name)
 	return (uint32_t)vx->ntiers++;
 }
 
-/* Room for one more row in t. Returns 0 or -1. */
-static int rows_reserve(vtier *t, size_t dims)
+/* Room for one more row in t (its code too, when sp keeps them). Returns 0 or -1. */
+static int rows_reserve(const vspace *sp, vtier *t)
 {
+	size_t dims = sp->dims;
 	if (t->n < t->cap)
 		return 0;
 	size_t n = t->cap ? t->cap * 2 : 64;
@@ -297,6 +229,8 @@ static int rows_reserve(vtier *t, size_t dims)
 	if (!d2)
 		return -1;
 	t->norm2 = d2;
+	if (sp->codes && a2m_vcodes_reserve(sp, t, n) != 0)
+		return -1;
 	t->cap = n;
 	return 0;
 }
@@ -318,6 +252,8 @@ static void row_write(const vspace *vx, vtier *t, size_t row, int64_t seq, uint3
 	for (size_t i = 0; i < d; i++)
 		n2 += (double)dst[i] * dst[i];
 	t->norm2[row] = n2;
+	if (vx->codes)
+		a2m_vcodes_write(vx, t, row);
 }
 
 /* Removes the row sl names; the last row of its tier takes its place. */
@@ -336,6 +272,8 @@ static void row_drop(vspace *vx, vslot *sl)
 		t->sk_err[row] = t->sk_err[last];
 		t->sk_len[row] = t->sk_len[last];
 		t->norm2[row] = t->norm2[last];
+		if (vx->codes)
+			a2m_vcodes_move(vx, t, row, last);
 		vslot *moved = slot_find(vx, t->seqs[row]);
 		if (moved)
 			moved->row = (uint32_t)row;
@@ -369,10 +307,12 @@ static void rows_release(vspace *sp)
 		free(t->sk_err);
 		free(t->sk_len);
 		free(t->norm2);
+		a2m_vcodes_release(t);
 		char *name = t->name;
 		memset(t, 0, sizeof *t);
 		t->name = name;
 	}
+	sp->codes = 0; /* built again, for the new width, at the next approximate search */
 }
 
 /*
@@ -417,7 +357,7 @@ static void apply_put(a2m_vindex *ix, vspace *vx, int64_t seq, const char *tier,
 		row_write(vx, t, sl->row, seq, oid, vec);
 		return;
 	}
-	if (rows_reserve(t, vx->dims) != 0)
+	if (rows_reserve(vx, t) != 0)
 		goto oom;
 	if (sl && sl->tier == ODD_TIER)
 		vx->odd--;
@@ -691,7 +631,8 @@ size_t a2m_vindex_bytes(const a2m_vindex *vx)
 		for (size_t i = 0; i < sp->ntiers; i++)
 			b += sp->tiers[i].cap * (sp->dims * (sizeof(float) + sizeof(int16_t)) +
 						 4 * sizeof(float) + sizeof(double) +
-						 sizeof(int64_t) + sizeof(uint32_t));
+						 sizeof(int64_t) + sizeof(uint32_t) +
+						 a2m_vcodes_row_bytes(sp));
 	}
 	return b;
 }
@@ -808,7 +749,7 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 	memset(out, 0, sizeof *out);
 	if (!vx->valid || vx->nlog)
 		return A2M_STORE_NO_INDEX;
-	const vspace *sp = &vx->sp[q->generated ? 1 : 0];
+	vspace *sp = &vx->sp[q->generated ? 1 : 0];
 	if (q->dims != sp->dims)
 		/* No row has the query's width; an odd record might. */
 		return sp->odd ? A2M_STORE_NO_INDEX : 0;
@@ -817,6 +758,18 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 		total += sp->tiers[i].n;
 	if (!total)
 		return 0;
+	a2m_vector_search exact;
+	if (q->pool) {
+		int rc = a2m_vindex_search_pool(vx, sp, q, out);
+		if (rc != A2M_STORE_NO_INDEX)
+			return rc;
+		/* No memory for the codes: the exact measures (the pool's kind of
+		** figure, not bounds) of every row are still a right answer. */
+		exact = *q;
+		exact.pool = 0;
+		exact.bound = 0;
+		q = &exact;
+	}
 	if (!(out->v = malloc(total * sizeof *out->v)))
 		return A2M_INTERNAL_ERROR;
 	double qnorm = sqrt((double)a2m_vec_dot(q->vector, q->vector, q->dims));
@@ -833,7 +786,7 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 		uint32_t oid = 0;
 		int known = 1;
 		if (rule == A2M_VF_OWNER)
-			oid = owner_lookup(vx, owner, &known);
+			oid = a2m_vindex_owner_id(vx, owner, &known);
 		if (rule == A2M_VF_SKIP || !known || !t->n)
 			continue;
 		out->n += q->bound ? scan_tier_bound(sp, t, q, &qs, rule == A2M_VF_OWNER, oid,

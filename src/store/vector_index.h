@@ -133,4 +133,16 @@ int32_t a2m_vec_sketch_max(size_t dims);
 float   a2m_vec_sketch(const float *v, size_t n, int32_t max, int16_t *out, double *err,
 		       double *len);
 
+/*
+** The 8-bit code of the quantized mode (vector_kernels.c): v (n floats) as
+** integers C of magnitude at most 127 into out, returning the scale s (v
+** is about sC). A query is coded as a sketch (a2m_vec_sketch) whose
+** largest integer is a2m_vec_code_qmax(n), which keeps a2m_vec_dot8 exact
+** in int32.
+*/
+float   a2m_vec_code8(const float *v, size_t n, int8_t *out);
+int32_t a2m_vec_code_qmax(size_t dims);
+/* The integer product of a query's code q and a row's code c. */
+int32_t a2m_vec_dot8(const int16_t *q, const int8_t *c, size_t n);
+
 #endif

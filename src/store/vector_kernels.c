@@ -6,6 +6,10 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "store/vector_index.h"
 
@@ -113,4 +117,80 @@ float a2m_vec_sketch(const float *v, size_t n, int32_t max, int16_t *out, double
 	*err = sqrt(e2);
 	*len = sqrt(l2);
 	return s;
+}
+
+/* ---- the 8-bit code (the quantized mode, vector_quant.c) --------------- */
+
+/*
+** A row as 8-bit integers C times a scale c (|C| <= 127), a quarter of its
+** float bytes; the query as 16-bit integers, exact in int32 with C when
+** dims × qmax × 127 < 2^31 (a2m_vec_code_qmax; the query is coded as a
+** sketch, a2m_vec_sketch, with that largest integer). Unlike the sketch's, the
+** figure it gives carries no bound: it only chooses which rows are
+** measured exactly (docs/RANKING.md §6, the quantized mode).
+*/
+
+/* See vector_index.h. */
+int32_t a2m_vec_code_qmax(size_t dims)
+{
+	size_t q = (size_t)INT32_MAX / (127 * (dims ? dims : 1));
+	return q > 32767 ? 32767 : q < 1 ? 1 : (int32_t)q;
+}
+
+/* See vector_index.h. */
+float a2m_vec_code8(const float *v, size_t n, int8_t *out)
+{
+	float top = 0;
+#pragma omp simd reduction(max : top)
+	for (size_t i = 0; i < n; i++)
+		top = fabsf(v[i]) > top ? fabsf(v[i]) : top;
+	/* JSON cannot carry NaN, but a number beyond float's range is infinite
+	** here: then, or for a row of zeros, C = 0. */
+	float s = top > 0 && isfinite(top) ? (float)((double)top / 127) : 0;
+	if (!(s > 0)) {
+		memset(out, 0, n * sizeof *out);
+		return 0;
+	}
+	/*
+	** |v[i] × inv| is at most 127 (a rounding above it rounds back to 127),
+	** so no clamp; adding and taking away 1.5 × 2^23 rounds it to the
+	** nearest integer in float arithmetic, which vectorises where
+	** nearbyint, a libm call per component, would not.
+	*/
+	float inv = 1.0f / s;
+#pragma omp simd
+	for (size_t i = 0; i < n; i++) {
+		float c = (v[i] * inv + 0x1.8p23f) - 0x1.8p23f;
+		out[i] = (int8_t)(int32_t)c;
+	}
+	return s;
+}
+
+/*
+** gcc at -O2 vectorises this loop with 16-bit multiplies and unpacking;
+** pmaddwd (two products summed into 32 bits, SSE2, every x86-64 has it)
+** does the same work in a third of the instructions, so it is written out.
+*/
+int32_t a2m_vec_dot8(const int16_t *q, const int8_t *c, size_t n)
+{
+	size_t i = 0;
+	int32_t acc = 0;
+#if defined(__SSE2__)
+	__m128i sum = _mm_setzero_si128(), zero = _mm_setzero_si128();
+	for (; i + 16 <= n; i += 16) {
+		__m128i r = _mm_loadu_si128((const __m128i *)(const void *)(c + i));
+		__m128i sign = _mm_cmpgt_epi8(zero, r);
+		__m128i lo = _mm_unpacklo_epi8(r, sign), hi = _mm_unpackhi_epi8(r, sign);
+		__m128i q0 = _mm_loadu_si128((const __m128i *)(const void *)(q + i));
+		__m128i q1 = _mm_loadu_si128((const __m128i *)(const void *)(q + i + 8));
+		sum = _mm_add_epi32(sum, _mm_madd_epi16(lo, q0));
+		sum = _mm_add_epi32(sum, _mm_madd_epi16(hi, q1));
+	}
+	sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+	sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+	acc = _mm_cvtsi128_si32(sum);
+#endif
+	for (; i < n; i++)
+		acc += (int32_t)q[i] * c[i];
+	return acc;
 }
