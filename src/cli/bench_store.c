@@ -57,7 +57,7 @@
 
 #include "a2m.h"
 #include "cli/bench.h"
-#include "rank/scorer.h"
+#include "server/bench_switch.h"
 #include "federate/federate.h"
 #include "util/buf.h"
 #include "util/progress.h"
@@ -759,7 +759,7 @@ static int vector_modes(a2m *h, long queries, size_t dims, long pool)
 	char label[96];
 	int rc = exact && approx ? 0 : -1;
 	for (int mode = 0; mode < 2 && !rc; mode++) {
-		a2m_vector_force_exact(mode == 0);
+		a2m_server_bench_vector_exact(mode == 0);
 		bench_seed(2 + (uint64_t)mode);
 		double t0 = bench_now_ms();
 		if ((rc = vector_recalls(h, 1, dims, 0, NULL, NULL)))
@@ -771,7 +771,7 @@ static int vector_modes(a2m *h, long queries, size_t dims, long pool)
 			 " per result)" : "recall (vector, limit 10, exact)", pool);
 		rc = vector_recalls(h, queries, dims, 0, label, mode ? approx : exact);
 	}
-	a2m_vector_force_exact(0);
+	a2m_server_bench_vector_exact(0);
 	if (!rc)
 		print_recall_at_10(exact, approx, queries);
 	for (long i = 0; i < queries * 10 && exact && approx; i++) {

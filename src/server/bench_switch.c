@@ -8,3 +8,8 @@ void a2m_server_bench_blockmax(int mode)
 {
 	a2m_bm25_blockmax(mode);
 }
+
+void a2m_server_bench_vector_exact(int on)
+{
+	a2m_vector_force_exact(on);
+}

@@ -13,4 +13,11 @@
 */
 void a2m_server_bench_blockmax(int mode);
 
+/*
+** On nonzero, every vector scorer of the process searches exactly, whatever
+** its vector_search (rank/scorer.h, a2m_vector_force_exact); 0 restores
+** each one's own: `a2m bench vectors` times both modes on one store.
+*/
+void a2m_server_bench_vector_exact(int on);
+
 #endif
