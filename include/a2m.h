@@ -168,6 +168,11 @@ A2M_API const char *a2m_strerror(int code);
 **   config_file           a JSON configuration file (docs/CONFIG.md): tiers,
 **                         limits, metric, events, embedder
 **   metric                how vectors compare: "cosine" (default), "dot", "l2"
+**   vector_search         how a query vector is searched: "exact" (default)
+**                         or "quantized", approximate: 8-bit codes read for
+**                         a pool, the pool measured exactly (docs/CONFIG.md)
+**   vector_pool           quantized: rows measured exactly per result asked
+**                         for, 1 to 100000; default 20
 **   ranking               how text is ranked: "bm25" (default) or "lexical"
 **                         (the plain-scan baseline of the benchmarks)
 **   max_records_per_call  records in one remember; default 1000

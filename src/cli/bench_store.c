@@ -3,11 +3,13 @@
 ** measure, and the helpers bench_http.c shares (bench.h).
 **
 **   a2m bench vectors [--records N] [--dims D] [--queries Q]
-**                     [--engine memory|sqlite] [--db PATH] [--read-only]
-**       Exact vector recall: N records carrying random unit vectors of D
+**                     [--engine memory|sqlite] [--db PATH] [--read-only] [--pool P]
+**       Vector recall: N records carrying random unit vectors of D
 **       dimensions (a fixed seed), then Q recalls with a random unit query
-**       vector, limit 10, no text; then Q with a text as well (both
-**       rankings fused). Default 100 000 x 384.
+**       vector, limit 10, no text, searched exactly, and the same Q in the
+**       quantized mode (vector_search, pool P per result, default 20) with
+**       its recall@10 against exact; then Q with a text as well (both
+**       rankings fused, exact). Default 100 000 x 384.
 **       With --embed-url URL (an Ollama-compatible embedder, such as
 **       `build/tests/embed_server PORT 384`): N text records and no caller
 **       vectors, the server embedding them (docs/EMBEDDINGS.md): the load,
@@ -1086,7 +1088,7 @@ static int bench_remember(int argc, char **argv)
 const char a2m_bench_more_usage[] =
 	"       a2m bench vectors [--records N] [--dims D] [--queries Q]\n"
 	"                         [--engine memory|sqlite] [--db PATH] [--read-only]\n"
-	"                         [--embed-url URL]\n"
+	"                         [--pool P] [--embed-url URL]\n"
 	"       a2m bench timeline [--records N] [--sessions S] [--queries Q]\n"
 	"                          [--engine memory|sqlite] [--db PATH]\n"
 	"       a2m bench remember [--engine memory|sqlite] [--db PATH] [--single N]\n"
@@ -1108,8 +1110,9 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench memory [--embed-url URL] [--weights W,W,...] [--seed N] [--users U]\n";
 
 const char a2m_bench_more_help[] =
-	"vectors:  exact vector recall p50/p99 (default 100 000 x 384 dims); with\n"
-	"          --embed-url, text recall the server embeds, and its backfill.\n"
+	"vectors:  vector recall p50/p99, exact and quantized (pool P per result,\n"
+	"          default 20) with its recall@10 against exact (default 100 000 x\n"
+	"          384 dims); with --embed-url, text recall the server embeds.\n"
 	"timeline: timeline (limit 20) p50/p99, plain and by session, and resident\n"
 	"          memory after loading (default 1 000 000 records).\n"
 	"remember: records/s, single-record calls and batched.\n"
