@@ -42,6 +42,16 @@ float a2m_vec_l2sq(const float *a, const float *b, size_t n)
 	return acc;
 }
 
+#if defined(__SSE2__)
+/* The four 32-bit lanes of v added. */
+static int32_t sum_lanes(__m128i v)
+{
+	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
+	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1));
+	return _mm_cvtsi128_si32(v);
+}
+#endif
+
 /*
 ** Integer sums need no licence to be reordered, but gcc at -O2 vectorises
 ** this loop (with the pragma) into 16-bit multiplies and unpacking;
@@ -58,9 +68,7 @@ int32_t a2m_vec_dot16(const int16_t *a, const int16_t *b, size_t n)
 		sum = _mm_add_epi32(sum, _mm_madd_epi16(
 			_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
 			_mm_loadu_si128((const __m128i *)(const void *)(b + i))));
-	sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
-	sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
-	acc = _mm_cvtsi128_si32(sum);
+	acc = sum_lanes(sum);
 #endif
 	for (; i < n; i++)
 		acc += (int32_t)a[i] * b[i];
@@ -198,9 +206,7 @@ int32_t a2m_vec_dot8(const int16_t *q, const int8_t *c, size_t n)
 		sum = _mm_add_epi32(sum, _mm_madd_epi16(lo, q0));
 		sum = _mm_add_epi32(sum, _mm_madd_epi16(hi, q1));
 	}
-	sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
-	sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
-	acc = _mm_cvtsi128_si32(sum);
+	acc = sum_lanes(sum);
 #endif
 	for (; i < n; i++)
 		acc += (int32_t)q[i] * c[i];
