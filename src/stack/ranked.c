@@ -17,8 +17,8 @@
 ** the scorer is asked for the complete list. An approximate pool (the
 ** quantized vector search, a2m_candidates.approximate) is taken to hold
 ** every record that can enter; only when filters leave fewer than the
-** limit in it is a wider pool asked for, then the complete list. A list whose scores
-** are only bounds of the relevance (a vector list measured on a sketch,
+** limit in it is a wider pool asked for, then the complete list. A list
+** whose scores are only bounds of the relevance (a vector list measured on a sketch,
 ** a2m_candidates.bounded) is read the same way, each candidate read being
 ** judged exactly first: a relevance is never above its bound either.
 */

@@ -1,7 +1,8 @@
 /*
 ** vector_index.c — contiguous float32 rows per tier and their 16-bit
 ** sketches, searched exactly or for bounds (see vector_index.h; the
-** arithmetic is in vector_kernels.c).
+** arithmetic is in vector_kernels.c, the quantized mode's codes and
+** approximate search in vector_quant.c).
 **
 ** The scan is memory-bound: 100 000 rows of 384 floats are 154 MB read per
 ** query (77 MB of sketch), so everything else is kept off that path. Rows

@@ -13,7 +13,9 @@
 ** (owners are interned; 0 = no owner) and its Euclidean norm, so that cosine
 ** is one dot product per row and a filter can skip a whole tier or test an
 ** integer per row. Each row also has a 16-bit sketch with its error, which
-** a bound search reads instead (half the bytes; store.h, bound). A seq → (tier, row) table serves removes and moves.
+** a bound search reads instead (half the bytes; store.h, bound), and, once
+** an approximate search asked for them, an 8-bit code (vector_quant.c;
+** store.h, pool). A seq → (tier, row) table serves removes and moves.
 ** Only vectors of a space's width (fixed by the first vector put, and
 ** again by the first put after the space emptied: a model change drops
 ** every generated vector, then brings vectors of its own width) get a
