@@ -4,12 +4,14 @@
 **
 **   a2m bench vectors [--records N] [--dims D] [--queries Q]
 **                     [--engine memory|sqlite] [--db PATH] [--read-only] [--pool P]
+**                     [--clusters C]
 **       Vector recall: N records carrying random unit vectors of D
 **       dimensions (a fixed seed), then Q recalls with a random unit query
 **       vector, limit 10, no text, searched exactly, and the same Q in the
 **       quantized mode (vector_search, pool P per result, default 20) with
 **       its recall@10 against exact; then Q with a text as well (both
-**       rankings fused, exact). Default 100 000 x 384.
+**       rankings fused, exact). Default 100 000 x 384. --clusters C: the
+**       vectors (queries too) in C clusters (put_unit_vector).
 **       With --embed-url URL (an Ollama-compatible embedder, such as
 **       `build/tests/embed_server PORT 384`): N text records and no caller
 **       vectors, the server embedding them (docs/EMBEDDINGS.md): the load,
@@ -516,11 +518,21 @@ static double gaussian(void)
 ** (util/buf.h): printing 100 000 x 384 numbers through jansson's %.17g
 ** would cost the benchmark more than the server spends parsing them.
 */
+/*
+** --clusters C: C random centres (bench_vectors makes them), and each vector
+** one of them, at random, plus a Gaussian of half its length: neighbours at
+** a cosine near 0.8 in clusters of near-equals, a harder case for a coarse
+** code than vectors uniform on the sphere.
+*/
+static double *centres;
+static long ncentres;
+
 static void put_unit_vector(a2m_buf *b, double *x, size_t dims)
 {
 	double len = 0;
+	const double *c = ncentres ? centres + (bench_rng() % (uint64_t)ncentres) * dims : NULL;
 	for (size_t i = 0; i < dims; i++) {
-		x[i] = gaussian();
+		x[i] = c ? c[i] + 0.5 * gaussian() / sqrt((double)dims) : gaussian();
 		len += x[i] * x[i];
 	}
 	len = sqrt(len);
@@ -808,15 +820,25 @@ static int bench_vectors(int argc, char **argv)
 			read_only = 1;
 		else if (strcmp(argv[i], "--pool") == 0 && i + 1 < argc)
 			pool = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--clusters") == 0 && i + 1 < argc)
+			ncentres = strtol(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "usage: a2m bench vectors [--records N] [--dims D] [--queries Q]"
 				" [--engine memory|sqlite] [--db PATH] [--read-only] [--pool P]"
-				" [--embed-url URL]\n");
+				" [--clusters C] [--embed-url URL]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
-	if (records < 1 || queries < 1 || dims < 1 || dims > 65536 || pool < 1 || pool > 100000)
+	if (records < 1 || queries < 1 || dims < 1 || dims > 65536 || pool < 1 || pool > 100000 ||
+	    ncentres < 0 || ncentres > 1000000)
 		return A2M_EXIT_USAGE;
+	if (ncentres) {
+		if (!(centres = malloc((size_t)ncentres * dims * sizeof *centres)))
+			return A2M_EXIT_ERROR;
+		bench_seed(7);
+		for (size_t i = 0; i < (size_t)ncentres * dims; i++)
+			centres[i] = gaussian() / sqrt((double)dims);
+	}
 	if (embed_url)
 		return bench_generated(sqlite, records, queries, embed_url);
 	const char *tmp = "/tmp/a2m-bench-vectors.db";
@@ -1088,7 +1110,7 @@ static int bench_remember(int argc, char **argv)
 const char a2m_bench_more_usage[] =
 	"       a2m bench vectors [--records N] [--dims D] [--queries Q]\n"
 	"                         [--engine memory|sqlite] [--db PATH] [--read-only]\n"
-	"                         [--pool P] [--embed-url URL]\n"
+	"                         [--pool P] [--clusters C] [--embed-url URL]\n"
 	"       a2m bench timeline [--records N] [--sessions S] [--queries Q]\n"
 	"                          [--engine memory|sqlite] [--db PATH]\n"
 	"       a2m bench remember [--engine memory|sqlite] [--db PATH] [--single N]\n"
