@@ -209,6 +209,12 @@ static void run(const char *name, void (*fn)(tctx *), int which)
 #define RUN_SQLITE(fn) run(#fn, fn, SQLITE_ONLY)
 #define RUN_INLINE(fn) run(#fn, fn, SQLITE_INLINE)
 #define RUN_DURABLE(fn) run(#fn, fn, DURABLE)
+/* Rules about the segments each commit writes: run without the tail. */
+#define RUN_NO_TAIL(how, fn) do { \
+	a2m_sqlite_index_tail_for_tests(1); \
+	how(fn); \
+	a2m_sqlite_index_tail_for_tests(0); \
+} while (0)
 
 /* ---- helpers ---- */
 
@@ -1141,35 +1147,67 @@ static void kill_content(uint64_t i, char *buf, size_t cap)
 
 /*
 ** The writer of the kill test, in a child: commits of three new records
-** and an older one changed (tombstones), each acknowledged on fd after its
-** commit with the count of records written; never returns.
+** and an older one changed (tombstones), or (lone) of one new record
+** each, acknowledged on fd after its commit with the count of records
+** written; never returns.
 */
-static void kill_writer(tctx *t, int fd, uint64_t first)
+static void kill_writer(tctx *t, int fd, uint64_t first, int lone)
 {
 	char id[32], text[512];
+	uint64_t per = lone ? 1 : 3;
 	if (open_indexed(t, &tix) != 0)
 		_exit(2);
-	for (uint64_t n = first;; n += 3) {
-		if (t->s->ops->begin(t->s) != 0)
+	for (uint64_t n = first;; n += per) {
+		if (!lone && t->s->ops->begin(t->s) != 0)
 			_exit(3);
-		for (uint64_t i = n; i < n + 3; i++) {
+		for (uint64_t i = n; i < n + per; i++) {
 			snprintf(id, sizeof id, "k%llu", (unsigned long long)i);
 			kill_content(i, text, sizeof text);
 			if (insert(t, id, text) < 0)
 				_exit(4);
 		}
-		if (n) {
+		if (n && !lone) {
 			snprintf(id, sizeof id, "k%llu", (unsigned long long)((n * 2654435761ull >> 7) % n));
 			kill_content(n + 1000000, text, sizeof text);
 			if (update(t, id, text, 0) != 0)
 				_exit(5);
 		}
-		if (t->s->ops->commit(t->s) != 0)
+		if (!lone && t->s->ops->commit(t->s) != 0)
 			_exit(6);
-		uint64_t done = n + 3;
+		uint64_t done = n + per;
 		if (write(fd, &done, sizeof done) != (ssize_t)sizeof done)
 			_exit(7);
 	}
+}
+
+/*
+** Runs kill_writer in a child from *acked on, kills it with SIGKILL once
+** it acknowledged want records and delay µs more went by, and sets *acked
+** to the last count it acknowledged. Returns 0, or -1 (failure set).
+*/
+static int kill_round(tctx *t, uint64_t *acked, uint64_t want, useconds_t delay, int lone)
+{
+	int fds[2];
+	if (pipe(fds) != 0) {
+		snprintf(failure, sizeof failure, "pipe");
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		kill_writer(t, fds[1], *acked, lone);
+	}
+	close(fds[1]);
+	uint64_t done;
+	while (*acked < want && read(fds[0], &done, sizeof done) == (ssize_t)sizeof done)
+		*acked = done;
+	usleep(delay);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	while (read(fds[0], &done, sizeof done) == (ssize_t)sizeof done)
+		*acked = done;
+	close(fds[0]);
+	return 0;
 }
 
 /*
@@ -1188,28 +1226,11 @@ static void test_a_kill_in_a_merge_leaves_the_index_right(tctx *t)
 	a2m_segments_steps_for_tests(0, 2000);
 	close_store(t);
 	for (int round = 0; round < 30 && !failure[0]; round++) {
-		int fds[2];
-		if (pipe(fds) != 0) {
-			snprintf(failure, sizeof failure, "pipe");
-			break;
-		}
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(fds[0]);
-			kill_writer(t, fds[1], acked);
-		}
-		close(fds[1]);
 		/* Some commits in, however slow the build (sanitizers, a loaded
 		** machine), then a kill at a varying point of the next ones. */
-		uint64_t done, want = acked + 3 * (uint64_t)(4 + round % 7);
-		while (acked < want && read(fds[0], &done, sizeof done) == (ssize_t)sizeof done)
-			acked = done;
-		usleep((useconds_t)((round * 7717) % 20000));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		while (read(fds[0], &done, sizeof done) == (ssize_t)sizeof done)
-			acked = done;
-		close(fds[0]);
+		if (kill_round(t, &acked, acked + 3 * (uint64_t)(4 + round % 7),
+			       (useconds_t)((round * 7717) % 20000), 0) != 0)
+			break;
 		if (open_indexed(t, &tix) != 0) {
 			snprintf(failure, sizeof failure, "round %d: cannot open", round);
 			break;
@@ -1674,6 +1695,225 @@ static void test_reader_lists_segments_again_after_a_writers_commit(tctx *t)
 	r->ops->close(r);
 }
 
+/* ---- the tail (sqlite_index_tail.c) ---- */
+
+/* A second read-write store on t's file, with tix: a second server. */
+static a2m_store *second_writer(tctx *t)
+{
+	a2m_store *o = NULL;
+	char err[256];
+	a2m_sqlite_options opt = {0};
+	if (a2m_store_sqlite_open(t->path, &opt, &o, err, sizeof err) != 0)
+		return NULL;
+	if (o->ops->index_attach(o, &tix.base) != 0) {
+		o->ops->close(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int df_in(a2m_store *s, const char *term)
+{
+	plist p = {0};
+	if (s->ops->index_postings(s, term, strlen(term), collect, &p) != 0)
+		return -1;
+	return p.n;
+}
+
+/*
+** Lone inserts leave their postings in the tail: no segment, the mark
+** unmoved, and yet every read (postings, figures) finds them. A removal
+** writes the tail out, mark and all, and the index is then exactly the
+** records', as the check says.
+*/
+static void test_lone_inserts_wait_in_the_tail_until_a_removal(tctx *t)
+{
+	char why[320];
+	EXPECT(insert(t, "t1", "apple pear") > 0);
+	EXPECT(insert(t, "t2", "apple plum") > 0);
+	int64_t s3 = insert(t, "t3", "fig");
+	EXPECT(s3 > 0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 0);
+	EXPECT_INT(sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed'"), 0);
+	EXPECT_INT(df(t, "apple"), 2);
+	EXPECT_INT(df(t, "fig"), 1);
+	EXPECT_INT(stats(t).docs, 3);
+	EXPECT_INT(stats(t).total_len, 5);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "with a tail: %s", why);
+	int removed = 0;
+	EXPECT_OK(t->s->ops->remove(t->s, "t2", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 1);
+	EXPECT_INT(sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed'"), s3);
+	EXPECT_INT(df(t, "apple"), 1);
+	EXPECT_INT(df(t, "plum"), 0);
+	EXPECT_INT(stats(t).docs, 2);
+	EXPECT_INT(sql_int(t, "SELECT docs FROM a2m_index_stats"), 2);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "after the removal: %s", why);
+}
+
+/*
+** The tail is written out once it holds the limit of records, not before
+** (the test's limit: 4).
+*/
+static void test_a_full_tail_is_written_out(tctx *t)
+{
+	a2m_sqlite_index_tail_for_tests(4);
+	char id[16];
+	for (int i = 0; i < 3; i++) {
+		snprintf(id, sizeof id, "f%d", i);
+		EXPECT(insert(t, id, "kiwi") > 0);
+	}
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 0);
+	EXPECT(insert(t, "f3", "kiwi") > 0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 1);
+	EXPECT_INT(sql_int(t, "SELECT sum(entries) FROM a2m_segdir"), 4);
+	EXPECT(insert(t, "f4", "kiwi") > 0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 1);
+	EXPECT_INT(df(t, "kiwi"), 5);
+	a2m_sqlite_index_tail_for_tests(0);
+}
+
+/*
+** Two servers on one file: each one's lone writes wait in its tail, and
+** each sees the other's, in its reads and in its own tail when it writes;
+** whichever writes the tail out writes both's, and a reader (read-only,
+** a third connection) sees every record throughout.
+*/
+static void test_two_writers_on_one_file_see_each_others_tail(tctx *t)
+{
+	char why[320], err[256];
+	a2m_store *o = second_writer(t), *r = NULL;
+	EXPECT(o != NULL);
+	a2m_sqlite_options ro = {.read_only = 1};
+	EXPECT_OK(a2m_store_sqlite_open(t->path, &ro, &r, err, sizeof err));
+	if (!o || !r || r->ops->index_attach(r, &tix.base) != 0) {
+		snprintf(failure, sizeof failure, "cannot open the other connections");
+		goto out;
+	}
+	EXPECT(insert(t, "a1", "cherry lime") > 0);
+	EXPECT_INT(df_in(r, "cherry"), 1);
+	EXPECT_INT(df_in(o, "cherry"), 1);
+	a2m_record rec;
+	memset(&rec, 0, sizeof rec);
+	rec.id = "b1";
+	rec.content = "cherry mango";
+	rec.tier = "semantic";
+	EXPECT_OK(o->ops->insert(o, &rec));
+	EXPECT(insert(t, "a2", "cherry") > 0);  /* t's tail takes b1 in first */
+	EXPECT_INT(df(t, "cherry"), 3);
+	EXPECT_INT(df_in(o, "cherry"), 3);
+	EXPECT_INT(df_in(r, "cherry"), 3);
+	EXPECT_INT(df_in(r, "mango"), 1);
+	a2m_index_stats st;
+	EXPECT_OK(r->ops->index_stats(r, &st));
+	EXPECT_INT(st.docs, 3);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 0);
+	/* o rewrites a1 (a rewrite writes the whole tail out, t's records too). */
+	a2m_record *a1 = NULL;
+	EXPECT_OK(o->ops->get(o, "a1", &a1));
+	if (a1) {
+		free(a1->content);
+		a1->content = strdup("lime only");
+		EXPECT_OK(o->ops->update(o, a1));
+		a2m_record_free(a1);
+	}
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 1);
+	EXPECT_INT(df_in(r, "cherry"), 2);
+	EXPECT_INT(df(t, "cherry"), 2);
+	EXPECT_INT(df(t, "lime"), 1);
+	EXPECT(insert(t, "a3", "cherry") > 0);  /* a tail again, above the new mark */
+	EXPECT_INT(df_in(o, "cherry"), 3);
+	EXPECT_INT(df_in(r, "cherry"), 3);
+	EXPECT_OK(r->ops->index_stats(r, &st));
+	EXPECT_INT(st.docs, 4);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
+out:
+	if (o)
+		o->ops->close(o);
+	if (r)
+		r->ops->close(r);
+}
+
+/*
+** A transaction that writes the tail out (a removal, read inside it) and
+** is then rolled back: the tail is back in the file, not in a segment,
+** and the connection reads it again.
+*/
+static void test_a_rolled_back_write_out_keeps_the_tail(tctx *t)
+{
+	EXPECT(insert(t, "r1", "olive") > 0);
+	EXPECT(insert(t, "r2", "olive grape") > 0);
+	EXPECT_OK(t->s->ops->begin(t->s));
+	int removed = 0;
+	EXPECT_OK(t->s->ops->remove(t->s, "r1", &removed));
+	EXPECT_INT(df(t, "olive"), 1);  /* written out, inside the transaction */
+	t->s->ops->rollback(t->s);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 0);
+	EXPECT_INT(df(t, "olive"), 2);
+	EXPECT(insert(t, "r3", "olive") > 0);
+	EXPECT_INT(df(t, "olive"), 3);
+	EXPECT_INT(stats(t).docs, 3);
+}
+
+/*
+** kill -9 of a writer of lone inserts at many points: every acknowledged
+** record's words find it after the reopen (those of the tail read from
+** the records), and the check finds the index right.
+*/
+static void test_a_kill_loses_no_record_of_the_tail(tctx *t)
+{
+	uint64_t acked = 0;
+	char why[320], id[32], text[512];
+	int tails = 0;
+	close_store(t);
+	for (int round = 0; round < 12 && !failure[0]; round++) {
+		if (kill_round(t, &acked, acked + 20 + (uint64_t)(round * 37 % 90), 0, 1) != 0)
+			break;
+		if (open_indexed(t, &tix) != 0) {
+			snprintf(failure, sizeof failure, "round %d: cannot open", round);
+			break;
+		}
+		int64_t have = sql_int(t, "SELECT count(*) FROM records");
+		if (have != (int64_t)acked && have != (int64_t)acked + 1)
+			snprintf(failure, sizeof failure, "round %d: %lld records, %llu acknowledged",
+				 round, (long long)have, (unsigned long long)acked);
+		tails += sql_int(t, "SELECT count(*) FROM records WHERE seq > (SELECT"
+				 " CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed')") > 0;
+		/* Each record's first word lists it. */
+		for (uint64_t i = 0; i < acked && !failure[0]; i++) {
+			kill_content(i, text, sizeof text);
+			char *sp = strchr(text, ' ');
+			if (sp)
+				*sp = '\0';
+			plist p = {0};
+			snprintf(id, sizeof id, "k%llu", (unsigned long long)i);
+			int listed = 0;
+			a2m_record *rec = NULL;
+			if (t->s->ops->get(t->s, id, &rec) != 0 || !rec) {
+				snprintf(failure, sizeof failure, "round %d: %s is gone", round, id);
+				break;
+			}
+			if (t->s->ops->index_postings(t->s, text, strlen(text), collect, &p) == 0)
+				for (int k = 0; k < p.n; k++)
+					listed |= p.seq[k] == rec->seq;
+			if (!listed && p.n < 64)
+				snprintf(failure, sizeof failure, "round %d: %s not under \"%s\"", round,
+					 id, text);
+			a2m_record_free(rec);
+		}
+		if (!failure[0] && !check_clean(t->s, why, sizeof why))
+			snprintf(failure, sizeof failure, "round %d: %s", round, why);
+		acked = (uint64_t)have;
+		close_store(t);
+	}
+	EXPECT(tails >= 6);  /* most kills left a tail to read back */
+	open_indexed(t, &tix);
+}
+
 int main(void)
 {
 	RUN(test_insert_indexes_terms_with_counts_and_length);
@@ -1699,23 +1939,28 @@ int main(void)
 	RUN_INLINE(test_merged_segments_keep_the_records_postings);
 	RUN_SQLITE(test_merges_ahead_keep_the_records_postings);
 	RUN_SQLITE(test_small_levels_are_merged_inside_the_commit);
-	RUN_SQLITE(test_a_full_level_is_merged_ahead_by_the_next_transaction);
-	RUN_SQLITE(test_merge_ahead_is_dropped_with_a_rollback);
-	RUN_INLINE(test_merge_with_the_oldest_segment_drops_tombstones);
-	RUN_SQLITE(test_flush_of_out_of_order_seqs_writes_the_sorted_postings);
-	RUN_INLINE(test_merges_write_the_bytes_of_decoding_every_entry);
+	RUN_NO_TAIL(RUN_SQLITE, test_a_full_level_is_merged_ahead_by_the_next_transaction);
+	RUN_NO_TAIL(RUN_SQLITE, test_merge_ahead_is_dropped_with_a_rollback);
+	RUN_NO_TAIL(RUN_INLINE, test_merge_with_the_oldest_segment_drops_tombstones);
+	RUN_NO_TAIL(RUN_SQLITE, test_flush_of_out_of_order_seqs_writes_the_sorted_postings);
+	RUN_NO_TAIL(RUN_INLINE, test_merges_write_the_bytes_of_decoding_every_entry);
 	RUN_SQLITE(test_old_layout_file_is_rebuilt_into_one_segment);
 	RUN_INLINE(test_churn_keeps_the_index_the_size_of_its_records);
 	RUN_SQLITE(test_churn_keeps_the_index_the_size_of_its_records);
 	RUN_SQLITE(test_index_of_an_older_build_gains_maxseq);
 	RUN_SQLITE(test_rebuild_failing_before_its_segments_fails_cleanly);
 	RUN_SQLITE(test_a_reader_sees_the_same_postings_after_merges);
-	RUN_SQLITE(test_term_filters_skip_segments_without_the_term);
+	RUN_NO_TAIL(RUN_SQLITE, test_term_filters_skip_segments_without_the_term);
 	RUN_INLINE(test_rollback_of_a_merge_restores_the_segments_reads_see);
 	RUN_SQLITE(test_segment_number_reused_after_rollback_gets_its_own_filter);
 	RUN_SQLITE(test_reader_lists_segments_again_after_a_writers_commit);
 	RUN_SQLITE(test_merges_in_steps_keep_the_records_postings);
 	RUN_SQLITE(test_a_kill_in_a_merge_leaves_the_index_right);
+	RUN_SQLITE(test_lone_inserts_wait_in_the_tail_until_a_removal);
+	RUN_SQLITE(test_a_full_tail_is_written_out);
+	RUN_SQLITE(test_two_writers_on_one_file_see_each_others_tail);
+	RUN_SQLITE(test_a_rolled_back_write_out_keeps_the_tail);
+	RUN_SQLITE(test_a_kill_loses_no_record_of_the_tail);
 	char schema[64];
 	snprintf(schema, sizeof schema, "a2m_ti_%d", (int)getpid());
 	pg_test_schema_drop(schema);

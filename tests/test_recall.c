@@ -17,6 +17,7 @@
 #include "check.h"
 #include "check_a2m.h"
 #include "stack/stack_internal.h"
+#include "store/sqlite_index.h"
 #include "pg_helper.h"
 
 static a2m *h;
@@ -754,6 +755,8 @@ static void test_helper_threads_in_the_file(void)
 	snprintf(path, sizeof path, "/tmp/a2m-test-recall-%d.json", (int)getpid());
 	snprintf(db, sizeof db, "/tmp/a2m-test-recall-file-%d.db", (int)getpid());
 	a2m *mine = h;
+	/* Each batch its own segment, as the levels below expect (no tail). */
+	a2m_sqlite_index_tail_for_tests(1);
 	for (int i = 0; i < 5; i++) {
 		FILE *f = fopen(path, "w");
 		CHECK(f != NULL);
@@ -796,6 +799,7 @@ static void test_helper_threads_in_the_file(void)
 		CHECK_INT(file_int(db, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), i ? 0 : 8);
 		CHECK_INT(file_int(db, "SELECT count(*) FROM a2m_segdir WHERE level = 1"), i ? 1 : 0);
 	}
+	a2m_sqlite_index_tail_for_tests(0);
 	check_remove_db(db);
 	remove(path);
 }

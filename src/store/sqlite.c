@@ -208,16 +208,20 @@ static int write_open(sqlstore *s, write_ctx *w, const a2m_doc_terms *a,
 	int rc = a2m_sqlite_txn_lost(s, "write");
 	if (rc)
 		return rc;
-	if (s->index && a2m_sqlite_index_reserve(s->index, a, b) != 0)
-		return a2m_store_fail(&s->base, "index: out of memory");
 	w->outer = sqlite3_get_autocommit(s->db);
-	if (s->index)
-		a2m_sqlite_index_mark(s->index, &w->mark);
 	/* On its own, a write is a transaction of its own, begun and ended as
 	** any other (sqlite_txn.c), so it lands with everything a commit
 	** writes: the readers' journal entry too, without which a reader kept
-	** the rows and postings such a write changed. */
+	** the rows and postings such a write changed. Begun first: the begin
+	** brings the index's tail up to date, which moves its buffer. */
 	rc = w->outer ? a2m_sqlite_begin(&s->base) : 0;
+	if (!rc && s->index && a2m_sqlite_index_reserve(s->index, a, b) != 0) {
+		rc = a2m_store_fail(&s->base, "index: out of memory");
+		if (w->outer)
+			a2m_sqlite_rollback(&s->base);
+	}
+	if (!rc && s->index)
+		a2m_sqlite_index_mark(s->index, &w->mark);
 	w->active = rc == 0;
 	return rc;
 }

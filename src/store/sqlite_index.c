@@ -17,52 +17,30 @@
 
 #include "a2m.h"
 #include "store/postings_cache.h"
-#include "store/sqlite_index.h"
-#include "store/sqlite_segments.h"
+#include "store/sqlite_index_internal.h"
 #include "util/hash.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
-#define INDEX_LAYOUT "postings/4"
+#define INDEX_LAYOUT "postings/5"
+/*
+** The layout before the tail (sqlite_index_tail.c), the same tables with
+** every record indexed: taken as it is, its mark set to the last record.
+*/
+#define INDEX_LAYOUT_UNTAILED "postings/4"
 #define META_NAME    "index"
+
+/*
+** A commit writes the buffer out as a segment once the tail would hold
+** this many postings or records (else it leaves the postings there).
+*/
+#define TAIL_MAX_POSTINGS 4096
+#define TAIL_MAX_RECORDS  512
 
 #define SQL_CREATE \
 	A2M_SEGMENTS_CREATE \
 	"CREATE TABLE a2m_index_stats(docs INTEGER NOT NULL, total_len INTEGER NOT NULL," \
 	" unindexed INTEGER NOT NULL);" \
 	"INSERT INTO a2m_index_stats VALUES(0, 0, 0);"
-
-/* One posting waiting to be written (sign +1) or deleted (-1). */
-typedef struct pending_op {
-	uint64_t prefix;    /* the term's first 8 bytes, big-endian, zero-padded */
-	size_t   term;      /* offset in the arena */
-	uint32_t len;
-	uint32_t tf, dl;
-	int      sign;
-	int64_t  seq;
-	size_t   group;     /* its term's term_group, set by flush */
-} pending_op;
-
-/*
-** The ops of one distinct term, as flush gathers them: a commit of 500
-** records buffers ~4 400 ops of ~2 000 terms, so sorting the terms, not
-** the ops, is a fraction of the work; a term's ops, in arrival order, are
-** already in seq order unless an older record was updated or removed.
-*/
-typedef struct term_group {
-	uint64_t prefix;    /* as pending_op's */
-	size_t   term;      /* offset in the arena */
-	uint32_t len;
-	int      unsorted;  /* an op came with a lower seq than the one before */
-	size_t   slot;      /* where the hash table holds it */
-	int64_t  last;      /* the seq of its latest op */
-	size_t   n, at;     /* its ops; then their end in a2m_sqlite_index.byterm */
-} term_group;
-
-/* A term_group as flush sorts them: by prefix first, with no look-up. */
-typedef struct group_key {
-	uint64_t prefix;
-	size_t   group;
-} group_key;
 
 /* Flush during a rebuild once this many postings wait. */
 #define REBUILD_FLUSH 200000
@@ -79,33 +57,18 @@ void a2m_sqlite_index_rebuild_flush_for_tests(size_t postings)
 #define rebuild_flush_for_tests ((size_t)0)  /* the release library has no test hooks */
 #endif
 
-struct a2m_sqlite_index {
-	sqlite3        *db;
-	a2m_indexer    *ix;
-	pending_op     *ops;
-	size_t          nops, cap;
-	char           *arena;
-	size_t          used, acap;
-	a2m_segments   *segs;
-	a2m_seg_bytes   list;     /* a term's list as flush encodes it */
-	term_group     *groups;   /* flush's scratch: the distinct terms, */
-	size_t          ngroups, groups_cap;
-	size_t         *slots;    /* a hash table of them (index + 1; 0: empty, all between flushes), */
-	size_t          slots_cap;
-	group_key      *sorted;   /* their keys in term order (and room to sort them), */
-	size_t          sorted_cap;
-	size_t         *byterm;   /* and the ops' indices by (term, seq, arrival) */
-	size_t          byterm_cap;
-	sqlite3_stmt   *stats;
-	sqlite3_stmt   *stats_add;
-	sqlite3_stmt   *old_content;
-	a2m_index_stats pending;  /* not yet in a2m_index_stats */
-	a2m_pcache     *cache;    /* postings read outside transactions; NULL: none */
-	a2m_posting   *rows;     /* a term's postings as they are read */
-	size_t          rows_cap;
-	int             wrote;    /* postings written since a2m_sqlite_index_take_wrote */
-	size_t          reads;    /* terms read from SQLite (a2m_sqlite_index_reads) */
-};
+
+#ifdef A2M_TEST_HOOKS
+/* a2m_sqlite_index_tail_for_tests: 0 = TAIL_MAX_RECORDS. */
+static size_t tail_for_tests;
+
+void a2m_sqlite_index_tail_for_tests(size_t records)
+{
+	tail_for_tests = records;
+}
+#else
+#define tail_for_tests ((size_t)0)
+#endif
 
 /* The postings the cache may hold (16 bytes each): 32 MiB. */
 #define POSTINGS_CACHE_BUDGET ((size_t)1 << 21)
@@ -211,25 +174,72 @@ char *a2m_sqlite_index_version(const a2m_indexer *ix)
 	return v;
 }
 
-/* 1 when the tables exist and were built for version, 0 when not, or < 0. */
-static int is_current(sqlite3 *db, a2m_store *base, const char *version)
+int a2m_sqlite_index_version_ok(const a2m_indexer *ix, const char *have)
+{
+	const char *bar = have ? strchr(have, '|') : NULL;
+	if (!bar || strcmp(bar + 1, ix->version) != 0)
+		return 0;
+	size_t n = (size_t)(bar - have);
+	if (n == strlen(INDEX_LAYOUT) && memcmp(have, INDEX_LAYOUT, n) == 0)
+		return 1;
+	if (n == strlen(INDEX_LAYOUT_UNTAILED) && memcmp(have, INDEX_LAYOUT_UNTAILED, n) == 0)
+		return 2;
+	return 0;
+}
+
+/*
+** 1 when the tables exist and were built for ix, 2 when in the layout
+** before the tail (usable; a read-write open moves it on), 0 when neither,
+** or < 0.
+*/
+static int is_current(sqlite3 *db, a2m_store *base, const a2m_indexer *ix)
 {
 	sqlite3_stmt *st = NULL;
 	int ok = 0;
 	if (sqlite3_prepare_v2(db,
-		"SELECT (SELECT value FROM a2m_meta WHERE name = '" META_NAME "') = ?1"
-		" AND (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+		"SELECT (SELECT value FROM a2m_meta WHERE name = '" META_NAME "'),"
+		" (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
 		"      AND name IN ('a2m_segments', 'a2m_segdir', 'a2m_index_stats')) = 3",
 		-1, &st, NULL)
 	    != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
 		ok = fail(db, base, "open");
-	} else {
-		ok = sqlite3_column_int(st, 0) == 1;
+	} else if (sqlite3_column_int(st, 1) == 1) {
+		ok = a2m_sqlite_index_version_ok(ix, (const char *)sqlite3_column_text(st, 0));
 	}
 	sqlite3_finalize(st);
 	return ok;
+}
+
+/*
+** A file of the layout before the tail: every record is indexed, so the
+** mark is the last record's seq; then the layout's name moves on, so that
+** a build without the tail rebuilds the index rather than miss the tail.
+*/
+static int untailed_upgrade(a2m_sqlite_index *x, a2m_store *base, const char *version)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = exec(x->db, base, "BEGIN IMMEDIATE", "upgrade");
+	if (rc)
+		return rc;
+	if (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) SELECT 'indexed',"
+			       " ifnull(max(seq), 0) FROM records WHERE 1"
+			       " ON CONFLICT(name) DO UPDATE SET value = excluded.value;", -1, &st, NULL)
+	    != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		rc = fail(x->db, base, "upgrade");
+	sqlite3_finalize(st);
+	st = NULL;
+	if (!rc && (sqlite3_prepare_v2(x->db, "UPDATE a2m_meta SET value = ?1 WHERE name = '"
+				       META_NAME "'", -1, &st, NULL) != SQLITE_OK ||
+		    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
+		    sqlite3_step(st) != SQLITE_DONE))
+		rc = fail(x->db, base, "upgrade");
+	sqlite3_finalize(st);
+	if (!rc)
+		rc = exec(x->db, base, "COMMIT", "upgrade");
+	if (rc && !sqlite3_get_autocommit(x->db))
+		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
 }
 
 static int prepare_all(a2m_sqlite_index *x, a2m_store *base)
@@ -308,7 +318,8 @@ static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if ((rc = flush(x, base, 0)) || (rc = a2m_segments_maintain(x->segs, base, 1)))
+	if ((rc = flush(x, base, 0)) || (rc = a2m_segments_maintain(x->segs, base, 1)) ||
+	    (rc = a2m_tail_mark_write(x, base)))
 		goto out;
 	if (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) VALUES('" META_NAME
 			       "', ?1) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
@@ -355,16 +366,22 @@ int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_index
 	/* Without one, every read goes to SQLite: slower, not wrong. */
 	x->cache = a2m_pcache_new(cache_budget_for_tests ? cache_budget_for_tests
 						  : POSTINGS_CACHE_BUDGET);
-	int current = is_current(db, base, version);
+	if (!(x->heads = calloc(A2M_TAIL_SLOTS, sizeof *x->heads))) {
+		rc = a2m_store_fail(base, "index_attach: out of memory");
+		goto out;
+	}
+	int current = is_current(db, base, ix);
 	if (current < 0) {
 		rc = current;
 		goto out;
 	}
 	if (!current && read_only)
 		goto out;  /* no usable index, and no right to build one */
-	if (current)
+	if (current) {
 		rc = prepare_all(x, base);
-	else {
+		if (!rc && current == 2 && !read_only)
+			rc = untailed_upgrade(x, base, version);
+	} else {
 		/* The statements would not survive the DROP: rebuild prepares them. */
 		finalize_all(x);
 		rc = rebuild(x, base, version);
@@ -384,6 +401,9 @@ void a2m_sqlite_index_close(a2m_sqlite_index *x)
 	if (!x)
 		return;
 	finalize_all(x);
+	a2m_tail_close(x);
+	free(x->heads);
+	free(x->hits);
 	free(x->ops);
 	free(x->arena);
 	free(x->list.p);
@@ -485,8 +505,15 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 				   .len = t->len, .tf = t->tf, .dl = dt->length, .sign = sign,
 				   .seq = seq};
 		x->used += t->len;
-		x->nops++;
+		a2m_tail_link(x, x->nops++);
 	}
+	/* Only an insert above the mark may wait in the tail (sqlite_index_tail.c). */
+	if (sign < 0 || seq <= x->mark)
+		x->must_flush = 1;
+	if (seq > x->top)
+		x->top = seq;
+	if (sign > 0)
+		x->records++;
 	if (dt->n) {
 		x->pending.docs += sign;
 		x->pending.total_len += sign * (int64_t)dt->length;
@@ -499,13 +526,18 @@ void a2m_sqlite_index_mark(const a2m_sqlite_index *x, a2m_sqlite_index_point *p)
 {
 	p->nops = x->nops;
 	p->used = x->used;
+	p->records = x->records;
+	p->top = x->top;
 	p->pending = x->pending;
 }
 
 void a2m_sqlite_index_undo(a2m_sqlite_index *x, const a2m_sqlite_index_point *p)
 {
+	a2m_tail_unlink_to(x, p->nops);
 	x->nops = p->nops;
 	x->used = p->used;
+	x->records = p->records;
+	x->top = p->top;
 	x->pending = p->pending;
 }
 
@@ -513,6 +545,26 @@ void a2m_sqlite_index_committed(a2m_sqlite_index *x, uint64_t from, uint64_t to)
 {
 	if (x->cache)
 		a2m_pcache_adopt(x->cache, from, to);
+	/* Commits that left the tail alone (or this connection's own, whose
+	** tail it knows: a2m_sqlite_index_txn_done): it is still the file's. */
+	if (x->tail_stamped && x->tail_version == (unsigned)from)
+		x->tail_version = (unsigned)to;
+}
+
+void a2m_sqlite_index_txn_done(a2m_sqlite_index *x)
+{
+	a2m_sqlite_index_mark(x, &x->committed);
+	x->must_flush = x->flushed = x->force = 0;
+}
+
+void a2m_sqlite_index_write_out(a2m_sqlite_index *x)
+{
+	x->force = 1;
+}
+
+size_t a2m_sqlite_index_tail(const a2m_sqlite_index *x)
+{
+	return x->committed.records;
 }
 
 int a2m_sqlite_index_take_wrote(a2m_sqlite_index *x)
@@ -525,6 +577,7 @@ int a2m_sqlite_index_take_wrote(a2m_sqlite_index *x)
 void a2m_sqlite_index_forget_postings(a2m_sqlite_index *x)
 {
 	a2m_pcache_clear(x->cache);
+	x->tail_stamped = 0;  /* the tail may have grown: look at the file again */
 }
 
 size_t a2m_sqlite_index_reads(const a2m_sqlite_index *x)
@@ -540,9 +593,16 @@ void a2m_sqlite_index_discard(a2m_sqlite_index *x)
 	a2m_segments_merge_cancel(x->segs);
 	a2m_segments_forget(x->segs);
 	x->wrote = 0;
-	x->nops = 0;
-	x->used = 0;
-	memset(&x->pending, 0, sizeof x->pending);
+	if (x->flushed) {
+		/* The tail went into a segment that is undone: read it again. */
+		a2m_tail_clear_chains(x);
+		x->nops = x->used = x->records = 0;
+		memset(&x->pending, 0, sizeof x->pending);
+		x->tail_known = 0;
+	} else {
+		a2m_sqlite_index_undo(x, &x->committed);
+	}
+	x->must_flush = x->flushed = 0;
 }
 
 /*
@@ -697,8 +757,17 @@ static int flush(a2m_sqlite_index *x, a2m_store *base, int merge)
 		if (rc)
 			return rc;
 	}
+	a2m_tail_clear_chains(x);
 	x->nops = 0;
 	x->used = 0;
+	x->records = 0;
+	if (!sqlite3_get_autocommit(x->db))
+		x->flushed = 1;
+	if (x->top > x->mark) {
+		int rc = a2m_tail_mark_write(x, base);
+		if (rc)
+			return rc;
+	}
 	const a2m_index_stats *p = &x->pending;
 	if (!p->docs && !p->total_len && !p->unindexed)
 		return 0;
@@ -713,9 +782,23 @@ static int flush(a2m_sqlite_index *x, a2m_store *base, int merge)
 	return 0;
 }
 
+/*
+** The commit's: the buffer stays as the tail when only inserts above the
+** mark are in it and it is small; else it is written out.
+*/
 int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
 {
-	int rc = flush(x, base, 1);
+	int rc = 0;
+	if (!x->must_flush && !x->force && x->tail_known && x->nops < TAIL_MAX_POSTINGS &&
+	    x->records < (tail_for_tests ? tail_for_tests : TAIL_MAX_RECORDS)) {
+		if (x->nops != x->committed.nops ||
+		    memcmp(&x->pending, &x->committed.pending, sizeof x->pending) != 0) {
+			a2m_pcache_clear(x->cache);  /* the postings read change */
+			x->wrote = 1;                /* and the readers' (the journal) */
+		}
+	} else {
+		rc = flush(x, base, 1);
+	}
 	/* A merge begun ahead is written even when no posting was. */
 	if (!rc && a2m_segments_merging(x->segs))
 		rc = a2m_segments_maintain(x->segs, base, 0);
@@ -727,18 +810,36 @@ void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on)
 	a2m_segments_merge_inline(x->segs, on);
 }
 
-void a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base)
+int a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base)
 {
+	x->must_flush = x->flushed = 0;
+	int rc = a2m_tail_sync(x, base);
+	if (rc)
+		return rc;
 	/* A failure leaves nothing under way: the commit merges what it must. */
 	(void)a2m_segments_merge_ahead(x->segs, base);
+	return 0;
+}
+
+/*
+** Before a read: outside a transaction, the tail as the file has it now;
+** inside one, its own writes count, and only inserts above the mark can be
+** read from the buffer beside the segments: anything else is written first.
+*/
+static int read_ready(a2m_sqlite_index *x, a2m_store *base)
+{
+	if (sqlite3_get_autocommit(x->db))
+		return a2m_tail_sync(x, base);
+	if (x->must_flush && x->nops)
+		return flush(x, base, 1);
+	return 0;
 }
 
 int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats *out)
 {
 	int rc = 0;
 	memset(out, 0, sizeof *out);
-	/* Inside a transaction, its own writes count: write them first. */
-	if (x->nops && (rc = a2m_sqlite_index_flush(x, base)) != 0)
+	if ((rc = read_ready(x, base)) != 0)
 		return rc;
 	if (sqlite3_step(x->stats) != SQLITE_ROW) {
 		rc = fail(x->db, base, "stats");
@@ -765,7 +866,9 @@ static int read_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
 			 size_t len, a2m_posting_visit visit, void *ctx)
 {
 	x->reads++;
-	return a2m_segments_term(x->segs, base, term, len, visit, ctx);
+	int rc = a2m_segments_term(x->segs, base, term, len, visit, ctx);
+	/* The tail's postings: their seqs are above every segment's. */
+	return rc ? rc : a2m_tail_visit(x, base, term, len, visit, ctx);
 }
 
 /* Collects the rows read for the cache in x->rows (n of them). */
@@ -824,8 +927,10 @@ int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term
 	int rc = 0;
 	unsigned version = 0;
 	/* A transaction's own writes are not in the cache (a2m_sqlite_index_postings). */
-	if (!x->cache || x->nops || !sqlite3_get_autocommit(x->db))
+	if (!x->cache || !sqlite3_get_autocommit(x->db))
 		return 1;
+	if ((rc = read_ready(x, base)) != 0)
+		return rc;
 	/* What the cache holds may be from before another connection's commit. */
 	if (!a2m_sqlite_data_version(x->db, &version)) {
 		a2m_pcache_clear(x->cache);
@@ -857,8 +962,8 @@ int a2m_sqlite_data_version(sqlite3 *db, unsigned *out)
 int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
 			      size_t len, a2m_posting_visit visit, void *ctx)
 {
-	int rc = 0;
-	if (x->nops && (rc = a2m_sqlite_index_flush(x, base)) != 0)
+	int rc = read_ready(x, base);
+	if (rc)
 		return rc;
 	/* Outside a transaction (a recall), through the cache. */
 	if (x->cache && sqlite3_get_autocommit(x->db))

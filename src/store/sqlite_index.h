@@ -21,10 +21,15 @@
 **       (sqlite_segments_step.c).
 **
 ** Postings are buffered until the transaction commits (or something reads
-** the index inside it) and then written as one new segment, which may start
-** a merge (see sqlite_segments.c for the policy and its cost). Postings read
-** outside a transaction are kept in memory (postings_cache.h) until the
-** database changes.
+** the index inside it that cannot be read from the buffer) and then written
+** as one new segment, which may start a merge (see sqlite_segments.c for
+** the policy and its cost). A commit of fresh inserts only leaves them in
+** the buffer instead, as the tail, until a few hundred records wait
+** (sqlite_index_tail.c): a2m_meta's row "indexed" (the mark) is the last
+** seq the segments account for, the records above it are the tail, and
+** every connection reads them from the records to add their postings and
+** figures to what the tables hold. Postings read outside a transaction
+** are kept in memory (postings_cache.h) until the database changes.
 **
 ** The row "index" of a2m_meta names the layout and the analyser version
 ** the tables were built with; when it is missing or differs, opening the
@@ -63,6 +68,14 @@ int a2m_sqlite_data_version(sqlite3 *db, unsigned *out);
 ** the next read-write open). malloc'd; NULL when memory runs out.
 */
 char *a2m_sqlite_index_version(const a2m_indexer *ix);
+
+/*
+** Whether have (a2m_meta's row "index") names an index ix can use: 1 when
+** it is a2m_sqlite_index_version(ix), 2 when it is the layout before the
+** tail with ix's analyser (every record indexed: usable as it is), 0 when
+** neither (NULL included).
+*/
+int a2m_sqlite_index_version_ok(const a2m_indexer *ix, const char *have);
 
 /*
 ** Opens the index of db for ix. Read-write: creates or rebuilds it as
@@ -111,27 +124,42 @@ void a2m_sqlite_index_apply(a2m_sqlite_index *x, int64_t seq, const a2m_doc_term
 			    int sign);
 
 /*
-** Writes the buffered postings, sorted by (term, seq), then the pending
-** figures, and the merge begun at the transaction's start if any, inside
-** the caller's transaction (before its COMMIT). Returns 0 or a negative
-** code; the caller then rolls back.
+** At COMMIT, inside the caller's transaction: leaves the buffer as the tail
+** when it holds only inserts above the mark and is small, else writes the
+** buffered postings, sorted by (term, seq), as one segment, then the
+** pending figures and the mark; and writes the merge begun at the
+** transaction's start if any. Returns 0 or a negative code; the caller
+** then rolls back.
 */
 int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base);
 
 /*
-** At the start of a write transaction: begins merging a full level of the
-** index on a thread of its own (a2m_segments_merge_ahead), for the commit
-** to write. Only a head start: a failure leaves it to the commit.
+** At the start of a write transaction, with the write lock: brings the tail
+** to what the file holds (another connection may have written), then
+** begins merging a full level of the index on a thread of its own
+** (a2m_segments_merge_ahead), for the commit to write (only a head start:
+** a failure leaves it to the commit). Returns 0, or a negative code when
+** the tail cannot be read (the caller rolls back).
 */
-void a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base);
+int a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base);
+
+/* The transaction's COMMIT succeeded: the buffer is the file's tail now. */
+void a2m_sqlite_index_txn_done(a2m_sqlite_index *x);
+
+/* The next commit writes the whole buffer out (before a close, for instance). */
+void a2m_sqlite_index_write_out(a2m_sqlite_index *x);
+
+/* Records in the tail as last committed or read (for tests and the bench). */
+size_t a2m_sqlite_index_tail(const a2m_sqlite_index *x);
 
 /* on: every merge inside the commit that needs it (a2m_segments_merge_inline). */
 void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on);
 
 /*
-** This connection committed, moving the data version from "from" to "to":
-** the postings cache keeps what it holds if the commit wrote no postings
-** (see a2m_pcache_adopt).
+** The data version moved from "from" to "to" by commits that wrote no
+** postings, or by this connection's own commit (a2m_sqlite_index_txn_done
+** first): the postings cache keeps what it holds (see a2m_pcache_adopt)
+** and the tail stays what it is.
 */
 void a2m_sqlite_index_committed(a2m_sqlite_index *x, uint64_t from, uint64_t to);
 
@@ -148,12 +176,17 @@ void a2m_sqlite_index_forget_postings(a2m_sqlite_index *x);
 /* How many terms' postings were read from SQLite rather than the cache (for tests). */
 size_t a2m_sqlite_index_reads(const a2m_sqlite_index *x);
 
-/* Forgets everything buffered (the transaction was rolled back). */
+/*
+** Forgets what the transaction buffered (it was rolled back): back to the
+** tail as committed, or, when the transaction wrote the tail out, to no
+** tail, read again at the next use.
+*/
 void a2m_sqlite_index_discard(a2m_sqlite_index *x);
 
 /* A point in the buffer, to go back to when one write of a transaction fails. */
 typedef struct a2m_sqlite_index_point {
-	size_t          nops, used;
+	size_t          nops, used, records;
+	int64_t         top;
 	a2m_index_stats pending;
 } a2m_sqlite_index_point;
 
@@ -199,6 +232,13 @@ void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
 ** (0: the default, 200 000), all merged into one at its end.
 */
 void a2m_sqlite_index_rebuild_flush_for_tests(size_t postings);
+
+/*
+** For tests: a commit writes the tail out once it would hold this many
+** records (0: the default, 512; 1: every commit writes its postings, as
+** before the tail). Set it from one thread, between transactions.
+*/
+void a2m_sqlite_index_tail_for_tests(size_t records);
 #endif
 
 #endif

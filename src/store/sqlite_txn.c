@@ -69,8 +69,9 @@ int a2m_sqlite_begin(a2m_store *base)
 		a2m_sqlite_journal_drop(s);
 		a2m_sqlite_pending_drop(s);
 		a2m_sqlite_held_drop(s);
-		if (s->index && !s->base.read_only)
-			a2m_sqlite_index_begin(s->index, base);
+		if (s->index && !s->base.read_only &&
+		    (rc = a2m_sqlite_index_begin(s->index, base)) != 0)
+			a2m_sqlite_rollback(base);  /* the tail could not be read */
 	}
 	return rc;
 }
@@ -211,6 +212,8 @@ int a2m_sqlite_commit(a2m_store *base)
 		a2m_sqlite_vectors_rollback(s->vectors);
 	else
 		a2m_sqlite_vectors_commit(s->vectors);
+	if (!rc && s->index)
+		a2m_sqlite_index_txn_done(s->index);
 	if (!rc)
 		caches_committed(s);
 	else
