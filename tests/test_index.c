@@ -1914,6 +1914,45 @@ static void test_a_kill_loses_no_record_of_the_tail(tctx *t)
 	open_indexed(t, &tix);
 }
 
+/*
+** A writer keeps its last commit's number and seq figures while no other
+** commit came: two writers taking turns on one file (and one writing twice
+** in a row) still give out each seq once and take each commit number once.
+*/
+static void test_two_writers_taking_turns_share_seqs_and_numbers(tctx *t)
+{
+	a2m_store *o = second_writer(t);
+	EXPECT(o != NULL);
+	if (!o)
+		return;
+	char id[16];
+	int64_t before = sql_int(t, "SELECT ifnull(max(CAST(value AS INTEGER)), 0) FROM a2m_meta"
+				 " WHERE name = 'commits'");
+	for (int i = 0; i < 12; i++) {
+		a2m_record r;
+		memset(&r, 0, sizeof r);
+		snprintf(id, sizeof id, "turn%d", i);
+		r.id = id;
+		r.content = "turn word";
+		r.tier = "semantic";
+		a2m_store *w = i % 3 == 2 ? o : t->s;  /* t twice, then o */
+		EXPECT_OK(w->ops->insert(w, &r));
+		if (i == 5) {
+			int removed = 0;
+			EXPECT_OK(o->ops->remove(o, "turn4", &removed));  /* the newest, by o */
+			EXPECT_INT(removed, 1);
+		}
+	}
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM records"), 11);
+	EXPECT_INT(sql_int(t, "SELECT count(DISTINCT seq) FROM records"), 11);
+	EXPECT_INT(sql_int(t, "SELECT max(seq) FROM records"), 12);
+	EXPECT_INT(sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'commits'"),
+		   before + 13);
+	EXPECT_INT(df(t, "turn"), 11);
+	EXPECT_INT(df_in(o, "turn"), 11);
+	o->ops->close(o);
+}
+
 int main(void)
 {
 	RUN(test_insert_indexes_terms_with_counts_and_length);
@@ -1960,6 +1999,7 @@ int main(void)
 	RUN_SQLITE(test_a_full_tail_is_written_out);
 	RUN_SQLITE(test_two_writers_on_one_file_see_each_others_tail);
 	RUN_SQLITE(test_a_rolled_back_write_out_keeps_the_tail);
+	RUN_SQLITE(test_two_writers_taking_turns_share_seqs_and_numbers);
 	RUN_SQLITE(test_a_kill_loses_no_record_of_the_tail);
 	char schema[64];
 	snprintf(schema, sizeof schema, "a2m_ti_%d", (int)getpid());

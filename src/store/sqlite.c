@@ -491,6 +491,7 @@ static void sql_close(a2m_store *base)
 	sqlite3_finalize(s->by_seq);
 	sqlite3_finalize(s->touch);
 	sqlite3_finalize(s->number);
+	sqlite3_finalize(s->number_set);
 	sqlite3_finalize(s->stale);
 	sqlite3_finalize(s->count_tier);
 	sqlite3_finalize(s->count_bucket);

@@ -136,6 +136,17 @@ typedef struct sqlstore {
 	sqlite3_stmt *count_add;   /* prepared at first use, as are the two below */
 	sqlite3_stmt *seq_get;
 	sqlite3_stmt *seq_set;
+	/* What the main connection's last commit left in the file, good while
+	** the data version is the one after it (no other commit since: the
+	** next transaction's txn_version says): the commit number and the
+	** seq figures, which the next commit then need not read again. */
+	int           after_known; /* after_version is the version after our last commit */
+	unsigned      after_version;
+	int64_t       after_number;  /* the commit number it took (0: none) */
+	int           after_seq;     /* after_seq_high and _mark are known */
+	int64_t       after_seq_high, after_seq_mark;
+	int64_t       staged_no;     /* the number this commit's stage took */
+	sqlite3_stmt *number_set;    /* the number's plain update (sqlite_journal.c) */
 } sqlstore;
 
 /* ---- sqlite_rows.c: statements and a record's row ----------------------- */
@@ -344,6 +355,12 @@ int a2m_sqlite_journal_stage(sqlstore *s);
 
 /* The COMMIT after a stage failed: takes the entry out again. */
 void a2m_sqlite_journal_unstage(sqlstore *s);
+
+/*
+** Whether what the last commit left (after_*) still holds in this write
+** transaction: no commit came between (its txn_version is after_version).
+*/
+int a2m_sqlite_after_holds(const sqlstore *s);
 
 /*
 ** At the start of reader c's bracket (its snapshot held): when its data

@@ -57,6 +57,8 @@
 	"INSERT INTO a2m_meta(name, value) VALUES('commits', 1)" \
 	" ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value"
 #define SQL_NUMBER "SELECT value FROM a2m_meta WHERE name = 'commits'"
+/* The bump when the number is known (a2m_sqlite_after_holds): no RETURNING. */
+#define SQL_NUMBER_SET "UPDATE a2m_meta SET value = ?1 WHERE name = 'commits'"
 
 enum { NOTE_TOUCH, NOTE_FORGET };
 
@@ -152,18 +154,40 @@ int a2m_sqlite_journal_stage(sqlstore *s)
 	s->staged = 0;
 	if (!s->journal || sqlite3_get_autocommit(s->db))
 		return 0;
-	if (!s->number &&
-	    sqlite3_prepare_v3(s->db, SQL_BUMP, -1, SQLITE_PREPARE_PERSISTENT, &s->number, NULL)
-	    != SQLITE_OK)
-		return a2m_sqlite_db_fail(s, "commit number");
-	int step = sqlite3_step(s->number);
-	int64_t no = step == SQLITE_ROW ? sqlite3_column_int64(s->number, 0) : 0;
-	if (step == SQLITE_ROW)
-		step = sqlite3_step(s->number);
-	int rc = step == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "commit number");
-	sqlite3_reset(s->number);
-	if (rc)
-		return rc;
+	int64_t no = 0;
+	int rc = 0;
+	/* The number our last commit took, when nothing committed since: a
+	** plain update (the upsert with RETURNING was a tenth of a lone
+	** remember). */
+	if (s->after_number && a2m_sqlite_after_holds(s)) {
+		if (!s->number_set &&
+		    sqlite3_prepare_v3(s->db, SQL_NUMBER_SET, -1, SQLITE_PREPARE_PERSISTENT,
+				       &s->number_set, NULL) != SQLITE_OK)
+			return a2m_sqlite_db_fail(s, "commit number");
+		if (sqlite3_bind_int64(s->number_set, 1, s->after_number + 1) != SQLITE_OK ||
+		    sqlite3_step(s->number_set) != SQLITE_DONE)
+			rc = a2m_sqlite_db_fail(s, "commit number");
+		else if (sqlite3_changes(s->db) == 1)
+			no = s->after_number + 1;
+		sqlite3_reset(s->number_set);
+		if (rc)
+			return rc;
+	}
+	if (!no) {
+		if (!s->number &&
+		    sqlite3_prepare_v3(s->db, SQL_BUMP, -1, SQLITE_PREPARE_PERSISTENT, &s->number,
+				       NULL) != SQLITE_OK)
+			return a2m_sqlite_db_fail(s, "commit number");
+		int step = sqlite3_step(s->number);
+		no = step == SQLITE_ROW ? sqlite3_column_int64(s->number, 0) : 0;
+		if (step == SQLITE_ROW)
+			step = sqlite3_step(s->number);
+		rc = step == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "commit number");
+		sqlite3_reset(s->number);
+		if (rc)
+			return rc;
+	}
+	s->staged_no = no;
 	/* The entry goes in before COMMIT: a reader that sees the number in its
 	** snapshot finds what it changed. A failed COMMIT takes it out again
 	** (unstage) before any snapshot can hold the number. */
@@ -189,6 +213,7 @@ void a2m_sqlite_journal_unstage(sqlstore *s)
 	if (!s->staged)
 		return;
 	s->staged = 0;
+	s->staged_no = 0;
 	pthread_mutex_lock(&s->journal->mu);
 	s->journal->next = (s->journal->next + JOURNAL_COMMITS - 1) % JOURNAL_COMMITS;
 	s->journal->count--;

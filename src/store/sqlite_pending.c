@@ -124,6 +124,12 @@ int a2m_sqlite_pending_flush(sqlstore *s)
 int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *session,
 			       int64_t *seq, size_t *bucket)
 {
+	if (!s->seq_known && s->after_seq && a2m_sqlite_after_holds(s)) {
+		/* As our last commit left them: no one wrote since. */
+		s->seq_high = s->after_seq_high;
+		s->seq_mark = s->after_seq_mark;
+		s->seq_known = 1;
+	}
 	if (!s->seq_known) {
 		int rc = prepare(s, &s->seq_get, SQL_SEQ_GET);
 		if (rc)

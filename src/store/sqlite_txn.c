@@ -76,16 +76,35 @@ int a2m_sqlite_begin(a2m_store *base)
 	return rc;
 }
 
+int a2m_sqlite_after_holds(const sqlstore *s)
+{
+	return s->after_known && s->txn_versioned && (unsigned)s->txn_version == s->after_version;
+}
+
 /*
 ** After this connection's commit: the caches read at the version the
 ** transaction began from stay valid at the new one, but for what the
 ** transaction wrote (postings empty their cache when written, records are
 ** forgotten one by one as they are written). Anything unsure empties them.
+** And what the commit left in the file, for the next one (after_*):
+** seq_known is the transaction's, read before the pending state is dropped.
 */
-static void caches_committed(sqlstore *s)
+static void caches_committed(sqlstore *s, int seq_known)
 {
 	unsigned v = 0;
 	int known = s->txn_versioned && a2m_sqlite_data_version(s->db, &v);
+	int carry = a2m_sqlite_after_holds(s);
+	if (seq_known) {
+		/* pending_write set the mark to the highest seq given out. */
+		s->after_seq = 1;
+		s->after_seq_high = s->seq_high;
+		s->after_seq_mark = s->seq_mark;
+	} else if (!carry) {
+		s->after_seq = 0;  /* no insert, and another commit came before */
+	}
+	s->after_number = s->staged ? s->staged_no : 0;
+	s->after_known = known;
+	s->after_version = v;
 	if (s->rows) {
 		if (known && !s->rows_unsure)
 			a2m_row_cache_adopt(s->rows, s->txn_version, v);
@@ -198,6 +217,7 @@ int a2m_sqlite_commit(a2m_store *base)
 		if (rc)
 			a2m_sqlite_journal_unstage(s);
 	}
+	int seq_known = s->seq_known;
 	a2m_sqlite_pending_drop(s);  /* written, or rolled back below */
 	a2m_sqlite_held_drop(s);
 	if (rc)
@@ -214,10 +234,12 @@ int a2m_sqlite_commit(a2m_store *base)
 		a2m_sqlite_vectors_commit(s->vectors);
 	if (!rc && s->index)
 		a2m_sqlite_index_txn_done(s->index);
-	if (!rc)
-		caches_committed(s);
-	else
+	if (!rc) {
+		caches_committed(s, seq_known);
+	} else {
+		s->after_known = 0;
 		a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
+	}
 	if (rc)
 		a2m_mirror_discard(s->mirror);
 	else
@@ -237,6 +259,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 	a2m_sqlite_journal_drop(s);
 	a2m_sqlite_pending_drop(s);
 	a2m_sqlite_held_drop(s);
+	s->after_known = 0;
 	if (s->index)
 		a2m_sqlite_index_discard(s->index);
 	if (!sqlite3_get_autocommit(s->db)) {
