@@ -14,7 +14,9 @@
 **
 ** How: every write transaction of the main connection takes a number
 ** stored in the file, in the same transaction (the row "commits" of
-** a2m_meta, made by the first commit that needs it: no migration), and
+** a2m_meta, made by the first commit that needs it: no migration; a plain
+** update of the number this connection's last commit took while no other
+** commit came since, a2m_sqlite_after_holds), and
 ** notes as it goes what the caches care about: the touches it applied,
 ** the seqs of the records it wrote, "a record of unknown seq was written"
 ** and whether it wrote postings. Just before COMMIT the notes go into a

@@ -23,7 +23,9 @@
 ** reads it (BEGIN IMMEDIATE holds the write lock, so another process
 ** sharing the file cannot move it meanwhile), and the COMMIT writes it
 ** back when it moved. max(seq) is read too, in case a writer that is not
-** a2m put rows in without moving the mark.
+** a2m put rows in without moving the mark. While no commit came after this
+** connection's last (a2m_sqlite_after_holds), the figures that commit left
+** are taken instead of read: a lone insert's transaction reads nothing.
 */
 #include <stdlib.h>
 #include <string.h>
