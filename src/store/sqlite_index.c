@@ -265,7 +265,6 @@ static int prepare_all(a2m_sqlite_index *x, a2m_store *base)
 	return a2m_segments_open(x->db, base, &x->segs);
 }
 
-static int flush(a2m_sqlite_index *x, a2m_store *base, int merge);
 
 /*
 ** Drops and refills the tables from every record, in one transaction, then
@@ -312,13 +311,13 @@ static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 		x->ix->release(x->ix, &dt);
 		if (!rc && x->nops >= (rebuild_flush_for_tests ? rebuild_flush_for_tests
 							       : REBUILD_FLUSH))
-			rc = flush(x, base, 0);
+			rc = a2m_sqlite_index_write(x, base, 0);
 		if (rc)
 			goto out;
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if ((rc = flush(x, base, 0)) || (rc = a2m_segments_maintain(x->segs, base, 1)) ||
+	if ((rc = a2m_sqlite_index_write(x, base, 0)) || (rc = a2m_segments_maintain(x->segs, base, 1)) ||
 	    (rc = a2m_tail_mark_write(x, base)))
 		goto out;
 	if (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) VALUES('" META_NAME
@@ -748,7 +747,7 @@ static int write_segment(a2m_sqlite_index *x, a2m_store *base, int merge)
 	return rc;
 }
 
-static int flush(a2m_sqlite_index *x, a2m_store *base, int merge)
+int a2m_sqlite_index_write(a2m_sqlite_index *x, a2m_store *base, int merge)
 {
 	if (x->nops) {
 		a2m_pcache_clear(x->cache);  /* what it holds is about to change */
@@ -797,7 +796,7 @@ int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
 			x->wrote = 1;                /* and the readers' (the journal) */
 		}
 	} else {
-		rc = flush(x, base, 1);
+		rc = a2m_sqlite_index_write(x, base, 1);
 	}
 	/* A merge begun ahead is written even when no posting was. */
 	if (!rc && a2m_segments_merging(x->segs))
@@ -819,154 +818,4 @@ int a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base)
 	/* A failure leaves nothing under way: the commit merges what it must. */
 	(void)a2m_segments_merge_ahead(x->segs, base);
 	return 0;
-}
-
-/*
-** Before a read: outside a transaction, the tail as the file has it now;
-** inside one, its own writes count, and only inserts above the mark can be
-** read from the buffer beside the segments: anything else is written first.
-*/
-static int read_ready(a2m_sqlite_index *x, a2m_store *base)
-{
-	if (sqlite3_get_autocommit(x->db))
-		return a2m_tail_sync(x, base);
-	if (x->must_flush && x->nops)
-		return flush(x, base, 1);
-	return 0;
-}
-
-int a2m_sqlite_index_stats(a2m_sqlite_index *x, a2m_store *base, a2m_index_stats *out)
-{
-	int rc = 0;
-	memset(out, 0, sizeof *out);
-	if ((rc = read_ready(x, base)) != 0)
-		return rc;
-	if (sqlite3_step(x->stats) != SQLITE_ROW) {
-		rc = fail(x->db, base, "stats");
-	} else {
-		/* The figures flush has not written yet (none after a flush). */
-		out->docs = sqlite3_column_int64(x->stats, 0) + x->pending.docs;
-		out->total_len = sqlite3_column_int64(x->stats, 1) + x->pending.total_len;
-		out->unindexed = sqlite3_column_int64(x->stats, 2) + x->pending.unindexed;
-		/* A query reads the figures first: the moment to notice that the
-		** database changed (here or elsewhere) since the cache was filled. */
-		unsigned version = 0;
-		if (x->cache && a2m_sqlite_data_version(x->db, &version))
-			a2m_pcache_validate(x->cache, version);
-		else if (x->cache)
-			a2m_pcache_clear(x->cache);
-	}
-	reset(x->stats);
-	return rc;
-}
-
-/* Visits term's postings as the segments hold them (visit's negative code
-** stops the walk). */
-static int read_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
-			 size_t len, a2m_posting_visit visit, void *ctx)
-{
-	x->reads++;
-	int rc = a2m_segments_term(x->segs, base, term, len, visit, ctx);
-	/* The tail's postings: their seqs are above every segment's. */
-	return rc ? rc : a2m_tail_visit(x, base, term, len, visit, ctx);
-}
-
-/* Collects the rows read for the cache in x->rows (n of them). */
-typedef struct collect {
-	a2m_sqlite_index *x;
-	a2m_store        *base;
-	size_t            n;
-} collect;
-
-static int collect_row(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
-{
-	collect *c = ctx;
-	a2m_sqlite_index *x = c->x;
-	if (c->n == x->rows_cap) {
-		size_t cap = x->rows_cap ? x->rows_cap * 2 : 1024;
-		a2m_posting *r = realloc(x->rows, cap * sizeof *r);
-		if (!r)
-			return a2m_store_fail(c->base, "postings: out of memory");
-		x->rows = r;
-		x->rows_cap = cap;
-	}
-	x->rows[c->n++] = (a2m_posting){.seq = seq, .tf = tf, .dl = dl};
-	return 0;
-}
-
-/* A term's postings from the cache, or read into it and then visited. */
-static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
-			   size_t len, a2m_posting_visit visit, void *ctx)
-{
-	int rc = 0;
-	if (a2m_pcache_visit(x->cache, term, len, visit, ctx, &rc))
-		return rc;
-	collect c = {x, base, 0};
-	if ((rc = read_postings(x, base, term, len, collect_row, &c)) != 0)
-		return rc;
-	a2m_pcache_put(x->cache, term, len, x->rows, c.n);
-	for (size_t i = 0; i < c.n; i++)
-		if ((rc = visit(x->rows[i].seq, x->rows[i].tf, x->rows[i].dl, ctx)) < 0)
-			return rc;
-	return 0;
-}
-
-/*
-** Inside a read bracket the cache is emptied by nothing but a write of this
-** very connection, which ends the loans anyway (store.h): the data version
-** cannot change within the bracket's snapshot, so a validate (here, or in
-** a2m_sqlite_index_stats) finds the version it stamped; the commit journal
-** is replayed (forget_postings, committed) at read_begin only, before any
-** loan; flush, discard and committed run on a write, and the reader
-** connections never write; a reader's index is closed only when the
-** connection is given back (sqlite_pool.c, release), after read_end.
-*/
-int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term,
-			  size_t len, const a2m_posting **v, size_t *n)
-{
-	int rc = 0;
-	unsigned version = 0;
-	/* A transaction's own writes are not in the cache (a2m_sqlite_index_postings). */
-	if (!x->cache || !sqlite3_get_autocommit(x->db))
-		return 1;
-	if ((rc = read_ready(x, base)) != 0)
-		return rc;
-	/* What the cache holds may be from before another connection's commit. */
-	if (!a2m_sqlite_data_version(x->db, &version)) {
-		a2m_pcache_clear(x->cache);
-		return 1;
-	}
-	a2m_pcache_validate(x->cache, version);
-	if (a2m_pcache_lend(x->cache, term, len, v, n))
-		return 0;
-	collect c = {x, base, 0};
-	if ((rc = read_postings(x, base, term, len, collect_row, &c)) != 0)
-		return rc;
-	a2m_pcache_put(x->cache, term, len, x->rows, c.n);
-	/* Not kept (too big, no memory): index_postings reads it again. */
-	return a2m_pcache_lend(x->cache, term, len, v, n) ? 0 : 1;
-}
-
-void a2m_sqlite_index_bracket(a2m_sqlite_index *x)
-{
-	if (x->cache)
-		a2m_pcache_next_period(x->cache);
-}
-
-int a2m_sqlite_data_version(sqlite3 *db, unsigned *out)
-{
-	*out = 0;
-	return sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, out) == SQLITE_OK;
-}
-
-int a2m_sqlite_index_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
-			      size_t len, a2m_posting_visit visit, void *ctx)
-{
-	int rc = read_ready(x, base);
-	if (rc)
-		return rc;
-	/* Outside a transaction (a recall), through the cache. */
-	if (x->cache && sqlite3_get_autocommit(x->db))
-		return cached_postings(x, base, term, len, visit, ctx);
-	return read_postings(x, base, term, len, visit, ctx);
 }

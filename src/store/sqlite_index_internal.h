@@ -1,7 +1,8 @@
 /*
 ** sqlite_index_internal.h — the SQLite term index's state, shared by
-** sqlite_index.c (the buffer, flush, reads) and sqlite_index_tail.c (the
-** tail: committed postings not yet written as a segment). Nothing else
+** sqlite_index.c (the buffer and its writing out), sqlite_index_read.c
+** (the reads) and sqlite_index_tail.c (the tail: committed postings not
+** yet written as a segment). Nothing else
 ** includes it; the rest of the engine sees sqlite_index.h.
 */
 #ifndef A2M_SQLITE_INDEX_INTERNAL_H
@@ -98,6 +99,15 @@ struct a2m_sqlite_index {
 	sqlite3_stmt   *tail_rows;    /* the mark and the records above it */
 	sqlite3_stmt   *mark_set;
 };
+
+/* ---- sqlite_index.c ----------------------------------------------------- */
+
+/*
+** Writes the whole buffer out inside the caller's transaction: one segment
+** (then the merges due, when merge is set), the figures, the mark. Returns
+** 0 or a negative code (the caller rolls back).
+*/
+int a2m_sqlite_index_write(a2m_sqlite_index *x, a2m_store *base, int merge);
 
 /* ---- sqlite_index_tail.c ------------------------------------------------ */
 
