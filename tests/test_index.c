@@ -1901,7 +1901,7 @@ static void test_a_kill_loses_no_record_of_the_tail(tctx *t)
 				for (int k = 0; k < p.n; k++)
 					listed |= p.seq[k] == rec->seq;
 			if (!listed && p.n < 64)
-				snprintf(failure, sizeof failure, "round %d: %s not under \"%s\"", round,
+				snprintf(failure, sizeof failure, "round %d: %s not under \"%.60s\"", round,
 					 id, text);
 			a2m_record_free(rec);
 		}
