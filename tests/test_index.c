@@ -1953,6 +1953,49 @@ static void test_two_writers_taking_turns_share_seqs_and_numbers(tctx *t)
 	o->ops->close(o);
 }
 
+/*
+** A file of the layout before the tail (every record indexed, no mark) is
+** taken as it is at a read-write open: no rebuild, its mark set to its last
+** record, and its records found; a read-only open uses it too.
+*/
+static void test_an_untailed_file_is_taken_as_it_is(tctx *t)
+{
+	char why[320];
+	a2m_sqlite_index_tail_for_tests(1);
+	EXPECT(insert(t, "u1", "pine cedar") > 0);
+	int64_t last = insert(t, "u2", "pine");
+	a2m_sqlite_index_tail_for_tests(0);
+	EXPECT(last > 0);
+	close_store(t);
+	sqlite3 *db = NULL;
+	EXPECT_INT(sqlite3_open(t->path, &db), SQLITE_OK);
+	EXPECT_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/5|',"
+				" 'postings/4|') WHERE name = 'index';"
+				"DELETE FROM a2m_meta WHERE name = 'indexed'", NULL, NULL, NULL),
+		   SQLITE_OK);
+	sqlite3_close(db);
+	a2m_store *r = NULL;
+	char err[256];
+	a2m_sqlite_options ro = {.read_only = 1};
+	EXPECT_OK(a2m_store_sqlite_open(t->path, &ro, &r, err, sizeof err));
+	if (r) {
+		EXPECT_OK(r->ops->index_attach(r, &tix.base));
+		EXPECT_INT(df_in(r, "pine"), 2);
+		r->ops->close(r);
+	}
+	tix.calls = 0;
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(tix.calls, 0);  /* nothing analysed: no rebuild */
+	EXPECT_INT(sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed'"),
+		   last);
+	EXPECT_INT(sql_int(t, "SELECT value LIKE 'postings/5|%' FROM a2m_meta WHERE name = 'index'"), 1);
+	EXPECT_INT(df(t, "pine"), 2);
+	EXPECT(insert(t, "u3", "pine") > 0);
+	EXPECT_INT(df(t, "pine"), 3);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
+}
+
 int main(void)
 {
 	RUN(test_insert_indexes_terms_with_counts_and_length);
@@ -2000,6 +2043,7 @@ int main(void)
 	RUN_SQLITE(test_two_writers_on_one_file_see_each_others_tail);
 	RUN_SQLITE(test_a_rolled_back_write_out_keeps_the_tail);
 	RUN_SQLITE(test_two_writers_taking_turns_share_seqs_and_numbers);
+	RUN_SQLITE(test_an_untailed_file_is_taken_as_it_is);
 	RUN_SQLITE(test_a_kill_loses_no_record_of_the_tail);
 	char schema[64];
 	snprintf(schema, sizeof schema, "a2m_ti_%d", (int)getpid());

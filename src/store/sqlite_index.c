@@ -27,6 +27,8 @@
 ** every record indexed: taken as it is, its mark set to the last record.
 */
 #define INDEX_LAYOUT_UNTAILED "postings/4"
+_Static_assert(sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_UNTAILED,
+	       "untailed_upgrade writes one name over the other");
 #define META_NAME    "index"
 
 /*
@@ -213,28 +215,39 @@ static int is_current(sqlite3 *db, a2m_store *base, const a2m_indexer *ix)
 
 /*
 ** A file of the layout before the tail: every record is indexed, so the
-** mark is the last record's seq; then the layout's name moves on, so that
-** a build without the tail rebuilds the index rather than miss the tail.
+** mark is the last record's seq; the layout's name moves on with it, so
+** that a build without the tail rebuilds the index rather than miss the
+** tail. Under the write lock, and only if the name is still the old one:
+** another process of this build may have moved it on, and have a tail.
 */
 static int untailed_upgrade(a2m_sqlite_index *x, a2m_store *base, const char *version)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = exec(x->db, base, "BEGIN IMMEDIATE", "upgrade");
-	if (rc)
+	char *old = strdup(version);
+	int rc = old ? exec(x->db, base, "BEGIN IMMEDIATE", "upgrade")
+		     : a2m_store_fail(base, "index upgrade: out of memory");
+	if (rc) {
+		free(old);
 		return rc;
-	if (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) SELECT 'indexed',"
-			       " ifnull(max(seq), 0) FROM records WHERE 1"
-			       " ON CONFLICT(name) DO UPDATE SET value = excluded.value;", -1, &st, NULL)
-	    != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+	}
+	memcpy(old, INDEX_LAYOUT_UNTAILED, strlen(INDEX_LAYOUT_UNTAILED));  /* same length */
+	if (sqlite3_prepare_v2(x->db, "UPDATE a2m_meta SET value = ?1 WHERE name = '" META_NAME
+			       "' AND value = ?2", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, old, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
 		rc = fail(x->db, base, "upgrade");
+	int moved = !rc && sqlite3_changes(x->db) == 1;
 	sqlite3_finalize(st);
 	st = NULL;
-	if (!rc && (sqlite3_prepare_v2(x->db, "UPDATE a2m_meta SET value = ?1 WHERE name = '"
-				       META_NAME "'", -1, &st, NULL) != SQLITE_OK ||
-		    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
-		    sqlite3_step(st) != SQLITE_DONE))
+	if (moved &&
+	    (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) SELECT 'indexed',"
+				" ifnull(max(seq), 0) FROM records WHERE 1"
+				" ON CONFLICT(name) DO UPDATE SET value = excluded.value", -1, &st,
+				NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE))
 		rc = fail(x->db, base, "upgrade");
 	sqlite3_finalize(st);
+	free(old);
 	if (!rc)
 		rc = exec(x->db, base, "COMMIT", "upgrade");
 	if (rc && !sqlite3_get_autocommit(x->db))
