@@ -19,18 +19,27 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "rank/blockmax.h"
 
 /* A bound is widened by this share: the computed contributions round. */
 #define BOUND_REL 1e-9
 
+struct a2m_bmw_cursor {
+	size_t   at;     /* the first posting not passed yet (a lead key's: its list's) */
+	size_t   block;  /* the block whose bound is in bound; SIZE_MAX: none yet */
+	double   bound;  /* that block's, at this key's scale, widened */
+	double   reach;  /* the whole list's, at this key's scale, widened */
+	uint16_t lead;   /* the key of its word whose list (and cursor) it shares */
+	uint32_t list;   /* its list (lists below) */
+};
+
 void a2m_bmw_free(a2m_bmw *w)
 {
-	free(w->bound);
-	free(w->at);
+	free(w->cur);
+	free(w->ls);
 	free(w->heap);
-	free(w->reach);
 	memset(w, 0, sizeof *w);
 }
 
@@ -78,24 +87,22 @@ static void heap_push(double *h, size_t *n, size_t admit, double v)
 	h[i] = v;
 }
 
-/* ---- the walk ---- */
+/* ---- the lists ---- */
 
-/* The seq of key k's last posting in block b. */
-static inline int64_t block_last(const a2m_bmw_key *k, size_t b)
-{
-	size_t end = (b + 1) * A2M_BMW_BLOCK;
-	return k->v[(end < k->n ? end : k->n) - 1].seq;
-}
-
-/* The first posting of k at or after from whose seq is at least seq (binary search in its block). */
+/* The first posting of k at or after from whose seq is at least seq. */
 static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 {
 	size_t lo = from, hi = k->n;
-	/* Most seeks land near: gallop first. */
-	for (size_t step = 1; lo + step < hi && k->v[lo + step].seq < seq; step *= 2)
-		lo += step;
-	if (lo < hi && k->v[lo].seq >= seq)
+	if (lo >= hi || k->v[lo].seq >= seq)
 		return lo;
+	/* k->v[lo].seq < seq: gallop, then halve. Most seeks land near. */
+	size_t step = 1;
+	while (lo + step < hi && k->v[lo + step].seq < seq) {
+		lo += step;
+		step *= 2;
+	}
+	if (lo + step < hi)
+		hi = lo + step;
 	while (lo + 1 < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (k->v[mid].seq < seq)
@@ -106,100 +113,162 @@ static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 	return hi;
 }
 
-/* Fills the block bounds of every key; 0, or -1 when memory runs out. */
-static int bounds(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1)
+/* The seq of the last posting of block b of k. */
+static inline int64_t block_last(const a2m_bmw_key *k, size_t b)
 {
-	size_t total = 0;
-	if (room(&w->at, &w->nat, 3 * nkeys, sizeof *w->at) != 0)
-		return -1;
-	for (size_t k = 0; k < nkeys; k++) {
-		w->at[3 * k] = total;
-		total += (keys[k].n + A2M_BMW_BLOCK - 1) / A2M_BMW_BLOCK;
+	size_t end = (b + 1) * A2M_BMW_BLOCK;
+	return k->v[(end < k->n ? end : k->n) - 1].seq;
+}
+
+/*
+** The bound of block b of key k's list (kept by the index, else read from
+** the postings), at k's scale, widened; cached in c.
+*/
+static double block_bound(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t b, double k0,
+			  double k1)
+{
+	if (c->block == b)
+		return c->bound;
+	a2m_tf_bound tb;
+	if (k->blocks) {
+		tb = k->blocks[b];
+	} else {
+		size_t end = (b + 1) * A2M_BMW_BLOCK < k->n ? (b + 1) * A2M_BMW_BLOCK : k->n;
+		a2m_tf_bound_empty(&tb);
+		for (size_t i = b * A2M_BMW_BLOCK; i < end; i++)
+			a2m_tf_bound_add(&tb, k->v[i].tf, k->v[i].dl);
 	}
-	if (room(&w->bound, &w->nbound, total ? total : 1, sizeof *w->bound) != 0)
-		return -1;
-	for (size_t k = 0; k < nkeys; k++) {
-		const a2m_bmw_key *key = &keys[k];
-		double *b = w->bound + w->at[3 * k];
-		for (size_t i = 0; i < key->n; i += A2M_BMW_BLOCK) {
-			size_t end = i + A2M_BMW_BLOCK < key->n ? i + A2M_BMW_BLOCK : key->n;
-			uint32_t tf = 0, dl = UINT32_MAX;
-			for (size_t j = i; j < end; j++) {
-				tf = key->v[j].tf > tf ? key->v[j].tf : tf;
-				dl = key->v[j].dl < dl ? key->v[j].dl : dl;
-			}
-			*b++ = a2m_bm25_contrib(key->scale, tf, dl, k0, k1) * (1.0 + BOUND_REL);
+	c->block = b;
+	c->bound = a2m_bm25_bound(k->scale, &tb, k0, k1) * (1.0 + BOUND_REL);
+	return c->bound;
+}
+
+/*
+** The whole list's bound of key k, widened, from the index's, else from a
+** pass over the list, which also checks its order. Returns 0, or 1 when
+** the list is not in ascending seq.
+*/
+static int list_reach(const a2m_bmw_key *k, double k0, double k1, double *reach)
+{
+	a2m_tf_bound tb;
+	if (k->all) {
+		tb = *k->all;
+	} else {
+		a2m_tf_bound_empty(&tb);
+		for (size_t i = 0; i < k->n; i++) {
+			if (i && k->v[i].seq <= k->v[i - 1].seq)
+				return 1;
+			a2m_tf_bound_add(&tb, k->v[i].tf, k->v[i].dl);
 		}
-		w->at[3 * k + 1] = 0;  /* cursor */
-		w->at[3 * k + 2] = 0;  /* block */
 	}
+	*reach = a2m_bm25_bound(k->scale, &tb, k0, k1) * (1.0 + BOUND_REL);
 	return 0;
 }
 
+/* ---- the walk ---- */
+
 /*
-** MaxScore's partition, over words: a record's sum counts each word once,
-** with its best key, so a word's reach is its keys' largest. The words of
-** least reach whose reaches sum to at most tau are non-essential (ess[w]
-** 0): a record holding only them cannot beat it and is never visited;
-** *nonreach gets that sum.
+** The walk's lists: one per distinct list of a word (its keys with the
+** same postings share it), each with the most its keys add to a record.
 */
-static void partition(const double *wreach, uint32_t nw, double tau, unsigned char *ess,
-		      double *nonreach)
+typedef struct lists {
+	uint32_t n;
+	uint16_t key[A2M_BMW_MAX_KEYS];   /* its first key (the others' lead) */
+	uint32_t word[A2M_BMW_MAX_KEYS];  /* its word, 1-based */
+	double   reach[A2M_BMW_MAX_KEYS]; /* its keys' largest, widened */
+	int64_t  at[A2M_BMW_MAX_KEYS];    /* the seq under its cursor; INT64_MAX: none */
+	uint32_t ord[A2M_BMW_MAX_KEYS];   /* the lists by at */
+	size_t   nkeys;
+	double   wmax[A2M_BMW_MAX_KEYS];  /* per word, a sum's scratch (sum_by_word) */
+	uint32_t wstamp[A2M_BMW_MAX_KEYS];
+	uint32_t stamp;
+} lists;
+
+/* Moves list l's cursor to its first posting at or after seq. */
+static void list_seek(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, lists *ls, uint32_t l,
+		      int64_t seq)
 {
-	uint32_t ord[A2M_BMW_MAX_KEYS];
-	for (uint32_t w = 0; w < nw; w++) {
-		uint32_t j = w;
-		while (j && wreach[ord[j - 1]] > wreach[w]) {
-			ord[j] = ord[j - 1];
+	size_t k = ls->key[l];
+	cur[k].at = seek(&keys[k], cur[k].at, seq);
+	ls->at[l] = cur[k].at < keys[k].n ? keys[k].v[cur[k].at].seq : INT64_MAX;
+}
+
+/*
+** The bound of list l's block under its cursor (its keys' largest), and
+** *last lowered to that block's last seq.
+*/
+static double list_block(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, const lists *ls,
+			 uint32_t l, double k0, double k1, int64_t *last)
+{
+	size_t lead = ls->key[l], b = cur[lead].at / A2M_BMW_BLOCK;
+	double best = 0;
+	for (size_t k = lead; k < ls->nkeys && keys[k].word == ls->word[l]; k++)
+		if (cur[k].lead == lead) {
+			double bound = block_bound(&keys[k], &cur[k], b, k0, k1);
+			best = bound > best ? bound : best;
+		}
+	int64_t end = block_last(&keys[lead], b);
+	*last = end < *last ? end : *last;
+	return best;
+}
+
+/* Sorts ls->ord by ls->at (insertion: the order changes little from one record to the next). */
+static void lists_sort(lists *ls)
+{
+	for (uint32_t i = 1; i < ls->n; i++) {
+		uint32_t l = ls->ord[i], j = i;
+		while (j && ls->at[ls->ord[j - 1]] > ls->at[l]) {
+			ls->ord[j] = ls->ord[j - 1];
 			j--;
 		}
-		ord[j] = w;
-		ess[w] = 1;
+		ls->ord[j] = l;
 	}
-	double sum = 0;
-	for (uint32_t j = 0; j < nw && sum + wreach[ord[j]] <= tau; j++) {
-		sum += wreach[ord[j]];
-		ess[ord[j]] = 0;
-	}
-	*nonreach = sum;
 }
 
 /*
-** The bound of the records from d up to *end (set) from the blocks under
-** the essential keys' cursors (each at its first posting at or after d), a
-** word counting its best key's: keys of one word are contiguous.
+** A running sum over lists where a word counts once, with its largest
+** value: sum_start, then sum_add for each list's value; returns the sum.
 */
-static double region_bound(const a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys,
-			   const unsigned char *ess, const uint16_t *lead, int64_t *end)
+static void sum_start(lists *ls)
 {
-	const size_t *at = w->at;
-	double sum = 0, best = 0;
-	uint32_t word = 0;
-	*end = INT64_MAX;
-	for (size_t k = 0; k < nkeys; k++) {
-		const a2m_bmw_key *key = &keys[k];
-		if (key->word != word) {
-			sum += best;
-			best = 0;
-			word = key->word;
-		}
-		size_t cur = at[3 * lead[k] + 1];
-		if (!ess[key->word - 1] || cur >= key->n)
-			continue;
-		size_t b = cur / A2M_BMW_BLOCK;
-		double bound = w->bound[at[3 * k] + b];
-		best = bound > best ? bound : best;
-		if (block_last(key, b) < *end)
-			*end = block_last(key, b);
+	if (++ls->stamp == 0) {
+		memset(ls->wstamp, 0, sizeof ls->wstamp);
+		ls->stamp = 1;
 	}
-	return sum + best;
 }
 
+static double sum_add(lists *ls, double sum, uint32_t l, double v)
+{
+	uint32_t w = ls->word[l] - 1;
+	if (ls->wstamp[w] != ls->stamp) {
+		ls->wstamp[w] = ls->stamp;
+		ls->wmax[w] = v;
+		return sum + v;
+	}
+	if (v <= ls->wmax[w])
+		return sum;
+	sum += v - ls->wmax[w];
+	ls->wmax[w] = v;
+	return sum;
+}
+
+/*
+** WAND with block-max bounds, over lists: the lists taken by their
+** cursors' seq, the pivot is the first at which their reaches (a word
+** counting its largest) sum above the threshold. A record before the
+** pivot's seq is held only by lists before it, whose reaches cannot beat
+** the threshold: those lists are moved to the pivot's seq unread. At the
+** pivot's seq, held by every list before it and any after it there too,
+** the bounds of the blocks under their cursors are summed: when they cannot
+** beat the threshold, neither can any record up to the first of those
+** blocks' end (nor the next list's seq), and the lists are moved past it;
+** else the record is scored exactly.
+*/
 int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
 		size_t admit, double floor, a2m_acc *acc, double *rest)
 {
 	size_t nheap = 0;
-	double tau = 0, nonreach = 0;
+	double tau = 0;
 	int left_out = 0;
 	*rest = 0;
 	w->skipped = w->scored = 0;
@@ -207,128 +276,121 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 		admit = 1;
 	if (!nkeys)
 		return 0;
-	uint32_t nw = keys[nkeys - 1].word;
-	if (nkeys > A2M_BMW_MAX_KEYS || nw > nkeys || !keys[0].word)
+	if (nkeys > A2M_BMW_MAX_KEYS || keys[nkeys - 1].word > nkeys || !keys[0].word)
 		return -1;
-	if (bounds(w, keys, nkeys, k0, k1) != 0 || room(&w->heap, &w->nheap, admit, sizeof *w->heap) ||
-	    room(&w->reach, &w->nreach, nkeys, sizeof *w->reach))
+	if (room(&w->cur, &w->ncur, nkeys, sizeof *w->cur) != 0 ||
+	    room(&w->heap, &w->nheap, admit, sizeof *w->heap) != 0)
 		return -1;
-	size_t *at = w->at;
-	double *wreach = w->reach;  /* per word: its keys' largest block bound */
-	unsigned char ess[A2M_BMW_MAX_KEYS];
-	memset(wreach, 0, nw * sizeof *wreach);
+	a2m_bmw_cursor *cur = w->cur;
+	if (!w->ls && !(w->ls = calloc(1, sizeof *w->ls)))
+		return -1;
+	lists *ls = w->ls;
+	ls->n = 0;
+	ls->nkeys = nkeys;
 	for (size_t k = 0; k < nkeys; k++) {
-		size_t nb = (keys[k].n + A2M_BMW_BLOCK - 1) / A2M_BMW_BLOCK;
-		double *r = &wreach[keys[k].word - 1];
-		for (size_t b = 0; b < nb; b++)
-			if (w->bound[at[3 * k] + b] > *r)
-				*r = w->bound[at[3 * k] + b];
-	}
-	partition(wreach, nw, tau, ess, &nonreach);
-	/*
-	** lead[k]: the first key of k's word whose list is k's (a word's surface
-	** form and its stems often hold the same records): those keys share
-	** its cursor, so a record costs a pass per list, not per key.
-	*/
-	uint16_t lead[A2M_BMW_MAX_KEYS];
-	for (size_t k = 0; k < nkeys; k++) {
-		lead[k] = (uint16_t)k;
+		cur[k] = (a2m_bmw_cursor){.block = SIZE_MAX, .lead = (uint16_t)k};
+		if (list_reach(&keys[k], k0, k1, &cur[k].reach) != 0)
+			return 1;
+		/*
+		** A word's surface form and its stems often hold the same
+		** records: those keys share the first one's list and cursor, so
+		** a record costs a pass per list, not per key.
+		*/
 		for (size_t j = k; j-- > 0 && keys[j].word == keys[k].word;)
-			if (lead[j] == j && keys[j].n == keys[k].n &&
+			if (cur[j].lead == j && keys[j].n == keys[k].n &&
 			    (keys[j].v == keys[k].v ||
 			     !memcmp(keys[j].v, keys[k].v, keys[k].n * sizeof *keys[k].v))) {
-				lead[k] = (uint16_t)j;
+				cur[k].lead = (uint16_t)j;
 				break;
 			}
-	}
-	int64_t region_end = -1;  /* the region checked last ends there */
-	uint64_t here[A2M_BMW_MAX_KEYS / 64];  /* the essential keys whose cursor is at d */
-	for (;;) {
-		/* The least seq under an essential key's cursor. */
-		int64_t d = INT64_MAX;
-		for (size_t k = 0; k < nkeys; k++) {
-			size_t cur = at[3 * k + 1];
-			if (lead[k] == k && cur < keys[k].n && keys[k].v[cur].seq < d &&
-			    ess[keys[k].word - 1])
-				d = keys[k].v[cur].seq;
+		if (cur[k].lead == k) {
+			if (!keys[k].n)
+				continue;
+			cur[k].list = ls->n;
+			ls->key[ls->n] = (uint16_t)k;
+			ls->word[ls->n] = keys[k].word;
+			ls->reach[ls->n] = cur[k].reach;
+			ls->at[ls->n] = keys[k].v[0].seq;
+			ls->ord[ls->n] = ls->n;
+			ls->n++;
+		} else {
+			uint32_t l = cur[cur[k].lead].list;
+			cur[k].list = l;
+			ls->reach[l] = cur[k].reach > ls->reach[l] ? cur[k].reach : ls->reach[l];
 		}
-		if (d == INT64_MAX)
-			break;
-		/* Once per region: the blocks under the cursors, up to the first's end. */
-		if (d > region_end &&
-		    nonreach + region_bound(w, keys, nkeys, ess, lead, &region_end) <= tau) {
-			/* No record up to region_end can beat the threshold. */
-			for (size_t k = 0; k < nkeys; k++) {
-				size_t cur = at[3 * k + 1];
-				if (lead[k] == k && ess[keys[k].word - 1] && cur < keys[k].n &&
-				    keys[k].v[cur].seq <= region_end)
-					at[3 * k + 1] = seek(&keys[k], cur, region_end + 1);
+	}
+	uint32_t n = ls->n;
+	for (;;) {
+		lists_sort(ls);
+		/* The pivot: the first list where the reaches so far beat the threshold. */
+		double ub = 0;
+		uint32_t p = n;
+		sum_start(ls);
+		for (uint32_t j = 0; j < n && ls->at[ls->ord[j]] != INT64_MAX; j++)
+			if ((ub = sum_add(ls, ub, ls->ord[j], ls->reach[ls->ord[j]])) > tau) {
+				p = j;
+				break;
 			}
+		if (p == n) {
+			/* No record left can beat the threshold. */
+			left_out |= n && ls->at[ls->ord[0]] != INT64_MAX;
+			break;
+		}
+		int64_t pd = ls->at[ls->ord[p]];
+		if (ls->at[ls->ord[0]] < pd) {
+			for (uint32_t j = 0; j < p; j++)
+				if (ls->at[ls->ord[j]] < pd)
+					list_seek(cur, keys, ls, ls->ord[j], pd);
 			left_out = 1;
 			continue;
 		}
-		/* d's own essential keys' blocks, a word its best, and the non-essential words' reach. */
-		double mine = nonreach, best = 0;
-		uint32_t word = 0;
-		memset(here, 0, sizeof here);
-		for (size_t k = 0; k < nkeys; k++) {
-			if (keys[k].word != word) {
-				mine += best;
-				best = 0;
-				word = keys[k].word;
-			}
-			size_t cur = at[3 * lead[k] + 1];
-			if (cur < keys[k].n && keys[k].v[cur].seq == d && ess[word - 1]) {
-				here[k / 64] |= (uint64_t)1 << (k % 64);
-				double bound = w->bound[at[3 * k] + cur / A2M_BMW_BLOCK];
-				best = bound > best ? bound : best;
-			}
-		}
-		mine += best;
-		if (mine <= tau) {
+		/* Every list before the pivot is at pd, and those after it up to q. */
+		uint32_t q = p + 1;
+		while (q < n && ls->at[ls->ord[q]] == pd)
+			q++;
+		int64_t last = INT64_MAX;
+		double bsum = 0;
+		sum_start(ls);
+		for (uint32_t j = 0; j < q; j++)
+			bsum = sum_add(ls, bsum, ls->ord[j],
+				       list_block(cur, keys, ls, ls->ord[j], k0, k1, &last));
+		if (bsum <= tau) {
+			int64_t next = q < n && ls->at[ls->ord[q]] <= last ? ls->at[ls->ord[q]] : last + 1;
+			for (uint32_t j = 0; j < q; j++)
+				list_seek(cur, keys, ls, ls->ord[j], next);
 			left_out = 1;
-		} else {
-			a2m_acc_entry e = {.seq = d};
-			/* In the query's order: the non-essential keys are sought to d. */
-			for (size_t k = 0; k < nkeys; k++) {
-				size_t cur = at[3 * lead[k] + 1];
-				if (!(here[k / 64] >> (k % 64) & 1)) {
-					if (ess[keys[k].word - 1] || cur >= keys[k].n)
-						continue;
-					/* A follower's leader came first and was sought already. */
-					if (keys[k].v[cur].seq < d)
-						at[3 * k + 1] = cur = seek(&keys[k], cur, d);
-					if (cur >= keys[k].n || keys[k].v[cur].seq != d)
-						continue;
-				}
+			continue;
+		}
+		/* Scored as the complete path sums it: keys in the query's order. */
+		a2m_acc_entry e = {.seq = pd};
+		for (size_t k = 0; k < nkeys; k++) {
+			size_t at = cur[cur[k].lead].at;
+			if (at < keys[k].n && keys[k].v[at].seq == pd) {
 				w->scored++;
 				a2m_acc_add(&e, keys[k].word,
-					    a2m_bm25_contrib(keys[k].scale, keys[k].v[cur].tf,
-							     keys[k].v[cur].dl, k0, k1));
+					    a2m_bm25_contrib(keys[k].scale, keys[k].v[at].tf,
+							     keys[k].v[at].dl, k0, k1));
 			}
-			a2m_acc_entry *slot = a2m_acc_get(acc, d);
+		}
+		if (e.total > tau) {
+			a2m_acc_entry *slot = a2m_acc_get(acc, pd);
 			if (!slot)
 				return -1;
 			slot->total = e.total;
 			slot->word_best = e.word_best;
 			slot->word = e.word;
 			heap_push(w->heap, &nheap, admit, e.total);
-			if (nheap == admit && w->heap[0] * floor > tau) {
+			if (nheap == admit && w->heap[0] * floor > tau)
 				tau = w->heap[0] * floor;
-				partition(wreach, nw, tau, ess, &nonreach);
-				region_end = -1;
-			}
+		} else {
+			left_out = 1;
 		}
-		for (size_t k = 0; k < nkeys; k++)
-			if (lead[k] == k && (here[k / 64] >> (k % 64) & 1))
-				at[3 * k + 1]++;
+		for (uint32_t j = 0; j < q; j++)
+			list_seek(cur, keys, ls, ls->ord[j], pd + 1);
 	}
-	/* Records holding only non-essential words were never visited. */
-	for (uint32_t i = 0; i < nw; i++)
-		left_out |= !ess[i];
 	*rest = left_out ? tau : 0;
 	for (size_t k = 0; k < nkeys; k++)
 		w->skipped += keys[k].n;
-	w->skipped -= w->scored;
+	w->skipped = w->skipped > w->scored ? w->skipped - w->scored : 0;
 	return 0;
 }

@@ -24,7 +24,7 @@
 #include "rank/accumulator.h"
 #include "store/store.h"
 
-#define A2M_BMW_BLOCK 64
+#define A2M_BMW_BLOCK A2M_POSTINGS_BLOCK
 
 /* The most keys a query walked here may have (bm25.c prunes longer ones term at a time). */
 #define A2M_BMW_MAX_KEYS 256
@@ -42,26 +42,53 @@ static inline double a2m_bm25_contrib(double scale, uint32_t tf, uint32_t dl, do
 }
 
 /*
-** One key of the query: its postings (borrowed), scale, and its word
-** (1-based; the keys of a word contiguous, words ascending).
+** The most a posting bounded by b (store.h) adds, at this query's scale
+** and length normalisation; 0 for an empty bound. Exact while b's tf is at
+** most 3 (the contribution of one of its postings), a bound above that.
+** Not widened for rounding: the caller widens it.
+*/
+static inline double a2m_bm25_bound(double scale, const a2m_tf_bound *b, double k0, double k1)
+{
+	double best = 0;
+	for (uint32_t t = 1; t <= 3 && t <= b->tf; t++) {
+		double c = a2m_bm25_contrib(scale, t, b->dl[t - 1], k0, k1);
+		best = c > best ? c : best;
+	}
+	if (b->tf >= 4) {
+		double c = a2m_bm25_contrib(scale, b->tf, b->dl[3], k0, k1);
+		best = c > best ? c : best;
+	}
+	return best;
+}
+
+/*
+** One key of the query: its postings (borrowed, ascending seq), scale, and
+** its word (1-based; the keys of a word contiguous, words ascending), with
+** the bounds its index keeps (store.h a2m_postings_lent): blocks, one per
+** A2M_BMW_BLOCK postings, and all, the whole list's; NULL when the index
+** keeps none (then bounded here, all by a pass over the list, a block when
+** the walk first asks for it).
 */
 typedef struct a2m_bmw_key {
-	const a2m_posting *v;
-	size_t             n;
-	double             scale;
-	uint32_t           word;
+	const a2m_posting  *v;
+	size_t              n;
+	double              scale;
+	uint32_t            word;
+	const a2m_tf_bound *blocks;
+	const a2m_tf_bound *all;
 } a2m_bmw_key;
+
+/* Per key, and per list, the walk's state (blockmax.c). */
+typedef struct a2m_bmw_cursor a2m_bmw_cursor;
+typedef struct lists a2m_bmw_lists;
 
 /* The walk's scratch, kept between queries (zero-initialise; a2m_bmw_free). */
 typedef struct a2m_bmw {
-	double *bound;    /* every key's block bounds, key after key */
-	size_t  nbound;
-	size_t *at;       /* per key: where its bounds start, its cursor, its block */
-	size_t  nat;
-	double *heap;     /* the admit best scores so far, a min-heap */
-	size_t  nheap;
-	double *reach;    /* per word: its keys' largest block bound */
-	size_t  nreach;
+	a2m_bmw_cursor *cur;   /* per key */
+	size_t          ncur;
+	a2m_bmw_lists  *ls;
+	double         *heap;  /* the admit best scores so far, a min-heap */
+	size_t          nheap;
 	size_t  skipped;  /* the last run's postings never scored (tests, bench) */
 	size_t  scored;   /* and scored */
 } a2m_bmw;
@@ -71,7 +98,8 @@ typedef struct a2m_bmw {
 ** that may reach the threshold, and sets *rest to a bound of the sum of
 ** any record left out (0 when none was). admit: how many best records must
 ** be kept; floor (0, 1]: the least share of a relevance the caller's blend
-** keeps. Returns 0, or -1 when memory runs out.
+** keeps. Returns 0; 1 when a list without bounds is not in ascending seq
+** (nothing scored: score it another way); -1 when memory runs out.
 */
 int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
 		size_t admit, double floor, a2m_acc *acc, double *rest);

@@ -106,6 +106,9 @@ static int source_postings(const source *src, const a2m_term *key, a2m_posting_v
 */
 typedef struct plist {
 	const a2m_posting *v;
+	const a2m_tf_bound *blocks;  /* the index's bounds (a2m_postings_lent), or NULL */
+	a2m_tf_bound all;            /* valid when has_all */
+	int      has_all;
 	a2m_posting *own;
 	double  *c;      /* each posting's contribution (pruning's, key_contrib) */
 	size_t   n, cap; /* cap: own's room */
@@ -190,8 +193,10 @@ static int scratch_lists(scratch *sc, size_t nkeys)
 		sc->lists = l;
 		sc->nlists = nkeys;
 	}
-	for (size_t k = 0; k < nkeys; k++)
-		sc->lists[k].n = 0, sc->lists[k].oom = 0, sc->lists[k].v = NULL;
+	for (size_t k = 0; k < nkeys; k++) {
+		plist *p = &sc->lists[k];
+		p->n = 0, p->oom = 0, p->v = NULL, p->blocks = NULL, p->has_all = 0;
+	}
 	return 0;
 }
 
@@ -248,6 +253,27 @@ typedef struct bm25_norm {
 } bm25_norm;
 
 /*
+** Lends key's postings with the bounds the index keeps (store.h
+** index_postings_lend) into p; 0 when it did, 1 when they must be had
+** another way (source_view), or a negative code.
+*/
+static int source_lend(const source *src, const a2m_term *key, plist *p)
+{
+	a2m_postings_lent l;
+	if (src->mem || !src->store->ops->index_postings_lend)
+		return 1;
+	int rc = src->store->ops->index_postings_lend(src->store, key->text, key->len, &l);
+	if (rc)
+		return rc;
+	p->v = l.v;
+	p->n = l.n;
+	p->blocks = l.blocks;
+	p->all = l.all;
+	p->has_all = 1;
+	return 0;
+}
+
+/*
 ** Reads the postings of every key of q into sc->lists (a word's idf needs
 ** its df before its postings can be scored), sets *norm and *postings (how
 ** many in all). Returns 0, or the store's negative code.
@@ -267,8 +293,10 @@ static int read_lists(const source *src, const a2m_query_terms *q, scratch *sc,
 		return A2M_INTERNAL_ERROR;
 	for (size_t k = 0; k < q->nkeys && !rc; k++) {
 		plist *p = &sc->lists[k];
-		rc = source_view(src, &q->keys[k], &p->v, &p->n);
-		if (rc == 1)
+		/* Lent with bounds (0), else lent (1), else copied. */
+		if ((rc = source_lend(src, &q->keys[k], p)) != 1)
+			;
+		else if ((rc = source_view(src, &q->keys[k], &p->v, &p->n)) == 1)
 			rc = 0;
 		else if (rc == 0)
 			rc = source_postings(src, &q->keys[k], plist_visit, p);
@@ -613,17 +641,21 @@ static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq, sc
 			double weight = q->weight[w] * q->key_weight[k];
 			sc->bkeys[k] = (a2m_bmw_key){p->v, p->n,
 						     weight * key_idf(norm, p) * (BM25_K1 + 1.0),
-						     (uint32_t)w + 1};
+						     (uint32_t)w + 1, p->blocks,
+						     p->has_all ? &p->all : NULL};
 		}
 	}
 	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1;
 	size_t admit = admit_of(rq);
-	if (a2m_acc_begin(&sc->a, 4 * admit) != 0 ||
-	    a2m_bmw_run(&sc->bmw, sc->bkeys, q->nkeys, norm->k0, norm->k1, admit, floor, &sc->a,
-			rest) != 0)
+	if (a2m_acc_begin(&sc->a, 4 * admit) != 0)
 		return A2M_INTERNAL_ERROR;
-	atomic_fetch_add_explicit(&bmw_skipped, sc->bmw.skipped, memory_order_relaxed);
-	return 0;
+	int rc = a2m_bmw_run(&sc->bmw, sc->bkeys, q->nkeys, norm->k0, norm->k1, admit, floor,
+			     &sc->a, rest);
+	if (rc < 0)
+		return A2M_INTERNAL_ERROR;
+	if (rc == 0)
+		atomic_fetch_add_explicit(&bmw_skipped, sc->bmw.skipped, memory_order_relaxed);
+	return rc;
 }
 
 static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_rank_query *rq,
@@ -634,8 +666,12 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 	*rest = 0;
 	int rc = read_lists(src, q, sc, &norm, &postings);
 	int mode = atomic_load_explicit(&bmw_mode, memory_order_relaxed);
-	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2) && nk <= A2M_BMW_MAX_KEYS)
-		return score_blockmax(q, rq, sc, &norm, best, rest);
+	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2) && nk <= A2M_BMW_MAX_KEYS &&
+	    (rc = score_blockmax(q, rq, sc, &norm, best, rest)) != 1)
+		return rc;
+	/* A list out of order (1): term at a time. */
+	rc = 0;
+	*rest = 0;
 	if (!rc)
 		rc = contribs(q, sc, &norm, best);
 	if (rc)

@@ -484,6 +484,15 @@ static int mem_index_postings_view(a2m_store *base, const char *term, size_t len
 	return a2m_mindex_view(s->index, term, len, v, n);
 }
 
+static int mem_index_postings_lend(a2m_store *base, const char *term, size_t len,
+				   a2m_postings_lent *out)
+{
+	mstore *s = (mstore *)base;
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	return a2m_mindex_lend(s->index, term, len, out);
+}
+
 static int mem_index_postings(a2m_store *base, const char *term, size_t len,
 			      a2m_posting_visit visit, void *ctx)
 {
@@ -573,6 +582,7 @@ static const a2m_store_ops memory_ops = {
 	.index_stats    = mem_index_stats,
 	.index_postings = mem_index_postings,
 	.index_postings_view = mem_index_postings_view,
+	.index_postings_lend = mem_index_postings_lend,
 	.vector_search  = mem_vector_search,
 	.scan_unembedded = mem_scan_unembedded,
 	.check      = a2m_mem_check,

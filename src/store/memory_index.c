@@ -4,7 +4,19 @@
 **   terms     chained hash table text -> term (FNV-1a); it doubles when it
 **             reaches load 1, and failing to is harmless (longer chains).
 **   term      its postings: an array of (seq, tf, length), everything BM25
-**             reads, so scoring a term is one sequential pass over memory.
+**             reads, so scoring a term is one sequential pass over memory;
+**             and their bounds (store.h a2m_tf_bound), the list's and, once
+**             it outgrows a block, each block's of A2M_POSTINGS_BLOCK, so
+**             that block-max pruning (rank/blockmax.c) neither bounds nor
+**             reads the blocks it skips. A link widens its block's bound
+**             and the list's; an unlink leaves them as they are (still
+**             bounds, looser) but for the block its moved posting lands
+**             in, which is widened. Postings are appended, so a list stays
+**             in ascending seq until a removal moves its last posting into
+**             a hole, or a record is linked again (an undo): then `sorted`
+**             is cleared, the list is no longer lent with its bounds (block-
+**             max needs the order) and queries prune it term at a time
+**             until it runs empty.
 **   doc       seq, length, and for each of its terms the term and where its
 **             posting sits in that term's array (while unlinked, its tf
 **             instead: a linked doc's tf is in its posting). Two arrays
@@ -37,7 +49,10 @@ struct mterm {
 	mposting *p;
 	uint32_t  n, cap;      /* cap never shrinks (see the header) */
 	uint32_t  len;
-	int       dirty;
+	uint8_t   dirty;
+	uint8_t   sorted;      /* p is in ascending seq */
+	a2m_tf_bound  all;     /* bounds every posting in p */
+	a2m_tf_bound *blocks;  /* NULL while cap <= A2M_POSTINGS_BLOCK, else one per block of cap */
 	char      text[];
 };
 
@@ -131,6 +146,7 @@ void a2m_mindex_free(a2m_mindex *ix)
 		while (t) {
 			mterm *next = t->next;
 			free(t->p);
+			free(t->blocks);
 			free(t);
 			t = next;
 		}
@@ -191,6 +207,8 @@ static mterm *intern(a2m_mindex *ix, const char *s, size_t len)
 	memcpy(t->text, s, len);
 	t->len = (uint32_t)len;
 	t->hash = h;
+	t->sorted = 1;
+	a2m_tf_bound_empty(&t->all);
 	if (ix->nterms >= ix->nbuckets)
 		grow(ix);
 	size_t j = (size_t)(h & (ix->nbuckets - 1));
@@ -200,6 +218,25 @@ static mterm *intern(a2m_mindex *ix, const char *s, size_t len)
 	/* Until a posting arrives it is garbage, should the write not happen. */
 	mark_dirty(ix, t);
 	return t;
+}
+
+/* The blocks' bounds of t, one per block of its cap, those of its postings kept. */
+static int blocks_grow(mterm *t)
+{
+	int had = t->blocks != NULL;
+	size_t nb = (t->cap + A2M_POSTINGS_BLOCK - 1) / A2M_POSTINGS_BLOCK;
+	a2m_tf_bound *b = realloc(t->blocks, nb * sizeof *b);
+	if (!b)
+		return -1;
+	t->blocks = b;
+	if (!had) {
+		/* Bound what the list holds now: from here on, links widen them. */
+		for (size_t i = 0; i < nb; i++)
+			a2m_tf_bound_empty(&b[i]);
+		for (uint32_t i = 0; i < t->n; i++)
+			a2m_tf_bound_add(&b[i / A2M_POSTINGS_BLOCK], t->p[i].tf, t->p[i].dl);
+	}
+	return 0;
 }
 
 int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
@@ -227,6 +264,8 @@ int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
 				goto fail;
 			t->p = p;
 			t->cap = cap;
+			if (cap > A2M_POSTINGS_BLOCK && blocks_grow(t) != 0)
+				goto fail;
 		}
 		d->terms[i] = t;
 		tf[i] = dt->terms[i].tf;
@@ -247,8 +286,18 @@ void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d)
 		mterm *t = d->terms[i];
 		/* Room is there: prepare made it, or this doc held it before. */
 		uint32_t pos = t->n++;
+		if (pos && t->p[pos - 1].seq > d->seq)
+			t->sorted = 0;
 		t->p[pos] = (mposting){.seq = d->seq, .tf = at[i], .dl = d->length};
 		at[i] = pos;
+		a2m_tf_bound_add(&t->all, t->p[pos].tf, t->p[pos].dl);
+		if (t->blocks) {
+			a2m_tf_bound *b = &t->blocks[pos / A2M_POSTINGS_BLOCK];
+			/* A block's first posting: what it bounded before left it. */
+			if (pos % A2M_POSTINGS_BLOCK == 0)
+				a2m_tf_bound_empty(b);
+			a2m_tf_bound_add(b, t->p[pos].tf, t->p[pos].dl);
+		}
 	}
 	if (ix->ndocs >= ix->ndocbuckets)
 		docs_grow(ix);
@@ -286,6 +335,9 @@ void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
 		if (pos != t->n) {
 			/* The last posting moves into the hole: tell its doc. */
 			t->p[pos] = last;
+			t->sorted = 0;
+			if (t->blocks)
+				a2m_tf_bound_add(&t->blocks[pos / A2M_POSTINGS_BLOCK], last.tf, last.dl);
 			a2m_mdoc *other = doc_find(ix, last.seq);
 			for (uint32_t k = 0; other && k < other->n; k++)
 				if (other->terms[k] == t) {
@@ -293,8 +345,12 @@ void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
 					break;
 				}
 		}
-		if (!t->n)
+		if (!t->n) {
+			/* Empty: in order, and bounding nothing again. */
+			t->sorted = 1;
+			a2m_tf_bound_empty(&t->all);
 			mark_dirty(ix, t);
+		}
 	}
 	d->linked = 0;
 	if (d->n) {
@@ -330,6 +386,23 @@ void a2m_mindex_sweep(a2m_mindex *ix)
 		}
 		t = next;
 	}
+}
+
+int a2m_mindex_lend(const a2m_mindex *ix, const char *term, size_t len,
+		    a2m_postings_lent *out)
+{
+	const mterm *t = find(ix, term, len, a2m_hash_bytes(term, len));
+	memset(out, 0, sizeof *out);
+	a2m_tf_bound_empty(&out->all);
+	if (!t)
+		return 0;
+	if (!t->sorted)
+		return 1;
+	out->v = t->p;
+	out->n = t->n;
+	out->blocks = t->blocks;
+	out->all = t->all;
+	return 0;
 }
 
 void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out)

@@ -60,6 +60,15 @@ void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out);
 int a2m_mindex_view(const a2m_mindex *ix, const char *term, size_t len,
 		    const a2m_posting **v, size_t *n);
 
+/*
+** Lends term's postings with their bounds (store.h a2m_postings_lent; none:
+** n 0) until the next change to the index. Returns 0, or 1 when the
+** postings are not in ascending seq (a removal moved one: lend them with
+** a2m_mindex_view instead).
+*/
+int a2m_mindex_lend(const a2m_mindex *ix, const char *term, size_t len,
+		    a2m_postings_lent *out);
+
 /* Visits the postings of term; returns 0 or the visit's negative code. */
 int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
 			a2m_posting_visit visit, void *ctx);

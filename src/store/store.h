@@ -192,6 +192,66 @@ typedef struct a2m_posting {
 } a2m_posting;
 
 /*
+** What a run of postings can give a BM25 score, whatever the query: a
+** contribution rises with tf and falls with the record's length, so the
+** best one of a run is one of its postings that no other has both a higher
+** tf and a shorter length than. Kept as the least length among the postings
+** of tf >= 1, 2, 3 and 4 (dl[0..3]; UINT32_MAX: none) and the highest tf,
+** which gives the run's best contribution exactly while no tf is above 3
+** and a bound of it otherwise (rank/blockmax.h, a2m_bm25_bound). An index
+** may keep one per block of A2M_POSTINGS_BLOCK postings and one per list,
+** so that a query neither reads nor bounds the blocks it skips. Merging
+** two runs' bounds bounds their union; a run that lost postings keeps a
+** valid (looser) bound.
+*/
+typedef struct a2m_tf_bound {
+	uint32_t dl[4];
+	uint32_t tf;
+} a2m_tf_bound;
+
+/* The postings of a block of a list (index_postings_lend). */
+#define A2M_POSTINGS_BLOCK 64
+
+/* The bound of no posting. */
+static inline void a2m_tf_bound_empty(a2m_tf_bound *b)
+{
+	b->dl[0] = b->dl[1] = b->dl[2] = b->dl[3] = UINT32_MAX;
+	b->tf = 0;
+}
+
+/* Widens b to bound a posting of tf (>= 1) at length dl too. */
+static inline void a2m_tf_bound_add(a2m_tf_bound *b, uint32_t tf, uint32_t dl)
+{
+	for (uint32_t t = 0; t < 4 && t < tf; t++)
+		if (dl < b->dl[t])
+			b->dl[t] = dl;
+	if (tf > b->tf)
+		b->tf = tf;
+}
+
+/* Widens b to bound what o bounds too. */
+static inline void a2m_tf_bound_merge(a2m_tf_bound *b, const a2m_tf_bound *o)
+{
+	for (int t = 0; t < 4; t++)
+		if (o->dl[t] < b->dl[t])
+			b->dl[t] = o->dl[t];
+	if (o->tf > b->tf)
+		b->tf = o->tf;
+}
+
+/*
+** A term's postings lent with their bounds (index_postings_lend): v[0..n)
+** in ascending seq, blocks[i] bounding v[i·A2M_POSTINGS_BLOCK ..] up to
+** the next block (NULL: the index keeps none), all bounding every posting.
+*/
+typedef struct a2m_postings_lent {
+	const a2m_posting  *v;
+	size_t              n;
+	const a2m_tf_bound *blocks;
+	a2m_tf_bound        all;
+} a2m_postings_lent;
+
+/*
 ** ---- Vector search (optional) ---------------------------------------------
 **
 ** A store may keep the caller's vectors as contiguous float32 rows per tier
@@ -597,6 +657,15 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*index_postings_view)(a2m_store *s, const char *term, size_t len,
 				    const a2m_posting **v, size_t *n);
+	/*
+	** Optional (NULL when absent): index_postings_view with the bounds the
+	** index keeps (a2m_postings_lent), lent for as long. Lends only a list
+	** in ascending seq: returns 0 when lent, 1 when not (no bounds kept,
+	** postings out of order, or as index_postings_view), and the caller
+	** then asks index_postings_view; or a negative code.
+	*/
+	int  (*index_postings_lend)(a2m_store *s, const char *term, size_t len,
+				    a2m_postings_lent *out);
 
 	/* ---- vector search (see above); NULL in an engine without one ---- */
 
