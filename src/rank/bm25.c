@@ -293,12 +293,18 @@ static int read_lists(const source *src, const a2m_query_terms *q, scratch *sc,
 		return A2M_INTERNAL_ERROR;
 	for (size_t k = 0; k < q->nkeys && !rc; k++) {
 		plist *p = &sc->lists[k];
-		/* Lent with bounds (0), else lent (1), else copied. */
-		if ((rc = source_lend(src, &q->keys[k], p)) != 1)
-			;
-		else if ((rc = source_view(src, &q->keys[k], &p->v, &p->n)) == 1)
+		/* Lent with bounds, else lent, else copied. */
+		int copy = 0;
+		rc = source_lend(src, &q->keys[k], p);
+		if (rc == 1) {
+			rc = source_view(src, &q->keys[k], &p->v, &p->n);
+			copy = rc == 0;
+			rc = rc == 1 ? 0 : rc;
+		} else if (rc == 2) {
+			copy = 1;
 			rc = 0;
-		else if (rc == 0)
+		}
+		if (copy)
 			rc = source_postings(src, &q->keys[k], plist_visit, p);
 		if (!rc && p->oom)
 			rc = A2M_INTERNAL_ERROR;

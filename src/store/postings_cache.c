@@ -22,6 +22,9 @@ struct pentry {
 	uint64_t      hash;
 	a2m_posting *v;
 	size_t        n;
+	a2m_tf_bound *blocks;       /* per block of A2M_POSTINGS_BLOCK; NULL: n fits one, or out of order */
+	a2m_tf_bound  all;
+	int           sorted;       /* v in ascending seq: lent with its bounds */
 	uint64_t      lent;         /* the period it was last lent in; 0: never */
 	uint64_t      stamp;        /* its bucket's stamp when put (stamped caches) */
 	uint32_t      len;
@@ -102,6 +105,7 @@ static void drop(a2m_pcache *c, pentry *e)
 	c->used -= COST(e->n);
 	c->count--;
 	free(e->v);
+	free(e->blocks);
 	free(e);
 }
 
@@ -226,6 +230,53 @@ int a2m_pcache_lend(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 	return 1;
 }
 
+int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
+			   a2m_postings_lent *out)
+{
+	pentry *e = find(c, term, len, a2m_hash_bytes(term, len));
+	if (!e)
+		return 0;
+	if (!e->sorted)
+		return -1;
+	unlist(c, e);
+	list_first(c, e);
+	e->lent = c->period;
+	out->v = e->v;
+	out->n = e->n;
+	out->blocks = e->blocks;
+	out->all = e->all;
+	return 1;
+}
+
+/*
+** Sets e's bounds from its postings (store.h a2m_tf_bound), when they are
+** in ascending seq: its list's, and per block once it holds more than one.
+** Without memory for the blocks' it is kept as out of order (lent without).
+*/
+static void bound_entry(pentry *e)
+{
+	e->sorted = 1;
+	e->blocks = NULL;
+	a2m_tf_bound_empty(&e->all);
+	for (size_t i = 1; i < e->n; i++)
+		if (e->v[i].seq <= e->v[i - 1].seq) {
+			e->sorted = 0;
+			return;
+		}
+	size_t nb = (e->n + A2M_POSTINGS_BLOCK - 1) / A2M_POSTINGS_BLOCK;
+	if (nb > 1 && !(e->blocks = malloc(nb * sizeof *e->blocks))) {
+		e->sorted = 0;
+		return;
+	}
+	for (size_t b = 0; b < nb && e->blocks; b++)
+		a2m_tf_bound_empty(&e->blocks[b]);
+	for (size_t i = 0; i < e->n; i++) {
+		a2m_tf_bound_add(&e->all, e->v[i].tf, e->v[i].dl);
+		if (e->blocks)
+			a2m_tf_bound_add(&e->blocks[i / A2M_POSTINGS_BLOCK], e->v[i].tf, e->v[i].dl);
+	}
+}
+
 void a2m_pcache_next_period(a2m_pcache *c)
 {
 	c->period++;
@@ -259,6 +310,7 @@ void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 	e->stamp = stamp_of(c, h);
 	e->v = copy;
 	e->n = n;
+	bound_entry(e);
 	e->next = c->buckets[h & (c->nbuckets - 1)];
 	c->buckets[h & (c->nbuckets - 1)] = e;
 	list_first(c, e);

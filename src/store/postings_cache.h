@@ -84,6 +84,15 @@ int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_vi
 int a2m_pcache_lend(a2m_pcache *c, const char *term, size_t len, const a2m_posting **v,
 		    size_t *n);
 
+/*
+** a2m_pcache_lend with the bounds of the postings (store.h
+** a2m_postings_lent), computed when they were put. Returns 1 when lent, 0
+** when the term is not cached, -1 when it is but its postings are not in
+** ascending seq (lend them with a2m_pcache_lend).
+*/
+int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
+			   a2m_postings_lent *out);
+
 /* Ends the current lending period: what was lent in it may be evicted again. */
 void a2m_pcache_next_period(a2m_pcache *c);
 

@@ -620,6 +620,21 @@ static int sql_index_postings_view(a2m_store *base, const char *term, size_t len
 	return a2m_sqlite_index_view(s->index, base, term, len, v, n);
 }
 
+/* sql_index_postings_view with the bounds the postings cache keeps (store.h). */
+static int sql_index_postings_lend(a2m_store *base, const char *term, size_t len,
+				   a2m_postings_lent *out)
+{
+	sqlstore *s = a2m_sqlite_conn(base);
+	int rc = a2m_sqlite_held_flush((sqlstore *)base);
+	if (rc)
+		return rc;
+	if (!s->index)
+		return A2M_STORE_NO_INDEX;
+	if (!a2m_sqlite_in_bracket(base))
+		return 1;
+	return a2m_sqlite_index_lend(s->index, base, term, len, out);
+}
+
 /* Always the main connection: never called in a shared bracket (store.h). */
 static int sql_vector_search(a2m_store *base, const a2m_vector_search *q,
 			     a2m_candidates *out)
@@ -661,6 +676,7 @@ static const a2m_store_ops sqlite_ops = {
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,
 	.index_postings_view = sql_index_postings_view,
+	.index_postings_lend = sql_index_postings_lend,
 	.vector_search  = sql_vector_search,
 	.scan_unembedded = a2m_sqlite_pooled_scan_unembedded,
 	.check      = a2m_sqlite_check,

@@ -215,6 +215,16 @@ int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term
 			  size_t len, const a2m_posting **v, size_t *n);
 
 /*
+** a2m_sqlite_index_view with the bounds the cache computed when it read
+** the postings (store.h a2m_postings_lent, index_postings_lend): returns 0
+** when lent, 1 when not (as a2m_sqlite_index_view), 2 when the cache will
+** not keep the term (copy it: a view would read it again), or a negative
+** code.
+*/
+int a2m_sqlite_index_lend(a2m_sqlite_index *x, a2m_store *base, const char *term, size_t len,
+			  a2m_postings_lent *out);
+
+/*
 ** A read bracket begins or ends on this connection (sqlite_pool.c): what
 ** a2m_sqlite_index_view lent before may be evicted again.
 */

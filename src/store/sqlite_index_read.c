@@ -127,11 +127,18 @@ static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *ter
 ** connections never write; a reader's index is closed only when the
 ** connection is given back (sqlite_pool.c, release), after read_end.
 */
-int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term,
-			  size_t len, const a2m_posting **v, size_t *n)
+/*
+** Readies the postings cache to lend term: 0 when it may hold it now (read
+** into it when missing; a term too big for it is still missing), 1 when it
+** cannot lend (in a transaction, no cache, an unknown data version), or a
+** negative code.
+*/
+static int cache_ready(a2m_sqlite_index *x, a2m_store *base, const char *term, size_t len)
 {
 	int rc = 0;
 	unsigned version = 0;
+	const a2m_posting *v;
+	size_t n;
 	/* A transaction's own writes are not in the cache (a2m_sqlite_index_postings). */
 	if (!x->cache || !sqlite3_get_autocommit(x->db))
 		return 1;
@@ -143,14 +150,40 @@ int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term
 		return 1;
 	}
 	a2m_pcache_validate(x->cache, version);
-	if (a2m_pcache_lend(x->cache, term, len, v, n))
+	if (a2m_pcache_lend(x->cache, term, len, &v, &n))
 		return 0;
 	collect c = {x, base, 0};
 	if ((rc = read_postings(x, base, term, len, collect_row, &c)) != 0)
 		return rc;
 	a2m_pcache_put(x->cache, term, len, x->rows, c.n);
+	return 0;
+}
+
+int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term,
+			  size_t len, const a2m_posting **v, size_t *n)
+{
+	int rc = cache_ready(x, base, term, len);
+	if (rc)
+		return rc;
 	/* Not kept (too big, no memory): index_postings reads it again. */
 	return a2m_pcache_lend(x->cache, term, len, v, n) ? 0 : 1;
+}
+
+int a2m_sqlite_index_lend(a2m_sqlite_index *x, a2m_store *base, const char *term, size_t len,
+			  a2m_postings_lent *out)
+{
+	int rc = cache_ready(x, base, term, len);
+	if (rc)
+		return rc;
+	/* Out of order: the view lends it; not kept (too big): copy it, not read again twice. */
+	switch (a2m_pcache_lend_bounds(x->cache, term, len, out)) {
+	case 1:
+		return 0;
+	case 0:
+		return 2;
+	default:
+		return 1;
+	}
 }
 
 void a2m_sqlite_index_bracket(a2m_sqlite_index *x)

@@ -662,7 +662,8 @@ typedef struct a2m_store_ops {
 	** index keeps (a2m_postings_lent), lent for as long. Lends only a list
 	** in ascending seq: returns 0 when lent, 1 when not (no bounds kept,
 	** postings out of order, or as index_postings_view), and the caller
-	** then asks index_postings_view; or a negative code.
+	** then asks index_postings_view; 2 when neither would lend them (the
+	** caller copies them with index_postings); or a negative code.
 	*/
 	int  (*index_postings_lend)(a2m_store *s, const char *term, size_t len,
 				    a2m_postings_lent *out);
