@@ -17,6 +17,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "pg_helper.h"
+#include "rank/analyze.h"
 #include "rank/scorer.h"
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
@@ -190,14 +191,80 @@ static int fill(a2m_store *s, int n)
 }
 
 /*
-** A fresh store of n random records indexed for sc (not NULL), or NULL
-** (and the scorer destroyed) when that fails.
+** When set, filled_store churns what it filled: this many commits, each
+** forgetting and rewriting records at random (SQLite: segments merged on
+** the way), then, on SQLite, closes the file and opens it again.
+*/
+static int churn_commits;
+
+/*
+** One commit of churn over the n records fill() made: about one in 40
+** forgotten, as many rewritten with new text (their seq kept: in memory,
+** a posting linked again out of order).
+*/
+static int churn(a2m_store *s, int n)
+{
+	char id[32], text[1024];
+	int rc = s->ops->begin(s);
+	for (int i = 0; i < n / 40 && !rc; i++) {
+		int removed = 0;
+		snprintf(id, sizeof id, "r%d", (int)(rng() % (uint64_t)n));
+		rc = s->ops->remove(s, id, &removed);
+		snprintf(id, sizeof id, "r%d", (int)(rng() % (uint64_t)n));
+		a2m_record *r = NULL;
+		if (!rc)
+			rc = s->ops->get(s, id, &r);
+		if (!rc && r) {
+			sentence(text, sizeof text, 4 + rng() % 14, 0);
+			free(r->content);
+			r->content = strdup(text);
+			rc = r->content ? s->ops->update(s, r) : -1;
+		}
+		a2m_record_free(r);
+	}
+	if (!rc)
+		return s->ops->commit(s);
+	s->ops->rollback(s);
+	return rc;
+}
+
+/* s churned (churn_commits) and, on SQLite, opened again; NULL when that fails. */
+static a2m_store *churned(int sqlite, a2m_store *s, a2m_scorer *sc, int n)
+{
+	char err[256];
+	int rc = 0;
+	for (int c = 0; c < churn_commits && !rc; c++)
+		rc = churn(s, n);
+	if (rc || sqlite != 1) {
+		if (rc)
+			s->ops->close(s);
+		return rc ? NULL : s;
+	}
+	s->ops->close(s);
+	s = NULL;
+	if (a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err) != 0 ||
+	    s->ops->index_attach(s, sc->indexer) != 0) {
+		fprintf(stderr, "  reopen: %s\n", err);
+		if (s)
+			s->ops->close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+** A fresh store of n random records indexed for sc (not NULL), churned
+** when churn_commits says so, or NULL (and the scorer destroyed) when that
+** fails.
 */
 static a2m_store *filled_store(int sqlite, a2m_scorer *sc, int n)
 {
 	a2m_store *s = sc ? open_engine(sqlite) : NULL;
-	if (s && s->ops->index_attach(s, sc->indexer) == 0 && fill(s, n) == 0)
+	if (s && s->ops->index_attach(s, sc->indexer) == 0 && fill(s, n) == 0) {
+		if (churn_commits && !(s = churned(sqlite, s, sc, n)))
+			sc->destroy(sc);
 		return s;
+	}
 	if (s)
 		s->ops->close(s);
 	if (sc)
@@ -626,11 +693,151 @@ static void test_hybrid_fuses_only_complete_lists(void)
 	s->ops->close(s);
 }
 
+/* Whether b (store.h a2m_tf_bound) bounds posting p. */
+static int bounds_posting(const a2m_tf_bound *b, const a2m_posting *p)
+{
+	if (p->tf > b->tf)
+		return 0;
+	for (uint32_t t = 0; t < 4 && t < p->tf; t++)
+		if (p->dl < b->dl[t])
+			return 0;
+	return 1;
+}
+
+static int collect_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	a2m_candidates *c = ctx;  /* seq, and tf · 2^32 + dl as the score */
+	a2m_candidate *v = realloc(c->v, (c->n + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	c->v = v;
+	c->v[c->n++] = (a2m_candidate){.seq = seq, .score = (double)tf * 4294967296.0 + dl};
+	return 0;
+}
+
+/*
+** The postings an index lends with their bounds (index_postings_lend) are
+** its postings, in ascending seq, each bounded by its block's bound and
+** the list's; after records were forgotten and rewritten over commits
+** (SQLite: merged, the file opened again), and in memory a list put out
+** of order is not lent with bounds.
+*/
+static void lent_bounds_bound_their_postings(int sqlite, int commits)
+{
+	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
+	a2m_analyzer *an = a2m_analyzer_new(NULL);
+	rng_state = 77 + (uint64_t)sqlite;
+	churn_commits = commits;
+	a2m_store *s = filled_store(sqlite, sc, 3000);
+	churn_commits = 0;
+	CHECK(s != NULL && an != NULL);
+	if (!s || !an) {
+		a2m_analyzer_free(an);
+		return;
+	}
+	int lent = 0, blocked = 0, not_lent = 0;
+	CHECK_INT(s->ops->read_begin(s), 0);
+	for (int i = 0; i < 200; i++) {
+		char text[256];
+		a2m_query_terms q;
+		query_text(text, sizeof text);
+		if (a2m_analyze_query(an, text, &q) != 0) {
+			CHECK(0);
+			a2m_query_terms_free(&q);
+			break;
+		}
+		for (size_t k = 0; k < q.nkeys; k++) {
+			a2m_postings_lent l;
+			a2m_candidates all = {0};
+			const a2m_term *key = &q.keys[k];
+			int rc = s->ops->index_postings_lend(s, key->text, key->len, &l);
+			CHECK_INT(s->ops->index_postings(s, key->text, key->len, collect_posting, &all), 0);
+			if (rc != 0) {
+				CHECK(rc == 1 || rc == 2);
+				not_lent++;
+				free(all.v);
+				continue;
+			}
+			lent++;
+			blocked += l.blocks != NULL;
+			CHECK_INT(l.n, all.n);
+			for (size_t j = 0; j < l.n; j++) {
+				if ((j && l.v[j].seq <= l.v[j - 1].seq) || !bounds_posting(&l.all, &l.v[j]) ||
+				    (l.blocks && !bounds_posting(&l.blocks[j / A2M_POSTINGS_BLOCK], &l.v[j]))) {
+					fprintf(stderr, "  %.*s: posting %zu of %zu out of order or unbounded\n",
+						(int)key->len, key->text, j, l.n);
+					check_failures_in_test++;
+					break;
+				}
+				/* The same postings as index_postings visits. */
+				int found = 0;
+				for (size_t m = 0; m < all.n && !found; m++)
+					found = all.v[m].seq == l.v[j].seq &&
+						all.v[m].score == (double)l.v[j].tf * 4294967296.0 + l.v[j].dl;
+				if (!found) {
+					fprintf(stderr, "  %.*s: posting %zu not in the index\n", (int)key->len,
+						key->text, j);
+					check_failures_in_test++;
+					break;
+				}
+			}
+			free(all.v);
+		}
+		a2m_query_terms_free(&q);
+	}
+	CHECK_INT(s->ops->read_end(s), 0);
+	CHECK(lent > 100);
+	/* Memory: rewritten records were linked again out of order, the
+	** longest lists first; else every list is lent, the long ones with
+	** their blocks' bounds. */
+	if (!sqlite && commits)
+		CHECK(not_lent > 0);
+	else
+		CHECK(blocked > 10);
+	if (!sqlite && !commits)
+		CHECK_INT(not_lent, 0);
+	a2m_analyzer_free(an);
+	s->ops->close(s);
+	sc->destroy(sc);
+	remove_db();
+}
+
+static void test_lent_bounds_bound_their_postings_memory(void)
+{
+	lent_bounds_bound_their_postings(0, 0);
+	lent_bounds_bound_their_postings(0, 10);
+}
+
+static void test_lent_bounds_bound_their_postings_sqlite(void)
+{
+	lent_bounds_bound_their_postings(1, 10);
+}
+
+/*
+** Recall's exactness again over churned stores (records forgotten and
+** rewritten over ten commits; SQLite's segments merged and the file opened
+** again), block-max forced on every pruned query, then by default.
+*/
+static void test_pruned_same_as_complete_after_churn(void)
+{
+	for (int mode = 2; mode >= 1; mode--) {
+		a2m_bm25_blockmax(mode);
+		counts_checked = 0;
+		churn_commits = 10;
+		for (int e = 0; e < 2; e++)
+			recall_same_as_complete(e, (a2m_blend){0.75, 0.15, 0.10}, 31 + (uint64_t)e, 0);
+		recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 41, 1);
+		churn_commits = 0;
+		counts_checked = 1;
+	}
+	a2m_bm25_blockmax(1);
+}
+
 /*
 ** Every property above again with block-max pruning (blockmax.c) on every
-** pruned query, however short its lists (mode 1 takes it only from 4 096
-** postings: the corpora here reach that with few queries), then with
-** term-at-a-time pruning, the default, on every one: both exact, and
+** pruned query, however short its lists (mode 1, the default, takes it
+** only from 4 096 postings: the corpora here reach that with few
+** queries), then with term-at-a-time pruning on every one: both exact, and
 ** block-max does leave postings unscored.
 */
 static void test_both_prunings_on_every_query(void)
@@ -644,7 +851,7 @@ static void test_both_prunings_on_every_query(void)
 		test_recall_pruned_same_as_complete_sqlite();
 		test_recall_falls_back_to_the_complete_list();
 		test_select_pruned_same_as_complete();
-		a2m_bm25_blockmax(0);
+		a2m_bm25_blockmax(1);
 		counts_checked = 1;
 		if (mode == 2)
 			CHECK(a2m_bm25_blockmax_skipped() > before + 10000);
@@ -672,6 +879,9 @@ int main(void)
 		TEST(test_select_pruned_same_as_complete),
 		TEST(test_no_pruning_without_limit),
 		TEST(test_both_prunings_on_every_query),
+		TEST(test_lent_bounds_bound_their_postings_memory),
+		TEST(test_lent_bounds_bound_their_postings_sqlite),
+		TEST(test_pruned_same_as_complete_after_churn),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);

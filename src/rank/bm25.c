@@ -609,7 +609,7 @@ static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq
 ** over the keys per record visited, and costs more than term at a time
 ** (docs/RANKING.md §5).
 */
-static atomic_int    bmw_mode = 0;
+static atomic_int    bmw_mode = 1;
 static atomic_size_t bmw_skipped;
 
 void a2m_bm25_blockmax(int mode)
