@@ -7,15 +7,22 @@
 ** then computes a contribution and a hash-table update for every posting:
 ** a three-word query of frequent words on a Zipf corpus of 1M records
 ** touched over a million accumulator slots. Here the lists are walked in
-** seq order together, and a record is scored only when the bounds of the
-** blocks under it can beat the threshold; whole runs of records are
-** stepped over a block at a time.
+** seq order together (WAND: a2m_bmw_run below), and a record is scored only
+** when the lists' reaches and then the bounds of the blocks under it can
+** beat the threshold; whole runs of records are stepped over unread.
 **
-** Exactness: a record left out has a sum at most the bounds' sum under it
-** (each bound widened by BOUND_REL, so rounding cannot put a contribution
-** above its block's bound), which was at most the threshold then, and the
-** threshold only rises: *rest, the final threshold, bounds every record
-** left out. A record scored gets the sum bm25.c's complete path gives it.
+** Why lists and not words: a word's keys are its surface form and its
+** stems, and on that corpus a word's rare stem (a few hundred postings at a
+** high idf) reached three times what its common surface form can, so a
+** reach per word let every record through. Each distinct list has its own
+** reach; sums count a word once, with its largest (sum_add).
+**
+** Exactness: a record left out has a sum at most the reaches' or the
+** bounds' sum over the lists holding it (each widened by BOUND_REL, so
+** rounding cannot put a contribution above its bound), which was at most
+** the threshold then, and the threshold only rises: *rest, the final
+** threshold, bounds every record left out. A record scored gets the sum
+** bm25.c's complete path gives it.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -3,17 +3,17 @@
 ** with block-max bounds (bm25.c's pruned path for big queries;
 ** docs/RANKING.md §5).
 **
-** The keys' postings lists (ascending seq) are cut into blocks of
-** A2M_BMW_BLOCK postings; a block's bound is the contribution of its
-** highest tf at its shortest length, which no posting of the block can
-** exceed (a contribution rises with tf and falls with dl). The lists are
-** walked together, a record at a time: where the blocks under the current
-** record, summed over the keys, cannot beat the threshold (the caller's
-** floor times the admit-th best score so far), every record up to the end
-** of the first of those blocks is skipped without reading its postings; a
-** record whose own keys' blocks cannot beat it is skipped; every other
-** record is scored exactly, as bm25.c's complete path scores it, to the
-** last bit (a2m_bm25_contrib, a2m_acc_add, keys in the query's order).
+** The keys' postings lists (ascending seq) are walked together, a record
+** at a time, WAND over a word's distinct lists: where the lists under the
+** current records cannot beat the threshold (the caller's floor times the
+** admit-th best score so far) with their reaches, they are moved on unread;
+** where the bounds of the blocks of A2M_BMW_BLOCK postings under them
+** cannot, every record up to the first of those blocks' end is stepped
+** over; every other record is scored exactly, as bm25.c's complete path
+** scores it, to the last bit (a2m_bm25_contrib, a2m_acc_add, keys in the
+** query's order). A block's bound is the best contribution over its (tf,
+** dl) frontier (store.h a2m_tf_bound), kept by the index when it lends the
+** postings, else computed here.
 */
 #ifndef A2M_BLOCKMAX_H
 #define A2M_BLOCKMAX_H
