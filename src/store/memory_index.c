@@ -220,14 +220,21 @@ static mterm *intern(a2m_mindex *ix, const char *s, size_t len)
 	return t;
 }
 
-/* The blocks' bounds of t, one per block of its cap, those of its postings kept. */
-static int blocks_grow(mterm *t)
+/*
+** The blocks' bounds of t, one per block of its cap, those of its postings
+** kept. Without memory for them t keeps none (they are optional: a query
+** then bounds the blocks it reaches itself), so this cannot fail.
+*/
+static void blocks_grow(mterm *t)
 {
 	int had = t->blocks != NULL;
 	size_t nb = (t->cap + A2M_POSTINGS_BLOCK - 1) / A2M_POSTINGS_BLOCK;
 	a2m_tf_bound *b = realloc(t->blocks, nb * sizeof *b);
-	if (!b)
-		return -1;
+	if (!b) {
+		free(t->blocks);
+		t->blocks = NULL;
+		return;
+	}
 	t->blocks = b;
 	if (!had) {
 		/* Bound what the list holds now: from here on, links widen them. */
@@ -236,7 +243,6 @@ static int blocks_grow(mterm *t)
 		for (uint32_t i = 0; i < t->n; i++)
 			a2m_tf_bound_add(&b[i / A2M_POSTINGS_BLOCK], t->p[i].tf, t->p[i].dl);
 	}
-	return 0;
 }
 
 int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
@@ -264,8 +270,8 @@ int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
 				goto fail;
 			t->p = p;
 			t->cap = cap;
-			if (cap > A2M_POSTINGS_BLOCK && blocks_grow(t) != 0)
-				goto fail;
+			if (cap > A2M_POSTINGS_BLOCK)
+				blocks_grow(t);
 		}
 		d->terms[i] = t;
 		tf[i] = dt->terms[i].tf;
