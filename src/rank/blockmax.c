@@ -219,14 +219,18 @@ static double list_block(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, const lis
 	return best;
 }
 
-/* Sorts ls->ord by ls->at (insertion: the order changes little from one record to the next). */
-static void lists_sort(lists *ls)
+/*
+** Sorts ls->ord by ls->at again after the lists ord[0..moved) moved on
+** (only ever forward): the others are still in order, so each moved one is
+** put back in from the right.
+*/
+static void lists_resort(lists *ls, uint32_t moved)
 {
-	for (uint32_t i = 1; i < ls->n; i++) {
+	for (uint32_t i = moved; i-- > 0;) {
 		uint32_t l = ls->ord[i], j = i;
-		while (j && ls->at[ls->ord[j - 1]] > ls->at[l]) {
-			ls->ord[j] = ls->ord[j - 1];
-			j--;
+		while (j + 1 < ls->n && ls->at[ls->ord[j + 1]] < ls->at[l]) {
+			ls->ord[j] = ls->ord[j + 1];
+			j++;
 		}
 		ls->ord[j] = l;
 	}
@@ -326,9 +330,9 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 			ls->reach[l] = cur[k].reach > ls->reach[l] ? cur[k].reach : ls->reach[l];
 		}
 	}
-	uint32_t n = ls->n;
+	uint32_t n = ls->n, moved = n;
 	for (;;) {
-		lists_sort(ls);
+		lists_resort(ls, moved);
 		/* The pivot: the first list where the reaches so far beat the threshold. */
 		double ub = 0;
 		uint32_t p = n;
@@ -348,6 +352,7 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 			for (uint32_t j = 0; j < p; j++)
 				if (ls->at[ls->ord[j]] < pd)
 					list_seek(cur, keys, ls, ls->ord[j], pd);
+			moved = p;
 			left_out = 1;
 			continue;
 		}
@@ -365,6 +370,7 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 			int64_t next = q < n && ls->at[ls->ord[q]] <= last ? ls->at[ls->ord[q]] : last + 1;
 			for (uint32_t j = 0; j < q; j++)
 				list_seek(cur, keys, ls, ls->ord[j], next);
+			moved = q;
 			left_out = 1;
 			continue;
 		}
@@ -394,6 +400,7 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 		}
 		for (uint32_t j = 0; j < q; j++)
 			list_seek(cur, keys, ls, ls->ord[j], pd + 1);
+		moved = q;
 	}
 	*rest = left_out ? tau : 0;
 	for (size_t k = 0; k < nkeys; k++)
