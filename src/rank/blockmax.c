@@ -300,6 +300,8 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 	ls->nkeys = nkeys;
 	for (size_t k = 0; k < nkeys; k++) {
 		cur[k] = (a2m_bmw_cursor){.block = SIZE_MAX, .lead = (uint16_t)k};
+		if (!keys[k].n)
+			continue;  /* no list: never at any record */
 		if (list_reach(&keys[k], k0, k1, &cur[k].reach) != 0)
 			return 1;
 		/*
@@ -315,8 +317,6 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 				break;
 			}
 		if (cur[k].lead == k) {
-			if (!keys[k].n)
-				continue;
 			cur[k].list = ls->n;
 			ls->key[ls->n] = (uint16_t)k;
 			ls->word[ls->n] = keys[k].word;

@@ -672,12 +672,13 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 	*rest = 0;
 	int rc = read_lists(src, q, sc, &norm, &postings);
 	int mode = atomic_load_explicit(&bmw_mode, memory_order_relaxed);
-	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2) && nk <= A2M_BMW_MAX_KEYS &&
-	    (rc = score_blockmax(q, rq, sc, &norm, best, rest)) != 1)
-		return rc;
-	/* A list out of order (1): term at a time. */
-	rc = 0;
-	*rest = 0;
+	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2) && nk <= A2M_BMW_MAX_KEYS) {
+		if ((rc = score_blockmax(q, rq, sc, &norm, best, rest)) != 1)
+			return rc;
+		/* A list out of order: term at a time. */
+		rc = 0;
+		*rest = 0;
+	}
 	if (!rc)
 		rc = contribs(q, sc, &norm, best);
 	if (rc)
