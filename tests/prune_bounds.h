@@ -1,0 +1,139 @@
+/*
+** prune_bounds.h — the tests of tests/test_prune.c about the bounds an
+** index lends with its postings (store.h index_postings_lend), which
+** block-max pruning trusts (rank/blockmax.c): every lent posting bounded by
+** its block's bound and its list's, in ascending seq, the index's own
+** postings; on fresh and churned stores. Included once, by test_prune.c,
+** after its stores (filled_store, churn_commits) and queries (query_text).
+*/
+#ifndef A2M_TEST_PRUNE_BOUNDS_H
+#define A2M_TEST_PRUNE_BOUNDS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "rank/analyze.h"
+#include "store/store.h"
+
+/* Whether b (store.h a2m_tf_bound) bounds posting p. */
+static int bounds_posting(const a2m_tf_bound *b, const a2m_posting *p)
+{
+	if (p->tf > b->tf)
+		return 0;
+	for (uint32_t t = 0; t < 4 && t < p->tf; t++)
+		if (p->dl < b->dl[t])
+			return 0;
+	return 1;
+}
+
+static int collect_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	a2m_candidates *c = ctx;  /* seq, and tf · 2^32 + dl as the score */
+	a2m_candidate *v = realloc(c->v, (c->n + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	c->v = v;
+	c->v[c->n++] = (a2m_candidate){.seq = seq, .score = (double)tf * 4294967296.0 + dl};
+	return 0;
+}
+
+/*
+** The postings an index lends with their bounds (index_postings_lend) are
+** its postings, in ascending seq, each bounded by its block's bound and
+** the list's; after records were forgotten and rewritten over commits
+** (SQLite: merged, the file opened again), and in memory a list put out
+** of order is not lent with bounds.
+*/
+static void lent_bounds_bound_their_postings(int sqlite, int commits)
+{
+	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
+	a2m_analyzer *an = a2m_analyzer_new(NULL);
+	rng_state = 77 + (uint64_t)sqlite;
+	churn_commits = commits;
+	a2m_store *s = filled_store(sqlite, sc, 3000);
+	churn_commits = 0;
+	CHECK(s != NULL && an != NULL);
+	if (!s || !an) {
+		a2m_analyzer_free(an);
+		return;
+	}
+	int lent = 0, blocked = 0, not_lent = 0;
+	CHECK_INT(s->ops->read_begin(s), 0);
+	for (int i = 0; i < 200; i++) {
+		char text[256];
+		a2m_query_terms q;
+		query_text(text, sizeof text);
+		if (a2m_analyze_query(an, text, &q) != 0) {
+			CHECK(0);
+			a2m_query_terms_free(&q);
+			break;
+		}
+		for (size_t k = 0; k < q.nkeys; k++) {
+			a2m_postings_lent l;
+			a2m_candidates all = {0};
+			const a2m_term *key = &q.keys[k];
+			int rc = s->ops->index_postings_lend(s, key->text, key->len, &l);
+			CHECK_INT(s->ops->index_postings(s, key->text, key->len, collect_posting, &all), 0);
+			if (rc != 0) {
+				CHECK(rc == 1 || rc == 2);
+				not_lent++;
+				free(all.v);
+				continue;
+			}
+			lent++;
+			blocked += l.blocks != NULL;
+			CHECK_INT(l.n, all.n);
+			for (size_t j = 0; j < l.n; j++) {
+				if ((j && l.v[j].seq <= l.v[j - 1].seq) || !bounds_posting(&l.all, &l.v[j]) ||
+				    (l.blocks && !bounds_posting(&l.blocks[j / A2M_POSTINGS_BLOCK], &l.v[j]))) {
+					fprintf(stderr, "  %.*s: posting %zu of %zu out of order or unbounded\n",
+						(int)key->len, key->text, j, l.n);
+					check_failures_in_test++;
+					break;
+				}
+				/* The same postings as index_postings visits. */
+				int found = 0;
+				for (size_t m = 0; m < all.n && !found; m++)
+					found = all.v[m].seq == l.v[j].seq &&
+						all.v[m].score == (double)l.v[j].tf * 4294967296.0 + l.v[j].dl;
+				if (!found) {
+					fprintf(stderr, "  %.*s: posting %zu not in the index\n", (int)key->len,
+						key->text, j);
+					check_failures_in_test++;
+					break;
+				}
+			}
+			free(all.v);
+		}
+		a2m_query_terms_free(&q);
+	}
+	CHECK_INT(s->ops->read_end(s), 0);
+	CHECK(lent > 100);
+	/* Memory: rewritten records were linked again out of order, the
+	** longest lists first; else every list is lent, the long ones with
+	** their blocks' bounds. */
+	if (!sqlite && commits)
+		CHECK(not_lent > 0);
+	else
+		CHECK(blocked > 10);
+	if (!sqlite && !commits)
+		CHECK_INT(not_lent, 0);
+	a2m_analyzer_free(an);
+	s->ops->close(s);
+	sc->destroy(sc);
+	remove_db();
+}
+
+static void test_lent_bounds_bound_their_postings_memory(void)
+{
+	lent_bounds_bound_their_postings(0, 0);
+	lent_bounds_bound_their_postings(0, 10);
+}
+
+static void test_lent_bounds_bound_their_postings_sqlite(void)
+{
+	lent_bounds_bound_their_postings(1, 10);
+}
+
+#endif
