@@ -717,8 +717,8 @@ static void test_pruned_same_as_complete_after_churn(void)
 /*
 ** Every property above again with block-max pruning (blockmax.c) on every
 ** pruned query, however short its lists (mode 1, the default, takes it
-** only from 4 096 postings: the corpora here reach that with few
-** queries), then with term-at-a-time pruning on every one: both exact, and
+** only from 16 384 postings, which the corpora here never reach), then
+** with term-at-a-time pruning on every one: both exact, and
 ** block-max does leave postings unscored.
 */
 static void test_both_prunings_on_every_query(void)

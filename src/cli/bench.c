@@ -29,7 +29,7 @@
 **       --frequent: each query three of the twenty most frequent words.
 **       --compare-pruning: each query timed with term-at-a-time pruning
 **       only and with block-max pruning (blockmax.c; the default takes it
-**       for queries of 4 096 postings or more). --fts5: SQLite
+**       for queries of 16 384 postings or more). --fts5: SQLite
 **       FTS5's bm25() over the same records and queries, in this process,
 **       each query timed there right after a2m's (bench_fts5.c).
 */

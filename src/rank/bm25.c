@@ -600,14 +600,15 @@ static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq
 ** block-max bounds (blockmax.c); a smaller one term at a time (below),
 ** whose cost is the same as scoring it all when it cannot prune.
 */
-#define BMW_MIN_POSTINGS 4096
+#define BMW_MIN_POSTINGS 16384
 
 /*
 ** a2m_bm25_blockmax's mode, and the postings block-max stepped over. On (1)
 ** by default: on the bench's Zipf corpus a query of frequent words at 1M
-** records took 13-29 ms against 45-104 ms term at a time; below 4 096
-** postings (a query at 20 000 records) it costs more instructions than
-** term at a time (docs/RANKING.md §5).
+** records took 13-29 ms against 45-104 ms term at a time; below 16 384
+** postings it costs more instructions than term at a time (at 10 000
+** records, taken from 4 096 postings, a third more per recall on the
+** bench's queries: docs/RANKING.md §5).
 */
 static atomic_int    bmw_mode = 1;
 static atomic_size_t bmw_skipped;

@@ -161,7 +161,7 @@ a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt);
 /*
 ** How every BM25 scorer of the process prunes, for `a2m bench` (both in
 ** one binary) and tests: mode 0 term at a time always; 1 (the default)
-** block-max for queries of 4 096 postings or more, term at a time below;
+** block-max for queries of 16 384 postings or more, term at a time below;
 ** 2 block-max always. a2m_bm25_blockmax_skipped: the postings block-max
 ** has left unscored, in all.
 */

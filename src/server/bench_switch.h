@@ -8,7 +8,7 @@
 
 /*
 ** BM25's pruning for every scorer of the process (rank/scorer.h,
-** a2m_bm25_blockmax): 0 term at a time, 1 block-max for queries of 4 096
+** a2m_bm25_blockmax): 0 term at a time, 1 block-max for queries of 16 384
 ** postings or more (the default), 2 block-max for every pruned query.
 */
 void a2m_server_bench_blockmax(int mode);
