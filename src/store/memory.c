@@ -79,93 +79,193 @@
 
 /* ---- entries ------------------------------------------------------------ */
 
-/* One allocator size class (memory_internal.h); a million records a MiB per 16 bytes. */
-_Static_assert(sizeof(void *) != 8 || sizeof(entry) <= 256, "entry outgrew 256 bytes");
+/* The header is what every record pays; the rest is what it has (memory_internal.h). */
+_Static_assert(sizeof(void *) != 8 || sizeof(entry) == 104, "entry header outgrew 104 bytes");
 
-/* Frees e and its doc, which must be unlinked (or the index going away). */
-void a2m_mem_entry_free(entry *e)
+const uint8_t a2m_mem_opt_width[OPT_COUNT] = {
+	[OPT_FP] = 2, [OPT_KEY] = 3, [OPT_EXPIRES] = 1, [OPT_REVISION] = 1,
+	[OPT_ROLE] = 1, [OPT_OWNER] = 1, [OPT_META] = 1, [OPT_GROUP] = 1,
+	[OPT_URI] = 1, [OPT_MEDIA] = 1, [OPT_EMB] = 2, [OPT_GEN] = 2,
+};
+
+/* Drops the references e holds on interned names. */
+static void put_names(mstore *s, const entry *e)
+{
+	a2m_mintern_put(s->names, e->tier);
+	a2m_mintern_put(s->names, e->session);
+	if (e->has & (1u << OPT_ROLE))
+		a2m_mintern_put(s->names, a2m_mem_opt(e, OPT_ROLE)->s);
+	if (e->has & (1u << OPT_OWNER))
+		a2m_mintern_put(s->names, a2m_mem_owner(e));
+}
+
+void a2m_mem_entry_free(mstore *s, entry *e)
 {
 	if (!e)
 		return;
 	a2m_mdoc_free(e->doc);
-	a2m_mem_record_release(&e->rec);
+	put_names(s, e);
 	free(e);
 }
 
-/* Room for n bytes at *at, rounded up to a multiple of align (a power of two). */
-static size_t place(size_t *at, size_t n, size_t align)
+/* A string's bytes in the block, NUL included; 0 for NULL. */
+static size_t str_size(const char *str)
 {
-	size_t here = (*at + align - 1) & ~(align - 1);
-	*at = here + n;
-	return here;
+	return str ? strlen(str) + 1 : 0;
 }
 
-/* Where a string goes in the block: its offset, or SIZE_MAX for NULL. */
-static size_t place_str(size_t *at, const char *str)
+/* Copies str (n bytes, from str_size) to *at and advances it; NULL stays NULL. */
+static const char *put_str(char **at, const char *str, size_t n)
 {
-	return str ? place(at, strlen(str) + 1, 1) : SIZE_MAX;
-}
-
-static char *put_str(char *block, size_t off, const char *str)
-{
-	if (off == SIZE_MAX)
+	if (!str)
 		return NULL;
-	return memcpy(block + off, str, strlen(str) + 1);
+	char *p = memcpy(*at, str, n);
+	*at += n;
+	return p;
 }
 
 /*
-** One allocation for a record's strings and vectors: the block begins with
-** the id (a stored record always has one), so the id's pointer is the
-** block's. Vectors come first, aligned, then the strings in any order.
-** Against a malloc per field this saves each field's allocator header and
-** rounding: about 60 bytes a short record (docs/BENCHMARKS.md).
+** One allocation (rec->id and rec->content set, as a2m_store_check_record
+** requires): the header, the optional fields' slots, id and content,
+** the other strings, then the vectors (8-aligned). Against the full
+** a2m_record every entry used to carry, a short record without optional
+** fields saves about 150 bytes (docs/BENCHMARKS.md).
 */
-int a2m_mem_record_pack(a2m_record *dst, const a2m_record *src)
+entry *a2m_mem_entry_new(mstore *s, const a2m_record *rec)
 {
-	enum { ID, CONTENT, ROLE, META, GROUP, TIER, OWNER, SESSION, KEY, URI, MEDIA, NSTR };
-	const char *str[NSTR] = {src->id, src->content, src->role, src->metadata,
-		src->group, src->tier, src->owner, src->session, src->key, src->uri,
-		src->media_type};
-	size_t off[NSTR], at = 0;
-	int has = src->embedding && src->dims, gen = src->gen_embedding && src->gen_dims;
-	if (!src->id) {
-		memset(dst, 0, sizeof *dst);
-		return -1;
+	const char *str[OPT_COUNT] = {0};
+	size_t len[OPT_COUNT] = {0};
+	unsigned has = 0;
+	int emb = rec->embedding && rec->dims, gen = rec->gen_embedding && rec->gen_dims;
+	has |= rec->fingerprint ? 1u << OPT_FP : 0;
+	has |= rec->key ? 1u << OPT_KEY : 0;
+	has |= rec->expires_at ? 1u << OPT_EXPIRES : 0;
+	has |= rec->revision ? 1u << OPT_REVISION : 0;
+	has |= rec->role ? 1u << OPT_ROLE : 0;
+	has |= rec->owner ? 1u << OPT_OWNER : 0;
+	has |= rec->metadata ? 1u << OPT_META : 0;
+	has |= rec->group ? 1u << OPT_GROUP : 0;
+	has |= rec->uri ? 1u << OPT_URI : 0;
+	has |= rec->media_type ? 1u << OPT_MEDIA : 0;
+	has |= emb ? 1u << OPT_EMB : 0;
+	has |= gen ? 1u << OPT_GEN : 0;
+	/* The strings the block copies (role and owner are interned instead). */
+	str[OPT_KEY] = rec->key;
+	str[OPT_META] = rec->metadata;
+	str[OPT_GROUP] = rec->group;
+	str[OPT_URI] = rec->uri;
+	str[OPT_MEDIA] = rec->media_type;
+	size_t nslots = 0, id_len = strlen(rec->id), clen = strlen(rec->content) + 1;
+	size_t strings = id_len + 1 + clen;
+	for (unsigned b = 0; b < OPT_COUNT; b++) {
+		if (has & (1u << b))
+			nslots += a2m_mem_opt_width[b];
+		len[b] = str_size(str[b]);
+		strings += len[b];
 	}
-	*dst = *src;
-	off[ID] = place_str(&at, src->id);
-	size_t emb = has ? place(&at, src->dims * sizeof(double), sizeof(double)) : 0;
-	size_t gemb = gen ? place(&at, src->gen_dims * sizeof(float), sizeof(float)) : 0;
-	for (int i = CONTENT; i < NSTR; i++)
-		off[i] = place_str(&at, str[i]);
-	char *b = malloc(at);
-	if (!b) {
-		memset(dst, 0, sizeof *dst);
-		return -1;
+	size_t vec = (strings + 7) & ~(size_t)7;
+	size_t bytes = sizeof(entry) + nslots * sizeof(eslot) + vec +
+		       (emb ? rec->dims * sizeof(double) : 0) +
+		       (gen ? rec->gen_dims * sizeof(float) : 0);
+	entry *e = malloc(bytes);
+	if (!e)
+		return NULL;
+	memset(e, 0, sizeof *e + nslots * sizeof(eslot));
+	int oom = 0;
+	e->tier = a2m_mintern_get(s->names, rec->tier, &oom);
+	e->session = a2m_mintern_get(s->names, rec->session, &oom);
+	const char *role = a2m_mintern_get(s->names, rec->role, &oom);
+	const char *owner = a2m_mintern_get(s->names, rec->owner, &oom);
+	e->has = (uint16_t)has;
+	e->nslots = (uint8_t)nslots;
+	e->id_len = (uint8_t)(id_len < 255 ? id_len : 255);
+	e->seq = rec->seq;
+	e->created_at = rec->created_at;
+	e->accessed_at = rec->accessed_at;
+	e->access_count = rec->access_count;
+	e->salience = rec->salience;
+	e->slot = NO_SLOT;
+
+	char *at = (char *)(e->tail + nslots);
+	put_str(&at, rec->id, id_len + 1);
+	put_str(&at, rec->content, clen);
+	eslot *o = e->tail;
+	char *vecs = (char *)(e->tail + nslots) + vec;
+	for (unsigned b = 0; b < OPT_COUNT; b++) {
+		if (!(has & (1u << b)))
+			continue;
+		switch (b) {
+		case OPT_FP:       o[0].u = rec->fingerprint; break;
+		case OPT_KEY:      o[0].s = put_str(&at, str[b], len[b]); break;
+		case OPT_EXPIRES:  o[0].i = rec->expires_at; break;
+		case OPT_REVISION: o[0].i = rec->revision; break;
+		case OPT_ROLE:     o[0].s = role; break;
+		case OPT_OWNER:    o[0].s = owner; break;
+		case OPT_EMB:
+			o[0].p = memcpy(vecs, rec->embedding, rec->dims * sizeof(double));
+			o[1].n = rec->dims;
+			vecs += rec->dims * sizeof(double);
+			break;
+		case OPT_GEN:
+			o[0].p = memcpy(vecs, rec->gen_embedding, rec->gen_dims * sizeof(float));
+			o[1].n = rec->gen_dims;
+			break;
+		default:           o[0].s = put_str(&at, str[b], len[b]); break;
+		}
+		o += a2m_mem_opt_width[b];
 	}
-	dst->id = put_str(b, off[ID], src->id);
-	dst->content = put_str(b, off[CONTENT], src->content);
-	dst->role = put_str(b, off[ROLE], src->role);
-	dst->metadata = put_str(b, off[META], src->metadata);
-	dst->group = put_str(b, off[GROUP], src->group);
-	dst->tier = put_str(b, off[TIER], src->tier);
-	dst->owner = put_str(b, off[OWNER], src->owner);
-	dst->session = put_str(b, off[SESSION], src->session);
-	dst->key = put_str(b, off[KEY], src->key);
-	dst->uri = put_str(b, off[URI], src->uri);
-	dst->media_type = put_str(b, off[MEDIA], src->media_type);
-	dst->embedding = has ? memcpy(b + emb, src->embedding, src->dims * sizeof(double)) : NULL;
-	dst->dims = has ? src->dims : 0;
-	dst->gen_embedding = gen ? memcpy(b + gemb, src->gen_embedding,
-					  src->gen_dims * sizeof(float)) : NULL;
-	dst->gen_dims = gen ? src->gen_dims : 0;
-	return 0;
+	if (oom) {
+		a2m_mem_entry_free(s, e);
+		return NULL;
+	}
+	return e;
 }
 
-void a2m_mem_record_release(a2m_record *rec)
+void a2m_mem_entry_view(const entry *e, a2m_record *r)
 {
-	free(rec->id);
-	memset(rec, 0, sizeof *rec);
+	const char *id = a2m_mem_id(e);
+	r->id = (char *)(uintptr_t)id;
+	r->content = (char *)(uintptr_t)(id + (e->id_len < 255 ? e->id_len : strlen(id)) + 1);
+	r->created_at = e->created_at;
+	r->seq = e->seq;
+	r->tier = (char *)(uintptr_t)e->tier;
+	r->session = (char *)(uintptr_t)e->session;
+	r->salience = e->salience;
+	r->accessed_at = e->accessed_at;
+	r->access_count = e->access_count;
+	r->role = r->metadata = r->group = r->owner = r->key = r->uri = r->media_type = NULL;
+	r->revision = r->expires_at = 0;
+	r->fingerprint = 0;
+	r->embedding = NULL;
+	r->gen_embedding = NULL;
+	r->dims = r->gen_dims = 0;
+	const eslot *o = e->tail;
+	for (unsigned has = e->has, b = 0; has; has >>= 1, b++) {
+		if (!(has & 1))
+			continue;
+		switch (b) {
+		case OPT_FP:       r->fingerprint = o[0].u; break;
+		case OPT_KEY:      r->key = (char *)(uintptr_t)o[0].s; break;
+		case OPT_EXPIRES:  r->expires_at = o[0].i; break;
+		case OPT_REVISION: r->revision = o[0].i; break;
+		case OPT_ROLE:     r->role = (char *)(uintptr_t)o[0].s; break;
+		case OPT_OWNER:    r->owner = (char *)(uintptr_t)o[0].s; break;
+		case OPT_META:     r->metadata = (char *)(uintptr_t)o[0].s; break;
+		case OPT_GROUP:    r->group = (char *)(uintptr_t)o[0].s; break;
+		case OPT_URI:      r->uri = (char *)(uintptr_t)o[0].s; break;
+		case OPT_MEDIA:    r->media_type = (char *)(uintptr_t)o[0].s; break;
+		case OPT_EMB:
+			r->embedding = (double *)(uintptr_t)o[0].p;
+			r->dims = o[1].n;
+			break;
+		case OPT_GEN:
+			r->gen_embedding = (float *)(uintptr_t)o[0].p;
+			r->gen_dims = o[1].n;
+			break;
+		default: break;
+		}
+		o += a2m_mem_opt_width[b];
+	}
 }
 
 /* Frees the terms no posting needs any more, once no undo can need them. */
@@ -193,18 +293,6 @@ static int index_prepare(mstore *s, const char *content, int64_t seq, a2m_mdoc *
 	return rc ? a2m_store_fail(&s->base, "index: out of memory") : 0;
 }
 
-/*
-** Deep-copies rec into dst, packed (a2m_mem_record_pack). An embedding
-** pointer without dims, or dims without a pointer, is stored as no
-** embedding, as SQLite would store it.
-*/
-static int copy_in(mstore *s, a2m_record *dst, const a2m_record *rec)
-{
-	if (a2m_mem_record_pack(dst, rec) != 0)
-		return a2m_store_fail(&s->base, "out of memory");
-	return 0;
-}
-
 /* ---- writes ------------------------------------------------------------ */
 
 static int mem_insert(a2m_store *base, a2m_record *rec)
@@ -226,38 +314,64 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	if (a2m_mem_journal_reserve(s) != 0 || a2m_mem_order_reserve(s) != 0 ||
 	    a2m_mcounts_reserve(s->counts, rec->tier, rec->session) != 0)
 		return a2m_store_fail(base, "out of memory");
-	entry *e = calloc(1, sizeof *e);
+	entry *e = a2m_mem_entry_new(s, rec);
 	if (!e)
 		return a2m_store_fail(base, "out of memory");
-	rc = copy_in(s, &e->rec, rec);
-	if (!rc)
-		rc = index_prepare(s, rec->content, s->next_seq, &e->doc);
+	rc = index_prepare(s, rec->content, s->next_seq, &e->doc);
 	if (rc) {
-		a2m_mem_entry_free(e);
+		a2m_mem_entry_free(s, e);
 		a2m_mem_index_settle(s);
 		return rc;
 	}
 
-	e->rec.seq = s->next_seq++;
-	rec->seq = e->rec.seq;
-	e->id_hash = (uint32_t)a2m_mem_hash_id(e->rec.id);
+	e->seq = s->next_seq++;
+	rec->seq = e->seq;
+	e->id_hash = (uint32_t)a2m_mem_hash_id(rec->id);
 	a2m_mem_table_link(&s->ids, e, BY_ID);
 	a2m_mem_table_link(&s->seqs, e, BY_SEQ);
 	a2m_mem_key_link(s, e);
 	a2m_mem_order_append(s, e);
-	a2m_mcounts_link(s->counts, e->rec.tier, e->rec.session, &e->link);
+	a2m_mcounts_link(s->counts, e->tier, e->session, &e->link);
 	if (e->doc)
 		a2m_mindex_link(s->index, e->doc);
 	if (s->in_tx)
-		a2m_mem_journal_push(s, UNDO_INSERT, e, NULL);
-	a2m_vindex_put(s->vectors, &e->rec);
+		a2m_mem_journal_push(s, UNDO_INSERT, e);
+	a2m_record view;
+	a2m_mem_entry_view(e, &view);
+	a2m_vindex_put(s->vectors, &view);
 	return 0;
 }
 
+/*
+** Puts n in e's place in every table, order[] and the groups (n's seq
+** and id hash already e's), and hands it e's doc; e is left in none, with
+** no doc. Cannot fail: the groups n joins that e was not in were reserved.
+** Rollback calls it the other way round.
+*/
+void a2m_mem_entry_replace(mstore *s, entry *e, entry *n)
+{
+	a2m_mem_key_unlink(s, e);
+	a2m_mem_table_replace(&s->ids, e, n, BY_ID);
+	a2m_mem_table_replace(&s->seqs, e, n, BY_SEQ);
+	a2m_mem_key_link(s, n);
+	n->slot = e->slot;
+	if (e->slot != NO_SLOT)
+		s->order[e->slot] = n;
+	e->slot = NO_SLOT;
+	a2m_mcounts_move(s->counts, e->tier, e->session, &e->link, n->tier, n->session,
+			 &n->link, s->in_tx);
+	n->doc = e->doc;
+	e->doc = NULL;
+}
+
+/*
+** An update makes a new entry from rec and puts it in the old one's place
+** (entries never change size). The old one goes to the journal inside a
+** transaction, to be put back by rollback or freed by commit.
+*/
 static int mem_update(a2m_store *base, const a2m_record *rec)
 {
 	mstore *s = (mstore *)base;
-	a2m_record fresh;
 	int rc = a2m_store_check_record(&s->base, rec, "update");
 	if (rc)
 		return rc;
@@ -274,57 +388,52 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 			return A2M_INVALID_PARAMS;
 		}
 	}
-	int moves = rec->created_at != e->rec.created_at;
-	int recount = !a2m_str_same(rec->tier, e->rec.tier) ||
-		      !a2m_str_same(rec->session, e->rec.session);
+	int moves = rec->created_at != e->created_at;
+	int recount = !a2m_str_same(rec->tier, e->tier) ||
+		      !a2m_str_same(rec->session, e->session);
 	if (a2m_mem_journal_reserve(s) != 0 || (moves && a2m_mem_order_reserve(s) != 0) ||
 	    (recount && a2m_mcounts_reserve(s->counts, rec->tier, rec->session) != 0))
 		return a2m_store_fail(base, "out of memory");
-	rc = copy_in(s, &fresh, rec);
-	if (rc)
-		return rc;
+	entry *n = a2m_mem_entry_new(s, rec);
+	if (!n)
+		return a2m_store_fail(base, "out of memory");
 	/* Only a change of content re-indexes: touches and tier moves do not. */
 	a2m_mdoc *doc = NULL;
-	int reindex = s->index && strcmp(rec->content, e->rec.content) != 0;
-	if (reindex && (rc = index_prepare(s, rec->content, e->rec.seq, &doc)) != 0) {
-		a2m_mem_record_release(&fresh);
+	int reindex = s->index && strcmp(rec->content, a2m_mem_content(e)) != 0;
+	if (reindex && (rc = index_prepare(s, rec->content, e->seq, &doc)) != 0) {
+		a2m_mem_entry_free(s, n);
 		a2m_mem_index_settle(s);
 		return rc;
 	}
 
-	/*
-	** Swap the contents in place: the entry keeps its address, slot and id
-	** chain, and the old contents go to the journal instead of being copied.
-	*/
-	fresh.seq = e->rec.seq;
-	a2m_record old = e->rec;
-	a2m_mem_key_unlink(s, e);
-	e->rec = fresh;
-	a2m_mem_key_link(s, e);
-	if (recount)
-		a2m_mcounts_move(s->counts, old.tier, old.session, e->rec.tier, e->rec.session,
-				 &e->link, s->in_tx);
+	n->seq = e->seq;
+	n->id_hash = e->id_hash;
+	a2m_mem_entry_replace(s, e, n);
 	if (moves) {
 		/* Out of its place: to the tail, for the next scan to merge in. */
-		a2m_mem_order_remove(s, e);
-		a2m_mem_order_append(s, e);
+		a2m_mem_order_remove(s, n);
+		a2m_mem_order_append(s, n);
 		a2m_mem_maybe_compact(s);
 	}
 	a2m_mdoc *old_doc = NULL;
 	if (reindex) {
-		if (e->doc)
-			a2m_mindex_unlink(s->index, e->doc);
-		old_doc = e->doc;
-		e->doc = doc;
+		if (n->doc)
+			a2m_mindex_unlink(s->index, n->doc);
+		old_doc = n->doc;
+		n->doc = doc;
 		a2m_mindex_link(s->index, doc);
 	}
-	if (a2m_vindex_differs(&old, &e->rec))
-		a2m_vindex_put(s->vectors, &e->rec);
+	a2m_record was, now;
+	a2m_mem_entry_view(e, &was);
+	a2m_mem_entry_view(n, &now);
+	if (a2m_vindex_differs(&was, &now))
+		a2m_vindex_put(s->vectors, &now);
 	if (s->in_tx) {
-		a2m_mem_journal_push(s, UNDO_UPDATE, e, &old);
-		s->journal[s->njournal - 1].old_doc = old_doc;
+		undo *u = a2m_mem_journal_push(s, UNDO_UPDATE, n);
+		u->old = e;
+		u->old_doc = old_doc;
 	} else {
-		a2m_mem_record_release(&old);
+		a2m_mem_entry_free(s, e);
 		a2m_mdoc_free(old_doc);
 		a2m_mem_index_settle(s);
 	}
@@ -348,14 +457,14 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	a2m_mem_key_unlink(s, e);
 	a2m_mem_order_remove(s, e);
 	a2m_mem_maybe_compact(s);
-	a2m_mcounts_unlink(s->counts, e->rec.tier, e->rec.session, &e->link, s->in_tx);
+	a2m_mcounts_unlink(s->counts, e->tier, e->session, &e->link, s->in_tx);
 	if (e->doc)
 		a2m_mindex_unlink(s->index, e->doc);
-	a2m_vindex_remove(s->vectors, e->rec.seq);
+	a2m_vindex_remove(s->vectors, e->seq);
 	if (s->in_tx) {
-		a2m_mem_journal_push(s, UNDO_REMOVE, e, NULL);
+		a2m_mem_journal_push(s, UNDO_REMOVE, e);
 	} else {
-		a2m_mem_entry_free(e);
+		a2m_mem_entry_free(s, e);
 		a2m_mem_index_settle(s);
 	}
 	*removed = 1;
@@ -378,7 +487,7 @@ static void mem_close(a2m_store *base)
 		entry *e = s->ids.buckets[i];
 		while (e) {
 			entry *next = e->id_next;
-			a2m_mem_entry_free(e);
+			a2m_mem_entry_free(s, e);
 			e = next;
 		}
 	}
@@ -390,6 +499,7 @@ static void mem_close(a2m_store *base)
 	a2m_mindex_free(s->index);
 	a2m_vindex_free(s->vectors);
 	a2m_mcounts_free(s->counts);
+	a2m_mintern_free(s->names);
 	free(s->order);
 	free(s->journal);
 	pthread_mutex_destroy(&s->tidy_mu);
@@ -413,13 +523,13 @@ static int mem_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 	if (a2m_mem_journal_reserve(s) != 0)
 		return a2m_store_fail(base, "out of memory");
 	if (s->in_tx) {
-		a2m_record old = {.access_count = e->rec.access_count,
-				  .accessed_at = e->rec.accessed_at};
-		a2m_mem_journal_push(s, UNDO_TOUCH, e, &old);
+		undo *u = a2m_mem_journal_push(s, UNDO_TOUCH, e);
+		u->access_count = e->access_count;
+		u->accessed_at = e->accessed_at;
 	}
-	e->rec.access_count += add;
-	if (at > e->rec.accessed_at)
-		e->rec.accessed_at = at;
+	e->access_count += add;
+	if (at > e->accessed_at)
+		e->accessed_at = at;
 	return 0;
 }
 
@@ -448,7 +558,7 @@ static int mem_index_attach(a2m_store *base, a2m_indexer *ix)
 	int rc = 0;
 	for (size_t i = 0; i < s->ids.nbuckets && !rc; i++)
 		for (entry *e = s->ids.buckets[i]; e && !rc; e = e->id_next)
-			if ((rc = index_prepare(s, e->rec.content, e->rec.seq, &e->doc)) == 0)
+			if ((rc = index_prepare(s, a2m_mem_content(e), e->seq, &e->doc)) == 0)
 				a2m_mindex_link(s->index, e->doc);
 	if (rc) {
 		for (size_t i = 0; i < s->ids.nbuckets; i++)
@@ -510,9 +620,12 @@ static void vectors_ready(mstore *s)
 {
 	if (!a2m_vindex_valid(s->vectors) && !s->in_tx) {
 		a2m_vindex_clear(s->vectors);
+		a2m_record view;
 		for (size_t i = 0; i < s->ids.nbuckets; i++)
-			for (entry *e = s->ids.buckets[i]; e; e = e->id_next)
-				a2m_vindex_put(s->vectors, &e->rec);
+			for (entry *e = s->ids.buckets[i]; e; e = e->id_next) {
+				a2m_mem_entry_view(e, &view);
+				a2m_vindex_put(s->vectors, &view);
+			}
 	}
 }
 
@@ -605,7 +718,8 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 	pthread_mutex_init(&s->tidy_mu, NULL);
 	if (a2m_mem_table_init(&s->ids) != 0 || a2m_mem_table_init(&s->keys) != 0 ||
 	    a2m_mem_table_init(&s->seqs) != 0 || a2m_mem_table_init(&s->fps) != 0 ||
-	    !(s->counts = a2m_mcounts_new()) || !(s->history = a2m_mhistory_new()))
+	    !(s->counts = a2m_mcounts_new()) || !(s->history = a2m_mhistory_new()) ||
+	    !(s->names = a2m_mintern_new()))
 		goto fail;
 	if (!(s->vectors = a2m_vindex_new()) || a2m_vindex_keep_unembedded(s->vectors) != 0)
 		goto fail;

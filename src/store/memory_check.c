@@ -33,16 +33,16 @@ static void check_seqs(mstore *s, const a2m_check_options *o)
 	int64_t hi = 0;
 	EACH_ENTRY(s, e) {
 		n++;
-		if (e->rec.seq > hi)
-			hi = e->rec.seq;
+		if (e->seq > hi)
+			hi = e->seq;
 		const char *why = NULL;
-		if (e->rec.seq < 1 || e->rec.seq >= s->next_seq)
+		if (e->seq < 1 || e->seq >= s->next_seq)
 			why = "outside the seqs given out";
-		else if (a2m_mem_find_seq(s, e->rec.seq) != e)
+		else if (a2m_mem_find_seq(s, e->seq) != e)
 			why = "not found by its seq (shared, or the table lost it)";
 		if (why && problems++ < MAX_EXAMPLES)
-			a2m_check_say(o, A2M_CHECK_SEQS, 1, "record \"%s\": seq %lld is %s", e->rec.id,
-				      (long long)e->rec.seq, why);
+			a2m_check_say(o, A2M_CHECK_SEQS, 1, "record \"%s\": seq %lld is %s", a2m_mem_id(e),
+				      (long long)e->seq, why);
 	}
 	if (s->seqs.count != n) {
 		problems++;
@@ -82,13 +82,13 @@ static void check_counts(mstore *s, const a2m_check_options *o)
 		n++;
 		for (int kind = 0; kind < 3; kind++) {
 			size_t m = 0;
-			a2m_mlink *const *v = a2m_mcounts_members(s->counts, kind != 2, e->rec.tier,
-								  kind != 0, e->rec.session, &m);
+			a2m_mlink *const *v = a2m_mcounts_members(s->counts, kind != 2, e->tier,
+								  kind != 0, e->session, &m);
 			/* The kinds' order in a2m_mlink.at: tier, bucket, session. */
 			size_t at = e->link.at[kind];
 			if ((!v || at >= m || v[at] != &e->link) && problems++ < MAX_EXAMPLES)
 				a2m_check_say(o, A2M_CHECK_COUNTS, 1, "record \"%s\" is not counted in "
-					      "its %s group", e->rec.id, kind_names[kind]);
+					      "its %s group", a2m_mem_id(e), kind_names[kind]);
 		}
 	}
 	a2m_mcounts_each(s->counts, sum_group, &k);
@@ -140,7 +140,7 @@ static void check_index(mstore *s, const a2m_check_options *o)
 			      (int64_t)s->ids.count);
 	EACH_ENTRY(s, e) {
 		a2m_check_meter_at(&meter, (int64_t)++records);
-		if (!f.oom && a2m_check_terms_expect(f.t, ix, e->rec.seq, e->rec.content, &want) != 0)
+		if (!f.oom && a2m_check_terms_expect(f.t, ix, e->seq, a2m_mem_content(e), &want) != 0)
 			f.oom = 1;
 	}
 	a2m_check_meter_end(&meter, (int64_t)records);
@@ -206,8 +206,10 @@ static size_t check_space(mstore *s, const a2m_check_options *o, int generated, 
 	vec_of *v = NULL;
 	size_t n = 0, cap = 0, problems = 0;
 	EACH_ENTRY(s, e) {
-		size_t w = generated ? (e->rec.gen_embedding ? e->rec.gen_dims : 0)
-				     : (e->rec.embedding ? e->rec.dims : 0);
+		a2m_record r;
+		a2m_mem_entry_view(e, &r);
+		size_t w = generated ? (r.gen_embedding ? r.gen_dims : 0)
+				     : (r.embedding ? r.dims : 0);
 		if (!w)
 			continue;
 		if (n == cap) {
@@ -221,7 +223,7 @@ static size_t check_space(mstore *s, const a2m_check_options *o, int generated, 
 			v = p;
 			cap = c;
 		}
-		v[n++] = (vec_of){w, e->rec.seq};
+		v[n++] = (vec_of){w, e->seq};
 	}
 	if (n)
 		qsort(v, n, sizeof *v, cmp_vec);
@@ -299,10 +301,10 @@ static void check_expiry(mstore *s, const a2m_check_options *o)
 	size_t n = 0, problems = 0;
 	int64_t soonest = 0;
 	EACH_ENTRY(s, e) {
-		int64_t at = e->rec.expires_at;
+		int64_t at = a2m_mem_expires(e);
 		if (at < 0 && problems++ < MAX_EXAMPLES)
 			a2m_check_say(o, A2M_CHECK_EXPIRY, 1, "record \"%s\": expires at %lld, before "
-				      "the clock's start", e->rec.id, (long long)at);
+				      "the clock's start", a2m_mem_id(e), (long long)at);
 		if (at > 0 && (!n++ || at < soonest))
 			soonest = at;
 	}
@@ -317,17 +319,19 @@ static void check_dedup(mstore *s, const a2m_check_options *o)
 {
 	size_t n = 0, problems = 0;
 	EACH_ENTRY(s, e) {
-		uint64_t fp = e->rec.fingerprint;
+		uint64_t fp = a2m_mem_fingerprint(e);
 		if (!fp)
 			continue;
 		n++;
 		const entry *x = a2m_mem_fp_chain(s, fp);
 		while (x && x != e)
-			x = x->fp_next;
+			x = a2m_mem_fp_next(x);
 		if (!x && problems++ < MAX_EXAMPLES)
 			a2m_check_say(o, A2M_CHECK_DEDUP, 1, "record \"%s\": not found by its "
-				      "fingerprint", e->rec.id);
-		a2m_check_fingerprint(o, e->rec.id, e->rec.content, e->rec.role, fp, &problems);
+				      "fingerprint", a2m_mem_id(e));
+		a2m_record r;
+		a2m_mem_entry_view(e, &r);
+		a2m_check_fingerprint(o, r.id, r.content, r.role, fp, &problems);
 	}
 	if (s->fps.count != n) {
 		problems++;
@@ -372,10 +376,10 @@ static int repair_counts(mstore *s)
 		if (rc || k == n)
 			break;
 		saved[k++] = e->link;
-		if (a2m_mcounts_reserve(c, e->rec.tier, e->rec.session) != 0)
+		if (a2m_mcounts_reserve(c, e->tier, e->session) != 0)
 			rc = -1;
 		else
-			a2m_mcounts_link(c, e->rec.tier, e->rec.session, &e->link);
+			a2m_mcounts_link(c, e->tier, e->session, &e->link);
 	}
 	if (!rc && k != n)
 		rc = -1;  /* the ids table's count is off: leave the groups alone */
@@ -402,8 +406,8 @@ int a2m_mem_repair(a2m_store *base, const a2m_check_options *o, unsigned areas)
 	if ((areas & (1u << A2M_CHECK_SEQS))) {
 		int64_t hi = 0;
 		EACH_ENTRY(s, e)
-			if (e->rec.seq > hi)
-				hi = e->rec.seq;
+			if (e->seq > hi)
+				hi = e->seq;
 		if (s->next_seq <= hi)
 			s->next_seq = hi + 1;
 		a2m_check_say(o, A2M_CHECK_SEQS, 0, "the next seq set past the highest");
@@ -415,8 +419,11 @@ int a2m_mem_repair(a2m_store *base, const a2m_check_options *o, unsigned areas)
 	}
 	if ((areas & (1u << A2M_CHECK_VECTORS))) {
 		a2m_vindex_clear(s->vectors);
-		EACH_ENTRY(s, e)
-			a2m_vindex_put(s->vectors, &e->rec);
+		a2m_record r;
+		EACH_ENTRY(s, e) {
+			a2m_mem_entry_view(e, &r);
+			a2m_vindex_put(s->vectors, &r);
+		}
 		a2m_check_say(o, A2M_CHECK_VECTORS, 0, "the vector rows rebuilt from the records");
 	}
 	if ((areas & (1u << A2M_CHECK_INDEX)) && s->ix) {

@@ -245,15 +245,24 @@ void a2m_mcounts_unlink(a2m_mcounts *c, const char *tier, const char *session, a
 }
 
 void a2m_mcounts_move(a2m_mcounts *c, const char *old_tier, const char *old_session,
-		      const char *tier, const char *session, a2m_mlink *l, int in_tx)
+		      a2m_mlink *old, const char *tier, const char *session, a2m_mlink *l,
+		      int in_tx)
 {
 	for (int k = 0; k < KINDS; k++) {
 		const char *ot = old_tier, *os = old_session, *nt = tier, *ns = session;
 		key_of(k, &ot, &os);
 		key_of(k, &nt, &ns);
-		if (same(ot, nt) && same(os, ns))
-			continue; /* the same group: the record stays where it is */
-		unlink_kind(c, k, old_tier, old_session, l, in_tx);
+		if (same(ot, nt) && same(os, ns)) {
+			/* The same group: l takes old's place in it. */
+			group *g = old == l ? NULL : find(c, k, ot, os);
+			size_t at = old->at[k];
+			if (g && at < g->n && g->members[at] == old) {
+				g->members[at] = l;
+				l->at[k] = (uint32_t)at;
+			}
+			continue;
+		}
+		unlink_kind(c, k, old_tier, old_session, old, in_tx);
 		link_kind(c, k, tier, session, l);
 	}
 }

@@ -57,12 +57,15 @@ void a2m_mcounts_unlink(a2m_mcounts *c, const char *tier, const char *session, a
 			int in_tx);
 
 /*
-** Moves l from the groups of (old_tier, old_session) to those of (tier,
-** session), reserved before, leaving alone each group the two share.
-** Cannot fail; in_tx as for unlink().
+** Moves a record from the groups of (old_tier, old_session), where it is
+** counted by link old, to those of (tier, session), by link l (old and l
+** may be the same link, or the old and new entries of an update: in a
+** group the two share, l takes old's place). The groups l joins must have
+** been reserved. Cannot fail; in_tx as for unlink().
 */
 void a2m_mcounts_move(a2m_mcounts *c, const char *old_tier, const char *old_session,
-		      const char *tier, const char *session, a2m_mlink *l, int in_tx);
+		      a2m_mlink *old, const char *tier, const char *session, a2m_mlink *l,
+		      int in_tx);
 
 /* Frees the groups left empty, once no undo can need them. */
 void a2m_mcounts_settle(a2m_mcounts *c);

@@ -18,33 +18,132 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "store/memory_counts.h"
 #include "store/memory_index.h"
+#include "store/memory_intern.h"
 #include "store/store.h"
 #include "store/vector_index.h"
 #include "util/text.h"
 
-/* An entry's slot while it is in no place of order[]. */
-#define NO_SLOT         SIZE_MAX
+/* An entry's slot while it is in no place of order[]. order[] positions are
+** 32-bit: a store holds fewer than 4G - 1 records (order_reserve refuses more). */
+#define NO_SLOT         UINT32_MAX
+
+/*
+** An entry's optional fields, one bit each in entry.has. A field the
+** record lacks (no key, no role, no expiry, revision 0, ...) takes no
+** room; one it has takes OPT_WIDTH slots of 8 bytes in entry.tail, in bit
+** order, which is also the order a2m_mem_entry_view() reads them. The two
+** the hash tables walk (the fingerprint's and the key's chains) come
+** first, so that finding them passes over as few bits as possible.
+*/
+enum {
+	OPT_FP,       /* fingerprint, fp_next */
+	OPT_KEY,      /* key, key_next, key_hash */
+	OPT_EXPIRES,  /* expires_at */
+	OPT_REVISION, /* revision (when nonzero) */
+	OPT_ROLE,     /* role (interned) */
+	OPT_OWNER,    /* owner (interned) */
+	OPT_META,     /* metadata */
+	OPT_GROUP,    /* group */
+	OPT_URI,      /* uri */
+	OPT_MEDIA,    /* media_type */
+	OPT_EMB,      /* embedding, dims */
+	OPT_GEN,      /* gen_embedding, gen_dims */
+	OPT_COUNT
+};
+
+/* One 8-byte slot of an entry's tail. */
+typedef union eslot {
+	int64_t     i;
+	uint64_t    u;
+	size_t      n;
+	const char *s;
+	const void *p;
+	struct entry *e;
+} eslot;
 
 typedef struct entry entry;
+
+/*
+** One record: the fields every record has in a 104-byte header, then the
+** optional fields it has (see OPT_*), then its id and content and its
+** other strings, then its vectors, all in one allocation
+** (a2m_mem_entry_new). Tier, session, role and owner point at interned
+** strings (memory_intern.h). Readers never see an entry: they get an
+** a2m_record filled from it (a2m_mem_entry_view) whose pointers lead into
+** it. An entry never changes size; an update makes a new one and puts it
+** in the old one's place (memory.c), so an entry's address is fixed
+** while it is in the store, and the tables and the journal point at it.
+*/
 struct entry {
-	a2m_record rec;
-	size_t     slot;     /* index in order[], NO_SLOT while not placed */
-	/* The low 32 bits of the hashes: they pick the bucket (a table has
-	** fewer than 4G) and reject most of a chain before a strcmp. With the
-	** 32-bit positions of link, an entry is 256 bytes, an allocator size
-	** class, where 64-bit ones made it 272 (in a class of 320). */
-	uint32_t   id_hash;
-	uint32_t   key_hash; /* meaningful only while rec.key != NULL */
-	entry     *id_next;  /* chain in the ids table */
-	entry     *key_next; /* chain in the keys table */
-	entry     *seq_next; /* chain in the seqs table */
-	entry     *fp_next;  /* chain in the fingerprints table (rec.fingerprint != 0) */
-	a2m_mdoc  *doc;      /* the content's postings; NULL without an index */
-	a2m_mlink  link;     /* its place in its groups (counts) */
+	entry      *id_next;  /* chain in the ids table */
+	entry      *seq_next; /* chain in the seqs table */
+	a2m_mdoc   *doc;      /* the content's postings; NULL without an index */
+	const char *tier;     /* interned; NULL when none */
+	const char *session;  /* interned; NULL when none */
+	int64_t     seq;
+	int64_t     created_at;
+	int64_t     accessed_at;
+	int64_t     access_count;
+	double      salience;
+	uint32_t    slot;     /* index in order[], NO_SLOT while not placed */
+	/* The low 32 bits of the id's hash: it picks the bucket (a table has
+	** fewer than 4G) and rejects most of a chain before a strcmp. */
+	uint32_t    id_hash;
+	a2m_mlink   link;     /* its place in its groups (counts) */
+	uint16_t    has;      /* 1 << OPT_x for each optional field present */
+	uint8_t     nslots;   /* slots of tail the optional fields take */
+	uint8_t     id_len;   /* the id's length; 255 for 255 or more (strlen it) */
+	eslot       tail[];   /* optional fields, then id, content, strings, vectors */
 };
+
+/* The 8-byte slots each optional field takes, by OPT_ bit. */
+extern const uint8_t a2m_mem_opt_width[OPT_COUNT];
+
+/* The first slot of optional field bit, which e must have. */
+static inline eslot *a2m_mem_opt(const entry *e, unsigned bit)
+{
+	unsigned at = 0;
+	for (unsigned b = 0; b < bit; b++)
+		if (e->has & (1u << b))
+			at += a2m_mem_opt_width[b];
+	return (eslot *)(uintptr_t)(e->tail + at);
+}
+
+static inline const char *a2m_mem_id(const entry *e)
+{
+	return (const char *)(e->tail + e->nslots);
+}
+
+static inline const char *a2m_mem_content(const entry *e)
+{
+	const char *id = a2m_mem_id(e);
+	return id + (e->id_len < 255 ? e->id_len : strlen(id)) + 1;
+}
+
+/* The optional fields' values, or what a record without them holds (NULL, 0). */
+static inline const char *a2m_mem_key(const entry *e)
+{
+	return (e->has & (1u << OPT_KEY)) ? a2m_mem_opt(e, OPT_KEY)->s : NULL;
+}
+
+static inline const char *a2m_mem_owner(const entry *e)
+{
+	return (e->has & (1u << OPT_OWNER)) ? a2m_mem_opt(e, OPT_OWNER)->s : NULL;
+}
+
+static inline uint64_t a2m_mem_fingerprint(const entry *e)
+{
+	return (e->has & (1u << OPT_FP)) ? e->tail[0].u : 0;
+}
+
+static inline int64_t a2m_mem_expires(const entry *e)
+{
+	return (e->has & (1u << OPT_EXPIRES)) ? a2m_mem_opt(e, OPT_EXPIRES)->i : 0;
+}
 
 /* The four tables an entry can be in. */
 enum { BY_ID = 0, BY_KEY = 1, BY_SEQ = 2, BY_FP = 3 };
@@ -61,15 +160,17 @@ typedef struct a2m_mhistory a2m_mhistory;
 
 /*
 ** One step to undo. Entries are never freed while a transaction is open (a
-** removed one belongs to its UNDO_REMOVE step until commit), so the pointer
-** stays valid for every later step that names the same entry.
+** removed one belongs to its UNDO_REMOVE step until commit, one an update
+** replaced to its UNDO_UPDATE step), so the pointer stays valid for every
+** later step that names the same entry. An earlier step may name the entry
+** an update replaced: rollback puts it back before it reaches that step.
 */
 typedef struct undo {
 	undo_kind  kind;
-	entry     *e;
-	a2m_record old;      /* UNDO_UPDATE: the contents the update replaced;
-	                        UNDO_TOUCH: only access_count and accessed_at */
+	entry     *e;        /* the entry the step is about; UNDO_UPDATE: the new one */
+	entry     *old;      /* UNDO_UPDATE: the entry it replaced, in no table */
 	a2m_mdoc  *old_doc;  /* UNDO_UPDATE: the doc it replaced, if content changed */
+	int64_t    access_count, accessed_at; /* UNDO_TOUCH: the values before */
 	size_t     meta;     /* UNDO_META: the slot in metas[] */
 	char      *old_value; /* UNDO_META: the value replaced, NULL for unset */
 } undo;
@@ -91,6 +192,7 @@ typedef struct mstore {
 	a2m_indexer *ix;     /* borrowed */
 	a2m_vindex  *vectors; /* the caller's vectors as float rows (vector_index.h) */
 	a2m_mcounts *counts;
+	a2m_mintern *names;  /* tiers, sessions, roles and owners (memory_intern.h) */
 	entry   **order;
 	size_t    nslots;    /* slots in use in order[], tombstones included */
 	size_t    cap;       /* allocated slots; never shrinks (rollback relies on it) */
@@ -130,14 +232,24 @@ void a2m_mem_table_link(table *t, entry *e, int bykey);
 /* Removes e, which must be in t (bykey as for link). */
 void a2m_mem_table_unlink(table *t, entry *e, int bykey);
 
+/* Puts n where e is in t (bykey as for link: BY_ID or BY_SEQ, whose hash
+** the two share). e must be in t; it leaves it. Cannot fail. */
+void a2m_mem_table_replace(table *t, entry *e, entry *n, int bykey);
+
 /* The entry with this id, seq or (owner, key), or NULL. */
 entry *a2m_mem_find_id(mstore *s, const char *id);
 entry *a2m_mem_find_seq(mstore *s, int64_t seq);
 entry *a2m_mem_find_key(mstore *s, const char *owner, const char *key);
 
-/* The first entry of the chain fingerprint fp hashes to (follow fp_next,
-** and test rec.fingerprint: the chain holds others too). */
+/* The first entry of the chain fingerprint fp hashes to (follow
+** a2m_mem_fp_next, and test a2m_mem_fingerprint: the chain holds others too). */
 entry *a2m_mem_fp_chain(mstore *s, uint64_t fp);
+
+/* The next entry in e's fingerprint chain; e must have a fingerprint. */
+static inline entry *a2m_mem_fp_next(const entry *e)
+{
+	return e->tail[1].e;
+}
 
 /*
 ** Links e into, or unlinks it from, the tables keyed on what a write may
@@ -150,7 +262,8 @@ void a2m_mem_key_unlink(mstore *s, entry *e);
 
 /* ---- memory_tables.c: the ordered array --------------------------------- */
 
-/* Makes room for one more slot in order[]. Returns 0, or -1 when memory runs out. */
+/* Makes room for one more slot in order[]. Returns 0, or -1 when memory
+** runs out or order[] already has NO_SLOT slots. */
 int a2m_mem_order_reserve(mstore *s);
 
 /* Appends e to order[] (room reserved): to the sorted prefix when it can. */
@@ -173,19 +286,33 @@ void a2m_mem_order_rebuild(mstore *s);
 
 /* ---- memory.c: entries -------------------------------------------------- */
 
-/* Frees e and its doc, which must be unlinked (or the index going away). */
-void a2m_mem_entry_free(entry *e);
+/*
+** A new entry holding rec's fields (a2m_mem_entry_new: rec->id must be
+** set; seq, slot, links and doc are left for the caller). An embedding
+** pointer without dims, or dims without a pointer, is kept as no
+** embedding, as SQLite would keep it. Returns NULL when memory runs out.
+*/
+entry *a2m_mem_entry_new(mstore *s, const a2m_record *rec);
+
+/* Frees e, its doc and its names' references; e must be in no table (or
+** the store going away). NULL is a no-op. */
+void a2m_mem_entry_free(mstore *s, entry *e);
 
 /*
-** Copies src into dst with every string and vector of it in one
-** allocation, which begins at dst->id (src->id must be set). Returns 0, or
-** -1 when memory runs out (dst zeroed). Free with a2m_mem_record_release,
-** never a2m_record_clear: the fields are not allocations of their own.
+** Fills out with e's record, every field. The strings and vectors are
+** lent from e: out is valid while e is, and must not be cleared or freed.
+** Cheap (no allocation): the reads fill one record on their stack per
+** record they visit.
 */
-int a2m_mem_record_pack(a2m_record *dst, const a2m_record *src);
+void a2m_mem_entry_view(const entry *e, a2m_record *out);
 
-/* Frees a packed record's block and zeroes it. A zeroed record is a no-op. */
-void a2m_mem_record_release(a2m_record *rec);
+/*
+** Puts n in e's place in every table, order[] and the groups (n's seq and
+** id hash must be e's), and moves e's doc to n; e is left in none. Cannot
+** fail: the groups n joins and e is not in must have been reserved (or be
+** ones n's entry was in before, for rollback).
+*/
+void a2m_mem_entry_replace(mstore *s, entry *e, entry *n);
 
 /* Frees the index's terms no posting needs any more, when no transaction is open. */
 void a2m_mem_index_settle(mstore *s);
@@ -199,10 +326,10 @@ void a2m_mem_index_settle(mstore *s);
 int a2m_mem_journal_reserve(mstore *s);
 
 /*
-** Records an undo step (room reserved). old, if given, is copied as it is:
-** for UNDO_UPDATE the journal then owns its strings.
+** Records an undo step about e (room reserved) and returns it, zeroed
+** but for kind and e, for the caller to fill in what the kind keeps.
 */
-void a2m_mem_journal_push(mstore *s, undo_kind kind, entry *e, const a2m_record *old);
+undo *a2m_mem_journal_push(mstore *s, undo_kind kind, entry *e);
 
 /* ---- memory_txn.c: the transaction and meta ops (store.h) ---------------- */
 

@@ -44,10 +44,12 @@ int a2m_mem_read_end(a2m_store *base)
 /* Hands out a deep copy of e's record (or NULL for no entry). */
 static int copy_out(mstore *s, const entry *e, a2m_record **out)
 {
+	a2m_record view;
 	*out = NULL;
 	if (!e)
 		return 0;
-	*out = a2m_record_dup(&e->rec);
+	a2m_mem_entry_view(e, &view);
+	*out = a2m_record_dup(&view);
 	if (!*out)
 		return a2m_store_fail(&s->base, "out of memory");
 	return 0;
@@ -77,9 +79,9 @@ int a2m_mem_get_by_key(a2m_store *base, const char *owner, const char *key,
 ** re-read every step because a callback's insert may reallocate it; slots
 ** below the starting count keep their meaning (see the header).
 */
-static int cmp_size(const void *a, const void *b)
+static int cmp_slot(const void *a, const void *b)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return (x > y) - (x < y);
 }
 
@@ -90,7 +92,7 @@ static int cmp_size(const void *a, const void *b)
 ** over every record is the better scan, or memory runs out. order[] must be
 ** normalized, so that slot order is (created_at, seq) order.
 */
-static int group_slots(mstore *s, const a2m_query *q, size_t **slots, size_t *n)
+static int group_slots(mstore *s, const a2m_query *q, uint32_t **slots, size_t *n)
 {
 	size_t k;
 	*slots = NULL;
@@ -104,12 +106,12 @@ static int group_slots(mstore *s, const a2m_query *q, size_t **slots, size_t *n)
 		return 0;
 	if (k == 0)
 		return 1;
-	size_t *v = malloc(k * sizeof *v);
+	uint32_t *v = malloc(k * sizeof *v);
 	if (!v)
 		return 0;
 	for (size_t i = 0; i < k; i++)
 		v[i] = ((const entry *)((const char *)m[i] - offsetof(entry, link)))->slot;
-	qsort(v, k, sizeof *v, cmp_size);
+	qsort(v, k, sizeof *v, cmp_slot);
 	*slots = v;
 	*n = k;
 	return 1;
@@ -119,17 +121,22 @@ static int group_slots(mstore *s, const a2m_query *q, size_t **slots, size_t *n)
 ** Visits the records at slots[from..n) (slots NULL: the slots from..n) in
 ** scan order. A slot emptied or a record changed by a visit is skipped:
 ** slots keep their meaning while a scan runs (see the header), and what a
-** visit appends lies past n, so nothing is visited twice.
+** visit appends lies past n, so nothing is visited twice. Each record is
+** filled into one record on the stack, lent to the match and the visit.
 */
-static int scan_slots(mstore *s, const a2m_query *q, const size_t *slots, size_t from,
+static int scan_slots(mstore *s, const a2m_query *q, const uint32_t *slots, size_t from,
 		      size_t n, a2m_record_visit visit, void *ctx)
 {
+	a2m_record view;
 	for (size_t j = from; j < n; j++) {
 		size_t k = q->descending ? n - 1 - (j - from) : j;
 		entry *e = s->order[slots ? slots[k] : k];
-		if (!e || !a2m_query_matches(q, &e->rec))
+		if (!e)
 			continue;
-		int r = visit(&e->rec, ctx);
+		a2m_mem_entry_view(e, &view);
+		if (!a2m_query_matches(q, &view))
+			continue;
+		int r = visit(&view, ctx);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
@@ -152,7 +159,7 @@ static size_t slot_from(mstore *s, int64_t t, int after)
 			hi = mid;
 			continue;
 		}
-		int64_t c = s->order[at]->rec.created_at;
+		int64_t c = s->order[at]->created_at;
 		if (after ? c <= t : c < t)
 			lo = at + 1;
 		else
@@ -166,7 +173,8 @@ int a2m_mem_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 {
 	mstore *s = (mstore *)base;
 	int rc = 0;
-	size_t *slots, nslots;
+	uint32_t *slots;
+	size_t nslots;
 
 	a2m_mem_order_normalize(s);
 	int grouped = group_slots(s, q, &slots, &nslots);
@@ -205,9 +213,13 @@ int a2m_mem_count(a2m_store *base, const a2m_query *q, int64_t *out)
 		*out = (int64_t)n_members;
 		return 0;
 	}
+	a2m_record view;
 	for (size_t i = 0; i < s->nslots; i++) {
 		entry *e = s->order[i];
-		if (e && a2m_query_matches(q, &e->rec))
+		if (!e)
+			continue;
+		a2m_mem_entry_view(e, &view);
+		if (a2m_query_matches(q, &view))
 			n++;
 	}
 	*out = n;
@@ -220,11 +232,13 @@ int a2m_mem_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 		       a2m_record_visit visit, void *ctx)
 {
 	mstore *s = (mstore *)base;
+	a2m_record view;
 	for (size_t i = 0; i < n; i++) {
 		entry *e = a2m_mem_find_seq(s, seqs[i]);
 		if (!e)
 			continue;
-		int r = visit(&e->rec, ctx);
+		a2m_mem_entry_view(e, &view);
+		int r = visit(&view, ctx);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
@@ -243,8 +257,9 @@ int a2m_mem_next_expiry(a2m_store *base, int64_t *at)
 	int64_t best = 0;
 	for (size_t i = 0; i < s->nslots; i++) {
 		entry *e = s->order[i];
-		if (e && e->rec.expires_at && (!best || e->rec.expires_at < best))
-			best = e->rec.expires_at;
+		int64_t at_e = e ? a2m_mem_expires(e) : 0;
+		if (at_e && (!best || at_e < best))
+			best = at_e;
 	}
 	*at = best;
 	return 0;
@@ -253,9 +268,10 @@ int a2m_mem_next_expiry(a2m_store *base, int64_t *at)
 static int cmp_expiry(const void *a, const void *b)
 {
 	const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
-	if (x->rec.expires_at != y->rec.expires_at)
-		return x->rec.expires_at < y->rec.expires_at ? -1 : 1;
-	return (x->rec.seq > y->rec.seq) - (x->rec.seq < y->rec.seq);
+	int64_t ex = a2m_mem_expires(x), ey = a2m_mem_expires(y);
+	if (ex != ey)
+		return ex < ey ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 int a2m_mem_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, void *ctx)
@@ -265,7 +281,8 @@ int a2m_mem_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, vo
 	entry **v = NULL;
 	for (size_t i = 0; i < s->nslots; i++) {
 		entry *e = s->order[i];
-		if (!e || !e->rec.expires_at || e->rec.expires_at > by)
+		int64_t at = e ? a2m_mem_expires(e) : 0;
+		if (!at || at > by)
 			continue;
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 16;
@@ -282,8 +299,10 @@ int a2m_mem_scan_expired(a2m_store *base, int64_t by, a2m_record_visit visit, vo
 	if (n > 1)
 		qsort(v, n, sizeof *v, cmp_expiry);
 	int rc = 0;
+	a2m_record view;
 	for (size_t i = 0; i < n; i++) {
-		int r = visit(&v[i]->rec, ctx);
+		a2m_mem_entry_view(v[i], &view);
+		int r = visit(&view, ctx);
 		if (r != 0) {
 			rc = r < 0 ? r : 0;
 			break;
@@ -298,10 +317,12 @@ int a2m_mem_by_fingerprint(a2m_store *base, uint64_t fp, a2m_record_visit visit,
 	mstore *s = (mstore *)base;
 	if (!fp)
 		return 0;
-	for (entry *e = a2m_mem_fp_chain(s, fp); e; e = e->fp_next) {
-		if (e->rec.fingerprint != fp)
+	a2m_record view;
+	for (entry *e = a2m_mem_fp_chain(s, fp); e; e = a2m_mem_fp_next(e)) {
+		if (a2m_mem_fingerprint(e) != fp)
 			continue;
-		int r = visit(&e->rec, ctx);
+		a2m_mem_entry_view(e, &view);
+		int r = visit(&view, ctx);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}

@@ -56,18 +56,24 @@ static entry **next_of(entry *e, int bykey)
 {
 	switch (bykey) {
 	case BY_SEQ: return &e->seq_next;
-	case BY_KEY: return &e->key_next;
-	case BY_FP:  return &e->fp_next;
+	case BY_KEY: return &a2m_mem_opt(e, OPT_KEY)[1].e;
+	case BY_FP:  return &e->tail[1].e;  /* OPT_FP's slots come first */
 	default:     return &e->id_next;
 	}
 }
 
-static uint64_t hash_of(const entry *e, int bykey)
+/* The key's hash, kept in the third of OPT_KEY's slots (low 32 bits). */
+static uint32_t *key_hash_of(entry *e)
+{
+	return (uint32_t *)(void *)&a2m_mem_opt(e, OPT_KEY)[2];
+}
+
+static uint64_t hash_of(entry *e, int bykey)
 {
 	switch (bykey) {
-	case BY_SEQ: return hash_seq(e->rec.seq);
-	case BY_KEY: return e->key_hash;
-	case BY_FP:  return hash_seq((int64_t)e->rec.fingerprint);
+	case BY_SEQ: return hash_seq(e->seq);
+	case BY_KEY: return *key_hash_of(e);
+	case BY_FP:  return hash_seq((int64_t)a2m_mem_fingerprint(e));
 	default:     return e->id_hash;
 	}
 }
@@ -118,6 +124,19 @@ void a2m_mem_table_link(table *t, entry *e, int bykey)
 	t->count++;
 }
 
+/* Puts n where e is (the same hash); e leaves t. */
+void a2m_mem_table_replace(table *t, entry *e, entry *n, int bykey)
+{
+	entry **pp = &t->buckets[(size_t)(hash_of(e, bykey) & (t->nbuckets - 1))];
+	while (*pp && *pp != e)
+		pp = next_of(*pp, bykey);
+	if (*pp) {
+		*next_of(n, bykey) = *next_of(e, bykey);
+		*pp = n;
+		*next_of(e, bykey) = NULL;
+	}
+}
+
 /* Removes e, which must be in t. */
 void a2m_mem_table_unlink(table *t, entry *e, int bykey)
 {
@@ -136,7 +155,7 @@ entry *a2m_mem_find_id(mstore *s, const char *id)
 	uint64_t h = a2m_mem_hash_id(id);
 	entry *e = s->ids.buckets[(size_t)(h & (s->ids.nbuckets - 1))];
 	for (; e; e = e->id_next)
-		if (e->id_hash == (uint32_t)h && strcmp(e->rec.id, id) == 0)
+		if (e->id_hash == (uint32_t)h && strcmp(a2m_mem_id(e), id) == 0)
 			return e;
 	return NULL;
 }
@@ -145,7 +164,7 @@ entry *a2m_mem_find_seq(mstore *s, int64_t seq)
 {
 	entry *e = s->seqs.buckets[(size_t)(hash_seq(seq) & (s->seqs.nbuckets - 1))];
 	for (; e; e = e->seq_next)
-		if (e->rec.seq == seq)
+		if (e->seq == seq)
 			return e;
 	return NULL;
 }
@@ -154,9 +173,9 @@ entry *a2m_mem_find_key(mstore *s, const char *owner, const char *key)
 {
 	uint64_t h = hash_key(owner, key);
 	entry *e = s->keys.buckets[(size_t)(h & (s->keys.nbuckets - 1))];
-	for (; e; e = e->key_next)
-		if (e->key_hash == (uint32_t)h && a2m_str_same(e->rec.owner, owner) &&
-		    strcmp(e->rec.key, key) == 0)
+	for (; e; e = *next_of(e, BY_KEY))
+		if (*key_hash_of(e) == (uint32_t)h && a2m_str_same(a2m_mem_owner(e), owner) &&
+		    strcmp(a2m_mem_key(e), key) == 0)
 			return e;
 	return NULL;
 }
@@ -170,19 +189,19 @@ entry *a2m_mem_fp_chain(mstore *s, uint64_t fp)
 ** key, and into the fingerprints table, if it has one. */
 void a2m_mem_key_link(mstore *s, entry *e)
 {
-	if (e->rec.fingerprint)
+	if (e->has & (1u << OPT_FP))
 		a2m_mem_table_link(&s->fps, e, BY_FP);
-	if (!e->rec.key)
+	if (!(e->has & (1u << OPT_KEY)))
 		return;
-	e->key_hash = (uint32_t)hash_key(e->rec.owner, e->rec.key);
+	*key_hash_of(e) = (uint32_t)hash_key(a2m_mem_owner(e), a2m_mem_key(e));
 	a2m_mem_table_link(&s->keys, e, BY_KEY);
 }
 
 void a2m_mem_key_unlink(mstore *s, entry *e)
 {
-	if (e->rec.fingerprint)
+	if (e->has & (1u << OPT_FP))
 		a2m_mem_table_unlink(&s->fps, e, BY_FP);
-	if (e->rec.key)
+	if (e->has & (1u << OPT_KEY))
 		a2m_mem_table_unlink(&s->keys, e, BY_KEY);
 }
 
@@ -190,10 +209,10 @@ void a2m_mem_key_unlink(mstore *s, entry *e)
 
 static int cmp_order(const entry *a, const entry *b)
 {
-	if (a->rec.created_at != b->rec.created_at)
-		return a->rec.created_at < b->rec.created_at ? -1 : 1;
-	if (a->rec.seq != b->rec.seq)
-		return a->rec.seq < b->rec.seq ? -1 : 1;
+	if (a->created_at != b->created_at)
+		return a->created_at < b->created_at ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
 	return 0;
 }
 
@@ -202,12 +221,19 @@ static int cmp_slots(const void *a, const void *b)
 	return cmp_order(*(entry *const *)a, *(entry *const *)b);
 }
 
-/* Makes room for one more slot. Returns 0, or -1 when memory runs out. */
+/*
+** Makes room for one more slot. Returns 0, or -1 when memory runs out or
+** order[] reaches NO_SLOT slots (an entry keeps its slot in 32 bits).
+*/
 int a2m_mem_order_reserve(mstore *s)
 {
 	if (s->nslots < s->cap)
 		return 0;
+	if (s->cap >= NO_SLOT)
+		return -1;
 	size_t n = s->cap ? s->cap * 2 : INITIAL_SLOTS;
+	if (n > NO_SLOT)
+		n = NO_SLOT;
 	entry **o = realloc(s->order, n * sizeof *o);
 	if (!o)
 		return -1;
@@ -225,7 +251,7 @@ void a2m_mem_order_append(mstore *s, entry *e)
 	int in_order = s->sorted == s->nslots &&
 		(s->nslots == 0 ||
 		 (s->order[s->nslots - 1] && cmp_order(s->order[s->nslots - 1], e) < 0));
-	e->slot = s->nslots;
+	e->slot = (uint32_t)s->nslots;
 	s->order[s->nslots++] = e;
 	s->live++;
 	if (in_order)
@@ -242,7 +268,7 @@ static void order_compact(mstore *s)
 			continue;
 		if (i < s->sorted)
 			sorted++;
-		e->slot = j;
+		e->slot = (uint32_t)j;
 		s->order[j++] = e;
 	}
 	s->nslots = j;
@@ -313,7 +339,7 @@ void a2m_mem_order_normalize(mstore *s)
 		qsort(s->order, s->nslots, sizeof *s->order, cmp_slots);
 	}
 	for (size_t i = 0; i < s->nslots; i++)
-		s->order[i]->slot = i;
+		s->order[i]->slot = (uint32_t)i;
 	s->sorted = s->nslots;
 }
 
@@ -334,6 +360,6 @@ void a2m_mem_order_rebuild(mstore *s)
 	s->live = n;
 	s->sorted = 0;
 	for (size_t i = 0; i < n; i++)
-		s->order[i]->slot = i;
+		s->order[i]->slot = (uint32_t)i;
 	a2m_mem_order_normalize(s);
 }

@@ -31,14 +31,13 @@ int a2m_mem_journal_reserve(mstore *s)
 }
 
 /* Records an undo step (room reserved). */
-void a2m_mem_journal_push(mstore *s, undo_kind kind, entry *e, const a2m_record *old)
+undo *a2m_mem_journal_push(mstore *s, undo_kind kind, entry *e)
 {
 	undo *u = &s->journal[s->njournal++];
 	memset(u, 0, sizeof *u);
 	u->kind = kind;
 	u->e = e;
-	if (old)
-		u->old = *old;
+	return u;
 }
 
 /* ---- transactions ------------------------------------------------------ */
@@ -64,9 +63,9 @@ int a2m_mem_commit(a2m_store *base)
 	for (size_t i = 0; i < s->njournal; i++) {
 		undo *u = &s->journal[i];
 		if (u->kind == UNDO_REMOVE) {
-			a2m_mem_entry_free(u->e);
+			a2m_mem_entry_free(s, u->e);
 		} else if (u->kind == UNDO_UPDATE) {
-			a2m_mem_record_release(&u->old);
+			a2m_mem_entry_free(s, u->old);
 			a2m_mdoc_free(u->old_doc);
 		} else if (u->kind == UNDO_META) {
 			free(u->old_value);
@@ -98,34 +97,33 @@ void a2m_mem_rollback(a2m_store *base)
 		entry *e = u->e;
 		switch (u->kind) {
 		case UNDO_INSERT:
-			a2m_mcounts_unlink(s->counts, e->rec.tier, e->rec.session, &e->link, 1);
+			a2m_mcounts_unlink(s->counts, e->tier, e->session, &e->link, 1);
 			a2m_mem_table_unlink(&s->ids, e, BY_ID);
 			a2m_mem_table_unlink(&s->seqs, e, BY_SEQ);
 			a2m_mem_key_unlink(s, e);
 			a2m_mem_order_remove(s, e);
 			if (e->doc)
 				a2m_mindex_unlink(s->index, e->doc);
-			a2m_mem_entry_free(e);
+			a2m_mem_entry_free(s, e);
 			break;
 		case UNDO_UPDATE:
-			a2m_mem_key_unlink(s, e);
-			if (e->rec.created_at != u->old.created_at)
+			/* e is the entry the update made, u->old the one it replaced. */
+			if (e->created_at != u->old->created_at)
 				rebuild = 1;
-			a2m_mcounts_move(s->counts, e->rec.tier, e->rec.session, u->old.tier,
-					 u->old.session, &e->link, 1);
-			a2m_mem_record_release(&e->rec);
-			e->rec = u->old;
-			a2m_mem_key_link(s, e);
+			a2m_mem_entry_replace(s, e, u->old);
 			if (u->old_doc) {
-				if (e->doc)
-					a2m_mindex_unlink(s->index, e->doc);
-				a2m_mdoc_free(e->doc);
-				e->doc = u->old_doc;
-				a2m_mindex_link(s->index, e->doc);
+				/* The content changed: back to the old text's postings. */
+				entry *o = u->old;
+				if (o->doc)
+					a2m_mindex_unlink(s->index, o->doc);
+				a2m_mdoc_free(o->doc);
+				o->doc = u->old_doc;
+				a2m_mindex_link(s->index, o->doc);
 			}
+			a2m_mem_entry_free(s, e);
 			break;
 		case UNDO_REMOVE:
-			a2m_mcounts_link(s->counts, e->rec.tier, e->rec.session, &e->link);
+			a2m_mcounts_link(s->counts, e->tier, e->session, &e->link);
 			a2m_mem_table_link(&s->ids, e, BY_ID);
 			a2m_mem_table_link(&s->seqs, e, BY_SEQ);
 			a2m_mem_key_link(s, e);
@@ -135,8 +133,8 @@ void a2m_mem_rollback(a2m_store *base)
 			rebuild = 1;
 			break;
 		case UNDO_TOUCH:
-			e->rec.access_count = u->old.access_count;
-			e->rec.accessed_at = u->old.accessed_at;
+			e->access_count = u->access_count;
+			e->accessed_at = u->accessed_at;
 			break;
 		case UNDO_META:
 			free(s->metas[u->meta].value);
@@ -227,9 +225,9 @@ int a2m_mem_meta_set(a2m_store *base, const char *name, const char *value)
 	char *old = m->value;
 	m->value = copy;
 	if (s->in_tx) {
-		a2m_mem_journal_push(s, UNDO_META, NULL, NULL);
-		s->journal[s->njournal - 1].meta = (size_t)(m - s->metas);
-		s->journal[s->njournal - 1].old_value = old;
+		undo *u = a2m_mem_journal_push(s, UNDO_META, NULL);
+		u->meta = (size_t)(m - s->metas);
+		u->old_value = old;
 	} else {
 		free(old);
 	}
