@@ -612,6 +612,54 @@ static void test_large_content_roundtrips(tctx *t)
 	a2m_record_free(got);
 }
 
+/*
+** Ids around and past 255 bytes, every field set: the memory engine keeps
+** an id's length in a byte, and reads one of 255 or more by its NUL.
+*/
+static void test_long_ids_roundtrip_through_every_read(tctx *t)
+{
+	static const size_t lens[] = {1, 254, 255, 256, 2000};
+	char *ids[5];
+	a2m_record *got = NULL;
+	for (size_t i = 0; i < 5; i++) {
+		ids[i] = malloc(lens[i] + 1);
+		EXPECT(ids[i] != NULL);
+		memset(ids[i], (int)('a' + i), lens[i]);
+		ids[i][lens[i]] = '\0';
+		a2m_record r = i % 2 ? full_record(ids[i]) : make(ids[i], (int64_t)i);
+		char key[16];
+		snprintf(key, sizeof key, "k%zu", i);
+		r.key = key;
+		r.content = ids[i];   /* content that must not run into the id */
+		EXPECT_OK(OPS->insert(t->s, &r));
+	}
+	for (size_t i = 0; i < 5; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "k%zu", i);
+		EXPECT_OK(OPS->get(t->s, ids[i], &got));
+		EXPECT(got && strcmp(got->id, ids[i]) == 0 && strcmp(got->content, ids[i]) == 0);
+		a2m_record_free(got);
+		EXPECT_OK(OPS->get_by_key(t->s, i % 2 ? "alice" : NULL, key, &got));
+		EXPECT(got && strcmp(got->id, ids[i]) == 0);
+		if (got) {
+			free(got->content);
+			got->content = strdup("changed");
+			EXPECT_OK(OPS->update(t->s, got));
+		}
+		a2m_record_free(got);
+		EXPECT_OK(OPS->get(t->s, ids[i], &got));
+		EXPECT(got && strcmp(got->content, "changed") == 0);
+		a2m_record_free(got);
+	}
+	for (size_t i = 0; i < 5; i++) {
+		int removed = 0;
+		EXPECT_OK(OPS->remove(t->s, ids[i], &removed));
+		EXPECT_INT(removed, 1);
+		free(ids[i]);
+	}
+	EXPECT_INT(count_of(t, &all_q), 0);
+}
+
 /* ---- updating and removing --------------------------------------------- */
 
 static void test_update_replaces_every_field_keeps_seq(tctx *t)
@@ -3688,6 +3736,7 @@ int main(void)
 	RUN(test_roundtrip_absent_fields_stay_null);
 	RUN(test_generated_vector_roundtrips_apart_from_callers);
 	RUN(test_large_content_roundtrips);
+	RUN(test_long_ids_roundtrip_through_every_read);
 	RUN(test_update_replaces_every_field_keeps_seq);
 	RUN(test_update_unknown_id_returns_unknown_record);
 	RUN(test_update_to_taken_key_refused);
