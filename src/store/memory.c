@@ -80,31 +80,20 @@
 /* ---- entries ------------------------------------------------------------ */
 
 /* The header is what every record pays; the rest is what it has (memory_internal.h). */
-_Static_assert(sizeof(void *) != 8 || sizeof(entry) == 104, "entry header outgrew 104 bytes");
+_Static_assert(sizeof(void *) != 8 || sizeof(entry) == 96, "entry header outgrew 96 bytes");
 
 const uint8_t a2m_mem_opt_width[OPT_COUNT] = {
 	[OPT_FP] = 2, [OPT_KEY] = 3, [OPT_EXPIRES] = 1, [OPT_REVISION] = 1,
-	[OPT_ROLE] = 1, [OPT_OWNER] = 1, [OPT_META] = 1, [OPT_GROUP] = 1,
+	[OPT_META] = 1, [OPT_GROUP] = 1,
 	[OPT_URI] = 1, [OPT_MEDIA] = 1, [OPT_EMB] = 2, [OPT_GEN] = 2,
 };
-
-/* Drops the references e holds on interned names. */
-static void put_names(mstore *s, const entry *e)
-{
-	a2m_mintern_put(s->names, e->tier);
-	a2m_mintern_put(s->names, e->session);
-	if (e->has & (1u << OPT_ROLE))
-		a2m_mintern_put(s->names, a2m_mem_opt(e, OPT_ROLE)->s);
-	if (e->has & (1u << OPT_OWNER))
-		a2m_mintern_put(s->names, a2m_mem_owner(e));
-}
 
 void a2m_mem_entry_free(mstore *s, entry *e)
 {
 	if (!e)
 		return;
 	a2m_mdoc_free(e->doc);
-	put_names(s, e);
+	a2m_mintern_put(s->names, e->names);
 	free(e);
 }
 
@@ -141,15 +130,13 @@ entry *a2m_mem_entry_new(mstore *s, const a2m_record *rec)
 	has |= rec->key ? 1u << OPT_KEY : 0;
 	has |= rec->expires_at ? 1u << OPT_EXPIRES : 0;
 	has |= rec->revision ? 1u << OPT_REVISION : 0;
-	has |= rec->role ? 1u << OPT_ROLE : 0;
-	has |= rec->owner ? 1u << OPT_OWNER : 0;
 	has |= rec->metadata ? 1u << OPT_META : 0;
 	has |= rec->group ? 1u << OPT_GROUP : 0;
 	has |= rec->uri ? 1u << OPT_URI : 0;
 	has |= rec->media_type ? 1u << OPT_MEDIA : 0;
 	has |= emb ? 1u << OPT_EMB : 0;
 	has |= gen ? 1u << OPT_GEN : 0;
-	/* The strings the block copies (role and owner are interned instead). */
+	/* The strings the block copies (tier, session, role and owner are interned). */
 	str[OPT_KEY] = rec->key;
 	str[OPT_META] = rec->metadata;
 	str[OPT_GROUP] = rec->group;
@@ -171,11 +158,11 @@ entry *a2m_mem_entry_new(mstore *s, const a2m_record *rec)
 	if (!e)
 		return NULL;
 	memset(e, 0, sizeof *e + nslots * sizeof(eslot));
-	int oom = 0;
-	e->tier = a2m_mintern_get(s->names, rec->tier, &oom);
-	e->session = a2m_mintern_get(s->names, rec->session, &oom);
-	const char *role = a2m_mintern_get(s->names, rec->role, &oom);
-	const char *owner = a2m_mintern_get(s->names, rec->owner, &oom);
+	a2m_mnames want = {rec->tier, rec->session, rec->role, rec->owner};
+	if (!(e->names = a2m_mintern_get(s->names, &want))) {
+		free(e);
+		return NULL;
+	}
 	e->has = (uint16_t)has;
 	e->nslots = (uint8_t)nslots;
 	e->id_len = (uint8_t)(id_len < 255 ? id_len : 255);
@@ -199,8 +186,6 @@ entry *a2m_mem_entry_new(mstore *s, const a2m_record *rec)
 		case OPT_KEY:      o[0].s = put_str(&at, str[b], len[b]); break;
 		case OPT_EXPIRES:  o[0].i = rec->expires_at; break;
 		case OPT_REVISION: o[0].i = rec->revision; break;
-		case OPT_ROLE:     o[0].s = role; break;
-		case OPT_OWNER:    o[0].s = owner; break;
 		case OPT_EMB:
 			o[0].p = memcpy(vecs, rec->embedding, rec->dims * sizeof(double));
 			o[1].n = rec->dims;
@@ -214,10 +199,6 @@ entry *a2m_mem_entry_new(mstore *s, const a2m_record *rec)
 		}
 		o += a2m_mem_opt_width[b];
 	}
-	if (oom) {
-		a2m_mem_entry_free(s, e);
-		return NULL;
-	}
 	return e;
 }
 
@@ -228,12 +209,14 @@ void a2m_mem_entry_view(const entry *e, a2m_record *r)
 	r->content = (char *)(uintptr_t)(id + (e->id_len < 255 ? e->id_len : strlen(id)) + 1);
 	r->created_at = e->created_at;
 	r->seq = e->seq;
-	r->tier = (char *)(uintptr_t)e->tier;
-	r->session = (char *)(uintptr_t)e->session;
+	r->tier = (char *)(uintptr_t)e->names->tier;
+	r->session = (char *)(uintptr_t)e->names->session;
+	r->role = (char *)(uintptr_t)e->names->role;
+	r->owner = (char *)(uintptr_t)e->names->owner;
 	r->salience = e->salience;
 	r->accessed_at = e->accessed_at;
 	r->access_count = e->access_count;
-	r->role = r->metadata = r->group = r->owner = r->key = r->uri = r->media_type = NULL;
+	r->metadata = r->group = r->key = r->uri = r->media_type = NULL;
 	r->revision = r->expires_at = 0;
 	r->fingerprint = 0;
 	r->embedding = NULL;
@@ -248,8 +231,6 @@ void a2m_mem_entry_view(const entry *e, a2m_record *r)
 		case OPT_KEY:      r->key = (char *)(uintptr_t)o[0].s; break;
 		case OPT_EXPIRES:  r->expires_at = o[0].i; break;
 		case OPT_REVISION: r->revision = o[0].i; break;
-		case OPT_ROLE:     r->role = (char *)(uintptr_t)o[0].s; break;
-		case OPT_OWNER:    r->owner = (char *)(uintptr_t)o[0].s; break;
 		case OPT_META:     r->metadata = (char *)(uintptr_t)o[0].s; break;
 		case OPT_GROUP:    r->group = (char *)(uintptr_t)o[0].s; break;
 		case OPT_URI:      r->uri = (char *)(uintptr_t)o[0].s; break;
@@ -331,7 +312,7 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	a2m_mem_table_link(&s->seqs, e, BY_SEQ);
 	a2m_mem_key_link(s, e);
 	a2m_mem_order_append(s, e);
-	a2m_mcounts_link(s->counts, e->tier, e->session, &e->link);
+	a2m_mcounts_link(s->counts, e->names->tier, e->names->session, &e->link);
 	if (e->doc)
 		a2m_mindex_link(s->index, e->doc);
 	if (s->in_tx)
@@ -358,8 +339,8 @@ void a2m_mem_entry_replace(mstore *s, entry *e, entry *n)
 	if (e->slot != NO_SLOT)
 		s->order[e->slot] = n;
 	e->slot = NO_SLOT;
-	a2m_mcounts_move(s->counts, e->tier, e->session, &e->link, n->tier, n->session,
-			 &n->link, s->in_tx);
+	a2m_mcounts_move(s->counts, e->names->tier, e->names->session, &e->link,
+			 n->names->tier, n->names->session, &n->link, s->in_tx);
 	n->doc = e->doc;
 	e->doc = NULL;
 }
@@ -389,8 +370,8 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 		}
 	}
 	int moves = rec->created_at != e->created_at;
-	int recount = !a2m_str_same(rec->tier, e->tier) ||
-		      !a2m_str_same(rec->session, e->session);
+	int recount = !a2m_str_same(rec->tier, e->names->tier) ||
+		      !a2m_str_same(rec->session, e->names->session);
 	if (a2m_mem_journal_reserve(s) != 0 || (moves && a2m_mem_order_reserve(s) != 0) ||
 	    (recount && a2m_mcounts_reserve(s->counts, rec->tier, rec->session) != 0))
 		return a2m_store_fail(base, "out of memory");
@@ -457,7 +438,7 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	a2m_mem_key_unlink(s, e);
 	a2m_mem_order_remove(s, e);
 	a2m_mem_maybe_compact(s);
-	a2m_mcounts_unlink(s->counts, e->tier, e->session, &e->link, s->in_tx);
+	a2m_mcounts_unlink(s->counts, e->names->tier, e->names->session, &e->link, s->in_tx);
 	if (e->doc)
 		a2m_mindex_unlink(s->index, e->doc);
 	a2m_vindex_remove(s->vectors, e->seq);

@@ -82,8 +82,8 @@ static void check_counts(mstore *s, const a2m_check_options *o)
 		n++;
 		for (int kind = 0; kind < 3; kind++) {
 			size_t m = 0;
-			a2m_mlink *const *v = a2m_mcounts_members(s->counts, kind != 2, e->tier,
-								  kind != 0, e->session, &m);
+			a2m_mlink *const *v = a2m_mcounts_members(s->counts, kind != 2, e->names->tier,
+								  kind != 0, e->names->session, &m);
 			/* The kinds' order in a2m_mlink.at: tier, bucket, session. */
 			size_t at = e->link.at[kind];
 			if ((!v || at >= m || v[at] != &e->link) && problems++ < MAX_EXAMPLES)
@@ -376,10 +376,10 @@ static int repair_counts(mstore *s)
 		if (rc || k == n)
 			break;
 		saved[k++] = e->link;
-		if (a2m_mcounts_reserve(c, e->tier, e->session) != 0)
+		if (a2m_mcounts_reserve(c, e->names->tier, e->names->session) != 0)
 			rc = -1;
 		else
-			a2m_mcounts_link(c, e->tier, e->session, &e->link);
+			a2m_mcounts_link(c, e->names->tier, e->names->session, &e->link);
 	}
 	if (!rc && k != n)
 		rc = -1;  /* the ids table's count is off: leave the groups alone */

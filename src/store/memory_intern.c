@@ -1,12 +1,12 @@
 /*
-** memory_intern.c — reference-counted interned strings for the in-memory
+** memory_intern.c — reference-counted interned names for the in-memory
 ** engine (see memory_intern.h).
 **
-** A chained hash table of nodes, each a string with its hash and count in
-** front; a string handed out is the node's text, and the node is found
-** again from it by subtracting the text's offset. The table doubles at
-** load 1; failing to is harmless (longer chains), so only a new string's
-** node can run out of memory.
+** A chained hash table of nodes, each a combination with its hash and
+** count, its strings copied after it in the same allocation. A
+** combination handed out is the node's first member, so the node is the
+** same address. The table doubles at load 1; failing to is harmless
+** (longer chains), so only a new combination's node can run out of memory.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,15 +15,17 @@
 
 #include "store/memory_intern.h"
 #include "util/hash.h"
+#include "util/text.h"
 
 #define INITIAL_BUCKETS 16
 
 typedef struct inode inode;
 struct inode {
-	inode   *next;
-	uint64_t hash;
-	size_t   refs;
-	char     text[];
+	a2m_mnames names;  /* first: a combination handed out is its node */
+	inode     *next;
+	uint64_t   hash;
+	size_t     refs;
+	char       text[];
 };
 
 struct a2m_mintern {
@@ -31,11 +33,6 @@ struct a2m_mintern {
 	size_t   nbuckets;  /* a power of two */
 	size_t   count;
 };
-
-static inode *node_of(const char *text)
-{
-	return (inode *)(void *)((char *)(uintptr_t)text - offsetof(inode, text));
-}
 
 a2m_mintern *a2m_mintern_new(void)
 {
@@ -63,6 +60,14 @@ void a2m_mintern_free(a2m_mintern *t)
 	free(t);
 }
 
+/* A tag byte keeps NULL apart from every string, the NUL the strings apart. */
+static uint64_t hash_field(uint64_t h, const char *s)
+{
+	unsigned char tag = s ? 1 : 0;
+	h = a2m_hash_more(h, &tag, 1);
+	return s ? a2m_hash_more(h, s, strlen(s) + 1) : h;
+}
+
 static void grow(a2m_mintern *t)
 {
 	size_t nb = t->nbuckets * 2;
@@ -80,44 +85,53 @@ static void grow(a2m_mintern *t)
 	t->nbuckets = nb;
 }
 
-const char *a2m_mintern_get(a2m_mintern *t, const char *str, int *oom)
+/* Copies s (if any) to *at, advancing it. */
+static const char *copy_field(char **at, const char *s)
 {
-	if (!str)
+	if (!s)
 		return NULL;
-	size_t len = strlen(str);
-	uint64_t h = a2m_hash_bytes(str, len);
+	size_t n = strlen(s) + 1;
+	char *p = memcpy(*at, s, n);
+	*at += n;
+	return p;
+}
+
+const a2m_mnames *a2m_mintern_get(a2m_mintern *t, const a2m_mnames *w)
+{
+	uint64_t h = hash_field(hash_field(hash_field(hash_field(A2M_HASH_SEED, w->tier),
+						      w->session), w->role), w->owner);
 	for (inode *n = t->buckets[h & (t->nbuckets - 1)]; n; n = n->next)
-		if (n->hash == h && strcmp(n->text, str) == 0) {
+		if (n->hash == h && a2m_str_same(n->names.tier, w->tier) &&
+		    a2m_str_same(n->names.session, w->session) && a2m_str_same(n->names.role, w->role) &&
+		    a2m_str_same(n->names.owner, w->owner)) {
 			n->refs++;
-			return n->text;
+			return &n->names;
 		}
-	inode *n = malloc(sizeof *n + len + 1);
-	if (!n) {
-		*oom = 1;
+	size_t len = (w->tier ? strlen(w->tier) + 1 : 0) + (w->session ? strlen(w->session) + 1 : 0) +
+		     (w->role ? strlen(w->role) + 1 : 0) + (w->owner ? strlen(w->owner) + 1 : 0);
+	inode *n = malloc(sizeof *n + len);
+	if (!n)
 		return NULL;
-	}
+	char *at = n->text;
+	n->names.tier = copy_field(&at, w->tier);
+	n->names.session = copy_field(&at, w->session);
+	n->names.role = copy_field(&at, w->role);
+	n->names.owner = copy_field(&at, w->owner);
 	n->hash = h;
 	n->refs = 1;
-	memcpy(n->text, str, len + 1);
 	if (t->count >= t->nbuckets)
 		grow(t);
 	n->next = t->buckets[h & (t->nbuckets - 1)];
 	t->buckets[h & (t->nbuckets - 1)] = n;
 	t->count++;
-	return n->text;
+	return &n->names;
 }
 
-void a2m_mintern_ref(const char *str)
+void a2m_mintern_put(a2m_mintern *t, const a2m_mnames *names)
 {
-	if (str)
-		node_of(str)->refs++;
-}
-
-void a2m_mintern_put(a2m_mintern *t, const char *str)
-{
-	if (!str)
+	if (!names)
 		return;
-	inode *n = node_of(str);
+	inode *n = (inode *)(uintptr_t)names;
 	if (--n->refs > 0)
 		return;
 	inode **pp = &t->buckets[n->hash & (t->nbuckets - 1)];
@@ -128,9 +142,4 @@ void a2m_mintern_put(a2m_mintern *t, const char *str)
 		t->count--;
 	}
 	free(n);
-}
-
-unsigned long a2m_mintern_count(const a2m_mintern *t)
-{
-	return (unsigned long)t->count;
 }

@@ -44,8 +44,6 @@ enum {
 	OPT_KEY,      /* key, key_next, key_hash */
 	OPT_EXPIRES,  /* expires_at */
 	OPT_REVISION, /* revision (when nonzero) */
-	OPT_ROLE,     /* role (interned) */
-	OPT_OWNER,    /* owner (interned) */
 	OPT_META,     /* metadata */
 	OPT_GROUP,    /* group */
 	OPT_URI,      /* uri */
@@ -68,11 +66,11 @@ typedef union eslot {
 typedef struct entry entry;
 
 /*
-** One record: the fields every record has in a 104-byte header, then the
+** One record: the fields every record has in a 96-byte header, then the
 ** optional fields it has (see OPT_*), then its id and content and its
 ** other strings, then its vectors, all in one allocation
-** (a2m_mem_entry_new). Tier, session, role and owner point at interned
-** strings (memory_intern.h). Readers never see an entry: they get an
+** (a2m_mem_entry_new). Tier, session, role and owner are one pointer to
+** their interned combination (memory_intern.h). Readers never see an entry: they get an
 ** a2m_record filled from it (a2m_mem_entry_view) whose pointers lead into
 ** it. An entry never changes size; an update makes a new one and puts it
 ** in the old one's place (memory.c), so an entry's address is fixed
@@ -82,8 +80,7 @@ struct entry {
 	entry      *id_next;  /* chain in the ids table */
 	entry      *seq_next; /* chain in the seqs table */
 	a2m_mdoc   *doc;      /* the content's postings; NULL without an index */
-	const char *tier;     /* interned; NULL when none */
-	const char *session;  /* interned; NULL when none */
+	const a2m_mnames *names; /* tier, session, role, owner (interned; never NULL) */
 	int64_t     seq;
 	int64_t     created_at;
 	int64_t     accessed_at;
@@ -132,7 +129,7 @@ static inline const char *a2m_mem_key(const entry *e)
 
 static inline const char *a2m_mem_owner(const entry *e)
 {
-	return (e->has & (1u << OPT_OWNER)) ? a2m_mem_opt(e, OPT_OWNER)->s : NULL;
+	return e->names->owner;
 }
 
 static inline uint64_t a2m_mem_fingerprint(const entry *e)
@@ -192,7 +189,7 @@ typedef struct mstore {
 	a2m_indexer *ix;     /* borrowed */
 	a2m_vindex  *vectors; /* the caller's vectors as float rows (vector_index.h) */
 	a2m_mcounts *counts;
-	a2m_mintern *names;  /* tiers, sessions, roles and owners (memory_intern.h) */
+	a2m_mintern *names;  /* entries' tiers, sessions, roles, owners (memory_intern.h) */
 	entry   **order;
 	size_t    nslots;    /* slots in use in order[], tombstones included */
 	size_t    cap;       /* allocated slots; never shrinks (rollback relies on it) */

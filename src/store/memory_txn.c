@@ -97,7 +97,7 @@ void a2m_mem_rollback(a2m_store *base)
 		entry *e = u->e;
 		switch (u->kind) {
 		case UNDO_INSERT:
-			a2m_mcounts_unlink(s->counts, e->tier, e->session, &e->link, 1);
+			a2m_mcounts_unlink(s->counts, e->names->tier, e->names->session, &e->link, 1);
 			a2m_mem_table_unlink(&s->ids, e, BY_ID);
 			a2m_mem_table_unlink(&s->seqs, e, BY_SEQ);
 			a2m_mem_key_unlink(s, e);
@@ -123,7 +123,7 @@ void a2m_mem_rollback(a2m_store *base)
 			a2m_mem_entry_free(s, e);
 			break;
 		case UNDO_REMOVE:
-			a2m_mcounts_link(s->counts, e->tier, e->session, &e->link);
+			a2m_mcounts_link(s->counts, e->names->tier, e->names->session, &e->link);
 			a2m_mem_table_link(&s->ids, e, BY_ID);
 			a2m_mem_table_link(&s->seqs, e, BY_SEQ);
 			a2m_mem_key_link(s, e);
