@@ -2049,6 +2049,59 @@ static void test_many_removes_keep_order_and_lookups(tctx *t)
 	EXPECT_STR(scan_ids(t, &all_q), "last");
 }
 
+/*
+** Removals in a random order, some rolled back, with every record looked
+** up by id and by seq after each round: the memory engine's tables by id
+** and seq are probed, and a removal moves later members of a cluster back.
+*/
+static void test_random_removes_keep_lookups_by_id_and_seq(tctx *t)
+{
+	enum { N = 3000, ROUND = 250 };
+	static int64_t seqs[N];
+	static int alive[N], order[N];
+	char id[16];
+	uint64_t x = 88172645463325252ULL;
+	for (int i = 0; i < N; i++) {
+		snprintf(id, sizeof id, "q%d", i);
+		a2m_record r = make(id, i);
+		EXPECT_OK(OPS->insert(t->s, &r));
+		seqs[i] = r.seq;
+		alive[i] = 1;
+		order[i] = i;
+	}
+	for (int i = N - 1; i > 0; i--) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int j = (int)(x % (uint64_t)(i + 1)), k = order[i];
+		order[i] = order[j];
+		order[j] = k;
+	}
+	for (int at = 0, round = 0; at < N; at += ROUND, round++) {
+		int undo = round % 3 == 1, removed;
+		if (undo)
+			EXPECT_OK(OPS->begin(t->s));
+		for (int i = at; i < at + ROUND && i < N; i++) {
+			snprintf(id, sizeof id, "q%d", order[i]);
+			EXPECT_OK(OPS->remove(t->s, id, &removed));
+			EXPECT_INT(removed, 1);
+			alive[order[i]] = undo;
+		}
+		if (undo)
+			OPS->rollback(t->s);
+		int wrong = 0;
+		for (int i = 0; i < N; i++) {
+			a2m_record *got = NULL;
+			int visited = 0;
+			snprintf(id, sizeof id, "q%d", i);
+			EXPECT_OK(OPS->get(t->s, id, &got));
+			EXPECT_OK(OPS->visit_seqs(t->s, &seqs[i], 1, count_visit, &visited));
+			wrong += (got != NULL) != alive[i] || visited != alive[i] ||
+				 (got && got->seq != seqs[i]);
+			a2m_record_free(got);
+		}
+		EXPECT_INT(wrong, 0);
+	}
+}
+
 static void test_rollback_after_many_removes_restores_all(tctx *t)
 {
 	enum { N = 600 };
@@ -3778,6 +3831,7 @@ int main(void)
 	RUN_SQLITE(test_sqlite_commit_after_a_refused_row_fails_and_keeps_nothing);
 	RUN(test_update_and_remove_of_many_inserts_in_their_transaction);
 	RUN(test_many_removes_keep_order_and_lookups);
+	RUN(test_random_removes_keep_lookups_by_id_and_seq);
 	RUN(test_rollback_after_many_removes_restores_all);
 	RUN(test_remove_current_record_inside_visit);
 	run("test_scan_visits_each_record_once_while_callback_writes",

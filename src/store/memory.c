@@ -25,12 +25,13 @@
 **                however removals and scans interleave. Trailing tombstones
 **                are dropped at once (outside scans), so appends stay in
 **                order and the array does not creep.
-**   ids          chained hash table id -> entry (FNV-1a), for get/update/remove.
+**   ids          hash table id -> entry (FNV-1a), for get/update/remove;
+**                probed (memory_tables.c), so entries carry no link for it.
 **   keys         chained hash table (owner, key) -> entry, for get_by_key and
 **                the per-owner key uniqueness that sqlite.c gets from its
 **                UNIQUE index. A NULL owner hashes and compares differently
 **                from every string, "" included.
-**   seqs         chained hash table seq -> entry, for visit_seqs.
+**   seqs         hash table seq -> entry, for visit_seqs and touch; probed too.
 **   fps          chained hash table fingerprint -> entries (those that have
 **                one), for by_fingerprint (x-dedup).
 **   history      the earlier revisions of keyed records, by id
@@ -80,7 +81,7 @@
 /* ---- entries ------------------------------------------------------------ */
 
 /* The header is what every record pays; the rest is what it has (memory_internal.h). */
-_Static_assert(sizeof(void *) != 8 || sizeof(entry) == 96, "entry header outgrew 96 bytes");
+_Static_assert(sizeof(void *) != 8 || sizeof(entry) == 80, "entry header outgrew 80 bytes");
 
 const uint8_t a2m_mem_opt_width[OPT_COUNT] = {
 	[OPT_FP] = 2, [OPT_KEY] = 3, [OPT_EXPIRES] = 1, [OPT_REVISION] = 1,
@@ -293,6 +294,7 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	}
 	/* Everything that can fail happens before the store changes. */
 	if (a2m_mem_journal_reserve(s) != 0 || a2m_mem_order_reserve(s) != 0 ||
+	    a2m_mem_ptable_reserve(&s->ids, 0) != 0 || a2m_mem_ptable_reserve(&s->seqs, 1) != 0 ||
 	    a2m_mcounts_reserve(s->counts, rec->tier, rec->session) != 0)
 		return a2m_store_fail(base, "out of memory");
 	entry *e = a2m_mem_entry_new(s, rec);
@@ -308,8 +310,8 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	e->seq = s->next_seq++;
 	rec->seq = e->seq;
 	e->id_hash = (uint32_t)a2m_mem_hash_id(rec->id);
-	a2m_mem_table_link(&s->ids, e, BY_ID);
-	a2m_mem_table_link(&s->seqs, e, BY_SEQ);
+	a2m_mem_ptable_link(&s->ids, e, 0);
+	a2m_mem_ptable_link(&s->seqs, e, 1);
 	a2m_mem_key_link(s, e);
 	a2m_mem_order_append(s, e);
 	a2m_mcounts_link(s->counts, e->names->tier, e->names->session, &e->link);
@@ -332,8 +334,8 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 void a2m_mem_entry_replace(mstore *s, entry *e, entry *n)
 {
 	a2m_mem_key_unlink(s, e);
-	a2m_mem_table_replace(&s->ids, e, n, BY_ID);
-	a2m_mem_table_replace(&s->seqs, e, n, BY_SEQ);
+	a2m_mem_ptable_replace(&s->ids, e, n, 0);
+	a2m_mem_ptable_replace(&s->seqs, e, n, 1);
 	a2m_mem_key_link(s, n);
 	n->slot = e->slot;
 	if (e->slot != NO_SLOT)
@@ -433,8 +435,8 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	/* Forgetting a key forgets what it used to say (store.h). */
 	a2m_mem_history_drop(s, id);
 
-	a2m_mem_table_unlink(&s->ids, e, BY_ID);
-	a2m_mem_table_unlink(&s->seqs, e, BY_SEQ);
+	a2m_mem_ptable_unlink(&s->ids, e, 0);
+	a2m_mem_ptable_unlink(&s->seqs, e, 1);
 	a2m_mem_key_unlink(s, e);
 	a2m_mem_order_remove(s, e);
 	a2m_mem_maybe_compact(s);
@@ -464,17 +466,12 @@ static void mem_close(a2m_store *base)
 	if (!s)
 		return;
 	a2m_mem_rollback(base);
-	for (size_t i = 0; s->ids.buckets && i < s->ids.nbuckets; i++) {
-		entry *e = s->ids.buckets[i];
-		while (e) {
-			entry *next = e->id_next;
+	if (s->ids.slots)
+		A2M_MEM_EACH(s, e)
 			a2m_mem_entry_free(s, e);
-			e = next;
-		}
-	}
-	free(s->ids.buckets);
+	free(s->ids.slots);
 	free(s->keys.buckets);
-	free(s->seqs.buckets);
+	free(s->seqs.slots);
 	free(s->fps.buckets);
 	a2m_mhistory_free(s->history);
 	a2m_mindex_free(s->index);
@@ -525,11 +522,10 @@ static int mem_index_attach(a2m_store *base, a2m_indexer *ix)
 	if (s->in_tx)
 		return a2m_store_fail(base, "index_attach: a transaction is open");
 	if (s->index) {
-		for (size_t i = 0; i < s->ids.nbuckets; i++)
-			for (entry *e = s->ids.buckets[i]; e; e = e->id_next) {
-				a2m_mdoc_free(e->doc);
-				e->doc = NULL;
-			}
+		A2M_MEM_EACH(s, e) {
+			a2m_mdoc_free(e->doc);
+			e->doc = NULL;
+		}
 		a2m_mindex_free(s->index);
 		s->index = NULL;
 	}
@@ -537,16 +533,14 @@ static int mem_index_attach(a2m_store *base, a2m_indexer *ix)
 		return a2m_store_fail(base, "index_attach: out of memory");
 	s->ix = ix;
 	int rc = 0;
-	for (size_t i = 0; i < s->ids.nbuckets && !rc; i++)
-		for (entry *e = s->ids.buckets[i]; e && !rc; e = e->id_next)
-			if ((rc = index_prepare(s, a2m_mem_content(e), e->seq, &e->doc)) == 0)
-				a2m_mindex_link(s->index, e->doc);
+	A2M_MEM_EACH(s, e)
+		if (!rc && (rc = index_prepare(s, a2m_mem_content(e), e->seq, &e->doc)) == 0)
+			a2m_mindex_link(s->index, e->doc);
 	if (rc) {
-		for (size_t i = 0; i < s->ids.nbuckets; i++)
-			for (entry *e = s->ids.buckets[i]; e; e = e->id_next) {
-				a2m_mdoc_free(e->doc);
-				e->doc = NULL;
-			}
+		A2M_MEM_EACH(s, e) {
+			a2m_mdoc_free(e->doc);
+			e->doc = NULL;
+		}
 		a2m_mindex_free(s->index);
 		s->index = NULL;
 		s->ix = NULL;
@@ -602,11 +596,10 @@ static void vectors_ready(mstore *s)
 	if (!a2m_vindex_valid(s->vectors) && !s->in_tx) {
 		a2m_vindex_clear(s->vectors);
 		a2m_record view;
-		for (size_t i = 0; i < s->ids.nbuckets; i++)
-			for (entry *e = s->ids.buckets[i]; e; e = e->id_next) {
-				a2m_mem_entry_view(e, &view);
-				a2m_vindex_put(s->vectors, &view);
-			}
+		A2M_MEM_EACH(s, e) {
+			a2m_mem_entry_view(e, &view);
+			a2m_vindex_put(s->vectors, &view);
+		}
 	}
 }
 
@@ -697,8 +690,8 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)
 	s->base.ops = &memory_ops;
 	s->next_seq = 1;
 	pthread_mutex_init(&s->tidy_mu, NULL);
-	if (a2m_mem_table_init(&s->ids) != 0 || a2m_mem_table_init(&s->keys) != 0 ||
-	    a2m_mem_table_init(&s->seqs) != 0 || a2m_mem_table_init(&s->fps) != 0 ||
+	if (a2m_mem_ptable_init(&s->ids) != 0 || a2m_mem_table_init(&s->keys) != 0 ||
+	    a2m_mem_ptable_init(&s->seqs) != 0 || a2m_mem_table_init(&s->fps) != 0 ||
 	    !(s->counts = a2m_mcounts_new()) || !(s->history = a2m_mhistory_new()) ||
 	    !(s->names = a2m_mintern_new()))
 		goto fail;

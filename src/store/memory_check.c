@@ -21,9 +21,7 @@
 /* Findings of one area reported one by one before the rest are only counted. */
 #define MAX_EXAMPLES 8
 
-#define EACH_ENTRY(s, e) \
-	for (size_t i_ = 0; i_ < (s)->ids.nbuckets; i_++) \
-		for (entry *e = (s)->ids.buckets[i_]; e; e = e->id_next)
+#define EACH_ENTRY(s, e) A2M_MEM_EACH(s, e)
 
 /* ---- seqs ----------------------------------------------------------------- */
 

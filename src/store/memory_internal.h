@@ -66,7 +66,7 @@ typedef union eslot {
 typedef struct entry entry;
 
 /*
-** One record: the fields every record has in a 96-byte header, then the
+** One record: the fields every record has in an 80-byte header, then the
 ** optional fields it has (see OPT_*), then its id and content and its
 ** other strings, then its vectors, all in one allocation
 ** (a2m_mem_entry_new). Tier, session, role and owner are one pointer to
@@ -77,8 +77,6 @@ typedef struct entry entry;
 ** while it is in the store, and the tables and the journal point at it.
 */
 struct entry {
-	entry      *id_next;  /* chain in the ids table */
-	entry      *seq_next; /* chain in the seqs table */
 	a2m_mdoc   *doc;      /* the content's postings; NULL without an index */
 	const a2m_mnames *names; /* tier, session, role, owner (interned; never NULL) */
 	int64_t     seq;
@@ -87,8 +85,8 @@ struct entry {
 	int64_t     access_count;
 	double      salience;
 	uint32_t    slot;     /* index in order[], NO_SLOT while not placed */
-	/* The low 32 bits of the id's hash: it picks the bucket (a table has
-	** fewer than 4G) and rejects most of a chain before a strcmp. */
+	/* The low 32 bits of the id's hash: it picks the first slot probed (a
+	** table has fewer than 4G) and rejects most probes before a strcmp. */
 	uint32_t    id_hash;
 	a2m_mlink   link;     /* its place in its groups (counts) */
 	uint16_t    has;      /* 1 << OPT_x for each optional field present */
@@ -145,6 +143,21 @@ static inline int64_t a2m_mem_expires(const entry *e)
 /* The four tables an entry can be in. */
 enum { BY_ID = 0, BY_KEY = 1, BY_SEQ = 2, BY_FP = 3 };
 
+/* The tables by id and by seq, which every entry is in: probed, so that
+** an entry needs no chain link for them (memory_tables.c). */
+typedef struct ptable {
+	entry **slots;       /* a power of two of them, at most 3/4 used */
+	size_t  cap;
+	size_t  count;
+} ptable;
+
+/* Visits every entry of store s as e, in no particular order (the ids table). */
+#define A2M_MEM_EACH(s, e) \
+	for (size_t each_i_ = 0; each_i_ < (s)->ids.cap; each_i_++) \
+		for (entry *e = (s)->ids.slots[each_i_]; e; e = NULL)
+
+/* The tables by key and by fingerprint, which few entries are in: chained
+** through links in those entries' optional slots. */
 typedef struct table {
 	entry **buckets;
 	size_t  nbuckets;    /* a power of two, never 0 once the store is open */
@@ -180,9 +193,9 @@ typedef struct meta {
 
 typedef struct mstore {
 	a2m_store base;
-	table     ids;
+	ptable    ids;
 	table     keys;
-	table     seqs;
+	ptable    seqs;
 	table     fps;       /* fingerprint -> entries (x-dedup) */
 	a2m_mhistory *history; /* earlier revisions of keyed records (memory_history.c) */
 	a2m_mindex  *index;  /* NULL until index_attach */
@@ -221,7 +234,7 @@ uint64_t a2m_mem_hash_id(const char *id);
 int a2m_mem_table_init(table *t);
 
 /*
-** Adds e (its hash already set) to t under bykey (BY_ID, BY_KEY, BY_SEQ).
+** Adds e (its hash already set) to t under bykey (BY_KEY, BY_FP).
 ** Cannot fail, which is what lets rollback never fail.
 */
 void a2m_mem_table_link(table *t, entry *e, int bykey);
@@ -229,9 +242,19 @@ void a2m_mem_table_link(table *t, entry *e, int bykey);
 /* Removes e, which must be in t (bykey as for link). */
 void a2m_mem_table_unlink(table *t, entry *e, int bykey);
 
-/* Puts n where e is in t (bykey as for link: BY_ID or BY_SEQ, whose hash
-** the two share). e must be in t; it leaves it. Cannot fail. */
-void a2m_mem_table_replace(table *t, entry *e, entry *n, int bykey);
+/*
+** The ids (byseq 0) and seqs (byseq 1) tables. init gives t its first
+** slots; reserve makes room for one more entry, so that a later link
+** cannot fail (0, or -1 when memory runs out; t never shrinks, so
+** rollback relinks into room it had). link adds e (its id hash or seq
+** set), unlink removes it, replace puts n (the same id and seq) where e
+** is. None of the last three fails.
+*/
+int  a2m_mem_ptable_init(ptable *t);
+int  a2m_mem_ptable_reserve(ptable *t, int byseq);
+void a2m_mem_ptable_link(ptable *t, entry *e, int byseq);
+void a2m_mem_ptable_unlink(ptable *t, entry *e, int byseq);
+void a2m_mem_ptable_replace(ptable *t, entry *e, entry *n, int byseq);
 
 /* The entry with this id, seq or (owner, key), or NULL. */
 entry *a2m_mem_find_id(mstore *s, const char *id);

@@ -1,6 +1,7 @@
 /*
 ** memory_tables.c — how the in-memory engine finds its records: the hash
-** tables by id, by (owner, key) and by seq, and order[], the records in
+** tables by id and by seq (probed) and by (owner, key) and fingerprint
+** (chained), and order[], the records in
 ** (created_at, seq) scan order with its tombstones and unsorted tail
 ** (memory.c's opening comment describes both).
 **
@@ -40,7 +41,7 @@ static uint64_t hash_key(const char *owner, const char *key)
 	return a2m_hash_more(h, key, strlen(key));
 }
 
-/* ---- the two hash tables ----------------------------------------------- */
+/* ---- the hash tables ---------------------------------------------------- */
 
 static uint64_t hash_seq(int64_t seq)
 {
@@ -48,18 +49,16 @@ static uint64_t hash_seq(int64_t seq)
 }
 
 /*
-** The four tables share this code; `bykey` (BY_ID, BY_KEY, BY_SEQ, BY_FP)
-** selects which chain link and which hash an entry uses. A fingerprint is
-** a hash already; multiplying spreads its low bits, which pick the bucket.
+** The chained tables (keys and fingerprints) share this code; `bykey`
+** (BY_KEY, BY_FP) selects which chain link and which hash an entry uses. A
+** fingerprint is a hash already; multiplying spreads its low bits, which
+** pick the bucket.
 */
 static entry **next_of(entry *e, int bykey)
 {
-	switch (bykey) {
-	case BY_SEQ: return &e->seq_next;
-	case BY_KEY: return &a2m_mem_opt(e, OPT_KEY)[1].e;
-	case BY_FP:  return &e->tail[1].e;  /* OPT_FP's slots come first */
-	default:     return &e->id_next;
-	}
+	if (bykey == BY_KEY)
+		return &a2m_mem_opt(e, OPT_KEY)[1].e;
+	return &e->tail[1].e;  /* BY_FP: OPT_FP's slots come first */
 }
 
 /* The key's hash, kept in the third of OPT_KEY's slots (low 32 bits). */
@@ -76,6 +75,101 @@ static uint64_t hash_of(entry *e, int bykey)
 	case BY_FP:  return hash_seq((int64_t)a2m_mem_fingerprint(e));
 	default:     return e->id_hash;
 	}
+}
+
+/* ---- the probed tables (ids and seqs) ------------------------------------ */
+
+/*
+** Open addressing with linear probing over an array of entry pointers, a
+** power of two at most 3/4 full, and removal by moving later members of
+** the cluster back (no tombstones, so lookups never slow down with
+** churn). An entry carries no link for them: 16 bytes of every header.
+*/
+#define PROBE_INITIAL 64
+
+static int over_load(size_t count, size_t cap)
+{
+	return count * 4 > cap * 3;
+}
+
+int a2m_mem_ptable_init(ptable *t)
+{
+	t->slots = calloc(PROBE_INITIAL, sizeof *t->slots);
+	if (!t->slots)
+		return -1;
+	t->cap = PROBE_INITIAL;
+	t->count = 0;
+	return 0;
+}
+
+/* The first free slot on entry e's probe path. */
+static size_t probe_free(const ptable *t, entry *e, int byseq)
+{
+	size_t mask = t->cap - 1, i = (size_t)hash_of(e, byseq ? BY_SEQ : BY_ID) & mask;
+	while (t->slots[i])
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Where e sits in t, or t->cap when it is not there. */
+static size_t probe_find(const ptable *t, entry *e, int byseq)
+{
+	size_t mask = t->cap - 1, i = (size_t)hash_of(e, byseq ? BY_SEQ : BY_ID) & mask;
+	for (; t->slots[i]; i = (i + 1) & mask)
+		if (t->slots[i] == e)
+			return i;
+	return t->cap;
+}
+
+int a2m_mem_ptable_reserve(ptable *t, int byseq)
+{
+	if (!over_load(t->count + 1, t->cap))
+		return 0;
+	size_t cap = t->cap * 2;
+	entry **v = calloc(cap, sizeof *v), **old = t->slots;
+	if (!v)
+		return -1;
+	size_t old_cap = t->cap;
+	t->slots = v;
+	t->cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			v[probe_free(t, old[i], byseq)] = old[i];
+	free(old);
+	return 0;
+}
+
+void a2m_mem_ptable_link(ptable *t, entry *e, int byseq)
+{
+	if (t->count + 1 >= t->cap)
+		return; /* not reserved: a caller bug, but never an endless probe */
+	t->slots[probe_free(t, e, byseq)] = e;
+	t->count++;
+}
+
+void a2m_mem_ptable_unlink(ptable *t, entry *e, int byseq)
+{
+	size_t mask = t->cap - 1, i = probe_find(t, e, byseq);
+	if (i == t->cap)
+		return;
+	/* Moves back each later member of the cluster whose home lies at or
+	** before the hole (cyclically), so every probe path stays unbroken. */
+	for (size_t j = (i + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
+		size_t home = (size_t)hash_of(t->slots[j], byseq ? BY_SEQ : BY_ID) & mask;
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			t->slots[i] = t->slots[j];
+			i = j;
+		}
+	}
+	t->slots[i] = NULL;
+	t->count--;
+}
+
+void a2m_mem_ptable_replace(ptable *t, entry *e, entry *n, int byseq)
+{
+	size_t i = probe_find(t, e, byseq);
+	if (i < t->cap)
+		t->slots[i] = n;
 }
 
 int a2m_mem_table_init(table *t)
@@ -124,19 +218,6 @@ void a2m_mem_table_link(table *t, entry *e, int bykey)
 	t->count++;
 }
 
-/* Puts n where e is (the same hash); e leaves t. */
-void a2m_mem_table_replace(table *t, entry *e, entry *n, int bykey)
-{
-	entry **pp = &t->buckets[(size_t)(hash_of(e, bykey) & (t->nbuckets - 1))];
-	while (*pp && *pp != e)
-		pp = next_of(*pp, bykey);
-	if (*pp) {
-		*next_of(n, bykey) = *next_of(e, bykey);
-		*pp = n;
-		*next_of(e, bykey) = NULL;
-	}
-}
-
 /* Removes e, which must be in t. */
 void a2m_mem_table_unlink(table *t, entry *e, int bykey)
 {
@@ -152,20 +233,22 @@ void a2m_mem_table_unlink(table *t, entry *e, int bykey)
 
 entry *a2m_mem_find_id(mstore *s, const char *id)
 {
-	uint64_t h = a2m_mem_hash_id(id);
-	entry *e = s->ids.buckets[(size_t)(h & (s->ids.nbuckets - 1))];
-	for (; e; e = e->id_next)
-		if (e->id_hash == (uint32_t)h && strcmp(a2m_mem_id(e), id) == 0)
+	uint32_t h = (uint32_t)a2m_mem_hash_id(id);
+	size_t mask = s->ids.cap - 1;
+	for (size_t i = h & mask; s->ids.slots[i]; i = (i + 1) & mask) {
+		entry *e = s->ids.slots[i];
+		if (e->id_hash == h && strcmp(a2m_mem_id(e), id) == 0)
 			return e;
+	}
 	return NULL;
 }
 
 entry *a2m_mem_find_seq(mstore *s, int64_t seq)
 {
-	entry *e = s->seqs.buckets[(size_t)(hash_seq(seq) & (s->seqs.nbuckets - 1))];
-	for (; e; e = e->seq_next)
-		if (e->seq == seq)
-			return e;
+	size_t mask = s->seqs.cap - 1;
+	for (size_t i = (size_t)hash_seq(seq) & mask; s->seqs.slots[i]; i = (i + 1) & mask)
+		if (s->seqs.slots[i]->seq == seq)
+			return s->seqs.slots[i];
 	return NULL;
 }
 
@@ -351,9 +434,8 @@ void a2m_mem_order_normalize(mstore *s)
 void a2m_mem_order_rebuild(mstore *s)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < s->ids.nbuckets; i++)
-		for (entry *e = s->ids.buckets[i]; e; e = e->id_next)
-			s->order[n++] = e;
+	A2M_MEM_EACH(s, e)
+		s->order[n++] = e;
 	for (size_t i = n; i < s->nslots; i++)
 		s->order[i] = NULL;
 	s->nslots = n;

@@ -98,8 +98,8 @@ void a2m_mem_rollback(a2m_store *base)
 		switch (u->kind) {
 		case UNDO_INSERT:
 			a2m_mcounts_unlink(s->counts, e->names->tier, e->names->session, &e->link, 1);
-			a2m_mem_table_unlink(&s->ids, e, BY_ID);
-			a2m_mem_table_unlink(&s->seqs, e, BY_SEQ);
+			a2m_mem_ptable_unlink(&s->ids, e, 0);
+			a2m_mem_ptable_unlink(&s->seqs, e, 1);
 			a2m_mem_key_unlink(s, e);
 			a2m_mem_order_remove(s, e);
 			if (e->doc)
@@ -124,8 +124,8 @@ void a2m_mem_rollback(a2m_store *base)
 			break;
 		case UNDO_REMOVE:
 			a2m_mcounts_link(s->counts, e->names->tier, e->names->session, &e->link);
-			a2m_mem_table_link(&s->ids, e, BY_ID);
-			a2m_mem_table_link(&s->seqs, e, BY_SEQ);
+			a2m_mem_ptable_link(&s->ids, e, 0);
+			a2m_mem_ptable_link(&s->seqs, e, 1);
 			a2m_mem_key_link(s, e);
 			if (e->doc)
 				a2m_mindex_link(s->index, e->doc);
