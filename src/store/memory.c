@@ -14,9 +14,13 @@
 **
 ** Layout:
 **
-**   entry        one record plus its bookkeeping (slot, hashes, chain links).
-**                An entry's address never changes while it is in the store,
-**                so the tables and the journal can point at it.
+**   entry        one record plus its bookkeeping (slot, id hash, groups), in
+**                one allocation holding only the fields the record has
+**                (memory_internal.h). Readers are lent an a2m_record filled
+**                from it (a2m_mem_entry_view). An entry's address never
+**                changes while it is in the store, so the tables and the
+**                journal can point at it; an update puts a new entry in its
+**                place.
 **   order[]      entries in (created_at, seq) order, the scan order: a
 **                sorted prefix and a (usually empty) unsorted tail. A
 **                removed entry leaves a NULL tombstone so that removal is
@@ -27,9 +31,9 @@
 **                order and the array does not creep.
 **   ids          hash table id -> entry (FNV-1a), for get/update/remove;
 **                probed (memory_tables.c), so entries carry no link for it.
-**   keys         chained hash table (owner, key) -> entry, for get_by_key and
-**                the per-owner key uniqueness that sqlite.c gets from its
-**                UNIQUE index. A NULL owner hashes and compares differently
+**   keys         chained hash table (owner, key) -> entry (the link in the
+**                key's optional slots), for get_by_key and the per-owner
+**                key uniqueness that sqlite.c gets from its UNIQUE index. A NULL owner hashes and compares differently
 **                from every string, "" included.
 **   seqs         hash table seq -> entry, for visit_seqs and touch; probed too.
 **   fps          chained hash table fingerprint -> entries (those that have
@@ -49,6 +53,8 @@
 **                lookup, and a scan of a small group sorts its members'
 **                slots instead of passing over every record (the stack's
 **                capacity check; a timeline by session).
+**   names        tier, session, role and owner, each combination interned
+**                once (memory_intern.c); an entry points at its own.
 **   metas[]      the store-level settings (meta_get/meta_set), a short
 **                array searched linearly: a store has a handful. A deleted
 **                setting keeps its slot with a NULL value, so that undoing

@@ -7,8 +7,9 @@
 ** The engine is one storage seam implementation (store.h) spread over
 ** memory.c (entries, the writes, open and close, the ops table),
 ** memory_tables.c (the hash tables and the ordered array that find
-** records), memory_txn.c (the journal, transactions and store-level
-** settings) and memory_scan.c (the reads). Nothing outside those files
+** records), memory_intern.c (the interned names), memory_txn.c (the
+** journal, transactions and store-level settings) and memory_scan.c (the
+** reads). Nothing outside those files
 ** includes this header: the rest of the server sees only
 ** a2m_store_memory_open() and the ops.
 */
