@@ -58,6 +58,7 @@ enum {
 typedef union eslot {
 	int64_t     i;
 	uint64_t    u;
+	uint32_t    u32;
 	size_t      n;
 	const char *s;
 	const void *p;

@@ -64,7 +64,7 @@ static entry **next_of(entry *e, int bykey)
 /* The key's hash, kept in the third of OPT_KEY's slots (low 32 bits). */
 static uint32_t *key_hash_of(entry *e)
 {
-	return (uint32_t *)(void *)&a2m_mem_opt(e, OPT_KEY)[2];
+	return &a2m_mem_opt(e, OPT_KEY)[2].u32;
 }
 
 static uint64_t hash_of(entry *e, int bykey)
