@@ -168,7 +168,7 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	lacks "postgres: no mirror on a deployment" "$out" "mirror"
 	pgtimeline() { rpc 9 memory/timeline '{"limit":1000}' | "$a2m" serve --postgres "$pg" --read-only; }
 	before=$(pgtimeline)
-	sql "DELETE FROM a2m_postings WHERE term = 'cupboard'::bytea;
+	sql "DELETE FROM a2m_postings_seg WHERE term = 'cupboard'::bytea;
 	     UPDATE a2m_counts SET n = n + 5 WHERE tier = 'semantic';
 	     UPDATE a2m_state SET seq = seq - 2, event_head = event_head - 1, docs = docs + 1;
 	     UPDATE a2m_records SET gen_embedding = '\x010203'::bytea WHERE content LIKE 'a fact%';"

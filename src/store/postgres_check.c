@@ -4,8 +4,8 @@
 **
 ** A deployment derives from its records what the SQLite engine derives
 ** from its file's: the kept counts per (tier, session) (a2m_counts, kept
-** by triggers), the term index (a2m_postings, one row per term and record,
-** written by the servers with their analyser) and its figures (a2m_state),
+** by triggers), the term index (a2m_postings_seg, a few rows of varints per
+** term, written by the servers with their analyser) and its figures (a2m_state),
 ** the seq mark (a2m_state.seq); and it keeps one thing SQLite keeps in each
 ** server's memory, the event log (a2m_events, a2m_state.event_head). The
 ** check compares each with what the records make, inside one REPEATABLE
@@ -35,6 +35,7 @@
 
 #include "a2m.h"
 #include "store/postgres_internal.h"
+#include "store/sqlite_segments.h"
 #include "store/store_check.h"
 
 /* Findings of one area reported one by one before the rest are only counted. */
@@ -333,52 +334,142 @@ static int expect_records(pgcheck *k, a2m_check_terms *t, a2m_index_stats *want)
 	return 0;
 }
 
-/* Every row of a2m_postings into the found side, through a cursor. */
-static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *rows_read)
+/* One term's rows gathered across the cursor's pages (a page may end inside a term). */
+typedef struct term_rows {
+	a2m_seg_bytes term;    /* the term's bytes */
+	a2m_seg_bytes data;    /* its rows' lists, one after another, oldest first */
+	size_t       *ends;    /* where each row's list ends in data */
+	size_t        n, cap;
+	size_t        hint;    /* their entries */
+} term_rows;
+
+/*
+** Resolves the gathered term's rows (newest wins per record, tombstones
+** hide) into its live postings on the found side. A row that is not a
+** list is reported (the first few by term) and counted in *corrupt.
+** Returns 0, or -1 when memory runs out.
+*/
+static int found_term(pgcheck *k, a2m_check_terms *t, term_rows *g, int64_t *postings,
+		      int64_t *corrupt)
+{
+	const unsigned char **data = malloc((g->n ? g->n : 1) * sizeof *data);
+	size_t *size = malloc((g->n ? g->n : 1) * sizeof *size);
+	a2m_posting *v = NULL;
+	size_t count = 0;
+	int rc = data && size ? 0 : -1;
+	for (size_t i = 0; i < g->n && !rc; i++) {
+		size_t from = i ? g->ends[i - 1] : 0;
+		data[i] = g->data.p + from;
+		size[i] = g->ends[i] - from;
+	}
+	if (!rc)
+		rc = a2m_pg_segs_resolve(data, size, g->n, g->hint, &v, &count);
+	free(data);
+	free(size);
+	if (rc == -2) {
+		if ((*corrupt)++ < MAX_EXAMPLES) {
+			char q[A2M_CHECK_QUOTED];
+			a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "term %s: its rows are not lists of "
+				      "postings", a2m_check_quote((const char *)g->term.p, g->term.n,
+								  q, sizeof q));
+		}
+		rc = 0;
+	}
+	for (size_t i = 0; i < count && !rc; i++)
+		rc = a2m_check_terms_add(t, A2M_TERMS_FOUND, (const char *)g->term.p, g->term.n,
+					 v[i].seq, v[i].tf, v[i].dl);
+	*postings += (int64_t)count;
+	free(v);
+	g->n = 0;
+	g->hint = 0;
+	g->data.n = 0;
+	g->term.n = 0;
+	return rc ? -1 : 0;
+}
+
+/* Adds a row (term, list of n entries) to g, resolving g's term first when it is another. */
+static int found_row(pgcheck *k, a2m_check_terms *t, term_rows *g, const char *term, size_t len,
+		     const char *list, size_t size, int32_t n, int64_t *postings, int64_t *corrupt)
+{
+	if (g->n && (g->term.n != len || memcmp(g->term.p, term, len) != 0) &&
+	    found_term(k, t, g, postings, corrupt) != 0)
+		return -1;
+	if (!g->n) {
+		if (a2m_seg_reserve(&g->term, len + 1) != 0)
+			return -1;
+		memcpy(g->term.p, term, len);
+		g->term.n = len;
+	}
+	if (a2m_seg_reserve(&g->data, size) != 0 ||
+	    a2m_seg_grow(&g->ends, &g->cap, g->n + 1, sizeof *g->ends) != 0)
+		return -1;
+	memcpy(g->data.p + g->data.n, list, size);
+	g->data.n += size;
+	g->ends[g->n++] = g->data.n;
+	g->hint += n > 0 ? (size_t)n : 0;
+	return 0;
+}
+
+/*
+** Every row of a2m_postings_seg, through a cursor in (term, seg) order,
+** each term's rows resolved into its postings on the found side.
+*/
+static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int64_t *corrupt)
 {
 	a2m_check_meter m;
-	int64_t total = 0;
+	int64_t total = 0, entries = 0;
+	term_rows g = {{0}, {0}, NULL, 0, 0, 0};
 	PGresult *r;
 	pgstore *s = k->s;
+	int rc = 0;
+	*postings = *corrupt = 0;
 	if (k->o->progress) {
-		if (!(r = query(k, A2M_CHECK_INDEX, "SELECT count(*) FROM a2m_postings", "a2m_postings")))
+		if (!(r = query(k, A2M_CHECK_INDEX, "SELECT coalesce(sum(n), 0) FROM a2m_postings_seg",
+				"a2m_postings_seg")))
 			return -1;
 		total = num(k, r, 0, 0);
 		s->pq->clear(r);
 	}
 	if (!(r = query(k, A2M_CHECK_INDEX, "DECLARE a2m_check_postings NO SCROLL CURSOR FOR"
-			" SELECT term, seq, tf, dl FROM a2m_postings", "a2m_postings")))
+			" SELECT term, data, n FROM a2m_postings_seg ORDER BY term, seg",
+			"a2m_postings_seg")))
 		return -1;
 	s->pq->clear(r);
-	*rows_read = 0;
-	a2m_check_meter_start(&m, k->o, A2M_CHECK_INDEX, "postings read", total);
+	a2m_check_meter_start(&m, k->o, A2M_CHECK_INDEX, "index entries read", total);
 	for (;;) {
-		if (!(r = fetch(k, A2M_CHECK_INDEX, "a2m_check_postings", 1, "a2m_postings")))
-			return -1;
+		if (!(r = fetch(k, A2M_CHECK_INDEX, "a2m_check_postings", 1, "a2m_postings_seg"))) {
+			rc = -1;
+			break;
+		}
 		int rows = s->pq->ntuples(r);
-		for (int i = 0; i < rows; i++) {
-			int32_t tf = a2m_pg_int4(s, r, i, 2), dl = a2m_pg_int4(s, r, i, 3);
-			if (a2m_check_terms_add(t, A2M_TERMS_FOUND, s->pq->getvalue(r, i, 0),
-						(size_t)s->pq->getlength(r, i, 0), a2m_pg_int8(s, r, i, 1),
-						(uint32_t)tf, (uint32_t)dl) != 0) {
-				s->pq->clear(r);
-				a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
-				return -1;
-			}
+		for (int i = 0; i < rows && !rc; i++) {
+			int32_t n = a2m_pg_int4(s, r, i, 2);
+			entries += n;
+			if (found_row(k, t, &g, s->pq->getvalue(r, i, 0),
+				      (size_t)s->pq->getlength(r, i, 0), s->pq->getvalue(r, i, 1),
+				      (size_t)s->pq->getlength(r, i, 1), n, postings, corrupt) != 0)
+				rc = -2;
 		}
 		s->pq->clear(r);
-		a2m_check_meter_at(&m, *rows_read += rows);
-		if (!rows)
+		a2m_check_meter_at(&m, entries);
+		if (rc || !rows)
 			break;
 	}
-	a2m_check_meter_end(&m, *rows_read);
-	return 0;
+	if (!rc && g.n && found_term(k, t, &g, postings, corrupt) != 0)
+		rc = -2;
+	if (rc == -2)
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
+	free(g.term.p);
+	free(g.data.p);
+	free(g.ends);
+	a2m_check_meter_end(&m, entries);
+	return rc ? -1 : 0;
 }
 
 /* The analysis the index was built with, as index_attach names it (postgres_index.c). */
 static void analysis_of(const a2m_check_options *o, char *out, size_t size)
 {
-	snprintf(out, size, "pg1 %s", o->ix->version);
+	snprintf(out, size, "pg2 %s", o->ix->version);
 }
 
 static void check_index(pgcheck *k)
@@ -402,12 +493,12 @@ static void check_index(pgcheck *k)
 	a2m_index_stats want = {0, 0, 0};
 	s->pq->clear(r);
 	a2m_check_terms *t = a2m_check_terms_new();
-	int64_t rows = 0;
+	int64_t rows = 0, corrupt = 0;
 	if (!t) {
 		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
 		return;
 	}
-	if (expect_records(k, t, &want) != 0 || found_postings(k, t, &rows) != 0) {
+	if (expect_records(k, t, &want) != 0 || found_postings(k, t, &rows, &corrupt) != 0) {
 		a2m_check_terms_free(t);
 		return;
 	}
@@ -422,12 +513,15 @@ static void check_index(pgcheck *k)
 			      "%lld", (long long)kept.docs, (long long)kept.total_len,
 			      (long long)kept.unindexed, (long long)want.docs, (long long)want.total_len,
 			      (long long)want.unindexed);
+	if (corrupt)
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "%lld term%s whose rows are not lists of "
+			      "postings", (long long)corrupt, corrupt == 1 ? "" : "s");
 	if (res.differing)
 		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "%zu term%s whose postings differ from the "
 			      "records' text (%lld postings expected, %lld found)", res.differing,
 			      res.differing == 1 ? "" : "s", (long long)res.postings_expected,
 			      (long long)res.postings_found);
-	else if (!figures)
+	else if (!figures && !corrupt)
 		a2m_check_say(k->o, A2M_CHECK_INDEX, 0, "%lld records, %zu terms, %lld postings, as "
 			      "the records' text yields", (long long)k->records, res.terms_found,
 			      (long long)rows);

@@ -67,14 +67,6 @@ static const char *const stmt_sql[PG_NSTMTS] = {
 	[PG_COUNT_SESSION] = "SELECT coalesce(sum(n), 0)::int8 FROM a2m_counts"
 		" WHERE snull = $1 AND session = $2",
 	[PG_COUNT_ALL] = "SELECT coalesce(sum(n), 0)::int8 FROM a2m_counts",
-	/* One value, not a row per posting (postgres_index.c, fetch). */
-	[PG_POSTINGS] = "SELECT string_agg(int8send(seq) || int4send(tf) || int4send(dl), ''::bytea)"
-		" FROM a2m_postings WHERE term = $1",
-	[PG_POSTINGS_ADD] = "INSERT INTO a2m_postings (term, seq, tf, dl)"
-		" SELECT * FROM unnest($1::bytea[], $2::int8[], $3::int4[], $4::int4[])",
-	[PG_POSTINGS_DEL] = "DELETE FROM a2m_postings p"
-		" USING unnest($1::bytea[], $2::int8[]) AS d(term, seq)"
-		" WHERE p.term = d.term AND p.seq = d.seq",
 	/* The WHERE of a2m_records_unembedded (postgres_schema.c), exactly. */
 	[PG_UNEMBEDDED] = "SELECT " PG_COLUMNS FROM_RECORDS
 		" WHERE (tier IS NULL) = $1 AND coalesce(tier, '') = $2 AND seq > $3"

@@ -4,17 +4,20 @@
 ** BM25 (rank/bm25.c) ranks a PostgreSQL deployment exactly as it ranks a
 ** SQLite file holding the same records.
 **
-** a2m_postings(term, seq, tf, dl) holds one row per (term, record), keyed
-** (term, seq): a term's postings are one index range. The analysis runs in
-** a2m, on the writing server, in the records' transaction: an insert's
-** postings are buffered and written with one INSERT ... unnest() of four
-** arrays when something reads the index or the transaction commits; an
-** update that changes content and a remove take the old postings out by
-** analysing the old content again (the analyser is deterministic, and a
-** deployment has one: postgres_txn.c refuses a server of another). The
-** figures BM25 needs (records with terms, their total length, records with
-** text but no term) live in a2m_state and move at each commit by what the
-** transaction changed; a read bracket reads them with its snapshot.
+** A term's postings are a few rows of a2m_postings_seg, each a list of
+** delta-coded varints, newest row winning per record (postgres_segments.c
+** keeps the rows and merges them). The analysis runs in a2m, on the writing
+** server, in the records' transaction: an insert's postings are buffered,
+** and an update that changes content and a remove buffer the removal of the
+** old postings by analysing the old content again (the analyser is
+** deterministic, and a deployment has one: postgres_txn.c refuses a server
+** of another). When something reads the index or the transaction commits,
+** the buffer is flushed: one list per term, a posting per record that
+** gained the term and a tombstone per record that lost it, written as one
+** row per term. The figures BM25 needs (records with terms, their total
+** length, records with text but no term) live in a2m_state and move at
+** each commit by what the transaction changed; a read bracket reads them
+** with its snapshot.
 **
 ** Postings read in read brackets are kept in memory (postings_cache.h),
 ** one cache per connection as in the SQLite engine, so a bracket lends
@@ -26,9 +29,8 @@
 ** with its snapshot. So a commit that wrote no postings (recall's touches,
 ** promotions, meta) costs no cache anything, on any server, and one that
 ** wrote a few terms (a single remember) costs the entries of their buckets
-** only. The deployment's one version was the key before: every commit of
-** every server emptied every cache, and a recall's own touches, written
-** within a second, did so for the other servers' caches.
+** only. A merge of a term's rows changes none of its postings, and happens
+** only in a flush that wrote the term anyway.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,17 +38,23 @@
 
 #include "a2m.h"
 #include "store/postgres_internal.h"
+#include "store/sqlite_segments.h"
 
 /* Postings one connection's cache may hold (as a2m_posting, 16 bytes each). */
 #define CACHE_POSTINGS ((size_t)1 << 21)
 /* Buffered postings at which a transaction writes them out. */
 #define FLUSH_AT 50000
+/* Per-term write counters of a server (postgres_segments.c: when to merge). */
+#define COUNTERS ((size_t)1 << 16)
+/* A flush's rows are numbered (commit version << FLUSH_BITS | flush number). */
+#define FLUSH_BITS 20
 
 typedef struct pending_op {
 	size_t   term;    /* offset in the arena */
 	uint32_t len, tf, dl;
 	int      sign;
 	int64_t  seq;
+	size_t   at;      /* its place in the buffer: the later of two for one seq wins */
 } pending_op;
 
 struct a2m_pg_index {
@@ -57,8 +65,14 @@ struct a2m_pg_index {
 	size_t          used, acap;
 	a2m_index_stats pending;     /* what the transaction adds to a2m_state */
 	int             wrote;       /* postings written in this transaction */
+	uint32_t        flushes;     /* the transaction's flushes so far */
 	/* The buckets whose terms the transaction changed (their stamps move). */
 	unsigned char   dirty[PG_TERM_BUCKETS / 8];
+	unsigned char   counters[COUNTERS];  /* this server's writes per hashed term */
+	/* A flush's lists (kept for the next flush: no allocation per commit). */
+	pg_term_list   *lists;
+	size_t          lcap;
+	a2m_seg_bytes   bytes;
 };
 
 static void mark(a2m_pg_index *x, const char *term, size_t len)
@@ -81,6 +95,8 @@ void a2m_pg_index_free(a2m_pg_index *x)
 		return;
 	free(x->ops);
 	free(x->arena);
+	free(x->lists);
+	free(x->bytes.p);
 	free(x);
 }
 
@@ -133,8 +149,10 @@ int a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sig
 		const a2m_term *t = &dt->terms[i];
 		memcpy(x->arena + x->used, t->text, t->len);
 		mark(x, t->text, t->len);
-		x->ops[x->nops++] = (pending_op){.term = x->used, .len = t->len, .tf = t->tf,
-						 .dl = dt->length, .sign = sign, .seq = seq};
+		x->ops[x->nops] = (pending_op){.term = x->used, .len = t->len, .tf = t->tf,
+					       .dl = dt->length, .sign = sign, .seq = seq,
+					       .at = x->nops};
+		x->nops++;
 		x->used += t->len;
 	}
 	if (dt->n) {
@@ -149,64 +167,57 @@ int a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sig
 /* The arena the sort below compares terms in (qsort has no context). */
 static _Thread_local const char *sort_arena;
 
-/* (term, seq) order: the postings table's key, so an INSERT walks its b-tree in order. */
+/* (term, seq, place) order: a term's list in seq order, a seq's changes in theirs. */
 static int op_cmp(const void *pa, const void *pb)
 {
 	const pending_op *a = pa, *b = pb;
-	uint32_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(sort_arena + a->term, sort_arena + b->term, n);
+	int c = a2m_seg_cmp_terms((const unsigned char *)sort_arena + a->term, a->len,
+				  (const unsigned char *)sort_arena + b->term, b->len);
 	if (c)
 		return c;
-	if (a->len != b->len)
-		return a->len < b->len ? -1 : 1;
-	return (a->seq > b->seq) - (a->seq < b->seq);
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return (a->at > b->at) - (a->at < b->at);
 }
 
-/* Writes ops [a, b), all of one sign, in one statement, in the table's key order. */
-static int write_run(pgstore *s, size_t a, size_t b)
+/*
+** Encodes the sorted ops as one list per term into x->lists and x->bytes:
+** for each (term, seq) its last change, a posting or a tombstone. Returns
+** the number of lists, or -1 when memory runs out.
+*/
+static long encode_lists(a2m_pg_index *x)
 {
-	a2m_pg_index *x = s->index;
-	int add = x->ops[a].sign > 0;
-	/* A run of one sign names each (term, seq) once: its order is free. */
-	sort_arena = x->arena;
-	qsort(x->ops + a, b - a, sizeof *x->ops, op_cmp);
-	pgarray terms, seqs, tfs, dls;
-	pgparams p;
-	PGresult *r;
-	a2m_pg_array_begin(&terms, PG_OID_BYTEA);
-	a2m_pg_array_begin(&seqs, PG_OID_INT8);
-	a2m_pg_array_begin(&tfs, PG_OID_INT4);
-	a2m_pg_array_begin(&dls, PG_OID_INT4);
-	for (size_t i = a; i < b; i++) {
-		const pending_op *o = &x->ops[i];
-		a2m_pg_array_add(&terms, x->arena + o->term, o->len);
-		a2m_pg_array_int8(&seqs, o->seq);
-		a2m_pg_array_int4(&tfs, (int32_t)o->tf);
-		a2m_pg_array_int4(&dls, (int32_t)o->dl);
-	}
-	int bad = a2m_pg_array_end(&terms) | a2m_pg_array_end(&seqs) | a2m_pg_array_end(&tfs) |
-		  a2m_pg_array_end(&dls);
-	int rc = 0;
-	if (bad) {
-		rc = a2m_store_fail(&s->base, "index: out of memory");
-	} else {
-		a2m_pg_params_init(&p);
-		a2m_pg_param_bytea(&p, terms.buf, terms.len);
-		a2m_pg_param_bytea(&p, seqs.buf, seqs.len);
-		if (add) {
-			a2m_pg_param_bytea(&p, tfs.buf, tfs.len);
-			a2m_pg_param_bytea(&p, dls.buf, dls.len);
+	size_t n = 0;
+	x->bytes.n = 0;
+	for (size_t a = 0, b; a < x->nops; a = b) {
+		const pending_op *o = &x->ops[a];
+		for (b = a + 1; b < x->nops && x->ops[b].len == o->len &&
+				memcmp(x->arena + x->ops[b].term, x->arena + o->term, o->len) == 0;
+		     b++)
+			;
+		if (a2m_seg_grow(&x->lists, &x->lcap, n + 1, sizeof *x->lists) != 0)
+			return -1;
+		pg_term_list *t = &x->lists[n++];
+		size_t start = x->bytes.n;
+		int64_t prev = 0;
+		*t = (pg_term_list){x->arena + o->term, o->len, NULL, 0, 0, 0};
+		for (size_t i = a; i < b; i++) {
+			const pending_op *e = &x->ops[i];
+			if (i + 1 < b && x->ops[i + 1].seq == e->seq)
+				continue;  /* a later change of the same record wins */
+			a2m_seg_entry en = {e->seq, e->tf, e->dl, e->sign < 0};
+			if (a2m_seg_put(&x->bytes, &prev, &en) != 0)
+				return -1;
+			t->entries++;
+			t->last_seq = e->seq;
 		}
-		rc = a2m_pg_run(s, &s->main, add ? PG_POSTINGS_ADD : PG_POSTINGS_DEL, &p, "index",
-				&r);
-		if (rc == 0)
-			s->pq->clear(r);
+		/* An offset for now: the bytes may still move. */
+		t->size = x->bytes.n - start;
+		t->data = (const unsigned char *)(uintptr_t)start;
 	}
-	a2m_pg_array_free(&terms);
-	a2m_pg_array_free(&seqs);
-	a2m_pg_array_free(&tfs);
-	a2m_pg_array_free(&dls);
-	return rc;
+	for (size_t i = 0; i < n; i++)
+		x->lists[i].data = x->bytes.p + (uintptr_t)x->lists[i].data;
+	return (long)n;
 }
 
 int a2m_pg_index_flush(pgstore *s)
@@ -215,16 +226,22 @@ int a2m_pg_index_flush(pgstore *s)
 	int rc = 0;
 	if (!x || !x->nops)
 		return 0;
-	/* In order, a run of one sign per statement: an update's removal
-	** before its addition, whatever the two share. */
-	for (size_t a = 0, b; a < x->nops && !rc; a = b) {
-		for (b = a + 1; b < x->nops && x->ops[b].sign == x->ops[a].sign; b++)
-			;
-		rc = write_run(s, a, b);
+	if (x->flushes >= (1u << FLUSH_BITS) - 1) {
+		rc = a2m_store_fail(&s->base, "index: too many flushes in one transaction");
+	} else {
+		sort_arena = x->arena;
+		qsort(x->ops, x->nops, sizeof *x->ops, op_cmp);
+		long n = encode_lists(x);
+		int64_t seg = (int64_t)((s->tx_version + 1) << FLUSH_BITS | x->flushes++);
+		if (n < 0)
+			rc = a2m_store_fail(&s->base, "index: out of memory");
+		else
+			rc = a2m_pg_segs_write(s, x->lists, (size_t)n, seg, x->counters, COUNTERS);
 	}
 	x->nops = 0;
 	x->used = 0;
 	x->wrote = 1;
+	s->wrote = 1;
 	if (rc)
 		a2m_pg_tx_fail(s);
 	return rc;
@@ -256,6 +273,7 @@ void a2m_pg_index_end(pgstore *s)
 	x->nops = 0;
 	x->used = 0;
 	x->wrote = 0;
+	x->flushes = 0;
 	memset(x->dirty, 0, sizeof x->dirty);
 	memset(&x->pending, 0, sizeof x->pending);
 }
@@ -267,12 +285,13 @@ static int rebuild(pgstore *s)
 {
 	int64_t after = 0;
 	int rc;
-	if ((rc = a2m_pg_exec(s, &s->main, "DELETE FROM a2m_postings;"
+	if ((rc = a2m_pg_exec(s, &s->main, "DELETE FROM a2m_postings_seg;"
 			      " UPDATE a2m_state SET docs = 0, total_len = 0, unindexed = 0",
 			      "index rebuild", NULL)))
 		return rc;
 	/* Every term may have gone: every bucket's stamp moves at the commit. */
 	memset(s->index->dirty, 0xff, sizeof s->index->dirty);
+	memset(s->index->counters, 0, sizeof s->index->counters);
 	s->wrote = 1;
 	for (;;) {
 		pgparams p;
@@ -307,7 +326,7 @@ int a2m_pg_index_attach(pgstore *s, a2m_indexer *ix)
 	a2m_pg_index *x = index_new(ix);
 	if (!x)
 		return a2m_store_fail(&s->base, "index_attach: out of memory");
-	snprintf(s->index_version, sizeof s->index_version, "pg1 %s", ix->version);
+	snprintf(s->index_version, sizeof s->index_version, "pg2 %s", ix->version);
 	/* Begun without the index: the version check at begin is what a
 	** rebuild is about to settle. */
 	int rc = a2m_pg_begin(&s->base);
@@ -409,8 +428,6 @@ void a2m_pg_index_bracket(pgconn *c, int begins)
 static int fetch(pgstore *s, pgconn *c, const char *term, size_t len, a2m_posting **v,
 		 size_t *n)
 {
-	pgparams p;
-	PGresult *r;
 	int rc = 0;
 	*v = NULL;
 	*n = 0;
@@ -420,38 +437,11 @@ static int fetch(pgstore *s, pgconn *c, const char *term, size_t len, a2m_postin
 		rc = a2m_pg_index_flush(s);
 	else if (!rc && c == &s->main)
 		rc = a2m_pg_ready(s, c);
-	a2m_pg_params_init(&p);
-	a2m_pg_param_bytea(&p, term, len);
 	if (!rc)
-		rc = a2m_pg_run(s, c, PG_POSTINGS, &p, "index_postings", &r);
-	if (rc) {
-		if (c == &s->main)
-			a2m_pg_tx_fail(s);
-		return rc;
-	}
-	/*
-	** The postings come as one bytea of 16 bytes each, in the order the
-	** scan read them (the key's): a row per posting cost PostgreSQL a
-	** message each and libpq a cell each, for thousands of rows a term.
-	*/
-	size_t bytes = s->pq->ntuples(r) == 1 && !s->pq->getisnull(r, 0, 0)
-			       ? (size_t)s->pq->getlength(r, 0, 0) : 0;
-	const char *at = bytes ? s->pq->getvalue(r, 0, 0) : NULL;
-	size_t rows = bytes / 16;
-	if (bytes % 16) {
-		s->pq->clear(r);
-		return a2m_store_fail(&s->base, "index_postings: %zu bytes of postings", bytes);
-	}
-	if (!(*v = malloc((rows ? rows : 1) * sizeof **v))) {
-		s->pq->clear(r);
-		return a2m_store_fail(&s->base, "index_postings: out of memory");
-	}
-	for (size_t i = 0; i < rows; i++, at += 16)
-		(*v)[i] = (a2m_posting){(int64_t)a2m_pg_get64(at), a2m_pg_get32(at + 8),
-					a2m_pg_get32(at + 12)};
-	*n = rows;
-	s->pq->clear(r);
-	return 0;
+		rc = a2m_pg_segs_read(s, c, term, len, v, n);
+	if (rc && c == &s->main)
+		a2m_pg_tx_fail(s);
+	return rc;
 }
 
 /* The bracket's cache (made at its first use), or NULL outside a bracket. */

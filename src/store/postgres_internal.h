@@ -13,6 +13,7 @@
 ** settings), postgres_pool.c (read brackets on connections of their own),
 ** postgres_held.c (inserts held back and written many rows per statement),
 ** postgres_index.c (the term index's postings and figures),
+** postgres_segments.c (the index's rows: a term's postings as varints),
 ** postgres_check.c (the consistency check and repair),
 ** postgres_vectors.c (vector search from a cache of the rows),
 ** postgres_extend.c (the extensions' history, expiry and fingerprints),
@@ -68,9 +69,6 @@ typedef enum pg_stmt {
 	PG_COUNT_TIER,     /* $1 tier null, $2 tier */
 	PG_COUNT_SESSION,  /* $1 session null, $2 session */
 	PG_COUNT_ALL,
-	PG_POSTINGS,       /* $1 term: one bytea, 16 bytes a posting (seq, tf, dl big-endian) */
-	PG_POSTINGS_ADD,   /* $1 bytea[], $2 int8[], $3 int4[], $4 int4[] */
-	PG_POSTINGS_DEL,   /* $1 bytea[], $2 int8[] */
 	PG_UNEMBEDDED,     /* $1 tier null, $2 tier, $3 after seq: 256 records */
 	PG_VECTORS,        /* every record with a vector: seq, tier, owner, embedding, salience, gen */
 	PG_SEQ_OF,         /* $1 id: seq */
@@ -441,6 +439,48 @@ int  a2m_pg_index_view(a2m_store *base, const char *term, size_t len,
 void a2m_pg_index_bracket(pgconn *c, int begins);
 int  a2m_pg_index_postings(a2m_store *base, const char *term, size_t len,
 			   a2m_posting_visit visit, void *ctx);
+
+/* ---- postgres_segments.c: the term index's rows ---------------------------------- */
+
+/*
+** One term's change in a flush: its entries encoded as one list of the
+** segments' codec (sqlite_segments.h, a2m_seg_put: postings and
+** tombstones in ascending seq), entries of them, the highest seq last_seq.
+*/
+typedef struct pg_term_list {
+	const char          *term;
+	size_t               len;
+	const unsigned char *data;
+	size_t               size;
+	int64_t              entries;
+	int64_t              last_seq;
+} pg_term_list;
+
+/*
+** Writes t[0..n) (in ascending term order, bytes then length) as rows of
+** a2m_postings_seg numbered seg, inside the write transaction on main;
+** counters[0..ncounters) (a power of two) are the index's counts of its
+** writes per hashed term, which decide when a term's rows are merged (into
+** this flush's row: t's entries are changed to the merge's then). Returns
+** 0 or fails (the transaction can only roll back).
+*/
+int a2m_pg_segs_write(pgstore *s, pg_term_list *t, size_t n, int64_t seg,
+		      unsigned char *counters, size_t ncounters);
+
+/*
+** Reads term's rows on c and resolves them: its live postings, ascending
+** seq, in a new array *v (the caller frees; *n of them). Returns 0 or fails.
+*/
+int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_posting **v,
+		     size_t *n);
+
+/*
+** Resolves one term's n rows (data[i], size[i] bytes, oldest first) into
+** its live postings, a new array *v of *count (hint: room to start with).
+** Returns 0, -1 when memory runs out, -2 when a row is not a list.
+*/
+int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, size_t n,
+			size_t hint, a2m_posting **v, size_t *count);
 
 /* ---- postgres_vectors.c: vector search -------------------------------------- */
 

@@ -226,6 +226,35 @@ static const char *const migrations[] = {
 	"ALTER TABLE a2m_postings SET (autovacuum_vacuum_insert_scale_factor = 0.02);"
 	"ALTER TABLE a2m_state ADD COLUMN term_stamps bigint[] NOT NULL"
 	" DEFAULT array_fill(0::bigint, ARRAY[256]);",
+
+	/*
+	** 6: a term's postings as a few rows of varints (postgres_segments.c)
+	** instead of a row each. A row per posting cost a b-tree insert per
+	** posting when written (batched remember capped near 8 700 records/s)
+	** and an index entry per posting when read (thousands for a common
+	** term). Now a write transaction writes one row per term it changed,
+	** keyed (term, seg), seg ordering a term's rows by age, and merges a
+	** term's small rows into one as they accumulate; n and last_seq ride in
+	** the key so a merge plans from the index alone. data is stored out of
+	** line uncompressed when large (varints do not compress, and a read
+	** would pay the decompression).
+	**
+	** The postings of step 5 are not converted here (their analysis lives
+	** in a2m, not in SQL): the index is marked as built by no analysis, so
+	** the first read-write server of this build to open the deployment
+	** rebuilds it from the records, in one transaction under the write
+	** lock, as at a deployment's first open (postgres_index.c, attach).
+	*/
+	"CREATE TABLE a2m_postings_seg ("
+	" term     bytea NOT NULL,"
+	" seg      bigint NOT NULL,"
+	" n        integer NOT NULL,"
+	" last_seq bigint NOT NULL,"
+	" data     bytea NOT NULL,"
+	" PRIMARY KEY (term, seg) INCLUDE (n, last_seq));"
+	"ALTER TABLE a2m_postings_seg ALTER COLUMN data SET STORAGE EXTERNAL;"
+	"DROP TABLE a2m_postings;"
+	"UPDATE a2m_state SET index_version = NULL, docs = 0, total_len = 0, unindexed = 0;",
 };
 
 #define VERSION ((int)(sizeof migrations / sizeof migrations[0]))
