@@ -169,12 +169,14 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	pgtimeline() { rpc 9 memory/timeline '{"limit":1000}' | "$a2m" serve --postgres "$pg" --read-only; }
 	before=$(pgtimeline)
 	sql "DELETE FROM a2m_postings_seg WHERE term = 'cupboard'::bytea;
+	     UPDATE a2m_postings_seg SET data = '\\xffff'::bytea WHERE term = 'kettle'::bytea;
 	     UPDATE a2m_counts SET n = n + 5 WHERE tier = 'semantic';
 	     UPDATE a2m_state SET seq = seq - 2, event_head = event_head - 1, docs = docs + 1;
 	     UPDATE a2m_records SET gen_embedding = '\x010203'::bytea WHERE content LIKE 'a fact%';"
 	out=$("$a2m" check --postgres "$pg")
 	expect "postgres: a damaged deployment exits 1" "$?" 1
 	matches "postgres: a postings row deleted is named" "$out" '^PROBLEM index: term "cupboard": 1 posting expected from the records, 0 in the index'
+	matches "postgres: a term's row that is no list is named" "$out" '^PROBLEM index: term "kettle": its rows are not lists of postings'
 	matches "postgres: the index's figures skewed" "$out" '^PROBLEM index: kept figures \(a2m_state\): 5 documents'
 	matches "postgres: a count skewed" "$out" '^PROBLEM counts: tier "semantic", session \(none\): kept 6, the records make 1'
 	matches "postgres: the seq mark below a record" "$out" '^PROBLEM seqs: seq 5 is above the mark 3'

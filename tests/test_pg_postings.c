@@ -1,0 +1,276 @@
+/*
+** test_pg_postings.c — the PostgreSQL term index's rows (a2m_postings_seg,
+** src/store/postgres_segments.c), through `a2m serve` processes on a
+** deployment (tests/pg_servers.h) and `a2m check --postgres`.
+**
+** What is checked: a term written by many commits of two servers, with
+** forgets, key replacements and content changes among them, recalls
+** exactly the records that hold it on both servers, while its rows are
+** merged (far fewer rows than commits) and `a2m check` finds the index
+** right; a deployment at schema step 5 (a row per posting) is migrated to
+** step 6 and its index rebuilt from the records at the next open; a
+** server killed with -9 while it writes and merges leaves an index that
+** another server reads exactly and the check finds right.
+**
+** Needs $A2M_TEST_POSTGRES; without it, it says so and passes nothing.
+*/
+#include "check.h"
+#include "pg_servers.h"
+
+/* The ids recall of query returns through c (limit 200), sorted, comma-joined. */
+static void recall_ids(a2m_client *c, const char *query, char *out, size_t size)
+{
+	json_t *resp = req(c, "memory/recall", json_pack("{s:s,s:i}", "query", query, "limit", 200));
+	json_t *recs = json_object_get(result_of(resp), "records"), *r;
+	const char *ids[200];
+	size_t i, n = 0;
+	json_array_foreach(recs, i, r) {
+		if (n < 200)
+			ids[n++] = json_string_value(json_object_get(r, "id"));
+	}
+	for (size_t a = 1; a < n; a++)
+		for (size_t b = a; b > 0 && strcmp(ids[b - 1], ids[b]) > 0; b--) {
+			const char *t = ids[b];
+			ids[b] = ids[b - 1];
+			ids[b - 1] = t;
+		}
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t k = 0; k < n && used < size; k++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? "," : "", ids[k]);
+	if (!recs)
+		snprintf(out, size, "(no answer)");
+	json_decref(resp);
+}
+
+static void remember(a2m_client *c, json_t *record)
+{
+	json_t *resp = req(c, "memory/remember", json_pack("{s:[o]}", "records", record));
+	CHECK(result_of(resp) != NULL);
+	json_decref(resp);
+}
+
+static void forget(a2m_client *c, const char *id)
+{
+	json_t *resp = req(c, "memory/forget", json_pack("{s:[s]}", "ids", id));
+	CHECK_INT(json_integer_value(json_object_get(result_of(resp), "forgotten")), 1);
+	json_decref(resp);
+}
+
+/* The rows of term in d's index. */
+static long long term_rows(const deployment *d, const char *term)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_postings_seg WHERE term = $1::bytea",
+		 d->schema);
+	return pg_test_int(sql, term);
+}
+
+/* `a2m check --postgres` of d: its exit status (the output on failure goes to stderr). */
+static int check_deployment(const deployment *d)
+{
+	char cmd[1400];
+	snprintf(cmd, sizeof cmd, "'%s' check --postgres \"%s\" -q >&2", a2m_bin, d->conninfo);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Sorted, comma-joined names w0..w(n-1) that are set in keep. */
+static void expected_ids(const int *keep, int n, const char *prefix, char *out, size_t size)
+{
+	char names[128][16];
+	const char *v[128];
+	int k = 0;
+	for (int i = 0; i < n && k < 128; i++)
+		if (keep[i]) {
+			snprintf(names[k], sizeof names[k], "%s%d", prefix, i);
+			v[k] = names[k];
+			k++;
+		}
+	for (int a = 1; a < k; a++)
+		for (int b = a; b > 0 && strcmp(v[b - 1], v[b]) > 0; b--) {
+			const char *t = v[b];
+			v[b] = v[b - 1];
+			v[b - 1] = t;
+		}
+	size_t used = 0;
+	out[0] = '\0';
+	for (int i = 0; i < k && used < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", v[i]);
+}
+
+/*
+** 90 commits through two servers in turn, each a record holding "walrus"
+** under a key of its own: every fifth also forgets an earlier record,
+** every seventh rewrites an earlier one's content without the word (a key
+** replacement: same record, same seq, new content). Every ninth writes the
+** shared key "walrus/key" instead, whose record (w8, the first) keeps its
+** id and takes the content, with the word or (every other time) without.
+** Recall of "walrus" on both servers is exactly the records that still
+** hold it, at several points, while the term's rows are merged down.
+*/
+static void test_a_term_written_by_many_commits_recalls_exactly_while_merged(void)
+{
+	deployment d;
+	deployment_new(&d, "merge", NULL);
+	a2m_client *s[2] = {serve(&d), serve(&d)};
+	enum { N = 90 };
+	int holds[N] = {0};
+	char want[2048], got[2048], id[16], key[32], text[96];
+	for (int i = 0; i < N; i++) {
+		a2m_client *c = s[i % 2];
+		snprintf(id, sizeof id, "w%d", i);
+		if (i % 9 == 8) {
+			int with = i % 18 == 8;
+			snprintf(text, sizeof text, with ? "a keyed walrus note %d" : "a keyed seal %d", i);
+			remember(c, json_pack("{s:s,s:s,s:s,s:s}", "id", id, "content", text, "key",
+					      "walrus/key", "tier", "semantic"));
+			holds[8] = with;
+		} else {
+			snprintf(text, sizeof text, "the walrus number %d naps on rock%d", i, i);
+			snprintf(key, sizeof key, "k/%d", i);
+			remember(c, json_pack("{s:s,s:s,s:s,s:s}", "id", id, "content", text, "key", key,
+					      "tier", "semantic"));
+			holds[i] = 1;
+		}
+		int j = i - 3;
+		if (i % 5 == 4 && holds[j] && j % 9 != 8) {
+			snprintf(id, sizeof id, "w%d", j);
+			forget(s[(i + 1) % 2], id);
+			holds[j] = 0;
+		}
+		j = i - 5;
+		if (i % 7 == 6 && holds[j] && j % 9 != 8) {
+			snprintf(key, sizeof key, "k/%d", j);
+			remember(s[(i + 1) % 2], json_pack("{s:s,s:s,s:s}", "content", "now only a seal",
+							   "key", key, "tier", "semantic"));
+			holds[j] = 0;
+		}
+		if (i % 30 == 29) {
+			expected_ids(holds, i + 1, "w", want, sizeof want);
+			recall_ids(s[0], "walrus", got, sizeof got);
+			CHECK_STR(got, want);
+			recall_ids(s[1], "walrus", got, sizeof got);
+			CHECK_STR(got, want);
+		}
+	}
+	recall_ids(s[1], "seal", got, sizeof got);
+	CHECK(strstr(got, "w8") != NULL);  /* the last keyed write (i = 89) said "seal" */
+	/* Every commit wrote the term; its rows were merged as they came. */
+	long long rows = term_rows(&d, "walrus");
+	CHECK(rows >= 1);
+	CHECK(rows <= 24);
+	/* A term written once is one row, not merged. */
+	CHECK_INT(term_rows(&d, "rock7"), 1);
+	CHECK_INT(check_deployment(&d), 0);
+	a2m_client_free(s[0]);
+	a2m_client_free(s[1]);
+	deployment_drop(&d);
+}
+
+/*
+** A deployment at step 5 kept a row per posting in a2m_postings; step 6
+** drops it and marks the index built by no analysis, so the first server
+** of this build rebuilds it from the records.
+*/
+static void test_a_step_5_deployment_is_migrated_and_its_index_rebuilt(void)
+{
+	deployment d;
+	deployment_new(&d, "step5", NULL);
+	a2m_client *c = serve(&d);
+	remember(c, json_pack("{s:s,s:s,s:s}", "id", "m1", "content", "the narwhal tusk",
+			      "tier", "semantic"));
+	remember(c, json_pack("{s:s,s:s,s:s}", "id", "m2", "content", "a narwhal pod at dawn",
+			      "tier", "semantic"));
+	a2m_client_free(c);
+	char sql[1400];
+	snprintf(sql, sizeof sql,
+		 "SET search_path = %s;"
+		 " DROP TABLE a2m_postings_seg;"
+		 " CREATE TABLE a2m_postings (term bytea NOT NULL, seq bigint NOT NULL,"
+		 "  tf integer NOT NULL, dl integer NOT NULL, PRIMARY KEY (term, seq) INCLUDE (tf, dl));"
+		 " INSERT INTO a2m_postings VALUES ('narwhal', 1, 1, 3), ('stale', 2, 1, 4);"
+		 " UPDATE a2m_state SET index_version = 'pg1 an older analysis';"
+		 " UPDATE a2m_schema_version SET version = 5",
+		 d.schema);
+	CHECK_INT(pg_test_exec(sql), 0);
+	/* A read-only server refuses a deployment at another step than its own. */
+	const char *ro = "--read-only";
+	a2m_client *r = serve_args(d.conninfo, &ro, 1);
+	json_t *resp = req(r, "memory/describe", NULL);
+	CHECK(result_of(resp) == NULL);
+	json_decref(resp);
+	a2m_client_free(r);
+
+	c = serve(&d);
+	char got[256];
+	recall_ids(c, "narwhal", got, sizeof got);
+	CHECK_STR(got, "m1,m2");
+	recall_ids(c, "stale", got, sizeof got);
+	CHECK_STR(got, "");
+	a2m_client_free(c);
+	snprintf(sql, sizeof sql, "SELECT version FROM %s.a2m_schema_version", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 6);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_tables WHERE schemaname = $1"
+		 " AND tablename = 'a2m_postings'");
+	CHECK_INT(pg_test_int(sql, d.schema), 0);
+	CHECK_INT(term_rows(&d, "narwhal"), 1);
+	CHECK_INT(check_deployment(&d), 0);
+	deployment_drop(&d);
+}
+
+/*
+** A writer killed with -9 mid-stream, its merges included: its open
+** transaction dies with its connection, and what is committed reads
+** exactly through another server; the check finds the index right.
+*/
+static void test_a_server_killed_while_merging_leaves_a_readable_index(void)
+{
+	deployment d;
+	deployment_new(&d, "kill", NULL);
+	prepare(&d);
+	char cmd[2000];
+	/* A writer of its own, fed remembers of one term until it is killed. */
+	snprintf(cmd, sizeof cmd,
+		 "i=0; while [ $i -lt 400 ]; do"
+		 " printf '{\"jsonrpc\":\"2.0\",\"id\":%%d,\"method\":\"memory/remember\","
+		 "\"params\":{\"records\":[{\"id\":\"k%%d\",\"content\":\"an otter and otter %%d\","
+		 "\"tier\":\"semantic\"},{\"content\":\"a second otter\",\"tier\":\"semantic\"}]}}\\n'"
+		 " $i $i $i; i=$((i+1)); done | '%s' serve --postgres \"%s\" >/dev/null 2>&1 &"
+		 " pid=$!; sleep 0.7; kill -9 $pid; wait $pid 2>/dev/null; exit 0",
+		 a2m_bin, d.conninfo);
+	CHECK_INT(system(cmd), 0);
+	a2m_client *c = serve(&d);
+	json_t *resp = req(c, "memory/describe", NULL);
+	long long stored = -1;
+	json_t *t;
+	size_t i;
+	json_array_foreach(json_object_get(result_of(resp), "tiers"), i, t) {
+		if (strcmp(json_string_value(json_object_get(t, "name")), "semantic") == 0)
+			stored = json_integer_value(json_object_get(t, "count"));
+	}
+	json_decref(resp);
+	CHECK(stored >= 0);
+	resp = req(c, "memory/recall", json_pack("{s:s,s:i}", "query", "otter", "limit", 1000));
+	long long found = (long long)json_array_size(json_object_get(result_of(resp), "records"));
+	json_decref(resp);
+	/* Every stored record holds the word: recall finds each once. */
+	CHECK_INT(found, stored);
+	CHECK_INT(check_deployment(&d), 0);
+	a2m_client_free(c);
+	deployment_drop(&d);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	if (!servers_init(argv[0]))
+		return 0;
+	static const test_case tests[] = {
+		TEST(test_a_term_written_by_many_commits_recalls_exactly_while_merged),
+		TEST(test_a_step_5_deployment_is_migrated_and_its_index_rebuilt),
+		TEST(test_a_server_killed_while_merging_leaves_a_readable_index),
+		{NULL, NULL}
+	};
+	return run_tests(tests);
+}
