@@ -17,6 +17,21 @@
 #include "check.h"
 #include "pg_servers.h"
 
+/* Sorts v[0..n) and joins it with commas into out. */
+static void sort_join(const char **v, size_t n, char *out, size_t size)
+{
+	for (size_t a = 1; a < n; a++)
+		for (size_t b = a; b > 0 && strcmp(v[b - 1], v[b]) > 0; b--) {
+			const char *t = v[b];
+			v[b] = v[b - 1];
+			v[b - 1] = t;
+		}
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t k = 0; k < n && used < size; k++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? "," : "", v[k]);
+}
+
 /* The ids recall of query returns through c (limit 200), sorted, comma-joined. */
 static void recall_ids(a2m_client *c, const char *query, char *out, size_t size)
 {
@@ -28,16 +43,7 @@ static void recall_ids(a2m_client *c, const char *query, char *out, size_t size)
 		if (n < 200)
 			ids[n++] = json_string_value(json_object_get(r, "id"));
 	}
-	for (size_t a = 1; a < n; a++)
-		for (size_t b = a; b > 0 && strcmp(ids[b - 1], ids[b]) > 0; b--) {
-			const char *t = ids[b];
-			ids[b] = ids[b - 1];
-			ids[b - 1] = t;
-		}
-	size_t used = 0;
-	out[0] = '\0';
-	for (size_t k = 0; k < n && used < size; k++)
-		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? "," : "", ids[k]);
+	sort_join(ids, n, out, size);
 	if (!recs)
 		snprintf(out, size, "(no answer)");
 	json_decref(resp);
@@ -80,23 +86,14 @@ static void expected_ids(const int *keep, int n, const char *prefix, char *out, 
 {
 	char names[128][16];
 	const char *v[128];
-	int k = 0;
+	size_t k = 0;
 	for (int i = 0; i < n && k < 128; i++)
 		if (keep[i]) {
 			snprintf(names[k], sizeof names[k], "%s%d", prefix, i);
 			v[k] = names[k];
 			k++;
 		}
-	for (int a = 1; a < k; a++)
-		for (int b = a; b > 0 && strcmp(v[b - 1], v[b]) > 0; b--) {
-			const char *t = v[b];
-			v[b] = v[b - 1];
-			v[b - 1] = t;
-		}
-	size_t used = 0;
-	out[0] = '\0';
-	for (int i = 0; i < k && used < size; i++)
-		used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", v[i]);
+	sort_join(v, k, out, size);
 }
 
 /*
