@@ -32,15 +32,15 @@ static void sort_join(const char **v, size_t n, char *out, size_t size)
 		used += (size_t)snprintf(out + used, size - used, "%s%s", k ? "," : "", v[k]);
 }
 
-/* The ids recall of query returns through c (limit 200), sorted, comma-joined. */
+/* The ids recall of query returns through c (limit 1000), sorted, comma-joined. */
 static void recall_ids(a2m_client *c, const char *query, char *out, size_t size)
 {
-	json_t *resp = req(c, "memory/recall", json_pack("{s:s,s:i}", "query", query, "limit", 200));
+	json_t *resp = req(c, "memory/recall", json_pack("{s:s,s:i}", "query", query, "limit", 1000));
 	json_t *recs = json_object_get(result_of(resp), "records"), *r;
-	const char *ids[200];
+	static const char *ids[1000];
 	size_t i, n = 0;
 	json_array_foreach(recs, i, r) {
-		if (n < 200)
+		if (n < 1000)
 			ids[n++] = json_string_value(json_object_get(r, "id"));
 	}
 	sort_join(ids, n, out, size);
@@ -96,15 +96,44 @@ static void expected_ids(const int *keep, int n, const char *prefix, char *out, 
 	sort_join(v, k, out, size);
 }
 
+/* The rows of term in d's index that are sealed (not its tail). */
+static long long sealed_rows(const deployment *d, const char *term)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_postings_seg WHERE term = $1::bytea"
+		 " AND seg < 9223372036854775807", d->schema);
+	return pg_test_int(sql, term);
+}
+
+/* Remembers record (keyed or not) with FILLERS records of its commit's that hold the word too. */
+enum { FILLERS = 25 };
+static void remember_with_fillers(a2m_client *c, int i, json_t *record)
+{
+	json_t *recs = json_array();
+	json_array_append_new(recs, record);
+	for (int k = 0; k < FILLERS; k++) {
+		char id[32], text[64];
+		snprintf(id, sizeof id, "f%dx%d", i, k);
+		snprintf(text, sizeof text, "walrus filler %d of %d", k, i);
+		json_array_append_new(recs, json_pack("{s:s,s:s,s:s}", "id", id, "content", text,
+						      "tier", "semantic"));
+	}
+	json_t *resp = req(c, "memory/remember", json_pack("{s:o}", "records", recs));
+	CHECK(result_of(resp) != NULL);
+	json_decref(resp);
+}
+
 /*
 ** 90 commits through two servers in turn, each a record holding "walrus"
-** under a key of its own: every fifth also forgets an earlier record,
-** every seventh rewrites an earlier one's content without the word (a key
-** replacement: same record, same seq, new content). Every ninth writes the
-** shared key "walrus/key" instead, whose record (w8, the first) keeps its
-** id and takes the content, with the word or (every other time) without.
-** Recall of "walrus" on both servers is exactly the records that still
-** hold it, at several points, while the term's rows are merged down.
+** under a key of its own, beside 25 fillers holding it too (so the term's
+** tail grows past its bound and is sealed, again and again): every fifth
+** also forgets an earlier record, every seventh rewrites an earlier one's
+** content without the word (a key replacement: same record, same seq, new
+** content). Every ninth writes the shared key "walrus/key" instead, whose
+** record (w8, the first) keeps its id and takes the content, with the word
+** or (every other time) without. Recall of "walrus" on both servers is
+** exactly the records that still hold it: after 30 commits, fillers
+** included, and at the end, once every filler is forgotten.
 */
 static void test_a_term_written_by_many_commits_recalls_exactly_while_merged(void)
 {
@@ -113,21 +142,22 @@ static void test_a_term_written_by_many_commits_recalls_exactly_while_merged(voi
 	a2m_client *s[2] = {serve(&d), serve(&d)};
 	enum { N = 90 };
 	int holds[N] = {0};
-	char want[2048], got[2048], id[16], key[32], text[96];
+	char want[16384], got[16384], id[16], key[32], text[96];
 	for (int i = 0; i < N; i++) {
 		a2m_client *c = s[i % 2];
 		snprintf(id, sizeof id, "w%d", i);
 		if (i % 9 == 8) {
 			int with = i % 18 == 8;
 			snprintf(text, sizeof text, with ? "a keyed walrus note %d" : "a keyed seal %d", i);
-			remember(c, json_pack("{s:s,s:s,s:s,s:s}", "id", id, "content", text, "key",
-					      "walrus/key", "tier", "semantic"));
+			remember_with_fillers(c, i, json_pack("{s:s,s:s,s:s,s:s}", "id", id, "content",
+							      text, "key", "walrus/key", "tier",
+							      "semantic"));
 			holds[8] = with;
 		} else {
 			snprintf(text, sizeof text, "the walrus number %d naps on rock%d", i, i);
 			snprintf(key, sizeof key, "k/%d", i);
-			remember(c, json_pack("{s:s,s:s,s:s,s:s}", "id", id, "content", text, "key", key,
-					      "tier", "semantic"));
+			remember_with_fillers(c, i, json_pack("{s:s,s:s,s:s,s:s}", "id", id, "content",
+							      text, "key", key, "tier", "semantic"));
 			holds[i] = 1;
 		}
 		int j = i - 3;
@@ -143,22 +173,54 @@ static void test_a_term_written_by_many_commits_recalls_exactly_while_merged(voi
 							   "key", key, "tier", "semantic"));
 			holds[j] = 0;
 		}
-		if (i % 30 == 29) {
-			expected_ids(holds, i + 1, "w", want, sizeof want);
+		if (i == 29) {
+			/* The records and every filler so far (30 * 25 of them). */
+			const char *v[N * FILLERS + N];
+			static char names[N * FILLERS][16];
+			size_t n = 0;
+			for (int w = 0; w <= i; w++)
+				for (int k = 0; k < FILLERS; k++) {
+					snprintf(names[n], sizeof names[n], "f%dx%d", w, k);
+					v[n] = names[n];
+					n++;
+				}
+			char tracked[2048];
+			expected_ids(holds, i + 1, "w", tracked, sizeof tracked);
+			for (char *t = strtok(tracked, ","); t; t = strtok(NULL, ","))
+				v[n++] = t;
+			sort_join(v, n, want, sizeof want);
 			recall_ids(s[0], "walrus", got, sizeof got);
 			CHECK_STR(got, want);
 			recall_ids(s[1], "walrus", got, sizeof got);
 			CHECK_STR(got, want);
 		}
 	}
+	/* The fillers forgotten, 250 at a time, through both servers. */
+	for (int i = 0; i < N; i += 10) {
+		json_t *ids = json_array();
+		for (int w = i; w < i + 10; w++)
+			for (int k = 0; k < FILLERS; k++) {
+				snprintf(id, sizeof id, "f%dx%d", w, k);
+				json_array_append_new(ids, json_string(id));
+			}
+		json_t *resp = req(s[(i / 10) % 2], "memory/forget", json_pack("{s:o}", "ids", ids));
+		CHECK_INT(json_integer_value(json_object_get(result_of(resp), "forgotten")),
+			  10 * FILLERS);
+		json_decref(resp);
+	}
+	expected_ids(holds, N, "w", want, sizeof want);
+	recall_ids(s[0], "walrus", got, sizeof got);
+	CHECK_STR(got, want);
+	recall_ids(s[1], "walrus", got, sizeof got);
+	CHECK_STR(got, want);
 	recall_ids(s[1], "seal", got, sizeof got);
 	CHECK(strstr(got, "w8") != NULL);  /* the last keyed write (i = 89) said "seal" */
-	/* Every commit wrote the term; its rows were merged as they came. */
-	long long rows = term_rows(&d, "walrus");
-	CHECK(rows >= 1);
-	CHECK(rows <= 24);
-	/* A term written once is one row, not merged. */
+	/* The term's tail was sealed as it grew, into a few rows. */
+	CHECK(sealed_rows(&d, "walrus") >= 1);
+	CHECK(term_rows(&d, "walrus") <= 12);
+	/* A term written once is one row: its tail. */
 	CHECK_INT(term_rows(&d, "rock7"), 1);
+	CHECK_INT(sealed_rows(&d, "rock7"), 0);
 	CHECK_INT(check_deployment(&d), 0);
 	a2m_client_free(s[0]);
 	a2m_client_free(s[1]);

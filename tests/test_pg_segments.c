@@ -34,7 +34,7 @@ static int resolve(list *lists, size_t n, a2m_posting **v, size_t *count)
 		data[i] = lists[i].b.p;
 		size[i] = lists[i].b.n;
 	}
-	int rc = a2m_pg_segs_resolve(data, size, n, 0, v, count);
+	int rc = a2m_pg_segs_resolve(data, size, NULL, n, 0, v, count);
 	free(data);
 	free(size);
 	return rc;

@@ -339,7 +339,8 @@ typedef struct term_rows {
 	a2m_seg_bytes term;    /* the term's bytes */
 	a2m_seg_bytes data;    /* its rows' lists, one after another, oldest first */
 	size_t       *ends;    /* where each row's list ends in data */
-	size_t        n, cap;
+	int          *tails;   /* which row is the term's tail (chunks of lists) */
+	size_t        n, cap, tcap;
 	size_t        hint;    /* their entries */
 } term_rows;
 
@@ -363,7 +364,7 @@ static int found_term(pgcheck *k, a2m_check_terms *t, term_rows *g, int64_t *pos
 		size[i] = g->ends[i] - from;
 	}
 	if (!rc)
-		rc = a2m_pg_segs_resolve(data, size, g->n, g->hint, &v, &count);
+		rc = a2m_pg_segs_resolve(data, size, g->tails, g->n, g->hint, &v, &count);
 	free(data);
 	free(size);
 	if (rc == -2) {
@@ -389,7 +390,8 @@ static int found_term(pgcheck *k, a2m_check_terms *t, term_rows *g, int64_t *pos
 
 /* Adds a row (term, list of n entries) to g, resolving g's term first when it is another. */
 static int found_row(pgcheck *k, a2m_check_terms *t, term_rows *g, const char *term, size_t len,
-		     const char *list, size_t size, int32_t n, int64_t *postings, int64_t *corrupt)
+		     const char *list, size_t size, int32_t n, int tail, int64_t *postings,
+		     int64_t *corrupt)
 {
 	if (g->n && (g->term.n != len || memcmp(g->term.p, term, len) != 0) &&
 	    found_term(k, t, g, postings, corrupt) != 0)
@@ -401,10 +403,12 @@ static int found_row(pgcheck *k, a2m_check_terms *t, term_rows *g, const char *t
 		g->term.n = len;
 	}
 	if (a2m_seg_reserve(&g->data, size) != 0 ||
-	    a2m_seg_grow(&g->ends, &g->cap, g->n + 1, sizeof *g->ends) != 0)
+	    a2m_seg_grow(&g->ends, &g->cap, g->n + 1, sizeof *g->ends) != 0 ||
+	    a2m_seg_grow(&g->tails, &g->tcap, g->n + 1, sizeof *g->tails) != 0)
 		return -1;
 	memcpy(g->data.p + g->data.n, list, size);
 	g->data.n += size;
+	g->tails[g->n] = tail;
 	g->ends[g->n++] = g->data.n;
 	g->hint += n > 0 ? (size_t)n : 0;
 	return 0;
@@ -418,7 +422,7 @@ static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int
 {
 	a2m_check_meter m;
 	int64_t total = 0, entries = 0;
-	term_rows g = {{0}, {0}, NULL, 0, 0, 0};
+	term_rows g = {{0}, {0}, NULL, NULL, 0, 0, 0, 0};
 	PGresult *r;
 	pgstore *s = k->s;
 	int rc = 0;
@@ -431,7 +435,8 @@ static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int
 		s->pq->clear(r);
 	}
 	if (!(r = query(k, A2M_CHECK_INDEX, "DECLARE a2m_check_postings NO SCROLL CURSOR FOR"
-			" SELECT term, data, n FROM a2m_postings_seg ORDER BY term, seg",
+			" SELECT term, data, n, seg = 9223372036854775807 FROM a2m_postings_seg"
+			" ORDER BY term, seg",
 			"a2m_postings_seg")))
 		return -1;
 	s->pq->clear(r);
@@ -447,7 +452,8 @@ static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int
 			entries += n;
 			if (found_row(k, t, &g, s->pq->getvalue(r, i, 0),
 				      (size_t)s->pq->getlength(r, i, 0), s->pq->getvalue(r, i, 1),
-				      (size_t)s->pq->getlength(r, i, 1), n, postings, corrupt) != 0)
+				      (size_t)s->pq->getlength(r, i, 1), n,
+				      *s->pq->getvalue(r, i, 3) != 0, postings, corrupt) != 0)
 				rc = -2;
 		}
 		s->pq->clear(r);
@@ -462,6 +468,7 @@ static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int
 	free(g.term.p);
 	free(g.data.p);
 	free(g.ends);
+	free(g.tails);
 	a2m_check_meter_end(&m, entries);
 	return rc ? -1 : 0;
 }

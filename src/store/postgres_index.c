@@ -6,15 +6,15 @@
 **
 ** A term's postings are a few rows of a2m_postings_seg, each a list of
 ** delta-coded varints, newest row winning per record (postgres_segments.c
-** keeps the rows and merges them). The analysis runs in a2m, on the writing
+** keeps the rows and seals a term's tail into them). The analysis runs in a2m, on the writing
 ** server, in the records' transaction: an insert's postings are buffered,
 ** and an update that changes content and a remove buffer the removal of the
 ** old postings by analysing the old content again (the analyser is
 ** deterministic, and a deployment has one: postgres_txn.c refuses a server
 ** of another). When something reads the index or the transaction commits,
 ** the buffer is flushed: one list per term, a posting per record that
-** gained the term and a tombstone per record that lost it, written as one
-** row per term. The figures BM25 needs (records with terms, their total
+** gained the term and a tombstone per record that lost it, appended to the
+** term's tail row. The figures BM25 needs (records with terms, their total
 ** length, records with text but no term) live in a2m_state and move at
 ** each commit by what the transaction changed; a read bracket reads them
 ** with its snapshot.
@@ -29,7 +29,7 @@
 ** with its snapshot. So a commit that wrote no postings (recall's touches,
 ** promotions, meta) costs no cache anything, on any server, and one that
 ** wrote a few terms (a single remember) costs the entries of their buckets
-** only. A merge of a term's rows changes none of its postings, and happens
+** only. A seal of a term's rows changes none of its postings, and happens
 ** only in a flush that wrote the term anyway.
 */
 #include <stdio.h>
@@ -44,8 +44,6 @@
 #define CACHE_POSTINGS ((size_t)1 << 21)
 /* Buffered postings at which a transaction writes them out. */
 #define FLUSH_AT 50000
-/* Per-term write counters of a server (postgres_segments.c: when to merge). */
-#define COUNTERS ((size_t)1 << 16)
 /* A flush's rows are numbered (commit version << FLUSH_BITS | flush number). */
 #define FLUSH_BITS 20
 
@@ -68,7 +66,6 @@ struct a2m_pg_index {
 	uint32_t        flushes;     /* the transaction's flushes so far */
 	/* The buckets whose terms the transaction changed (their stamps move). */
 	unsigned char   dirty[PG_TERM_BUCKETS / 8];
-	unsigned char   counters[COUNTERS];  /* this server's writes per hashed term */
 	/* A flush's lists (kept for the next flush: no allocation per commit). */
 	pg_term_list   *lists;
 	size_t          lcap;
@@ -236,7 +233,7 @@ int a2m_pg_index_flush(pgstore *s)
 		if (n < 0)
 			rc = a2m_store_fail(&s->base, "index: out of memory");
 		else
-			rc = a2m_pg_segs_write(s, x->lists, (size_t)n, seg, x->counters, COUNTERS);
+			rc = a2m_pg_segs_write(s, x->lists, (size_t)n, seg);
 	}
 	x->nops = 0;
 	x->used = 0;
@@ -291,7 +288,6 @@ static int rebuild(pgstore *s)
 		return rc;
 	/* Every term may have gone: every bucket's stamp moves at the commit. */
 	memset(s->index->dirty, 0xff, sizeof s->index->dirty);
-	memset(s->index->counters, 0, sizeof s->index->counters);
 	s->wrote = 1;
 	for (;;) {
 		pgparams p;

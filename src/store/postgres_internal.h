@@ -457,15 +457,13 @@ typedef struct pg_term_list {
 } pg_term_list;
 
 /*
-** Writes t[0..n) (in ascending term order, bytes then length) as rows of
-** a2m_postings_seg numbered seg, inside the write transaction on main;
-** counters[0..ncounters) (a power of two) are the index's counts of its
-** writes per hashed term, which decide when a term's rows are merged (into
-** this flush's row: t's entries are changed to the merge's then). Returns
-** 0 or fails (the transaction can only roll back).
+** Writes t[0..n) (in ascending term order, bytes then length) into
+** a2m_postings_seg inside the write transaction on main: each list
+** appended to its term's tail, and the tails grown past their bound sealed
+** (merged with the term's newest sealed rows) into rows numbered seg.
+** Returns 0 or fails (the transaction can only roll back).
 */
-int a2m_pg_segs_write(pgstore *s, pg_term_list *t, size_t n, int64_t seg,
-		      unsigned char *counters, size_t ncounters);
+int a2m_pg_segs_write(pgstore *s, const pg_term_list *t, size_t n, int64_t seg);
 
 /*
 ** Reads term's rows on c and resolves them: its live postings, ascending
@@ -475,12 +473,13 @@ int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_po
 		     size_t *n);
 
 /*
-** Resolves one term's n rows (data[i], size[i] bytes, oldest first) into
-** its live postings, a new array *v of *count (hint: room to start with).
+** Resolves one term's n rows (data[i], size[i] bytes, in seg order: the
+** tail, tail[i] set, last) into its live postings, a new array *v of
+** *count (hint: room to start with). tail NULL: no row is a tail.
 ** Returns 0, -1 when memory runs out, -2 when a row is not a list.
 */
-int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, size_t n,
-			size_t hint, a2m_posting **v, size_t *count);
+int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, const int *tail,
+			size_t n, size_t hint, a2m_posting **v, size_t *count);
 
 /* ---- postgres_vectors.c: vector search -------------------------------------- */
 

@@ -230,14 +230,15 @@ static const char *const migrations[] = {
 	/*
 	** 6: a term's postings as a few rows of varints (postgres_segments.c)
 	** instead of a row each. A row per posting cost a b-tree insert per
-	** posting when written (batched remember capped near 8 700 records/s)
-	** and an index entry per posting when read (thousands for a common
-	** term). Now a write transaction writes one row per term it changed,
-	** keyed (term, seg), seg ordering a term's rows by age, and merges a
-	** term's small rows into one as they accumulate; n and last_seq ride in
-	** the key so a merge plans from the index alone. data is stored out of
-	** line uncompressed when large (varints do not compress, and a read
-	** would pay the decompression).
+	** posting when written and an index entry per posting when read
+	** (thousands for a common term). Now a write transaction appends one
+	** chunk per term it changed to the term's tail row (seg the largest
+	** bigint), and seals a grown tail into the term's few sealed rows,
+	** keyed (term, seg), seg ordering a term's rows by age. The key holds
+	** nothing else, and pages are left a quarter free, so an append is an
+	** update PostgreSQL keeps on the row's page without touching the key
+	** (HOT). data is stored out of line uncompressed when large (varints do
+	** not compress, and a read would pay the decompression).
 	**
 	** The postings of step 5 are not converted here (their analysis lives
 	** in a2m, not in SQL): the index is marked as built by no analysis, so
@@ -251,7 +252,7 @@ static const char *const migrations[] = {
 	" n        integer NOT NULL,"
 	" last_seq bigint NOT NULL,"
 	" data     bytea NOT NULL,"
-	" PRIMARY KEY (term, seg) INCLUDE (n, last_seq));"
+	" PRIMARY KEY (term, seg)) WITH (fillfactor = 75);"
 	"ALTER TABLE a2m_postings_seg ALTER COLUMN data SET STORAGE EXTERNAL;"
 	"DROP TABLE a2m_postings;"
 	"UPDATE a2m_state SET index_version = NULL, docs = 0, total_len = 0, unindexed = 0;",

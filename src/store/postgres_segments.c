@@ -1,40 +1,39 @@
 /*
 ** postgres_segments.c — the rows of the PostgreSQL term index: a term's
-** postings kept as a few values of delta-coded varints, written once per
-** term by each flush of a write transaction and merged as they accumulate.
+** postings kept as a few values of delta-coded varints: a tail that each
+** write transaction appends to, and sealed rows the tail is merged into
+** when it grows.
 **
 ** a2m_postings_seg (schema step 6) holds rows (term, seg, n, last_seq,
-** data): data is one list of the SQLite segments' encoding
-** (sqlite_segments.h: ascending seq, each entry varint(delta << 1 |
-** deleted) [varint(tf) varint(dl)]), n its entries, last_seq its highest
-** seq. A deleted entry, a tombstone, says the posting is gone as of that
-** row. seg orders a term's rows by age: a flush writes its rows with
-** ((the commit's version) << 20 | the transaction's flush number), and the
-** version moves at every commit that writes (under the deployment's write
-** lock, postgres_txn.c), so a later flush always has the larger seg. For a
-** (term, seq) the entry of the newest row wins.
+** data). A list is the SQLite segments' encoding (sqlite_segments.h:
+** ascending seq, each entry varint(delta << 1 | deleted) [varint(tf)
+** varint(dl)]); a deleted entry, a tombstone, says the posting is gone as of
+** that list. A sealed row (seg < TAIL) holds one list; the term's tail (seg
+** TAIL, at most one per term) holds chunks, varint(size) list each, one per
+** flush that changed the term, oldest first. n counts a row's entries,
+** last_seq is its highest seq. A term's lists in age order are its sealed
+** rows by seg, then its tail's chunks; for a (term, seq) the newest list's
+** entry wins.
 **
-** Why: one row per (term, record) cost PostgreSQL a b-tree insert per
-** posting when written (~13 µs each: batched remember was capped near
-** 8 700 records/s whatever else was done) and an index entry per posting
-** when read (~4 000 for a common term at 1M records, ~2.6 ms inside the
-** server). Here a flush writes one row per distinct term, and a read
-** gets a handful of values and decodes them in a2m.
+** Writing: a flush appends one chunk per term it changed to the term's tail
+** (INSERT ... ON CONFLICT DO UPDATE SET data = data || chunk): one statement,
+** one row per term, an update of a small row PostgreSQL can keep on its
+** page (HOT: no column of the key changes; the table leaves room). The
+** previous layout wrote a row per posting, ~9 per record, each a b-tree
+** insert; a layout of a new row per term and flush, merged later, paid a
+** DELETE per row at the merge, more than it saved (docs/BENCHMARKS.md).
 **
-** Merges, per term, inside the writing transaction (so under the write
-** lock, crash-safe: a killed server's merge is rolled back with its
-** writes). Each server counts, per hashed term, the rows it wrote; at
-** MERGE_EVERY it reads the term's row sizes and merges the newest rows
-** into the flush's own row while each next older row is no bigger than
-** what is merged so far (or while the term has more than MAX_ROWS rows):
-** sizes grow geometrically, a term keeps O(log n) rows and an entry is
-** rewritten O(log n) times. A merge drops the tombstones no older row
-** can need (seq above every older row's last_seq: seqs are never given
-** out twice), all of them when it takes the term's oldest row. A flush's
-** merges read at most MERGE_BUDGET entries beyond the first merge; a term
-** left over keeps its count and is merged at its next write. Several
-** servers each count their own writes, so a term has at most about
-** MERGE_EVERY rows per server beyond its merged ones.
+** Sealing, inside the writing transaction (so under the deployment's write
+** lock, and crash-safe: a killed server's seal is rolled back with its
+** writes): a tail past SEAL_BYTES is merged, with the newest sealed rows
+** while each next older is no bigger than what is merged so far (or while
+** the term has more than MAX_ROWS sealed rows), into one sealed row numbered
+** with the flush's seg ((the commit's version) << 20 | the flush's number:
+** it grows with every flush, the version moving at each commit that writes).
+** Sealed sizes grow geometrically: a term keeps O(log n) rows and an entry
+** is rewritten O(log n) times. A merge drops the tombstones no older row
+** can need (seq above every older row's last_seq: seqs are never given out
+** twice), all of them when it takes the term's oldest row.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,13 +43,23 @@
 #include "store/postgres_internal.h"
 #include "store/sqlite_segments.h"
 
-/* A server's writes of a term (its hashed counter) between looks at its rows. */
-#define MERGE_EVERY 8
-/* Rows of a term beyond which its newest are merged whatever their sizes. */
+/* The seg of a term's tail: after every sealed row. */
+#define TAIL INT64_MAX
+#define TAIL_SQL "9223372036854775807"
+/* A tail of more bytes is sealed (below PostgreSQL's ~2 KB, where a value leaves the row). */
+#define SEAL_BYTES 1200
+/* Sealed rows of a term beyond which its newest are merged whatever their sizes. */
 #define MAX_ROWS 16
-/* Entries a flush's merges read, beyond its first merge. */
-#define MERGE_BUDGET 500000
 
+/* Appends each chunk to its term's tail; returns the terms whose tail is now past $5 bytes. */
+#define SQL_APPEND \
+	"WITH up AS (INSERT INTO a2m_postings_seg AS p (term, seg, n, last_seq, data)" \
+	" SELECT u.t, " TAIL_SQL ", u.n, u.l, u.d" \
+	" FROM unnest($1::bytea[], $2::int4[], $3::int8[], $4::bytea[]) AS u(t, n, l, d)" \
+	" ON CONFLICT (term, seg) DO UPDATE SET n = p.n + excluded.n," \
+	" last_seq = greatest(p.last_seq, excluded.last_seq), data = p.data || excluded.data" \
+	" RETURNING p.term, length(p.data) AS b)" \
+	" SELECT term FROM up WHERE b > $5::int8 ORDER BY term"
 #define SQL_INSERT \
 	"INSERT INTO a2m_postings_seg (term, seg, n, last_seq, data)" \
 	" SELECT u.t, $2, u.n, u.l, u.d" \
@@ -64,7 +73,7 @@
 #define SQL_ROWS \
 	"SELECT p.term, p.seg, p.data FROM unnest($1::bytea[], $2::int8[]) AS d(t, s)" \
 	" JOIN a2m_postings_seg p ON p.term = d.t AND p.seg = d.s ORDER BY p.term, p.seg"
-#define SQL_TERM "SELECT n, data FROM a2m_postings_seg WHERE term = $1 ORDER BY seg"
+#define SQL_TERM "SELECT n, data, seg = " TAIL_SQL " FROM a2m_postings_seg WHERE term = $1 ORDER BY seg"
 
 /* ---- merging lists ------------------------------------------------------------------ */
 
@@ -154,29 +163,53 @@ static int put_posting(const a2m_seg_entry *e, void *ctx)
 	return 0;
 }
 
-int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, size_t n,
-			size_t hint, a2m_posting **v, size_t *count)
+/*
+** Appends the lists of one row to *lists (*n of *cap): the row itself, or a
+** tail's chunks. Returns 0, -1 when memory runs out, -2 when a tail's
+** chunks do not frame its bytes.
+*/
+static int row_lists(const unsigned char *p, size_t size, int tail, a2m_seg_list **lists,
+		     size_t *n, size_t *cap)
+{
+	const unsigned char *end = p + size;
+	if (!tail) {
+		if (a2m_seg_grow(lists, cap, *n + 1, sizeof **lists) != 0)
+			return -1;
+		a2m_seg_list_init(&(*lists)[(*n)++], p, size);
+		return 0;
+	}
+	while (p < end) {
+		uint64_t len;
+		if (!a2m_seg_get_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			return -2;
+		if (a2m_seg_grow(lists, cap, *n + 1, sizeof **lists) != 0)
+			return -1;
+		a2m_seg_list_init(&(*lists)[(*n)++], p, (size_t)len);
+		p += len;
+	}
+	return 0;
+}
+
+int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, const int *tail,
+			size_t n, size_t hint, a2m_posting **v, size_t *count)
 {
 	collect c = {NULL, 0, 0};
-	a2m_seg_list one, *lists = n > 1 ? malloc(n * sizeof *lists) : &one;
-	int corrupt = 0, rc;
+	a2m_seg_list *lists = NULL;
+	size_t nlists = 0, cap = 0;
+	int corrupt = 0, rc = 0;
 	*v = NULL;
 	*count = 0;
-	if (!lists || a2m_seg_grow(&c.v, &c.cap, hint ? hint : 1, sizeof *c.v) != 0) {
-		if (lists != &one)
-			free(lists);
-		free(c.v);
+	if (a2m_seg_grow(&c.v, &c.cap, hint ? hint : 1, sizeof *c.v) != 0)
 		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		a2m_seg_list_init(&lists[i], data[i], size[i]);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = row_lists(data[i], size[i], tail && tail[i], &lists, &nlists, &cap);
 	/* Floor 0: a tombstone hides what is older and is never itself emitted. */
-	rc = merge_any(lists, n, 0, put_posting, NULL, &c, &corrupt);
-	if (lists != &one)
-		free(lists);
+	if (!rc && (rc = merge_any(lists, nlists, 0, put_posting, NULL, &c, &corrupt)))
+		rc = corrupt ? -2 : -1;
+	free(lists);
 	if (rc) {
 		free(c.v);
-		return corrupt ? -2 : -1;
+		return rc;
 	}
 	*v = c.v;
 	*count = c.n;
@@ -197,26 +230,26 @@ int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_po
 	int rc = a2m_pg_run_named(s, c, "a2m_seg_term", SQL_TERM, &p, "index_postings", &r);
 	if (rc)
 		return rc;
+	enum { FEW = 32 };
 	int rows = s->pq->ntuples(r);
-	const unsigned char *one_d, **data = rows > 1 ? malloc((size_t)rows * sizeof *data) : &one_d;
-	size_t one_n, *size = rows > 1 ? malloc((size_t)rows * sizeof *size) : &one_n, hint = 0;
-	if (!data || !size) {
-		if (rows > 1) {
-			free(data);
-			free(size);
+	const unsigned char *few_d[FEW], **data = rows > FEW ? malloc((size_t)rows * sizeof *data)
+							     : few_d;
+	size_t few_n[FEW], *size = rows > FEW ? malloc((size_t)rows * sizeof *size) : few_n, hint = 0;
+	int few_t[FEW], *tail = rows > FEW ? malloc((size_t)rows * sizeof *tail) : few_t;
+	int got = -1;
+	if (data && size && tail) {
+		for (int i = 0; i < rows; i++) {
+			hint += (size_t)a2m_pg_int4(s, r, i, 0);
+			data[i] = (const unsigned char *)s->pq->getvalue(r, i, 1);
+			size[i] = (size_t)s->pq->getlength(r, i, 1);
+			tail[i] = *s->pq->getvalue(r, i, 2) != 0;
 		}
-		s->pq->clear(r);
-		return a2m_store_fail(&s->base, "index_postings: out of memory");
+		got = a2m_pg_segs_resolve(data, size, tail, (size_t)rows, hint, v, count);
 	}
-	for (int i = 0; i < rows; i++) {
-		hint += (size_t)a2m_pg_int4(s, r, i, 0);
-		data[i] = (const unsigned char *)s->pq->getvalue(r, i, 1);
-		size[i] = (size_t)s->pq->getlength(r, i, 1);
-	}
-	int got = a2m_pg_segs_resolve(data, size, (size_t)rows, hint, v, count);
-	if (rows > 1) {
+	if (rows > FEW) {
 		free(data);
 		free(size);
+		free(tail);
 	}
 	s->pq->clear(r);
 	if (got == -2)
@@ -227,19 +260,19 @@ int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_po
 	return 0;
 }
 
-/* ---- writing a flush, merging as it goes ------------------------------------------------ */
+/* ---- writing a flush, sealing as it goes ------------------------------------------------ */
 
-/* A row a flush's merges take: term (as an index into the flush's lists) and seg. */
+/* A row a seal takes: term (an index into the flush's lists) and seg. */
 typedef struct taken {
 	size_t  term;
 	int64_t seg;
 } taken;
 
-/* What a flush plans: the rows its merges take, and each merged term's floor. */
+/* What a flush's seals take: rows, and per list of the flush its floor (-1: not sealed). */
 typedef struct plan {
 	taken   *rows;
 	size_t   n, cap;
-	int64_t *floor;      /* per list of the flush: -1 when its term is not merged */
+	int64_t *floor;
 } plan;
 
 /* Terms in the order of a2m_postings_seg's key (bytea: bytes, then length). */
@@ -248,7 +281,7 @@ static int cmp_term(const char *a, size_t an, const char *b, size_t bn)
 	return a2m_seg_cmp_terms((const unsigned char *)a, an, (const unsigned char *)b, bn);
 }
 
-/* The list of the flush whose term is the cell (binary search; the lists are sorted). */
+/* The list of the flush whose term this is (binary search; the lists are sorted), or n. */
 static size_t find_term(const pg_term_list *t, size_t n, const char *term, size_t len)
 {
 	size_t lo = 0, hi = n;
@@ -265,53 +298,61 @@ static size_t find_term(const pg_term_list *t, size_t n, const char *term, size_
 	return n;
 }
 
+/* The end of the run of rows of r from a on whose first column is row a's. */
+static int same_term_end(pgstore *s, const PGresult *r, int a, int rows)
+{
+	const char *term = s->pq->getvalue(r, a, 0);
+	size_t len = (size_t)s->pq->getlength(r, a, 0);
+	int b = a + 1;
+	while (b < rows && cmp_term(s->pq->getvalue(r, b, 0), (size_t)s->pq->getlength(r, b, 0), term,
+				    len) == 0)
+		b++;
+	return b;
+}
+
+/* A bytea[] of the given terms of t (all of them when idx is NULL), as $1 of p. */
+static int terms_param(pgstore *s, const pg_term_list *t, const size_t *idx, size_t n,
+		       pgarray *a, pgparams *p)
+{
+	a2m_pg_array_begin(a, PG_OID_BYTEA);
+	for (size_t i = 0; i < n; i++) {
+		const pg_term_list *l = &t[idx ? idx[i] : i];
+		a2m_pg_array_add(a, l->term, l->len);
+	}
+	if (a2m_pg_array_end(a) != 0)
+		return a2m_store_fail(&s->base, "index: out of memory");
+	a2m_pg_params_init(p);
+	a2m_pg_param_bytea(p, a->buf, a->len);
+	return 0;
+}
+
 /*
-** Reads the row sizes of the candidate terms (cand[0..ncand)) and decides
-** which rows each merge takes (pl). Returns 0 or fails.
+** Reads the rows of the terms whose tails are to be sealed (seal[0..nseal))
+** and decides which each seal takes (pl). Returns 0 or fails.
 */
-static int plan_merges(pgstore *s, const pg_term_list *t, size_t n, const size_t *cand,
-		       size_t ncand, unsigned char *counters, size_t ncounters, plan *pl)
+static int plan_seals(pgstore *s, const pg_term_list *t, size_t n, const size_t *seal,
+		      size_t nseal, plan *pl)
 {
 	pgarray terms;
 	pgparams p;
 	PGresult *r;
-	a2m_pg_array_begin(&terms, PG_OID_BYTEA);
-	for (size_t i = 0; i < ncand; i++)
-		a2m_pg_array_add(&terms, t[cand[i]].term, t[cand[i]].len);
-	if (a2m_pg_array_end(&terms) != 0)
-		return a2m_store_fail(&s->base, "index: out of memory");
-	a2m_pg_params_init(&p);
-	a2m_pg_param_bytea(&p, terms.buf, terms.len);
-	int rc = a2m_pg_run_named(s, &s->main, "a2m_seg_sizes", SQL_SIZES, &p, "index", &r);
+	int rc = terms_param(s, t, seal, nseal, &terms, &p);
+	if (!rc)
+		rc = a2m_pg_run_named(s, &s->main, "a2m_seg_sizes", SQL_SIZES, &p, "index", &r);
 	a2m_pg_array_free(&terms);
 	if (rc)
 		return rc;
 	int rows = s->pq->ntuples(r);
-	int64_t budget = MERGE_BUDGET;
 	for (int a = 0, b; a < rows && !rc; a = b) {
-		const char *term = s->pq->getvalue(r, a, 0);
-		size_t len = (size_t)s->pq->getlength(r, a, 0);
-		for (b = a + 1; b < rows && cmp_term(s->pq->getvalue(r, b, 0),
-						     (size_t)s->pq->getlength(r, b, 0), term, len) == 0;
-		     b++)
-			;
-		size_t i = find_term(t, n, term, len);
-		if (i == n)
+		b = same_term_end(s, r, a, rows);
+		size_t i = find_term(t, n, s->pq->getvalue(r, a, 0), (size_t)s->pq->getlength(r, a, 0));
+		if (i == n || a2m_pg_int8(s, r, b - 1, 1) != TAIL)
 			continue;
-		/* The newest rows while each next older is no bigger than what is taken. */
-		int64_t acc = t[i].entries;
-		int j = b;
+		/* The tail, and the newest sealed rows while each next older is no bigger. */
+		int64_t acc = a2m_pg_int4(s, r, b - 1, 2);
+		int j = b - 1;
 		while (j > a && ((int64_t)a2m_pg_int4(s, r, j - 1, 2) <= acc || j - a > MAX_ROWS))
 			acc += a2m_pg_int4(s, r, --j, 2);
-		size_t bucket = a2m_pcache_bucket(term, len, ncounters);
-		if (j == b) {
-			counters[bucket] = 0;  /* its rows are in order: nothing to merge yet */
-			continue;
-		}
-		if (budget < acc && pl->n)
-			continue;  /* next time: its count stays */
-		budget -= acc;
-		counters[bucket] = 0;
 		int64_t floor = 0;
 		for (int k = a; k < j; k++) {
 			int64_t last = a2m_pg_int8(s, r, k, 3);
@@ -347,16 +388,24 @@ static int taken_params(pgstore *s, const pg_term_list *t, const plan *pl, pgarr
 	return 0;
 }
 
+/* A sealed row made: its term, and where its list is in the seal's bytes. */
+typedef struct sealed {
+	size_t  term, at, size;
+	int64_t entries, last_seq;
+} sealed;
+
 /*
-** Reads the planned rows and merges each term's with the flush's own list
-** into out: the term's list in t is replaced by its merge (pointing into
-** out, which the caller frees after writing). Returns 0 or fails.
+** Reads the planned rows and merges each term's into one list in out,
+** noted in *made (*nmade of them). Returns 0 or fails.
 */
-static int do_merges(pgstore *s, pg_term_list *t, size_t n, const plan *pl, a2m_seg_bytes *out)
+static int do_seals(pgstore *s, const pg_term_list *t, size_t n, const plan *pl,
+		    a2m_seg_bytes *out, sealed **made, size_t *nmade)
 {
 	pgarray terms, segs;
 	pgparams p;
 	PGresult *r;
+	size_t mcap = 0, lcap = 0;
+	a2m_seg_list *lists = NULL;
 	int rc = taken_params(s, t, pl, &terms, &segs, &p);
 	if (!rc)
 		rc = a2m_pg_run_named(s, &s->main, "a2m_seg_rows", SQL_ROWS, &p, "index", &r);
@@ -365,54 +414,40 @@ static int do_merges(pgstore *s, pg_term_list *t, size_t n, const plan *pl, a2m_
 	if (rc)
 		return rc;
 	int rows = s->pq->ntuples(r);
-	size_t *off = NULL, ncap = 0;
-	a2m_seg_list *lists = malloc(((size_t)rows + 1) * sizeof *lists);
-	if (!lists || a2m_seg_grow(&off, &ncap, n, sizeof *off) != 0) {
-		rc = a2m_store_fail(&s->base, "index: out of memory");
-		goto done;
-	}
 	for (int a = 0, b; a < rows && !rc; a = b) {
+		b = same_term_end(s, r, a, rows);
 		const char *term = s->pq->getvalue(r, a, 0);
-		size_t len = (size_t)s->pq->getlength(r, a, 0);
-		for (b = a + 1; b < rows && cmp_term(s->pq->getvalue(r, b, 0),
-						     (size_t)s->pq->getlength(r, b, 0), term, len) == 0;
-		     b++)
-			;
-		size_t i = find_term(t, n, term, len), k = 0;
+		size_t len = (size_t)s->pq->getlength(r, a, 0), i = find_term(t, n, term, len), k = 0;
 		if (i == n || pl->floor[i] < 0)
 			continue;
-		for (int j = a; j < b; j++)
-			a2m_seg_list_init(&lists[k++], s->pq->getvalue(r, j, 2),
-					  (size_t)s->pq->getlength(r, j, 2));
-		a2m_seg_list_init(&lists[k++], t[i].data, t[i].size);
-		size_t start = out->n;
+		for (int j = a; j < b && !rc; j++)
+			rc = row_lists((const unsigned char *)s->pq->getvalue(r, j, 2),
+				       (size_t)s->pq->getlength(r, j, 2), a2m_pg_int8(s, r, j, 1) == TAIL,
+				       &lists, &k, &lcap);
 		enc e = {out, 0, 0};
-		int corrupt = 0;
-		if (merge_any(lists, k, pl->floor[i], put_entry, put_run, &e, &corrupt) != 0) {
+		int corrupt = rc == -2;
+		size_t at = out->n;
+		if (!rc && merge_any(lists, k, pl->floor[i], put_entry, put_run, &e, &corrupt) != 0)
+			rc = -1;
+		if (!rc && a2m_seg_grow(made, &mcap, *nmade + 1, sizeof **made) != 0)
+			rc = -1;
+		if (rc) {
 			rc = corrupt ? a2m_store_fail(&s->base, "index: a row of term '%.*s' is corrupt"
 						      " (a2m check --postgres --repair rebuilds the"
 						      " index)", (int)(len < 64 ? len : 64), term)
 				     : a2m_store_fail(&s->base, "index: out of memory");
 			break;
 		}
-		off[i] = start;
-		t[i].size = out->n - start;
-		t[i].entries = e.n;
-		t[i].last_seq = e.prev;
-		t[i].data = NULL;  /* set below: out may still move */
+		(*made)[(*nmade)++] = (sealed){i, at, out->n - at, e.n, e.prev};
 	}
-	for (size_t i = 0; i < n && !rc; i++)
-		if (pl->floor[i] >= 0 && !t[i].data)
-			t[i].data = out->p + off[i];
-done:
 	free(lists);
-	free(off);
 	s->pq->clear(r);
 	return rc;
 }
 
-/* Deletes the planned rows and inserts the flush's, in one round trip. */
-static int write_rows(pgstore *s, const pg_term_list *t, size_t n, int64_t seg, const plan *pl)
+/* Deletes the planned rows and inserts the sealed ones, in one round trip. */
+static int write_seals(pgstore *s, const pg_term_list *t, const plan *pl, const sealed *made,
+		       size_t nmade, const a2m_seg_bytes *out, int64_t seg)
 {
 	pgarray terms, ns, lasts, datas, dterms = {0}, dsegs = {0};
 	pgparams p, d;
@@ -420,35 +455,28 @@ static int write_rows(pgstore *s, const pg_term_list *t, size_t n, int64_t seg, 
 	a2m_pg_array_begin(&ns, PG_OID_INT4);
 	a2m_pg_array_begin(&lasts, PG_OID_INT8);
 	a2m_pg_array_begin(&datas, PG_OID_BYTEA);
-	for (size_t i = 0; i < n; i++) {
-		if (!t[i].entries)
-			continue;  /* a merge left nothing of the term */
-		a2m_pg_array_add(&terms, t[i].term, t[i].len);
-		a2m_pg_array_int4(&ns, (int32_t)t[i].entries);
-		a2m_pg_array_int8(&lasts, t[i].last_seq);
-		a2m_pg_array_add(&datas, t[i].data, t[i].size);
+	for (size_t i = 0; i < nmade; i++) {
+		if (!made[i].entries)
+			continue;  /* the seal left nothing of the term */
+		a2m_pg_array_add(&terms, t[made[i].term].term, t[made[i].term].len);
+		a2m_pg_array_int4(&ns, (int32_t)made[i].entries);
+		a2m_pg_array_int8(&lasts, made[i].last_seq);
+		a2m_pg_array_add(&datas, out->p + made[i].at, made[i].size);
 	}
 	int rc = 0;
 	if (a2m_pg_array_end(&terms) | a2m_pg_array_end(&ns) | a2m_pg_array_end(&lasts) |
 	    a2m_pg_array_end(&datas)) {
 		rc = a2m_store_fail(&s->base, "index: out of memory");
-	} else {
+	} else if (!(rc = taken_params(s, t, pl, &dterms, &dsegs, &d))) {
 		a2m_pg_params_init(&p);
 		a2m_pg_param_bytea(&p, terms.buf, terms.len);
 		a2m_pg_param_int8(&p, seg);
 		a2m_pg_param_bytea(&p, ns.buf, ns.len);
 		a2m_pg_param_bytea(&p, lasts.buf, lasts.len);
 		a2m_pg_param_bytea(&p, datas.buf, datas.len);
-		if (!pl->n) {
-			PGresult *r;
-			if (!(rc = a2m_pg_run_named(s, &s->main, "a2m_seg_insert", SQL_INSERT, &p,
-						    "index", &r)))
-				s->pq->clear(r);
-		} else if (!(rc = taken_params(s, t, pl, &dterms, &dsegs, &d))) {
-			pgstep steps[] = {{PG_NSTMTS, SQL_DELETE, &d, 0, NULL},
-					  {PG_NSTMTS, SQL_INSERT, &p, 0, NULL}};
-			rc = a2m_pg_pipeline(s, &s->main, steps, 2, "index");
-		}
+		pgstep steps[] = {{PG_NSTMTS, SQL_DELETE, &d, 0, NULL},
+				  {PG_NSTMTS, SQL_INSERT, &p, 0, NULL}};
+		rc = a2m_pg_pipeline(s, &s->main, steps, 2, "index");
 	}
 	a2m_pg_array_free(&dterms);
 	a2m_pg_array_free(&dsegs);
@@ -459,36 +487,94 @@ static int write_rows(pgstore *s, const pg_term_list *t, size_t n, int64_t seg, 
 	return rc;
 }
 
-int a2m_pg_segs_write(pgstore *s, pg_term_list *t, size_t n, int64_t seg,
-		      unsigned char *counters, size_t ncounters)
+/*
+** Appends each list to its term's tail as a chunk (its size, then it; the
+** bytes made in scratch); *seal gets the flush's lists whose tails are now
+** past SEAL_BYTES (*nseal, ascending). Returns 0 or fails.
+*/
+static int append(pgstore *s, const pg_term_list *t, size_t n, a2m_seg_bytes *scratch,
+		  size_t **seal, size_t *nseal)
+{
+	pgarray terms, ns, lasts, chunks;
+	pgparams p;
+	PGresult *r;
+	size_t cap = 0;
+	int rc = 0;
+	scratch->n = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (a2m_seg_reserve(scratch, 10 + t[i].size) != 0) {
+			rc = -1;
+			break;
+		}
+		scratch->n += a2m_seg_put_varint(scratch->p + scratch->n, t[i].size);
+		memcpy(scratch->p + scratch->n, t[i].data, t[i].size);
+		scratch->n += t[i].size;
+	}
+	if (rc)
+		return a2m_store_fail(&s->base, "index: out of memory");
+	a2m_pg_array_begin(&ns, PG_OID_INT4);
+	a2m_pg_array_begin(&lasts, PG_OID_INT8);
+	a2m_pg_array_begin(&chunks, PG_OID_BYTEA);
+	const unsigned char *at = scratch->p;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char head[10];
+		size_t h = a2m_seg_put_varint(head, t[i].size);
+		a2m_pg_array_int4(&ns, (int32_t)t[i].entries);
+		a2m_pg_array_int8(&lasts, t[i].last_seq);
+		a2m_pg_array_add(&chunks, at, h + t[i].size);
+		at += h + t[i].size;
+	}
+	int bad = a2m_pg_array_end(&ns) | a2m_pg_array_end(&lasts) | a2m_pg_array_end(&chunks);
+	if (bad || (rc = terms_param(s, t, NULL, n, &terms, &p)) != 0) {
+		if (!rc)
+			rc = a2m_store_fail(&s->base, "index: out of memory");
+	} else {
+		a2m_pg_param_bytea(&p, ns.buf, ns.len);
+		a2m_pg_param_bytea(&p, lasts.buf, lasts.len);
+		a2m_pg_param_bytea(&p, chunks.buf, chunks.len);
+		a2m_pg_param_int8(&p, SEAL_BYTES);
+		rc = a2m_pg_run_named(s, &s->main, "a2m_seg_append", SQL_APPEND, &p, "index", &r);
+		a2m_pg_array_free(&terms);
+	}
+	a2m_pg_array_free(&ns);
+	a2m_pg_array_free(&lasts);
+	a2m_pg_array_free(&chunks);
+	if (rc)
+		return rc;
+	int rows = s->pq->ntuples(r);
+	for (int k = 0; k < rows && !rc; k++) {
+		size_t i = find_term(t, n, s->pq->getvalue(r, k, 0), (size_t)s->pq->getlength(r, k, 0));
+		if (i == n)
+			continue;
+		if (a2m_seg_grow(seal, &cap, *nseal + 1, sizeof **seal) != 0)
+			rc = a2m_store_fail(&s->base, "index: out of memory");
+		else
+			(*seal)[(*nseal)++] = i;
+	}
+	s->pq->clear(r);
+	return rc;
+}
+
+int a2m_pg_segs_write(pgstore *s, const pg_term_list *t, size_t n, int64_t seg)
 {
 	plan pl = {NULL, 0, 0, NULL};
-	size_t *cand = NULL, ncand = 0, cap = 0;
+	size_t *seal = NULL, nseal = 0, nmade = 0;
+	sealed *made = NULL;
 	a2m_seg_bytes out = {0};
-	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t b = a2m_pcache_bucket(t[i].term, t[i].len, ncounters);
-		if (counters[b] < 255)
-			counters[b]++;
-		if (counters[b] < MERGE_EVERY)
-			continue;
-		if (a2m_seg_grow(&cand, &cap, ncand + 1, sizeof *cand) != 0)
-			break;  /* no merge this time: the counts stay */
-		cand[ncand++] = i;
-	}
-	if (ncand) {
+	int rc = append(s, t, n, &out, &seal, &nseal);
+	if (!rc && nseal) {
 		if (!(pl.floor = malloc(n * sizeof *pl.floor)))
 			rc = a2m_store_fail(&s->base, "index: out of memory");
 		for (size_t i = 0; i < n && pl.floor; i++)
 			pl.floor[i] = -1;
 		if (!rc)
-			rc = plan_merges(s, t, n, cand, ncand, counters, ncounters, &pl);
-		if (!rc && pl.n)
-			rc = do_merges(s, t, n, &pl, &out);
+			rc = plan_seals(s, t, n, seal, nseal, &pl);
+		out.n = 0;
+		if (!rc && pl.n && !(rc = do_seals(s, t, n, &pl, &out, &made, &nmade)))
+			rc = write_seals(s, t, &pl, made, nmade, &out, seg);
 	}
-	if (!rc)
-		rc = write_rows(s, t, n, seg, &pl);
-	free(cand);
+	free(seal);
+	free(made);
 	free(pl.rows);
 	free(pl.floor);
 	free(out.p);
