@@ -3,7 +3,8 @@
 ** rows into its postings (a2m_pg_segs_resolve, src/store/postgres_segments.c):
 ** the newest row's entry wins per record, a tombstone hides what is older
 ** and is never a posting itself, any number of rows (past the 64 one merge
-** of the codec takes), and bytes that are no list are refused. Pure: no
+** of the codec takes), a tail's chunks newer than every sealed row and
+** newest last, and bytes that are no list are refused. Pure: no
 ** PostgreSQL is needed (the rows' writing and merging are test_pg_postings').
 */
 #include <stdlib.h>
@@ -112,6 +113,55 @@ static void test_more_rows_than_one_merge_takes(void)
 	free(l);
 }
 
+/* Appends l's list to tail as a chunk: its size, then its bytes. */
+static void chunk(a2m_seg_bytes *tail, const list *l)
+{
+	CHECK_INT(a2m_seg_reserve(tail, 10 + l->b.n), 0);
+	tail->n += a2m_seg_put_varint(tail->p + tail->n, l->b.n);
+	memcpy(tail->p + tail->n, l->b.p, l->b.n);
+	tail->n += l->b.n;
+}
+
+/*
+** A sealed row, then a tail of three chunks (oldest first): records added,
+** forgotten, added back with another count, and one of the sealed row's
+** forgotten from the tail.
+*/
+static void test_a_tails_chunks_are_newer_than_the_sealed_rows_and_in_order(void)
+{
+	list sealed = {{0}, 0}, c[3] = {{{0}, 0}, {{0}, 0}, {{0}, 0}};
+	add(&sealed, 3, 1, 0);
+	add(&sealed, 5, 1, 0);
+	add(&c[0], 10, 1, 0);
+	add(&c[0], 11, 1, 0);
+	add(&c[1], 10, 1, 1);
+	add(&c[1], 12, 1, 0);
+	add(&c[2], 3, 1, 1);
+	add(&c[2], 10, 5, 0);
+	a2m_seg_bytes tail = {0};
+	for (int i = 0; i < 3; i++)
+		chunk(&tail, &c[i]);
+	const unsigned char *data[2] = {sealed.b.p, tail.p};
+	size_t size[2] = {sealed.b.n, tail.n};
+	int tails[2] = {0, 1};
+	a2m_posting *v;
+	size_t n;
+	CHECK_INT(a2m_pg_segs_resolve(data, size, tails, 2, 0, &v, &n), 0);
+	CHECK_INT(n, 4);
+	int64_t want[4] = {5, 10, 11, 12};
+	for (size_t i = 0; i < n && i < 4; i++)
+		CHECK_INT(v[i].seq, want[i]);
+	CHECK_INT(v[1].tf, 5);
+	free(v);
+	/* A chunk longer than the bytes left is no tail. */
+	size[1] = tail.n - 1;
+	CHECK_INT(a2m_pg_segs_resolve(data, size, tails, 2, 0, &v, &n), -2);
+	free(tail.p);
+	free(sealed.b.p);
+	for (int i = 0; i < 3; i++)
+		free(c[i].b.p);
+}
+
 static void test_no_rows_is_no_postings(void)
 {
 	a2m_posting *v;
@@ -142,6 +192,7 @@ int main(void)
 		TEST(test_one_row_gives_its_postings_and_hides_its_tombstones),
 		TEST(test_the_newest_row_wins_per_record),
 		TEST(test_more_rows_than_one_merge_takes),
+		TEST(test_a_tails_chunks_are_newer_than_the_sealed_rows_and_in_order),
 		TEST(test_no_rows_is_no_postings),
 		TEST(test_bytes_that_are_no_list_are_refused),
 		{NULL, NULL}

@@ -163,30 +163,87 @@ static int put_posting(const a2m_seg_entry *e, void *ctx)
 	return 0;
 }
 
+/* An entry of a tail being collapsed: the chunk order breaks ties of seq. */
+typedef struct tail_entry {
+	a2m_seg_entry e;
+	size_t        at;
+} tail_entry;
+
+static int tail_cmp(const void *pa, const void *pb)
+{
+	const tail_entry *a = pa, *b = pb;
+	if (a->e.seq != b->e.seq)
+		return a->e.seq < b->e.seq ? -1 : 1;
+	return (a->at > b->at) - (a->at < b->at);
+}
+
 /*
-** Appends the lists of one row to *lists (*n of *cap): the row itself, or a
-** tail's chunks. Returns 0, -1 when memory runs out, -2 when a tail's
-** chunks do not frame its bytes.
+** Collapses a tail's chunks (oldest first) into one list in out (emptied
+** first): for each seq the newest chunk's entry, tombstones kept. A tail is
+** mostly chunks of ever higher seqs, already in order; one that is not
+** (a forget or a change of older records) is sorted. Returns 0, -1 when
+** memory runs out, -2 when the chunks do not frame the bytes or one is
+** not a list.
 */
-static int row_lists(const unsigned char *p, size_t size, int tail, a2m_seg_list **lists,
-		     size_t *n, size_t *cap)
+static int collapse_tail(const unsigned char *p, size_t size, a2m_seg_bytes *out)
 {
 	const unsigned char *end = p + size;
+	tail_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	int sorted = 1, rc = 0;
+	out->n = 0;
+	while (p < end && !rc) {
+		uint64_t len;
+		a2m_seg_list l;
+		a2m_seg_entry e;
+		int got;
+		if (!a2m_seg_get_varint(&p, end, &len) || len > (uint64_t)(end - p)) {
+			rc = -2;
+			break;
+		}
+		a2m_seg_list_init(&l, p, (size_t)len);
+		p += len;
+		while ((got = a2m_seg_list_next(&l, &e)) > 0) {
+			if (a2m_seg_grow(&v, &cap, n + 1, sizeof *v) != 0) {
+				rc = -1;
+				break;
+			}
+			sorted &= !n || v[n - 1].e.seq < e.seq;
+			v[n] = (tail_entry){e, n};
+			n++;
+		}
+		if (got < 0)
+			rc = -2;
+	}
+	if (!rc && !sorted)
+		qsort(v, n, sizeof *v, tail_cmp);
+	int64_t prev = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if ((i + 1 == n || v[i + 1].e.seq != v[i].e.seq) && a2m_seg_put(out, &prev, &v[i].e))
+			rc = -1;
+	free(v);
+	return rc;
+}
+
+/*
+** Appends the list of one row to *lists (*n of *cap): the row itself, or a
+** tail's chunks collapsed into scratch (which must then stay unchanged
+** while the list is used: a term has one tail). Returns 0, -1 when memory
+** runs out, -2 when a tail is corrupt.
+*/
+static int row_lists(const unsigned char *p, size_t size, int tail, a2m_seg_bytes *scratch,
+		     a2m_seg_list **lists, size_t *n, size_t *cap)
+{
+	int rc;
+	if (a2m_seg_grow(lists, cap, *n + 1, sizeof **lists) != 0)
+		return -1;
 	if (!tail) {
-		if (a2m_seg_grow(lists, cap, *n + 1, sizeof **lists) != 0)
-			return -1;
 		a2m_seg_list_init(&(*lists)[(*n)++], p, size);
 		return 0;
 	}
-	while (p < end) {
-		uint64_t len;
-		if (!a2m_seg_get_varint(&p, end, &len) || len > (uint64_t)(end - p))
-			return -2;
-		if (a2m_seg_grow(lists, cap, *n + 1, sizeof **lists) != 0)
-			return -1;
-		a2m_seg_list_init(&(*lists)[(*n)++], p, (size_t)len);
-		p += len;
-	}
+	if ((rc = collapse_tail(p, size, scratch)))
+		return rc;
+	a2m_seg_list_init(&(*lists)[(*n)++], scratch->p, scratch->n);
 	return 0;
 }
 
@@ -195,6 +252,7 @@ int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, co
 {
 	collect c = {NULL, 0, 0};
 	a2m_seg_list *lists = NULL;
+	a2m_seg_bytes scratch = {0};
 	size_t nlists = 0, cap = 0;
 	int corrupt = 0, rc = 0;
 	*v = NULL;
@@ -202,11 +260,12 @@ int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, co
 	if (a2m_seg_grow(&c.v, &c.cap, hint ? hint : 1, sizeof *c.v) != 0)
 		return -1;
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = row_lists(data[i], size[i], tail && tail[i], &lists, &nlists, &cap);
+		rc = row_lists(data[i], size[i], tail && tail[i], &scratch, &lists, &nlists, &cap);
 	/* Floor 0: a tombstone hides what is older and is never itself emitted. */
 	if (!rc && (rc = merge_any(lists, nlists, 0, put_posting, NULL, &c, &corrupt)))
 		rc = corrupt ? -2 : -1;
 	free(lists);
+	free(scratch.p);
 	if (rc) {
 		free(c.v);
 		return rc;
@@ -406,6 +465,7 @@ static int do_seals(pgstore *s, const pg_term_list *t, size_t n, const plan *pl,
 	PGresult *r;
 	size_t mcap = 0, lcap = 0;
 	a2m_seg_list *lists = NULL;
+	a2m_seg_bytes scratch = {0};
 	int rc = taken_params(s, t, pl, &terms, &segs, &p);
 	if (!rc)
 		rc = a2m_pg_run_named(s, &s->main, "a2m_seg_rows", SQL_ROWS, &p, "index", &r);
@@ -423,7 +483,7 @@ static int do_seals(pgstore *s, const pg_term_list *t, size_t n, const plan *pl,
 		for (int j = a; j < b && !rc; j++)
 			rc = row_lists((const unsigned char *)s->pq->getvalue(r, j, 2),
 				       (size_t)s->pq->getlength(r, j, 2), a2m_pg_int8(s, r, j, 1) == TAIL,
-				       &lists, &k, &lcap);
+				       &scratch, &lists, &k, &lcap);
 		enc e = {out, 0, 0};
 		int corrupt = rc == -2;
 		size_t at = out->n;
@@ -441,6 +501,7 @@ static int do_seals(pgstore *s, const pg_term_list *t, size_t n, const plan *pl,
 		(*made)[(*nmade)++] = (sealed){i, at, out->n - at, e.n, e.prev};
 	}
 	free(lists);
+	free(scratch.p);
 	s->pq->clear(r);
 	return rc;
 }
