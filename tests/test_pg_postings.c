@@ -84,7 +84,7 @@ static int check_deployment(const deployment *d)
 /* Sorted, comma-joined names w0..w(n-1) that are set in keep. */
 static void expected_ids(const int *keep, int n, const char *prefix, char *out, size_t size)
 {
-	char names[128][16];
+	char names[128][32];
 	const char *v[128];
 	size_t k = 0;
 	for (int i = 0; i < n && k < 128; i++)
@@ -142,7 +142,7 @@ static void test_a_term_written_by_many_commits_recalls_exactly_while_merged(voi
 	a2m_client *s[2] = {serve(&d), serve(&d)};
 	enum { N = 90 };
 	int holds[N] = {0};
-	char want[16384], got[16384], id[16], key[32], text[96];
+	char want[16384], got[16384], id[32], key[32], text[96];
 	for (int i = 0; i < N; i++) {
 		a2m_client *c = s[i % 2];
 		snprintf(id, sizeof id, "w%d", i);
@@ -176,7 +176,7 @@ static void test_a_term_written_by_many_commits_recalls_exactly_while_merged(voi
 		if (i == 29) {
 			/* The records and every filler so far (30 * 25 of them). */
 			const char *v[N * FILLERS + N];
-			static char names[N * FILLERS][16];
+			static char names[N * FILLERS][32];
 			size_t n = 0;
 			for (int w = 0; w <= i; w++)
 				for (int k = 0; k < FILLERS; k++) {
@@ -291,12 +291,12 @@ static void test_a_server_killed_while_merging_leaves_a_readable_index(void)
 	char cmd[2000];
 	/* A writer of its own, fed remembers of one term until it is killed. */
 	snprintf(cmd, sizeof cmd,
-		 "i=0; while [ $i -lt 400 ]; do"
+		 "i=0; while [ $i -lt 100000 ]; do"
 		 " printf '{\"jsonrpc\":\"2.0\",\"id\":%%d,\"method\":\"memory/remember\","
 		 "\"params\":{\"records\":[{\"id\":\"k%%d\",\"content\":\"an otter and otter %%d\","
 		 "\"tier\":\"semantic\"},{\"content\":\"a second otter\",\"tier\":\"semantic\"}]}}\\n'"
 		 " $i $i $i; i=$((i+1)); done | '%s' serve --postgres \"%s\" >/dev/null 2>&1 &"
-		 " pid=$!; sleep 0.7; kill -9 $pid; wait $pid 2>/dev/null; exit 0",
+		 " pid=$!; sleep 1.5; kill -9 $pid; wait $pid 2>/dev/null; exit 0",
 		 a2m_bin, d.conninfo);
 	CHECK_INT(system(cmd), 0);
 	a2m_client *c = serve(&d);
