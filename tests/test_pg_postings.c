@@ -289,14 +289,15 @@ static void test_a_server_killed_while_merging_leaves_a_readable_index(void)
 	deployment_new(&d, "kill", NULL);
 	prepare(&d);
 	char cmd[2000];
-	/* A writer of its own, fed remembers of one term until it is killed. */
+	/* A writer of its own, fed remembers of one term until it is killed (the feed then stops). */
 	snprintf(cmd, sizeof cmd,
 		 "i=0; while [ $i -lt 100000 ]; do"
 		 " printf '{\"jsonrpc\":\"2.0\",\"id\":%%d,\"method\":\"memory/remember\","
 		 "\"params\":{\"records\":[{\"id\":\"k%%d\",\"content\":\"an otter and otter %%d\","
 		 "\"tier\":\"semantic\"},{\"content\":\"a second otter\",\"tier\":\"semantic\"}]}}\\n'"
-		 " $i $i $i; i=$((i+1)); done | '%s' serve --postgres \"%s\" >/dev/null 2>&1 &"
-		 " pid=$!; sleep 1.5; kill -9 $pid; wait $pid 2>/dev/null; exit 0",
+		 " $i $i $i 2>/dev/null || break; i=$((i+1)); done |"
+		 " '%s' serve --postgres \"%s\" >/dev/null 2>&1 &"
+		 " pid=$!; sleep 1.5; kill -9 $pid; wait 2>/dev/null; exit 0",
 		 a2m_bin, d.conninfo);
 	CHECK_INT(system(cmd), 0);
 	a2m_client *c = serve(&d);
@@ -313,8 +314,9 @@ static void test_a_server_killed_while_merging_leaves_a_readable_index(void)
 	resp = req(c, "memory/recall", json_pack("{s:s,s:i}", "query", "otter", "limit", 1000));
 	long long found = (long long)json_array_size(json_object_get(result_of(resp), "records"));
 	json_decref(resp);
-	/* Every stored record holds the word: recall finds each once. */
-	CHECK_INT(found, stored);
+	/* Every stored record holds the word: recall finds as many as it may return. */
+	CHECK(stored > 0);
+	CHECK_INT(found, stored < 1000 ? stored : 1000);
 	CHECK_INT(check_deployment(&d), 0);
 	a2m_client_free(c);
 	deployment_drop(&d);
