@@ -106,14 +106,16 @@ expect "the server beside it stops cleanly" "$?" 0
 
 # --- the extensions' data (x-history, x-expiry, x-dedup), damaged by SQL ---
 ext=(--db "$tmp/x.db" --config "$(dirname "$0")/extensions.json")
-{
+# ext_writes: a duplicate, six writes of one key (bound 4), a record that expires.
+ext_writes() {
 	rpc 1 memory/remember '{"records":[{"content":"The kettle is in the cupboard.","tier":"facts"}]}'
 	rpc 2 memory/remember '{"records":[{"content":"the kettle is in the cupboard","tier":"facts"}]}'
 	for i in 1 2 3 4 5 6; do
 		rpc $((i + 2)) memory/remember "{\"records\":[{\"content\":\"the city is number $i\",\"tier\":\"semantic\",\"key\":\"user/city\"}]}"
 	done
 	rpc 9 memory/remember '{"records":[{"content":"a note for an hour","tier":"semantic","ttl_seconds":3600}]}'
-} | "$a2m" serve "${ext[@]}" >"$tmp/x.out"
+}
+ext_writes | "$a2m" serve "${ext[@]}" >"$tmp/x.out"
 contains "extensions: the second kettle was a duplicate" "$(cat "$tmp/x.out")" '"deduplicated":1'
 out=$("$a2m" check "${ext[@]}")
 expect "extensions: a clean store exits 0" "$?" 0
@@ -212,6 +214,52 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	sql "DELETE FROM a2m_events WHERE seq = (SELECT min(seq) + 1 FROM a2m_events)"
 	out=$("$a2m" check --postgres "$pg")
 	matches "postgres: a gap in the event log is named" "$out" '^PROBLEM events: [0-9]+ events between [0-9]+ and [0-9]+, which make [0-9]+: a reader.s cursor would skip the missing ones'
+	sql "SET client_min_messages = warning; DROP SCHEMA $schema CASCADE"
+
+	# The extensions' data on a deployment, damaged by SQL as on a file above,
+	# and every vector element finite (a NaN in a caller's and in a generated one).
+	schema="checkx_$$_$RANDOM"
+	pg="$A2M_TEST_POSTGRES options='-csearch_path=$schema'"
+	pgx=(--postgres "$pg" --config "$(dirname "$0")/extensions.json")
+	{
+		ext_writes
+		rpc 10 memory/remember '{"records":[{"id":"vec-own","content":"a pointed note","tier":"semantic","embedding":[0.5,0.25]},{"id":"vec-gen","content":"a generated note","tier":"semantic"}]}'
+	} | "$a2m" serve "${pgx[@]}" >"$tmp/x.out"
+	contains "postgres extensions: the second kettle was a duplicate" "$(cat "$tmp/x.out")" '"deduplicated":1'
+	sql "UPDATE a2m_records SET gen_embedding = '\x0000803f0000003f'::bytea WHERE id = 'vec-gen'"
+	out=$("$a2m" check "${pgx[@]}")
+	expect "postgres extensions: a clean deployment exits 0" "$?" 0
+	matches "postgres extensions: history checked, within the bound" "$out" '^ok +history: 4 earlier revisions of 1 keyed record, each below its live revision, in order, within the bound$'
+	matches "postgres extensions: expiry checked" "$out" '^ok +expiry: 1 record expires, the soonest at [0-9T:.-]+Z$'
+	matches "postgres extensions: fingerprints checked" "$out" "^ok +dedup: 5 fingerprinted records, each its content's$"
+	matches "postgres extensions: vectors checked finite" "$out" '^ok +vectors: 1 records. own vectors \(width 2\), 1 generated \(width 2\), each space of one width, all finite$'
+	sql "UPDATE a2m_records SET fp = 12345 WHERE tier = 'facts';
+	     INSERT INTO a2m_history VALUES ('nobody', 0, 'x', NULL, NULL, NULL, 1, 2);
+	     INSERT INTO a2m_history SELECT id, revision + 10, content, role, metadata, owner, created_at, superseded_at
+	       FROM a2m_history WHERE revision = (SELECT max(revision) FROM a2m_history);
+	     UPDATE a2m_records SET expires_at = -5 WHERE content = 'a note for an hour';
+	     UPDATE a2m_records SET embedding = '\x000000000000f87f000000000000d03f'::bytea WHERE id = 'vec-own';
+	     UPDATE a2m_records SET gen_embedding = '\x0000803f000080ff'::bytea WHERE id = 'vec-gen'"
+	out=$("$a2m" check "${pgx[@]}")
+	expect "postgres extensions: the damaged deployment exits 1" "$?" 1
+	matches "postgres extensions: a wrong fingerprint is named" "$out" '^PROBLEM dedup: record "[^"]+": fingerprint 0000000000003039 kept, its content makes [0-9a-f]{16}'
+	matches "postgres extensions: revisions of no record are named" "$out" '^PROBLEM history: record "nobody": revisions kept of a record that is gone'
+	matches "postgres extensions: a revision above the live one is named" "$out" '^PROBLEM history: record "[^"]+": revision 1[0-9] kept as an earlier one; the live revision is 5$'
+	matches "postgres extensions: too many revisions are named" "$out" '^PROBLEM history: record "[^"]+": 5 earlier revisions kept, beyond the bound of 4$'
+	matches "postgres extensions: a bad expiry is named" "$out" '^PROBLEM expiry: record "[^"]+": expires at -5, not a time after the clock.s start'
+	matches "postgres extensions: a NaN in a caller's vector is named" "$out" '^PROBLEM vectors: record "vec-own": its own vector holds a value that is not finite \(NaN or infinite\) \(the caller.s data: not repairable\)$'
+	matches "postgres extensions: an infinity in a generated vector is named" "$out" '^PROBLEM vectors: record "vec-gen": its generated vector holds a value that is not finite'
+	out=$("$a2m" check "${pgx[@]}" --repair)
+	expect "postgres extensions: --repair leaves the expiry and the caller's vector: exit 1" "$?" 1
+	contains "postgres extensions: --repair: only expiry and vectors remain" "$(printf '%s\n' "$out" | tail -n 1)" "problems in vectors, history, expiry, dedup; after the repair, problems remain in vectors, expiry"
+	expect "postgres extensions: the revisions past the bound and the strays deleted" "$(sql "SELECT count(*) FROM a2m_history")" 4
+	expect "postgres extensions: the generated vector not finite dropped" "$(sql "SELECT count(*) FROM a2m_records WHERE gen_embedding IS NOT NULL")" 0
+	expect "postgres extensions: the caller's vector kept" "$(sql "SELECT count(*) FROM a2m_records WHERE embedding IS NOT NULL")" 1
+	out=$("$a2m" check "${pgx[@]}")
+	lacks "postgres extensions: after the repair, history is clean" "$out" "PROBLEM history"
+	lacks "postgres extensions: after the repair, fingerprints are clean" "$out" "PROBLEM dedup"
+	rpc 1 memory/remember '{"records":[{"content":"THE kettle is in the cupboard","tier":"facts"}]}' | "$a2m" serve "${pgx[@]}" >"$tmp/x.out"
+	contains "postgres extensions: after the repair, a duplicate is found again" "$(cat "$tmp/x.out")" '"deduplicated":1'
 	sql "SET client_min_messages = warning; DROP SCHEMA $schema CASCADE"
 fi
 

@@ -25,36 +25,26 @@
 ** index_attach, as at the first open of a deployment. A record's content,
 ** and the caller's own vectors, are never changed.
 **
-** Each area is one entry of a table (check, repair), so the areas of an
-** extension's tables (history, expiry, dedup: another file of this engine)
-** slot in as entries of their own.
+** Each area is one entry of a table (check, repair SQL, repair function);
+** the extensions' areas (history, expiry, dedup) are postgres_check_extend.c's.
+** The vectors area reads every vector, through a cursor, for elements that
+** are not finite.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "a2m.h"
-#include "store/postgres_internal.h"
+#include "store/postgres_check.h"
 #include "store/sqlite_segments.h"
-#include "store/store_check.h"
 
-/* Findings of one area reported one by one before the rest are only counted. */
-#define MAX_EXAMPLES 8
+#define MAX_EXAMPLES PG_CHECK_EXAMPLES
 /* Rows one FETCH of a cursor brings. */
 #define PAGE "5000"
 
-typedef struct pgcheck {
-	pgstore                 *s;
-	const a2m_check_options *o;
-	int64_t                  records;  /* in the snapshot (the file area reads it) */
-} pgcheck;
-
 /* ---- reading ------------------------------------------------------------------ */
 
-/*
-** Runs fixed SQL on the main connection (text results). A failure is a
-** finding of area ("cannot read what"); NULL then. The caller clears.
-*/
+/* a2m_pg_check_query, _num and _fetch (postgres_check.h), by short names in this file. */
 static PGresult *query(pgcheck *k, a2m_check_area area, const char *sql, const char *what)
 {
 	PGresult *r = NULL;
@@ -65,7 +55,6 @@ static PGresult *query(pgcheck *k, a2m_check_area area, const char *sql, const c
 	return r;
 }
 
-/* A text cell as a number (NULL: 0). */
 static int64_t num(pgcheck *k, const PGresult *r, int row, int col)
 {
 	if (k->s->pq->getisnull(r, row, col))
@@ -82,10 +71,6 @@ static const char *quoted(pgcheck *k, const PGresult *r, int row, int col, char 
 			       (size_t)k->s->pq->getlength(r, row, col), out, size);
 }
 
-/*
-** The next page of the open cursor name, in binary (bytea as its bytes,
-** numbers big-endian) or text. NULL after a finding of area.
-*/
 static PGresult *fetch(pgcheck *k, a2m_check_area area, const char *name, int binary,
 		       const char *what)
 {
@@ -98,6 +83,37 @@ static PGresult *fetch(pgcheck *k, a2m_check_area area, const char *name, int bi
 		return NULL;
 	}
 	return r;
+}
+
+int a2m_pg_check_declare(pgcheck *k, a2m_check_area area, const char *name, const char *sql,
+			 const char *what)
+{
+	a2m_buf q = {0};
+	a2m_buf_printf(&q, "DECLARE %s NO SCROLL CURSOR FOR %s", name, sql);
+	PGresult *r = q.failed ? NULL : query(k, area, a2m_buf_str(&q), what);
+	if (q.failed)
+		a2m_check_say(k->o, area, 1, "out of memory");
+	a2m_buf_free(&q);
+	if (!r)
+		return -1;
+	k->s->pq->clear(r);
+	return 0;
+}
+
+PGresult *a2m_pg_check_query(pgcheck *k, a2m_check_area area, const char *sql, const char *what)
+{
+	return query(k, area, sql, what);
+}
+
+int64_t a2m_pg_check_num(pgcheck *k, const PGresult *r, int row, int col)
+{
+	return num(k, r, row, col);
+}
+
+PGresult *a2m_pg_check_fetch(pgcheck *k, a2m_check_area area, const char *name, int binary,
+			     const char *what)
+{
+	return fetch(k, area, name, binary, what);
 }
 
 /* ---- the file: the schema, the records --------------------------------------- */
@@ -244,6 +260,63 @@ static void check_events(pgcheck *k)
 
 /* ---- vectors ------------------------------------------------------------------------- */
 
+/*
+** The vectors of whole elements that hold a NaN or an infinity, which no
+** search can rank by, walked through a cursor (binary: the bytes as
+** stored, little-endian): the first few reported by id, each counted per
+** space (0: the caller's float64, 1: generated float32); with collect, the
+** seqs of such generated vectors gathered for the repair. Vectors not of
+** whole elements are the width query's findings, skipped here. Returns 0,
+** or -1 after a finding (a read failed, or memory ran out).
+*/
+typedef struct finite_walk {
+	int      report, collect;
+	int64_t  bad[2];
+	pgarray  drop;      /* collect: int8[] of the seqs */
+} finite_walk;
+
+static int walk_finite(pgcheck *k, finite_walk *w)
+{
+	pgstore *s = k->s;
+	if (a2m_pg_check_declare(k, A2M_CHECK_VECTORS, "a2m_check_vectors",
+				 "SELECT seq, id, embedding, gen_embedding FROM a2m_records"
+				 " WHERE embedding IS NOT NULL OR gen_embedding IS NOT NULL",
+				 "the vectors") != 0)
+		return -1;
+	for (;;) {
+		PGresult *r = fetch(k, A2M_CHECK_VECTORS, "a2m_check_vectors", 1, "the vectors");
+		if (!r)
+			return -1;
+		int rows = s->pq->ntuples(r);
+		for (int i = 0; i < rows; i++)
+			for (int space = 0; space < 2; space++) {
+				int col = 2 + space;
+				size_t size = space ? 4 : 8, len = (size_t)s->pq->getlength(r, i, col);
+				if (s->pq->getisnull(r, i, col) || !len || len % size ||
+				    a2m_check_vector_ok(s->pq->getvalue(r, i, col), len, size, 1))
+					continue;
+				if (w->report && w->bad[0] + w->bad[1] < MAX_EXAMPLES) {
+					char q[A2M_CHECK_QUOTED];
+					a2m_check_say(k->o, A2M_CHECK_VECTORS, 1, "record %s: its %s vector "
+						      "holds a value that is not finite (NaN or infinite)%s",
+						      quoted(k, r, i, 1, q, sizeof q),
+						      space ? "generated" : "own", space ? "" :
+						      " (the caller's data: not repairable)");
+				}
+				w->bad[space]++;
+				if (w->collect && space)
+					a2m_pg_array_int8(&w->drop, a2m_pg_int8(s, r, i, 0));
+			}
+		s->pq->clear(r);
+		if (!rows)
+			break;
+	}
+	PGresult *r = query(k, A2M_CHECK_VECTORS, "CLOSE a2m_check_vectors", "the vectors");
+	if (r)
+		s->pq->clear(r);
+	return r ? 0 : -1;
+}
+
 /* The width of each vector in bytes, per space (0: the caller's float64, 1: generated float32). */
 static void check_vectors(pgcheck *k)
 {
@@ -287,10 +360,17 @@ static void check_vectors(pgcheck *k)
 				      (long long)width[space], fix);
 		}
 	}
-	if (!problems)
+	finite_walk w = {.report = 1};
+	if (walk_finite(k, &w) != 0)
+		return;
+	if (w.bad[0] + w.bad[1] > MAX_EXAMPLES)
+		a2m_check_say(k->o, A2M_CHECK_VECTORS, 1, "%lld vectors not finite in all",
+			      (long long)(w.bad[0] + w.bad[1]));
+	if (!problems && !w.bad[0] && !w.bad[1])
 		a2m_check_say(k->o, A2M_CHECK_VECTORS, 0, "%lld records' own vectors (width %lld), %lld "
-			      "generated (width %lld), each space of one width", (long long)total[0],
-			      (long long)width[0], (long long)total[1], (long long)width[1]);
+			      "generated (width %lld), each space of one width, all finite",
+			      (long long)total[0], (long long)width[0], (long long)total[1],
+			      (long long)width[1]);
 }
 
 /* The generated vectors dropped: malformed, or not of the most common whole width. */
@@ -301,6 +381,30 @@ static void check_vectors(pgcheck *k)
 	" UPDATE a2m_records SET gen_embedding = NULL WHERE gen_embedding IS NOT NULL" \
 	" AND length(gen_embedding) IS DISTINCT FROM (SELECT l FROM w)"
 
+/* After that SQL, in its transaction: the generated vectors not finite dropped too. */
+static int repair_vectors(pgcheck *k)
+{
+	pgstore *s = k->s;
+	finite_walk w = {.collect = 1};
+	a2m_pg_array_begin(&w.drop, PG_OID_INT8);
+	int rc = walk_finite(k, &w) != 0 ? A2M_INTERNAL_ERROR : 0;
+	if (a2m_pg_array_end(&w.drop) != 0)
+		return rc ? rc : a2m_store_fail(&s->base, "repair vectors: out of memory");
+	if (!rc && w.drop.n) {
+		pgparams p;
+		PGresult *r;
+		a2m_pg_params_init(&p);
+		a2m_pg_param_bytea(&p, w.drop.buf, w.drop.len);
+		rc = a2m_pg_run_named(s, &s->main, "a2m_repair_vectors", "UPDATE a2m_records SET"
+				      " gen_embedding = NULL WHERE seq = ANY($1::int8[])", &p,
+				      "repair vectors", &r);
+		if (!rc)
+			s->pq->clear(r);
+	}
+	a2m_pg_array_free(&w.drop);
+	return rc;
+}
+
 /* ---- the term index -------------------------------------------------------------------- */
 
 /* Every record's content analysed into the expected side, through a cursor. */
@@ -309,10 +413,9 @@ static int expect_records(pgcheck *k, a2m_check_terms *t, a2m_index_stats *want)
 	a2m_check_meter m;
 	int64_t done = 0;
 	PGresult *r;
-	if (!(r = query(k, A2M_CHECK_INDEX, "DECLARE a2m_check_records NO SCROLL CURSOR FOR"
-			" SELECT seq, content FROM a2m_records", "the records")))
+	if (a2m_pg_check_declare(k, A2M_CHECK_INDEX, "a2m_check_records",
+				 "SELECT seq, content FROM a2m_records", "the records") != 0)
 		return -1;
-	k->s->pq->clear(r);
 	a2m_check_meter_start(&m, k->o, A2M_CHECK_INDEX, "records analysed", k->records);
 	for (;;) {
 		if (!(r = fetch(k, A2M_CHECK_INDEX, "a2m_check_records", 0, "the records")))
@@ -434,12 +537,10 @@ static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int
 		total = num(k, r, 0, 0);
 		s->pq->clear(r);
 	}
-	if (!(r = query(k, A2M_CHECK_INDEX, "DECLARE a2m_check_postings NO SCROLL CURSOR FOR"
-			" SELECT term, data, n, seg = 9223372036854775807 FROM a2m_postings_seg"
-			" ORDER BY term, seg",
-			"a2m_postings_seg")))
+	if (a2m_pg_check_declare(k, A2M_CHECK_INDEX, "a2m_check_postings",
+				 "SELECT term, data, n, seg = 9223372036854775807 FROM a2m_postings_seg"
+				 " ORDER BY term, seg", "a2m_postings_seg") != 0)
 		return -1;
-	s->pq->clear(r);
 	a2m_check_meter_start(&m, k->o, A2M_CHECK_INDEX, "index entries read", total);
 	for (;;) {
 		if (!(r = fetch(k, A2M_CHECK_INDEX, "a2m_check_postings", 1, "a2m_postings_seg"))) {
@@ -544,19 +645,32 @@ typedef struct area_ops {
 	int            needs_ix;               /* only with an analyser (o->ix) */
 	void         (*check)(pgcheck *k);     /* inside the snapshot */
 	const char    *repair;                 /* SQL run in a write transaction; NULL: none */
+	int          (*repair_fn)(pgcheck *k); /* then this, in it; NULL: none */
 	const char    *repaired;               /* what the repair says it did */
 } area_ops;
 
+/* The extensions' indexes, derived from their columns. */
+#define SQL_REPAIR_EXPIRY "REINDEX INDEX a2m_records_expiry"
+#define SQL_REPAIR_DEDUP  "REINDEX INDEX a2m_records_fp"
+
 static const area_ops areas[] = {
-	{A2M_CHECK_FILE,    0, check_file,    NULL, NULL},
-	{A2M_CHECK_COUNTS,  0, check_counts,  SQL_REPAIR_COUNTS, "counted again from the records"},
-	{A2M_CHECK_SEQS,    0, check_seqs,    SQL_REPAIR_SEQS, "the mark set to the highest seq"},
-	{A2M_CHECK_VECTORS, 0, check_vectors, SQL_REPAIR_VECTORS,
-	 "dropped the generated vectors that were malformed or of another width (the embedder "
-	 "makes them again); the records' own vectors are their callers' data and were left as "
-	 "they are"},
-	{A2M_CHECK_EVENTS,  0, check_events,  SQL_REPAIR_EVENTS, "the head set to the newest event"},
-	{A2M_CHECK_INDEX,   1, check_index,   SQL_REPAIR_INDEX, "rebuilt from the records"},
+	{A2M_CHECK_FILE,    0, check_file,    NULL, NULL, NULL},
+	{A2M_CHECK_COUNTS,  0, check_counts,  SQL_REPAIR_COUNTS, NULL,
+	 "counted again from the records"},
+	{A2M_CHECK_SEQS,    0, check_seqs,    SQL_REPAIR_SEQS, NULL, "the mark set to the highest seq"},
+	{A2M_CHECK_VECTORS, 0, check_vectors, SQL_REPAIR_VECTORS, repair_vectors,
+	 "dropped the generated vectors that were malformed, not finite or of another width (the "
+	 "embedder makes them again); the records' own vectors are their callers' data and were "
+	 "left as they are"},
+	{A2M_CHECK_EVENTS,  0, check_events,  SQL_REPAIR_EVENTS, NULL,
+	 "the head set to the newest event"},
+	{A2M_CHECK_INDEX,   1, check_index,   SQL_REPAIR_INDEX, NULL, "rebuilt from the records"},
+	{A2M_CHECK_HISTORY, 0, a2m_pg_check_history, NULL, a2m_pg_repair_history,
+	 "deleted the revisions no reader may see"},
+	{A2M_CHECK_EXPIRY,  0, a2m_pg_check_expiry, SQL_REPAIR_EXPIRY, NULL,
+	 "REINDEX a2m_records_expiry"},
+	{A2M_CHECK_DEDUP,   0, a2m_pg_check_dedup, SQL_REPAIR_DEDUP, a2m_pg_repair_dedup,
+	 "REINDEX a2m_records_fp; each fingerprint its content's"},
 };
 #define NAREAS (sizeof areas / sizeof areas[0])
 
@@ -589,6 +703,7 @@ int a2m_pg_store_check(a2m_store *base, const a2m_check_options *o)
 int a2m_pg_store_repair(a2m_store *base, const a2m_check_options *o, unsigned mask)
 {
 	pgstore *s = (pgstore *)base;
+	pgcheck k = {s, o, 0};
 	int rc = 0;
 	if (s->base.read_only) {
 		a2m_store_fail(base, "repair: the store is read-only");
@@ -596,11 +711,13 @@ int a2m_pg_store_repair(a2m_store *base, const a2m_check_options *o, unsigned ma
 	}
 	for (size_t i = 0; i < NAREAS && !rc; i++) {
 		const area_ops *a = &areas[i];
-		if (!(mask & (1u << a->area)) || !a->repair || (a->needs_ix && !o->ix))
+		if (!(mask & (1u << a->area)) || (!a->repair && !a->repair_fn) ||
+		    (a->needs_ix && !o->ix))
 			continue;
 		if ((rc = a2m_pg_begin(base)))
 			break;
-		if ((rc = a2m_pg_exec(s, &s->main, a->repair, "repair", NULL))) {
+		if ((a->repair && (rc = a2m_pg_exec(s, &s->main, a->repair, "repair", NULL))) ||
+		    (a->repair_fn && (rc = a->repair_fn(&k)))) {
 			a2m_pg_rollback(base);
 			break;
 		}

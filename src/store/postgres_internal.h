@@ -14,7 +14,8 @@
 ** postgres_held.c (inserts held back and written many rows per statement),
 ** postgres_index.c (the term index's postings and figures),
 ** postgres_segments.c (the index's rows: a term's postings as varints),
-** postgres_check.c (the consistency check and repair),
+** postgres_check.c and postgres_check_extend.c (the consistency check and
+** repair; postgres_check.h),
 ** postgres_vectors.c (vector search from a cache of the rows),
 ** postgres_extend.c (the extensions' history, expiry and fingerprints),
 ** postgres_events.c (the shared event log) and postgres_listen.c (the

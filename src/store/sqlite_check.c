@@ -17,7 +17,6 @@
 ** record's content, and the caller's own vectors, are never touched: what
 ** is wrong there is reported as not repairable.
 */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,29 +296,6 @@ static int64_t main_width(const widths *v)
 	return best < 0 ? 0 : v->w[best];
 }
 
-/*
-** Whether the n bytes at b are whole elements of size bytes (8: the
-** caller's doubles, 4: the generated floats), every one finite.
-*/
-static int vector_ok(const void *b, size_t n, size_t size)
-{
-	if (!n || n % size)
-		return 0;
-	for (size_t i = 0; i < n / size; i++) {
-		double x;
-		if (size == 8) {
-			memcpy(&x, (const char *)b + i * 8, 8);
-		} else {
-			float f;
-			memcpy(&f, (const char *)b + i * 4, 4);
-			x = f;
-		}
-		if (!isfinite(x))
-			return 0;
-	}
-	return 1;
-}
-
 /* The walk over the stored vectors: widths, malformed ones, and what a repair drops. */
 typedef struct vector_walk {
 	sqlstore               *s;
@@ -348,7 +324,7 @@ static int vector_row(sqlite3_stmt *st, void *ctx)
 			continue;
 		const void *b = sqlite3_column_blob(st, col);
 		size_t n = (size_t)sqlite3_column_bytes(st, col);
-		int ok = vector_ok(b, n, size);
+		int ok = a2m_check_vector_ok(b, n, size, 0);
 		widths *v = space ? &w->gen : &w->caller;
 		if (w->pass == 0) {
 			if (ok)

@@ -3,6 +3,7 @@
 ** and the comparison of an index with the records' postings (see
 ** store_check.h).
 */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +216,40 @@ int a2m_check_fingerprint(const a2m_check_options *o, const char *id, const char
 			      "makes %016llx (a duplicate of it would not be found)",
 			      a2m_check_quote(id ? id : "", id ? strlen(id) : 0, q, sizeof q),
 			      (unsigned long long)kept, (unsigned long long)want);
+	}
+	return 1;
+}
+
+int a2m_check_vector_ok(const void *b, size_t n, size_t size, int little_endian)
+{
+	const unsigned char *p = b;
+	if (!n || n % size || (size != 4 && size != 8))
+		return 0;
+	for (size_t i = 0; i < n / size; i++, p += size) {
+		unsigned char e[8];
+		double x;
+		memcpy(e, p, size);
+		if (little_endian) {
+			/* Assembled from its bytes: right whatever this machine's order. */
+			uint64_t u = 0;
+			for (size_t j = size; j-- > 0;)
+				u = u << 8 | p[j];
+			if (size == 8) {
+				memcpy(e, &u, 8);
+			} else {
+				uint32_t w = (uint32_t)u;
+				memcpy(e, &w, 4);
+			}
+		}
+		if (size == 8) {
+			memcpy(&x, e, 8);
+		} else {
+			float f;
+			memcpy(&f, e, 4);
+			x = f;
+		}
+		if (!isfinite(x))
+			return 0;
 	}
 	return 1;
 }

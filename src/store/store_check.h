@@ -64,6 +64,14 @@ void a2m_check_meter_end(a2m_check_meter *m, int64_t done);
 #define A2M_CHECK_QUOTED 700
 char *a2m_check_quote(const char *text, size_t n, char *out, size_t size);
 
+/*
+** Whether the n bytes at b are whole elements of size bytes (8: doubles,
+** 4: floats), every one finite: a stored vector a search may use. The
+** bytes are in this machine's order, or little-endian when little_endian
+** is set (PostgreSQL's columns).
+*/
+int a2m_check_vector_ok(const void *b, size_t n, size_t size, int little_endian);
+
 typedef struct a2m_check_terms a2m_check_terms;
 
 /* The two sides a posting is added to. */
