@@ -173,7 +173,8 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	sql "DELETE FROM a2m_postings_seg WHERE term = 'cupboard'::bytea;
 	     UPDATE a2m_postings_seg SET data = '\\xffff'::bytea WHERE term = 'kettle'::bytea;
 	     UPDATE a2m_counts SET n = n + 5 WHERE tier = 'semantic';
-	     UPDATE a2m_state SET seq = seq - 2, event_head = event_head - 1, docs = docs + 1;
+	     UPDATE a2m_state SET seq = seq - 2, event_head = event_head - 1, docs = docs + 1,
+	       event_tail = (SELECT max(seq) FROM a2m_events);
 	     UPDATE a2m_records SET gen_embedding = '\x010203'::bytea WHERE content LIKE 'a fact%';"
 	out=$("$a2m" check --postgres "$pg")
 	expect "postgres: a damaged deployment exits 1" "$?" 1
@@ -183,6 +184,7 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	matches "postgres: a count skewed" "$out" '^PROBLEM counts: tier "semantic", session \(none\): kept 6, the records make 1'
 	matches "postgres: the seq mark below a record" "$out" '^PROBLEM seqs: seq 5 is above the mark 3'
 	matches "postgres: the event head below an event" "$out" '^PROBLEM events: event [0-9]+ is above the head [0-9]+'
+	matches "postgres: the event tail above an event" "$out" '^PROBLEM events: event [0-9]+ is below the tail [0-9]+ \(a2m_state.event_tail\)'
 	matches "postgres: a malformed generated vector" "$out" '^PROBLEM vectors: 1 generated vector is malformed'
 	matches "postgres: the groups are whole" "$out" '^ok +groups: 1 group of 1 record'
 	contains "postgres: the summary names the areas" "$(printf '%s\n' "$out" | tail -n 1)" "problems in counts, index, seqs, vectors, events"

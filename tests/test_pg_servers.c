@@ -11,7 +11,8 @@
 ** write and whose history keeps every revision it replaced; capacity and whole groups hold with four servers writing one
 ** session; two servers sweeping the same expired records report each
 ** once; a cursor of one server is valid on another and after a
-** restart; push delivers other servers' writes; recalls on several
+** restart; push delivers other servers' writes; servers of different
+** event retentions trim one run of the log; recalls on several
 ** servers add up their touches and earn the promotion together; a term
 ** one server's cache holds shows another server's later writes to it. The
 ** faults are test_pg_faults.c's.
@@ -479,6 +480,53 @@ static void test_push_delivers_the_other_servers_writes(void)
 	deployment_drop(&d);
 }
 
+/*
+** The log's retention is each appending server's own (--events-retain), and
+** every trim deletes a bounded range from the log's tail (a2m_state.event_tail,
+** postgres_events.c): servers of different retentions appending in turn keep
+** one run of seqs, the newest the last append's retention allows, with the
+** tail at its oldest. A trim that reckoned its range from its own retention
+** alone would leave the older events of a larger retention behind it.
+*/
+static void test_retention_of_several_servers_trims_one_run(void)
+{
+	deployment d;
+	deployment_new(&d, "retain", NULL);
+	const char *small_args[] = {"--events-retain", "3"}, *wide_args[] = {"--events-retain", "8"};
+	a2m_client *small = serve_args(d.conninfo, small_args, 2);
+	a2m_client *wide = serve_args(d.conninfo, wide_args, 2);
+	char ids[64];
+	for (int i = 0; i < 14; i++) {
+		/* 1..10 through the small one, 11..14 through the wide one, one at a time. */
+		snprintf(ids, sizeof ids, "r-%d", i + 1);
+		json_decref(req(i < 10 ? small : wide, "memory/remember",
+				json_pack("{s:[{s:s,s:s}]}", "records", "id", ids, "content", ids)));
+	}
+	/* The wide server kept its 8 newest: 7..14; then the small one trims to 3. */
+	json_decref(req(small, "memory/remember",
+			json_pack("{s:[{s:s,s:s}]}", "records", "id", "r-15", "content", "r-15")));
+	json_decref(req(wide, "memory/remember",
+			json_pack("{s:[{s:s,s:s}]}", "records", "id", "r-16", "content", "r-16")));
+	char got[256];
+	for (int k = 0; k < 2; k++) {
+		/* A cursor of no log: reset, and read from the oldest retained. */
+		json_t *resp = req(k ? wide : small, "memory/events",
+				   json_pack("{s:s}", "cursor", "c1.0000000000000000.1"));
+		written_ids(result_of(resp), got, sizeof got);
+		CHECK_STR(got, "r-13,r-14,r-15,r-16");
+		CHECK(json_is_true(json_object_get(result_of(resp), "reset")));
+		json_decref(resp);
+	}
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT event_tail FROM %s.a2m_state", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 13);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_events", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 4);
+	a2m_client_free(small);
+	a2m_client_free(wide);
+	deployment_drop(&d);
+}
+
 /* ---- touches and promotions -------------------------------------------------------------------- */
 
 /* Recalls query through c, then writes once, which stores the recall's touch. */
@@ -596,6 +644,7 @@ int main(int argc, char **argv)
 		TEST(test_two_servers_sweep_each_expired_record_once),
 		TEST(test_a_cursor_is_valid_on_every_server_and_after_a_restart),
 		TEST(test_push_delivers_the_other_servers_writes),
+		TEST(test_retention_of_several_servers_trims_one_run),
 		TEST(test_recalls_on_three_servers_add_up_and_earn_the_promotion),
 		TEST(test_a_cached_term_sees_the_other_servers_writes),
 		{NULL, NULL}

@@ -219,14 +219,21 @@ static void check_events(pgcheck *k)
 {
 	PGresult *r = query(k, A2M_CHECK_EVENTS, "SELECT count(*), coalesce(min(seq), 0),"
 			    " coalesce(max(seq), 0), (SELECT event_head FROM a2m_state),"
-			    " count(*) FILTER (WHERE body NOT LIKE '{%}') FROM a2m_events",
-			    "a2m_events");
+			    " count(*) FILTER (WHERE body NOT LIKE '{%}'),"
+			    " (SELECT event_tail FROM a2m_state) FROM a2m_events", "a2m_events");
 	if (!r)
 		return;
 	int64_t n = num(k, r, 0, 0), lo = num(k, r, 0, 1), hi = num(k, r, 0, 2);
-	int64_t head = num(k, r, 0, 3), bad = num(k, r, 0, 4);
+	int64_t head = num(k, r, 0, 3), bad = num(k, r, 0, 4), tail = num(k, r, 0, 5);
 	k->s->pq->clear(r);
 	int problems = 0;
+	/* The trims delete from the tail on, and the oldest is looked for there. */
+	if (n && lo < tail) {
+		problems++;
+		a2m_check_say(k->o, A2M_CHECK_EVENTS, 1, "event %lld is below the tail %lld "
+			      "(a2m_state.event_tail): no trim would delete it, and the oldest "
+			      "retained would be misreported", (long long)lo, (long long)tail);
+	}
 	if (n && hi > head) {
 		problems++;
 		a2m_check_say(k->o, A2M_CHECK_EVENTS, 1, "event %lld is above the head %lld "
@@ -256,7 +263,8 @@ static void check_events(pgcheck *k)
 
 #define SQL_REPAIR_EVENTS \
 	"UPDATE a2m_state SET event_head = greatest(event_head," \
-	" (SELECT coalesce(max(seq), 0) FROM a2m_events))"
+	" (SELECT coalesce(max(seq), 0) FROM a2m_events))," \
+	" event_tail = least(event_tail, (SELECT coalesce(min(seq), event_tail) FROM a2m_events))"
 
 /* ---- vectors ------------------------------------------------------------------------- */
 
@@ -663,7 +671,7 @@ static const area_ops areas[] = {
 	 "embedder makes them again); the records' own vectors are their callers' data and were "
 	 "left as they are"},
 	{A2M_CHECK_EVENTS,  0, check_events,  SQL_REPAIR_EVENTS, NULL,
-	 "the head set to the newest event"},
+	 "the head set to the newest event, the tail to the oldest"},
 	{A2M_CHECK_INDEX,   1, check_index,   SQL_REPAIR_INDEX, NULL, "rebuilt from the records"},
 	{A2M_CHECK_HISTORY, 0, a2m_pg_check_history, NULL, a2m_pg_repair_history,
 	 "deleted the revisions no reader may see"},

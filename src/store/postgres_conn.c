@@ -80,22 +80,29 @@ static const char *const stmt_sql[PG_NSTMTS] = {
 	** One statement appends a batch after the head, moves the head, and
 	** trims to the newest $6 events ($7: the batch's size). Its parts see
 	** one snapshot, so the DELETE finds only older rows: the batch's own
-	** beyond $6 are never inserted. Returns the first seq given.
+	** beyond $6 are never inserted. The trim is the range from the tail
+	** (every seq below it deleted already) to the new bound, and the tail
+	** moves up to that bound: never a walk from the index's first entry
+	** over the entries earlier trims left dead (schema step 7). Returns
+	** the first seq given.
 	*/
-	[PG_EVENTS_ADD] = "WITH head AS (SELECT event_head AS h FROM a2m_state),"
+	[PG_EVENTS_ADD] = "WITH head AS (SELECT event_head AS h, event_tail AS t FROM a2m_state),"
 		" ins AS (INSERT INTO a2m_events (seq, at, body, owner, shared, audience)"
 		"  SELECT head.h + u.n, u.at, u.body, u.owner, u.shared, u.audience FROM head,"
 		"  unnest($1::int8[], $2::text[], $3::text[], $4::bool[], $5::text[])"
 		"   WITH ORDINALITY AS u(at, body, owner, shared, audience, n)"
 		"  WHERE u.n > $7::int8 - $6::int8),"
-		" upd AS (UPDATE a2m_state SET event_head = event_head + $7::int8"
+		" upd AS (UPDATE a2m_state SET event_head = event_head + $7::int8,"
+		"  event_tail = greatest(event_tail, event_head + $7::int8 - $6::int8 + 1)"
 		"  RETURNING event_head),"
-		" del AS (DELETE FROM a2m_events WHERE seq <= (SELECT event_head FROM upd) - $6::int8)"
+		" del AS (DELETE FROM a2m_events WHERE seq >= (SELECT t FROM head)"
+		"  AND seq <= (SELECT h FROM head) + $7::int8 - $6::int8)"
 		" SELECT h + 1 FROM head",
 	[PG_EVENTS_READ] = "SELECT seq, at, body, owner, shared, audience FROM a2m_events"
 		" WHERE seq > $1 ORDER BY seq LIMIT $2",
-	[PG_EVENTS_BOUNDS] = "SELECT (SELECT min(seq) FROM a2m_events), event_head, event_salt"
-		" FROM a2m_state",
+	/* The oldest retained is looked for from the tail on (schema step 7). */
+	[PG_EVENTS_BOUNDS] = "SELECT (SELECT min(seq) FROM a2m_events WHERE seq >= event_tail),"
+		" event_head, event_salt FROM a2m_state",
 };
 
 /* ---- connecting -------------------------------------------------------------- */
