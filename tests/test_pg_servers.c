@@ -13,7 +13,9 @@
 ** once; a cursor of one server is valid on another and after a
 ** restart; push delivers other servers' writes; servers of different
 ** event retentions trim one run of the log; recalls on several
-** servers add up their touches and earn the promotion together; a term
+** servers add up their touches and earn the promotion together, a
+** record touched twice in one batch counts both, and three servers'
+** batches of touches at once lose none; a term
 ** one server's cache holds shows another server's later writes to it. The
 ** faults are test_pg_faults.c's.
 **
@@ -569,6 +571,94 @@ static void test_recalls_on_three_servers_add_up_and_earn_the_promotion(void)
 	deployment_drop(&d);
 }
 
+/*
+** A promotion's transaction writes the touches waiting and the earning
+** recall's own (write.c, promote_hits): the same record twice in one batch
+** of touches, which the engine writes as one statement (postgres_held.c):
+** the increments must add up, not the last one win.
+*/
+static void test_a_record_touched_twice_in_one_batch_counts_both(void)
+{
+	deployment d;
+	deployment_new(&d, "twice", NULL);
+	a2m_client *a = serve(&d), *b = serve(&d);
+	json_decref(req(a, "memory/remember",
+			json_pack("{s:[{s:s,s:s,s:s}]}", "records", "id", "okapi", "content",
+				  "the okapi in the forest", "tier", "episodic")));
+	for (int i = 0; i < 3; i++)
+		json_decref(req(a, "memory/recall", json_pack("{s:s}", "query", "okapi")));
+	json_t *recs = timeline(b, json_pack("{s:s}", "tier", "semantic"));
+	CHECK_INT(json_array_size(recs), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(recs, 0), "access_count")), 3);
+	json_decref(recs);
+	a2m_client_free(a);
+	a2m_client_free(b);
+	deployment_drop(&d);
+}
+
+/* Each recaller: ROUNDS recalls of every record, then a write, which stores their touches. */
+#define TOUCH_RECORDS 40
+#define TOUCH_ROUNDS 5
+
+static void *recaller(void *arg)
+{
+	writer *w = arg;
+	a2m_client *c = serve(w->d);
+	for (int r = 0; r < TOUCH_ROUNDS; r++) {
+		json_t *resp = req(c, "memory/recall", json_pack("{s:s,s:i}", "query", "lantern",
+								   "limit", TOUCH_RECORDS));
+		if (json_array_size(json_object_get(result_of(resp), "records")) != TOUCH_RECORDS) {
+			w->errors++;
+			snprintf(w->why, sizeof w->why, "recall: %s", message_of(resp));
+		}
+		json_decref(resp);
+	}
+	json_t *resp = req(c, "memory/remember", json_pack("{s:[{s:s,s:s}]}", "records", "content",
+							   "unrelated note", "tier", "semantic"));
+	if (!result_of(resp)) {
+		w->errors++;
+		snprintf(w->why, sizeof w->why, "remember: %s", message_of(resp));
+	}
+	json_decref(resp);
+	a2m_client_free(c);
+	return NULL;
+}
+
+/*
+** Three servers recall the same forty records at once, five times each,
+** and each writes its touches as one statement: every record counts
+** fifteen accesses, none lost to another server's batch.
+*/
+static void test_touches_of_three_servers_at_once_add_up(void)
+{
+	deployment d;
+	writer w[3];
+	deployment_new(&d, "touches", NULL);
+	a2m_client *c = serve(&d);
+	json_t *recs = json_array();
+	for (int i = 0; i < TOUCH_RECORDS; i++) {
+		char text[64];
+		snprintf(text, sizeof text, "lantern number %d", i);
+		json_array_append_new(recs, json_pack("{s:s,s:s}", "content", text, "tier", "semantic"));
+	}
+	json_decref(req(c, "memory/remember", json_pack("{s:o}", "records", recs)));
+	run_writers(&d, recaller, w, 3);
+	json_t *got = timeline(c, json_pack("{s:s}", "tier", "semantic"));
+	int counted = 0;
+	json_t *r;
+	size_t i;
+	json_array_foreach(got, i, r) {
+		if (strncmp(json_string_value(json_object_get(r, "content")), "lantern", 7) != 0)
+			continue;
+		counted++;
+		CHECK_INT(json_integer_value(json_object_get(r, "access_count")), 3 * TOUCH_ROUNDS);
+	}
+	CHECK_INT(counted, TOUCH_RECORDS);
+	json_decref(got);
+	a2m_client_free(c);
+	deployment_drop(&d);
+}
+
 /* ---- a server's cached postings after another server's writes ----------------------- */
 
 /* How many records a recall of query through c returns (-1: no result). */
@@ -646,6 +736,8 @@ int main(int argc, char **argv)
 		TEST(test_push_delivers_the_other_servers_writes),
 		TEST(test_retention_of_several_servers_trims_one_run),
 		TEST(test_recalls_on_three_servers_add_up_and_earn_the_promotion),
+		TEST(test_a_record_touched_twice_in_one_batch_counts_both),
+		TEST(test_touches_of_three_servers_at_once_add_up),
 		TEST(test_a_cached_term_sees_the_other_servers_writes),
 		{NULL, NULL}
 	};

@@ -190,25 +190,21 @@ static int pg_remove(a2m_store *base, const char *id, int *removed)
 	return rc;
 }
 
-/* An increment of the row as it is now (store.h): never a whole-record write. */
+/*
+** An increment of the row as it is now (store.h): never a whole-record
+** write. Held with the inserts, so a transaction's touches are one
+** statement (postgres_held.c), written before anything that could see them.
+*/
 static int pg_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 {
 	pgstore *s = (pgstore *)base;
-	pgparams p;
-	PGresult *r;
 	int own, rc;
 	if ((rc = refuse_read_only(s, "touch")))
 		return rc;
 	if ((rc = a2m_pg_autocommit_begin(s, &own)))
 		return rc;
-	a2m_pg_params_init(&p);
-	a2m_pg_param_int8(&p, seq);
-	a2m_pg_param_int8(&p, add);
-	a2m_pg_param_int8(&p, at);
-	if (!(rc = a2m_pg_held_flush(s)) && !(rc = a2m_pg_run(s, &s->main, PG_TOUCH, &p, "touch", &r))) {
-		s->pq->clear(r);
+	if (!(rc = a2m_pg_held_touch(s, seq, add, at)))
 		s->wrote = 1;
-	}
 	return a2m_pg_autocommit_end(s, own, rc);
 }
 
@@ -273,8 +269,9 @@ static void pg_close(a2m_store *base)
 }
 
 /*
-** Every op here but insert, begin, begin_relaxed, rollback, close and the
-** brackets writes the held inserts before its first statement.
+** Every op here but insert, touch, begin, begin_relaxed, rollback, close
+** and the brackets writes the held inserts and touches before its first
+** statement.
 */
 static const a2m_store_ops postgres_ops = {
 	.engine     = "postgres",

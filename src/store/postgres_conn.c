@@ -52,8 +52,16 @@ static const char *const stmt_sql[PG_NSTMTS] = {
 		" coalesce($11::text, '') AND o.key = $13::bytea AND o.id <> $1))",
 	[PG_REMOVE] = "DELETE FROM a2m_records WHERE id = $1",
 	/* An increment of the row as it is now (store.h, touch). */
-	[PG_TOUCH] = "UPDATE a2m_records SET access_count = access_count + $2,"
-		" accessed_at = greatest(accessed_at, $3) WHERE seq = $1",
+	/*
+	** Increments of the rows as they are now (store.h, touch): one
+	** statement for every touch a transaction held (postgres_held.c), the
+	** increments summed per seq, since one UPDATE changes a row once
+	** however often its join names it; a seq that names no record is skipped.
+	*/
+	[PG_TOUCHES] = "UPDATE a2m_records r SET access_count = r.access_count + t.add,"
+		" accessed_at = greatest(r.accessed_at, t.at) FROM (SELECT seq, sum(add)::int8 AS add,"
+		" max(at) AS at FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS u(seq, add, at)"
+		" GROUP BY seq) t WHERE r.seq = t.seq",
 	[PG_META_GET] = "SELECT value FROM a2m_meta WHERE name = $1",
 	[PG_META_SET] = "INSERT INTO a2m_meta (name, value) VALUES ($1, $2)"
 		" ON CONFLICT (name) DO UPDATE SET value = excluded.value",

@@ -1,10 +1,14 @@
 /*
 ** postgres_held.c — a PostgreSQL write transaction's inserts, held (copied)
 ** and written PG_HELD_ROWS rows per INSERT statement: a batched remember of
-** 500 records is 8 statements instead of 500 round trips.
+** 500 records is 8 statements instead of 500 round trips. Its touches
+** (recall's access counts, store.h touch) are held the same way and written
+** after the inserts in one UPDATE over arrays, however many: the touch
+** buffer of a busy server (tens of thousands of records a second) was a
+** statement per record.
 **
-** Every op of the engine but insert, begin, rollback and close writes what
-** is held before its first statement (reads through read_conn, the writes
+** Every op of the engine but insert, touch, begin, rollback and close
+** writes what is held before its first statement (reads through read_conn, the writes
 ** and commit directly), so each sees, and acts on, every insert before it.
 ** A refused insert is therefore refused at a later op of the transaction or
 ** at its commit, as store.h allows, and the transaction can only be rolled
@@ -26,10 +30,18 @@
 #include "a2m.h"
 #include "store/postgres_internal.h"
 
+/* One touch held (store.h, touch): an increment of a row. */
+typedef struct held_touch {
+	int64_t seq, add, at;
+} held_touch;
+
 struct a2m_pg_held {
 	a2m_record *v;
 	size_t      n, cap;
+	held_touch *t;          /* touches, in the order they came */
+	size_t      nt, tcap;
 };
+
 
 a2m_pg_held *a2m_pg_held_new(void)
 {
@@ -43,6 +55,7 @@ void a2m_pg_held_drop(a2m_pg_held *h)
 	for (size_t i = 0; i < h->n; i++)
 		a2m_record_clear(&h->v[i]);
 	h->n = 0;
+	h->nt = 0;
 }
 
 void a2m_pg_held_free(a2m_pg_held *h)
@@ -51,6 +64,7 @@ void a2m_pg_held_free(a2m_pg_held *h)
 		return;
 	a2m_pg_held_drop(h);
 	free(h->v);
+	free(h->t);
 	free(h);
 }
 
@@ -165,16 +179,65 @@ static int write_rows(pgstore *s, size_t at, size_t k)
 	return rc;
 }
 
+int a2m_pg_held_touch(pgstore *s, int64_t seq, int64_t add, int64_t at)
+{
+	a2m_pg_held *h = s->held;
+	if (h->nt == h->tcap) {
+		size_t cap = h->tcap ? h->tcap * 2 : 256;
+		held_touch *t = realloc(h->t, cap * sizeof *t);
+		if (!t)
+			return a2m_store_fail(&s->base, "touch: out of memory");
+		h->t = t;
+		h->tcap = cap;
+	}
+	h->t[h->nt++] = (held_touch){seq, add, at};
+	return 0;
+}
+
+/* Writes the touches held (PG_TOUCHES), after the inserts: a touch may name one of them. */
+static int write_touches(pgstore *s)
+{
+	a2m_pg_held *h = s->held;
+	pgarray seq, add, at;
+	pgparams p;
+	PGresult *r;
+	a2m_pg_array_begin(&seq, PG_OID_INT8);
+	a2m_pg_array_begin(&add, PG_OID_INT8);
+	a2m_pg_array_begin(&at, PG_OID_INT8);
+	for (size_t i = 0; i < h->nt; i++) {
+		a2m_pg_array_int8(&seq, h->t[i].seq);
+		a2m_pg_array_int8(&add, h->t[i].add);
+		a2m_pg_array_int8(&at, h->t[i].at);
+	}
+	int rc = a2m_pg_array_end(&seq) | a2m_pg_array_end(&add) | a2m_pg_array_end(&at);
+	if (rc) {
+		rc = a2m_store_fail(&s->base, "touch: out of memory");
+	} else {
+		a2m_pg_params_init(&p);
+		a2m_pg_param_bytea(&p, seq.buf, seq.len);
+		a2m_pg_param_bytea(&p, add.buf, add.len);
+		a2m_pg_param_bytea(&p, at.buf, at.len);
+		if (!(rc = a2m_pg_run(s, &s->main, PG_TOUCHES, &p, "touch", &r)))
+			s->pq->clear(r);
+	}
+	a2m_pg_array_free(&seq);
+	a2m_pg_array_free(&add);
+	a2m_pg_array_free(&at);
+	return rc;
+}
+
 int a2m_pg_held_flush(pgstore *s)
 {
 	a2m_pg_held *h = s->held;
 	int rc = 0;
-	if (!h || !h->n)
+	if (!h || (!h->n && !h->nt))
 		return 0;
 	for (size_t at = 0; at < h->n && !rc; at += PG_HELD_ROWS) {
 		size_t k = h->n - at < PG_HELD_ROWS ? h->n - at : PG_HELD_ROWS;
 		rc = write_rows(s, at, k);
 	}
+	if (!rc && h->nt)
+		rc = write_touches(s);
 	a2m_pg_held_drop(h);
 	if (rc)
 		a2m_pg_tx_fail(s);

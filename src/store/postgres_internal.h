@@ -61,7 +61,7 @@ typedef enum pg_stmt {
 	PG_OLD,            /* $1 id: seq, content, tier (a write's old row) */
 	PG_UPDATE,         /* $1 id, $2.. the other fields (a2m_pg_bind_record) */
 	PG_REMOVE,         /* $1 id */
-	PG_TOUCH,          /* $1 seq, $2 add, $3 at */
+	PG_TOUCHES,        /* $1 int8[] seq, $2 int8[] add, $3 int8[] at */
 	PG_META_GET,       /* $1 name */
 	PG_META_SET,       /* $1 name, $2 value */
 	PG_META_DEL,       /* $1 name */
@@ -399,9 +399,14 @@ a2m_pg_held *a2m_pg_held_new(void);
 void a2m_pg_held_free(a2m_pg_held *h);
 /* Copies rec (its seq given) to be written later. Returns 0 or fails. */
 int  a2m_pg_held_add(pgstore *s, const a2m_record *rec);
-/* Writes what is held, in multi-row INSERTs. Returns 0, or fails (the
-** transaction can only be rolled back then). */
+/* Writes what is held, in multi-row INSERTs and one UPDATE of the touches.
+** Returns 0, or fails (the transaction can only be rolled back then). */
 int  a2m_pg_held_flush(pgstore *s);
+/*
+** Holds a touch (store.h), written after the held inserts, with every
+** other touch held, in one statement. Returns 0 or fails (out of memory).
+*/
+int  a2m_pg_held_touch(pgstore *s, int64_t seq, int64_t add, int64_t at);
 /* Forgets what is held (rollback). */
 void a2m_pg_held_drop(a2m_pg_held *h);
 /* Whether id is held (an insert not yet written). */
