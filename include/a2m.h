@@ -297,8 +297,10 @@ A2M_API int a2m_handle_network(a2m *h, const char *message, size_t len,
 ** The string is borrowed for the duration of the call. fn is called from
 ** inside a2m_handle() on the calling thread, after the state change it
 ** reports, and with a PostgreSQL store also from a thread of the library's
-** when another server of the deployment committed (never two calls at
-** once); it must not call back into the same handle. Pass fn NULL to
+** when another server of the deployment committed, or when records expire
+** (that thread also removes what expired, as a2m_sweep does, so an idle
+** caller need not) (never two calls at once); it must not call back into
+** the same handle. Pass fn NULL to
 ** stop. A handle with a callback set reports events.push true in describe;
 ** without one, memory/events/subscribe is refused (spec §4.13).
 */

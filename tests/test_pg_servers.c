@@ -10,7 +10,7 @@
 ** by four servers at once is one record whose revision counts every
 ** write and whose history keeps every revision it replaced; capacity and whole groups hold with four servers writing one
 ** session; two servers sweeping the same expired records report each
-** once; a cursor of one server is valid on another and after a
+** once; an idle stdio server removes what another server wrote to expire; a cursor of one server is valid on another and after a
 ** restart; push delivers other servers' writes; servers of different
 ** event retentions trim one run of the log; recalls on several
 ** servers add up their touches and earn the promotion together, a
@@ -395,6 +395,46 @@ static void test_two_servers_sweep_each_expired_record_once(void)
 	deployment_drop(&d);
 }
 
+/*
+** A stdio server that stays idle, waiting on its input, still removes what
+** another server wrote to expire, when it expires, though the writer is gone
+** by then: it hears the commit, rereads the earliest expiry, and its store's
+** thread calls it back at that time (server/handle.c, heard).
+*/
+static void test_an_idle_stdio_server_removes_what_another_wrote_to_expire(void)
+{
+	deployment d;
+	deployment_new(&d, "idle", NULL);
+	prepare(&d);
+	a2m_client *idle = serve(&d);
+	json_t *resp = req(idle, "memory/events", NULL);
+	char *cursor = strdup(str_of(result_of(resp), "cursor"));
+	json_decref(resp);
+	a2m_client *w = serve(&d);
+	json_decref(req(w, "memory/remember",
+			json_pack("{s:[{s:s,s:s,s:s,s:i}]}", "records", "id", "brief", "content",
+				  "gone in a second", "tier", "semantic", "ttl_seconds", 1)));
+	a2m_client_free(w);  /* before it expires: nobody else is left to sweep it */
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_records", d.schema);
+	long long left = -1;
+	for (int i = 0; i < 50 && left != 0; i++) {
+		sleep_ms(100);
+		left = i >= 10 ? pg_test_int(sql, NULL) : -1;  /* from one second on */
+	}
+	CHECK_INT(left, 0);
+	/* Reported as any sweep is: one forgotten event, marked expired. */
+	resp = req(idle, "memory/events", json_pack("{s:s,s:[s]}", "cursor", cursor, "kinds",
+						    "forgotten"));
+	json_t *ev = json_array_get(json_object_get(result_of(resp), "events"), 0);
+	CHECK(json_is_true(json_object_get(ev, "expired")));
+	CHECK_STR(json_string_value(json_array_get(json_object_get(ev, "ids"), 0)), "brief");
+	json_decref(resp);
+	free(cursor);
+	a2m_client_free(idle);
+	deployment_drop(&d);
+}
+
 /* ---- events: cursors and push ------------------------------------------------------------ */
 
 /* The ids of the written events of an events result. */
@@ -732,6 +772,7 @@ int main(int argc, char **argv)
 		TEST(test_one_key_written_by_four_servers_counts_every_revision),
 		TEST(test_capacity_and_groups_hold_with_four_servers_in_one_session),
 		TEST(test_two_servers_sweep_each_expired_record_once),
+		TEST(test_an_idle_stdio_server_removes_what_another_wrote_to_expire),
 		TEST(test_a_cursor_is_valid_on_every_server_and_after_a_restart),
 		TEST(test_push_delivers_the_other_servers_writes),
 		TEST(test_retention_of_several_servers_trims_one_run),

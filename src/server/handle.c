@@ -360,14 +360,22 @@ static void deliver(void *ctx, const char *method, json_t *params)
 /*
 ** The store heard another server commit (store.h, watch), on a thread of
 ** its own: their events reach this connection's subscription in order,
-** under the lock like any call.
+** under the lock like any call. What they wrote may expire, and a caller
+** that waits on its own input alone (the stdio loop, idle) would never
+** reread the earliest expiry: so it is reread here, what has expired is
+** swept, and the store is asked to call again when the next expiry comes.
 */
-static void heard(void *ctx)
+static int64_t heard(void *ctx)
 {
 	a2m *h = ctx;
+	int64_t next_ms = -1;
 	pthread_rwlock_wrlock(&h->lock);
 	a2m_events_settle(&h->srv);
 	pthread_rwlock_unlock(&h->lock);
+	a2m_sweep(h, &next_ms);
+	/* The sweep ran until nothing was due or it failed: still due means
+	** failed (the store away), and the store's thread must not spin on it. */
+	return next_ms == 0 ? 1000 : next_ms;
 }
 
 void a2m_set_notify(a2m *h, a2m_notify_fn fn, void *user)

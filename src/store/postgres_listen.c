@@ -11,7 +11,9 @@
 ** what to deliver is decided by the event log's seqs, so one lost or
 ** merged notification costs nothing, and after the listener reconnects
 ** (the server restarted) it calls the watcher once anyway, for whatever
-** was committed while it was away.
+** was committed while it was away. The watcher answers when it wants to
+** be called again even if nobody commits (an expiry it knows of, store.h
+** watch), and is called then too.
 **
 ** A hot standby cannot LISTEN (PostgreSQL refuses it during recovery):
 ** there the listener polls the event log's head four times a second
@@ -30,6 +32,7 @@
 
 #include "a2m.h"
 #include "store/postgres_internal.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/thread.h"
 
@@ -41,12 +44,16 @@ struct a2m_pg_listen {
 	a2m_store_watch_fn fn;
 	void              *ctx;
 	int                calling;    /* fn runs now */
+	int64_t            due;        /* when fn asked to be called again; -1: not (thread's own) */
 	int                wake[2];    /* stop writes here */
 	_Atomic int        stop;
 	pgconn             conn;
 };
 
-/* Calls the watcher, unless it was just removed. */
+/*
+** Calls the watcher, unless it was just removed, and notes when it asked
+** to be called again (l->due, a2m_clock_now_ms; -1: at the next commit).
+*/
 static void call(a2m_pg_listen *l)
 {
 	pthread_mutex_lock(&l->mu);
@@ -54,13 +61,28 @@ static void call(a2m_pg_listen *l)
 	void *ctx = l->ctx;
 	l->calling = fn != NULL;
 	pthread_mutex_unlock(&l->mu);
+	l->due = -1;
 	if (!fn)
 		return;
-	fn(ctx);
+	int64_t again = fn(ctx);
+	if (again >= 0)
+		l->due = a2m_clock_now_ms() + again;
 	pthread_mutex_lock(&l->mu);
 	l->calling = 0;
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);
+}
+
+/*
+** The wait before the next look (ms at most): shorter when the watcher's
+** time comes first; 0 when it has come (the caller calls it then).
+*/
+static int wait_ms(const a2m_pg_listen *l, int ms)
+{
+	if (l->due < 0)
+		return ms;
+	int64_t left = l->due - a2m_clock_now_ms();
+	return left <= 0 ? 0 : left < ms ? (int)left : ms;
 }
 
 /* Waits up to ms for the socket (or -1: none) or the stop pipe. 1: socket readable. */
@@ -117,13 +139,18 @@ static void *run(void *arg)
 			call(l);  /* whatever was committed while nobody listened */
 			continue;
 		}
+		int ms = wait_ms(l, polling ? 250 : 1000);
+		if (!ms) {
+			call(l);  /* the time it asked for came, with or without a commit */
+			continue;
+		}
 		if (polling) {
-			wait_for(l, -1, 250);
+			wait_for(l, -1, ms);
 			if (!atomic_load(&l->stop) && poll_state(l, seen, sizeof seen) > 0)
 				call(l);
 			continue;
 		}
-		if (!wait_for(l, s->pq->socket(l->conn.conn), 1000))
+		if (!wait_for(l, s->pq->socket(l->conn.conn), ms))
 			continue;
 		if (!s->pq->consume_input(l->conn.conn)) {
 			l->conn.broken = 1;
@@ -186,6 +213,7 @@ int a2m_pg_watch(a2m_store *base, a2m_store_watch_fn fn, void *ctx)
 	l->s = s;
 	l->fn = fn;
 	l->ctx = ctx;
+	l->due = -1;
 	atomic_init(&l->stop, 0);
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cv, NULL);

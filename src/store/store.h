@@ -459,8 +459,12 @@ typedef struct a2m_check_options {
 ** cursor one server issued is valid on every other and across restarts.
 */
 
-/* Called on a thread of the store's own (see watch). */
-typedef void (*a2m_store_watch_fn)(void *ctx);
+/*
+** Called on a thread of the store's own (see watch). Returns the
+** milliseconds after which it wants to be called again even if no other
+** server commits meanwhile (0: at once), or -1: only at the next commit.
+*/
+typedef int64_t (*a2m_store_watch_fn)(void *ctx);
 
 /* One event of a shared log, as the layers above hand it in and read it back. */
 typedef struct a2m_event_row {
@@ -730,8 +734,9 @@ typedef struct a2m_store_ops {
 	/*
 	** From now on calls fn(ctx) on a thread of the store's own soon after
 	** another server commits (and after the store reconnected, when some
-	** may have been missed): the layers above then look at what changed,
-	** through the store as usual and under their own locks. One watcher per
+	** may have been missed), and when the time fn's last answer asked for
+	** comes: the layers above then look at what changed (and remove what
+	** expired), through the store as usual and under their own locks. One watcher per
 	** store; fn NULL stops it (and waits for a call in progress). Returns 0,
 	** or a negative code when the thread cannot be started.
 	*/
