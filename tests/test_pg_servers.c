@@ -11,7 +11,8 @@
 ** write and whose history keeps every revision it replaced; capacity and whole groups hold with four servers writing one
 ** session; two servers sweeping the same expired records report each
 ** once; an idle stdio server removes what another server wrote to expire; a cursor of one server is valid on another and after a
-** restart; push delivers other servers' writes; servers of different
+** restart; push delivers other servers' writes; a write and its events
+** commit together or not at all; servers of different
 ** event retentions trim one run of the log; recalls on several
 ** servers add up their touches and earn the promotion together, a
 ** record touched twice in one batch counts both, and three servers'
@@ -488,6 +489,40 @@ static void test_a_cursor_is_valid_on_every_server_and_after_a_restart(void)
 	deployment_drop(&d);
 }
 
+/*
+** A write and its events are one transaction (one commit, one WAL flush):
+** when its events cannot be appended, the write is refused and leaves
+** nothing, rather than standing without the events that report it. The
+** log is made to refuse one event by a constraint.
+*/
+static void test_a_write_and_its_events_commit_together(void)
+{
+	deployment d;
+	deployment_new(&d, "together", NULL);
+	prepare(&d);
+	char sql[256];
+	snprintf(sql, sizeof sql, "ALTER TABLE %s.a2m_events ADD CONSTRAINT no_poison"
+		 " CHECK (body NOT LIKE '%%poison%%')", d.schema);
+	CHECK_INT(pg_test_exec(sql), 0);
+	a2m_client *c = serve(&d);
+	json_t *resp = req(c, "memory/remember", json_pack("{s:[{s:s,s:s},{s:s,s:s}]}", "records",
+							   "id", "fine-0", "content", "a",
+							   "id", "poison-1", "content", "b"));
+	CHECK_INT(code_of(resp), -32603);
+	json_decref(resp);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_records", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 0);
+	resp = req(c, "memory/remember", json_pack("{s:[{s:s,s:s}]}", "records", "id", "fine-1",
+						   "content", "c"));
+	CHECK(result_of(resp) != NULL);
+	json_decref(resp);
+	CHECK_INT(pg_test_int(sql, NULL), 1);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_events", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 1);
+	a2m_client_free(c);
+	deployment_drop(&d);
+}
+
 static void test_push_delivers_the_other_servers_writes(void)
 {
 	deployment d;
@@ -775,6 +810,7 @@ int main(int argc, char **argv)
 		TEST(test_an_idle_stdio_server_removes_what_another_wrote_to_expire),
 		TEST(test_a_cursor_is_valid_on_every_server_and_after_a_restart),
 		TEST(test_push_delivers_the_other_servers_writes),
+		TEST(test_a_write_and_its_events_commit_together),
 		TEST(test_retention_of_several_servers_trims_one_run),
 		TEST(test_recalls_on_three_servers_add_up_and_earn_the_promotion),
 		TEST(test_a_record_touched_twice_in_one_batch_counts_both),

@@ -109,10 +109,10 @@ int a2m_event_shared_add(a2m_event_shared *sh, const a2m_change *c)
 	return 0;
 }
 
-int a2m_event_shared_flush(a2m_event_shared *sh)
+/* Appends what is buffered (in the open transaction, if any) and forgets it. */
+static int append(a2m_event_shared *sh)
 {
 	uint64_t first;
-	int rc = 0;
 	if (sh->gaps) {
 		a2m_log(A2M_LOG_WARN, "events: %d event(s) could not be kept (out of memory)",
 			sh->gaps);
@@ -120,12 +120,24 @@ int a2m_event_shared_flush(a2m_event_shared *sh)
 	}
 	if (!sh->n)
 		return 0;
-	rc = sh->store->ops->events_append(sh->store, sh->rows, sh->n, (int64_t)sh->capacity,
-					   &first);
+	int rc = sh->store->ops->events_append(sh->store, sh->rows, sh->n,
+					       (int64_t)sh->capacity, &first);
+	rows_drop(sh);
+	return rc;
+}
+
+int a2m_event_shared_write(a2m_event_shared *sh)
+{
+	return append(sh);
+}
+
+int a2m_event_shared_flush(a2m_event_shared *sh)
+{
+	size_t n = sh->n;
+	int rc = append(sh);
 	if (rc)
 		a2m_log(A2M_LOG_WARN, "events: %zu event(s) of committed changes were not logged: %s",
-			sh->n, sh->store->errmsg);
-	rows_drop(sh);
+			n, sh->store->errmsg);
 	return rc;
 }
 

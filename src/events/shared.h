@@ -4,9 +4,12 @@
 ** the log behind a2m_event_log_new_shared (events.h), and push of what
 ** other servers appended.
 **
-** Appends are buffered per request and written in one transaction by
-** a2m_event_shared_flush, which the handle calls after every method, so a
-** batched remember of 500 records is one append, not 500. Reading and
+** Appends are buffered per write and put into the write's own transaction
+** by a2m_event_shared_write, just before its commit (the stack's
+** a2m_stack_log_in_transaction), so a batched remember of 500 records is
+** one append, not 500, and one commit with the records, not two.
+** a2m_event_shared_flush writes what a caller buffered outside a write, in
+** a transaction of its own. Reading and
 ** cursors follow events.c's rules exactly: the same cursor text (with the
 ** deployment's salt), reset for a foreign or expired cursor, kinds and
 ** scope applied per event, `more` beyond the limit.
@@ -40,6 +43,13 @@ void a2m_event_shared_gap(a2m_event_shared *sh);
 ** and said so on stderr.
 */
 int  a2m_event_shared_flush(a2m_event_shared *sh);
+
+/*
+** Appends what is buffered into the write transaction open on the store,
+** to commit with the changes it describes, and forgets it. Returns 0, or
+** the store's code (its errmsg set): the caller rolls the write back.
+*/
+int  a2m_event_shared_write(a2m_event_shared *sh);
 
 /* events.h's a2m_event_log_read over the store. */
 int  a2m_event_shared_read(a2m_event_shared *sh, const char *cursor, size_t limit,

@@ -170,6 +170,13 @@ static void push_view(json_t *view, void *ctx)
 	json_decref(view);
 }
 
+int a2m_events_write(void *ctx)
+{
+	a2m_server *srv = ctx;
+	a2m_event_shared *sh = srv ? a2m_event_log_shared(srv->events) : NULL;
+	return sh ? a2m_event_shared_write(sh) : 0;
+}
+
 void a2m_events_settle(void *ctx)
 {
 	a2m_server *srv = ctx;

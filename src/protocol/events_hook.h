@@ -33,4 +33,11 @@ void a2m_events_on_change(void *ctx, const a2m_change *c);
 */
 void a2m_events_settle(void *srv);
 
+/*
+** The a2m_change_write_fn of a server whose log is shared (ctx: the
+** a2m_server *): puts the events the write just reported into its
+** transaction (events/shared.h). Returns 0 or the store's code.
+*/
+int  a2m_events_write(void *srv);
+
 #endif

@@ -342,6 +342,9 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	h->srv.limits.max_where_values = cfg->max_where_values;
 	h->srv.limits.max_dimensions = cfg->max_dimensions;
 	a2m_stack_on_change(stack, a2m_events_on_change, &h->srv);
+	/* A deployment's log commits with the write it describes: one commit. */
+	if (events && a2m_event_log_shared(events))
+		a2m_stack_log_in_transaction(stack, a2m_events_write);
 	/* Other servers' events need a listener only once a channel can push
 	** (a2m_set_notify starts it). */
 	if (events && a2m_event_log_shared(events) && shared->ops->watch)

@@ -12,7 +12,11 @@
 **      is read before (an error after the commit would deny a write that
 **      stood);
 **   3. after the commit, and only then, the listener hears the changes,
-**      so nothing is reported that a crash could still take back;
+**      so nothing is reported that a crash could still take back; a log
+**      kept in the store itself (a deployment's, several servers') hears
+**      them just before the commit instead and writes them into the same
+**      transaction (a2m_stack_log_in_transaction): one commit for a write
+**      and its events, which a crash keeps or takes back together;
 **   4. records the write left owed a generated vector get one batch of
 **      them embedded, outside every transaction (docs/EMBEDDINGS.md §4.2).
 **
@@ -47,6 +51,17 @@ static void emit_consolidated(a2m_stack *st, const a2m_consolidation *cons, int 
 	emit(st, &c);
 }
 
+/* Every change of the write, in the order a reader must see them. */
+static void emit_all(a2m_stack *st, const a2m_finish *f)
+{
+	if (f->cons_event == A2M_CONS_FIRST)
+		emit_consolidated(st, &f->cons, 1);
+	for (size_t i = 0; i < f->n_changes; i++)
+		emit(st, &f->changes[i]);
+	if (f->cons_event != A2M_CONS_FIRST)
+		emit_consolidated(st, &f->cons, f->cons_event == A2M_CONS_ALWAYS);
+}
+
 int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err)
 {
 	if (!rc && f->rebalance != A2M_REBALANCE_NONE)
@@ -58,6 +73,13 @@ int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err)
 	*/
 	if (!rc && f->counts)
 		rc = a2m_stack_count_tiers(st, f->counts, err);
+	/* A log kept in the store takes the changes into this transaction. */
+	int logged = !rc && st->log_write && st->on_change;
+	if (logged) {
+		emit_all(st, f);
+		if ((rc = st->log_write(st->on_change_ctx)))
+			a2m_stack_store_error(st, err, rc);
+	}
 	if (!rc)
 		rc = a2m_stack_commit(st, err);
 	if (rc) {
@@ -66,12 +88,8 @@ int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err)
 	}
 	if (f->rebalance != A2M_REBALANCE_NONE)
 		a2m_stack_capacity_committed(st);
-	if (f->cons_event == A2M_CONS_FIRST)
-		emit_consolidated(st, &f->cons, 1);
-	for (size_t i = 0; i < f->n_changes; i++)
-		emit(st, &f->changes[i]);
-	if (f->cons_event != A2M_CONS_FIRST)
-		emit_consolidated(st, &f->cons, f->cons_event == A2M_CONS_ALWAYS);
+	if (!logged)
+		emit_all(st, f);
 	/* A record that left a working tier (or landed outside one) may now
 	** be owed a vector; embedding it waits for no transaction. */
 	if (!f->no_embed && (f->owes || f->cons.moved || f->cons.promoted))

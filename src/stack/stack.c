@@ -70,6 +70,11 @@ void a2m_stack_on_change(a2m_stack *st, a2m_change_fn fn, void *ctx)
 	st->on_change_ctx = ctx;
 }
 
+void a2m_stack_log_in_transaction(a2m_stack *st, a2m_change_write_fn write)
+{
+	st->log_write = write;
+}
+
 const a2m_tier_layout *a2m_stack_tiers(const a2m_stack *st)
 {
 	return &st->cfg.tiers;

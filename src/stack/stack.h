@@ -219,6 +219,24 @@ void a2m_stack_free(a2m_stack *st);
 /* Sets the listener that receives every committed change (NULL: none). */
 void a2m_stack_on_change(a2m_stack *st, a2m_change_fn fn, void *ctx);
 
+/*
+** Called with the listener's ctx once a write has reported its changes
+** inside its transaction (a2m_stack_log_in_transaction). Returns 0, or the
+** store's code (its errmsg set): the write is then rolled back.
+*/
+typedef int (*a2m_change_write_fn)(void *ctx);
+
+/*
+** From now on the listener hears each write's changes inside the write's
+** transaction, just before its commit, and then write(ctx) is called: a
+** listener that keeps its log in the store itself (a log shared by several
+** servers, events/shared.h) puts the events there, so a write and its
+** events commit together, in one commit, or not at all. NULL (the
+** default): the listener hears them after the commit, as a log kept
+** elsewhere must (a crash could still take back what it heard before).
+*/
+void a2m_stack_log_in_transaction(a2m_stack *st, a2m_change_write_fn write);
+
 /* The layout in force (borrowed). */
 const a2m_tier_layout *a2m_stack_tiers(const a2m_stack *st);
 

@@ -86,6 +86,8 @@ struct a2m_stack {
 	a2m_stack_config cfg;
 	a2m_change_fn    on_change;   /* set by stack.c, called by finish.c alone */
 	void            *on_change_ctx;
+	a2m_change_write_fn log_write; /* stack.c: set when the log is written in the
+	                                  write's transaction (finish.c) */
 	int64_t          dims;        /* base.c: cached embedding width; -1 = not read yet */
 	int64_t         *counts;      /* conversations.c: records per tier, cached for describe */
 	int              counts_valid;/* 0 after any commit or rollback (base.c) */

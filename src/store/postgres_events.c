@@ -3,19 +3,20 @@
 ** of the deployment appends to and reads from (store.h, events_append and
 ** events_read; events.c builds the log's rules on them).
 **
-** An append is a transaction of its own under the deployment's write lock
-** (postgres_txn.c), one statement in it (PG_EVENTS_ADD: insert after the
-** head, move the head, trim), all sent in one round trip (a pipeline), so
-** events get their seqs in the order their transactions commit: a reader that has seen seq n has seen every event
-** before it, whichever server appended it, and a cursor naming n means the
-** same position on every server and after any restart. The append runs
-** right after the commit of the write the events describe, on the same
-** server, before that write is acknowledged; its COMMIT sends NOTIFY on the
-** deployment's channel, which is how the other servers' listeners
-** (postgres_listen.c) learn that there is something to push. Retention is
-** by count, as in the memory log: each append drops the events beyond the
-** newest `retain`. A crash between a write's commit and its events' commit
-** loses those events (never the write): docs/POSTGRES.md says so.
+** An append is one statement (PG_EVENTS_ADD: insert after the head, move
+** the head, trim) under the deployment's write lock (postgres_txn.c), so
+** events get their seqs in the order their transactions commit: a reader
+** that has seen seq n has seen every event before it, whichever server
+** appended it, and a cursor naming n means the same position on every
+** server and after any restart. A write's events are appended inside the
+** write's own transaction, just before its commit (the stack's
+** a2m_stack_log_in_transaction): the write and its events are one commit,
+** one WAL flush, kept or lost together by a crash, and the commit's NOTIFY
+** on the deployment's channel is how the other servers' listeners
+** (postgres_listen.c) learn that there is something to push. Outside a
+** transaction an append is one of its own (BEGIN, the lock, the append,
+** NOTIFY, COMMIT in one round trip). Retention is by count, as in the
+** memory log: each append drops the events beyond the newest `retain`.
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -64,8 +65,30 @@ int a2m_pg_events_append(a2m_store *base, const a2m_event_row *rows, size_t n,
 		rc = a2m_store_fail(base, "events: out of memory");
 		goto out;
 	}
+	a2m_pg_params_init(&p);
+	a2m_pg_param_bytea(&p, at.buf, at.len);
+	a2m_pg_param_bytea(&p, body.buf, body.len);
+	a2m_pg_param_bytea(&p, owner.buf, owner.len);
+	a2m_pg_param_bytea(&p, shared.buf, shared.len);
+	a2m_pg_param_bytea(&p, audience.buf, audience.len);
+	a2m_pg_param_int8(&p, retain > 0 ? retain : INT64_MAX / 2);
+	a2m_pg_param_int8(&p, (int64_t)n);
 	if (s->in_tx) {
-		rc = a2m_store_fail(base, "events: a transaction is open");
+		/*
+		** Part of the write they describe: under its lock already, and its
+		** commit sends the NOTIFY and makes both durable at once.
+		*/
+		if (s->tx_failed) {
+			rc = A2M_INTERNAL_ERROR;
+			goto out;
+		}
+		if ((rc = a2m_pg_run(s, &s->main, PG_EVENTS_ADD, &p, "events", &r))) {
+			a2m_pg_tx_fail(s);
+			goto out;
+		}
+		*first = s->pq->ntuples(r) > 0 ? (uint64_t)a2m_pg_int8(s, r, 0, 0) : 0;
+		s->pq->clear(r);
+		s->logged = 1;
 		goto out;
 	}
 	/*
@@ -76,14 +99,6 @@ int a2m_pg_events_append(a2m_store *base, const a2m_event_row *rows, size_t n,
 	snprintf(lock, sizeof lock, "SELECT pg_advisory_xact_lock(%d, %d)", (int)s->lock_class,
 		 (int)s->lock_write);
 	snprintf(notify, sizeof notify, "NOTIFY %s, '%s'", s->channel, s->origin);
-	a2m_pg_params_init(&p);
-	a2m_pg_param_bytea(&p, at.buf, at.len);
-	a2m_pg_param_bytea(&p, body.buf, body.len);
-	a2m_pg_param_bytea(&p, owner.buf, owner.len);
-	a2m_pg_param_bytea(&p, shared.buf, shared.len);
-	a2m_pg_param_bytea(&p, audience.buf, audience.len);
-	a2m_pg_param_int8(&p, retain > 0 ? retain : INT64_MAX / 2);
-	a2m_pg_param_int8(&p, (int64_t)n);
 	pgstep steps[] = {
 		{.st = PG_NSTMTS, .sql = "BEGIN"},
 		{.st = PG_NSTMTS, .sql = lock},

@@ -138,6 +138,7 @@ typedef struct pgstore {
 	int64_t          seq_start;     /* seq_next when the transaction began */
 	uint64_t         tx_version;    /* a2m_state.version when it began */
 	int              wrote;         /* it changed something: the version moves at commit */
+	int              logged;        /* it appended events: its commit sends NOTIFY */
 	a2m_pg_held     *held;          /* inserts not yet written (postgres_held.c) */
 	a2m_pg_index    *index;         /* NULL until index_attach */
 	a2m_pg_vectors  *vectors;

@@ -151,6 +151,7 @@ static int open_tx(pgstore *s, int relaxed)
 	s->in_tx = 1;
 	s->tx_failed = 0;
 	s->wrote = 0;
+	s->logged = 0;
 	s->relaxed = relaxed;
 	a2m_pg_vectors_begin(s->vectors);
 	return 0;
@@ -190,6 +191,7 @@ static void tx_over(pgstore *s, int committed)
 	s->main.in_tx = 0;
 	s->tx_failed = 0;
 	s->wrote = 0;
+	s->logged = 0;
 	s->relaxed = 0;
 }
 
@@ -220,7 +222,11 @@ int a2m_pg_commit(a2m_store *base)
 		return rc;
 	}
 	if (!s->wrote) {
-		rc = a2m_pg_exec(s, &s->main, "COMMIT", "commit", NULL);
+		/* Events alone move no version, but the other servers must hear of them. */
+		char sql[160];
+		if (s->logged)
+			snprintf(sql, sizeof sql, "NOTIFY %s, '%s'; COMMIT", s->channel, s->origin);
+		rc = a2m_pg_exec(s, &s->main, s->logged ? sql : "COMMIT", "commit", NULL);
 		if (rc && s->in_tx) {
 			a2m_pg_rollback(base);
 			return rc;

@@ -742,10 +742,12 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*watch)(a2m_store *s, a2m_store_watch_fn fn, void *ctx);
 	/*
-	** Appends n events in one transaction of their own (none may be open),
-	** in order, after every event any server appended before: their seqs,
-	** consecutive from *first, are given here; events beyond the newest
-	** retain are dropped. Durable before it returns.
+	** Appends n events, in order, after every event any server appended
+	** before: their seqs, consecutive from *first, are given here; events
+	** beyond the newest retain are dropped. Inside an open transaction
+	** they are part of it (durable and seen with its commit, gone with its
+	** rollback); outside one, in a transaction of their own, durable
+	** before it returns.
 	*/
 	int  (*events_append)(a2m_store *s, const a2m_event_row *rows, size_t n,
 			      int64_t retain, uint64_t *first);
