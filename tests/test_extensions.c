@@ -535,6 +535,54 @@ static int idle_server_sweeps_what_another_wrote(const char *pg)
 	return failed;
 }
 
+static void ignore_note(const char *notification, void *user)
+{
+	(void)notification;
+	(void)user;
+}
+
+/*
+** PostgreSQL: the same with nobody calling a2m_sweep: a handle with a
+** notify callback (a stdio server's) hears the other server's commit on
+** its store's thread, rereads the earliest expiry there, and is called
+** back on that thread when it comes (server/handle.c, heard), so the
+** record goes while this thread only waits. Checked by SQL, since a call
+** on the handle would sweep it itself.
+*/
+static int listener_sweeps_what_another_wrote(const char *pg, const char *schema)
+{
+	int failed = 0;
+	char at[A2M_TIMESTAMP_LEN], sql[160];
+	a2m_clock_set_for_tests(T0);
+	a2m *idle = check_open("engine", "postgres", "postgres", pg, NULL);
+	a2m *writer = idle ? check_open("engine", "postgres", "postgres", pg, NULL) : NULL;
+	if (!writer) {
+		a2m_close(idle);
+		return 1;
+	}
+	a2m_set_notify(idle, ignore_note, NULL);
+	json_decref(check_call(idle, "memory/describe", "{}"));
+	json_decref(check_call(writer, "memory/remember", "{\"records\":[{\"content\":\"heard\","
+			       "\"tier\":\"semantic\",\"expires_at\":\"%s\"}]}",
+			       a2m_clock_format(T0 + 5000, at)));
+	a2m_close(writer);
+	a2m_clock_set_for_tests(T0 + 5000);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_records", schema);
+	long long left = -1;
+	for (int i = 0; i < 100 && left != 0; i++) {
+		usleep(50000);
+		left = pg_test_int(sql, NULL);
+	}
+	failed |= left != 0;
+	a2m_set_notify(idle, NULL, NULL);
+	a2m_close(idle);
+	a2m_clock_set_for_tests(0);
+	printf("%s an idle handle with a notify callback sweeps what another server wrote to "
+	       "expire, from its store's thread\n%d passed, %d failed\n", failed ? "FAIL" : "ok  ",
+	       !failed, failed);
+	return failed;
+}
+
 /*
 ** A store reopened still knows what expires, and the bound on revisions:
 ** the SQLite file, or the PostgreSQL deployment pg names (NULL: SQLite).
@@ -606,6 +654,8 @@ int main(void)
 		status |= reopened(pg_conninfo);
 	if (engines == 3 && pg_test_schema_fresh(pg_schema) == 0)
 		status |= idle_server_sweeps_what_another_wrote(pg_conninfo);
+	if (engines == 3 && pg_test_schema_fresh(pg_schema) == 0)
+		status |= listener_sweeps_what_another_wrote(pg_conninfo, pg_schema);
 	pg_test_schema_drop(pg_schema);
 	check_remove_db(db_path);
 	return status;
