@@ -489,6 +489,18 @@ static int import_expiry_needs_the_capability(void)
 	return failed;
 }
 
+/* Two handles on the deployment pg names, the tests' clock at T0. Returns 0, or 1 (none open). */
+static int open_two(const char *pg, a2m **idle, a2m **writer)
+{
+	a2m_clock_set_for_tests(T0);
+	*idle = check_open("engine", "postgres", "postgres", pg, NULL);
+	*writer = *idle ? check_open("engine", "postgres", "postgres", pg, NULL) : NULL;
+	if (*writer)
+		return 0;
+	a2m_close(*idle);
+	return 1;
+}
+
 /*
 ** PostgreSQL: a record another server of the deployment wrote to expire is
 ** swept by an idle server that never saw it written (a2m_sweep rereads
@@ -499,13 +511,9 @@ static int idle_server_sweeps_what_another_wrote(const char *pg)
 {
 	int failed = 0;
 	char at[A2M_TIMESTAMP_LEN];
-	a2m_clock_set_for_tests(T0);
-	a2m *idle = check_open("engine", "postgres", "postgres", pg, NULL);
-	a2m *writer = idle ? check_open("engine", "postgres", "postgres", pg, NULL) : NULL;
-	if (!writer) {
-		a2m_close(idle);
+	a2m *idle, *writer;
+	if (open_two(pg, &idle, &writer) != 0)
 		return 1;
-	}
 	int64_t next = 0;
 	failed |= a2m_sweep(idle, &next) != A2M_OK || next != -1;
 	json_t *r = check_call(idle, "memory/events", "{}");
@@ -553,13 +561,9 @@ static int listener_sweeps_what_another_wrote(const char *pg, const char *schema
 {
 	int failed = 0;
 	char at[A2M_TIMESTAMP_LEN], sql[160];
-	a2m_clock_set_for_tests(T0);
-	a2m *idle = check_open("engine", "postgres", "postgres", pg, NULL);
-	a2m *writer = idle ? check_open("engine", "postgres", "postgres", pg, NULL) : NULL;
-	if (!writer) {
-		a2m_close(idle);
+	a2m *idle, *writer;
+	if (open_two(pg, &idle, &writer) != 0)
 		return 1;
-	}
 	a2m_set_notify(idle, ignore_note, NULL);
 	json_decref(check_call(idle, "memory/describe", "{}"));
 	json_decref(check_call(writer, "memory/remember", "{\"records\":[{\"content\":\"heard\","
