@@ -69,8 +69,11 @@ a2m_event_log *a2m_event_log_new(size_t capacity);
 ** PostgreSQL deployment), one for every server that shares the store:
 ** cursors are valid on all of them and across restarts, since the seqs and
 ** the salt are the store's. Appends wait in the log until
-** a2m_event_shared_flush (events/shared.h), which the handle calls at the
-** end of each method. Returns NULL when memory runs out.
+** a2m_event_shared_write puts them into the write's own transaction, just
+** before its commit (events/shared.h; the server installs it with
+** a2m_stack_log_in_transaction), or a2m_event_shared_flush, which the
+** handle calls at the end of each method, writes what is left in one of
+** its own. Returns NULL when memory runs out.
 */
 a2m_event_log *a2m_event_log_new_shared(a2m_store *store, size_t capacity);
 

@@ -23,7 +23,8 @@ void a2m_events_on_change(void *ctx, const a2m_change *c);
 
 /*
 ** A log shared by several servers (events/shared.h): writes the events
-** this call buffered, then pushes to the connection's subscription, in
+** this call buffered outside a write's transaction (those of a write went
+** in with it, a2m_events_write), then pushes to the connection's subscription, in
 ** order, every event after the last it was sent — this server's and every
 ** other server's. Called by the handle with its lock held exclusively,
 ** after each method and whenever the store hears another server commit
