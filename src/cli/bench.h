@@ -32,8 +32,40 @@ extern const char a2m_bench_more_help[];
 /* bench_postgres.c: `a2m bench postgres` (argv[0] "postgres"); the exit status. */
 int a2m_bench_postgres(int argc, char **argv);
 
-/* bench_postgres.c: `a2m bench postgres` (argv[0] "postgres"); the exit status. */
-int a2m_bench_postgres(int argc, char **argv);
+/* bench_vectors.c: `a2m bench vectors` (argv[0] "vectors"); the exit status. */
+int a2m_bench_vectors(int argc, char **argv);
+
+/* ---- bench_store.c's helpers, shared with bench_vectors.c ---- */
+
+/* Prints the process's resident memory (VmHWM, VmRSS), labelled when. */
+void bench_print_memory(const char *when);
+
+/* Records in the store: the sum of describe's tier counts, or -1. */
+long long bench_store_count(a2m *h);
+
+/* Makes one record for a loader; i counts from 0. Returns NULL on OOM. */
+typedef json_t *(*bench_make_record)(long i, void *ctx);
+
+/*
+** Remembers n records made by make, batch per call. Returns the elapsed
+** ms, or -1 after printing the error.
+*/
+double bench_load(a2m *h, long n, long batch, bench_make_record make, void *ctx);
+
+/* A record of a Zipf sentence (bench_sentence); ctx, when not NULL, its tier name. */
+json_t *bench_text_record(long i, void *ctx);
+
+/*
+** Opens the store of a benchmark. db given and present: used as it is
+** (*loaded = 0). Otherwise a fresh one (*loaded = 1): db, or tmp_db for
+** sqlite, removed first. vector_pool: the quantized mode's pool (0: the
+** default). NULL after printing why it could not be opened.
+*/
+a2m *bench_open_kept(int sqlite, const char *db, const char *tmp_db, long vector_pool,
+		     int *loaded);
+
+/* Parses an --engine or --db argument at argv[*i]; returns 1 if taken. */
+int bench_engine_flag(int argc, char **argv, int *i, int *sqlite, const char **db);
 
 /* bench_http.c: `a2m bench corpus` (the bodies bench/http.sh posts) and
 ** `a2m bench startup`. argv[0] is the subcommand; they return exit statuses. */
@@ -81,6 +113,9 @@ void bench_print_allocator(void);
 ** without building the request or parsing the response here.
 */
 json_t *bench_call(a2m *h, const char *method, json_t *params, double *ms);
+
+/* bench_call with the params already in text (a JSON object). */
+json_t *bench_call_text(a2m *h, const char *method, const char *text, double *ms);
 
 /* How a benchmark's in-process server is opened (bench_open_with). */
 typedef struct bench_open_opts {
