@@ -429,7 +429,10 @@ static int bench_latency(int argc, char **argv)
 	if (!h)
 		return A2M_EXIT_ERROR;
 	/* The peer on a file beside a2m's (SQLite), or in memory beside the memory engine. */
-	bench_fts5 *fts = peer ? bench_fts5_open(db ? "/tmp/a2m-bench-latency-fts5.db" : NULL) : NULL;
+	char peer_db[4096];
+	if (db)
+		snprintf(peer_db, sizeof peer_db, "%s-fts5", db);  /* two runs at once do not share it */
+	bench_fts5 *fts = peer ? bench_fts5_open(db ? peer_db : NULL) : NULL;
 	if (peer && !fts)
 		return A2M_EXIT_ERROR;
 	char text[512];
