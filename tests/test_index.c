@@ -1914,6 +1914,76 @@ static void test_a_kill_loses_no_record_of_the_tail(tctx *t)
 	open_indexed(t, &tix);
 }
 
+#define SQL_MARK "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed'"
+
+/*
+** A clean close writes the tail out: the reopened file has its mark at the
+** last record and the tail's postings in a segment, and is clean. A reader
+** of the file (a second store) finds every record before and after.
+*/
+static void test_a_clean_close_writes_the_tail_out(tctx *t)
+{
+	char why[320];
+	a2m_store *o = second_writer(t);
+	EXPECT(o != NULL);
+	if (!o)
+		return;
+	EXPECT(insert(t, "c1", "quince lime") > 0);
+	EXPECT(insert(t, "c2", "quince") > 0);
+	int64_t last = insert(t, "c3", "lime date");
+	EXPECT(last > 0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 0);
+	EXPECT_INT(sql_int(t, SQL_MARK), 0);
+	EXPECT_INT(df_in(o, "quince"), 2);
+	close_store(t);
+	EXPECT_INT(sql_int(t, SQL_MARK), last);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir"), 1);
+	EXPECT_INT(df_in(o, "quince"), 2);
+	EXPECT_INT(df_in(o, "lime"), 2);
+	o->ops->close(o);
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(df(t, "date"), 1);
+	EXPECT_INT(stats(t).docs, 3);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "after the close: %s", why);
+	/* A store that wrote nothing since holds no tail: its close writes nothing. */
+	int64_t commits = sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta"
+				  " WHERE name = 'commits'");
+	close_store(t);
+	EXPECT_INT(sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'commits'"),
+		   commits);
+	EXPECT_OK(open_indexed(t, &tix));
+}
+
+/*
+** A close that cannot have the write lock (another store is in a write)
+** leaves the tail where it is, promptly: nothing is lost, and the next
+** open reads it back.
+*/
+static void test_a_close_kept_from_writing_keeps_the_tail(tctx *t)
+{
+	char why[320];
+	a2m_store *o = second_writer(t);
+	EXPECT(o != NULL);
+	if (!o)
+		return;
+	EXPECT(insert(t, "d1", "walnut") > 0);
+	int64_t last = insert(t, "d2", "walnut pecan");
+	EXPECT(last > 0);
+	EXPECT_OK(o->ops->begin(o));
+	close_store(t);
+	o->ops->rollback(o);
+	EXPECT_INT(sql_int(t, SQL_MARK), 0);
+	EXPECT_INT(sql_int(t, "SELECT max(seq) FROM records"), last);
+	EXPECT_INT(df_in(o, "walnut"), 2);
+	o->ops->close(o);  /* o's own close writes it out: it read the tail at begin */
+	EXPECT_INT(sql_int(t, SQL_MARK), last);
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(df(t, "pecan"), 1);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "after the reopen: %s", why);
+}
+
 /*
 ** A writer keeps its last commit's number and seq figures while no other
 ** commit came: two writers taking turns on one file (and one writing twice
@@ -2042,6 +2112,8 @@ int main(void)
 	RUN_SQLITE(test_a_full_tail_is_written_out);
 	RUN_SQLITE(test_two_writers_on_one_file_see_each_others_tail);
 	RUN_SQLITE(test_a_rolled_back_write_out_keeps_the_tail);
+	RUN_SQLITE(test_a_clean_close_writes_the_tail_out);
+	RUN_SQLITE(test_a_close_kept_from_writing_keeps_the_tail);
 	RUN_SQLITE(test_two_writers_taking_turns_share_seqs_and_numbers);
 	RUN_SQLITE(test_an_untailed_file_is_taken_as_it_is);
 	RUN_SQLITE(test_a_kill_loses_no_record_of_the_tail);

@@ -458,17 +458,48 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 /* ---- open and close ---------------------------------------------------- */
 
 /*
+** How long a close waits for another connection's write lock to write the
+** index's tail out: the tail is only a saving for the next open, not worth
+** holding a close up for the whole busy timeout.
+*/
+#define CLOSE_BUSY_MS 100
+
+/*
+** A clean close of a store's main connection writes the index's tail out
+** as a segment, in a transaction of its own, so that the next open (and
+** every reader, of any process) finds the mark at the last record and
+** analyses nothing again. Only when no transaction is open (one left open
+** is rolled back: nothing unacknowledged persists) and the connection
+** holds a tail or has not looked. Any failure leaves the tail where it
+** was: its records are committed, the next writer or open reads it back.
+*/
+static void close_write_tail(sqlstore *s)
+{
+	if (!s->pool || s->base.read_only || !s->index || s->txn ||
+	    !sqlite3_get_autocommit(s->db) || !a2m_sqlite_index_may_hold_tail(s->index))
+		return;
+	(void)sqlite3_busy_timeout(s->db, CLOSE_BUSY_MS);
+	if (a2m_sqlite_begin(&s->base) != 0)
+		return;  /* busy, or the tail could not be read: it stays */
+	if (!a2m_sqlite_index_tail(s->index)) {
+		a2m_sqlite_rollback(&s->base);  /* nothing to write: no commit number */
+		return;
+	}
+	a2m_sqlite_index_write_out(s->index);
+	(void)a2m_sqlite_commit(&s->base);  /* rolls back on failure */
+}
+
+/*
 ** Finalizes the statements and closes the connection. An open transaction
 ** is rolled back, never committed: close() is also the path taken when the
 ** caller gave up half way, and nothing unacknowledged may persist.
 */
-static void sql_close(a2m_store *base)
+static void sql_free(sqlstore *s)
 {
-	sqlstore *s = (sqlstore *)base;
 	if (!s)
 		return;
 	if (s->pool)
-		a2m_sqlite_read_end(base);  /* the closing thread's bracket, if any */
+		a2m_sqlite_read_end(&s->base);  /* the closing thread's bracket, if any */
 	a2m_sqlite_pool_free(s->pool);
 	a2m_sqlite_journal_free(s->journal);
 	a2m_sqlite_checkpoint_free(s);
@@ -505,6 +536,15 @@ static void sql_close(a2m_store *base)
 	sqlite3_close_v2(s->db);
 	a2m_mirror_free(s->mirror);
 	free(s);
+}
+
+static void sql_close(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	if (!s)
+		return;
+	close_write_tail(s);
+	sql_free(s);
 }
 
 static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
@@ -805,7 +845,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 fail:
 	if (err && errlen)
 		snprintf(err, errlen, "%s", s->base.errmsg);
-	sql_close(&s->base);
+	sql_free(s);  /* half open: nothing of the tail to write */
 	return rc;
 }
 

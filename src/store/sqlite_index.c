@@ -574,6 +574,11 @@ void a2m_sqlite_index_write_out(a2m_sqlite_index *x)
 	x->force = 1;
 }
 
+int a2m_sqlite_index_may_hold_tail(const a2m_sqlite_index *x)
+{
+	return !x->tail_known || x->committed.records > 0;
+}
+
 size_t a2m_sqlite_index_tail(const a2m_sqlite_index *x)
 {
 	return x->committed.records;

@@ -149,6 +149,12 @@ void a2m_sqlite_index_txn_done(a2m_sqlite_index *x);
 /* The next commit writes the whole buffer out (before a close, for instance). */
 void a2m_sqlite_index_write_out(a2m_sqlite_index *x);
 
+/*
+** Whether the connection may have a tail to write out: it holds one, or
+** has not read the file's yet (a2m_sqlite_index_begin tells which).
+*/
+int a2m_sqlite_index_may_hold_tail(const a2m_sqlite_index *x);
+
 /* Records in the tail as last committed or read (for tests and the bench). */
 size_t a2m_sqlite_index_tail(const a2m_sqlite_index *x);
 
