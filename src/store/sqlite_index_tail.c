@@ -21,6 +21,9 @@
 ** changed while in the tail and a reader can keep what it analysed of the
 ** tail until the mark passes it.
 **
+** A clean close writes the tail out (sqlite.c, close_write_tail), so the
+** next open and the readers find none to analyse.
+**
 ** The buffer's ops are chained by term (heads), so a read adds a term's
 ** tail postings after the segments' (they have higher seqs than any
 ** segment) without scanning the buffer.
