@@ -388,6 +388,7 @@ void a2m_mindex_sweep(a2m_mindex *ix)
 				*pp = t->next;
 			ix->nterms--;
 			free(t->p);
+			free(t->blocks);
 			free(t);
 		}
 		t = next;
