@@ -603,7 +603,8 @@ static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq
 #define BMW_MIN_POSTINGS 16384
 
 /*
-** a2m_bm25_blockmax's mode, and the postings block-max stepped over. On (1)
+** a2m_bm25_blockmax's mode, the postings block-max stepped over and the
+** queries it gave back to term at a time (a list out of order). On (1)
 ** by default: on the bench's Zipf corpus a query of frequent words at 1M
 ** records took 13-29 ms against 45-104 ms term at a time; below 16 384
 ** postings it costs more instructions than term at a time (at 10 000
@@ -612,6 +613,7 @@ static ptrdiff_t keys_needed(scratch *sc, size_t nkeys, const a2m_rank_query *rq
 */
 static atomic_int    bmw_mode = 1;
 static atomic_size_t bmw_skipped;
+static atomic_size_t bmw_fallbacks;
 
 void a2m_bm25_blockmax(int mode)
 {
@@ -621,6 +623,11 @@ void a2m_bm25_blockmax(int mode)
 size_t a2m_bm25_blockmax_skipped(void)
 {
 	return atomic_load_explicit(&bmw_skipped, memory_order_relaxed);
+}
+
+size_t a2m_bm25_blockmax_fallbacks(void)
+{
+	return atomic_load_explicit(&bmw_fallbacks, memory_order_relaxed);
 }
 
 /*
@@ -677,6 +684,7 @@ static int score_pruned(const source *src, const a2m_query_terms *q, const a2m_r
 		if ((rc = score_blockmax(q, rq, sc, &norm, best, rest)) != 1)
 			return rc;
 		/* A list out of order: term at a time. */
+		atomic_fetch_add_explicit(&bmw_fallbacks, 1, memory_order_relaxed);
 		rc = 0;
 		*rest = 0;
 	}

@@ -163,10 +163,12 @@ a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt);
 ** one binary) and tests: mode 0 term at a time always; 1 (the default)
 ** block-max for queries of 16 384 postings or more, term at a time below;
 ** 2 block-max always. a2m_bm25_blockmax_skipped: the postings block-max
-** has left unscored, in all.
+** has left unscored, in all; a2m_bm25_blockmax_fallbacks: the queries it
+** handed back to term at a time because a list was not in ascending seq.
 */
 void   a2m_bm25_blockmax(int mode);
 size_t a2m_bm25_blockmax_skipped(void);
+size_t a2m_bm25_blockmax_fallbacks(void);
 
 /*
 ** The old lexical scorer, the plain-scan baseline: terms are maximal runs of

@@ -3,28 +3,31 @@
 **
 **   terms     chained hash table text -> term (FNV-1a); it doubles when it
 **             reaches load 1, and failing to is harmless (longer chains).
-**   term      its postings: an array of (seq, tf, length), everything BM25
-**             reads, so scoring a term is one sequential pass over memory;
-**             and their bounds (store.h a2m_tf_bound), the list's and, once
-**             it outgrows a block, each block's of A2M_POSTINGS_BLOCK, so
-**             that block-max pruning (rank/blockmax.c) neither bounds nor
-**             reads the blocks it skips. A link widens its block's bound
-**             and the list's; an unlink leaves them as they are (still
-**             bounds, looser) but for the block its moved posting lands
-**             in, which is widened. Postings are appended, so a list stays
-**             in ascending seq until a removal moves its last posting into
-**             a hole, or a record is linked again (an undo): then `sorted`
-**             is cleared, the list is no longer lent with its bounds (block-
-**             max needs the order) and queries prune it term at a time
-**             until it runs empty.
-**   doc       seq, length, and for each of its terms the term and where its
-**             posting sits in that term's array (while unlinked, its tf
-**             instead: a linked doc's tf is in its posting). Two arrays
-**             after the header, the terms then the positions, so a term
-**             costs the doc 12 bytes, not the 16 of a padded struct.
-**   docs      chained hash table seq -> linked doc: removing a posting moves
-**             the term's last one into its place, and that one's doc is found
-**             here to be told where its posting went.
+**   term      its postings: an array of (seq, tf, length) in ascending seq,
+**             everything BM25 reads, so scoring a term is one sequential
+**             pass over memory; and their bounds (store.h a2m_tf_bound), the
+**             list's and, once it outgrows a block, each block's of
+**             A2M_POSTINGS_BLOCK, so that block-max pruning (rank/blockmax.c)
+**             neither bounds nor reads the blocks it skips.
+**             The order is kept by every write, so every list is always lent
+**             with its bounds: a posting is found by binary search on its
+**             seq, a new record's is appended (seqs only grow), and a
+**             removal or a record linked again at its old seq (an update
+**             that keeps the seq, an undo) shifts the tail by one with
+**             memmove. A shift carries one posting across each block
+**             boundary it passes, and the block it enters is widened by it
+**             (a bound stays a bound, never too tight; the one that left
+**             makes it looser, never wrong). Those widenings are counted,
+**             and once they reach a quarter of the list the bounds are
+**             rebuilt exact, so they stay tight for an amortised O(1) per
+**             shifted posting, the same order as the memmove itself.
+**             Why not tombstones: the seam lends (seq, tf, dl) arrays whose
+**             length is the term's df (bm25.c's idf), and a dead posting in
+**             them would change every score; the memmove of a 1M-record
+**             store's most common term is measured in docs/RANKING.md §5.
+**   doc       seq, length, and for each of its terms the term and its tf.
+**             Two arrays after the header, the terms then the tfs, so a
+**             term costs the doc 12 bytes, not the 16 of a padded struct.
 **   dirty     terms whose postings ran out, to be freed by sweep(); linked
 **             through the terms themselves so that noting one never
 **             allocates.
@@ -49,25 +52,24 @@ struct mterm {
 	mposting *p;
 	uint32_t  n, cap;      /* cap never shrinks (see the header) */
 	uint32_t  len;
+	uint32_t  loose;       /* widenings by shifts since the bounds were exact */
 	uint8_t   dirty;
-	uint8_t   sorted;      /* p is in ascending seq */
 	a2m_tf_bound  all;     /* bounds every posting in p */
 	a2m_tf_bound *blocks;  /* NULL while cap <= A2M_POSTINGS_BLOCK, else one per block of cap */
 	char      text[];
 };
 
 struct a2m_mdoc {
-	a2m_mdoc *next;  /* chain in the docs table, while linked */
 	int64_t   seq;
 	uint32_t  length;
 	uint32_t  n;
 	uint8_t   has_text;
 	uint8_t   linked;
-	mterm    *terms[];  /* n of them, then n uint32_t: see doc_pos() */
+	mterm    *terms[];  /* n of them, then n uint32_t: see doc_tf() */
 };
 
-/* The doc's positions (linked) or term frequencies (unlinked), after its terms. */
-static uint32_t *doc_pos(a2m_mdoc *d)
+/* The doc's term frequencies, after its terms. */
+static uint32_t *doc_tf(a2m_mdoc *d)
 {
 	return (uint32_t *)(void *)(d->terms + d->n);
 }
@@ -76,8 +78,6 @@ struct a2m_mindex {
 	mterm         **buckets;
 	size_t          nbuckets;  /* a power of two */
 	size_t          nterms;
-	a2m_mdoc      **docs;      /* seq -> linked doc */
-	size_t          ndocbuckets, ndocs;
 	mterm          *dirty;
 	a2m_index_stats stats;
 };
@@ -88,53 +88,12 @@ a2m_mindex *a2m_mindex_new(void)
 	if (!ix)
 		return NULL;
 	ix->buckets = calloc(INITIAL_BUCKETS, sizeof *ix->buckets);
-	ix->docs = calloc(INITIAL_BUCKETS, sizeof *ix->docs);
-	if (!ix->buckets || !ix->docs) {
-		free(ix->buckets);
-		free(ix->docs);
+	if (!ix->buckets) {
 		free(ix);
 		return NULL;
 	}
 	ix->nbuckets = INITIAL_BUCKETS;
-	ix->ndocbuckets = INITIAL_BUCKETS;
 	return ix;
-}
-
-/* ---- the docs table ------------------------------------------------------- */
-
-static size_t doc_bucket(int64_t seq, size_t n)
-{
-	return (size_t)(((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 20) & (n - 1);
-}
-
-/* Doubles the docs table; failing to only makes chains longer. */
-static void docs_grow(a2m_mindex *ix)
-{
-	size_t n = ix->ndocbuckets * 2;
-	a2m_mdoc **b = calloc(n, sizeof *b);
-	if (!b)
-		return;
-	for (size_t i = 0; i < ix->ndocbuckets; i++) {
-		a2m_mdoc *d = ix->docs[i];
-		while (d) {
-			a2m_mdoc *next = d->next;
-			size_t j = doc_bucket(d->seq, n);
-			d->next = b[j];
-			b[j] = d;
-			d = next;
-		}
-	}
-	free(ix->docs);
-	ix->docs = b;
-	ix->ndocbuckets = n;
-}
-
-static a2m_mdoc *doc_find(const a2m_mindex *ix, int64_t seq)
-{
-	a2m_mdoc *d = ix->docs[doc_bucket(seq, ix->ndocbuckets)];
-	while (d && d->seq != seq)
-		d = d->next;
-	return d;
 }
 
 void a2m_mindex_free(a2m_mindex *ix)
@@ -152,7 +111,6 @@ void a2m_mindex_free(a2m_mindex *ix)
 		}
 	}
 	free(ix->buckets);
-	free(ix->docs);
 	free(ix);
 }
 
@@ -207,7 +165,6 @@ static mterm *intern(a2m_mindex *ix, const char *s, size_t len)
 	memcpy(t->text, s, len);
 	t->len = (uint32_t)len;
 	t->hash = h;
-	t->sorted = 1;
 	a2m_tf_bound_empty(&t->all);
 	if (ix->nterms >= ix->nbuckets)
 		grow(ix);
@@ -255,8 +212,8 @@ int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
 	d->seq = seq;
 	d->length = dt->length;
 	d->has_text = dt->has_text != 0;
-	d->n = (uint32_t)dt->n;  /* doc_pos() needs the final count */
-	uint32_t *tf = doc_pos(d);
+	d->n = (uint32_t)dt->n;  /* doc_tf() needs the final count */
+	uint32_t *tf = doc_tf(d);
 	for (size_t i = 0; i < dt->n; i++) {
 		mterm *t = intern(ix, dt->terms[i].text, dt->terms[i].len);
 		if (!t)
@@ -283,34 +240,112 @@ fail:
 	return -1;
 }
 
+/* The first of t's postings at or after seq (t->n when none): they are in ascending seq. */
+static uint32_t seek(const mterm *t, int64_t seq)
+{
+	uint32_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->p[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Makes t's bounds exact again: every posting's, and each block's. */
+static void bounds_rebuild(mterm *t)
+{
+	a2m_tf_bound_empty(&t->all);
+	for (uint32_t i = 0; i < t->n; i++)
+		a2m_tf_bound_add(&t->all, t->p[i].tf, t->p[i].dl);
+	if (t->blocks) {
+		for (uint32_t i = 0; i < t->n; i += A2M_POSTINGS_BLOCK) {
+			a2m_tf_bound *b = &t->blocks[i / A2M_POSTINGS_BLOCK];
+			uint32_t end = t->n - i < A2M_POSTINGS_BLOCK ? t->n : i + A2M_POSTINGS_BLOCK;
+			a2m_tf_bound_empty(b);
+			for (uint32_t k = i; k < end; k++)
+				a2m_tf_bound_add(b, t->p[k].tf, t->p[k].dl);
+		}
+	}
+	t->loose = 0;
+}
+
+/*
+** Counts `by` more widenings of t's bounds by postings that left or
+** crossed a block, and rebuilds them once they reach a quarter of the list
+** (one more than that: a short list is rebuilt every few removals, a
+** cost of a few postings each).
+*/
+static void bounds_loosen(mterm *t, uint32_t by)
+{
+	t->loose += by;
+	if (t->loose > t->n / 4 + 1)
+		bounds_rebuild(t);
+}
+
+/*
+** Adds posting x to t at its place in seq order. Room is there: prepare
+** made it, or a doc that held it before is linked again.
+*/
+static void term_insert(mterm *t, mposting x)
+{
+	uint32_t n = t->n;
+	uint32_t pos = n && t->p[n - 1].seq > x.seq ? seek(t, x.seq) : n;
+	if (pos < n)
+		memmove(&t->p[pos + 1], &t->p[pos], (n - pos) * sizeof *t->p);
+	t->p[pos] = x;
+	t->n = n + 1;
+	a2m_tf_bound_add(&t->all, x.tf, x.dl);
+	if (!t->blocks)
+		return;
+	/* The block after the old end held nothing: what it bounded before left it. */
+	if (n % A2M_POSTINGS_BLOCK == 0)
+		a2m_tf_bound_empty(&t->blocks[n / A2M_POSTINGS_BLOCK]);
+	a2m_tf_bound_add(&t->blocks[pos / A2M_POSTINGS_BLOCK], x.tf, x.dl);
+	/* Each later block gained its predecessor's last posting as its first. */
+	uint32_t crossed = 0;
+	for (uint32_t s = (pos / A2M_POSTINGS_BLOCK + 1) * A2M_POSTINGS_BLOCK; s <= n;
+	     s += A2M_POSTINGS_BLOCK, crossed++)
+		a2m_tf_bound_add(&t->blocks[s / A2M_POSTINGS_BLOCK], t->p[s].tf, t->p[s].dl);
+	if (crossed)
+		bounds_loosen(t, crossed);
+}
+
+/* Removes t's posting of seq (which it holds), keeping the rest in order. */
+static void term_remove(mterm *t, int64_t seq)
+{
+	uint32_t pos = seek(t, seq);
+	if (pos == t->n || t->p[pos].seq != seq)
+		return;  /* not linked here: the caller's invariant says never */
+	uint32_t n = --t->n;
+	if (pos < n)
+		memmove(&t->p[pos], &t->p[pos + 1], (n - pos) * sizeof *t->p);
+	if (!n) {
+		/* Empty: bounding nothing again. */
+		a2m_tf_bound_empty(&t->all);
+		t->loose = 0;
+		return;
+	}
+	/* Each later block lost its first posting to its predecessor's end. */
+	uint32_t crossed = 0;
+	if (t->blocks)
+		for (uint32_t s = (pos / A2M_POSTINGS_BLOCK + 1) * A2M_POSTINGS_BLOCK - 1; s < n;
+		     s += A2M_POSTINGS_BLOCK, crossed++)
+			a2m_tf_bound_add(&t->blocks[s / A2M_POSTINGS_BLOCK], t->p[s].tf,
+					 t->p[s].dl);
+	/* The posting that left keeps its block's bound and the list's loose. */
+	bounds_loosen(t, crossed + 1);
+}
+
 void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d)
 {
 	if (d->linked)
 		return;
-	uint32_t *at = doc_pos(d);
-	for (uint32_t i = 0; i < d->n; i++) {
-		mterm *t = d->terms[i];
-		/* Room is there: prepare made it, or this doc held it before. */
-		uint32_t pos = t->n++;
-		if (pos && t->p[pos - 1].seq > d->seq)
-			t->sorted = 0;
-		t->p[pos] = (mposting){.seq = d->seq, .tf = at[i], .dl = d->length};
-		at[i] = pos;
-		a2m_tf_bound_add(&t->all, t->p[pos].tf, t->p[pos].dl);
-		if (t->blocks) {
-			a2m_tf_bound *b = &t->blocks[pos / A2M_POSTINGS_BLOCK];
-			/* A block's first posting: what it bounded before left it. */
-			if (pos % A2M_POSTINGS_BLOCK == 0)
-				a2m_tf_bound_empty(b);
-			a2m_tf_bound_add(b, t->p[pos].tf, t->p[pos].dl);
-		}
-	}
-	if (ix->ndocs >= ix->ndocbuckets)
-		docs_grow(ix);
-	size_t j = doc_bucket(d->seq, ix->ndocbuckets);
-	d->next = ix->docs[j];
-	ix->docs[j] = d;
-	ix->ndocs++;
+	const uint32_t *tf = doc_tf(d);
+	for (uint32_t i = 0; i < d->n; i++)
+		term_insert(d->terms[i], (mposting){.seq = d->seq, .tf = tf[i], .dl = d->length});
 	d->linked = 1;
 	if (d->n) {
 		ix->stats.docs++;
@@ -324,39 +359,11 @@ void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
 {
 	if (!d->linked)
 		return;
-	a2m_mdoc **pp = &ix->docs[doc_bucket(d->seq, ix->ndocbuckets)];
-	while (*pp && *pp != d)
-		pp = &(*pp)->next;
-	if (*pp) {
-		*pp = d->next;
-		ix->ndocs--;
-	}
-	d->next = NULL;
-	uint32_t *at = doc_pos(d);
 	for (uint32_t i = 0; i < d->n; i++) {
 		mterm *t = d->terms[i];
-		uint32_t pos = at[i];
-		at[i] = t->p[pos].tf;  /* kept for a later link */
-		mposting last = t->p[--t->n];
-		if (pos != t->n) {
-			/* The last posting moves into the hole: tell its doc. */
-			t->p[pos] = last;
-			t->sorted = 0;
-			if (t->blocks)
-				a2m_tf_bound_add(&t->blocks[pos / A2M_POSTINGS_BLOCK], last.tf, last.dl);
-			a2m_mdoc *other = doc_find(ix, last.seq);
-			for (uint32_t k = 0; other && k < other->n; k++)
-				if (other->terms[k] == t) {
-					doc_pos(other)[k] = pos;
-					break;
-				}
-		}
-		if (!t->n) {
-			/* Empty: in order, and bounding nothing again. */
-			t->sorted = 1;
-			a2m_tf_bound_empty(&t->all);
+		term_remove(t, d->seq);
+		if (!t->n)
 			mark_dirty(ix, t);
-		}
 	}
 	d->linked = 0;
 	if (d->n) {
@@ -403,8 +410,6 @@ int a2m_mindex_lend(const a2m_mindex *ix, const char *term, size_t len,
 	a2m_tf_bound_empty(&out->all);
 	if (!t)
 		return 0;
-	if (!t->sorted)
-		return 1;
 	out->v = t->p;
 	out->n = t->n;
 	out->blocks = t->blocks;

@@ -3,10 +3,12 @@
 ** records' index in one, and the BM25 scorer builds a throw-away one over
 ** the candidates it judges when a store keeps no index (rank/bm25.c).
 **
-** A term maps to its postings, an unordered array of (seq, tf, length); a
-** doc is one record's analysed text and remembers where each of its
-** postings sits, so that unlinking it is O(its terms) by swap-removal,
-** however long the postings are. Docs are owned by the caller; linked docs
+** A term maps to its postings, an array of (seq, tf, length) kept in
+** ascending seq through every write (so block-max can walk any list); a doc
+** is one record's analysed text. Linking a doc whose seq is above every
+** posting of its terms appends (O(its terms)); unlinking a doc, or linking
+** one at a seq below a term's last, finds its posting by binary search and
+** shifts the term's tail by one. Docs are owned by the caller; linked docs
 ** must have distinct seqs.
 **
 ** The split between prepare (may allocate, changes nothing visible) and
@@ -62,9 +64,8 @@ int a2m_mindex_view(const a2m_mindex *ix, const char *term, size_t len,
 
 /*
 ** Lends term's postings with their bounds (store.h a2m_postings_lent; none:
-** n 0) until the next change to the index. Returns 0, or 1 when the
-** postings are not in ascending seq (a removal moved one: lend them with
-** a2m_mindex_view instead).
+** n 0) until the next change to the index. The postings are always in
+** ascending seq, so it always returns 0.
 */
 int a2m_mindex_lend(const a2m_mindex *ix, const char *term, size_t len,
 		    a2m_postings_lent *out);
