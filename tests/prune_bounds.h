@@ -38,6 +38,14 @@ static int collect_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 	return 0;
 }
 
+static void count_problem(void *ctx, a2m_check_area area, int problem, const char *msg)
+{
+	if (problem) {
+		fprintf(stderr, "  check: %s: %s\n", a2m_check_area_name(area), msg);
+		++*(int *)ctx;
+	}
+}
+
 /*
 ** The postings an index lends with their bounds (index_postings_lend) are
 ** its postings, in ascending seq, each bounded by its block's bound and
@@ -58,8 +66,14 @@ static void lent_bounds_bound_their_postings(int sqlite, int commits)
 		a2m_analyzer_free(an);
 		return;
 	}
-	if (!sqlite && commits)
+	if (!sqlite && commits) {
 		CHECK_INT(churn_tx(s, 3000, 1), 0);
+		/* The index holds what the records' texts make, to the tf. */
+		int problems = 0;
+		a2m_check_options o = {.ix = sc->indexer, .report = count_problem, .ctx = &problems};
+		CHECK_INT(s->ops->check(s, &o), 0);
+		CHECK_INT(problems, 0);
+	}
 	int lent = 0, blocked = 0, not_lent = 0;
 	CHECK_INT(s->ops->read_begin(s), 0);
 	for (int i = 0; i < 200; i++) {

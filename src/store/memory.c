@@ -406,11 +406,9 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 	}
 	a2m_mdoc *old_doc = NULL;
 	if (reindex) {
-		if (n->doc)
-			a2m_mindex_unlink(s->index, n->doc);
 		old_doc = n->doc;
 		n->doc = doc;
-		a2m_mindex_link(s->index, doc);
+		a2m_mindex_replace(s->index, old_doc, doc);
 	}
 	a2m_record was, now;
 	a2m_mem_entry_view(e, &was);

@@ -374,6 +374,66 @@ void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
 	}
 }
 
+/* Whether doc d has term t (a doc's terms are few: a scan). */
+static int doc_has(const a2m_mdoc *d, const mterm *t)
+{
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->terms[i] == t)
+			return 1;
+	return 0;
+}
+
+void a2m_mindex_replace(a2m_mindex *ix, a2m_mdoc *old, a2m_mdoc *d)
+{
+	if (!old || !old->linked || old->seq != d->seq || d->linked) {
+		if (old)
+			a2m_mindex_unlink(ix, old);
+		a2m_mindex_link(ix, d);
+		return;
+	}
+	const uint32_t *tf = doc_tf(d);
+	for (uint32_t i = 0; i < old->n; i++) {
+		mterm *t = old->terms[i];
+		if (doc_has(d, t))
+			continue;
+		term_remove(t, old->seq);
+		if (!t->n)
+			mark_dirty(ix, t);
+	}
+	for (uint32_t i = 0; i < d->n; i++) {
+		mterm *t = d->terms[i];
+		mposting x = {.seq = d->seq, .tf = tf[i], .dl = d->length};
+		if (!doc_has(old, t)) {
+			term_insert(t, x);
+			continue;
+		}
+		/* Held by both: rewritten where it is, the list's order kept. */
+		uint32_t pos = seek(t, x.seq);
+		if (pos == t->n || t->p[pos].seq != x.seq)
+			continue;  /* not linked here: the caller's invariant says never */
+		t->p[pos] = x;
+		a2m_tf_bound_add(&t->all, x.tf, x.dl);
+		if (t->blocks)
+			a2m_tf_bound_add(&t->blocks[pos / A2M_POSTINGS_BLOCK], x.tf, x.dl);
+		/* The posting it replaced keeps the bounds loose. */
+		bounds_loosen(t, 1);
+	}
+	old->linked = 0;
+	d->linked = 1;
+	if (old->n) {
+		ix->stats.docs--;
+		ix->stats.total_len -= old->length;
+	} else if (old->has_text) {
+		ix->stats.unindexed--;
+	}
+	if (d->n) {
+		ix->stats.docs++;
+		ix->stats.total_len += d->length;
+	} else if (d->has_text) {
+		ix->stats.unindexed++;
+	}
+}
+
 void a2m_mdoc_free(a2m_mdoc *d)
 {
 	free(d);

@@ -49,6 +49,15 @@ void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d);
 /* Removes a linked doc's postings; the doc can be linked again. Cannot fail. */
 void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d);
 
+/*
+** Replaces linked doc old by d, a prepared (or unlinked) doc of the same
+** seq: as unlinking old and linking d, but a term both hold has its
+** posting rewritten where it sits, so a rewrite that keeps most of its
+** words (the common terms, the long lists) moves no postings. With old
+** NULL, unlinked or of another seq, it unlinks and links. Cannot fail.
+*/
+void a2m_mindex_replace(a2m_mindex *ix, a2m_mdoc *old, a2m_mdoc *d);
+
 /* Frees an unlinked doc. NULL is a no-op. */
 void a2m_mdoc_free(a2m_mdoc *d);
 

@@ -114,11 +114,9 @@ void a2m_mem_rollback(a2m_store *base)
 			if (u->old_doc) {
 				/* The content changed: back to the old text's postings. */
 				entry *o = u->old;
-				if (o->doc)
-					a2m_mindex_unlink(s->index, o->doc);
+				a2m_mindex_replace(s->index, o->doc, u->old_doc);
 				a2m_mdoc_free(o->doc);
 				o->doc = u->old_doc;
-				a2m_mindex_link(s->index, o->doc);
 			}
 			a2m_mem_entry_free(s, e);
 			break;
