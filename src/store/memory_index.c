@@ -339,6 +339,17 @@ static void term_remove(mterm *t, int64_t seq)
 	bounds_loosen(t, crossed + 1);
 }
 
+/* Counts doc d in the index's figures (by 1) or out of them (by -1). */
+static void stats_count(a2m_mindex *ix, const a2m_mdoc *d, int by)
+{
+	if (d->n) {
+		ix->stats.docs += by;
+		ix->stats.total_len += by * (int64_t)d->length;
+	} else if (d->has_text) {
+		ix->stats.unindexed += by;
+	}
+}
+
 void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d)
 {
 	if (d->linked)
@@ -347,12 +358,7 @@ void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d)
 	for (uint32_t i = 0; i < d->n; i++)
 		term_insert(d->terms[i], (mposting){.seq = d->seq, .tf = tf[i], .dl = d->length});
 	d->linked = 1;
-	if (d->n) {
-		ix->stats.docs++;
-		ix->stats.total_len += d->length;
-	} else if (d->has_text) {
-		ix->stats.unindexed++;
-	}
+	stats_count(ix, d, 1);
 }
 
 void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
@@ -366,12 +372,7 @@ void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
 			mark_dirty(ix, t);
 	}
 	d->linked = 0;
-	if (d->n) {
-		ix->stats.docs--;
-		ix->stats.total_len -= d->length;
-	} else if (d->has_text) {
-		ix->stats.unindexed--;
-	}
+	stats_count(ix, d, -1);
 }
 
 /* Whether doc d has term t (a doc's terms are few: a scan). */
@@ -420,18 +421,8 @@ void a2m_mindex_replace(a2m_mindex *ix, a2m_mdoc *old, a2m_mdoc *d)
 	}
 	old->linked = 0;
 	d->linked = 1;
-	if (old->n) {
-		ix->stats.docs--;
-		ix->stats.total_len -= old->length;
-	} else if (old->has_text) {
-		ix->stats.unindexed--;
-	}
-	if (d->n) {
-		ix->stats.docs++;
-		ix->stats.total_len += d->length;
-	} else if (d->has_text) {
-		ix->stats.unindexed++;
-	}
+	stats_count(ix, old, -1);
+	stats_count(ix, d, 1);
 }
 
 void a2m_mdoc_free(a2m_mdoc *d)
