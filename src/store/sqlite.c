@@ -643,11 +643,11 @@ static int sql_index_postings(a2m_store *base, const char *term, size_t len,
 }
 
 /*
-** Lends from the postings cache of the bracket's connection, pinned until
-** its read_end; outside a bracket nothing would end the loan: not lent (1).
+** The index a loan may come from: the bracket's connection's, its held
+** inserts flushed first. 0 with *ix set; 1 outside a bracket, where nothing
+** would end the loan (not lent); or the code to return.
 */
-static int sql_index_postings_view(a2m_store *base, const char *term, size_t len,
-				   const a2m_posting **v, size_t *n)
+static int loan_index(a2m_store *base, a2m_sqlite_index **ix)
 {
 	sqlstore *s = a2m_sqlite_conn(base);
 	int rc = a2m_sqlite_held_flush((sqlstore *)base);
@@ -657,22 +657,26 @@ static int sql_index_postings_view(a2m_store *base, const char *term, size_t len
 		return A2M_STORE_NO_INDEX;
 	if (!a2m_sqlite_in_bracket(base))
 		return 1;
-	return a2m_sqlite_index_view(s->index, base, term, len, v, n);
+	*ix = s->index;
+	return 0;
+}
+
+/* Lends from the postings cache of the bracket's connection, pinned until its read_end. */
+static int sql_index_postings_view(a2m_store *base, const char *term, size_t len,
+				   const a2m_posting **v, size_t *n)
+{
+	a2m_sqlite_index *ix;
+	int rc = loan_index(base, &ix);
+	return rc ? rc : a2m_sqlite_index_view(ix, base, term, len, v, n);
 }
 
 /* sql_index_postings_view with the bounds the postings cache keeps (store.h). */
 static int sql_index_postings_lend(a2m_store *base, const char *term, size_t len,
 				   a2m_postings_lent *out)
 {
-	sqlstore *s = a2m_sqlite_conn(base);
-	int rc = a2m_sqlite_held_flush((sqlstore *)base);
-	if (rc)
-		return rc;
-	if (!s->index)
-		return A2M_STORE_NO_INDEX;
-	if (!a2m_sqlite_in_bracket(base))
-		return 1;
-	return a2m_sqlite_index_lend(s->index, base, term, len, out);
+	a2m_sqlite_index *ix;
+	int rc = loan_index(base, &ix);
+	return rc ? rc : a2m_sqlite_index_lend(ix, base, term, len, out);
 }
 
 /* Always the main connection: never called in a shared bracket (store.h). */
