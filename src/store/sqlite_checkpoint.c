@@ -80,11 +80,29 @@ struct a2m_sqlite_ckpt {
 	double          longest;    /* ms, the thread's longest pass */
 	uint64_t        blocking;   /* checkpoints run in a commit */
 	double          longest_blocking;
+#ifdef A2M_TEST_HOOKS
+	int             last_pages; /* the log after the previous commit */
+#endif
 };
 
 #ifdef A2M_TEST_HOOKS
 static atomic_int test_pages;
 static atomic_uint_fast64_t test_passes, test_in_commit;
+static atomic_int test_longest, test_largest_commit, test_missed;
+
+void a2m_sqlite_checkpoint_log_for_tests(int *longest, int *largest_commit, int *missed)
+{
+	*longest = atomic_exchange(&test_longest, 0);
+	*largest_commit = atomic_exchange(&test_largest_commit, 0);
+	*missed = atomic_exchange(&test_missed, 0);
+}
+
+static void test_raise(atomic_int *to, int value)
+{
+	int was = atomic_load(to);
+	while (value > was && !atomic_compare_exchange_weak(to, &was, value))
+		;
+}
 
 void a2m_sqlite_checkpoint_pages_for_tests(int pages)
 {
@@ -186,8 +204,9 @@ static void *run(void *arg)
 static void checkpoint_here(a2m_sqlite_ckpt *c, sqlite3 *db, const char *name, int mode)
 {
 	double t0 = now_ms();
+	int log = 0, copied = 0;
 	pthread_mutex_lock(&c->run);
-	int rc = sqlite3_wal_checkpoint_v2(db, name, mode, NULL, NULL);
+	int rc = sqlite3_wal_checkpoint_v2(db, name, mode, &log, &copied);
 	pthread_mutex_unlock(&c->run);
 	double ms = now_ms() - t0;
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
@@ -195,6 +214,8 @@ static void checkpoint_here(a2m_sqlite_ckpt *c, sqlite3 *db, const char *name, i
 			sqlite3_errmsg(db));
 #ifdef A2M_TEST_HOOKS
 	atomic_fetch_add(&test_in_commit, 1);
+	if (mode == SQLITE_CHECKPOINT_RESTART && (rc != SQLITE_OK || copied < log))
+		atomic_fetch_add(&test_missed, 1);
 #endif
 	pthread_mutex_lock(&c->mu);
 	c->blocking++;
@@ -211,6 +232,15 @@ static void checkpoint_here(a2m_sqlite_ckpt *c, sqlite3 *db, const char *name, i
 static int on_wal(void *ctx, sqlite3 *db, const char *name, int pages)
 {
 	a2m_sqlite_ckpt *c = ctx;
+#ifdef A2M_TEST_HOOKS
+	/*
+	** The frames this commit added: the growth since the last commit, or
+	** the whole log when it started afresh (then at most this commit's).
+	*/
+	test_raise(&test_longest, pages);
+	test_raise(&test_largest_commit, pages > c->last_pages ? pages - c->last_pages : pages);
+	c->last_pages = pages;
+#endif
 	if (pages < c->soft)
 		return SQLITE_OK;
 	pthread_mutex_lock(&c->mu);

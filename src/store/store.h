@@ -834,6 +834,14 @@ void a2m_sqlite_fail_commits_for_tests(const char *prefix);
 */
 void a2m_sqlite_checkpoint_pages_for_tests(int pages);
 void a2m_sqlite_checkpoint_counts_for_tests(uint64_t *passes, uint64_t *in_commit);
+
+/*
+** For tests: what the WAL hooks of every store of the process saw since
+** the last call (which starts the figures afresh): the longest log after a
+** commit, the most frames one commit added, and the hard-mark checkpoints
+** that could not restart the log (refused or left frames behind).
+*/
+void a2m_sqlite_checkpoint_log_for_tests(int *longest, int *largest_commit, int *missed);
 #endif
 
 /*
