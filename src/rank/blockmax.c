@@ -2,7 +2,7 @@
 ** blockmax.c — BM25's top-k over long postings lists with block-max
 ** bounds, document at a time (see blockmax.h).
 **
-** Why: bm25.c's term-at-a-time pruning (MaxScore over keys) leaves nothing
+** Why: bm25_prune.c's term-at-a-time pruning (MaxScore over keys) leaves nothing
 ** out when every word of a query is common — each key is needed — and
 ** then computes a contribution and a hash-table update for every posting:
 ** a three-word query of frequent words on a Zipf corpus of 1M records

@@ -1,6 +1,6 @@
 /*
 ** blockmax.h — BM25's top-k over long postings lists, document at a time
-** with block-max bounds (bm25.c's pruned path for big queries;
+** with block-max bounds (bm25_prune.c's pruned path for big queries;
 ** docs/RANKING.md §5).
 **
 ** The keys' postings lists (ascending seq) are walked together, a record
@@ -26,7 +26,7 @@
 
 #define A2M_BMW_BLOCK A2M_POSTINGS_BLOCK
 
-/* The most keys a query walked here may have (bm25.c prunes longer ones term at a time). */
+/* The most keys a query walked here may have (bm25_prune.c prunes longer ones term at a time). */
 #define A2M_BMW_MAX_KEYS 256
 
 /*
