@@ -129,11 +129,14 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # release library, liba2m.a and .so, has none.
 LIB_TOBJ  := $(LIB_SRC:%.c=$(BUILD)/obj-test/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+# The binary again with its test hooks, for the tests that need a switch of
+# the binary's own (A2M_TEST_FEDERATE_CRASH_AT): the release a2m has none.
+CLI_TOBJ  := $(CLI_SRC:%.c=$(BUILD)/obj-test/%.o)
 CONF_OBJ  := $(CONF_SRC:%.c=$(BUILD)/obj/%.o) $(CONF_LINK:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # Helpers the tests start (run-tests.sh runs only test_*).
-TEST_HELP := $(BUILD)/tests/embed_server
-DEPS      := $(LIB_OBJ:.o=.d) $(LIB_TOBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CONF_SRC:%.c=$(BUILD)/obj/%.d)
+TEST_HELP := $(BUILD)/tests/embed_server $(BUILD)/tests/a2m-hooks
+DEPS      := $(LIB_OBJ:.o=.d) $(LIB_TOBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CLI_TOBJ:.o=.d) $(CONF_SRC:%.c=$(BUILD)/obj/%.d)
 SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 
 # The tests run under ThreadSanitizer (make TSAN=1, run by scripts/run-tests.sh):
@@ -220,6 +223,10 @@ $(ALLOC_STAMP):
 
 $(BUILD)/a2m: $(CLI_OBJ) $(BUILD)/liba2m.a $(ALLOC_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/liba2m.a $(ALLOC_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/a2m-hooks: $(CLI_TOBJ) $(BUILD)/liba2m-test.a $(ALLOC_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_TOBJ) $(BUILD)/liba2m-test.a $(ALLOC_LIBS) $(LDLIBS)
 
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin

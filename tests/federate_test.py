@@ -14,6 +14,10 @@
   the missing tier, writes to its tier fail clearly, and nothing
   acknowledged is lost when it returns.
 
+The kills use the test build of the binary, BUILD/tests/a2m-hooks (the
+Makefile's): only it reads A2M_TEST_FEDERATE_CRASH_AT; the release binary is
+checked to ignore it.
+
 usage: federate_test.py BUILD/a2m     (prints "N passed, M failed")
 """
 import json
@@ -27,6 +31,7 @@ import tempfile
 import time
 
 A2M = os.path.abspath(sys.argv[1])
+HOOKS = os.path.join(os.path.dirname(A2M), 'tests', 'a2m-hooks')
 HERE = os.path.dirname(os.path.abspath(__file__))
 TMP = tempfile.mkdtemp(prefix='a2m-federate-')
 passed = failed = 0
@@ -335,7 +340,7 @@ def test_kill_at_each_step():
         env = dict(os.environ)
         if step != 'none':
             env['A2M_TEST_FEDERATE_CRASH_AT'] = step
-        router = Peer([A2M, 'federate', '--config', cfg], env=env)
+        router = Peer([HOOKS if step != 'none' else A2M, 'federate', '--config', cfg], env=env)
         first = {'content': 'alpha was here first', 'role': 'user', 'owner': 'o1',
                  'metadata': {'n': [1, {'x': 'y'}], 'z': None}, 'key': 'k/alpha',
                  'session': 's1', 'group': 'g1', 'salience': 2.5,
@@ -375,6 +380,26 @@ def test_kill_at_each_step():
         expect(name + ': the journal holds no move in progress, one copy on disk',
                unfinished(cfg + '.journal') == set() and copies(d, rid) == 1,
                'unfinished %s, %d copies' % (unfinished(cfg + '.journal'), copies(d, rid)))
+
+
+def test_release_ignores_crash_switch():
+    """The crash switch is the test build's: the release router moves the record."""
+    d = tempfile.mkdtemp(dir=TMP)
+    cfg = move_federation(d)
+    env = dict(os.environ, A2M_TEST_FEDERATE_CRASH_AT='journaled')
+    router = Peer([A2M, 'federate', '--config', cfg], env=env)
+    rid = router.result('memory/remember', {'records': [
+        {'content': 'alpha was here first', 'owner': 'o1'}]})['ids'][0]
+    r = router.call('memory/remember', {'records': [
+        {'content': 'beta pushes alpha out', 'owner': 'o1'}]})
+    name = 'the release binary ignores A2M_TEST_FEDERATE_CRASH_AT'
+    if expect(name + ': the spill was answered', r and 'result' in r and router.p.poll() is None,
+              'exit %s, answer %s' % (router.p.poll(), r)):
+        mine = [x for x in router.result('memory/timeline', {'owner': 'o1'})['records']
+                if x['id'] == rid]
+        expect(name + ': the record moved', len(mine) == 1 and mine[0]['tier'] == 'episodic',
+               str(mine))
+    router.close()
 
 
 # ---- 4. a backend stopped during load ----------------------------------------
@@ -456,7 +481,8 @@ def test_refusals():
 
 
 try:
-    for t in (test_refusals, test_skew, test_kill_at_each_step, test_backend_down,
+    for t in (test_refusals, test_skew, test_kill_at_each_step,
+              test_release_ignores_crash_switch, test_backend_down,
               test_conformance):
         try:
             t()

@@ -77,7 +77,9 @@ typedef struct federation {
 	char           *journal_path;
 	FILE           *journal;
 	uint64_t        next_move;
+#ifdef A2M_TEST_HOOKS
 	const char     *crash_at;       /* tests: a step of a move to die at */
+#endif
 	struct a2m_analyzer *analyzer;  /* rerank's */
 	pthread_mutex_t  analyzer_mu;
 } federation;

@@ -526,7 +526,9 @@ int a2m_federate_open(const char *path, a2m **out, char *err, size_t errlen)
 	}
 	pthread_mutex_init(&f->log_mu, NULL);
 	pthread_mutex_init(&f->analyzer_mu, NULL);
+#ifdef A2M_TEST_HOOKS
 	f->crash_at = getenv("A2M_TEST_FEDERATE_CRASH_AT");
+#endif
 	int rc = fed_config_load(f, path, err, errlen);
 	for (size_t i = 0; !rc && i < f->n_backends; i++)
 		rc = fed_backend_start(f, &f->backends[i], err, errlen);
