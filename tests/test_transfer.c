@@ -642,6 +642,82 @@ static void history_travels_with_its_record(void)
 	drop_db(DB);
 }
 
+/* How many lines of text contain needle. */
+static int64_t lines_with(const char *text, const char *needle)
+{
+	int64_t n = 0;
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		char *line = strndup(l, len);
+		n += line && strstr(line, needle) != NULL;
+		free(line);
+		l = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+/*
+** The header counts the records and the revision lines that follow it (on
+** every engine the export reads), and an import holds the file to them:
+** a file cut short by a revision line or by a record is refused, named.
+*/
+static void the_header_counts_what_follows(void)
+{
+	const char *engines[] = {"memory", "sqlite", "postgres"};
+	for (size_t k = 0; k < (pg_test_server() ? 3u : 2u); k++) {
+		drop_db(DB);
+		pg_test_schema_fresh(pg_schema);
+		a2m *h = k ? open_durable(engines[k]) : check_open("engine", "memory", NULL);
+		for (int i = 0; i < 4; i++) {
+			char p[160];
+			snprintf(p, sizeof p, "{\"records\":[{\"content\":\"city %d\","
+				 "\"key\":\"u/city\"}]}", i);
+			call_ok(h, "memory/remember", p);
+		}
+		call_ok(h, "memory/remember", "{\"records\":[{\"content\":\"no key\"}]}");
+		call_ok(h, "memory/remember", "{\"records\":[{\"content\":\"pet cat\",\"key\":\"u/pet\"}]}");
+		call_ok(h, "memory/remember", "{\"records\":[{\"content\":\"pet dog\",\"key\":\"u/pet\"}]}");
+		char *text = export_text(h);
+		a2m_close(h);
+		json_t *head = json_loadb(text, strcspn(text, "\n"), 0, NULL);
+		CHECK_INT(json_integer_value(json_object_get(head, "records")), 3);
+		CHECK(json_is_integer(json_object_get(head, "revisions")));
+		CHECK_INT(json_integer_value(json_object_get(head, "revisions")), 4);
+		CHECK_INT(lines_with(records_of(text), "\"kind\":\"revision\""), 4);
+		json_decref(head);
+		/* Whole, it goes in; cut after its last record's line (that
+		** record's revision missing), or before that record, it does not. */
+		a2m_import_result res;
+		char err[512] = "";
+		a2m *to = check_open("engine", "memory", NULL);
+		CHECK_INT(import_text(to, text, 0, &res, err, sizeof err), 0);
+		CHECK_INT(res.revisions, 4);
+		a2m_import_result_free(&res);
+		a2m_close(to);
+		size_t len = strlen(text);
+		char *cut = strdup(text);
+		cut[len - 1] = '\0';
+		*(strrchr(cut, '\n') + 1) = '\0';  /* the last line gone: u/pet's revision */
+		to = check_open("engine", "memory", NULL);
+		CHECK_INT(import_text(to, cut, 0, &res, err, sizeof err), -1);
+		CHECK(strstr(err, "test: the header counts 4 revision lines; the file holds 3 "
+			      "(cut short?)") != NULL);
+		a2m_import_result_free(&res);
+		a2m_close(to);
+		cut[strlen(cut) - 1] = '\0';
+		*(strrchr(cut, '\n') + 1) = '\0';  /* and u/pet's line */
+		to = check_open("engine", "memory", NULL);
+		CHECK_INT(import_text(to, cut, 0, &res, err, sizeof err), -1);
+		CHECK(strstr(err, "test: the header counts 3 records; the file holds 2 (cut short?)")
+		      != NULL);
+		a2m_import_result_free(&res);
+		a2m_close(to);
+		free(cut);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-transfer-%d.db", (int)getpid());
@@ -659,6 +735,7 @@ int main(void)
 		TEST(recall_touch_false_counts_nothing),
 		TEST(expiry_and_duplicates_survive_a_move),
 		TEST(history_travels_with_its_record),
+		TEST(the_header_counts_what_follows),
 		{NULL, NULL},
 	};
 	snprintf(pg_schema, sizeof pg_schema, "a2m_tx_%d", (int)getpid());

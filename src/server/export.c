@@ -1,7 +1,8 @@
 /*
 ** export.c — `a2m export`: a store as JSON Lines (docs/EXPORT.md). The
 ** first line is a header naming the source, its configuration (what
-** memory/describe answers) and how many records follow; then one record a
+** memory/describe answers) and how many records and revision lines
+** follow (an import checks both: a file cut short is told); then one record a
 ** line, oldest first, with every field the store keeps, whatever the
 ** server declares: the records are the store's, not one caller's view.
 **
@@ -122,15 +123,16 @@ static json_t *describe(a2m *h)
 ** d is describe's result (taken), engine the store's.
 */
 static int put_header(writer *w, json_t *d, const char *engine, const a2m_export_source *src,
-		      int64_t total)
+		      int64_t total, int64_t revisions)
 {
 	char ts[A2M_TIMESTAMP_LEN];
 	json_t *source = json_pack("{ss ss* ss}", "engine", engine, "path", src ? src->path : NULL,
 				   "library", A2M_VERSION);
-	json_t *head = json_pack("{ss si ss so* sI so*}", "format", "a2m-export",
+	json_t *head = json_pack("{ss si ss so* sI sI so*}", "format", "a2m-export",
 				 "version", A2M_EXPORT_VERSION,
 				 "exported_at", a2m_clock_format(a2m_clock_now_ms(), ts),
-				 "source", source, "records", (json_int_t)total, "describe", d);
+				 "source", source, "records", (json_int_t)total,
+				 "revisions", (json_int_t)revisions, "describe", d);
 	if (!head)
 		return -1;
 	a2m_json_put_value(&w->b, head);
@@ -139,7 +141,7 @@ static int put_header(writer *w, json_t *d, const char *engine, const a2m_export
 	return w->b.failed ? -1 : 0;
 }
 
-/* The header's count is known only inside the snapshot: the first record
+/* The header's counts are known only inside the snapshot: the first record
 ** (or the end, for an empty store) writes the header. */
 typedef struct header_first {
 	writer *w;
@@ -147,6 +149,7 @@ typedef struct header_first {
 	const char *engine;
 	const a2m_export_source *src;
 	int64_t total;
+	int64_t revisions;     /* the revision lines that will follow records */
 	int done;
 } header_first;
 
@@ -158,7 +161,7 @@ static int put_header_once(header_first *hf)
 	json_t *d = hf->describe;
 	hf->describe = NULL;
 	a2m_progress_total(hf->w->progress, hf->total);
-	return put_header(hf->w, d, hf->engine, hf->src, hf->total);
+	return put_header(hf->w, d, hf->engine, hf->src, hf->total, hf->revisions);
 }
 
 static int header_then_record(const a2m_record *rec, void *ctx)
@@ -182,7 +185,7 @@ int a2m_export(a2m *h, FILE *out, const a2m_export_source *src, a2m_progress *pr
 	*written = 0;
 	/* describe runs through the handle, which takes the lock itself: it is
 	** asked first. The header's count comes from the snapshot. */
-	header_first hf = {&w, describe(h), NULL, src, 0, 0};
+	header_first hf = {&w, describe(h), NULL, src, 0, 0, 0};
 	if (!hf.describe) {
 		snprintf(err, errlen, "memory/describe failed");
 		return -1;
@@ -192,7 +195,8 @@ int a2m_export(a2m *h, FILE *out, const a2m_export_source *src, a2m_progress *pr
 	pthread_rwlock_rdlock(&h->lock);
 	a2m_stack_index_stats(h->srv.stack, &stats, &hf.engine, &e);
 	a2m_error_clear(&e);
-	int rc = a2m_stack_export(h->srv.stack, &hf.total, header_then_record, &hf, &e);
+	int rc = a2m_stack_export(h->srv.stack, &hf.total, &hf.revisions, header_then_record, &hf,
+				  &e);
 	pthread_rwlock_unlock(&h->lock);
 	if (!rc && put_header_once(&hf) != 0)
 		w.bad_record = 1;

@@ -37,6 +37,8 @@ typedef struct importer {
 	a2m_import_revision      *revs;      /* the batch's records' revisions */
 	size_t                    nrevs, revs_cap;
 	int64_t                   line_no;   /* of the input, header included */
+	int64_t                   want_records;   /* the header's counts; -1: not said */
+	int64_t                   want_revisions;
 	char                     *err;
 	size_t                    errlen;
 } importer;
@@ -307,9 +309,34 @@ static int check_header(importer *im, const json_t *head)
 		a2m_log(A2M_LOG_WARN, "%s: its vectors were compared by %s; this store compares "
 			"by %s", im->opt->name, metric, our_metric);
 	json_t *records = json_object_get(head, "records");
+	json_t *revisions = json_object_get(head, "revisions");
 	if (json_is_integer(records))
 		a2m_progress_total(im->progress, json_integer_value(records));
+	/* Checked at the end (counts_match): a file cut short, or lines lost
+	** on the way, is told rather than taken for the whole store. An export
+	** before the header counted revision lines says nothing of them. */
+	im->want_records = json_is_integer(records) ? json_integer_value(records) : -1;
+	im->want_revisions = json_is_integer(revisions) ? json_integer_value(revisions) : -1;
 	return rc;
+}
+
+/*
+** After the last line of an a2m export: whether the file held as many
+** records and revision lines as its header counts. Sets the message and
+** returns -1 when not (the batches before are written, as after a bad line).
+*/
+static int counts_match(importer *im)
+{
+	const a2m_import_result *r = im->res;
+	int records = im->want_records >= 0 && im->want_records != r->lines;
+	if (!records && (im->want_revisions < 0 || im->want_revisions == r->revisions))
+		return 0;
+	snprintf(im->err, im->errlen, "%s: the header counts %lld %s; the file holds %lld "
+		 "(cut short?)", im->opt->name,
+		 (long long)(records ? im->want_records : im->want_revisions),
+		 records ? "records" : "revision lines",
+		 (long long)(records ? r->lines : r->revisions));
+	return -1;
 }
 
 /* Which format the first line is, or AUTO when it is neither. */
@@ -372,7 +399,7 @@ int a2m_import(a2m *h, FILE *in, const a2m_import_options *opt, a2m_progress *pr
 {
 	memset(res, 0, sizeof *res);
 	importer im = {.h = h, .opt = opt, .res = res, .progress = progress, .err = err,
-		       .errlen = errlen};
+		       .errlen = errlen, .want_records = -1, .want_revisions = -1};
 	im.cap = opt->batch ? opt->batch : A2M_IMPORT_BATCH;
 	im.batch = calloc(im.cap, sizeof *im.batch);
 	im.outcome = calloc(im.cap, 1);
@@ -433,6 +460,8 @@ int a2m_import(a2m *h, FILE *in, const a2m_import_options *opt, a2m_progress *pr
 		snprintf(err, errlen, "%s: empty: not even a header", opt->name);
 		goto done;
 	}
+	if (res->format == A2M_FORMAT_A2M && counts_match(&im) != 0)
+		goto done;
 	rc = 0;
 done:
 	/* What was read but not yet written is not written: an error stops

@@ -362,12 +362,16 @@ int a2m_stack_import(a2m_stack *st, a2m_record **recs, size_t n, unsigned char *
 ** Visits every record of the store in creation order (created_at, then
 ** write order), whoever owns it, with recall's waiting touches laid over,
 ** inside one read bracket (one snapshot on SQLite). *total (when not NULL)
-** is set first, to how many records the visit will see. visit may stop
-** early (positive) or abort (negative: returned, err left alone). It
-** must not write. Returns 0, that code, or a store failure with err set.
+** is set first, to how many records the visit will see, and *revisions
+** (when not NULL) to how many earlier revisions (x-history) those records
+** keep, all of them, as a2m_stack_history(..., 0, ...) gives them: counted
+** in the same snapshot, before the first visit, by a pass over the keyed
+** records. visit may stop early (positive) or abort (negative: returned,
+** err left alone). It must not write. Returns 0, that code, or a store
+** failure with err set.
 */
-int a2m_stack_export(a2m_stack *st, int64_t *total, a2m_record_visit visit, void *ctx,
-		     a2m_error *err);
+int a2m_stack_export(a2m_stack *st, int64_t *total, int64_t *revisions, a2m_record_visit visit,
+		     void *ctx, a2m_error *err);
 
 /*
 ** Ranks what sel selects against q and returns at most limit hits by

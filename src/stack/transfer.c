@@ -151,8 +151,28 @@ static int export_visit(const a2m_record *rec, void *ctx)
 	return rc;
 }
 
-int a2m_stack_export(a2m_stack *st, int64_t *total, a2m_record_visit visit, void *ctx,
-		     a2m_error *err)
+/* Counting the revisions an export will write (a2m_stack_export). */
+typedef struct revision_count {
+	a2m_store *s;
+	int64_t    n;
+} revision_count;
+
+static int count_one(const a2m_revision *rev, void *ctx)
+{
+	(void)rev;
+	(*(int64_t *)ctx)++;
+	return 0;
+}
+
+static int count_revisions(const a2m_record *rec, void *ctx)
+{
+	revision_count *c = ctx;
+	int rc = c->s->ops->history_visit(c->s, rec->id, 0, count_one, &c->n);
+	return rc < 0 ? rc : 0;
+}
+
+int a2m_stack_export(a2m_stack *st, int64_t *total, int64_t *revisions, a2m_record_visit visit,
+		     void *ctx, a2m_error *err)
 {
 	a2m_store *s = st->store;
 	a2m_query all;
@@ -162,6 +182,18 @@ int a2m_stack_export(a2m_stack *st, int64_t *total, a2m_record_visit visit, void
 		return rc;
 	if (total && (rc = s->ops->count(s, &all, total)) != 0)
 		a2m_stack_store_error(st, err, rc);
+	if (revisions)
+		*revisions = 0;
+	if (!rc && revisions && s->ops->history_visit) {
+		/* Only a keyed record has revisions; "" is every key's prefix. */
+		a2m_query keyed;
+		memset(&keyed, 0, sizeof keyed);
+		keyed.key_prefix = "";
+		revision_count c = {s, 0};
+		if ((rc = s->ops->scan(s, &keyed, count_revisions, &c)) < 0)
+			a2m_stack_store_error(st, err, rc);
+		*revisions = c.n;
+	}
 	export_ctx e = {st, visit, ctx, 0};
 	if (!rc && (rc = s->ops->scan(s, &all, export_visit, &e)) < 0 && !e.aborted)
 		a2m_stack_store_error(st, err, rc);
