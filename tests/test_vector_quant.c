@@ -24,6 +24,7 @@
 #include "check_a2m.h"
 #include "pg_helper.h"
 #include "store/store.h"
+#include "vector_filter.h"
 
 #define DIMS 24
 #define NREC 400
@@ -81,29 +82,6 @@ static a2m_record *make_record(int n, size_t dims)
 	for (size_t i = 0; i < dims; i++)
 		r->embedding[i] = len * (unif() * 2 - 1);
 	return r;
-}
-
-/* A filter keeping one tier (name "-": every tier), and one owner when by_owner. */
-typedef struct filt {
-	const char *tier;
-	int         by_owner;
-	const char *owner;
-} filt;
-
-static int same(const char *a, const char *b)
-{
-	return (!a || !b) ? a == b : strcmp(a, b) == 0;
-}
-
-static int filt_tier(void *ctx, const char *name, const char **owner)
-{
-	const filt *f = ctx;
-	if (strcmp(f->tier, "-") != 0 && !same(f->tier, name))
-		return A2M_VF_SKIP;
-	if (!f->by_owner)
-		return A2M_VF_ALL;
-	*owner = f->owner;
-	return A2M_VF_OWNER;
 }
 
 static int search(a2m_store *s, const float *q, a2m_vector_measure m, const filt *f,
@@ -190,8 +168,8 @@ static void pool_against_exact(a2m_store *s, const float *q, a2m_vector_measure 
 }
 
 static const filt filters[] = {
-	{"-", 0, NULL}, {"semantic", 0, NULL}, {"-", 1, "ann"}, {"working", 1, NULL},
-	{"-", 1, "nobody"},
+	{NULL, 0, NULL}, {"semantic", 0, NULL}, {NULL, 1, "ann"}, {"working", 1, NULL},
+	{NULL, 1, "nobody"},
 };
 
 static void check_pools(a2m_store *s)

@@ -24,6 +24,7 @@
 #include "stack/stack.h"
 #include "store/store.h"
 #include "store/vector_index.h"
+#include "vector_filter.h"
 
 #define DIMS 24
 /* The generated space's width; after a model change, GDIMS2. */
@@ -129,28 +130,6 @@ static int insert_random(a2m_store *s, int from, int to)
 }
 
 /* ---- the reference ----------------------------------------------------- */
-
-typedef struct filt {
-	const char *tier;      /* only this tier, when set */
-	int         by_owner;
-	const char *owner;
-} filt;
-
-static int same(const char *a, const char *b)
-{
-	return (!a || !b) ? a == b : strcmp(a, b) == 0;
-}
-
-static int filt_tier(void *ctx, const char *name, const char **owner)
-{
-	const filt *f = ctx;
-	if (f->tier && !same(f->tier, name))
-		return A2M_VF_SKIP;
-	if (!f->by_owner)
-		return A2M_VF_ALL;
-	*owner = f->owner;
-	return A2M_VF_OWNER;
-}
 
 static double measure(a2m_vector_measure m, const float *q, const double *r, size_t n)
 {
