@@ -361,6 +361,16 @@ static int64_t sweep_stride(void)
 }
 
 /*
+** A2M_FAULTS=count: each sweep runs only its counting run and prints how
+** many points its kind has, none of them run (docs/FAULTS.md quotes it).
+*/
+static int sweep_count_only(void)
+{
+	const char *v = getenv("A2M_FAULTS");
+	return v && strcmp(v, "count") == 0;
+}
+
+/*
 ** Every point of kind the unfaulted workload reaches (one past the last
 ** too: arming it must change nothing), or the bounded sample of them.
 */
@@ -379,6 +389,11 @@ static void sweep(int sqlite, int kind)
 		check_failures_in_test++;
 	}
 	run_free(&o);
+	if (sweep_count_only()) {
+		printf("# faults %s %s: %lld points (counted, none run)\n", sqlite ? "sqlite" : "memory",
+		       kind == KIND_ALLOC ? "malloc" : fault_kind_names[kind], (long long)st.points);
+		return;
+	}
 	int64_t last = st.points + 1;
 	int64_t asked = sweep_stride();
 	int full = asked == 1;
@@ -443,6 +458,11 @@ static void sweep_pairs(fault_kind first, fault_kind second)
 	run(&probe, &o);
 	st.points = o.points;
 	run_free(&o);
+	if (sweep_count_only()) {
+		printf("# faults sqlite %s then %s: %lld first points (counted, none run)\n",
+		       fault_kind_names[first], fault_kind_names[second], (long long)st.points);
+		return;
+	}
 	int64_t asked = sweep_stride();
 	/* SQLite's allocations have some 35 000 first points: every 50th even in
 	** make faults (each with the window after it is some 11 000 runs). */

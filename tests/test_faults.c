@@ -23,7 +23,8 @@
 ** The test command runs a bounded sweep: the first SWEEP_HEAD points of
 ** each kind and SWEEP_SAMPLE more spread evenly over the rest. With
 ** A2M_FAULTS=full every point is run (make faults, docs/FAULTS.md); with
-** A2M_FAULTS=KIND:N only that point, with what it did printed.
+** A2M_FAULTS=KIND:N only that point, with what it did printed; with
+** A2M_FAULTS=count each sweep of the workload only counts its points.
 **
 ** The sweeps themselves are fault_sweep.h's. This file holds the tests: a
 ** check that the oracle can fail, the regression test of each bug the
@@ -592,6 +593,10 @@ int main(void)
 	verbose = getenv("A2M_FAULTS_VERBOSE") != NULL;  /* every point told */
 	const char *only = getenv("A2M_FAULTS");
 	const char *pick = getenv("A2M_FAULTS_TEST");  /* run only the tests naming it */
+	/* Counting: the sweeps of the workload ("..._faults_..."), not those of
+	** one request, which count nothing worth quoting. */
+	if (!pick && sweep_count_only())
+		pick = "faults_";
 	test_case picked[sizeof tests / sizeof tests[0]];
 	size_t np = 0;
 	for (size_t i = 0; tests[i].name; i++)
@@ -601,7 +606,7 @@ int main(void)
 	int rc = only && strchr(only, ':') && strncmp(only, "every:", 6) != 0 ? one_point(only)
 									       : run_tests(picked);
 	if (rc < 0) {
-		fprintf(stderr, "A2M_FAULTS: full, every:K, or KIND:N with KIND one of read, write, full, "
+		fprintf(stderr, "A2M_FAULTS: full, every:K, count, or KIND:N with KIND one of read, write, full, "
 			"sync, open, sqlite-malloc, mirror, malloc, memory-malloc\n");
 		rc = 2;
 	}
