@@ -12,7 +12,12 @@
   group, salience, access count and time, created_at, embedding);
 - a backend stopped during load: recall answers from the others and names
   the missing tier, writes to its tier fail clearly, and nothing
-  acknowledged is lost when it returns.
+  acknowledged is lost when it returns;
+- x-dedup through the router when every writable backend declares it: a
+  repeated write refreshes the record on its backend, answers its id and
+  `deduplicated`, emits no `written` event, takes no room under capacity,
+  and survives the batch failing after it; x-expiry and x-history are not
+  declared, and a tier that would expire records is refused at start.
 
 The kills use the test build of the binary, BUILD/tests/a2m-hooks (the
 Makefile's): only it reads A2M_TEST_FEDERATE_CRASH_AT; the release binary is
@@ -229,7 +234,7 @@ def test_conformance():
     router = Peer([A2M, 'federate', '--config', cfg], env=env)
     caps = router.result('memory/describe')['capabilities']
     every = ['core', 'tiers', 'salience', 'scopes', 'sessions', 'keys', 'embeddings',
-             'external', 'events', 'summarize', 'prompt', 'x-where', 'x-touch']
+             'external', 'events', 'summarize', 'prompt', 'x-where', 'x-dedup', 'x-touch']
     expect('every capability declared through the four', sorted(caps) == sorted(every),
            'declared %s' % caps)
     router.close()
@@ -402,6 +407,102 @@ def test_release_ignores_crash_switch():
     router.close()
 
 
+# ---- x-dedup through the router; what it does not declare ---------------------
+
+def dedup_federation(d, router_dedup=True, backend_dedup=True, ep_ttl=None):
+    """episodic on a stdio child (listed first), working in process, both dedup tiers."""
+    ep = {'tiers': [{'name': 'episodic', 'kind': 'episodic', 'half_life_seconds': 86400,
+                     'shared': True, 'dedup': backend_dedup}]}
+    if ep_ttl:
+        ep['tiers'][0]['ttl_seconds'] = ep_ttl
+    with open(d + '/ep.json', 'w') as f:
+        json.dump(ep, f)
+    tiers = [{'name': 'working', 'kind': 'working', 'capacity': 2, 'spill_to': 'episodic',
+              'shared': False, 'dedup': True, 'backend': 'w'},
+             {'name': 'episodic', 'kind': 'episodic', 'half_life_seconds': 86400,
+              'dedup': router_dedup, 'backend': 'ep'}]
+    backends = {'ep': {'kind': 'stdio', 'command': [A2M, 'serve', '--db', d + '/ep.db',
+                                                    '--config', d + '/ep.json']},
+                'w': {'kind': 'memory'}}
+    return write_config(d + '/dedup.json', backends, tiers)
+
+
+def test_dedup():
+    d = tempfile.mkdtemp(dir=TMP)
+    router = Peer([A2M, 'federate', '--config', dedup_federation(d)])
+    desc = router.result('memory/describe', {})
+    expect('x-dedup declared when every writable backend declares it',
+           'x-dedup' in desc['capabilities'] and
+           desc.get('x-dedup') == {'tiers': ['working', 'episodic'], 'normal_form': 'analyzer'}
+           and [t.get('dedup') for t in desc['tiers']] == [True, True], str(desc.get('x-dedup')))
+    expect('x-expiry and x-history are not declared (docs/FEDERATION.md)',
+           'x-expiry' not in desc['capabilities'] and 'x-history' not in desc['capabilities']
+           and 'x-expiry' not in desc and 'x-history' not in desc, str(desc['capabilities']))
+    cursor = router.result('memory/events', {})['cursor']
+    a = router.result('memory/remember', {'records': [
+        {'content': 'the cat sat', 'tier': 'episodic', 'salience': 1}]})
+    r = router.result('memory/remember', {'records': [
+        {'content': 'The Cat sat.', 'tier': 'episodic', 'salience': 3}]})
+    expect('a repeated write answers the record it repeats, deduplicated: 1',
+           r == {'ids': a['ids'], 'deduplicated': 1}, '%s after %s' % (r, a))
+    r = router.result('memory/remember', {'records': [
+        {'content': 'a new one', 'tier': 'episodic'}, {'content': 'the cat sat', 'tier': 'episodic'},
+        {'content': 'A new one!', 'tier': 'episodic'}, {'content': 'the cat sat', 'tier': 'episodic',
+                                                        'key': 'k/cat'}]})
+    ids = r['ids']
+    expect('in one batch: the second of two repeats the first; a keyed write is its own',
+           len(ids) == 4 and ids[1] == a['ids'][0] and ids[2] == ids[0] and
+           len({ids[0], ids[1], ids[3]}) == 3 and r.get('deduplicated') == 2, str(r))
+    recs = router.result('memory/timeline', {'tier': 'episodic'})['records']
+    cat = [x for x in recs if x['id'] == a['ids'][0]]
+    expect('the backend holds each once, the repeated one refreshed (the higher salience)',
+           len(recs) == 3 and cat and cat[0]['salience'] == 3, str(recs))
+    ev = router.result('memory/events', {'cursor': cursor, 'kinds': ['written']})['events']
+    expect('a written event per record written, none for a repeat',
+           sorted(e['id'] for e in ev) == sorted([a['ids'][0], ids[0], ids[3]]),
+           str([e['id'] for e in ev]))
+    # Under capacity: a repeat into working takes no room, so nothing spills.
+    w = [router.result('memory/remember', {'records': [{'content': 'hold this', 'owner': 'o'}]}),
+         router.result('memory/remember', {'records': [{'content': 'hold this', 'owner': 'o'}]}),
+         router.result('memory/remember', {'records': [{'content': 'HOLD this.', 'owner': 'o'}]})]
+    held = router.result('memory/timeline', {'tier': 'working', 'owner': 'o'})['records']
+    ep = router.result('memory/timeline', {'tier': 'episodic', 'owner': 'o'})['records']
+    expect('repeats into a tier with capacity 2 leave one record and spill nothing',
+           [x['ids'][0] for x in w] == [w[0]['ids'][0]] * 3 and len(held) == 1 and
+           not [x for x in ep if x['content'].lower().startswith('hold')],
+           '%s; working %d, episodic %s' % (w, len(held), [x['content'] for x in ep]))
+    # A batch failing after its repeat: the record repeated is not forgotten.
+    r = router.call('memory/remember', {'records': [
+        {'content': 'the cat sat', 'tier': 'episodic'},
+        {'content': 'bad', 'tier': 'working', 'metadata': 'not an object'}]})
+    after = router.result('memory/timeline', {'tier': 'episodic'})['records']
+    expect('a batch failing after a repeat leaves the repeated record standing',
+           r and 'error' in r and [x for x in after if x['id'] == a['ids'][0]],
+           '%s; episodic now %s' % (r, [x['id'] for x in after]))
+    router.close()
+    # What cannot be served is refused at start, named.
+    for name, cfg, words in (
+            ('a dedup tier whose backend tier is not one',
+             dedup_federation(tempfile.mkdtemp(dir=TMP), backend_dedup=False),
+             ["tier 'episodic' is marked dedup", "backend 'ep'"]),
+            ('a backend tier that expires records',
+             dedup_federation(tempfile.mkdtemp(dir=TMP), ep_ttl=60),
+             ["backend 'ep'", 'ttl_seconds']),
+    ):
+        p = subprocess.run([A2M, 'federate', '--config', cfg], input='', capture_output=True,
+                           text=True, timeout=60)
+        expect('refused at start: ' + name, p.returncode != 0 and
+               all(w_ in p.stderr for w_ in words), p.stderr)
+    d = tempfile.mkdtemp(dir=TMP)
+    cfg = write_config(d + '/ttl.json', {'m': {'kind': 'memory'}},
+                       [{'name': 'episodic', 'kind': 'episodic', 'ttl_seconds': 60,
+                         'backend': 'm'}])
+    p = subprocess.run([A2M, 'federate', '--config', cfg], input='', capture_output=True,
+                       text=True, timeout=60)
+    expect('refused at start: a router tier with ttl_seconds',
+           p.returncode != 0 and 'ttl_seconds' in p.stderr and 'x-expiry' in p.stderr, p.stderr)
+
+
 # ---- 4. a backend stopped during load ----------------------------------------
 
 def test_backend_down():
@@ -482,7 +583,7 @@ def test_refusals():
 
 try:
     for t in (test_refusals, test_skew, test_kill_at_each_step,
-              test_release_ignores_crash_switch, test_backend_down,
+              test_release_ignores_crash_switch, test_dedup, test_backend_down,
               test_conformance):
         try:
             t()

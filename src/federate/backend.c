@@ -25,8 +25,9 @@
 #define RESPAWN_MS 1000
 
 /* Writes the layout of the tiers f keeps on b as an a2m configuration file
-** (unbounded tiers of the same names, kinds, sharing and half-lives: the
-** router owns capacity, spills and promotion). Returns its path (malloc'd;
+** (unbounded tiers of the same names, kinds, sharing, half-lives and
+** dedup marks: the router owns capacity, spills and promotion; the
+** backend finds duplicates, write.c). Returns its path (malloc'd;
 ** the caller unlinks and frees it), or NULL. */
 static char *backend_config_file(federation *f, fed_backend *b)
 {
@@ -35,9 +36,10 @@ static char *backend_config_file(federation *f, fed_backend *b)
 		const a2m_tier *t = &f->layout.tiers[i];
 		if (&f->backends[f->tier_backend[i]] != b)
 			continue;
-		json_array_append_new(tiers, json_pack("{ss ss sb sf}", "name", t->name, "kind",
+		json_array_append_new(tiers, json_pack("{ss ss sb sf sb}", "name", t->name, "kind",
 						       t->kind, "shared", t->shared,
-						       "half_life_seconds", t->half_life_ms / 1000.0));
+						       "half_life_seconds", t->half_life_ms / 1000.0,
+						       "dedup", t->dedup));
 	}
 	json_t *cfg = tiers ? json_pack("{so}", "tiers", tiers) : NULL;
 	char tmpl[] = "/tmp/a2m-federate-XXXXXX";
@@ -286,9 +288,12 @@ static unsigned caps_of(const json_t *d)
 	for (unsigned bit = 1; bit <= A2M_CAP_PROMPT; bit <<= 1)
 		if (holds(json_object_get(d, "capabilities"), a2m_capability_name(bit)))
 			caps |= bit;
-	/* The one extension the router passes through as it is (router.c). */
+	/* The extensions the router passes through (router.c): x-where as it
+	** is, x-dedup to the tiers that do it (write.c). */
 	if (holds(json_object_get(d, "capabilities"), a2m_capability_name(A2M_CAP_X_WHERE)))
 		caps |= A2M_CAP_X_WHERE;
+	if (holds(json_object_get(d, "capabilities"), a2m_capability_name(A2M_CAP_X_DEDUP)))
+		caps |= A2M_CAP_X_DEDUP;
 	return caps;
 }
 
@@ -330,6 +335,23 @@ static int check_tier(const fed_backend *b, const a2m_tier *t, char *err, size_t
 		snprintf(err, errlen, "backend '%s': its tier '%s' is %s, the router's is %s",
 			 b->name, t->name, json_is_true(sh) ? "shared" : "private",
 			 t->shared ? "shared" : "private");
+		return -1;
+	}
+	/* Its records would expire there unseen: the router's log would never
+	** say they went (it does not declare x-expiry, docs/FEDERATION.md). */
+	if (json_is_number(json_object_get(bt, "ttl_seconds"))) {
+		snprintf(err, errlen, "backend '%s': its tier '%s' has a ttl_seconds; a federation "
+			 "does not expire records (x-expiry), so give the router a tier without one",
+			 b->name, t->name);
+		return -1;
+	}
+	/* The backend finds the duplicates: a router's dedup tier must be one
+	** of its dedup tiers (write.c sends such a tier's writes without ids). */
+	if (t->dedup && (!(b->caps & A2M_CAP_X_DEDUP) ||
+			 !json_is_true(json_object_get(bt, "dedup")))) {
+		snprintf(err, errlen, "tier '%s' is marked dedup, but backend '%s' %s", t->name,
+			 b->name, b->caps & A2M_CAP_X_DEDUP ? "does not mark its tier of that name"
+							    : "does not declare x-dedup");
 		return -1;
 	}
 	return 0;

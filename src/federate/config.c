@@ -135,6 +135,12 @@ static int load_tiers(federation *f, const json_t *tiers, char *err, size_t errl
 	}
 	if (!rc && a2m_tiers_from_json(plain, &f->layout, err, errlen) != 0)
 		rc = -1;
+	/* Read by the layout, not served: a federation does not expire records
+	** (x-expiry, docs/FEDERATION.md). Refused rather than ignored. */
+	for (size_t i = 0; !rc && i < f->layout.n; i++)
+		if (f->layout.tiers[i].ttl_ms > 0)
+			rc = bad(err, errlen, "tiers[%zu]: ttl_seconds: a federation does not expire "
+				 "records (x-expiry)", i);
 	if (!rc && !(f->tier_backend = calloc(n, sizeof *f->tier_backend)))
 		rc = bad(err, errlen, "out of memory");
 	for (size_t i = 0; !rc && i < n; i++) {

@@ -228,6 +228,8 @@ static int describe(fed_call *c, json_t *params, json_t **result, a2m_error *err
 		}
 		if (t->half_life_ms > 0)
 			json_object_set_new(o, "half_life_seconds", json_real(t->half_life_ms / 1000.0));
+		if (c->caps & A2M_CAP_X_DEDUP)
+			json_object_set_new(o, "dedup", json_boolean(t->dedup));
 		json_array_append_new(tiers, o);
 	}
 	static const char *const kinds[] = {"memory", "sqlite", "stdio", "http", "postgres"};
@@ -260,6 +262,15 @@ static int describe(fed_call *c, json_t *params, json_t **result, a2m_error *err
 		json_object_set_new(res, "prompt", a2m_prompt_describe());
 	if ((c->caps & A2M_CAP_X_WHERE) && f->xwhere)
 		json_object_set_new(res, "x-where", json_deep_copy(f->xwhere));
+	if (c->caps & A2M_CAP_X_DEDUP) {
+		/* Found by the backends, each in its tiers (backend.c check_tier). */
+		json_t *dd = json_array();
+		for (size_t i = 0; i < f->layout.n; i++)
+			if (f->layout.tiers[i].dedup)
+				json_array_append_new(dd, json_string(f->layout.tiers[i].name));
+		json_object_set_new(res, "x-dedup", json_pack("{so ss}", "tiers", dd,
+							      "normal_form", "analyzer"));
+	}
 	json_object_set_new(res, "federation", json_pack("{ss si si so}", "merge",
 		f->merge == FED_RRF ? "rank-fusion" : "rerank", "k", f->rrf_k,
 		"deadline_ms", f->deadline_ms, "backends", backends));
@@ -439,7 +450,7 @@ static int settle_describe(federation *f, char *err, size_t errlen)
 {
 	/* The router's own: its layout, its log, its summaries and prompts. */
 	unsigned common = A2M_CAP_SALIENCE | A2M_CAP_SCOPES | A2M_CAP_SESSIONS | A2M_CAP_KEYS |
-			  A2M_CAP_EMBEDDINGS | A2M_CAP_EXTERNAL;
+			  A2M_CAP_EMBEDDINGS | A2M_CAP_EXTERNAL | A2M_CAP_X_DEDUP;
 	const char *metric = NULL;
 	json_t *metrics = NULL, *dims = NULL;
 	/* x-where: a `where` goes to the backends as it is, so its operators

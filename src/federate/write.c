@@ -1,7 +1,8 @@
 /*
 ** write.c — the router's writes: remember routed to the backend of each
 ** record's tier (ids assigned by the router, client ids kept idempotent
-** across every backend, an occupied key replaced where it lives), forget
+** across every backend, an occupied key replaced where it lives, a dedup
+** tier's id-less write left to its backend to find a duplicate of), forget
 ** and reinforce fanned out, summarize over records of any tier. Every
 ** write then runs the policy's capacity pass (move.c) and reports its
 ** events in the router's log.
@@ -50,6 +51,8 @@ typedef struct plan {
 	int     skip;     /* its id exists already: nothing written */
 	int     created;  /* written new: forgotten again if the batch fails */
 	int     named;    /* the caller named its tier */
+	int     dedup;    /* x-dedup may find it a duplicate: sent alone, without an id */
+	int     repeated; /* it was: its id is the record it refreshed, nothing written */
 	json_int_t revision;
 } plan;
 
@@ -116,7 +119,11 @@ static int place(fed_call *c, json_t *in, size_t i, plan *p, a2m_error *err)
 		if (!(c->caps & owned[k].cap))
 			json_object_del(p->rec, owned[k].field);
 	json_object_set_new(p->rec, "tier", json_string(f->layout.tiers[p->ti].name));
-	if (!json_is_string(id)) {
+	/* x-dedup: a write with neither id nor key landing in a dedup tier is
+	** the backend's to find a duplicate of, and an id would stop it. */
+	p->dedup = (c->caps & A2M_CAP_X_DEDUP) && f->layout.tiers[p->ti].dedup &&
+		   !json_is_string(id) && !json_is_string(json_object_get(p->rec, "key"));
+	if (!json_is_string(id) && !p->dedup) {
 		char gen[A2M_ID_LEN];
 		if (a2m_id_generate(a2m_clock_now_ms(), gen) != 0)
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "cannot make an id");
@@ -195,6 +202,49 @@ static int resolve_key(fed_call *c, const json_t *params, plan *p, a2m_error *er
 	return rc;
 }
 
+/*
+** Sends the records p[idx[0..m)] to backend b in one remember and takes the
+** ids it answers (a key it replaced keeps its id). A dedup write is sent
+** alone (m = 1), so the answer's `deduplicated` says whether it repeated a
+** live record: then its id is that record's, and nothing was created.
+** Adds the answer's count to *repeated. Returns 0, or the backend's error.
+*/
+static int send_records(fed_call *c, const json_t *params, size_t b, plan *p, const size_t *idx,
+			size_t m, int64_t *repeated, a2m_error *err)
+{
+	federation *f = c->f;
+	static const char *const fwd[] = {"session", NULL};
+	json_t *recs = json_array();
+	for (size_t j = 0; j < m; j++)
+		json_array_append(recs, p[idx[j]].rec);
+	json_t *q = fed_params(c, params, fwd), *res = NULL;
+	const char *def = c->caps & A2M_CAP_SCOPES
+				  ? json_string_value(json_object_get(params, "owner")) : NULL;
+	if (def || c->scoped)
+		json_object_set_new(q, "owner", json_string(def ? def : c->owner));
+	if (c->network && c->scoped)
+		json_object_set_new(q, "owner", json_string(c->principal));
+	json_object_set_new(q, "records", recs);
+	int rc = fed_backend_call(&f->backends[b], "memory/remember", q, 0, &res, err);
+	json_decref(q);
+	json_int_t dup = rc ? 0 : json_integer_value(json_object_get(res, "deduplicated"));
+	for (size_t j = 0; !rc && j < m; j++) {
+		plan *pj = &p[idx[j]];
+		json_t *id = json_array_get(json_object_get(res, "ids"), j);
+		if (json_is_string(id))
+			json_object_set(pj->rec, "id", id);
+		else if (!json_is_string(json_object_get(pj->rec, "id")))
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "backend '%s' answered no id for "
+					   "a record it wrote", f->backends[b].name);
+		pj->repeated = !rc && pj->dedup && dup > 0;
+		pj->created = !rc && !pj->revision && !pj->repeated;
+	}
+	if (!rc)
+		*repeated += dup;
+	json_decref(res);
+	return rc;
+}
+
 int fed_remember(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 {
 	federation *f = c->f;
@@ -228,6 +278,8 @@ int fed_remember(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 	if (!rc && json_array_size(given))
 		rc = fed_lookup(f, given, 1, &existing, err);
 	for (size_t i = 0; !rc && i < n; i++) {
+		if (p[i].dedup)
+			continue;  /* neither id nor key yet: nothing to match */
 		const char *id = json_string_value(json_object_get(p[i].rec, "id"));
 		size_t k;
 		json_t *r;
@@ -235,7 +287,8 @@ int fed_remember(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 			if (strcmp(json_string_value(json_object_get(r, "id")), id) == 0)
 				p[i].skip = 1;
 		for (k = 0; k < i && !p[i].skip; k++)
-			if (strcmp(json_string_value(json_object_get(p[k].rec, "id")), id) == 0)
+			if (!p[k].dedup &&
+			    strcmp(json_string_value(json_object_get(p[k].rec, "id")), id) == 0)
 				p[i].skip = 1;
 		if (!p[i].skip)
 			rc = resolve_key(c, params, &p[i], err);
@@ -243,40 +296,31 @@ int fed_remember(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 	json_decref(existing);
 	json_decref(given);
 
-	/* Backend by backend, in tier order. */
-	static const char *const fwd[] = {"session", NULL};
-	size_t b;
-	for (b = 0; !rc && b < f->n_backends; b++) {
-		json_t *recs = json_array();
-		for (size_t i = 0; i < n; i++)
-			if (!p[i].skip && f->tier_backend[p[i].ti] == b)
-				json_array_append(recs, p[i].rec);
-		if (!json_array_size(recs)) {
-			json_decref(recs);
-			continue;
-		}
-		json_t *q = fed_params(c, params, fwd), *res = NULL;
-		const char *def = c->caps & A2M_CAP_SCOPES
-					  ? json_string_value(json_object_get(params, "owner")) : NULL;
-		if (def || c->scoped)
-			json_object_set_new(q, "owner", json_string(def ? def : c->owner));
-		if (c->network && c->scoped)
-			json_object_set_new(q, "owner", json_string(c->principal));
-		json_object_set_new(q, "records", recs);
-		rc = fed_backend_call(&f->backends[b], "memory/remember", q, 0, &res, err);
-		json_decref(q);
-		/* The ids as the backend answers them: a key it replaced keeps its id. */
-		size_t k = 0;
+	/* Backend by backend, in tier order; on each, the records in the
+	** batch's order, a dedup tier's write alone (send_records). */
+	size_t *idx = calloc(n, sizeof *idx);
+	int64_t repeated = 0;
+	if (!idx && !rc)
+		rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	for (size_t b = 0; !rc && b < f->n_backends; b++) {
+		size_t m = 0;
 		for (size_t i = 0; !rc && i < n; i++) {
 			if (p[i].skip || f->tier_backend[p[i].ti] != b)
 				continue;
-			json_t *id = json_array_get(json_object_get(res, "ids"), k++);
-			if (json_is_string(id))
-				json_object_set(p[i].rec, "id", id);
-			p[i].created = !p[i].revision;
+			if (!p[i].dedup) {
+				idx[m++] = i;
+				continue;
+			}
+			if (m)
+				rc = send_records(c, params, b, p, idx, m, &repeated, err);
+			m = 0;
+			if (!rc)
+				rc = send_records(c, params, b, p, &i, 1, &repeated, err);
 		}
-		json_decref(res);
+		if (!rc && m)
+			rc = send_records(c, params, b, p, idx, m, &repeated, err);
 	}
+	free(idx);
 	if (rc) {
 		/* What this batch created elsewhere goes again: no partial write. */
 		for (size_t k = 0; k < f->n_backends; k++) {
@@ -299,8 +343,8 @@ int fed_remember(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 	fed_arrivals arr = {0};
 	for (size_t i = 0; !rc && i < n; i++) {
 		json_array_append(ids, json_object_get(p[i].rec, "id"));
-		if (p[i].skip == 1)
-			continue;
+		if (p[i].skip == 1 || p[i].repeated)
+			continue;  /* nothing written: no event, no arrival */
 		json_object_set_new(p[i].rec, "revision", json_integer(p[i].revision));
 		if (!json_object_get(p[i].rec, "owner")) {
 			const char *o = owner_of(c, p[i].rec, params);
@@ -331,6 +375,8 @@ int fed_remember(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 		}
 		a2m_error_clear(&e);
 		*result = json_pack("{sO}", "ids", ids);
+		if (repeated)  /* as a server says it: only when some were (x-dedup) */
+			json_object_set_new(*result, "deduplicated", json_integer(repeated));
 	}
 	fed_arrivals_free(&arr);
 	json_decref(ids);
