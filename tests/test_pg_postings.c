@@ -84,10 +84,10 @@ static int check_deployment(const deployment *d)
 /* Sorted, comma-joined names w0..w(n-1) that are set in keep. */
 static void expected_ids(const int *keep, int n, const char *prefix, char *out, size_t size)
 {
-	char names[128][32];
-	const char *v[128];
+	static char names[2048][32];
+	static const char *v[2048];
 	size_t k = 0;
-	for (int i = 0; i < n && k < 128; i++)
+	for (int i = 0; i < n && k < 2048; i++)
 		if (keep[i]) {
 			snprintf(names[k], sizeof names[k], "%s%d", prefix, i);
 			v[k] = names[k];
@@ -103,6 +103,22 @@ static long long sealed_rows(const deployment *d, const char *term)
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_postings_seg WHERE term = $1::bytea"
 		 " AND seg < 9223372036854775807", d->schema);
 	return pg_test_int(sql, term);
+}
+
+/* A number of d's state row (column col). */
+static long long state_num(const deployment *d, const char *col)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT %s FROM %s.a2m_state", col, d->schema);
+	return pg_test_int(sql, NULL);
+}
+
+/* The batch rows of d's index waiting to be folded. */
+static long long batch_rows(const deployment *d)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_batches", d->schema);
+	return pg_test_int(sql, NULL);
 }
 
 /* Remembers record (keyed or not) with FILLERS records of its commit's that hold the word too. */
@@ -218,9 +234,13 @@ static void test_a_term_written_by_many_commits_recalls_exactly_while_merged(voi
 	/* The term's tail was sealed as it grew, into a few rows. */
 	CHECK(sealed_rows(&d, "walrus") >= 1);
 	CHECK(term_rows(&d, "walrus") <= 12);
-	/* A term written once is one row: its tail. */
+	/* A term written once, and folded (rock7: the eighth commit of ~130), is its tail. */
 	CHECK_INT(term_rows(&d, "rock7"), 1);
 	CHECK_INT(sealed_rows(&d, "rock7"), 0);
+	/* The flushes' batch rows were folded as they came: few are left. */
+	CHECK(state_num(&d, "batch_last") > 100);
+	CHECK(batch_rows(&d) < 40);
+	CHECK(state_num(&d, "fold_base") > 60);
 	CHECK_INT(check_deployment(&d), 0);
 	a2m_client_free(s[0]);
 	a2m_client_free(s[1]);
@@ -250,6 +270,9 @@ static void test_a_step_5_deployment_is_migrated_and_its_index_rebuilt(void)
 		 "  tf integer NOT NULL, dl integer NOT NULL, PRIMARY KEY (term, seq) INCLUDE (tf, dl));"
 		 " INSERT INTO a2m_postings VALUES ('narwhal', 1, 1, 3), ('stale', 2, 1, 4);"
 		 " UPDATE a2m_state SET index_version = 'pg1 an older analysis';"
+		 " DROP TABLE a2m_batches;"  /* step 8's */
+		 " ALTER TABLE a2m_state DROP COLUMN batch_last, DROP COLUMN fold_base,"
+		 "  DROP COLUMN fold_horizon, DROP COLUMN fold_budget, DROP COLUMN fold_cursor;"
 		 " ALTER TABLE a2m_state DROP COLUMN event_tail;"  /* step 7's */
 		 " UPDATE a2m_schema_version SET version = 5",
 		 d.schema);
@@ -270,11 +293,100 @@ static void test_a_step_5_deployment_is_migrated_and_its_index_rebuilt(void)
 	CHECK_STR(got, "");
 	a2m_client_free(c);
 	snprintf(sql, sizeof sql, "SELECT version FROM %s.a2m_schema_version", d.schema);
-	CHECK_INT(pg_test_int(sql, NULL), 7);  /* steps 6 and 7 both applied */
+	CHECK_INT(pg_test_int(sql, NULL), 8);  /* steps 6 to 8 applied */
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_tables WHERE schemaname = $1"
 		 " AND tablename = 'a2m_postings'");
 	CHECK_INT(pg_test_int(sql, d.schema), 0);
 	CHECK_INT(term_rows(&d, "narwhal"), 1);
+	CHECK_INT(check_deployment(&d), 0);
+	deployment_drop(&d);
+}
+
+/* Remembers n records "<prefix><i>" (i from first) holding text, in one call. */
+static void remember_many(a2m_client *c, const char *prefix, int first, int n, const char *text)
+{
+	json_t *recs = json_array();
+	for (int i = first; i < first + n; i++) {
+		char id[32], body[96];
+		snprintf(id, sizeof id, "%s%d", prefix, i);
+		snprintf(body, sizeof body, "%s %d", text, i);
+		json_array_append_new(recs, json_pack("{s:s,s:s,s:s}", "id", id, "content", body,
+						      "tier", "semantic"));
+	}
+	json_t *resp = req(c, "memory/remember", json_pack("{s:o}", "records", recs));
+	CHECK(result_of(resp) != NULL);
+	json_decref(resp);
+}
+
+/*
+** A deployment at step 7 kept every posting in a2m_postings_seg, its sealed
+** rows numbered (commit version << 20 | flush). Step 8 gives the batch rows
+** ids above them, so the rows the fold seals later are newer than those:
+** records of the old rows forgotten after the migration stay forgotten, and
+** the check finds the index right.
+*/
+static void test_a_step_7_deployment_keeps_its_index_and_folds_after_it(void)
+{
+	deployment d;
+	deployment_new(&d, "step7", NULL);
+	a2m_client *c = serve(&d);
+	for (int k = 0; k < 3; k++)
+		remember_many(c, "n", k * 200, 200, "a narwhal sighting");
+	a2m_client_free(c);
+	/* Rebuilt at the next open: every posting in the terms' rows, sealed past their bound. */
+	char sql[1400];
+	snprintf(sql, sizeof sql, "UPDATE %s.a2m_state SET index_version = NULL", d.schema);
+	CHECK_INT(pg_test_exec(sql), 0);
+	c = serve(&d);
+	a2m_client_free(c);
+	CHECK(sealed_rows(&d, "narwhal") >= 1);
+	CHECK_INT(batch_rows(&d), 0);
+	/* Step 7's numbering of the sealed rows, and its state row. */
+	snprintf(sql, sizeof sql,
+		 "SET search_path = %s;"
+		 " UPDATE a2m_postings_seg SET seg = (4000::int8 << 20) + seg"
+		 "  WHERE seg < 9223372036854775807;"
+		 " DROP TABLE a2m_batches;"
+		 " ALTER TABLE a2m_state DROP COLUMN batch_last, DROP COLUMN fold_base,"
+		 "  DROP COLUMN fold_horizon, DROP COLUMN fold_budget, DROP COLUMN fold_cursor;"
+		 " UPDATE a2m_schema_version SET version = 7",
+		 d.schema);
+	CHECK_INT(pg_test_exec(sql), 0);
+	snprintf(sql, sizeof sql, "SELECT max(seg) FROM %s.a2m_postings_seg"
+		 " WHERE seg < 9223372036854775807", d.schema);
+	long long old_max = pg_test_int(sql, NULL);
+	CHECK(old_max > (4000LL << 20));
+	c = serve(&d);
+	char got[16384], want[16384];
+	recall_ids(c, "sighting", got, sizeof got);
+	CHECK(strlen(got) > 0);
+	CHECK_INT(state_num(&d, "batch_last"), old_max);
+	/* Half the old records forgotten, new ones written, over enough commits to fold. */
+	int keep[1200] = {0};
+	for (int i = 0; i < 600; i++)
+		keep[i] = i % 2;
+	for (int k = 0; k < 40; k++) {
+		json_t *ids = json_array();
+		for (int i = k * 15; i < k * 15 + 15; i++) {
+			char id[32];
+			if (i % 2)
+				continue;
+			snprintf(id, sizeof id, "n%d", i);
+			json_array_append_new(ids, json_string(id));
+		}
+		json_decref(req(c, "memory/forget", json_pack("{s:o}", "ids", ids)));
+		remember_many(c, "n", 600 + k * 15, 15, "a narwhal sighting");
+		for (int i = 600 + k * 15; i < 615 + k * 15; i++)
+			keep[i] = 1;
+	}
+	expected_ids(keep, 1200, "n", want, sizeof want);
+	recall_ids(c, "narwhal", got, sizeof got);
+	CHECK_STR(got, want);
+	/* The fold sealed rows above the old ones. */
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_postings_seg WHERE term = $1::bytea"
+		 " AND seg > %lld AND seg < 9223372036854775807", d.schema, old_max);
+	CHECK(pg_test_int(sql, "narwhal") >= 1);
+	a2m_client_free(c);
 	CHECK_INT(check_deployment(&d), 0);
 	deployment_drop(&d);
 }
@@ -331,6 +443,7 @@ int main(int argc, char **argv)
 	static const test_case tests[] = {
 		TEST(test_a_term_written_by_many_commits_recalls_exactly_while_merged),
 		TEST(test_a_step_5_deployment_is_migrated_and_its_index_rebuilt),
+		TEST(test_a_step_7_deployment_keeps_its_index_and_folds_after_it),
 		TEST(test_a_server_killed_while_merging_leaves_a_readable_index),
 		{NULL, NULL}
 	};

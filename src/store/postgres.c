@@ -255,6 +255,8 @@ static void pg_close(a2m_store *base)
 	a2m_pg_pool_free(s, s->pool);
 	a2m_pg_disconnect(s, &s->main);
 	a2m_pcache_free(s->main.pcache);
+	a2m_pg_batches_free(s->main.batches);
+	free(s->fold.cursor);
 	a2m_pg_held_free(s->held);
 	a2m_pg_index_free(s->index);
 	a2m_pg_vectors_free(s->vectors);

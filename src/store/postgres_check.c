@@ -453,7 +453,43 @@ typedef struct term_rows {
 	int          *tails;   /* which row is the term's tail (chunks of lists) */
 	size_t        n, cap, tcap;
 	size_t        hint;    /* their entries */
+	pg_walk      *walk;    /* the snapshot's batch rows, in term order */
 } term_rows;
+
+/* Adds a list (of a row, or of a batch row: tail 0) to g's term. Returns 0 or -1 (memory). */
+static int add_list(term_rows *g, const void *list, size_t size, int32_t n, int tail)
+{
+	if (a2m_seg_reserve(&g->data, size) != 0 ||
+	    a2m_seg_grow(&g->ends, &g->cap, g->n + 1, sizeof *g->ends) != 0 ||
+	    a2m_seg_grow(&g->tails, &g->tcap, g->n + 1, sizeof *g->tails) != 0)
+		return -1;
+	memcpy(g->data.p + g->data.n, list, size);
+	g->data.n += size;
+	g->tails[g->n] = tail;
+	g->ends[g->n++] = g->data.n;
+	g->hint += n > 0 ? (size_t)n : 0;
+	return 0;
+}
+
+/* Adds the term's lists in the batch rows (newer than its rows) to g, the walk moved past it. */
+static int batch_lists(term_rows *g)
+{
+	const pg_batch_term *h = a2m_pg_walk_next(g->walk);
+	if (!h || a2m_seg_cmp_terms(h->term, h->tlen, g->term.p, g->term.n) != 0)
+		return 0;
+	for (size_t i = 0; i < g->walk->k; i++) {
+		const pg_batch *row = &g->walk->rows[i];
+		size_t at = g->walk->at[i];
+		if (at < row->nterms &&
+		    a2m_seg_cmp_terms(row->terms[at].term, row->terms[at].tlen, g->term.p,
+				      g->term.n) == 0 &&
+		    add_list(g, row->terms[at].list, row->terms[at].lsize, 0, 0) != 0)
+			return -1;
+	}
+	size_t n;
+	a2m_pg_walk_take(g->walk, h, NULL, &n);
+	return 0;
+}
 
 /*
 ** Resolves the gathered term's rows (newest wins per record, tombstones
@@ -464,6 +500,8 @@ typedef struct term_rows {
 static int found_term(pgcheck *k, a2m_check_terms *t, term_rows *g, int64_t *postings,
 		      int64_t *corrupt)
 {
+	if (batch_lists(g) != 0)
+		return -1;
 	const unsigned char **data = malloc((g->n ? g->n : 1) * sizeof *data);
 	size_t *size = malloc((g->n ? g->n : 1) * sizeof *size);
 	a2m_posting *v = NULL;
@@ -499,6 +537,32 @@ static int found_term(pgcheck *k, a2m_check_terms *t, term_rows *g, int64_t *pos
 	return rc ? -1 : 0;
 }
 
+/* Makes term g's (g holds no row). Returns 0 or -1 (memory). */
+static int set_term(term_rows *g, const void *term, size_t len)
+{
+	if (a2m_seg_reserve(&g->term, len + 1) != 0)
+		return -1;
+	memcpy(g->term.p, term, len);
+	g->term.n = len;
+	return 0;
+}
+
+/*
+** Resolves the terms only the batch rows hold that come before term (every
+** one left when term is NULL), g being empty. Returns 0 or -1 (memory).
+*/
+static int batches_before(pgcheck *k, a2m_check_terms *t, term_rows *g,
+			  const unsigned char *term, size_t len, int64_t *postings,
+			  int64_t *corrupt)
+{
+	const pg_batch_term *h;
+	while ((h = a2m_pg_walk_next(g->walk)) &&
+	       (!term || a2m_seg_cmp_terms(h->term, h->tlen, term, len) < 0))
+		if (set_term(g, h->term, h->tlen) != 0 || found_term(k, t, g, postings, corrupt) != 0)
+			return -1;
+	return 0;
+}
+
 /* Adds a row (term, list of n entries) to g, resolving g's term first when it is another. */
 static int found_row(pgcheck *k, a2m_check_terms *t, term_rows *g, const char *term, size_t len,
 		     const char *list, size_t size, int32_t n, int tail, int64_t *postings,
@@ -508,20 +572,49 @@ static int found_row(pgcheck *k, a2m_check_terms *t, term_rows *g, const char *t
 	    found_term(k, t, g, postings, corrupt) != 0)
 		return -1;
 	if (!g->n) {
-		if (a2m_seg_reserve(&g->term, len + 1) != 0)
+		if (batches_before(k, t, g, (const unsigned char *)term, len, postings, corrupt) != 0 ||
+		    set_term(g, term, len) != 0)
 			return -1;
-		memcpy(g->term.p, term, len);
-		g->term.n = len;
 	}
-	if (a2m_seg_reserve(&g->data, size) != 0 ||
-	    a2m_seg_grow(&g->ends, &g->cap, g->n + 1, sizeof *g->ends) != 0 ||
-	    a2m_seg_grow(&g->tails, &g->tcap, g->n + 1, sizeof *g->tails) != 0)
+	return add_list(g, list, size, n, tail);
+}
+
+/*
+** The snapshot's batch rows (a2m_batches, ids (fold_base, batch_last]),
+** read into main's cache and set up in w for a walk in term order; a row
+** outside those ids, a fold's state out of its bounds, or a row missing or
+** corrupt is reported. Returns 0, or -1 (reported).
+*/
+static int batch_rows(pgcheck *k, pg_walk *w)
+{
+	pgstore *s = k->s;
+	PGresult *r = query(k, A2M_CHECK_INDEX, "SELECT fold_base, batch_last, fold_horizon,"
+			    " (SELECT count(*) FROM a2m_batches b WHERE b.id <= fold_base"
+			    " OR b.id > batch_last) FROM a2m_state", "a2m_batches");
+	if (!r)
 		return -1;
-	memcpy(g->data.p + g->data.n, list, size);
-	g->data.n += size;
-	g->tails[g->n] = tail;
-	g->ends[g->n++] = g->data.n;
-	g->hint += n > 0 ? (size_t)n : 0;
+	int64_t base = num(k, r, 0, 0), last = num(k, r, 0, 1), horizon = num(k, r, 0, 2);
+	int64_t stray = num(k, r, 0, 3);
+	s->pq->clear(r);
+	if (stray)
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "%lld batch row%s outside the ids the state"
+			      " row names (%lld, %lld]", (long long)stray, stray == 1 ? "" : "s",
+			      (long long)base, (long long)last);
+	if (horizon < base || horizon > last || base > last)
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "the fold's state is out of its bounds:"
+			      " base %lld, horizon %lld, last %lld", (long long)base,
+			      (long long)horizon, (long long)last);
+	if (a2m_pg_batches_sync(s, &s->main, base, last) != 0) {
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "cannot read the batch rows: %s",
+			      s->base.errmsg);
+		return -1;
+	}
+	w->rows = s->main.batches->v;
+	w->k = s->main.batches->n;
+	if (!(w->at = calloc(w->k ? w->k : 1, sizeof *w->at))) {
+		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -533,11 +626,14 @@ static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int
 {
 	a2m_check_meter m;
 	int64_t total = 0, entries = 0;
-	term_rows g = {{0}, {0}, NULL, NULL, 0, 0, 0, 0};
+	pg_walk walk = {NULL, 0, NULL};
+	term_rows g = {{0}, {0}, NULL, NULL, 0, 0, 0, 0, &walk};
 	PGresult *r;
 	pgstore *s = k->s;
 	int rc = 0;
 	*postings = *corrupt = 0;
+	if (batch_rows(k, &walk) != 0)
+		return -1;
 	if (k->o->progress) {
 		if (!(r = query(k, A2M_CHECK_INDEX, "SELECT coalesce(sum(n), 0) FROM a2m_postings_seg",
 				"a2m_postings_seg")))
@@ -572,12 +668,15 @@ static int found_postings(pgcheck *k, a2m_check_terms *t, int64_t *postings, int
 	}
 	if (!rc && g.n && found_term(k, t, &g, postings, corrupt) != 0)
 		rc = -2;
+	if (!rc && batches_before(k, t, &g, NULL, 0, postings, corrupt) != 0)
+		rc = -2;
 	if (rc == -2)
 		a2m_check_say(k->o, A2M_CHECK_INDEX, 1, "out of memory");
 	free(g.term.p);
 	free(g.data.p);
 	free(g.ends);
 	free(g.tails);
+	free(walk.at);
 	a2m_check_meter_end(&m, entries);
 	return rc ? -1 : 0;
 }

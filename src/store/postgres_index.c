@@ -44,8 +44,6 @@
 #define CACHE_POSTINGS ((size_t)1 << 21)
 /* Buffered postings at which a transaction writes them out. */
 #define FLUSH_AT 50000
-/* A flush's rows are numbered (commit version << FLUSH_BITS | flush number). */
-#define FLUSH_BITS 20
 
 typedef struct pending_op {
 	size_t   term;    /* offset in the arena */
@@ -63,7 +61,8 @@ struct a2m_pg_index {
 	size_t          used, acap;
 	a2m_index_stats pending;     /* what the transaction adds to a2m_state */
 	int             wrote;       /* postings written in this transaction */
-	uint32_t        flushes;     /* the transaction's flushes so far */
+	int             direct;      /* flushes go to the terms' rows, not a batch row
+	                                (a rebuild: the index holds no batch row) */
 	/* The buckets whose terms the transaction changed (their stamps move). */
 	unsigned char   dirty[PG_TERM_BUCKETS / 8];
 	/* A flush's lists (kept for the next flush: no allocation per commit). */
@@ -223,22 +222,34 @@ int a2m_pg_index_flush(pgstore *s)
 	int rc = 0;
 	if (!x || !x->nops)
 		return 0;
-	if (x->flushes >= (1u << FLUSH_BITS) - 1) {
-		rc = a2m_store_fail(&s->base, "index: too many flushes in one transaction");
+	sort_arena = x->arena;
+	qsort(x->ops, x->nops, sizeof *x->ops, op_cmp);
+	long n = encode_lists(x);
+	/* The flush's id: its batch row's, or (direct) its sealed rows' seg. */
+	int64_t id = ++s->fold.last;
+	s->fold.dirty = 1;
+	if (n < 0) {
+		rc = a2m_store_fail(&s->base, "index: out of memory");
+	} else if (x->direct) {
+		rc = a2m_pg_segs_write(s, x->lists, (size_t)n, id);
+		s->fold.base = s->fold.horizon = id;
 	} else {
-		sort_arena = x->arena;
-		qsort(x->ops, x->nops, sizeof *x->ops, op_cmp);
-		long n = encode_lists(x);
-		int64_t seg = (int64_t)((s->tx_version + 1) << FLUSH_BITS | x->flushes++);
-		if (n < 0)
-			rc = a2m_store_fail(&s->base, "index: out of memory");
-		else
-			rc = a2m_pg_segs_write(s, x->lists, (size_t)n, seg);
+		rc = a2m_pg_batches_put(s, id, x->lists, (size_t)n);
 	}
 	x->nops = 0;
 	x->used = 0;
 	x->wrote = 1;
 	s->wrote = 1;
+	if (rc)
+		a2m_pg_tx_fail(s);
+	return rc;
+}
+
+int a2m_pg_index_fold(pgstore *s)
+{
+	if (!s->index || !s->index->wrote || s->index->direct)
+		return 0;
+	int rc = a2m_pg_fold_step(s, &s->fold);
 	if (rc)
 		a2m_pg_tx_fail(s);
 	return rc;
@@ -270,7 +281,7 @@ void a2m_pg_index_end(pgstore *s)
 	x->nops = 0;
 	x->used = 0;
 	x->wrote = 0;
-	x->flushes = 0;
+	x->direct = 0;
 	memset(x->dirty, 0, sizeof x->dirty);
 	memset(&x->pending, 0, sizeof x->pending);
 }
@@ -283,12 +294,24 @@ static int rebuild(pgstore *s)
 	int64_t after = 0;
 	int rc;
 	if ((rc = a2m_pg_exec(s, &s->main, "DELETE FROM a2m_postings_seg;"
+			      " DELETE FROM a2m_batches;"
 			      " UPDATE a2m_state SET docs = 0, total_len = 0, unindexed = 0",
 			      "index rebuild", NULL)))
 		return rc;
 	/* Every term may have gone: every bucket's stamp moves at the commit. */
 	memset(s->index->dirty, 0xff, sizeof s->index->dirty);
 	s->wrote = 1;
+	/*
+	** No batch row is left: the postings go straight to the terms' rows,
+	** each flush taking a new id (ids are never given twice), and the fold
+	** starts again from the last.
+	*/
+	s->index->direct = 1;
+	s->fold.base = s->fold.horizon = s->fold.last;
+	s->fold.has_cursor = 0;
+	s->fold.cursor_len = 0;
+	s->fold.budget = 0;
+	s->fold.dirty = 1;
 	for (;;) {
 		pgparams p;
 		PGresult *r;
@@ -427,14 +450,24 @@ static int fetch(pgstore *s, pgconn *c, const char *term, size_t len, a2m_postin
 	int rc = 0;
 	*v = NULL;
 	*n = 0;
+	int own = 0;
 	if (c == &s->main && s->in_tx)
 		rc = s->tx_failed ? A2M_INTERNAL_ERROR : a2m_pg_held_flush(s);
-	if (!rc && c == &s->main && s->in_tx)
+	if (!rc && c == &s->main && s->in_tx) {
 		rc = a2m_pg_index_flush(s);
-	else if (!rc && c == &s->main)
-		rc = a2m_pg_ready(s, c);
+		c->batch_base = s->fold.base;
+		c->batch_last = s->fold.last;
+	} else if (!rc && c == &s->main && !c->in_tx) {
+		/* The term's rows and the batch rows must be read in one snapshot. */
+		rc = a2m_pg_snapshot(s, c);
+		own = rc == 0;
+	}
+	if (!rc)
+		rc = a2m_pg_batches_sync(s, c, c->batch_base, c->batch_last);
 	if (!rc)
 		rc = a2m_pg_segs_read(s, c, term, len, v, n);
+	if (own)
+		a2m_pg_snapshot_end(s, c);
 	if (rc && c == &s->main)
 		a2m_pg_tx_fail(s);
 	return rc;

@@ -91,6 +91,8 @@ typedef enum pg_stmt {
 /* The most rows one held INSERT writes (postgres_held.c). */
 #define PG_HELD_ROWS 64
 
+typedef struct a2m_pg_batches a2m_pg_batches;
+
 /* One libpq connection and the statements it has prepared. */
 typedef struct pgconn {
 	PGconn   *conn;
@@ -109,6 +111,10 @@ typedef struct pgconn {
 	int       stats_known;
 	uint64_t  term_stamps[PG_TERM_BUCKETS]; /* a2m_state.term_stamps it sees */
 	int       stamps_known;
+	int64_t   batch_base, batch_last; /* the batch rows it sees: ids (base, last] */
+	/* The batch rows (postgres_batches.c) this connection read, NULL until its
+	** first; kept across brackets and reconnects: a committed row never changes. */
+	a2m_pg_batches *batches;
 } pgconn;
 
 typedef struct a2m_pg_pool a2m_pg_pool;
@@ -116,6 +122,21 @@ typedef struct a2m_pg_held a2m_pg_held;
 typedef struct a2m_pg_index a2m_pg_index;
 typedef struct a2m_pg_vectors a2m_pg_vectors;
 typedef struct a2m_pg_listen a2m_pg_listen;
+
+/*
+** The fold's state, as a2m_state holds it (batch_last, fold_base,
+** fold_horizon, fold_budget, fold_cursor) and a write transaction moves
+** it: a pass folds the rows (base, horizon] term by term, budget terms per
+** transaction, terms after cursor next (has_cursor 0: from the first).
+*/
+typedef struct pg_fold {
+	int64_t       last, base, horizon;
+	int64_t       budget;
+	int           has_cursor;
+	unsigned char *cursor;   /* the last term folded by the pass (malloc'd) */
+	size_t        cursor_len;
+	int           dirty;     /* moved in this transaction: the commit writes it */
+} pg_fold;
 
 typedef struct pgstore {
 	a2m_store        base;
@@ -140,6 +161,9 @@ typedef struct pgstore {
 	int              wrote;         /* it changed something: the version moves at commit */
 	int              logged;        /* it appended events: its commit sends NOTIFY */
 	a2m_pg_held     *held;          /* inserts not yet written (postgres_held.c) */
+	pg_fold          fold;          /* the index's batch rows and fold, as it began
+	                                   and as it moved them (postgres_fold.c) */
+	int64_t          fold_last0;    /* fold.last when it began */
 	a2m_pg_index    *index;         /* NULL until index_attach */
 	a2m_pg_vectors  *vectors;
 	a2m_pg_listen   *listen;        /* the listener thread, once asked for */
@@ -362,6 +386,15 @@ int  a2m_pg_read_begin(a2m_store *base);
 int  a2m_pg_read_end(a2m_store *base);
 
 /*
+** Opens a snapshot on c (one REPEATABLE READ, READ ONLY transaction), its
+** state read into c: version, figures, stamps and batch rows. Returns 0
+** or fails. a2m_pg_snapshot_end ends it (never fails: a connection that
+** failed there is made again at its next use).
+*/
+int  a2m_pg_snapshot(pgstore *s, pgconn *c);
+void a2m_pg_snapshot_end(pgstore *s, pgconn *c);
+
+/*
 ** Runs fn on a connection of the pool, outside any bracket, from any thread
 ** (the version op and the listener's reads). Returns fn's answer, or
 ** A2M_INTERNAL_ERROR when no connection could be had.
@@ -428,6 +461,11 @@ void a2m_pg_index_release(pgstore *s, a2m_doc_terms *dt);
 int  a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sign);
 /* Writes the buffered postings (before any read of the index, and at commit). */
 int  a2m_pg_index_flush(pgstore *s);
+/*
+** The fold's step of a write transaction that wrote postings (at its
+** commit, after the last flush; postgres_fold.c). Returns 0 or fails.
+*/
+int  a2m_pg_index_fold(pgstore *s);
 /* The figures the transaction adds to a2m_state at commit. */
 void a2m_pg_index_pending(const pgstore *s, a2m_index_stats *out);
 /*
@@ -473,11 +511,24 @@ typedef struct pg_term_list {
 int a2m_pg_segs_write(pgstore *s, const pg_term_list *t, size_t n, int64_t seg);
 
 /*
-** Reads term's rows on c and resolves them: its live postings, ascending
-** seq, in a new array *v (the caller frees; *n of them). Returns 0 or fails.
+** Reads term's rows on c and resolves them with its lists in the batch
+** rows c's cache holds (synced to c's snapshot by the caller): its live
+** postings, ascending seq, in a new array *v (the caller frees; *n of
+** them). Returns 0 or fails.
 */
 int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_posting **v,
 		     size_t *n);
+
+/*
+** Merges one term's n lists (oldest first; newest wins per seq, every
+** tombstone kept) into one list appended to out: *entries of them, the
+** highest seq *last. Returns 0, -1 when memory runs out, -2 when a list
+** is corrupt.
+*/
+struct a2m_seg_list;
+struct a2m_seg_bytes;
+int a2m_pg_segs_merge(struct a2m_seg_list *lists, size_t n, struct a2m_seg_bytes *out,
+		      int64_t *entries, int64_t *last);
 
 /*
 ** Resolves one term's n rows (data[i], size[i] bytes, in seg order: the
@@ -487,6 +538,85 @@ int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_po
 */
 int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, const int *tail,
 			size_t n, size_t hint, a2m_posting **v, size_t *count);
+
+/* ---- postgres_batches.c: the index's newest rows, one per flush ------------------- */
+
+/* A term of a cached batch row: its bytes and its list's, inside the row. */
+typedef struct pg_batch_term {
+	const unsigned char *term, *list;
+	size_t               tlen, lsize;
+} pg_batch_term;
+
+/* A batch row read (or written) by a connection: its bytes, its terms in order. */
+typedef struct pg_batch {
+	int64_t        id;
+	unsigned char *data;
+	size_t         size;
+	pg_batch_term *terms;
+	size_t         nterms;
+} pg_batch;
+
+/* A connection's cache of batch rows, ascending id. */
+struct a2m_pg_batches {
+	pg_batch *v;
+	size_t    n, cap;
+};
+
+void a2m_pg_batches_free(a2m_pg_batches *b);
+
+/*
+** Makes c's cache hold exactly the batch rows (base, last] (those of c's
+** snapshot, or of the write transaction on main): drops the others and
+** fetches the missing ones in one statement. Returns 0 or fails (a row
+** missing or not a block of terms is reported as the index's corruption).
+*/
+int  a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last);
+
+/* Drops c's cached rows of ids above id (a rolled-back transaction's own). */
+void a2m_pg_batches_evict_above(pgconn *c, int64_t id);
+
+/* The term's entry in row (binary search), or NULL. */
+const pg_batch_term *a2m_pg_batch_find(const pg_batch *row, const char *term, size_t len);
+
+/* The first term of row after term (len bytes): where a walk from term starts. */
+size_t a2m_pg_batch_after(const pg_batch *row, const unsigned char *term, size_t len);
+
+/* Rows (ascending id) walked in term order: at[i] is row i's next term. */
+typedef struct pg_walk {
+	const pg_batch *rows;
+	size_t          k;
+	size_t         *at;
+} pg_walk;
+
+/* The smallest next term of w's rows, or NULL when every row is done. */
+const pg_batch_term *a2m_pg_walk_next(const pg_walk *w);
+
+/*
+** Takes term t (a2m_pg_walk_next's) from w: each row whose next term it
+** is moves past it, its list set up in lists[] (oldest first; NULL: not
+** wanted), *n of them.
+*/
+struct a2m_seg_list;
+void a2m_pg_walk_take(pg_walk *w, const pg_batch_term *t, struct a2m_seg_list *lists,
+		      size_t *n);
+
+/*
+** Writes t[0..n) (ascending terms) as the batch row id, on main inside the
+** write transaction, and adds it to main's cache. Returns 0 or fails.
+*/
+int  a2m_pg_batches_put(pgstore *s, int64_t id, const pg_term_list *t, size_t n);
+
+/* ---- postgres_fold.c: batch rows folded into the terms' rows --------------------- */
+
+
+/*
+** One step of the fold inside the write transaction on main (its cache
+** synced to (base, last] first): starts a pass when enough rows wait,
+** folds the next budget terms of the pass into their tails (sealing as
+** a2m_pg_segs_write does), and ends the pass, deleting its rows, when no
+** term is left. Returns 0 or fails (the transaction can only roll back).
+*/
+int  a2m_pg_fold_step(pgstore *s, pg_fold *f);
 
 /* ---- postgres_vectors.c: vector search -------------------------------------- */
 

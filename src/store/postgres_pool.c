@@ -57,6 +57,7 @@ void a2m_pg_pool_free(pgstore *s, a2m_pg_pool *p)
 	for (int i = 0; i < POOL_READERS; i++) {
 		a2m_pg_disconnect(s, &p->readers[i]);
 		a2m_pcache_free(p->readers[i].pcache);
+		a2m_pg_batches_free(p->readers[i].batches);
 	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
@@ -141,11 +142,12 @@ static void read_stamps(pgconn *c, const char *text)
 }
 
 /* Opens the snapshot on c (a connection gone stale is replaced: a2m_pg_exec). */
-static int snapshot(pgstore *s, pgconn *c)
+int a2m_pg_snapshot(pgstore *s, pgconn *c)
 {
 	static const char sql[] =
 		"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
-		" SELECT version, docs, total_len, unindexed, term_stamps FROM a2m_state";
+		" SELECT version, docs, total_len, unindexed, term_stamps, fold_base, batch_last"
+		" FROM a2m_state";
 	PGresult *r = NULL;
 	int rc = 0;
 	if ((rc = a2m_pg_ready(s, c)) || (rc = a2m_pg_exec(s, c, sql, "read", &r)))
@@ -154,7 +156,10 @@ static int snapshot(pgstore *s, pgconn *c)
 	c->version = 0;
 	c->stats_known = 0;
 	c->stamps_known = 0;
+	c->batch_base = c->batch_last = 0;
 	if (s->pq->ntuples(r) == 1) {
+		c->batch_base = strtoll(s->pq->getvalue(r, 0, 5), NULL, 10);
+		c->batch_last = strtoll(s->pq->getvalue(r, 0, 6), NULL, 10);
 		read_stamps(c, s->pq->getvalue(r, 0, 4));
 		c->version = (uint64_t)strtoull(s->pq->getvalue(r, 0, 0), NULL, 10);
 		c->stats.docs = strtoll(s->pq->getvalue(r, 0, 1), NULL, 10);
@@ -176,7 +181,7 @@ int a2m_pg_read_begin(a2m_store *base)
 	if (slot < 0)
 		return 0;  /* more stores than slots on one thread: reads go unbracketed */
 	pgconn *c = take(s, 1);
-	int rc = snapshot(s, c);
+	int rc = a2m_pg_snapshot(s, c);
 	if (rc) {
 		give_back(s, c);
 		return rc;
@@ -196,6 +201,14 @@ int a2m_pg_read_end(a2m_store *base)
 	pgconn *c = tl[i].c;
 	tl[i].s = NULL;
 	tl[i].c = NULL;
+	a2m_pg_snapshot_end(s, c);
+	a2m_pg_index_bracket(c, 0);
+	give_back(s, c);
+	return 0;
+}
+
+void a2m_pg_snapshot_end(pgstore *s, pgconn *c)
+{
 	/*
 	** Ends the snapshot without a word in errmsg, which the other
 	** brackets' threads may be writing: a read_end cannot fail, and a
@@ -211,9 +224,6 @@ int a2m_pg_read_end(a2m_store *base)
 	c->in_tx = 0;
 	c->stats_known = 0;
 	c->stamps_known = 0;
-	a2m_pg_index_bracket(c, 0);
-	give_back(s, c);
-	return 0;
 }
 
 int a2m_pg_with_conn(pgstore *s, int (*fn)(pgstore *s, pgconn *c, void *ctx), void *ctx)

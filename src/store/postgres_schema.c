@@ -270,6 +270,33 @@ static const char *const migrations[] = {
 	"ALTER TABLE a2m_state ADD COLUMN event_tail bigint NOT NULL DEFAULT 1;"
 	"UPDATE a2m_state SET event_tail ="
 	" coalesce((SELECT min(seq) FROM a2m_events), event_head + 1);",
+
+	/*
+	** 8: a flush's postings as one row holding every term it changed
+	** (a2m_batches, postgres_batches.c), folded into the terms' rows by
+	** later write transactions, a bounded step each (postgres_fold.c),
+	** instead of an upsert per term per flush. Ids are given out from
+	** a2m_state.batch_last; the rows a snapshot holds are the ids
+	** (fold_base, batch_last]; a pass folds (fold_base, fold_horizon],
+	** fold_budget terms a step, the terms after fold_cursor next. A flush's
+	** id is also the seg of the sealed rows made from it, so the ids start
+	** above every sealed row a step-7 deployment has (its segs were the
+	** commit's version << 20 | the flush's number): its index stays as it
+	** is, with no batch row yet.
+	*/
+	"CREATE TABLE a2m_batches ("
+	" id   bigint PRIMARY KEY,"
+	" n    bigint NOT NULL,"
+	" data bytea NOT NULL);"
+	"ALTER TABLE a2m_batches ALTER COLUMN data SET STORAGE EXTERNAL;"
+	"ALTER TABLE a2m_state ADD COLUMN batch_last bigint NOT NULL DEFAULT 0,"
+	" ADD COLUMN fold_base bigint NOT NULL DEFAULT 0,"
+	" ADD COLUMN fold_horizon bigint NOT NULL DEFAULT 0,"
+	" ADD COLUMN fold_budget bigint NOT NULL DEFAULT 0,"
+	" ADD COLUMN fold_cursor bytea;"
+	"UPDATE a2m_state SET batch_last = m, fold_base = m, fold_horizon = m"
+	" FROM (SELECT coalesce(max(seg), 0) AS m FROM a2m_postings_seg"
+	" WHERE seg < 9223372036854775807) x;",
 };
 
 #define VERSION ((int)(sizeof migrations / sizeof migrations[0]))

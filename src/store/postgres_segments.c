@@ -277,6 +277,19 @@ int a2m_pg_segs_resolve(const unsigned char *const *data, const size_t *size, co
 
 /* ---- reading one term ------------------------------------------------------------------- */
 
+int a2m_pg_segs_merge(a2m_seg_list *lists, size_t n, a2m_seg_bytes *out, int64_t *entries,
+		      int64_t *last)
+{
+	enc e = {out, 0, 0};
+	int corrupt = 0;
+	/* Floor INT64_MAX: every tombstone kept, for the older rows it hides. */
+	if (merge_any(lists, n, INT64_MAX, put_entry, put_run, &e, &corrupt) != 0)
+		return corrupt ? -2 : -1;
+	*entries = e.n;
+	*last = e.prev;
+	return 0;
+}
+
 int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_posting **v,
 		     size_t *count)
 {
@@ -290,22 +303,31 @@ int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_po
 	if (rc)
 		return rc;
 	enum { FEW = 32 };
-	int rows = s->pq->ntuples(r);
-	const unsigned char *few_d[FEW], **data = rows > FEW ? malloc((size_t)rows * sizeof *data)
-							     : few_d;
-	size_t few_n[FEW], *size = rows > FEW ? malloc((size_t)rows * sizeof *size) : few_n, hint = 0;
-	int few_t[FEW], *tail = rows > FEW ? malloc((size_t)rows * sizeof *tail) : few_t;
+	/* The term's rows, then its list in each batch row c holds (postgres_batches.c). */
+	const a2m_pg_batches *b = c->batches;
+	size_t rows = (size_t)s->pq->ntuples(r), max = rows + (b ? b->n : 0), n = 0;
+	const unsigned char *few_d[FEW], **data = max > FEW ? malloc(max * sizeof *data) : few_d;
+	size_t few_n[FEW], *size = max > FEW ? malloc(max * sizeof *size) : few_n, hint = 0;
+	int few_t[FEW], *tail = max > FEW ? malloc(max * sizeof *tail) : few_t;
 	int got = -1;
 	if (data && size && tail) {
-		for (int i = 0; i < rows; i++) {
-			hint += (size_t)a2m_pg_int4(s, r, i, 0);
-			data[i] = (const unsigned char *)s->pq->getvalue(r, i, 1);
-			size[i] = (size_t)s->pq->getlength(r, i, 1);
-			tail[i] = *s->pq->getvalue(r, i, 2) != 0;
+		for (size_t i = 0; i < rows; i++, n++) {
+			hint += (size_t)a2m_pg_int4(s, r, (int)i, 0);
+			data[n] = (const unsigned char *)s->pq->getvalue(r, (int)i, 1);
+			size[n] = (size_t)s->pq->getlength(r, (int)i, 1);
+			tail[n] = *s->pq->getvalue(r, (int)i, 2) != 0;
 		}
-		got = a2m_pg_segs_resolve(data, size, tail, (size_t)rows, hint, v, count);
+		for (size_t i = 0; b && i < b->n; i++) {
+			const pg_batch_term *t = a2m_pg_batch_find(&b->v[i], term, len);
+			if (!t)
+				continue;
+			data[n] = t->list;
+			size[n] = t->lsize;
+			tail[n++] = 0;
+		}
+		got = a2m_pg_segs_resolve(data, size, tail, n, hint, v, count);
 	}
-	if (rows > FEW) {
+	if (max > FEW) {
 		free(data);
 		free(size);
 		free(tail);

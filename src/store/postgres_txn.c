@@ -97,22 +97,70 @@ static void quiet_rollback(pgstore *s)
 	memcpy(s->base.errmsg, keep, sizeof keep);
 }
 
+/* What open_tx reads of the state row: the fold's state from column 6 on. */
+#define STATE_COLUMNS \
+	"version, seq, docs, total_len, unindexed, index_version," \
+	" batch_last, fold_base, fold_horizon, fold_budget, fold_cursor"
+
+/* A hex digit's value, or -1. */
+static int hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The batch rows and the fold as the state row holds them (text cells) into s->fold. */
+static int read_fold(pgstore *s, const PGresult *r)
+{
+	pg_fold *f = &s->fold;
+	f->last = num(s, r, 6);
+	f->base = num(s, r, 7);
+	f->horizon = num(s, r, 8);
+	f->budget = num(s, r, 9);
+	f->has_cursor = 0;
+	f->cursor_len = 0;
+	f->dirty = 0;
+	s->fold_last0 = f->last;
+	if (s->pq->getisnull(r, 0, 10))
+		return 0;
+	/* bytea as text: "\x" and two hex digits a byte. */
+	const char *t = s->pq->getvalue(r, 0, 10);
+	size_t len = (size_t)s->pq->getlength(r, 0, 10);
+	if (len < 2 || t[0] != '\\' || t[1] != 'x' || len % 2)
+		return a2m_store_fail(&s->base, "begin: the fold's cursor is not a bytea");
+	size_t n = (len - 2) / 2;
+	unsigned char *c = realloc(f->cursor, n ? n : 1);
+	if (!c)
+		return a2m_store_fail(&s->base, "begin: out of memory");
+	f->cursor = c;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hex(t[2 + 2 * i]), lo = hex(t[3 + 2 * i]);
+		if (hi < 0 || lo < 0)
+			return a2m_store_fail(&s->base, "begin: the fold's cursor is not a bytea");
+		c[i] = (unsigned char)(hi << 4 | lo);
+	}
+	f->cursor_len = n;
+	f->has_cursor = 1;
+	return 0;
+}
+
 /*
 ** BEGIN, the lock, and the state row, in one round trip on main.
 */
 static int open_tx(pgstore *s, int relaxed)
 {
-	char sql[320];
+	char sql[400];
 	PGresult *r = NULL;
 	int rc;
 	if (s->base.read_only)
 		snprintf(sql, sizeof sql, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
-			 " SELECT version, seq, docs, total_len, unindexed, index_version"
-			 " FROM a2m_state");
+			 " SELECT " STATE_COLUMNS " FROM a2m_state");
 	else
 		snprintf(sql, sizeof sql, "BEGIN;%s SELECT pg_advisory_xact_lock(%d, %d);"
-			 " SELECT version, seq, docs, total_len, unindexed, index_version"
-			 " FROM a2m_state",
+			 " SELECT " STATE_COLUMNS " FROM a2m_state",
 			 relaxed ? " SET LOCAL synchronous_commit = off;" : "",
 			 (int)s->lock_class, (int)s->lock_write);
 	/* A connection gone stale while idle is replaced and BEGIN sent again (a2m_pg_exec). */
@@ -145,7 +193,12 @@ static int open_tx(pgstore *s, int relaxed)
 		quiet_rollback(s);
 		return A2M_INTERNAL_ERROR;
 	}
+	rc = read_fold(s, r);
 	s->pq->clear(r);
+	if (rc) {
+		quiet_rollback(s);
+		return rc;
+	}
 	a2m_pg_saw_version(s, s->tx_version);
 	s->main.in_tx = 1;
 	s->in_tx = 1;
@@ -183,6 +236,9 @@ static void tx_over(pgstore *s, int committed)
 	uint64_t from = s->tx_version, to = s->tx_version + (s->wrote ? 1 : 0);
 	a2m_pg_held_drop(s->held);
 	a2m_pg_index_end(s);
+	/* The ids this transaction gave its batch rows are given again by the next. */
+	if (!committed)
+		a2m_pg_batches_evict_above(&s->main, s->fold_last0);
 	if (committed)
 		a2m_pg_vectors_commit(s->vectors, from, to);
 	else
@@ -204,6 +260,24 @@ void a2m_pg_rollback(a2m_store *base)
 	tx_over(s, 0);
 }
 
+/* The assignments of the commit's UPDATE of a2m_state that store the fold's state, if it moved. */
+static void fold_sql(const pg_fold *f, a2m_buf *sql)
+{
+	if (!f->dirty)
+		return;
+	a2m_buf_printf(sql, ", batch_last = %" PRId64 ", fold_base = %" PRId64 ","
+		       " fold_horizon = %" PRId64 ", fold_budget = %" PRId64 ", fold_cursor = ",
+		       f->last, f->base, f->horizon, f->budget);
+	if (!f->has_cursor) {
+		a2m_buf_puts(sql, "NULL");
+		return;
+	}
+	a2m_buf_puts(sql, "'\\x");
+	for (size_t i = 0; i < f->cursor_len; i++)
+		a2m_buf_printf(sql, "%02x", f->cursor[i]);
+	a2m_buf_puts(sql, "'::bytea");
+}
+
 int a2m_pg_commit(a2m_store *base)
 {
 	pgstore *s = (pgstore *)base;
@@ -217,7 +291,8 @@ int a2m_pg_commit(a2m_store *base)
 		memcpy(s->base.errmsg, keep, sizeof keep);
 		return A2M_INTERNAL_ERROR;
 	}
-	if ((rc = a2m_pg_held_flush(s)) || (rc = a2m_pg_index_flush(s))) {
+	if ((rc = a2m_pg_held_flush(s)) || (rc = a2m_pg_index_flush(s)) ||
+	    (rc = a2m_pg_index_fold(s))) {
 		a2m_pg_rollback(base);
 		return rc;
 	}
@@ -243,6 +318,7 @@ int a2m_pg_commit(a2m_store *base)
 		       " unindexed = unindexed + %" PRId64,
 		       s->seq_next - 1, d.docs, d.total_len, d.unindexed);
 	a2m_pg_index_stamp_sql(s, &sql);
+	fold_sql(&s->fold, &sql);
 	a2m_buf_printf(&sql, "; NOTIFY %s, '%s'; COMMIT", s->channel, s->origin);
 	if (sql.failed) {
 		a2m_buf_free(&sql);
