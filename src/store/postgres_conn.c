@@ -381,6 +381,8 @@ int a2m_pg_run(pgstore *s, pgconn *c, pg_stmt st, const pgparams *p, const char 
 
 static int run_named_once(pgstore *s, pgconn *c, const char *name, const char *sql,
 			  const pgparams *p, const char *op, PGresult **res);
+static int prepare_named(pgstore *s, pgconn *c, const char *name, const char *sql,
+			 const char *op);
 
 int a2m_pg_run_named(pgstore *s, pgconn *c, const char *name, const char *sql,
 		     const pgparams *p, const char *op, PGresult **res)
@@ -397,8 +399,16 @@ static int run_named_once(pgstore *s, pgconn *c, const char *name, const char *s
 {
 	int rc;
 	*res = NULL;
-	if ((rc = usable(s, c, op)))
+	if ((rc = usable(s, c, op)) || (rc = prepare_named(s, c, name, sql, op)))
 		return rc;
+	return execute(s, c, name, p, op, res);
+}
+
+/* Prepares sql under name on c unless c has already. Returns 0 or fails. */
+static int prepare_named(pgstore *s, pgconn *c, const char *name, const char *sql,
+			 const char *op)
+{
+	int rc;
 	size_t i;
 	for (i = 0; i < c->nscans && strcmp(c->scans[i], name) != 0; i++)
 		;
@@ -415,7 +425,7 @@ static int run_named_once(pgstore *s, pgconn *c, const char *name, const char *s
 		}
 		c->nscans++;
 	}
-	return execute(s, c, name, p, op, res);
+	return 0;
 }
 
 static int exec_once(pgstore *s, pgconn *c, const char *sql, const char *op, PGresult **res)
@@ -456,6 +466,9 @@ int a2m_pg_pipeline(pgstore *s, pgconn *c, pgstep *steps, size_t n, const char *
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		pg_stmt st = steps[i].st;
+		if (st == PG_NSTMTS && steps[i].name &&
+		    (rc = prepare_named(s, c, steps[i].name, steps[i].sql, op)))
+			return rc;
 		if (st < PG_NSTMTS && !(c->prepared & (1ull << st))) {
 			snprintf(name, sizeof name, "a2m_s%d", (int)st);
 			if ((rc = prepare(s, c, name, stmt_sql[st], op)))
@@ -470,9 +483,11 @@ int a2m_pg_pipeline(pgstore *s, pgconn *c, pgstep *steps, size_t n, const char *
 	for (size_t i = 0; i < n && sent; i++) {
 		const pgparams *p = steps[i].p;
 		int np = p ? p->n : 0;
-		if (steps[i].st < PG_NSTMTS) {
-			snprintf(name, sizeof name, "a2m_s%d", (int)steps[i].st);
-			sent = s->pq->send_query_prepared(k, name, np, p ? p->values : NULL,
+		if (steps[i].st < PG_NSTMTS || steps[i].name) {
+			if (steps[i].st < PG_NSTMTS)
+				snprintf(name, sizeof name, "a2m_s%d", (int)steps[i].st);
+			sent = s->pq->send_query_prepared(k, steps[i].st < PG_NSTMTS ? name
+							  : steps[i].name, np, p ? p->values : NULL,
 							  p ? p->lengths : NULL,
 							  p ? p->formats : NULL, 1);
 		} else {

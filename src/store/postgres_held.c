@@ -130,53 +130,60 @@ static const char *insert_sql(size_t k)
 	return sql;
 }
 
-/* Writes rows [at, at + k) of what is held in one statement. */
-static int write_rows(pgstore *s, size_t at, size_t k)
+/* One held INSERT being sent: rows [at, at + k), its parameters and their vectors' bytes. */
+typedef struct insert_step {
+	size_t   at, k;
+	pgparams p;
+	char   **scratch;
+	char     name[24];
+} insert_step;
+
+static void insert_free(insert_step *st)
+{
+	for (size_t r = 0; st->scratch && r < st->k; r++)
+		free(st->scratch[r]);
+	free(st->scratch);
+	a2m_pg_params_free(&st->p);
+}
+
+/* Binds rows [at, at + k) of what is held into st (zeroed by the caller). Returns 0 or fails. */
+static int insert_bind(pgstore *s, insert_step *st, size_t at, size_t k, pgstep *step)
 {
 	a2m_pg_held *h = s->held;
-	pgparams p;
-	char **scratch = calloc(k, sizeof *scratch);
-	char name[24];
-	int rc = 0;
-	if (!scratch || a2m_pg_params_alloc(&p, (int)k * PG_NCOLUMNS) != 0) {
-		free(scratch);
+	st->at = at;
+	st->k = k;
+	if (!(st->scratch = calloc(k, sizeof *st->scratch)) ||
+	    a2m_pg_params_alloc(&st->p, (int)k * PG_NCOLUMNS) != 0)
 		return a2m_store_fail(&s->base, "insert: out of memory");
+	for (size_t r = 0; r < k; r++) {
+		a2m_pg_param_int8(&st->p, h->v[at + r].seq);
+		if (a2m_pg_bind_record(&st->p, &h->v[at + r], &st->scratch[r]) != 0)
+			return a2m_store_fail(&s->base, "insert: out of memory");
 	}
-	for (size_t r = 0; r < k && !rc; r++) {
-		a2m_pg_param_int8(&p, h->v[at + r].seq);
-		if (a2m_pg_bind_record(&p, &h->v[at + r], &scratch[r]) != 0)
-			rc = a2m_store_fail(&s->base, "insert: out of memory");
-	}
-	const char *sql = rc ? NULL : insert_sql(k);
-	if (!rc && !sql)
-		rc = a2m_store_fail(&s->base, "insert: out of memory");
-	PGresult *res = NULL;
-	if (!rc) {
-		snprintf(name, sizeof name, "a2m_ins%zu", k);
-		rc = a2m_pg_run_named(s, &s->main, name, sql, &p, "insert", &res);
-	}
-	if (!rc && (size_t)s->pq->ntuples(res) != k) {
-		/* Which row was not written: the first whose seq is not returned. */
-		size_t missing = 0;
-		for (size_t r = 0; r < k; r++) {
-			int found = 0;
-			for (int i = 0; i < s->pq->ntuples(res) && !found; i++)
-				found = a2m_pg_int8(s, res, i, 0) == h->v[at + r].seq;
-			if (!found) {
-				missing = r;
-				break;
-			}
+	const char *sql = insert_sql(k);
+	if (!sql)
+		return a2m_store_fail(&s->base, "insert: out of memory");
+	snprintf(st->name, sizeof st->name, "a2m_ins%zu", k);
+	*step = (pgstep){.st = PG_NSTMTS, .sql = sql, .p = &st->p, .keep = 1, .name = st->name};
+	return 0;
+}
+
+/* An INSERT wrote fewer rows than it sent: the first whose seq it did not return is refused. */
+static int insert_refused(pgstore *s, const insert_step *st, const PGresult *res)
+{
+	a2m_pg_held *h = s->held;
+	size_t missing = 0;
+	for (size_t r = 0; r < st->k; r++) {
+		int found = 0;
+		for (int i = 0; i < s->pq->ntuples(res) && !found; i++)
+			found = a2m_pg_int8(s, res, i, 0) == h->v[st->at + r].seq;
+		if (!found) {
+			missing = r;
+			break;
 		}
-		a2m_store_fail(&s->base, "insert: id \"%s\" already exists", h->v[at + missing].id);
-		rc = A2M_INVALID_PARAMS;
 	}
-	if (res)
-		s->pq->clear(res);
-	for (size_t r = 0; r < k; r++)
-		free(scratch[r]);
-	free(scratch);
-	a2m_pg_params_free(&p);
-	return rc;
+	a2m_store_fail(&s->base, "insert: id \"%s\" already exists", h->v[st->at + missing].id);
+	return A2M_INVALID_PARAMS;
 }
 
 int a2m_pg_held_touch(pgstore *s, int64_t seq, int64_t add, int64_t at)
@@ -194,50 +201,61 @@ int a2m_pg_held_touch(pgstore *s, int64_t seq, int64_t add, int64_t at)
 	return 0;
 }
 
-/* Writes the touches held (PG_TOUCHES), after the inserts: a touch may name one of them. */
-static int write_touches(pgstore *s)
+/* The touches held as PG_TOUCHES's parameters (seq, add, at arrays in a; bound into p). */
+static int touch_bind(pgstore *s, pgarray a[3], pgparams *p)
 {
 	a2m_pg_held *h = s->held;
-	pgarray seq, add, at;
-	pgparams p;
-	PGresult *r;
-	a2m_pg_array_begin(&seq, PG_OID_INT8);
-	a2m_pg_array_begin(&add, PG_OID_INT8);
-	a2m_pg_array_begin(&at, PG_OID_INT8);
+	for (int k = 0; k < 3; k++)
+		a2m_pg_array_begin(&a[k], PG_OID_INT8);
 	for (size_t i = 0; i < h->nt; i++) {
-		a2m_pg_array_int8(&seq, h->t[i].seq);
-		a2m_pg_array_int8(&add, h->t[i].add);
-		a2m_pg_array_int8(&at, h->t[i].at);
+		a2m_pg_array_int8(&a[0], h->t[i].seq);
+		a2m_pg_array_int8(&a[1], h->t[i].add);
+		a2m_pg_array_int8(&a[2], h->t[i].at);
 	}
-	int rc = a2m_pg_array_end(&seq) | a2m_pg_array_end(&add) | a2m_pg_array_end(&at);
-	if (rc) {
-		rc = a2m_store_fail(&s->base, "touch: out of memory");
-	} else {
-		a2m_pg_params_init(&p);
-		a2m_pg_param_bytea(&p, seq.buf, seq.len);
-		a2m_pg_param_bytea(&p, add.buf, add.len);
-		a2m_pg_param_bytea(&p, at.buf, at.len);
-		if (!(rc = a2m_pg_run(s, &s->main, PG_TOUCHES, &p, "touch", &r)))
-			s->pq->clear(r);
-	}
-	a2m_pg_array_free(&seq);
-	a2m_pg_array_free(&add);
-	a2m_pg_array_free(&at);
-	return rc;
+	if (a2m_pg_array_end(&a[0]) | a2m_pg_array_end(&a[1]) | a2m_pg_array_end(&a[2]))
+		return a2m_store_fail(&s->base, "touch: out of memory");
+	a2m_pg_params_init(p);
+	for (int k = 0; k < 3; k++)
+		a2m_pg_param_bytea(p, a[k].buf, a[k].len);
+	return 0;
 }
 
+/*
+** Every held INSERT, then the touches (a touch may name a held record), in
+** one round trip: a batched remember of 500 records was 8 of them.
+*/
 int a2m_pg_held_flush(pgstore *s)
 {
 	a2m_pg_held *h = s->held;
-	int rc = 0;
 	if (!h || (!h->n && !h->nt))
 		return 0;
-	for (size_t at = 0; at < h->n && !rc; at += PG_HELD_ROWS) {
-		size_t k = h->n - at < PG_HELD_ROWS ? h->n - at : PG_HELD_ROWS;
-		rc = write_rows(s, at, k);
+	size_t ni = (h->n + PG_HELD_ROWS - 1) / PG_HELD_ROWS, n = ni + (h->nt ? 1 : 0);
+	insert_step *ins = calloc(ni ? ni : 1, sizeof *ins);
+	pgstep *steps = calloc(n, sizeof *steps);
+	pgarray touches[3] = {{0}, {0}, {0}};
+	pgparams tp;
+	int rc = ins && steps ? 0 : a2m_store_fail(&s->base, "insert: out of memory");
+	for (size_t i = 0; i < ni && !rc; i++) {
+		size_t at = i * PG_HELD_ROWS, k = h->n - at < PG_HELD_ROWS ? h->n - at : PG_HELD_ROWS;
+		rc = insert_bind(s, &ins[i], at, k, &steps[i]);
 	}
-	if (!rc && h->nt)
-		rc = write_touches(s);
+	if (!rc && h->nt && !(rc = touch_bind(s, touches, &tp)))
+		steps[ni] = (pgstep){.st = PG_TOUCHES, .p = &tp};
+	if (!rc)
+		rc = a2m_pg_pipeline(s, &s->main, steps, n, "insert");
+	for (size_t i = 0; i < ni && steps; i++) {
+		PGresult *res = steps[i].res;
+		if (!rc && res && (size_t)s->pq->ntuples(res) != ins[i].k)
+			rc = insert_refused(s, &ins[i], res);
+		if (res)
+			s->pq->clear(res);
+	}
+	for (size_t i = 0; i < ni && ins; i++)
+		insert_free(&ins[i]);
+	for (int k = 0; k < 3; k++)
+		a2m_pg_array_free(&touches[k]);
+	free(ins);
+	free(steps);
 	a2m_pg_held_drop(h);
 	if (rc)
 		a2m_pg_tx_fail(s);

@@ -240,7 +240,8 @@ int  a2m_pg_run_named(pgstore *s, pgconn *c, const char *name, const char *sql,
 
 /*
 ** One statement of a pipeline: a prepared one by number (st), or text
-** (st PG_NSTMTS, sql) sent as it is, either with params p (NULL: none).
+** (st PG_NSTMTS, sql) sent as it is, or, with a name too, prepared under
+** that name as a2m_pg_run_named does; either with params p (NULL: none).
 ** keep: *res gets its result (the caller clears it), else it is dropped.
 */
 typedef struct pgstep {
@@ -249,6 +250,7 @@ typedef struct pgstep {
 	const pgparams *p;
 	int             keep;
 	PGresult       *res;
+	const char     *name;
 } pgstep;
 
 /*

@@ -557,8 +557,8 @@ static int write_seals(pgstore *s, const pg_term_list *t, const plan *pl, const 
 		a2m_pg_param_bytea(&p, ns.buf, ns.len);
 		a2m_pg_param_bytea(&p, lasts.buf, lasts.len);
 		a2m_pg_param_bytea(&p, datas.buf, datas.len);
-		pgstep steps[] = {{PG_NSTMTS, SQL_DELETE, &d, 0, NULL},
-				  {PG_NSTMTS, SQL_INSERT, &p, 0, NULL}};
+		pgstep steps[] = {{PG_NSTMTS, SQL_DELETE, &d, 0, NULL, "a2m_seg_delete"},
+				  {PG_NSTMTS, SQL_INSERT, &p, 0, NULL, "a2m_seg_insert"}};
 		rc = a2m_pg_pipeline(s, &s->main, steps, 2, "index");
 	}
 	a2m_pg_array_free(&dterms);
