@@ -51,15 +51,25 @@
 /* Sealed rows of a term beyond which its newest are merged whatever their sizes. */
 #define MAX_ROWS 16
 
-/* Appends each chunk to its term's tail; returns the terms whose tail is now past $5 bytes. */
+/*
+** Appends each chunk to its term's tail; returns, for the terms whose tail
+** is now past $5 bytes, every row (term, seg, n, last_seq) in (term, seg)
+** order, the tail as it is now: what a seal's plan reads. (The SELECT sees
+** the rows as they were before the statement: the tails come from the
+** upsert's RETURNING, the sealed rows, which it does not change, from the
+** table.)
+*/
 #define SQL_APPEND \
 	"WITH up AS (INSERT INTO a2m_postings_seg AS p (term, seg, n, last_seq, data)" \
 	" SELECT u.t, " TAIL_SQL ", u.n, u.l, u.d" \
 	" FROM unnest($1::bytea[], $2::int4[], $3::int8[], $4::bytea[]) AS u(t, n, l, d)" \
 	" ON CONFLICT (term, seg) DO UPDATE SET n = p.n + excluded.n," \
 	" last_seq = greatest(p.last_seq, excluded.last_seq), data = p.data || excluded.data" \
-	" RETURNING p.term, length(p.data) AS b)" \
-	" SELECT term FROM up WHERE b > $5::int8 ORDER BY term"
+	" RETURNING p.term, p.n, p.last_seq, length(p.data) AS b)," \
+	" big AS (SELECT term, n, last_seq FROM up WHERE b > $5::int8)" \
+	" SELECT r.term, r.seg, r.n, r.last_seq FROM big JOIN a2m_postings_seg r" \
+	" ON r.term = big.term AND r.seg < " TAIL_SQL \
+	" UNION ALL SELECT term, " TAIL_SQL ", n, last_seq FROM big ORDER BY 1, 2"
 #define SQL_INSERT \
 	"INSERT INTO a2m_postings_seg (term, seg, n, last_seq, data)" \
 	" SELECT u.t, $2, u.n, u.l, u.d" \
@@ -67,9 +77,6 @@
 #define SQL_DELETE \
 	"DELETE FROM a2m_postings_seg p USING unnest($1::bytea[], $2::int8[]) AS d(t, s)" \
 	" WHERE p.term = d.t AND p.seg = d.s"
-#define SQL_SIZES \
-	"SELECT term, seg, n, last_seq FROM a2m_postings_seg" \
-	" WHERE term = ANY($1::bytea[]) ORDER BY term, seg"
 #define SQL_ROWS \
 	"SELECT p.term, p.seg, p.data FROM unnest($1::bytea[], $2::int8[]) AS d(t, s)" \
 	" JOIN a2m_postings_seg p ON p.term = d.t AND p.seg = d.s ORDER BY p.term, p.seg"
@@ -408,21 +415,12 @@ static int terms_param(pgstore *s, const pg_term_list *t, const size_t *idx, siz
 }
 
 /*
-** Reads the rows of the terms whose tails are to be sealed (seal[0..nseal))
-** and decides which each seal takes (pl). Returns 0 or fails.
+** Decides which rows each seal takes (pl) from the rows of the terms whose
+** tails are to be sealed (r: SQL_APPEND's answer). Returns 0 or fails.
 */
-static int plan_seals(pgstore *s, const pg_term_list *t, size_t n, const size_t *seal,
-		      size_t nseal, plan *pl)
+static int plan_seals(pgstore *s, const pg_term_list *t, size_t n, const PGresult *r, plan *pl)
 {
-	pgarray terms;
-	pgparams p;
-	PGresult *r;
-	int rc = terms_param(s, t, seal, nseal, &terms, &p);
-	if (!rc)
-		rc = a2m_pg_run_named(s, &s->main, "a2m_seg_sizes", SQL_SIZES, &p, "index", &r);
-	a2m_pg_array_free(&terms);
-	if (rc)
-		return rc;
+	int rc = 0;
 	int rows = s->pq->ntuples(r);
 	for (int a = 0, b; a < rows && !rc; a = b) {
 		b = same_term_end(s, r, a, rows);
@@ -447,7 +445,6 @@ static int plan_seals(pgstore *s, const pg_term_list *t, size_t n, const size_t 
 		for (int k = j; k < b; k++)
 			pl->rows[pl->n++] = (taken){i, a2m_pg_int8(s, r, k, 1)};
 	}
-	s->pq->clear(r);
 	return rc;
 }
 
@@ -572,16 +569,14 @@ static int write_seals(pgstore *s, const pg_term_list *t, const plan *pl, const 
 
 /*
 ** Appends each list to its term's tail as a chunk (its size, then it; the
-** bytes made in scratch); *seal gets the flush's lists whose tails are now
-** past SEAL_BYTES (*nseal, ascending). Returns 0 or fails.
+** bytes made in scratch); *r gets the rows of the terms whose tails are now
+** past SEAL_BYTES (SQL_APPEND; the caller clears it). Returns 0 or fails.
 */
 static int append(pgstore *s, const pg_term_list *t, size_t n, a2m_seg_bytes *scratch,
-		  size_t **seal, size_t *nseal)
+		  PGresult **r)
 {
 	pgarray terms, ns, lasts, chunks;
 	pgparams p;
-	PGresult *r;
-	size_t cap = 0;
 	int rc = 0;
 	scratch->n = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -616,47 +611,36 @@ static int append(pgstore *s, const pg_term_list *t, size_t n, a2m_seg_bytes *sc
 		a2m_pg_param_bytea(&p, lasts.buf, lasts.len);
 		a2m_pg_param_bytea(&p, chunks.buf, chunks.len);
 		a2m_pg_param_int8(&p, SEAL_BYTES);
-		rc = a2m_pg_run_named(s, &s->main, "a2m_seg_append", SQL_APPEND, &p, "index", &r);
+		rc = a2m_pg_run_named(s, &s->main, "a2m_seg_append", SQL_APPEND, &p, "index", r);
 		a2m_pg_array_free(&terms);
 	}
 	a2m_pg_array_free(&ns);
 	a2m_pg_array_free(&lasts);
 	a2m_pg_array_free(&chunks);
-	if (rc)
-		return rc;
-	int rows = s->pq->ntuples(r);
-	for (int k = 0; k < rows && !rc; k++) {
-		size_t i = find_term(t, n, s->pq->getvalue(r, k, 0), (size_t)s->pq->getlength(r, k, 0));
-		if (i == n)
-			continue;
-		if (a2m_seg_grow(seal, &cap, *nseal + 1, sizeof **seal) != 0)
-			rc = a2m_store_fail(&s->base, "index: out of memory");
-		else
-			(*seal)[(*nseal)++] = i;
-	}
-	s->pq->clear(r);
 	return rc;
 }
 
 int a2m_pg_segs_write(pgstore *s, const pg_term_list *t, size_t n, int64_t seg)
 {
 	plan pl = {NULL, 0, 0, NULL};
-	size_t *seal = NULL, nseal = 0, nmade = 0;
+	size_t nmade = 0;
 	sealed *made = NULL;
 	a2m_seg_bytes out = {0};
-	int rc = append(s, t, n, &out, &seal, &nseal);
-	if (!rc && nseal) {
+	PGresult *r = NULL;
+	int rc = append(s, t, n, &out, &r);
+	if (!rc && s->pq->ntuples(r) > 0) {
 		if (!(pl.floor = malloc(n * sizeof *pl.floor)))
 			rc = a2m_store_fail(&s->base, "index: out of memory");
 		for (size_t i = 0; i < n && pl.floor; i++)
 			pl.floor[i] = -1;
 		if (!rc)
-			rc = plan_seals(s, t, n, seal, nseal, &pl);
+			rc = plan_seals(s, t, n, r, &pl);
 		out.n = 0;
 		if (!rc && pl.n && !(rc = do_seals(s, t, n, &pl, &out, &made, &nmade)))
 			rc = write_seals(s, t, &pl, made, nmade, &out, seg);
 	}
-	free(seal);
+	if (r)
+		s->pq->clear(r);
 	free(made);
 	free(pl.rows);
 	free(pl.floor);
