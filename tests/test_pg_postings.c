@@ -319,6 +319,70 @@ static void remember_many(a2m_client *c, const char *prefix, int first, int n, c
 }
 
 /*
+** A pass of the fold half done: the terms before its cursor are in their
+** tails and still in the batch rows, the others in the batch rows only.
+** 16 commits of 41 records, each with words of its own, make 16 batch rows
+** of ~650 distinct terms, more than one step folds (512), so the 16th
+** commit's step leaves the pass with a cursor: "aardvark" folded, "zebra"
+** not. Both read exactly on the other server, then after a forget of one
+** of each, which ends the pass.
+*/
+static void test_a_term_reads_exactly_in_the_middle_of_a_pass(void)
+{
+	deployment d;
+	deployment_new(&d, "pass", NULL);
+	a2m_client *s[2] = {serve(&d), serve(&d)};
+	char want[4096], got[4096];
+	int keep[16];
+	for (int c = 0; c < 16; c++) {
+		json_t *recs = json_array();
+		char id[32], text[96];
+		snprintf(id, sizeof id, "z%d", c);
+		json_array_append_new(recs, json_pack("{s:s,s:s,s:s}", "id", id, "content",
+						      "an aardvark beside a zebra", "tier", "semantic"));
+		for (int k = 0; k < 40; k++) {
+			snprintf(text, sizeof text, "wq%dv%d", c, k);
+			json_array_append_new(recs, json_pack("{s:s,s:s}", "content", text, "tier",
+							      "semantic"));
+		}
+		json_t *resp = req(s[0], "memory/remember", json_pack("{s:o}", "records", recs));
+		CHECK(result_of(resp) != NULL);
+		json_decref(resp);
+		keep[c] = 1;
+	}
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_state WHERE fold_cursor IS NOT NULL"
+		 " AND fold_horizon > fold_base", d.schema);
+	CHECK_INT(pg_test_int(sql, NULL), 1);  /* a pass under way */
+	CHECK_INT(term_rows(&d, "aardvark"), 1);  /* folded: its tail */
+	CHECK_INT(term_rows(&d, "zebra"), 0);     /* not yet: batch rows only */
+	CHECK_INT(batch_rows(&d), 16);
+	expected_ids(keep, 16, "z", want, sizeof want);
+	recall_ids(s[1], "aardvark", got, sizeof got);
+	CHECK_STR(got, want);
+	recall_ids(s[1], "zebra", got, sizeof got);
+	CHECK_STR(got, want);
+	CHECK_INT(check_deployment(&d), 0);
+	forget(s[0], "z3");
+	keep[3] = 0;
+	expected_ids(keep, 16, "z", want, sizeof want);
+	recall_ids(s[1], "aardvark", got, sizeof got);
+	CHECK_STR(got, want);
+	recall_ids(s[1], "zebra", got, sizeof got);
+	CHECK_STR(got, want);
+	recall_ids(s[0], "zebra", got, sizeof got);
+	CHECK_STR(got, want);
+	/* The forget's step finished the pass: its 16 rows deleted, the forget's own left. */
+	CHECK_INT(batch_rows(&d), 1);
+	CHECK_INT(term_rows(&d, "zebra"), 1);
+	CHECK_INT(state_num(&d, "fold_base"), state_num(&d, "fold_horizon"));
+	CHECK_INT(check_deployment(&d), 0);
+	a2m_client_free(s[0]);
+	a2m_client_free(s[1]);
+	deployment_drop(&d);
+}
+
+/*
 ** A deployment at step 7 kept every posting in a2m_postings_seg, its sealed
 ** rows numbered (commit version << 20 | flush). Step 8 gives the batch rows
 ** ids above them, so the rows the fold seals later are newer than those:
@@ -442,6 +506,7 @@ int main(int argc, char **argv)
 		return 0;
 	static const test_case tests[] = {
 		TEST(test_a_term_written_by_many_commits_recalls_exactly_while_merged),
+		TEST(test_a_term_reads_exactly_in_the_middle_of_a_pass),
 		TEST(test_a_step_5_deployment_is_migrated_and_its_index_rebuilt),
 		TEST(test_a_step_7_deployment_keeps_its_index_and_folds_after_it),
 		TEST(test_a_server_killed_while_merging_leaves_a_readable_index),
