@@ -157,7 +157,15 @@ int a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sig
 	} else if (dt->has_text) {
 		x->pending.unindexed += sign;
 	}
-	return x->nops >= FLUSH_AT ? a2m_pg_index_flush(s) : 0;
+	if (x->nops < FLUSH_AT)
+		return 0;
+	/*
+	** A long transaction (an import, a big forget) folds as it writes: its
+	** batch rows would otherwise wait, all of them, in every connection's
+	** cache, for the write transactions after it.
+	*/
+	int rc = a2m_pg_index_flush(s);
+	return rc ? rc : a2m_pg_index_fold(s);
 }
 
 /* The arena the sort below compares terms in (qsort has no context). */
