@@ -84,10 +84,10 @@ static int check_deployment(const deployment *d)
 /* Sorted, comma-joined names w0..w(n-1) that are set in keep. */
 static void expected_ids(const int *keep, int n, const char *prefix, char *out, size_t size)
 {
-	static char names[2048][32];
-	static const char *v[2048];
+	static char names[8192][32];
+	static const char *v[8192];
 	size_t k = 0;
-	for (int i = 0; i < n && k < 2048; i++)
+	for (int i = 0; i < n && k < 8192; i++)
 		if (keep[i]) {
 			snprintf(names[k], sizeof names[k], "%s%d", prefix, i);
 			v[k] = names[k];
@@ -383,6 +383,45 @@ static void test_a_term_reads_exactly_in_the_middle_of_a_pass(void)
 }
 
 /*
+** A forget of 5 812 records in one request is one transaction of ~64 000
+** tombstones: more than one flush (50 000), and a fold step at the first,
+** over the 16 rows of the remembers before it and its own. What is left
+** recalls exactly, and the check finds the index right.
+*/
+static void test_a_long_transaction_folds_as_it_flushes(void)
+{
+	deployment d;
+	deployment_new(&d, "long", NULL);
+	a2m_client *c = serve(&d);
+	for (int k = 0; k < 16; k++)
+		remember_many(c, "x", k * 400, 400, "a lynx crossed the frozen river at dawn near"
+			      " the old camp by the northern ridge");
+	json_t *ids = json_array();
+	int keep[6400], forgotten = 0;
+	for (int i = 0; i < 6400; i++) {
+		char id[32];
+		keep[i] = i % 16 == 0 || i >= 6200;
+		if (keep[i])
+			continue;
+		snprintf(id, sizeof id, "x%d", i);
+		json_array_append_new(ids, json_string(id));
+		forgotten++;
+	}
+	json_t *resp = req(c, "memory/forget", json_pack("{s:o}", "ids", ids));
+	CHECK_INT(json_integer_value(json_object_get(result_of(resp), "forgotten")), forgotten);
+	json_decref(resp);
+	CHECK(state_num(&d, "batch_last") >= 18);  /* the forget flushed twice */
+	CHECK(state_num(&d, "fold_base") + state_num(&d, "fold_horizon") > 0);
+	char want[16384], got[16384];
+	expected_ids(keep, 6400, "x", want, sizeof want);
+	recall_ids(c, "lynx", got, sizeof got);
+	CHECK_STR(got, want);
+	a2m_client_free(c);
+	CHECK_INT(check_deployment(&d), 0);
+	deployment_drop(&d);
+}
+
+/*
 ** A deployment at step 7 kept every posting in a2m_postings_seg, its sealed
 ** rows numbered (commit version << 20 | flush). Step 8 gives the batch rows
 ** ids above them, so the rows the fold seals later are newer than those:
@@ -507,6 +546,7 @@ int main(int argc, char **argv)
 	static const test_case tests[] = {
 		TEST(test_a_term_written_by_many_commits_recalls_exactly_while_merged),
 		TEST(test_a_term_reads_exactly_in_the_middle_of_a_pass),
+		TEST(test_a_long_transaction_folds_as_it_flushes),
 		TEST(test_a_step_5_deployment_is_migrated_and_its_index_rebuilt),
 		TEST(test_a_step_7_deployment_keeps_its_index_and_folds_after_it),
 		TEST(test_a_server_killed_while_merging_leaves_a_readable_index),
