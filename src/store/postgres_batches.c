@@ -41,6 +41,9 @@
 #include "store/postgres_internal.h"
 #include "store/sqlite_segments.h"
 
+/* Batch rows a snapshot may name: a fold keeps a few dozen waiting (postgres_fold.c). */
+#define MAX_WAITING 100000
+
 #define SQL_PUT "INSERT INTO a2m_batches (id, n, data) VALUES ($1, $2, $3)"
 #define SQL_GET "SELECT id, data FROM a2m_batches WHERE id = ANY($1::int8[]) ORDER BY id"
 
@@ -157,6 +160,11 @@ int a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last)
 	a2m_pg_batches *b = cache_of(c);
 	if (!b)
 		return a2m_store_fail(&s->base, "index: out of memory");
+	/* A fold keeps them to a few dozen: far more is a damaged state row, not a wait. */
+	if (last < base || last - base > MAX_WAITING)
+		return a2m_store_fail(&s->base, "index: the state row names batch rows (%lld, %lld]:"
+				      " not what a fold leaves (a2m check --postgres --repair rebuilds"
+				      " the index)", (long long)base, (long long)last);
 	evict_outside(b, base, last);
 	if ((int64_t)b->n == last - base)
 		return 0;
