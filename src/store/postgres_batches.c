@@ -213,19 +213,11 @@ int a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last)
 
 const pg_batch_term *a2m_pg_batch_find(const pg_batch *row, const char *term, size_t len)
 {
-	size_t lo = 0, hi = row->nterms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = a2m_seg_cmp_terms(row->terms[mid].term, row->terms[mid].tlen,
-					  (const unsigned char *)term, len);
-		if (c == 0)
-			return &row->terms[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	/* The last term not after it, if it is the term. */
+	size_t at = a2m_pg_batch_after(row, (const unsigned char *)term, len);
+	const pg_batch_term *t = at ? &row->terms[at - 1] : NULL;
+	return t && a2m_seg_cmp_terms(t->term, t->tlen, (const unsigned char *)term, len) == 0 ? t
+											     : NULL;
 }
 
 int a2m_pg_batches_put(pgstore *s, int64_t id, const pg_term_list *t, size_t n)
