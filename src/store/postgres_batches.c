@@ -155,9 +155,11 @@ static a2m_pg_batches *cache_of(pgconn *c)
 	return c->batches;
 }
 
-int a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last)
+int a2m_pg_batches_plan(pgstore *s, pgconn *c, int64_t base, int64_t last, pgbatchget *g)
 {
 	a2m_pg_batches *b = cache_of(c);
+	g->want = 0;
+	a2m_pg_array_begin(&g->ids, PG_OID_INT8);
 	if (!b)
 		return a2m_store_fail(&s->base, "index: out of memory");
 	/* A fold keeps them to a few dozen: far more is a damaged state row, not a wait. */
@@ -168,29 +170,29 @@ int a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last)
 	evict_outside(b, base, last);
 	if ((int64_t)b->n == last - base)
 		return 0;
-	/* The ids of the snapshot the cache lacks, fetched in one statement. */
-	pgarray ids;
-	pgparams p;
-	PGresult *r;
-	size_t at = 0, want = 0;
-	a2m_pg_array_begin(&ids, PG_OID_INT8);
+	/* The ids of the snapshot the cache lacks. */
+	size_t at = 0;
 	for (int64_t id = base + 1; id <= last; id++) {
 		while (at < b->n && b->v[at].id < id)
 			at++;
 		if (at < b->n && b->v[at].id == id)
 			continue;
-		a2m_pg_array_int8(&ids, id);
-		want++;
+		a2m_pg_array_int8(&g->ids, id);
+		g->want++;
 	}
-	if (a2m_pg_array_end(&ids) != 0)
+	if (a2m_pg_array_end(&g->ids) != 0)
 		return a2m_store_fail(&s->base, "index: out of memory");
-	a2m_pg_params_init(&p);
-	a2m_pg_param_bytea(&p, ids.buf, ids.len);
-	int rc = a2m_pg_run_named(s, c, "a2m_batch_get", SQL_GET, &p, "index_postings", &r);
-	a2m_pg_array_free(&ids);
-	if (rc)
-		return rc;
-	int rows = s->pq->ntuples(r);
+	a2m_pg_params_init(&g->p);
+	a2m_pg_param_bytea(&g->p, g->ids.buf, g->ids.len);
+	g->step = (pgstep){.st = PG_NSTMTS, .sql = SQL_GET, .p = &g->p, .keep = 1,
+			   .name = "a2m_batch_get"};
+	return 0;
+}
+
+int a2m_pg_batches_absorb(pgstore *s, pgconn *c, pgbatchget *g, const PGresult *r)
+{
+	a2m_pg_batches *b = c->batches;
+	int rows = s->pq->ntuples(r), rc = 0;
 	for (int i = 0; i < rows && !rc; i++) {
 		size_t size = (size_t)s->pq->getlength(r, i, 1);
 		unsigned char *data = malloc(size ? size : 1);
@@ -201,14 +203,27 @@ int a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last)
 		memcpy(data, s->pq->getvalue(r, i, 1), size);
 		rc = add(b, a2m_pg_int8(s, r, i, 0), data, size);
 	}
-	s->pq->clear(r);
 	if (rc == -1)
 		return a2m_store_fail(&s->base, "index: out of memory");
-	if (rc || (size_t)rows != want)
+	if (rc || (size_t)rows != g->want)
 		return a2m_store_fail(&s->base, "index: %s (a2m check --postgres --repair rebuilds"
 				      " the index)", rc ? "a batch row of the term index is corrupt"
 				      : "a batch row of the term index is missing");
 	return 0;
+}
+
+int a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last)
+{
+	pgbatchget g;
+	PGresult *r;
+	int rc = a2m_pg_batches_plan(s, c, base, last, &g);
+	if (!rc && g.want &&
+	    !(rc = a2m_pg_run_named(s, c, g.step.name, g.step.sql, &g.p, "index_postings", &r))) {
+		rc = a2m_pg_batches_absorb(s, c, &g, r);
+		s->pq->clear(r);
+	}
+	a2m_pg_array_free(&g.ids);
+	return rc;
 }
 
 const pg_batch_term *a2m_pg_batch_find(const pg_batch *row, const char *term, size_t len)

@@ -471,8 +471,6 @@ static int fetch(pgstore *s, pgconn *c, const char *term, size_t len, a2m_postin
 		own = rc == 0;
 	}
 	if (!rc)
-		rc = a2m_pg_batches_sync(s, c, c->batch_base, c->batch_last);
-	if (!rc)
 		rc = a2m_pg_segs_read(s, c, term, len, v, n);
 	if (own)
 		a2m_pg_snapshot_end(s, c);

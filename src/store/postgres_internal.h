@@ -514,9 +514,10 @@ int a2m_pg_segs_write(pgstore *s, const pg_term_list *t, size_t n, int64_t seg);
 
 /*
 ** Reads term's rows on c and resolves them with its lists in the batch
-** rows c's cache holds (synced to c's snapshot by the caller): its live
-** postings, ascending seq, in a new array *v (the caller frees; *n of
-** them). Returns 0 or fails.
+** rows of c's snapshot (c->batch_base, c->batch_last; those c's cache
+** lacks are read in the same round trip): its live postings, ascending
+** seq, in a new array *v (the caller frees; *n of them). Returns 0 or
+** fails.
 */
 int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_posting **v,
 		     size_t *n);
@@ -573,6 +574,23 @@ void a2m_pg_batches_free(a2m_pg_batches *b);
 ** missing or not a block of terms is reported as the index's corruption).
 */
 int  a2m_pg_batches_sync(pgstore *s, pgconn *c, int64_t base, int64_t last);
+
+/*
+** The fetch of the batch rows c lacks, planned to go with other statements
+** in one round trip: a2m_pg_batches_plan drops c's rows outside (base,
+** last] and, when some are missing (want of them), makes step the
+** statement that reads them; a2m_pg_batches_absorb adds its result to c's
+** cache. Either returns 0 or fails as a2m_pg_batches_sync does; the
+** caller frees ids (a2m_pg_array_free) whatever happened.
+*/
+typedef struct pgbatchget {
+	pgarray  ids;
+	pgparams p;
+	pgstep   step;
+	size_t   want;
+} pgbatchget;
+int  a2m_pg_batches_plan(pgstore *s, pgconn *c, int64_t base, int64_t last, pgbatchget *g);
+int  a2m_pg_batches_absorb(pgstore *s, pgconn *c, pgbatchget *g, const PGresult *r);
 
 /* Drops c's cached rows of ids above id (a rolled-back transaction's own). */
 void a2m_pg_batches_evict_above(pgconn *c, int64_t id);

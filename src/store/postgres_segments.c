@@ -301,12 +301,29 @@ int a2m_pg_segs_read(pgstore *s, pgconn *c, const char *term, size_t len, a2m_po
 		     size_t *count)
 {
 	pgparams p;
-	PGresult *r;
+	pgbatchget g;
+	PGresult *r = NULL;
 	*v = NULL;
 	*count = 0;
 	a2m_pg_params_init(&p);
 	a2m_pg_param_bytea(&p, term, len);
-	int rc = a2m_pg_run_named(s, c, "a2m_seg_term", SQL_TERM, &p, "index_postings", &r);
+	/* The batch rows the connection lacks, if any, in the same round trip. */
+	int rc = a2m_pg_batches_plan(s, c, c->batch_base, c->batch_last, &g);
+	if (!rc && !g.want) {
+		rc = a2m_pg_run_named(s, c, "a2m_seg_term", SQL_TERM, &p, "index_postings", &r);
+	} else if (!rc) {
+		pgstep steps[2] = {g.step, {.st = PG_NSTMTS, .sql = SQL_TERM, .p = &p, .keep = 1,
+					    .name = "a2m_seg_term"}};
+		if (!(rc = a2m_pg_pipeline(s, c, steps, 2, "index_postings"))) {
+			rc = a2m_pg_batches_absorb(s, c, &g, steps[0].res);
+			r = steps[1].res;
+		}
+		if (steps[0].res)
+			s->pq->clear(steps[0].res);
+		if (rc && r)
+			s->pq->clear(r);
+	}
+	a2m_pg_array_free(&g.ids);
 	if (rc)
 		return rc;
 	enum { FEW = 32 };
