@@ -14,6 +14,9 @@
 ** postgres_held.c (inserts held back and written many rows per statement),
 ** postgres_index.c (the term index's postings and figures),
 ** postgres_segments.c (the index's rows: a term's postings as varints),
+** postgres_batches.c (the index's newest rows, one per flush, and each
+** connection's cache of them), postgres_fold.c (those folded into the
+** terms' rows, a bounded step per write),
 ** postgres_check.c and postgres_check_extend.c (the consistency check and
 ** repair; postgres_check.h),
 ** postgres_vectors.c (vector search from a cache of the rows),
