@@ -630,12 +630,16 @@ static void test_extensions_memory(void)
 	s->ops->close(s);
 }
 
+/*
+** A mark that is no number is a finding. One below max(seq) is not: inserts
+** leave the mark there (sqlite_pending.c), only a remove raises it.
+*/
 static void test_seq_mark(void)
 {
-	damaged("seq mark", "UPDATE a2m_meta SET value = '3' WHERE name = 'seq'",
-		BIT(A2M_CHECK_SEQS), 0);
 	damaged("seq mark", "UPDATE a2m_meta SET value = 'x' WHERE name = 'seq'",
 		BIT(A2M_CHECK_SEQS), 0);
+	damaged("seq mark below max(seq)", "UPDATE a2m_meta SET value = '3' WHERE name = 'seq'",
+		0, 0);
 }
 
 static void test_index_rows(void)

@@ -431,8 +431,11 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 	}
 	forget_row(s, found ? seq : 0);
 	int64_t vseq = a2m_sqlite_vectors_seq(s->vectors, id);
-	/* The delete trigger takes one off a count row that must be there. */
+	/* The delete trigger takes one off a count row that must be there,
+	** and the seq removed must stay under the mark. */
 	rc = a2m_sqlite_pending_flush(s);
+	if (!rc)
+		rc = a2m_sqlite_pending_guard(s);
 	if (!rc && (a2m_sqlite_bind_text(s->remove, 1, id) != SQLITE_OK ||
 		    sqlite3_step(s->remove) != SQLITE_DONE))
 		rc = a2m_sqlite_db_fail(s, "remove");

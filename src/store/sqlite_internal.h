@@ -130,12 +130,11 @@ typedef struct sqlstore {
 	/* What the write transaction owes the file at COMMIT (sqlite_pending.c): */
 	a2m_sqlite_bucket *buckets; /* inserts per (tier, session), not yet in a2m_counts */
 	size_t        buckets_n, buckets_cap;
-	int           seq_known;   /* seq_high and seq_mark were read in this transaction */
+	int           seq_known;   /* seq_high was read in this transaction */
 	int64_t       seq_high;    /* the highest seq given out */
-	int64_t       seq_mark;    /* the file's mark, as read or last written */
 	sqlite3_stmt *count_add;   /* prepared at first use, as are the two below */
 	sqlite3_stmt *seq_get;
-	sqlite3_stmt *seq_set;
+	sqlite3_stmt *seq_guard;
 	/* What the main connection's last commit left in the file, good while
 	** the data version is the one after it (no other commit since: the
 	** next transaction's txn_version says): the commit number and the
@@ -143,8 +142,8 @@ typedef struct sqlstore {
 	int           after_known; /* after_version is the version after our last commit */
 	unsigned      after_version;
 	int64_t       after_number;  /* the commit number it took (0: none) */
-	int           after_seq;     /* after_seq_high and _mark are known */
-	int64_t       after_seq_high, after_seq_mark;
+	int           after_seq;     /* after_seq_high is known */
+	int64_t       after_seq_high;
 	int64_t       staged_no;     /* the number this commit's stage took */
 	sqlite3_stmt *number_set;    /* the number's plain update (sqlite_journal.c) */
 } sqlstore;
@@ -400,11 +399,19 @@ int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_ses
 int a2m_sqlite_pending_flush(sqlstore *s);
 
 /*
-** Just before COMMIT: the pending counts and, when it moved, the seq mark.
-** A no-op outside a transaction. Returns 0, or A2M_INTERNAL_ERROR with
-** errmsg set; the caller then rolls back.
+** Just before COMMIT: the pending counts. A no-op outside a transaction.
+** Returns 0, or A2M_INTERNAL_ERROR with errmsg set; the caller then rolls
+** back.
 */
 int a2m_sqlite_pending_write(sqlstore *s);
+
+/*
+** Before a DELETE from records, inside the write transaction, its held rows
+** written: raises the seq mark to max(seq) when it is below, so that no
+** seq removed now is ever given out again (inserts leave the mark alone).
+** Returns 0, or A2M_INTERNAL_ERROR with errmsg set.
+*/
+int a2m_sqlite_pending_guard(sqlstore *s);
 
 /* Forgets what is pending (at begin, after COMMIT, at rollback). Cannot fail. */
 void a2m_sqlite_pending_drop(sqlstore *s);

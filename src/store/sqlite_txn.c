@@ -95,10 +95,9 @@ static void caches_committed(sqlstore *s, int seq_known)
 	int known = s->txn_versioned && a2m_sqlite_data_version(s->db, &v);
 	int carry = a2m_sqlite_after_holds(s);
 	if (seq_known) {
-		/* pending_write set the mark to the highest seq given out. */
+		/* The highest seq given out: the next insert's base. */
 		s->after_seq = 1;
 		s->after_seq_high = s->seq_high;
-		s->after_seq_mark = s->seq_mark;
 	} else if (!carry) {
 		s->after_seq = 0;  /* no insert, and another commit came before */
 	}
