@@ -701,6 +701,66 @@ static void test_reader_empties_caches_when_the_journal_overflowed(void)
 	check_remove_db(db_path);
 }
 
+/*
+** Until the pool opens a reader, nobody replays the journal, and a commit
+** takes no number: a lone insert writes no a2m_meta page. From the first
+** reader on, every commit takes one.
+*/
+static void test_commits_take_a_number_once_a_reader_opened(void)
+{
+	a2m_store *s = open_filled(db_path, 50);
+	char *v = NULL;
+	if (!s)
+		return;
+	touch_commit(s, 1, 100);
+	CHECK_INT(s->ops->meta_get(s, "commits", &v), 0);
+	CHECK(v == NULL);
+	free(v);
+	probe(s, 0);
+	touch_commit(s, 1, 200);
+	CHECK_INT(s->ops->meta_get(s, "commits", &v), 0);
+	CHECK_STR(v, "1");
+	free(v);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
+/*
+** A commit that took no number (the pool had no reader when it was
+** staged) may land after a reader that was opening meanwhile synced: the
+** numbers then run without a gap, so the next numbered commit empties the
+** readers' caches. Here plain SQL stands for that commit, and unnumbered is
+** set as its stage would have left it.
+*/
+static void test_the_first_number_after_an_unnumbered_commit_empties_caches(void)
+{
+	a2m_store *s = open_filled(db_path, 600);
+	sqlite3 *db = NULL;
+	if (!s)
+		return;
+	probe(s, 1);
+	touch_commit(s, 1, 100);
+	probe_out a = probe(s, 1);
+	CHECK_INT(a.count3, 1);
+	CHECK_INT(sqlite3_open(db_path, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, "UPDATE records SET access_count = access_count + 11"
+			       " WHERE seq = 3", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	((sqlstore *)s)->unnumbered = 1;
+	touch_commit(s, 1, 300);
+	probe_out b = probe(s, 0);
+	CHECK_INT(b.count3, 13);  /* read again, not 2 from the cached row */
+	CHECK_INT((int64_t)b.rows_kept, 10);
+	/* Answered for: the next commit is replayed as usual. */
+	probe(s, 1);
+	touch_commit(s, 1, 400);
+	probe_out c = probe(s, 0);
+	CHECK_INT(c.count3, 14);
+	CHECK_INT((int64_t)c.rows_kept, 100);
+	s->ops->close(s);
+	check_remove_db(db_path);
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-sqlite-readers-%d.db", (int)getpid());
@@ -717,6 +777,8 @@ int main(void)
 		TEST(test_reader_sees_a_write_made_outside_a_transaction),
 		TEST(test_reader_empties_caches_after_a_foreign_commit),
 		TEST(test_reader_empties_caches_when_the_journal_overflowed),
+		TEST(test_commits_take_a_number_once_a_reader_opened),
+		TEST(test_the_first_number_after_an_unnumbered_commit_empties_caches),
 		{NULL, NULL},
 	};
 	alarm(600);  /* a deadlock fails the run instead of hanging it */

@@ -121,6 +121,7 @@ typedef struct sqlstore {
 	size_t        notes_n, notes_cap;
 	int           notes_all_rows; /* the readers must forget every row */
 	int           staged;      /* this commit's entry is in the journal */
+	int           unnumbered;  /* a commit took no number since the last that did */
 	sqlite3_stmt *number;      /* main: bumps the commit number; reader: reads it */
 	/* A reader's: the snapshot its caches were last synced to. */
 	int           synced;      /* 0: none yet, or it could not be read */
@@ -283,6 +284,13 @@ a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full);
 
 /* Closes every reader and frees p. NULL is a no-op. */
 void a2m_sqlite_pool_free(a2m_sqlite_pool *p);
+
+/*
+** Whether p ever opened a reader (or began to): until then no connection
+** replays the commit journal, and a commit need not take a number
+** (sqlite_journal.c). 0 for NULL. Cannot fail; any thread.
+*/
+int a2m_sqlite_pool_readers_seen(a2m_sqlite_pool *p);
 
 /*
 ** The main connection now keeps its index with ix (NULL: none): readers

@@ -12,8 +12,9 @@
 ** (sqlite_txn.c, caches_committed) because it knows what it wrote; this
 ** file tells the readers the same.
 **
-** How: every write transaction of the main connection takes a number
-** stored in the file, in the same transaction (the row "commits" of
+** How: every write transaction of the main connection, once the pool has
+** opened a reader, takes a number stored in the file, in the same
+** transaction (the row "commits" of
 ** a2m_meta, made by the first commit that needs it: no migration; a plain
 ** update of the number this connection's last commit took while no other
 ** commit came since, a2m_sqlite_after_holds), and
@@ -154,8 +155,16 @@ void a2m_sqlite_journal_forget(sqlstore *s, int64_t seq)
 int a2m_sqlite_journal_stage(sqlstore *s)
 {
 	s->staged = 0;
+	/* No reader yet: nobody replays the ring, and a lone insert saves the
+	** a2m_meta page the number is written to (a reader opened meanwhile
+	** sees the data version move without a number, and empties its
+	** caches, as for any writer it cannot follow). */
 	if (!s->journal || sqlite3_get_autocommit(s->db))
 		return 0;
+	if (!a2m_sqlite_pool_readers_seen(s->pool)) {
+		s->unnumbered = 1;
+		return 0;
+	}
 	int64_t no = 0;
 	int rc = 0;
 	/* The number our last commit took, when nothing committed since: a
@@ -196,9 +205,13 @@ int a2m_sqlite_journal_stage(sqlstore *s)
 	pthread_mutex_lock(&s->journal->mu);
 	entry *e = &s->journal->ring[s->journal->next];
 	free(e->notes);
+	/* The first number after a commit that took none while a reader was
+	** opening: the reader may have synced before that commit landed, and
+	** would find no gap in the numbers, so this one empties its caches. */
 	*e = (entry){.no = no, .notes = s->notes, .n = s->notes_n,
-		     .all_rows = s->notes_all_rows,
-		     .postings = s->index && a2m_sqlite_index_take_wrote(s->index)};
+		     .all_rows = s->notes_all_rows || s->unnumbered,
+		     .postings = (s->index && a2m_sqlite_index_take_wrote(s->index)) ||
+				 s->unnumbered};
 	s->journal->next = (s->journal->next + 1) % JOURNAL_COMMITS;
 	if (s->journal->count < JOURNAL_COMMITS)
 		s->journal->count++;
@@ -206,7 +219,7 @@ int a2m_sqlite_journal_stage(sqlstore *s)
 	s->notes = NULL;
 	s->notes_n = s->notes_cap = 0;
 	s->notes_all_rows = 0;
-	s->staged = 1;
+	s->staged = 1;  /* and unnumbered is cleared once the COMMIT is in (sqlite_txn.c) */
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 ** failure's message into the store's errmsg, where the caller looks.
 */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ struct a2m_sqlite_pool {
 	sqlstore       *readers[POOL_READERS];
 	unsigned        reader_gen[POOL_READERS];
 	int             state[POOL_READERS];
+	atomic_int      readers_seen; /* a reader was ever opened (sqlite_journal.c) */
 };
 
 /* The brackets this thread holds: which connection serves which store. */
@@ -122,6 +124,25 @@ a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full)
 	}
 	return p;
 }
+
+/*
+** Sequentially consistent with the store in acquire(): a commit that reads
+** 0 after its COMMIT is in the snapshot of every reader opened since
+** (sqlite_txn.c, caches_committed).
+*/
+int a2m_sqlite_pool_readers_seen(a2m_sqlite_pool *p)
+{
+	return p && atomic_load(&p->readers_seen);
+}
+
+#ifdef A2M_TEST_HOOKS
+void a2m_sqlite_number_commits_for_tests(a2m_store *s)
+{
+	a2m_sqlite_pool *p = ((sqlstore *)s)->pool;
+	if (p)
+		atomic_store(&p->readers_seen, 1);
+}
+#endif
 
 void a2m_sqlite_pool_free(a2m_sqlite_pool *p)
 {
@@ -211,6 +232,7 @@ static sqlstore *acquire(a2m_sqlite_pool *p, sqlstore *m)
 			a2m_indexer *ix = p->ix;
 			unsigned gen = p->generation;
 			p->state[empty] = SLOT_OPENING;
+			atomic_store(&p->readers_seen, 1);
 			pthread_mutex_unlock(&p->mu);
 			sqlstore *r = open_reader(p, ix);
 			pthread_mutex_lock(&p->mu);

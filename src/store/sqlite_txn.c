@@ -101,7 +101,12 @@ static void caches_committed(sqlstore *s, int seq_known)
 	} else if (!carry) {
 		s->after_seq = 0;  /* no insert, and another commit came before */
 	}
-	s->after_number = s->staged ? s->staged_no : 0;
+	/* No number taken (no reader yet): the file's is still the last one's. */
+	s->after_number = s->staged ? s->staged_no : carry ? s->after_number : 0;
+	/* A commit without a number that was in before any reader began to
+	** open is in every reader's first snapshot: nothing to answer for. */
+	if (s->staged || !a2m_sqlite_pool_readers_seen(s->pool))
+		s->unnumbered = 0;
 	s->after_known = known;
 	s->after_version = v;
 	if (s->rows) {

@@ -842,6 +842,12 @@ void a2m_sqlite_checkpoint_counts_for_tests(uint64_t *passes, uint64_t *in_commi
 ** that could not restart the log (refused or left frames behind).
 */
 void a2m_sqlite_checkpoint_log_for_tests(int *longest, int *largest_commit, int *missed);
+
+/*
+** For tests: the SQLite store s numbers its commits from now on, as it does
+** once its pool has opened a reader (sqlite_journal.c). Cannot fail.
+*/
+void a2m_sqlite_number_commits_for_tests(a2m_store *s);
 #endif
 
 /*
