@@ -447,6 +447,7 @@ static void test_checkpoints_run_off_the_writer_and_bound_the_log(void)
 			"%d the largest commit\n", most / FRAME, longest, largest_commit);
 	a2m_close(h);
 	/* The data went into the file: more than the log ever held. */
+	if (file_size(path) <= most) fprintf(stderr, "  file %ld, log at most %ld\n", file_size(path), most);
 	CHECK(file_size(path) > most);
 	h = check_open("engine", "sqlite", "path", path, NULL);
 	if (!h)
