@@ -1885,13 +1885,15 @@ static void test_a_rolled_back_write_out_keeps_the_tail(tctx *t)
 /*
 ** kill -9 of a writer of lone inserts at many points: every acknowledged
 ** record's words find it after the reopen (those of the tail read from
-** the records), and the check finds the index right.
+** the records), the count by tier is every record's (those above the
+** counts' mark counted from their rows), and the check finds the index
+** and the counts right.
 */
 static void test_a_kill_loses_no_record_of_the_tail(tctx *t)
 {
 	uint64_t acked = 0;
 	char why[320], id[32], text[512];
-	int tails = 0;
+	int tails = 0, counted = 0;
 	close_store(t);
 	for (int round = 0; round < 12 && !failure[0]; round++) {
 		if (kill_round(t, &acked, acked + 20 + (uint64_t)(round * 37 % 90), 0, 1) != 0)
@@ -1906,6 +1908,13 @@ static void test_a_kill_loses_no_record_of_the_tail(tctx *t)
 				 round, (long long)have, (unsigned long long)acked);
 		tails += sql_int(t, "SELECT count(*) FROM records WHERE seq > (SELECT"
 				 " CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed')") > 0;
+		/* The counts too: those of the tail are counted from the rows. */
+		counted += sql_int(t, "SELECT count(*) FROM records WHERE seq > (SELECT"
+				   " CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'counted')") > 0;
+		int64_t n = -1;
+		if (t->s->ops->count(t->s, &(a2m_query){.tier = "semantic"}, &n) != 0 || n != have)
+			snprintf(failure, sizeof failure, "round %d: %lld counted, %lld records", round,
+				 (long long)n, (long long)have);
 		/* Each record's first word lists it. */
 		for (uint64_t i = 0; i < acked && !failure[0]; i++) {
 			kill_content(i, text, sizeof text);
@@ -1934,6 +1943,7 @@ static void test_a_kill_loses_no_record_of_the_tail(tctx *t)
 		close_store(t);
 	}
 	EXPECT(tails >= 6);  /* most kills left a tail to read back */
+	EXPECT(counted >= 6);
 	open_indexed(t, &tix);
 }
 

@@ -2314,7 +2314,7 @@ static void test_refuses_newer_schema_version(tctx *t)
 	EXPECT(strstr(err, "schema version 1000") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_9(tctx *t)
+static void test_file_is_wal_at_schema_version_10(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -2324,7 +2324,7 @@ static void test_file_is_wal_at_schema_version_9(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "9");
+	EXPECT_STR(buf, "10");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -2338,6 +2338,10 @@ static void test_file_is_wal_at_schema_version_9(tctx *t)
 			     " WHERE type = 'trigger' ORDER BY name)", buf, sizeof buf), SQLITE_OK);
 	/* Step 9: a record's history goes with it, whoever removes it. */
 	EXPECT_STR(buf, "a2m_counts_delete,a2m_counts_update,a2m_history_forget");
+	/* Step 10: the counts' mark; the clean close wrote the insert's count out. */
+	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'counted'", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");  /* the clean close wrote it out */
 	/* The seq mark, as step 8 seeded it: an insert does not move it. */
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'seq'", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2530,6 +2534,66 @@ static int write_version_1_file(tctx *t)
 		" VALUES('old', 'from version 1', 42, 'alice', 'k');");
 }
 
+/*
+** Step 10 on a file a build of version 9 left (every record in a2m_counts,
+** no 'counted' mark): the mark starts at the last record; inserts after it
+** wait in the counts' tail (a2m_counts without them, every count with
+** them, another store on the file counting them from their rows); that
+** store's close writes them in, and a remove writes the tail out first.
+*/
+static void test_migrates_version_9_file_to_the_counts_tail(tctx *t)
+{
+	char buf[64], err[256] = "";
+	a2m_store *other = NULL;
+	int removed = 0;
+	a2m_record w1 = make("w1", 50), w2 = make("w2", 51), n1 = make("n1", 60),
+		   n2 = make("n2", 61), n3 = make("n3", 62);
+	w1.tier = w2.tier = n1.tier = n2.tier = n3.tier = "working";
+	w1.session = n1.session = "s1";
+	EXPECT_OK(OPS->insert(t->s, &w1));
+	EXPECT_OK(OPS->insert(t->s, &w2));
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_exec(t, "DELETE FROM a2m_meta WHERE name = 'counted';"
+			    "UPDATE a2m_schema SET version = 9;"), SQLITE_OK);
+	EXPECT_INT(raw_query(t, "SELECT sum(n) FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "2");
+	EXPECT_INT(open_store(t, 1, err, sizeof err), 0);
+	if (!t->s)
+		return;
+	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "10");
+	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'counted'", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "2");
+	EXPECT_OK(OPS->insert(t->s, &n1));
+	EXPECT_OK(OPS->insert(t->s, &n2));
+	/* working; working s1; working, no session; s1; episodic */
+	EXPECT_STR(working_counts(t), "4 2 2 2 0");
+	EXPECT_INT(raw_query(t, "SELECT sum(n) FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "2");
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &other, err, sizeof err), 0);
+	if (other) {
+		int64_t n = -1;
+		EXPECT_OK(other->ops->count(other, &(a2m_query){.tier = "working"}, &n));
+		EXPECT_INT(n, 4);
+		other->ops->close(other);  /* it counted the tail: its close writes it in */
+	}
+	EXPECT_INT(raw_query(t, "SELECT sum(n) || ' ' || (SELECT value FROM a2m_meta"
+			     " WHERE name = 'counted') FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "4 4");
+	EXPECT_STR(working_counts(t), "4 2 2 2 0");
+	EXPECT_OK(OPS->insert(t->s, &n3));
+	EXPECT_STR(working_counts(t), "5 2 3 2 0");
+	EXPECT_OK(OPS->remove(t->s, "w2", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_INT(raw_query(t, "SELECT sum(n) || ' ' || (SELECT value FROM a2m_meta"
+			     " WHERE name = 'counted') FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "4 5");
+	EXPECT_STR(working_counts(t), "4 2 2 2 0");
+}
+
 static void test_migrates_version_1_file_forward(tctx *t)
 {
 	char buf[64], err[256] = "";
@@ -2549,7 +2613,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "9");
+	EXPECT_STR(buf, "10");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -2604,7 +2668,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "9");
+	EXPECT_STR(buf, "10");
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2703,7 +2767,7 @@ static void test_migrates_version_7_file_keeping_seqs_counts_and_keys(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "9");
+	EXPECT_STR(buf, "10");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
 			     " WHERE tbl_name = 'records' AND type = 'index' AND sql IS NOT NULL"
 			     " ORDER BY name)", buf, sizeof buf), SQLITE_OK);
@@ -3842,7 +3906,7 @@ int main(void)
 	RUN_SQLITE(test_seq_not_reused_after_removing_newest_across_reopen);
 	RUN_DURABLE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_9);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_10);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);
@@ -3854,6 +3918,7 @@ int main(void)
 	RUN_SQLITE(test_migrates_version_1_file_forward);
 	RUN_SQLITE(test_migrates_version_3_file_with_counts);
 	RUN_SQLITE(test_migrates_version_7_file_keeping_seqs_counts_and_keys);
+	RUN_SQLITE(test_migrates_version_9_file_to_the_counts_tail);
 	RUN_DURABLE(test_read_only_refuses_writes_and_still_reads);
 	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);
 	RUN_SQLITE(test_read_only_refuses_file_without_a2m_schema);

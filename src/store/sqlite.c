@@ -469,26 +469,32 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 
 /*
 ** A clean close of a store's main connection writes the index's tail out
-** as a segment, in a transaction of its own, so that the next open (and
-** every reader, of any process) finds the mark at the last record and
-** analyses nothing again. Only when no transaction is open (one left open
-** is rolled back: nothing unacknowledged persists) and the connection
-** holds a tail or has not looked. Any failure leaves the tail where it
-** was: its records are committed, the next writer or open reads it back.
+** as a segment, and the counts' tail into a2m_counts (sqlite_counts.c), in
+** a transaction of its own, so that the next open (and every reader, of
+** any process) finds the marks at the last record and analyses or counts
+** nothing again. Only when no transaction is open (one left open is
+** rolled back: nothing unacknowledged persists) and the connection holds a
+** tail or has not looked. Any failure leaves the tails where they were:
+** their records are committed, the next writer or open reads them back.
 */
 static void close_write_tail(sqlstore *s)
 {
-	if (!s->pool || s->base.read_only || !s->index || s->txn ||
-	    !sqlite3_get_autocommit(s->db) || !a2m_sqlite_index_may_hold_tail(s->index))
+	int index = s->index && a2m_sqlite_index_may_hold_tail(s->index);
+	if (!s->pool || s->base.read_only || s->txn || !sqlite3_get_autocommit(s->db) ||
+	    (!index && !a2m_sqlite_counts_may_hold_tail(s)))
 		return;
 	(void)sqlite3_busy_timeout(s->db, CLOSE_BUSY_MS);
 	if (a2m_sqlite_begin(&s->base) != 0)
 		return;  /* busy, or the tail could not be read: it stays */
-	if (!a2m_sqlite_index_tail(s->index)) {
-		a2m_sqlite_rollback(&s->base);  /* nothing to write: no commit number */
+	index = s->index && a2m_sqlite_index_tail(s->index);
+	int counts = a2m_sqlite_counts_sync(s) == 0 && s->ctail_records > 0;
+	if (!index && !counts) {
+		a2m_sqlite_rollback(&s->base);  /* nothing to write: no commit */
 		return;
 	}
-	a2m_sqlite_index_write_out(s->index);
+	if (index)
+		a2m_sqlite_index_write_out(s->index);
+	s->counts_force = counts;
 	(void)a2m_sqlite_commit(&s->base);  /* rolls back on failure */
 }
 
@@ -532,6 +538,7 @@ static void sql_free(sqlstore *s)
 	sqlite3_finalize(s->count_session);
 	a2m_sqlite_extend_close(s);
 	a2m_sqlite_pending_free(s);
+	a2m_sqlite_counts_free(s);
 	a2m_sqlite_held_free(s);
 	a2m_sqlite_index_close(s->index);
 	a2m_sqlite_vectors_free(s->vectors);

@@ -33,9 +33,17 @@
 #define MAX_EXAMPLES 8
 
 /* The bucket key as a2m_counts keeps it: x'' for none (sqlite_schema.c). */
-#define SQL_RECORD_BUCKETS \
+#define SQL_ALL_BUCKETS \
 	"SELECT ifnull(tier, x'') AS tier, ifnull(session, x'') AS session, count(*) AS n" \
 	" FROM records GROUP BY 1, 2"
+/* The mark of the counts' tail (sqlite_counts.c); none: every record is counted. */
+#define SQL_COUNTED \
+	"ifnull((SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'counted')," \
+	" 9223372036854775807)"
+/* The records a2m_counts holds: those up to the mark. */
+#define SQL_RECORD_BUCKETS \
+	"SELECT ifnull(tier, x'') AS tier, ifnull(session, x'') AS session, count(*) AS n" \
+	" FROM records WHERE seq <= " SQL_COUNTED " GROUP BY 1, 2"
 
 /*
 ** Every bucket where a2m_counts and the records disagree: kept n (NULL when
@@ -52,7 +60,9 @@
 
 #define SQL_COUNTS_REBUILD \
 	"DELETE FROM a2m_counts;" \
-	"INSERT INTO a2m_counts(tier, session, n) " SQL_RECORD_BUCKETS ";"
+	"INSERT INTO a2m_counts(tier, session, n) " SQL_ALL_BUCKETS ";" \
+	"INSERT INTO a2m_meta(name, value) SELECT 'counted', ifnull(max(seq), 0) FROM records" \
+	" WHERE true ON CONFLICT(name) DO UPDATE SET value = excluded.value;"
 
 /* The highest seq given out, as the file keeps it (sqlite_pending.c). */
 #define SQL_SEQ_MARK "SELECT value, typeof(value) FROM a2m_meta WHERE name = 'seq'"
@@ -185,13 +195,17 @@ static void check_counts(sqlstore *s, const a2m_check_options *o)
 	if (f.n)
 		return;
 	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, "SELECT count(*), ifnull(sum(n), 0) FROM a2m_counts", -1, &st,
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*), ifnull(sum(n), 0), (SELECT count(*) FROM"
+			       " records WHERE seq > " SQL_COUNTED ") FROM a2m_counts", -1, &st,
 			       NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
 		unreadable(s, o, A2M_CHECK_COUNTS, "a2m_counts");
 	} else {
 		int64_t buckets = sqlite3_column_int64(st, 0), records = sqlite3_column_int64(st, 1);
+		int64_t tail = sqlite3_column_int64(st, 2);
 		a2m_check_say(o, A2M_CHECK_COUNTS, 0, "%lld records in %lld (tier, session) bucket%s, "
-			      "as kept", (long long)records, (long long)buckets, buckets == 1 ? "" : "s");
+			      "as kept, and %lld above the mark (counted from their rows)",
+			      (long long)records, (long long)buckets, buckets == 1 ? "" : "s",
+			      (long long)tail);
 	}
 	sqlite3_finalize(st);
 }

@@ -9,6 +9,7 @@
 ** (a record's row: binding and reading), sqlite_read.c (lookups, scans and
 ** counts), sqlite_txn.c (transactions and store-level settings),
 ** sqlite_pending.c (the counts and seq mark a transaction writes at COMMIT),
+** sqlite_counts.c (the counts of committed inserts not yet in a2m_counts),
 ** sqlite_held.c (inserts held back and written several rows per statement)
 ** sqlite_pool.c (read brackets, and the read connections behind them) and
 ** sqlite_checkpoint.c (the log's checkpoints, on a thread of their own). Nothing
@@ -48,6 +49,12 @@ typedef struct a2m_sqlite_pool a2m_sqlite_pool;
 typedef struct a2m_sqlite_journal a2m_sqlite_journal;
 typedef struct a2m_sqlite_note a2m_sqlite_note;
 typedef struct a2m_sqlite_bucket a2m_sqlite_bucket;
+
+/* Records per (tier, session): a transaction's inserts, or a counts tail. */
+struct a2m_sqlite_bucket {
+	char   *tier, *session;  /* owned; NULL is "none" */
+	int64_t n;
+};
 typedef struct a2m_sqlite_held a2m_sqlite_held;
 typedef struct a2m_sqlite_sync a2m_sqlite_sync;
 typedef struct a2m_sqlite_ckpt a2m_sqlite_ckpt;
@@ -133,9 +140,24 @@ typedef struct sqlstore {
 	size_t        buckets_n, buckets_cap;
 	int           seq_known;   /* seq_high was read in this transaction */
 	int64_t       seq_high;    /* the highest seq given out */
-	sqlite3_stmt *count_add;   /* prepared at first use, as are the two below */
-	sqlite3_stmt *seq_get;
+	int64_t       seq_base;    /* the highest before this transaction's first insert */
+	sqlite3_stmt *seq_get;     /* prepared at first use, as is the one below */
 	sqlite3_stmt *seq_guard;
+	/* The counts' tail (sqlite_counts.c): committed records above the
+	** mark ('counted'), per bucket, as of data version ctail_version. */
+	a2m_sqlite_bucket *ctail;
+	size_t        ctail_n, ctail_cap;
+	int           ctail_known;   /* the fields below are the file's at ctail_version */
+	unsigned      ctail_version;
+	int64_t       ctail_mark;    /* -1: the file has no mark (nothing in a tail) */
+	int64_t       ctail_top;     /* the highest seq counted (the mark when none) */
+	int64_t       ctail_records;
+	int           counts_out;    /* this transaction wrote the tail into a2m_counts */
+	int64_t       counts_out_mark; /* the mark it holds now */
+	int           counts_force;  /* the next commit writes the tail out (a close) */
+	sqlite3_stmt *count_add;     /* prepared at first use, as are the two below */
+	sqlite3_stmt *ctail_rows;
+	sqlite3_stmt *counted_set;
 	/* What the main connection's last commit left in the file, good while
 	** the data version is the one after it (no other commit since: the
 	** next transaction's txn_version says): the commit number and the
@@ -400,16 +422,19 @@ int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_ses
 				 const char *session);
 
 /*
-** Writes the pending counts into a2m_counts (before an update or remove,
-** whose triggers need the rows). Returns 0, or A2M_INTERNAL_ERROR with
-** errmsg set and the buckets not written still pending.
+** Writes every count the file lacks into a2m_counts, inside the write
+** transaction: the counts' tail, the pending buckets, and the mark past
+** them all (before an update or remove, whose triggers need every record
+** counted). Returns 0, or A2M_INTERNAL_ERROR with errmsg set and the
+** buckets not written still pending; the caller then rolls back.
 */
 int a2m_sqlite_pending_flush(sqlstore *s);
 
 /*
-** Just before COMMIT: the pending counts. A no-op outside a transaction.
-** Returns 0, or A2M_INTERNAL_ERROR with errmsg set; the caller then rolls
-** back.
+** Just before COMMIT: the pending counts, unless they may wait in the
+** counts' tail (a transaction of inserts only, the tail short enough).
+** A no-op outside a transaction. Returns 0, or A2M_INTERNAL_ERROR with
+** errmsg set; the caller then rolls back.
 */
 int a2m_sqlite_pending_write(sqlstore *s);
 
@@ -426,6 +451,72 @@ void a2m_sqlite_pending_drop(sqlstore *s);
 
 /* Frees the pending state and its statements (at close). Cannot fail. */
 void a2m_sqlite_pending_free(sqlstore *s);
+
+/* ---- sqlite_counts.c: the kept counts' tail ----------------------------- */
+
+/*
+** The slot of (tier, session) in the list *v of *n buckets (room for
+** *cap), added with n 0 (the strings copied) when missing. -1 when memory
+** runs out, the list unchanged.
+*/
+long a2m_sqlite_bucket_slot(a2m_sqlite_bucket **v, size_t *n, size_t *cap, const char *tier,
+			    const char *session);
+
+/* Frees the strings of the *n buckets of v and empties the list (its array kept). */
+void a2m_sqlite_buckets_clear(a2m_sqlite_bucket *v, size_t *n);
+
+/* Adds n to (tier, session)'s row of a2m_counts. 0, or A2M_INTERNAL_ERROR with errmsg set. */
+int a2m_sqlite_counts_add(sqlstore *s, const char *tier, const char *session, int64_t n);
+
+/*
+** Inside a transaction (a bracket's, a write's): brings the connection's
+** counts tail to the file's data version, counting the records above the
+** mark it has not counted. 0, or A2M_INTERNAL_ERROR with errmsg set and
+** the tail unknown (counted again at the next call).
+*/
+int a2m_sqlite_counts_sync(sqlstore *s);
+
+/* The records of the synced tail a count by tier and session selects (as pending_count). */
+int64_t a2m_sqlite_counts_tail(const sqlstore *s, const char *tier, int by_session,
+			       const char *session);
+
+/*
+** Inside the write transaction: adds the tail's buckets to a2m_counts,
+** once per transaction (synced first). 0, or A2M_INTERNAL_ERROR with
+** errmsg set (the caller rolls back).
+*/
+int a2m_sqlite_counts_tail_out(sqlstore *s);
+
+/*
+** After counts_tail_out and the pending buckets: moves the mark past every
+** record counted, high being the transaction's highest seq (0: none); no
+** write when nothing is above it. 0, or A2M_INTERNAL_ERROR with errmsg set.
+*/
+int a2m_sqlite_counts_mark(sqlstore *s, int64_t high);
+
+/*
+** At COMMIT, inside the write transaction: 1 when the transaction's
+** pending inserts may stay out of a2m_counts, in the tail (it wrote no
+** counts, the file has a mark, the tail stays within its bound), else 0.
+*/
+int a2m_sqlite_counts_defer(sqlstore *s, int64_t pending);
+
+/* Whether the connection may hold a counts tail a close should write out. */
+int a2m_sqlite_counts_may_hold_tail(const sqlstore *s);
+
+/*
+** After a successful COMMIT, before the pending buckets are dropped: the
+** tail takes the deferred inserts' counts, or empties when it was written
+** out. txn_known and txn_version: the data version the transaction began
+** from. Cannot fail (a tail it cannot keep is counted again).
+*/
+void a2m_sqlite_counts_committed(sqlstore *s, int txn_known, unsigned txn_version);
+
+/* After a rollback or a failed COMMIT. Cannot fail. */
+void a2m_sqlite_counts_rolled_back(sqlstore *s);
+
+/* Frees the tail and its statements (at close). Cannot fail. */
+void a2m_sqlite_counts_free(sqlstore *s);
 
 /* ---- sqlite_held.c: inserts written several rows per statement --------- */
 

@@ -13,9 +13,11 @@
 ** allocation can fail after the row is in) and adds to it once the row is
 ** in; a failed insert adds nothing, which is all its undo needs. count()
 ** by tier or session adds the buckets still pending to a2m_counts' rows
-** (sqlite_read.c). The delete and update triggers still keep a2m_counts,
-** and they need the row of a bucket to be there: update and remove write
-** the pending buckets first (a2m_sqlite_pending_flush).
+** (sqlite_read.c). A transaction of inserts only leaves its buckets out
+** of the file at COMMIT: they join the counts' tail (sqlite_counts.c),
+** written with a later commit. The delete and update triggers still keep
+** a2m_counts, and they need every record counted: update and remove write
+** the tail and the pending buckets first (a2m_sqlite_pending_flush).
 **
 ** Seqs: records has no AUTOINCREMENT (step 8), so SQLite alone would give
 ** a removed newest record's seq again. The next seq is one above the
@@ -48,11 +50,6 @@
 */
 #define PENDING_BUCKETS_MAX 64
 
-/* NULL stored as x'', as migration 4 and the triggers do. */
-#define SQL_COUNT_ADD \
-	"INSERT INTO a2m_counts(tier, session, n)" \
-	" VALUES(ifnull(?1, x''), ifnull(?2, x''), ?3)" \
-	" ON CONFLICT(tier, session) DO UPDATE SET n = n + excluded.n"
 #define SQL_SEQ_GET \
 	"SELECT max(ifnull((SELECT CAST(value AS INTEGER) FROM a2m_meta" \
 	" WHERE name = 'seq'), 0), ifnull((SELECT max(seq) FROM records), 0))"
@@ -61,11 +58,6 @@
 	"INSERT INTO a2m_meta(name, value) SELECT 'seq', m FROM (SELECT max(seq) AS m" \
 	" FROM records) WHERE m > ifnull((SELECT CAST(value AS INTEGER) FROM a2m_meta" \
 	" WHERE name = 'seq'), 0) ON CONFLICT(name) DO UPDATE SET value = excluded.value"
-
-struct a2m_sqlite_bucket {
-	char   *tier, *session;  /* owned; NULL is "none" */
-	int64_t n;               /* inserted in this bucket, not yet written */
-};
 
 static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 {
@@ -77,11 +69,7 @@ static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 
 void a2m_sqlite_pending_drop(sqlstore *s)
 {
-	for (size_t i = 0; i < s->buckets_n; i++) {
-		free(s->buckets[i].tier);
-		free(s->buckets[i].session);
-	}
-	s->buckets_n = 0;
+	a2m_sqlite_buckets_clear(s->buckets, &s->buckets_n);
 	s->seq_known = 0;
 }
 
@@ -91,34 +79,25 @@ void a2m_sqlite_pending_free(sqlstore *s)
 	free(s->buckets);
 	s->buckets = NULL;
 	s->buckets_cap = 0;
-	sqlite3_finalize(s->count_add);
 	sqlite3_finalize(s->seq_get);
 	sqlite3_finalize(s->seq_guard);
-	s->count_add = s->seq_get = s->seq_guard = NULL;
+	s->seq_get = s->seq_guard = NULL;
 }
 
 /*
-** Writes every bucket that holds inserts. A bucket leaves the list only
-** once its row is written, so after a failure (the caller then fails its
-** write, and the transaction is normally rolled back) the list still
-** holds exactly what the file lacks.
+** The counts' tail, then every bucket that holds inserts, then the mark. A
+** bucket leaves the list only once its row is written, so after a failure
+** (the caller then fails its write, and the transaction is rolled back)
+** the list still holds exactly what the file lacks.
 */
 int a2m_sqlite_pending_flush(sqlstore *s)
 {
-	int rc = 0;
+	int rc = a2m_sqlite_counts_tail_out(s);
 	size_t kept = 0;
-	if (s->buckets_n && prepare(s, &s->count_add, SQL_COUNT_ADD))
-		return A2M_INTERNAL_ERROR;
 	for (size_t i = 0; i < s->buckets_n; i++) {
 		a2m_sqlite_bucket *b = &s->buckets[i];
-		if (!rc && b->n) {
-			if (a2m_sqlite_bind_text(s->count_add, 1, b->tier) != SQLITE_OK ||
-			    a2m_sqlite_bind_text(s->count_add, 2, b->session) != SQLITE_OK ||
-			    sqlite3_bind_int64(s->count_add, 3, b->n) != SQLITE_OK ||
-			    sqlite3_step(s->count_add) != SQLITE_DONE)
-				rc = a2m_sqlite_db_fail(s, "counts");
-			a2m_sqlite_done(s->count_add);
-		}
+		if (!rc && b->n)
+			rc = a2m_sqlite_counts_add(s, b->tier, b->session, b->n);
 		if (rc && b->n) {
 			s->buckets[kept++] = *b;
 			continue;
@@ -127,7 +106,7 @@ int a2m_sqlite_pending_flush(sqlstore *s)
 		free(b->session);
 	}
 	s->buckets_n = kept;
-	return rc;
+	return rc ? rc : a2m_sqlite_counts_mark(s, s->seq_known ? s->seq_high : 0);
 }
 
 int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *session,
@@ -135,7 +114,7 @@ int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *sessio
 {
 	if (!s->seq_known && s->after_seq && a2m_sqlite_after_holds(s)) {
 		/* As our last commit left them: no one wrote since. */
-		s->seq_high = s->after_seq_high;
+		s->seq_high = s->seq_base = s->after_seq_high;
 		s->seq_known = 1;
 	}
 	if (!s->seq_known) {
@@ -147,38 +126,20 @@ int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *sessio
 			a2m_sqlite_done(s->seq_get);
 			return rc;
 		}
-		s->seq_high = sqlite3_column_int64(s->seq_get, 0);
+		s->seq_high = s->seq_base = sqlite3_column_int64(s->seq_get, 0);
 		a2m_sqlite_done(s->seq_get);
 		/* The mark read is only ours while this transaction holds the lock. */
 		s->seq_known = 1;
 	}
 	*seq = s->seq_high + 1;
-	for (size_t i = 0; i < s->buckets_n; i++) {
-		if (a2m_str_same(s->buckets[i].tier, tier) && a2m_str_same(s->buckets[i].session, session)) {
-			*bucket = i;
-			return 0;
-		}
-	}
 	if (s->buckets_n == PENDING_BUCKETS_MAX && a2m_sqlite_pending_flush(s))
 		return A2M_INTERNAL_ERROR;
-	if (s->buckets_n == s->buckets_cap) {
-		size_t cap = s->buckets_cap ? 2 * s->buckets_cap : 4;
-		a2m_sqlite_bucket *v = realloc(s->buckets, cap * sizeof *v);
-		if (!v)
-			return a2m_store_fail(&s->base, "counts: out of memory");
-		s->buckets = v;
-		s->buckets_cap = cap;
+	long k = a2m_sqlite_bucket_slot(&s->buckets, &s->buckets_n, &s->buckets_cap, tier, session);
+	if (k >= 0) {
+		*bucket = (size_t)k;
+		return 0;
 	}
-	int oom = 0;
-	a2m_sqlite_bucket b = {a2m_str_dup_opt(tier, &oom), a2m_str_dup_opt(session, &oom), 0};
-	if (oom) {
-		free(b.tier);
-		free(b.session);
-		return a2m_store_fail(&s->base, "counts: out of memory");
-	}
-	*bucket = s->buckets_n;
-	s->buckets[s->buckets_n++] = b;
-	return 0;
+	return a2m_store_fail(&s->base, "counts: out of memory");
 }
 
 void a2m_sqlite_pending_add(sqlstore *s, size_t bucket, int64_t seq)
@@ -202,7 +163,10 @@ int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_ses
 
 int a2m_sqlite_pending_write(sqlstore *s)
 {
-	return sqlite3_get_autocommit(s->db) ? 0 : a2m_sqlite_pending_flush(s);
+	if (sqlite3_get_autocommit(s->db))
+		return 0;
+	int64_t pending = a2m_sqlite_pending_count(s, NULL, 0, NULL);
+	return a2m_sqlite_counts_defer(s, pending) ? 0 : a2m_sqlite_pending_flush(s);
 }
 
 int a2m_sqlite_pending_guard(sqlstore *s)

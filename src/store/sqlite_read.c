@@ -5,7 +5,8 @@
 ** Apart from sqlite.c because it is the only place that builds SQL at run
 ** time: the WHERE clause of scan and count, assembled from fixed fragments
 ** with every value bound. count() by tier and/or session reads a2m_counts
-** (migration 4, sqlite_schema.c) instead of the records.
+** (migration 4, sqlite_schema.c) and the counts' tail (sqlite_counts.c)
+** instead of the records.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -245,22 +246,34 @@ int a2m_sqlite_scan_unembedded(a2m_store *base, const char *tier, a2m_record_vis
 }
 
 /*
-** count() by tier and/or session: a few rows of a2m_counts, and the inserts
-** of this connection's transaction not yet written there (sqlite_pending.c).
+** count() by tier and/or session: a few rows of a2m_counts, the counts'
+** tail (committed inserts not yet in them, sqlite_counts.c) and the
+** inserts of this connection's transaction (sqlite_pending.c). The tail
+** and the rows are read in one snapshot: outside a bracket or a
+** transaction, the connection's snapshot statement holds one meanwhile.
 */
 static int count_kept(sqlstore *s, const a2m_query *q, int64_t *out)
 {
 	sqlite3_stmt *st = !q->tier ? s->count_session
 			 : q->by_session ? s->count_bucket : s->count_tier;
-	int rc = 0;
-	if ((q->tier && a2m_sqlite_bind_text(st, 1, q->tier) != SQLITE_OK) ||
-	    (q->by_session && a2m_sqlite_bind_text(st, 2, q->session) != SQLITE_OK) ||
-	    sqlite3_step(st) != SQLITE_ROW)
+	int own = sqlite3_txn_state(s->db, "main") == SQLITE_TXN_NONE;
+	if (own && sqlite3_step(s->snapshot) != SQLITE_ROW) {
+		int rc = a2m_sqlite_db_fail(s, "count");
+		sqlite3_reset(s->snapshot);
+		return rc;
+	}
+	int rc = a2m_sqlite_counts_sync(s);
+	if (!rc && ((q->tier && a2m_sqlite_bind_text(st, 1, q->tier) != SQLITE_OK) ||
+		    (q->by_session && a2m_sqlite_bind_text(st, 2, q->session) != SQLITE_OK) ||
+		    sqlite3_step(st) != SQLITE_ROW))
 		rc = a2m_sqlite_db_fail(s, "count");
-	else
+	else if (!rc)
 		*out = sqlite3_column_int64(st, 0) +
+		       a2m_sqlite_counts_tail(s, q->tier, q->by_session, q->session) +
 		       a2m_sqlite_pending_count(s, q->tier, q->by_session, q->session);
 	a2m_sqlite_done(st);
+	if (own)
+		sqlite3_reset(s->snapshot);
 	return rc;
 }
 

@@ -5,8 +5,8 @@
 **
 ** Apart from sqlite.c because a commit is where the engine's side state
 ** lands or is dropped together with the records: the held inserts' rows
-** (sqlite_held.c), the term index's buffered postings, the counts and seq
-** mark of the inserts (sqlite_pending.c), the vector rows' staged changes
+** (sqlite_held.c), the term index's buffered postings, the counts of the
+** inserts (sqlite_pending.c, or the counts' tail: sqlite_counts.c), the vector rows' staged changes
 ** (sqlite_vectors.c) and the procedural mirror's notes.
 */
 #include <stdlib.h>
@@ -222,7 +222,11 @@ int a2m_sqlite_commit(a2m_store *base)
 			a2m_sqlite_journal_unstage(s);
 	}
 	int seq_known = s->seq_known;
-	a2m_sqlite_pending_drop(s);  /* written, or rolled back below */
+	if (rc)
+		a2m_sqlite_counts_rolled_back(s);
+	else
+		a2m_sqlite_counts_committed(s, s->txn_versioned, (unsigned)s->txn_version);
+	a2m_sqlite_pending_drop(s);  /* written, kept in the counts' tail, or rolled back below */
 	a2m_sqlite_held_drop(s);
 	if (rc)
 		a2m_sqlite_journal_drop(s);
@@ -261,6 +265,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 	a2m_sqlite_vectors_rollback(s->vectors);
 	a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
 	a2m_sqlite_journal_drop(s);
+	a2m_sqlite_counts_rolled_back(s);
 	a2m_sqlite_pending_drop(s);
 	a2m_sqlite_held_drop(s);
 	s->after_known = 0;
