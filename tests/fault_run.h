@@ -294,13 +294,19 @@ static void check_file(run_out *o, int complete)
 							 : sqlite3_errmsg(db));
 	sqlite3_finalize(st);
 	st = NULL;
-	/* A file whose first migration failed has no table: nothing to count. */
+	/* A file whose first migration failed has no table: nothing to count.
+	** a2m_counts holds the records up to the counts' mark (schema step 10;
+	** those above it are counted from their rows, sqlite_counts.c). */
+#define FAULT_COUNTED_RECORDS \
+	" SELECT ifnull(tier, x''), ifnull(session, x''), count(*) FROM records" \
+	" WHERE seq <= ifnull((SELECT CAST(value AS INTEGER) FROM a2m_meta" \
+	" WHERE name = 'counted'), 9223372036854775807) GROUP BY 1, 2"
 	static const char counts[] =
-		"SELECT (SELECT count(*) FROM ("
-		" SELECT ifnull(tier, x''), ifnull(session, x''), count(*) FROM records GROUP BY 1, 2"
+		"SELECT (SELECT count(*) FROM (" FAULT_COUNTED_RECORDS
 		" EXCEPT SELECT tier, session, n FROM a2m_counts))"
 		" + (SELECT count(*) FROM (SELECT tier, session, n FROM a2m_counts EXCEPT"
-		" SELECT ifnull(tier, x''), ifnull(session, x''), count(*) FROM records GROUP BY 1, 2))";
+		FAULT_COUNTED_RECORDS "))";
+#undef FAULT_COUNTED_RECORDS
 	int have = 0;
 	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name = 'a2m_counts'",
 			       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
