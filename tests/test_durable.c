@@ -18,6 +18,7 @@
 ** by the checkpointer's thread (store/sqlite_checkpoint.c); and one test
 ** writes a few MB to see those checkpoints keep the log bounded.
 */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -446,9 +447,15 @@ static void test_checkpoints_run_off_the_writer_and_bound_the_log(void)
 		fprintf(stderr, "  log: %ld frames in the file, %d at most after a commit, "
 			"%d the largest commit\n", most / FRAME, longest, largest_commit);
 	a2m_close(h);
-	/* The data went into the file: more than the log ever held. */
-	if (file_size(path) <= most) fprintf(stderr, "  file %ld, log at most %ld\n", file_size(path), most);
-	CHECK(file_size(path) > most);
+	/*
+	** The data went into the file: the clean close, the last connection,
+	** copied every frame and removed the log. (Not "the file is larger
+	** than the log ever was": a lagging thread lets the log pass the
+	** file's size on a loaded machine.)
+	*/
+	struct stat st;
+	CHECK(stat(wal, &st) != 0 && errno == ENOENT);
+	CHECK(file_size(path) > 0);
 	h = check_open("engine", "sqlite", "path", path, NULL);
 	if (!h)
 		return;
