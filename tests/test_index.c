@@ -168,6 +168,15 @@ static void close_store(tctx *t)
 ** inline; the two that keep an index across a reopen. */
 enum { BOTH, SQLITE_ONLY, SQLITE_INLINE, DURABLE };
 
+/* The merge hooks back at their defaults: a rule that failed half-way left them set. */
+static void hooks_reset(void)
+{
+	a2m_segments_merge_factor_for_tests(0);
+	a2m_segments_ahead_min_for_tests(-1);
+	a2m_segments_ahead_wait_for_tests(0);
+	(void)a2m_seg_job_release_for_tests();
+}
+
 static void run(const char *name, void (*fn)(tctx *), int which)
 {
 	static const char *const engines[] = {"memory", "sqlite", "postgres"};
@@ -194,6 +203,7 @@ static void run(const char *name, void (*fn)(tctx *), int which)
 		else
 			fn(&t);
 		close_store(&t);
+		hooks_reset();
 		remove_files(t.path);
 		if (failure[0]) {
 			n_failed++;
@@ -946,6 +956,8 @@ static int model_step(tctx *t, model *m)
 ** the store's figures too; *most gets the most segments a level held
 ** between rounds. A failure is left in failure.
 */
+static int check_clean(a2m_store *s, char *why, size_t cap);
+
 static int64_t most_merges;  /* the most merges in steps under way between rounds */
 
 static void merge_history(tctx *t, int64_t *most)
@@ -1006,10 +1018,33 @@ static void test_merges_ahead_keep_the_records_postings(tctx *t)
 {
 	int64_t most;
 	a2m_segments_ahead_min_for_tests(0);  /* these levels are small */
+	a2m_segments_ahead_wait_for_tests(1);  /* every commit waits for its merge */
 	merge_history(t, &most);
+	a2m_segments_ahead_wait_for_tests(0);
 	a2m_segments_ahead_min_for_tests(-1);
 	EXPECT_INT(most, 2);
 	EXPECT(sql_int(t, "SELECT max(level) FROM a2m_segdir") >= 4);
+}
+
+/*
+** The same with every merge ahead left pending by the commit that began
+** it, as one whose thread had not finished: the next transaction's commit
+** writes it (with a merge factor of 2, the level is full again then). The
+** level holds its inputs and the new segment between the two: 3.
+*/
+static void test_merges_ahead_left_pending_keep_the_records_postings(tctx *t)
+{
+	int64_t most;
+	char why[320];
+	a2m_segments_ahead_min_for_tests(0);
+	a2m_segments_ahead_wait_for_tests(2);
+	merge_history(t, &most);
+	a2m_segments_ahead_wait_for_tests(0);
+	a2m_segments_ahead_min_for_tests(-1);
+	EXPECT_INT(most, 3);
+	EXPECT(sql_int(t, "SELECT max(level) FROM a2m_segdir") >= 4);
+	if (!failure[0] && !check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
 }
 
 /*
@@ -1035,6 +1070,7 @@ static void test_a_full_level_is_merged_ahead_by_the_next_transaction(tctx *t)
 {
 	a2m_segments_merge_factor_for_tests(2);
 	a2m_segments_ahead_min_for_tests(0);
+	a2m_segments_ahead_wait_for_tests(1);  /* its commit waits for the thread */
 	EXPECT(insert(t, "a", "apple one") > 0);
 	EXPECT(insert(t, "b", "banana two") > 0);
 	/* Full, not merged: that is the next transaction's work. */
@@ -1052,11 +1088,35 @@ static void test_a_full_level_is_merged_ahead_by_the_next_transaction(tctx *t)
 	EXPECT(insert(t, "e", "elder five") > 0);  /* merges c and d ahead, adds e */
 	a2m_segments_merge_factor_for_tests(0);
 	a2m_segments_ahead_min_for_tests(-1);
+	a2m_segments_ahead_wait_for_tests(0);
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 1"), 2);
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 1);
 	const char *words[] = {"apple", "banana", "cherry", "date", "elder", "one", "five"};
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		EXPECT_INT(df(t, words[i]), 1);
+}
+
+/*
+** Inserts one record through another connection to t's file, one that
+** merges inside its commits (a level it finds full, it merges at once).
+** Returns 0, or -1 when it cannot.
+*/
+static int insert_elsewhere(tctx *t, const char *id, const char *content)
+{
+	a2m_store *other = NULL;
+	char err[256];
+	a2m_sqlite_options opt = {.merge_inline = 1};
+	if (a2m_store_sqlite_open(t->path, &opt, &other, err, sizeof err) != 0)
+		return -1;
+	a2m_record r;
+	memset(&r, 0, sizeof r);
+	r.id = (char *)id;
+	r.content = (char *)content;
+	r.tier = "semantic";
+	int rc = other->ops->index_attach(other, &tix.base) != 0 ||
+		 other->ops->insert(other, &r) != 0 ? -1 : 0;
+	other->ops->close(other);
+	return rc;
 }
 
 /*
@@ -1079,20 +1139,7 @@ static void test_merge_ahead_is_dropped_with_a_rollback(tctx *t)
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 2);
 	EXPECT_INT(df(t, "apple"), 1);
 	EXPECT_INT(df(t, "cherry"), 0);
-	a2m_store *other = NULL;
-	char err[256];
-	a2m_sqlite_options opt = {.merge_inline = 1};
-	EXPECT_OK(a2m_store_sqlite_open(t->path, &opt, &other, err, sizeof err));
-	if (other) {
-		a2m_record r;
-		memset(&r, 0, sizeof r);
-		r.id = "o";
-		r.content = "olive six";
-		r.tier = "semantic";
-		EXPECT_OK(other->ops->index_attach(other, &tix.base));
-		EXPECT_OK(other->ops->insert(other, &r));
-		other->ops->close(other);
-	}
+	EXPECT_OK(insert_elsewhere(t, "o", "olive six"));
 	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 0);
 	EXPECT(insert(t, "d", "date four") > 0);
 	a2m_segments_merge_factor_for_tests(0);
@@ -1131,6 +1178,73 @@ static int check_clean(a2m_store *s, char *why, size_t cap)
 	}
 	snprintf(why, cap, "%d problems, the last %s", f.problems, f.last);
 	return f.problems == 0;
+}
+
+/*
+** A commit does not wait for the thread of a merge begun ahead: with the
+** thread held before it merges, two commits go through (their segments
+** beside the merge's inputs, every posting read right), and the release
+** finds the thread still held, as no commit waited for it (a commit that
+** waited would stall until the hold's 30 s bound, and the release would
+** say so). The merge factor's commit after the begin writes it.
+*/
+static void test_a_commit_does_not_wait_for_a_merge_ahead(tctx *t)
+{
+	char why[320];
+	a2m_segments_merge_factor_for_tests(3);
+	a2m_segments_ahead_min_for_tests(0);
+	EXPECT(insert(t, "a", "apple one") > 0);
+	EXPECT(insert(t, "b", "banana two") > 0);
+	EXPECT(insert(t, "c", "cherry three") > 0);  /* level 0 full */
+	a2m_seg_job_hold_for_tests(1);
+	EXPECT(insert(t, "d", "date four") > 0);   /* begins the merge; not written */
+	EXPECT(insert(t, "e", "elder five") > 0);  /* nor here */
+	EXPECT_INT(a2m_seg_job_release_for_tests(), 1);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 5);
+	const char *words[] = {"apple", "banana", "cherry", "date", "elder", "one", "five"};
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		EXPECT_INT(df(t, words[i]), 1);
+	EXPECT(insert(t, "f", "fig six") > 0);  /* the third commit: written */
+	a2m_segments_merge_factor_for_tests(0);
+	a2m_segments_ahead_min_for_tests(-1);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 1"), 1);
+	EXPECT_INT(sql_int(t, "SELECT entries FROM a2m_segdir WHERE level = 1"), 6);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 3);
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		EXPECT_INT(df(t, words[i]), 1);
+	EXPECT_INT(df(t, "fig"), 1);
+	if (!failure[0] && !check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
+}
+
+/*
+** A merge ahead left pending across commits, whose inputs another writer
+** on the file merges meanwhile (the other connection merges inline), is
+** dropped by the commit that would write it: the write goes through, and
+** the index is the other writer's merge plus the new segment.
+*/
+static void test_a_pending_merge_whose_inputs_went_is_dropped(tctx *t)
+{
+	char why[320];
+	a2m_segments_merge_factor_for_tests(2);
+	a2m_segments_ahead_min_for_tests(0);
+	a2m_segments_ahead_wait_for_tests(2);
+	EXPECT(insert(t, "a", "apple one") > 0);
+	EXPECT(insert(t, "b", "banana two") > 0);
+	EXPECT(insert(t, "c", "cherry three") > 0);  /* merges a and b ahead: pending */
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 3);
+	EXPECT_OK(insert_elsewhere(t, "o", "olive seven"));
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 0);
+	EXPECT(insert(t, "d", "date four") > 0);  /* would write the pending merge */
+	a2m_segments_ahead_wait_for_tests(0);
+	a2m_segments_merge_factor_for_tests(0);
+	a2m_segments_ahead_min_for_tests(-1);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM a2m_segdir WHERE level = 0"), 1);
+	const char *words[] = {"apple", "banana", "cherry", "date", "olive", "one", "four"};
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		EXPECT_INT(df(t, words[i]), 1);
+	if (!failure[0] && !check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
 }
 
 /*
@@ -2127,6 +2241,9 @@ int main(void)
 	RUN_DURABLE(test_read_only_uses_a_current_index_and_no_stale_one);
 	RUN_INLINE(test_merged_segments_keep_the_records_postings);
 	RUN_SQLITE(test_merges_ahead_keep_the_records_postings);
+	RUN_NO_TAIL(RUN_SQLITE, test_merges_ahead_left_pending_keep_the_records_postings);
+	RUN_NO_TAIL(RUN_SQLITE, test_a_commit_does_not_wait_for_a_merge_ahead);
+	RUN_NO_TAIL(RUN_SQLITE, test_a_pending_merge_whose_inputs_went_is_dropped);
 	RUN_SQLITE(test_small_levels_are_merged_inside_the_commit);
 	RUN_NO_TAIL(RUN_SQLITE, test_a_full_level_is_merged_ahead_by_the_next_transaction);
 	RUN_NO_TAIL(RUN_SQLITE, test_merge_ahead_is_dropped_with_a_rollback);

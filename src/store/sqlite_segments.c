@@ -97,6 +97,26 @@ void a2m_segments_merge_factor_for_tests(int k)
 */
 #define AHEAD_MIN_ENTRIES LEVEL0_ENTRIES
 
+/*
+** A merge begun ahead whose thread has not finished when the commit comes
+** is left running, and written by a later commit that finds it done: the
+** writer does not wait for a thread the scheduler has not run. On two
+** loaded cores (docs/BENCHMARKS.md, "where a slow call's time goes") a
+** commit waited up to 488 ms for a merge of ~10 ms of CPU. The level's new
+** segments are not merged while it is pending, so once the level is
+** nearly full again the commit waits after all (ahead_defer).
+*/
+#ifdef A2M_TEST_HOOKS
+static int ahead_wait_for_tests;
+
+void a2m_segments_ahead_wait_for_tests(int mode)
+{
+	ahead_wait_for_tests = mode;
+}
+#else
+#define ahead_wait_for_tests 0
+#endif
+
 #ifdef A2M_TEST_HOOKS
 static int64_t ahead_min_for_tests = -1;
 
@@ -172,7 +192,16 @@ struct a2m_segments {
 	a2m_seg_build build;  /* the segment a commit is writing */
 	size_t        commit_bytes;  /* its bytes so far: the steps' budget */
 	a2m_seg_steps *steps;  /* merges in steps; NULL on a read-only connection */
-	a2m_seg_job  *ahead;  /* the merge computed ahead for this transaction, or NULL */
+	a2m_seg_job  *ahead;  /* the merge computed ahead, not yet written, or NULL */
+	/*
+	** Its inputs' nonces as their directory rows had them when it began:
+	** written by a later transaction than the one that read them, it is
+	** written only if every input is still there, unchanged (another
+	** process may have merged them meanwhile).
+	*/
+	int64_t       ahead_nonce[A2M_SEG_MAX_LISTS];
+	int           ahead_txns;  /* write transactions begun since it began */
+	sqlite3_stmt *nonce_of;  /* prepared at first use */
 	int           inline_merges;  /* a2m_segments_merge_inline */
 	/*
 	** This connection wrote a directory row that could fill a level to be
@@ -300,7 +329,7 @@ void a2m_segments_close(a2m_segments *s)
 	sqlite3_stmt *all[] = {s->next_seg, s->add, s->finish, s->levels, s->count,
 			       s->level_segs, s->all_segs, s->floor, s->load, s->drop_rows,
 			       s->drop_dir, s->dir_list, s->dir_bloom, s->block_of,
-			       s->read_begin, s->read_end};
+			       s->read_begin, s->read_end, s->nonce_of};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		sqlite3_finalize(all[i]);
 	a2m_segments_merge_cancel(s);
@@ -472,10 +501,14 @@ int a2m_segments_level_for(int64_t entries)
 ** written, so the freed pages are reused at once. A level that holds the
 ** merge factor's segments when a write transaction begins is merged ahead:
 ** read then, merged on a thread of its own while the transaction goes on,
-** written by its commit (a2m_segments_maintain). The inputs cannot change
-** meanwhile: the transaction holds the write lock, and only its commit
-** writes segments. A level that holds more (no thread would start, or a
-** merge filled the next level) is merged inside the commit, as before.
+** written by its commit (a2m_segments_maintain), or by a later one when
+** its thread has not finished (AHEAD_MIN_ENTRIES). The inputs cannot
+** change meanwhile within the transaction: it holds the write lock, and
+** only its commit writes segments; this connection's later commits leave
+** them out of their merges (level_row), and another writer's merge of them
+** is noticed by their nonces (ahead_intact). A level that holds more (no
+** thread would start, or a merge filled the next level) is merged inside
+** the commit, as before.
 */
 
 /* The store error for a2m_seg_merge_inputs's or a2m_seg_input_add's code. */
@@ -604,6 +637,41 @@ static int load_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st,
 	return rc;
 }
 
+/* *nonce gets segment seg's nonce; 0 when it has no directory row (or none). */
+static int nonce_of(a2m_segments *s, a2m_store *base, int64_t seg, int64_t *nonce)
+{
+	if (prepare_once(s, base, &s->nonce_of, "SELECT nonce FROM a2m_segdir WHERE seg = ?1"))
+		return A2M_INTERNAL_ERROR;
+	*nonce = 0;
+	int rc = 0, step = SQLITE_DONE;
+	if (sqlite3_bind_int64(s->nonce_of, 1, seg) != SQLITE_OK ||
+	    ((step = sqlite3_step(s->nonce_of)) != SQLITE_ROW && step != SQLITE_DONE))
+		rc = fail(s, base, "merge");
+	else if (step == SQLITE_ROW)
+		*nonce = sqlite3_column_int64(s->nonce_of, 0);
+	reset(s->nonce_of);
+	return rc;
+}
+
+/*
+** Whether the inputs of the merge begun ahead are all still live as it
+** read them (*intact): each input's directory row there with the nonce it
+** had. Only a merge takes a segment out, and new segments get new numbers
+** or, after a rebuild, new nonces.
+*/
+static int ahead_intact(a2m_segments *s, a2m_store *base, int *intact)
+{
+	*intact = 1;
+	for (size_t i = 0; i < s->ahead->n && *intact; i++) {
+		int64_t nonce;
+		int rc = nonce_of(s, base, s->ahead->in[i].seg, &nonce);
+		if (rc)
+			return rc;
+		*intact = nonce == s->ahead_nonce[i];
+	}
+	return 0;
+}
+
 /* Merges the segments st lists into one, at level (< 0: by its size), here and now. */
 static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int level)
 {
@@ -624,6 +692,7 @@ static int merge_listed(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int 
 /* What a2m_segdir holds per level, but the inputs of merges under way. */
 typedef struct level_counts {
 	const a2m_seg_steps *steps;
+	const a2m_seg_job   *ahead;
 	int64_t segs[A2M_SEG_MAX_LISTS], entries[A2M_SEG_MAX_LISTS];
 	int64_t live;  /* every live segment */
 	int     n;     /* levels 0 .. n-1 */
@@ -636,8 +705,12 @@ static int level_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 	if (level < 0 || level >= A2M_SEG_MAX_LISTS)
 		return a2m_store_fail(base, "index merge: a segment at level %lld", (long long)level);
 	c->live++;
-	if (c->steps && a2m_seg_steps_is_input(c->steps, sqlite3_column_int64(st, 2)))
+	int64_t seg = sqlite3_column_int64(st, 2);
+	if (c->steps && a2m_seg_steps_is_input(c->steps, seg))
 		return 0;
+	for (size_t i = 0; c->ahead && i < c->ahead->n; i++)
+		if (c->ahead->in[i].seg == seg)
+			return 0;  /* a merge ahead still pending has it */
 	c->segs[level]++;
 	c->entries[level] += sqlite3_column_int64(st, 1);
 	if (level >= c->n)
@@ -669,6 +742,7 @@ static int level_to_merge(a2m_segments *s, a2m_store *base, int ahead, int64_t *
 	level_counts c;
 	memset(&c, 0, sizeof c);
 	c.steps = s->steps;
+	c.ahead = s->ahead;
 	*level = -1;
 	*how = MERGE_NONE;
 	int rc = each_row(s, base, s->levels, 1, "merge", level_row, &c);
@@ -695,6 +769,8 @@ int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base)
 {
 	int64_t level = -1;
 	int how;
+	if (s->ahead)
+		s->ahead_txns++;
 	if (s->ahead || s->inline_merges || !s->maybe_full)
 		return 0;
 	if (s->steps && a2m_seg_steps_load(s->steps, base))
@@ -710,9 +786,13 @@ int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base)
 	size_t n = 0;
 	int64_t floor = INT64_MAX;
 	rc = load_listed(s, base, s->level_segs, &in, &n, &floor);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = nonce_of(s, base, in[i].seg, &s->ahead_nonce[i]);
 	/* Without a thread the level waits: the commit merges a level over full. */
-	if (!rc && n && (s->ahead = a2m_seg_job_start(in, n, floor, (int)level + 1)))
+	if (!rc && n && (s->ahead = a2m_seg_job_start(in, n, floor, (int)level + 1))) {
+		s->ahead_txns = 0;
 		return 0;
+	}
 	a2m_seg_inputs_free(in, n);
 	return rc;
 }
@@ -823,9 +903,28 @@ static int merge_levels(a2m_segments *s, a2m_store *base)
 	return rc;
 }
 
+/*
+** Whether this commit leaves the merge begun ahead to a later one (see
+** AHEAD_MIN_ENTRIES): not once the level holds, beside its inputs, one
+** segment short of being full again.
+*/
+static int ahead_defer(const a2m_segments *s)
+{
+	if (ahead_wait_for_tests == 1)
+		return 0;
+	int done = ahead_wait_for_tests != 2 && a2m_seg_job_done(s->ahead);
+	return !done && s->ahead_txns < merge_factor() - 1;
+}
+
 int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
 {
-	int rc = 0;
+	int rc = 0, intact = 1;
+	if (s->ahead && !all && ahead_defer(s))
+		return merge_levels(s, base);
+	if (s->ahead && (rc = ahead_intact(s, base, &intact)))
+		return rc;
+	if (s->ahead && !intact)
+		a2m_segments_merge_cancel(s);  /* another writer merged its inputs */
 	if (s->ahead) {
 		a2m_seg_job *job = s->ahead;
 		int got = a2m_seg_job_finish(job);

@@ -31,6 +31,7 @@
 #define A2M_SQLITE_SEGMENTS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <string.h>
@@ -223,7 +224,8 @@ int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
 ** A merge computed on a thread of its own while the transaction that will
 ** write it goes on (sqlite_segments.c, merge ahead): the inputs are the
 ** job's. a2m_seg_job_start returns NULL when memory runs out or no thread
-** starts (in[] is then still the caller's); a2m_seg_job_finish waits for the
+** starts (in[] is then still the caller's); a2m_seg_job_done says, without
+** waiting, whether the thread has finished; a2m_seg_job_finish waits for the
 ** thread and returns a2m_seg_merge_inputs's code, with the result in
 ** job->out and job->entries; a2m_seg_job_free waits too, then frees all.
 */
@@ -236,11 +238,13 @@ typedef struct a2m_seg_job {
 	int64_t        entries;
 	int            rc;
 	int            joined;
+	atomic_int     done;     /* set by the thread as it ends (a2m_seg_job_done) */
 	pthread_t      thread;
 } a2m_seg_job;
 
 a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
 			       int level);
+int          a2m_seg_job_done(a2m_seg_job *job);
 int          a2m_seg_job_finish(a2m_seg_job *job);
 void         a2m_seg_job_free(a2m_seg_job *job);
 
@@ -343,7 +347,9 @@ int a2m_segments_level_for(int64_t entries);
 
 /*
 ** Tiered merging, inside the caller's transaction: writes the merge begun
-** ahead (a2m_segments_merge_ahead), if any; then, while some level holds
+** ahead (a2m_segments_merge_ahead), if any and its thread is done (or the
+** level is nearly full again, or all is set: then it waits for it; a merge
+** whose inputs another writer merged meanwhile is dropped); then, while some level holds
 ** more than the merge factor's segments, merges them all into one of the
 ** next level (all of them when all is set: one segment in the end).
 ** Returns 0 or a negative code.
@@ -354,13 +360,15 @@ int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all);
 ** At the start of a write transaction: when a level holds the merge
 ** factor's segments, reads them and merges them on a thread of its own
 ** while the transaction goes on; its commit's a2m_segments_maintain
-** writes the result. Returns 0 or a negative code (nothing is under way
-** then; the commit merges the level if it must).
+** writes the result, or a later commit's if the thread has not finished
+** (the writer does not wait for it). Returns 0 or a negative code (nothing
+** is under way then; the commit merges the level if it must).
 */
 int a2m_segments_merge_ahead(a2m_segments *s, a2m_store *base);
 
-/* Drops the merge begun ahead, if any (a rollback), waiting for its thread.
-** s NULL (segments never opened) is a no-op. */
+/* Drops the merge begun ahead, if any (a rollback; it may have been begun by
+** an earlier transaction), waiting for its thread. s NULL (segments never
+** opened) is a no-op. */
 void a2m_segments_merge_cancel(a2m_segments *s);
 
 /* 1 when a merge begun ahead waits to be written. */
@@ -408,6 +416,23 @@ void a2m_segments_merge_factor_for_tests(int k);
 ** rather than inside the commit (< 0: the default, 4 096).
 */
 void a2m_segments_ahead_min_for_tests(int64_t entries);
+
+/*
+** For tests: whether a commit leaves a merge begun ahead whose thread has
+** not finished to a later commit: 0 (the default) when it has not
+** finished, 1 never (it waits, as before), 2 always, as if the thread were
+** never done before the level fills again.
+*/
+void a2m_segments_ahead_wait_for_tests(int mode);
+
+/*
+** For tests: the next n merges begun ahead hold their thread before they
+** merge, until a2m_seg_job_release_for_tests() (or, as a bound, 30 s: the
+** release then returns 0, telling the test that nothing waited for it
+** to be asked). A commit that waited for a held merge would stall there.
+*/
+void a2m_seg_job_hold_for_tests(int n);
+int  a2m_seg_job_release_for_tests(void);
 #endif
 
 #endif

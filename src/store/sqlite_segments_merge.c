@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/sqlite_segments.h"
 #include "util/hash.h"
@@ -238,11 +239,57 @@ int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
 
 /* ---- on a thread of its own ---- */
 
+#ifdef A2M_TEST_HOOKS
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t  hold_cv = PTHREAD_COND_INITIALIZER;
+static int             hold_next, held, hold_timed_out;
+
+void a2m_seg_job_hold_for_tests(int n)
+{
+	pthread_mutex_lock(&hold_mu);
+	hold_next = n;
+	hold_timed_out = 0;
+	pthread_mutex_unlock(&hold_mu);
+}
+
+int a2m_seg_job_release_for_tests(void)
+{
+	pthread_mutex_lock(&hold_mu);
+	int ok = !hold_timed_out;
+	hold_next = 0;
+	held = 0;
+	pthread_cond_broadcast(&hold_cv);
+	pthread_mutex_unlock(&hold_mu);
+	return ok;
+}
+
+/* A held job waits here for the release, or 30 s. */
+static void hold(void)
+{
+	pthread_mutex_lock(&hold_mu);
+	if (hold_next > 0) {
+		hold_next--;
+		held = 1;
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 30;
+		while (held && !hold_timed_out)
+			if (pthread_cond_timedwait(&hold_cv, &hold_mu, &until) != 0)
+				hold_timed_out = 1;
+	}
+	pthread_mutex_unlock(&hold_mu);
+}
+#else
+#define hold() ((void)0)
+#endif
+
 static void *job_run(void *arg)
 {
 	a2m_seg_job *job = arg;
+	hold();
 	job->rc = a2m_seg_merge_inputs(job->in, job->n, job->tombstone_floor, &job->out,
 				       &job->entries);
+	atomic_store_explicit(&job->done, 1, memory_order_release);
 	return NULL;
 }
 
@@ -256,11 +303,17 @@ a2m_seg_job *a2m_seg_job_start(a2m_seg_input *in, size_t n, int64_t tombstone_fl
 	job->n = n;
 	job->tombstone_floor = tombstone_floor;
 	job->level = level;
+	atomic_init(&job->done, 0);
 	if (a2m_thread_start(&job->thread, job_run, job) != 0) {
 		free(job);
 		return NULL;
 	}
 	return job;
+}
+
+int a2m_seg_job_done(a2m_seg_job *job)
+{
+	return job->joined || atomic_load_explicit(&job->done, memory_order_acquire);
 }
 
 int a2m_seg_job_finish(a2m_seg_job *job)
