@@ -54,6 +54,7 @@
 #include "a2m.h"
 #include "store/sqlite_internal.h"
 #include "util/log.h"
+#include "util/thread.h"
 
 /* Pages of the log (4 KiB) past which a checkpoint is started, before an index. */
 #define SOFT_PAGES_DEFAULT 1000
@@ -245,7 +246,7 @@ static int on_wal(void *ctx, sqlite3 *db, const char *name, int pages)
 		return SQLITE_OK;
 	pthread_mutex_lock(&c->mu);
 	if (!c->started && !c->broken) {
-		if (pthread_create(&c->thread, NULL, run, c) == 0) {
+		if (a2m_thread_start(&c->thread, run, c) == 0) {
 			c->started = 1;
 		} else {
 			c->broken = 1;
