@@ -693,9 +693,11 @@ static void print_windows(const call_times *c, size_t calls, long per)
 		size_t k = stalls(c, at, n, &cpu, &queued);
 		memcpy(w, c->ms + at, n * sizeof *w);
 		qsort(w, n, sizeof *w, cmp_double);
-		printf("    %8zu-%-8zu p99 %8.1f ms  max %8.1f ms  over: %3zu (cpu %5.1f ms)\n",
-		       at * (size_t)per, (at + n) * (size_t)per, bench_percentile(w, n, 0.99),
-		       w[n - 1], k, cpu);
+		printf("    %8zu-%-8zu p99 %8.1f ms  max %8.1f ms  over: %3zu", at * (size_t)per,
+		       (at + n) * (size_t)per, bench_percentile(w, n, 0.99), w[n - 1], k);
+		if (k)
+			printf(" (cpu %5.1f ms)", cpu);
+		printf("\n");
 	}
 	free(w);
 }
@@ -716,18 +718,36 @@ static void print_stalls(const call_times *c, size_t calls, long per)
 			worst = i;
 	double cpu, queued;
 	size_t k = stalls(c, 0, calls, &cpu, &queued);
-	printf("  calls over %.0f ms: %zu of %zu; the most CPU any call ran: %.1f ms (of one"
-	       " over %.0f ms: %.1f ms)\n", STALL_MS, k, calls, most(c->cpu, calls), STALL_MS,
-	       cpu);
+	printf("  calls over %.0f ms: %zu of %zu; the most CPU any call ran: %.1f ms", STALL_MS, k,
+	       calls, most(c->cpu, calls));
+	if (k)
+		printf(" (of one over %.0f ms: %.1f ms)", STALL_MS, cpu);
+	printf("\n");
 	printf("  the worst call: %.1f ms (records %zu-%zu): on a CPU %.1f ms", c->ms[worst],
 	       worst * (size_t)per, (worst + 1) * (size_t)per, c->cpu[worst]);
-	if (c->queued[worst] >= 0)
+	if (c->queued[worst] >= 0) {
+		/* The two clocks are read a moment apart: a few µs below 0 is 0. */
+		double blocked = c->ms[worst] - c->cpu[worst] - c->queued[worst];
 		printf(", waiting for one %.1f ms, blocked %.1f ms", c->queued[worst],
-		       c->ms[worst] - c->cpu[worst] - c->queued[worst]);
+		       blocked > 0 ? blocked : 0);
+	}
 	printf("\n");
 	if (queued >= 0)
 		printf("  the calls over %.0f ms spent %.0f%% of their time waiting for a CPU\n",
 		       STALL_MS, 100 * queued);
+	if (c->queued[worst] < 0)
+		return;  /* the kernel does not say */
+	/* What a CPU always free would have left: the store's own work and waits. */
+	size_t over = 0;
+	double free_worst = 0;
+	for (size_t i = 0; i < calls; i++) {
+		double ms = c->ms[i] - c->queued[i];
+		over += ms > STALL_MS;
+		if (ms > free_worst)
+			free_worst = ms;
+	}
+	printf("  each call less its wait for a CPU (a machine with one free): %zu over %.0f ms,"
+	       " the worst %.1f ms\n", over, STALL_MS, free_worst);
 }
 
 static int bench_remember(int argc, char **argv)
