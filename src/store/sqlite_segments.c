@@ -101,8 +101,8 @@ void a2m_segments_merge_factor_for_tests(int k)
 ** A merge begun ahead whose thread has not finished when the commit comes
 ** is left running, and written by a later commit that finds it done: the
 ** writer does not wait for a thread the scheduler has not run. On two
-** loaded cores (docs/BENCHMARKS.md, "where a slow call's time goes") a
-** commit waited up to 488 ms for a merge of ~10 ms of CPU. The level's new
+** loaded cores (docs/BENCHMARKS.md, "Where a slow remember's time goes") a
+** commit waited up to 488 ms for a merge of ~5 ms of CPU. The level's new
 ** segments are not merged while it is pending, so once the level is
 ** nearly full again the commit waits after all (ahead_defer).
 */
