@@ -40,12 +40,17 @@
 **                one), for by_fingerprint (x-dedup).
 **   history      the earlier revisions of keyed records, by id
 **                (memory_history.c); remove drops a record's.
-**   index        the term index (memory_index.c), once attached: each entry
-**                then owns the doc of its content. Insert, remove and
-**                content-changing updates link and unlink docs; the journal
-**                keeps the docs an undo needs, and empty terms are swept
-**                only when no undo can need them (commit, end of rollback,
-**                a write outside a transaction).
+**   index        the term index (memory_index.c), once attached. An entry
+**                keeps no doc of its content (a doc is ~140 bytes a record
+**                of 9 terms): insert analyses the content and links the
+**                doc; remove and a content-changing update analyse the
+**                stored content again (the analysis is deterministic) and
+**                describe the postings it linked (a2m_mindex_describe), to
+**                unlink them. Outside a transaction a doc is freed as soon
+**                as it is linked or unlinked; inside one the journal keeps
+**                the docs an undo needs until commit. Empty terms are
+**                swept only when no undo can need them (commit, end of
+**                rollback, a write outside a transaction).
 **   journal[]    while a transaction is open, one undo step per write;
 **                rollback() replays it backwards.
 **   counts       records grouped by tier, (tier, session) and session
@@ -87,7 +92,7 @@
 /* ---- entries ------------------------------------------------------------ */
 
 /* The header is what every record pays; the rest is what it has (memory_internal.h). */
-_Static_assert(sizeof(void *) != 8 || sizeof(entry) == 80, "entry header outgrew 80 bytes");
+_Static_assert(sizeof(void *) != 8 || sizeof(entry) == 72, "entry header outgrew 72 bytes");
 
 const uint8_t a2m_mem_opt_width[OPT_COUNT] = {
 	[OPT_FP] = 2, [OPT_KEY] = 3, [OPT_EXPIRES] = 1, [OPT_REVISION] = 1,
@@ -99,7 +104,6 @@ void a2m_mem_entry_free(mstore *s, entry *e)
 {
 	if (!e)
 		return;
-	a2m_mdoc_free(e->doc);
 	a2m_mintern_put(s->names, e->names);
 	free(e);
 }
@@ -264,10 +268,12 @@ void a2m_mem_index_settle(mstore *s)
 }
 
 /*
-** Analyses content into a doc for record seq, ready to link (NULL *out
-** without an index). Changes nothing a reader sees. Returns 0 or fails.
+** Analyses content into a doc for record seq (NULL *out without an index):
+** linked 0, ready to link (a2m_mindex_prepare); linked 1, the postings of
+** a record already linked from that very content (a2m_mindex_describe).
+** Changes nothing a reader sees. Returns 0 or fails.
 */
-static int index_prepare(mstore *s, const char *content, int64_t seq, a2m_mdoc **out)
+static int index_doc(mstore *s, const char *content, int64_t seq, int linked, a2m_mdoc **out)
 {
 	a2m_doc_terms dt;
 	*out = NULL;
@@ -276,9 +282,19 @@ static int index_prepare(mstore *s, const char *content, int64_t seq, a2m_mdoc *
 	memset(&dt, 0, sizeof dt);
 	int rc = s->ix->analyze(s->ix, content, &dt);
 	if (rc == 0)
-		rc = a2m_mindex_prepare(s->index, &dt, seq, out);
+		rc = (linked ? a2m_mindex_describe : a2m_mindex_prepare)(s->index, &dt, seq, out);
 	s->ix->release(s->ix, &dt);
 	return rc ? a2m_store_fail(&s->base, "index: out of memory") : 0;
+}
+
+/* A doc linked or unlinked: the journal's to keep inside a transaction
+** (an undo needs it), else freed now. */
+static a2m_mdoc *doc_done(mstore *s, a2m_mdoc *d)
+{
+	if (s->in_tx)
+		return d;
+	a2m_mdoc_free(d);
+	return NULL;
 }
 
 /* ---- writes ------------------------------------------------------------ */
@@ -306,7 +322,8 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	entry *e = a2m_mem_entry_new(s, rec);
 	if (!e)
 		return a2m_store_fail(base, "out of memory");
-	rc = index_prepare(s, rec->content, s->next_seq, &e->doc);
+	a2m_mdoc *doc;
+	rc = index_doc(s, rec->content, s->next_seq, 0, &doc);
 	if (rc) {
 		a2m_mem_entry_free(s, e);
 		a2m_mem_index_settle(s);
@@ -321,10 +338,11 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	a2m_mem_key_link(s, e);
 	a2m_mem_order_append(s, e);
 	a2m_mcounts_link(s->counts, e->names->tier, e->names->session, &e->link);
-	if (e->doc)
-		a2m_mindex_link(s->index, e->doc);
+	if (doc)
+		a2m_mindex_link(s->index, doc);
+	doc = doc_done(s, doc);
 	if (s->in_tx)
-		a2m_mem_journal_push(s, UNDO_INSERT, e);
+		a2m_mem_journal_push(s, UNDO_INSERT, e)->doc = doc;
 	a2m_record view;
 	a2m_mem_entry_view(e, &view);
 	a2m_vindex_put(s->vectors, &view);
@@ -333,8 +351,7 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 
 /*
 ** Puts n in e's place in every table, order[] and the groups (n's seq
-** and id hash already e's), and hands it e's doc; e is left in none, with
-** no doc. Cannot fail: the groups n joins that e was not in were reserved.
+** and id hash already e's); e is left in none. Cannot fail: the groups n joins that e was not in were reserved.
 ** Rollback calls it the other way round.
 */
 void a2m_mem_entry_replace(mstore *s, entry *e, entry *n)
@@ -349,8 +366,6 @@ void a2m_mem_entry_replace(mstore *s, entry *e, entry *n)
 	e->slot = NO_SLOT;
 	a2m_mcounts_move(s->counts, e->names->tier, e->names->session, &e->link,
 			 n->names->tier, n->names->session, &n->link, s->in_tx);
-	n->doc = e->doc;
-	e->doc = NULL;
 }
 
 /*
@@ -386,10 +401,13 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 	entry *n = a2m_mem_entry_new(s, rec);
 	if (!n)
 		return a2m_store_fail(base, "out of memory");
-	/* Only a change of content re-indexes: touches and tier moves do not. */
-	a2m_mdoc *doc = NULL;
+	/* Only a change of content re-indexes: touches and tier moves do not.
+	** The old content's postings are described again, to be replaced. */
+	a2m_mdoc *doc = NULL, *old_doc = NULL;
 	int reindex = s->index && strcmp(rec->content, a2m_mem_content(e)) != 0;
-	if (reindex && (rc = index_prepare(s, rec->content, e->seq, &doc)) != 0) {
+	if (reindex && ((rc = index_doc(s, rec->content, e->seq, 0, &doc)) != 0 ||
+			(rc = index_doc(s, a2m_mem_content(e), e->seq, 1, &old_doc)) != 0)) {
+		a2m_mdoc_free(doc);
 		a2m_mem_entry_free(s, n);
 		a2m_mem_index_settle(s);
 		return rc;
@@ -404,11 +422,10 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 		a2m_mem_order_append(s, n);
 		a2m_mem_maybe_compact(s);
 	}
-	a2m_mdoc *old_doc = NULL;
 	if (reindex) {
-		old_doc = n->doc;
-		n->doc = doc;
 		a2m_mindex_replace(s->index, old_doc, doc);
+		doc = doc_done(s, doc);
+		old_doc = doc_done(s, old_doc);
 	}
 	a2m_record was, now;
 	a2m_mem_entry_view(e, &was);
@@ -418,10 +435,10 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 	if (s->in_tx) {
 		undo *u = a2m_mem_journal_push(s, UNDO_UPDATE, n);
 		u->old = e;
+		u->doc = doc;
 		u->old_doc = old_doc;
 	} else {
 		a2m_mem_entry_free(s, e);
-		a2m_mdoc_free(old_doc);
 		a2m_mem_index_settle(s);
 	}
 	return 0;
@@ -436,6 +453,11 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 		return 0;
 	if (a2m_mem_journal_reserve(s) != 0 || a2m_mem_history_reserve(s) != 0)
 		return a2m_store_fail(base, "out of memory");
+	/* The postings its content linked, described again to be unlinked. */
+	a2m_mdoc *doc;
+	int rc = index_doc(s, a2m_mem_content(e), e->seq, 1, &doc);
+	if (rc)
+		return rc;
 	/* Forgetting a key forgets what it used to say (store.h). */
 	a2m_mem_history_drop(s, id);
 
@@ -445,11 +467,12 @@ static int mem_remove(a2m_store *base, const char *id, int *removed)
 	a2m_mem_order_remove(s, e);
 	a2m_mem_maybe_compact(s);
 	a2m_mcounts_unlink(s->counts, e->names->tier, e->names->session, &e->link, s->in_tx);
-	if (e->doc)
-		a2m_mindex_unlink(s->index, e->doc);
+	if (doc)
+		a2m_mindex_unlink(s->index, doc);
+	doc = doc_done(s, doc);
 	a2m_vindex_remove(s->vectors, e->seq);
 	if (s->in_tx) {
-		a2m_mem_journal_push(s, UNDO_REMOVE, e);
+		a2m_mem_journal_push(s, UNDO_REMOVE, e)->doc = doc;
 	} else {
 		a2m_mem_entry_free(s, e);
 		a2m_mem_index_settle(s);
@@ -517,7 +540,7 @@ static int mem_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 
 /*
 ** Indexes every record with ix. A memory store starts empty, so this is
-** usually instant; should it hold records, a failure half way unlinks what
+** usually instant; should it hold records, a failure half way drops what
 ** was done and leaves the store without an index.
 */
 static int mem_index_attach(a2m_store *base, a2m_indexer *ix)
@@ -525,26 +548,19 @@ static int mem_index_attach(a2m_store *base, a2m_indexer *ix)
 	mstore *s = (mstore *)base;
 	if (s->in_tx)
 		return a2m_store_fail(base, "index_attach: a transaction is open");
-	if (s->index) {
-		A2M_MEM_EACH(s, e) {
-			a2m_mdoc_free(e->doc);
-			e->doc = NULL;
-		}
-		a2m_mindex_free(s->index);
-		s->index = NULL;
-	}
+	a2m_mindex_free(s->index);
 	if (!(s->index = a2m_mindex_new()))
 		return a2m_store_fail(base, "index_attach: out of memory");
 	s->ix = ix;
 	int rc = 0;
-	A2M_MEM_EACH(s, e)
-		if (!rc && (rc = index_prepare(s, a2m_mem_content(e), e->seq, &e->doc)) == 0)
-			a2m_mindex_link(s->index, e->doc);
-	if (rc) {
-		A2M_MEM_EACH(s, e) {
-			a2m_mdoc_free(e->doc);
-			e->doc = NULL;
+	A2M_MEM_EACH(s, e) {
+		a2m_mdoc *doc;
+		if (!rc && (rc = index_doc(s, a2m_mem_content(e), e->seq, 0, &doc)) == 0) {
+			a2m_mindex_link(s->index, doc);
+			a2m_mdoc_free(doc);
 		}
+	}
+	if (rc) {
 		a2m_mindex_free(s->index);
 		s->index = NULL;
 		s->ix = NULL;

@@ -202,8 +202,31 @@ static void blocks_grow(mterm *t)
 	}
 }
 
-int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
-		       a2m_mdoc **out)
+/* Makes room for one more posting in t. Returns 0, or -1 when memory runs out. */
+static int term_reserve(mterm *t)
+{
+	if (t->n < t->cap)
+		return 0;
+	/* 1.5 times: a long list wastes a quarter of its bytes on average,
+	** against over a third when doubling. */
+	uint32_t cap = t->cap < 2 ? 2 : t->cap + t->cap / 2;
+	mposting *p = realloc(t->p, cap * sizeof *p);
+	if (!p)
+		return -1;
+	t->p = p;
+	t->cap = cap;
+	if (cap > A2M_POSTINGS_BLOCK)
+		blocks_grow(t);
+	return 0;
+}
+
+/*
+** The doc of record seq from dt: with reserve, each term made (when
+** missing) and given room for one more posting; without, a doc of
+** postings already linked, whose terms exist (one missing is left out).
+*/
+static int doc_build(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq, int reserve,
+		     a2m_mdoc **out)
 {
 	*out = NULL;
 	a2m_mdoc *d = calloc(1, sizeof *d + dt->n * (sizeof d->terms[0] + sizeof(uint32_t)));
@@ -214,30 +237,42 @@ int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
 	d->has_text = dt->has_text != 0;
 	d->n = (uint32_t)dt->n;  /* doc_tf() needs the final count */
 	uint32_t *tf = doc_tf(d);
+	uint32_t kept = 0;
 	for (size_t i = 0; i < dt->n; i++) {
-		mterm *t = intern(ix, dt->terms[i].text, dt->terms[i].len);
-		if (!t)
-			goto fail;
-		if (t->n == t->cap) {
-			/* 1.5 times: a long list wastes a quarter of its bytes on
-			** average, against over a third when doubling. */
-			uint32_t cap = t->cap < 2 ? 2 : t->cap + t->cap / 2;
-			mposting *p = realloc(t->p, cap * sizeof *p);
-			if (!p)
+		const a2m_term *w = &dt->terms[i];
+		mterm *t;
+		if (reserve) {
+			if (!(t = intern(ix, w->text, w->len)) || term_reserve(t) != 0)
 				goto fail;
-			t->p = p;
-			t->cap = cap;
-			if (cap > A2M_POSTINGS_BLOCK)
-				blocks_grow(t);
+		} else if (!(t = find(ix, w->text, w->len, a2m_hash_bytes(w->text, w->len)))) {
+			continue;  /* not linked: the caller's invariant says never */
 		}
-		d->terms[i] = t;
-		tf[i] = dt->terms[i].tf;
+		d->terms[kept] = t;
+		tf[kept++] = w->tf;
 	}
+	if (kept < d->n) {
+		/* The tfs follow the terms: close the gap the left-out ones made. */
+		memmove(d->terms + kept, tf, kept * sizeof *tf);
+		d->n = kept;
+	}
+	d->linked = !reserve;
 	*out = d;
 	return 0;
 fail:
 	free(d);
 	return -1;
+}
+
+int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
+		       a2m_mdoc **out)
+{
+	return doc_build(ix, dt, seq, 1, out);
+}
+
+int a2m_mindex_describe(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
+			a2m_mdoc **out)
+{
+	return doc_build(ix, dt, seq, 0, out);
 }
 
 /* The first of t's postings at or after seq (t->n when none): they are in ascending seq. */

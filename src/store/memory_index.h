@@ -8,8 +8,11 @@
 ** is one record's analysed text. Linking a doc whose seq is above every
 ** posting of its terms appends (O(its terms)); unlinking a doc, or linking
 ** one at a seq below a term's last, finds its posting by binary search and
-** shifts the term's tail by one. Docs are owned by the caller; linked docs
-** must have distinct seqs.
+** shifts the term's tail by one. Docs are owned by the caller. A seq has
+** the postings of at most one text linked at a time; a doc describing them
+** again (a2m_mindex_describe) counts as linked beside the one that linked
+** them, and either can unlink them (the other's mark is then stale: the
+** caller uses one of them).
 **
 ** The split between prepare (may allocate, changes nothing visible) and
 ** link/unlink (never allocate, never fail) is what lets memory.c keep its
@@ -42,6 +45,18 @@ void a2m_mindex_free(a2m_mindex *ix);
 */
 int a2m_mindex_prepare(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
 		       a2m_mdoc **out);
+
+/*
+** The doc of postings record seq already has in the index, built from the
+** text they were linked from analysed again (analysis is deterministic,
+** store.h): it is marked linked, so that unlink or replace can take them
+** out, and it creates no term and makes no room. An engine that keeps no
+** doc per record (memory.c) builds one this way when a record leaves or
+** changes. Returns 0 and sets *out (free with a2m_mdoc_free once unlinked
+** and no longer needed), or -1 when memory runs out.
+*/
+int a2m_mindex_describe(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq,
+			a2m_mdoc **out);
 
 /* Adds a prepared (or previously unlinked) doc's postings. Cannot fail. */
 void a2m_mindex_link(a2m_mindex *ix, a2m_mdoc *d);

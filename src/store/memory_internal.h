@@ -68,7 +68,7 @@ typedef union eslot {
 typedef struct entry entry;
 
 /*
-** One record: the fields every record has in an 80-byte header, then the
+** One record: the fields every record has in a 72-byte header, then the
 ** optional fields it has (see OPT_*), then its id and content and its
 ** other strings, then its vectors, all in one allocation
 ** (a2m_mem_entry_new). Tier, session, role and owner are one pointer to
@@ -79,7 +79,6 @@ typedef struct entry entry;
 ** while it is in the store, and the tables and the journal point at it.
 */
 struct entry {
-	a2m_mdoc   *doc;      /* the content's postings; NULL without an index */
 	const a2m_mnames *names; /* tier, session, role, owner (interned; never NULL) */
 	int64_t     seq;
 	int64_t     created_at;
@@ -181,7 +180,9 @@ typedef struct undo {
 	undo_kind  kind;
 	entry     *e;        /* the entry the step is about; UNDO_UPDATE: the new one */
 	entry     *old;      /* UNDO_UPDATE: the entry it replaced, in no table */
-	a2m_mdoc  *old_doc;  /* UNDO_UPDATE: the doc it replaced, if content changed */
+	a2m_mdoc  *doc;      /* UNDO_INSERT, UNDO_REMOVE: the doc it linked, unlinked;
+			     ** UNDO_UPDATE: the new content's (NULL: content kept) */
+	a2m_mdoc  *old_doc;  /* UNDO_UPDATE: the old content's, which it unlinked */
 	int64_t    access_count, accessed_at; /* UNDO_TOUCH: the values before */
 	size_t     meta;     /* UNDO_META: the slot in metas[] */
 	char      *old_value; /* UNDO_META: the value replaced, NULL for unset */

@@ -62,11 +62,12 @@ int a2m_mem_commit(a2m_store *base)
 		return a2m_store_fail(base, "commit: no transaction is open");
 	for (size_t i = 0; i < s->njournal; i++) {
 		undo *u = &s->journal[i];
+		a2m_mdoc_free(u->doc);
+		a2m_mdoc_free(u->old_doc);
 		if (u->kind == UNDO_REMOVE) {
 			a2m_mem_entry_free(s, u->e);
 		} else if (u->kind == UNDO_UPDATE) {
 			a2m_mem_entry_free(s, u->old);
-			a2m_mdoc_free(u->old_doc);
 		} else if (u->kind == UNDO_META) {
 			free(u->old_value);
 		}
@@ -102,8 +103,8 @@ void a2m_mem_rollback(a2m_store *base)
 			a2m_mem_ptable_unlink(&s->seqs, e, 1);
 			a2m_mem_key_unlink(s, e);
 			a2m_mem_order_remove(s, e);
-			if (e->doc)
-				a2m_mindex_unlink(s->index, e->doc);
+			if (u->doc)
+				a2m_mindex_unlink(s->index, u->doc);
 			a2m_mem_entry_free(s, e);
 			break;
 		case UNDO_UPDATE:
@@ -111,13 +112,8 @@ void a2m_mem_rollback(a2m_store *base)
 			if (e->created_at != u->old->created_at)
 				rebuild = 1;
 			a2m_mem_entry_replace(s, e, u->old);
-			if (u->old_doc) {
-				/* The content changed: back to the old text's postings. */
-				entry *o = u->old;
-				a2m_mindex_replace(s->index, o->doc, u->old_doc);
-				a2m_mdoc_free(o->doc);
-				o->doc = u->old_doc;
-			}
+			if (u->doc) /* the content changed: back to the old text's postings */
+				a2m_mindex_replace(s->index, u->doc, u->old_doc);
 			a2m_mem_entry_free(s, e);
 			break;
 		case UNDO_REMOVE:
@@ -125,8 +121,8 @@ void a2m_mem_rollback(a2m_store *base)
 			a2m_mem_ptable_link(&s->ids, e, 0);
 			a2m_mem_ptable_link(&s->seqs, e, 1);
 			a2m_mem_key_link(s, e);
-			if (e->doc)
-				a2m_mindex_link(s->index, e->doc);
+			if (u->doc)
+				a2m_mindex_link(s->index, u->doc);
 			e->slot = NO_SLOT; /* placed by a2m_mem_order_rebuild below */
 			rebuild = 1;
 			break;
@@ -139,6 +135,8 @@ void a2m_mem_rollback(a2m_store *base)
 			s->metas[u->meta].value = u->old_value;
 			break;
 		}
+		a2m_mdoc_free(u->doc);
+		a2m_mdoc_free(u->old_doc);
 	}
 	s->njournal = 0;
 	s->in_tx = 0;
