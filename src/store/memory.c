@@ -346,6 +346,7 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 	a2m_record view;
 	a2m_mem_entry_view(e, &view);
 	a2m_vindex_put(s->vectors, &view);
+	a2m_mem_index_settle(s);  /* a list the insert made long or short changes form */
 	return 0;
 }
 

@@ -142,8 +142,8 @@ static void check_index(mstore *s, const a2m_check_options *o)
 			f.oom = 1;
 	}
 	a2m_check_meter_end(&meter, (int64_t)records);
-	if (!f.oom)
-		a2m_mindex_each(s->index, add_term, &f);
+	if (!f.oom && a2m_mindex_each(s->index, add_term, &f) < 0)
+		f.oom = 1;
 	if (f.oom) {
 		a2m_check_say(o, A2M_CHECK_INDEX, 1, "out of memory");
 		a2m_check_terms_free(f.t);

@@ -36,9 +36,20 @@
 #include <string.h>
 
 #include "store/memory_index.h"
+#include "store/memory_packed.h"
 #include "util/hash.h"
 
 #define INITIAL_BUCKETS 256
+
+/*
+** A list of fewer postings than the index's docs / PACK_SHARE is kept
+** packed (memory_packed.h), one of as many or more plain; a list becomes
+** packed only below half that, and never one of PACK_MAX postings or more
+** (a change in the middle of a packed list walks it). The two thresholds
+** apart keep a list near the line from going back and forth.
+*/
+#define PACK_SHARE 256
+#define PACK_MAX   16384
 
 typedef struct mterm mterm;
 
@@ -49,11 +60,13 @@ struct mterm {
 	mterm    *next;        /* hash chain */
 	mterm    *dirty_next;  /* on the dirty list while dirty */
 	uint64_t  hash;
-	mposting *p;
-	uint32_t  n, cap;      /* cap never shrinks (see the header) */
+	mposting *p;           /* plain: the postings; NULL while packed */
+	a2m_mpacked pk;        /* packed: the postings coded (memory_packed.h) */
+	uint32_t  n, cap;      /* cap (plain's postings) never shrinks (see the header) */
 	uint32_t  len;
 	uint32_t  loose;       /* widenings by shifts since the bounds were exact */
-	uint8_t   dirty;
+	uint8_t   dirty;       /* on the dirty list: to free (empty) or to repack */
+	uint8_t   packed;
 	a2m_tf_bound  all;     /* bounds every posting in p */
 	a2m_tf_bound *blocks;  /* NULL while cap <= A2M_POSTINGS_BLOCK, else one per block of cap */
 	char      text[];
@@ -96,6 +109,14 @@ a2m_mindex *a2m_mindex_new(void)
 	return ix;
 }
 
+static void term_free(mterm *t)
+{
+	free(t->p);
+	a2m_mpacked_free(&t->pk);
+	free(t->blocks);
+	free(t);
+}
+
 void a2m_mindex_free(a2m_mindex *ix)
 {
 	if (!ix)
@@ -104,9 +125,7 @@ void a2m_mindex_free(a2m_mindex *ix)
 		mterm *t = ix->buckets[i];
 		while (t) {
 			mterm *next = t->next;
-			free(t->p);
-			free(t->blocks);
-			free(t);
+			term_free(t);
 			t = next;
 		}
 	}
@@ -205,6 +224,8 @@ static void blocks_grow(mterm *t)
 /* Makes room for one more posting in t. Returns 0, or -1 when memory runs out. */
 static int term_reserve(mterm *t)
 {
+	if (t->packed)
+		return a2m_mpacked_reserve(&t->pk);
 	if (t->n < t->cap)
 		return 0;
 	/* 1.5 times: a long list wastes a quarter of its bytes on average,
@@ -218,6 +239,15 @@ static int term_reserve(mterm *t)
 	if (cap > A2M_POSTINGS_BLOCK)
 		blocks_grow(t);
 	return 0;
+}
+
+/* Whether t should change form (PACK_SHARE): for sweep() to do, when no undo can need the room. */
+static int term_repack(const a2m_mindex *ix, const mterm *t)
+{
+	uint64_t n = t->n, docs = ix->stats.docs > 0 ? (uint64_t)ix->stats.docs : 0;
+	if (t->packed)
+		return n >= PACK_MAX || n * PACK_SHARE >= docs;
+	return n && n < PACK_MAX / 2 && n * 2 * PACK_SHARE < docs;
 }
 
 /*
@@ -244,6 +274,8 @@ static int doc_build(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq, int r
 		if (reserve) {
 			if (!(t = intern(ix, w->text, w->len)) || term_reserve(t) != 0)
 				goto fail;
+			if (term_repack(ix, t))
+				mark_dirty(ix, t);
 		} else if (!(t = find(ix, w->text, w->len, a2m_hash_bytes(w->text, w->len)))) {
 			continue;  /* not linked: the caller's invariant says never */
 		}
@@ -293,6 +325,14 @@ static uint32_t seek(const mterm *t, int64_t seq)
 static void bounds_rebuild(mterm *t)
 {
 	a2m_tf_bound_empty(&t->all);
+	t->loose = 0;
+	if (t->packed) {
+		a2m_mpacked_cursor c;
+		a2m_posting x;
+		for (a2m_mpacked_start(&t->pk, &c); a2m_mpacked_next(&c, &x);)
+			a2m_tf_bound_add(&t->all, x.tf, x.dl);
+		return;
+	}
 	for (uint32_t i = 0; i < t->n; i++)
 		a2m_tf_bound_add(&t->all, t->p[i].tf, t->p[i].dl);
 	if (t->blocks) {
@@ -326,6 +366,12 @@ static void bounds_loosen(mterm *t, uint32_t by)
 */
 static void term_insert(mterm *t, mposting x)
 {
+	if (t->packed) {
+		a2m_mpacked_insert(&t->pk, x);
+		t->n++;
+		a2m_tf_bound_add(&t->all, x.tf, x.dl);
+		return;
+	}
 	uint32_t n = t->n;
 	uint32_t pos = n && t->p[n - 1].seq > x.seq ? seek(t, x.seq) : n;
 	if (pos < n)
@@ -351,11 +397,11 @@ static void term_insert(mterm *t, mposting x)
 /* Removes t's posting of seq (which it holds), keeping the rest in order. */
 static void term_remove(mterm *t, int64_t seq)
 {
-	uint32_t pos = seek(t, seq);
-	if (pos == t->n || t->p[pos].seq != seq)
+	uint32_t pos = t->packed ? 0 : seek(t, seq);
+	if (t->packed ? !a2m_mpacked_remove(&t->pk, seq) : pos == t->n || t->p[pos].seq != seq)
 		return;  /* not linked here: the caller's invariant says never */
 	uint32_t n = --t->n;
-	if (pos < n)
+	if (!t->packed && pos < n)
 		memmove(&t->p[pos], &t->p[pos + 1], (n - pos) * sizeof *t->p);
 	if (!n) {
 		/* Empty: bounding nothing again. */
@@ -372,6 +418,13 @@ static void term_remove(mterm *t, int64_t seq)
 					 t->p[s].dl);
 	/* The posting that left keeps its block's bound and the list's loose. */
 	bounds_loosen(t, crossed + 1);
+}
+
+/* After a posting left t: empty, it is to be freed; shorter, maybe packed (sweep). */
+static void term_left(a2m_mindex *ix, mterm *t)
+{
+	if (!t->n || term_repack(ix, t))
+		mark_dirty(ix, t);
 }
 
 /* Counts doc d in the index's figures (by 1) or out of them (by -1). */
@@ -403,8 +456,7 @@ void a2m_mindex_unlink(a2m_mindex *ix, a2m_mdoc *d)
 	for (uint32_t i = 0; i < d->n; i++) {
 		mterm *t = d->terms[i];
 		term_remove(t, d->seq);
-		if (!t->n)
-			mark_dirty(ix, t);
+		term_left(ix, t);
 	}
 	d->linked = 0;
 	stats_count(ix, d, -1);
@@ -433,8 +485,7 @@ void a2m_mindex_replace(a2m_mindex *ix, a2m_mdoc *old, a2m_mdoc *d)
 		if (doc_has(d, t))
 			continue;
 		term_remove(t, old->seq);
-		if (!t->n)
-			mark_dirty(ix, t);
+		term_left(ix, t);
 	}
 	for (uint32_t i = 0; i < d->n; i++) {
 		mterm *t = d->terms[i];
@@ -444,6 +495,13 @@ void a2m_mindex_replace(a2m_mindex *ix, a2m_mdoc *old, a2m_mdoc *d)
 			continue;
 		}
 		/* Held by both: rewritten where it is, the list's order kept. */
+		if (t->packed) {
+			if (a2m_mpacked_rewrite(&t->pk, x)) {
+				a2m_tf_bound_add(&t->all, x.tf, x.dl);
+				bounds_loosen(t, 1);
+			}
+			continue;
+		}
 		uint32_t pos = seek(t, x.seq);
 		if (pos == t->n || t->p[pos].seq != x.seq)
 			continue;  /* not linked here: the caller's invariant says never */
@@ -465,6 +523,43 @@ void a2m_mdoc_free(a2m_mdoc *d)
 	free(d);
 }
 
+/* Codes t's postings packed. Without memory t stays plain (a later sweep tries again). */
+static void term_pack(mterm *t)
+{
+	if (a2m_mpacked_encode(&t->pk, t->p, t->n) != 0)
+		return;
+	free(t->p);
+	free(t->blocks);
+	t->p = NULL;
+	t->blocks = NULL;
+	t->cap = 0;
+	t->packed = 1;
+}
+
+/* Decodes t's postings into a plain array. Without memory t stays packed. */
+static void term_unpack(mterm *t)
+{
+	uint32_t cap = t->n + t->n / 2;
+	mposting *p = malloc(cap * sizeof *p);
+	if (!p)
+		return;
+	a2m_mpacked_cursor c;
+	uint32_t i = 0;
+	for (a2m_mpacked_start(&t->pk, &c); a2m_mpacked_next(&c, &p[i]);)
+		i++;
+	a2m_mpacked_free(&t->pk);
+	t->p = p;
+	t->cap = cap;
+	t->packed = 0;
+	if (cap > A2M_POSTINGS_BLOCK)
+		blocks_grow(t);
+}
+
+/*
+** Frees the terms left without postings and packs or unpacks the lists
+** that crossed PACK_SHARE: both only here, once no undo step can need the
+** room a list had (a rollback puts postings back into the room they left).
+*/
 void a2m_mindex_sweep(a2m_mindex *ix)
 {
 	mterm *t = ix->dirty;
@@ -480,9 +575,12 @@ void a2m_mindex_sweep(a2m_mindex *ix)
 			if (*pp)
 				*pp = t->next;
 			ix->nterms--;
-			free(t->p);
-			free(t->blocks);
-			free(t);
+			term_free(t);
+		} else if (term_repack(ix, t)) {
+			if (t->packed)
+				term_unpack(t);
+			else
+				term_pack(t);
 		}
 		t = next;
 	}
@@ -496,6 +594,8 @@ int a2m_mindex_lend(const a2m_mindex *ix, const char *term, size_t len,
 	a2m_tf_bound_empty(&out->all);
 	if (!t)
 		return 0;
+	if (t->packed && t->n)
+		return 2;  /* a short list coded: the caller copies it (a2m_mindex_postings) */
 	out->v = t->p;
 	out->n = t->n;
 	out->blocks = t->blocks;
@@ -514,13 +614,23 @@ int a2m_mindex_view(const a2m_mindex *ix, const char *term, size_t len,
 	const mterm *t = find(ix, term, len, a2m_hash_bytes(term, len));
 	*v = t ? t->p : NULL;
 	*n = t ? t->n : 0;
-	return 0;
+	return t && t->packed && t->n ? 1 : 0;
 }
 
 int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
 			a2m_posting_visit visit, void *ctx)
 {
 	const mterm *t = find(ix, term, len, a2m_hash_bytes(term, len));
+	if (t && t->packed) {
+		a2m_mpacked_cursor c;
+		a2m_posting x;
+		for (a2m_mpacked_start(&t->pk, &c); a2m_mpacked_next(&c, &x);) {
+			int rc = visit(x.seq, x.tf, x.dl, ctx);
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
 	for (uint32_t i = 0; t && i < t->n; i++) {
 		int rc = visit(t->p[i].seq, t->p[i].tf, t->p[i].dl, ctx);
 		if (rc < 0)
@@ -531,11 +641,30 @@ int a2m_mindex_postings(const a2m_mindex *ix, const char *term, size_t len,
 
 int a2m_mindex_each(const a2m_mindex *ix, a2m_mindex_term_visit visit, void *ctx)
 {
-	for (size_t i = 0; i < ix->nbuckets; i++)
-		for (const mterm *t = ix->buckets[i]; t; t = t->next) {
-			int rc = visit(t->text, t->len, t->p, t->n, ctx);
-			if (rc)
-				return rc;
+	a2m_posting *tmp = NULL;  /* a packed list decoded */
+	size_t room = 0;
+	int rc = 0;
+	for (size_t i = 0; i < ix->nbuckets && !rc; i++)
+		for (const mterm *t = ix->buckets[i]; t && !rc; t = t->next) {
+			const a2m_posting *p = t->p;
+			if (t->packed) {
+				if (t->n > room) {
+					a2m_posting *m = realloc(tmp, t->n * sizeof *m);
+					if (!m) {
+						rc = -1;
+						break;
+					}
+					tmp = m;
+					room = t->n;
+				}
+				a2m_mpacked_cursor c;
+				size_t k = 0;
+				for (a2m_mpacked_start(&t->pk, &c); k < t->n && a2m_mpacked_next(&c, &tmp[k]);)
+					k++;
+				p = tmp;
+			}
+			rc = visit(t->text, t->len, p, t->n, ctx);
 		}
-	return 0;
+	free(tmp);
+	return rc;
 }

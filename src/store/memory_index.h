@@ -82,14 +82,16 @@ void a2m_mindex_sweep(a2m_mindex *ix);
 void a2m_mindex_stats(const a2m_mindex *ix, a2m_index_stats *out);
 
 /* Lends term's postings (*n at *v; NULL and 0 when none) until the next
-** change to the index. Returns 0. */
+** change to the index. Returns 0, or 1 when they are kept packed and not
+** lent (store.h index_postings_view: a2m_mindex_postings copies them). */
 int a2m_mindex_view(const a2m_mindex *ix, const char *term, size_t len,
 		    const a2m_posting **v, size_t *n);
 
 /*
 ** Lends term's postings with their bounds (store.h a2m_postings_lent; none:
-** n 0) until the next change to the index. The postings are always in
-** ascending seq, so it always returns 0.
+** n 0) until the next change to the index. Returns 0, or 2 when they are
+** kept packed (a short list, memory_packed.h) and must be copied with
+** a2m_mindex_postings (store.h index_postings_lend).
 */
 int a2m_mindex_lend(const a2m_mindex *ix, const char *term, size_t len,
 		    a2m_postings_lent *out);
@@ -104,8 +106,10 @@ typedef int (*a2m_mindex_term_visit)(const char *term, size_t len, const a2m_pos
 
 /*
 ** Visits every term the index holds, in no particular order, with its
-** postings (a term left without any, until sweep() frees it, included).
-** Returns 0 or the visit's nonzero code. For the consistency check.
+** postings (a term left without any, until sweep() frees it, included;
+** a packed list decoded into a buffer of the call's). Returns 0, the
+** visit's nonzero code, or -1 when memory runs out. For the consistency
+** check.
 */
 int a2m_mindex_each(const a2m_mindex *ix, a2m_mindex_term_visit visit, void *ctx);
 
