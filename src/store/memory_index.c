@@ -25,12 +25,27 @@
 **             length is the term's df (bm25.c's idf), and a dead posting in
 **             them would change every score; the memmove of a 1M-record
 **             store's most common term is measured in docs/RANKING.md §5.
+**   packed    a short list instead: fewer postings than the records with
+**             terms / PACK_SHARE, coded in bytes (memory_packed.h, 2-4 bytes
+**             a posting against 16 plain) with only the list's bound. It is
+**             not lent: lend and view say so and the caller copies it
+**             through a2m_mindex_postings, which decodes it. At 1M short
+**             records such lists hold about half the postings, and a
+**             recall reads few of them, each short; the long lists, where
+**             block-max skips most of what it would decode, stay plain. A
+**             list changes form only in sweep(), when no undo can need the
+**             room it had (both forms put a removed posting back into the
+**             room it left, which a change of form would not keep); a write
+**             that moves a list across the line marks it dirty for that.
 **   doc       seq, length, and for each of its terms the term and its tf.
 **             Two arrays after the header, the terms then the tfs, so a
 **             term costs the doc 12 bytes, not the 16 of a padded struct.
-**   dirty     terms whose postings ran out, to be freed by sweep(); linked
-**             through the terms themselves so that noting one never
-**             allocates.
+**             memory.c keeps docs only while a write or its undo needs
+**             them, and describes a record's postings again from its text
+**             (a2m_mindex_describe) to unlink them.
+**   dirty     terms whose postings ran out, to be freed by sweep(), or
+**             whose list is to change form there; linked through the terms
+**             themselves so that noting one never allocates.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,10 @@
 ** records' index in one, and the BM25 scorer builds a throw-away one over
 ** the candidates it judges when a store keeps no index (rank/bm25.c).
 **
-** A term maps to its postings, an array of (seq, tf, length) kept in
-** ascending seq through every write (so block-max can walk any list); a doc
+** A term maps to its postings, (seq, tf, length) kept in ascending seq
+** through every write (so block-max can walk any list): an array lent in
+** place, or for a short list bytes copied out on request (memory_packed.h,
+** memory_index.c); a doc
 ** is one record's analysed text. Linking a doc whose seq is above every
 ** posting of its terms appends (O(its terms)); unlinking a doc, or linking
 ** one at a seq below a term's last, finds its posting by binary search and
