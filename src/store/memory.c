@@ -352,8 +352,9 @@ static int mem_insert(a2m_store *base, a2m_record *rec)
 
 /*
 ** Puts n in e's place in every table, order[] and the groups (n's seq
-** and id hash already e's); e is left in none. Cannot fail: the groups n joins that e was not in were reserved.
-** Rollback calls it the other way round.
+** and id hash already e's); e is left in none. Cannot fail: the groups n
+** joins that e was not in were reserved. Rollback calls it the other way
+** round.
 */
 void a2m_mem_entry_replace(mstore *s, entry *e, entry *n)
 {
