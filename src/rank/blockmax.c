@@ -35,6 +35,7 @@
 
 struct a2m_bmw_cursor {
 	size_t   at;     /* the first posting not passed yet (a lead key's: its list's) */
+	size_t   cb;     /* a list read a block at a time: the block at is in */
 	size_t   block;  /* the block whose bound is in bound; SIZE_MAX: none yet */
 	double   bound;  /* that block's, at this key's scale, widened */
 	double   reach;  /* the whole list's, at this key's scale, widened */
@@ -120,9 +121,69 @@ static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 	return hi;
 }
 
+/*
+** seek for a list read a block at a time: the block of the answer found
+** by the blocks' last seqs (galloping from the cursor's, c->cb), filled,
+** then searched. *err set when a block cannot be filled.
+*/
+static size_t seek_lazy(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t from, int64_t seq,
+			int *err, size_t *filled)
+{
+	size_t b = c->cb, lo, hi;
+	if (from >= k->n)
+		return from;
+	if (k->last[b] < seq) {
+		size_t step = 1;
+		lo = b;
+		while (lo + step < k->nblocks && k->last[lo + step] < seq) {
+			lo += step;
+			step *= 2;
+		}
+		hi = lo + step < k->nblocks ? lo + step : k->nblocks;
+		while (lo + 1 < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (k->last[mid] < seq)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (hi == k->nblocks)
+			return k->n;
+		b = hi;
+		from = k->start[b];
+	}
+	c->cb = b;
+	(*filled)++;
+	if (k->fill(k->ctx, b) != 0) {
+		*err = 1;
+		return k->n;
+	}
+	/* last[b] >= seq: the answer is in v[from .. start[b + 1]). */
+	lo = from;
+	hi = k->start[b + 1] - 1;
+	if (k->v[lo].seq >= seq)
+		return lo;
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->v[mid].seq < seq)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/* The block of k at posting at (c: its cursor, or its list's lead's). */
+static inline size_t block_of(const a2m_bmw_key *k, const a2m_bmw_cursor *c, size_t at)
+{
+	return k->fill ? c->cb : at / A2M_BMW_BLOCK;
+}
+
 /* The seq of the last posting of block b of k. */
 static inline int64_t block_last(const a2m_bmw_key *k, size_t b)
 {
+	if (k->last)
+		return k->last[b];
 	size_t end = (b + 1) * A2M_BMW_BLOCK;
 	return k->v[(end < k->n ? end : k->n) - 1].seq;
 }
@@ -189,6 +250,8 @@ typedef struct lists {
 	double   wmax[A2M_BMW_MAX_KEYS];  /* per word, a sum's scratch (sum_by_word) */
 	uint32_t wstamp[A2M_BMW_MAX_KEYS];
 	uint32_t stamp;
+	int      err;     /* a block could not be filled */
+	size_t   filled;  /* blocks filled (seek_lazy) */
 } lists;
 
 /* Moves list l's cursor to its first posting at or after seq. */
@@ -196,7 +259,8 @@ static void list_seek(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, lists *ls, u
 		      int64_t seq)
 {
 	size_t k = ls->key[l];
-	cur[k].at = seek(&keys[k], cur[k].at, seq);
+	cur[k].at = keys[k].fill ? seek_lazy(&keys[k], &cur[k], cur[k].at, seq, &ls->err, &ls->filled)
+				 : seek(&keys[k], cur[k].at, seq);
 	ls->at[l] = cur[k].at < keys[k].n ? keys[k].v[cur[k].at].seq : INT64_MAX;
 }
 
@@ -207,7 +271,7 @@ static void list_seek(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, lists *ls, u
 static double list_block(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, const lists *ls,
 			 uint32_t l, double k0, double k1, int64_t *last)
 {
-	size_t lead = ls->key[l], b = cur[lead].at / A2M_BMW_BLOCK;
+	size_t lead = ls->key[l], b = block_of(&keys[lead], &cur[lead], cur[lead].at);
 	double best = 0;
 	for (size_t k = lead; k < ls->nkeys && keys[k].word == ls->word[l]; k++)
 		if (cur[k].lead == lead) {
@@ -304,6 +368,8 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 			continue;  /* no list: never at any record */
 		if (list_reach(&keys[k], k0, k1, &cur[k].reach) != 0)
 			return 1;
+		if (keys[k].fill && keys[k].fill(keys[k].ctx, 0) != 0)
+			return -1;
 		/*
 		** A word's surface form and its stems often hold the same
 		** records: those keys share the first one's list and cursor, so
@@ -312,7 +378,8 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 		for (size_t j = k; j-- > 0 && keys[j].word == keys[k].word;)
 			if (cur[j].lead == j && keys[j].n == keys[k].n &&
 			    (keys[j].v == keys[k].v ||
-			     !memcmp(keys[j].v, keys[k].v, keys[k].n * sizeof *keys[k].v))) {
+			     (!keys[j].fill && !keys[k].fill &&
+			      !memcmp(keys[j].v, keys[k].v, keys[k].n * sizeof *keys[k].v)))) {
 				cur[k].lead = (uint16_t)j;
 				break;
 			}
@@ -331,7 +398,11 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 		}
 	}
 	uint32_t n = ls->n, moved = n;
+	ls->err = 0;
+	ls->filled = 0;
 	for (;;) {
+		if (ls->err)
+			return -1;
 		lists_resort(ls, moved);
 		/* The pivot: the first list where the reaches so far beat the threshold. */
 		double ub = 0;
@@ -403,6 +474,7 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 		moved = q;
 	}
 	*rest = left_out ? tau : 0;
+	w->filled = ls->filled;
 	for (size_t k = 0; k < nkeys; k++)
 		w->skipped += keys[k].n;
 	w->skipped = w->skipped > w->scored ? w->skipped - w->scored : 0;

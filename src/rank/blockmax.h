@@ -76,6 +76,18 @@ typedef struct a2m_bmw_key {
 	uint32_t            word;
 	const a2m_tf_bound *blocks;
 	const a2m_tf_bound *all;
+	/*
+	** A list read a block at a time (store.h a2m_postings_lent; fill NULL:
+	** v is whole and its blocks are of A2M_BMW_BLOCK): nblocks blocks,
+	** start, last and blocks given, a block's postings read only after
+	** fill(ctx, b). The walk fills the blocks its cursors stop in, and no
+	** other.
+	*/
+	size_t              nblocks;
+	const size_t       *start;
+	const int64_t      *last;
+	int               (*fill)(void *ctx, size_t b);
+	void               *ctx;
 } a2m_bmw_key;
 
 /* Per key, and per list, the walk's state (blockmax.c). */
@@ -90,6 +102,7 @@ typedef struct a2m_bmw {
 	double         *heap;  /* the admit best scores so far, a min-heap */
 	size_t          nheap;
 	size_t  skipped;  /* the last run's postings never scored (tests, bench) */
+	size_t  filled;   /* the last run's blocks it had decoded (lists read a block at a time) */
 	size_t  scored;   /* and scored */
 } a2m_bmw;
 

@@ -46,6 +46,7 @@ typedef struct bm25_plist {
 	const a2m_tf_bound *blocks;  /* the index's bounds (a2m_postings_lent), or NULL */
 	a2m_tf_bound all;            /* valid when has_all */
 	int      has_all;
+	a2m_postings_lent lent;      /* as lent (lent.fill: read a block at a time) */
 	a2m_posting *own;
 	double  *c;      /* each posting's contribution (pruning's, key_contrib) */
 	size_t   n, cap; /* cap: own's room */

@@ -58,6 +58,27 @@ static int source_lend(const bm25_source *src, const a2m_term *key, bm25_plist *
 	p->blocks = l.blocks;
 	p->all = l.all;
 	p->has_all = 1;
+	p->lent = l;
+	return 0;
+}
+
+/*
+** Makes every key's postings readable whole: a list lent a block at a time
+** (store.h a2m_postings_lent) has its every block filled. Term at a time
+** reads them all. Returns 0, or A2M_INTERNAL_ERROR when a block cannot be.
+*/
+static int lists_whole(const a2m_query_terms *q, bm25_scratch *sc)
+{
+	for (size_t k = 0; k < q->nkeys; k++) {
+		bm25_plist *p = &sc->lists[k];
+		for (size_t b = 0; p->lent.fill && b < p->lent.nblocks; b++)
+			if (p->lent.fill(p->lent.ctx, b) != 0)
+				return A2M_INTERNAL_ERROR;
+		/* Its blocks are not of A2M_POSTINGS_BLOCK: no bounds by index. */
+		if (p->lent.fill)
+			p->blocks = NULL;
+		p->lent.fill = NULL;
+	}
 	return 0;
 }
 
@@ -116,6 +137,7 @@ static int scratch_lists(bm25_scratch *sc, size_t nkeys)
 	for (size_t k = 0; k < nkeys; k++) {
 		bm25_plist *p = &sc->lists[k];
 		p->n = 0, p->oom = 0, p->v = NULL, p->blocks = NULL, p->has_all = 0;
+		p->lent.fill = NULL;
 	}
 	return 0;
 }
@@ -198,9 +220,9 @@ int a2m_bm25_contribs(const a2m_query_terms *q, bm25_scratch *sc, const bm25_nor
 		      double *best)
 {
 	bm25_norm norm = *n;
-	int rc = 0;
+	int rc = lists_whole(q, sc);
 	*best = 0;
-	if (scratch_keys(sc, q->nkeys) != 0)
+	if (!rc && scratch_keys(sc, q->nkeys) != 0)
 		rc = A2M_INTERNAL_ERROR;
 	for (size_t w = 0; w < q->nwords && !rc; w++) {
 		*best += a2m_bm25_word_bound(q, sc->lists, &norm, w);

@@ -217,10 +217,17 @@ static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq,
 			const bm25_plist *p = &sc->lists[k];
 			/* As key_contrib computes it, to the bit. */
 			double weight = q->weight[w] * q->key_weight[k];
-			sc->bkeys[k] = (a2m_bmw_key){p->v, p->n,
-						     weight * bm25_key_idf(norm, p) * (BM25_K1 + 1.0),
-						     (uint32_t)w + 1, p->blocks,
-						     p->has_all ? &p->all : NULL};
+			sc->bkeys[k] = (a2m_bmw_key){.v = p->v, .n = p->n,
+						     .scale = weight * bm25_key_idf(norm, p) * (BM25_K1 + 1.0),
+						     .word = (uint32_t)w + 1, .blocks = p->blocks,
+						     .all = p->has_all ? &p->all : NULL};
+			if (p->lent.fill) {
+				sc->bkeys[k].nblocks = p->lent.nblocks;
+				sc->bkeys[k].start = p->lent.start;
+				sc->bkeys[k].last = p->lent.last;
+				sc->bkeys[k].fill = p->lent.fill;
+				sc->bkeys[k].ctx = p->lent.ctx;
+			}
 		}
 	}
 	double floor = rq->floor > 0 && rq->floor < 1 ? rq->floor : 1;

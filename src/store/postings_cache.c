@@ -27,6 +27,9 @@ struct pentry {
 	int           sorted;       /* v in ascending seq: lent with its bounds */
 	uint64_t      lent;         /* the period it was last lent in; 0: never */
 	uint64_t      stamp;        /* its bucket's stamp when put (stamped caches) */
+	size_t        cost;         /* what it counts against the budget */
+	void         *lazy;         /* a list decoded a block at a time (ops), or NULL */
+	const a2m_pcache_lazy_ops *ops;
 	uint32_t      len;
 	char          term[];
 };
@@ -102,8 +105,10 @@ static void drop(a2m_pcache *c, pentry *e)
 		pp = &(*pp)->next;
 	*pp = e->next;
 	unlist(c, e);
-	c->used -= COST(e->n);
+	c->used -= e->cost;
 	c->count--;
+	if (e->lazy)
+		e->ops->free(e->lazy);
 	free(e->v);
 	free(e->blocks);
 	free(e);
@@ -197,17 +202,39 @@ static pentry *find(a2m_pcache *c, const char *term, size_t len, uint64_t h)
 	return NULL;
 }
 
+/* Brings a lazy entry's cost up to what it holds now (blocks decoded since). */
+static void recost(a2m_pcache *c, pentry *e)
+{
+	size_t cost = COST(e->ops->cost(e->lazy));
+	c->used += cost - e->cost;
+	e->cost = cost;
+}
+
+/*
+** A lazy entry's postings, every block decoded: 0, or -1 when they cannot
+** be (the caller reads the term again the ordinary way, which reports the
+** corrupt bytes). Its cost is brought up to date.
+*/
+static int whole(a2m_pcache *c, pentry *e, a2m_postings_lent *l)
+{
+	int rc = e->ops->fill_all(e->lazy);
+	e->ops->lend(e->lazy, l);
+	recost(c, e);
+	return rc;
+}
+
 int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_visit visit,
 		     void *ctx, int *rc)
 {
 	pentry *e = find(c, term, len, a2m_hash_bytes(term, len));
+	a2m_postings_lent l = {.v = e ? e->v : NULL, .n = e ? e->n : 0};
 	*rc = 0;
-	if (!e)
+	if (!e || (e->lazy && whole(c, e, &l) != 0))
 		return 0;
 	unlist(c, e);
 	list_first(c, e);
-	for (size_t i = 0; i < e->n; i++) {
-		int r = visit(e->v[i].seq, e->v[i].tf, e->v[i].dl, ctx);
+	for (size_t i = 0; i < l.n; i++) {
+		int r = visit(l.v[i].seq, l.v[i].tf, l.v[i].dl, ctx);
 		if (r < 0) {
 			*rc = r;
 			break;
@@ -220,13 +247,14 @@ int a2m_pcache_lend(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 		    size_t *n)
 {
 	pentry *e = find(c, term, len, a2m_hash_bytes(term, len));
-	if (!e)
+	a2m_postings_lent l = {.v = e ? e->v : NULL, .n = e ? e->n : 0};
+	if (!e || (e->lazy && whole(c, e, &l) != 0))
 		return 0;
 	unlist(c, e);
 	list_first(c, e);
 	e->lent = c->period;
-	*v = e->v;
-	*n = e->n;
+	*v = l.v;
+	*n = l.n;
 	return 1;
 }
 
@@ -236,11 +264,20 @@ int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
 	pentry *e = find(c, term, len, a2m_hash_bytes(term, len));
 	if (!e)
 		return 0;
+	if (e->lazy) {
+		unlist(c, e);
+		list_first(c, e);
+		e->lent = c->period;
+		e->ops->lend(e->lazy, out);
+		recost(c, e);
+		return 1;
+	}
 	if (!e->sorted)
 		return -1;
 	unlist(c, e);
 	list_first(c, e);
 	e->lent = c->period;
+	memset(out, 0, sizeof *out);
 	out->v = e->v;
 	out->n = e->n;
 	out->blocks = e->blocks;
@@ -282,6 +319,33 @@ void a2m_pcache_next_period(a2m_pcache *c)
 	c->period++;
 }
 
+/*
+** Makes room for cost (least recently used first, passing by what is lent
+** in this period) and links e, filled by the caller but for its links.
+*/
+static void link_entry(a2m_pcache *c, pentry *e, const char *term, size_t len, uint64_t h,
+		       size_t cost)
+{
+	for (pentry *old = c->oldest; old && c->used + cost > c->budget;) {
+		pentry *newer = old->newer;
+		if (old->lent != c->period)
+			drop(c, old);
+		old = newer;
+	}
+	memcpy(e->term, term, len);
+	e->len = (uint32_t)len;
+	e->hash = h;
+	e->stamp = stamp_of(c, h);
+	e->cost = cost;
+	e->lent = 0;
+	e->next = c->buckets[h & (c->nbuckets - 1)];
+	c->buckets[h & (c->nbuckets - 1)] = e;
+	list_first(c, e);
+	c->used += cost;
+	if (++c->count > c->nbuckets)
+		grow(c);
+}
+
 void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posting *v,
 		    size_t n)
 {
@@ -295,26 +359,34 @@ void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 		free(copy);
 		return;
 	}
-	/* Least recently used first, passing by what is lent in this period. */
-	for (pentry *old = c->oldest; old && c->used + COST(n) > c->budget;) {
-		pentry *newer = old->newer;
-		if (old->lent != c->period)
-			drop(c, old);
-		old = newer;
-	}
 	if (n)
 		memcpy(copy, v, n * sizeof *copy);
-	memcpy(e->term, term, len);
-	e->len = (uint32_t)len;
-	e->hash = h;
-	e->stamp = stamp_of(c, h);
 	e->v = copy;
 	e->n = n;
+	e->lazy = NULL;
+	e->ops = NULL;
 	bound_entry(e);
-	e->next = c->buckets[h & (c->nbuckets - 1)];
-	c->buckets[h & (c->nbuckets - 1)] = e;
-	list_first(c, e);
-	c->used += COST(n);
-	if (++c->count > c->nbuckets)
-		grow(c);
+	link_entry(c, e, term, len, h, COST(n));
+}
+
+int a2m_pcache_put_lazy(a2m_pcache *c, const char *term, size_t len, void *obj,
+			const a2m_pcache_lazy_ops *ops)
+{
+	uint64_t h = a2m_hash_bytes(term, len);
+	size_t cost = COST(ops->cost(obj));
+	pentry *e = NULL;
+	if (cost > c->budget / 4 || len > UINT32_MAX || find(c, term, len, h) ||
+	    !(e = malloc(sizeof *e + len))) {
+		ops->free(obj);
+		return 0;
+	}
+	e->v = NULL;
+	e->n = 0;
+	e->blocks = NULL;
+	e->sorted = 1;
+	e->lazy = obj;
+	e->ops = ops;
+	a2m_tf_bound_empty(&e->all);
+	link_entry(c, e, term, len, h, cost);
+	return 1;
 }

@@ -105,4 +105,29 @@ void a2m_pcache_next_period(a2m_pcache *c);
 void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posting *v,
 		    size_t n);
 
+/*
+** A list kept as its owner's object and read a block at a time (SQLite's
+** segments with skip tables, sqlite_segments.h a2m_seg_lazy): lend lends
+** it as it is (blocks filled on demand), fill_all decodes every block (0,
+** or -1: not readable), cost says what it holds now in postings, free
+** frees it.
+*/
+typedef struct a2m_pcache_lazy_ops {
+	void   (*lend)(void *obj, a2m_postings_lent *out);
+	int    (*fill_all)(void *obj);
+	size_t (*cost)(const void *obj);
+	void   (*free)(void *obj);
+} a2m_pcache_lazy_ops;
+
+/*
+** Keeps obj (ops: how to read it) as term's entry, evicting as
+** a2m_pcache_put does. Takes obj whatever happens: returns 1 when kept, 0
+** when it was freed (too big, term already cached, no memory). Lent by
+** a2m_pcache_lend_bounds as it is; a2m_pcache_lend and a2m_pcache_visit
+** decode it whole first (reporting the term missing when they cannot).
+** Its cost grows as blocks are decoded and is counted at each lend.
+*/
+int a2m_pcache_put_lazy(a2m_pcache *c, const char *term, size_t len, void *obj,
+			const a2m_pcache_lazy_ops *ops);
+
 #endif

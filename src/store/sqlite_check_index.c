@@ -62,6 +62,7 @@ typedef struct walk {
 	a2m_check_terms         *terms;
 	size_t                   problems;
 	a2m_check_meter          meter;
+	int                      oom;  /* a skip table could not be checked */
 } walk;
 
 static void problem(walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -370,6 +371,16 @@ static void check_term(walk *w, cursor *k)
 			"its postings)", (long long)k->seg,
 			a2m_check_quote((const char *)k->term, k->tlen, q, sizeof q));
 	}
+	/* A skip table (sqlite_segments_skip.c) must be the entries' own: a
+	** bound too tight would make a recall pass over records it should score. */
+	int skip = a2m_seg_skip_verify(k->list, k->lsize);
+	if (skip == -1) {
+		char q[A2M_CHECK_QUOTED];
+		problem(w, "segment %lld: the skip table of %s does not match its postings",
+			(long long)k->seg, a2m_check_quote((const char *)k->term, k->tlen, q, sizeof q));
+	} else if (skip == -2) {
+		w->oom = 1;
+	}
 	a2m_seg_list_init(&l, k->list, k->lsize);
 	while ((got = a2m_seg_list_next(&l, &e)) == 1) {
 		if (e.seq <= prev) {
@@ -444,7 +455,7 @@ static int merge_segments(walk *w, cursor *c, size_t n)
 		emitting em = {w, min->term, min->tlen, 0};
 		int corrupt = 0;
 		a2m_seg_merge_lists(lists, k, 0, emit_posting, NULL, &em, &corrupt);
-		if (em.oom)
+		if (em.oom || w->oom)
 			return a2m_store_fail(w->base, "index check: out of memory");
 		for (size_t i = 0; i < k && !rc; i++)
 			rc = advance(w, at[i]);

@@ -244,6 +244,12 @@ void a2m_sqlite_index_bracket(a2m_sqlite_index *x);
 void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
 
 /*
+** For tests: on (the default), a term whose lists have skip tables is
+** cached a block at a time (sqlite_segments_lazy.c); off, decoded whole.
+*/
+void a2m_sqlite_index_lazy_for_tests(int on);
+
+/*
 ** For tests: a rebuild writes a segment each time this many postings wait
 ** (0: the default, 200 000), all merged into one at its end.
 */

@@ -77,27 +77,101 @@ static int read_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
 	return rc ? rc : a2m_tail_visit(x, base, term, len, visit, ctx);
 }
 
-/* Collects the rows read for the cache in x->rows (n of them). */
+/* Collects the rows read for the cache in x->rows (n of them), or in v. */
 typedef struct collect {
 	a2m_sqlite_index *x;
 	a2m_store        *base;
 	size_t            n;
+	a2m_posting     **v;    /* NULL: x->rows */
+	size_t           *cap;
 } collect;
 
 static int collect_row(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 {
 	collect *c = ctx;
-	a2m_sqlite_index *x = c->x;
-	if (c->n == x->rows_cap) {
-		size_t cap = x->rows_cap ? x->rows_cap * 2 : 1024;
-		a2m_posting *r = realloc(x->rows, cap * sizeof *r);
+	a2m_posting **v = c->v ? c->v : &c->x->rows;
+	size_t *cap = c->v ? c->cap : &c->x->rows_cap;
+	if (c->n == *cap) {
+		size_t room = *cap ? *cap * 2 : 1024;
+		a2m_posting *r = realloc(*v, room * sizeof *r);
 		if (!r)
 			return a2m_store_fail(c->base, "postings: out of memory");
-		x->rows = r;
-		x->rows_cap = cap;
+		*v = r;
+		*cap = room;
 	}
-	x->rows[c->n++] = (a2m_posting){.seq = seq, .tf = tf, .dl = dl};
+	(*v)[c->n++] = (a2m_posting){.seq = seq, .tf = tf, .dl = dl};
 	return 0;
+}
+
+/* ---- a term kept a block at a time (sqlite_segments.h, a2m_seg_lazy) ---- */
+
+#ifdef A2M_TEST_HOOKS
+static int lazy_off_for_tests;
+
+void a2m_sqlite_index_lazy_for_tests(int on)
+{
+	lazy_off_for_tests = !on;
+}
+#else
+#define lazy_off_for_tests 0
+#endif
+
+static void lazy_lend(void *obj, a2m_postings_lent *out)
+{
+	a2m_seg_lazy_lend(obj, out);
+}
+
+static int lazy_fill_all(void *obj)
+{
+	return a2m_seg_lazy_fill_all(obj);
+}
+
+static size_t lazy_cost(const void *obj)
+{
+	return a2m_seg_lazy_cost(obj);
+}
+
+static void lazy_free(void *obj)
+{
+	a2m_seg_lazy_free(obj);
+}
+
+static const a2m_pcache_lazy_ops lazy_ops = {lazy_lend, lazy_fill_all, lazy_cost, lazy_free};
+
+/*
+** Reads term into the cache: its lists with their skip tables, decoded a
+** block at a time as queries ask (a2m_seg_lazy), when they allow it; else
+** its postings merged and decoded whole, as read_postings reads them.
+*/
+static int cache_read(a2m_sqlite_index *x, a2m_store *base, const char *term, size_t len)
+{
+	a2m_seg_term_lists tl;
+	a2m_posting *tail = NULL;
+	size_t tail_cap = 0;
+	collect t = {x, base, 0, &tail, &tail_cap};
+	x->reads++;
+	int rc = a2m_segments_term_lists(x->segs, base, term, len, &tl);
+	/* The tail's postings: their seqs are above every segment's. */
+	if (!rc)
+		rc = a2m_tail_visit(x, base, term, len, collect_row, &t);
+	a2m_seg_lazy *lz = NULL;
+	int got = rc || lazy_off_for_tests ? 0 : a2m_seg_lazy_new(tl.p, tl.n, tl.k, tail, t.n, &lz);
+	if (got == 1) {
+		a2m_pcache_put_lazy(x->cache, term, len, lz, &lazy_ops);
+	} else if (got < 0) {
+		rc = a2m_store_fail(base, got == -1 ? "index postings: out of memory"
+						    : "index postings: a corrupt segment");
+	} else if (!rc) {
+		a2m_seg_list lists[A2M_SEG_MAX_LISTS];
+		collect c = {x, base, 0, NULL, NULL};
+		rc = a2m_segments_merge_term(base, &tl, collect_row, &c, lists);
+		for (size_t i = 0; !rc && i < t.n; i++)
+			rc = collect_row(tail[i].seq, tail[i].tf, tail[i].dl, &c);
+		if (!rc)
+			a2m_pcache_put(x->cache, term, len, x->rows, c.n);
+	}
+	free(tail);
+	return rc;
 }
 
 /* A term's postings from the cache, or read into it and then visited. */
@@ -107,7 +181,7 @@ static int cached_postings(a2m_sqlite_index *x, a2m_store *base, const char *ter
 	int rc = 0;
 	if (a2m_pcache_visit(x->cache, term, len, visit, ctx, &rc))
 		return rc;
-	collect c = {x, base, 0};
+	collect c = {x, base, 0, NULL, NULL};
 	if ((rc = read_postings(x, base, term, len, collect_row, &c)) != 0)
 		return rc;
 	a2m_pcache_put(x->cache, term, len, x->rows, c.n);
@@ -137,8 +211,6 @@ static int cache_ready(a2m_sqlite_index *x, a2m_store *base, const char *term, s
 {
 	int rc = 0;
 	unsigned version = 0;
-	const a2m_posting *v;
-	size_t n;
 	/* A transaction's own writes are not in the cache (a2m_sqlite_index_postings). */
 	if (!x->cache || !sqlite3_get_autocommit(x->db))
 		return 1;
@@ -150,13 +222,9 @@ static int cache_ready(a2m_sqlite_index *x, a2m_store *base, const char *term, s
 		return 1;
 	}
 	a2m_pcache_validate(x->cache, version);
-	if (a2m_pcache_lend(x->cache, term, len, &v, &n))
+	if (a2m_pcache_lend_bounds(x->cache, term, len, &(a2m_postings_lent){0}) != 0)
 		return 0;
-	collect c = {x, base, 0};
-	if ((rc = read_postings(x, base, term, len, collect_row, &c)) != 0)
-		return rc;
-	a2m_pcache_put(x->cache, term, len, x->rows, c.n);
-	return 0;
+	return cache_read(x, base, term, len);
 }
 
 int a2m_sqlite_index_view(a2m_sqlite_index *x, a2m_store *base, const char *term,

@@ -66,6 +66,7 @@
 #include "store/bloom.h"
 #include "store/sqlite_index.h"
 #include "store/sqlite_segments.h"
+#include "store/sqlite_segments_internal.h"
 #include "util/hash.h"
 #include "util/random.h"
 
@@ -171,70 +172,8 @@ static int merge_factor(void)
 	return merge_factor_for_tests > 1 ? merge_factor_for_tests : MERGE_FACTOR;
 }
 
-/* ---- statements ---- */
+/* ---- statements (the struct: sqlite_segments_internal.h) ---- */
 
-/* A live segment as a read sees it: its directory row and its term filter. */
-typedef struct dir_entry {
-	int64_t        seg, entries;
-	int64_t        nonce;  /* random, set when written: tells a segment from a later one of its number */
-	int            level;
-	unsigned char *bloom;  /* NULL: no filter, always read */
-	size_t         nbloom;
-} dir_entry;
-
-struct a2m_segments {
-	sqlite3      *db;
-	sqlite3_stmt *next_seg, *add, *finish, *levels, *count, *level_segs;
-	sqlite3_stmt *all_segs;
-	sqlite3_stmt *floor;  /* a run's tombstone floor; prepared at first use, as is finish */
-	sqlite3_stmt *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
-	sqlite3_stmt *read_begin, *read_end;  /* a term read outside any transaction */
-	a2m_seg_build build;  /* the segment a commit is writing */
-	size_t        commit_bytes;  /* its bytes so far: the steps' budget */
-	a2m_seg_steps *steps;  /* merges in steps; NULL on a read-only connection */
-	a2m_seg_job  *ahead;  /* the merge computed ahead, not yet written, or NULL */
-	/*
-	** Its inputs' nonces as their directory rows had them when it began:
-	** written by a later transaction than the one that read them, it is
-	** written only if every input is still there, unchanged (another
-	** process may have merged them meanwhile).
-	*/
-	int64_t       ahead_nonce[A2M_SEG_MAX_LISTS];
-	int           ahead_txns;  /* write transactions begun since it began */
-	sqlite3_stmt *nonce_of;  /* prepared at first use */
-	int           inline_merges;  /* a2m_segments_merge_inline */
-	/*
-	** This connection wrote a directory row that could fill a level to be
-	** merged ahead, or rolled back, since it last found none: spares the
-	** query at the start of every transaction (a single-record remember
-	** paid it). A level filled by another process's commits is merged
-	** inside a commit of ours once over full.
-	*/
-	int           maybe_full;
-	/*
-	** The live segments, oldest first, kept between reads of one
-	** transaction: valid while its snapshot is taken, the database's data
-	** version is dir_version and this connection has not written or
-	** dropped a segment, nor rolled back, since (dir_valid). A new
-	** transaction reads the list again (its snapshot may be newer).
-	** Numbers come back (a merged segment takes the newest number it
-	** replaces; a rolled-back one's is given out again; a rebuild starts
-	** over), so a filter is kept across reloads only for the same number
-	** and the same random nonce.
-	*/
-	dir_entry    *dir;
-	size_t        ndir, dir_cap;
-	int           dir_valid;
-	unsigned      dir_version;
-	a2m_seg_bytes buf;    /* a term's rows as read (a2m_segments_term) */
-	size_t       *spans;  /* their offset and length in buf, two per row */
-	size_t        spans_cap;
-};
-
-static int fail(a2m_segments *s, a2m_store *base, const char *op)
-{
-	return a2m_store_fail(base, "index %s: %s", op, sqlite3_errmsg(s->db));
-}
 
 /* The fewest entries of a full level merged ahead: none when merging inline. */
 static int64_t ahead_min(const a2m_segments *s)
@@ -244,11 +183,6 @@ static int64_t ahead_min(const a2m_segments *s)
 	return ahead_min_for_tests >= 0 ? ahead_min_for_tests : AHEAD_MIN_ENTRIES;
 }
 
-static void reset(sqlite3_stmt *st)
-{
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-}
 
 int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 {
@@ -355,28 +289,6 @@ static int one_int(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int64_t *
 		*out = -1;
 	else
 		rc = fail(s, base, op);
-	reset(st);
-	return rc;
-}
-
-/* Takes one row of a statement; a non-zero return stops the walk. */
-typedef int (*row_fn)(sqlite3_stmt *st, a2m_store *base, void *ctx);
-
-/*
-** Steps st, bound by the caller (bound says whether that worked), to its
-** end, handing each row to row; resets st. Returns 0, row's code, or a
-** negative code naming op.
-*/
-static int each_row(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int bound,
-		    const char *op, row_fn row, void *ctx)
-{
-	int rc = bound ? 0 : fail(s, base, op);
-	while (!rc) {
-		int step = sqlite3_step(st);
-		if (step == SQLITE_DONE)
-			break;
-		rc = step == SQLITE_ROW ? row(st, base, ctx) : fail(s, base, op);
-	}
 	reset(st);
 	return rc;
 }
@@ -953,219 +865,3 @@ int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
 	return merge_levels(s, base);
 }
 
-/* ---- reading ---- */
-
-typedef struct visiting {
-	a2m_posting_visit visit;
-	void             *ctx;
-} visiting;
-
-static int visit_entry(const a2m_seg_entry *e, void *ctx)
-{
-	visiting *v = ctx;
-	return v->visit(e->seq, e->tf, e->dl, v->ctx);
-}
-
-/*
-** Finds term (len bytes) in the block of n bytes at blob (NULL: no block):
-** *list, *lsize its list. Returns 1, 0 when the block does not hold it, -1
-** when the block is corrupt.
-*/
-static int find_in_block(const unsigned char *blob, size_t n, const char *term, size_t len,
-			 const unsigned char **list, size_t *lsize)
-{
-	const unsigned char *p = blob, *t;
-	size_t tlen;
-	int got;
-	if (!blob)
-		return 0;
-	while ((got = a2m_seg_next_in_block(&p, blob + n, &t, &tlen, list, lsize)) == 1) {
-		int c = a2m_seg_cmp_terms(t, tlen, (const unsigned char *)term, len);
-		if (c >= 0)
-			return c == 0;
-	}
-	return got;
-}
-
-/* The lists of one term read so far: spans of s->buf. */
-typedef struct term_read {
-	a2m_segments *s;
-	const char   *term;
-	size_t        len, k;
-} term_read;
-
-/* Copies the term's list out of a segment's block: the blob lives only until the next step. */
-static int term_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
-{
-	term_read *r = ctx;
-	a2m_segments *s = r->s;
-	const unsigned char *data = NULL;
-	size_t n = 0;
-	int got = find_in_block(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-				r->term, r->len, &data, &n);
-	if (got == 0)
-		return 0;  /* not in this segment */
-	if (got < 0)
-		return a2m_store_fail(base, "index postings: a corrupt segment");
-	if (r->k == A2M_SEG_MAX_LISTS)
-		return a2m_store_fail(base, "index postings: too many segments");
-	if (a2m_seg_grow(&s->spans, &s->spans_cap, 2 * r->k + 2, sizeof *s->spans) != 0 ||
-	    (n && !data) || a2m_seg_reserve(&s->buf, n) != 0)
-		return a2m_store_fail(base, "index postings: out of memory");
-	if (n)
-		memcpy(s->buf.p + s->buf.n, data, n);
-	s->spans[2 * r->k] = s->buf.n;
-	s->spans[2 * r->k + 1] = n;
-	s->buf.n += n;
-	r->k++;
-	return 0;
-}
-
-void a2m_segments_forget(a2m_segments *s)
-{
-	if (s) {
-		s->dir_valid = 0;
-		s->maybe_full = 1;  /* a rollback may have brought a full level back */
-	}
-}
-
-/* Blocks read for terms by every connection (tests): relaxed, a count only. */
-static atomic_size_t block_reads;
-
-size_t a2m_segments_block_reads(void)
-{
-	return atomic_load_explicit(&block_reads, memory_order_relaxed);
-}
-
-/* Finds the filter of the same segment (number and nonce) among the old list's and takes it. */
-static void take_bloom(dir_entry *old, size_t nold, dir_entry *e)
-{
-	for (size_t i = 0; i < nold; i++)
-		if (old[i].bloom && old[i].seg == e->seg && old[i].nonce == e->nonce) {
-			e->bloom = old[i].bloom;
-			e->nbloom = old[i].nbloom;
-			old[i].bloom = NULL;
-			return;
-		}
-}
-
-static int dir_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
-{
-	a2m_segments *s = ctx;
-	if (a2m_seg_grow(&s->dir, &s->dir_cap, s->ndir + 1, sizeof *s->dir) != 0)
-		return a2m_store_fail(base, "index postings: out of memory");
-	s->dir[s->ndir++] = (dir_entry){.seg = sqlite3_column_int64(st, 0),
-					.level = sqlite3_column_int(st, 1),
-					.entries = sqlite3_column_int64(st, 2),
-					.nonce = sqlite3_column_int64(st, 3)};
-	return 0;
-}
-
-/* Reads seg's filter into e; none stored (or no memory) leaves e without one. */
-static int dir_bloom(a2m_segments *s, a2m_store *base, dir_entry *e)
-{
-	sqlite3_stmt *st = s->dir_bloom;
-	int rc = 0;
-	if (sqlite3_bind_int64(st, 1, e->seg) != SQLITE_OK)
-		return fail(s, base, "postings");
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		const void *b = sqlite3_column_blob(st, 0);
-		size_t n = (size_t)sqlite3_column_bytes(st, 0);
-		if (b && n && (e->bloom = malloc(n))) {
-			memcpy(e->bloom, b, n);
-			e->nbloom = n;
-		}
-	} else if (step != SQLITE_DONE) {
-		rc = fail(s, base, "postings");
-	}
-	reset(st);
-	return rc;
-}
-
-/*
-** Makes s->dir the live segments, unless it still is (see the struct).
-** The filters of segments already known are kept, the others read.
-*/
-static int dir_load(a2m_segments *s, a2m_store *base)
-{
-	unsigned version = 0;
-	/* Before the transaction's first statement its snapshot is not taken,
-	** and the data version may be older than what the reads will see. */
-	int taken = sqlite3_txn_state(s->db, "main") > SQLITE_TXN_NONE;
-	if (s->dir_valid && taken && a2m_sqlite_data_version(s->db, &version) &&
-	    version == s->dir_version)
-		return 0;
-	dir_entry *old = s->dir;
-	size_t nold = s->ndir;
-	s->dir = NULL;
-	s->ndir = s->dir_cap = 0;
-	s->dir_valid = 0;
-	int rc = each_row(s, base, s->dir_list, 1, "postings", dir_row, s);
-	for (size_t i = 0; !rc && i < s->ndir; i++) {
-		take_bloom(old, nold, &s->dir[i]);
-		if (!s->dir[i].bloom)
-			rc = dir_bloom(s, base, &s->dir[i]);
-	}
-	for (size_t i = 0; i < nold; i++)
-		free(old[i].bloom);
-	free(old);
-	if (!rc && s->ndir > A2M_SEG_MAX_LISTS)
-		rc = a2m_store_fail(base, "index postings: too many segments");
-	/* The list was read in this transaction's snapshot: the version now is its. */
-	if (!rc && a2m_sqlite_data_version(s->db, &version)) {
-		s->dir_valid = 1;
-		s->dir_version = version;
-	}
-	return rc;
-}
-
-int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t len,
-		      a2m_posting_visit visit, void *ctx)
-{
-	a2m_seg_list lists[A2M_SEG_MAX_LISTS];
-	term_read r = {s, term, len, 0};
-	s->buf.n = 0;
-	/*
-	** The list of segments and their blocks must come from one snapshot:
-	** with no read transaction open each statement would take its own, and
-	** a merge committed between them would hide postings. So such a read
-	** opens one. A read bracket (a held statement: sqlite_pool.c) or a
-	** write transaction already has its snapshot.
-	*/
-	int own = sqlite3_get_autocommit(s->db) &&
-		sqlite3_txn_state(s->db, "main") == SQLITE_TXN_NONE;
-	if (own && sqlite3_step(s->read_begin) != SQLITE_DONE) {
-		reset(s->read_begin);
-		return fail(s, base, "postings");
-	}
-	reset(s->read_begin);
-	int rc = dir_load(s, base);
-	uint64_t h = a2m_hash_bytes(term, len);
-	for (size_t i = 0; !rc && i < s->ndir; i++) {
-		const dir_entry *e = &s->dir[i];
-		if (e->bloom && !a2m_bloom_maybe(e->bloom, e->nbloom, h))
-			continue;  /* the segment surely has no such term */
-		atomic_fetch_add_explicit(&block_reads, 1, memory_order_relaxed);
-		int bound = sqlite3_bind_int64(s->block_of, 1, e->seg) == SQLITE_OK &&
-			sqlite3_bind_text64(s->block_of, 2, term, len, SQLITE_STATIC,
-					    SQLITE_UTF8) == SQLITE_OK;
-		rc = each_row(s, base, s->block_of, bound, "postings", term_row, &r);
-	}
-	/* A read transaction has nothing to keep: COMMIT only ends it. */
-	if (own) {
-		if (sqlite3_step(s->read_end) != SQLITE_DONE && !rc)
-			rc = fail(s, base, "postings");
-		reset(s->read_end);
-		if (!sqlite3_get_autocommit(s->db))
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	}
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < r.k; i++)
-		a2m_seg_list_init(&lists[i], s->buf.p + s->spans[2 * i], s->spans[2 * i + 1]);
-	visiting v = {visit, ctx};
-	int corrupt = 0;
-	rc = a2m_seg_merge_lists(lists, r.k, 0, visit_entry, NULL, &v, &corrupt);
-	return corrupt ? a2m_store_fail(base, "index postings: a corrupt segment") : rc;
-}

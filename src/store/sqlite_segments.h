@@ -113,9 +113,10 @@ int a2m_seg_put(a2m_seg_bytes *b, int64_t *prev, const a2m_seg_entry *e);
 typedef struct a2m_seg_list {
 	const unsigned char *p, *end;
 	int64_t              seq;   /* the last entry's */
+	int                  corrupt;  /* its skip table's head cannot be read */
 } a2m_seg_list;
 
-/* Starts l on the n bytes at p. */
+/* Starts l on the n bytes at p (past its skip table, if it has one). */
 void a2m_seg_list_init(a2m_seg_list *l, const void *p, size_t n);
 
 /* Reads the next entry into *e: 1, 0 at the end, -1 when the bytes are corrupt. */
@@ -157,6 +158,104 @@ int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int64_t tombstone_floor,
 */
 #define A2M_SEG_MAX_LISTS 64
 
+/* ---- skip tables (sqlite_segments_skip.c) ---- */
+
+/*
+** A list of more than one block of A2M_POSTINGS_BLOCK entries is written
+** with a skip table before its entries:
+**
+**   0x00 varint(head bytes) varint(entries) varint(live) varint(blocks)
+**   per block: varint(last seq - previous block's last seq)
+**              varint(its entries' bytes)
+**              varint(tf) varint(dl[0]) varint(dl[1] - dl[0]) ... (dl[3] - dl[2])
+**
+** with the bound (store.h a2m_tf_bound) of the block's postings (tombstones
+** bound nothing), live the entries that are postings, and a block every
+** A2M_POSTINGS_BLOCK entries, tombstones counted, the last one partial. A
+** plain list's first byte is never 0: its first entry's seq is at least 1.
+** Shorter lists, and every list of the previous layout (postings/5), are
+** plain: readers take both.
+*/
+#define A2M_SEG_SKIP_MARK 0x00
+
+/*
+** Writes into out (emptied first) the n bytes of the plain list at data
+** with its skip table ahead of them. Returns 1; 0 when the list needs none
+** (one block at most, or it has one already: out is then empty and the
+** list is written as it is); -1 when memory runs out; -2 when the list is
+** corrupt.
+*/
+int a2m_seg_skip_build(const void *data, size_t n, a2m_seg_bytes *out);
+
+/* A list's skip table as a2m_seg_skip_open finds it. */
+typedef struct a2m_seg_skip {
+	int64_t              entries, live;
+	size_t               nblocks;
+	const unsigned char *blocks, *blocks_end;  /* the per-block figures */
+	const unsigned char *entries_at, *end;     /* the entries */
+} a2m_seg_skip;
+
+/*
+** Reads the head of the list of n bytes at data into *sk. Returns 1 when
+** it has a skip table, 0 when it is plain (sk->entries_at, sk->end: the
+** list), -1 when the head is corrupt.
+*/
+int a2m_seg_skip_open(const void *data, size_t n, a2m_seg_skip *sk);
+
+/* One block of a skip table. */
+typedef struct a2m_seg_skip_block {
+	int64_t      prev, last;  /* the seq before the block (its delta base) and its last */
+	size_t       at, bytes;   /* its entries: at bytes past entries_at, bytes long */
+	size_t       count;       /* entries in it */
+	a2m_tf_bound bound;
+} a2m_seg_skip_block;
+
+typedef struct a2m_seg_skip_iter {
+	const unsigned char *p, *end;
+	int64_t              last, left;
+	size_t               at, size;
+} a2m_seg_skip_iter;
+
+/* Walks sk's blocks: first, then next until 0 (-1: the table is corrupt). */
+void a2m_seg_skip_first(const a2m_seg_skip *sk, a2m_seg_skip_iter *it);
+int  a2m_seg_skip_next(a2m_seg_skip_iter *it, a2m_seg_skip_block *b);
+
+/*
+** Checks a list's skip table against its entries (a2m check): 1 when it
+** is the one they make, 0 when the list is plain, -1 when it is wrong or
+** corrupt, -2 when memory runs out.
+*/
+int a2m_seg_skip_verify(const void *data, size_t n);
+
+/* ---- a term's postings a block at a time (sqlite_segments_lazy.c) ---- */
+
+typedef struct a2m_seg_lazy a2m_seg_lazy;
+
+/*
+** Makes *out the postings of a term from its k lists (lists[i], sizes[i]
+** bytes each, oldest first; copied) and the ntail postings after them
+** (ascending seq, above every list's; copied), decoded a block at a time:
+** the lists with a skip table only when asked (a2m_seg_lazy_fill), the
+** others now. Returns 1; 0 when they cannot be read so (no list has a
+** skip table, one holds a tombstone, their seq ranges overlap: merge them
+** instead), -1 when memory runs out, -2 when a list is corrupt.
+** a2m_seg_lazy_free frees (NULL: a no-op).
+*/
+int  a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, size_t k,
+		      const a2m_posting *tail, size_t ntail, a2m_seg_lazy **out);
+void a2m_seg_lazy_free(a2m_seg_lazy *lz);
+
+/* Lends lz as store.h's a2m_postings_lent (fill: a2m_seg_lazy_fill, ctx lz). */
+void a2m_seg_lazy_lend(a2m_seg_lazy *lz, a2m_postings_lent *out);
+
+/* Decodes block b of lz (ctx) if not yet: 0, or -1 when its bytes are not what its skip table says. */
+int  a2m_seg_lazy_fill(void *ctx, size_t b);
+/* Decodes every block: 0 or -1. */
+int  a2m_seg_lazy_fill_all(a2m_seg_lazy *lz);
+
+/* What lz holds now, in postings of 16 bytes (the postings cache's budget). */
+size_t a2m_seg_lazy_cost(const a2m_seg_lazy *lz);
+
 /* ---- merging in memory (sqlite_segments_merge.c) ---- */
 
 /* A block is closed once it holds this many bytes (sqlite_segments.c). */
@@ -178,12 +277,13 @@ typedef struct a2m_seg_build {
 	uint64_t     *hashes;  /* every term added, hashed */
 	size_t        nhashes, hashes_cap;
 	a2m_seg_bytes done;    /* blocks kept by a2m_seg_build_keep */
+	a2m_seg_bytes skip;    /* a long list with its skip table (a2m_seg_skip_build) */
 	int64_t       maxseq;  /* a merge's: at least the highest seq of a posting written */
 } a2m_seg_build;
 
 /*
 ** Adds term (len bytes) with its encoded list (n bytes at data) to the
-** block. Returns 1 when the block is now full (write or keep it), 0 when
+** block, with a skip table when the list is long enough for one. Returns 1 when the block is now full (write or keep it), 0 when
 ** not, -1 when memory runs out.
 */
 int  a2m_seg_build_add(a2m_seg_build *b, const char *term, size_t len, const void *data,
@@ -400,6 +500,29 @@ size_t a2m_segments_block_reads(void);
 */
 int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t len,
 		      a2m_posting_visit visit, void *ctx);
+
+/* A term's lists in the live segments, oldest first (a2m_segments_term_lists). */
+typedef struct a2m_seg_term_lists {
+	const unsigned char *p[A2M_SEG_MAX_LISTS];
+	size_t               n[A2M_SEG_MAX_LISTS];
+	size_t               k;
+} a2m_seg_term_lists;
+
+/*
+** a2m_segments_term's read without its merge: *out gets the term's list in
+** each live segment that holds it, oldest first, as the segments hold
+** them (skip tables, tombstones), valid until the next read on s.
+*/
+int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, size_t len,
+			    a2m_seg_term_lists *out);
+
+/*
+** Visits the postings of the lists tl (a2m_segments_term_lists) merged,
+** tombstones resolved, in ascending seq; lists: room for tl->k decoders.
+** visit's negative code stops the walk and is returned.
+*/
+int a2m_segments_merge_term(a2m_store *base, const a2m_seg_term_lists *tl,
+			    a2m_posting_visit visit, void *ctx, a2m_seg_list *lists);
 
 #ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
 /*

@@ -129,13 +129,25 @@ void a2m_seg_list_init(a2m_seg_list *l, const void *p, size_t n)
 	l->p = p;
 	l->end = l->p + n;
 	l->seq = 0;
+	l->corrupt = 0;
+	/* A skip table first (sqlite_segments_skip.c): the entries follow it. */
+	if (n && l->p[0] == A2M_SEG_SKIP_MARK) {
+		uint64_t hbytes;
+		l->p++;
+		if (!get_varint(&l->p, l->end, &hbytes) || hbytes > (uint64_t)(l->end - l->p)) {
+			l->p = l->end;
+			l->corrupt = 1;
+			return;
+		}
+		l->p += hbytes;
+	}
 }
 
 int a2m_seg_list_next(a2m_seg_list *l, a2m_seg_entry *e)
 {
 	uint64_t head, tf = 0, dl = 0;
 	if (l->p == l->end)
-		return 0;
+		return l->corrupt ? -1 : 0;
 	if (!get_varint(&l->p, l->end, &head))
 		return -1;
 	e->deleted = (int)(head & 1);

@@ -55,6 +55,13 @@ int a2m_seg_build_add(a2m_seg_build *b, const char *term, size_t len, const void
 		memcpy(b->first.p, term, len);
 		b->first.n = len;
 	}
+	int skip = a2m_seg_skip_build(data, n, &b->skip);
+	if (skip < 0)
+		return -1;
+	if (skip) {
+		data = b->skip.p;
+		n = b->skip.n;
+	}
 	if (put_pair(&b->block, term, len, data, n) != 0)
 		return -1;
 	return b->block.n >= A2M_SEG_BLOCK_BYTES;
@@ -76,6 +83,7 @@ void a2m_seg_build_free(a2m_seg_build *b)
 	free(b->first.p);
 	free(b->hashes);
 	free(b->done.p);
+	free(b->skip.p);
 	memset(b, 0, sizeof *b);
 }
 

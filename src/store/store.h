@@ -243,12 +243,25 @@ static inline void a2m_tf_bound_merge(a2m_tf_bound *b, const a2m_tf_bound *o)
 ** A term's postings lent with their bounds (index_postings_lend): v[0..n)
 ** in ascending seq, blocks[i] bounding v[i·A2M_POSTINGS_BLOCK ..] up to
 ** the next block (NULL: the index keeps none), all bounding every posting.
+**
+** A list read a block at a time (fill not NULL; SQLite's segments with
+** their skip tables) has nblocks blocks of any size: block b is
+** v[start[b] .. start[b + 1]), its last seq last[b], its bound blocks[b];
+** its postings may be read only after fill(ctx, b) returned 0 (-1: the
+** bytes are corrupt or memory ran out; nothing may be read then). Filling
+** never moves v, nor changes a block already filled. Everything lent,
+** fill's ctx too, lives as long as v.
 */
 typedef struct a2m_postings_lent {
 	const a2m_posting  *v;
 	size_t              n;
 	const a2m_tf_bound *blocks;
 	a2m_tf_bound        all;
+	size_t              nblocks;
+	const size_t       *start;
+	const int64_t      *last;
+	int               (*fill)(void *ctx, size_t b);
+	void               *ctx;
 } a2m_postings_lent;
 
 /*

@@ -1,0 +1,295 @@
+/*
+** sqlite_segments_lazy.c — a term's postings read a block at a time: the
+** bytes of its lists in the segments, their skip tables (sqlite_segments_
+** skip.c) read at once, a block's entries decoded only when a query asks
+** for them (store.h a2m_postings_lent, fill).
+**
+** Why: a query of frequent words read every posting of each of its lists
+** from the segments, though block-max WAND (rank/blockmax.c) then stepped
+** over most of them unscored: decoding was most of such a recall at 1M
+** records, and the postings cache, counting decoded postings, held only a
+** few such lists. The bytes are about a sixth of the decoded postings.
+**
+** When: the term's lists, oldest first, must read as one list without a
+** merge: no tombstone in any of them (an entry is then a posting, and a
+** block's place in the whole list is known from the counts in the skip
+** tables), and their seq ranges disjoint (no posting of a newer segment
+** hides one of an older). Records are added in ascending seq, so that is
+** the usual case of a growing store; anything else (forgotten or updated
+** records still in an older segment) is read whole and merged, as before
+** (a2m_seg_lazy_new answers 0). A list without a skip table (short, or of
+** the previous layout) is decoded here at once.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite_segments.h"
+
+/* Where a block's entries are, to decode it. */
+typedef struct src_block {
+	size_t   at;     /* in raw */
+	uint32_t bytes;
+	uint8_t  filled;
+	int64_t  prev;   /* the seq its first entry's delta is from */
+} src_block;
+
+struct a2m_seg_lazy {
+	unsigned char *raw;
+	size_t         nraw;
+	a2m_posting   *v;
+	size_t         n, nblocks, decoded;
+	size_t        *start;    /* nblocks + 1 */
+	int64_t       *last;
+	a2m_tf_bound  *bounds;
+	a2m_tf_bound   all;
+	src_block     *src;
+};
+
+/* One input list, as sorted by its first seq. */
+typedef struct in_list {
+	const unsigned char *p;
+	size_t               n;
+	a2m_seg_skip         sk;
+	int                  has_skip;
+	int64_t              first, last, count;
+	size_t               nblocks;
+} in_list;
+
+static int by_first(const void *a, const void *b)
+{
+	const in_list *x = a, *y = b;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+** Reads list l's figures: its first and last seq, its postings, its
+** blocks. 1 when it can be read lazily, 0 when not (a tombstone), -2 when
+** corrupt.
+*/
+static int survey(in_list *l)
+{
+	int got = a2m_seg_skip_open(l->p, l->n, &l->sk);
+	if (got < 0)
+		return -2;
+	l->has_skip = got;
+	a2m_seg_list dec;
+	a2m_seg_entry e;
+	if (got) {
+		if (l->sk.live != l->sk.entries)
+			return 0;
+		a2m_seg_skip_iter it;
+		a2m_seg_skip_block b;
+		a2m_seg_skip_first(&l->sk, &it);
+		while ((got = a2m_seg_skip_next(&it, &b)) == 1)
+			l->last = b.last;
+		if (got < 0)
+			return -2;
+		a2m_seg_list_init(&dec, l->sk.entries_at, (size_t)(l->sk.end - l->sk.entries_at));
+		if (a2m_seg_list_next(&dec, &e) != 1)
+			return -2;
+		l->first = e.seq;
+		l->count = l->sk.entries;
+		l->nblocks = l->sk.nblocks;
+		return 1;
+	}
+	a2m_seg_list_init(&dec, l->p, l->n);
+	l->count = 0;
+	while ((got = a2m_seg_list_next(&dec, &e)) == 1) {
+		if (e.deleted)
+			return 0;
+		if (!l->count++)
+			l->first = e.seq;
+		l->last = e.seq;
+	}
+	if (got < 0)
+		return -2;
+	l->nblocks = (size_t)(l->count + A2M_POSTINGS_BLOCK - 1) / A2M_POSTINGS_BLOCK;
+	return 1;
+}
+
+void a2m_seg_lazy_free(a2m_seg_lazy *lz)
+{
+	if (!lz)
+		return;
+	free(lz->raw);
+	free(lz->v);
+	free(lz->start);
+	free(lz->last);
+	free(lz->bounds);
+	free(lz->src);
+	free(lz);
+}
+
+/* Closes block b of lz at posting end (its bound from the postings there). */
+static void close_filled(a2m_seg_lazy *lz, size_t b, size_t from, size_t end)
+{
+	lz->start[b] = from;
+	lz->last[b] = lz->v[end - 1].seq;
+	a2m_tf_bound_empty(&lz->bounds[b]);
+	for (size_t i = from; i < end; i++)
+		a2m_tf_bound_add(&lz->bounds[b], lz->v[i].tf, lz->v[i].dl);
+	lz->src[b].filled = 1;
+	lz->decoded += end - from;
+}
+
+int a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, size_t k,
+		     const a2m_posting *tail, size_t ntail, a2m_seg_lazy **out)
+{
+	in_list in[A2M_SEG_MAX_LISTS];
+	size_t n = 0, nblocks = 0, nraw = 0;
+	int any_skip = 0;
+	*out = NULL;
+	if (k > A2M_SEG_MAX_LISTS)
+		return 0;
+	for (size_t i = 0; i < k; i++) {
+		memset(&in[i], 0, sizeof in[i]);
+		in[i].p = lists[i];
+		in[i].n = sizes[i];
+		int got = survey(&in[i]);
+		if (got <= 0)
+			return got;
+		any_skip |= in[i].has_skip;
+		n += (size_t)in[i].count;
+		nblocks += in[i].nblocks;
+		nraw += sizes[i];
+	}
+	if (!any_skip)
+		return 0;
+	qsort(in, k, sizeof *in, by_first);
+	for (size_t i = 0; i + 1 < k; i++)
+		if (in[i].count && in[i + 1].count && in[i].last >= in[i + 1].first)
+			return 0;
+	if (ntail && k && in[k - 1].last >= tail[0].seq)
+		return 0;
+	n += ntail;
+	nblocks += (ntail + A2M_POSTINGS_BLOCK - 1) / A2M_POSTINGS_BLOCK;
+	a2m_seg_lazy *lz = calloc(1, sizeof *lz);
+	if (!lz)
+		return -1;
+	lz->n = n;
+	lz->nblocks = nblocks;
+	lz->raw = malloc(nraw ? nraw : 1);
+	lz->v = malloc((n ? n : 1) * sizeof *lz->v);
+	lz->start = malloc((nblocks + 1) * sizeof *lz->start);
+	lz->last = malloc((nblocks ? nblocks : 1) * sizeof *lz->last);
+	lz->bounds = malloc((nblocks ? nblocks : 1) * sizeof *lz->bounds);
+	lz->src = calloc(nblocks ? nblocks : 1, sizeof *lz->src);
+	if (!lz->raw || !lz->v || !lz->start || !lz->last || !lz->bounds || !lz->src) {
+		a2m_seg_lazy_free(lz);
+		return -1;
+	}
+	a2m_tf_bound_empty(&lz->all);
+	size_t at = 0, b = 0, rawat = 0;
+	int rc = 1;
+	for (size_t i = 0; i < k && rc == 1; i++) {
+		in_list *l = &in[i];
+		if (!l->has_skip) {
+			/* Decoded now: a short list, or one of the previous layout. */
+			a2m_seg_list dec;
+			a2m_seg_entry e;
+			size_t from = at;
+			a2m_seg_list_init(&dec, l->p, l->n);
+			while (a2m_seg_list_next(&dec, &e) == 1)
+				lz->v[at++] = (a2m_posting){e.seq, e.tf, e.dl};
+			for (size_t j = from; j < at; j += A2M_POSTINGS_BLOCK) {
+				close_filled(lz, b, j, j + A2M_POSTINGS_BLOCK < at ? j + A2M_POSTINGS_BLOCK : at);
+				a2m_tf_bound_merge(&lz->all, &lz->bounds[b]);
+				b++;
+			}
+			continue;
+		}
+		/* Its bytes, kept; its blocks, from the skip table. */
+		size_t ebytes = (size_t)(l->sk.end - l->sk.entries_at);
+		memcpy(lz->raw + rawat, l->sk.entries_at, ebytes);
+		a2m_seg_skip_iter it;
+		a2m_seg_skip_block sb;
+		a2m_seg_skip_first(&l->sk, &it);
+		int got;
+		while ((got = a2m_seg_skip_next(&it, &sb)) == 1 && sb.bytes <= UINT32_MAX) {
+			lz->start[b] = at;
+			lz->last[b] = sb.last;
+			lz->bounds[b] = sb.bound;
+			lz->src[b] = (src_block){rawat + sb.at, (uint32_t)sb.bytes, 0, sb.prev};
+			a2m_tf_bound_merge(&lz->all, &sb.bound);
+			at += sb.count;
+			b++;
+		}
+		if (got != 0)
+			rc = -2;
+		rawat += ebytes;
+	}
+	/* The tail's postings last: their seqs are above every segment's. */
+	for (size_t i = 0; i < ntail && rc == 1; i += A2M_POSTINGS_BLOCK) {
+		size_t end = i + A2M_POSTINGS_BLOCK < ntail ? i + A2M_POSTINGS_BLOCK : ntail;
+		memcpy(lz->v + at, tail + i, (end - i) * sizeof *tail);
+		close_filled(lz, b, at, at + end - i);
+		a2m_tf_bound_merge(&lz->all, &lz->bounds[b]);
+		at += end - i;
+		b++;
+	}
+	if (rc == 1 && (at != n || b != nblocks))
+		rc = -2;
+	if (rc != 1) {
+		a2m_seg_lazy_free(lz);
+		return rc;
+	}
+	lz->start[nblocks] = n;
+	lz->nraw = rawat;
+	*out = lz;
+	return 1;
+}
+
+int a2m_seg_lazy_fill(void *ctx, size_t b)
+{
+	a2m_seg_lazy *lz = ctx;
+	if (b >= lz->nblocks)
+		return -1;
+	src_block *s = &lz->src[b];
+	if (s->filled)
+		return 0;
+	a2m_seg_list dec;
+	a2m_seg_entry e = {0};
+	a2m_seg_list_init(&dec, lz->raw + s->at, s->bytes);
+	dec.seq = s->prev;
+	size_t i = lz->start[b], end = lz->start[b + 1];
+	/* The skip table said these are postings, end - i of them, up to last[b]. */
+	for (; i < end; i++) {
+		if (a2m_seg_list_next(&dec, &e) != 1 || e.deleted)
+			return -1;
+		lz->v[i] = (a2m_posting){e.seq, e.tf, e.dl};
+	}
+	if (dec.p != dec.end || e.seq != lz->last[b])
+		return -1;
+	s->filled = 1;
+	lz->decoded += end - lz->start[b];
+	return 0;
+}
+
+int a2m_seg_lazy_fill_all(a2m_seg_lazy *lz)
+{
+	for (size_t b = 0; b < lz->nblocks; b++)
+		if (a2m_seg_lazy_fill(lz, b) != 0)
+			return -1;
+	return 0;
+}
+
+void a2m_seg_lazy_lend(a2m_seg_lazy *lz, a2m_postings_lent *out)
+{
+	memset(out, 0, sizeof *out);
+	out->v = lz->v;
+	out->n = lz->n;
+	out->blocks = lz->bounds;
+	out->all = lz->all;
+	out->nblocks = lz->nblocks;
+	out->start = lz->start;
+	out->last = lz->last;
+	out->fill = a2m_seg_lazy_fill;
+	out->ctx = lz;
+}
+
+size_t a2m_seg_lazy_cost(const a2m_seg_lazy *lz)
+{
+	/* In postings of 16 bytes: the bytes and the tables, and what is decoded. */
+	size_t table = sizeof(size_t) + sizeof(int64_t) + sizeof(a2m_tf_bound) + sizeof(src_block);
+	return (lz->nraw + lz->nblocks * table) / sizeof(a2m_posting) + lz->decoded;
+}
