@@ -2189,7 +2189,7 @@ static void test_an_untailed_file_is_taken_as_it_is(tctx *t)
 	close_store(t);
 	sqlite3 *db = NULL;
 	EXPECT_INT(sqlite3_open(t->path, &db), SQLITE_OK);
-	EXPECT_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/5|',"
+	EXPECT_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/6|',"
 				" 'postings/4|') WHERE name = 'index';"
 				"DELETE FROM a2m_meta WHERE name = 'indexed'", NULL, NULL, NULL),
 		   SQLITE_OK);
@@ -2208,7 +2208,7 @@ static void test_an_untailed_file_is_taken_as_it_is(tctx *t)
 	EXPECT_INT(tix.calls, 0);  /* nothing analysed: no rebuild */
 	EXPECT_INT(sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed'"),
 		   last);
-	EXPECT_INT(sql_int(t, "SELECT value LIKE 'postings/5|%' FROM a2m_meta WHERE name = 'index'"), 1);
+	EXPECT_INT(sql_int(t, "SELECT value LIKE 'postings/6|%' FROM a2m_meta WHERE name = 'index'"), 1);
 	EXPECT_INT(df(t, "pine"), 2);
 	EXPECT(insert(t, "u3", "pine") > 0);
 	EXPECT_INT(df(t, "pine"), 3);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "a2m.h"
 #include "check.h"
@@ -21,6 +22,7 @@
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
 #include "stack/where.h"
+#include "store/sqlite_segments.h"
 #include "store/store.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
@@ -130,6 +132,9 @@ static char pg_schema[64];  /* the PostgreSQL engine's (pg_helper.h) */
 /* The engines (sqlite: 0 memory, 1 SQLite, 2 PostgreSQL) the loops run on. */
 static int n_engines = 2;
 
+/* When set, the SQLite file is opened as it is: not removed, not filled. */
+static int keep_db;
+
 static void remove_db(void)
 {
 	check_remove_db(db_path);
@@ -142,7 +147,7 @@ static a2m_store *open_engine(int sqlite)
 	a2m_store *s = NULL;
 	char err[256];
 	a2m_postgres_options po = {.schema = pg_schema};
-	if (sqlite)
+	if (sqlite && !keep_db)
 		remove_db();
 	int rc = sqlite == 2 ? a2m_store_postgres_open(pg_test_server(), &po, &s, err, sizeof err)
 		: sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
@@ -157,12 +162,18 @@ static a2m_store *open_engine(int sqlite)
 ** random; created in the future, so that recency is 1 at every recall and
 ** two recalls of one query compare to the last bit.
 */
+/* When set, fill() commits that many times (SQLite: as many segments, merged at 8). */
+static int fill_commits;
+
 static int fill(a2m_store *s, int n)
 {
 	char text[1024], id[32], meta[64];
 	/* One transaction: a remember's, not n of them. */
 	int rc = s->ops->begin(s);
 	for (int i = 0; i < n && !rc; i++) {
+		if (fill_commits > 1 && i && i % (n / fill_commits) == 0 &&
+		    ((rc = s->ops->commit(s)) || (rc = s->ops->begin(s))))
+			break;
 		a2m_record *r = a2m_record_new();
 		if (!r) {
 			s->ops->rollback(s);
@@ -266,7 +277,7 @@ static a2m_store *churned(int sqlite, a2m_store *s, a2m_scorer *sc, int n)
 static a2m_store *filled_store(int sqlite, a2m_scorer *sc, int n)
 {
 	a2m_store *s = sc ? open_engine(sqlite) : NULL;
-	if (s && s->ops->index_attach(s, sc->indexer) == 0 && fill(s, n) == 0) {
+	if (s && s->ops->index_attach(s, sc->indexer) == 0 && (keep_db || fill(s, n) == 0)) {
 		if (churn_commits && !(s = churned(sqlite, s, sc, n)))
 			sc->destroy(sc);
 		return s;
@@ -756,6 +767,118 @@ static void test_both_prunings_on_every_query(void)
 	}
 }
 
+/*
+** SQLite's long lists read a block at a time (skip tables): exact over
+** segments of disjoint seq ranges (a store filled over 12 commits: some
+** merged, some not, the last ones plain-listed when short), block-max on
+** every query; and a skip table whose bounds are too tight (a test hook)
+** makes recall miss records, which the comparison and a2m check catch.
+*/
+static void test_skip_tables_over_segments_and_too_tight(void)
+{
+	a2m_bm25_blockmax(2);
+	counts_checked = 0;
+	fill_commits = 12;
+	int lazy_before = lent_lazily;
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 51, 0);
+	lent_bounds_bound_their_postings(1, 0);
+	CHECK(lent_lazily > lazy_before + 10);
+	/* Too tight: the same comparison must fail. */
+	int failures = check_failures_in_test;
+	fprintf(stderr, "  (mismatches below are expected: skip tables made too tight)\n");
+	a2m_seg_skip_for_tests(2);
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 51, 0);
+	int missed = check_failures_in_test - failures;
+	check_failures_in_test = failures;
+	CHECK(missed > 0);
+	/* ... and a2m check says which table is wrong. */
+	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
+	rng_state = 52;
+	a2m_store *s = filled_store(1, sc, 2500);
+	a2m_seg_skip_for_tests(0);
+	CHECK(s != NULL);
+	if (s) {
+		int problems = 0;
+		a2m_check_options o = {.ix = sc->indexer, .report = count_problem, .ctx = &problems};
+		fprintf(stderr, "  (problems below are expected: skip tables made too tight)\n");
+		CHECK_INT(s->ops->check(s, &o), 0);
+		CHECK(problems > 0);
+		s->ops->close(s);
+		sc->destroy(sc);
+	}
+	remove_db();
+	fill_commits = 0;
+	counts_checked = 1;
+	a2m_bm25_blockmax(1);
+}
+
+/* One integer from the test's SQLite file (-1 when the query fails). */
+static int64_t sql_int64(const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+	if (sqlite3_open(db_path, &db) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/*
+** A file of the previous layout (postings/5: no skip table anywhere) is
+** taken as it is, renamed postings/6 at a read-write open, and read
+** exactly: its plain lists beside the skip tables of the segments
+** written after it.
+*/
+static void test_a_file_without_skip_tables_is_read_as_it_is(void)
+{
+	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
+	a2m_seg_skip_for_tests(1);
+	rng_state = 61;
+	fill_commits = 3;
+	a2m_store *s = filled_store(1, sc, 2000);
+	fill_commits = 0;
+	a2m_seg_skip_for_tests(0);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	s->ops->close(s);
+	sc->destroy(sc);
+	sqlite3 *db = NULL;
+	CHECK_INT(sqlite3_open(db_path, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/6|',"
+			       " 'postings/5|') WHERE name = 'index'", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	/* Opened: the index taken as it is (its rows unchanged), renamed. */
+	int64_t bytes = sql_int64("SELECT sum(length(data)) FROM a2m_segments");
+	CHECK(bytes > 0);
+	CHECK_INT(sql_int64("SELECT value LIKE 'postings/5|%' FROM a2m_meta WHERE name = 'index'"), 1);
+	sc = a2m_scorer_bm25_new(NULL);
+	keep_db = 1;
+	s = filled_store(1, sc, 2000);
+	keep_db = 0;
+	CHECK(s != NULL);
+	if (s) {
+		s->ops->close(s);
+		sc->destroy(sc);
+	}
+	CHECK_INT(sql_int64("SELECT sum(length(data)) FROM a2m_segments"), bytes);
+	CHECK_INT(sql_int64("SELECT value LIKE 'postings/6|%' FROM a2m_meta WHERE name = 'index'"), 1);
+	/* Churned (new segments, with tables), compared. */
+	a2m_bm25_blockmax(2);
+	counts_checked = 0;
+	churn_commits = 4;
+	keep_db = 1;
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 62, 0);
+	keep_db = 0;
+	churn_commits = 0;
+	counts_checked = 1;
+	a2m_bm25_blockmax(1);
+	remove_db();
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-prune-%d.db", (int)getpid());
@@ -778,6 +901,8 @@ int main(void)
 		TEST(test_lent_bounds_bound_their_postings_memory),
 		TEST(test_lent_bounds_bound_their_postings_sqlite),
 		TEST(test_pruned_same_as_complete_after_churn),
+		TEST(test_skip_tables_over_segments_and_too_tight),
+		TEST(test_a_file_without_skip_tables_is_read_as_it_is),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);

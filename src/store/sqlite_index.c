@@ -21,14 +21,23 @@
 #include "util/hash.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
-#define INDEX_LAYOUT "postings/5"
+#define INDEX_LAYOUT "postings/6"
+/*
+** The layout before skip tables (sqlite_segments_skip.c): its lists are
+** all plain, which this layout's readers take as they are. Taken as it
+** is; a read-write open names it postings/6, so that an older build, which
+** would misread the skip tables of the segments written from then on,
+** rebuilds the index instead.
+*/
+#define INDEX_LAYOUT_UNSKIPPED "postings/5"
 /*
 ** The layout before the tail (sqlite_index_tail.c), the same tables with
 ** every record indexed: taken as it is, its mark set to the last record.
 */
 #define INDEX_LAYOUT_UNTAILED "postings/4"
-_Static_assert(sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_UNTAILED,
-	       "untailed_upgrade writes one name over the other");
+_Static_assert(sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_UNTAILED &&
+	       sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_UNSKIPPED,
+	       "layout_upgrade writes one name over the other");
 #define META_NAME    "index"
 
 /*
@@ -186,13 +195,15 @@ int a2m_sqlite_index_version_ok(const a2m_indexer *ix, const char *have)
 		return 1;
 	if (n == strlen(INDEX_LAYOUT_UNTAILED) && memcmp(have, INDEX_LAYOUT_UNTAILED, n) == 0)
 		return 2;
+	if (n == strlen(INDEX_LAYOUT_UNSKIPPED) && memcmp(have, INDEX_LAYOUT_UNSKIPPED, n) == 0)
+		return 3;
 	return 0;
 }
 
 /*
 ** 1 when the tables exist and were built for ix, 2 when in the layout
-** before the tail (usable; a read-write open moves it on), 0 when neither,
-** or < 0.
+** before the tail, 3 before skip tables (both usable; a read-write open
+** moves them on), 0 when neither, or < 0.
 */
 static int is_current(sqlite3 *db, a2m_store *base, const a2m_indexer *ix)
 {
@@ -214,14 +225,18 @@ static int is_current(sqlite3 *db, a2m_store *base, const a2m_indexer *ix)
 }
 
 /*
-** A file of the layout before the tail: every record is indexed, so the
-** mark is the last record's seq; the layout's name moves on with it, so
-** that a build without the tail rebuilds the index rather than miss the
-** tail. Under the write lock, and only if the name is still the old one:
-** another process of this build may have moved it on, and have a tail.
+** A file of the layout before the tail (untailed): every record is
+** indexed, so the mark is the last record's seq; the layout's name moves
+** on with it, so that a build without the tail rebuilds the index rather
+** than miss the tail. A file before skip tables: only the name moves on
+** (see INDEX_LAYOUT_UNSKIPPED). Under the write lock, and only if the name
+** is still the old one: another process of this build may have moved it
+** on, and have a tail.
 */
-static int untailed_upgrade(a2m_sqlite_index *x, a2m_store *base, const char *version)
+static int layout_upgrade(a2m_sqlite_index *x, a2m_store *base, const char *version,
+			  int untailed)
 {
+	const char *from = untailed ? INDEX_LAYOUT_UNTAILED : INDEX_LAYOUT_UNSKIPPED;
 	sqlite3_stmt *st = NULL;
 	char *old = strdup(version);
 	int rc = old ? exec(x->db, base, "BEGIN IMMEDIATE", "upgrade")
@@ -230,14 +245,14 @@ static int untailed_upgrade(a2m_sqlite_index *x, a2m_store *base, const char *ve
 		free(old);
 		return rc;
 	}
-	memcpy(old, INDEX_LAYOUT_UNTAILED, strlen(INDEX_LAYOUT_UNTAILED));  /* same length */
+	memcpy(old, from, strlen(from));  /* same length */
 	if (sqlite3_prepare_v2(x->db, "UPDATE a2m_meta SET value = ?1 WHERE name = '" META_NAME
 			       "' AND value = ?2", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 2, old, -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_DONE)
 		rc = fail(x->db, base, "upgrade");
-	int moved = !rc && sqlite3_changes(x->db) == 1;
+	int moved = !rc && sqlite3_changes(x->db) == 1 && untailed;
 	sqlite3_finalize(st);
 	st = NULL;
 	if (moved &&
@@ -391,8 +406,8 @@ int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_index
 		goto out;  /* no usable index, and no right to build one */
 	if (current) {
 		rc = prepare_all(x, base);
-		if (!rc && current == 2 && !read_only)
-			rc = untailed_upgrade(x, base, version);
+		if (!rc && current >= 2 && !read_only)
+			rc = layout_upgrade(x, base, version, current == 2);
 	} else {
 		/* The statements would not survive the DROP: rebuild prepares them. */
 		finalize_all(x);

@@ -72,8 +72,9 @@ char *a2m_sqlite_index_version(const a2m_indexer *ix);
 /*
 ** Whether have (a2m_meta's row "index") names an index ix can use: 1 when
 ** it is a2m_sqlite_index_version(ix), 2 when it is the layout before the
-** tail with ix's analyser (every record indexed: usable as it is), 0 when
-** neither (NULL included).
+** tail with ix's analyser (every record indexed: usable as it is), 3 when
+** it is the layout before skip tables (plain lists: usable as it is), 0
+** when none (NULL included).
 */
 int a2m_sqlite_index_version_ok(const a2m_indexer *ix, const char *have);
 

@@ -526,6 +526,15 @@ int a2m_segments_merge_term(a2m_store *base, const a2m_seg_term_lists *tl,
 
 #ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
 /*
+** For tests: how skip tables are written from now on: 0 as they should be,
+** 1 not at all (the previous layout, postings/5), 2 with bounds too tight
+** (every block bounded as one occurrence in a record four times as long
+** as its shortest: a recall trusting them misses records).
+** a2m_seg_skip_verify judges by the entries whatever the mode.
+*/
+void a2m_seg_skip_for_tests(int mode);
+
+/*
 ** For tests: the fewest entries of a full level merged in steps (< 0: the
 ** default, 100 000) and the bytes a commit's steps read (0: by its size).
 */

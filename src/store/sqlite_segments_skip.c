@@ -51,7 +51,19 @@ static int get_bound(const unsigned char **p, const unsigned char *end, a2m_tf_b
 	return 1;
 }
 
-int a2m_seg_skip_build(const void *data, size_t n, a2m_seg_bytes *out)
+#ifdef A2M_TEST_HOOKS
+static int skip_mode_for_tests;
+
+void a2m_seg_skip_for_tests(int mode)
+{
+	skip_mode_for_tests = mode;
+}
+#else
+#define skip_mode_for_tests 0
+#endif
+
+/* a2m_seg_skip_build, the tests' mode aside (mode: a2m_seg_skip_for_tests). */
+static int build(const void *data, size_t n, a2m_seg_bytes *out, int mode)
 {
 	const unsigned char *p = data;
 	a2m_seg_list l;
@@ -59,7 +71,7 @@ int a2m_seg_skip_build(const void *data, size_t n, a2m_seg_bytes *out)
 	int got;
 	out->n = 0;
 	/* An entry takes a byte at least: fewer bytes, no second block. */
-	if (n <= A2M_POSTINGS_BLOCK || p[0] == A2M_SEG_SKIP_MARK)
+	if (n <= A2M_POSTINGS_BLOCK || p[0] == A2M_SEG_SKIP_MARK || mode == 1)
 		return 0;
 	/* Blocks' figures first, in a scratch of their own, then the head. */
 	a2m_seg_bytes blocks = {0};
@@ -92,6 +104,12 @@ int a2m_seg_skip_build(const void *data, size_t n, a2m_seg_bytes *out)
 			}
 			put(&blocks, (uint64_t)(l.seq - last));
 			put(&blocks, (uint64_t)(l.p - from) - at);
+			if (mode == 2 && b.tf) {
+				/* Too tight: one occurrence at most, four times as long. */
+				b.dl[0] = b.dl[0] < UINT32_MAX / 8 ? b.dl[0] * 4 + 16 : b.dl[0];
+				b.dl[1] = b.dl[2] = b.dl[3] = UINT32_MAX;
+				b.tf = 1;
+			}
 			put_bound(&blocks, &b);
 			at = (size_t)(l.p - from);
 			last = l.seq;
@@ -126,6 +144,11 @@ int a2m_seg_skip_build(const void *data, size_t n, a2m_seg_bytes *out)
 	}
 	free(blocks.p);
 	return rc ? rc : 1;
+}
+
+int a2m_seg_skip_build(const void *data, size_t n, a2m_seg_bytes *out)
+{
+	return build(data, n, out, skip_mode_for_tests);
 }
 
 int a2m_seg_skip_open(const void *data, size_t n, a2m_seg_skip *sk)
@@ -195,7 +218,7 @@ int a2m_seg_skip_verify(const void *data, size_t n)
 	/* The head must be the one a2m_seg_skip_build makes of the entries. */
 	a2m_seg_bytes again = {0};
 	size_t en = (size_t)(sk.end - sk.entries_at);
-	int built = a2m_seg_skip_build(sk.entries_at, en, &again);
+	int built = build(sk.entries_at, en, &again, 0);
 	int ok = built == 1 && again.n == n && memcmp(again.p, data, n) == 0;
 	free(again.p);
 	if (built == -1)

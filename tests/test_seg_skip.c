@@ -1,0 +1,288 @@
+/*
+** test_seg_skip.c — the skip tables of the SQLite segments' lists
+** (sqlite_segments_skip.c) and the reading of a term a block at a time
+** (sqlite_segments_lazy.c), on bytes, with no SQLite: a table says what its
+** entries hold (last seqs, byte spans, bounds, to the value), every decoder
+** reads a list with a table as the same list without one, a table made
+** wrong is found, and a term's lists read a block at a time give exactly
+** the postings their merge gives, or are declined when they cannot.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "store/sqlite_segments.h"
+
+static uint64_t rng_state = 0x5EED5EEDULL;
+
+static uint64_t rng(void)
+{
+	return check_rand(&rng_state);
+}
+
+/* n entries from seq first on, one in `dead` a tombstone (0: none), into b and e[]. */
+static void make_list(a2m_seg_bytes *b, a2m_seg_entry *e, size_t n, int64_t first, int dead)
+{
+	int64_t prev = 0, seq = first;
+	b->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		e[i] = (a2m_seg_entry){.seq = seq, .tf = 1 + (uint32_t)(rng() % 5),
+				       .dl = 3 + (uint32_t)(rng() % 300),
+				       .deleted = dead && rng() % (uint64_t)dead == 0};
+		if (e[i].deleted)
+			e[i].tf = e[i].dl = 0;
+		CHECK_INT(a2m_seg_put(b, &prev, &e[i]), 0);
+		seq += 1 + (int64_t)(rng() % 40);
+	}
+}
+
+static int same_bound(const a2m_tf_bound *a, const a2m_tf_bound *b)
+{
+	return a->tf == b->tf && !memcmp(a->dl, b->dl, sizeof a->dl);
+}
+
+/* Every length of a list's table, its blocks' figures and its entries decoded. */
+static void test_a_table_says_what_its_entries_hold(void)
+{
+	static a2m_seg_entry e[1000];
+	size_t sizes[] = {65, 128, 129, 300, 1000};
+	for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+		a2m_seg_bytes plain = {0}, with = {0};
+		size_t n = sizes[c];
+		make_list(&plain, e, n, 1 + (int64_t)(rng() % 1000), c % 2 ? 7 : 0);
+		CHECK_INT(a2m_seg_skip_build(plain.p, plain.n, &with), 1);
+		a2m_seg_skip sk;
+		CHECK_INT(a2m_seg_skip_open(with.p, with.n, &sk), 1);
+		CHECK_INT(sk.entries, (int64_t)n);
+		CHECK_INT(sk.nblocks, (n + 63) / 64);
+		int64_t live = 0;
+		for (size_t i = 0; i < n; i++)
+			live += !e[i].deleted;
+		CHECK_INT(sk.live, live);
+		CHECK_INT((size_t)(sk.end - sk.entries_at), plain.n);
+		CHECK(!memcmp(sk.entries_at, plain.p, plain.n));
+		a2m_seg_skip_iter it;
+		a2m_seg_skip_block b;
+		a2m_seg_skip_first(&sk, &it);
+		size_t blocks = 0, at = 0;
+		int got;
+		while ((got = a2m_seg_skip_next(&it, &b)) == 1) {
+			size_t from = blocks * 64, to = from + b.count;
+			CHECK_INT(b.count, n - from < 64 ? n - from : 64);
+			CHECK_INT(b.last, e[to - 1].seq);
+			CHECK_INT(b.prev, from ? e[from - 1].seq : 0);
+			CHECK_INT(b.at, at);
+			a2m_tf_bound want;
+			a2m_tf_bound_empty(&want);
+			for (size_t i = from; i < to; i++)
+				if (!e[i].deleted)
+					a2m_tf_bound_add(&want, e[i].tf, e[i].dl);
+			CHECK(same_bound(&b.bound, &want));
+			/* The block decodes alone from its bytes and its delta base. */
+			a2m_seg_list l;
+			a2m_seg_entry x;
+			a2m_seg_list_init(&l, sk.entries_at + b.at, b.bytes);
+			l.seq = b.prev;
+			for (size_t i = from; i < to; i++) {
+				CHECK_INT(a2m_seg_list_next(&l, &x), 1);
+				CHECK_INT(x.seq, e[i].seq);
+				CHECK_INT(x.deleted, e[i].deleted);
+			}
+			CHECK_INT(a2m_seg_list_next(&l, &x), 0);
+			at += b.bytes;
+			blocks++;
+		}
+		CHECK_INT(got, 0);
+		CHECK_INT(blocks, sk.nblocks);
+		/* Read as a list, the table is passed over. */
+		a2m_seg_list l;
+		a2m_seg_entry x;
+		a2m_seg_list_init(&l, with.p, with.n);
+		for (size_t i = 0; i < n; i++) {
+			CHECK_INT(a2m_seg_list_next(&l, &x), 1);
+			CHECK_INT(x.seq, e[i].seq);
+			CHECK_INT(x.tf, e[i].tf);
+			CHECK_INT(x.dl, e[i].dl);
+		}
+		CHECK_INT(a2m_seg_list_next(&l, &x), 0);
+		CHECK_INT(a2m_seg_skip_verify(with.p, with.n), 1);
+		CHECK_INT(a2m_seg_skip_verify(plain.p, plain.n), 0);
+		/* A table is never put on a table. */
+		a2m_seg_bytes again = {0};
+		CHECK_INT(a2m_seg_skip_build(with.p, with.n, &again), 0);
+		free(again.p);
+		free(plain.p);
+		free(with.p);
+	}
+}
+
+/* One block or less: no table, the list as it is (and as postings/5 wrote every list). */
+static void test_a_short_list_stays_plain(void)
+{
+	static a2m_seg_entry e[64];
+	a2m_seg_bytes plain = {0}, with = {0};
+	make_list(&plain, e, 64, 5, 0);
+	CHECK_INT(a2m_seg_skip_build(plain.p, plain.n, &with), 0);
+	CHECK_INT(with.n, 0);
+	a2m_seg_skip sk;
+	CHECK_INT(a2m_seg_skip_open(plain.p, plain.n, &sk), 0);
+	free(plain.p);
+	free(with.p);
+}
+
+/* A wrong table (a bound, a last seq) is found; a head that cannot be read is corrupt. */
+static void test_a_wrong_table_is_found(void)
+{
+	static a2m_seg_entry e[200];
+	a2m_seg_bytes plain = {0}, with = {0};
+	make_list(&plain, e, 200, 1, 0);
+	CHECK_INT(a2m_seg_skip_build(plain.p, plain.n, &with), 1);
+	a2m_seg_skip sk;
+	CHECK_INT(a2m_seg_skip_open(with.p, with.n, &sk), 1);
+	size_t head = (size_t)(sk.blocks - with.p), table = (size_t)(sk.blocks_end - sk.blocks);
+	/* Every byte of the blocks' figures matters. */
+	int found = 0;
+	for (size_t i = 0; i < table; i++) {
+		unsigned char *p = with.p + head + i, was = *p;
+		*p = (unsigned char)(was ^ 1);
+		found += a2m_seg_skip_verify(with.p, with.n) == -1;
+		*p = was;
+	}
+	CHECK_INT(found, (int)table);
+	CHECK_INT(a2m_seg_skip_verify(with.p, with.n), 1);
+	/* A head longer than the list: the list reads as corrupt, not empty. */
+	with.p[1] = 0x7f;
+	a2m_seg_list l;
+	a2m_seg_entry x;
+	a2m_seg_list_init(&l, with.p, 3);
+	CHECK_INT(a2m_seg_list_next(&l, &x), -1);
+	CHECK_INT(a2m_seg_skip_open(with.p, 3, &sk), -1);
+	free(plain.p);
+	free(with.p);
+}
+
+static int collect(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	a2m_seg_bytes *b = ctx;
+	if (a2m_seg_reserve(b, sizeof(a2m_posting)) != 0)
+		return -1;
+	a2m_posting p = {seq, tf, dl};
+	memcpy(b->p + b->n, &p, sizeof p);
+	b->n += sizeof p;
+	return 0;
+}
+
+/* A term's lists read a block at a time: the postings their merge gives, block by block. */
+static void test_a_term_read_a_block_at_a_time(void)
+{
+	static a2m_seg_entry e[3][700];
+	a2m_seg_bytes plain[3] = {{0}}, with[3] = {{0}};
+	const unsigned char *p[3];
+	size_t n[3];
+	/* An old segment of 700, a short one, a middle one of 130; disjoint, newest lowest. */
+	size_t counts[3] = {700, 40, 130};
+	int64_t firsts[3] = {30000, 60000, 1};
+	for (int i = 0; i < 3; i++) {
+		make_list(&plain[i], e[i], counts[i], firsts[i], 0);
+		int got = a2m_seg_skip_build(plain[i].p, plain[i].n, &with[i]);
+		CHECK_INT(got, counts[i] > 64);
+		p[i] = got ? with[i].p : plain[i].p;
+		n[i] = got ? with[i].n : plain[i].n;
+	}
+	a2m_posting tail[70];
+	for (int i = 0; i < 70; i++)
+		tail[i] = (a2m_posting){100000 + i, 1, 9};
+	a2m_seg_lazy *lz = NULL;
+	CHECK_INT(a2m_seg_lazy_new(p, n, 3, tail, 70, &lz), 1);
+	if (lz) {
+		a2m_postings_lent l;
+		a2m_seg_lazy_lend(lz, &l);
+		CHECK_INT(l.n, 940);
+		CHECK(l.fill != NULL);
+		size_t before = a2m_seg_lazy_cost(lz);
+		/* Filled out of order, each block's postings as the merge has them. */
+		a2m_seg_term_lists tl = {.k = 3};
+		for (int i = 0; i < 3; i++)
+			tl.p[i] = p[i], tl.n[i] = n[i];
+		a2m_seg_bytes merged = {0};
+		a2m_seg_list lists[3];
+		CHECK_INT(a2m_segments_merge_term(NULL, &tl, collect, &merged, lists), 0);
+		CHECK_INT(merged.n / sizeof(a2m_posting), 870);
+		const a2m_posting *m = (const a2m_posting *)merged.p;
+		a2m_tf_bound all;
+		a2m_tf_bound_empty(&all);
+		for (size_t b = l.nblocks; b-- > 0;) {
+			CHECK_INT(l.fill(l.ctx, b), 0);
+			for (size_t i = l.start[b]; i < l.start[b + 1]; i++) {
+				const a2m_posting *want = i < 870 ? &m[i] : &tail[i - 870];
+				CHECK_INT(l.v[i].seq, want->seq);
+				CHECK_INT(l.v[i].tf, want->tf);
+				CHECK_INT(l.v[i].dl, want->dl);
+				a2m_tf_bound one;
+				a2m_tf_bound_empty(&one);
+				a2m_tf_bound_add(&one, want->tf, want->dl);
+				a2m_tf_bound_add(&all, want->tf, want->dl);
+				a2m_tf_bound_merge(&one, &l.blocks[b]);
+				CHECK(same_bound(&one, &l.blocks[b]));  /* bounded by its block */
+			}
+			CHECK_INT(l.last[b], l.v[l.start[b + 1] - 1].seq);
+		}
+		CHECK(same_bound(&all, &l.all));
+		CHECK(a2m_seg_lazy_cost(lz) > before);
+		free(merged.p);
+		a2m_seg_lazy_free(lz);
+	}
+	/* Overlapping ranges, or a tombstone: declined (merged instead). */
+	lz = NULL;
+	const unsigned char *q[2] = {p[0], p[0]};
+	size_t qn[2] = {n[0], n[0]};
+	CHECK_INT(a2m_seg_lazy_new(q, qn, 2, NULL, 0, &lz), 0);
+	CHECK(lz == NULL);
+	a2m_seg_bytes dead = {0}, dead_with = {0};
+	static a2m_seg_entry d[300];
+	make_list(&dead, d, 300, 1, 50);
+	CHECK_INT(a2m_seg_skip_build(dead.p, dead.n, &dead_with), 1);
+	int any = 0;
+	for (int i = 0; i < 300; i++)
+		any |= d[i].deleted;
+	const unsigned char *dp = dead_with.p;
+	size_t dn = dead_with.n;
+	CHECK_INT(a2m_seg_lazy_new(&dp, &dn, 1, NULL, 0, &lz), any ? 0 : 1);
+	a2m_seg_lazy_free(lz);
+	/* Plain lists only (the previous layout): merged as before. */
+	lz = NULL;
+	const unsigned char *pp = plain[0].p;
+	CHECK_INT(a2m_seg_lazy_new(&pp, &plain[0].n, 1, NULL, 0, &lz), 0);
+	/* A block whose bytes are not what its table says fails to fill. */
+	const unsigned char *wp = with[0].p;
+	lz = NULL;
+	a2m_seg_skip sk;
+	CHECK_INT(a2m_seg_skip_open(with[0].p, with[0].n, &sk), 1);
+	unsigned char *entries = (unsigned char *)sk.entries_at;
+	entries[0] ^= 0x7e;  /* the first seq moves */
+	CHECK_INT(a2m_seg_lazy_new(&wp, &with[0].n, 1, NULL, 0, &lz), 1);
+	if (lz) {
+		CHECK_INT(a2m_seg_lazy_fill(lz, 0), -1);
+		a2m_seg_lazy_free(lz);
+	}
+	for (int i = 0; i < 3; i++) {
+		free(plain[i].p);
+		free(with[i].p);
+	}
+	free(dead.p);
+	free(dead_with.p);
+}
+
+int main(void)
+{
+	static const test_case tests[] = {
+		TEST(test_a_table_says_what_its_entries_hold),
+		TEST(test_a_short_list_stays_plain),
+		TEST(test_a_wrong_table_is_found),
+		TEST(test_a_term_read_a_block_at_a_time),
+		{NULL, NULL},
+	};
+	return run_tests(tests);
+}
