@@ -914,6 +914,36 @@ static int64_t sql_int(tctx *t, const char *sql)
 }
 
 /*
+** The lists with a skip table (sqlite_segments_skip.c) among the rows the
+** query lists (their data), each table checked against its entries: the
+** count, or -1 when a table is wrong or a row cannot be read.
+*/
+static int64_t skip_tables(tctx *t, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t n = 0;
+	if (sqlite3_open_v2(t->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		n = -1;
+	while (n >= 0 && sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *p = sqlite3_column_blob(st, 0), *term, *list;
+		const unsigned char *end = p + sqlite3_column_bytes(st, 0);
+		size_t tlen, lsize;
+		int got;
+		while (n >= 0 && (got = a2m_seg_next_in_block(&p, end, &term, &tlen, &list, &lsize)) == 1) {
+			int v = a2m_seg_skip_verify(list, lsize);
+			n = v < 0 ? -1 : n + v;
+		}
+		if (got < 0)
+			n = -1;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/*
 ** One step of the random history: insert an absent id, or change a present
 ** one's content (to new words, back to its previous content, or to the same
 ** text), or remove it.
@@ -1264,6 +1294,45 @@ static void test_merges_in_steps_keep_the_records_postings(tctx *t)
 	EXPECT(most_merges >= 1);
 	EXPECT(most <= 4);
 	EXPECT(sql_int(t, "SELECT max(level) FROM a2m_segdir") >= 3);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
+}
+
+static int count_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	(void)seq, (void)tf, (void)dl;
+	++*(int64_t *)ctx;
+	return 0;
+}
+
+/*
+** A common word's list past a block of 64 entries gets its skip table in
+** every segment that writes it: the merges' outputs, whole and in steps,
+** and the tables are right (the store's check rebuilds each from its
+** entries, as skip_tables does).
+*/
+static void test_merges_write_skip_tables(tctx *t)
+{
+	char id[32], text[64], why[320];
+	a2m_segments_merge_factor_for_tests(2);
+	a2m_sqlite_index_tail_for_tests(1);  /* a segment per commit */
+	for (int steps = 0; steps < 2 && !failure[0]; steps++) {
+		a2m_segments_steps_for_tests(steps ? 0 : -1, steps ? 300 : 0);
+		for (int i = 0; i < 150 && !failure[0]; i++) {
+			snprintf(id, sizeof id, "s%d-%d", steps, i);
+			snprintf(text, sizeof text, "common w%d", i % 17);
+			if (insert(t, id, text) <= 0)
+				snprintf(failure, sizeof failure, "insert %s: %s", id, t->s->errmsg);
+		}
+	}
+	a2m_segments_steps_for_tests(-1, 0);
+	a2m_segments_merge_factor_for_tests(0);
+	a2m_sqlite_index_tail_for_tests(0);
+	int64_t all = 0;
+	EXPECT_OK(t->s->ops->index_postings(t->s, "common", 6, count_posting, &all));
+	EXPECT_INT(all, 300);
+	EXPECT(skip_tables(t, "SELECT data FROM a2m_segments WHERE seg IN"
+			   " (SELECT seg FROM a2m_segdir WHERE level >= 1)") > 0);
 	if (!check_clean(t->s, why, sizeof why))
 		snprintf(failure, sizeof failure, "%s", why);
 }
@@ -2261,6 +2330,7 @@ int main(void)
 	RUN_SQLITE(test_segment_number_reused_after_rollback_gets_its_own_filter);
 	RUN_SQLITE(test_reader_lists_segments_again_after_a_writers_commit);
 	RUN_SQLITE(test_merges_in_steps_keep_the_records_postings);
+	RUN_SQLITE(test_merges_write_skip_tables);
 	RUN_SQLITE(test_a_kill_in_a_merge_leaves_the_index_right);
 	RUN_SQLITE(test_lone_inserts_wait_in_the_tail_until_a_removal);
 	RUN_SQLITE(test_a_full_tail_is_written_out);
