@@ -262,6 +262,12 @@ int a2m_seg_lazy_fill(void *ctx, size_t b)
 		return -1;
 	s->filled = 1;
 	lz->decoded += end - lz->start[b];
+	/* Every block decoded (term at a time reads them all): the bytes are not needed. */
+	if (lz->decoded == lz->n) {
+		free(lz->raw);
+		lz->raw = NULL;
+		lz->nraw = 0;
+	}
 	return 0;
 }
 
