@@ -930,7 +930,7 @@ static int64_t skip_tables(tctx *t, const char *sql)
 		const unsigned char *p = sqlite3_column_blob(st, 0), *term, *list;
 		const unsigned char *end = p + sqlite3_column_bytes(st, 0);
 		size_t tlen, lsize;
-		int got;
+		int got = 0;
 		while (n >= 0 && (got = a2m_seg_next_in_block(&p, end, &term, &tlen, &list, &lsize)) == 1) {
 			int v = a2m_seg_skip_verify(list, lsize);
 			n = v < 0 ? -1 : n + v;
