@@ -167,7 +167,8 @@ int a2m_seg_merge_lists(a2m_seg_list *lists, size_t n, int64_t tombstone_floor,
 **   0x00 varint(head bytes) varint(entries) varint(live) varint(blocks)
 **   per block: varint(last seq - previous block's last seq)
 **              varint(its entries' bytes)
-**              varint(tf) varint(dl[0]) varint(dl[1] - dl[0]) ... (dl[3] - dl[2])
+**              varint(tf) varint(dl[0]) then for dl[1..3] varint(0) when
+**              UINT32_MAX (none), else varint(dl[i] - dl[i - 1] + 1)
 **
 ** with the bound (store.h a2m_tf_bound) of the block's postings (tombstones
 ** bound nothing), live the entries that are postings, and a block every

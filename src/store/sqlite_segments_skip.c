@@ -24,13 +24,17 @@ static void put(a2m_seg_bytes *b, uint64_t v)
 	b->n += a2m_seg_put_varint(b->p + b->n, v);
 }
 
-/* The bound's lengths as deltas: dl[0] <= dl[1] <= dl[2] <= dl[3] always. */
+/*
+** The bound's lengths as deltas (dl[0] <= dl[1] <= dl[2] <= dl[3] always),
+** each after the first plus one, 0 for none (UINT32_MAX: no posting of that
+** tf, most blocks' dl[1..3]; one byte, not five).
+*/
 static void put_bound(a2m_seg_bytes *b, const a2m_tf_bound *t)
 {
 	put(b, t->tf);
 	put(b, t->dl[0]);
 	for (int i = 1; i < 4; i++)
-		put(b, (uint64_t)t->dl[i] - t->dl[i - 1]);
+		put(b, t->dl[i] == UINT32_MAX ? 0 : (uint64_t)t->dl[i] - t->dl[i - 1] + 1);
 }
 
 static int get_bound(const unsigned char **p, const unsigned char *end, a2m_tf_bound *t)
@@ -43,9 +47,17 @@ static int get_bound(const unsigned char **p, const unsigned char *end, a2m_tf_b
 		return 0;
 	t->dl[0] = (uint32_t)acc;
 	for (int i = 1; i < 4; i++) {
-		if (!a2m_seg_get_varint(p, end, &v) || acc + v > UINT32_MAX)
+		if (!a2m_seg_get_varint(p, end, &v))
 			return 0;
-		acc += v;
+		if (!v) {
+			t->dl[i] = UINT32_MAX;
+			acc = UINT32_MAX;
+			continue;
+		}
+		/* A length after none, or past the largest: not a bound this writes. */
+		if (acc == UINT32_MAX || acc + v - 1 >= UINT32_MAX)
+			return 0;
+		acc += v - 1;
 		t->dl[i] = (uint32_t)acc;
 	}
 	return 1;
