@@ -22,6 +22,7 @@
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
 #include "stack/where.h"
+#include "store/sqlite_index.h"
 #include "store/sqlite_segments.h"
 #include "store/store.h"
 
@@ -783,6 +784,13 @@ static void test_skip_tables_over_segments_and_too_tight(void)
 	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 51, 0);
 	lent_bounds_bound_their_postings(1, 0);
 	CHECK(lent_lazily > lazy_before + 10);
+	/* A cache too small to keep them: lent for their read bracket only. */
+	a2m_sqlite_index_cache_budget_for_tests(40);
+	lazy_before = lent_lazily;
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 53, 0);
+	lent_bounds_bound_their_postings(1, 0);
+	CHECK(lent_lazily > lazy_before + 10);
+	a2m_sqlite_index_cache_budget_for_tests(0);
 	/* Too tight: the same comparison must fail. */
 	int failures = check_failures_in_test;
 	fprintf(stderr, "  (mismatches below are expected: skip tables made too tight)\n");

@@ -30,6 +30,8 @@ struct pentry {
 	size_t        cost;         /* what it counts against the budget */
 	void         *lazy;         /* a list decoded a block at a time (ops), or NULL */
 	const a2m_pcache_lazy_ops *ops;
+	pentry       *tnext;        /* transient (lazy, too big to keep): the next one; */
+	int           transient;    /* not on the recency list, not counted, freed with its period */
 	uint32_t      len;
 	char          term[];
 };
@@ -51,6 +53,7 @@ struct a2m_pcache {
 	size_t   nbuckets;       /* a power of two */
 	size_t   count;          /* entries held */
 	pentry  *newest, *oldest;
+	pentry  *transients;     /* lazy entries too big to keep: this period's loans */
 	size_t   used, budget;   /* COST of the entries held, and the most allowed */
 	uint64_t version;
 	int      has_version;
@@ -104,8 +107,14 @@ static void drop(a2m_pcache *c, pentry *e)
 	while (*pp != e)
 		pp = &(*pp)->next;
 	*pp = e->next;
-	unlist(c, e);
-	c->used -= e->cost;
+	if (e->transient) {
+		for (pp = &c->transients; *pp != e; pp = &(*pp)->tnext)
+			;
+		*pp = e->tnext;
+	} else {
+		unlist(c, e);
+		c->used -= e->cost;
+	}
 	c->count--;
 	if (e->lazy)
 		e->ops->free(e->lazy);
@@ -136,6 +145,8 @@ void a2m_pcache_clear(a2m_pcache *c)
 {
 	while (c && c->oldest)
 		drop(c, c->oldest);
+	while (c && c->transients)
+		drop(c, c->transients);
 }
 
 void a2m_pcache_free(a2m_pcache *c)
@@ -206,8 +217,18 @@ static pentry *find(a2m_pcache *c, const char *term, size_t len, uint64_t h)
 static void recost(a2m_pcache *c, pentry *e)
 {
 	size_t cost = COST(e->ops->cost(e->lazy));
-	c->used += cost - e->cost;
+	if (!e->transient)
+		c->used += cost - e->cost;
 	e->cost = cost;
+}
+
+/* Makes e the most recently used (a transient entry is on no list). */
+static void touch(a2m_pcache *c, pentry *e)
+{
+	if (!e->transient) {
+		unlist(c, e);
+		list_first(c, e);
+	}
 }
 
 /*
@@ -231,8 +252,7 @@ int a2m_pcache_visit(a2m_pcache *c, const char *term, size_t len, a2m_posting_vi
 	*rc = 0;
 	if (!e || (e->lazy && whole(c, e, &l) != 0))
 		return 0;
-	unlist(c, e);
-	list_first(c, e);
+	touch(c, e);
 	for (size_t i = 0; i < l.n; i++) {
 		int r = visit(l.v[i].seq, l.v[i].tf, l.v[i].dl, ctx);
 		if (r < 0) {
@@ -250,8 +270,7 @@ int a2m_pcache_lend(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 	a2m_postings_lent l = {.v = e ? e->v : NULL, .n = e ? e->n : 0};
 	if (!e || (e->lazy && whole(c, e, &l) != 0))
 		return 0;
-	unlist(c, e);
-	list_first(c, e);
+	touch(c, e);
 	e->lent = c->period;
 	*v = l.v;
 	*n = l.n;
@@ -265,8 +284,7 @@ int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
 	if (!e)
 		return 0;
 	if (e->lazy) {
-		unlist(c, e);
-		list_first(c, e);
+		touch(c, e);
 		e->lent = c->period;
 		e->ops->lend(e->lazy, out);
 		recost(c, e);
@@ -317,6 +335,9 @@ static void bound_entry(pentry *e)
 void a2m_pcache_next_period(a2m_pcache *c)
 {
 	c->period++;
+	/* The loans of the period that ended are over: its transient entries go. */
+	while (c->transients)
+		drop(c, c->transients);
 }
 
 /*
@@ -338,6 +359,8 @@ static void link_entry(a2m_pcache *c, pentry *e, const char *term, size_t len, u
 	e->stamp = stamp_of(c, h);
 	e->cost = cost;
 	e->lent = 0;
+	e->transient = 0;
+	e->tnext = NULL;
 	e->next = c->buckets[h & (c->nbuckets - 1)];
 	c->buckets[h & (c->nbuckets - 1)] = e;
 	list_first(c, e);
@@ -375,8 +398,7 @@ int a2m_pcache_put_lazy(a2m_pcache *c, const char *term, size_t len, void *obj,
 	uint64_t h = a2m_hash_bytes(term, len);
 	size_t cost = COST(ops->cost(obj));
 	pentry *e = NULL;
-	if (cost > c->budget / 4 || len > UINT32_MAX || find(c, term, len, h) ||
-	    !(e = malloc(sizeof *e + len))) {
+	if (len > UINT32_MAX || find(c, term, len, h) || !(e = malloc(sizeof *e + len))) {
 		ops->free(obj);
 		return 0;
 	}
@@ -387,6 +409,24 @@ int a2m_pcache_put_lazy(a2m_pcache *c, const char *term, size_t len, void *obj,
 	e->lazy = obj;
 	e->ops = ops;
 	a2m_tf_bound_empty(&e->all);
-	link_entry(c, e, term, len, h, cost);
-	return 1;
+	if (cost <= c->budget / 4) {
+		link_entry(c, e, term, len, h, cost);
+		return 1;
+	}
+	/* Too big to keep: lent for this period only, then freed. */
+	memcpy(e->term, term, len);
+	e->len = (uint32_t)len;
+	e->hash = h;
+	e->stamp = stamp_of(c, h);
+	e->cost = cost;
+	e->lent = c->period;
+	e->transient = 1;
+	e->newer = e->older = NULL;
+	e->tnext = c->transients;
+	c->transients = e;
+	e->next = c->buckets[h & (c->nbuckets - 1)];
+	c->buckets[h & (c->nbuckets - 1)] = e;
+	if (++c->count > c->nbuckets)
+		grow(c);
+	return 2;
 }

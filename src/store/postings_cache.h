@@ -121,8 +121,11 @@ typedef struct a2m_pcache_lazy_ops {
 
 /*
 ** Keeps obj (ops: how to read it) as term's entry, evicting as
-** a2m_pcache_put does. Takes obj whatever happens: returns 1 when kept, 0
-** when it was freed (too big, term already cached, no memory). Lent by
+** a2m_pcache_put does. Takes obj whatever happens: returns 1 when kept; 2
+** when too big to keep (over a quarter of the budget) and so kept only
+** until the current lending period ends (a2m_pcache_next_period; counted
+** against no budget: the lender holds it for its loan, as it would a copy);
+** 0 when it was freed (term already cached, no memory). Lent by
 ** a2m_pcache_lend_bounds as it is; a2m_pcache_lend and a2m_pcache_visit
 ** decode it whole first (reporting the term missing when they cannot).
 ** Its cost grows as blocks are decoded and is counted at each lend.
