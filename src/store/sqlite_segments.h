@@ -323,7 +323,7 @@ int a2m_seg_merge_inputs(a2m_seg_input *in, size_t n, int64_t tombstone_floor,
 
 /*
 ** A merge computed on a thread of its own while the transaction that will
-** write it goes on (sqlite_segments.c, merge ahead): the inputs are the
+** write it goes on (sqlite_segments_ahead.c): the inputs are the
 ** job's. a2m_seg_job_start returns NULL when memory runs out or no thread
 ** starts (in[] is then still the caller's); a2m_seg_job_done says, without
 ** waiting, whether the thread has finished; a2m_seg_job_finish waits for the

@@ -1,7 +1,8 @@
 /*
-** sqlite_segments_internal.h — what sqlite_segments.c (writing, merging)
-** and sqlite_segments_read.c (reading a term) share: the segments of one
-** connection and the statement helpers. Not for any other file.
+** sqlite_segments_internal.h — what sqlite_segments.c (writing),
+** sqlite_segments_ahead.c (merging) and sqlite_segments_read.c (reading a
+** term) share: the segments of one connection and the statement helpers.
+** Not for any other file.
 */
 #ifndef A2M_SQLITE_SEGMENTS_INTERNAL_H
 #define A2M_SQLITE_SEGMENTS_INTERNAL_H
@@ -98,5 +99,30 @@ static inline int each_row(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, i
 	reset(st);
 	return rc;
 }
+
+/* The entries a commit's segment holds, roughly: level 0's size for level_for. */
+#define LEVEL0_ENTRIES 4096
+
+/*
+** Shared by sqlite_segments.c and sqlite_segments_ahead.c; each fails as
+** the store does (a2m_store_fail: the message on base, a negative code).
+** a2m_seg_merge_factor: the segments of a full level (8, or the tests').
+** a2m_seg_ahead_min: the fewest entries of a full level merged ahead
+** (INT64_MAX when merging inline). a2m_seg_one_int steps st, which returns
+** one integer row, into *out (-1 when it returns none).
+** a2m_seg_write_row writes a block (n bytes) as the row (seg, first: flen
+** bytes). a2m_seg_prepare_once prepares *st from sql unless it is.
+** a2m_seg_write_dir writes segment seg's directory row.
+*/
+int     a2m_seg_merge_factor(void);
+int64_t a2m_seg_ahead_min(const a2m_segments *s);
+int     a2m_seg_one_int(a2m_segments *s, a2m_store *base, sqlite3_stmt *st, int64_t *out,
+			const char *op);
+int     a2m_seg_write_row(a2m_segments *s, a2m_store *base, int64_t seg, const void *first,
+			  size_t flen, const void *block, size_t n);
+int     a2m_seg_prepare_once(a2m_segments *s, a2m_store *base, sqlite3_stmt **st,
+			     const char *sql);
+int     a2m_seg_write_dir(a2m_segments *s, a2m_store *base, int64_t seg, int level,
+			  int64_t entries, int64_t maxseq, const uint64_t *hashes, size_t nhashes);
 
 #endif

@@ -2,7 +2,7 @@
 ** sqlite_segments_merge.c — building a segment's blocks, and merging
 ** segments in memory, apart from SQLite (see sqlite_segments.h).
 **
-** sqlite_segments.c reads a merge's inputs and writes its output; what
+** sqlite_segments_ahead.c reads a merge's inputs and writes its output; what
 ** happens in between needs nothing of SQLite, so it can run on a thread of
 ** its own while the writer goes on with its transaction (a merge of the
 ** index at 100 000 records was about a sixth of a batched remember's work
