@@ -16,7 +16,8 @@
 ** creates and migrates nothing, and refuses every write with A2M_READ_ONLY
 ** before SQLite sees it, so the refusal is the same whatever the file's
 ** permissions. With a procedural tier, the engine notes each write that may
-** change a mirrored file and hands the notes to mirror.c after the commit.
+** change a mirrored file and hands the notes to mirror.c after the commit
+** (sqlite_mirror.c).
 **
 ** Once an analyser is attached (index_attach), every write also keeps the
 ** term index (sqlite_index.c) in the same transaction: its postings are
@@ -73,98 +74,6 @@
 	" WHERE tier = ?1 AND session = ifnull(?2, x'')"
 #define SQL_COUNT_SESSION \
 	"SELECT ifnull(sum(n), 0) FROM a2m_counts WHERE session = ifnull(?2, x'')"
-/* What a record's mirror file depends on, when it is in the mirrored tier. */
-#define SQL_MIRROR_OLD \
-	"SELECT key, content, owner, created_at, revision FROM records" \
-	" WHERE id = ?1 AND tier = ?2"
-
-/* ---- the procedural mirror --------------------------------------------- */
-
-/*
-** Brings the mirror up to date after a commit. The commit has happened, so
-** a failure here is not the caller's failure: it is kept in errmsg and
-** counted (store.h, a2m_sqlite_options), and the next commit reconciles.
-*/
-void a2m_sqlite_mirror_apply(sqlstore *s)
-{
-	char err[sizeof s->base.errmsg];
-	if (!s->mirror)
-		return;
-	if (a2m_mirror_apply(s->mirror, &s->base, err, sizeof err) != 0) {
-		snprintf(s->base.errmsg, sizeof s->base.errmsg, "%s", err);
-		s->base.mirror_failures++;
-	}
-}
-
-/* After a successful write: applies it at once if it committed on its own. */
-static void after_write(sqlstore *s)
-{
-	if (s->mirror && sqlite3_get_autocommit(s->db))
-		a2m_sqlite_mirror_apply(s);
-}
-
-static int in_mirror_tier(const sqlstore *s, const char *tier)
-{
-	return tier && strcmp(tier, a2m_mirror_tier(s->mirror)) == 0;
-}
-
-static int same_text(const unsigned char *a, const char *b)
-{
-	if (!a || !b)
-		return !a && !b;
-	return strcmp((const char *)a, b) == 0;
-}
-
-/*
-** Before an update or remove of id: whether the record is in the mirrored
-** tier (*was_in), its file name then (*old_name, malloc'd, NULL when it is
-** not), and whether rec (NULL for a remove) would leave that file's bytes
-** unchanged (*same), which lets the frequent bookkeeping updates (access
-** counts) skip the mirror entirely. The name is taken while the row is at
-** hand: its text must not be read after the write.
-*/
-static int mirror_before(sqlstore *s, const char *id, const a2m_record *rec,
-			 int *was_in, int *same, char **old_name)
-{
-	int rc = 0;
-	*was_in = *same = 0;
-	*old_name = NULL;
-	if (a2m_sqlite_bind_text(s->mirror_old, 1, id) != SQLITE_OK ||
-	    a2m_sqlite_bind_text(s->mirror_old, 2, a2m_mirror_tier(s->mirror)) != SQLITE_OK) {
-		rc = a2m_sqlite_db_fail(s, "mirror");
-		goto out;
-	}
-	int step = sqlite3_step(s->mirror_old);
-	if (step == SQLITE_DONE)
-		goto out;
-	if (step != SQLITE_ROW) {
-		rc = a2m_sqlite_db_fail(s, "mirror");
-		goto out;
-	}
-	const unsigned char *key = sqlite3_column_text(s->mirror_old, 0);
-	const unsigned char *content = sqlite3_column_text(s->mirror_old, 1);
-	const unsigned char *owner = sqlite3_column_text(s->mirror_old, 2);
-	a2m_record old;
-	memset(&old, 0, sizeof old);
-	old.id = (char *)id;
-	old.key = (char *)key;
-	old.content = (char *)content;
-	*old_name = a2m_mirror_file_name(&old);
-	if (!*old_name || !content) {
-		free(*old_name);
-		*old_name = NULL;
-		rc = a2m_store_fail(&s->base, "mirror: out of memory");
-		goto out;
-	}
-	*was_in = 1;
-	*same = rec && same_text(key, rec->key) && same_text(content, rec->content) &&
-		same_text(owner, rec->owner) &&
-		sqlite3_column_int64(s->mirror_old, 3) == rec->created_at &&
-		sqlite3_column_int64(s->mirror_old, 4) == rec->revision;
-out:
-	a2m_sqlite_done(s->mirror_old);
-	return rc;
-}
 
 /* Every write checks this first: a read-only store refuses before SQLite sees it. */
 int a2m_sqlite_refuse_read_only(sqlstore *s, const char *op)
@@ -303,9 +212,9 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 		rec->seq = seq;
 		a2m_sqlite_vectors_put(s->vectors, rec, seq);
 	}
-	if (rc == 0 && s->mirror && in_mirror_tier(s, rec->tier)) {
+	if (rc == 0 && s->mirror && a2m_sqlite_in_mirror_tier(s, rec->tier)) {
 		a2m_mirror_note(s->mirror, rec->id, NULL);
-		after_write(s);
+		a2m_sqlite_after_write(s);
 	}
 	return rc;
 }
@@ -341,7 +250,7 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 	if (!rc)
 		rc = a2m_store_check_record(&s->base, rec, "update");
 	if (!rc && s->mirror)
-		rc = mirror_before(s, rec->id, rec, &was_in, &same, &old_name);
+		rc = a2m_sqlite_mirror_before(s, rec->id, rec, &was_in, &same, &old_name);
 	/* Only a change of content re-indexes: touches and tier moves do not. */
 	if (!rc && s->index)
 		rc = a2m_sqlite_index_old_terms(s->index, base, rec->id, rec->content, &seq,
@@ -390,10 +299,10 @@ out:
 	if (rc == 0)
 		a2m_sqlite_vectors_put(s->vectors, rec, found ? seq : 0);
 	if (rc == 0 && s->mirror) {
-		int now_in = in_mirror_tier(s, rec->tier);
+		int now_in = a2m_sqlite_in_mirror_tier(s, rec->tier);
 		if ((was_in || now_in) && !(was_in && now_in && same)) {
 			a2m_mirror_note(s->mirror, rec->id, old_name);
-			after_write(s);
+			a2m_sqlite_after_write(s);
 		}
 	}
 	free(old_name);
@@ -415,7 +324,7 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 		rc = a2m_sqlite_held_flush(s);
 	if (rc || !id)
 		return rc;
-	if (s->mirror && (rc = mirror_before(s, id, NULL, &was_in, &same, &old_name)))
+	if (s->mirror && (rc = a2m_sqlite_mirror_before(s, id, NULL, &was_in, &same, &old_name)))
 		return rc;
 	if (s->index)
 		rc = a2m_sqlite_index_old_terms(s->index, base, id, NULL, &seq, &old_dt, &found,
@@ -452,7 +361,7 @@ static int sql_remove(a2m_store *base, const char *id, int *removed)
 		a2m_sqlite_vectors_remove(s->vectors, vseq);
 	if (rc == 0 && *removed && was_in) {
 		a2m_mirror_note(s->mirror, id, old_name);
-		after_write(s);
+		a2m_sqlite_after_write(s);
 	}
 	free(old_name);
 	return rc;
@@ -557,7 +466,7 @@ static void sql_close(a2m_store *base)
 	sql_free(s);
 }
 
-static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
+int a2m_sqlite_prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 {
 	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL)
 	    != SQLITE_OK)
@@ -576,7 +485,7 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 		rc = a2m_sqlite_txn_lost(s, "touch");
 	if (rc)
 		return rc;
-	if (!s->touch && prepare(s, &s->touch,
+	if (!s->touch && a2m_sqlite_prepare(s, &s->touch,
 				 "UPDATE records SET access_count = access_count + ?2,"
 				 " accessed_at = max(accessed_at, ?3) WHERE seq = ?1"))
 		return A2M_INTERNAL_ERROR;
@@ -742,23 +651,6 @@ static const a2m_store_ops sqlite_ops = {
 	.by_fingerprint = a2m_sqlite_by_fingerprint,
 };
 
-/* Sets up the mirror, if opt asks for one, and heals the directory. */
-static int open_mirror(sqlstore *s, const a2m_sqlite_options *opt)
-{
-	char err[sizeof s->base.errmsg];
-	if (s->base.read_only || !opt->procedural_dir || !opt->procedural_dir[0] ||
-	    !opt->procedural_tier || !opt->procedural_tier[0])
-		return 0;
-	s->mirror = a2m_mirror_new(opt->procedural_dir, opt->procedural_tier);
-	if (!s->mirror)
-		return a2m_store_fail(&s->base, "procedural mirror: out of memory");
-	if (prepare(s, &s->mirror_old, SQL_MIRROR_OLD))
-		return A2M_INTERNAL_ERROR;
-	if (a2m_mirror_reconcile(s->mirror, &s->base, err, sizeof err) != 0)
-		return a2m_store_fail(&s->base, "%s", err);
-	return 0;
-}
-
 /*
 ** Opens one connection; with pooled, the main connection of a store, which
 ** lends readers to concurrent read brackets (sqlite_pool.c).
@@ -820,24 +712,24 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 	    a2m_sqlite_unembedded_index(s, opt->unembedded_index) ||
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would
 	       ask for the write lock a read-only connection cannot have. */
-	    prepare(s, &s->begin, s->base.read_only ? "BEGIN" : "BEGIN IMMEDIATE") ||
-	    prepare(s, &s->snapshot, "PRAGMA schema_version") ||
-	    prepare(s, &s->commit, "COMMIT") ||
-	    prepare(s, &s->rollback, "ROLLBACK") ||
-	    prepare(s, &s->get, "SELECT " COLUMNS " FROM records WHERE id = ?1") ||
-	    prepare(s, &s->get_by_key, SQL_GET_BY_KEY) ||
-	    prepare(s, &s->update, SQL_UPDATE) ||
-	    prepare(s, &s->remove, "DELETE FROM records WHERE id = ?1") ||
-	    prepare(s, &s->meta_get, "SELECT value FROM a2m_meta WHERE name = ?1") ||
-	    prepare(s, &s->meta_set, SQL_META_SET) ||
-	    prepare(s, &s->meta_del, "DELETE FROM a2m_meta WHERE name = ?1") ||
-	    prepare(s, &s->by_seq, "SELECT " COLUMNS " FROM records WHERE seq = ?1") ||
-	    prepare(s, &s->count_tier, SQL_COUNT_TIER) ||
-	    prepare(s, &s->count_bucket, SQL_COUNT_BUCKET) ||
-	    prepare(s, &s->count_session, SQL_COUNT_SESSION) ||
+	    a2m_sqlite_prepare(s, &s->begin, s->base.read_only ? "BEGIN" : "BEGIN IMMEDIATE") ||
+	    a2m_sqlite_prepare(s, &s->snapshot, "PRAGMA schema_version") ||
+	    a2m_sqlite_prepare(s, &s->commit, "COMMIT") ||
+	    a2m_sqlite_prepare(s, &s->rollback, "ROLLBACK") ||
+	    a2m_sqlite_prepare(s, &s->get, "SELECT " COLUMNS " FROM records WHERE id = ?1") ||
+	    a2m_sqlite_prepare(s, &s->get_by_key, SQL_GET_BY_KEY) ||
+	    a2m_sqlite_prepare(s, &s->update, SQL_UPDATE) ||
+	    a2m_sqlite_prepare(s, &s->remove, "DELETE FROM records WHERE id = ?1") ||
+	    a2m_sqlite_prepare(s, &s->meta_get, "SELECT value FROM a2m_meta WHERE name = ?1") ||
+	    a2m_sqlite_prepare(s, &s->meta_set, SQL_META_SET) ||
+	    a2m_sqlite_prepare(s, &s->meta_del, "DELETE FROM a2m_meta WHERE name = ?1") ||
+	    a2m_sqlite_prepare(s, &s->by_seq, "SELECT " COLUMNS " FROM records WHERE seq = ?1") ||
+	    a2m_sqlite_prepare(s, &s->count_tier, SQL_COUNT_TIER) ||
+	    a2m_sqlite_prepare(s, &s->count_bucket, SQL_COUNT_BUCKET) ||
+	    a2m_sqlite_prepare(s, &s->count_session, SQL_COUNT_SESSION) ||
 	    (!s->base.read_only &&
-	     prepare(s, &s->stale, "DELETE FROM a2m_meta WHERE name = 'index'")) ||
-	    open_mirror(s, opt))
+	     a2m_sqlite_prepare(s, &s->stale, "DELETE FROM a2m_meta WHERE name = 'index'")) ||
+	    a2m_sqlite_open_mirror(s, opt))
 		goto fail;
 	if (!(s->vectors = a2m_sqlite_vectors_new(s->db)) ||
 	    !(s->rows = a2m_row_cache_new(ROW_CACHE_ROWS, ROW_CACHE_BUDGET))) {

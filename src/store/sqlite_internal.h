@@ -4,7 +4,8 @@
 ** functions one of its files defines and another calls.
 **
 ** The engine is one storage seam implementation (store.h) spread over
-** sqlite.c (open, close, writes, the mirror, the ops table),
+** sqlite.c (open, close, writes, the ops table), sqlite_mirror.c (the
+** procedural mirror's side: which writes change a mirrored file),
 ** sqlite_schema.c (connection settings and migrations), sqlite_rows.c
 ** (a record's row: binding and reading), sqlite_read.c (lookups, scans and
 ** counts), sqlite_txn.c (transactions and store-level settings),
@@ -561,6 +562,27 @@ int a2m_sqlite_open_reader(const char *path, const a2m_sqlite_options *opt,
 ** in errmsg and counted in mirror_failures, not returned (the commit stands).
 */
 void a2m_sqlite_mirror_apply(sqlstore *s);
+
+/*
+** The rest of the mirror's side (sqlite_mirror.c), for sqlite.c's writes
+** and open. a2m_sqlite_after_write applies the notes at once when the write
+** committed on its own. a2m_sqlite_in_mirror_tier: whether tier is the
+** mirrored one. a2m_sqlite_mirror_before, before an update (rec) or a
+** remove (rec NULL) of id: whether the record is in the mirrored tier
+** (*was_in), its file name then (*old_name, malloc'd, the caller frees;
+** NULL when not in it), and whether rec leaves that file's bytes unchanged
+** (*same); 0 or a store error. a2m_sqlite_open_mirror sets up the mirror
+** when opt names a procedural dir and tier, and heals the directory: 0 or
+** a store error (s->mirror freed with the store).
+*/
+void a2m_sqlite_after_write(sqlstore *s);
+int  a2m_sqlite_in_mirror_tier(const sqlstore *s, const char *tier);
+int  a2m_sqlite_mirror_before(sqlstore *s, const char *id, const a2m_record *rec,
+			      int *was_in, int *same, char **old_name);
+int  a2m_sqlite_open_mirror(sqlstore *s, const a2m_sqlite_options *opt);
+
+/* Prepares *st (persistent) from sql on s's connection: 0 or a store error. */
+int a2m_sqlite_prepare(sqlstore *s, sqlite3_stmt **st, const char *sql);
 
 /*
 ** Every write calls this first: 0 on a read-write store, else
