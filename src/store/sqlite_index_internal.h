@@ -1,8 +1,9 @@
 /*
 ** sqlite_index_internal.h — the SQLite term index's state, shared by
-** sqlite_index.c (the buffer and its writing out), sqlite_index_read.c
-** (the reads) and sqlite_index_tail.c (the tail: committed postings not
-** yet written as a segment). Nothing else
+** sqlite_index.c (the buffer and its writing out), sqlite_index_flush.c
+** (the buffer made into a segment), sqlite_index_read.c (the reads) and
+** sqlite_index_tail.c (the tail: committed postings not yet written as a
+** segment). Nothing else
 ** includes it; the rest of the engine sees sqlite_index.h.
 */
 #ifndef A2M_SQLITE_INDEX_INTERNAL_H
@@ -108,6 +109,13 @@ struct a2m_sqlite_index {
 ** 0 or a negative code (the caller rolls back).
 */
 int a2m_sqlite_index_write(a2m_sqlite_index *x, a2m_store *base, int merge);
+
+/*
+** Writes the buffered postings (x->ops, x->nops > 0) as one new segment,
+** then merges when merge is set (sqlite_index_flush.c); leaves the buffer
+** for the caller to empty. 0, or a store error (out of memory, SQLite).
+*/
+int a2m_sqlite_index_write_segment(a2m_sqlite_index *x, a2m_store *base, int merge);
 
 /* ---- sqlite_index_tail.c ------------------------------------------------ */
 
