@@ -1,8 +1,9 @@
 /*
-** postgres_check.h — what the PostgreSQL engine's two check files share,
+** postgres_check.h — what the PostgreSQL engine's three check files share,
 ** for them only: postgres_check.c (the ops, the areas' table, the core
-** areas) and postgres_check_extend.c (the extensions' data: history,
-** expiry, fingerprints).
+** areas), postgres_check_index.c (the term index) and
+** postgres_check_extend.c (the extensions' data: history, expiry,
+** fingerprints).
 **
 ** A check runs inside one REPEATABLE READ, READ ONLY transaction on the
 ** main connection; a repair inside a write transaction of its own per
@@ -44,6 +45,15 @@ int         a2m_pg_check_declare(pgcheck *k, a2m_check_area area, const char *na
 				 const char *sql, const char *what);
 PGresult   *a2m_pg_check_fetch(pgcheck *k, a2m_check_area area, const char *name, int binary,
 				const char *what);
+
+/* A text cell quoted for a message into out (size bytes); "(none)" for NULL. */
+const char *a2m_pg_check_quoted(pgcheck *k, const PGresult *r, int row, int col, char *out,
+				size_t size);
+
+/* ---- postgres_check_index.c: the term index ------------------------------------ */
+
+/* Inside the check's snapshot, with an analyser (o->ix): findings and summary. */
+void a2m_pg_check_index(pgcheck *k);
 
 /* ---- postgres_check_extend.c: the extensions' areas ---------------------------- */
 
