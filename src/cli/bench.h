@@ -88,6 +88,8 @@ int a2m_bench_soak(int argc, char **argv);
 */
 int a2m_bench_memory(int argc, char **argv);
 
+/* ---- bench_common.c: the helpers of every benchmark ---- */
+
 /* A monotonic clock in milliseconds. */
 double bench_now_ms(void);
 
@@ -186,6 +188,9 @@ int         bench_fts5_add(bench_fts5 *f, const char *text);
 int         bench_fts5_flush(bench_fts5 *f);
 int         bench_fts5_query(bench_fts5 *f, const char *text, double *ms, long *hits);
 void        bench_fts5_close(bench_fts5 *f);
+
+/* Orders doubles ascending, for qsort. */
+int         bench_cmp_double(const void *a, const void *b);
 
 /* p (0..1) of n sorted values. */
 double bench_percentile(const double *sorted, size_t n, double p);
