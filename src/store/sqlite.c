@@ -393,6 +393,8 @@ static void close_write_tail(sqlstore *s)
 	    (!index && !a2m_sqlite_counts_may_hold_tail(s)))
 		return;
 	(void)sqlite3_busy_timeout(s->db, CLOSE_BUSY_MS);
+	if (s->index)
+		a2m_sqlite_index_closing(s->index);
 	if (a2m_sqlite_begin(&s->base) != 0)
 		return;  /* busy, or the tail could not be read: it stays */
 	index = s->index && a2m_sqlite_index_tail(s->index);

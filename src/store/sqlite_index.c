@@ -647,6 +647,12 @@ int a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base)
 	if (rc)
 		return rc;
 	/* A failure leaves nothing under way: the commit merges what it must. */
-	(void)a2m_segments_merge_ahead(x->segs, base);
+	if (!x->closing)
+		(void)a2m_segments_merge_ahead(x->segs, base);
 	return 0;
+}
+
+void a2m_sqlite_index_closing(a2m_sqlite_index *x)
+{
+	x->closing = 1;
 }

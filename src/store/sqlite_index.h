@@ -163,6 +163,15 @@ size_t a2m_sqlite_index_tail(const a2m_sqlite_index *x);
 void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on);
 
 /*
+** The store is closing: the transactions from now on (the close's own, which
+** writes the tails out) begin no merge ahead. A merge begun there would be
+** either dropped unfinished or written by the close, holding it up for a
+** merge of any size, and which of the two happened depended on the thread's
+** timing.
+*/
+void a2m_sqlite_index_closing(a2m_sqlite_index *x);
+
+/*
 ** The data version moved from "from" to "to" by commits that wrote no
 ** postings, or by this connection's own commit (a2m_sqlite_index_txn_done
 ** first): the postings cache keeps what it holds (see a2m_pcache_adopt)

@@ -97,6 +97,7 @@ struct a2m_sqlite_index {
 	                                 a rewrite, a seq at or below the mark) */
 	int             flushed;      /* this transaction wrote the buffer out */
 	int             force;        /* the next commit writes the tail out */
+	int             closing;      /* the close's own transaction: begin no merge */
 	sqlite3_stmt   *tail_rows;    /* the mark and the records above it */
 	sqlite3_stmt   *mark_set;
 };
