@@ -97,10 +97,14 @@ static void heap_push(double *h, size_t *n, size_t admit, double v)
 
 /* ---- the lists ---- */
 
-/* The first posting of k at or after from whose seq is at least seq. */
-static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
+/*
+** The first posting of k in [from, end) whose seq is at least seq, or end.
+** Only v[from .. end) is read: a list read a block at a time has only its
+** filled block there.
+*/
+static size_t seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq)
 {
-	size_t lo = from, hi = k->n;
+	size_t lo = from, hi = end;
 	if (lo >= hi || k->v[lo].seq >= seq)
 		return lo;
 	/* k->v[lo].seq < seq: gallop, then halve. Most seeks land near. */
@@ -119,6 +123,12 @@ static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 			hi = mid;
 	}
 	return hi;
+}
+
+/* The first posting of k at or after from whose seq is at least seq. */
+static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
+{
+	return seek_in(k, from, k->n, seq);
 }
 
 /*
@@ -159,18 +169,7 @@ static size_t seek_lazy(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t from, in
 		return k->n;
 	}
 	/* last[b] >= seq: the answer is in v[from .. start[b + 1]). */
-	lo = from;
-	hi = k->start[b + 1] - 1;
-	if (k->v[lo].seq >= seq)
-		return lo;
-	while (lo + 1 < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->v[mid].seq < seq)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
+	return seek_in(k, from, k->start[b + 1], seq);
 }
 
 /* The block of k at posting at (c: its cursor, or its list's lead's). */
