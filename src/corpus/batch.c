@@ -21,9 +21,23 @@ static int oom(a2m_corpus_batch *b)
 
 /* ---- the protocol ------------------------------------------------------ */
 
-/* Sends the request built in msg (freed here) on the indexer's handle; 0,
-** or -1 with the reason. */
-static int call(a2m_corpus_batch *b, a2m_buf *msg)
+/*
+** Whether reply is the success response to the request of that id: the
+** library writes one as {"jsonrpc":"2.0","id":ID,"result":...}. Anything
+** else is read whole (an error, to say why). A batch's result lists every
+** id, and reading it only to find no "error" in it cost 2% of indexing
+** (callgrind).
+*/
+static int succeeded(const char *reply, int id)
+{
+	char head[64];
+	int n = snprintf(head, sizeof head, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":", id);
+	return n > 0 && (size_t)n < sizeof head && strncmp(reply, head, (size_t)n) == 0;
+}
+
+/* Sends the request built in msg (freed here), whose id is id, on the
+** indexer's handle; 0, or -1 with the reason. */
+static int call(a2m_corpus_batch *b, a2m_buf *msg, int id)
 {
 	char *reply = NULL;
 	if (msg->failed) {
@@ -36,6 +50,10 @@ static int call(a2m_corpus_batch *b, a2m_buf *msg)
 		snprintf(b->err, sizeof b->err, "the store: %s", a2m_strerror(rc));
 		a2m_free(reply);
 		return -1;
+	}
+	if (succeeded(reply, id)) {
+		a2m_free(reply);
+		return 0;
 	}
 	json_t *r = json_loads(reply, 0, NULL);
 	json_t *error = json_object_get(r, "error");
@@ -64,7 +82,7 @@ static int remember(a2m_corpus_batch *b, size_t from, size_t to)
 		a2m_buf_put(&msg, b->records.p + b->rec_off[i], end - b->rec_off[i]);
 	}
 	a2m_buf_puts(&msg, "]}}");
-	return call(b, &msg);
+	return call(b, &msg, 1);
 }
 
 /* memory/forget of the ids, at most A2M_CORPUS_FORGET_IDS per call. */
@@ -89,7 +107,7 @@ static int forget(a2m_corpus_batch *b)
 				   "\"params\":{\"ids\":[");
 		a2m_buf_put(&msg, s + start, end - start);
 		a2m_buf_puts(&msg, "]}}");
-		if (call(b, &msg) != 0)
+		if (call(b, &msg, 2) != 0)
 			return -1;
 		start = end + 1;
 	}
