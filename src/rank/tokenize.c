@@ -427,16 +427,20 @@ static unsigned gather8(uint64_t highs)
 /* Eight bytes of p, little-endian whatever the machine: byte i is bits 8i.. */
 static uint64_t load8(const unsigned char *p)
 {
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
 	return v;
 }
 
 static void store8(unsigned char *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++, v >>= 8)
-		p[i] = (unsigned char)v;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
 }
 
 /*
