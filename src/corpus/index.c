@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,13 @@ struct a2m_corpus {
 	a2m_buf            body, uri;
 	a2m_corpus_id     *ids;
 	size_t             cap_ids;
-	a2m_corpus_batch   batch;
+	a2m_corpus_batch   batch;        /* being filled */
+	/* The batch before, written on a thread of its own (flush_start). */
+	a2m_corpus_batch   out;
+	pthread_t          writer;
+	int                writing;      /* writer runs, or ran and is not joined */
+	int                out_rc;
+	size_t             out_added, out_removed, out_records;
 	a2m_corpus_stats  *st;
 	int64_t            drawn_ms;
 	char               err[512];
@@ -159,22 +166,86 @@ static void put_uri_path(a2m_buf *b, const char *s)
 	}
 }
 
-/* Writes the batch; 0, or -1 with its reason. */
-static int flush(a2m_corpus *c)
+/*
+** The writes of a batch (batch.c) go on a thread of their own while the
+** walk reads, cuts and encodes the next batch's files: the store's work
+** (the JSON read, the INSERTs, the commit) and the indexer's then use both
+** cores. One batch is written at a time, in the order they were filled, so
+** what a crash leaves is what it left before (batch.h). The table of files
+** is the writer's while it runs: the walk touches it only after
+** flush_wait (sync_path loads its rows there).
+*/
+static void *write_out(void *arg)
 {
-	size_t added, removed;
-	if (a2m_corpus_batch_flush(&c->batch, &added, &removed) != 0) {
-		snprintf(c->err, sizeof c->err, "%s", c->batch.err);
+	a2m_corpus *c = arg;
+	c->out_rc = a2m_corpus_batch_flush(&c->out, &c->out_added, &c->out_removed);
+	return NULL;
+}
+
+/* What the batch written did: 0, or -1 with why it failed. */
+static int written(a2m_corpus *c)
+{
+	c->out_records = 0;
+	if (c->out_rc) {
+		snprintf(c->err, sizeof c->err, "%s", c->out.err);
 		return -1;
 	}
-	c->st->chunks_added += added;
-	c->st->chunks_removed += removed;
+	c->st->chunks_added += c->out_added;
+	c->st->chunks_removed += c->out_removed;
 	return 0;
+}
+
+/* Waits for the batch being written; 0, or -1 with why it failed. */
+static int flush_wait(a2m_corpus *c)
+{
+	if (!c->writing)
+		return 0;
+	pthread_join(c->writer, NULL);
+	c->writing = 0;
+	return written(c);
+}
+
+/* Once the batch before is written, makes the batch filled the one to
+** write (c->out) and an empty one the one to fill; 0, or -1 with the reason
+** the batch before failed. */
+static int hand_over(a2m_corpus *c)
+{
+	if (flush_wait(c) != 0)
+		return -1;
+	a2m_corpus_batch full = c->batch;
+	c->batch = c->out;
+	c->out = full;
+	c->out_records = c->out.n_rec;
+	return 0;
+}
+
+/* Hands the batch to the writer (once the one before is written) and goes
+** on with an empty one; 0, or -1 with the reason a write failed. */
+static int flush_start(a2m_corpus *c)
+{
+	if (hand_over(c) != 0)
+		return -1;
+	if (pthread_create(&c->writer, NULL, write_out, c) != 0) {
+		/* No thread to be had: written here, the walk waiting. */
+		write_out(c);
+		return written(c);
+	}
+	c->writing = 1;
+	return 0;
+}
+
+/* Writes the batch, here, after the one before; 0, or -1 with the reason. */
+static int flush(a2m_corpus *c)
+{
+	if (hand_over(c) != 0)
+		return -1;
+	write_out(c);
+	return written(c);
 }
 
 static int flush_if_full(a2m_corpus *c)
 {
-	return a2m_corpus_batch_full(&c->batch) ? flush(c) : 0;
+	return a2m_corpus_batch_full(&c->batch) ? flush_start(c) : 0;
 }
 
 /* ---- one file ---------------------------------------------------------- */
@@ -256,7 +327,7 @@ static void progress(a2m_corpus *c, int done)
 		c->drawn_ms = 0;
 	} else if (!c->drawn_ms || now - c->drawn_ms >= PROGRESS_MS) {
 		fprintf(stderr, "\ra2m corpus: %zu files, %.1f MB read, %zu chunks\033[K",
-			c->st->files, (double)c->st->bytes / 1e6, c->st->chunks_added + c->batch.n_rec);
+			c->st->files, (double)c->st->bytes / 1e6, c->st->chunks_added + c->out_records + c->batch.n_rec);
 		c->drawn_ms = now;
 	} else {
 		return;
@@ -463,6 +534,8 @@ static int sync_path(a2m_corpus *c, const char *rel)
 {
 	a2m_corpus_row *rows;
 	size_t n_rows;
+	if (flush_wait(c) != 0)
+		return -1;
 	if (a2m_corpus_table_load(c->table, rel, &rows, &n_rows) != 0) {
 		snprintf(c->err, sizeof c->err, "the table of files: %s",
 			 a2m_corpus_table_errmsg(c->table));
@@ -523,10 +596,17 @@ int a2m_corpus_sync_paths(a2m_corpus *c, const char *const *rels, size_t n,
 	c->err[0] = '\0';
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = sync_path(c, rels[i]);
-	if (!rc)
+	if (!rc) {
 		rc = flush(c);
-	else
+	} else {
+		/* The reason kept is the first: the batch written meanwhile may
+		** fail too, but after it. */
+		char why[sizeof c->err];
+		memcpy(why, c->err, sizeof why);
+		flush_wait(c);
+		memcpy(c->err, why, sizeof why);
 		a2m_corpus_batch_reset(&c->batch);
+	}
 	progress(c, 1);
 	return rc;
 }
@@ -624,8 +704,8 @@ int a2m_corpus_open(const a2m_corpus_options *o, a2m_corpus **out, char *err, si
 	int reset;
 	if (a2m_corpus_table_open(o->index, settings, &c->table, &reset, err, errlen) != 0)
 		goto fail;
-	c->batch.h = c->h;
-	c->batch.table = c->table;
+	c->batch.h = c->out.h = c->h;
+	c->batch.table = c->out.table = c->table;
 	if (reset)
 		a2m_log(A2M_LOG_INFO, "corpus: the folder or the chunk size changed: every file "
 			"is cut again");
@@ -642,7 +722,10 @@ void a2m_corpus_close(a2m_corpus *c)
 {
 	if (!c)
 		return;
+	if (c->writing)
+		pthread_join(c->writer, NULL);
 	a2m_corpus_batch_free(&c->batch);
+	a2m_corpus_batch_free(&c->out);
 	a2m_corpus_table_close(c->table);
 	a2m_close(c->h);
 	a2m_chunks_free(&c->chunks);
