@@ -13,6 +13,8 @@
 #include "check.h"
 #include "check_a2m.h"
 #include "pg_helper.h"
+#include "server/inprocess.h"
+#include "util/json_read.h"
 
 static a2m *h;   /* the store under test */
 
@@ -122,6 +124,52 @@ static void test_notification_gets_no_answer(void)
 	json_t *r = check_call(h, "memory/recall", "{\"query\":\"zqxnotify\"}");
 	CHECK_INT(count_records(r), 1);
 	json_decref(r);
+}
+
+/*
+** A message read ahead into a value (server/inprocess.h, the corpus
+** indexer's way) is answered exactly as its text is: the same checks, the
+** same errors, the same limits, and a write that is really written.
+*/
+static void test_value_answered_as_its_text(void)
+{
+	static const char *const msgs[] = {
+		"[1]",
+		"7",
+		"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"memory/describe\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/list\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/recall\",\"params\":[1]}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"memory/describe\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"this content is longer than the sixty-four bytes the "
+		"server allows\"}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{},{},{},{},{},{}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"memory/forget\",\"params\":"
+		"{\"ids\":[\"no-such-id\"]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"id\":\"value-1\",\"content\":\"read ahead zqxvalue\"}]}}",
+	};
+	for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
+		char *text = NULL, *value = NULL;
+		int nomem = 0;
+		json_t *v = a2m_json_read_ex(msgs[i], strlen(msgs[i]), 1, &nomem);
+		CHECK(v != NULL);
+		/* The value first: the record of the last is new to it. */
+		int rv = a2m_handle_value(h, v, &value);
+		int rt = a2m_handle(h, msgs[i], A2M_NUL_TERMINATED, &text);
+		CHECK_INT(rv, rt);
+		if (text && value)
+			CHECK_STR(value, text);
+		else
+			CHECK(text == NULL && value == NULL);
+		a2m_free(text);
+		a2m_free(value);
+	}
+	json_t *r = check_call(h, "memory/recall", "{\"query\":\"zqxvalue\"}");
+	CHECK_INT(count_records(r), 1);
+	json_decref(r);
+	CHECK_INT(a2m_handle_value(h, NULL, NULL), A2M_MISUSE);
 }
 
 static void test_unknown_method_is_32601_undeclared_is_32003(void)
@@ -439,6 +487,7 @@ static const test_case tests[] = {
 	TEST(test_notification_gets_no_answer),
 	TEST(test_error_message_cut_inside_a_character),
 	TEST(test_unknown_method_is_32601_undeclared_is_32003),
+	TEST(test_value_answered_as_its_text),
 	TEST(test_describe_reports_core),
 	TEST(test_describe_other_protocol_is_32007),
 	TEST(test_remember_returns_ids_in_order),

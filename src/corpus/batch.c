@@ -11,6 +11,8 @@
 
 #include "corpus/batch.h"
 #include "corpus/grow.h"
+#include "server/inprocess.h"
+#include "util/json_read.h"
 #include "util/json_write.h"
 
 static int oom(a2m_corpus_batch *b)
@@ -35,17 +37,10 @@ static int succeeded(const char *reply, int id)
 	return n > 0 && (size_t)n < sizeof head && strncmp(reply, head, (size_t)n) == 0;
 }
 
-/* Sends the request built in msg (freed here), whose id is id, on the
-** indexer's handle; 0, or -1 with the reason. */
-static int call(a2m_corpus_batch *b, a2m_buf *msg, int id)
+/* What the handle answered (reply freed here) to the request of that id:
+** 0, or -1 with the reason. */
+static int answered(a2m_corpus_batch *b, int rc, char *reply, int id)
 {
-	char *reply = NULL;
-	if (msg->failed) {
-		a2m_buf_free(msg);
-		return oom(b);
-	}
-	int rc = a2m_handle(b->h, msg->p, msg->len, &reply);
-	a2m_buf_free(msg);
 	if (rc != A2M_OK || !reply) {
 		snprintf(b->err, sizeof b->err, "the store: %s", a2m_strerror(rc));
 		a2m_free(reply);
@@ -68,21 +63,80 @@ static int call(a2m_corpus_batch *b, a2m_buf *msg, int id)
 	return rc ? -1 : 0;
 }
 
-/* memory/remember of records [from, to) of the batch. */
-static int remember(a2m_corpus_batch *b, size_t from, size_t to)
+/* Sends the request built in msg (freed here), whose id is id, on the
+** indexer's handle; 0, or -1 with the reason. */
+static int call(a2m_corpus_batch *b, a2m_buf *msg, int id)
+{
+	char *reply = NULL;
+	if (msg->failed) {
+		a2m_buf_free(msg);
+		return oom(b);
+	}
+	int rc = a2m_handle(b->h, msg->p, msg->len, &reply);
+	a2m_buf_free(msg);
+	return answered(b, rc, reply, id);
+}
+
+/* The memory/remember of records [from, to) of the batch, into msg. */
+static void remember_text(const a2m_corpus_batch *b, size_t from, size_t to, a2m_buf *msg)
 {
 	static const char head[] =
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":{\"records\":[";
-	a2m_buf msg = {0};
-	a2m_buf_put(&msg, head, sizeof head - 1);
+	a2m_buf_put(msg, head, sizeof head - 1);
 	for (size_t i = from; i < to; i++) {
 		size_t end = i + 1 < b->n_rec ? b->rec_off[i + 1] : b->records.len;
 		if (i > from)
-			a2m_buf_put(&msg, ",", 1);
-		a2m_buf_put(&msg, b->records.p + b->rec_off[i], end - b->rec_off[i]);
+			a2m_buf_put(msg, ",", 1);
+		a2m_buf_put(msg, b->records.p + b->rec_off[i], end - b->rec_off[i]);
 	}
-	a2m_buf_puts(&msg, "]}}");
+	a2m_buf_puts(msg, "]}}");
+}
+
+/* memory/remember of the records of call k (A2M_CORPUS_BATCH_RECORDS a
+** call): the request read ahead when there is one, else its text. */
+static int remember(a2m_corpus_batch *b, size_t k)
+{
+	if (k < b->n_ready && b->ready[k]) {
+		json_t *msg = b->ready[k];
+		char *reply = NULL;
+		b->ready[k] = NULL;
+		/* Called first: answered() takes the reply it sets. */
+		int rc = a2m_handle_value(b->h, msg, &reply);
+		return answered(b, rc, reply, 1);
+	}
+	size_t from = k * A2M_CORPUS_BATCH_RECORDS, to = from + A2M_CORPUS_BATCH_RECORDS;
+	a2m_buf msg = {0};
+	remember_text(b, from, to < b->n_rec ? to : b->n_rec, &msg);
 	return call(b, &msg, 1);
+}
+
+int a2m_corpus_batch_prepare(a2m_corpus_batch *b)
+{
+	size_t n = (b->n_rec + A2M_CORPUS_BATCH_RECORDS - 1) / A2M_CORPUS_BATCH_RECORDS;
+	if (b->n_ready || !n || b->failed || b->records.failed)
+		return 0;
+	if (!(b->ready = calloc(n, sizeof *b->ready))) {
+		b->failed = 1;
+		return -1;
+	}
+	b->n_ready = n;
+	for (size_t k = 0; k < n; k++) {
+		size_t from = k * A2M_CORPUS_BATCH_RECORDS, to = from + A2M_CORPUS_BATCH_RECORDS;
+		a2m_buf msg = {0};
+		int nomem = 0;
+		remember_text(b, from, to < b->n_rec ? to : b->n_rec, &msg);
+		/* Read as a2m_handle reads; what the reader leaves (none of ours
+		** should be) goes as text, for a2m_handle to say why. */
+		if (!msg.failed)
+			b->ready[k] = a2m_json_read_ex(msg.p, msg.len, 1, &nomem);
+		nomem |= msg.failed;
+		a2m_buf_free(&msg);
+		if (nomem) {
+			b->failed = 1;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* memory/forget of the ids, at most A2M_CORPUS_FORGET_IDS per call. */
@@ -265,10 +319,8 @@ int a2m_corpus_batch_flush(a2m_corpus_batch *b, size_t *added, size_t *removed)
 		rc = oom(b);
 	if (!rc && b->n_pend)
 		rc = rows(b, 0);
-	for (size_t i = 0; !rc && i < b->n_rec; i += A2M_CORPUS_BATCH_RECORDS) {
-		size_t to = i + A2M_CORPUS_BATCH_RECORDS;
-		rc = remember(b, i, to < b->n_rec ? to : b->n_rec);
-	}
+	for (size_t k = 0; !rc && k * A2M_CORPUS_BATCH_RECORDS < b->n_rec; k++)
+		rc = remember(b, k);
 	if (!rc && b->n_forget)
 		rc = forget(b);
 	if (!rc && b->n_pend)
@@ -288,6 +340,11 @@ void a2m_corpus_batch_reset(a2m_corpus_batch *b)
 		free(b->pend[i].old_ids);
 		free(b->pend[i].new_ids);
 	}
+	for (size_t k = 0; k < b->n_ready; k++)
+		json_decref(b->ready[k]);
+	free(b->ready);
+	b->ready = NULL;
+	b->n_ready = 0;
 	b->n_pend = 0;
 	b->n_rec = 0;
 	b->records.len = 0;

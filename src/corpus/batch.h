@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "a2m.h"
 #include "corpus/files.h"
 #include "util/buf.h"
@@ -61,6 +63,10 @@ typedef struct a2m_corpus_batch {
 	a2m_buf             records;    /* the new chunks' records, back to back */
 	size_t             *rec_off;    /* where each starts */
 	size_t              n_rec, cap_rec;
+	json_t            **ready;      /* the memory/remember requests read ahead
+	                                   (a2m_corpus_batch_prepare), one per call;
+	                                   NULL entries go as text */
+	size_t              n_ready;
 	a2m_buf             forget;     /* ids to forget, as JSON strings, comma-separated */
 	size_t              n_forget;
 	size_t              bytes;      /* of text read for the batch */
@@ -88,6 +94,16 @@ int a2m_corpus_batch_record(a2m_corpus_batch *b);
 */
 void a2m_corpus_batch_forget(a2m_corpus_batch *b, const char *old, a2m_corpus_id *keep,
 			     size_t n);
+
+/*
+** Reads the batch's memory/remember requests ahead of the flush, which
+** then sends them as read (server/inprocess.h): the indexer does it on its
+** walking thread while the batch before is written on another, so the
+** writing thread does not read the records' JSON. Call it once the batch
+** is full; a flush without it sends the text. Returns 0, or -1 when memory
+** ran out (the flush then fails with that reason).
+*/
+int a2m_corpus_batch_prepare(a2m_corpus_batch *b);
 
 /* Whether the batch is due to be flushed. */
 int a2m_corpus_batch_full(const a2m_corpus_batch *b);

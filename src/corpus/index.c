@@ -223,6 +223,8 @@ static int hand_over(a2m_corpus *c)
 ** on with an empty one; 0, or -1 with the reason a write failed. */
 static int flush_start(a2m_corpus *c)
 {
+	/* Read while the batch before is still being written. */
+	a2m_corpus_batch_prepare(&c->batch);
 	if (hand_over(c) != 0)
 		return -1;
 	if (pthread_create(&c->writer, NULL, write_out, c) != 0) {

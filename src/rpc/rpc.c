@@ -292,7 +292,6 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 		  size_t *reply_len)
 {
 	json_error_t jerr;
-	a2m_error err = {0};
 	memset(req, 0, sizeof *req);
 	*reply = NULL;
 	/* JSON_ALLOW_NUL: "\u0000" is valid JSON; fields that cannot hold it
@@ -317,6 +316,14 @@ int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **repl
 					    data, reply_len);
 		return *reply ? 0 : A2M_NOMEM;
 	}
+	return a2m_rpc_accept(msgv, req, reply, reply_len);
+}
+
+int a2m_rpc_accept(json_t *msgv, a2m_rpc_request *req, char **reply, size_t *reply_len)
+{
+	a2m_error err = {0};
+	memset(req, 0, sizeof *req);
+	*reply = NULL;
 	if (!json_is_object(msgv)) {
 		const char *why = json_is_array(msgv)
 			? "Invalid request: batches (arrays) are not accepted; send one request object"

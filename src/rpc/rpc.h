@@ -41,6 +41,13 @@ typedef struct a2m_rpc_request {
 int a2m_rpc_parse(const char *msg, size_t len, a2m_rpc_request *req, char **reply,
 		  size_t *reply_len);
 
+/*
+** The checks of a2m_rpc_parse on a message already read into msgv (for an
+** in-process caller that read its text itself, server/inprocess.h), with
+** the same results; it takes msgv's reference whatever it returns.
+*/
+int a2m_rpc_accept(json_t *msgv, a2m_rpc_request *req, char **reply, size_t *reply_len);
+
 /* Releases what a2m_rpc_parse filled in; a zeroed req is a no-op. */
 void a2m_rpc_request_free(a2m_rpc_request *req);
 

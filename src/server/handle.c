@@ -23,8 +23,10 @@
 #include "rpc/rpc.h"
 #include "server/delegate.h"
 #include "server/deferred.h"
+#include "server/inprocess.h"
 #include "server/server.h"
 #include "util/clock.h"
+#include "util/json_write.h"
 #include "util/log.h"
 
 /*
@@ -242,6 +244,9 @@ typedef struct deferred {
 ** describe a network caller gets from the cache (describe_cached). With
 ** pending, a sync the call owes is left to a2m_deferred_finish().
 */
+static int run(a2m *h, a2m_call *callp, a2m_rpc_request *reqp, int network, char **reply,
+	       void **pending);
+
 static int handle(a2m *h, const char *message, size_t len, int network, const char *principal,
 		  char **reply, void **pending)
 {
@@ -256,13 +261,26 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 		return h->delegate->handle(h->delegate_ctx, message, len, network, principal,
 					   reply);
 	a2m_rpc_request req;
-	a2m_rpc_outcome o;
 	int rc;
 	a2m_call call = call_of(h, network, principal);
 	if (describe_quick(&call, message, len, reply))
 		return A2M_OK;
 	if ((rc = a2m_rpc_parse(message, len, &req, reply, NULL)) != 1)
 		return rc;
+	return run(h, &call, &req, network, reply, pending);
+}
+
+/*
+** Runs the request req (released here) that passed the envelope checks:
+** the rest of handle() and of a2m_handle_value().
+*/
+static int run(a2m *h, a2m_call *callp, a2m_rpc_request *reqp, int network, char **reply,
+	       void **pending)
+{
+	a2m_call call = *callp;
+	a2m_rpc_request req = *reqp;
+	a2m_rpc_outcome o;
+	int rc;
 	if (describe_parsed(&call, &req, reply)) {
 		a2m_rpc_request_free(&req);
 		return A2M_OK;
@@ -309,6 +327,33 @@ static int handle(a2m *h, const char *message, size_t len, int network, const ch
 int a2m_handle(a2m *h, const char *message, size_t len, char **reply)
 {
 	return handle(h, message, len, 0, NULL, reply, NULL);
+}
+
+int a2m_handle_value(a2m *h, json_t *msg, char **reply)
+{
+	if (!h || !msg || !reply) {
+		json_decref(msg);
+		if (reply)
+			*reply = NULL;
+		return A2M_MISUSE;
+	}
+	if (h->delegate) {
+		/* A delegate reads text: the message goes as text. */
+		size_t len;
+		char *text = a2m_json_write(msg, &len);
+		json_decref(msg);
+		if (!text) {
+			*reply = NULL;
+			return A2M_NOMEM;
+		}
+		int rc = handle(h, text, len, 0, NULL, reply, NULL);
+		free(text);
+		return rc;
+	}
+	a2m_rpc_request req;
+	a2m_call call = call_of(h, 0, NULL);
+	int rc = a2m_rpc_accept(msg, &req, reply, NULL);
+	return rc != 1 ? rc : run(h, &call, &req, 0, reply, NULL);
 }
 
 int a2m_handle_network(a2m *h, const char *message, size_t len, const char *principal,
