@@ -529,7 +529,9 @@ static void word_keys(worker *wk, bag *b, const a2m_token *t, size_t word,
 		use = allowed;
 	else if (!use)
 		use = unknown_langs & allowed;
-	int accented = t->flen != t->len || memcmp(t->folded, t->text, t->len) != 0;
+	/* The ASCII tokenizer points both spellings at one string. */
+	int accented = t->flen != t->len ||
+		       (t->folded != t->text && memcmp(t->folded, t->text, t->len) != 0);
 	uint64_t hf = use ? a2m_hash_bytes(t->folded, t->flen) : 0;
 	uint64_t ht = accented ? a2m_hash_bytes(t->text, t->len) : hf;
 	/*
