@@ -33,6 +33,7 @@
 #include "cli/bench.h"
 #include "cli/cli.h"
 #include "corpus/index.h"
+#include "server/inprocess.h"
 #include "util/buf.h"
 
 #define DEFAULT_FILES   10000
@@ -345,7 +346,8 @@ int a2m_bench_corpus_index(int argc, char **argv)
 	printf("  generated %.1f MB in %.1f s under %s\n", (double)bytes / 1e6,
 	       (bench_now_ms() - t0) / 1e3, root);
 
-	a2m_corpus_options o = {root, index, NULL, chunk, A2M_CORPUS_MAX_FILE, 0};
+	a2m_corpus_options o = {root, index, NULL, chunk, A2M_CORPUS_MAX_FILE, 0,
+				a2m_handle_value};
 	if (timed_sync(&o, "first index", 1) != 0 ||
 	    timed_sync(&o, "restart, nothing changed", 0) != 0 ||
 	    change_files(root, files, CHANGED_FILES) != 0 ||

@@ -11,7 +11,6 @@
 
 #include "corpus/batch.h"
 #include "corpus/grow.h"
-#include "server/inprocess.h"
 #include "util/json_read.h"
 #include "util/json_write.h"
 
@@ -101,7 +100,7 @@ static int remember(a2m_corpus_batch *b, size_t k)
 		char *reply = NULL;
 		b->ready[k] = NULL;
 		/* Called first: answered() takes the reply it sets. */
-		int rc = a2m_handle_value(b->h, msg, &reply);
+		int rc = b->handle_value(b->h, msg, &reply);
 		return answered(b, rc, reply, 1);
 	}
 	size_t from = k * A2M_CORPUS_BATCH_RECORDS, to = from + A2M_CORPUS_BATCH_RECORDS;
@@ -113,7 +112,7 @@ static int remember(a2m_corpus_batch *b, size_t k)
 int a2m_corpus_batch_prepare(a2m_corpus_batch *b)
 {
 	size_t n = (b->n_rec + A2M_CORPUS_BATCH_RECORDS - 1) / A2M_CORPUS_BATCH_RECORDS;
-	if (b->n_ready || !n || b->failed || b->records.failed)
+	if (!b->handle_value || b->n_ready || !n || b->failed || b->records.failed)
 		return 0;
 	if (!(b->ready = calloc(n, sizeof *b->ready))) {
 		b->failed = 1;

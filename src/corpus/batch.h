@@ -63,6 +63,8 @@ typedef struct a2m_corpus_batch {
 	a2m_buf             records;    /* the new chunks' records, back to back */
 	size_t             *rec_off;    /* where each starts */
 	size_t              n_rec, cap_rec;
+	/* a2m_corpus_options.handle_value (NULL: requests go as text) */
+	int               (*handle_value)(a2m *h, json_t *msg, char **reply);
 	json_t            **ready;      /* the memory/remember requests read ahead
 	                                   (a2m_corpus_batch_prepare), one per call;
 	                                   NULL entries go as text */
@@ -97,10 +99,11 @@ void a2m_corpus_batch_forget(a2m_corpus_batch *b, const char *old, a2m_corpus_id
 
 /*
 ** Reads the batch's memory/remember requests ahead of the flush, which
-** then sends them as read (server/inprocess.h): the indexer does it on its
+** then sends them as read (b->handle_value): the indexer does it on its
 ** walking thread while the batch before is written on another, so the
 ** writing thread does not read the records' JSON. Call it once the batch
-** is full; a flush without it sends the text. Returns 0, or -1 when memory
+** is full; a flush without it, or a batch without handle_value, sends the
+** text. Returns 0, or -1 when memory
 ** ran out (the flush then fails with that reason).
 */
 int a2m_corpus_batch_prepare(a2m_corpus_batch *b);

@@ -708,6 +708,7 @@ int a2m_corpus_open(const a2m_corpus_options *o, a2m_corpus **out, char *err, si
 		goto fail;
 	c->batch.h = c->out.h = c->h;
 	c->batch.table = c->out.table = c->table;
+	c->batch.handle_value = c->out.handle_value = o->handle_value;
 	if (reset)
 		a2m_log(A2M_LOG_INFO, "corpus: the folder or the chunk size changed: every file "
 			"is cut again");

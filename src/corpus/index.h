@@ -29,6 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include "a2m.h"
 #include "corpus/exclude.h"
 
 /* The defaults of `a2m corpus`. */
@@ -44,6 +47,15 @@ typedef struct a2m_corpus_options {
 	size_t             max_chunk;  /* bytes of one chunk */
 	size_t             max_file;   /* larger files are skipped */
 	int                progress;   /* a progress line on stderr while walking */
+	/*
+	** How to send a request already read into a JSON value (its reference
+	** taken) on the indexer's handle, as a2m_handle() would send its text:
+	** the command gives the server layer's a2m_handle_value
+	** (server/inprocess.h), which this folder may not include. With it a
+	** full batch's memory/remember is read on the walking thread while the
+	** batch before is written; NULL: every request goes as text.
+	*/
+	int (*handle_value)(a2m *h, json_t *msg, char **reply);
 } a2m_corpus_options;
 
 /* What one or more syncs did; the caller zeroes it. */
