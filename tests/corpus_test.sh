@@ -320,6 +320,18 @@ done
 ask "" --index-only --log-level info --index "$d/batches.db" "$mb"
 contains "a restart reads none of them again" "$err" "2600 files (0 read, 2600 unchanged)"
 
+# --- a file whose name is not UTF-8 ---
+# Its path cannot be a JSON string: it is skipped, and the rest indexed
+# (it used to fail the whole batch with a parse error).
+bn=$d/badname
+mkdir -p "$bn"
+printf 'hidden words\n' >"$bn/$(printf 'bad\377name.txt')"
+printf 'a fine file of badnamefine\n' >"$bn/ok.txt"
+ask "$(rpc 1 memory/recall '{"query":"badnamefine"}')" --log-level info --index "$d/badname.db" "$bn"
+expect "a folder with a name that is not UTF-8 is served" "$status" 0
+contains "that file is skipped, the other indexed" "$err" "1 files (1 read, 0 unchanged), 0 removed, 1 skipped"
+expect "the other file is found" "$(py "$(line 1)" 'len(r["result"]["records"])')" 1
+
 # --- --watch, over HTTP ---
 w=$d/watched
 mkdir -p "$w/sub"

@@ -347,6 +347,13 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 {
 	a2m_corpus_stats *st = c->st;
 	int64_t mtime = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+	/* A record's group and path are JSON strings: a name that is not UTF-8
+	** cannot be one (it failed the whole batch with a parse error). */
+	if (!is_text(rel, strlen(rel))) {
+		a2m_log(A2M_LOG_INFO, "corpus: %s: skipped, its name is not UTF-8", rel);
+		st->skipped++;
+		return 0;
+	}
 	if (row && row->hash[0] && row->size == (int64_t)sb->st_size && row->mtime_ns == mtime) {
 		row->seen = 1;
 		if (strcmp(row->hash, SKIPPED) == 0) {
