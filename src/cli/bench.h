@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "a2m.h"
+#include "util/phase.h"
 
 /*
 ** Runs `a2m bench NAME ...` (argv[0] is NAME) for the subcommands of
@@ -194,6 +195,40 @@ int         bench_cmp_double(const void *a, const void *b);
 
 /* p (0..1) of n sorted values. */
 double bench_percentile(const double *sorted, size_t n, double p);
+
+/*
+** bench_stalls.c: each call's time in `bench remember`, on a CPU, waiting
+** for one and blocked, phase by phase (util/phase.h), and the report of
+** the calls over 100 ms. init allocates for n calls (0 or -1); before and
+** after bracket call number call (ms: its time in a2m_handle), counting
+** the calling thread's phases meanwhile; free stops that and frees.
+*/
+typedef struct bench_calls {
+	size_t          n;
+	double         *ms;      /* in a2m_handle */
+	double         *cpu;     /* the calling thread on a CPU meanwhile */
+	double         *queued;  /* runnable, waiting for a CPU; -1: unknown */
+	a2m_phase_time *phases;  /* A2M_PHASE_COUNT per call */
+	a2m_phase_clock clock;
+	int             watching;
+} bench_calls;
+int  bench_calls_init(bench_calls *c, size_t n);
+void bench_calls_before(bench_calls *c);
+void bench_calls_after(bench_calls *c, size_t call, double ms);
+void bench_calls_free(bench_calls *c);
+
+/*
+** The calls' p99, worst and count over 100 ms per 100 000 records (per:
+** records a call); nothing for a run of 100 000 records or fewer.
+*/
+void bench_print_windows(const bench_calls *c, long per);
+
+/*
+** The calls over 100 ms: how many, the worst and its phases, their time
+** by phase; then the same less each call's wait for a CPU, one line per
+** call left over 100 ms naming the phases it was in.
+*/
+void bench_print_stalls(const bench_calls *c, long per);
 
 /* Sorts n latencies (ms) and prints "label  p50 .. p99 .. mean .." on one line. */
 void bench_print_latency(const char *label, double *ms, size_t n);

@@ -92,44 +92,6 @@ static int file_exists(const char *path)
 	return path && stat(path, &st) == 0;
 }
 
-/* The calling thread's CPU time, ms: what a call ran, not what it waited. */
-static double thread_cpu_ms(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/*
-** The time the calling thread has spent runnable but waiting for a CPU,
-** ms (Linux's /proc/thread-self/schedstat, second field); -1 where the
-** kernel does not say. What a call waited beyond that, it was blocked (the
-** disk, a lock, a helper thread).
-*/
-static double thread_queued_ms(void)
-{
-	static _Thread_local int fd = -2;
-	if (fd == -2)
-		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	char b[96];
-	ssize_t got = fd >= 0 ? pread(fd, b, sizeof b - 1, 0) : -1;
-	unsigned long long ran, queued;
-	if (got <= 0)
-		return -1;
-	b[got] = 0;
-	if (sscanf(b, "%llu %llu", &ran, &queued) != 2)
-		return -1;
-	return (double)queued / 1e6;
-}
-
-/* Each call's time, and what it did with it (load_timed). */
-typedef struct call_times {
-	double *ms;      /* in a2m_handle */
-	double *cpu;     /* the calling thread on a CPU meanwhile */
-	double *queued;  /* the calling thread runnable, waiting for a CPU; -1: unknown */
-} call_times;
-
 /*
 ** Remembers n records made by make, batch per call. Returns the elapsed ms
 ** (the whole loop: making the records and their JSON included), or -1
@@ -137,10 +99,11 @@ typedef struct call_times {
 ** inside a2m_handle: the server's own work, from the request's text to
 ** the reply's, as a client in another process would see it. calls (may
 ** be NULL) gets each call's times: in a2m_handle, on a CPU and waiting for
-** one (the calling thread's: the store's helper threads run beside it).
+** one, by phase (the calling thread's: the store's helper threads run
+** beside it).
 */
 static double load_timed(a2m *h, long n, long batch, bench_make_record make, void *ctx,
-			 double *server_ms, const call_times *calls)
+			 double *server_ms, bench_calls *calls)
 {
 	double t0 = bench_now_ms(), in_server = 0;
 	a2m_progress *p = a2m_progress_start("a2m bench loading", "records", n);
@@ -148,15 +111,12 @@ static double load_timed(a2m *h, long n, long batch, bench_make_record make, voi
 		json_t *recs = json_array();
 		for (long k = 0; k < batch && done < n; k++, done++)
 			json_array_append_new(recs, make(done, ctx));
-		double ms = 0, cpu = calls ? thread_cpu_ms() : 0;
-		double queued = calls ? thread_queued_ms() : 0;
+		double ms = 0;
+		if (calls)
+			bench_calls_before(calls);
 		json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), &ms);
-		if (calls) {
-			double q = queued < 0 ? -1 : thread_queued_ms();
-			calls->ms[call] = ms;
-			calls->cpu[call] = thread_cpu_ms() - cpu;
-			calls->queued[call] = q < 0 ? -1 : q - queued;
-		}
+		if (calls)
+			bench_calls_after(calls, (size_t)call, ms);
 		if (!r) {
 			a2m_progress_erase(p);
 			return -1;
@@ -326,123 +286,6 @@ json_t *bench_text_record(long i, void *ctx)
 	return rec;
 }
 
-/* A call slower than this is a stall (issue 24: none, at any size). */
-#define STALL_MS 100.0
-
-/*
-** The calls over STALL_MS among n from at: how many, the most CPU one of
-** them used, and the share of their time spent waiting for a CPU (-1:
-** unknown).
-*/
-static size_t stalls(const call_times *c, size_t at, size_t n, double *cpu, double *queued)
-{
-	size_t k = 0;
-	double ms = 0, q = 0;
-	*cpu = 0;
-	for (size_t i = at; i < at + n; i++) {
-		if (c->ms[i] <= STALL_MS)
-			continue;
-		k++;
-		ms += c->ms[i];
-		if (c->cpu[i] > *cpu)
-			*cpu = c->cpu[i];
-		if (q >= 0)
-			q = c->queued[i] < 0 ? -1 : q + c->queued[i];
-	}
-	*queued = k && q >= 0 ? q / ms : -1;
-	return k;
-}
-
-/* The largest of n values. */
-static double most(const double *v, size_t n)
-{
-	double m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (v[i] > m)
-			m = v[i];
-	return m;
-}
-
-/*
-** The calls' times per 100 000 records written (p99 and the worst call of
-** each stretch, the calls over STALL_MS and the most CPU time one of them
-** used), so a stall that comes with the store's size shows where, and
-** whether the store ran for it or waited (a CPU, the disk, a thread).
-** Nothing for a run of 100 000 records or fewer: the whole line says it.
-*/
-static void print_windows(const call_times *c, size_t calls, long per)
-{
-	size_t win = (size_t)(100000 / per);
-	if (!win || calls <= win)
-		return;
-	double *w = malloc(win * sizeof *w);
-	if (!w)
-		return;
-	printf("  per 100 000 records (calls over %.0f ms: how many, the most CPU one ran):\n",
-	       STALL_MS);
-	for (size_t at = 0; at < calls; at += win) {
-		size_t n = calls - at < win ? calls - at : win;
-		double cpu, queued;
-		size_t k = stalls(c, at, n, &cpu, &queued);
-		memcpy(w, c->ms + at, n * sizeof *w);
-		qsort(w, n, sizeof *w, bench_cmp_double);
-		printf("    %8zu-%-8zu p99 %8.1f ms  max %8.1f ms  over: %3zu", at * (size_t)per,
-		       (at + n) * (size_t)per, bench_percentile(w, n, 0.99), w[n - 1], k);
-		if (k)
-			printf(" (cpu %5.1f ms)", cpu);
-		printf("\n");
-	}
-	free(w);
-}
-
-/*
-** The run's stalls: how many calls took over STALL_MS, the worst call, and
-** the CPU time the calling thread used in it and at most in any call. A
-** call that waited far longer than it ran waited for a CPU (another
-** process's), the disk or a helper thread, not for its own work.
-*/
-static void print_stalls(const call_times *c, size_t calls, long per)
-{
-	if (!calls)
-		return;
-	size_t worst = 0;
-	for (size_t i = 1; i < calls; i++)
-		if (c->ms[i] > c->ms[worst])
-			worst = i;
-	double cpu, queued;
-	size_t k = stalls(c, 0, calls, &cpu, &queued);
-	printf("  calls over %.0f ms: %zu of %zu; the most CPU any call ran: %.1f ms", STALL_MS, k,
-	       calls, most(c->cpu, calls));
-	if (k)
-		printf(" (of one over %.0f ms: %.1f ms)", STALL_MS, cpu);
-	printf("\n");
-	printf("  the worst call: %.1f ms (records %zu-%zu): on a CPU %.1f ms", c->ms[worst],
-	       worst * (size_t)per, (worst + 1) * (size_t)per, c->cpu[worst]);
-	if (c->queued[worst] >= 0) {
-		/* The two clocks are read a moment apart: a few µs below 0 is 0. */
-		double blocked = c->ms[worst] - c->cpu[worst] - c->queued[worst];
-		printf(", waiting for one %.1f ms, blocked %.1f ms", c->queued[worst],
-		       blocked > 0 ? blocked : 0);
-	}
-	printf("\n");
-	if (queued >= 0)
-		printf("  the calls over %.0f ms spent %.0f%% of their time waiting for a CPU\n",
-		       STALL_MS, 100 * queued);
-	if (c->queued[worst] < 0)
-		return;  /* the kernel does not say */
-	/* What a CPU always free would have left: the store's own work and waits. */
-	size_t over = 0;
-	double free_worst = 0;
-	for (size_t i = 0; i < calls; i++) {
-		double ms = c->ms[i] - c->queued[i];
-		over += ms > STALL_MS;
-		if (ms > free_worst)
-			free_worst = ms;
-	}
-	printf("  each call less its wait for a CPU (a machine with one free): %zu over %.0f ms,"
-	       " the worst %.1f ms\n", over, STALL_MS, free_worst);
-}
-
 static int bench_remember(int argc, char **argv)
 {
 	long single = 2000, records = 100000, batch = 500, prefill = 0, threads = -1;
@@ -508,18 +351,14 @@ static int bench_remember(int argc, char **argv)
 			return A2M_EXIT_ERROR;
 		/* Each call's time too: a merge or a checkpoint shows as a slow one. */
 		size_t calls = (size_t)((n + per - 1) / per);
-		call_times c = {malloc(calls * sizeof *c.ms), malloc(calls * sizeof *c.cpu),
-				malloc(calls * sizeof *c.queued)};
-		double *call_ms = c.ms;
-		double server = 0, ms = c.ms && c.cpu && c.queued
+		bench_calls c;
+		double server = 0, ms = bench_calls_init(&c, calls) == 0
 				       ? load_timed(h, n, per, bench_text_record, tier_ctx, &server, &c)
 				       : -1;
 		long long count = bench_store_count(h);
 		a2m_close(h);
 		if (ms < 0) {
-			free(c.ms);
-			free(c.cpu);
-			free(c.queued);
+			bench_calls_free(&c);
 			return A2M_EXIT_ERROR;
 		}
 		/*
@@ -532,13 +371,11 @@ static int bench_remember(int argc, char **argv)
 		       " %lld in the store after)\n", part ? "batched" : "single", n, per, server,
 		       (double)n / (server / 1000.0), server / (double)((n + per - 1) / per), ms,
 		       (double)n / (ms / 1000.0), count);
-		print_windows(&c, calls, per);
-		print_stalls(&c, calls, per);
-		bench_print_latency(part ? "  each batched call" : "  each single call", call_ms,
+		bench_print_windows(&c, per);
+		bench_print_stalls(&c, per);
+		bench_print_latency(part ? "  each batched call" : "  each single call", c.ms,
 				    calls);
-		free(c.ms);
-		free(c.cpu);
-		free(c.queued);
+		bench_calls_free(&c);
 	}
 	printf("  pace after: %.1f ms\n", bench_pace_ms());
 	if (path && !db)

@@ -54,6 +54,7 @@
 #include "a2m.h"
 #include "store/sqlite_internal.h"
 #include "util/log.h"
+#include "util/phase.h"
 #include "util/thread.h"
 
 /* Pages of the log (4 KiB) past which a checkpoint is started, before an index. */
@@ -206,9 +207,11 @@ static void checkpoint_here(a2m_sqlite_ckpt *c, sqlite3 *db, const char *name, i
 {
 	double t0 = now_ms();
 	int log = 0, copied = 0;
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_CHECKPOINT);
 	pthread_mutex_lock(&c->run);
 	int rc = sqlite3_wal_checkpoint_v2(db, name, mode, &log, &copied);
 	pthread_mutex_unlock(&c->run);
+	a2m_phase_leave(was);
 	double ms = now_ms() - t0;
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
 		a2m_log(A2M_LOG_WARN, "checkpoints: a blocking checkpoint failed: %s",

@@ -18,6 +18,7 @@
 #include "a2m.h"
 #include "store/postings_cache.h"
 #include "store/sqlite_index_internal.h"
+#include "util/phase.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
 #define INDEX_LAYOUT "postings/6"
@@ -643,13 +644,14 @@ void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on)
 int a2m_sqlite_index_begin(a2m_sqlite_index *x, a2m_store *base)
 {
 	x->must_flush = x->flushed = 0;
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_TAIL);
 	int rc = a2m_tail_sync(x, base);
-	if (rc)
-		return rc;
 	/* A failure leaves nothing under way: the commit merges what it must. */
-	if (!x->closing)
+	a2m_phase_enter(A2M_PHASE_AHEAD_READ);
+	if (!rc && !x->closing)
 		(void)a2m_segments_merge_ahead(x->segs, base);
-	return 0;
+	a2m_phase_leave(was);
+	return rc;
 }
 
 void a2m_sqlite_index_closing(a2m_sqlite_index *x)

@@ -57,6 +57,7 @@
 #include "store/sqlite_segments.h"
 #include "store/sqlite_segments_internal.h"
 #include "util/hash.h"
+#include "util/phase.h"
 
 /*
 ** A full level of fewer entries than this is merged inside the commit, not
@@ -546,10 +547,12 @@ static int merge_levels(a2m_segments *s, a2m_store *base)
 	size_t budget = live >= STEP_PANIC_SEGS ? SIZE_MAX : step_budget(s);
 	step_ctx c = {s, base};
 	int changed = 0;
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_STEPS);
 	rc = a2m_seg_steps_run(s->steps, base, budget, step_done, &c, &changed);
 	/* A finished merge may have filled the next level: the next commit looks. */
 	if (!rc)
 		rc = a2m_seg_steps_drop(s->steps, base, (int64_t)(step_budget(s) / A2M_SEG_BLOCK_BYTES));
+	a2m_phase_leave(was);
 	s->commit_bytes = 0;
 	return rc;
 }
@@ -567,7 +570,7 @@ static int ahead_defer(const a2m_segments *s)
 	return !done && s->ahead_txns < a2m_seg_merge_factor() - 1;
 }
 
-int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
+static int maintain(a2m_segments *s, a2m_store *base, int all)
 {
 	int rc = 0, intact = 1;
 	if (s->ahead && !all && ahead_defer(s))
@@ -604,3 +607,11 @@ int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
 	return merge_levels(s, base);
 }
 
+
+int a2m_segments_maintain(a2m_segments *s, a2m_store *base, int all)
+{
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_MERGE);
+	int rc = maintain(s, base, all);
+	a2m_phase_leave(was);
+	return rc;
+}

@@ -55,6 +55,7 @@
 #include "a2m.h"
 #include "store/sqlite_internal.h"
 #include "util/log.h"
+#include "util/phase.h"
 
 struct a2m_sqlite_sync {
 	pthread_mutex_t  mu;
@@ -214,6 +215,7 @@ int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msg
 	if (!y || !ticket)
 		return 0;
 	int e = 0;
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_SYNC);
 	pthread_mutex_lock(&y->mu);
 	while (y->synced < ticket && !(e = atomic_load(&y->failed))) {
 		if (y->leading) {
@@ -234,6 +236,7 @@ int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msg
 		pthread_cond_broadcast(&y->cv);
 	}
 	pthread_mutex_unlock(&y->mu);
+	a2m_phase_leave(was);
 	if (!e)
 		return 0;
 	if (msg && msglen)

@@ -16,6 +16,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_internal.h"
+#include "util/phase.h"
 
 #ifdef A2M_TEST_HOOKS
 static char *doom_prefix;
@@ -54,7 +55,9 @@ int a2m_sqlite_begin(a2m_store *base)
 #ifdef A2M_TEST_HOOKS
 	s->doomed = 0;
 #endif
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_BEGIN);
 	rc = sqlite3_step(s->begin);
+	a2m_phase_leave(was);
 	rc = rc == SQLITE_DONE ? 0 : a2m_sqlite_db_fail(s, "begin");
 	a2m_sqlite_done(s->begin);
 	if (!rc) {
@@ -197,6 +200,7 @@ int a2m_sqlite_commit(a2m_store *base)
 	sqlstore *s = (sqlstore *)base;
 	/* The rows first: the postings, counts and seq mark are theirs. */
 	int rc = a2m_sqlite_txn_lost(s, "commit");
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_FLUSH);
 	if (!rc)
 		rc = a2m_sqlite_held_flush(s);
 	if (!rc && s->index && !sqlite3_get_autocommit(s->db))
@@ -212,6 +216,7 @@ int a2m_sqlite_commit(a2m_store *base)
 		rc = a2m_store_fail(&s->base, "commit: refused by the test");
 	s->doomed = 0;
 #endif
+	a2m_phase_enter(A2M_PHASE_COMMIT);
 	if (!rc) {
 		s->committing = 1;
 		rc = sqlite3_step(s->commit);
@@ -221,6 +226,7 @@ int a2m_sqlite_commit(a2m_store *base)
 		if (rc)
 			a2m_sqlite_journal_unstage(s);
 	}
+	a2m_phase_leave(was);
 	int seq_known = s->seq_known;
 	if (rc)
 		a2m_sqlite_counts_rolled_back(s);
