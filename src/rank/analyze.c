@@ -89,6 +89,7 @@ struct a2m_analyzer {
 	char                 version[128];
 	a2m_pool             workers; /* the free ones */
 	int                  pooled;  /* workers was made (a2m_analyzer_free) */
+	_Atomic(a2m_ahead_pool *) ahead;  /* the batch threads (analyze_ahead.c) */
 };
 
 const char *a2m_lang_code(int lang)
@@ -116,7 +117,7 @@ static int ix_analyze(a2m_indexer *ix, const char *text, a2m_doc_terms *out)
 static int ix_prepare(a2m_indexer *ix, const char *const *texts, size_t n)
 {
 	a2m_analyzer *an = (a2m_analyzer *)ix;
-	return a2m_analyze_ahead(an, texts, n, an->opt.batch_threads);
+	return a2m_analyze_ahead(an, &an->ahead, texts, n, an->opt.batch_threads);
 }
 
 static void ix_unprepare(a2m_indexer *ix)
@@ -185,6 +186,7 @@ a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt)
 	a2m_analyzer *an = calloc(1, sizeof *an);
 	if (!an)
 		return NULL;
+	atomic_init(&an->ahead, NULL);
 	if (opt)
 		an->opt = *opt;
 	else
@@ -223,6 +225,7 @@ void a2m_analyzer_free(a2m_analyzer *an)
 {
 	if (!an)
 		return;
+	a2m_analyze_ahead_pool_free(atomic_load(&an->ahead));
 	if (an->pooled)
 		a2m_pool_destroy(&an->workers, worker_item_free);
 	a2m_langdetect_free(an->ld);

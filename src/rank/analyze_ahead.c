@@ -8,14 +8,27 @@
 ** hands the batch's texts over first, and worker threads (one per core
 ** but the caller's) analyse them in order while the caller writes the
 ** store. The store's analyze() calls then take the results instead of
-** working. A text no worker has reached yet (the cores are busy with
-** other work, or the store writes faster than the workers analyse) is
-** analysed by the caller itself, so the caller only ever waits for a text
-** a worker is already on, which takes microseconds: it spins for that
-** long before it sleeps.
+** working.
 **
-** Each worker thread holds one of the analyser's stemming workers for the
-** whole batch (analyze_internal.h), so it keeps a warm stem cache and does
+** The writer never waits for a thread the scheduler has not run. On two
+** loaded cores a worker may sit runnable for tens of milliseconds; when
+** the writer waited for it (the join of a batch's threads at its end, or a
+** text a worker had claimed), one call waited 40 ms for threads that had
+** a few microseconds of work left (docs/BENCHMARKS.md, "Where a slow
+** remember's time goes"). So:
+**  - the workers are a pool started once per analyser, which outlives the
+**    calls: a batch's end does not join anything. The workers read copies
+**    of the batch's texts, so a worker still on a text when the caller
+**    moves on reads nothing of the caller's; the batch is freed by the last
+**    of the caller and the workers to let go of it;
+**  - a text no worker has reached is analysed by the caller itself; one a
+**    worker is on is waited for a few tens of microseconds (a text takes
+**    about ten), then analysed by the caller too: the analysis is
+**    deterministic, so whichever copy is used the terms are the same, and
+**    the worker's is freed with the batch.
+**
+** Each worker holds one of the analyser's stemming workers while it works
+** on a batch (analyze_internal.h), so it keeps a warm stem cache and does
 ** not contend with the caller for the pool on every text.
 **
 ** The results belong to the thread that called prepare (a thread-local
@@ -25,235 +38,354 @@
 ** another allocated at the same address can never take the wrong terms.
 */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "a2m.h"
 #include "rank/analyze.h"
 #include "rank/analyze_ahead.h"
 #include "rank/analyze_internal.h"
+#include "util/phase.h"
 #include "util/thread.h"
 
 /* Fewer texts than this are analysed on the caller's own thread, as they come. */
-#define AHEAD_MIN        64
-/* No thread is started for fewer texts than this: starting one costs. */
-#define AHEAD_PER_THREAD 32
+#define AHEAD_MIN     64
 /*
-** Polls of a text a worker is on before the caller sleeps: a text takes a
-** few microseconds, a sleep and a wake-up cost as much again, and most
-** waits end within a few hundred polls.
+** How long the caller waits for a text a worker is on before it analyses
+** the text itself, ns: a text takes about 10 µs, so a worker on a CPU is
+** done within this, and one that is not may not run for milliseconds.
 */
-#define AHEAD_SPINS      4000
+#define AHEAD_WAIT_NS 40000
 
-/* What prepare started analysing, for the thread that called it. */
-typedef struct ahead {
+/* What one prepare started: shared by its caller and the workers. */
+typedef struct batch {
 	a2m_analyzer      *an;
-	const char *const *texts;  /* the caller's array: alive until unprepare */
+	const char *const *texts;  /* the caller's: matched by address, never read by a worker */
+	const char       **own;    /* own[i]: the workers' copy of texts[i] (NULL: none) */
+	char              *bytes;  /* the copies */
 	a2m_doc_terms     *dt;     /* dt[i]: texts[i]'s terms, until taken */
 	int               *rc;     /* rc[i]: 0 analysed, -1 failed, 1 taken or none */
 	_Atomic int       *state;  /* state[i]: FREE, CLAIMED or DONE (dt[i], rc[i] written) */
 	size_t             n;
-	size_t             next;   /* where the next lookup starts */
+	size_t             next;   /* the caller's: where the next lookup starts */
+	a2m_ahead_pool    *pool;
 	atomic_size_t      claim;  /* the next text a worker takes; n: stop */
-	atomic_int         asleep; /* the caller sleeps (or is about to) on ready */
-	pthread_mutex_t    mu;     /* with ready: the caller waiting for a text */
-	pthread_cond_t     ready;
-	pthread_t          threads[A2M_HELPER_THREADS_MAX];
-	size_t             started;
-} ahead;
+	/* Under the pool's mu: */
+	int                users;  /* the caller until unprepare, and each worker on it */
+	int                queued; /* in the pool's queue */
+	struct batch      *later;  /* the queue's next */
+} batch;
 
-/* A text's state: claimed by a worker, or by the caller itself (then never done). */
+/* A text's state: claimed by a worker or by the caller, done by a worker. */
 enum { FREE, CLAIMED, DONE };
 
-static _Thread_local ahead *mine;
+struct a2m_ahead_pool {
+	a2m_analyzer   *an;
+	pthread_mutex_t mu;
+	pthread_cond_t  work;      /* a batch was queued, or stop */
+	batch          *first, *last;
+	pthread_t       threads[A2M_HELPER_THREADS_MAX];
+	size_t          started;
+	int             stop;
+	pid_t           pid;       /* the process whose threads these are */
+};
 
-/* Claims text i for the caller; 1 when it was free. */
-static int claim(ahead *a, size_t i)
+static _Thread_local batch *mine;
+
+/* Claims text i; 1 when it was free. */
+static int claim(batch *b, size_t i)
 {
 	int expect = FREE;
-	return atomic_compare_exchange_strong(&a->state[i], &expect, CLAIMED);
+	return atomic_compare_exchange_strong(&b->state[i], &expect, CLAIMED);
 }
 
-/*
-** Marks text i done. The caller is woken only when it went to sleep: the
-** store of DONE and the load of asleep here, against the store of asleep
-** and the load of the state under mu in wait_done(), are sequentially
-** consistent, so one side always sees the other's.
-*/
-static void finish(ahead *a, size_t i)
+static void batch_free(batch *b)
 {
-	atomic_store(&a->state[i], DONE);
-	if (atomic_load(&a->asleep)) {
-		pthread_mutex_lock(&a->mu);
-		pthread_cond_broadcast(&a->ready);
-		pthread_mutex_unlock(&a->mu);
-	}
+	for (size_t i = 0; i < b->n; i++)
+		if (atomic_load(&b->state[i]) == DONE && b->rc[i] == 0)
+			a2m_doc_terms_free(&b->dt[i]);
+	free(b->own);
+	free(b->bytes);
+	free(b->dt);
+	free(b->rc);
+	free(b->state);
+	free(b);
 }
 
-/* Waits until a worker has finished text i. */
-static void wait_done(ahead *a, size_t i)
+/* Takes b out of p's queue, if it is there. Under p->mu. */
+static void unqueue(a2m_ahead_pool *p, batch *b)
 {
-	for (int k = 0; k < AHEAD_SPINS; k++) {
-		if (atomic_load_explicit(&a->state[i], memory_order_acquire) == DONE)
-			return;
-		if (k % 64 == 63)
-			sched_yield();  /* the worker may share this core */
+	if (!b->queued)
+		return;
+	batch **at = &p->first, *prev = NULL;
+	while (*at != b) {
+		prev = *at;
+		at = &(*at)->later;
 	}
-	pthread_mutex_lock(&a->mu);
-	atomic_store(&a->asleep, 1);
-	while (atomic_load(&a->state[i]) != DONE)
-		pthread_cond_wait(&a->ready, &a->mu);
-	atomic_store(&a->asleep, 0);
-	pthread_mutex_unlock(&a->mu);
+	*at = b->later;
+	if (p->last == b)
+		p->last = prev;
+	b->later = NULL;
+	b->queued = 0;
 }
 
-/*
-** A worker: analyses the texts it claims, in order, until none is left.
-** A text the caller reached first is the caller's (claim fails): skipped.
-*/
+/* A worker's turn on b: the texts it claims, in order, until none is left. */
+static void work_on(batch *b)
+{
+	void *wk = a2m_analyzer_worker_take(b->an);
+	for (;;) {
+		size_t i = atomic_fetch_add(&b->claim, 1);
+		if (i >= b->n)
+			break;
+		if (!claim(b, i))
+			continue;  /* the caller reached it first */
+		if (!b->own[i]) {
+			b->rc[i] = 1;
+		} else if (a2m_analyze_doc_on(b->an, wk, b->own[i], &b->dt[i]) == 0 &&
+			   a2m_doc_terms_pack(&b->dt[i]) == 0) {
+			b->rc[i] = 0;
+		} else {
+			b->rc[i] = -1;
+			a2m_doc_terms_free(&b->dt[i]);
+		}
+		atomic_store_explicit(&b->state[i], DONE, memory_order_release);
+	}
+	a2m_analyzer_worker_give(b->an, wk);
+}
+
+/* A worker: the queue's first batch while there is one, until the pool stops. */
 static void *work(void *arg)
 {
-	ahead *a = arg;
-	void *wk = a2m_analyzer_worker_take(a->an);
-	for (;;) {
-		size_t i = atomic_fetch_add(&a->claim, 1);
-		if (i >= a->n)
-			break;
-		if (!claim(a, i))
+	a2m_ahead_pool *p = arg;
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		batch *b = p->first;
+		if (!b) {
+			pthread_cond_wait(&p->work, &p->mu);
 			continue;
-		if (!a->texts[i]) {
-			a->rc[i] = 1;
-		} else if (a2m_analyze_doc_on(a->an, wk, a->texts[i], &a->dt[i]) == 0 &&
-			   a2m_doc_terms_pack(&a->dt[i]) == 0) {
-			a->rc[i] = 0;
-		} else {
-			a->rc[i] = -1;
-			a2m_doc_terms_free(&a->dt[i]);
 		}
-		finish(a, i);
+		b->users++;
+		pthread_mutex_unlock(&p->mu);
+		work_on(b);
+		pthread_mutex_lock(&p->mu);
+		unqueue(p, b);  /* every text is claimed */
+		if (--b->users == 0)
+			batch_free(b);  /* its caller let go of it meanwhile */
 	}
-	a2m_analyzer_worker_give(a->an, wk);
+	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
 /*
 ** threads as asked (-1: a2m_helpers_default, one per core but the
 ** caller's, which is busy writing meanwhile), at most
-** A2M_HELPER_THREADS_MAX, and fewer for a short batch.
+** A2M_HELPER_THREADS_MAX.
 */
-static size_t threads_for(size_t n, int threads)
+static size_t threads_for(int threads)
 {
 	size_t k = (size_t)(threads >= 0 ? threads : a2m_helpers_default());
-	if (k > A2M_HELPER_THREADS_MAX)
-		k = A2M_HELPER_THREADS_MAX;
-	if (k > n / AHEAD_PER_THREAD)
-		k = n / AHEAD_PER_THREAD;
-	return k;
+	return k > A2M_HELPER_THREADS_MAX ? A2M_HELPER_THREADS_MAX : k;
 }
 
-/* Stops the workers (the texts nobody claimed yet stay unanalysed), frees a. */
-static void ahead_free(ahead *a)
+/*
+** an's pool, made at its first use; NULL when it cannot be made. A child
+** of fork() has none of its parent's threads, and the pool's lock may
+** have been held at the fork: it makes a pool of its own, and leaves the
+** parent's (a few bytes) alone.
+*/
+static a2m_ahead_pool *pool_of(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot)
 {
-	if (!a)
-		return;
-	atomic_store(&a->claim, a->n);
-	for (size_t t = 0; t < a->started; t++)
-		pthread_join(a->threads[t], NULL);
-	for (size_t i = 0; i < a->n; i++)
-		if (atomic_load(&a->state[i]) == DONE && a->rc[i] == 0)
-			a2m_doc_terms_free(&a->dt[i]);
-	pthread_cond_destroy(&a->ready);
-	pthread_mutex_destroy(&a->mu);
-	free(a->dt);
-	free(a->rc);
-	free(a->state);
-	free(a);
+	a2m_ahead_pool *old = atomic_load(slot), *p;
+	pid_t pid = getpid();
+	if (old && old->pid == pid)
+		return old;
+	p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	if (pthread_mutex_init(&p->mu, NULL) != 0) {
+		free(p);
+		return NULL;
+	}
+	if (pthread_cond_init(&p->work, NULL) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return NULL;
+	}
+	p->an = an;
+	p->pid = pid;
+	a2m_ahead_pool *was = old;
+	if (atomic_compare_exchange_strong(slot, &was, p))
+		return p;
+	/* Another thread made it first: ours has no thread yet. */
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+	return was;
 }
 
-int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n, int threads)
+void a2m_analyze_ahead_pool_free(a2m_ahead_pool *p)
+{
+	if (!p)
+		return;
+	if (p->pid != getpid()) {
+		free(p);  /* a parent's, copied by fork(): no thread of it runs here */
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	for (size_t t = 0; t < p->started; t++)
+		pthread_join(p->threads[t], NULL);
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* A batch of texts[0..n) with copies for the workers; NULL when memory ran out. */
+static batch *batch_new(a2m_analyzer *an, a2m_ahead_pool *pool, const char *const *texts,
+			size_t n)
+{
+	batch *b = calloc(1, sizeof *b);
+	if (!b)
+		return NULL;
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += texts[i] ? strlen(texts[i]) + 1 : 0;
+	b->n = n;  /* batch_free's loop: every state FREE (0) */
+	b->own = calloc(n, sizeof *b->own);
+	b->bytes = malloc(total ? total : 1);
+	b->dt = calloc(n, sizeof *b->dt);
+	b->rc = calloc(n, sizeof *b->rc);
+	b->state = calloc(n, sizeof *b->state);
+	if (!b->own || !b->bytes || !b->dt || !b->rc || !b->state) {
+		batch_free(b);
+		return NULL;
+	}
+	char *at = b->bytes;
+	for (size_t i = 0; i < n; i++) {
+		if (!texts[i])
+			continue;
+		size_t len = strlen(texts[i]) + 1;
+		memcpy(at, texts[i], len);
+		b->own[i] = at;
+		at += len;
+	}
+	b->an = an;
+	b->texts = texts;
+	b->pool = pool;
+	atomic_init(&b->claim, 0);
+	b->users = 1;
+	return b;
+}
+
+int a2m_analyze_ahead(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
+		      const char *const *texts, size_t n, int threads)
 {
 	a2m_analyze_ahead_drop();
-	size_t k = threads_for(n, threads);
+	size_t k = threads_for(threads);
 	if (n < AHEAD_MIN || !k)
 		return 0;
-	ahead *a = calloc(1, sizeof *a);
-	if (!a)
+	a2m_ahead_pool *p = pool_of(an, slot);
+	batch *b = p ? batch_new(an, p, texts, n) : NULL;
+	if (!b)
 		return -1;
-	a->dt = calloc(n, sizeof *a->dt);
-	a->rc = calloc(n, sizeof *a->rc);
-	a->state = calloc(n, sizeof *a->state);  /* all FREE (0) */
-	int sync_made = 0;
-	if (a->dt && a->rc && a->state && pthread_mutex_init(&a->mu, NULL) == 0) {
-		if (pthread_cond_init(&a->ready, NULL) == 0)
-			sync_made = 1;
+	pthread_mutex_lock(&p->mu);
+	while (p->started < k && a2m_thread_start(&p->threads[p->started], work, p) == 0)
+		p->started++;
+	int none = !p->started;
+	if (!none) {
+		if (p->last)
+			p->last->later = b;
 		else
-			pthread_mutex_destroy(&a->mu);
+			p->first = b;
+		p->last = b;
+		b->queued = 1;
+		pthread_cond_broadcast(&p->work);
 	}
-	if (!sync_made) {
-		free(a->dt);
-		free(a->rc);
-		free(a->state);
-		free(a);
-		return -1;
-	}
-	a->an = an;
-	a->texts = texts;
-	a->n = n;
-	atomic_init(&a->claim, 0);
-	atomic_init(&a->asleep, 0);
-	while (a->started < k &&
-	       a2m_thread_start(&a->threads[a->started], work, a) == 0)
-		a->started++;
-	if (!a->started) {
+	pthread_mutex_unlock(&p->mu);
+	if (none) {
 		/* No thread would start: nothing is kept, analyses run as they come. */
-		ahead_free(a);
+		batch_free(b);
 		return -1;
 	}
-	mine = a;
+	mine = b;
 	return 0;
+}
+
+/* Waits up to AHEAD_WAIT_NS for a worker to finish text i; 1 when it did. */
+static int wait_done(batch *b, size_t i)
+{
+	if (atomic_load_explicit(&b->state[i], memory_order_acquire) == DONE)
+		return 1;
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_ANALYSIS);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int done = 0;
+	for (unsigned k = 1; !done; k++) {
+		done = atomic_load_explicit(&b->state[i], memory_order_acquire) == DONE;
+		if (done || k % 64)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > AHEAD_WAIT_NS)
+			break;
+	}
+	a2m_phase_leave(was);
+	return done;
 }
 
 int a2m_analyze_ahead_take(const a2m_analyzer *an, const char *text, a2m_doc_terms *out)
 {
-	ahead *a = mine;
-	if (!a || a->an != an)
+	batch *b = mine;
+	if (!b || b->an != an)
 		return 0;
 	/* The store asks in the batch's order; records it skips are passed over. */
-	size_t i = a->next;
-	while (i < a->n && a->texts[i] != text)
+	size_t i = b->next;
+	while (i < b->n && b->texts[i] != text)
 		i++;
-	if (i == a->n || strcmp(a->texts[i], text) != 0)
+	if (i == b->n || strcmp(b->texts[i], text) != 0)
 		return 0;
-	a->next = i + 1;
+	b->next = i + 1;
 	/*
 	** Not reached by a worker (busy, or its core taken by other work): the
 	** caller analyses it itself rather than wait. One a worker is on is
-	** waited for: it is already under way.
+	** waited for briefly, then analysed here too.
 	*/
-	if (claim(a, i))
+	if (claim(b, i) || !wait_done(b, i))
 		return 0;
-	wait_done(a, i);
-	if (a->rc[i] != 0)
+	if (b->rc[i] != 0)
 		return 0;  /* failed (out of memory): analysed again, as it comes */
-	*out = a->dt[i];
-	memset(&a->dt[i], 0, sizeof a->dt[i]);
-	a->rc[i] = 1;
+	*out = b->dt[i];
+	memset(&b->dt[i], 0, sizeof b->dt[i]);
+	b->rc[i] = 1;
 	return 1;
 }
 
 size_t a2m_analyze_ahead_done(void)
 {
-	ahead *a = mine;
+	batch *b = mine;
 	size_t n = 0;
-	for (size_t i = 0; a && i < a->n; i++)
-		n += atomic_load(&a->state[i]) == DONE;
+	for (size_t i = 0; b && i < b->n; i++)
+		n += atomic_load(&b->state[i]) == DONE;
 	return n;
 }
 
 void a2m_analyze_ahead_drop(void)
 {
-	ahead_free(mine);
+	batch *b = mine;
+	if (!b)
+		return;
 	mine = NULL;
+	a2m_ahead_pool *p = b->pool;
+	/* The workers claim no more of it; one on a text finishes it on its copy. */
+	atomic_store(&b->claim, b->n);
+	pthread_mutex_lock(&p->mu);
+	unqueue(p, b);
+	int last = --b->users == 0;
+	pthread_mutex_unlock(&p->mu);
+	if (last)
+		batch_free(b);
 }

@@ -7,34 +7,53 @@
 #ifndef A2M_ANALYZE_AHEAD_H
 #define A2M_ANALYZE_AHEAD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "rank/analyze.h"
 
+/* An analyser's worker threads, started at its first batch and kept until it is freed. */
+typedef struct a2m_ahead_pool a2m_ahead_pool;
+
 /*
-** Starts threads worker threads (-1: a2m_helpers_default; 0: none, and
-** nothing is kept) analysing texts[0..n) with an, in order (NULL entries
+** Has threads worker threads (-1: a2m_helpers_default; 0: none, and
+** nothing is kept) analyse texts[0..n) with an, in order (NULL entries
 ** are skipped), for the calling thread's next analyses with an:
-** a2m_analyze_ahead_take. texts must stay alive and unchanged until
+** a2m_analyze_ahead_take. The workers are *slot's (an's pool: made here
+** at the first batch, started as needed; a2m_analyze_ahead_pool_free ends
+** them). They read copies of the texts; texts (the array and the strings,
+** matched by address) must stay alive and unchanged until
 ** a2m_analyze_ahead_drop. Fewer than 64 texts are not analysed ahead
 ** (their analyses then run as they come). Whatever this thread kept
 ** before is dropped first. Returns 0, or -1 when memory ran out or no
 ** thread would start (nothing is kept then; analyses run as they come).
 */
-int a2m_analyze_ahead(a2m_analyzer *an, const char *const *texts, size_t n, int threads);
+int a2m_analyze_ahead(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
+		      const char *const *texts, size_t n, int threads);
 
 /*
 ** Hands over text's terms when this thread's batch holds text (analysed
-** with an): waits for a worker to finish it if need be, moves them to
-** *out (the caller releases them as any analysis) and returns 1. Returns
-** 0 when there are none (then analyse text as usual).
+** with an) and a worker has finished it (waiting some tens of
+** microseconds for one that is on it): moves them to *out (the caller
+** releases them as any analysis) and returns 1. Returns 0 when there are
+** none (then analyse text as usual; a worker's result is dropped).
 */
 int a2m_analyze_ahead_take(const a2m_analyzer *an, const char *text, a2m_doc_terms *out);
 
 /* How many texts of this thread's batch the workers have finished (tests). */
 size_t a2m_analyze_ahead_done(void);
 
-/* Stops this thread's workers and frees what they analysed and nobody took. */
+/*
+** Lets go of this thread's batch: the workers take no more of its texts,
+** and it is freed, with what they analysed and nobody took, by whichever
+** of this thread and the workers lets go of it last. Waits for nothing.
+*/
 void a2m_analyze_ahead_drop(void);
+
+/*
+** Stops p's workers (each finishes the text it is on) and frees p. Every
+** batch must have been dropped first. p may be NULL.
+*/
+void a2m_analyze_ahead_pool_free(a2m_ahead_pool *p);
 
 #endif

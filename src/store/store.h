@@ -158,7 +158,8 @@ struct a2m_indexer {
 	** calls on those very strings, which then hand the results over
 	** instead of working. A batch write calls it before its writes, so
 	** the batch is analysed while the store writes it on this thread.
-	** The threads end by unprepare(): none outlives the call.
+	** unprepare() waits for none of the threads: they may outlive the
+	** call, on copies of the texts, until the indexer is freed.
 	** texts must stay alive and unchanged until unprepare(). Returns 0,
 	** or -1 when it could not (analyze() then works as usual).
 	*/
