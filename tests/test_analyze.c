@@ -2,6 +2,8 @@
 ** test_analyze.c — the text analysis of rank/analyze.h, one rule per test,
 ** with the exact terms each rule produces.
 */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -749,6 +751,79 @@ static void test_batch_analysed_ahead_gives_the_same_terms(void)
 		free(own[i]);
 }
 
+static atomic_int released;
+
+/* Lets the held worker go after 3 s, unless the test did first. */
+static void *release_later(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 300 && !atomic_load(&released); i++)
+		usleep(10000);
+	a2m_analyze_ahead_hold_for_tests(0);
+	return NULL;
+}
+
+/*
+** The writer never waits for a worker the scheduler does not run: with a
+** worker stopped on the first text it claimed, every text is still handed
+** the right terms (the caller analyses them itself, the stopped one after
+** a short wait), and the batch's end returns while the worker is still
+** stopped (it used to join the workers: it would wait the 3 s the releasing
+** thread gives). Let go, the worker finishes on its copy of the text, after
+** the caller freed its own, and frees the batch (ASan: nothing leaks, no
+** use after free).
+*/
+static void test_batch_end_waits_for_no_worker(void)
+{
+	enum { N = 200 };
+	char *own[N];
+	const char *texts[N];
+	for (size_t i = 0; i < N; i++) {
+		char buf[64];
+		snprintf(buf, sizeof buf, "held worker note %zu about gatos und engines", i);
+		own[i] = strdup(buf);
+		texts[i] = own[i];
+	}
+	a2m_indexer *ix = a2m_analyzer_indexer(an);
+	a2m_analyze_ahead_hold_for_tests(1);
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	for (int waited = 0; !a2m_analyze_ahead_held_for_tests() && waited < 5000; waited++)
+		usleep(1000);
+	CHECK(a2m_analyze_ahead_held_for_tests() >= 1);
+	pthread_t rel;
+	int timer = pthread_create(&rel, NULL, release_later, NULL) == 0;
+	CHECK(timer);
+	size_t taken;
+	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
+	CHECK(taken == 0);
+	ix->unprepare(ix);
+	CHECK(a2m_analyze_ahead_held_for_tests() >= 1);
+	for (size_t i = 0; i < N; i++) {
+		memset(own[i], 'x', strlen(own[i]));
+		free(own[i]);
+	}
+	a2m_analyze_ahead_hold_for_tests(0);
+	atomic_store(&released, 1);
+	if (timer)
+		pthread_join(rel, NULL);
+	/* The pool goes on: the next batch is analysed ahead as before. */
+	for (size_t i = 0; i < N; i++) {
+		char buf[64];
+		snprintf(buf, sizeof buf, "second batch %zu rotating", i);
+		own[i] = strdup(buf);
+		texts[i] = own[i];
+	}
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	for (int waited = 0; a2m_analyze_ahead_done() < N && waited < 20000; waited++)
+		usleep(1000);
+	CHECK(a2m_analyze_ahead_done() == N);
+	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
+	CHECK(taken == N - N / 10);
+	ix->unprepare(ix);
+	for (size_t i = 0; i < N; i++)
+		free(own[i]);
+}
+
 /* An analyser told to use no batch threads analyses every text as it comes. */
 static void test_no_batch_threads_keeps_nothing_ahead(void)
 {
@@ -828,6 +903,7 @@ int main(void)
 		TEST(test_mixed_scripts_same_both_ways),
 		TEST(test_stem_cache_returns_what_the_stemmer_says),
 		TEST(test_batch_analysed_ahead_gives_the_same_terms),
+		TEST(test_batch_end_waits_for_no_worker),
 		TEST(test_no_batch_threads_keeps_nothing_ahead),
 		{NULL, NULL}
 	};

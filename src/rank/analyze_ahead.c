@@ -95,6 +95,43 @@ struct a2m_ahead_pool {
 
 static _Thread_local batch *mine;
 
+#ifdef A2M_TEST_HOOKS
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t  hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold_on, held;
+
+void a2m_analyze_ahead_hold_for_tests(int on)
+{
+	pthread_mutex_lock(&hold_mu);
+	hold_on = on;
+	pthread_cond_broadcast(&hold_cv);
+	pthread_mutex_unlock(&hold_mu);
+}
+
+int a2m_analyze_ahead_held_for_tests(void)
+{
+	pthread_mutex_lock(&hold_mu);
+	int n = held;
+	pthread_mutex_unlock(&hold_mu);
+	return n;
+}
+
+/* A worker that claimed a text stops here while the test holds it: a thread not run. */
+static void hold_here(void)
+{
+	pthread_mutex_lock(&hold_mu);
+	if (hold_on) {
+		held++;
+		while (hold_on)
+			pthread_cond_wait(&hold_cv, &hold_mu);
+		held--;
+	}
+	pthread_mutex_unlock(&hold_mu);
+}
+#else
+#define hold_here() ((void)0)
+#endif
+
 /* Claims text i; 1 when it was free. */
 static int claim(batch *b, size_t i)
 {
@@ -142,6 +179,7 @@ static void work_on(batch *b)
 			break;
 		if (!claim(b, i))
 			continue;  /* the caller reached it first */
+		hold_here();
 		if (!b->own[i]) {
 			b->rc[i] = 1;
 		} else if (a2m_analyze_doc_on(b->an, wk, b->own[i], &b->dt[i]) == 0 &&

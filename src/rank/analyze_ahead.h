@@ -56,4 +56,14 @@ void a2m_analyze_ahead_drop(void);
 */
 void a2m_analyze_ahead_pool_free(a2m_ahead_pool *p);
 
+#ifdef A2M_TEST_HOOKS
+/*
+** For tests: while on, a worker that has claimed a text stops before
+** analysing it (a thread the scheduler does not run); held says how many
+** are stopped.
+*/
+void a2m_analyze_ahead_hold_for_tests(int on);
+int  a2m_analyze_ahead_held_for_tests(void);
+#endif
+
 #endif
