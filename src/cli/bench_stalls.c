@@ -260,6 +260,16 @@ void bench_print_stalls(const bench_calls *c, long per)
 	printf("\n    its phases: ");
 	print_phases(c->phases + worst * A2M_PHASE_COUNT);
 	printf("\n");
+	/* What a CPU always free would still make slow: the call that ran the most. */
+	size_t busiest = 0;
+	for (size_t i = 1; i < calls; i++)
+		if (c->cpu[i] > c->cpu[busiest])
+			busiest = i;
+	printf("  the call that ran the most: %.1f ms on a CPU in %.1f ms (records %zu-%zu); its"
+	       " phases: ", c->cpu[busiest], c->ms[busiest], busiest * (size_t)per,
+	       (busiest + 1) * (size_t)per);
+	print_phases(c->phases + busiest * A2M_PHASE_COUNT);
+	printf("\n");
 	if (queued >= 0)
 		printf("  the calls over %.0f ms spent %.0f%% of their time waiting for a CPU\n",
 		       STALL_MS, 100 * queued);
