@@ -19,6 +19,7 @@
 #include "util/hash.h"
 #include "util/clock.h"
 #include "util/json_write.h"
+#include "util/phase.h"
 #include "util/text.h"
 #include "util/thread.h"
 
@@ -446,9 +447,65 @@ static void test_cpus_usable_follow_the_affinity(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+** A watched thread's time goes to the phase it names: a sleep to the phase
+** it slept in (a sleep counted, its wall time there), a nested phase to
+** itself and back to the one it interrupted; the phases sum to the whole;
+** another thread, not watched, changes nothing.
+*/
+static void *enter_unwatched(void *arg)
+{
+	(void)arg;
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_COMMIT);
+	usleep(2000);
+	a2m_phase_leave(was);
+	return (void *)(intptr_t)(was == A2M_PHASE_OTHER);
+}
+
+static void test_phases_count_where_the_thread_was(void)
+{
+	a2m_phase_clock c;
+	a2m_phase_watch(&c);
+	a2m_phase_reset(&c);
+	a2m_phase was = a2m_phase_enter(A2M_PHASE_BEGIN);
+	CHECK(was == A2M_PHASE_OTHER);
+	usleep(5000);
+	a2m_phase inner = a2m_phase_enter(A2M_PHASE_SYNC);
+	CHECK(inner == A2M_PHASE_BEGIN);
+	usleep(3000);
+	a2m_phase_leave(inner);
+	volatile unsigned spin = 0;
+	for (unsigned i = 0; i < 2000000; i++)
+		spin += i;
+	a2m_phase_leave(was);
+	pthread_t th;
+	void *res = NULL;
+	CHECK(pthread_create(&th, NULL, enter_unwatched, NULL) == 0 && pthread_join(th, &res) == 0);
+	CHECK(res == (void *)1);
+	a2m_phase_read(&c);
+	CHECK(c.t[A2M_PHASE_BEGIN].sleeps >= 1 && c.t[A2M_PHASE_SYNC].sleeps >= 1);
+	/* usleep waits at least as long as asked; off a CPU the while */
+	CHECK(c.t[A2M_PHASE_BEGIN].ms >= 5.0 && c.t[A2M_PHASE_SYNC].ms >= 3.0);
+	CHECK(c.t[A2M_PHASE_BEGIN].cpu < c.t[A2M_PHASE_BEGIN].ms);
+	CHECK(c.t[A2M_PHASE_COMMIT].ms == 0 && c.t[A2M_PHASE_COMMIT].sleeps == 0);
+	double sum = 0;
+	for (int f = 0; f < A2M_PHASE_COUNT; f++)
+		sum += c.t[f].ms;
+	a2m_phase_reset(&c);
+	CHECK(c.t[A2M_PHASE_BEGIN].ms == 0 && sum >= 8.0);
+	CHECK(strcmp(a2m_phase_name(A2M_PHASE_SYNC), "sync") == 0);
+	CHECK(strcmp(a2m_phase_name(A2M_PHASE_COUNT), "?") == 0);
+	a2m_phase_watch(NULL);
+	/* Unwatched: nothing is counted. */
+	CHECK(a2m_phase_enter(A2M_PHASE_STEPS) == A2M_PHASE_OTHER);
+	a2m_phase_leave(A2M_PHASE_OTHER);
+	CHECK(c.t[A2M_PHASE_STEPS].ms == 0);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
+		TEST(test_phases_count_where_the_thread_was),
 		TEST(test_json_reals_are_shortest_roundtrip),
 		TEST(test_helper_threads_block_every_signal),
 		TEST(test_cpus_usable_follow_the_affinity),
