@@ -157,6 +157,8 @@ static void print_phases(const a2m_phase_time *p)
 			order[b] = order[b - 1];
 			order[b - 1] = t;
 		}
+	if (!n)
+		printf("none of 1 ms or more");
 	for (int i = 0; i < n; i++) {
 		const a2m_phase_time *t = &p[order[i]];
 		printf("%s%s %.1f (on a CPU %.1f", i ? ", " : "", a2m_phase_name((a2m_phase)order[i]),
