@@ -11,7 +11,10 @@
 ** the kill the parent opens the file itself and asks, through the
 ** protocol, for every key: each acknowledged one must be there with its
 ** content, no failed one may be. A write cut off by the kill (no answer)
-** may be either.
+** may be either. The writes the binding gathers run as one transaction
+** (server/deferred.c), so the kill lands inside groups, and the tests
+** before it hand groups over themselves to see what a failure in one
+** undoes.
 **
 ** Every store here checkpoints its log from 64 pages on (a test hook; the
 ** engine's mark is 10 000), so the kill also lands among checkpoints run
@@ -42,7 +45,6 @@
 
 #define WRITERS 16
 #define PER_WRITER 4000      /* keys a writer may use (it stops at the kill) */
-#define ACKS_BEFORE_KILL 600 /* acknowledged writes the kill waits for */
 
 static char tmpdir[] = "/tmp/a2m-test-durable.XXXXXX";
 
@@ -52,16 +54,32 @@ typedef struct writer {
 	int          no;
 	const char  *url;
 	unsigned char outcome[PER_WRITER];  /* of write i */
-	unsigned char kind[PER_WRITER];     /* 0 plain, 1 doomed, 2 invalid batch */
+	unsigned char kind[PER_WRITER];     /* enum below */
+	int          code[PER_WRITER];      /* a failed one's error code */
+	unsigned char by_commit[PER_WRITER];/* failed with the refused commit */
 	int          sent;
 } writer;
+
+/*
+** What a write is: plain; doomed (its commit is refused, and with it the
+** commit of every write of its group); a batch whose second record is
+** invalid (refused before any transaction); a record whose embedding is
+** not the store's width (refused inside the transaction, which undoes the
+** group's: the others of the group must stand all the same).
+*/
+enum { PLAIN, DOOMED, INVALID_BATCH, BAD_WIDTH };
+
+static int kind_of(int i)
+{
+	return i % 23 == 3 ? DOOMED : i % 9 == 4 ? INVALID_BATCH : i % 11 == 6 ? BAD_WIDTH : PLAIN;
+}
 
 static atomic_int acks, stop_writing;
 
 /* The key of writer w's write i (its second record's with part 'b'). */
 static void key_of(char *out, size_t n, int w, int i, int kind, char part)
 {
-	snprintf(out, n, "%s-%d-%d%s%c", kind == 1 ? "doomed" : "k", w, i, part ? "-" : "",
+	snprintf(out, n, "%s-%d-%d%s%c", kind == DOOMED ? "doomed" : "k", w, i, part ? "-" : "",
 		 part ? part : '\0');
 }
 
@@ -74,7 +92,12 @@ static json_t *params_of(int w, int i, int kind)
 {
 	char key[64], key_b[64], content[96];
 	content_of(content, sizeof content, w, i);
-	if (kind == 2) {
+	if (kind == BAD_WIDTH) {
+		key_of(key, sizeof key, w, i, kind, 0);
+		return json_pack("{s:[{s:s,s:s,s:s,s:[i,i,i]}]}", "records", "content", content,
+				 "key", key, "tier", "semantic", "embedding", 1, 0, 0);
+	}
+	if (kind == INVALID_BATCH) {
 		key_of(key, sizeof key, w, i, kind, 'a');
 		key_of(key_b, sizeof key_b, w, i, kind, 'b');
 		return json_pack("{s:[{s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}", "records",
@@ -97,7 +120,7 @@ static void *write_until_killed(void *p)
 	if (a2m_client_connect_http(w->url, &o, &c) != A2M_CLIENT_OK)
 		return NULL;
 	for (int i = 0; i < PER_WRITER && !atomic_load(&stop_writing); i++) {
-		int kind = i % 5 == 3 ? 1 : i % 9 == 4 ? 2 : 0;
+		int kind = kind_of(i);
 		json_t *params = params_of(w->no, i, kind);
 		json_t *resp = NULL;
 		w->kind[i] = (unsigned char)kind;
@@ -113,7 +136,11 @@ static void *write_until_killed(void *p)
 			w->outcome[i] = ACKED;
 			atomic_fetch_add(&acks, 1);
 		} else {
+			json_t *e = json_object_get(resp, "error");
+			const char *m = json_string_value(json_object_get(e, "message"));
 			w->outcome[i] = FAILED;
+			w->code[i] = (int)json_integer_value(json_object_get(e, "code"));
+			w->by_commit[i] = m && strstr(m, "refused by the test") != NULL;
 		}
 		json_decref(resp);
 	}
@@ -126,6 +153,12 @@ static void serve(const char *path, int fd)
 {
 	a2m_sqlite_fail_commits_for_tests("doomed-");
 	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	/* The store's vectors are 4 wide: BAD_WIDTH's are not. */
+	json_t *r = h ? check_call(h, "memory/remember", "{\"records\":[{\"content\":\"width\","
+				   "\"tier\":\"semantic\",\"embedding\":[1,0,0,0]}]}") : NULL;
+	if (!json_object_get(r, "result"))
+		_exit(1);
+	json_decref(r);
 	a2m_http_config hc;
 	memset(&hc, 0, sizeof hc);
 	hc.threads = 2;
@@ -164,10 +197,17 @@ static int holds(a2m *h, const char *key, const char *content)
 	return ok;
 }
 
-static void test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land(void)
+/* Totals over the kill runs, for the checks that need many writes. */
+static int total_doomed, total_batches, total_widths;
+
+/*
+** Sixteen HTTP writers at a server killed with SIGKILL once kill_after
+** writes were acknowledged; then every key checked in the file.
+*/
+static void kill_at(int run, int kill_after)
 {
 	char path[256];
-	snprintf(path, sizeof path, "%s/kill.db", tmpdir);
+	snprintf(path, sizeof path, "%s/kill-%d.db", tmpdir, run);
 	int fds[2];
 	CHECK(pipe(fds) == 0);
 	pid_t pid = fork();
@@ -197,7 +237,7 @@ static void test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land(v
 		CHECK(pthread_create(&th[i], NULL, write_until_killed, &ws[i]) == 0);
 	}
 	/* Kill while all sixteen are writing (at most 60 s on a slow build). */
-	for (int t = 0; t < 6000 && atomic_load(&acks) < ACKS_BEFORE_KILL; t++)
+	for (int t = 0; t < 6000 && atomic_load(&acks) < kill_after; t++)
 		usleep(10000);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -209,22 +249,32 @@ static void test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land(v
 	CHECK(h != NULL);
 	if (!h)
 		return;
-	int acked = 0, failed = 0, doomed = 0, batches = 0, unknown = 0, wrong = 0;
+	int acked = 0, failed = 0, doomed = 0, batches = 0, widths = 0, shared = 0;
+	int unknown = 0, wrong = 0;
 	for (int w = 0; w < WRITERS; w++) {
 		for (int i = 0; i < ws[w].sent; i++) {
 			int kind = ws[w].kind[i], out = ws[w].outcome[i];
 			char key[64], key_b[64], content[96];
 			content_of(content, sizeof content, w, i);
-			key_of(key, sizeof key, w, i, kind, kind == 2 ? 'a' : 0);
+			key_of(key, sizeof key, w, i, kind, kind == INVALID_BATCH ? 'a' : 0);
 			key_of(key_b, sizeof key_b, w, i, kind, 'b');
 			if (out == UNKNOWN || out == UNSENT) {
 				unknown++;
 				continue;
 			}
-			/* What was meant to fail failed, and the rest was acknowledged. */
-			if ((out == FAILED) != (kind != 0)) {
+			/*
+			** What was meant to fail failed, each with its own error; a
+			** plain write may fail only with the refused commit it
+			** shared, never because a write beside it was refused.
+			*/
+			int code = ws[w].code[i], by_commit = ws[w].by_commit[i];
+			int right = kind == PLAIN ? out == ACKED || by_commit
+				: kind == DOOMED ? out == FAILED && by_commit
+				: kind == INVALID_BATCH ? out == FAILED && code == A2M_INVALID_PARAMS
+				: out == FAILED && code == A2M_EMBEDDING_MISMATCH;
+			if (!right) {
 				wrong++;
-				fprintf(stderr, "  %s: outcome %d\n", key, out);
+				fprintf(stderr, "  %s: outcome %d, code %d\n", key, out, code);
 			}
 			if (out == ACKED) {
 				acked++;
@@ -234,9 +284,12 @@ static void test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land(v
 				}
 			} else {
 				failed++;
-				doomed += kind == 1;
-				batches += kind == 2;
-				if (!holds(h, key, NULL) || (kind == 2 && !holds(h, key_b, NULL))) {
+				doomed += kind == DOOMED;
+				batches += kind == INVALID_BATCH;
+				widths += kind == BAD_WIDTH;
+				shared += kind == PLAIN;
+				if (!holds(h, key, NULL) ||
+				    (kind == INVALID_BATCH && !holds(h, key_b, NULL))) {
 					wrong++;
 					fprintf(stderr, "  %s: failed, yet in the file\n", key);
 				}
@@ -244,12 +297,26 @@ static void test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land(v
 		}
 	}
 	a2m_close(h);
-	printf("  %d acknowledged, %d failed (%d refused commits, %d invalid batches), "
-	       "%d cut off by the kill\n", acked, failed, doomed, batches, unknown);
+	printf("  kill after %d acks: %d acknowledged, %d failed (%d refused commits and %d "
+	       "writes that shared one, %d invalid batches, %d wrong widths), %d cut off\n",
+	       kill_after, acked, failed, doomed, shared, batches, widths, unknown);
 	CHECK_INT(wrong, 0);
-	CHECK(acked >= ACKS_BEFORE_KILL);
-	CHECK(doomed >= 50);
-	CHECK(batches >= 20);
+	CHECK(acked >= kill_after);
+	total_doomed += doomed;
+	total_batches += batches;
+	total_widths += widths;
+}
+
+/* Killed at several points of the stream, each on a fresh file. */
+static void test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land(void)
+{
+	static const int points[] = {40, 250, 600};
+	total_doomed = total_batches = total_widths = 0;
+	for (int i = 0; i < (int)(sizeof points / sizeof *points); i++)
+		kill_at(i, points[i]);
+	CHECK(total_doomed >= 20);
+	CHECK(total_batches >= 20);
+	CHECK(total_widths >= 20);
 }
 
 /* The message of resp's error, or "" (borrowed from resp). */
@@ -381,6 +448,245 @@ static long long stored(a2m *h)
 	return n;
 }
 
+/* ---- groups: writes handed over together share one transaction ---- */
+
+#define GROUP_MAX 8
+
+/*
+** Hands the n requests to h as the HTTP binding does (each queued unrun,
+** server/deferred.h), then finishes them together: one joint transaction.
+** out[i]: request i's response (NULL for a notification).
+*/
+static void run_group(a2m *h, const char *const *msgs, size_t n, json_t **out)
+{
+	void *pending[GROUP_MAX];
+	char *replies[GROUP_MAX];
+	int status[GROUP_MAX];
+	for (size_t i = 0; i < n; i++) {
+		replies[i] = NULL;
+		pending[i] = NULL;
+		CHECK_INT(a2m_handle_network_deferred(h, msgs[i], strlen(msgs[i]), NULL, &replies[i],
+						      &pending[i]), A2M_OK);
+		/* Queued, not run: nothing to answer yet. */
+		CHECK(pending[i] != NULL);
+		CHECK(replies[i] == NULL);
+	}
+	a2m_deferred_finish(h, pending, replies, status, n);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_INT(status[i], A2M_OK);
+		CHECK(pending[i] == NULL);
+		out[i] = replies[i] ? json_loads(replies[i], 0, NULL) : NULL;
+		a2m_free(replies[i]);
+	}
+}
+
+static void free_all(json_t **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_decref(v[i]);
+}
+
+/* The events after cursor (a new reference), and the new cursor in *next. */
+static json_t *events_after(a2m *h, const char *cursor, char *next, size_t nextlen)
+{
+	json_t *res = check_result_of(h, "memory/events",
+				      cursor ? json_pack("{ss si}", "cursor", cursor, "limit", 100)
+					     : json_object());
+	json_t *ev = json_incref(json_object_get(res, "events"));
+	if (next)
+		snprintf(next, nextlen, "%s",
+			 json_string_value(json_object_get(res, "cursor")) ?: "");
+	json_decref(res);
+	return ev;
+}
+
+/* How many written events of evs name the record id. */
+static int written_for(const json_t *evs, const char *id)
+{
+	int n = 0;
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *e = json_array_get(evs, i);
+		const char *eid = json_string_value(json_object_get(e, "id"));
+		n += eid && strcmp(eid, id) == 0;
+	}
+	return n;
+}
+
+static const char *first_id(const json_t *resp)
+{
+	json_t *ids = json_object_get(json_object_get(resp, "result"), "ids");
+	return json_string_value(json_array_get(ids, 0)) ?: "";
+}
+
+/*
+** A write that fails inside the group's transaction (its embedding is not
+** the store's width: the check runs after its begin) is rolled back and
+** answered its own error; the writes before and after it stand, each
+** written once, with one event each, in order.
+*/
+static void test_a_failing_write_in_a_group_rolls_back_only_itself(void)
+{
+	char path[256], cursor[128];
+	snprintf(path, sizeof path, "%s/group-fail.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"width\","
+			       "\"key\":\"width\",\"embedding\":[1,0,0,0]}]}");
+	CHECK(json_object_get(r, "result") != NULL);
+	json_decref(r);
+	json_decref(events_after(h, NULL, cursor, sizeof cursor));
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"first of the group\",\"key\":\"g-a\"}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"second\",\"key\":\"g-b\",\"embedding\":[1,0,0]}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"third of the group\",\"key\":\"g-c\"}]}}",
+	};
+	json_t *out[3];
+	run_group(h, msgs, 3, out);
+	CHECK(json_object_get(out[0], "result") != NULL);
+	CHECK_INT(check_error_code(out[1]), A2M_EMBEDDING_MISMATCH);
+	CHECK(json_object_get(out[2], "result") != NULL);
+	CHECK(holds(h, "g-a", "first of the group"));
+	CHECK(holds(h, "g-b", NULL));
+	CHECK(holds(h, "g-c", "third of the group"));
+	CHECK_INT((int)stored(h), 3);
+	json_t *evs = events_after(h, cursor, NULL, 0);
+	CHECK_INT((int)json_array_size(evs), 2);
+	CHECK_INT(written_for(evs, first_id(out[0])), 1);
+	CHECK_INT(written_for(evs, first_id(out[2])), 1);
+	const char *e0 = json_string_value(json_object_get(json_array_get(evs, 0), "id"));
+	CHECK(e0 && strcmp(e0, first_id(out[0])) == 0);  /* in the group's order */
+	json_decref(evs);
+	free_all(out, 3);
+	a2m_close(h);
+	/* And in the file. */
+	h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	CHECK(holds(h, "g-a", "first of the group"));
+	CHECK(holds(h, "g-b", NULL));
+	CHECK(holds(h, "g-c", "third of the group"));
+	a2m_close(h);
+}
+
+/*
+** A group's COMMIT that fails (the test hook refuses a commit that
+** inserted a key starting "doomed-") fails every write of the group, none
+** of them lands, and no event of them is told; the next group writes.
+*/
+static void test_a_failed_commit_fails_the_whole_group(void)
+{
+	char path[256], cursor[128];
+	snprintf(path, sizeof path, "%s/group-doom.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	json_decref(events_after(h, NULL, cursor, sizeof cursor));
+	a2m_sqlite_fail_commits_for_tests("doomed-");
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"innocent one\",\"key\":\"d-a\"}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"the doomed\",\"key\":\"doomed-b\"}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"innocent two\",\"key\":\"d-c\"}]}}",
+		/* A notification: no answer, and not written either. */
+		"{\"jsonrpc\":\"2.0\",\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"innocent three\",\"key\":\"d-d\"}]}}",
+	};
+	json_t *out[4];
+	run_group(h, msgs, 4, out);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(check_error_code(out[i]), A2M_INTERNAL_ERROR);
+		CHECK(strstr(error_message(out[i]), "refused by the test") != NULL);
+	}
+	CHECK(out[3] == NULL);
+	free_all(out, 4);
+	a2m_sqlite_fail_commits_for_tests(NULL);
+	CHECK(holds(h, "d-a", NULL));
+	CHECK(holds(h, "doomed-b", NULL));
+	CHECK(holds(h, "d-c", NULL));
+	CHECK(holds(h, "d-d", NULL));
+	json_t *evs = events_after(h, cursor, NULL, 0);
+	CHECK_INT((int)json_array_size(evs), 0);
+	json_decref(evs);
+	/* The store goes on: the same writes, now without the doomed one. */
+	const char *again[] = {msgs[0], msgs[2]};
+	run_group(h, again, 2, out);
+	CHECK(json_object_get(out[0], "result") != NULL);
+	CHECK(json_object_get(out[1], "result") != NULL);
+	free_all(out, 2);
+	CHECK(holds(h, "d-a", "innocent one"));
+	CHECK(holds(h, "d-c", "innocent two"));
+	evs = events_after(h, cursor, NULL, 0);
+	CHECK_INT((int)json_array_size(evs), 2);
+	json_decref(evs);
+	a2m_close(h);
+}
+
+/*
+** Two writes of one key in one group: the second is an update of the
+** record the first wrote (as it would be in the next transaction), so the
+** key holds the second content, one record, under the first's id.
+*/
+static void test_two_writes_of_one_key_in_a_group(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/group-key.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"version one\",\"key\":\"same\"}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"version two\",\"key\":\"same\"}]}}",
+	};
+	json_t *out[2];
+	run_group(h, msgs, 2, out);
+	CHECK(json_object_get(out[0], "result") != NULL);
+	CHECK(json_object_get(out[1], "result") != NULL);
+	CHECK(strcmp(first_id(out[0]), first_id(out[1])) == 0);
+	free_all(out, 2);
+	CHECK(holds(h, "same", "version two"));
+	CHECK_INT((int)stored(h), 1);
+	a2m_close(h);
+	h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	CHECK(holds(h, "same", "version two"));
+	CHECK_INT((int)stored(h), 1);
+	a2m_close(h);
+}
+
+/* A failed sync after a group's commit fails every write of the group. */
+static void test_a_failed_sync_fails_the_whole_group(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/group-sync.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"one\",\"key\":\"s-a\"}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"two\",\"key\":\"s-b\"}]}}",
+	};
+	json_t *out[2];
+	a2m_sqlite_sync_fail_next_for_tests(1);
+	run_group(h, msgs, 2, out);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(check_error_code(out[i]), A2M_INTERNAL_ERROR);
+		CHECK(strstr(error_message(out[i]), "could not be made durable") != NULL);
+	}
+	free_all(out, 2);
+	a2m_close(h);
+}
+
 /*
 ** The log's checkpoints run on the checkpointer's thread and keep the log
 ** bounded. 200 calls of 10 records write a few MB of frames; with a mark
@@ -478,6 +784,10 @@ int main(void)
 		TEST(test_a_failed_sync_fails_the_write_and_stops_writes),
 		TEST(test_without_group_commit_sqlite_syncs_itself),
 		TEST(test_a_commit_outside_a_call_is_synced_at_close),
+		TEST(test_a_failing_write_in_a_group_rolls_back_only_itself),
+		TEST(test_a_failed_commit_fails_the_whole_group),
+		TEST(test_two_writes_of_one_key_in_a_group),
+		TEST(test_a_failed_sync_fails_the_whole_group),
 		TEST(test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land),
 		{NULL, NULL}
 	};

@@ -357,6 +357,23 @@ a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c)
 	return ev;
 }
 
+uint64_t a2m_event_log_head(const a2m_event_log *log)
+{
+	return log->shared ? 0 : log->head;
+}
+
+void a2m_event_log_truncate(a2m_event_log *log, uint64_t head)
+{
+	if (log->shared)
+		return;
+	for (; log->head > head; log->head--) {
+		if (log->count && log->head >= oldest_seq(log)) {
+			slot_clear(slot_of(log, log->head));
+			log->count--;
+		}
+	}
+}
+
 /* Whether ev's kind is among kinds; an empty list filters nothing, as an
 ** empty `where` does not. */
 static int kind_wanted(const a2m_event *ev, const json_t *kinds)

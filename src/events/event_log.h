@@ -112,6 +112,19 @@ size_t a2m_event_log_capacity(const a2m_event_log *log);
 a2m_event *a2m_event_log_append(a2m_event_log *log, const a2m_change *c);
 
 /*
+** A group of writes in one transaction (server/group.c) reports its events
+** as each write ends, before the group commits; readers cannot see them
+** yet (the group holds the handle's lock), and when the group's
+** transaction is rolled back they are taken back. a2m_event_log_head()
+** is the seq of the newest event (0: none yet; always 0 for a shared log,
+** which is never grouped); a2m_event_log_truncate() drops every event
+** after head, as if never appended (an event an append evicted for room
+** stays gone: a reader that needed it is told reset).
+*/
+uint64_t a2m_event_log_head(const a2m_event_log *log);
+void a2m_event_log_truncate(a2m_event_log *log, uint64_t head);
+
+/*
 ** What scope may be shown of ev (the rules of recall, §4.12), when its kind
 ** is among kinds (a JSON array of strings; NULL = every kind): a new
 ** reference to the event object, or to a copy cut down to the ids scope

@@ -231,11 +231,10 @@ static int await_durable(a2m *h, uint64_t ticket, const json_t *id, char **reply
 	return *reply ? A2M_OK : A2M_NOMEM;
 }
 
-/* What a deferred call still owes before its answer may be given. */
-typedef struct deferred {
-	uint64_t ticket;
-	json_t  *id;      /* the request's id (a copy), for an error answer; NULL: none */
-} deferred;
+void a2m_handle_swept(a2m *h)
+{
+	sweep(h, 1);
+}
 
 /*
 ** Parsing and serialising happen outside the lock: they touch only the
@@ -292,6 +291,12 @@ static int run(a2m *h, a2m_call *callp, a2m_rpc_request *reqp, int network, char
 		a2m_rpc_request_free(&req);
 		return rc;
 	}
+	/* A write to run with others in one transaction (deferred.c). */
+	if (pending && network && req.method->writes && a2m_stack_joins(h->srv.stack) &&
+	    (*pending = a2m_deferred_queue(&call, &req)) != NULL) {
+		*reply = NULL;
+		return A2M_OK;
+	}
 	pthread_rwlock_wrlock(&h->lock);
 	call.push = network ? 0 : h->srv.can_push;
 	a2m_rpc_call(&call, &req, &o);
@@ -309,10 +314,8 @@ static int run(a2m *h, a2m_call *callp, a2m_rpc_request *reqp, int network, char
 	sweep(h, 1);
 	if (!shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
-	deferred *d = ticket && pending && rc == A2M_OK ? malloc(sizeof *d) : NULL;
+	void *d = ticket && pending && rc == A2M_OK ? a2m_deferred_applied(ticket, req.id) : NULL;
 	if (d) {
-		d->ticket = ticket;
-		d->id = req.id ? json_deep_copy(req.id) : NULL;  /* NULL on OOM: no error answer */
 		*pending = d;
 	} else if (ticket && rc == A2M_OK) {
 		rc = await_durable(h, ticket, req.id, reply);
@@ -367,23 +370,6 @@ int a2m_handle_network_deferred(a2m *h, const char *message, size_t len,
 {
 	*pending = NULL;
 	return handle(h, message, len, 1, principal, reply, pending);
-}
-
-int a2m_deferred_finish(a2m *h, void *pending, char **reply)
-{
-	deferred *d = pending;
-	int rc = d ? await_durable(h, d->ticket, d->id, reply) : A2M_OK;
-	a2m_deferred_drop(d);
-	return rc;
-}
-
-void a2m_deferred_drop(void *pending)
-{
-	deferred *d = pending;
-	if (!d)
-		return;
-	json_decref(d->id);
-	free(d);
 }
 
 /*

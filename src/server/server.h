@@ -86,4 +86,22 @@ a2m_scorer *a2m_server_scorer(const char *ranking, a2m_metric metric, size_t vec
 			      int generated, int helper_threads, int64_t embed_weight, char *err,
 			      size_t errlen);
 
+/* ---- what handle.c and deferred.c (deferred.h) share ---- */
+
+/* A call already run that owes the sync of ticket; id copied for an
+** error answer. NULL when memory runs out. deferred.c. */
+void *a2m_deferred_applied(uint64_t ticket, const json_t *id);
+
+/* A write queued unrun, for the call context call (copied); takes req
+** (zeroed). NULL when memory runs out (req untouched). deferred.c. */
+struct a2m_rpc_request;
+void *a2m_deferred_queue(const a2m_call *call, struct a2m_rpc_request *req);
+
+
+/*
+** After a write's lock is released: a record that expired since is
+** removed, one batch of them (a call never waits for a large sweep).
+*/
+void a2m_handle_swept(a2m *h);
+
 #endif

@@ -114,15 +114,74 @@ static int begun(a2m_stack *st, int rc, a2m_error *err)
 	return rc;
 }
 
+/* Joint transactions (stack.h): what st->joint holds. */
+enum { JOINT_NONE, JOINT_OPEN, JOINT_UNDONE };
+
+/* A begin inside a joint transaction: a part of it, or refused once an
+** earlier part rolled it back (nothing this call does may stand alone). */
+static int joint_part(a2m_stack *st, a2m_error *err)
+{
+	if (st->joint == JOINT_OPEN)
+		return 0;
+	return a2m_error_set(err, A2M_INTERNAL_ERROR, "the transaction this write shared "
+			     "with others was rolled back");
+}
+
 int a2m_stack_begin(a2m_stack *st, a2m_error *err)
 {
+	if (st->joint)
+		return joint_part(st, err);
 	return begun(st, st->store->ops->begin(st->store), err);
 }
 
 /* As a2m_stack_begin(), for bookkeeping that need not survive a power loss. */
 int a2m_stack_begin_relaxed(a2m_stack *st, a2m_error *err)
 {
+	if (st->joint)
+		return joint_part(st, err);  /* durable with the rest */
 	return begun(st, st->store->ops->begin_relaxed(st->store), err);
+}
+
+int a2m_stack_joins(const a2m_stack *st)
+{
+	return st->store->group_commit && !st->log_write;
+}
+
+int a2m_stack_joint_begin(a2m_stack *st, a2m_error *err)
+{
+	st->joint = JOINT_NONE;
+	int rc = a2m_stack_begin(st, err);
+	if (rc)
+		return rc;
+	st->joint = JOINT_OPEN;
+	st->joint_capacity_known = st->capacity_known;
+	return 0;
+}
+
+int a2m_stack_joint_undone(const a2m_stack *st)
+{
+	return st->joint == JOINT_UNDONE;
+}
+
+void a2m_stack_joint_end(a2m_stack *st)
+{
+	st->joint = JOINT_NONE;
+}
+
+int a2m_stack_joint_commit(a2m_stack *st, a2m_error *err)
+{
+	if (st->joint != JOINT_OPEN) {
+		st->joint = JOINT_NONE;
+		return joint_part(st, err);
+	}
+	st->joint = JOINT_NONE;
+	int rc = a2m_stack_commit(st, err);
+	if (rc) {
+		a2m_stack_rollback(st);
+		/* A full pass a part committed was undone with it. */
+		st->capacity_known = st->joint_capacity_known;
+	}
+	return rc;
 }
 
 int a2m_stack_read_begin(a2m_stack *st, a2m_error *err)
@@ -170,6 +229,8 @@ static void changed(a2m_stack *st)
 int a2m_stack_commit(a2m_stack *st, a2m_error *err)
 {
 	changed(st);
+	if (st->joint)  /* a part: the joint transaction commits at its end */
+		return joint_part(st, err);
 	int rc = st->store->ops->commit(st->store);
 	if (rc) {
 		st->dims = -1;
@@ -195,7 +256,13 @@ int a2m_stack_sync_wait(a2m_stack *st, uint64_t ticket, char *msg, size_t msglen
 
 void a2m_stack_rollback(a2m_stack *st)
 {
-	st->store->ops->rollback(st->store);
+	if (st->joint != JOINT_UNDONE)
+		st->store->ops->rollback(st->store);
+	if (st->joint == JOINT_OPEN) {
+		/* Every part is undone, not only this one's (stack.h). */
+		st->joint = JOINT_UNDONE;
+		st->capacity_known = st->joint_capacity_known;
+	}
 	st->touches.applied = 0;  /* undone with the rest: still waiting */
 	st->full_pass_run = 0;    /* its fixed point was undone too */
 	changed(st);

@@ -509,6 +509,34 @@ uint64_t a2m_stack_generation(const a2m_stack *st);
 uint64_t a2m_stack_sync_owed(a2m_stack *st);
 int a2m_stack_sync_wait(a2m_stack *st, uint64_t ticket, char *msg, size_t msglen);
 
+/*
+** A joint transaction: the writes of several calls in one transaction of
+** the store, committed (and synced) once (server/deferred.c, group
+** commit). Under the handle's exclusive lock throughout.
+**
+** a2m_stack_joins(): whether this stack may run one — its store shares
+** its syncs (store.h, group_commit) and the event log is not written into
+** each write's transaction (a shared log's events could not be taken back).
+**
+** a2m_stack_joint_begin() opens the store's transaction (writing recall's
+** waiting touches, as every begin does); from then on each operation's
+** begin and commit are parts of it, and its changes are reported as they
+** end, before anything is committed: the caller takes them back
+** (a2m_event_log_truncate) when the transaction does not commit. An
+** operation that fails rolls the whole transaction back, as it would its
+** own; the stack is then undone (a2m_stack_joint_undone() is 1), every
+** later begin fails with A2M_INTERNAL_ERROR until a2m_stack_joint_end(),
+** and the caller runs again, in a new joint transaction, the operations
+** that had succeeded in it. a2m_stack_joint_commit() commits (0), or
+** rolls back and returns the error, with err set; either way the joint
+** transaction is over. Returns 0 or a code with err set.
+*/
+int  a2m_stack_joins(const a2m_stack *st);
+int  a2m_stack_joint_begin(a2m_stack *st, a2m_error *err);
+int  a2m_stack_joint_undone(const a2m_stack *st);
+void a2m_stack_joint_end(a2m_stack *st);
+int  a2m_stack_joint_commit(a2m_stack *st, a2m_error *err);
+
 /* counts[i] = records in tier i visible in scope (NULL scope: all). */
 int a2m_stack_tier_counts(a2m_stack *st, const a2m_scope *scope, int64_t *counts,
 			  a2m_error *err);

@@ -110,6 +110,11 @@ struct a2m_stack {
 	int              arrivals_lost;  /* one could not be noted: pass over all */
 	int              capacity_known; /* a full pass committed since open */
 	int              full_pass_run;  /* the open transaction ran a full pass */
+	/* base.c: a joint transaction (a2m_stack_joint_begin): 0 none, 1 open
+	** (begin and commit are its parts), 2 undone by a rollback inside it;
+	** and capacity_known as it was when it began, for when it is undone. */
+	int              joint;
+	int              joint_capacity_known;
 	/* ranked.c: indexed recalls and selects that read a pruned list, and
 	** the times one had to read the complete list after it; for tests and
 	** measurements. */

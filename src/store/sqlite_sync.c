@@ -111,6 +111,7 @@ int a2m_sqlite_sync_open(sqlstore *s)
 	}
 	y->fd = -1;
 	s->sync = y;
+	s->base.group_commit = 1;
 	return 0;
 }
 
@@ -137,6 +138,7 @@ void a2m_sqlite_sync_free(sqlstore *s)
 	free(y->wal);
 	free(y);
 	s->sync = NULL;
+	s->base.group_commit = 0;
 }
 
 int a2m_sqlite_sync_refuse(sqlstore *s)

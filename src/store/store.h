@@ -813,6 +813,10 @@ struct a2m_store {
 	const a2m_store_ops *ops;
 	char    errmsg[256];      /* the last failure, for humans */
 	int     read_only;        /* set by the engine: every write is refused */
+	int     group_commit;     /* set by the engine: durable commits share their
+	                             syncs (sync_owed, sync_wait), so a caller gains
+	                             by running several calls' writes in one
+	                             transaction (stack.h, joint transactions) */
 	int64_t mirror_failures;  /* procedural mirror: how many times a file
 	                             could not be brought up to date after a
 	                             successful commit (the message is in

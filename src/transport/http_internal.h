@@ -51,6 +51,7 @@ struct a2m_http {
 	pthread_mutex_t durable_mu;
 	pthread_cond_t durable_cv;
 	struct request *durable_head, *durable_tail;
+	size_t durable_n;      /* how many in the list */
 	pthread_t durable_thread;
 	int durable_started;   /* the thread runs */
 	int durable_stop;      /* under durable_mu: the thread ends once the list is empty */
