@@ -3,7 +3,8 @@
 # from CONNECTIONS (16) wrk connections at once, against `a2m serve --http`
 # on a SQLite file with synchronous=FULL: with group commit (the default)
 # and with --no-group-commit, alternating ROUNDS (2) times. Prints acks/s,
-# latency, the syncs the server ran (its log at close) and, beside them,
+# latency, the syncs the server ran and the joint transactions the writes
+# were gathered into (its log at close: server/deferred.c) and, beside them,
 # the disk's own fsync rate (`a2m bench remember` prints it too). Printed,
 # never asserted. Needs wrk (apt-get install -y wrk).
 set -u
@@ -38,11 +39,12 @@ one() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	pid=
-	printf '%-22s %8s acks/s  p50 %-8s p99 %-8s %s\n' "$label" \
+	printf '%-22s %8s acks/s  p50 %-8s p99 %-8s %s %s\n' "$label" \
 		"$(echo "$out" | awk '/Requests\/sec/ {printf "%.0f", $2}')" \
 		"$(echo "$out" | awk '$1 == "50%" {print $2}')" \
 		"$(echo "$out" | awk '$1 == "99%" {print $2}')" \
-		"$(sed -n 's/.*group commit: //p' "$d/err" 2>/dev/null)"
+		"$(sed -n 's/.*group commit: \([0-9]*\) durable calls in \([0-9]*\) syncs.*/\2 syncs/p' "$d/err" 2>/dev/null)" \
+		"$(sed -n 's/.*http: \([0-9]*\) calls waited for durability in \([0-9]*\) batches (\(.*\) a batch)/\1 calls in \2 transactions, \3 each/p' "$d/err" 2>/dev/null)"
 }
 
 echo "a2m bench group-commit: wrk -t1 -c$conns -d$duration, remember 1 record, SQLite FULL; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -162,8 +162,8 @@ static void serve(const char *path, int fd)
 	a2m_http_config hc;
 	memset(&hc, 0, sizeof hc);
 	hc.threads = 2;
-	static const a2m_http_defer defer = {a2m_handle_network_deferred, a2m_deferred_finish,
-					     a2m_deferred_drop};
+	static const a2m_http_defer defer = {a2m_handle_network_deferred, a2m_deferred_run,
+					     a2m_deferred_finish, a2m_deferred_drop};
 	hc.defer = &defer;
 	a2m_http *http = NULL;
 	char err[256];

@@ -241,8 +241,8 @@ static int serve_http(cli_transport *t, const char *cmd, a2m *h, const char *sto
 		      a2m_bearer_tokens *tokens, const sigset_t *wait_mask)
 {
 	/* Writes wait for their sync off the workers (server/deferred.h). */
-	static const a2m_http_defer defer = {a2m_handle_network_deferred, a2m_deferred_finish,
-					     a2m_deferred_drop};
+	static const a2m_http_defer defer = {a2m_handle_network_deferred, a2m_deferred_run,
+					     a2m_deferred_finish, a2m_deferred_drop};
 	char err[512];
 	a2m_http *server = NULL;
 	t->hcfg.tokens = tokens;

@@ -54,6 +54,7 @@ typedef struct deferred {
 	uint64_t        ticket;  /* the sync it waits for; 0: none */
 	json_t         *id;      /* run at once: its id (a copy) for an error answer */
 	int             queued;  /* not run by the handle: req, call and o are its */
+	int             ran;     /* queued, and run since (a2m_deferred_run) */
 	a2m_rpc_request req;
 	a2m_call        call;
 	a2m_rpc_outcome o;
@@ -194,7 +195,7 @@ static void run_queued(a2m *h, deferred **d, size_t n, char **replies, int *stat
 	size_t nq = 0, *todo = malloc(n * sizeof *todo);
 	pthread_rwlock_wrlock(&h->lock);
 	for (size_t i = 0; i < n; i++) {
-		if (!d[i]->queued)
+		if (!d[i]->queued || d[i]->ran)
 			continue;
 		if (todo)
 			todo[nq++] = i;
@@ -212,7 +213,7 @@ static void run_queued(a2m *h, deferred **d, size_t n, char **replies, int *stat
 	free(todo);
 	uint64_t ticket = a2m_stack_sync_owed(h->srv.stack);
 	for (size_t i = 0; i < n; i++) {
-		if (!d[i]->queued)
+		if (!d[i]->queued || d[i]->ran)
 			continue;
 		d[i]->ticket = d[i]->o.rc == 0 ? ticket : 0;
 		if (d[i]->req.method->shares)
@@ -221,7 +222,7 @@ static void run_queued(a2m *h, deferred **d, size_t n, char **replies, int *stat
 	pthread_rwlock_unlock(&h->lock);
 	a2m_handle_swept(h);
 	for (size_t i = 0; i < n; i++)
-		if (d[i]->queued && !d[i]->req.method->shares)
+		if (d[i]->queued && !d[i]->ran && !d[i]->req.method->shares)
 			status[i] = a2m_rpc_reply(&d[i]->req, &d[i]->o, &replies[i], NULL);
 }
 
@@ -243,7 +244,7 @@ static void await_all(a2m *h, deferred **d, size_t n, char **replies, int *statu
 	for (size_t i = 0; i < n; i++) {
 		if (!d[i]->ticket)
 			continue;
-		const json_t *id = d[i]->queued ? d[i]->req.id : d[i]->id;
+		const json_t *id = d[i]->ran ? d[i]->req.id : d[i]->id;
 		free(replies[i]);
 		replies[i] = NULL;
 		status[i] = A2M_OK;
@@ -252,16 +253,32 @@ static void await_all(a2m *h, deferred **d, size_t n, char **replies, int *statu
 	}
 }
 
-void a2m_deferred_finish(a2m *h, void **pending, char **replies, int *status, size_t n)
+void a2m_deferred_run(a2m *h, void **pending, char **replies, int *status, size_t n)
 {
 	deferred **d = (deferred **)pending;
 	int any_queued = 0;
 	for (size_t i = 0; i < n; i++) {
 		status[i] = A2M_OK;
-		any_queued |= d[i]->queued;
+		any_queued |= d[i]->queued && !d[i]->ran;
 	}
+	if (!any_queued)
+		return;
+	run_queued(h, d, n, replies, status);
+	for (size_t i = 0; i < n; i++)
+		d[i]->ran |= d[i]->queued;
+}
+
+void a2m_deferred_finish(a2m *h, void **pending, char **replies, int *status, size_t n)
+{
+	deferred **d = (deferred **)pending;
+	int any_queued = 0;
+	for (size_t i = 0; i < n; i++)
+		any_queued |= d[i]->queued && !d[i]->ran;
 	if (any_queued)
-		run_queued(h, d, n, replies, status);
+		a2m_deferred_run(h, pending, replies, status, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			status[i] = A2M_OK;
 	await_all(h, d, n, replies, status);
 	for (size_t i = 0; i < n; i++) {
 		a2m_deferred_drop(d[i]);

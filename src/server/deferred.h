@@ -45,6 +45,15 @@ int a2m_handle_network_deferred(a2m *h, const char *message, size_t len,
 */
 void a2m_deferred_finish(a2m *h, void **pending, char **replies, int *status, size_t n);
 
+/*
+** The first half of a2m_deferred_finish(): runs the queued writes among
+** the n (as it would; replies[i] and status[i] as it sets them) and
+** returns without waiting for their sync, so a transport can run the next
+** batch while this one's sync runs. Every pending[i] stays, to be handed
+** to a2m_deferred_finish() (which then only waits) or dropped.
+*/
+void a2m_deferred_run(a2m *h, void **pending, char **replies, int *status, size_t n);
+
 /* Frees pending without waiting (its request will not be answered; a
 ** queued write is never run). NULL: no-op. */
 void a2m_deferred_drop(void *pending);

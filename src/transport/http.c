@@ -602,8 +602,8 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 			 strerror(EADDRINUSE));
 		goto fail;
 	}
-	s->defer = cfg->defer && cfg->defer->handle && cfg->defer->finish && cfg->defer->drop
-		   ? cfg->defer : NULL;
+	s->defer = cfg->defer && cfg->defer->handle && cfg->defer->run && cfg->defer->finish &&
+		   cfg->defer->drop ? cfg->defer : NULL;
 	int e = s->defer ? a2m_http_durable_start(s) : 0;
 	if (e) {
 		snprintf(err, errlen, "cannot start the HTTP binding's sync thread: %s", strerror(e));

@@ -47,15 +47,18 @@
 ** handle (src/server/deferred.h; `a2m serve` sets it): handle() takes the
 ** call and returns at once, with *pending non-NULL when the answer must
 ** wait (a write may not even have run yet); finish() finishes every call
-** pending on the binding's sync thread together — the writes run in one
-** transaction, one sync for all — and makes their answers (replies[i] in
-** and out; status[i] A2M_NOMEM when an answer owed could not be made);
+** pending together — the writes run in one transaction, one sync for
+** all — and makes their answers (replies[i] in and out; status[i]
+** A2M_NOMEM when an answer owed could not be made); run() is its first
+** half, the writes run and no wait, on the binding's first thread,
+** finish() then only waits, on its second;
 ** drop() forgets a pending whose request will not be answered. Without
 ** it, each call waits on its worker.
 */
 typedef struct a2m_http_defer {
 	int  (*handle)(a2m *h, const char *message, size_t len, const char *principal,
 		       char **reply, void **pending);
+	void (*run)(a2m *h, void **pending, char **replies, int *status, size_t n);
 	void (*finish)(a2m *h, void **pending, char **replies, int *status, size_t n);
 	void (*drop)(void *pending);
 } a2m_http_defer;

@@ -6,24 +6,25 @@
 ** fsync of each write it ran, its other connections would wait too, and
 ** with a worker per core no more than two writes could ever share a sync.
 ** So a worker that took a write suspends that connection (libmicrohttpd's
-** suspend and resume) and goes on; this file's thread takes every write
-** handed to it since it last looked, has them run in one transaction and
-** waits for the one sync that covers them (a2m_http_defer, http.h;
-** server/deferred.c), then resumes their connections, whose workers give
-** the answers. While it runs one batch and waits, the next one gathers.
+** suspend and resume) and goes on. Two threads of this file take it from
+** there, a stage each: the first takes every write handed to it since it
+** last looked and has them run in one transaction (a2m_http_defer,
+** http.h; server/deferred.c); the second waits for the one sync that
+** covers them, then resumes their connections, whose workers give the
+** answers. So while one batch's sync runs, the next batch is applied,
+** and more gather meanwhile.
 */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "transport/http_internal.h"
+#include "util/log.h"
 #include "util/thread.h"
 
 /*
-** Finishes the n requests of the list at r together (the writes among
-** them run in one transaction: server/deferred.c) and resumes their
-** connections, whose workers give the answers. The arrays are b's, kept
-** by the thread and grown here; when they cannot grow, the requests are
-** finished one at a time.
+** A batch's arrays, kept by a stage's thread and grown as needed; when
+** they cannot grow, the requests are handed over one at a time.
 */
 typedef struct batch {
 	void **pending;
@@ -51,7 +52,26 @@ static int batch_fit(batch *b, size_t n)
 	return 1;
 }
 
-static void finish_list(a2m_http *s, request *r, size_t n, batch *b)
+static void stage_put(a2m_http_stage *g, request *first, request *last, size_t n)
+{
+	pthread_mutex_lock(&g->mu);
+	if (g->tail)
+		g->tail->next = first;
+	else
+		g->head = first;
+	g->tail = last;
+	g->n += n;
+	pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+** The requests of the list at r (n of them), handed over together: the
+** run stage (wait 0) has their writes run, then passes them on to the
+** wait stage; the wait stage (wait 1) waits for their sync, and resumes
+** their connections, whose workers give the answers.
+*/
+static void hand_over(a2m_http *s, request *r, size_t n, batch *b, int wait)
 {
 	void *one_pending[1];
 	char *one_reply[1];
@@ -62,73 +82,118 @@ static void finish_list(a2m_http *s, request *r, size_t n, batch *b)
 		void **pending = whole ? b->pending : one_pending;
 		char **replies = whole ? b->replies : one_reply;
 		int *status = whole ? b->status : one_status;
-		request *first = r;
+		request *first = r, *last = r;
 		for (size_t i = 0; i < k; i++, r = r->next) {
 			pending[i] = r->pending;
-			r->pending = NULL;
 			replies[i] = r->reply;
 			r->reply = NULL;
+			last = r;
 		}
-		s->defer->finish(s->h, pending, replies, status, k);
+		if (wait)
+			s->defer->finish(s->h, pending, replies, status, k);
+		else
+			s->defer->run(s->h, pending, replies, status, k);
 		r = first;
 		for (size_t i = 0; i < k; i++) {
 			/* Read before the resume: the worker may free r from then on. */
 			request *next = r->next;
-			struct MHD_Connection *c = r->conn;
-			r->next = NULL;
 			r->reply = replies[i];
 			if (status[i] != A2M_OK)
 				r->reply_owed = 1;  /* no answer could be made */
-			a2m_mhd()->resume_connection(c);
+			if (wait) {
+				r->pending = NULL;  /* freed by finish */
+				r->next = NULL;
+				a2m_mhd()->resume_connection(r->conn);
+			}
 			r = next;
+		}
+		if (!wait) {
+			last->next = NULL;
+			stage_put(&s->wait, first, last, k);
 		}
 	}
 }
 
-static void *durable_main(void *arg)
+static void stage_loop(a2m_http *s, a2m_http_stage *g, int wait)
 {
-	a2m_http *s = arg;
 	batch b = {0};
-	pthread_mutex_lock(&s->durable_mu);
+	pthread_mutex_lock(&g->mu);
 	for (;;) {
-		while (!s->durable_head && !s->durable_stop)
-			pthread_cond_wait(&s->durable_cv, &s->durable_mu);
-		request *r = s->durable_head;
+		while (!g->head && !g->stop)
+			pthread_cond_wait(&g->cv, &g->mu);
+		request *r = g->head;
 		if (!r)
-			break;  /* stopping, and nothing left to resume */
-		size_t n = s->durable_n;
-		s->durable_head = s->durable_tail = NULL;
-		s->durable_n = 0;
-		pthread_mutex_unlock(&s->durable_mu);
-		finish_list(s, r, n, &b);
-		pthread_mutex_lock(&s->durable_mu);
+			break;  /* stopping, and nothing left */
+		size_t n = g->n;
+		g->head = g->tail = NULL;
+		g->n = 0;
+		pthread_mutex_unlock(&g->mu);
+		hand_over(s, r, n, &b, wait);
+		if (!wait) {
+			s->durable_calls += n;
+			s->durable_batches++;
+		}
+		pthread_mutex_lock(&g->mu);
 	}
-	pthread_mutex_unlock(&s->durable_mu);
+	pthread_mutex_unlock(&g->mu);
 	free(b.pending);
 	free(b.replies);
 	free(b.status);
+}
+
+static void *run_main(void *arg)
+{
+	a2m_http *s = arg;
+	stage_loop(s, &s->run, 0);
 	return NULL;
+}
+
+static void *wait_main(void *arg)
+{
+	a2m_http *s = arg;
+	stage_loop(s, &s->wait, 1);
+	return NULL;
+}
+
+static void stage_stop(a2m_http_stage *g)
+{
+	if (!g->started)
+		return;
+	pthread_mutex_lock(&g->mu);
+	g->stop = 1;
+	pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	pthread_join(g->thread, NULL);
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+	g->started = 0;
+}
+
+static int stage_start(a2m_http *s, a2m_http_stage *g, void *(*fn)(void *))
+{
+	memset(g, 0, sizeof *g);
+	int e = pthread_mutex_init(&g->mu, NULL);
+	if (e)
+		return e;
+	if ((e = pthread_cond_init(&g->cv, NULL)) != 0) {
+		pthread_mutex_destroy(&g->mu);
+		return e;
+	}
+	if ((e = a2m_thread_start(&g->thread, fn, s)) != 0) {
+		pthread_cond_destroy(&g->cv);
+		pthread_mutex_destroy(&g->mu);
+		return e;
+	}
+	g->started = 1;
+	return 0;
 }
 
 int a2m_http_durable_start(a2m_http *s)
 {
-	int e = pthread_mutex_init(&s->durable_mu, NULL);
-	if (e)
-		return e;
-	if ((e = pthread_cond_init(&s->durable_cv, NULL)) != 0) {
-		pthread_mutex_destroy(&s->durable_mu);
-		return e;
-	}
-	s->durable_head = s->durable_tail = NULL;
-	s->durable_n = 0;
-	s->durable_stop = 0;
-	if ((e = a2m_thread_start(&s->durable_thread, durable_main, s)) != 0) {
-		pthread_cond_destroy(&s->durable_cv);
-		pthread_mutex_destroy(&s->durable_mu);
-		return e;
-	}
-	s->durable_started = 1;
-	return 0;
+	int e = stage_start(s, &s->wait, wait_main);
+	if (!e && (e = stage_start(s, &s->run, run_main)) != 0)
+		stage_stop(&s->wait);
+	return e;
 }
 
 enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r)
@@ -137,28 +202,19 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 	r->conn = c;
 	r->next = NULL;
 	a2m_mhd()->suspend_connection(c);
-	pthread_mutex_lock(&s->durable_mu);
-	if (s->durable_tail)
-		s->durable_tail->next = r;
-	else
-		s->durable_head = r;
-	s->durable_tail = r;
-	s->durable_n++;
-	pthread_cond_signal(&s->durable_cv);
-	pthread_mutex_unlock(&s->durable_mu);
+	stage_put(&s->run, r, r, 1);
 	return MHD_YES;
 }
 
 void a2m_http_durable_stop(a2m_http *s)
 {
-	if (!s->durable_started)
-		return;
-	pthread_mutex_lock(&s->durable_mu);
-	s->durable_stop = 1;
-	pthread_cond_signal(&s->durable_cv);
-	pthread_mutex_unlock(&s->durable_mu);
-	pthread_join(s->durable_thread, NULL);
-	pthread_cond_destroy(&s->durable_cv);
-	pthread_mutex_destroy(&s->durable_mu);
-	s->durable_started = 0;
+	/* The run stage first: what it ran still goes through the wait stage. */
+	stage_stop(&s->run);
+	stage_stop(&s->wait);
+	if (s->durable_batches)
+		a2m_log(A2M_LOG_INFO, "http: %llu calls waited for durability in %llu batches "
+			"(%.1f a batch)", (unsigned long long)s->durable_calls,
+			(unsigned long long)s->durable_batches,
+			(double)s->durable_calls / (double)s->durable_batches);
+	s->durable_calls = s->durable_batches = 0;
 }

@@ -13,6 +13,17 @@
 #include "transport/http.h"
 #include "transport/mhd_api.h"
 
+/* One stage of http_durable.c: its list of requests and its thread. */
+typedef struct a2m_http_stage {
+	pthread_mutex_t mu;
+	pthread_cond_t  cv;
+	struct request *head, *tail;
+	size_t          n;        /* how many in the list */
+	pthread_t       thread;
+	int             started;  /* the thread runs */
+	int             stop;     /* under mu: the thread ends once the list is empty */
+} a2m_http_stage;
+
 struct a2m_http {
 	a2m *h;
 	/* One daemon per worker thread, each with its own listening socket on
@@ -46,15 +57,11 @@ struct a2m_http {
 	atomic_int starting;
 	char start_error[256];
 
-	/* Requests whose answers wait for a sync (http_durable.c). */
+	/* Requests whose answers wait for a sync (http_durable.c): two stages,
+	** each a list and a thread — the writes run, then their sync waited for. */
 	const a2m_http_defer *defer;  /* NULL: none wait here */
-	pthread_mutex_t durable_mu;
-	pthread_cond_t durable_cv;
-	struct request *durable_head, *durable_tail;
-	size_t durable_n;      /* how many in the list */
-	pthread_t durable_thread;
-	int durable_started;   /* the thread runs */
-	int durable_stop;      /* under durable_mu: the thread ends once the list is empty */
+	a2m_http_stage run, wait;
+	uint64_t durable_calls, durable_batches; /* the run stage's, for the log at stop */
 };
 
 /* One request's state, from its headers to its completion. */
