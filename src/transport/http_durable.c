@@ -114,12 +114,21 @@ static void hand_over(a2m_http *s, request *r, size_t n, batch *b, int wait)
 	}
 }
 
+/* After a batch of n was handed over by the run stage (under its mu). */
+static void ran(a2m_http *s, size_t n)
+{
+	s->durable_calls += n;
+	s->durable_batches++;
+}
+
 static void stage_loop(a2m_http *s, a2m_http_stage *g, int wait)
 {
 	batch b = {0};
 	pthread_mutex_lock(&g->mu);
 	for (;;) {
-		while (!g->head && !g->stop)
+		/* A worker handing a batch over: what comes meanwhile is ours
+		** once it is done (it signals). */
+		while ((!g->head || g->busy) && !(g->stop && !g->busy && !g->head))
 			pthread_cond_wait(&g->cv, &g->mu);
 		request *r = g->head;
 		if (!r)
@@ -127,13 +136,13 @@ static void stage_loop(a2m_http *s, a2m_http_stage *g, int wait)
 		size_t n = g->n;
 		g->head = g->tail = NULL;
 		g->n = 0;
+		g->busy = 1;
 		pthread_mutex_unlock(&g->mu);
 		hand_over(s, r, n, &b, wait);
-		if (!wait) {
-			s->durable_calls += n;
-			s->durable_batches++;
-		}
 		pthread_mutex_lock(&g->mu);
+		g->busy = 0;
+		if (!wait)
+			ran(s, n);
 	}
 	pthread_mutex_unlock(&g->mu);
 	free(b.pending);
@@ -202,7 +211,37 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 	r->conn = c;
 	r->next = NULL;
 	a2m_mhd()->suspend_connection(c);
-	stage_put(&s->run, r, r, 1);
+	/*
+	** Both stages idle (no batch running, no sync waited for): nothing
+	** could share this write's transaction, so this worker runs it itself
+	** (its other connections would wait for the handle's lock anyway),
+	** which saves waking the run stage's thread, a hop that costs most on
+	** a loaded machine. Otherwise the write waits for the batch running
+	** now, gathering with the others that come meanwhile.
+	*/
+	a2m_http_stage *g = &s->run;
+	pthread_mutex_lock(&g->mu);
+	pthread_mutex_lock(&s->wait.mu);
+	int syncing = s->wait.busy || s->wait.head;
+	pthread_mutex_unlock(&s->wait.mu);
+	if (g->busy || g->head || syncing) {
+		pthread_mutex_unlock(&g->mu);
+		stage_put(g, r, r, 1);
+		return MHD_YES;
+	}
+	g->busy = 1;
+	pthread_mutex_unlock(&g->mu);
+	batch b = {0};
+	hand_over(s, r, 1, &b, 0);
+	free(b.pending);
+	free(b.replies);
+	free(b.status);
+	pthread_mutex_lock(&g->mu);
+	g->busy = 0;
+	ran(s, 1);
+	if (g->head || g->stop)
+		pthread_cond_signal(&g->cv);  /* what came meanwhile: the thread's */
+	pthread_mutex_unlock(&g->mu);
 	return MHD_YES;
 }
 

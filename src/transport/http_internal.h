@@ -22,6 +22,9 @@ typedef struct a2m_http_stage {
 	pthread_t       thread;
 	int             started;  /* the thread runs */
 	int             stop;     /* under mu: the thread ends once the list is empty */
+	int             busy;     /* under mu: a batch taken from the list is being
+	                             handed over (the run stage: by its thread, or
+	                             by a worker that found the stage idle) */
 } a2m_http_stage;
 
 struct a2m_http {
