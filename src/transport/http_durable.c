@@ -66,17 +66,18 @@ static void stage_put(a2m_http_stage *g, request *first, request *last, size_t n
 }
 
 /*
-** The requests of the list at r (n of them), handed over together: the
-** run stage (wait 0) has their writes run, then passes them on to the
-** wait stage; the wait stage (wait 1) waits for their sync, and resumes
-** their connections, whose workers give the answers.
+** The requests of the list at r (n of them; b may be NULL when n is 1),
+** handed over together: the run stage (wait 0) has their writes run, then
+** passes them on to the wait stage; the wait stage (wait 1) waits for
+** their sync, and resumes their connections, whose workers give the
+** answers.
 */
 static void hand_over(a2m_http *s, request *r, size_t n, batch *b, int wait)
 {
 	void *one_pending[1];
 	char *one_reply[1];
 	int one_status[1];
-	int whole = batch_fit(b, n);
+	int whole = n > 1 && batch_fit(b, n);  /* one: the arrays below */
 	while (r) {
 		size_t k = whole ? n : 1;
 		void **pending = whole ? b->pending : one_pending;
@@ -231,11 +232,7 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 	}
 	g->busy = 1;
 	pthread_mutex_unlock(&g->mu);
-	batch b = {0};
-	hand_over(s, r, 1, &b, 0);
-	free(b.pending);
-	free(b.replies);
-	free(b.status);
+	hand_over(s, r, 1, NULL, 0);
 	pthread_mutex_lock(&g->mu);
 	g->busy = 0;
 	ran(s, 1);
