@@ -771,6 +771,84 @@ static void test_checkpoints_run_off_the_writer_and_bound_the_log(void)
 	(void)in_commit;
 }
 
+/* ---- a reader beside the groups ---- */
+
+enum { UNSEEN_ROUNDS = 50, UNSEEN_WRITES = 6 };
+
+typedef struct peeker {
+	a2m        *h;
+	atomic_int  round;    /* the round whose keys to look for; -1: stop */
+	atomic_int  looks, seen;
+} peeker;
+
+static void *peek(void *p)
+{
+	peeker *k = p;
+	int r;
+	while ((r = atomic_load(&k->round)) >= 0) {
+		for (int i = 0; i < UNSEEN_WRITES; i++) {
+			char key[64];
+			snprintf(key, sizeof key, "u-%d-%d", r, i);
+			if (!holds(k->h, key, NULL))
+				atomic_fetch_add(&k->seen, 1);
+			atomic_fetch_add(&k->looks, 1);
+		}
+	}
+	return NULL;
+}
+
+/*
+** Another caller reading while groups run never sees a group's writes
+** before its COMMIT: here every group's COMMIT is refused (its last write
+** is doomed), so a reader that ever found one of its keys saw a write that
+** was never committed.
+*/
+static void test_readers_never_see_a_group_before_its_commit(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/group-unseen.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	a2m_sqlite_fail_commits_for_tests("doomed-");
+	static peeker k;
+	k.h = h;
+	atomic_store(&k.round, 0);
+	atomic_store(&k.looks, 0);
+	atomic_store(&k.seen, 0);
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, peek, &k) == 0);
+	/* The reader is looking before the first group starts. */
+	for (int t = 0; t < 3000 && atomic_load(&k.looks) == 0; t++)
+		usleep(1000);
+	int answered_ok = 0;
+	for (int r = 0; r < UNSEEN_ROUNDS; r++) {
+		char texts[UNSEEN_WRITES + 1][256];
+		const char *msgs[UNSEEN_WRITES + 1];
+		for (int i = 0; i <= UNSEEN_WRITES; i++) {
+			snprintf(texts[i], sizeof texts[i],
+				 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"memory/remember\",\"params\":"
+				 "{\"records\":[{\"content\":\"round %d write %d of a group never "
+				 "committed\",\"key\":\"%s-%d-%d\"}]}}", i, r, i,
+				 i == UNSEEN_WRITES ? "doomed" : "u", r, i);
+			msgs[i] = texts[i];
+		}
+		atomic_store(&k.round, r);
+		json_t *out[UNSEEN_WRITES + 1];
+		run_group(h, msgs, UNSEEN_WRITES + 1, out);
+		for (int i = 0; i <= UNSEEN_WRITES; i++)
+			answered_ok += json_object_get(out[i], "result") != NULL;
+		free_all(out, UNSEEN_WRITES + 1);
+	}
+	atomic_store(&k.round, -1);
+	pthread_join(th, NULL);
+	a2m_sqlite_fail_commits_for_tests(NULL);
+	CHECK_INT(answered_ok, 0);
+	CHECK_INT(atomic_load(&k.seen), 0);
+	CHECK(atomic_load(&k.looks) > 0);
+	a2m_close(h);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -788,6 +866,7 @@ int main(void)
 		TEST(test_a_failed_commit_fails_the_whole_group),
 		TEST(test_two_writes_of_one_key_in_a_group),
 		TEST(test_a_failed_sync_fails_the_whole_group),
+		TEST(test_readers_never_see_a_group_before_its_commit),
 		TEST(test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land),
 		{NULL, NULL}
 	};
