@@ -22,6 +22,9 @@
 #include "util/log.h"
 #include "util/thread.h"
 
+/* The most writes one transaction runs (the rest wait for the next). */
+#define BATCH_MAX 64
+
 /*
 ** A batch's arrays, kept by a stage's thread and grown as needed; when
 ** they cannot grow, the requests are handed over one at a time.
@@ -135,8 +138,20 @@ static void stage_loop(a2m_http *s, a2m_http_stage *g, int wait)
 		if (!r)
 			break;  /* stopping, and nothing left */
 		size_t n = g->n;
-		g->head = g->tail = NULL;
-		g->n = 0;
+		if (!wait && n > BATCH_MAX) {
+			/* One transaction holds the handle's lock from its first
+			** write to its COMMIT: readers wait no longer than this. */
+			request *last = r;
+			for (size_t i = 1; i < BATCH_MAX; i++)
+				last = last->next;
+			g->head = last->next;
+			last->next = NULL;
+			g->n -= BATCH_MAX;
+			n = BATCH_MAX;
+		} else {
+			g->head = g->tail = NULL;
+			g->n = 0;
+		}
 		g->busy = 1;
 		pthread_mutex_unlock(&g->mu);
 		hand_over(s, r, n, &b, wait);
