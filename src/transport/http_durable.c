@@ -209,7 +209,8 @@ static void *wait_main(void *arg)
 	return NULL;
 }
 
-static void stage_stop(a2m_http_stage *g)
+/* Ends the stage's thread once its list is empty. */
+static void stage_join(a2m_http_stage *g)
 {
 	if (!g->started)
 		return;
@@ -218,9 +219,14 @@ static void stage_stop(a2m_http_stage *g)
 	pthread_cond_signal(&g->cv);
 	pthread_mutex_unlock(&g->mu);
 	pthread_join(g->thread, NULL);
+	g->started = 0;
+}
+
+/* Frees a stage made by stage_start, its thread joined. */
+static void stage_free(a2m_http_stage *g)
+{
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
-	g->started = 0;
 }
 
 static int stage_start(a2m_http *s, a2m_http_stage *g, void *(*fn)(void *))
@@ -245,8 +251,12 @@ static int stage_start(a2m_http *s, a2m_http_stage *g, void *(*fn)(void *))
 int a2m_http_durable_start(a2m_http *s)
 {
 	int e = stage_start(s, &s->wait, wait_main);
-	if (!e && (e = stage_start(s, &s->run, run_main)) != 0)
-		stage_stop(&s->wait);
+	if (!e && (e = stage_start(s, &s->run, run_main)) != 0) {
+		stage_join(&s->wait);
+		stage_free(&s->wait);
+	}
+	if (!e)
+		s->durable_started = 1;
 	return e;
 }
 
@@ -288,9 +298,15 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 
 void a2m_http_durable_stop(a2m_http *s)
 {
-	/* The run stage first: what it ran still goes through the wait stage. */
-	stage_stop(&s->run);
-	stage_stop(&s->wait);
+	if (!s->durable_started)
+		return;
+	/* The run stage first: what it ran still goes through the wait stage,
+	** which wakes the run stage's condition, so both are freed last. */
+	stage_join(&s->run);
+	stage_join(&s->wait);
+	stage_free(&s->run);
+	stage_free(&s->wait);
+	s->durable_started = 0;
 	if (s->durable_batches)
 		a2m_log(A2M_LOG_INFO, "http: %llu calls waited for durability in %llu batches "
 			"(%.1f a batch)", (unsigned long long)s->durable_calls,

@@ -65,6 +65,7 @@ struct a2m_http {
 	const a2m_http_defer *defer;  /* NULL: none wait here */
 	a2m_http_stage run, wait;
 	uint64_t durable_calls, durable_batches; /* the run stage's, for the log at stop */
+	int durable_started;   /* both stages run */
 };
 
 /* One request's state, from its headers to its completion. */
