@@ -849,6 +849,84 @@ static void test_readers_never_see_a_group_before_its_commit(void)
 	a2m_close(h);
 }
 
+/* ---- in-process writers on several threads ---- */
+
+enum { LOCAL_THREADS = 8, LOCAL_WRITES = 60 };
+
+typedef struct local_writer {
+	a2m *h;
+	int  no, acked, failed;
+} local_writer;
+
+static void *write_locally(void *p)
+{
+	local_writer *w = p;
+	for (int i = 0; i < LOCAL_WRITES; i++) {
+		char req[320];
+		/* One write in ten fails inside its transaction (wrong width). */
+		snprintf(req, sizeof req,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"memory/remember\",\"params\":"
+			 "{\"records\":[{\"content\":\"local %d of thread %d\",\"key\":\"l-%d-%d\"%s}]}}",
+			 i, i, w->no, w->no, i, i % 10 == 7 ? ",\"embedding\":[1,0,0]" : "");
+		json_t *r = check_send(w->h, req);
+		if (json_object_get(r, "result"))
+			w->acked++;
+		else if (check_error_code(r) == A2M_EMBEDDING_MISMATCH && i % 10 == 7)
+			w->failed++;
+		json_decref(r);
+	}
+	return NULL;
+}
+
+/*
+** Callers of a2m_handle on several threads: while one runs a write, the
+** others' writes join one transaction (server/deferred.c,
+** a2m_deferred_join). Each is answered as alone: every plain write
+** acknowledged and in the file, every wrong-width one refused and absent.
+*/
+static void test_in_process_writers_on_threads_join(void)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/local.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"width\","
+			       "\"embedding\":[1,0,0,0]}]}");
+	CHECK(json_object_get(r, "result") != NULL);
+	json_decref(r);
+	static local_writer ws[LOCAL_THREADS];
+	pthread_t th[LOCAL_THREADS];
+	for (int i = 0; i < LOCAL_THREADS; i++) {
+		ws[i] = (local_writer){.h = h, .no = i};
+		CHECK(pthread_create(&th[i], NULL, write_locally, &ws[i]) == 0);
+	}
+	int acked = 0, failed = 0;
+	for (int i = 0; i < LOCAL_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		acked += ws[i].acked;
+		failed += ws[i].failed;
+	}
+	CHECK_INT(acked, LOCAL_THREADS * LOCAL_WRITES * 9 / 10);
+	CHECK_INT(failed, LOCAL_THREADS * LOCAL_WRITES / 10);
+	a2m_close(h);
+	h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	int wrong = 0;
+	for (int t = 0; t < LOCAL_THREADS; t++) {
+		for (int i = 0; i < LOCAL_WRITES; i++) {
+			char key[32], content[64];
+			snprintf(key, sizeof key, "l-%d-%d", t, i);
+			snprintf(content, sizeof content, "local %d of thread %d", i, t);
+			wrong += !holds(h, key, i % 10 == 7 ? NULL : content);
+		}
+	}
+	CHECK_INT(wrong, 0);
+	CHECK_INT((int)stored(h), 1 + LOCAL_THREADS * LOCAL_WRITES * 9 / 10);
+	a2m_close(h);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -867,6 +945,7 @@ int main(void)
 		TEST(test_two_writes_of_one_key_in_a_group),
 		TEST(test_a_failed_sync_fails_the_whole_group),
 		TEST(test_readers_never_see_a_group_before_its_commit),
+		TEST(test_in_process_writers_on_threads_join),
 		TEST(test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land),
 		{NULL, NULL}
 	};

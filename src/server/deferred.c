@@ -59,6 +59,11 @@ typedef struct deferred {
 	a2m_call        call;
 	a2m_rpc_outcome o;
 	int             undid;   /* its successful runs that undid the transaction */
+	/* a2m_deferred_join: the queue (h->join_*), and what its runner left */
+	struct deferred *next;
+	int             done;    /* run: reply and status below are its answer */
+	char           *reply;
+	int             status;
 } deferred;
 
 void *a2m_deferred_applied(uint64_t ticket, const json_t *id)
@@ -101,6 +106,8 @@ static void outcome_fail(a2m_rpc_outcome *o, const a2m_error *err)
 
 static void run(a2m *h, deferred *d)
 {
+	/* As a2m_handle: a local caller's push is read under the lock. */
+	d->call.push = d->call.network ? 0 : h->srv.can_push;
 	a2m_rpc_call(&d->call, &d->req, &d->o);
 	/* A shared log's events (never in a joint transaction): logged now. */
 	a2m_events_settle(&h->srv);
@@ -295,4 +302,85 @@ void a2m_deferred_drop(void *pending)
 	a2m_rpc_request_free(&d->req);
 	outcome_clear(&d->o);
 	free(d);
+}
+
+/* ---- in-process callers on several threads ---- */
+
+int a2m_deferred_join(a2m *h, const a2m_call *call, struct a2m_rpc_request *req,
+		      char **reply)
+{
+	pthread_mutex_lock(&h->join_mu);
+	if (!h->joining) {
+		h->joining = 1;  /* this caller runs writes until it drains */
+		pthread_mutex_unlock(&h->join_mu);
+		return A2M_JOIN_RUN;
+	}
+	deferred *d = a2m_deferred_queue(call, req);
+	if (!d) {
+		pthread_mutex_unlock(&h->join_mu);
+		return A2M_JOIN_ALONE;  /* no memory to queue: after the runner, as before */
+	}
+	if (h->join_tail)
+		h->join_tail->next = d;
+	else
+		h->join_head = d;
+	h->join_tail = d;
+	while (!d->done)
+		pthread_cond_wait(&h->join_cv, &h->join_mu);
+	pthread_mutex_unlock(&h->join_mu);
+	void *p = d;
+	char *r = d->reply;
+	int ran = d->status, waited;
+	d->reply = NULL;
+	a2m_deferred_finish(h, &p, &r, &waited, 1);
+	*reply = r;
+	return ran != A2M_OK ? ran : waited;
+}
+
+void a2m_deferred_join_drain(a2m *h)
+{
+	pthread_mutex_lock(&h->join_mu);
+	while (h->join_head) {
+		size_t n = 0;
+		for (deferred *d = h->join_head; d; d = d->next)
+			n++;
+		void **pending = malloc(n * sizeof *pending);
+		char **replies = malloc(n * sizeof *replies);
+		int *status = malloc(n * sizeof *status);
+		/* Out of memory: one at a time, in arrays of one. */
+		size_t take = pending && replies && status ? n : 1;
+		void *one_p[1];
+		char *one_r[1];
+		int one_s[1];
+		void **pp = take > 1 ? pending : one_p;
+		char **rr = take > 1 ? replies : one_r;
+		int *ss = take > 1 ? status : one_s;
+		deferred *first = h->join_head;
+		deferred *d = first;
+		for (size_t i = 0; i < take; i++, d = d->next) {
+			pp[i] = d;
+			rr[i] = NULL;
+		}
+		h->join_head = d;
+		if (!d)
+			h->join_tail = NULL;
+		pthread_mutex_unlock(&h->join_mu);
+		a2m_deferred_run(h, pp, rr, ss, take);
+		pthread_mutex_lock(&h->join_mu);
+		d = first;
+		for (size_t i = 0; i < take; i++) {
+			deferred *next = d->next;
+			d->next = NULL;
+			d->reply = rr[i];
+			d->status = ss[i];
+			d->done = 1;
+			d = next;
+		}
+		pthread_cond_broadcast(&h->join_cv);
+		free(pending);
+		free(replies);
+		free(status);
+	}
+	h->joining = 0;
+	pthread_mutex_unlock(&h->join_mu);
 }

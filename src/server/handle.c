@@ -297,6 +297,13 @@ static int run(a2m *h, a2m_call *callp, a2m_rpc_request *reqp, int network, char
 		*reply = NULL;
 		return A2M_OK;
 	}
+	/* Writers on several threads: one runs, the others' writes join (deferred.c). */
+	int joined = !pending && req.method->writes && a2m_stack_joins(h->srv.stack)
+		     ? a2m_deferred_join(h, &call, &req, reply) : A2M_JOIN_ALONE;
+	if (joined != A2M_JOIN_RUN && joined != A2M_JOIN_ALONE) {
+		a2m_rpc_request_free(&req);  /* taken: zeroed */
+		return joined;
+	}
 	pthread_rwlock_wrlock(&h->lock);
 	call.push = network ? 0 : h->srv.can_push;
 	a2m_rpc_call(&call, &req, &o);
@@ -309,6 +316,8 @@ static int run(a2m *h, a2m_call *callp, a2m_rpc_request *reqp, int network, char
 	if (shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);
 	pthread_rwlock_unlock(&h->lock);
+	if (joined == A2M_JOIN_RUN)
+		a2m_deferred_join_drain(h);
 	/* A record that expired since is removed now, its event told before
 	** this response (one batch: a call never waits for a large sweep). */
 	sweep(h, 1);

@@ -325,6 +325,8 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&h->lock, &attr);
 	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&h->join_mu, NULL);
+	pthread_cond_init(&h->join_cv, NULL);
 	h->srv.name = name;
 	h->srv.declared = caps;
 	h->srv.stack = stack;
@@ -485,6 +487,8 @@ void a2m_close(a2m *h)
 	json_decref(h->srv.sub_kinds);
 	free(h->srv.sub_owner);
 	free((char *)h->srv.name);
+	pthread_cond_destroy(&h->join_cv);
+	pthread_mutex_destroy(&h->join_mu);
 	pthread_rwlock_destroy(&h->lock);
 	free(h);
 }

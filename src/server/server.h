@@ -22,6 +22,13 @@ struct a2m {
 	** get its turn (glibc's default lets readers overtake it forever). */
 	pthread_rwlock_t lock;
 	a2m_server      srv;
+	/* In-process writers from several threads (deferred.c, a2m_deferred_join):
+	** while one runs a write, the others queue theirs here, and it runs them
+	** after its own, in one transaction. Under join_mu. */
+	pthread_mutex_t  join_mu;
+	pthread_cond_t   join_cv;
+	struct deferred *join_head, *join_tail;
+	int              joining;     /* a caller is running writes */
 	a2m_store      *watched;     /* borrowed from the stack: it tells of other
 	                                servers' commits (store.h, watch), which a
 	                                channel that can push is told of */
@@ -96,6 +103,27 @@ void *a2m_deferred_applied(uint64_t ticket, const json_t *id);
 ** (zeroed). NULL when memory runs out (req untouched). deferred.c. */
 struct a2m_rpc_request;
 void *a2m_deferred_queue(const a2m_call *call, struct a2m_rpc_request *req);
+
+/*
+** A write of an in-process caller (no transport's batching: a2m_handle,
+** a2m_handle_network) on a handle whose writes may join. When no other
+** caller is running writes, returns A2M_JOIN_RUN: the caller runs its
+** write as always, then calls a2m_deferred_join_drain() once it released
+** the handle's lock. Otherwise queues it for the caller running writes,
+** which runs every write queued meanwhile in one joint transaction; waits
+** for that, then for its sync; returns the status with the answer in
+** *reply, as a2m_handle does (req is taken). A2M_JOIN_ALONE when memory
+** runs out (req untouched): the caller runs its write as always, and
+** drains nothing. deferred.c.
+*/
+#define A2M_JOIN_RUN   (-1000)
+#define A2M_JOIN_ALONE (-1001)
+int a2m_deferred_join(a2m *h, const a2m_call *call, struct a2m_rpc_request *req,
+		      char **reply);
+
+/* After a write that a2m_deferred_join() returned -1 for: runs what other
+** callers queued meanwhile, in batches, then lets the next caller run. */
+void a2m_deferred_join_drain(a2m *h);
 
 
 /*
