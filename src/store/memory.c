@@ -302,6 +302,7 @@ static a2m_mdoc *doc_done(mstore *s, a2m_mdoc *d)
 static int mem_insert(a2m_store *base, a2m_record *rec)
 {
 	mstore *s = (mstore *)base;
+	s->stamp++;
 	int rc = a2m_store_check_record(&s->base, rec, "insert");
 	if (rc)
 		return rc;
@@ -378,6 +379,7 @@ void a2m_mem_entry_replace(mstore *s, entry *e, entry *n)
 static int mem_update(a2m_store *base, const a2m_record *rec)
 {
 	mstore *s = (mstore *)base;
+	s->stamp++;
 	int rc = a2m_store_check_record(&s->base, rec, "update");
 	if (rc)
 		return rc;
@@ -449,6 +451,7 @@ static int mem_update(a2m_store *base, const a2m_record *rec)
 static int mem_remove(a2m_store *base, const char *id, int *removed)
 {
 	mstore *s = (mstore *)base;
+	s->stamp++;
 	*removed = 0;
 	entry *e = id ? a2m_mem_find_id(s, id) : NULL;
 	if (!e)
@@ -524,6 +527,7 @@ static void mem_close(a2m_store *base)
 static int mem_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 {
 	mstore *s = (mstore *)base;
+	s->stamp++;
 	entry *e = a2m_mem_find_seq(s, seq);
 	if (!e)
 		return 0;
@@ -667,6 +671,11 @@ static int mem_scan_unembedded(a2m_store *base, const char *tier, a2m_record_vis
 	return v.stopped ? 0 : rc;
 }
 
+static uint64_t mem_stamp(a2m_store *base)
+{
+	return ((mstore *)base)->stamp;
+}
+
 static const a2m_store_ops memory_ops = {
 	.engine     = "memory",
 	.begin      = a2m_mem_begin,
@@ -701,6 +710,7 @@ static const a2m_store_ops memory_ops = {
 	.next_expiry    = a2m_mem_next_expiry,
 	.scan_expired   = a2m_mem_scan_expired,
 	.by_fingerprint = a2m_mem_by_fingerprint,
+	.stamp          = mem_stamp,
 };
 
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)

@@ -196,6 +196,7 @@ typedef struct meta {
 
 typedef struct mstore {
 	a2m_store base;
+	uint64_t  stamp;     /* store.h, stamp: + 1 at every record write and rollback */
 	ptable    ids;
 	table     keys;
 	ptable    seqs;

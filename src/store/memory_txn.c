@@ -90,6 +90,7 @@ int a2m_mem_commit(a2m_store *base)
 void a2m_mem_rollback(a2m_store *base)
 {
 	mstore *s = (mstore *)base;
+	s->stamp++;
 	int rebuild = 0;
 	if (!s->in_tx)
 		return;

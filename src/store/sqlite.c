@@ -177,6 +177,7 @@ static int mark_stale(sqlstore *s)
 static int sql_insert(a2m_store *base, a2m_record *rec)
 {
 	sqlstore *s = (sqlstore *)base;
+	s->stamp++;
 	a2m_doc_terms dt;
 	write_ctx w;
 	memset(&dt, 0, sizeof dt);
@@ -237,6 +238,7 @@ static void forget_row(sqlstore *s, int64_t seq)
 static int sql_update(a2m_store *base, const a2m_record *rec)
 {
 	sqlstore *s = (sqlstore *)base;
+	s->stamp++;
 	char *old_name = NULL;
 	int was_in = 0, same = 0, found = 0, changed = 0;
 	int64_t seq = 0;
@@ -312,6 +314,7 @@ out:
 static int sql_remove(a2m_store *base, const char *id, int *removed)
 {
 	sqlstore *s = (sqlstore *)base;
+	s->stamp++;
 	char *old_name = NULL;
 	int was_in = 0, same = 0, found = 0, changed = 0;
 	int64_t seq = 0;
@@ -447,6 +450,7 @@ static void sql_free(sqlstore *s)
 	sqlite3_finalize(s->count_tier);
 	sqlite3_finalize(s->count_bucket);
 	sqlite3_finalize(s->count_session);
+	a2m_sqlite_scans_free(s);
 	a2m_sqlite_extend_close(s);
 	a2m_sqlite_pending_free(s);
 	a2m_sqlite_counts_free(s);
@@ -480,6 +484,7 @@ int a2m_sqlite_prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 {
 	sqlstore *s = (sqlstore *)base;
+	s->stamp++;
 	int rc = a2m_sqlite_refuse_read_only(s, "touch");
 	if (!rc)
 		rc = a2m_sqlite_held_flush(s);
@@ -615,6 +620,11 @@ static int sql_vector_search(a2m_store *base, const a2m_vector_search *q,
 ** (the reads in sqlite_pool.c's wrappers, commit and meta_set in
 ** sqlite_txn.c), so it sees, and acts on, every insert made before it.
 */
+static uint64_t sql_stamp(a2m_store *base)
+{
+	return ((sqlstore *)base)->stamp;
+}
+
 static const a2m_store_ops sqlite_ops = {
 	.engine     = "sqlite",
 	.begin      = a2m_sqlite_begin,
@@ -637,6 +647,7 @@ static const a2m_store_ops sqlite_ops = {
 	.close      = sql_close,
 	.visit_seqs = a2m_sqlite_pooled_visit_seqs,
 	.touch      = sql_touch,
+	.stamp      = sql_stamp,
 	.index_attach   = sql_index_attach,
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,

@@ -67,6 +67,20 @@ typedef struct a2m_sqlite_ckpt a2m_sqlite_ckpt;
 #define A2M_SQLITE_POOL_READERS 8
 
 /*
+** Scan statements a connection keeps prepared (sqlite_read.c): a scan's
+** SQL is assembled from its query, and a capacity check asks the same few
+** shapes on every write, which SQLite would otherwise parse each time.
+*/
+#define A2M_SQLITE_SCANS_KEPT 8
+
+typedef struct a2m_sqlite_scan_kept {
+	char         *sql;   /* NULL: a free slot */
+	sqlite3_stmt *st;
+	int           busy;  /* stepping now: a nested scan of the shape prepares its own */
+	uint64_t      used;  /* when last used (the connection's scans_clock) */
+} a2m_sqlite_scan_kept;
+
+/*
 ** One connection: the store's main (read-write, or the read-only store's
 ** one) connection, or a reader of its pool (sqlite_pool.c), each with its
 ** own statements and caches.
@@ -170,6 +184,12 @@ typedef struct sqlstore {
 	int64_t       after_seq_high;
 	int64_t       staged_no;     /* the number this commit's stage took */
 	sqlite3_stmt *number_set;    /* the number's plain update (sqlite_journal.c) */
+	/* store.h, stamp: + 1 at every record write, rollback and failed commit
+	** (sqlite.c, sqlite_txn.c), and at a begin that finds another commit
+	** came after this connection's last. */
+	uint64_t      stamp;
+	a2m_sqlite_scan_kept scans[A2M_SQLITE_SCANS_KEPT]; /* sqlite_read.c */
+	uint64_t      scans_clock;
 } sqlstore;
 
 /* ---- sqlite_rows.c: statements and a record's row ----------------------- */
@@ -261,6 +281,9 @@ int a2m_sqlite_visit_rows(sqlstore *s, sqlite3_stmt *st, const char *op,
 int a2m_sqlite_get(a2m_store *base, const char *id, a2m_record **out);
 int a2m_sqlite_get_by_key(a2m_store *base, const char *owner, const char *key,
 			  a2m_record **out);
+/* Finalizes the scan statements s keeps (at close). */
+void a2m_sqlite_scans_free(sqlstore *s);
+
 int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 		    void *ctx);
 int a2m_sqlite_count(a2m_store *base, const a2m_query *q, int64_t *out);

@@ -146,6 +146,19 @@ static int filter_build(sqlstore *s, const a2m_query *q, const char *head, filte
 	return 0;
 }
 
+/* Binds f's values to st. */
+static int filter_bind(sqlstore *s, filter *f, const char *op, sqlite3_stmt *st)
+{
+	for (int i = 0; i < f->nbinds; i++) {
+		int rc = f->text[i] ? sqlite3_bind_text64(st, i + 1, f->text[i], f->len[i],
+							  SQLITE_STATIC, SQLITE_UTF8)
+				    : sqlite3_bind_int64(st, i + 1, f->num[i]);
+		if (rc != SQLITE_OK)
+			return a2m_sqlite_db_fail(s, op);
+	}
+	return 0;
+}
+
 /* Prepares f's SQL and binds its values. The caller finalizes *st. */
 static int filter_prepare(sqlstore *s, filter *f, const char *op, sqlite3_stmt **st)
 {
@@ -154,14 +167,121 @@ static int filter_prepare(sqlstore *s, filter *f, const char *op, sqlite3_stmt *
 		return a2m_store_fail(&s->base, "%s: query text too long", op);
 	if (sqlite3_prepare_v2(s->db, f->sql, (int)f->used, st, NULL) != SQLITE_OK)
 		return a2m_sqlite_db_fail(s, op);
-	for (int i = 0; i < f->nbinds; i++) {
-		int rc = f->text[i] ? sqlite3_bind_text64(*st, i + 1, f->text[i], f->len[i],
-							  SQLITE_STATIC, SQLITE_UTF8)
-				    : sqlite3_bind_int64(*st, i + 1, f->num[i]);
-		if (rc != SQLITE_OK)
-			return a2m_sqlite_db_fail(s, op);
+	return filter_bind(s, f, op, *st);
+}
+
+/* ---- the scan statements a connection keeps ------------------------------ */
+
+/*
+** A statement for f's SQL, bound, from the ones s keeps (*kept then names
+** its slot, to give back with scan_give) or, when every slot is stepping
+** (nested scans), prepared for this scan alone (*kept NULL: finalize it).
+** The least recently used slot makes room for a new shape.
+*/
+static int scan_take(sqlstore *s, filter *f, sqlite3_stmt **st,
+		     a2m_sqlite_scan_kept **kept)
+{
+	a2m_sqlite_scan_kept *lru = NULL;
+	*st = NULL;
+	*kept = NULL;
+	if (f->overflow)
+		return a2m_store_fail(&s->base, "scan: query text too long");
+	for (size_t i = 0; i < A2M_SQLITE_SCANS_KEPT; i++) {
+		a2m_sqlite_scan_kept *k = &s->scans[i];
+		if (k->busy)
+			continue;
+		if (k->sql && strcmp(k->sql, f->sql) == 0) {
+			lru = k;
+			break;
+		}
+		if (!lru || !k->sql || (lru->sql && k->used < lru->used))
+			lru = k;
 	}
-	return 0;
+	if (lru && !(lru->sql && strcmp(lru->sql, f->sql) == 0)) {
+		char *sql = strdup(f->sql);
+		sqlite3_stmt *p = NULL;
+		if (!sql)
+			return a2m_store_fail(&s->base, "scan: out of memory");
+		if (sqlite3_prepare_v3(s->db, f->sql, (int)f->used, SQLITE_PREPARE_PERSISTENT, &p,
+				       NULL) != SQLITE_OK) {
+			free(sql);
+			return a2m_sqlite_db_fail(s, "scan");
+		}
+		sqlite3_finalize(lru->st);
+		free(lru->sql);
+		lru->sql = sql;
+		lru->st = p;
+	}
+	if (!lru)
+		return filter_prepare(s, f, "scan", st);
+	lru->busy = 1;
+	lru->used = ++s->scans_clock;
+	*st = lru->st;
+	*kept = lru;
+	return filter_bind(s, f, "scan", *st);
+}
+
+/* Ends a scan's use of st (from scan_take). */
+static void scan_give(sqlite3_stmt *st, a2m_sqlite_scan_kept *kept)
+{
+	if (!kept) {
+		sqlite3_finalize(st);
+		return;
+	}
+	a2m_sqlite_done(st);
+	kept->busy = 0;
+}
+
+void a2m_sqlite_scans_free(sqlstore *s)
+{
+	for (size_t i = 0; i < A2M_SQLITE_SCANS_KEPT; i++) {
+		sqlite3_finalize(s->scans[i].st);
+		free(s->scans[i].sql);
+		s->scans[i] = (a2m_sqlite_scan_kept){0};
+	}
+}
+
+/* ---- scans ------------------------------------------------------------- */
+
+/* What a brief scan reads (store.h, a2m_query.brief), in brief_rows' order. */
+#define BRIEF_COLUMNS \
+	"seq, id, created_at, grp, tier, salience, accessed_at, access_count, session"
+
+/* Lends *out column col's text (NULL for SQL NULL). Returns 0, or -1 out of memory. */
+static int lend_text(sqlite3_stmt *st, int col, char **out)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+	*out = (char *)(uintptr_t)t;
+	return !t && sqlite3_column_type(st, col) != SQLITE_NULL ? -1 : 0;
+}
+
+/*
+** Steps st (a SELECT of BRIEF_COLUMNS, bound) to its end, visiting each
+** row as a record whose strings are lent from the row (good for the visit
+** only) and whose other fields are 0, as scan does (stop, abort).
+*/
+static int brief_rows(sqlstore *s, sqlite3_stmt *st, a2m_record_visit visit, void *ctx)
+{
+	a2m_record rec;
+	for (;;) {
+		int step = sqlite3_step(st);
+		if (step == SQLITE_DONE)
+			return 0;
+		if (step != SQLITE_ROW)
+			return a2m_sqlite_db_fail(s, "scan");
+		memset(&rec, 0, sizeof rec);
+		rec.seq = sqlite3_column_int64(st, 0);
+		rec.created_at = sqlite3_column_int64(st, 2);
+		rec.salience = sqlite3_column_double(st, 5);
+		rec.accessed_at = sqlite3_column_int64(st, 6);
+		rec.access_count = sqlite3_column_int64(st, 7);
+		if (lend_text(st, 1, &rec.id) || !rec.id || lend_text(st, 3, &rec.group) ||
+		    lend_text(st, 4, &rec.tier) || lend_text(st, 8, &rec.session))
+			return a2m_store_fail(&s->base, "scan: out of memory");
+		int r = visit(&rec, ctx);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 }
 
 /* Steps st (COLUMNS) to its end, visiting each row as scan does. */
@@ -197,20 +317,23 @@ int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 {
 	sqlstore *s = (sqlstore *)base;
 	sqlite3_stmt *st = NULL;
+	a2m_sqlite_scan_kept *kept = NULL;
 	filter f;
 	int rc;
 
-	rc = filter_build(s, q, "SELECT " COLUMNS " FROM records", &f);
+	rc = filter_build(s, q, q->brief ? "SELECT " BRIEF_COLUMNS " FROM records"
+					 : "SELECT " COLUMNS " FROM records", &f);
 	if (rc)
 		goto out;
 	put(&f, q->descending ? " ORDER BY created_at DESC, seq DESC"
 			      : " ORDER BY created_at, seq");
-	rc = filter_prepare(s, &f, "scan", &st);
-	if (rc)
-		goto out;
-	rc = a2m_sqlite_visit_rows(s, st, "scan", visit, ctx);
+	rc = scan_take(s, &f, &st, &kept);
+	if (!rc)
+		rc = q->brief ? brief_rows(s, st, visit, ctx)
+			      : a2m_sqlite_visit_rows(s, st, "scan", visit, ctx);
+	if (st)
+		scan_give(st, kept);
 out:
-	sqlite3_finalize(st);
 	free(f.upper);
 	return rc;
 }

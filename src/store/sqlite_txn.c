@@ -68,6 +68,8 @@ int a2m_sqlite_begin(a2m_store *base)
 		unsigned v = 0;
 		s->txn_versioned = a2m_sqlite_data_version(s->db, &v);
 		s->txn_version = v;
+		if (!a2m_sqlite_after_holds(s))
+			s->stamp++;  /* another commit may have changed records */
 		s->rows_unsure = 0;
 		a2m_sqlite_journal_drop(s);
 		a2m_sqlite_pending_drop(s);
@@ -251,6 +253,7 @@ int a2m_sqlite_commit(a2m_store *base)
 	if (!rc) {
 		caches_committed(s, seq_known);
 	} else {
+		s->stamp++;
 		s->after_known = 0;
 		a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
 	}
@@ -267,6 +270,7 @@ int a2m_sqlite_commit(a2m_store *base)
 void a2m_sqlite_rollback(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
+	s->stamp++;
 	a2m_mirror_discard(s->mirror);
 	a2m_sqlite_vectors_rollback(s->vectors);
 	a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */

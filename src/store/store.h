@@ -73,6 +73,15 @@ typedef struct a2m_query {
 	int64_t     created_min;
 	int64_t     created_max;
 	int         descending; /* scan newest first; default oldest first */
+	/*
+	** Nonzero: scan need only fill what capacity weighs (the stack's
+	** flow.c): id, seq, created_at, group, tier, session, salience,
+	** accessed_at and access_count; every other field may be NULL or 0.
+	** An engine that reads rows whole skips the rest of each (SQLite,
+	** PostgreSQL); one whose records cost nothing to lend (memory) may
+	** fill them all. count ignores it.
+	*/
+	int         brief;
 } a2m_query;
 
 /*
@@ -735,6 +744,19 @@ typedef struct a2m_store_ops {
 	** a negative code with errmsg set (what was rebuilt before stays).
 	*/
 	int  (*repair)(a2m_store *s, const a2m_check_options *o, unsigned areas);
+	/*
+	** Optional (NULL: the layers above keep nothing they read of the
+	** records across writes). A number that changes whenever a record may
+	** have changed: at every insert, update, remove and touch of this store,
+	** at a rollback or a failed commit, and at a begin() that finds another
+	** writer committed since this store's last commit (SQLite: another
+	** process sharing the file). So the exclusive holder that read the
+	** stamp in a write transaction, read records, and finds the same stamp
+	** later (in that transaction or a later one) knows they are unchanged.
+	** This store's own successful commit leaves it as it was. Cannot fail.
+	*/
+	uint64_t (*stamp)(a2m_store *s);
+
 	/* ---- shared by several servers (see above); NULL in memory and SQLite ---- */
 
 	/*
