@@ -85,6 +85,59 @@ static int scan_all(a2m_stack *st, const a2m_query *q, collect *c, a2m_error *er
 	return rc;
 }
 
+/*
+** The records of one bucket as capacity weighs them: q's, each a record of
+** its own holding only id, seq, created_at, group, tier, session,
+** salience, accessed_at and access_count (the store reads no more of them:
+** a2m_query.brief), with recall's waiting touches laid over.
+*/
+typedef struct facts {
+	a2m_stack   *st;
+	a2m_record **v;
+	size_t       n, cap;
+	int          oom;
+} facts;
+
+static int fact_visit(const a2m_record *rec, void *ctx)
+{
+	facts *f = ctx;
+	a2m_record tmp;
+	rec = a2m_stack_touched(f->st, rec, &tmp);
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		a2m_record **p = realloc(f->v, cap * sizeof *p);
+		if (!p) {
+			f->oom = 1;
+			return -1;
+		}
+		f->v = p;
+		f->cap = cap;
+	}
+	if (!(f->v[f->n] = a2m_stack_facts_of(rec))) {
+		f->oom = 1;
+		return -1;
+	}
+	f->n++;
+	return 0;
+}
+
+/* Reads q's facts into f (free f->v with a2m_record_array_free(f->v, f->n)). */
+static int read_facts(a2m_stack *st, const a2m_query *q, facts *f, a2m_error *err)
+{
+	memset(f, 0, sizeof *f);
+	f->st = st;
+	a2m_query brief = *q;
+	brief.brief = 1;
+	int rc = st->store->ops->scan(st->store, &brief, fact_visit, f);
+	int oom = f->oom;
+	if (!rc && !oom)
+		return 0;
+	a2m_record_array_free(f->v, f->n);
+	memset(f, 0, sizeof *f);
+	return oom ? a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory")
+		   : a2m_stack_store_error(st, err, rc);
+}
+
 int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			double salience_add, int64_t *n, a2m_error *err)
 {
@@ -108,10 +161,13 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 	}
 	for (size_t i = 0; i < l.n && !rc; i++) {
 		a2m_record *r = l.recs[i];
+		uint64_t before = a2m_stack_roster_stamp(st);
 		if (!to) {
 			int removed = 0;
 			rc = s->ops->remove(s, r->id, &removed);
 			*n += removed;
+			if (!rc)
+				a2m_stack_roster_note(st, before, r->seq, NULL);
 		} else {
 			char *tier = strdup(to);
 			if (!tier) {
@@ -123,8 +179,10 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			r->salience = a2m_salience_add(r->salience, salience_add);
 			rc = s->ops->update(s, r);
 			*n += rc == 0;
-			if (!rc)
+			if (!rc) {
+				a2m_stack_roster_note(st, before, r->seq, r);
 				a2m_stack_note_arrival(st, to, r->session);
+			}
 		}
 		if (rc && !err->code)
 			a2m_stack_store_error(st, err, rc);
@@ -201,8 +259,28 @@ int a2m_stack_spill_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t
 }
 
 /*
-** Spills (or drops) the weakest units of recs[0..n) — one bucket of tier t —
-** until at most t->capacity remain.
+** Moves (to NULL: removes) the unit of fact, a record's facts (read_facts):
+** its group, whose moves read the members, or the record read whole.
+*/
+static int move_fact(a2m_stack *st, const a2m_record *fact, const char *to, int64_t *n,
+		     a2m_error *err)
+{
+	if (fact->group)
+		return a2m_stack_move_unit(st, fact, to, 0, n, err);
+	a2m_record *rec = NULL;
+	int rc = st->store->ops->get(st->store, fact->id, &rec);
+	*n = 0;
+	if (rc)
+		return a2m_stack_store_error(st, err, rc);
+	if (rec)
+		rc = a2m_stack_move_unit(st, rec, to, 0, n, err);
+	a2m_record_free(rec);
+	return rc;
+}
+
+/*
+** Spills (or drops) the weakest units of recs[0..n) — the facts of one
+** bucket of tier t — until at most t->capacity remain.
 */
 static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, size_t n,
 			a2m_consolidation *cons, a2m_error *err)
@@ -212,15 +290,23 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 	if (a2m_stack_spill_plan(t, recs, n, a2m_clock_now_ms(), &units, &nu, &leave) != 0)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	int rc = 0;
+	/* The leaving units' facts, copied: a move changes the roster that
+	** recs may be, freeing the facts of what left it. */
+	a2m_record **first = leave ? calloc(leave, sizeof *first) : NULL;
+	for (size_t i = 0; i < leave && !rc; i++)
+		if (!first || !(first[i] = a2m_stack_facts_of(units[i].first)))
+			rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
+	free(units);
 	for (size_t i = 0; i < leave && !rc; i++) {
 		int64_t moved = 0;
-		rc = a2m_stack_move_unit(st, units[i].first, t->spill_to, 0, &moved, err);
+		rc = move_fact(st, first[i], t->spill_to, &moved, err);
 		if (t->spill_to)
 			cons->moved += moved;
 		else
 			cons->dropped += moved;
 	}
-	free(units);
+	if (first)
+		a2m_record_array_free(first, leave);
 	return rc;
 }
 
@@ -246,11 +332,20 @@ static int enforce_bucket(a2m_stack *st, const a2m_tier *t, const a2m_query *q,
 		return a2m_stack_store_error(st, err, rc);
 	if (count <= t->capacity)
 		return 0;
-	collect l;
-	if ((rc = scan_all(st, q, &l, err)))
+	/* The bucket's facts as kept since the last write, when the store
+	** vouches for them and they are as many as it counts. */
+	size_t ti = (size_t)(t - st->cfg.tiers.tiers), n;
+	const char *session = q->by_session ? q->session : NULL;
+	a2m_record **kept = a2m_stack_roster_get(st, ti, session, &n);
+	if (kept && (int64_t)n == count)
+		return spill_bucket(st, t, kept, n, cons, err);
+	facts f;
+	if ((rc = read_facts(st, q, &f, err)))
 		return rc;
-	rc = spill_bucket(st, t, l.recs, l.n, cons, err);
-	a2m_record_array_free(l.recs, l.n);
+	if (a2m_stack_roster_put(st, ti, session, f.v, f.n))
+		return spill_bucket(st, t, a2m_stack_roster_get(st, ti, session, &n), f.n, cons, err);
+	rc = spill_bucket(st, t, f.v, f.n, cons, err);
+	a2m_record_array_free(f.v, f.n);
 	return rc;
 }
 
@@ -267,20 +362,20 @@ static int enforce_capacity(a2m_stack *st, const a2m_tier *t, a2m_consolidation 
 	if (!t->per_session) {
 		rc = enforce_bucket(st, t, &q, cons, err);
 	} else {
-		collect l;
-		if ((rc = scan_all(st, &q, &l, err)))
+		facts f;
+		if ((rc = read_facts(st, &q, &f, err)))
 			return rc;
 		/* Conversations must not evict each other (spec §3.5). */
-		if (l.n)
-			qsort(l.recs, l.n, sizeof *l.recs, cmp_session);
+		if (f.n)
+			qsort(f.v, f.n, sizeof *f.v, cmp_session);
 		size_t start = 0;
-		for (size_t i = 1; i <= l.n && !rc; i++) {
-			if (i == l.n || cmp_session(&l.recs[start], &l.recs[i]) != 0) {
-				rc = spill_bucket(st, t, l.recs + start, i - start, cons, err);
+		for (size_t i = 1; i <= f.n && !rc; i++) {
+			if (i == f.n || cmp_session(&f.v[start], &f.v[i]) != 0) {
+				rc = spill_bucket(st, t, f.v + start, i - start, cons, err);
 				start = i;
 			}
 		}
-		a2m_record_array_free(l.recs, l.n);
+		a2m_record_array_free(f.v, f.n);
 	}
 	if (cons->moved + cons->dropped > before)
 		*changed = 1;

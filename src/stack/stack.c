@@ -61,6 +61,7 @@ void a2m_stack_free(a2m_stack *st)
 		st->cfg.embedder->destroy(st->cfg.embedder);
 	free(st->counts);
 	a2m_stack_arrivals_free(st);
+	a2m_stack_rosters_free(st);
 	free(st);
 }
 

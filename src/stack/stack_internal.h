@@ -13,6 +13,7 @@
 **   expiry.c                 the expiry sweep, a write of its own
 **   finish.c                 the one way a write ends
 **   flow.c                   moves between tiers: capacity, promotion
+**   roster.c                 capacity's memory of its buckets
 **   select.c                 what a selection picks
 **   ranked.c                 recall and select by the scorer's index
 **   score.c  embed.c         scores and retention; the embedder
@@ -79,6 +80,20 @@ void a2m_touches_max_age_for_tests(int64_t ms);
 
 /* ---- the stack ---------------------------------------------------------- */
 
+/* Buckets whose facts capacity keeps between writes (roster.c). */
+#define A2M_ROSTERS 8
+
+/* One bucket's facts (roster.c), as of the store's stamp. */
+typedef struct a2m_roster {
+	int          live;     /* 0: a free slot */
+	size_t       tier;     /* the bucket: a tier of the layout, */
+	char        *session;  /*   and a session in a per-session tier (else NULL) */
+	a2m_record **v;        /* the facts, in no order (flow.c, read_facts) */
+	size_t       n, cap;
+	uint64_t     stamp;    /* the store's stamp they are current at */
+	uint64_t     used;     /* roster_clock when last used */
+} a2m_roster;
+
 /* Each field is kept by the file named beside it; the others only read it. */
 struct a2m_stack {
 	a2m_store       *store;
@@ -115,6 +130,8 @@ struct a2m_stack {
 	** and capacity_known as it was when it began, for when it is undone. */
 	int              joint;
 	int              joint_capacity_known;
+	a2m_roster       rosters[A2M_ROSTERS]; /* roster.c */
+	uint64_t         roster_clock;
 	/* ranked.c: indexed recalls and selects that read a pruned list, and
 	** the times one had to read the complete list after it; for tests and
 	** measurements. */
@@ -387,7 +404,51 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx);
 */
 void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q);
 
-/* ---- flow.c (calls select.c, score.c, base.c, layout.c) ------------------ */
+/* ---- roster.c (calls base.c, layout.c) ----------------------------------- */
+
+/*
+** A record's facts: a new record (a2m_record_free) holding only what
+** capacity weighs (store.h, a2m_query.brief), copied from rec. NULL when
+** memory runs out.
+*/
+a2m_record *a2m_stack_facts_of(const a2m_record *rec);
+
+/* The store's stamp (store.h), or 0 in an engine without one. */
+uint64_t a2m_stack_roster_stamp(a2m_stack *st);
+
+/*
+** The facts kept of the bucket (tier: its index in the layout; session:
+** NULL unless the tier is per session), *n of them, lent until the next
+** roster call; NULL when none is kept or they may be stale (then dropped).
+** Their order is not kept: a caller may reorder them.
+*/
+a2m_record **a2m_stack_roster_get(a2m_stack *st, size_t tier, const char *session,
+				  size_t *n);
+
+/*
+** Keeps v[0..n) (malloc'd facts, a2m_stack_facts_of's kind, taken over
+** when it returns 1) as the bucket's, current at the store's stamp now,
+** replacing any kept and, when every slot is taken, the least recently
+** used bucket. Returns 0, v still the caller's, when the engine has no
+** stamp or memory runs out.
+*/
+int a2m_stack_roster_put(a2m_stack *st, size_t tier, const char *session,
+			 a2m_record **v, size_t n);
+
+/*
+** After a write of the stack: `before` is the stamp read just before it,
+** seq the record written, now the record as it is after (NULL: removed).
+** Every roster current at `before` follows (seq out, now in when it
+** belongs) and is current again; every other is dropped. Cannot fail: a
+** roster that cannot follow is dropped.
+*/
+void a2m_stack_roster_note(a2m_stack *st, uint64_t before, int64_t seq,
+			   const a2m_record *now);
+
+/* Drops every roster (stack.c, at free). */
+void a2m_stack_rosters_free(a2m_stack *st);
+
+/* ---- flow.c (calls roster.c, select.c, score.c, base.c, layout.c) -------- */
 
 /*
 ** Moves rec and every record of its group in the same tier to tier `to`
