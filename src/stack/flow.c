@@ -213,6 +213,21 @@ static int cmp_unit(const void *a, const void *b)
 	return (x->newest_seq > y->newest_seq) - (x->newest_seq < y->newest_seq);
 }
 
+/* Moves the weakest of units[from..n) to units[from]. */
+static void weakest_first(a2m_spill_unit *units, size_t from, size_t n)
+{
+	size_t w = from;
+	for (size_t i = from + 1; i < n; i++)
+		if (cmp_unit(&units[i], &units[w]) < 0)
+			w = i;
+	a2m_spill_unit tmp = units[from];
+	units[from] = units[w];
+	units[w] = tmp;
+}
+
+/* Units picked one pass at a time before sorting the rest is cheaper. */
+#define PICKED_BY_PASS 8
+
 int a2m_stack_spill_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t now,
 			 a2m_spill_unit **out, size_t *n_units, size_t *n_leave)
 {
@@ -220,7 +235,12 @@ int a2m_stack_spill_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t
 	*n_units = *n_leave = 0;
 	if ((int64_t)n <= t->capacity)
 		return 0;
-	qsort(recs, n, sizeof *recs, cmp_group);
+	/* Members of a group side by side; with no group, each record is a unit. */
+	int grouped = 0;
+	for (size_t i = 0; i < n && !grouped; i++)
+		grouped = recs[i]->group != NULL;
+	if (grouped)
+		qsort(recs, n, sizeof *recs, cmp_group);
 	a2m_spill_unit *units = calloc(n, sizeof *units);
 	if (!units)
 		return -1;
@@ -247,11 +267,21 @@ int a2m_stack_spill_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t
 			u->newest_seq = recs[i]->seq;
 		}
 	}
-	qsort(units, nu, sizeof *units, cmp_unit);
+	/*
+	** The leaving units in order, weakest first: a write over capacity by
+	** one needs one pass for its one unit, not a sort of the bucket. The
+	** order is total (no two units share a newest seq), so picking and
+	** sorting agree.
+	*/
 	int64_t excess = (int64_t)n - t->capacity;
 	size_t leave = 0;
-	while (leave < nu && excess > 0)
+	while (leave < nu && excess > 0) {
+		if (leave == PICKED_BY_PASS)
+			qsort(units + leave, nu - leave, sizeof *units, cmp_unit);
+		else if (leave < PICKED_BY_PASS)
+			weakest_first(units, leave, nu);
 		excess -= (int64_t)units[leave++].size;
+	}
 	*out = units;
 	*n_units = nu;
 	*n_leave = leave;

@@ -41,9 +41,10 @@ typedef struct a2m_spill_unit {
 /*
 ** Which units of recs[0..n) — one bucket of tier t (a tier, or one
 ** session of a per-session tier) — leave it for at most t->capacity to
-** remain: *out (malloc'd, free()) holds every unit, weakest first (among
-** equals the older first), and the first *n_leave of them leave. recs is
-** reordered (by group); the units point into it. Nothing is over (n at
+** remain: *out (malloc'd, free()) holds every unit, and the first
+** *n_leave of them leave, weakest first (among equals the older first);
+** the units after them are in no particular order. recs may be reordered
+** (by group); the units point into it. Nothing is over (n at
 ** most the capacity): *out NULL, 0 units. Returns 0, or -1 when memory
 ** runs out.
 */

@@ -448,6 +448,15 @@ void a2m_stack_roster_note(a2m_stack *st, uint64_t before, int64_t seq,
 /* Drops every roster (stack.c, at free). */
 void a2m_stack_rosters_free(a2m_stack *st);
 
+#ifdef A2M_TEST_HOOKS
+/*
+** For tests: with off set, no stack keeps a roster (capacity reads its
+** bucket at every check), so a test can compare the two. Between calls,
+** from one thread.
+*/
+void a2m_stack_rosters_off_for_tests(int off);
+#endif
+
 /* ---- flow.c (calls roster.c, select.c, score.c, base.c, layout.c) -------- */
 
 /*
