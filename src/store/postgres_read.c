@@ -117,8 +117,18 @@ enum {
 	F_TIER = 1 << 0, F_TIER_NULL = 1 << 1, F_OWNER = 1 << 2, F_OWNER_NULL = 1 << 3,
 	F_SESSION = 1 << 4, F_SESSION_NULL = 1 << 5, F_GROUP = 1 << 6, F_KEY = 1 << 7,
 	F_KEY_UPPER = 1 << 8, F_DESC = 1 << 9, F_AFTER = 1 << 10, F_CAP = 1 << 11,
-	F_CREATED_MIN = 1 << 12, F_CREATED_MAX = 1 << 13
+	F_CREATED_MIN = 1 << 12, F_CREATED_MAX = 1 << 13, F_BRIEF = 1 << 14
 };
+
+/*
+** A brief scan's columns (store.h, a2m_query.brief): PG_COLUMNS' places,
+** with constants where capacity reads nothing, so a2m_pg_read_row reads
+** them; content is '' since a record always has some.
+*/
+#define PG_BRIEF_COLUMNS \
+	"seq, id, ''::text, created_at, NULL::text, NULL::text, grp, tier, salience," \
+	" accessed_at, access_count, NULL::text, session, NULL::text, 0::int8, NULL::bytea," \
+	" NULL::text, NULL::text, NULL::bytea, NULL::int8, NULL::int8"
 
 /* A selection's WHERE clause: its shape, its SQL, and its values. */
 typedef struct shape {
@@ -294,8 +304,11 @@ int a2m_pg_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit, voi
 	int desc = q->descending != 0;
 	int64_t after_at = 0, after_seq = 0, page = PAGE_FIRST;
 	int first = 1;
-	if (shape_build(q, "SELECT " PG_COLUMNS " FROM a2m_records", &f) != 0)
+	if (shape_build(q, q->brief ? "SELECT " PG_BRIEF_COLUMNS " FROM a2m_records"
+				    : "SELECT " PG_COLUMNS " FROM a2m_records", &f) != 0)
 		return a2m_store_fail(base, "scan: out of memory");
+	if (q->brief)
+		f.mask |= F_BRIEF;  /* the statement's name spells its columns too */
 	size_t base_used = f.used;
 	int base_terms = f.nterms, base_params = f.nparams, base_n = f.p.n;
 	unsigned base_mask = f.mask;
