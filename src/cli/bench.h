@@ -152,6 +152,15 @@ a2m *bench_open(const char *path, int sync_normal, int read_only);
 */
 double bench_fsync_rate(const char *path, int n);
 
+/* ---- bench_lone.c ---- */
+
+/*
+** a2m bench remember --serve stdio|http ...: lone remembers through a
+** server process of its own (bench_lone.c says which options). Returns an
+** A2M_EXIT_* code.
+*/
+int a2m_bench_remember_serve(int argc, char **argv);
+
 /* Removes a SQLite file and its -wal, -shm and -journal companions. */
 void bench_remove_db(const char *path);
 

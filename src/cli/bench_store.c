@@ -21,6 +21,8 @@
 **       cost may grow with the store. --tier default sends no tier, so the
 **       stack places each record (and spills). --helper-threads sets
 **       a2m_config.helper_threads (default: the server's own default).
+**       With --serve stdio|http, lone calls through a server process
+**       instead (bench_lone.c).
 **
 ** `a2m bench startup` and `a2m bench corpus`, measured from outside the
 ** process, are in bench_http.c.
@@ -291,6 +293,9 @@ static int bench_remember(int argc, char **argv)
 	long single = 2000, records = 100000, batch = 500, prefill = 0, threads = -1;
 	const char *db = NULL, *tier = "semantic";
 	int sqlite = 0, sync_normal = 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--serve") == 0)
+			return a2m_bench_remember_serve(argc, argv);  /* bench_lone.c */
 	for (int i = 1; i < argc; i++) {
 		if (bench_engine_flag(argc, argv, &i, &sqlite, &db))
 			continue;
@@ -395,6 +400,9 @@ const char a2m_bench_more_usage[] =
 	"                          [--records N] [--batch B] [--prefill N]\n"
 	"                          [--tier NAME|default] [--synchronous-normal]\n"
 	"                          [--helper-threads T]\n"
+	"       a2m bench remember --serve stdio|http [--engine memory|sqlite] [--db PATH]\n"
+	"                          [--records N] [--warmup N] [--tier NAME|default]\n"
+	"                          [--synchronous-normal]\n"
 	"       a2m bench postgres [--postgres URL] [--records N] [--big N] [--queries Q]\n"
 	"                          [--seconds S] [--only batched|single|read|mixed]\n"
 	"       a2m bench startup [--records N] [--db PATH] [--runs R]\n"
@@ -415,7 +423,8 @@ const char a2m_bench_more_help[] =
 	"          384 dims); with --embed-url, text recall the server embeds.\n"
 	"timeline: timeline (limit 20) p50/p99, plain and by session, and resident\n"
 	"          memory after loading (default 1 000 000 records).\n"
-	"remember: records/s, single-record calls and batched.\n"
+	"remember: records/s, single-record calls and batched; with --serve, lone\n"
+	"          calls to an a2m serve process over stdio or HTTP, acks/s, p50/p99.\n"
 	"postgres: PostgreSQL beside SQLite: batched durable remember, single remember\n"
 	"          from 16 clients, recall/timeline p50/p99 at 100k and 1M records, and\n"
 	"          4 servers x 4 clients of mixed load ($A2M_POSTGRES or --postgres).\n"

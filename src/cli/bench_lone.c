@@ -1,0 +1,162 @@
+/*
+** bench_lone.c — a lone writer as a user meets one: `a2m bench remember
+** --serve stdio|http` starts `a2m serve` as a process of its own and
+** sends it one record per call through our client (src/client/), each
+** call waiting for its answer, as an agent writing a conversation turn by
+** turn does.
+**
+**   a2m bench remember --serve stdio|http [--engine memory|sqlite] [--db PATH]
+**                      [--records N] [--warmup N] [--tier NAME|default]
+**                      [--synchronous-normal]
+**
+** Records carry no tier by default (--tier default), so they land in the
+** working tier and spill on as the default layout says (working 24 a
+** session into episodic 256, into semantic): the warm-up (400 calls)
+** fills both, so every timed call spills twice, as a long-running agent's
+** does. --tier semantic writes past the bounded tiers. The figure is
+** acknowledged writes per second, with each call's time (p50, p99), the
+** disk's fsync rate beside a durable SQLite run, and the load average,
+** since the machine may be shared. `bench remember` without --serve
+** measures inside the process (bench_store.c).
+*/
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "a2m.h"
+#include "cli/bench.h"
+#include "cli/bench_proc.h"
+#include "cli/cli.h"
+#include "client/client_json.h"
+
+/* One lone remember of record i; returns 0 when the server acknowledged it. */
+static int lone_call(a2m_client *c, long i, const char *tier)
+{
+	char text[128];
+	snprintf(text, sizeof text, "note %ld: the deploy key of service %ld rotates every %ld days",
+		 i, i % 37, 1 + i % 90);
+	json_t *rec = json_pack("{ss}", "content", text);
+	if (rec && tier)
+		json_object_set_new(rec, "tier", json_string(tier));
+	json_t *params = rec ? json_pack("{s[o]}", "records", rec) : NULL;
+	json_t *resp = NULL;
+	int rc = params ? a2m_client_request_json(c, "memory/remember", params, &resp) : -1;
+	json_decref(params);
+	int ok = rc == A2M_CLIENT_OK && json_object_get(resp, "result");
+	if (!ok) {
+		char *said = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
+		fprintf(stderr, "remember %ld: %s\n", i,
+			said ? said : rc == A2M_CLIENT_OK ? "no answer" : a2m_client_errmsg(c));
+		free(said);
+	}
+	json_decref(resp);
+	return ok ? 0 : -1;
+}
+
+/* The 1-minute load average, or -1. */
+static double load_average(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+int a2m_bench_remember_serve(int argc, char **argv)
+{
+	long records = 5000, warmup = 400;
+	const char *db = NULL, *tier = "default", *via = NULL;
+	int sqlite = 0, sync_normal = 0;
+	for (int i = 1; i < argc; i++) {
+		if (bench_engine_flag(argc, argv, &i, &sqlite, &db))
+			continue;
+		if (strcmp(argv[i], "--serve") == 0 && i + 1 < argc)
+			via = argv[++i];
+		else if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
+			records = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
+			warmup = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--tier") == 0 && i + 1 < argc)
+			tier = argv[++i];
+		else if (strcmp(argv[i], "--synchronous-normal") == 0)
+			sync_normal = 1;
+		else {
+			via = NULL;  /* unknown: the usage below */
+			break;
+		}
+	}
+	if (!via || (strcmp(via, "stdio") != 0 && strcmp(via, "http") != 0) || records < 1 ||
+	    warmup < 0) {
+		fprintf(stderr, "usage: a2m bench remember --serve stdio|http [--engine memory|sqlite]"
+			" [--db PATH] [--records N] [--warmup N] [--tier NAME|default]"
+			" [--synchronous-normal]\n");
+		return A2M_EXIT_USAGE;
+	}
+	int http = strcmp(via, "http") == 0;
+	const char *given = strcmp(tier, "default") == 0 ? NULL : tier;
+	const char *path = sqlite ? (db ? db : "/tmp/a2m-bench-lone.db") : NULL;
+	printf("a2m bench remember --serve %s: %s, tier %s, one record a call, %ld calls after"
+	       " %ld to fill the tiers\n", via,
+	       sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL" : "sqlite, synchronous=FULL")
+		      : "memory", given ? given : "(none given: the default tier)", records, warmup);
+	if (path) {
+		bench_remove_db(path);
+		printf("  the disk: %.0f fsyncs/s (4 KiB pwrite + fdatasync beside the store, 200"
+		       " times): a durable lone writer's ceiling\n", bench_fsync_rate(path, 200));
+		bench_remove_db(path);
+	}
+	char *args[5] = {NULL};
+	if (path) {
+		args[0] = "--db";
+		args[1] = (char *)path;
+		args[2] = sync_normal ? "--synchronous-normal" : NULL;
+	} else {
+		args[0] = "--memory";
+	}
+	a2m_client *c = NULL;
+	pid_t pid = -1;
+	char url[128];
+	const char *log = "/tmp/a2m-bench-lone-http.log";
+	if (http ? bench_spawn_http(args, log, &pid, url, sizeof url) != 0
+		 : bench_spawn_stdio(args, 60000, &c, &pid) != 0)
+		return A2M_EXIT_ERROR;
+	if (http && a2m_client_connect_http(url, NULL, &c) != A2M_CLIENT_OK) {
+		fprintf(stderr, "cannot reach %s\n", url);
+		kill(pid, SIGTERM);
+		bench_wait(pid, 10000);
+		return A2M_EXIT_ERROR;
+	}
+	double *ms = malloc((size_t)records * sizeof *ms);
+	int rc = ms ? 0 : -1;
+	for (long i = 0; i < warmup && !rc; i++)
+		rc = lone_call(c, i, given);
+	double load = load_average(), t0 = bench_now_ms();
+	for (long i = 0; i < records && !rc; i++) {
+		double t = bench_now_ms();
+		rc = lone_call(c, warmup + i, given);
+		ms[i] = bench_now_ms() - t;
+	}
+	double total = bench_now_ms() - t0;
+	if (!rc) {
+		printf("  %ld lone remembers in %.0f ms: %.0f acknowledged writes/s (load average"
+		       " %.2f before, %.2f after)\n", records, total, (double)records / (total / 1000.0),
+		       load, load_average());
+		bench_print_latency("each call", ms, (size_t)records);
+	}
+	free(ms);
+	a2m_client_free(c);  /* stdio: the server reads its end of input and exits */
+	if (http)
+		kill(pid, SIGTERM);
+	bench_wait(pid, 30000);
+	if (path && !db)
+		bench_remove_db(path);
+	return rc ? A2M_EXIT_ERROR : A2M_EXIT_OK;
+}
