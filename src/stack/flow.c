@@ -142,8 +142,7 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			double salience_add, int64_t *n, a2m_error *err)
 {
 	a2m_store *s = st->store;
-	collect l = {0};
-	a2m_record *alone = NULL;
+	facts l;
 	int rc = 0;
 	*n = 0;
 	if (rec->group) {
@@ -151,16 +150,18 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 		a2m_query q = {0};
 		q.tier = rec->tier;
 		q.group = rec->group;
-		if ((rc = scan_all(st, &q, &l, err)))
+		if ((rc = read_facts(st, &q, &l, err)))
 			return rc;
 	} else {
-		if (!(alone = a2m_record_dup(rec)))
+		memset(&l, 0, sizeof l);
+		if (!(l.v = malloc(sizeof *l.v)) || !(l.v[0] = a2m_stack_facts_of(rec))) {
+			free(l.v);
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
-		l.recs = &alone;
+		}
 		l.n = 1;
 	}
 	for (size_t i = 0; i < l.n && !rc; i++) {
-		a2m_record *r = l.recs[i];
+		a2m_record *r = l.v[i];
 		uint64_t before = a2m_stack_roster_stamp(st);
 		if (!to) {
 			int removed = 0;
@@ -169,17 +170,19 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			if (!rc)
 				a2m_stack_roster_note(st, before, r->seq, NULL);
 		} else {
+			/* Only its tier and salience change (store.h, move). */
 			char *tier = strdup(to);
 			if (!tier) {
 				rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 				break;
 			}
+			int moved = 0;
+			r->salience = a2m_salience_add(r->salience, salience_add);
+			rc = s->ops->move(s, r, to, r->salience, &moved);
 			free(r->tier);
 			r->tier = tier;
-			r->salience = a2m_salience_add(r->salience, salience_add);
-			rc = s->ops->update(s, r);
-			*n += rc == 0;
-			if (!rc) {
+			*n += moved;
+			if (!rc && moved) {
 				a2m_stack_roster_note(st, before, r->seq, r);
 				a2m_stack_note_arrival(st, to, r->session);
 			}
@@ -187,10 +190,7 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 		if (rc && !err->code)
 			a2m_stack_store_error(st, err, rc);
 	}
-	if (alone)
-		a2m_record_free(alone);
-	else
-		a2m_record_array_free(l.recs, l.n);
+	a2m_record_array_free(l.v, l.n);
 	return rc ? err->code : 0;
 }
 
@@ -289,26 +289,6 @@ int a2m_stack_spill_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t
 }
 
 /*
-** Moves (to NULL: removes) the unit of fact, a record's facts (read_facts):
-** its group, whose moves read the members, or the record read whole.
-*/
-static int move_fact(a2m_stack *st, const a2m_record *fact, const char *to, int64_t *n,
-		     a2m_error *err)
-{
-	if (fact->group)
-		return a2m_stack_move_unit(st, fact, to, 0, n, err);
-	a2m_record *rec = NULL;
-	int rc = st->store->ops->get(st->store, fact->id, &rec);
-	*n = 0;
-	if (rc)
-		return a2m_stack_store_error(st, err, rc);
-	if (rec)
-		rc = a2m_stack_move_unit(st, rec, to, 0, n, err);
-	a2m_record_free(rec);
-	return rc;
-}
-
-/*
 ** Spills (or drops) the weakest units of recs[0..n) — the facts of one
 ** bucket of tier t — until at most t->capacity remain.
 */
@@ -329,7 +309,7 @@ static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, siz
 	free(units);
 	for (size_t i = 0; i < leave && !rc; i++) {
 		int64_t moved = 0;
-		rc = move_fact(st, first[i], t->spill_to, &moved, err);
+		rc = a2m_stack_move_unit(st, first[i], t->spill_to, 0, &moved, err);
 		if (t->spill_to)
 			cons->moved += moved;
 		else

@@ -462,8 +462,10 @@ void a2m_stack_rosters_off_for_tests(int off);
 /*
 ** Moves rec and every record of its group in the same tier to tier `to`
 ** (to NULL: deletes them), adding salience_add to each moved record, and
-** notes the arrivals for capacity. Within an open transaction. *n =
-** records moved (or deleted).
+** notes the arrivals for capacity. rec needs only its facts (id, seq,
+** group, tier, session, salience...: a2m_stack_facts_of); the move writes
+** a record's tier and salience alone (store.h, move). Within an open
+** transaction. *n = records moved (or deleted).
 */
 int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			double salience_add, int64_t *n, a2m_error *err);

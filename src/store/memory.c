@@ -689,6 +689,7 @@ static const a2m_store_ops memory_ops = {
 	.insert     = mem_insert,
 	.update     = mem_update,
 	.remove     = mem_remove,
+	.move       = a2m_store_move_whole,  /* update is as cheap */
 	.scan       = a2m_mem_scan,
 	.count      = a2m_mem_count,
 	.meta_get   = a2m_mem_meta_get,

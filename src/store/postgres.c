@@ -288,6 +288,7 @@ static const a2m_store_ops postgres_ops = {
 	.insert     = pg_insert,
 	.update     = pg_update,
 	.remove     = pg_remove,
+	.move       = a2m_store_move_whole,  /* its update keeps the bookkeeping */
 	.scan       = a2m_pg_scan,
 	.count      = a2m_pg_count,
 	.meta_get   = a2m_pg_meta_get,

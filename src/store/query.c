@@ -1,7 +1,8 @@
 /*
 ** query.c — what the store seam shares between engines: the exact-selection
 ** predicate and the byte range of a key prefix, the checks every write
-** passes, error reporting, and freeing a shared log's events.
+** passes, error reporting, freeing a shared log's events, and a tier move
+** as a whole update.
 */
 #include <math.h>
 #include <stdarg.h>
@@ -91,4 +92,28 @@ int a2m_store_prefix_upper(const char *prefix, char **upper, size_t *len)
 	*upper = u;
 	*len = n;
 	return 0;
+}
+
+int a2m_store_move_whole(a2m_store *s, const a2m_record *named, const char *to,
+			 double salience, int *moved)
+{
+	a2m_record *rec = NULL;
+	*moved = 0;
+	int rc = s->ops->get(s, named->id, &rec);
+	if (rc || !rec || !a2m_str_same(rec->tier, named->tier)) {
+		a2m_record_free(rec);
+		return rc;
+	}
+	char *copy = to ? strdup(to) : NULL;
+	if (to && !copy) {
+		a2m_record_free(rec);
+		return a2m_store_fail(s, "move: out of memory");
+	}
+	free(rec->tier);
+	rec->tier = copy;
+	rec->salience = salience;
+	rc = s->ops->update(s, rec);
+	*moved = rc == 0;
+	a2m_record_free(rec);
+	return rc;
 }

@@ -444,6 +444,7 @@ static void sql_free(sqlstore *s)
 	sqlite3_finalize(s->mirror_old);
 	sqlite3_finalize(s->by_seq);
 	sqlite3_finalize(s->touch);
+	sqlite3_finalize(s->move);
 	sqlite3_finalize(s->number);
 	sqlite3_finalize(s->number_set);
 	sqlite3_finalize(s->stale);
@@ -509,6 +510,56 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 	} else {
 		a2m_row_cache_forget(s->rows, seq);
 		a2m_sqlite_journal_forget(s, seq);
+	}
+	return rc;
+}
+
+/*
+** A tier move (store.h): tier and salience alone, so SQLite rewrites the row
+** and its two indexes on tier (records_tier, records_unembedded) and fires
+** the counts' trigger, where an update of every column rewrites all eight
+** indexes after reading the text to see whether it changed (a spill's
+** move: 98k instructions as an update, callgrind; docs/BENCHMARKS.md). The
+** whole update instead outside a transaction, for a move into or out of
+** the procedural mirror's tier (its files change), or once the vector
+** cache is built (it keeps each vector's tier).
+*/
+static int sql_move(a2m_store *base, const a2m_record *rec, const char *to, double salience,
+		    int *moved)
+{
+	sqlstore *s = (sqlstore *)base;
+	*moved = 0;
+	if (!s->txn || a2m_sqlite_vectors_built(s->vectors) ||
+	    (s->mirror && (a2m_sqlite_in_mirror_tier(s, rec->tier) ||
+			   a2m_sqlite_in_mirror_tier(s, to))))
+		return a2m_store_move_whole(base, rec, to, salience, moved);
+	s->stamp++;
+	int rc = a2m_sqlite_refuse_read_only(s, "move");
+	if (!rc)
+		rc = a2m_sqlite_held_flush(s);
+	if (!rc)
+		rc = a2m_sqlite_txn_lost(s, "move");
+	/* The counts' trigger moves a count between rows that must be there. */
+	if (!rc)
+		rc = a2m_sqlite_pending_flush(s);
+	if (rc)
+		return rc;
+	if (!s->move && a2m_sqlite_prepare(s, &s->move,
+				"UPDATE records SET tier = ?4, salience = ?5"
+				" WHERE seq = ?1 AND id = ?2 AND tier IS ?3"))
+		return A2M_INTERNAL_ERROR;
+	if (sqlite3_bind_int64(s->move, 1, rec->seq) != SQLITE_OK ||
+	    a2m_sqlite_bind_text(s->move, 2, rec->id) != SQLITE_OK ||
+	    a2m_sqlite_bind_text(s->move, 3, rec->tier) != SQLITE_OK ||
+	    a2m_sqlite_bind_text(s->move, 4, to) != SQLITE_OK ||
+	    sqlite3_bind_double(s->move, 5, salience) != SQLITE_OK)
+		rc = a2m_sqlite_db_fail(s, "move");
+	else
+		rc = step_once(s, s->move, "move");
+	a2m_sqlite_done(s->move);
+	if (!rc && sqlite3_changes(s->db) > 0) {
+		*moved = 1;
+		forget_row(s, rec->seq);
 	}
 	return rc;
 }
@@ -640,6 +691,7 @@ static const a2m_store_ops sqlite_ops = {
 	.insert     = sql_insert,
 	.update     = sql_update,
 	.remove     = sql_remove,
+	.move       = sql_move,
 	.scan       = a2m_sqlite_pooled_scan,
 	.count      = a2m_sqlite_pooled_count,
 	.meta_get   = a2m_sqlite_pooled_meta_get,

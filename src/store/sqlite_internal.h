@@ -105,6 +105,7 @@ typedef struct sqlstore {
 	a2m_mirror   *mirror;      /* NULL: no procedural mirror */
 	sqlite3_stmt *by_seq;
 	sqlite3_stmt *touch;       /* prepared at the first touch */
+	sqlite3_stmt *move;        /* prepared at the first move (sqlite.c, sql_move) */
 	sqlite3_stmt *stale;       /* marks the index stale (no analyser) */
 	sqlite3_stmt *count_tier;  /* SQL_COUNT_TIER, _BUCKET, _SESSION */
 	sqlite3_stmt *count_bucket;

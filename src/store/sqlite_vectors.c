@@ -126,6 +126,11 @@ void a2m_sqlite_vectors_put(a2m_sqlite_vectors *v, const a2m_record *rec, int64_
 	a2m_vindex_put(v->vx, &r);
 }
 
+int a2m_sqlite_vectors_built(const a2m_sqlite_vectors *v)
+{
+	return v && v->built;
+}
+
 void a2m_sqlite_vectors_remove(a2m_sqlite_vectors *v, int64_t seq)
 {
 	if (v && v->built && seq)

@@ -42,6 +42,9 @@ void a2m_sqlite_vectors_put(a2m_sqlite_vectors *v, const a2m_record *rec, int64_
 int64_t a2m_sqlite_vectors_seq(a2m_sqlite_vectors *v, const char *id);
 void    a2m_sqlite_vectors_remove(a2m_sqlite_vectors *v, int64_t seq);
 
+/* Whether the cache is built (its hooks then keep every vector's tier, owner, salience). */
+int a2m_sqlite_vectors_built(const a2m_sqlite_vectors *v);
+
 /* The store's vector_search (store.h) for engine s. */
 int a2m_sqlite_vectors_search(a2m_sqlite_vectors *v, a2m_store *s, const a2m_vector_search *q,
 			      a2m_candidates *out);

@@ -604,6 +604,17 @@ typedef struct a2m_store_ops {
 	** Returns A2M_READ_ONLY (and *removed = 0) on a read-only store.
 	*/
 	int  (*remove)(a2m_store *s, const char *id, int *removed);
+	/*
+	** Moves the record rec names (its id and seq, as last read) from its
+	** tier, rec->tier, to tier `to` (either NULL: no tier) with this
+	** salience, and changes nothing else: what a spill, a promotion or a
+	** session's close writes. Its text, and so its index, are not read.
+	** *moved = 1 when the record was there (in rec->tier), else 0 and
+	** nothing changed. Returns as update. An engine with nothing cheaper
+	** than update sets it to a2m_store_move_whole.
+	*/
+	int  (*move)(a2m_store *s, const a2m_record *rec, const char *to, double salience,
+		     int *moved);
 	/* Visits every record selected by q in (created_at, seq) order. */
 	int  (*scan)(a2m_store *s, const a2m_query *q, a2m_record_visit visit,
 		     void *ctx);
@@ -1079,6 +1090,13 @@ int a2m_store_check_record(a2m_store *s, const a2m_record *rec, const char *op);
 ** memory runs out.
 */
 int a2m_store_prefix_upper(const char *prefix, char **upper, size_t *len);
+
+/*
+** The store op move done as get + update (store.h, move), for an engine
+** whose update costs no more than a narrower write would.
+*/
+int a2m_store_move_whole(a2m_store *s, const a2m_record *rec, const char *to,
+			 double salience, int *moved);
 
 /* True when rec matches the exact selection q (every engine shares this). */
 int a2m_query_matches(const a2m_query *q, const a2m_record *rec);
