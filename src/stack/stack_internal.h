@@ -457,7 +457,7 @@ void a2m_stack_rosters_free(a2m_stack *st);
 void a2m_stack_rosters_off_for_tests(int off);
 #endif
 
-/* ---- flow.c (calls roster.c, select.c, score.c, base.c, layout.c) -------- */
+/* ---- flow.c (calls roster, select, score, base, touches, layout .c) ----- */
 
 /*
 ** Moves rec and every record of its group in the same tier to tier `to`
