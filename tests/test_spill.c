@@ -174,7 +174,7 @@ static void test_records_of_one_millisecond_go_by_seq(void)
 	fresh();
 	static const char *const group[] = {NULL, "gg", NULL, NULL, NULL, "gg", NULL, NULL,
 					    NULL, NULL};
-	char name[8];
+	char name[24];
 	for (int i = 0; i < 10; i++) {
 		snprintf(name, sizeof name, "q%d", i + 1);
 		put(0, name, "s", group[i]);
@@ -192,7 +192,7 @@ static void test_sessions_do_not_evict_each_other(void)
 	fresh();
 	static const char *const who[] = {"a", "b", "a", NULL, "a", "a", NULL, "a", "b", "a",
 					  NULL, NULL, NULL};
-	char name[8];
+	char name[24];
 	for (int i = 0; i < 13; i++) {
 		snprintf(name, sizeof name, "%s%d", who[i] ? who[i] : "n", i + 1);
 		put(i + 1, name, who[i], NULL);
