@@ -18,6 +18,7 @@
 #include "a2m.h"
 #include "check.h"
 #include "pg_helper.h"
+#include "rank/blockmax.h"
 #include "rank/scorer.h"
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
@@ -720,7 +721,7 @@ static void test_hybrid_fuses_only_complete_lists(void)
 */
 static void test_pruned_same_as_complete_after_churn(void)
 {
-	for (int mode = 2; mode >= 1; mode--) {
+	for (int mode = 3; mode >= 1; mode--) {
 		a2m_bm25_blockmax(mode);
 		counts_checked = 0;
 		churn_commits = 10;
@@ -731,7 +732,7 @@ static void test_pruned_same_as_complete_after_churn(void)
 			size_t fallbacks = a2m_bm25_blockmax_fallbacks();
 			recall_same_as_complete(e, (a2m_blend){0.75, 0.15, 0.10}, 31 + (uint64_t)e, 0);
 			CHECK_INT(a2m_bm25_blockmax_fallbacks(), fallbacks);
-			if (mode == 2)
+			if (mode >= 2)
 				CHECK(a2m_bm25_blockmax_skipped() > skipped + 1000);
 		}
 		recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 41, 1);
@@ -742,15 +743,18 @@ static void test_pruned_same_as_complete_after_churn(void)
 }
 
 /*
-** Every property above again with block-max pruning (blockmax.c) on every
+** Every property above again with document-at-a-time pruning on every
 ** pruned query, however short its lists (mode 1, the default, takes it
-** only from 16 384 postings, which the corpora here never reach), then
-** with term-at-a-time pruning on every one: both exact, and
-** block-max does leave postings unscored.
+** only from 16 384 postings, which the corpora here never reach), walked
+** by WAND with block-max (blockmax.c, mode 3) and by MaxScore (maxscore.c,
+** mode 2), then with term-at-a-time pruning on every one: all exact, and
+** both walks do leave postings unscored.
 */
 static void test_both_prunings_on_every_query(void)
 {
-	for (int mode = 2; mode >= 0; mode -= 2) {
+	static const int modes[] = {3, 2, 0};
+	for (size_t m = 0; m < 3; m++) {
+		int mode = modes[m];
 		size_t before = a2m_bm25_blockmax_skipped();
 		a2m_bm25_blockmax(mode);
 		counts_checked = 0;
@@ -761,11 +765,37 @@ static void test_both_prunings_on_every_query(void)
 		test_select_pruned_same_as_complete();
 		a2m_bm25_blockmax(1);
 		counts_checked = 1;
-		if (mode == 2)
+		if (mode >= 2)
 			CHECK(a2m_bm25_blockmax_skipped() > before + 10000);
 		else
 			CHECK_INT(a2m_bm25_blockmax_skipped(), before);
 	}
+}
+
+/*
+** The comparisons above can fail: with every list's reach made too tight
+** (a test hook; the bound both walks trust to leave lists unread), each
+** walk misses records, on both engines, and recall_same_as_complete says
+** so.
+*/
+static void test_walks_with_reaches_too_tight_miss_records(void)
+{
+	for (int mode = 3; mode >= 2; mode--) {
+		a2m_bm25_blockmax(mode);
+		counts_checked = 0;
+		int failures = check_failures_in_test;
+		fprintf(stderr, "  (mismatches below are expected: reaches made too tight, mode %d)\n",
+			mode);
+		a2m_bmw_reach_for_tests(0.5);
+		for (int e = 0; e < 2; e++)
+			recall_same_as_complete(e, (a2m_blend){0.75, 0.15, 0.10}, 71 + (uint64_t)e, 0);
+		a2m_bmw_reach_for_tests(1.0);
+		int missed = check_failures_in_test - failures;
+		check_failures_in_test = failures;
+		CHECK(missed > 0);
+		counts_checked = 1;
+	}
+	a2m_bm25_blockmax(1);
 }
 
 /*
@@ -777,10 +807,12 @@ static void test_both_prunings_on_every_query(void)
 */
 static void test_skip_tables_over_segments_and_too_tight(void)
 {
-	a2m_bm25_blockmax(2);
 	counts_checked = 0;
 	fill_commits = 12;
 	int lazy_before = lent_lazily;
+	a2m_bm25_blockmax(2);  /* MaxScore: probes a block's bound before decoding it */
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 51, 0);
+	a2m_bm25_blockmax(3);  /* WAND: seeks by the blocks' last seqs */
 	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 51, 0);
 	lent_bounds_bound_their_postings(1, 0);
 	CHECK(lent_lazily > lazy_before + 10);
@@ -788,10 +820,13 @@ static void test_skip_tables_over_segments_and_too_tight(void)
 	a2m_sqlite_index_cache_budget_for_tests(40);
 	lazy_before = lent_lazily;
 	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 53, 0);
+	a2m_bm25_blockmax(2);
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 53, 0);
+	a2m_bm25_blockmax(3);
 	lent_bounds_bound_their_postings(1, 0);
 	CHECK(lent_lazily > lazy_before + 10);
 	a2m_sqlite_index_cache_budget_for_tests(0);
-	/* Too tight: the same comparison must fail. */
+	/* Too tight: the same comparison must fail (WAND trusts every block's bound). */
 	int failures = check_failures_in_test;
 	fprintf(stderr, "  (mismatches below are expected: skip tables made too tight)\n");
 	a2m_seg_skip_for_tests(2);
@@ -911,6 +946,7 @@ int main(void)
 		TEST(test_select_pruned_same_as_complete),
 		TEST(test_no_pruning_without_limit),
 		TEST(test_both_prunings_on_every_query),
+		TEST(test_walks_with_reaches_too_tight_miss_records),
 		TEST(test_lent_bounds_bound_their_postings_memory),
 		TEST(test_lent_bounds_bound_their_postings_sqlite),
 		TEST(test_pruned_same_as_complete_after_churn),

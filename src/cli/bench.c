@@ -28,8 +28,12 @@
 **       skip the access-count update each recall otherwise commits.
 **       --frequent: each query three of the twenty most frequent words.
 **       --compare-pruning: each query timed with term-at-a-time pruning
-**       only and with block-max pruning (blockmax.c; the default takes it
-**       for queries of 16 384 postings or more). --fts5: SQLite
+**       only and with document-at-a-time pruning (MaxScore, maxscore.c;
+**       the default takes it for queries of 16 384 postings or more);
+**       --compare-walks: document at a time walked by WAND with block-max
+**       (blockmax.c) and by MaxScore. Either prints, per query walked,
+**       the walk's steps, postings scored and blocks decoded (the same on
+**       every run: quote them beside the wall clock). --fts5: SQLite
 **       FTS5's bm25() over the same records and queries, in this process,
 **       each query timed there right after a2m's (bench_fts5.c).
 */
@@ -359,19 +363,23 @@ static int bench_quality(int argc, char **argv)
 
 /* What `bench latency` times beside a2m's recall (each query in turn, alternating). */
 typedef struct latency_runs {
-	double *ours, *bmw, *fts;  /* per query (ours: the default, or term at a time when bmw
-	                              is block-max pruning, mode 2); NULL: not run */
+	double *ours, *bmw, *fts;  /* per query (ours: the default, or the other way when bmw
+	                              is document at a time, mode 2); NULL: not run */
+	int     other;             /* ours' mode when bmw is run: 0 term at a time, 3 WAND */
 	long    hits, fts_hits;
+	a2m_server_walked walked[2];  /* what the walks did, ours' and bmw's */
 } latency_runs;
 
-/* Times query i: a2m's recall, then, when asked, the same with block-max pruning, then FTS5. */
+/* Times query i: a2m's recall, then, when asked, the same walked another way, then FTS5. */
 static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency_runs *r)
 {
 	/* Each way first on every other query: the first pays what a cache then spares the second. */
 	for (int n = 0; n < (r->bmw ? 2 : 1); n++) {
 		int pass = r->bmw && i % 2 ? 1 - n : n;
+		a2m_server_walked before, after;
 		if (r->bmw)
-			a2m_server_bench_blockmax(pass ? 2 : 0);
+			a2m_server_bench_blockmax(pass ? 2 : r->other);
+		a2m_server_bench_walked(&before);
 		/* Timed: a2m_handle() alone, the server's work from request text to
 		** reply text, not building the request or parsing the reply here
 		** (which cost as much as the recall itself). */
@@ -379,6 +387,12 @@ static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency
 								      "limit", 10),
 					 pass ? &r->bmw[i] : &r->ours[i]);
 		a2m_server_bench_blockmax(1);  /* the default */
+		a2m_server_bench_walked(&after);
+		a2m_server_walked *sum = &r->walked[pass];
+		sum->queries += after.queries - before.queries;
+		sum->steps += after.steps - before.steps;
+		sum->scored += after.scored - before.scored;
+		sum->filled += after.filled - before.filled;
 		if (!res)
 			return -1;
 		if (!pass)
@@ -386,6 +400,17 @@ static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency
 		json_decref(res);
 	}
 	return fts ? bench_fts5_query(fts, text, &r->fts[i], &r->fts_hits) : 0;
+}
+
+/* The walks' figures per query walked (deterministic: quoted beside the wall clock). */
+static void print_walked(const a2m_server_walked *w)
+{
+	if (!w->queries)
+		return;
+	double q = (double)w->queries;
+	printf("    walked document at a time: %zu queries; per query %.0f steps, %.0f postings"
+	       " scored, %.0f blocks decoded\n",
+	       w->queries, (double)w->steps / q, (double)w->scored / q, (double)w->filled / q);
 }
 
 static int bench_latency(int argc, char **argv)
@@ -410,12 +435,15 @@ static int bench_latency(int argc, char **argv)
 			frequent = 1;
 		else if (strcmp(argv[i], "--compare-pruning") == 0)
 			compare = 1;
+		else if (strcmp(argv[i], "--compare-walks") == 0)
+			compare = 2;
 		else if (strcmp(argv[i], "--fts5") == 0)
 			peer = 1;
 		else {
 			fprintf(stderr, "usage: a2m bench latency [--records N] [--queries Q]"
 				" [--engine memory|sqlite] [--db PATH] [--synchronous-normal]"
-				" [--read-only] [--frequent] [--compare-pruning] [--fts5]\n");
+				" [--read-only] [--frequent] [--compare-pruning|--compare-walks]"
+				" [--fts5]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
@@ -467,7 +495,8 @@ static int bench_latency(int argc, char **argv)
 	}
 	latency_runs r = {calloc((size_t)queries, sizeof(double)),
 			  compare ? calloc((size_t)queries, sizeof(double)) : NULL,
-			  fts ? calloc((size_t)queries, sizeof(double)) : NULL, 0, 0};
+			  fts ? calloc((size_t)queries, sizeof(double)) : NULL, compare == 2 ? 3 : 0,
+			  0, 0, {{0}}};
 	int rc = !r.ours || (compare && !r.bmw) || (fts && !r.fts) ? -1 : 0;
 	p = a2m_progress_start("a2m bench recalling", "recalls", queries);
 	for (long i = 0; i < queries && !rc; i++) {
@@ -488,12 +517,17 @@ static int bench_latency(int argc, char **argv)
 		bench_print_allocator();
 		printf("  load    %.0f ms (%.0f records/s, batches of 1000)\n", load,
 		       (double)records / (load / 1000.0));
-		bench_print_latency(r.bmw ? "  recall, term at a time" : "  recall", r.ours,
-				    (size_t)queries);
+		bench_print_latency(!r.bmw	      ? "  recall"
+				    : r.other ? "  recall, WAND (block-max)"
+					      : "  recall, term at a time",
+				    r.ours, (size_t)queries);
 		printf("    %.1f hits/recall\n", (double)r.hits / (double)queries);
-		if (r.bmw)
-			bench_print_latency("  recall, block-max pruning", r.bmw,
+		print_walked(&r.walked[0]);
+		if (r.bmw) {
+			bench_print_latency("  recall, MaxScore (doc at a time)", r.bmw,
 					    (size_t)queries);
+			print_walked(&r.walked[1]);
+		}
 		if (r.fts) {
 			bench_print_latency("  SQLite FTS5 bm25(), same queries", r.fts, (size_t)queries);
 			printf("    %.1f hits/query (%s)\n", (double)r.fts_hits / (double)queries,
@@ -525,7 +559,7 @@ int a2m_cmd_bench(int argc, char **argv)
 		"                         [--federate rank-fusion|rerank]\n"
 		"       a2m bench latency [--records N] [--queries Q] [--engine memory|sqlite]\n"
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"
-		"                         [--frequent] [--compare-pruning] [--fts5]\n"
+		"                         [--frequent] [--compare-pruning|--compare-walks] [--fts5]\n"
 		"%s"
 		"\n"
 		"quality: precision@1 and MRR of recall on bench/quality/, ours (bm25) beside the\n"

@@ -28,26 +28,18 @@
 #include <string.h>
 #include <stdio.h>
 
-#include "rank/blockmax.h"
+#include "rank/blockmax_internal.h"
 
-/* A bound is widened by this share: the computed contributions round. */
-#define BOUND_REL 1e-9
-
-struct a2m_bmw_cursor {
-	size_t   at;     /* the first posting not passed yet (a lead key's: its list's) */
-	size_t   cb;     /* a list read a block at a time: the block at is in */
-	size_t   block;  /* the block whose bound is in bound; SIZE_MAX: none yet */
-	double   bound;  /* that block's, at this key's scale, widened */
-	double   reach;  /* the whole list's, at this key's scale, widened */
-	uint16_t lead;   /* the key of its word whose list (and cursor) it shares */
-	uint32_t list;   /* its list (lists below) */
-};
+#define BOUND_REL BMW_BOUND_REL
 
 void a2m_bmw_free(a2m_bmw *w)
 {
 	free(w->cur);
 	free(w->ls);
 	free(w->heap);
+	free(w->win);
+	free(w->winbits);
+	free(w->tabs);
 	memset(w, 0, sizeof *w);
 }
 
@@ -95,6 +87,36 @@ static void heap_push(double *h, size_t *n, size_t admit, double v)
 	h[i] = v;
 }
 
+/* blockmax_internal.h */
+int a2m_bmw_score(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, const a2m_bmw_cursor *cur,
+		  const size_t *pos, int64_t seq, double k0, double k1, a2m_bmw_top *top)
+{
+	a2m_acc_entry e = {.seq = seq};
+	for (size_t k = 0; k < nkeys; k++) {
+		if (!keys[k].n)
+			continue;
+		size_t at = pos[cur[k].list];
+		if (at != SIZE_MAX) {
+			w->scored++;
+			a2m_acc_add(&e, keys[k].word,
+				    a2m_bm25_contrib(keys[k].scale, keys[k].v[at].tf, keys[k].v[at].dl,
+						     k0, k1));
+		}
+	}
+	if (!(e.total > top->tau))
+		return 0;
+	a2m_acc_entry *slot = a2m_acc_get(top->acc, seq);
+	if (!slot)
+		return -1;
+	slot->total = e.total;
+	slot->word_best = e.word_best;
+	slot->word = e.word;
+	heap_push(w->heap, &top->nheap, top->admit, e.total);
+	if (top->nheap == top->admit && w->heap[0] * top->floor > top->tau)
+		top->tau = w->heap[0] * top->floor;
+	return 1;
+}
+
 /* ---- the lists ---- */
 
 /*
@@ -131,6 +153,28 @@ static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 	return seek_in(k, from, k->n, seq);
 }
 
+/* blockmax_internal.h */
+size_t a2m_bmw_block_at(const a2m_bmw_key *k, size_t b, int64_t seq)
+{
+	if (k->last[b] >= seq)
+		return b;
+	/* Gallop from b, then halve: most seeks land near. */
+	size_t lo = b, step = 1, hi;
+	while (lo + step < k->nblocks && k->last[lo + step] < seq) {
+		lo += step;
+		step *= 2;
+	}
+	hi = lo + step < k->nblocks ? lo + step : k->nblocks;
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->last[mid] < seq)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
 /*
 ** seek for a list read a block at a time: the block of the answer found
 ** by the blocks' last seqs (galloping from the cursor's, c->cb), filled,
@@ -139,27 +183,12 @@ static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 static size_t seek_lazy(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t from, int64_t seq,
 			int *err, size_t *filled)
 {
-	size_t b = c->cb, lo, hi;
+	size_t b = c->cb;
 	if (from >= k->n)
 		return from;
 	if (k->last[b] < seq) {
-		size_t step = 1;
-		lo = b;
-		while (lo + step < k->nblocks && k->last[lo + step] < seq) {
-			lo += step;
-			step *= 2;
-		}
-		hi = lo + step < k->nblocks ? lo + step : k->nblocks;
-		while (lo + 1 < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (k->last[mid] < seq)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		if (hi == k->nblocks)
+		if ((b = a2m_bmw_block_at(k, b, seq)) == k->nblocks)
 			return k->n;
-		b = hi;
 		from = k->start[b];
 	}
 	c->cb = b;
@@ -187,12 +216,9 @@ static inline int64_t block_last(const a2m_bmw_key *k, size_t b)
 	return k->v[(end < k->n ? end : k->n) - 1].seq;
 }
 
-/*
-** The bound of block b of key k's list (kept by the index, else read from
-** the postings), at k's scale, widened; cached in c.
-*/
-static double block_bound(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t b, double k0,
-			  double k1)
+/* blockmax_internal.h */
+double a2m_bmw_block_bound(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t b, double k0,
+			   double k1)
 {
 	if (c->block == b)
 		return c->bound;
@@ -234,28 +260,11 @@ static int list_reach(const a2m_bmw_key *k, double k0, double k1, double *reach)
 
 /* ---- the walk ---- */
 
-/*
-** The walk's lists: one per distinct list of a word (its keys with the
-** same postings share it), each with the most its keys add to a record.
-*/
-typedef struct lists {
-	uint32_t n;
-	uint16_t key[A2M_BMW_MAX_KEYS];   /* its first key (the others' lead) */
-	uint32_t word[A2M_BMW_MAX_KEYS];  /* its word, 1-based */
-	double   reach[A2M_BMW_MAX_KEYS]; /* its keys' largest, widened */
-	int64_t  at[A2M_BMW_MAX_KEYS];    /* the seq under its cursor; INT64_MAX: none */
-	uint32_t ord[A2M_BMW_MAX_KEYS];   /* the lists by at */
-	size_t   nkeys;
-	double   wmax[A2M_BMW_MAX_KEYS];  /* per word, a sum's scratch (sum_by_word) */
-	uint32_t wstamp[A2M_BMW_MAX_KEYS];
-	uint32_t stamp;
-	int      err;     /* a block could not be filled */
-	size_t   filled;  /* blocks filled (seek_lazy) */
-} lists;
+typedef struct lists lists;
 
-/* Moves list l's cursor to its first posting at or after seq. */
-static void list_seek(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, lists *ls, uint32_t l,
-		      int64_t seq)
+/* blockmax_internal.h */
+void a2m_bmw_list_seek(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, lists *ls, uint32_t l,
+		       int64_t seq)
 {
 	size_t k = ls->key[l];
 	cur[k].at = keys[k].fill ? seek_lazy(&keys[k], &cur[k], cur[k].at, seq, &ls->err, &ls->filled)
@@ -274,7 +283,7 @@ static double list_block(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, const lis
 	double best = 0;
 	for (size_t k = lead; k < ls->nkeys && keys[k].word == ls->word[l]; k++)
 		if (cur[k].lead == lead) {
-			double bound = block_bound(&keys[k], &cur[k], b, k0, k1);
+			double bound = a2m_bmw_block_bound(&keys[k], &cur[k], b, k0, k1);
 			best = bound > best ? bound : best;
 		}
 	int64_t end = block_last(&keys[lead], b);
@@ -300,33 +309,6 @@ static void lists_resort(lists *ls, uint32_t moved)
 }
 
 /*
-** A running sum over lists where a word counts once, with its largest
-** value: sum_start, then sum_add for each list's value; returns the sum.
-*/
-static void sum_start(lists *ls)
-{
-	if (++ls->stamp == 0) {
-		memset(ls->wstamp, 0, sizeof ls->wstamp);
-		ls->stamp = 1;
-	}
-}
-
-static double sum_add(lists *ls, double sum, uint32_t l, double v)
-{
-	uint32_t w = ls->word[l] - 1;
-	if (ls->wstamp[w] != ls->stamp) {
-		ls->wstamp[w] = ls->stamp;
-		ls->wmax[w] = v;
-		return sum + v;
-	}
-	if (v <= ls->wmax[w])
-		return sum;
-	sum += v - ls->wmax[w];
-	ls->wmax[w] = v;
-	return sum;
-}
-
-/*
 ** WAND with block-max bounds, over lists: the lists taken by their
 ** cursors' seq, the pivot is the first at which their reaches (a word
 ** counting its largest) sum above the threshold. A record before the
@@ -336,39 +318,113 @@ static double sum_add(lists *ls, double sum, uint32_t l, double v)
 ** the bounds of the blocks under their cursors are summed: when they cannot
 ** beat the threshold, neither can any record up to the first of those
 ** blocks' end (nor the next list's seq), and the lists are moved past it;
-** else the record is scored exactly.
+** else the record is scored exactly. Returns 0, or -1 when memory runs out
+** or a block cannot be filled; *rest as a2m_bmw_run's.
 */
-int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
-		size_t admit, double floor, a2m_acc *acc, double *rest)
+static int walk_wand(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
+		     a2m_bmw_top *top, double *rest, a2m_bmw_cursor *cur, lists *ls)
 {
-	size_t nheap = 0;
-	double tau = 0;
+	size_t pos[A2M_BMW_MAX_KEYS];
 	int left_out = 0;
-	*rest = 0;
-	w->skipped = w->scored = 0;
-	if (!admit)
-		admit = 1;
-	if (!nkeys)
-		return 0;
-	if (nkeys > A2M_BMW_MAX_KEYS || keys[nkeys - 1].word > nkeys || !keys[0].word)
-		return -1;
-	if (room(&w->cur, &w->ncur, nkeys, sizeof *w->cur) != 0 ||
-	    room(&w->heap, &w->nheap, admit, sizeof *w->heap) != 0)
-		return -1;
-	a2m_bmw_cursor *cur = w->cur;
-	if (!w->ls && !(w->ls = calloc(1, sizeof *w->ls)))
-		return -1;
-	lists *ls = w->ls;
+	uint32_t n = ls->n, moved = n;
+	for (;;) {
+		if (ls->err)
+			return -1;
+		lists_resort(ls, moved);
+		ls->steps++;
+		/* The pivot: the first list where the reaches so far beat the threshold. */
+		double ub = 0;
+		uint32_t p = n;
+		a2m_bmw_sum_start(ls);
+		for (uint32_t j = 0; j < n && ls->at[ls->ord[j]] != INT64_MAX; j++)
+			if ((ub = a2m_bmw_sum_add(ls, ub, ls->ord[j], ls->reach[ls->ord[j]])) > top->tau) {
+				p = j;
+				break;
+			}
+		if (p == n) {
+			/* No record left can beat the threshold. */
+			left_out |= n && ls->at[ls->ord[0]] != INT64_MAX;
+			break;
+		}
+		int64_t pd = ls->at[ls->ord[p]];
+		if (ls->at[ls->ord[0]] < pd) {
+			for (uint32_t j = 0; j < p; j++)
+				if (ls->at[ls->ord[j]] < pd)
+					a2m_bmw_list_seek(cur, keys, ls, ls->ord[j], pd);
+			moved = p;
+			left_out = 1;
+			continue;
+		}
+		/* Every list before the pivot is at pd, and those after it up to q. */
+		uint32_t q = p + 1;
+		while (q < n && ls->at[ls->ord[q]] == pd)
+			q++;
+		int64_t last = INT64_MAX;
+		double bsum = 0;
+		a2m_bmw_sum_start(ls);
+		for (uint32_t j = 0; j < q; j++)
+			bsum = a2m_bmw_sum_add(ls, bsum, ls->ord[j],
+					       list_block(cur, keys, ls, ls->ord[j], k0, k1, &last));
+		if (bsum <= top->tau) {
+			int64_t next = q < n && ls->at[ls->ord[q]] <= last ? ls->at[ls->ord[q]] : last + 1;
+			for (uint32_t j = 0; j < q; j++)
+				a2m_bmw_list_seek(cur, keys, ls, ls->ord[j], next);
+			moved = q;
+			left_out = 1;
+			continue;
+		}
+		/* Scored as the complete path sums it: keys in the query's order. */
+		for (uint32_t l = 0; l < n; l++)
+			pos[l] = ls->at[l] == pd ? cur[ls->key[l]].at : SIZE_MAX;
+		int kept = a2m_bmw_score(w, keys, nkeys, cur, pos, pd, k0, k1, top);
+		if (kept < 0)
+			return -1;
+		left_out |= !kept;
+		for (uint32_t j = 0; j < q; j++)
+			a2m_bmw_list_seek(cur, keys, ls, ls->ord[j], pd + 1);
+		moved = q;
+	}
+	*rest = left_out ? top->tau : 0;
+	return 0;
+}
+
+#ifdef A2M_TEST_HOOKS
+static double reach_share_for_tests = 1.0;
+
+void a2m_bmw_reach_for_tests(double share)
+{
+	reach_share_for_tests = share;
+}
+#else
+#define reach_share_for_tests 1.0
+#endif
+
+/*
+** Makes the walk's lists from the keys (blockmax_internal.h): a word's
+** keys with the same postings share one, each key's reach, each list's
+** largest. Returns 0, 1 when a list without bounds is out of order, -1
+** when a block cannot be filled.
+*/
+static int lists_make(const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
+		      a2m_bmw_cursor *cur, lists *ls)
+{
 	ls->n = 0;
 	ls->nkeys = nkeys;
+	ls->err = 0;
+	ls->filled = 0;
+	ls->steps = 0;
 	for (size_t k = 0; k < nkeys; k++) {
 		cur[k] = (a2m_bmw_cursor){.block = SIZE_MAX, .lead = (uint16_t)k};
 		if (!keys[k].n)
 			continue;  /* no list: never at any record */
 		if (list_reach(&keys[k], k0, k1, &cur[k].reach) != 0)
 			return 1;
-		if (keys[k].fill && keys[k].fill(keys[k].ctx, 0) != 0)
-			return -1;
+		cur[k].reach *= reach_share_for_tests;
+		if (keys[k].fill) {
+			ls->filled++;
+			if (keys[k].fill(keys[k].ctx, 0) != 0)
+				return -1;
+		}
 		/*
 		** A word's surface form and its stems often hold the same
 		** records: those keys share the first one's list and cursor, so
@@ -387,6 +443,7 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 			ls->key[ls->n] = (uint16_t)k;
 			ls->word[ls->n] = keys[k].word;
 			ls->reach[ls->n] = cur[k].reach;
+			ls->scale[ls->n] = keys[k].scale;
 			ls->at[ls->n] = keys[k].v[0].seq;
 			ls->ord[ls->n] = ls->n;
 			ls->n++;
@@ -394,86 +451,39 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 			uint32_t l = cur[cur[k].lead].list;
 			cur[k].list = l;
 			ls->reach[l] = cur[k].reach > ls->reach[l] ? cur[k].reach : ls->reach[l];
+			ls->scale[l] = keys[k].scale > ls->scale[l] ? keys[k].scale : ls->scale[l];
 		}
 	}
-	uint32_t n = ls->n, moved = n;
-	ls->err = 0;
-	ls->filled = 0;
-	for (;;) {
-		if (ls->err)
-			return -1;
-		lists_resort(ls, moved);
-		/* The pivot: the first list where the reaches so far beat the threshold. */
-		double ub = 0;
-		uint32_t p = n;
-		sum_start(ls);
-		for (uint32_t j = 0; j < n && ls->at[ls->ord[j]] != INT64_MAX; j++)
-			if ((ub = sum_add(ls, ub, ls->ord[j], ls->reach[ls->ord[j]])) > tau) {
-				p = j;
-				break;
-			}
-		if (p == n) {
-			/* No record left can beat the threshold. */
-			left_out |= n && ls->at[ls->ord[0]] != INT64_MAX;
-			break;
-		}
-		int64_t pd = ls->at[ls->ord[p]];
-		if (ls->at[ls->ord[0]] < pd) {
-			for (uint32_t j = 0; j < p; j++)
-				if (ls->at[ls->ord[j]] < pd)
-					list_seek(cur, keys, ls, ls->ord[j], pd);
-			moved = p;
-			left_out = 1;
-			continue;
-		}
-		/* Every list before the pivot is at pd, and those after it up to q. */
-		uint32_t q = p + 1;
-		while (q < n && ls->at[ls->ord[q]] == pd)
-			q++;
-		int64_t last = INT64_MAX;
-		double bsum = 0;
-		sum_start(ls);
-		for (uint32_t j = 0; j < q; j++)
-			bsum = sum_add(ls, bsum, ls->ord[j],
-				       list_block(cur, keys, ls, ls->ord[j], k0, k1, &last));
-		if (bsum <= tau) {
-			int64_t next = q < n && ls->at[ls->ord[q]] <= last ? ls->at[ls->ord[q]] : last + 1;
-			for (uint32_t j = 0; j < q; j++)
-				list_seek(cur, keys, ls, ls->ord[j], next);
-			moved = q;
-			left_out = 1;
-			continue;
-		}
-		/* Scored as the complete path sums it: keys in the query's order. */
-		a2m_acc_entry e = {.seq = pd};
-		for (size_t k = 0; k < nkeys; k++) {
-			size_t at = cur[cur[k].lead].at;
-			if (at < keys[k].n && keys[k].v[at].seq == pd) {
-				w->scored++;
-				a2m_acc_add(&e, keys[k].word,
-					    a2m_bm25_contrib(keys[k].scale, keys[k].v[at].tf,
-							     keys[k].v[at].dl, k0, k1));
-			}
-		}
-		if (e.total > tau) {
-			a2m_acc_entry *slot = a2m_acc_get(acc, pd);
-			if (!slot)
-				return -1;
-			slot->total = e.total;
-			slot->word_best = e.word_best;
-			slot->word = e.word;
-			heap_push(w->heap, &nheap, admit, e.total);
-			if (nheap == admit && w->heap[0] * floor > tau)
-				tau = w->heap[0] * floor;
-		} else {
-			left_out = 1;
-		}
-		for (uint32_t j = 0; j < q; j++)
-			list_seek(cur, keys, ls, ls->ord[j], pd + 1);
-		moved = q;
-	}
-	*rest = left_out ? tau : 0;
+	return 0;
+}
+
+int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
+		size_t admit, double floor, a2m_acc *acc, double *rest)
+{
+	*rest = 0;
+	w->skipped = w->scored = w->filled = w->steps = 0;
+	if (!admit)
+		admit = 1;
+	if (!nkeys)
+		return 0;
+	if (nkeys > A2M_BMW_MAX_KEYS || keys[nkeys - 1].word > nkeys || !keys[0].word)
+		return -1;
+	if (room(&w->cur, &w->ncur, nkeys, sizeof *w->cur) != 0 ||
+	    room(&w->heap, &w->nheap, admit, sizeof *w->heap) != 0)
+		return -1;
+	if (!w->ls && !(w->ls = calloc(1, sizeof *w->ls)))
+		return -1;
+	lists *ls = w->ls;
+	int rc = lists_make(keys, nkeys, k0, k1, w->cur, ls);
+	a2m_bmw_top top = {.acc = acc, .admit = admit, .floor = floor};
+	if (rc == 0)
+		rc = w->walk == A2M_BMW_WAND
+			     ? walk_wand(w, keys, nkeys, k0, k1, &top, rest, w->cur, ls)
+			     : a2m_bmw_maxscore(w, keys, nkeys, k0, k1, &top, rest, w->cur, ls);
 	w->filled = ls->filled;
+	w->steps = ls->steps;
+	if (rc)
+		return rc;
 	for (size_t k = 0; k < nkeys; k++)
 		w->skipped += keys[k].n;
 	w->skipped = w->skipped > w->scored ? w->skipped - w->scored : 0;

@@ -94,6 +94,12 @@ typedef struct a2m_bmw_key {
 typedef struct a2m_bmw_cursor a2m_bmw_cursor;
 typedef struct lists a2m_bmw_lists;
 
+/* Which walk a2m_bmw_run takes (a2m_bmw.walk). */
+typedef enum a2m_bmw_walk {
+	A2M_BMW_MAXSCORE = 0,  /* MaxScore over windows of seqs (maxscore.c): the default */
+	A2M_BMW_WAND = 1       /* WAND with block-max bounds (blockmax.c) */
+} a2m_bmw_walk;
+
 /* The walk's scratch, kept between queries (zero-initialise; a2m_bmw_free). */
 typedef struct a2m_bmw {
 	a2m_bmw_cursor *cur;   /* per key */
@@ -101,14 +107,21 @@ typedef struct a2m_bmw {
 	a2m_bmw_lists  *ls;
 	double         *heap;  /* the admit best scores so far, a min-heap */
 	size_t          nheap;
+	double         *win;      /* MaxScore's window: per seq, its essential lists' sum */
+	void           *winbits;  /* and which seqs of the window they hold */
+	size_t          nwinbits; /* its bytes */
+	void           *tabs;     /* per list, its usual contributions */
+	a2m_bmw_walk    walk;     /* set by the caller before a run */
 	size_t  skipped;  /* the last run's postings never scored (tests, bench) */
 	size_t  filled;   /* the last run's blocks it had decoded (lists read a block at a time) */
 	size_t  scored;   /* and scored */
+	size_t  steps;    /* its steps: WAND's pivots, MaxScore's candidates (bench) */
 } a2m_bmw;
 
 /*
 ** Scores into acc (begun by the caller) every record of keys[0..nkeys)
-** that may reach the threshold, and sets *rest to a bound of the sum of
+** that may reach the threshold, walking the lists as w->walk says (both
+** exact: the same records kept, the same sums, the same *rest bound them), and sets *rest to a bound of the sum of
 ** any record left out (0 when none was). admit: how many best records must
 ** be kept; floor (0, 1]: the least share of a relevance the caller's blend
 ** keeps. Returns 0; 1 when a list without bounds is not in ascending seq
@@ -119,5 +132,15 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 
 /* Frees w's arrays. */
 void a2m_bmw_free(a2m_bmw *w);
+
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
+/*
+** For tests: every list's reach, the bound
+** both walks trust most, multiplied by share (1: as computed; below 1, too
+** tight: a walk must then miss records, which tests/test_prune.c must
+** catch).
+*/
+void a2m_bmw_reach_for_tests(double share);
+#endif
 
 #endif

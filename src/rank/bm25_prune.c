@@ -166,17 +166,19 @@ static ptrdiff_t keys_needed(bm25_scratch *sc, size_t nkeys, const a2m_rank_quer
 #define BMW_MIN_POSTINGS 16384
 
 /*
-** a2m_bm25_blockmax's mode, the postings block-max stepped over and the
-** queries it gave back to term at a time (a list out of order). On (1)
-** by default: on the bench's Zipf corpus a query of frequent words at 1M
-** records took 13-29 ms against 45-104 ms term at a time; below 16 384
-** postings it costs more instructions than term at a time (at 10 000
-** records, taken from 4 096 postings, a third more per recall on the
-** bench's queries: docs/RANKING.md §5).
+** a2m_bm25_blockmax's mode, the postings the walk stepped over, the
+** queries it gave back to term at a time (a list out of order) and what it
+** did (a2m_bm25_walked). On (1) by default: on the bench's Zipf corpus a
+** query of frequent words at 1M records took 13-29 ms with WAND against
+** 45-104 ms term at a time; below 16 384 postings it costs more
+** instructions than term at a time (at 10 000 records, taken from 4 096
+** postings, a third more per recall on the bench's queries:
+** docs/RANKING.md §5).
 */
 static atomic_int    bmw_mode = 1;
 static atomic_size_t bmw_skipped;
 static atomic_size_t bmw_fallbacks;
+static atomic_size_t bmw_queries, bmw_steps, bmw_scored, bmw_filled;
 
 void a2m_bm25_blockmax(int mode)
 {
@@ -193,6 +195,14 @@ size_t a2m_bm25_blockmax_fallbacks(void)
 	return atomic_load_explicit(&bmw_fallbacks, memory_order_relaxed);
 }
 
+void a2m_bm25_blockmax_walked(a2m_bm25_walked *out)
+{
+	out->queries = atomic_load_explicit(&bmw_queries, memory_order_relaxed);
+	out->steps = atomic_load_explicit(&bmw_steps, memory_order_relaxed);
+	out->scored = atomic_load_explicit(&bmw_scored, memory_order_relaxed);
+	out->filled = atomic_load_explicit(&bmw_filled, memory_order_relaxed);
+}
+
 /*
 ** a2m_bm25_score_pruned for big queries: the records that may reach the
 ** admit-th best score (times the caller's floor) scored exactly into
@@ -201,7 +211,8 @@ size_t a2m_bm25_blockmax_fallbacks(void)
 ** out of order (term at a time must do it), or A2M_INTERNAL_ERROR.
 */
 static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq,
-			  bm25_scratch *sc, const bm25_norm *norm, double *best, double *rest)
+			  bm25_scratch *sc, const bm25_norm *norm, a2m_bmw_walk walk, double *best,
+			  double *rest)
 {
 	*best = 0;
 	if (q->nkeys > sc->nbkeys) {
@@ -234,12 +245,18 @@ static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq,
 	size_t admit = admit_of(rq);
 	if (a2m_acc_begin(&sc->a, 4 * admit) != 0)
 		return A2M_INTERNAL_ERROR;
+	sc->bmw.walk = walk;
 	int rc = a2m_bmw_run(&sc->bmw, sc->bkeys, q->nkeys, norm->k0, norm->k1, admit, floor,
 			     &sc->a, rest);
 	if (rc < 0)
 		return A2M_INTERNAL_ERROR;
-	if (rc == 0)
+	if (rc == 0) {
 		atomic_fetch_add_explicit(&bmw_skipped, sc->bmw.skipped, memory_order_relaxed);
+		atomic_fetch_add_explicit(&bmw_queries, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&bmw_steps, sc->bmw.steps, memory_order_relaxed);
+		atomic_fetch_add_explicit(&bmw_scored, sc->bmw.scored, memory_order_relaxed);
+		atomic_fetch_add_explicit(&bmw_filled, sc->bmw.filled, memory_order_relaxed);
+	}
 	return rc;
 }
 
@@ -263,8 +280,9 @@ int a2m_bm25_score_pruned(const bm25_source *src, const a2m_query_terms *q,
 	*rest = 0;
 	int rc = a2m_bm25_read_lists(src, q, sc, &norm, &postings);
 	int mode = atomic_load_explicit(&bmw_mode, memory_order_relaxed);
-	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode == 2) && nk <= A2M_BMW_MAX_KEYS) {
-		if ((rc = score_blockmax(q, rq, sc, &norm, best, rest)) != 1)
+	if (!rc && mode && (postings >= BMW_MIN_POSTINGS || mode >= 2) && nk <= A2M_BMW_MAX_KEYS) {
+		a2m_bmw_walk walk = mode == 3 ? A2M_BMW_WAND : A2M_BMW_MAXSCORE;
+		if ((rc = score_blockmax(q, rq, sc, &norm, walk, best, rest)) != 1)
 			return rc;
 		/* A list out of order: term at a time. */
 		atomic_fetch_add_explicit(&bmw_fallbacks, 1, memory_order_relaxed);

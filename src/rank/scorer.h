@@ -161,14 +161,31 @@ a2m_scorer *a2m_scorer_bm25_new(const a2m_analyzer_options *opt);
 /*
 ** How every BM25 scorer of the process prunes, for `a2m bench` (both in
 ** one binary) and tests: mode 0 term at a time always; 1 (the default)
-** block-max for queries of 16 384 postings or more, term at a time below;
-** 2 block-max always. a2m_bm25_blockmax_skipped: the postings block-max
-** has left unscored, in all; a2m_bm25_blockmax_fallbacks: the queries it
-** handed back to term at a time because a list was not in ascending seq.
+** document at a time (blockmax.h, MaxScore over windows) for queries of
+** 16 384 postings or more, term at a time below; 2 document at a time
+** always; 3 document at a time always, walked by WAND with block-max
+** bounds instead of MaxScore. a2m_bm25_blockmax_skipped: the postings
+** document at a time has left unscored, in all; a2m_bm25_blockmax_fallbacks:
+** the queries it handed back to term at a time because a list was not in
+** ascending seq.
 */
 void   a2m_bm25_blockmax(int mode);
 size_t a2m_bm25_blockmax_skipped(void);
 size_t a2m_bm25_blockmax_fallbacks(void);
+
+/*
+** What the document-at-a-time walks did, summed over every query walked
+** since the process began (deterministic for a given store and queries:
+** `a2m bench latency` prints them per query beside the wall clock).
+*/
+typedef struct a2m_bm25_walked {
+	size_t queries;  /* walked document at a time */
+	size_t steps;    /* WAND's pivot steps, MaxScore's records looked at */
+	size_t scored;   /* postings scored exactly */
+	size_t filled;   /* blocks decoded of lists read a block at a time */
+} a2m_bm25_walked;
+
+void a2m_bm25_blockmax_walked(a2m_bm25_walked *out);
 
 /*
 ** The old lexical scorer, the plain-scan baseline: terms are maximal runs of

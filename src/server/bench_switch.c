@@ -9,6 +9,13 @@ void a2m_server_bench_blockmax(int mode)
 	a2m_bm25_blockmax(mode);
 }
 
+void a2m_server_bench_walked(a2m_server_walked *out)
+{
+	a2m_bm25_walked w;
+	a2m_bm25_blockmax_walked(&w);
+	*out = (a2m_server_walked){w.queries, w.steps, w.scored, w.filled};
+}
+
 void a2m_server_bench_vector_exact(int on)
 {
 	a2m_vector_force_exact(on);

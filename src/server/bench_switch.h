@@ -6,12 +6,26 @@
 #ifndef A2M_BENCH_SWITCH_H
 #define A2M_BENCH_SWITCH_H
 
+#include <stddef.h>
+
 /*
 ** BM25's pruning for every scorer of the process (rank/scorer.h,
-** a2m_bm25_blockmax): 0 term at a time, 1 block-max for queries of 16 384
-** postings or more (the default), 2 block-max for every pruned query.
+** a2m_bm25_blockmax): 0 term at a time, 1 document at a time (MaxScore)
+** for queries of 16 384 postings or more (the default), 2 document at a
+** time for every pruned query, 3 the same walked by WAND with block-max.
 */
 void a2m_server_bench_blockmax(int mode);
+
+/*
+** What BM25's document-at-a-time walks did in this process so far
+** (rank/scorer.h a2m_bm25_walked): queries walked, their steps, the
+** postings they scored exactly, the blocks they decoded.
+*/
+typedef struct a2m_server_walked {
+	size_t queries, steps, scored, filled;
+} a2m_server_walked;
+
+void a2m_server_bench_walked(a2m_server_walked *out);
 
 /*
 ** On nonzero, every vector scorer of the process searches exactly, whatever

@@ -1,0 +1,287 @@
+/*
+** maxscore.c — BM25's top-k over long postings lists, MaxScore document at
+** a time over windows of seqs: a2m_bmw_run's default walk (blockmax.h;
+** docs/RANKING.md §5).
+**
+** Why: on a Zipf corpus of short records a block's bound is nearly its
+** list's (among 64 postings of a common word there is nearly always one of
+** tf 2 in a short record), so block-max skips little, and a query of three
+** frequent words must look at every record holding two of them. WAND then
+** pays for each with a pivot step (lists re-sorted, reaches summed, a
+** gallop per list moved): about 100 000 steps a query at 1M records.
+** MaxScore looks at the same records for less: the lists are taken by
+** reach; the first ones, whose reaches together cannot beat the threshold
+** (non-essential), are only probed, for the records the others hold.
+** The essential lists are read window by window (WINDOW seqs): each one's
+** postings in the window summed into a table indexed by seq, a tight loop
+** with no comparisons between lists (as Lucene's MaxScoreBulkScorer and
+** BooleanScorer do); then the window's records, in seq order, each judged
+** by its sum plus the non-essential lists' reaches, then probing those
+** lists, highest first, while the sum so far and the reaches left can
+** still beat the threshold. Only a record that survives every probe is
+** scored exactly (a2m_bmw_exact: the complete path's sum, to the bit).
+**
+** A list read a block at a time (SQLite's skip tables) is probed block
+** first: the block that would hold the record is found by the blocks'
+** last seqs, and when its bound cannot lift the record past the threshold
+** the record is dropped without decoding it.
+**
+** Exactness: a record held by no essential list reaches at most the
+** non-essential lists' reaches (a word counting its largest), which the
+** threshold had passed when they were made non-essential; a record dropped
+** had a sum so far (each list's contribution, a word's lists added, not
+** maxed: never less than the word's best) plus a bound of the lists not
+** read at most the threshold then. Sums are widened by BMW_BOUND_REL for
+** rounding. The threshold only rises: *rest, the final one, bounds every
+** record left out.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "rank/blockmax_internal.h"
+
+/*
+** The seqs of a window: its table of sums is 32 KiB, in L1/L2, and a
+** window holds enough postings of a common list (1 in 2 records) to
+** amortise its per-window work.
+*/
+#define WINDOW 4096
+#define WWORDS (WINDOW / 64)
+#define FIRST_WINDOW 128
+
+/*
+** What one posting adds, for a window's sums: contrib[tf - 1][dl] for the
+** usual (tf, dl), computed as a2m_bm25_contrib computes it, else computed.
+*/
+#define TAB_TF 4
+#define TAB_DL 64
+
+typedef struct contrib_tab {
+	double c[TAB_TF][TAB_DL];
+} contrib_tab;
+
+static void tab_fill(contrib_tab *t, double scale, double k0, double k1)
+{
+	for (uint32_t tf = 1; tf <= TAB_TF; tf++)
+		for (uint32_t dl = 0; dl < TAB_DL; dl++)
+			t->c[tf - 1][dl] = a2m_bm25_contrib(scale, tf, dl, k0, k1);
+}
+
+/*
+** Adds the postings of essential list l below lim into the window that
+** starts at base: win[seq - base] += its contribution (the list's largest
+** scale), bits (every list's) and lbits (l's) set for the seqs it holds,
+** lpos[seq - base] its posting's place after the cursor's. Its cursor is
+** left on its first posting at or after lim. Returns 0, or -1 when a
+** block cannot be filled.
+*/
+static int scan(const a2m_bmw_key *key, a2m_bmw_cursor *c, struct lists *ls, uint32_t l,
+		int64_t base, int64_t lim, double k0, double k1, const contrib_tab *tab,
+		double *win, uint64_t *bits, uint64_t *lbits, uint16_t *lpos)
+{
+	const a2m_posting *v = key->v;
+	size_t pos = c->at, n = key->n, from = pos;
+	double scale = ls->scale[l];
+	for (;;) {
+		size_t end = key->fill ? key->start[c->cb + 1] : n;
+		for (; pos < end && v[pos].seq < lim; pos++) {
+			uint32_t i = (uint32_t)(v[pos].seq - base), tf = v[pos].tf, dl = v[pos].dl;
+			double x = tf - 1 < TAB_TF && dl < TAB_DL
+					   ? tab->c[tf - 1][dl]
+					   : a2m_bm25_contrib(scale, tf, dl, k0, k1);
+			uint64_t bit = (uint64_t)1 << (i & 63), *word = &bits[i >> 6];
+			win[i] = (*word & bit ? win[i] : 0.0) + x;
+			*word |= bit;
+			lbits[i >> 6] |= bit;
+			lpos[i] = (uint16_t)(pos - from);
+		}
+		if (pos < end || pos >= n)
+			break;
+		/* The block is done: the next one (blocks may be empty). */
+		size_t b = c->cb + 1;
+		while (key->start[b + 1] <= pos)
+			b++;
+		c->cb = b;
+		ls->filled++;
+		if (key->fill(key->ctx, b) != 0)
+			return -1;
+	}
+	c->at = pos;
+	ls->at[l] = pos < n ? v[pos].seq : INT64_MAX;
+	return 0;
+}
+
+/*
+** The bound of list l's block b (its keys' largest; l read a block at a
+** time, b in it).
+*/
+static double list_block_bound(a2m_bmw_cursor *cur, const a2m_bmw_key *keys,
+			       const struct lists *ls, uint32_t l, size_t b, double k0, double k1)
+{
+	size_t lead = ls->key[l];
+	double best = 0;
+	for (size_t k = lead; k < ls->nkeys && keys[k].word == ls->word[l]; k++)
+		if (cur[k].lead == lead) {
+			double x = a2m_bmw_block_bound(&keys[k], &cur[k], b, k0, k1);
+			best = x > best ? x : best;
+		}
+	return best;
+}
+
+/*
+** Non-essential list l asked whether it holds seq d: what it adds to d's
+** sum (0: it does not hold it), or -1 when d cannot beat tau with it:
+** have is d's sum so far plus a bound of the lists left after l, widened.
+** A list read a block at a time has its block found by last seqs, and its
+** bound checked, before the block is decoded.
+*/
+static double probe(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *ls,
+		    uint32_t l, int64_t d, double have, double tau, double k0, double k1)
+{
+	size_t k = ls->key[l];
+	const a2m_bmw_key *key = &keys[k];
+	if (ls->at[l] < d) {
+		if (key->fill && key->last[cur[k].cb] < d) {
+			size_t b = a2m_bmw_block_at(key, cur[k].cb, d);
+			if (b < key->nblocks && have + list_block_bound(cur, keys, ls, l, b, k0, k1) <= tau)
+				return -1;
+		}
+		if (key->fill) {
+			a2m_bmw_list_seek(cur, keys, ls, l, d);
+			if (ls->err)
+				return 0;
+		} else {
+			/* Most probes land a few postings on: step, then seek. */
+			size_t a = cur[k].at, stop = a + 8 < key->n ? a + 8 : key->n;
+			while (a < stop && key->v[a].seq < d)
+				a++;
+			cur[k].at = a;
+			if (a == stop && a < key->n && key->v[a].seq < d)
+				a2m_bmw_list_seek(cur, keys, ls, l, d);
+			else
+				ls->at[l] = a < key->n ? key->v[a].seq : INT64_MAX;
+		}
+	}
+	if (ls->at[l] != d)
+		return 0;
+	const a2m_posting *p = &key->v[cur[k].at];
+	return a2m_bm25_contrib(ls->scale[l], p->tf, p->dl, k0, k1);
+}
+
+/* blockmax_internal.h */
+int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
+		     a2m_bmw_top *top, double *rest, a2m_bmw_cursor *cur, struct lists *ls)
+{
+	uint32_t n = ls->n, idx[A2M_BMW_MAX_KEYS], ne = 0;
+	double ubp[A2M_BMW_MAX_KEYS];
+	size_t winstart[A2M_BMW_MAX_KEYS], pos[A2M_BMW_MAX_KEYS];
+	/*
+	** The first windows are short: until admit records are kept the
+	** threshold is 0 and every record of a window is scored exactly.
+	*/
+	int64_t span = FIRST_WINDOW;
+	int left_out = 0;
+	if (!w->win && !(w->win = malloc(WINDOW * sizeof *w->win)))
+		return -1;
+	/* The window's bits: every list's, then each list's; then each list's places. */
+	size_t nwords = (size_t)(n + 1) * WWORDS;
+	size_t need = nwords * sizeof(uint64_t) + (size_t)n * WINDOW * sizeof(uint16_t);
+	if (need > w->nwinbits) {
+		void *b = realloc(w->winbits, need);
+		if (!b)
+			return -1;
+		w->winbits = b;
+		w->nwinbits = need;
+	}
+	if (!w->tabs && !(w->tabs = malloc(A2M_BMW_MAX_KEYS * sizeof(contrib_tab))))
+		return -1;
+	contrib_tab *tabs = w->tabs;
+	for (uint32_t l = 0; l < n; l++)
+		tab_fill(&tabs[l], ls->scale[l], k0, k1);
+	double *win = w->win;
+	uint64_t *bits = w->winbits;
+	uint16_t *places = (uint16_t *)(void *)(bits + nwords);
+	/* The lists by reach, lowest first; ubp[j]: a bound of a record held by idx[0..j] only. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = i;
+		for (; j > 0 && ls->reach[idx[j - 1]] > ls->reach[i]; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	double ub = 0;
+	a2m_bmw_sum_start(ls);
+	for (uint32_t i = 0; i < n; i++)
+		ubp[i] = ub = a2m_bmw_sum_add(ls, ub, idx[i], ls->reach[idx[i]]);
+	for (;;) {
+		while (ne < n && ubp[ne] <= top->tau)
+			ne++;
+		int64_t base = INT64_MAX;
+		for (uint32_t j = ne; j < n; j++)
+			base = ls->at[idx[j]] < base ? ls->at[idx[j]] : base;
+		if (base == INT64_MAX)
+			break;
+		/* A window: the essential lists' postings in it summed. */
+		int64_t lim = base > INT64_MAX - span ? INT64_MAX : base + span;
+		span = span < WINDOW ? span * 2 : WINDOW;
+		memset(bits, 0, WWORDS * sizeof *bits);
+		for (uint32_t j = ne; j < n; j++) {
+			uint32_t l = idx[j];
+			uint64_t *lb = bits + (size_t)(l + 1) * WWORDS;
+			memset(lb, 0, WWORDS * sizeof *lb);
+			winstart[l] = cur[ls->key[l]].at;
+			if (scan(&keys[ls->key[l]], &cur[ls->key[l]], ls, l, base, lim, k0, k1, &tabs[l],
+				 win, bits, lb, places + (size_t)l * WINDOW) != 0)
+				return -1;
+		}
+		/* Its records, in seq order. */
+		double ne_ub = ne ? ubp[ne - 1] : 0;
+		left_out |= ne > 0;
+		for (uint32_t wi = 0; wi < WWORDS; wi++)
+			for (uint64_t word = bits[wi]; word; word &= word - 1) {
+				uint32_t i = wi * 64 + (uint32_t)__builtin_ctzll(word);
+				double have = win[i];
+				int64_t d = base + i;
+				ls->steps++;
+				int in = have * (1.0 + BMW_BOUND_REL) + ne_ub > top->tau;
+				for (uint32_t j = ne; in && j-- > 0;) {
+					double wide = have * (1.0 + BMW_BOUND_REL);
+					if (wide + ubp[j] <= top->tau) {
+						in = 0;
+						break;
+					}
+					double x = probe(cur, keys, ls, idx[j], d, wide + (j ? ubp[j - 1] : 0),
+							 top->tau, k0, k1);
+					if (ls->err)
+						return -1;
+					if (x < 0)
+						in = 0;
+					else
+						have += x;
+				}
+				if (!in || have * (1.0 + BMW_BOUND_REL) <= top->tau) {
+					left_out = 1;
+					continue;
+				}
+				/* Every list's posting of d, and d scored exactly. */
+				for (uint32_t j = 0; j < n; j++) {
+					uint32_t l = idx[j];
+					size_t k = ls->key[l];
+					if (j < ne) {
+						pos[l] = ls->at[l] == d ? cur[k].at : SIZE_MAX;
+						continue;
+					}
+					/* An essential list's: where the window's scan saw it. */
+					uint64_t lw = bits[(size_t)(l + 1) * WWORDS + wi];
+					pos[l] = lw & (word & -word)
+							 ? winstart[l] + places[(size_t)l * WINDOW + i]
+							 : SIZE_MAX;
+				}
+				int kept = a2m_bmw_score(w, keys, nkeys, cur, pos, d, k0, k1, top);
+				if (kept < 0)
+					return -1;
+				left_out |= !kept;
+			}
+	}
+	*rest = left_out ? top->tau : 0;
+	return 0;
+}
