@@ -191,11 +191,14 @@ static size_t seek_lazy(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t from, in
 			return k->n;
 		from = k->start[b];
 	}
-	c->cb = b;
-	(*filled)++;
-	if (k->fill(k->ctx, b) != 0) {
-		*err = 1;
-		return k->n;
+	/* The cursor's block is filled already; another is new to the walk (cursors only go on). */
+	if (b != c->cb) {
+		c->cb = b;
+		(*filled)++;
+		if (k->fill(k->ctx, b) != 0) {
+			*err = 1;
+			return k->n;
+		}
 	}
 	/* last[b] >= seq: the answer is in v[from .. start[b + 1]). */
 	return seek_in(k, from, k->start[b + 1], seq);
