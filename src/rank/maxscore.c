@@ -215,6 +215,8 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 	for (;;) {
 		while (ne < n && ubp[ne] <= top->tau)
 			ne++;
+		/* The records held only by non-essential lists are left out. */
+		left_out |= ne > 0;
 		int64_t base = INT64_MAX;
 		for (uint32_t j = ne; j < n; j++)
 			base = ls->at[idx[j]] < base ? ls->at[idx[j]] : base;
@@ -235,7 +237,6 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 		}
 		/* Its records, in seq order. */
 		double ne_ub = ne ? ubp[ne - 1] : 0;
-		left_out |= ne > 0;
 		for (uint32_t wi = 0; wi < WWORDS; wi++)
 			for (uint64_t word = bits[wi]; word; word &= word - 1) {
 				uint32_t i = wi * 64 + (uint32_t)__builtin_ctzll(word);
