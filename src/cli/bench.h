@@ -186,14 +186,17 @@ void bench_query_frequent(char *out, size_t cap);
 
 /*
 ** SQLite FTS5 beside a2m in `bench latency --fts5` (bench_fts5.c): a table
-** at path (NULL: in memory; removed again by close) holding the records
-** added, queried with bm25() for the best ten holding any query word.
-** open prints its error and returns NULL; add and flush return 0 or -1
-** (add commits every 1 000 rows; flush commits the rest); query adds the
-** rows it got to *hits and its time to *ms.
+** at path (NULL: in memory; removed again by close unless keep, when an
+** existing table is opened as it is, for `bench latency --db` to reuse)
+** holding the records added, queried with bm25() for the best ten holding
+** any query word. open prints its error and returns NULL; rows counts the
+** table (-1 on an error); add and flush return 0 or -1 (add commits every
+** 1 000 rows; flush commits the rest); query adds the rows it got to *hits
+** and its time to *ms.
 */
 typedef struct bench_fts5 bench_fts5;
-bench_fts5 *bench_fts5_open(const char *path);
+bench_fts5 *bench_fts5_open(const char *path, int keep);
+long        bench_fts5_rows(bench_fts5 *f);
 int         bench_fts5_add(bench_fts5 *f, const char *text);
 int         bench_fts5_flush(bench_fts5 *f);
 int         bench_fts5_query(bench_fts5 *f, const char *text, double *ms, long *hits);

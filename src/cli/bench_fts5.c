@@ -23,6 +23,7 @@ struct bench_fts5 {
 	sqlite3_stmt *add, *query;
 	char         *path;
 	long          pending;  /* rows added in the open transaction */
+	int           keep;     /* the file outlives close (bench latency --db) */
 };
 
 void bench_fts5_close(bench_fts5 *f)
@@ -32,19 +33,21 @@ void bench_fts5_close(bench_fts5 *f)
 	sqlite3_finalize(f->add);
 	sqlite3_finalize(f->query);
 	sqlite3_close(f->db);
-	if (f->path)
+	if (f->path && !f->keep)
 		bench_remove_db(f->path);
 	free(f->path);
 	free(f);
 }
 
-bench_fts5 *bench_fts5_open(const char *path)
+bench_fts5 *bench_fts5_open(const char *path, int keep)
 {
 	bench_fts5 *f = calloc(1, sizeof *f);
 	if (!f)
 		return NULL;
+	f->keep = keep;
 	if (path) {
-		bench_remove_db(path);
+		if (!keep)
+			bench_remove_db(path);
 		f->path = strdup(path);
 	}
 	/* Loading speed is not compared: no syncs; the peer's page cache as ours (64 MiB). */
@@ -52,7 +55,7 @@ bench_fts5 *bench_fts5_open(const char *path)
 	    sqlite3_open(path ? path : ":memory:", &f->db) != SQLITE_OK ||
 	    sqlite3_exec(f->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
 			 "PRAGMA cache_size=-65536;"
-			 "CREATE VIRTUAL TABLE t USING fts5(content);", NULL, NULL, NULL) != SQLITE_OK ||
+			 "CREATE VIRTUAL TABLE IF NOT EXISTS t USING fts5(content);", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(f->db, "INSERT INTO t(content) VALUES(?1)", -1, &f->add, NULL)
 		    != SQLITE_OK ||
 	    sqlite3_prepare_v2(f->db, "SELECT rowid, bm25(t) FROM t WHERE t MATCH ?1"
@@ -62,6 +65,17 @@ bench_fts5 *bench_fts5_open(const char *path)
 		return NULL;
 	}
 	return f;
+}
+
+long bench_fts5_rows(bench_fts5 *f)
+{
+	sqlite3_stmt *st = NULL;
+	long n = -1;
+	if (sqlite3_prepare_v2(f->db, "SELECT count(*) FROM t", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
 }
 
 int bench_fts5_add(bench_fts5 *f, const char *text)
