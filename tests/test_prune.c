@@ -6,6 +6,8 @@
 ** records, in the same order, with the same scores to the last bit, on both
 ** engines, under filters that turn the best candidates away.
 */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -874,6 +876,18 @@ static int64_t sql_int64(const char *sql)
 	return v;
 }
 
+/* A SQLite file of n records indexed for sc, closed (sc destroyed): 1, or 0 (checked). */
+static int filled_file(a2m_scorer *sc, int n)
+{
+	a2m_store *s = filled_store(1, sc, n);
+	CHECK(s != NULL);
+	if (!s)
+		return 0;
+	s->ops->close(s);
+	sc->destroy(sc);
+	return 1;
+}
+
 /*
 ** A file of the previous layout (postings/5: no skip table anywhere) is
 ** taken as it is, renamed postings/6 at a read-write open, and read
@@ -886,14 +900,11 @@ static void test_a_file_without_skip_tables_is_read_as_it_is(void)
 	a2m_seg_skip_for_tests(1);
 	rng_state = 61;
 	fill_commits = 3;
-	a2m_store *s = filled_store(1, sc, 2000);
+	int made = filled_file(sc, 2000);
 	fill_commits = 0;
 	a2m_seg_skip_for_tests(0);
-	CHECK(s != NULL);
-	if (!s)
+	if (!made)
 		return;
-	s->ops->close(s);
-	sc->destroy(sc);
 	sqlite3 *db = NULL;
 	CHECK_INT(sqlite3_open(db_path, &db), SQLITE_OK);
 	CHECK_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/6|',"
@@ -903,15 +914,9 @@ static void test_a_file_without_skip_tables_is_read_as_it_is(void)
 	int64_t bytes = sql_int64("SELECT sum(length(data)) FROM a2m_segments");
 	CHECK(bytes > 0);
 	CHECK_INT(sql_int64("SELECT value LIKE 'postings/5|%' FROM a2m_meta WHERE name = 'index'"), 1);
-	sc = a2m_scorer_bm25_new(NULL);
 	keep_db = 1;
-	s = filled_store(1, sc, 2000);
+	filled_file(a2m_scorer_bm25_new(NULL), 2000);
 	keep_db = 0;
-	CHECK(s != NULL);
-	if (s) {
-		s->ops->close(s);
-		sc->destroy(sc);
-	}
 	CHECK_INT(sql_int64("SELECT sum(length(data)) FROM a2m_segments"), bytes);
 	CHECK_INT(sql_int64("SELECT value LIKE 'postings/6|%' FROM a2m_meta WHERE name = 'index'"), 1);
 	/* Churned (new segments, with tables), compared. */
@@ -923,6 +928,281 @@ static void test_a_file_without_skip_tables_is_read_as_it_is(void)
 	keep_db = 0;
 	churn_commits = 0;
 	counts_checked = 1;
+	a2m_bm25_blockmax(1);
+	remove_db();
+}
+
+/*
+** Long lists read into buffers of their own and taken as they are by the
+** lazily read term (sqlite_segments_read.c, OWN_BYTES: here every list of
+** 64 bytes or more), exact; then with a cache so small that the blocks a
+** kept term gathers outweigh what an entry may hold, and are shed between
+** queries (decoded again when asked), still exact.
+*/
+static void test_long_lists_taken_as_read_and_shed(void)
+{
+	a2m_bm25_blockmax(2);
+	counts_checked = 0;
+	fill_commits = 12;
+	a2m_segments_own_bytes_for_tests(64);
+	int lazy_before = lent_lazily;
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 71, 0);
+	lent_bounds_bound_their_postings(1, 0);
+	CHECK(lent_lazily > lazy_before + 10);
+	/*
+	** A kept term's blocks decoded by one pruned recall, shed before the
+	** next one's (each in a bracket of its own), then the list read whole
+	** (complete: too big to keep then, let go at the bracket's end); over
+	** 20 000 records, whose frequent words have lists of dozens of blocks.
+	*/
+	size_t sheds = a2m_seg_lazy_sheds();
+	a2m_sqlite_index_cache_budget_for_tests(10000);
+	rng_state = 73;
+	a2m_stack *st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});
+	CHECK(st != NULL);
+	a2m_selection sel;
+	memset(&sel, 0, sizeof sel);
+	for (int k = 0; st && k < 150; k++) {
+		char text[256];
+		query_text(text, sizeof text);
+		size_t limit = 1 + rng() % 5;
+		a2m_hit *h[3] = {NULL, NULL, NULL};
+		size_t n[3] = {0, 0, 0};
+		CHECK_INT(recall_as(st, ASK_AS_IS, &sel, text, 0, limit, &h[0], &n[0]), 0);
+		CHECK_INT(recall_as(st, ASK_AS_IS, &sel, text, 0, limit, &h[1], &n[1]), 0);
+		CHECK_INT(recall_as(st, ASK_COMPLETE, &sel, text, 0, limit, &h[2], &n[2]), 0);
+		same_hits(h[1], n[1], h[0], n[0], "pruned again vs pruned");
+		same_hits(h[0], n[0], h[2], n[2], "pruned vs complete");
+		for (int m = 0; m < 3; m++)
+			a2m_hits_free(h[m], n[m]);
+	}
+	CHECK(a2m_seg_lazy_sheds() > sheds);
+	a2m_stack_free(st);
+	remove_db();
+	a2m_sqlite_index_cache_budget_for_tests(0);
+	a2m_segments_own_bytes_for_tests(0);
+	fill_commits = 0;
+	counts_checked = 1;
+	a2m_bm25_blockmax(1);
+}
+
+/* A second connection writing to the file while the test reads it. */
+typedef struct writer {
+	pthread_t   thread;
+	atomic_int  stop;
+	int         commits, rc;
+	char      (*texts)[256];
+	size_t      ntexts;
+} writer;
+
+/* Commits of 40 records each until told to stop (segments flushed and merged). */
+static void *write_on(void *arg)
+{
+	writer *w = arg;
+	a2m_scorer *sc = server_scorer();
+	a2m_store *s = NULL;
+	char err[256], id[32];
+	size_t at = 0;
+	if (!sc || a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err) != 0 ||
+	    s->ops->index_attach(s, sc->indexer) != 0) {
+		w->rc = -1;
+		goto out;
+	}
+	while (!atomic_load(&w->stop) && !w->rc) {
+		w->rc = s->ops->begin(s);
+		for (int i = 0; i < 40 && !w->rc; i++, at++) {
+			a2m_record *r = a2m_record_new();
+			if (!r) {
+				w->rc = -1;
+				break;
+			}
+			snprintf(id, sizeof id, "w%zu", at);
+			r->id = strdup(id);
+			r->content = strdup(w->texts[at % w->ntexts]);
+			r->tier = strdup(tiers[at % 4]);
+			r->created_at = 4102444800000LL + 100000 + (int64_t)at;
+			r->salience = 1;
+			w->rc = s->ops->insert(s, r);
+			a2m_record_free(r);
+		}
+		if (!w->rc)
+			w->rc = s->ops->commit(s);
+		else
+			s->ops->rollback(s);
+		w->commits++;
+	}
+out:
+	if (s)
+		s->ops->close(s);
+	if (sc)
+		sc->destroy(sc);
+	return NULL;
+}
+
+/*
+** Lists read a block at a time while another connection commits to the
+** file and merges its segments (rows rewritten, segments dropped): each
+** query pruned, complete and scanned in one read bracket, so in one
+** snapshot, the same; the lists a bracket reads are its own copies, and
+** the cache sees every commit (its data version).
+*/
+static void test_lists_read_while_another_connection_merges(void)
+{
+	a2m_bm25_blockmax(2);
+	counts_checked = 0;
+	fill_commits = 9;
+	a2m_segments_own_bytes_for_tests(64);
+	rng_state = 81;
+	a2m_stack *st = prune_stack(1, 2500, (a2m_blend){0.75, 0.15, 0.10});
+	CHECK(st != NULL);
+	static char texts[600][256];
+	for (size_t i = 0; i < 600; i++)
+		sentence(texts[i], sizeof texts[i], 4 + rng() % 14, 0);
+	writer w = {.texts = texts, .ntexts = 600};
+	atomic_init(&w.stop, 0);
+	int started = st && pthread_create(&w.thread, NULL, write_on, &w) == 0;
+	CHECK(started);
+	size_t skipped = a2m_bm25_blockmax_skipped();
+	size_t reads_before = a2m_segments_block_reads();
+	for (int k = 0; started && k < 200; k++) {
+		char text[256];
+		query_text(text, sizeof text);
+		a2m_selection sel;
+		memset(&sel, 0, sizeof sel);
+		a2m_error err = {0};
+		a2m_hit *h[3] = {NULL, NULL, NULL};
+		size_t n[3] = {0, 0, 0};
+		size_t limit = 1 + rng() % 20;
+		a2m_rank_query q = {.text = text};
+		int rc = a2m_stack_read_begin(st, &err);
+		CHECK_INT(rc, 0);
+		for (int m = 0; !rc && m < 3; m++) {
+			the_switch->mode = m;
+			rc = a2m_stack_recall(st, &sel, &q, 0, limit, &h[m], &n[m], &err);
+			CHECK_INT(rc, 0);
+			if (rc)
+				fprintf(stderr, "  recall: %s\n", err.message);
+		}
+		if (!rc)
+			a2m_stack_read_end(st, &err);
+		a2m_error_clear(&err);
+		same_hits(h[ASK_AS_IS], n[ASK_AS_IS], h[ASK_COMPLETE], n[ASK_COMPLETE],
+			  "pruned vs complete");
+		same_hits(h[ASK_AS_IS], n[ASK_AS_IS], h[ASK_SCAN], n[ASK_SCAN], "pruned vs scan");
+		for (int m = 0; m < 3; m++)
+			a2m_hits_free(h[m], n[m]);
+	}
+	if (started) {
+		atomic_store(&w.stop, 1);
+		pthread_join(w.thread, NULL);
+		CHECK_INT(w.rc, 0);
+		/* Enough commits for merges (a level is merged at 8 segments). */
+		CHECK(w.commits > 8);
+		CHECK(a2m_bm25_blockmax_skipped() > skipped);
+		CHECK(a2m_segments_block_reads() > reads_before);
+	}
+	a2m_stack_free(st);
+	remove_db();
+	a2m_segments_own_bytes_for_tests(0);
+	fill_commits = 0;
+	counts_checked = 1;
+	a2m_bm25_blockmax(1);
+}
+
+/*
+** A block whose bytes do not decode as its skip table says (one byte of
+** the first block of the longest list set to a varint's continuation): a
+** recall reading the term a block at a time fails with a store error that
+** names the term and says what a2m check says, which reports it too.
+*/
+static void test_a_corrupt_block_is_a_clear_error(void)
+{
+	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
+	rng_state = 91;
+	if (!filled_file(sc, 2500))
+		return;
+	/* The longest row: a list long enough to have a skip table. */
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	CHECK_INT(sqlite3_open(db_path, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_prepare_v2(db, "SELECT seg, term, data FROM a2m_segments"
+				     " ORDER BY length(data) DESC LIMIT 1", -1, &st, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+	int64_t seg = sqlite3_column_int64(st, 0);
+	char key[256], term[256] = "";
+	snprintf(key, sizeof key, "%s", (const char *)sqlite3_column_text(st, 1));
+	size_t n = (size_t)sqlite3_column_bytes(st, 2);
+	unsigned char *data = malloc(n);
+	CHECK(data != NULL);
+	if (data)
+		memcpy(data, sqlite3_column_blob(st, 2), n);
+	sqlite3_finalize(st);
+	/* Its longest list. */
+	const unsigned char *p = data, *t, *list = NULL, *l;
+	size_t tlen, lsize = 0, ls;
+	while (data && a2m_seg_next_in_block(&p, data + n, &t, &tlen, &l, &ls) == 1)
+		if (ls > lsize && tlen < sizeof term) {
+			list = l;
+			lsize = ls;
+			memcpy(term, t, tlen);
+			term[tlen] = '\0';
+		}
+	a2m_seg_skip sk;
+	CHECK_INT(a2m_seg_skip_open(list, lsize, &sk), 1);
+	CHECK(sk.nblocks > 2);
+	a2m_seg_skip_iter it;
+	a2m_seg_skip_block b;
+	a2m_seg_skip_first(&sk, &it);
+	CHECK_INT(a2m_seg_skip_next(&it, &b), 1);
+	/* Block 0's last byte: its last entry's varint now runs past the block. */
+	data[(size_t)(sk.entries_at - data) + b.at + b.bytes - 1] |= 0x80;
+	CHECK_INT(sqlite3_prepare_v2(db, "UPDATE a2m_segments SET data = ?3 WHERE seg = ?1"
+				     " AND term = ?2", -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, seg);
+	sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 3, data, (int)n, SQLITE_STATIC);
+	CHECK_INT(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(data);
+	/* Recalled through block-max: the clear error, naming the term. */
+	a2m_bm25_blockmax(2);
+	keep_db = 1;
+	a2m_stack *stk = prune_stack(1, 2500, (a2m_blend){0.75, 0.15, 0.10});
+	keep_db = 0;
+	CHECK(stk != NULL);
+	if (stk) {
+		a2m_selection sel;
+		memset(&sel, 0, sizeof sel);
+		a2m_error err = {0};
+		a2m_hit *h = NULL;
+		size_t nh = 0;
+		a2m_rank_query q = {.text = term};
+		the_switch->mode = ASK_AS_IS;
+		int rc = a2m_stack_read_begin(stk, &err);
+		CHECK_INT(rc, 0);
+		if (!rc) {
+			CHECK_INT(a2m_stack_recall(stk, &sel, &q, 0, 5, &h, &nh, &err),
+				  A2M_INTERNAL_ERROR);
+			a2m_stack_read_end(stk, &(a2m_error){0});
+		}
+		char want[512];
+		snprintf(want, sizeof want, "block 0 of the list of \"%s\" does not match its skip "
+			 "table (a2m check reports it", term);
+		CHECK(strstr(err.message, want) != NULL);
+		if (!strstr(err.message, want))
+			fprintf(stderr, "  got: %s\n", err.message);
+		a2m_error_clear(&err);
+		a2m_hits_free(h, nh);
+		/* a2m check names the same table. */
+		int problems = 0;
+		a2m_check_options o = {.ix = the_switch->inner->indexer, .report = count_problem,
+				       .ctx = &problems};
+		fprintf(stderr, "  (problems below are expected: a block made corrupt)\n");
+		CHECK_INT(stk->store->ops->check(stk->store, &o), 0);
+		CHECK(problems > 0);
+		a2m_stack_free(stk);
+	}
 	a2m_bm25_blockmax(1);
 	remove_db();
 }
@@ -952,6 +1232,9 @@ int main(void)
 		TEST(test_pruned_same_as_complete_after_churn),
 		TEST(test_skip_tables_over_segments_and_too_tight),
 		TEST(test_a_file_without_skip_tables_is_read_as_it_is),
+		TEST(test_long_lists_taken_as_read_and_shed),
+		TEST(test_lists_read_while_another_connection_merges),
+		TEST(test_a_corrupt_block_is_a_clear_error),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);

@@ -195,7 +195,7 @@ static void test_a_term_read_a_block_at_a_time(void)
 	for (int i = 0; i < 70; i++)
 		tail[i] = (a2m_posting){100000 + i, 1, 9};
 	a2m_seg_lazy *lz = NULL;
-	CHECK_INT(a2m_seg_lazy_new(p, n, 3, tail, 70, &lz), 1);
+	CHECK_INT(a2m_seg_lazy_new(p, n, 3, tail, 70, NULL, &lz), 1);
 	if (lz) {
 		a2m_postings_lent l;
 		a2m_seg_lazy_lend(lz, &l);
@@ -238,7 +238,7 @@ static void test_a_term_read_a_block_at_a_time(void)
 	lz = NULL;
 	const unsigned char *q[2] = {p[0], p[0]};
 	size_t qn[2] = {n[0], n[0]};
-	CHECK_INT(a2m_seg_lazy_new(q, qn, 2, NULL, 0, &lz), 0);
+	CHECK_INT(a2m_seg_lazy_new(q, qn, 2, NULL, 0, NULL, &lz), 0);
 	CHECK(lz == NULL);
 	a2m_seg_bytes dead = {0}, dead_with = {0};
 	static a2m_seg_entry d[300];
@@ -249,12 +249,12 @@ static void test_a_term_read_a_block_at_a_time(void)
 		any |= d[i].deleted;
 	const unsigned char *dp = dead_with.p;
 	size_t dn = dead_with.n;
-	CHECK_INT(a2m_seg_lazy_new(&dp, &dn, 1, NULL, 0, &lz), any ? 0 : 1);
+	CHECK_INT(a2m_seg_lazy_new(&dp, &dn, 1, NULL, 0, NULL, &lz), any ? 0 : 1);
 	a2m_seg_lazy_free(lz);
 	/* Plain lists only (the previous layout): merged as before. */
 	lz = NULL;
 	const unsigned char *pp = plain[0].p;
-	CHECK_INT(a2m_seg_lazy_new(&pp, &plain[0].n, 1, NULL, 0, &lz), 0);
+	CHECK_INT(a2m_seg_lazy_new(&pp, &plain[0].n, 1, NULL, 0, NULL, &lz), 0);
 	/* A block whose bytes are not what its table says fails to fill. */
 	const unsigned char *wp = with[0].p;
 	lz = NULL;
@@ -262,7 +262,7 @@ static void test_a_term_read_a_block_at_a_time(void)
 	CHECK_INT(a2m_seg_skip_open(with[0].p, with[0].n, &sk), 1);
 	unsigned char *entries = (unsigned char *)sk.entries_at;
 	entries[0] ^= 0x7e;  /* the first seq moves */
-	CHECK_INT(a2m_seg_lazy_new(&wp, &with[0].n, 1, NULL, 0, &lz), 1);
+	CHECK_INT(a2m_seg_lazy_new(&wp, &with[0].n, 1, NULL, 0, NULL, &lz), 1);
 	if (lz) {
 		CHECK_INT(a2m_seg_lazy_fill(lz, 0), -1);
 		a2m_seg_lazy_free(lz);

@@ -326,7 +326,7 @@ static void test_ids_differ_across_batches_and_fork(void)
 static void test_postings_cache_grows_and_finds_every_term(void)
 {
 	enum { TERMS = 5000 };
-	a2m_pcache *c = a2m_pcache_new(1000000);
+	a2m_pcache *c = a2m_pcache_new(1000000 * sizeof(a2m_posting));
 	char term[32];
 	CHECK(c != NULL);
 	if (!c)
@@ -354,7 +354,7 @@ static void test_postings_cache_grows_and_finds_every_term(void)
 	a2m_pcache_free(c);
 	/* A budget of 100 postings (104 with an entry's own cost of 4 each, at
 	** most): the oldest go, the newest stay. */
-	c = a2m_pcache_new(100);
+	c = a2m_pcache_new(100 * sizeof(a2m_posting));
 	CHECK(c != NULL);
 	if (!c)
 		return;

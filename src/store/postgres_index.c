@@ -484,7 +484,7 @@ static a2m_pcache *bracket_cache(pgstore *s, pgconn *c)
 {
 	if (!a2m_pg_in_bracket(s) || !c->stamps_known)
 		return NULL;
-	if (!c->pcache && (c->pcache = a2m_pcache_new(CACHE_POSTINGS)))
+	if (!c->pcache && (c->pcache = a2m_pcache_new(CACHE_POSTINGS * sizeof(a2m_posting))))
 		a2m_pcache_stamps(c->pcache, c->term_stamps, PG_TERM_BUCKETS);
 	return c->pcache;
 }

@@ -44,9 +44,10 @@ struct pentry {
 */
 #define FIRST_BUCKETS 1024  /* a power of two */
 
-/* What an entry counts against the budget: its postings, and a little for
-** itself, so that terms no record holds cannot pile up for free. */
-#define COST(n) ((n) + 4)
+/* What an entry counts against the budget, in bytes: its postings, and a
+** little for itself, so that terms no record holds cannot pile up for free. */
+#define ENTRY_BYTES 64
+#define COST(n) ((n) * sizeof(a2m_posting) + ENTRY_BYTES)
 
 struct a2m_pcache {
 	pentry **buckets;
@@ -54,7 +55,7 @@ struct a2m_pcache {
 	size_t   count;          /* entries held */
 	pentry  *newest, *oldest;
 	pentry  *transients;     /* lazy entries too big to keep: this period's loans */
-	size_t   used, budget;   /* COST of the entries held, and the most allowed */
+	size_t   used, budget;   /* bytes of the entries held (COST), and the most allowed */
 	uint64_t version;
 	int      has_version;
 	uint64_t period;         /* the lending period; entries lent in it stay */
@@ -213,12 +214,43 @@ static pentry *find(a2m_pcache *c, const char *term, size_t len, uint64_t h)
 	return NULL;
 }
 
-/* Brings a lazy entry's cost up to what it holds now (blocks decoded since). */
+/*
+** Evicts the least recently used entries until need more bytes fit the
+** budget, passing by those lent in the current period, and keep.
+*/
+static void make_room(a2m_pcache *c, size_t need, const pentry *keep)
+{
+	for (pentry *old = c->oldest; old && c->used + need > c->budget;) {
+		pentry *newer = old->newer;
+		if (old->lent != c->period && old != keep)
+			drop(c, old);
+		old = newer;
+	}
+}
+
+/*
+** Brings a lazy entry's cost up to what it holds now (blocks decoded
+** since), making room for what it grew by. One grown past what an entry
+** may hold with nothing it could shed (decoded whole: a complete read of
+** a frequent word) is not kept past the period: it becomes transient, as
+** if put so (a2m_pcache_put_lazy), instead of pushing every other out.
+*/
 static void recost(a2m_pcache *c, pentry *e)
 {
-	size_t cost = COST(e->ops->cost(e->lazy));
-	if (!e->transient)
-		c->used += cost - e->cost;
+	size_t cost = e->ops->cost(e->lazy) + ENTRY_BYTES;
+	if (!e->transient) {
+		c->used -= e->cost;
+		if (cost > c->budget / 4 && (!e->ops->shed || e->ops->whole(e->lazy))) {
+			unlist(c, e);
+			e->transient = 1;
+			e->lent = c->period;
+			e->tnext = c->transients;
+			c->transients = e;
+		} else {
+			make_room(c, cost, e);
+			c->used += cost;
+		}
+	}
 	e->cost = cost;
 }
 
@@ -285,6 +317,14 @@ int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
 		return 0;
 	if (e->lazy) {
 		touch(c, e);
+		/*
+		** A list kept between queries gathers the blocks each decoded (16
+		** bytes a posting, several times its bytes): once they weigh more
+		** than an entry may, they are let go before its first loan of the
+		** period, the list's bytes kept.
+		*/
+		if (e->lent != c->period && !e->transient && e->cost > c->budget / 4 && e->ops->shed)
+			e->ops->shed(e->lazy);
 		e->lent = c->period;
 		e->ops->lend(e->lazy, out);
 		recost(c, e);
@@ -347,12 +387,7 @@ void a2m_pcache_next_period(a2m_pcache *c)
 static void link_entry(a2m_pcache *c, pentry *e, const char *term, size_t len, uint64_t h,
 		       size_t cost)
 {
-	for (pentry *old = c->oldest; old && c->used + cost > c->budget;) {
-		pentry *newer = old->newer;
-		if (old->lent != c->period)
-			drop(c, old);
-		old = newer;
-	}
+	make_room(c, cost, NULL);
 	memcpy(e->term, term, len);
 	e->len = (uint32_t)len;
 	e->hash = h;
@@ -373,7 +408,7 @@ void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 		    size_t n)
 {
 	uint64_t h = a2m_hash_bytes(term, len);
-	if (n > c->budget / 4 || len > UINT32_MAX || find(c, term, len, h))
+	if (COST(n) > c->budget / 4 || len > UINT32_MAX || find(c, term, len, h))
 		return;
 	pentry *e = malloc(sizeof *e + len);
 	a2m_posting *copy = n ? malloc(n * sizeof *copy) : NULL;
@@ -396,7 +431,7 @@ int a2m_pcache_put_lazy(a2m_pcache *c, const char *term, size_t len, void *obj,
 			const a2m_pcache_lazy_ops *ops)
 {
 	uint64_t h = a2m_hash_bytes(term, len);
-	size_t cost = COST(ops->cost(obj));
+	size_t cost = ops->cost(obj) + ENTRY_BYTES;
 	pentry *e = NULL;
 	if (len > UINT32_MAX || find(c, term, len, h) || !(e = malloc(sizeof *e + len))) {
 		ops->free(obj);

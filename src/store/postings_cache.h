@@ -31,7 +31,10 @@
 /* Postings are kept as store.h's a2m_posting (seq, tf, length). */
 typedef struct a2m_pcache a2m_pcache;
 
-/* A cache holding at most budget postings in all. NULL when memory runs out. */
+/*
+** A cache holding at most budget bytes in all (a posting is 16; an entry
+** counts 64 more). NULL when memory runs out.
+*/
 a2m_pcache *a2m_pcache_new(size_t budget);
 
 /* Frees the cache. NULL is a no-op. */
@@ -109,13 +112,17 @@ void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 ** A list kept as its owner's object and read a block at a time (SQLite's
 ** segments with skip tables, sqlite_segments.h a2m_seg_lazy): lend lends
 ** it as it is (blocks filled on demand), fill_all decodes every block (0,
-** or -1: not readable), cost says what it holds now in postings, free
-** frees it.
+** or -1: not readable), cost says what it holds now in bytes, shed (NULL:
+** none) lets go of the blocks decoded that it can decode again (called
+** only while nothing of it is lent), whole says whether it is decoded
+** whole with nothing left to shed (needed with shed), free frees it.
 */
 typedef struct a2m_pcache_lazy_ops {
 	void   (*lend)(void *obj, a2m_postings_lent *out);
 	int    (*fill_all)(void *obj);
 	size_t (*cost)(const void *obj);
+	void   (*shed)(void *obj);
+	int    (*whole)(const void *obj);
 	void   (*free)(void *obj);
 } a2m_pcache_lazy_ops;
 
@@ -128,7 +135,10 @@ typedef struct a2m_pcache_lazy_ops {
 ** 0 when it was freed (term already cached, no memory). Lent by
 ** a2m_pcache_lend_bounds as it is; a2m_pcache_lend and a2m_pcache_visit
 ** decode it whole first (reporting the term missing when they cannot).
-** Its cost grows as blocks are decoded and is counted at each lend.
+** Its cost grows as blocks are decoded and is counted at each lend (others
+** evicted for it); once over a quarter of the budget, its decoded blocks
+** are shed (ops->shed) before its first loan of a period, or, decoded
+** whole, it is let go when the period ends.
 */
 int a2m_pcache_put_lazy(a2m_pcache *c, const char *term, size_t len, void *obj,
 			const a2m_pcache_lazy_ops *ops);

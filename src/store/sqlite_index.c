@@ -81,8 +81,15 @@ void a2m_sqlite_index_tail_for_tests(size_t records)
 #define tail_for_tests ((size_t)0)
 #endif
 
-/* The postings the cache may hold (16 bytes each): 32 MiB. */
-#define POSTINGS_CACHE_BUDGET ((size_t)1 << 21)
+/*
+** The bytes one connection's postings cache may hold: 64 MiB. A list read
+** a block at a time counts its bytes, its skip table and the blocks
+** decoded so far (postings_cache.h); at 10M records a frequent word's is
+** about 12 MiB before any block is decoded, so the commonest words of a
+** workload stay between queries (32 MiB, counted in postings, kept none
+** of them: a quarter of the budget is the most one entry may hold).
+*/
+#define POSTINGS_CACHE_BUDGET ((size_t)64 << 20)
 
 #ifdef A2M_TEST_HOOKS
 /* a2m_sqlite_index_cache_budget_for_tests: 0 = POSTINGS_CACHE_BUDGET. */
@@ -333,7 +340,7 @@ int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_index
 	x->db = db;
 	x->ix = ix;
 	/* Without one, every read goes to SQLite: slower, not wrong. */
-	x->cache = a2m_pcache_new(cache_budget_for_tests ? cache_budget_for_tests
+	x->cache = a2m_pcache_new(cache_budget_for_tests ? cache_budget_for_tests * sizeof(a2m_posting)
 						  : POSTINGS_CACHE_BUDGET);
 	if (!(x->heads = calloc(A2M_TAIL_SLOTS, sizeof *x->heads))) {
 		rc = a2m_store_fail(base, "index_attach: out of memory");

@@ -248,8 +248,9 @@ void a2m_sqlite_index_bracket(a2m_sqlite_index *x);
 
 #ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
 /*
-** For tests: the postings every index opened from now on may cache
-** (0: the default, 2^21). Set it before opening stores, from one thread.
+** For tests: the postings (16 bytes each) every index opened from now on
+** may cache (0: the default, 64 MiB). Set it before opening stores, from
+** one thread.
 */
 void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
 

@@ -131,12 +131,23 @@ static size_t lazy_cost(const void *obj)
 	return a2m_seg_lazy_cost(obj);
 }
 
+static void lazy_shed(void *obj)
+{
+	a2m_seg_lazy_shed(obj);
+}
+
+static int lazy_whole(const void *obj)
+{
+	return a2m_seg_lazy_whole(obj);
+}
+
 static void lazy_free(void *obj)
 {
 	a2m_seg_lazy_free(obj);
 }
 
-static const a2m_pcache_lazy_ops lazy_ops = {lazy_lend, lazy_fill_all, lazy_cost, lazy_free};
+static const a2m_pcache_lazy_ops lazy_ops = {lazy_lend, lazy_fill_all, lazy_cost, lazy_shed,
+					      lazy_whole, lazy_free};
 
 /*
 ** Reads term into the cache: its lists with their skip tables, decoded a
@@ -155,8 +166,10 @@ static int cache_read(a2m_sqlite_index *x, a2m_store *base, const char *term, si
 	if (!rc)
 		rc = a2m_tail_visit(x, base, term, len, collect_row, &t);
 	a2m_seg_lazy *lz = NULL;
-	int got = rc || lazy_off_for_tests ? 0 : a2m_seg_lazy_new(tl.p, tl.n, tl.k, tail, t.n, &lz);
+	int got = rc || lazy_off_for_tests ? 0 : a2m_seg_lazy_new(tl.p, tl.n, tl.k, tail, t.n,
+								  tl.own, &lz);
 	if (got == 1) {
+		a2m_seg_lazy_name(lz, base, term, len);
 		a2m_pcache_put_lazy(x->cache, term, len, lz, &lazy_ops);
 	} else if (got < 0) {
 		rc = a2m_store_fail(base, got == -1 ? "index postings: out of memory"
@@ -170,6 +183,7 @@ static int cache_read(a2m_sqlite_index *x, a2m_store *base, const char *term, si
 		if (!rc)
 			a2m_pcache_put(x->cache, term, len, x->rows, c.n);
 	}
+	a2m_seg_term_lists_free(&tl);  /* what lz did not take (none on a failed read) */
 	free(tail);
 	return rc;
 }

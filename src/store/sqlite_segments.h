@@ -99,6 +99,15 @@ int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
 			  const unsigned char **term, size_t *tlen, const unsigned char **list,
 			  size_t *lsize);
 
+/*
+** Decodes count entries of a list from the n bytes at p, the first's
+** delta from seq prev, into out: 0 when they are all postings (no
+** tombstone) and take exactly n bytes, with *last the last one's seq; -1
+** when not (corrupt, for a block whose skip table says so).
+*/
+int a2m_seg_decode_block(const unsigned char *p, size_t n, int64_t prev, a2m_posting *out,
+			 size_t count, int64_t *last);
+
 /* Orders two terms as SQLite's BINARY collation does (and the rows are). */
 int a2m_seg_cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn);
 
@@ -234,17 +243,28 @@ typedef struct a2m_seg_lazy a2m_seg_lazy;
 
 /*
 ** Makes *out the postings of a term from its k lists (lists[i], sizes[i]
-** bytes each, oldest first; copied) and the ntail postings after them
-** (ascending seq, above every list's; copied), decoded a block at a time:
-** the lists with a skip table only when asked (a2m_seg_lazy_fill), the
-** others now. Returns 1; 0 when they cannot be read so (no list has a
-** skip table, one holds a tombstone, their seq ranges overlap: merge them
-** instead), -1 when memory runs out, -2 when a list is corrupt.
+** bytes each, oldest first) and the ntail postings after them (ascending
+** seq, above every list's; copied), decoded a block at a time: the lists
+** with a skip table only when asked (a2m_seg_lazy_fill), the others now.
+** A list's bytes are copied, unless own (NULL: none) has own[i], a malloc'd
+** buffer starting at lists[i]: *out then takes it as it is, and sets
+** own[i] to NULL (whatever own still holds stays the caller's). Returns 1;
+** 0 when they cannot be read so (no list has a skip table, one holds a
+** tombstone, their seq ranges overlap: merge them instead), -1 when memory
+** runs out, -2 when a list is corrupt: own is then untouched.
 ** a2m_seg_lazy_free frees (NULL: a no-op).
 */
 int  a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, size_t k,
-		      const a2m_posting *tail, size_t ntail, a2m_seg_lazy **out);
+		      const a2m_posting *tail, size_t ntail, unsigned char **own,
+		      a2m_seg_lazy **out);
 void a2m_seg_lazy_free(a2m_seg_lazy *lz);
+
+/*
+** Names lz's term (copied) and its store: a block found corrupt when
+** filled then sets base's error (a2m_store_fail) to say which. Without a
+** name (or no memory for it) fill fails the same, saying less.
+*/
+void a2m_seg_lazy_name(a2m_seg_lazy *lz, a2m_store *base, const char *term, size_t len);
 
 /* Lends lz as store.h's a2m_postings_lent (fill: a2m_seg_lazy_fill, ctx lz). */
 void a2m_seg_lazy_lend(a2m_seg_lazy *lz, a2m_postings_lent *out);
@@ -254,8 +274,19 @@ int  a2m_seg_lazy_fill(void *ctx, size_t b);
 /* Decodes every block: 0 or -1. */
 int  a2m_seg_lazy_fill_all(a2m_seg_lazy *lz);
 
-/* What lz holds now, in postings of 16 bytes (the postings cache's budget). */
+/* What lz holds now, in bytes (the postings cache's budget). */
 size_t a2m_seg_lazy_cost(const a2m_seg_lazy *lz);
+
+/*
+** Lets go of the blocks decoded from lz's bytes (they are decoded again
+** when asked): its postings move to a new v, so only while nothing of lz
+** is lent. Nothing changes when lz is decoded whole (its bytes are gone
+** then) or memory runs out.
+*/
+void a2m_seg_lazy_shed(a2m_seg_lazy *lz);
+
+/* 1 when every block of lz is decoded (its bytes let go: nothing to shed), else 0. */
+int  a2m_seg_lazy_whole(const a2m_seg_lazy *lz);
 
 /* ---- merging in memory (sqlite_segments_merge.c) ---- */
 
@@ -502,20 +533,32 @@ size_t a2m_segments_block_reads(void);
 int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t len,
 		      a2m_posting_visit visit, void *ctx);
 
-/* A term's lists in the live segments, oldest first (a2m_segments_term_lists). */
+/*
+** A term's lists in the live segments, oldest first (a2m_segments_term_lists):
+** list i is n[i] bytes at p[i]; own[i] is p[i] when the list was read into
+** a buffer of its own (a long one), which the caller may take over
+** (a2m_seg_lazy_new), else NULL.
+*/
 typedef struct a2m_seg_term_lists {
 	const unsigned char *p[A2M_SEG_MAX_LISTS];
 	size_t               n[A2M_SEG_MAX_LISTS];
+	unsigned char       *own[A2M_SEG_MAX_LISTS];
 	size_t               k;
 } a2m_seg_term_lists;
 
 /*
 ** a2m_segments_term's read without its merge: *out gets the term's list in
 ** each live segment that holds it, oldest first, as the segments hold
-** them (skip tables, tombstones), valid until the next read on s.
+** them (skip tables, tombstones), valid until the next read on s (the
+** lists in out->own until a2m_seg_term_lists_free, which the caller must
+** call after a read that returned 0). The bytes are copies: nothing of
+** SQLite's is held once this returns.
 */
 int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, size_t len,
 			    a2m_seg_term_lists *out);
+
+/* Frees the lists of tl still in tl->own (those not taken over). */
+void a2m_seg_term_lists_free(a2m_seg_term_lists *tl);
 
 /*
 ** Visits the postings of the lists tl (a2m_segments_term_lists) merged,
@@ -534,6 +577,15 @@ int a2m_segments_merge_term(a2m_store *base, const a2m_seg_term_lists *tl,
 ** a2m_seg_skip_verify judges by the entries whatever the mode.
 */
 void a2m_seg_skip_for_tests(int mode);
+
+/*
+** For tests: a term's list of at least this many bytes is read into a
+** buffer of its own (a2m_seg_term_lists.own; 0: the default, 64 KiB).
+*/
+void a2m_segments_own_bytes_for_tests(size_t bytes);
+
+/* For tests: how many times a2m_seg_lazy_shed let blocks go, by every thread. */
+size_t a2m_seg_lazy_sheds(void);
 
 /*
 ** For tests: the fewest entries of a full level merged in steps (< 0: the

@@ -20,22 +20,25 @@
 ** (a2m_seg_lazy_new answers 0). A list without a skip table (short, or of
 ** the previous layout) is decoded here at once.
 */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/sqlite_segments.h"
+#include "store/store_check.h"
 
 /* Where a block's entries are, to decode it. */
 typedef struct src_block {
-	size_t   at;     /* in raw */
+	const unsigned char *at;  /* in raw or in one of owned */
 	uint32_t bytes;
 	uint8_t  filled;
 	int64_t  prev;   /* the seq its first entry's delta is from */
 } src_block;
 
 struct a2m_seg_lazy {
-	unsigned char *raw;
-	size_t         nraw;
+	unsigned char *raw;      /* the lists' entries copied (those not owned) */
+	unsigned char *owned[A2M_SEG_MAX_LISTS];  /* lists taken as read (a2m_seg_lazy_new) */
+	size_t         nraw;     /* bytes held in raw and owned */
 	a2m_posting   *v;
 	size_t         n, nblocks, decoded;
 	size_t        *start;    /* nblocks + 1 */
@@ -43,6 +46,9 @@ struct a2m_seg_lazy {
 	a2m_tf_bound  *bounds;
 	a2m_tf_bound   all;
 	src_block     *src;
+	a2m_store     *base;     /* told of a corrupt block (a2m_seg_lazy_name), or NULL */
+	char          *term;
+	size_t         tlen;
 };
 
 /* One input list, as sorted by its first seq. */
@@ -53,6 +59,7 @@ typedef struct in_list {
 	int                  has_skip;
 	int64_t              first, last, count;
 	size_t               nblocks;
+	unsigned char       *own;  /* p's buffer when the caller lets it be taken */
 } in_list;
 
 static int by_first(const void *a, const void *b)
@@ -107,17 +114,57 @@ static int survey(in_list *l)
 	return 1;
 }
 
+/* Frees the bytes lz decodes blocks from. */
+static void free_bytes(a2m_seg_lazy *lz)
+{
+	free(lz->raw);
+	lz->raw = NULL;
+	for (size_t i = 0; i < A2M_SEG_MAX_LISTS; i++) {
+		free(lz->owned[i]);
+		lz->owned[i] = NULL;
+	}
+	lz->nraw = 0;
+}
+
 void a2m_seg_lazy_free(a2m_seg_lazy *lz)
 {
 	if (!lz)
 		return;
-	free(lz->raw);
+	free_bytes(lz);
 	free(lz->v);
 	free(lz->start);
 	free(lz->last);
 	free(lz->bounds);
 	free(lz->src);
+	free(lz->term);
 	free(lz);
+}
+
+void a2m_seg_lazy_name(a2m_seg_lazy *lz, a2m_store *base, const char *term, size_t len)
+{
+	lz->base = base;
+	free(lz->term);
+	lz->tlen = 0;
+	if ((lz->term = malloc(len ? len : 1)) != NULL) {
+		memcpy(lz->term, term, len);
+		lz->tlen = len;
+	}
+}
+
+/*
+** Block b's bytes are not what the skip table says: told to the store, in
+** the words a2m check uses for it (sqlite_check_index.c). Returns -1.
+*/
+static int corrupt(const a2m_seg_lazy *lz, size_t b)
+{
+	if (lz->base) {
+		char q[A2M_CHECK_QUOTED];
+		a2m_store_fail(lz->base, "index postings: a corrupt segment: block %zu of the list of "
+			       "%s does not match its skip table (a2m check reports it; "
+			       "a2m check --repair rebuilds the index)", b,
+			       a2m_check_quote(lz->term ? lz->term : "", lz->tlen, q, sizeof q));
+	}
+	return -1;
 }
 
 /* Closes block b of lz at posting end (its bound from the postings there). */
@@ -133,7 +180,8 @@ static void close_filled(a2m_seg_lazy *lz, size_t b, size_t from, size_t end)
 }
 
 int a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, size_t k,
-		     const a2m_posting *tail, size_t ntail, a2m_seg_lazy **out)
+		     const a2m_posting *tail, size_t ntail, unsigned char **own,
+		     a2m_seg_lazy **out)
 {
 	in_list in[A2M_SEG_MAX_LISTS];
 	size_t n = 0, nblocks = 0, nraw = 0;
@@ -145,13 +193,15 @@ int a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, siz
 		memset(&in[i], 0, sizeof in[i]);
 		in[i].p = lists[i];
 		in[i].n = sizes[i];
+		in[i].own = own ? own[i] : NULL;
 		int got = survey(&in[i]);
 		if (got <= 0)
 			return got;
 		any_skip |= in[i].has_skip;
 		n += (size_t)in[i].count;
 		nblocks += in[i].nblocks;
-		nraw += sizes[i];
+		if (in[i].has_skip && !in[i].own)
+			nraw += sizes[i];
 	}
 	if (!any_skip)
 		return 0;
@@ -198,9 +248,19 @@ int a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, siz
 			}
 			continue;
 		}
-		/* Its bytes, kept; its blocks, from the skip table. */
+		/*
+		** Its bytes, kept: taken as they are when the caller lets go of
+		** them (a frequent word's lists are megabytes at 10M records, and
+		** a copy of them was much of a read), else copied. Its blocks, from
+		** the skip table.
+		*/
 		size_t ebytes = (size_t)(l->sk.end - l->sk.entries_at);
-		memcpy(lz->raw + rawat, l->sk.entries_at, ebytes);
+		const unsigned char *bytes = l->sk.entries_at;
+		if (!l->own) {
+			memcpy(lz->raw + rawat, bytes, ebytes);
+			bytes = lz->raw + rawat;
+			rawat += ebytes;
+		}
 		a2m_seg_skip_iter it;
 		a2m_seg_skip_block sb;
 		a2m_seg_skip_first(&l->sk, &it);
@@ -209,14 +269,13 @@ int a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, siz
 			lz->start[b] = at;
 			lz->last[b] = sb.last;
 			lz->bounds[b] = sb.bound;
-			lz->src[b] = (src_block){rawat + sb.at, (uint32_t)sb.bytes, 0, sb.prev};
+			lz->src[b] = (src_block){bytes + sb.at, (uint32_t)sb.bytes, 0, sb.prev};
 			a2m_tf_bound_merge(&lz->all, &sb.bound);
 			at += sb.count;
 			b++;
 		}
 		if (got != 0)
 			rc = -2;
-		rawat += ebytes;
 	}
 	/* The tail's postings last: their seqs are above every segment's. */
 	for (size_t i = 0; i < ntail && rc == 1; i += A2M_POSTINGS_BLOCK) {
@@ -235,6 +294,16 @@ int a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, siz
 	}
 	lz->start[nblocks] = n;
 	lz->nraw = rawat;
+	/* The lists taken: the caller's no more. */
+	for (size_t i = 0, j = 0; i < k; i++)
+		if (in[i].own && in[i].has_skip) {
+			lz->owned[j++] = in[i].own;
+			lz->nraw += in[i].n;
+		}
+	for (size_t i = 0; own && i < k; i++)
+		for (size_t j = 0; j < A2M_SEG_MAX_LISTS && lz->owned[j]; j++)
+			if (own[i] == lz->owned[j])
+				own[i] = NULL;
 	*out = lz;
 	return 1;
 }
@@ -247,27 +316,17 @@ int a2m_seg_lazy_fill(void *ctx, size_t b)
 	src_block *s = &lz->src[b];
 	if (s->filled)
 		return 0;
-	a2m_seg_list dec;
-	a2m_seg_entry e = {0};
-	a2m_seg_list_init(&dec, lz->raw + s->at, s->bytes);
-	dec.seq = s->prev;
 	size_t i = lz->start[b], end = lz->start[b + 1];
+	int64_t last = 0;
 	/* The skip table said these are postings, end - i of them, up to last[b]. */
-	for (; i < end; i++) {
-		if (a2m_seg_list_next(&dec, &e) != 1 || e.deleted)
-			return -1;
-		lz->v[i] = (a2m_posting){e.seq, e.tf, e.dl};
-	}
-	if (dec.p != dec.end || e.seq != lz->last[b])
-		return -1;
+	if (a2m_seg_decode_block(s->at, s->bytes, s->prev, lz->v + i, end - i, &last) != 0 ||
+	    last != lz->last[b])
+		return corrupt(lz, b);
 	s->filled = 1;
 	lz->decoded += end - lz->start[b];
 	/* Every block decoded (term at a time reads them all): the bytes are not needed. */
-	if (lz->decoded == lz->n) {
-		free(lz->raw);
-		lz->raw = NULL;
-		lz->nraw = 0;
-	}
+	if (lz->decoded == lz->n)
+		free_bytes(lz);
 	return 0;
 }
 
@@ -295,7 +354,48 @@ void a2m_seg_lazy_lend(a2m_seg_lazy *lz, a2m_postings_lent *out)
 
 size_t a2m_seg_lazy_cost(const a2m_seg_lazy *lz)
 {
-	/* In postings of 16 bytes: the bytes and the tables, and what is decoded. */
+	/* The bytes and the tables, and what is decoded. */
 	size_t table = sizeof(size_t) + sizeof(int64_t) + sizeof(a2m_tf_bound) + sizeof(src_block);
-	return (lz->nraw + lz->nblocks * table) / sizeof(a2m_posting) + lz->decoded;
+	return lz->nraw + lz->nblocks * table + lz->decoded * sizeof(a2m_posting);
+}
+
+int a2m_seg_lazy_whole(const a2m_seg_lazy *lz)
+{
+	return lz->decoded == lz->n;
+}
+
+#ifdef A2M_TEST_HOOKS
+static atomic_size_t sheds;
+
+size_t a2m_seg_lazy_sheds(void)
+{
+	return atomic_load_explicit(&sheds, memory_order_relaxed);
+}
+#endif
+
+void a2m_seg_lazy_shed(a2m_seg_lazy *lz)
+{
+	/* Whole, its bytes let go: nothing can be decoded again. */
+	if (a2m_seg_lazy_whole(lz))
+		return;
+	a2m_posting *v = malloc((lz->n ? lz->n : 1) * sizeof *v);
+	if (!v)
+		return;  /* kept as it is */
+	size_t kept = 0;
+	for (size_t b = 0; b < lz->nblocks; b++) {
+		size_t from = lz->start[b], count = lz->start[b + 1] - from;
+		if (!lz->src[b].at) {
+			/* Decoded when read (no skip table, or the tail): no bytes to decode again. */
+			memcpy(v + from, lz->v + from, count * sizeof *v);
+			kept += count;
+		} else {
+			lz->src[b].filled = 0;
+		}
+	}
+	free(lz->v);
+	lz->v = v;
+	lz->decoded = kept;
+#ifdef A2M_TEST_HOOKS
+	atomic_fetch_add_explicit(&sheds, 1, memory_order_relaxed);
+#endif
 }

@@ -49,11 +49,32 @@ static int find_in_block(const unsigned char *blob, size_t n, const char *term, 
 	return got;
 }
 
-/* The lists of one term read so far: spans of s->buf. */
+/*
+** A list at least this long is read into a buffer of its own (the reader
+** may keep it: a2m_seg_lazy_new), not into s->buf: a frequent word's list
+** at 10M records is megabytes, and s->buf grows by doubling, each time
+** copying what it holds.
+*/
+#define OWN_BYTES 65536
+
+#ifdef A2M_TEST_HOOKS
+static size_t own_bytes_for_tests;
+
+void a2m_segments_own_bytes_for_tests(size_t bytes)
+{
+	own_bytes_for_tests = bytes;
+}
+#define own_bytes (own_bytes_for_tests ? own_bytes_for_tests : OWN_BYTES)
+#else
+#define own_bytes OWN_BYTES
+#endif
+
+/* The lists of one term read so far: spans of s->buf, or own buffers. */
 typedef struct term_read {
-	a2m_segments *s;
-	const char   *term;
-	size_t        len, k;
+	a2m_segments  *s;
+	const char    *term;
+	size_t         len, k;
+	unsigned char *own[A2M_SEG_MAX_LISTS];
 } term_read;
 
 /* Copies the term's list out of a segment's block: the blob lives only until the next step. */
@@ -72,15 +93,33 @@ static int term_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 	if (r->k == A2M_SEG_MAX_LISTS)
 		return a2m_store_fail(base, "index postings: too many segments");
 	if (a2m_seg_grow(&s->spans, &s->spans_cap, 2 * r->k + 2, sizeof *s->spans) != 0 ||
-	    (n && !data) || a2m_seg_reserve(&s->buf, n) != 0)
+	    (n && !data))
 		return a2m_store_fail(base, "index postings: out of memory");
-	if (n)
-		memcpy(s->buf.p + s->buf.n, data, n);
-	s->spans[2 * r->k] = s->buf.n;
+	r->own[r->k] = NULL;
+	if (n >= own_bytes) {
+		if (!(r->own[r->k] = malloc(n)))
+			return a2m_store_fail(base, "index postings: out of memory");
+		memcpy(r->own[r->k], data, n);
+		s->spans[2 * r->k] = 0;
+	} else {
+		if (a2m_seg_reserve(&s->buf, n) != 0)
+			return a2m_store_fail(base, "index postings: out of memory");
+		if (n)
+			memcpy(s->buf.p + s->buf.n, data, n);
+		s->spans[2 * r->k] = s->buf.n;
+		s->buf.n += n;
+	}
 	s->spans[2 * r->k + 1] = n;
-	s->buf.n += n;
 	r->k++;
 	return 0;
+}
+
+void a2m_seg_term_lists_free(a2m_seg_term_lists *tl)
+{
+	for (size_t i = 0; i < tl->k; i++) {
+		free(tl->own[i]);
+		tl->own[i] = NULL;
+	}
 }
 
 void a2m_segments_forget(a2m_segments *s)
@@ -185,7 +224,7 @@ static int dir_load(a2m_segments *s, a2m_store *base)
 int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, size_t len,
 			    a2m_seg_term_lists *out)
 {
-	term_read r = {s, term, len, 0};
+	term_read r = {s, term, len, 0, {NULL}};
 	s->buf.n = 0;
 	out->k = 0;
 	/*
@@ -222,10 +261,14 @@ int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, 
 		if (!sqlite3_get_autocommit(s->db))
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	}
-	if (rc)
+	if (rc) {
+		for (size_t i = 0; i < r.k; i++)
+			free(r.own[i]);
 		return rc;
+	}
 	for (size_t i = 0; i < r.k; i++) {
-		out->p[i] = s->buf.p + s->spans[2 * i];
+		out->own[i] = r.own[i];
+		out->p[i] = r.own[i] ? r.own[i] : s->buf.p + s->spans[2 * i];
 		out->n[i] = s->spans[2 * i + 1];
 	}
 	out->k = r.k;
@@ -240,7 +283,9 @@ int a2m_segments_term(a2m_segments *s, a2m_store *base, const char *term, size_t
 	int rc = a2m_segments_term_lists(s, base, term, len, &tl);
 	if (rc)
 		return rc;
-	return a2m_segments_merge_term(base, &tl, visit, ctx, lists);
+	rc = a2m_segments_merge_term(base, &tl, visit, ctx, lists);
+	a2m_seg_term_lists_free(&tl);
+	return rc;
 }
 
 int a2m_segments_merge_term(a2m_store *base, const a2m_seg_term_lists *tl,
