@@ -190,6 +190,9 @@ A2M_API const char *a2m_strerror(int code);
 **   helper_threads        threads a write may use besides the calling one
 **                         (docs/CONFIG.md): 0 (none) to A2M_HELPER_THREADS_MAX;
 **                         default one per core but the caller's, at most 4
+**   postings_cache_mb     SQLite: MiB of the term index's lists each
+**                         connection keeps between queries, 1 to 65536;
+**                         default 64 (docs/CONFIG.md)
 **   embed_kind            the server's own embedder (docs/EMBEDDINGS.md):
 **                         "ollama" or "openai"; default none
 **   embed_url             the model server (ollama default

@@ -19,6 +19,7 @@
 
 #include "a2m.h"
 #include "check.h"
+#include "check_a2m.h"
 #include "pg_helper.h"
 #include "rank/blockmax.h"
 #include "rank/scorer.h"
@@ -1207,6 +1208,64 @@ static void test_a_corrupt_block_is_a_clear_error(void)
 	remove_db();
 }
 
+/* The ids of a recall of query on h (limit 20), as one string. */
+static void recalled_ids(a2m *h, const char *query, char *out, size_t cap)
+{
+	json_t *r = check_call(h, "memory/recall", "{\"query\":\"%s\",\"limit\":20}", query);
+	json_t *recs = json_object_get(json_object_get(r, "result"), "records"), *rec;
+	size_t i, n = 0;
+	out[0] = '\0';
+	json_array_foreach(recs, i, rec)
+		n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s ",
+				      json_string_value(json_object_get(rec, "id")));
+	CHECK(json_array_size(recs) == 20);
+	json_decref(r);
+}
+
+/*
+** The option postings_cache_mb (1 to 65536) through the library: refused
+** out of its bounds; a server keeping 1 MiB of lists recalls what one with
+** the default keeps, on the same file.
+*/
+static void test_the_postings_cache_budget_is_an_option(void)
+{
+	a2m_config *cfg = NULL;
+	CHECK_INT(a2m_config_new(&cfg), A2M_OK);
+	CHECK(a2m_config_set(cfg, "postings_cache_mb", "0") != A2M_OK);
+	CHECK(a2m_config_set(cfg, "postings_cache_mb", "65537") != A2M_OK);
+	CHECK_INT(a2m_config_set(cfg, "postings_cache_mb", "1"), A2M_OK);
+	a2m_config_free(cfg);
+	remove_db();
+	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
+	CHECK(h != NULL);
+	char text[256];
+	rng_state = 101;
+	for (int b = 0; h && b < 6; b++) {
+		json_t *recs = json_array();
+		for (int i = 0; i < 1000; i++) {
+			sentence(text, sizeof text, 4 + rng() % 14, 0);
+			json_array_append_new(recs, json_pack("{ss}", "content", text));
+		}
+		json_t *r = check_call_json(h, "memory/remember", json_pack("{so}", "records", recs));
+		CHECK_INT(check_error_code(r), 0);
+		json_decref(r);
+	}
+	char want[2048], got[2048];
+	snprintf(text, sizeof text, "kalo lolo");
+	if (h) {
+		recalled_ids(h, text, want, sizeof want);
+		a2m_close(h);
+	}
+	h = check_open("engine", "sqlite", "path", db_path, "postings_cache_mb", "1", NULL);
+	CHECK(h != NULL);
+	if (h) {
+		recalled_ids(h, text, got, sizeof got);
+		CHECK(strcmp(got, want) == 0);
+		a2m_close(h);
+	}
+	remove_db();
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-prune-%d.db", (int)getpid());
@@ -1235,6 +1294,7 @@ int main(void)
 		TEST(test_long_lists_taken_as_read_and_shed),
 		TEST(test_lists_read_while_another_connection_merges),
 		TEST(test_a_corrupt_block_is_a_clear_error),
+		TEST(test_the_postings_cache_budget_is_an_option),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);

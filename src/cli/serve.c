@@ -49,6 +49,8 @@ static const char usage_store[] =
 	"  --helper-threads N    threads a write may use besides its own: a batch's\n"
 	"                        analysis, index merges (default: one per core but\n"
 	"                        one, at most 4; 0: none)\n"
+	"  --postings-cache-mb N SQLite: MiB of index lists each connection keeps\n"
+	"                        between queries (default 64)\n"
 	"  --embed KIND          embed text server-side with a model server: ollama or\n"
 	"                        openai (default: none; docs/EMBEDDINGS.md)\n"
 	"  --embed-url URL       the model server (ollama default http://127.0.0.1:11434;\n"

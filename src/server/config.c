@@ -76,6 +76,8 @@ static const option options[] = {
 	/* -1, the default, is resolved at open (a2m_helpers_default): one per
 	** core but the caller's, at most 4. */
 	INT(helper_threads, -1, 0, A2M_HELPER_THREADS_MAX, "helper_threads"),
+	/* SQLite: each connection's postings cache (docs/RANKING.md §5), in MiB. */
+	INT(postings_cache_mb, 64, 1, 65536, "postings_cache_mb"),
 	INT(embed_timeout_ms, A2M_EMBED_DEFAULT_TIMEOUT_MS, 1, 3600000, "embeddings.embedder.timeout_ms"),
 	/* The generated vectors' share of a text query's relevance, in percent,
 	** when an embedder is configured (docs/EMBEDDINGS.md; the default is

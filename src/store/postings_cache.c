@@ -228,6 +228,12 @@ static void make_room(a2m_pcache *c, size_t need, const pentry *keep)
 	}
 }
 
+void a2m_pcache_budget(a2m_pcache *c, size_t budget)
+{
+	c->budget = budget;
+	make_room(c, 0, NULL);
+}
+
 /*
 ** Brings a lazy entry's cost up to what it holds now (blocks decoded
 ** since), making room for what it grew by. One grown past what an entry

@@ -37,6 +37,9 @@ typedef struct a2m_pcache a2m_pcache;
 */
 a2m_pcache *a2m_pcache_new(size_t budget);
 
+/* Makes budget bytes the most c holds, evicting what no longer fits. */
+void a2m_pcache_budget(a2m_pcache *c, size_t budget);
+
 /* Frees the cache. NULL is a no-op. */
 void a2m_pcache_free(a2m_pcache *c);
 

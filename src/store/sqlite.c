@@ -587,8 +587,10 @@ static int sql_index_attach(a2m_store *base, a2m_indexer *ix)
 	else if (a2m_sqlite_exec(s, "PRAGMA wal_autocheckpoint=10000", "wal_autocheckpoint"))
 		return A2M_INTERNAL_ERROR;
 	rc = a2m_sqlite_index_open(s->db, base, s->base.read_only, ix, &s->index);
-	if (s->index)
+	if (s->index) {
 		a2m_sqlite_index_merge_inline(s->index, s->merge_inline);
+		a2m_sqlite_index_cache_budget(s->index, s->postings_cache_bytes);
+	}
 	/* The readers read the index this connection now keeps, or none. */
 	a2m_sqlite_pool_attach(s->pool, s->index ? ix : NULL);
 	return rc;
@@ -770,6 +772,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 		    strcmp(path, ":memory:") != 0;
 	s->synchronous_full = opt->synchronous_full && !group;
 	s->merge_inline = opt->merge_inline;
+	s->postings_cache_bytes = opt->postings_cache_bytes;
 	if (a2m_sqlite_configure(s, path, s->synchronous_full) ||
 	    (group && a2m_sqlite_sync_open(s)) ||
 	    (pooled && !s->base.read_only && a2m_sqlite_checkpoint_open(s)) ||

@@ -643,6 +643,12 @@ int a2m_sqlite_index_flush(a2m_sqlite_index *x, a2m_store *base)
 	return rc;
 }
 
+void a2m_sqlite_index_cache_budget(a2m_sqlite_index *x, size_t bytes)
+{
+	if (x->cache && bytes && !cache_budget_for_tests)
+		a2m_pcache_budget(x->cache, bytes);
+}
+
 void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on)
 {
 	a2m_segments_merge_inline(x->segs, on);

@@ -159,6 +159,12 @@ int a2m_sqlite_index_may_hold_tail(const a2m_sqlite_index *x);
 /* Records in the tail as last committed or read (for tests and the bench). */
 size_t a2m_sqlite_index_tail(const a2m_sqlite_index *x);
 
+/*
+** The bytes x's postings cache may hold from now on (0: the default, 64
+** MiB; a test's budget, a2m_sqlite_index_cache_budget_for_tests, wins).
+*/
+void a2m_sqlite_index_cache_budget(a2m_sqlite_index *x, size_t bytes);
+
 /* on: every merge inside the commit that needs it (a2m_segments_merge_inline). */
 void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on);
 

@@ -127,6 +127,7 @@ typedef struct sqlstore {
 	                              cache at commit */
 	int           synchronous_full; /* the configured level */
 	int           merge_inline;     /* a2m_sqlite_options.merge_inline */
+	size_t        postings_cache_bytes; /* a2m_sqlite_options' (0: the default) */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 	int           txn;         /* the caller's write transaction is open (begin() to
 	                              commit() or rollback()), whatever SQLite did with it */

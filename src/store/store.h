@@ -939,6 +939,11 @@ typedef struct a2m_sqlite_options {
 	*/
 	int         merge_inline;
 	/*
+	** The bytes each connection's postings cache may hold (the term
+	** index's lists kept between queries, docs/RANKING.md §5); 0: 64 MiB.
+	*/
+	size_t      postings_cache_bytes;
+	/*
 	** With synchronous_full: group commit (sqlite_sync.c), durable commits
 	** sharing their fsyncs through the ops sync_owed and sync_wait, which
 	** a caller must then use before it reports a write durable. 0: SQLite
