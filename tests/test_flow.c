@@ -73,16 +73,6 @@ static int open_store(int sqlite, const char *config)
 	return h ? 0 : -1;
 }
 
-static void remove_store(void)
-{
-	static const char *const suffix[] = {"", "-wal", "-shm"};
-	char f[128];
-	for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-		snprintf(f, sizeof f, "%s%s", path, suffix[i]);
-		unlink(f);
-	}
-}
-
 static const char *const sessions[] = {"a", "b", "c"};
 
 /* 40 turns in each of three interleaved sessions. */
@@ -322,7 +312,7 @@ int main(void)
 	else
 		printf("postgres: skipped (A2M_TEST_POSTGRES is not set)\n");
 	int engines = pg_test_server() ? 3 : 2;
-	remove_store();
+	check_remove_db(path);
 	for (int sqlite = 0; sqlite < engines && !status; sqlite++) {
 		if (open_store(sqlite, NULL) != 0)
 			return 1;
@@ -341,7 +331,7 @@ int main(void)
 		}
 	}
 	pg_test_schema_drop(pg_schema);
-	remove_store();
+	check_remove_db(path);
 	unlink(conf);
 	return status;
 }

@@ -53,16 +53,6 @@ static int write_config(void)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-static void remove_store(void)
-{
-	static const char *const suffix[] = {"", "-wal", "-shm"};
-	char f[128];
-	for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-		snprintf(f, sizeof f, "%s%s", path, suffix[i]);
-		unlink(f);
-	}
-}
-
 static a2m *open_handle(void)
 {
 	return check_open("engine", pg_test_engine_names[engine], "path", path, "config_file",
@@ -74,7 +64,7 @@ static void fresh(void)
 {
 	if (h)
 		a2m_close(h);
-	remove_store();
+	check_remove_db(path);
 	if (engine == 2)
 		pg_test_schema_fresh(pg_schema);
 	h = open_handle();
@@ -369,7 +359,7 @@ static void test_rosters_change_no_outcome(void)
 		free(b);
 	}
 	a2m_close(without);
-	remove_store();
+	check_remove_db(path);
 	if (engine == 2) {
 		pg_test_schema_drop(pg_schema);
 		memcpy(pg_schema, saved_schema, sizeof pg_schema);
@@ -415,7 +405,7 @@ int main(void)
 	}
 	a2m_clock_set_for_tests(0);
 	pg_test_schema_drop(pg_schema);
-	remove_store();
+	check_remove_db(path);
 	unlink(conf);
 	return status;
 }
