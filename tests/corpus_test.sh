@@ -293,32 +293,33 @@ for delay in 0.02 0.06 0.15; do
 done
 
 # --- many batches: each written on the writer thread while the next fills ---
-# 2 600 files of one chunk each: three full batches of 1 000 chunks go to
-# the writer thread, the rest is written at the end of the sync. Every
-# batch must arrive: a word of a file in each is found, once.
+# 9 000 files of one chunk each: two full batches of 4 096 files (batch.h,
+# A2M_CORPUS_BATCH_FILES) go to the writer thread, the rest is written at
+# the end of the sync. Every batch must arrive: a word of a file in each is
+# found, once.
 mb=$d/batches
 mkdir -p "$mb"
 "$python" -c 'import sys
-for i in range(1, 2601):
-    with open("%s/f%04d.txt" % (sys.argv[1], i), "w") as f:
+for i in range(1, 9001):
+    with open("%s/f%05d.txt" % (sys.argv[1], i), "w") as f:
         f.write("Some words of filler for file %d, then batchword%d.\n" % (i, i))' "$mb"
 ask "" --index-only --log-level info --index "$d/batches.db" "$mb"
-contains "2 600 files, each a chunk, in several batches" "$err" \
-	"2600 files (2600 read, 0 unchanged), 0 removed, 0 skipped; 2600 chunks added, 0 removed"
+contains "9 000 files, each a chunk, in several batches" "$err" \
+	"9000 files (9000 read, 0 unchanged), 0 removed, 0 skipped; 9000 chunks added, 0 removed"
 reqs=""
 n=0
-for i in 1 999 1000 1001 2000 2001 2600; do
+for i in 1 4095 4096 4097 8192 8193 9000; do
 	n=$((n + 1))
 	reqs+=$(rpc $n memory/recall "{\"query\":\"batchword$i\"}")$'\n'
 done
 ask "$reqs" --index "$d/batches.db" "$mb"
 n=0
-for i in 1 999 1000 1001 2000 2001 2600; do
+for i in 1 4095 4096 4097 8192 8193 9000; do
 	n=$((n + 1))
 	expect "batchword$i is found once" "$(py "$(line $n)" 'len(r["result"]["records"])')" 1
 done
 ask "" --index-only --log-level info --index "$d/batches.db" "$mb"
-contains "a restart reads none of them again" "$err" "2600 files (0 read, 2600 unchanged)"
+contains "a restart reads none of them again" "$err" "9000 files (0 read, 9000 unchanged)"
 
 # --- a file whose name is not UTF-8 ---
 # Its path cannot be a JSON string: it is skipped, and the rest indexed

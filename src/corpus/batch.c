@@ -96,9 +96,10 @@ static void remember_text(const a2m_corpus_batch *b, size_t from, size_t to, a2m
 static int remember(a2m_corpus_batch *b, size_t k)
 {
 	if (k < b->n_ready && b->ready[k]) {
-		json_t *msg = b->ready[k];
+		/* The handle lets go of its reference; the batch keeps one for
+		** a2m_corpus_batch_release, on the thread that read the request. */
+		json_t *msg = json_incref(b->ready[k]);
 		char *reply = NULL;
-		b->ready[k] = NULL;
 		/* Called first: answered() takes the reply it sets. */
 		int rc = b->handle_value(b->h, msg, &reply);
 		return answered(b, rc, reply, 1);
@@ -310,6 +311,9 @@ int a2m_corpus_batch_full(const a2m_corpus_batch *b)
 	       b->n_pend >= A2M_CORPUS_BATCH_FILES;
 }
 
+/* Empties the batch but for the requests read ahead (a2m_corpus_batch_release). */
+static void empty(a2m_corpus_batch *b);
+
 int a2m_corpus_batch_flush(a2m_corpus_batch *b, size_t *added, size_t *removed)
 {
 	int rc = 0;
@@ -328,22 +332,32 @@ int a2m_corpus_batch_flush(a2m_corpus_batch *b, size_t *added, size_t *removed)
 		*added = b->n_rec;
 		*removed = b->n_forget;
 	}
-	a2m_corpus_batch_reset(b);
+	empty(b);
 	return rc;
 }
 
+void a2m_corpus_batch_release(a2m_corpus_batch *b)
+{
+	for (size_t k = 0; k < b->n_ready; k++)
+		json_decref(b->ready[k]);
+	free(b->ready);
+	b->ready = NULL;
+	b->n_ready = 0;
+}
+
 void a2m_corpus_batch_reset(a2m_corpus_batch *b)
+{
+	a2m_corpus_batch_release(b);
+	empty(b);
+}
+
+static void empty(a2m_corpus_batch *b)
 {
 	for (size_t i = 0; i < b->n_pend; i++) {
 		free(b->pend[i].path);
 		free(b->pend[i].old_ids);
 		free(b->pend[i].new_ids);
 	}
-	for (size_t k = 0; k < b->n_ready; k++)
-		json_decref(b->ready[k]);
-	free(b->ready);
-	b->ready = NULL;
-	b->n_ready = 0;
 	b->n_pend = 0;
 	b->n_rec = 0;
 	b->records.len = 0;

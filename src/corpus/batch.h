@@ -33,11 +33,17 @@
 #define A2M_CORPUS_ID_LEN 32
 typedef char a2m_corpus_id[A2M_CORPUS_ID_LEN + 1];
 
-/* Records per memory/remember: the store's default max_records_per_call,
-** and the batch size its writes are fastest at (docs/BENCHMARKS.md). A
-** batch is flushed once it holds that many, or this much text, or this
-** many files. */
-#define A2M_CORPUS_BATCH_RECORDS 1000
+/*
+** Records per memory/remember, one transaction each: the indexer's store is
+** opened with max_records_per_call at this (index.c). Each commit writes a
+** segment of the term index and rewrites the pages it dirtied, and fewer,
+** larger segments need fewer merges: at 10 000 generated files, 8 000
+** records a call against the default 1 000 took the store's pwrite calls
+** from 231 k to 130 k and its reads from 115 k to 51 k (docs/BENCHMARKS.md,
+** "`a2m corpus`"). A batch is flushed once it holds that many, or this much
+** text, or this many files.
+*/
+#define A2M_CORPUS_BATCH_RECORDS 8000
 #define A2M_CORPUS_BATCH_BYTES   ((size_t)16 << 20)
 #define A2M_CORPUS_BATCH_FILES   4096
 
@@ -113,12 +119,23 @@ int a2m_corpus_batch_full(const a2m_corpus_batch *b);
 
 /*
 ** Writes the batch in the four steps above and empties it (also when a
-** step fails). *added and *removed get the chunks remembered and
-** forgotten. Returns 0, or -1 with a reason in b->err.
+** step fails), but for the requests read ahead, which it keeps for
+** a2m_corpus_batch_release. *added and *removed get the chunks remembered
+** and forgotten. Returns 0, or -1 with a reason in b->err.
 */
 int a2m_corpus_batch_flush(a2m_corpus_batch *b, size_t *added, size_t *removed);
 
-/* Empties the batch, writing nothing. */
+/*
+** Frees the requests read ahead (a2m_corpus_batch_prepare) that a flush
+** sent or left. A flush on another thread leaves them to this call on the
+** thread that read them: freeing 1 000 records' JSON values was a tenth
+** of the writing thread's work (callgrind), which the walk has to spare,
+** and the allocator frees its own thread's memory cheaper. Call it before
+** the batch is filled again.
+*/
+void a2m_corpus_batch_release(a2m_corpus_batch *b);
+
+/* Empties the batch, writing nothing (the requests read ahead freed too). */
 void a2m_corpus_batch_reset(a2m_corpus_batch *b);
 
 /* Frees what the batch holds (not h or table). */

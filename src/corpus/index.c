@@ -230,9 +230,13 @@ static int flush_start(a2m_corpus *c)
 	if (pthread_create(&c->writer, NULL, write_out, c) != 0) {
 		/* No thread to be had: written here, the walk waiting. */
 		write_out(c);
+		a2m_corpus_batch_release(&c->batch);
+		a2m_corpus_batch_release(&c->out);
 		return written(c);
 	}
 	c->writing = 1;
+	/* The batch written before, freed here while this one is written. */
+	a2m_corpus_batch_release(&c->batch);
 	return 0;
 }
 
@@ -242,6 +246,8 @@ static int flush(a2m_corpus *c)
 	if (hand_over(c) != 0)
 		return -1;
 	write_out(c);
+	a2m_corpus_batch_release(&c->batch);
+	a2m_corpus_batch_release(&c->out);
 	return written(c);
 }
 
@@ -661,6 +667,11 @@ static int open_store(a2m_corpus *c, const char *path, char *err, size_t errlen)
 	/* Power loss may cost the last commits, which the next sync redoes. */
 	if (!rc)
 		rc = a2m_config_set(cfg, "synchronous", "normal");
+	/* One memory/remember, one transaction, per batch (batch.h). */
+	char per_call[32];
+	snprintf(per_call, sizeof per_call, "%d", A2M_CORPUS_BATCH_RECORDS);
+	if (!rc)
+		rc = a2m_config_set(cfg, "max_records_per_call", per_call);
 	if (rc) {
 		snprintf(err, errlen, "%s", a2m_config_errmsg(cfg));
 		a2m_config_free(cfg);
