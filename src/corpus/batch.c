@@ -104,10 +104,47 @@ static int remember(a2m_corpus_batch *b, size_t k)
 		int rc = b->handle_value(b->h, msg, &reply);
 		return answered(b, rc, reply, 1);
 	}
+	if (b->vals)
+		return oom(b);  /* prepare failed: the records have no text */
 	size_t from = k * A2M_CORPUS_BATCH_RECORDS, to = from + A2M_CORPUS_BATCH_RECORDS;
 	a2m_buf msg = {0};
 	remember_text(b, from, to < b->n_rec ? to : b->n_rec, &msg);
 	return call(b, &msg, 1);
+}
+
+/* The memory/remember of the values of records [from, to), which it takes;
+** NULL when memory ran out. */
+static json_t *remember_values(a2m_corpus_batch *b, size_t from, size_t to)
+{
+	json_t *recs = json_array();
+	for (size_t i = from; i < to; i++) {
+		if (json_array_append_new(recs, b->vals[i]) != 0) {
+			/* Taken by the array, or freed by it when it failed. */
+			b->vals[i] = NULL;
+			json_decref(recs);
+			return NULL;
+		}
+		b->vals[i] = NULL;
+	}
+	/* As a2m_json_read would read the text remember_text writes. */
+	json_t *msg = json_object(), *params = json_object();
+	int rc = !msg || !params;
+	if (!rc)
+		rc = json_object_set_new_nocheck(params, "records", recs) ||
+		     json_object_set_new_nocheck(msg, "jsonrpc", json_string("2.0")) ||
+		     json_object_set_new_nocheck(msg, "id", json_integer(1)) ||
+		     json_object_set_new_nocheck(msg, "method", json_string("memory/remember"));
+	else
+		json_decref(recs);
+	if (!rc)
+		rc = json_object_set_new_nocheck(msg, "params", params);
+	else
+		json_decref(params);
+	if (rc) {
+		json_decref(msg);
+		return NULL;
+	}
+	return msg;
 }
 
 int a2m_corpus_batch_prepare(a2m_corpus_batch *b)
@@ -122,9 +159,18 @@ int a2m_corpus_batch_prepare(a2m_corpus_batch *b)
 	b->n_ready = n;
 	for (size_t k = 0; k < n; k++) {
 		size_t from = k * A2M_CORPUS_BATCH_RECORDS, to = from + A2M_CORPUS_BATCH_RECORDS;
+		if (to > b->n_rec)
+			to = b->n_rec;
+		if (b->vals) {
+			if (!(b->ready[k] = remember_values(b, from, to))) {
+				b->failed = 1;
+				return -1;
+			}
+			continue;
+		}
 		a2m_buf msg = {0};
 		int nomem = 0;
-		remember_text(b, from, to < b->n_rec ? to : b->n_rec, &msg);
+		remember_text(b, from, to, &msg);
 		/* Read as a2m_handle reads; what the reader leaves (none of ours
 		** should be) goes as text, for a2m_handle to say why. */
 		if (!msg.failed)
@@ -244,6 +290,17 @@ int a2m_corpus_batch_record(a2m_corpus_batch *b)
 	return 0;
 }
 
+int a2m_corpus_batch_value(a2m_corpus_batch *b, json_t *rec)
+{
+	if (!rec || a2m_corpus_grow((void **)&b->vals, &b->cap_vals, b->n_rec + 1, sizeof *b->vals)) {
+		json_decref(rec);
+		b->failed = 1;
+		return -1;
+	}
+	b->vals[b->n_rec++] = rec;
+	return 0;
+}
+
 static int cmp_id(const void *x, const void *y)
 {
 	return strcmp(*(char *const *)x, *(char *const *)y);
@@ -320,6 +377,9 @@ int a2m_corpus_batch_flush(a2m_corpus_batch *b, size_t *added, size_t *removed)
 	*added = *removed = 0;
 	if (b->failed || b->records.failed || b->forget.failed)
 		rc = oom(b);
+	/* Values not made into requests yet (the last batch of a sync). */
+	if (!rc && b->vals && b->n_rec && !b->n_ready && a2m_corpus_batch_prepare(b) != 0)
+		rc = oom(b);
 	if (!rc && b->n_pend)
 		rc = rows(b, 0);
 	for (size_t k = 0; !rc && k * A2M_CORPUS_BATCH_RECORDS < b->n_rec; k++)
@@ -359,6 +419,9 @@ static void empty(a2m_corpus_batch *b)
 		free(b->pend[i].new_ids);
 	}
 	b->n_pend = 0;
+	if (b->vals)
+		for (size_t i = 0; i < b->n_rec; i++)
+			json_decref(b->vals[i]);
 	b->n_rec = 0;
 	b->records.len = 0;
 	b->forget.len = 0;
@@ -374,5 +437,6 @@ void a2m_corpus_batch_free(a2m_corpus_batch *b)
 	a2m_buf_free(&b->forget);
 	free(b->pend);
 	free(b->rec_off);
+	free(b->vals);
 	memset(b, 0, sizeof *b);
 }

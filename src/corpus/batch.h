@@ -68,7 +68,8 @@ typedef struct a2m_corpus_batch {
 	size_t              n_pend, cap_pend;
 	a2m_buf             records;    /* the new chunks' records, back to back */
 	size_t             *rec_off;    /* where each starts */
-	size_t              n_rec, cap_rec;
+	json_t            **vals;       /* or, with handle_value, each as a JSON value */
+	size_t              n_rec, cap_rec, cap_vals;
 	/* a2m_corpus_options.handle_value (NULL: requests go as text) */
 	int               (*handle_value)(a2m *h, json_t *msg, char **reply);
 	json_t            **ready;      /* the memory/remember requests read ahead
@@ -97,6 +98,14 @@ a2m_corpus_pending *a2m_corpus_batch_file(a2m_corpus_batch *b, const char *path,
 int a2m_corpus_batch_record(a2m_corpus_batch *b);
 
 /*
+** Adds a new chunk's record as a JSON value (its reference taken, also on
+** failure), for a batch with handle_value: the request is then built from
+** the values, never read from text (a2m_corpus_batch_prepare). Returns 0,
+** or -1 when memory ran out (rec NULL counts as that).
+*/
+int a2m_corpus_batch_value(a2m_corpus_batch *b, json_t *rec);
+
+/*
 ** Adds to the ids to forget every id of the space-separated list old that
 ** is not among the n ids of keep (which it sorts).
 */
@@ -104,13 +113,15 @@ void a2m_corpus_batch_forget(a2m_corpus_batch *b, const char *old, a2m_corpus_id
 			     size_t n);
 
 /*
-** Reads the batch's memory/remember requests ahead of the flush, which
-** then sends them as read (b->handle_value): the indexer does it on its
-** walking thread while the batch before is written on another, so the
-** writing thread does not read the records' JSON. Call it once the batch
-** is full; a flush without it, or a batch without handle_value, sends the
-** text. Returns 0, or -1 when memory
-** ran out (the flush then fails with that reason).
+** Makes the batch's memory/remember requests ahead of the flush, which
+** then sends them as they are (b->handle_value): the indexer does it on
+** its walking thread while the batch before is written on another, so the
+** writing thread reads no JSON. Records added as values
+** (a2m_corpus_batch_value) go into the requests as they are; records
+** added as text are read. Call it once the batch is full; a flush does it
+** itself for values it finds not made into requests, and sends records
+** added as text, in a batch without handle_value, as text. Returns 0, or
+** -1 when memory ran out (the flush then fails with that reason).
 */
 int a2m_corpus_batch_prepare(a2m_corpus_batch *b);
 

@@ -297,6 +297,67 @@ static void record_body(a2m_corpus *c, const char *rel, const char *text, size_t
 		       ch->first_line, ch->last_line, k);
 }
 
+/* Sets o[key] to v (taken, also on failure); -1 when o or v is NULL or memory ran out. */
+static int set(json_t *o, const char *key, json_t *v)
+{
+	if (!o || !v) {
+		json_decref(v);
+		return -1;
+	}
+	return json_object_set_new_nocheck(o, key, v);
+}
+
+/*
+** The record of chunk k, with its id, as the JSON value a2m_json_read
+** makes of the text record_body wrote (c->body, which the id hashes): the
+** same fields in the same order. The strings were checked as text (the
+** file and its name): no check again. NULL when memory ran out.
+*/
+static json_t *record_value(a2m_corpus *c, const char *rel, const char *text, size_t k,
+			    const char *media_type, const char *id)
+{
+	const a2m_chunk *ch = &c->chunks.v[k];
+	char lines[48];
+	if (ch->first_line == ch->last_line)
+		snprintf(lines, sizeof lines, "#L%u", ch->first_line);
+	else
+		snprintf(lines, sizeof lines, "#L%u-L%u", ch->first_line, ch->last_line);
+	size_t nl = strlen(lines), ul = c->uri.len;
+	json_t *rec = json_object(), *meta = json_object(), *headings = json_array();
+	long up[8];
+	int n = 0, rc = 0;
+	for (long h = ch->heading; h >= 0 && n < 8; h = c->chunks.h[h].parent)
+		up[n++] = h;
+	for (int i = n - 1; i >= 0 && headings && !rc; i--) {
+		const a2m_heading *hd = &c->chunks.h[up[i]];
+		rc = json_array_append_new(headings, json_stringn_nocheck(text + hd->start, hd->len));
+	}
+	/* The uri: the file's, then its lines. */
+	char *uri = malloc(ul + nl + 1);
+	if (uri) {
+		memcpy(uri, c->uri.p, ul);
+		memcpy(uri + ul, lines, nl + 1);
+	}
+	rc |= set(rec, "id", json_stringn_nocheck(id, A2M_CORPUS_ID_LEN));
+	rc |= set(rec, "content", json_stringn_nocheck(text + ch->start, ch->end - ch->start));
+	rc |= set(rec, "group", json_stringn_nocheck(rel, strlen(rel)));
+	rc |= set(rec, "tier", json_stringn_nocheck("semantic", 8));
+	rc |= set(rec, "uri", uri ? json_stringn_nocheck(uri, ul + nl) : NULL);
+	rc |= set(rec, "media_type", json_stringn_nocheck(media_type, strlen(media_type)));
+	rc |= set(meta, "path", json_stringn_nocheck(rel, strlen(rel)));
+	rc |= set(meta, "headings", headings);
+	rc |= set(meta, "first_line", json_integer(ch->first_line));
+	rc |= set(meta, "last_line", json_integer(ch->last_line));
+	rc |= set(meta, "chunk", json_integer((json_int_t)k));
+	rc |= set(rec, "metadata", meta);
+	free(uri);
+	if (rc) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
+}
+
 /* Reads the open file fd (size bytes by fstat) into c->data; its length, or
 ** -1 (errno set; EFBIG when it grew past max_file). */
 static ssize_t read_file(a2m_corpus *c, int fd, size_t size)
@@ -463,7 +524,13 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 		if (k)
 			a2m_buf_put(&ids, " ", 1);
 		a2m_buf_put(&ids, id, A2M_CORPUS_ID_LEN);
-		if ((!all && a2m_corpus_ids_has(old, n_old, id)) || a2m_corpus_batch_record(b))
+		if (!all && a2m_corpus_ids_has(old, n_old, id))
+			continue;
+		if (b->handle_value) {
+			a2m_corpus_batch_value(b, record_value(c, rel, text, k, media_type, id));
+			continue;
+		}
+		if (a2m_corpus_batch_record(b))
 			continue;
 		a2m_buf_puts(&b->records, "{\"id\":\"");
 		a2m_buf_put(&b->records, id, A2M_CORPUS_ID_LEN);
