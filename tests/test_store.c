@@ -1945,6 +1945,33 @@ static void test_rollback_discards_many_inserts(tctx *t)
 	check_many(t, "h", seqs);
 }
 
+/*
+** A get inside the transaction finds each record inserted before it,
+** whether its row was written or is still held, and not one never
+** inserted (SQLite writes the held rows only for a get of one of them).
+*/
+static void test_get_of_many_inserts_in_their_transaction(tctx *t)
+{
+	/* HELD_N rows: the first ones written a statement at a time, the last held. */
+	static const char *const ids[] = {"g00", "g01", "g19", "g20", "g39", "g46", "g40"};
+	a2m_record *got = NULL;
+	EXPECT_OK(begin_many(t, "g", NULL));
+	EXPECT_OK(OPS->get(t->s, "g47", &got));
+	EXPECT(!got);
+	for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+		char want[32];
+		snprintf(want, sizeof want, "text of %s", ids[i]);
+		EXPECT_OK(OPS->get(t->s, ids[i], &got));
+		EXPECT_STR(got ? got->content : NULL, want);
+		a2m_record_free(got);
+		got = NULL;
+	}
+	EXPECT_OK(OPS->get(t->s, "g47", &got));
+	EXPECT(!got);
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), HELD_N);
+}
+
 /* An update and a remove of records inserted earlier in the transaction. */
 static void test_update_and_remove_of_many_inserts_in_their_transaction(tctx *t)
 {
@@ -3895,6 +3922,7 @@ int main(void)
 	RUN(test_many_inserts_with_a_taken_id_or_key_refused_whole);
 	RUN(test_rollback_discards_many_inserts);
 	RUN_SQLITE(test_sqlite_commit_after_a_refused_row_fails_and_keeps_nothing);
+	RUN(test_get_of_many_inserts_in_their_transaction);
 	RUN(test_update_and_remove_of_many_inserts_in_their_transaction);
 	RUN(test_many_removes_keep_order_and_lookups);
 	RUN(test_random_removes_keep_lookups_by_id_and_seq);

@@ -224,6 +224,15 @@ int a2m_sqlite_held_put(sqlstore *s, const a2m_record *rec, int64_t seq)
 	return 0;
 }
 
+int a2m_sqlite_held_has_id(const sqlstore *s, const char *id)
+{
+	const a2m_sqlite_held *h = s->held;
+	for (size_t i = 0; h && id && i < h->n; i++)
+		if (h->rows[i].rec.id && strcmp(h->rows[i].rec.id, id) == 0)
+			return 1;
+	return 0;
+}
+
 void a2m_sqlite_held_drop(sqlstore *s)
 {
 	if (s->held)

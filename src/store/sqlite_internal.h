@@ -566,6 +566,9 @@ int a2m_sqlite_held_put(sqlstore *s, const a2m_record *rec, int64_t seq);
 */
 int a2m_sqlite_held_flush(sqlstore *s);
 
+/* Whether a held row has this id (NULL: none has). */
+int a2m_sqlite_held_has_id(const sqlstore *s, const char *id);
+
 /* Forgets the held rows (at rollback, and after a failed COMMIT). Cannot fail. */
 void a2m_sqlite_held_drop(sqlstore *s);
 

@@ -404,8 +404,17 @@ sqlstore *a2m_sqlite_read_conn(a2m_store *base, int *rc)
 
 int a2m_sqlite_pooled_get(a2m_store *base, const char *id, a2m_record **out)
 {
-	int rc;
-	sqlstore *c = a2m_sqlite_read_conn(base, &rc);
+	/*
+	** The held rows are written first only when one has the id: the
+	** table answers for any other id as it would once they were written.
+	** A remember of records with ids asks for each one before its insert,
+	** and a flush each time wrote the rows one per statement (`a2m
+	** corpus`: 8 000 a batch; docs/BENCHMARKS.md).
+	*/
+	int rc = 0;
+	sqlstore *c = a2m_sqlite_conn(base);
+	if (c == (sqlstore *)base && a2m_sqlite_held_has_id(c, id))
+		rc = a2m_sqlite_held_flush(c);
 	*out = NULL;
 	return rc ? rc : a2m_sqlite_relay(base, c, a2m_sqlite_get(&c->base, id, out));
 }
