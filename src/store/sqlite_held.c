@@ -17,8 +17,10 @@
 ** begin, begin_relaxed, rollback, close, read_begin, read_end, which run
 ** no statement while rows are held) calls
 ** a2m_sqlite_held_flush() first, as does the COMMIT path before it writes
-** the postings, counts and seq mark. So every read of the transaction sees
-** its own inserts, and the triggers of update and remove find the rows.
+** the postings, counts and seq mark; get only when a held row has its id
+** (a2m_sqlite_held_has_id: for any other id the table answers the same).
+** So every read of the transaction sees its own inserts, and the triggers
+** of update and remove find the rows.
 **
 ** A UNIQUE constraint (id, or (owner, key)) then fails at the flush, in
 ** whatever op flushed, and the rows stay held: each later op, and the
