@@ -247,10 +247,11 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/liba2m-test.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(BUILD)/liba2m-test.a $(TEST_LDLIBS)
 
-# The corpus indexer is the binary's (CLI_SRC), so its unit test links its
+# The corpus indexer is the binary's (CLI_SRC), so its unit tests link its
 # objects beside the library.
 CORPUS_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/corpus/*.c))
-$(BUILD)/tests/test_corpus: tests/test_corpus.c $(CORPUS_OBJ) $(BUILD)/liba2m-test.a
+$(BUILD)/tests/test_corpus $(BUILD)/tests/test_corpus_values: \
+$(BUILD)/tests/%: tests/%.c $(CORPUS_OBJ) $(BUILD)/liba2m-test.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DA2M_TEST_HOOKS $(LDFLAGS) -o $@ $< $(CORPUS_OBJ) $(BUILD)/liba2m-test.a \
 		$(TEST_LDLIBS)
