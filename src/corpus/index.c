@@ -22,6 +22,7 @@
 #include "corpus/grow.h"
 #include "corpus/index.h"
 #include "corpus/kinds.h"
+#include "corpus/record.h"
 #include "util/buf.h"
 #include "util/json_write.h"
 #include "util/log.h"
@@ -258,106 +259,6 @@ static int flush_if_full(a2m_corpus *c)
 
 /* ---- one file ---------------------------------------------------------- */
 
-/*
-** The record of chunk k of the file at rel, without its id, into c->body.
-*/
-static void record_body(a2m_corpus *c, const char *rel, const char *text, size_t k,
-			const char *media_type)
-{
-	const a2m_chunk *ch = &c->chunks.v[k];
-	a2m_buf *b = &c->body;
-	b->len = 0;
-	a2m_buf_puts(b, "\"content\":");
-	a2m_json_put_string(b, text + ch->start, ch->end - ch->start);
-	a2m_buf_puts(b, ",\"group\":");
-	a2m_json_put_string(b, rel, strlen(rel));
-	a2m_buf_puts(b, ",\"tier\":\"semantic\",\"uri\":\"");
-	a2m_buf_put(b, c->uri.p, c->uri.len);
-	if (ch->first_line == ch->last_line)
-		a2m_buf_printf(b, "#L%u\"", ch->first_line);
-	else
-		a2m_buf_printf(b, "#L%u-L%u\"", ch->first_line, ch->last_line);
-	a2m_buf_puts(b, ",\"media_type\":");
-	a2m_json_put_string(b, media_type, strlen(media_type));
-	a2m_buf_puts(b, ",\"metadata\":{\"path\":");
-	a2m_json_put_string(b, rel, strlen(rel));
-	a2m_buf_puts(b, ",\"headings\":[");
-	/* The path from the outermost heading: collected innermost first. */
-	long up[8];
-	int n = 0;
-	for (long h = ch->heading; h >= 0 && n < 8; h = c->chunks.h[h].parent)
-		up[n++] = h;
-	for (int i = n - 1; i >= 0; i--) {
-		const a2m_heading *hd = &c->chunks.h[up[i]];
-		if (i < n - 1)
-			a2m_buf_put(b, ",", 1);
-		a2m_json_put_string(b, text + hd->start, hd->len);
-	}
-	a2m_buf_printf(b, "],\"first_line\":%u,\"last_line\":%u,\"chunk\":%zu}}",
-		       ch->first_line, ch->last_line, k);
-}
-
-/* Sets o[key] to v (taken, also on failure); -1 when o or v is NULL or memory ran out. */
-static int set(json_t *o, const char *key, json_t *v)
-{
-	if (!o || !v) {
-		json_decref(v);
-		return -1;
-	}
-	return json_object_set_new_nocheck(o, key, v);
-}
-
-/*
-** The record of chunk k, with its id, as the JSON value a2m_json_read
-** makes of the text record_body wrote (c->body, which the id hashes): the
-** same fields in the same order. The strings were checked as text (the
-** file and its name): no check again. NULL when memory ran out.
-*/
-static json_t *record_value(a2m_corpus *c, const char *rel, const char *text, size_t k,
-			    const char *media_type, const char *id)
-{
-	const a2m_chunk *ch = &c->chunks.v[k];
-	char lines[48];
-	if (ch->first_line == ch->last_line)
-		snprintf(lines, sizeof lines, "#L%u", ch->first_line);
-	else
-		snprintf(lines, sizeof lines, "#L%u-L%u", ch->first_line, ch->last_line);
-	size_t nl = strlen(lines), ul = c->uri.len;
-	json_t *rec = json_object(), *meta = json_object(), *headings = json_array();
-	long up[8];
-	int n = 0, rc = 0;
-	for (long h = ch->heading; h >= 0 && n < 8; h = c->chunks.h[h].parent)
-		up[n++] = h;
-	for (int i = n - 1; i >= 0 && headings && !rc; i--) {
-		const a2m_heading *hd = &c->chunks.h[up[i]];
-		rc = json_array_append_new(headings, json_stringn_nocheck(text + hd->start, hd->len));
-	}
-	/* The uri: the file's, then its lines. */
-	char *uri = malloc(ul + nl + 1);
-	if (uri) {
-		memcpy(uri, c->uri.p, ul);
-		memcpy(uri + ul, lines, nl + 1);
-	}
-	rc |= set(rec, "id", json_stringn_nocheck(id, A2M_CORPUS_ID_LEN));
-	rc |= set(rec, "content", json_stringn_nocheck(text + ch->start, ch->end - ch->start));
-	rc |= set(rec, "group", json_stringn_nocheck(rel, strlen(rel)));
-	rc |= set(rec, "tier", json_stringn_nocheck("semantic", 8));
-	rc |= set(rec, "uri", uri ? json_stringn_nocheck(uri, ul + nl) : NULL);
-	rc |= set(rec, "media_type", json_stringn_nocheck(media_type, strlen(media_type)));
-	rc |= set(meta, "path", json_stringn_nocheck(rel, strlen(rel)));
-	rc |= set(meta, "headings", headings);
-	rc |= set(meta, "first_line", json_integer(ch->first_line));
-	rc |= set(meta, "last_line", json_integer(ch->last_line));
-	rc |= set(meta, "chunk", json_integer((json_int_t)k));
-	rc |= set(rec, "metadata", meta);
-	free(uri);
-	if (rc) {
-		json_decref(rec);
-		return NULL;
-	}
-	return rec;
-}
-
 /* Reads the open file fd (size bytes by fstat) into c->data; its length, or
 ** -1 (errno set; EFBIG when it grew past max_file). */
 static ssize_t read_file(a2m_corpus *c, int fd, size_t size)
@@ -516,8 +417,10 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	}
 	a2m_corpus_batch *b = &c->batch;
 	a2m_buf ids = {0};
+	a2m_corpus_chunk_ref ref = {&c->chunks, 0, rel, text, c->uri.p, c->uri.len, media_type};
 	for (size_t k = 0; k < c->chunks.n; k++) {
-		record_body(c, rel, text, k, media_type);
+		ref.k = k;
+		a2m_corpus_record_body(&c->body, &ref);
 		memcpy(c->ids[k], path_hash, 16);
 		hex64(hash_bytes(c->body.p, c->body.len), c->ids[k] + 16);
 		const char *id = c->ids[k];
@@ -527,7 +430,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 		if (!all && a2m_corpus_ids_has(old, n_old, id))
 			continue;
 		if (b->handle_value) {
-			a2m_corpus_batch_value(b, record_value(c, rel, text, k, media_type, id));
+			a2m_corpus_batch_value(b, a2m_corpus_record_value(&ref, id));
 			continue;
 		}
 		if (a2m_corpus_batch_record(b))
