@@ -25,6 +25,10 @@ one() {
 	local label=$1
 	shift
 	rm -f "$d"/s.db*
+	# Emptied here, not only by the server's redirection: that one runs in
+	# the forked child, and the loop below could read the last server's
+	# line first and send wrk to its closed port ("connection refused").
+	: >"$d/err"
 	"$a2m" serve --http 127.0.0.1:0 --db "$d/s.db" --log-level info "$@" 2>"$d/err" &
 	pid=$!
 	local url=
