@@ -13,6 +13,14 @@
 ** covers them, then resumes their connections, whose workers give the
 ** answers. So while one batch's sync runs, the next batch is applied,
 ** and more gather meanwhile.
+**
+** A thread is woken only when it has something to do: a write held back
+** (hold, below) does not wake the run stage, and the writes held back
+** until a sync ends are run by the wait stage's own thread, which then
+** syncs them, rather than handed back to the run stage's. Each needless
+** wake was a context switch, and on two cores shared with the clients
+** those were the largest cost of an acknowledged write ("Group commit",
+** docs/BENCHMARKS.md).
 */
 #include <errno.h>
 #include <stdlib.h>
@@ -128,14 +136,54 @@ static void hand_over(a2m_http *s, request *r, size_t n, batch *b, int wait)
 */
 #define HOLD_UNTIL 8
 
+/* Whether a sync is waited for or a batch waits to be (takes wait.mu, so
+** never under it: the order is run.mu, then wait.mu). */
+static int syncing(a2m_http *s)
+{
+	pthread_mutex_lock(&s->wait.mu);
+	int on = s->wait.busy || s->wait.head;
+	pthread_mutex_unlock(&s->wait.mu);
+	return on;
+}
+
 static int hold(a2m_http *s, const a2m_http_stage *g)
 {
 	if (g->n >= HOLD_UNTIL || g->stop)
 		return 0;
-	pthread_mutex_lock(&s->wait.mu);
-	int syncing = s->wait.busy || s->wait.head;
-	pthread_mutex_unlock(&s->wait.mu);
-	return syncing;
+	return syncing(s);
+}
+
+/* Whether the run stage's thread has something to do (under run.mu). */
+static int run_due(a2m_http *s)
+{
+	const a2m_http_stage *g = &s->run;
+	return g->stop || (g->head && !g->busy && !hold(s, g));
+}
+
+/*
+** Takes the first batch of the stage's list (under its mu; the list not
+** empty): all of it, or BATCH_MAX for the run stage, since one transaction
+** holds the handle's lock from its first write to its COMMIT and readers
+** wait no longer than this. Returns its first request; *n its length.
+*/
+static request *take(a2m_http_stage *g, int cap, size_t *n)
+{
+	request *r = g->head;
+	*n = g->n;
+	if (cap && g->n > BATCH_MAX) {
+		request *last = r;
+		for (size_t i = 1; i < BATCH_MAX; i++)
+			last = last->next;
+		g->head = last->next;
+		last->next = NULL;
+		g->n -= BATCH_MAX;
+		*n = BATCH_MAX;
+	} else {
+		g->head = g->tail = NULL;
+		g->n = 0;
+	}
+	g->busy = 1;
+	return r;
 }
 
 /* After a batch of n was handed over by the run stage (under its mu). */
@@ -143,6 +191,32 @@ static void ran(a2m_http *s, size_t n)
 {
 	s->durable_calls += n;
 	s->durable_batches++;
+}
+
+/*
+** The sync is over (the wait stage's thread, no lock held): what the run
+** stage held back meanwhile is run here, and put on the wait stage's list
+** for this thread to sync next, which saves waking the run stage's thread
+** only to wake this one again. Nothing when the run stage is running a
+** batch itself: it hands it over when done.
+*/
+static void run_held(a2m_http *s, batch *b)
+{
+	a2m_http_stage *g = &s->run;
+	pthread_mutex_lock(&g->mu);
+	if (g->head && !g->busy) {
+		size_t n;
+		request *r = take(g, 1, &n);
+		pthread_mutex_unlock(&g->mu);
+		hand_over(s, r, n, b, 0);
+		pthread_mutex_lock(&g->mu);
+		g->busy = 0;
+		ran(s, n);
+	}
+	/* What came meanwhile may be the run stage thread's (and its stop). */
+	if (run_due(s))
+		pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->mu);
 }
 
 static void stage_loop(a2m_http *s, a2m_http_stage *g, int wait)
@@ -155,25 +229,10 @@ static void stage_loop(a2m_http *s, a2m_http_stage *g, int wait)
 		while (((!g->head || g->busy) || (!wait && hold(s, g))) &&
 		       !(g->stop && !g->busy && !g->head))
 			pthread_cond_wait(&g->cv, &g->mu);
-		request *r = g->head;
-		if (!r)
+		if (!g->head)
 			break;  /* stopping, and nothing left */
-		size_t n = g->n;
-		if (!wait && n > BATCH_MAX) {
-			/* One transaction holds the handle's lock from its first
-			** write to its COMMIT: readers wait no longer than this. */
-			request *last = r;
-			for (size_t i = 1; i < BATCH_MAX; i++)
-				last = last->next;
-			g->head = last->next;
-			last->next = NULL;
-			g->n -= BATCH_MAX;
-			n = BATCH_MAX;
-		} else {
-			g->head = g->tail = NULL;
-			g->n = 0;
-		}
-		g->busy = 1;
+		size_t n;
+		request *r = take(g, !wait, &n);
 		pthread_mutex_unlock(&g->mu);
 		hand_over(s, r, n, &b, wait);
 		pthread_mutex_lock(&g->mu);
@@ -181,11 +240,8 @@ static void stage_loop(a2m_http *s, a2m_http_stage *g, int wait)
 		if (!wait) {
 			ran(s, n);
 		} else if (!g->head) {
-			/* The sync is over: what the run stage held back may go. */
 			pthread_mutex_unlock(&g->mu);
-			pthread_mutex_lock(&s->run.mu);
-			pthread_cond_signal(&s->run.cv);
-			pthread_mutex_unlock(&s->run.mu);
+			run_held(s, &b);
 			pthread_mutex_lock(&g->mu);
 		}
 	}
@@ -276,12 +332,19 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 	*/
 	a2m_http_stage *g = &s->run;
 	pthread_mutex_lock(&g->mu);
-	pthread_mutex_lock(&s->wait.mu);
-	int syncing = s->wait.busy || s->wait.head;
-	pthread_mutex_unlock(&s->wait.mu);
-	if (g->busy || g->head || syncing) {
+	if (g->busy || g->head || syncing(s)) {
+		/* Queued; the thread is woken only if it would run it now (not
+		** busy, not held back): whoever is busy, or the end of the sync,
+		** looks at the list again. */
+		if (g->tail)
+			g->tail->next = r;
+		else
+			g->head = r;
+		g->tail = r;
+		g->n++;
+		if (run_due(s))
+			pthread_cond_signal(&g->cv);
 		pthread_mutex_unlock(&g->mu);
-		stage_put(g, r, r, 1);
 		return MHD_YES;
 	}
 	g->busy = 1;
@@ -290,7 +353,7 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 	pthread_mutex_lock(&g->mu);
 	g->busy = 0;
 	ran(s, 1);
-	if (g->head || g->stop)
+	if (run_due(s))
 		pthread_cond_signal(&g->cv);  /* what came meanwhile: the thread's */
 	pthread_mutex_unlock(&g->mu);
 	return MHD_YES;
