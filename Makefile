@@ -145,7 +145,7 @@ SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 # The rest are single-threaded, and TSan is slow.
 TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test_analyze \
               test_extensions \
-              test_recall test_index test_durable
+              test_recall test_index test_durable test_joint
 TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
 # The fuzz targets (fuzz/, docs/FUZZING.md): one program per fuzz/fuzz_*.c,

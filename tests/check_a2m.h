@@ -144,4 +144,45 @@ static inline int check_error_code(const json_t *resp)
 	return e ? (int)json_integer_value(json_object_get(e, "code")) : 0;
 }
 
+/* 1 when key is in h with content (NULL: absent), checked through memory/fetch. */
+static inline int check_holds(a2m *h, const char *key, const char *content)
+{
+	char req[256];
+	snprintf(req, sizeof req,
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/fetch\","
+		 "\"params\":{\"key\":\"%s\"}}", key);
+	char *out = check_reply(h, req);
+	json_t *resp = out ? json_loads(out, 0, NULL) : NULL;
+	a2m_free(out);
+	json_t *rec = json_object_get(json_object_get(resp, "result"), "record");
+	int ok;
+	if (!content)
+		ok = json_is_null(rec);
+	else
+		ok = json_is_object(rec) &&
+		     strcmp(json_string_value(json_object_get(rec, "content")) ?: "", content) == 0;
+	json_decref(resp);
+	return ok;
+}
+
+/* The message of resp's error, or "" (borrowed from resp). */
+static inline const char *check_error_message(const json_t *resp)
+{
+	const char *m = json_string_value(json_object_get(json_object_get(resp, "error"),
+							  "message"));
+	return m ? m : "";
+}
+
+/* Records in h: the sum of describe's tier counts. */
+static inline long long check_stored(a2m *h)
+{
+	json_t *r = check_send(h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/describe\"}");
+	json_t *tiers = json_object_get(json_object_get(r, "result"), "tiers");
+	long long n = 0;
+	for (size_t i = 0; i < json_array_size(tiers); i++)
+		n += json_integer_value(json_object_get(json_array_get(tiers, i), "count"));
+	json_decref(r);
+	return n;
+}
+
 #endif
