@@ -5,9 +5,11 @@
 ** in-process (a2m_handle_network_deferred, then a2m_deferred_finish), so
 ** what one transaction holds is known: a write that fails inside it, a
 ** refused COMMIT, a failed sync, two writes of one key, a reader beside
-** the groups, and callers on several threads joining one another. (Split from test_durable.c,
+** the groups, callers on several threads joining one another, and what
+** the log says of a run of refused COMMITs. (Split from test_durable.c,
 ** which kills a server of sixteen HTTP writers mid-stream.)
 */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -264,6 +266,97 @@ static void test_a_failed_sync_fails_the_whole_group(void)
 }
 
 
+/* ---- what the log says ---- */
+
+/* Starts sending stderr to path; returns the descriptor to restore. */
+static int stderr_to(const char *path)
+{
+	fflush(stderr);
+	int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (saved < 0 || fd < 0 || dup2(fd, 2) < 0) {
+		CHECK(!"cannot redirect stderr");
+		if (fd >= 0)
+			close(fd);
+		return saved;
+	}
+	close(fd);
+	return saved;
+}
+
+static void stderr_back(int saved)
+{
+	fflush(stderr);
+	if (saved >= 0) {
+		dup2(saved, 2);
+		close(saved);
+	}
+}
+
+/* How many lines of the file at path contain what. */
+static int lines_with(const char *path, const char *what)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[1024];
+	int n = 0;
+	while (fgets(line, sizeof line, f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+** A run of groups whose COMMIT is refused (a full disk would refuse every
+** one) is logged once, as an error naming the cause, not once a group;
+** the first COMMIT that succeeds after it says, once, how many failed.
+*/
+static void test_a_run_of_refused_commits_is_logged_once(void)
+{
+	enum { ROUNDS = 20 };
+	char path[256], log[256];
+	snprintf(path, sizeof path, "%s/group-log.db", tmpdir);
+	snprintf(log, sizeof log, "%s/group-log.txt", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	a2m_sqlite_fail_commits_for_tests("doomed-");
+	int saved = stderr_to(log);
+	for (int r = 0; r < ROUNDS; r++) {
+		char a[256], b[256];
+		snprintf(a, sizeof a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+			 "\"memory/remember\",\"params\":{\"records\":[{\"content\":"
+			 "\"refused %d\",\"key\":\"r-%d\"}]}}", r, r);
+		snprintf(b, sizeof b, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+			 "\"memory/remember\",\"params\":{\"records\":[{\"content\":"
+			 "\"doomed %d\",\"key\":\"doomed-%d\"}]}}", r, r);
+		const char *msgs[] = {a, b};
+		json_t *out[2];
+		run_group(h, msgs, 2, out);
+		CHECK_INT(check_error_code(out[0]), A2M_INTERNAL_ERROR);
+		free_all(out, 2);
+	}
+	a2m_sqlite_fail_commits_for_tests(NULL);
+	static const char *const fine[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"fine again\",\"key\":\"fine\"}]}}",
+	};
+	json_t *out[1];
+	run_group(h, fine, 1, out);
+	CHECK(json_object_get(out[0], "result") != NULL);
+	free_all(out, 1);
+	run_group(h, fine, 1, out);
+	free_all(out, 1);
+	stderr_back(saved);
+	CHECK_INT(lines_with(log, "a2m: error: "), 1);
+	CHECK_INT(lines_with(log, "a commit of 2 writes failed, each answered -32603 "
+			     "(storage: commit: refused by the test)"), 1);
+	CHECK_INT(lines_with(log, "a2m: warn: commits succeed again, after 20 failed commits "
+			     "that refused 40 writes"), 1);
+	CHECK_INT(lines_with(log, "a2m: "), 2);
+	a2m_close(h);
+}
+
 /* ---- a reader beside the groups ---- */
 
 enum { UNSEEN_ROUNDS = 50, UNSEEN_WRITES = 6 };
@@ -434,6 +527,7 @@ int main(void)
 		TEST(test_a_failed_commit_fails_the_whole_group),
 		TEST(test_two_writes_of_one_key_in_a_group),
 		TEST(test_a_failed_sync_fails_the_whole_group),
+		TEST(test_a_run_of_refused_commits_is_logged_once),
 		TEST(test_readers_never_see_a_group_before_its_commit),
 		TEST(test_in_process_writers_on_threads_join),
 		{NULL, NULL}

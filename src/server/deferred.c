@@ -125,6 +125,35 @@ static void events_undo(a2m *h, uint64_t head)
 }
 
 /*
+** A joint COMMIT that failed: each of its n writes is answered the error,
+** so the log only says that the store is failing, once for a run of
+** failures (a full disk fails every batch: one line each would bury the
+** log), and when a COMMIT succeeds again, how many it refused meanwhile.
+*/
+static void commit_failed(a2m *h, size_t n, const a2m_error *err)
+{
+	if (h->commits_failed++ == 0)
+		a2m_log(A2M_LOG_ERROR, "a commit of %zu write%s failed, each answered %d "
+			"(%s); until a commit succeeds, further failures are only counted",
+			n, n == 1 ? "" : "s", err->code ? err->code : A2M_INTERNAL_ERROR,
+			err->message);
+	h->commits_failed_writes += n;
+}
+
+/* A joint COMMIT succeeded: the end of a run of failures, if one ran. */
+static void commit_succeeded(a2m *h)
+{
+	if (!h->commits_failed)
+		return;
+	a2m_log(A2M_LOG_WARN, "commits succeed again, after %llu failed commit%s that "
+		"refused %llu write%s", (unsigned long long)h->commits_failed,
+		h->commits_failed == 1 ? "" : "s",
+		(unsigned long long)h->commits_failed_writes,
+		h->commits_failed_writes == 1 ? "" : "s");
+	h->commits_failed = h->commits_failed_writes = 0;
+}
+
+/*
 ** Runs the calls todo names (indexes into d, n of them, in order) in joint
 ** transactions (the file's comment), under the handle's exclusive lock.
 ** Every call ends with its outcome in d[i]->o.
@@ -152,11 +181,15 @@ static void run_joint(a2m *h, deferred **d, size_t *todo, size_t n)
 		if (k == n) {
 			if (a2m_stack_joint_commit(st, &err) != 0) {
 				events_undo(h, mark);
-				a2m_log(A2M_LOG_ERROR, "the commit of %zu writes failed: %s", n,
-					err.message);
+				size_t failed = 0;
 				for (k = 0; k < n; k++)
-					if (d[todo[k]]->o.rc == 0)
+					if (d[todo[k]]->o.rc == 0) {
 						outcome_fail(&d[todo[k]]->o, &err);
+						failed++;
+					}
+				commit_failed(h, failed, &err);
+			} else {
+				commit_succeeded(h);
 			}
 			a2m_error_clear(&err);
 			return;

@@ -29,6 +29,10 @@ struct a2m {
 	pthread_cond_t   join_cv;
 	struct deferred *join_head, *join_tail;
 	int              joining;     /* a caller is running writes */
+	/* Joint transactions whose COMMIT failed since one last succeeded, and
+	** the writes they failed (deferred.c: logged once a run of them, at
+	** its start and its end). Under the handle's exclusive lock. */
+	uint64_t         commits_failed, commits_failed_writes;
 	a2m_store      *watched;     /* borrowed from the stack: it tells of other
 	                                servers' commits (store.h, watch), which a
 	                                channel that can push is told of */
