@@ -27,7 +27,14 @@
 **     mirror's notes) that a savepoint would have to mark and restore in
 **     each of them; running the others again reuses the one rollback every
 **     engine already has, and a write that fails inside its transaction is
-**     rare (checks of the request come before it begins);
+**     rare (checks of the request come before it begins). Run again, a
+**     call makes new ids and reads the clock anew (its records' times are
+**     later by the failed attempt, still in the order the calls came): its
+**     first ids and times were never answered, committed, or told as
+**     events, so nobody can tell them from the second ones. Keeping them
+**     would mean recording every id and time each call makes, on every
+**     joint write, for this rare case, and replaying them only where the
+**     second run takes the same path as the first;
 **   - a failed COMMIT, or a failed sync, fails every call that had
 **     succeeded in it, with that error;
 **   - the events the calls reported (the stack reports a change when its
