@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,6 +42,15 @@ static inline void check_remove_db(const char *path)
 		snprintf(name, sizeof name, "%s%s", path, suffixes[i]);
 		unlink(name);
 	}
+}
+
+/* Removes the directory dir and all it holds (a test's mkdtemp). */
+static inline void check_remove_dir(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
 }
 
 #define CHECK(cond) do { \

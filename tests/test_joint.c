@@ -533,9 +533,6 @@ int main(void)
 		{NULL, NULL}
 	};
 	int rc = run_tests(tests);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
+	check_remove_dir(tmpdir);
 	return rc;
 }
