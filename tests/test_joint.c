@@ -22,6 +22,8 @@
 #include "check_a2m.h"
 #include "store/store.h"
 #include "server/deferred.h"
+#include "util/clock.h"
+#include "util/text.h"
 
 static char tmpdir[] = "/tmp/a2m-test-joint.XXXXXX";
 
@@ -265,6 +267,77 @@ static void test_a_failed_sync_fails_the_whole_group(void)
 	a2m_close(h);
 }
 
+
+/* ---- a write run again keeps what its first run made ---- */
+
+static const int64_t first_ms = 1780000000000LL, again_ms = 1780000060000LL;
+
+static void move_the_clock(void)
+{
+	a2m_clock_set_for_tests(again_ms);
+}
+
+/* The record under key, as memory/fetch answers it (a new reference). */
+static json_t *record_of(a2m *h, const char *key)
+{
+	json_t *res = check_result_of(h, "memory/fetch", json_pack("{ss}", "key", key));
+	json_t *rec = json_incref(json_object_get(res, "record"));
+	json_decref(res);
+	return rec;
+}
+
+/*
+** The writes before one that fails inside the group run again without it
+** (deferred.c); their records keep the ids and the time their first run
+** gave them: here the clock moves on a minute before they run again, and
+** the first write's record still says the first minute, its id too (an
+** id begins with its time), while the write after the failed one, which
+** ran only once, after the move, says the second.
+*/
+static void test_a_write_run_again_keeps_its_id_and_time(void)
+{
+	char path[256], t_first[A2M_TIMESTAMP_LEN], t_again[A2M_TIMESTAMP_LEN];
+	snprintf(path, sizeof path, "%s/group-again.db", tmpdir);
+	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	if (!h)
+		return;
+	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"width\","
+			       "\"key\":\"width\",\"embedding\":[1,0,0,0]}]}");
+	CHECK(json_object_get(r, "result") != NULL);
+	json_decref(r);
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"came first\",\"key\":\"a-a\"}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"wrong width\",\"key\":\"a-b\",\"embedding\":[1,0,0]}]}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"memory/remember\",\"params\":"
+		"{\"records\":[{\"content\":\"came last\",\"key\":\"a-c\"}]}}",
+	};
+	json_t *out[3];
+	a2m_clock_set_for_tests(first_ms);
+	a2m_deferred_before_again_for_tests(move_the_clock);
+	run_group(h, msgs, 3, out);
+	a2m_deferred_before_again_for_tests(NULL);
+	a2m_clock_set_for_tests(0);
+	CHECK(json_object_get(out[0], "result") != NULL);
+	CHECK_INT(check_error_code(out[1]), A2M_EMBEDDING_MISMATCH);
+	CHECK(json_object_get(out[2], "result") != NULL);
+	a2m_clock_format(first_ms, t_first);
+	a2m_clock_format(again_ms, t_again);
+	json_t *a = record_of(h, "a-a"), *c = record_of(h, "a-c");
+	const char *a_id = json_string_value(json_object_get(a, "id"));
+	CHECK_STR(json_string_value(json_object_get(a, "created_at")) ?: "", t_first);
+	CHECK_STR(a_id ?: "", first_id(out[0]));
+	CHECK_STR(json_string_value(json_object_get(c, "created_at")) ?: "", t_again);
+	/* The id's first ten characters are its time. */
+	char made[A2M_ID_LEN];
+	CHECK(a2m_id_generate(first_ms, made) == 0);
+	CHECK(a_id && strncmp(a_id, made, 10) == 0);
+	json_decref(a);
+	json_decref(c);
+	free_all(out, 3);
+	a2m_close(h);
+}
 
 /* ---- what the log says ---- */
 
@@ -525,6 +598,7 @@ int main(void)
 	static const test_case tests[] = {
 		TEST(test_a_failing_write_in_a_group_rolls_back_only_itself),
 		TEST(test_a_failed_commit_fails_the_whole_group),
+		TEST(test_a_write_run_again_keeps_its_id_and_time),
 		TEST(test_two_writes_of_one_key_in_a_group),
 		TEST(test_a_failed_sync_fails_the_whole_group),
 		TEST(test_a_run_of_refused_commits_is_logged_once),

@@ -28,13 +28,9 @@
 **     each of them; running the others again reuses the one rollback every
 **     engine already has, and a write that fails inside its transaction is
 **     rare (checks of the request come before it begins). Run again, a
-**     call makes new ids and reads the clock anew (its records' times are
-**     later by the failed attempt, still in the order the calls came): its
-**     first ids and times were never answered, committed, or told as
-**     events, so nobody can tell them from the second ones. Keeping them
-**     would mean recording every id and time each call makes, on every
-**     joint write, for this rare case, and replaying them only where the
-**     second run takes the same path as the first;
+**     call gives its new records the ids and the time its first run gave
+**     them (stack.h, a2m_stack_joint_part: kept as they are made), so
+**     they keep the time they came at, not that of the failed attempt;
 **   - a failed COMMIT, or a failed sync, fails every call that had
 **     succeeded in it, with that error;
 **   - the events the calls reported (the stack reports a change when its
@@ -66,6 +62,7 @@ typedef struct deferred {
 	a2m_call        call;
 	a2m_rpc_outcome o;
 	int             undid;   /* its successful runs that undid the transaction */
+	a2m_stack_replay replay; /* what its run in a joint transaction made */
 	/* a2m_deferred_join: the queue (h->join_*), and what its runner left */
 	struct deferred *next;
 	int             done;    /* run: reply and status below are its answer */
@@ -118,6 +115,24 @@ static void run(a2m *h, deferred *d)
 	a2m_rpc_call(&d->call, &d->req, &d->o);
 	/* A shared log's events (never in a joint transaction): logged now. */
 	a2m_events_settle(&h->srv);
+}
+
+#ifdef A2M_TEST_HOOKS
+static void (*before_again)(void);
+
+void a2m_deferred_before_again_for_tests(void (*fn)(void))
+{
+	before_again = fn;
+}
+#endif
+
+/* run() as a part of a joint transaction: what it makes is kept, or, run
+** again, made the same (stack.h, a2m_stack_joint_part). */
+static void run_part(a2m *h, deferred *d)
+{
+	a2m_stack_joint_part(h->srv.stack, &d->replay);
+	run(h, d);
+	a2m_stack_joint_part(h->srv.stack, NULL);
 }
 
 static uint64_t events_head(a2m *h)
@@ -180,7 +195,7 @@ static void run_joint(a2m *h, deferred **d, size_t *todo, size_t n)
 		}
 		size_t k = 0;
 		while (k < n) {
-			run(h, d[todo[k]]);
+			run_part(h, d[todo[k]]);
 			if (a2m_stack_joint_undone(st))
 				break;
 			k++;
@@ -204,11 +219,16 @@ static void run_joint(a2m *h, deferred **d, size_t *todo, size_t n)
 		/* todo[k] undid the transaction: again, without its writes. */
 		events_undo(h, mark);
 		a2m_stack_joint_end(st);
+#ifdef A2M_TEST_HOOKS
+		if (before_again)
+			before_again();
+#endif
 		size_t m = 0;
 		for (size_t j = 0; j < k; j++) {
 			deferred *y = d[todo[j]];
 			if (y->o.rc == 0) {  /* one that failed wrote nothing */
 				outcome_clear(&y->o);
+				y->replay.again = 1;
 				todo[m++] = todo[j];
 			}
 		}
@@ -219,6 +239,7 @@ static void run_joint(a2m *h, deferred **d, size_t *todo, size_t n)
 			** more, and never acknowledged unwritten. */
 			if (x->undid++ == 0) {
 				outcome_clear(&x->o);
+				x->replay.again = 1;
 				todo[m++] = todo[k];
 			} else {
 				a2m_error_set(&err, A2M_INTERNAL_ERROR, "the write was rolled back "
@@ -341,6 +362,7 @@ void a2m_deferred_drop(void *pending)
 	json_decref(d->id);
 	a2m_rpc_request_free(&d->req);
 	outcome_clear(&d->o);
+	a2m_stack_replay_free(&d->replay);
 	free(d);
 }
 

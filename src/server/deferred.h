@@ -54,6 +54,12 @@ void a2m_deferred_finish(a2m *h, void **pending, char **replies, int *status, si
 */
 void a2m_deferred_run(a2m *h, void **pending, char **replies, int *status, size_t n);
 
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
+/* For tests: fn (NULL: none) runs each time the calls of a joint
+** transaction that another undid are about to run again. */
+void a2m_deferred_before_again_for_tests(void (*fn)(void));
+#endif
+
 /* Frees pending without waiting (its request will not be answered; a
 ** queued write is never run). NULL: no-op. */
 void a2m_deferred_drop(void *pending);

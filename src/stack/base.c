@@ -12,6 +12,7 @@
 
 #include "stack/stack_internal.h"
 #include "util/clock.h"
+#include "util/text.h"
 
 const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec)
 {
@@ -182,6 +183,54 @@ int a2m_stack_joint_commit(a2m_stack *st, a2m_error *err)
 		st->capacity_known = st->joint_capacity_known;
 	}
 	return rc;
+}
+
+void a2m_stack_joint_part(a2m_stack *st, a2m_stack_replay *r)
+{
+	st->replay = r;
+	if (r)
+		r->next = 0;
+}
+
+void a2m_stack_replay_free(a2m_stack_replay *r)
+{
+	free(r->ids);
+	memset(r, 0, sizeof *r);
+}
+
+int64_t a2m_stack_part_now(a2m_stack *st)
+{
+	a2m_stack_replay *r = st->replay;
+	if (r && r->again && r->now)
+		return r->now;
+	int64_t now = a2m_clock_now_ms();
+	if (r && !r->now)
+		r->now = now;
+	return now;
+}
+
+int a2m_stack_part_id(a2m_stack *st, int64_t now, char out[A2M_ID_LEN])
+{
+	a2m_stack_replay *r = st->replay;
+	if (r && r->again && r->next < r->n) {
+		memcpy(out, r->ids[r->next++], A2M_ID_LEN);
+		return 0;
+	}
+	if (a2m_id_generate(now, out) != 0)
+		return -1;
+	if (r && !r->again) {
+		/* Kept for a run again; without room, that run makes its own. */
+		if (r->n == r->cap) {
+			size_t cap = r->cap ? 2 * r->cap : 1;
+			char (*ids)[A2M_ID_LEN] = realloc(r->ids, cap * sizeof *ids);
+			if (!ids)
+				return 0;
+			r->ids = ids;
+			r->cap = cap;
+		}
+		memcpy(r->ids[r->n++], out, A2M_ID_LEN);
+	}
+	return 0;
 }
 
 int a2m_stack_read_begin(a2m_stack *st, a2m_error *err)

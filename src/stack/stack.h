@@ -34,6 +34,7 @@
 #include "stack/layout.h"
 #include "store/store.h"
 #include "util/error.h"
+#include "util/text.h"
 
 /*
 ** How recall blends a record's relevance with its recency (its tier's
@@ -533,6 +534,25 @@ int a2m_stack_sync_wait(a2m_stack *st, uint64_t ticket, char *msg, size_t msglen
 */
 int  a2m_stack_joins(const a2m_stack *st);
 int  a2m_stack_joint_begin(a2m_stack *st, a2m_error *err);
+
+/*
+** What one part of a joint transaction made (remember's time and the ids
+** it gave new records), so that run again after another part undid the
+** transaction it makes the same, and its answer says what the first run
+** made: a2m_stack_joint_part(st, r) before the part runs (r zeroed the
+** first time; r->again set for a run again), NULL after it. The ids are
+** given again in the order they were made, as long as they last (the run
+** again takes the same path: same store, same time); any further one is
+** made new. a2m_stack_replay_free() frees what r holds.
+*/
+typedef struct a2m_stack_replay {
+	int64_t now;          /* remember's time; 0: none read yet */
+	char  (*ids)[A2M_ID_LEN]; /* the ids made, in order */
+	size_t  n, cap, next; /* made; room; the next to give again */
+	int     again;        /* this run gives them again */
+} a2m_stack_replay;
+void a2m_stack_joint_part(a2m_stack *st, a2m_stack_replay *r);
+void a2m_stack_replay_free(a2m_stack_replay *r);
 int  a2m_stack_joint_undone(const a2m_stack *st);
 void a2m_stack_joint_end(a2m_stack *st);
 int  a2m_stack_joint_commit(a2m_stack *st, a2m_error *err);

@@ -130,6 +130,7 @@ struct a2m_stack {
 	** and capacity_known as it was when it began, for when it is undone. */
 	int              joint;
 	int              joint_capacity_known;
+	a2m_stack_replay *replay;        /* the part running (a2m_stack_joint_part) */
 	a2m_roster       rosters[A2M_ROSTERS]; /* roster.c */
 	uint64_t         roster_clock;
 	/* ranked.c: indexed recalls and selects that read a pruned list, and
@@ -196,6 +197,15 @@ void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n);
 /* ---- base.c (calls touches.c) ------------------------------------------- */
 
 /* The tier rec lives in, or NULL when its tier is unknown. */
+/*
+** remember's time, and an id for a new record made at now, for the part of
+** a joint transaction running (a2m_stack_joint_part: kept the first time,
+** given again when it runs again); outside one, the clock and a new id.
+** a2m_stack_part_id returns 0, or -1 when no id could be made.
+*/
+int64_t a2m_stack_part_now(a2m_stack *st);
+int a2m_stack_part_id(a2m_stack *st, int64_t now, char out[A2M_ID_LEN]);
+
 const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec);
 
 /* True when rec may be seen by scope (NULL: everything; spec §6,

@@ -119,7 +119,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *dedup
 		       a2m_error *err)
 {
 	a2m_store *s = st->store;
-	int64_t now = a2m_clock_now_ms();
+	int64_t now = a2m_stack_part_now(st);
 	const a2m_tier_layout *l = &st->cfg.tiers;
 	/*
 	** One event per record written, naming what it became: rec itself
@@ -234,7 +234,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *dedup
 		}
 		if (!rec->id) {
 			char id[A2M_ID_LEN];
-			if (a2m_id_generate(now, id) != 0 || !(rec->id = strdup(id))) {
+			if (a2m_stack_part_id(st, now, id) != 0 || !(rec->id = strdup(id))) {
 				rc = a2m_error_set(err, A2M_INTERNAL_ERROR, "cannot make an id");
 				break;
 			}
