@@ -2341,7 +2341,7 @@ static void test_refuses_newer_schema_version(tctx *t)
 	EXPECT(strstr(err, "schema version 1000") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_10(tctx *t)
+static void test_file_is_wal_at_schema_version_11(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -2351,7 +2351,7 @@ static void test_file_is_wal_at_schema_version_10(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "10");
+	EXPECT_STR(buf, "11");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -2369,6 +2369,11 @@ static void test_file_is_wal_at_schema_version_10(tctx *t)
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'counted'", buf,
 			     sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "1");  /* the clean close wrote it out */
+	/* Step 11: the update trigger leaves a tier move (tier and salience) to the engine. */
+	EXPECT_INT(raw_query(t, "SELECT instr(sql, 'AFTER UPDATE OF session ON records')"
+			     " > 0 FROM sqlite_master WHERE name = 'a2m_counts_update'", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "1");
 	/* The seq mark, as step 8 seeded it: an insert does not move it. */
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'seq'", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2590,7 +2595,7 @@ static void test_migrates_version_9_file_to_the_counts_tail(tctx *t)
 		return;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "10");
+	EXPECT_STR(buf, "11");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'counted'", buf,
 			     sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "2");
@@ -2621,6 +2626,121 @@ static void test_migrates_version_9_file_to_the_counts_tail(tctx *t)
 	EXPECT_STR(working_counts(t), "4 2 2 2 0");
 }
 
+/* Counts the problems a check reports (ctx: an int). */
+static void count_problems(void *ctx, a2m_check_area area, int problem, const char *msg)
+{
+	(void)area;
+	if (problem) {
+		printf("  check: %s\n", msg);
+		(*(int *)ctx)++;
+	}
+}
+
+/* Moves the record with this id to tier `to`, naming it by session (NULL: its own). */
+static int move_named(tctx *t, const char *id, const char *to, const char *session,
+		      int *moved)
+{
+	a2m_record *rec = NULL;
+	*moved = -1;
+	int rc = OPS->get(t->s, id, &rec);
+	if (!rc && rec && session) {
+		free(rec->session);
+		rec->session = strdup(session);
+	}
+	if (!rc && rec)
+		rc = OPS->move(t->s, rec, to, rec->salience, moved);
+	a2m_record_free(rec);
+	return rc;
+}
+
+/* The counts' mark and sum(n) of a2m_counts, as the file holds them. */
+static const char *counted_of(tctx *t)
+{
+	static char buf[64];
+	if (raw_query(t, "SELECT (SELECT value FROM a2m_meta WHERE name = 'counted')"
+		      " || ' ' || ifnull(sum(n), 0) FROM a2m_counts", buf, sizeof buf) != SQLITE_OK)
+		snprintf(buf, sizeof buf, "<query failed>");
+	return buf;
+}
+
+/*
+** A tier move is counted by the engine, not a trigger (schema step 11): a
+** record under the counts' mark moves without the tail written out (the
+** mark stays) and its -1 and +1 reach a2m_counts at COMMIT; a record above
+** the mark has the tail written out first; a rollback keeps nothing; a move
+** naming another session than the record's moves nothing; the last counted
+** record of a bucket takes its row with it. Every count agrees with the
+** records: in the transaction, after it, from a second store on the file,
+** after a reopen, and for the check.
+*/
+static void test_sqlite_moves_are_counted_without_the_trigger(tctx *t)
+{
+	char err[256] = "";
+	int moved = 0, problems = 0;
+	a2m_store *other = NULL;
+	EXPECT_OK(put_in(t, "a", 1, "working", "s1"));
+	EXPECT_OK(put_in(t, "b", 2, "working", "s1"));
+	EXPECT_OK(put_in(t, "c", 3, "working", NULL));
+	if (reopen(t, 1) != 0)  /* the clean close writes the counts out: mark 3 */
+		return;
+	EXPECT_OK(put_in(t, "d", 4, "working", "s1"));  /* in the tail */
+	EXPECT_STR(counted_of(t), "3 3");
+	/* working; working s1; working, no session; s1; episodic */
+	EXPECT_STR(working_counts(t), "4 3 1 3 0");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(move_named(t, "a", "episodic", NULL, &moved));
+	EXPECT_INT(moved, 1);
+	EXPECT_STR(working_counts(t), "3 2 1 3 1");
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(counted_of(t), "3 3");  /* the tail stayed out; a's count moved */
+	EXPECT_STR(working_counts(t), "3 2 1 3 1");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(move_named(t, "d", "episodic", NULL, &moved));  /* above the mark */
+	EXPECT_INT(moved, 1);
+	EXPECT_STR(working_counts(t), "2 1 1 3 2");
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(counted_of(t), "4 4");
+	EXPECT_STR(working_counts(t), "2 1 1 3 2");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(move_named(t, "b", "episodic", NULL, &moved));
+	EXPECT_STR(working_counts(t), "1 0 1 3 3");
+	OPS->rollback(t->s);
+	EXPECT_STR(working_counts(t), "2 1 1 3 2");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(move_named(t, "c", "episodic", "s1", &moved));  /* c has no session */
+	EXPECT_INT(moved, 0);
+	EXPECT_OK(move_named(t, "c", "episodic", NULL, &moved));
+	EXPECT_INT(moved, 1);
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_STR(working_counts(t), "1 1 0 3 3");
+	char buf[64];
+	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE tier = 'working'"
+			     " AND session = x''", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "0");
+	EXPECT_INT(a2m_store_sqlite_open(t->path, &full_sync, &other, err, sizeof err), 0);
+	if (other) {
+		int64_t n = -1;
+		EXPECT_OK(other->ops->count(other, &(a2m_query){.tier = "episodic"}, &n));
+		EXPECT_INT(n, 3);
+		EXPECT_OK(other->ops->count(other, &(a2m_query){.tier = "working",
+								.by_session = 1,
+								.session = "s1"}, &n));
+		EXPECT_INT(n, 1);
+		a2m_check_options o = {.report = count_problems, .ctx = &problems};
+		EXPECT_INT(other->ops->check(other, &o), 0);
+		EXPECT_INT(problems, 0);
+		other->ops->close(other);
+	}
+	if (reopen(t, 1) != 0)
+		return;
+	EXPECT_STR(working_counts(t), "1 1 0 3 3");
+	if (check_groups(t, "after the reopen") != 0)
+		return;
+	a2m_check_options o = {.report = count_problems, .ctx = &problems};
+	EXPECT_INT(OPS->check(t->s, &o), 0);
+	EXPECT_INT(problems, 0);
+}
+
 static void test_migrates_version_1_file_forward(tctx *t)
 {
 	char buf[64], err[256] = "";
@@ -2640,7 +2760,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "10");
+	EXPECT_STR(buf, "11");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -2695,7 +2815,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "10");
+	EXPECT_STR(buf, "11");
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2794,7 +2914,7 @@ static void test_migrates_version_7_file_keeping_seqs_counts_and_keys(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "10");
+	EXPECT_STR(buf, "11");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
 			     " WHERE tbl_name = 'records' AND type = 'index' AND sql IS NOT NULL"
 			     " ORDER BY name)", buf, sizeof buf), SQLITE_OK);
@@ -3934,7 +4054,7 @@ int main(void)
 	RUN_SQLITE(test_seq_not_reused_after_removing_newest_across_reopen);
 	RUN_DURABLE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_10);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_11);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);
@@ -3947,6 +4067,7 @@ int main(void)
 	RUN_SQLITE(test_migrates_version_3_file_with_counts);
 	RUN_SQLITE(test_migrates_version_7_file_keeping_seqs_counts_and_keys);
 	RUN_SQLITE(test_migrates_version_9_file_to_the_counts_tail);
+	RUN_SQLITE(test_sqlite_moves_are_counted_without_the_trigger);
 	RUN_DURABLE(test_read_only_refuses_writes_and_still_reads);
 	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);
 	RUN_SQLITE(test_read_only_refuses_file_without_a2m_schema);

@@ -100,7 +100,8 @@ int a2m_store_move_whole(a2m_store *s, const a2m_record *named, const char *to,
 	a2m_record *rec = NULL;
 	*moved = 0;
 	int rc = s->ops->get(s, named->id, &rec);
-	if (rc || !rec || !a2m_str_same(rec->tier, named->tier)) {
+	if (rc || !rec || !a2m_str_same(rec->tier, named->tier) ||
+	    !a2m_str_same(rec->session, named->session)) {
 		a2m_record_free(rec);
 		return rc;
 	}

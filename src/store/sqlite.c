@@ -516,13 +516,16 @@ static int sql_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 
 /*
 ** A tier move (store.h): tier and salience alone, so SQLite rewrites the row
-** and its two indexes on tier (records_tier, records_unembedded) and fires
-** the counts' trigger, where an update of every column rewrites all eight
-** indexes after reading the text to see whether it changed (a spill's
-** move: 98k instructions as an update, callgrind; docs/BENCHMARKS.md). The
-** whole update instead outside a transaction, for a move into or out of
-** the procedural mirror's tier (its files change), or once the vector
-** cache is built (it keeps each vector's tier).
+** and its two indexes on tier (records_tier, records_unembedded), where an
+** update of every column rewrites all eight indexes after reading the text
+** to see whether it changed (a spill's move: 98k instructions as an
+** update, callgrind; docs/BENCHMARKS.md). No trigger counts it (schema step
+** 11): the transaction keeps its -1 and +1 and writes them at COMMIT
+** (sqlite_pending.c), which needs the record counted in a2m_counts: one
+** above the counts' mark has the tail written out first. The whole update
+** instead outside a transaction, for a move into or out of the procedural
+** mirror's tier (its files change), or once the vector cache is built (it
+** keeps each vector's tier).
 */
 static int sql_move(a2m_store *base, const a2m_record *rec, const char *to, double salience,
 		    int *moved)
@@ -539,26 +542,33 @@ static int sql_move(a2m_store *base, const a2m_record *rec, const char *to, doub
 		rc = a2m_sqlite_held_flush(s);
 	if (!rc)
 		rc = a2m_sqlite_txn_lost(s, "move");
-	/* The counts' trigger moves a count between rows that must be there. */
-	if (!rc)
+	/* Its count moves in a2m_counts, which must hold it: a record above
+	** the counts' mark is only in the tail (sqlite_counts.c). */
+	if (!rc && !a2m_sqlite_counts_cover(s, rec->seq))
 		rc = a2m_sqlite_pending_flush(s);
+	size_t out = 0, in = 0;
+	if (!rc)
+		rc = a2m_sqlite_pending_move_reserve(s, rec->tier, to, rec->session, &out, &in);
 	if (rc)
 		return rc;
+	/* The session too: the bucket whose count moves is (tier, session). */
 	if (!s->move && a2m_sqlite_prepare(s, &s->move,
 				"UPDATE records SET tier = ?4, salience = ?5"
-				" WHERE seq = ?1 AND id = ?2 AND tier IS ?3"))
+				" WHERE seq = ?1 AND id = ?2 AND tier IS ?3 AND session IS ?6"))
 		return A2M_INTERNAL_ERROR;
 	if (sqlite3_bind_int64(s->move, 1, rec->seq) != SQLITE_OK ||
 	    a2m_sqlite_bind_text(s->move, 2, rec->id) != SQLITE_OK ||
 	    a2m_sqlite_bind_text(s->move, 3, rec->tier) != SQLITE_OK ||
 	    a2m_sqlite_bind_text(s->move, 4, to) != SQLITE_OK ||
-	    sqlite3_bind_double(s->move, 5, salience) != SQLITE_OK)
+	    sqlite3_bind_double(s->move, 5, salience) != SQLITE_OK ||
+	    a2m_sqlite_bind_text(s->move, 6, rec->session) != SQLITE_OK)
 		rc = a2m_sqlite_db_fail(s, "move");
 	else
 		rc = step_once(s, s->move, "move");
 	a2m_sqlite_done(s->move);
 	if (!rc && sqlite3_changes(s->db) > 0) {
 		*moved = 1;
+		a2m_sqlite_pending_moved(s, out, in);
 		forget_row(s, rec->seq);
 	}
 	return rc;

@@ -16,9 +16,15 @@
 ** data version moved since it last looked: the writer in its transaction,
 ** a reader in its bracket, another process the same way; from the highest
 ** seq it counted when the mark stayed put, from the mark when it moved.
-** Only inserts may wait: every update or remove writes the whole tail out
+** Only inserts may wait: an update or remove writes the whole tail out
 ** first (a2m_sqlite_pending_flush), since the triggers that keep
-** a2m_counts for them need every record counted. So does a commit that
+** a2m_counts for it need its record counted there. A tier move (no
+** trigger since schema step 11: its -1 and +1 go into a2m_counts at
+** COMMIT, sqlite_pending.c) needs the same of its one record only: one at
+** or under the mark is counted there already (a2m_sqlite_counts_cover),
+** and the tail and this transaction's inserts, all above the mark, are
+** untouched; so a spilling write keeps the tail's saving while it moves
+** records older than the last write-out. So does a commit that
 ** would leave more than COUNTS_TAIL_MAX records in the tail, and a clean
 ** close (sqlite.c, close_write_tail).
 **
@@ -47,6 +53,15 @@
 	"INSERT INTO a2m_counts(tier, session, n)" \
 	" VALUES(ifnull(?1, x''), ifnull(?2, x''), ?3)" \
 	" ON CONFLICT(tier, session) DO UPDATE SET n = n + excluded.n"
+/*
+** A move's minus: the row keeps what is left, or goes when nothing is (the
+** DELETE below, run only then), as the delete trigger leaves it.
+*/
+#define SQL_COUNT_TAKE \
+	"UPDATE a2m_counts SET n = n - ?3" \
+	" WHERE tier = ifnull(?1, x'') AND session = ifnull(?2, x'') AND n > ?3"
+#define SQL_COUNT_DROP \
+	"DELETE FROM a2m_counts WHERE tier = ifnull(?1, x'') AND session = ifnull(?2, x'')"
 /*
 ** The mark (-1 when the file has none: nothing is in a tail) and the
 ** records above max(mark, ?1) up to ?2, in one statement: one snapshot.
@@ -129,9 +144,11 @@ void a2m_sqlite_counts_free(sqlstore *s)
 	s->ctail = NULL;
 	s->ctail_cap = 0;
 	sqlite3_finalize(s->count_add);
+	sqlite3_finalize(s->count_take);
+	sqlite3_finalize(s->count_drop);
 	sqlite3_finalize(s->ctail_rows);
 	sqlite3_finalize(s->counted_set);
-	s->count_add = s->ctail_rows = s->counted_set = NULL;
+	s->count_add = s->count_take = s->count_drop = s->ctail_rows = s->counted_set = NULL;
 }
 
 int a2m_sqlite_counts_add(sqlstore *s, const char *tier, const char *session, int64_t n)
@@ -146,6 +163,25 @@ int a2m_sqlite_counts_add(sqlstore *s, const char *tier, const char *session, in
 		rc = a2m_sqlite_db_fail(s, "counts");
 	a2m_sqlite_done(s->count_add);
 	return rc;
+}
+
+int a2m_sqlite_counts_take(sqlstore *s, const char *tier, const char *session, int64_t n)
+{
+	for (int drop = 0; drop < 2; drop++) {
+		sqlite3_stmt **st = drop ? &s->count_drop : &s->count_take;
+		if (prepare(s, st, drop ? SQL_COUNT_DROP : SQL_COUNT_TAKE))
+			return A2M_INTERNAL_ERROR;
+		int rc = 0;
+		if (a2m_sqlite_bind_text(*st, 1, tier) != SQLITE_OK ||
+		    a2m_sqlite_bind_text(*st, 2, session) != SQLITE_OK ||
+		    (!drop && sqlite3_bind_int64(*st, 3, n) != SQLITE_OK) ||
+		    sqlite3_step(*st) != SQLITE_DONE)
+			rc = a2m_sqlite_db_fail(s, "counts");
+		a2m_sqlite_done(*st);
+		if (rc || sqlite3_changes(s->db) > 0)
+			return rc;  /* taken (or failed): no row to drop */
+	}
+	return 0;
 }
 
 /* Counts the rows st has yet to give (seq, tier, session in columns 1..3). */
@@ -277,6 +313,16 @@ int a2m_sqlite_counts_mark(sqlstore *s, int64_t high)
 	else
 		s->counts_out_mark = m;
 	return rc;
+}
+
+int a2m_sqlite_counts_cover(sqlstore *s, int64_t seq)
+{
+	/* A failed sync answers no: the flush that follows syncs again and
+	** reports the failure. */
+	if (a2m_sqlite_counts_sync(s) != 0 || !s->ctail_known)
+		return 0;
+	int64_t mark = s->counts_out ? s->counts_out_mark : s->ctail_mark;
+	return mark >= 0 && seq > 0 && seq <= mark;
 }
 
 int a2m_sqlite_counts_defer(sqlstore *s, int64_t pending)

@@ -158,6 +158,10 @@ typedef struct sqlstore {
 	int           seq_known;   /* seq_high was read in this transaction */
 	int64_t       seq_high;    /* the highest seq given out */
 	int64_t       seq_base;    /* the highest before this transaction's first insert */
+	/* Tier moves of counted records (under the mark): signed counts per
+	** bucket, added to a2m_counts at COMMIT or at a flush. */
+	a2m_sqlite_bucket *moved;
+	size_t        moved_n, moved_cap;
 	sqlite3_stmt *seq_get;     /* prepared at first use, as is the one below */
 	sqlite3_stmt *seq_guard;
 	/* The counts' tail (sqlite_counts.c): committed records above the
@@ -172,7 +176,8 @@ typedef struct sqlstore {
 	int           counts_out;    /* this transaction wrote the tail into a2m_counts */
 	int64_t       counts_out_mark; /* the mark it holds now */
 	int           counts_force;  /* the next commit writes the tail out (a close) */
-	sqlite3_stmt *count_add;     /* prepared at first use, as are the two below */
+	sqlite3_stmt *count_add;     /* prepared at first use, as are the four below */
+	sqlite3_stmt *count_take, *count_drop;
 	sqlite3_stmt *ctail_rows;
 	sqlite3_stmt *counted_set;
 	/* What the main connection's last commit left in the file, good while
@@ -441,17 +446,30 @@ int a2m_sqlite_pending_reserve(sqlstore *s, const char *tier, const char *sessio
 void a2m_sqlite_pending_add(sqlstore *s, size_t bucket, int64_t seq);
 
 /*
-** Inserts of this transaction not yet in a2m_counts that a count by tier
-** (NULL: any) and, with by_session, session (NULL: none) selects.
+** Before a tier move of a record a2m_counts counts (a2m_sqlite_counts_cover)
+** from tier `from` to tier `to`, both in session, inside a write
+** transaction: *out and *in are the slots of the two buckets. Returns 0,
+** or A2M_INTERNAL_ERROR with errmsg set and nothing pending changed.
+*/
+int a2m_sqlite_pending_move_reserve(sqlstore *s, const char *from, const char *to,
+				    const char *session, size_t *out, size_t *in);
+
+/* The move reserved as out and in was made: counted. Cannot fail. */
+void a2m_sqlite_pending_moved(sqlstore *s, size_t out, size_t in);
+
+/*
+** Records of this transaction's inserts and moves not yet in a2m_counts
+** that a count by tier (NULL: any) and, with by_session, session (NULL:
+** none) selects (a move counts -1 in the bucket it left).
 */
 int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_session,
 				 const char *session);
 
 /*
 ** Writes every count the file lacks into a2m_counts, inside the write
-** transaction: the counts' tail, the pending buckets, and the mark past
-** them all (before an update or remove, whose triggers need every record
-** counted). Returns 0, or A2M_INTERNAL_ERROR with errmsg set and the
+** transaction: the counts' tail, the pending buckets, the moves, and the
+** mark past them all (before an update or remove, whose triggers need
+** every record counted, and before a move of a record above the mark). Returns 0, or A2M_INTERNAL_ERROR with errmsg set and the
 ** buckets not written still pending; the caller then rolls back.
 */
 int a2m_sqlite_pending_flush(sqlstore *s);
@@ -495,6 +513,13 @@ void a2m_sqlite_buckets_clear(a2m_sqlite_bucket *v, size_t *n);
 int a2m_sqlite_counts_add(sqlstore *s, const char *tier, const char *session, int64_t n);
 
 /*
+** Takes n (> 0) from (tier, session)'s row of a2m_counts, deleting the row
+** when nothing is left (as the triggers do). 0, or A2M_INTERNAL_ERROR with
+** errmsg set.
+*/
+int a2m_sqlite_counts_take(sqlstore *s, const char *tier, const char *session, int64_t n);
+
+/*
 ** Inside a transaction (a bracket's, a write's): brings the connection's
 ** counts tail to the file's data version, counting the records above the
 ** mark it has not counted. 0, or A2M_INTERNAL_ERROR with errmsg set and
@@ -519,6 +544,15 @@ int a2m_sqlite_counts_tail_out(sqlstore *s);
 ** write when nothing is above it. 0, or A2M_INTERNAL_ERROR with errmsg set.
 */
 int a2m_sqlite_counts_mark(sqlstore *s, int64_t high);
+
+/*
+** Inside the write transaction: 1 when a2m_counts already counts the record
+** of seq (seq at or under the mark this transaction sees: the tail synced,
+** or written out by it), so that the update trigger may move its count
+** without the tail and the pending inserts written first; else 0 (a sync
+** that fails included: the flush then reports it).
+*/
+int a2m_sqlite_counts_cover(sqlstore *s, int64_t seq);
 
 /*
 ** At COMMIT, inside the write transaction: 1 when the transaction's

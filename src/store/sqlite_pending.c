@@ -19,6 +19,16 @@
 ** a2m_counts, and they need every record counted: update and remove write
 ** the tail and the pending buckets first (a2m_sqlite_pending_flush).
 **
+** Moves: a tier move (sqlite.c, move) fires no trigger (schema step 11).
+** It reserves the two buckets of its record's session, the one it leaves
+** and the one it enters, before its UPDATE, and counts -1 and +1 there
+** once the row moved. Its record is counted in a2m_counts (under the
+** counts' mark: one above it has the tail written out first), so these
+** are written into a2m_counts, never into the tail: at COMMIT, netted per
+** bucket (a lone write spilling working into episodic and episodic into
+** semantic writes two rows, where the trigger ran twice: ~31 k
+** instructions a run), and before any trigger runs (at a flush).
+**
 ** Seqs: records has no AUTOINCREMENT (step 8), so SQLite alone would give
 ** a removed newest record's seq again. The next seq is one above the
 ** higher of max(seq) and a2m_meta's row 'seq' (the mark), read at the
@@ -70,6 +80,7 @@ static int prepare(sqlstore *s, sqlite3_stmt **st, const char *sql)
 void a2m_sqlite_pending_drop(sqlstore *s)
 {
 	a2m_sqlite_buckets_clear(s->buckets, &s->buckets_n);
+	a2m_sqlite_buckets_clear(s->moved, &s->moved_n);
 	s->seq_known = 0;
 }
 
@@ -77,35 +88,56 @@ void a2m_sqlite_pending_free(sqlstore *s)
 {
 	a2m_sqlite_pending_drop(s);
 	free(s->buckets);
-	s->buckets = NULL;
-	s->buckets_cap = 0;
+	free(s->moved);
+	s->buckets = s->moved = NULL;
+	s->buckets_cap = s->moved_cap = 0;
 	sqlite3_finalize(s->seq_get);
 	sqlite3_finalize(s->seq_guard);
 	s->seq_get = s->seq_guard = NULL;
 }
 
 /*
-** The counts' tail, then every bucket that holds inserts, then the mark. A
-** bucket leaves the list only once its row is written, so after a failure
+** The counts of the *n buckets of v into a2m_counts (an insert's or a move's
+** plus, a move's minus; a bucket the moves left as it was writes nothing).
+** A bucket leaves the list once its row is written, so after a failure
 ** (the caller then fails its write, and the transaction is rolled back)
 ** the list still holds exactly what the file lacks.
 */
-int a2m_sqlite_pending_flush(sqlstore *s)
+static int buckets_write(sqlstore *s, a2m_sqlite_bucket *v, size_t *n)
 {
-	int rc = a2m_sqlite_counts_tail_out(s);
+	int rc = 0;
 	size_t kept = 0;
-	for (size_t i = 0; i < s->buckets_n; i++) {
-		a2m_sqlite_bucket *b = &s->buckets[i];
-		if (!rc && b->n)
+	for (size_t i = 0; i < *n; i++) {
+		a2m_sqlite_bucket *b = &v[i];
+		if (!rc && b->n > 0)
 			rc = a2m_sqlite_counts_add(s, b->tier, b->session, b->n);
+		else if (!rc && b->n < 0)
+			rc = a2m_sqlite_counts_take(s, b->tier, b->session, -b->n);
 		if (rc && b->n) {
-			s->buckets[kept++] = *b;
+			v[kept++] = *b;
 			continue;
 		}
 		free(b->tier);
 		free(b->session);
 	}
-	s->buckets_n = kept;
+	*n = kept;
+	return rc;
+}
+
+/* The moves' counts: written at COMMIT, at a flush, or when the list is full. */
+static int moves_write(sqlstore *s)
+{
+	return buckets_write(s, s->moved, &s->moved_n);
+}
+
+/* The counts' tail, then the inserts' buckets, then the moves', then the mark. */
+int a2m_sqlite_pending_flush(sqlstore *s)
+{
+	int rc = a2m_sqlite_counts_tail_out(s);
+	if (!rc)
+		rc = buckets_write(s, s->buckets, &s->buckets_n);
+	if (!rc)
+		rc = moves_write(s);
 	return rc ? rc : a2m_sqlite_counts_mark(s, s->seq_known ? s->seq_high : 0);
 }
 
@@ -149,24 +181,57 @@ void a2m_sqlite_pending_add(sqlstore *s, size_t bucket, int64_t seq)
 		s->seq_high = seq;
 }
 
+int a2m_sqlite_pending_move_reserve(sqlstore *s, const char *from, const char *to,
+				    const char *session, size_t *out, size_t *in)
+{
+	/* Two slots at most are added: a full list is written out first. */
+	if (s->moved_n + 2 > PENDING_BUCKETS_MAX && moves_write(s))
+		return A2M_INTERNAL_ERROR;
+	long o = a2m_sqlite_bucket_slot(&s->moved, &s->moved_n, &s->moved_cap, from, session);
+	long i = o < 0 ? -1
+		 : a2m_sqlite_bucket_slot(&s->moved, &s->moved_n, &s->moved_cap, to, session);
+	if (i < 0)
+		return a2m_store_fail(&s->base, "counts: out of memory");
+	*out = (size_t)o;
+	*in = (size_t)i;
+	return 0;
+}
+
+void a2m_sqlite_pending_moved(sqlstore *s, size_t out, size_t in)
+{
+	s->moved[out].n--;
+	s->moved[in].n++;
+}
+
+/* What list v of n buckets holds for a count by tier and session. */
+static int64_t buckets_count(const a2m_sqlite_bucket *v, size_t n, const char *tier,
+			     int by_session, const char *session)
+{
+	int64_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((!tier || a2m_str_same(v[i].tier, tier)) &&
+		    (!by_session || a2m_str_same(v[i].session, session)))
+			c += v[i].n;
+	return c;
+}
+
 int64_t a2m_sqlite_pending_count(const sqlstore *s, const char *tier, int by_session,
 				 const char *session)
 {
-	int64_t n = 0;
-	for (size_t i = 0; i < s->buckets_n; i++) {
-		const a2m_sqlite_bucket *b = &s->buckets[i];
-		if ((!tier || a2m_str_same(b->tier, tier)) && (!by_session || a2m_str_same(b->session, session)))
-			n += b->n;
-	}
-	return n;
+	return buckets_count(s->buckets, s->buckets_n, tier, by_session, session) +
+	       buckets_count(s->moved, s->moved_n, tier, by_session, session);
 }
 
 int a2m_sqlite_pending_write(sqlstore *s)
 {
 	if (sqlite3_get_autocommit(s->db))
 		return 0;
-	int64_t pending = a2m_sqlite_pending_count(s, NULL, 0, NULL);
-	return a2m_sqlite_counts_defer(s, pending) ? 0 : a2m_sqlite_pending_flush(s);
+	/* The moves are of counted records: they go into a2m_counts now. The
+	** inserts may wait in the tail. */
+	int64_t inserts = buckets_count(s->buckets, s->buckets_n, NULL, 0, NULL);
+	if (!a2m_sqlite_counts_defer(s, inserts))
+		return a2m_sqlite_pending_flush(s);
+	return moves_write(s);
 }
 
 int a2m_sqlite_pending_guard(sqlstore *s)

@@ -21,6 +21,18 @@
 
 #define BUSY_TIMEOUT_MS 5000
 
+/* What the update trigger does; step 11 makes it again, firing on less. */
+#define SQL_COUNTS_UPDATE_BODY \
+	" WHEN old.tier IS NOT new.tier OR old.session IS NOT new.session BEGIN" \
+	" UPDATE a2m_counts SET n = n - 1" \
+	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
+	" DELETE FROM a2m_counts WHERE n <= 0" \
+	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
+	" INSERT INTO a2m_counts(tier, session, n)" \
+	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)" \
+	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;" \
+	" END;"
+
 /*
 ** The triggers that keep a2m_counts across removes and moves, made by step 4
 ** and again by step 8 (which drops them with the old records table): one
@@ -35,15 +47,7 @@
 	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
 	" END;" \
 	"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF tier, session ON records" \
-	" WHEN old.tier IS NOT new.tier OR old.session IS NOT new.session BEGIN" \
-	" UPDATE a2m_counts SET n = n - 1" \
-	"  WHERE tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
-	" DELETE FROM a2m_counts WHERE n <= 0" \
-	"  AND tier = ifnull(old.tier, x'') AND session = ifnull(old.session, x'');" \
-	" INSERT INTO a2m_counts(tier, session, n)" \
-	"  VALUES(ifnull(new.tier, x''), ifnull(new.session, x''), 1)" \
-	"  ON CONFLICT(tier, session) DO UPDATE SET n = n + 1;" \
-	" END;"
+	SQL_COUNTS_UPDATE_BODY
 
 /*
 ** Schema steps; migrations[i] takes a file from version i to i + 1. Append,
@@ -253,6 +257,22 @@ static const char *const migrations[] = {
 	*/
 	"INSERT INTO a2m_meta(name, value) SELECT 'counted', ifnull(max(seq), 0) FROM records"
 	" WHERE true ON CONFLICT(name) DO UPDATE SET value = excluded.value;",
+
+	/*
+	** 11: the update trigger fires for an update that sets session (every
+	** column: sqlite.c's update), no longer for a tier move (tier and
+	** salience: sqlite.c's move), whose -1 and +1 the transaction keeps and
+	** writes at COMMIT, netted per bucket (sqlite_pending.c). A lone write
+	** into full default tiers moves two records (working to episodic,
+	** episodic to semantic): two trigger runs, ~31 k instructions each of a
+	** ~44 k UPDATE, where the netted counts write two rows (callgrind;
+	** docs/BENCHMARKS.md). Step 8 kept the trigger because a batch never
+	** moves hundreds; a spilling lone write moves twice every time. A build
+	** before this step would leave a move uncounted; it refuses the file.
+	*/
+	"DROP TRIGGER a2m_counts_update;"
+	"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF session ON records"
+	SQL_COUNTS_UPDATE_BODY,
 };
 
 /* 1 when the file has records_unembedded, else 0. */

@@ -605,12 +605,13 @@ typedef struct a2m_store_ops {
 	*/
 	int  (*remove)(a2m_store *s, const char *id, int *removed);
 	/*
-	** Moves the record rec names (its id and seq, as last read) from its
-	** tier, rec->tier, to tier `to` (either NULL: no tier) with this
-	** salience, and changes nothing else: what a spill, a promotion or a
-	** session's close writes. Its text, and so its index, are not read.
-	** *moved = 1 when the record was there (in rec->tier), else 0 and
-	** nothing changed. Returns as update. An engine with nothing cheaper
+	** Moves the record rec names (its id, seq and session, as last read)
+	** from its tier, rec->tier, to tier `to` (either NULL: no tier) with
+	** this salience, and changes nothing else: what a spill, a promotion
+	** or a session's close writes. Its text, and so its index, are not
+	** read. *moved = 1 when the record was there (in rec->tier and
+	** rec->session: the bucket whose count moves), else 0 and nothing
+	** changed. Returns as update. An engine with nothing cheaper
 	** than update sets it to a2m_store_move_whole.
 	*/
 	int  (*move)(a2m_store *s, const a2m_record *rec, const char *to, double salience,
