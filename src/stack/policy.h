@@ -23,6 +23,16 @@
 */
 double a2m_stack_retention(const a2m_tier *t, const a2m_record *rec, int64_t now);
 
+/* Whether tier t (NULL: no) weighs its records by age alone (a working tier). */
+int a2m_stack_weighs_age(const a2m_tier *t);
+
+/*
+** a2m_stack_retention with by_age = a2m_stack_weighs_age(t) already known:
+** the same number, for a pass over many records of one tier.
+*/
+double a2m_stack_retention_as(const a2m_tier *t, int by_age, const a2m_record *rec,
+			      int64_t now);
+
 /*
 ** Whether a record of tier t (NULL: an unknown tier, never) recalled
 ** `recalls` times has earned its tier's promote_to (DECISIONS 006).

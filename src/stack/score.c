@@ -52,13 +52,24 @@ double a2m_stack_recency_score(const a2m_record *r, int64_t now)
 	return decay(now, r->created_at, DAY_MS);
 }
 
-double a2m_stack_retention(const a2m_tier *t, const a2m_record *rec, int64_t now)
+int a2m_stack_weighs_age(const a2m_tier *t)
 {
 	/* Working memory is a transcript: it is replayed, not searched, so its
 	** overflow is simply its oldest turns. Weighing recalls or salience there
 	** would push the newest turn out by its own write. Equal ages tie, and
 	** ties go to the older unit (flow.c). */
-	if (t && strcmp(t->kind, "working") == 0)
+	return t && strcmp(t->kind, "working") == 0;
+}
+
+double a2m_stack_retention(const a2m_tier *t, const a2m_record *rec, int64_t now)
+{
+	return a2m_stack_retention_as(t, a2m_stack_weighs_age(t), rec, now);
+}
+
+double a2m_stack_retention_as(const a2m_tier *t, int by_age, const a2m_record *rec,
+			      int64_t now)
+{
+	if (by_age)
 		return decay(now, rec->created_at, t->half_life_ms);
 	int64_t last = rec->accessed_at > rec->created_at ? rec->accessed_at : rec->created_at;
 	double recency = decay(now, last, t ? t->half_life_ms : 0);
