@@ -4,7 +4,8 @@
 ** functions one of its files defines and another calls.
 **
 ** The engine is one storage seam implementation (store.h) spread over
-** sqlite.c (open, close, writes, the ops table), sqlite_mirror.c (the
+** sqlite.c (open, close, writes, the ops table), sqlite_narrow.c (touch
+** and move: a few columns of one row), sqlite_mirror.c (the
 ** procedural mirror's side: which writes change a mirrored file),
 ** sqlite_schema.c (connection settings and migrations), sqlite_rows.c
 ** (a record's row: binding and reading), sqlite_read.c (lookups, scans and
@@ -105,7 +106,7 @@ typedef struct sqlstore {
 	a2m_mirror   *mirror;      /* NULL: no procedural mirror */
 	sqlite3_stmt *by_seq;
 	sqlite3_stmt *touch;       /* prepared at the first touch */
-	sqlite3_stmt *move;        /* prepared at the first move (sqlite.c, sql_move) */
+	sqlite3_stmt *move;        /* prepared at the first move (sqlite_narrow.c) */
 	sqlite3_stmt *stale;       /* marks the index stale (no analyser) */
 	sqlite3_stmt *count_tier;  /* SQL_COUNT_TIER, _BUCKET, _SESSION */
 	sqlite3_stmt *count_bucket;
@@ -430,6 +431,13 @@ int a2m_sqlite_after_holds(const sqlstore *s);
 ** Cannot fail.
 */
 void a2m_sqlite_journal_sync(a2m_sqlite_journal *j, sqlstore *c);
+
+/* ---- sqlite_narrow.c: a few columns of one row ------------------------- */
+
+/* The ops touch and move (store.h). */
+int a2m_sqlite_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at);
+int a2m_sqlite_move(a2m_store *base, const a2m_record *rec, const char *to, double salience,
+		    int *moved);
 
 /* ---- sqlite_pending.c: counts and the seq mark, written at COMMIT ------- */
 

@@ -19,7 +19,7 @@
 ** a2m_counts, and they need every record counted: update and remove write
 ** the tail and the pending buckets first (a2m_sqlite_pending_flush).
 **
-** Moves: a tier move (sqlite.c, move) fires no trigger (schema step 11).
+** Moves: a tier move (sqlite_narrow.c) fires no trigger (schema step 11).
 ** It reserves the two buckets of its record's session, the one it leaves
 ** and the one it enters, before its UPDATE, and counts -1 and +1 there
 ** once the row moved. Its record is counted in a2m_counts (under the

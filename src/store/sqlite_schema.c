@@ -261,7 +261,7 @@ static const char *const migrations[] = {
 	/*
 	** 11: the update trigger fires for an update that sets session (every
 	** column: sqlite.c's update), no longer for a tier move (tier and
-	** salience: sqlite.c's move), whose -1 and +1 the transaction keeps and
+	** salience: sqlite_narrow.c's move), whose -1 and +1 the transaction keeps and
 	** writes at COMMIT, netted per bucket (sqlite_pending.c). A lone write
 	** into full default tiers moves two records (working to episodic,
 	** episodic to semantic): two trigger runs, ~31 k instructions each of a
