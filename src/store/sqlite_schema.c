@@ -261,14 +261,15 @@ static const char *const migrations[] = {
 	/*
 	** 11: the update trigger fires for an update that sets session (every
 	** column: sqlite.c's update), no longer for a tier move (tier and
-	** salience: sqlite_narrow.c's move), whose -1 and +1 the transaction keeps and
-	** writes at COMMIT, netted per bucket (sqlite_pending.c). A lone write
-	** into full default tiers moves two records (working to episodic,
-	** episodic to semantic): two trigger runs, ~31 k instructions each of a
-	** ~44 k UPDATE, where the netted counts write two rows (callgrind;
-	** docs/BENCHMARKS.md). Step 8 kept the trigger because a batch never
-	** moves hundreds; a spilling lone write moves twice every time. A build
-	** before this step would leave a move uncounted; it refuses the file.
+	** salience: sqlite_narrow.c's move), whose -1 and +1 the transaction
+	** keeps and writes at COMMIT, netted per bucket (sqlite_pending.c). A
+	** lone write into full default tiers moves two records (working to
+	** episodic, episodic to semantic): two trigger runs, ~31 k instructions
+	** each of a ~44 k UPDATE, where the netted counts write two rows
+	** (callgrind; docs/BENCHMARKS.md). Step 8 kept the trigger because a
+	** batch never moves hundreds; a spilling lone write moves twice every
+	** time. A build before this step would leave a move uncounted; it
+	** refuses the file.
 	*/
 	"DROP TRIGGER a2m_counts_update;"
 	"CREATE TRIGGER a2m_counts_update AFTER UPDATE OF session ON records"
