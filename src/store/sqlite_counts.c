@@ -18,15 +18,15 @@
 ** seq it counted when the mark stayed put, from the mark when it moved.
 ** Only inserts may wait: an update or remove writes the whole tail out
 ** first (a2m_sqlite_pending_flush), since the triggers that keep
-** a2m_counts for it need its record counted there. A tier move (no
-** trigger since schema step 11: its -1 and +1 go into a2m_counts at
-** COMMIT, sqlite_pending.c) needs the same of its one record only: one at
-** or under the mark is counted there already (a2m_sqlite_counts_cover),
-** and the tail and this transaction's inserts, all above the mark, are
-** untouched; so a spilling write keeps the tail's saving while it moves
-** records older than the last write-out. So does a commit that
+** a2m_counts for it need its record counted there; so does a commit that
 ** would leave more than COUNTS_TAIL_MAX records in the tail, and a clean
-** close (sqlite.c, close_write_tail).
+** close (sqlite.c, close_write_tail). A tier move (no trigger since schema
+** step 11: its -1 and +1 go into a2m_counts at COMMIT, sqlite_pending.c)
+** needs the same of its one record only: one at or under the mark is
+** counted there already (a2m_sqlite_counts_cover), and the tail and this
+** transaction's inserts, all above the mark, are untouched. So a spilling
+** write keeps the tail's saving while it moves records older than the
+** last write-out.
 **
 ** count() adds the tail's buckets to a2m_counts' rows, read in one snapshot
 ** (a bracket's, the write transaction's, or one it opens for itself).
