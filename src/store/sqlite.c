@@ -37,6 +37,7 @@
 #include "a2m.h"
 #include "store/sqlite_check.h"
 #include "store/sqlite_internal.h"
+#include "store/sqlite_walvfs.h"
 
 /* WAL pages (4 KiB) between checkpoints once an index is kept (sqlite_checkpoint.c). */
 #define A2M_SQLITE_CHECKPOINT_PAGES 10000
@@ -676,7 +677,8 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 			       strerror(errno));
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+	/* The log's frames written a commit at a time (sqlite_walvfs.c). */
+	if (sqlite3_open_v2(path, &s->db, flags, a2m_sqlite_walvfs_name()) != SQLITE_OK) {
 		if (s->db)
 			a2m_store_fail(&s->base, "open %s: %s", path, sqlite3_errmsg(s->db));
 		else
