@@ -21,6 +21,8 @@
 #include "store/sqlite_walvfs.h"
 
 static char db_path[128];
+/* The writer's log grows ahead in zeroed chunks, as a durable store's does. */
+static int durable;
 
 static void name_db(const char *what)
 {
@@ -38,6 +40,31 @@ static int exec(sqlite3 *db, const char *sql)
 	return rc;
 }
 
+/* A row's blob: bytes that follow from its id, so a page read wrong shows. */
+static void fill_pattern(unsigned char *b, int len, long long id)
+{
+	uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15u + 1;
+	for (int i = 0; i < len; i++)
+		b[i] = (unsigned char)(check_rand(&x) >> 24);
+}
+
+/* SQL pattern_ok(id, b): 1 when b holds the bytes fill_pattern gives id. */
+static void pattern_ok(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	long long id = sqlite3_value_int64(argv[0]);
+	const unsigned char *b = sqlite3_value_blob(argv[1]);
+	int len = sqlite3_value_bytes(argv[1]);
+	unsigned char *want = malloc((size_t)len + 1);
+	if (!want) {
+		sqlite3_result_error_nomem(cx);
+		return;
+	}
+	fill_pattern(want, len, id);
+	sqlite3_result_int(cx, len == 0 || (b && memcmp(b, want, (size_t)len) == 0));
+	free(want);
+}
+
 /* A connection to db_path in WAL mode, through the shim or the default VFS. */
 static sqlite3 *open_db(int through_shim)
 {
@@ -48,7 +75,12 @@ static sqlite3 *open_db(int through_shim)
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs) !=
 		    SQLITE_OK ||
 	    exec(db, "PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL;"
-		     "PRAGMA synchronous=NORMAL") != SQLITE_OK) {
+		     "PRAGMA synchronous=NORMAL") != SQLITE_OK ||
+	    sqlite3_create_function(db, "pattern_ok", 2, SQLITE_UTF8, NULL, pattern_ok, NULL,
+				    NULL) != SQLITE_OK ||
+	    (through_shim && durable &&
+	     (exec(db, "PRAGMA synchronous=FULL") != SQLITE_OK ||
+	      a2m_sqlite_walvfs_durable(db) != SQLITE_OK))) {
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -84,16 +116,26 @@ static int integrity_ok(sqlite3 *db)
 static int insert_row(sqlite3 *db, long long id, long long n, int blob_len)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db, "INSERT INTO t(id, n, b) VALUES (?1, ?2, zeroblob(?3))",
-				    -1, &st, NULL);
+	unsigned char *b = malloc((size_t)blob_len + 1);
+	if (!b)
+		return SQLITE_NOMEM;
+	fill_pattern(b, blob_len, id);
+	int rc = sqlite3_prepare_v2(db, "INSERT INTO t(id, n, b) VALUES (?1, ?2, ?3)", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, n);
-		sqlite3_bind_int(st, 3, blob_len);
+		sqlite3_bind_blob(st, 3, b, blob_len, SQLITE_STATIC);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	}
 	sqlite3_finalize(st);
+	free(b);
 	return rc;
+}
+
+/* Rows whose blob is not theirs (a page read wrong), or -1 on an error. */
+static long long bad_rows(sqlite3 *db)
+{
+	return one_int(db, "SELECT count(*) FROM t WHERE NOT pattern_ok(id, b)");
 }
 
 /*
@@ -103,7 +145,7 @@ static int insert_row(sqlite3 *db, long long id, long long n, int blob_len)
 ** that restart the log so later frames overwrite earlier ones: after each
 ** commit a second connection reads exactly what was committed.
 */
-static void test_transactions_of_every_size_read_back(void)
+static void every_size_read_back(void)
 {
 	static const int sizes[] = {1, 100, 3000, 5000, 70000, 140000, 300000, 8};
 	name_db("sizes");
@@ -137,6 +179,7 @@ static void test_transactions_of_every_size_read_back(void)
 		CHECK_INT(one_int(r, "SELECT count(*) FROM t"), rows);
 		CHECK_INT(one_int(r, "SELECT coalesce(sum(n), 0) FROM t"), sum_n);
 		CHECK_INT(one_int(r, "SELECT coalesce(sum(length(b)), 0) FROM t"), sum_len);
+		CHECK_INT(bad_rows(r), 0);
 		if (txn % 10 == 9)
 			CHECK_INT(exec(w, "PRAGMA wal_checkpoint(RESTART)"), SQLITE_OK);
 	}
@@ -154,6 +197,7 @@ static void test_transactions_of_every_size_read_back(void)
 	if (r) {
 		CHECK_INT(one_int(r, "SELECT count(*) FROM t"), rows);
 		CHECK_INT(one_int(r, "SELECT coalesce(sum(length(b)), 0) FROM t"), sum_len);
+		CHECK_INT(bad_rows(r), 0);
 		CHECK(integrity_ok(r));
 	}
 out:
@@ -228,6 +272,8 @@ static void test_no_reader_sees_a_commit_in_part(void)
 		total += i;
 		CHECK_INT(one_int(r, "SELECT total FROM c"), total);
 		CHECK_INT(one_int(r, "SELECT count(*) FROM t"), i);
+		if (i % 50 == 0)
+			CHECK_INT(bad_rows(r), 0);
 		if (i % 150 == 0)
 			CHECK_INT(exec(w, "PRAGMA wal_checkpoint(PASSIVE)"), SQLITE_OK);
 	}
@@ -266,7 +312,7 @@ static void acking_writer(int fd, long long from)
 ** acknowledged commits): every commit it acknowledged is in the file after,
 ** and the file is whole.
 */
-static void test_a_kill_loses_no_acknowledged_commit(void)
+static void kills_lose_nothing(void)
 {
 	name_db("kill");
 	sqlite3 *db = open_db(0);
@@ -307,6 +353,7 @@ static void test_a_kill_loses_no_acknowledged_commit(void)
 		char sql[96];
 		snprintf(sql, sizeof sql, "SELECT count(*) FROM t WHERE id <= %lld", acked);
 		CHECK_INT(one_int(db, sql), acked);
+		CHECK_INT(bad_rows(db), 0);
 		CHECK(integrity_ok(db));
 		next = one_int(db, "SELECT max(id) FROM t") + 1;
 		sqlite3_close(db);
@@ -314,12 +361,80 @@ static void test_a_kill_loses_no_acknowledged_commit(void)
 	check_remove_db(db_path);
 }
 
+static void test_transactions_of_every_size_read_back(void)
+{
+	durable = 0;
+	every_size_read_back();
+}
+
+/* The same with the log grown ahead: zeros past the frames are no frames. */
+static void test_every_size_read_back_with_the_log_grown_ahead(void)
+{
+	durable = 1;
+	every_size_read_back();
+	durable = 0;
+}
+
+static void test_a_kill_loses_no_acknowledged_commit(void)
+{
+	durable = 0;
+	kills_lose_nothing();
+}
+
+static void test_a_kill_with_the_log_grown_ahead_loses_nothing(void)
+{
+	durable = 1;
+	kills_lose_nothing();
+	durable = 0;
+}
+
+/*
+** A durable log grows in zeroed chunks: its size is a whole number of
+** them beyond the frames; without, it ends at the last frame.
+*/
+static void test_a_durable_log_grows_ahead(void)
+{
+	for (int d = 0; d <= 1; d++) {
+		durable = d;
+		name_db("ahead");
+		sqlite3 *w = open_db(1);
+		CHECK(w != NULL);
+		if (!w)
+			break;
+		CHECK_INT(exec(w, "CREATE TABLE t(id INTEGER PRIMARY KEY, n, b)"), SQLITE_OK);
+		for (int i = 1; i <= 20; i++)
+			CHECK_INT(insert_row(w, i, i, 100), SQLITE_OK);
+		char wal[160];
+		snprintf(wal, sizeof wal, "%s-wal", db_path);
+		FILE *f = fopen(wal, "rb");
+		long size = -1;
+		if (f && fseek(f, 0, SEEK_END) == 0)
+			size = ftell(f);
+		if (f)
+			fclose(f);
+		/* 32-byte header, then frames of 24 + 4096 bytes. */
+		if (d)
+			CHECK_INT(size, 1024 * 1024);
+		else
+			CHECK_INT((size - 32) % 4120, 0);
+		sqlite3 *r = open_db(0);
+		CHECK(r && one_int(r, "SELECT count(*) FROM t") == 20 && integrity_ok(r));
+		sqlite3_close(r);
+		sqlite3_close(w);
+		check_remove_db(db_path);
+	}
+	durable = 0;
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
 		TEST(test_transactions_of_every_size_read_back),
+		TEST(test_every_size_read_back_with_the_log_grown_ahead),
 		TEST(test_no_reader_sees_a_commit_in_part),
 		TEST(test_a_kill_loses_no_acknowledged_commit),
+		TEST(test_a_kill_with_the_log_grown_ahead_loses_nothing),
+		TEST(test_a_durable_log_grows_ahead),
 		{NULL, NULL},
 	};
 	return run_tests(tests);

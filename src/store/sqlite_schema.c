@@ -18,6 +18,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_internal.h"
+#include "store/sqlite_walvfs.h"
 
 #define BUSY_TIMEOUT_MS 5000
 
@@ -366,6 +367,9 @@ int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full)
 		return A2M_INTERNAL_ERROR;
 	if (v != (synchronous_full ? 2 : 1))
 		return a2m_store_fail(&s->base, "synchronous: got %lld", (long long)v);
+	/* Each commit syncs the log: grow it ahead (sqlite_walvfs.c). */
+	if (synchronous_full && !s->base.read_only)
+		(void)a2m_sqlite_walvfs_durable(s->db);
 
 	if (a2m_sqlite_exec(s, "PRAGMA foreign_keys=ON", "foreign_keys") ||
 	    query_one(s, "PRAGMA foreign_keys", "foreign_keys", &v, NULL, 0))

@@ -54,6 +54,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_internal.h"
+#include "store/sqlite_walvfs.h"
 #include "util/log.h"
 #include "util/phase.h"
 
@@ -112,6 +113,8 @@ int a2m_sqlite_sync_open(sqlstore *s)
 	y->fd = -1;
 	s->sync = y;
 	s->base.group_commit = 1;
+	/* The log is synced after every durable commit: grow it ahead (sqlite_walvfs.c). */
+	(void)a2m_sqlite_walvfs_durable(s->db);
 	return 0;
 }
 

@@ -78,6 +78,10 @@
 ** of 128 KiB or more fails as "disk full" in SQLite 3.40.
 */
 #define WALVFS_BUF (120 * 1024)
+/* The file control a2m_sqlite_walvfs_durable sends ("A2M" and 1: no SQLite opcode). */
+#define WALVFS_FCNTL_AHEAD 0x41324d01
+/* A durable log's growth: zeros written this far ahead (wal_ahead). */
+#define WALVFS_AHEAD (1024 * 1024)
 /* SQLite's frame header (wal.c WAL_FRAME_HDRSIZE). */
 #define FRAME_HDR 24
 
@@ -91,8 +95,11 @@ struct walvfs_file {
 	sqlite3_int64  start;    /* the file offset of buf[0] */
 	int            commit_next; /* the last write was a commit frame's header */
 	int            failed;   /* a backstop write failed: refuse everything */
+	int            no_ahead; /* writing ahead failed once: not tried again */
+	sqlite3_int64  size;     /* the file's size as last known, or -1 */
 	walvfs_file   *db;       /* its database file, when found */
 	/* A database file: */
+	sqlite3_int64  ahead;    /* its log grows in chunks of this many bytes (durable), or 0 */
 	const char    *name;     /* the pointer SQLite opened it with */
 	walvfs_file   *wal;      /* its open log, if any */
 	walvfs_file   *next;     /* the list of open database files */
@@ -111,6 +118,43 @@ static sqlite3_file *real_of(sqlite3_file *f)
 	return ((walvfs_file *)f)->real;
 }
 
+/* Zeros for the log's growth, in writes under the unix VFS's 128 KiB limit. */
+static const unsigned char zeros[64 * 1024];
+
+/*
+** A durable store's log grows a chunk at a time, written as zeros past the
+** end a flush reached: the commits after it overwrite blocks the file has,
+** so their fdatasync records no new size or blocks (on ext4, no journal
+** commit beside the data). Only past what was written this transaction,
+** under the log's write lock: what lies there is no frame of the log's
+** current content (SQLite stops reading the log at the first frame whose
+** salt and checksum fail, as zeros do). A failure is not the commit's: the
+** log grows as it would have, and this file stops trying.
+*/
+static void wal_ahead(walvfs_file *w, sqlite3_int64 end)
+{
+	sqlite3_int64 chunk = w->db ? w->db->ahead : 0;
+	if (chunk <= 0 || w->no_ahead)
+		return;
+	if (w->size < 0 && w->real->pMethods->xFileSize(w->real, &w->size) != SQLITE_OK) {
+		w->size = -1;
+		return;
+	}
+	if (end < w->size)
+		return;
+	sqlite3_int64 to = (end / chunk + 1) * chunk;
+	for (sqlite3_int64 off = end; off < to;) {
+		int n = to - off < (sqlite3_int64)sizeof zeros ? (int)(to - off) : (int)sizeof zeros;
+		if (w->real->pMethods->xWrite(w->real, zeros, n, off) != SQLITE_OK) {
+			w->no_ahead = 1;
+			w->size = -1;
+			return;
+		}
+		off += n;
+	}
+	w->size = to;
+}
+
 /* Writes the buffer out; it is empty afterwards whatever happened. */
 static int wal_flush(walvfs_file *w)
 {
@@ -118,10 +162,16 @@ static int wal_flush(walvfs_file *w)
 		return SQLITE_IOERR_WRITE;
 	if (!w->len)
 		return SQLITE_OK;
+	sqlite3_int64 end = w->start + (sqlite3_int64)w->len;
 	int rc = w->real->pMethods->xWrite(w->real, w->buf, (int)w->len, w->start);
 	w->len = 0;
 	w->commit_next = 0;
 	atomic_fetch_add_explicit(&n_flushes, 1, memory_order_relaxed);
+	if (rc == SQLITE_OK) {
+		if (w->size >= 0 && end > w->size)
+			w->size = end;
+		wal_ahead(w, end);
+	}
 	return rc;
 }
 
@@ -208,6 +258,7 @@ static int wal_truncate(sqlite3_file *f, sqlite3_int64 size)
 {
 	walvfs_file *w = (walvfs_file *)f;
 	int rc = wal_flush(w);
+	w->size = -1;
 	return rc != SQLITE_OK ? rc : w->real->pMethods->xTruncate(w->real, size);
 }
 
@@ -328,6 +379,10 @@ static int db_file_size(sqlite3_file *f, sqlite3_int64 *size)
 static int db_file_control(sqlite3_file *f, int op, void *arg)
 {
 	sqlite3_file *r = real_of(f);
+	if (op == WALVFS_FCNTL_AHEAD) {
+		((walvfs_file *)f)->ahead = *(sqlite3_int64 *)arg;
+		return SQLITE_OK;
+	}
 	int rc = r->pMethods->xFileControl(r, op, arg);
 	/* The VFS name SQLite reports names the whole stack (as shims do). */
 	if (op == SQLITE_FCNTL_VFSNAME && rc == SQLITE_OK && arg) {
@@ -412,6 +467,7 @@ static int walvfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f,
 		return below->xOpen(below, name, f, flags, out_flags);
 	walvfs_file *w = (walvfs_file *)f;
 	memset(w, 0, sizeof *w);
+	w->size = -1;
 	w->real = (sqlite3_file *)(w + 1);
 	int rc = below->xOpen(below, name, w->real, flags, out_flags);
 	if (rc != SQLITE_OK) {
@@ -550,6 +606,12 @@ const char *a2m_sqlite_walvfs_name(void)
 {
 	pthread_once(&walvfs_once, walvfs_register);
 	return walvfs_ok ? WALVFS_NAME : NULL;
+}
+
+int a2m_sqlite_walvfs_durable(sqlite3 *db)
+{
+	sqlite3_int64 chunk = WALVFS_AHEAD;
+	return sqlite3_file_control(db, "main", WALVFS_FCNTL_AHEAD, &chunk);
 }
 
 void a2m_sqlite_walvfs_counts(unsigned long long *flushes, unsigned long long *appends)

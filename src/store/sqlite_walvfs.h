@@ -8,6 +8,8 @@
 #ifndef A2M_STORE_SQLITE_WALVFS_H
 #define A2M_STORE_SQLITE_WALVFS_H
 
+#include <sqlite3.h>
+
 /*
 ** The shim's VFS name, registering it (not as the default) on the first
 ** call; pass it to sqlite3_open_v2. NULL when it cannot be had (no "unix"
@@ -15,6 +17,15 @@
 ** Safe to call from several threads.
 */
 const char *a2m_sqlite_walvfs_name(void);
+
+/*
+** Tells the shim that db's commits are synced (synchronous=FULL, or group
+** commit's own fdatasync): its log then grows 1 MiB at a time, written as
+** zeros ahead of the frames, so that a commit's sync has no new size or
+** blocks to record. Returns SQLITE_OK, or SQLITE_NOTFOUND when db was not
+** opened through the shim (nothing changes).
+*/
+int a2m_sqlite_walvfs_durable(sqlite3 *db);
 
 /*
 ** The shim's figures since the process started, for tests and benchmarks:
