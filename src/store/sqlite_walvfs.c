@@ -50,6 +50,12 @@
 ** commit is acknowledged past it; it is not expected to happen, since the
 ** commit frame's write leaves the buffer empty.
 **
+** A durable store (a2m_sqlite_walvfs_durable) also has its log grow 1 MiB
+** at a time, written as zeros ahead of the frames (wal_ahead), so that a
+** commit's fdatasync overwrites blocks the file has instead of recording a
+** new size and new blocks (an ext4 journal commit and a second cache flush
+** a commit, measured on a loop device: docs/BENCHMARKS.md).
+**
 ** Only files SQLite opens as SQLITE_OPEN_MAIN_DB and SQLITE_OPEN_WAL are
 ** wrapped; every other file is the VFS below's own. The VFS below is the
 ** default one when the shim is first asked for (a test's failing VFS,
