@@ -934,33 +934,11 @@ static void test_a_file_without_skip_tables_is_read_as_it_is(void)
 }
 
 /*
-** Long lists read into buffers of their own and taken as they are by the
-** lazily read term (sqlite_segments_read.c, OWN_BYTES: here every list of
-** 64 bytes or more), exact; then with a cache so small that the blocks a
-** kept term gathers outweigh what an entry may hold, and are shed between
-** queries (decoded again when asked), still exact.
+** 150 random queries over st, each recalled twice pruned and once
+** complete (each in a bracket of its own): the same hits every time.
 */
-static void test_long_lists_taken_as_read_and_shed(void)
+static void pruned_twice_and_complete(a2m_stack *st)
 {
-	a2m_bm25_blockmax(2);
-	counts_checked = 0;
-	fill_commits = 12;
-	a2m_segments_own_bytes_for_tests(64);
-	int lazy_before = lent_lazily;
-	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 71, 0);
-	lent_bounds_bound_their_postings(1, 0);
-	CHECK(lent_lazily > lazy_before + 10);
-	/*
-	** A kept term's blocks decoded by one pruned recall, shed before the
-	** next one's (each in a bracket of its own), then the list read whole
-	** (complete: too big to keep then, let go at the bracket's end); over
-	** 20 000 records, whose frequent words have lists of dozens of blocks.
-	*/
-	size_t sheds = a2m_seg_lazy_sheds();
-	a2m_sqlite_index_cache_budget_for_tests(10000);
-	rng_state = 73;
-	a2m_stack *st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});
-	CHECK(st != NULL);
 	a2m_selection sel;
 	memset(&sel, 0, sizeof sel);
 	for (int k = 0; st && k < 150; k++) {
@@ -977,7 +955,52 @@ static void test_long_lists_taken_as_read_and_shed(void)
 		for (int m = 0; m < 3; m++)
 			a2m_hits_free(h[m], n[m]);
 	}
+}
+
+/*
+** Long lists read into buffers of their own and taken as they are by the
+** lazily read term (sqlite_segments_read.c, OWN_BYTES: here every list of
+** 64 bytes or more), exact; then with a cache so small that the blocks a
+** kept term gathers outweigh what an entry may hold: with probes that
+** fill every block they stop in (as before peeks), those blocks are shed
+** between queries (decoded again when asked); with peeks (the default),
+** a probe past what the term may hold decodes its block up to the record
+** and keeps nothing. Exact both ways.
+*/
+static void test_long_lists_taken_as_read_and_shed(void)
+{
+	a2m_bm25_blockmax(2);
+	counts_checked = 0;
+	fill_commits = 12;
+	a2m_segments_own_bytes_for_tests(64);
+	int lazy_before = lent_lazily;
+	recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 71, 0);
+	lent_bounds_bound_their_postings(1, 0);
+	CHECK(lent_lazily > lazy_before + 10);
+	/*
+	** A kept term's blocks decoded by one pruned recall, shed before the
+	** next one's, then the list read whole (complete: too big to keep
+	** then, let go at the bracket's end); over 20 000 records, whose
+	** frequent words have lists of dozens of blocks.
+	*/
+	size_t sheds = a2m_seg_lazy_sheds(), peeks = a2m_seg_lazy_peeks();
+	a2m_sqlite_index_cache_budget_for_tests(10000);
+	a2m_sqlite_index_peeks_fill_for_tests(1);
+	rng_state = 73;
+	a2m_stack *st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});
+	CHECK(st != NULL);
+	pruned_twice_and_complete(st);
 	CHECK(a2m_seg_lazy_sheds() > sheds);
+	CHECK(a2m_seg_lazy_peeks() == peeks);
+	a2m_stack_free(st);
+	remove_db();
+	/* The same with peeks: blocks decoded up to a record, not kept. */
+	a2m_sqlite_index_peeks_fill_for_tests(0);
+	rng_state = 73;
+	st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});
+	CHECK(st != NULL);
+	pruned_twice_and_complete(st);
+	CHECK(a2m_seg_lazy_peeks() > peeks);
 	a2m_stack_free(st);
 	remove_db();
 	a2m_sqlite_index_cache_budget_for_tests(0);

@@ -46,10 +46,36 @@ static int lazy_fill(void *ctx, size_t b)
 }
 
 /*
+** store.h's peek for a lazy_list: block b searched in the real postings,
+** from where the last peek of b stopped; v stays poisoned (a walk reading
+** v for a posting it peeked sees seq -1, tf 1000).
+*/
+static size_t peek_calls;
+
+static int lazy_peek(void *ctx, size_t b, int64_t seq, a2m_peek_at *at, a2m_posting *out)
+{
+	lazy_list *z = ctx;
+	peek_calls++;
+	size_t from = z->start[b], count = z->start[b + 1] - from;
+	if (at->block != b + 1 || at->prev >= seq)
+		*at = (a2m_peek_at){.block = b + 1};
+	for (size_t i = at->i; i < count; i++)
+		if (z->real[from + i].seq >= seq) {
+			*out = z->real[from + i];
+			at->i = i + 1;
+			at->prev = out->seq;
+			return 1;
+		}
+	at->i = count;
+	return 0;
+}
+
+/*
 ** Random keys over seqs spread past several windows (gaps far wider than
 ** MaxScore's window among them), a word's keys sometimes sharing a list,
 ** some lists lent a block at a time (blocks of random sizes, their
-** postings unreadable until filled); both walks at random admit and floor:
+** postings unreadable until filled, or peeked without filling); both
+** walks, MaxScore with and without peeks, at random admit and floor:
 ** every record they keep has the brute-force sum to the bit, and every
 ** record they leave out sums to at most *rest.
 */
@@ -59,7 +85,7 @@ static void test_walks_against_brute_force(void)
 	static a2m_posting real[KEYS][MAXN], poisoned[KEYS][MAXN];
 	static lazy_list lz[KEYS];
 	static a2m_tf_bound all[KEYS];
-	size_t left[2] = {0, 0};  /* records each walk left out */
+	size_t left[3] = {0, 0, 0};  /* records each walk left out */
 	rng_state = 91;
 	for (int round = 0; round < 60; round++) {
 		a2m_bmw_key keys[KEYS];
@@ -126,15 +152,18 @@ static void test_walks_against_brute_force(void)
 		}
 		size_t admit = 1 + rng() % 40;
 		double floor = rng() % 2 ? 1.0 : 0.5 + unif() / 2;
-		for (int walk = 0; walk < 2; walk++) {
+		for (int walk = 0; walk < 3; walk++) {
 			for (size_t k = 0; k < nkeys; k++)
-				if (keys[k].fill)
+				if (keys[k].fill) {
 					for (size_t i = 0; i < keys[k].n; i++)
-						poisoned[k][i] = (a2m_posting){.seq = -1, .tf = 1000, .dl = 0};
+						poisoned[src[k]][i] = (a2m_posting){.seq = -1, .tf = 1000, .dl = 0};
+					/* The third: MaxScore probing through peeks. */
+					keys[k].peek = walk == 2 ? lazy_peek : NULL;
+				}
 			a2m_bmw w = {0};
 			a2m_acc acc = {0};
 			double rest = -1;
-			w.walk = walk ? A2M_BMW_WAND : A2M_BMW_MAXSCORE;
+			w.walk = walk == 1 ? A2M_BMW_WAND : A2M_BMW_MAXSCORE;
 			CHECK_INT(a2m_acc_begin(&acc, 64), 0);
 			CHECK_INT(a2m_bmw_run(&w, keys, nkeys, k0, k1, admit, floor, &acc, &rest), 0);
 			/* Brute force: every record of every key, summed in key order. */
@@ -169,6 +198,8 @@ static void test_walks_against_brute_force(void)
 	}
 	CHECK(left[0] > 10000);
 	CHECK(left[1] > 10000);
+	CHECK(left[2] > 10000);
+	CHECK(peek_calls > 100);  /* MaxScore probed through them */
 	/*
 	** Every record of a rare word kept, each beating the last; a common
 	** word's records, far on, then below the threshold: left out unread,

@@ -89,18 +89,19 @@ static void heap_push(double *h, size_t *n, size_t admit, double v)
 
 /* blockmax_internal.h */
 int a2m_bmw_score(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, const a2m_bmw_cursor *cur,
-		  const size_t *pos, int64_t seq, double k0, double k1, a2m_bmw_top *top)
+		  const a2m_posting *const *post, int64_t seq, double k0, double k1,
+		  a2m_bmw_top *top)
 {
 	a2m_acc_entry e = {.seq = seq};
 	for (size_t k = 0; k < nkeys; k++) {
 		if (!keys[k].n)
 			continue;
-		size_t at = pos[cur[k].list];
-		if (at != SIZE_MAX) {
+		/* A key sharing its lead's list has the same postings (lists_make). */
+		const a2m_posting *p = post[cur[k].list];
+		if (p) {
 			w->scored++;
 			a2m_acc_add(&e, keys[k].word,
-				    a2m_bm25_contrib(keys[k].scale, keys[k].v[at].tf, keys[k].v[at].dl,
-						     k0, k1));
+				    a2m_bm25_contrib(keys[k].scale, p->tf, p->dl, k0, k1));
 		}
 	}
 	if (!(e.total > top->tau))
@@ -327,7 +328,7 @@ static void lists_resort(lists *ls, uint32_t moved)
 static int walk_wand(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
 		     a2m_bmw_top *top, double *rest, a2m_bmw_cursor *cur, lists *ls)
 {
-	size_t pos[A2M_BMW_MAX_KEYS];
+	const a2m_posting *post[A2M_BMW_MAX_KEYS];
 	int left_out = 0;
 	uint32_t n = ls->n, moved = n;
 	for (;;) {
@@ -378,8 +379,8 @@ static int walk_wand(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 		}
 		/* Scored as the complete path sums it: keys in the query's order. */
 		for (uint32_t l = 0; l < n; l++)
-			pos[l] = ls->at[l] == pd ? cur[ls->key[l]].at : SIZE_MAX;
-		int kept = a2m_bmw_score(w, keys, nkeys, cur, pos, pd, k0, k1, top);
+			post[l] = ls->at[l] == pd ? &keys[ls->key[l]].v[cur[ls->key[l]].at] : NULL;
+		int kept = a2m_bmw_score(w, keys, nkeys, cur, post, pd, k0, k1, top);
 		if (kept < 0)
 			return -1;
 		left_out |= !kept;

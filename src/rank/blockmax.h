@@ -87,6 +87,13 @@ typedef struct a2m_bmw_key {
 	const size_t       *start;
 	const int64_t      *last;
 	int               (*fill)(void *ctx, size_t b);
+	/*
+	** With fill, or NULL: store.h's peek. MaxScore probes a list it only
+	** probes through it (a block not filled then, past what its owner
+	** keeps decoded).
+	*/
+	int               (*peek)(void *ctx, size_t b, int64_t seq, a2m_peek_at *at,
+				  a2m_posting *out);
 	void               *ctx;
 } a2m_bmw_key;
 

@@ -24,6 +24,14 @@ struct a2m_bmw_cursor {
 	double   reach;  /* the whole list's, at this key's scale, widened */
 	uint16_t lead;   /* the key of its word whose list (and cursor) it shares */
 	uint32_t list;   /* its list (lists below) */
+	/*
+	** A list probed through peek (maxscore.c): the posting under the
+	** cursor (at, in block cb, which need not be filled), and where the
+	** peeks stopped; peeked 0 while v[at] is to be read instead.
+	*/
+	int         peeked;
+	a2m_posting held;
+	a2m_peek_at pk;
 };
 
 /*
@@ -96,15 +104,16 @@ typedef struct a2m_bmw_top {
 
 /*
 ** Scores the record seq exactly, as bm25.c's complete path sums it: keys
-** in the query's order, a word counting its best key (pos[l]: list l's
-** posting of seq, or SIZE_MAX when it holds none; w->scored counts each
+** in the query's order, a word counting its best key (post[l]: list l's
+** posting of seq, or NULL when it holds none; w->scored counts each
 ** posting scored). Kept when its sum beats top->tau: put into top->acc,
 ** among the admit best, and tau raised to the admit-th best times floor
 ** once there are admit. Returns 1 when kept, 0 when not, -1 when memory
 ** runs out.
 */
 int a2m_bmw_score(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, const a2m_bmw_cursor *cur,
-		  const size_t *pos, int64_t seq, double k0, double k1, a2m_bmw_top *top);
+		  const a2m_posting *const *post, int64_t seq, double k0, double k1,
+		  a2m_bmw_top *top);
 
 /*
 ** The first block of list k, from block b on, whose last seq is at least

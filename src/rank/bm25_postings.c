@@ -78,6 +78,7 @@ static int lists_whole(const a2m_query_terms *q, bm25_scratch *sc)
 		if (p->lent.fill)
 			p->blocks = NULL;
 		p->lent.fill = NULL;
+		p->lent.peek = NULL;
 	}
 	return 0;
 }
@@ -138,6 +139,7 @@ static int scratch_lists(bm25_scratch *sc, size_t nkeys)
 		bm25_plist *p = &sc->lists[k];
 		p->n = 0, p->oom = 0, p->v = NULL, p->blocks = NULL, p->has_all = 0;
 		p->lent.fill = NULL;
+		p->lent.peek = NULL;
 	}
 	return 0;
 }

@@ -237,6 +237,7 @@ static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq,
 				sc->bkeys[k].start = p->lent.start;
 				sc->bkeys[k].last = p->lent.last;
 				sc->bkeys[k].fill = p->lent.fill;
+				sc->bkeys[k].peek = p->lent.peek;
 				sc->bkeys[k].ctx = p->lent.ctx;
 			}
 		}

@@ -24,7 +24,10 @@
 ** A list read a block at a time (SQLite's skip tables) is probed block
 ** first: the block that would hold the record is found by the blocks'
 ** last seqs, and when its bound cannot lift the record past the threshold
-** the record is dropped without decoding it.
+** the record is dropped without decoding it; else, with a peek (store.h),
+** the block is decoded only up to the record when its owner would not
+** keep it decoded (at 10M records a probe per record of a rarer list
+** lands in a block of its own: filling each faulted pages in per query).
 **
 ** Exactness: a record held by no essential list reaches at most the
 ** non-essential lists' reaches (a word counting its largest), which the
@@ -129,33 +132,69 @@ static double list_block_bound(a2m_bmw_cursor *cur, const a2m_bmw_key *keys,
 }
 
 /*
+** Moves list l's cursor (c, of key) to its first posting at or after d
+** through the key's peek, in block b (the first whose last seq is at least
+** d): the posting held in c, its block not filled when its owner would
+** rather not keep it. Returns 0, or -1 (ls->err set) when the block cannot
+** be read.
+*/
+static int peek_to(a2m_bmw_cursor *c, const a2m_bmw_key *key, struct lists *ls, uint32_t l,
+		   size_t b, int64_t d)
+{
+	if (b != c->cb)
+		ls->filled++;
+	/* 0 cannot be: last[b] is at least d. */
+	if (key->peek(key->ctx, b, d, &c->pk, &c->held) != 1) {
+		ls->err = 1;
+		return -1;
+	}
+	c->cb = b;
+	c->peeked = 1;
+	c->at = key->start[b] + c->pk.i - 1;
+	ls->at[l] = c->held.seq;
+	return 0;
+}
+
+/*
 ** Non-essential list l asked whether it holds seq d: what it adds to d's
 ** sum (0: it does not hold it), or -1 when d cannot beat tau with it:
 ** have is d's sum so far plus a bound of the lists left after l, widened.
 ** A list read a block at a time has its block found by last seqs, and its
-** bound checked, before the block is decoded.
+** bound checked, before the block is decoded; with a peek (store.h), the
+** block is decoded only up to d when its owner would not keep it.
 */
 static double probe(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *ls,
 		    uint32_t l, int64_t d, double have, double tau, double k0, double k1)
 {
 	size_t k = ls->key[l];
 	const a2m_bmw_key *key = &keys[k];
+	a2m_bmw_cursor *c = &cur[k];
 	if (ls->at[l] < d) {
-		if (key->fill && key->last[cur[k].cb] < d) {
-			size_t b = a2m_bmw_block_at(key, cur[k].cb, d);
+		size_t b = key->fill ? c->cb : 0;
+		if (key->fill && key->last[b] < d) {
+			b = a2m_bmw_block_at(key, b, d);
 			if (b < key->nblocks && have + list_block_bound(cur, keys, ls, l, b, k0, k1) <= tau)
 				return -1;
 		}
-		if (key->fill) {
+		if (key->peek) {
+			if (b == key->nblocks) {
+				c->at = key->n;
+				c->peeked = 0;
+				ls->at[l] = INT64_MAX;
+				return 0;
+			}
+			if (peek_to(c, key, ls, l, b, d) != 0)
+				return 0;
+		} else if (key->fill) {
 			a2m_bmw_list_seek(cur, keys, ls, l, d);
 			if (ls->err)
 				return 0;
 		} else {
 			/* Most probes land a few postings on: step, then seek. */
-			size_t a = cur[k].at, stop = a + 8 < key->n ? a + 8 : key->n;
+			size_t a = c->at, stop = a + 8 < key->n ? a + 8 : key->n;
 			while (a < stop && key->v[a].seq < d)
 				a++;
-			cur[k].at = a;
+			c->at = a;
 			if (a == stop && a < key->n && key->v[a].seq < d)
 				a2m_bmw_list_seek(cur, keys, ls, l, d);
 			else
@@ -164,7 +203,7 @@ static double probe(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *
 	}
 	if (ls->at[l] != d)
 		return 0;
-	const a2m_posting *p = &key->v[cur[k].at];
+	const a2m_posting *p = c->peeked ? &c->held : &key->v[c->at];
 	return a2m_bm25_contrib(ls->scale[l], p->tf, p->dl, k0, k1);
 }
 
@@ -174,7 +213,8 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 {
 	uint32_t n = ls->n, idx[A2M_BMW_MAX_KEYS], ne = 0;
 	double ubp[A2M_BMW_MAX_KEYS];
-	size_t winstart[A2M_BMW_MAX_KEYS], pos[A2M_BMW_MAX_KEYS];
+	size_t winstart[A2M_BMW_MAX_KEYS];
+	const a2m_posting *post[A2M_BMW_MAX_KEYS];
 	/*
 	** The first windows are short: until admit records are kept the
 	** threshold is 0 and every record of a window is scored exactly.
@@ -268,16 +308,19 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 					uint32_t l = idx[j];
 					size_t k = ls->key[l];
 					if (j < ne) {
-						pos[l] = ls->at[l] == d ? cur[k].at : SIZE_MAX;
+						post[l] = ls->at[l] != d ? NULL
+							  : cur[k].peeked ? &cur[k].held
+									  : &keys[k].v[cur[k].at];
 						continue;
 					}
 					/* An essential list's: where the window's scan saw it. */
 					uint64_t lw = bits[(size_t)(l + 1) * WWORDS + wi];
-					pos[l] = lw & (word & -word)
-							 ? winstart[l] + places[(size_t)l * WINDOW + i]
-							 : SIZE_MAX;
+					post[l] = lw & (word & -word)
+							  ? &keys[k].v[winstart[l] +
+								       places[(size_t)l * WINDOW + i]]
+							  : NULL;
 				}
-				int kept = a2m_bmw_score(w, keys, nkeys, cur, pos, d, k0, k1, top);
+				int kept = a2m_bmw_score(w, keys, nkeys, cur, post, d, k0, k1, top);
 				if (kept < 0)
 					return -1;
 				left_out |= !kept;

@@ -228,6 +228,11 @@ static void make_room(a2m_pcache *c, size_t need, const pentry *keep)
 	}
 }
 
+size_t a2m_pcache_entry_most(const a2m_pcache *c)
+{
+	return c->budget / 4 > ENTRY_BYTES ? c->budget / 4 - ENTRY_BYTES : 0;
+}
+
 void a2m_pcache_budget(a2m_pcache *c, size_t budget)
 {
 	c->budget = budget;

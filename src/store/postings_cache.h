@@ -99,6 +99,13 @@ int a2m_pcache_lend(a2m_pcache *c, const char *term, size_t len, const a2m_posti
 int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
 			   a2m_postings_lent *out);
 
+/*
+** The most a lazy entry's own cost (a2m_pcache_lazy_ops cost) may reach
+** and still be kept without shedding: a quarter of the budget, less the
+** entry's own bytes.
+*/
+size_t a2m_pcache_entry_most(const a2m_pcache *c);
+
 /* Ends the current lending period: what was lent in it may be evicted again. */
 void a2m_pcache_next_period(a2m_pcache *c);
 

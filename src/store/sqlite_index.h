@@ -267,6 +267,15 @@ void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
 void a2m_sqlite_index_lazy_for_tests(int on);
 
 /*
+** For tests: on, a probe of a term cached a block at a time fills the
+** block whatever the term holds already (as before peeks: the blocks it
+** gathers are then shed between queries); off (the default), past what
+** the cache lets a term hold, it decodes up to the seq asked and keeps
+** nothing (a2m_seg_lazy_peek).
+*/
+void a2m_sqlite_index_peeks_fill_for_tests(int on);
+
+/*
 ** For tests: a rebuild writes a segment each time this many postings wait
 ** (0: the default, 200 000), all merged into one at its end.
 */

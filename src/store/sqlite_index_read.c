@@ -106,14 +106,20 @@ static int collect_row(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 /* ---- a term kept a block at a time (sqlite_segments.h, a2m_seg_lazy) ---- */
 
 #ifdef A2M_TEST_HOOKS
-static int lazy_off_for_tests;
+static int lazy_off_for_tests, peeks_fill_for_tests;
 
 void a2m_sqlite_index_lazy_for_tests(int on)
 {
 	lazy_off_for_tests = !on;
 }
+
+void a2m_sqlite_index_peeks_fill_for_tests(int on)
+{
+	peeks_fill_for_tests = on;
+}
 #else
 #define lazy_off_for_tests 0
+#define peeks_fill_for_tests 0
 #endif
 
 static void lazy_lend(void *obj, a2m_postings_lent *out)
@@ -170,6 +176,8 @@ static int cache_read(a2m_sqlite_index *x, a2m_store *base, const char *term, si
 								  tl.own, &lz);
 	if (got == 1) {
 		a2m_seg_lazy_name(lz, base, term, len);
+		/* Probes fill its blocks while the cache would keep them (a2m_seg_lazy_peek). */
+		a2m_seg_lazy_cap(lz, peeks_fill_for_tests ? SIZE_MAX : a2m_pcache_entry_most(x->cache));
 		a2m_pcache_put_lazy(x->cache, term, len, lz, &lazy_ops);
 	} else if (got < 0) {
 		rc = a2m_store_fail(base, got == -1 ? "index postings: out of memory"

@@ -108,6 +108,18 @@ int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
 int a2m_seg_decode_block(const unsigned char *p, size_t n, int64_t prev, a2m_posting *out,
 			 size_t count, int64_t *last);
 
+/*
+** Decodes the entries of a block as a2m_seg_decode_block does (n bytes at
+** p, count entries, the first's delta from the *prev given with *i and
+** *off 0), from entry *i at byte *off, up to the first whose seq is at
+** least seq: 1 with it in *out, *i, *off and *prev past it (so a call for
+** a higher seq goes on from there); 0 when every entry left is below seq;
+** -1 when the bytes are corrupt (a tombstone, or not ending where the
+** entries do).
+*/
+int a2m_seg_decode_until(const unsigned char *p, size_t n, size_t count, int64_t seq, size_t *i,
+			 size_t *off, int64_t *prev, a2m_posting *out);
+
 /* Orders two terms as SQLite's BINARY collation does (and the rows are). */
 int a2m_seg_cmp_terms(const unsigned char *a, size_t an, const unsigned char *b, size_t bn);
 
@@ -273,6 +285,20 @@ void a2m_seg_lazy_lend(a2m_seg_lazy *lz, a2m_postings_lent *out);
 int  a2m_seg_lazy_fill(void *ctx, size_t b);
 /* Decodes every block: 0 or -1. */
 int  a2m_seg_lazy_fill_all(a2m_seg_lazy *lz);
+
+/*
+** store.h's peek for lz (ctx): block b filled first while lz's cost with
+** it stays within its cap (a2m_seg_lazy_cap), else decoded up to seq and
+** not kept.
+*/
+int  a2m_seg_lazy_peek(void *ctx, size_t b, int64_t seq, a2m_peek_at *at, a2m_posting *out);
+
+/*
+** The most lz may hold (a2m_seg_lazy_cost) before a peek stops filling
+** blocks: what its cache lets a term hold (SIZE_MAX until set: a peek
+** always fills).
+*/
+void a2m_seg_lazy_cap(a2m_seg_lazy *lz, size_t cap);
 
 /* What lz holds now, in bytes (the postings cache's budget). */
 size_t a2m_seg_lazy_cost(const a2m_seg_lazy *lz);
@@ -586,6 +612,9 @@ void a2m_segments_own_bytes_for_tests(size_t bytes);
 
 /* For tests: how many times a2m_seg_lazy_shed let blocks go, by every thread. */
 size_t a2m_seg_lazy_sheds(void);
+
+/* For tests: how many peeks decoded a block without filling it, by every thread. */
+size_t a2m_seg_lazy_peeks(void);
 
 /*
 ** For tests: the fewest entries of a full level merged in steps (< 0: the

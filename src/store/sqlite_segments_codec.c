@@ -105,6 +105,36 @@ int a2m_seg_decode_block(const unsigned char *p, size_t n, int64_t prev, a2m_pos
 	return p == end ? 0 : -1;
 }
 
+int a2m_seg_decode_until(const unsigned char *p, size_t n, size_t count, int64_t seq, size_t *i,
+			 size_t *off, int64_t *prev, a2m_posting *out)
+{
+	/* As a2m_seg_decode_block decodes, stopping at the entry asked for. */
+	const unsigned char *q = p + *off, *end = p + n;
+	int64_t s = *prev;
+	uint64_t head, tf, dl;
+	if (*off > n)
+		return -1;
+	for (size_t j = *i; j < count; j++) {
+		if (!get_varint(&q, end, &head) || (head & 1) || !get_varint(&q, end, &tf) ||
+		    !get_varint(&q, end, &dl) || tf > UINT32_MAX || dl > UINT32_MAX ||
+		    (head >> 1) > (uint64_t)(INT64_MAX - s))
+			return -1;
+		s += (int64_t)(head >> 1);
+		if (s >= seq) {
+			*i = j + 1;
+			*off = (size_t)(q - p);
+			*prev = s;
+			*out = (a2m_posting){s, (uint32_t)tf, (uint32_t)dl};
+			/* The block's last entry ends its bytes. */
+			return j + 1 < count || q == end ? 1 : -1;
+		}
+	}
+	*i = count;
+	*off = (size_t)(q - p);
+	*prev = s;
+	return q == end ? 0 : -1;
+}
+
 int a2m_seg_next_in_block(const unsigned char **p, const unsigned char *end,
 			  const unsigned char **term, size_t *tlen, const unsigned char **list,
 			  size_t *lsize)

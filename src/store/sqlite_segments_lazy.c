@@ -46,6 +46,7 @@ struct a2m_seg_lazy {
 	a2m_tf_bound  *bounds;
 	a2m_tf_bound   all;
 	src_block     *src;
+	size_t         cap;      /* what it may hold before a peek stops filling (a2m_seg_lazy_cap) */
 	a2m_store     *base;     /* told of a corrupt block (a2m_seg_lazy_name), or NULL */
 	char          *term;
 	size_t         tlen;
@@ -218,6 +219,7 @@ int a2m_seg_lazy_new(const unsigned char *const *lists, const size_t *sizes, siz
 		return -1;
 	lz->n = n;
 	lz->nblocks = nblocks;
+	lz->cap = SIZE_MAX;
 	lz->raw = malloc(nraw ? nraw : 1);
 	lz->v = malloc((n ? n : 1) * sizeof *lz->v);
 	lz->start = malloc((nblocks + 1) * sizeof *lz->start);
@@ -330,6 +332,87 @@ int a2m_seg_lazy_fill(void *ctx, size_t b)
 	return 0;
 }
 
+#ifdef A2M_TEST_HOOKS
+static atomic_size_t sheds, peeks;
+
+size_t a2m_seg_lazy_sheds(void)
+{
+	return atomic_load_explicit(&sheds, memory_order_relaxed);
+}
+
+size_t a2m_seg_lazy_peeks(void)
+{
+	return atomic_load_explicit(&peeks, memory_order_relaxed);
+}
+#endif
+
+void a2m_seg_lazy_cap(a2m_seg_lazy *lz, size_t cap)
+{
+	lz->cap = cap;
+}
+
+/*
+** The first of v[i .. end) whose seq is at least seq, or end: most peeks
+** land a few postings on (a probe per record of a rarer list), so a few
+** steps, then halving.
+*/
+static size_t find_in(const a2m_posting *v, size_t i, size_t end, int64_t seq)
+{
+	for (size_t stop = i + 8 < end ? i + 8 : end; i < stop; i++)
+		if (v[i].seq >= seq)
+			return i;
+	size_t lo = i, hi = end;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int a2m_seg_lazy_peek(void *ctx, size_t b, int64_t seq, a2m_peek_at *at, a2m_posting *out)
+{
+	a2m_seg_lazy *lz = ctx;
+	if (b >= lz->nblocks)
+		return -1;
+	src_block *s = &lz->src[b];
+	size_t from = lz->start[b], count = lz->start[b + 1] - from;
+	/* Where the last peek of b stopped, when it is below seq; else b's start. */
+	if (at->block != b + 1 || at->prev >= seq || at->i > count)
+		*at = (a2m_peek_at){.block = b + 1, .prev = s->prev};
+	/*
+	** Filled while the term may hold it (it is kept decoded for the next
+	** query, as a fill would); past that, decoded up to seq and not kept:
+	** a term too big to keep its blocks would shed them at its next
+	** period, and each query would fault its pages in again.
+	*/
+	if (!s->filled && a2m_seg_lazy_cost(lz) + count * sizeof(a2m_posting) <= lz->cap &&
+	    a2m_seg_lazy_fill(lz, b) != 0)
+		return -1;
+	if (s->filled) {
+		size_t i = find_in(lz->v, from + at->i, from + count, seq);
+		if (i == from + count)
+			return 0;
+		*out = lz->v[i];
+		at->i = i - from + 1;
+		at->prev = out->seq;
+		at->off = SIZE_MAX;  /* no byte offset: a decode starts b again */
+		return 1;
+	}
+#ifdef A2M_TEST_HOOKS
+	atomic_fetch_add_explicit(&peeks, 1, memory_order_relaxed);
+#endif
+	if (at->off > s->bytes)
+		*at = (a2m_peek_at){.block = b + 1, .prev = s->prev};
+	int rc = a2m_seg_decode_until(s->at, s->bytes, count, seq, &at->i, &at->off, &at->prev, out);
+	/* Its entries are rising seqs up to the table's last. */
+	if (rc < 0 || at->prev > lz->last[b] || (at->i == count && at->prev != lz->last[b]))
+		return corrupt(lz, b);
+	return rc;
+}
+
 int a2m_seg_lazy_fill_all(a2m_seg_lazy *lz)
 {
 	for (size_t b = 0; b < lz->nblocks; b++)
@@ -349,6 +432,7 @@ void a2m_seg_lazy_lend(a2m_seg_lazy *lz, a2m_postings_lent *out)
 	out->start = lz->start;
 	out->last = lz->last;
 	out->fill = a2m_seg_lazy_fill;
+	out->peek = a2m_seg_lazy_peek;
 	out->ctx = lz;
 }
 
@@ -364,14 +448,6 @@ int a2m_seg_lazy_whole(const a2m_seg_lazy *lz)
 	return lz->decoded == lz->n;
 }
 
-#ifdef A2M_TEST_HOOKS
-static atomic_size_t sheds;
-
-size_t a2m_seg_lazy_sheds(void)
-{
-	return atomic_load_explicit(&sheds, memory_order_relaxed);
-}
-#endif
 
 void a2m_seg_lazy_shed(a2m_seg_lazy *lz)
 {

@@ -261,7 +261,24 @@ static inline void a2m_tf_bound_merge(a2m_tf_bound *b, const a2m_tf_bound *o)
 ** bytes are corrupt or memory ran out; nothing may be read then). Filling
 ** never moves v, nor changes a block already filled. Everything lent,
 ** fill's ctx too, lives as long as v.
+**
+** peek (NULL: none; only with fill) finds in block b the first posting
+** whose seq is at least seq, into *out (1), without filling the block
+** when the list's owner would rather not keep it decoded (a block filled
+** is searched as it is): a probe for one record then decodes up to it,
+** and writes nothing a later query faults in. 0: every posting of b is
+** below seq; -1 as fill's. *at is the caller's, zeroed before its first
+** peek of a list: where the last peek stopped, so that peeks of rising
+** seqs in a block decode each entry once; out->seq below the next seq
+** asked of b.
 */
+typedef struct a2m_peek_at {
+	size_t  block;   /* the block the last peek was in, plus one; 0: none */
+	size_t  i;       /* its entries decoded so far */
+	size_t  off;     /* its bytes read so far */
+	int64_t prev;    /* the seq of its last entry decoded */
+} a2m_peek_at;
+
 typedef struct a2m_postings_lent {
 	const a2m_posting  *v;
 	size_t              n;
@@ -271,6 +288,8 @@ typedef struct a2m_postings_lent {
 	const size_t       *start;
 	const int64_t      *last;
 	int               (*fill)(void *ctx, size_t b);
+	int               (*peek)(void *ctx, size_t b, int64_t seq, a2m_peek_at *at,
+				  a2m_posting *out);
 	void               *ctx;
 } a2m_postings_lent;
 
