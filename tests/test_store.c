@@ -30,6 +30,7 @@
 #include "a2m.h"
 #include "store/row_cache.h"
 #include "store/store.h"
+#include "util/grow.h"
 
 #include "pg_helper.h"
 
@@ -272,15 +273,9 @@ static void sb_add(sbuf *b, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	if (b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = (b->len + (size_t)n + 1) * 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			fprintf(stderr, "test_store: out of memory\n");
-			exit(2);
-		}
-		b->p = p;
-		b->cap = cap;
+	if (a2m_grow((void **)&b->p, &b->cap, b->len + (size_t)n + 1, 1)) {
+		fprintf(stderr, "test_store: out of memory\n");
+		exit(2);
 	}
 	va_start(ap, fmt);
 	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
@@ -1184,14 +1179,8 @@ typedef struct rec_list {
 static int keep_copy(const a2m_record *r, void *ctx)
 {
 	rec_list *l = ctx;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		a2m_record **p = realloc(l->v, cap * sizeof *p);
-		if (!p)
-			return -1;
-		l->v = p;
-		l->cap = cap;
-	}
+	if (a2m_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+		return -1;
 	if (!(l->v[l->n] = a2m_record_dup(r)))
 		return -1;
 	l->n++;

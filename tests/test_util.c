@@ -1,6 +1,6 @@
 /*
 ** test_util.c — unit tests of src/util: JSON output, RFC 3339 time, UTF-8
-** length and id generation.
+** length, id generation, the growth rule of arrays.
 */
 #include <math.h>
 #include <pthread.h>
@@ -16,8 +16,9 @@
 #include "check.h"
 #include "store/bloom.h"
 #include "store/postings_cache.h"
-#include "util/hash.h"
 #include "util/clock.h"
+#include "util/grow.h"
+#include "util/hash.h"
 #include "util/json_write.h"
 #include "util/phase.h"
 #include "util/text.h"
@@ -502,6 +503,42 @@ static void test_phases_count_where_the_thread_was(void)
 	CHECK(c.t[A2M_PHASE_STEPS].ms == 0);
 }
 
+/*
+** The growth rule: capacity doubles from 16 (or from what it was) until it
+** holds n, and an overflowing size fails leaving the array as it was.
+*/
+static void test_grow_doubles_and_refuses_overflow(void)
+{
+	CHECK(a2m_grow_cap(0, 1) == 16);
+	CHECK(a2m_grow_cap(16, 16) == 16);
+	CHECK(a2m_grow_cap(16, 17) == 32);
+	CHECK(a2m_grow_cap(24, 100) == 192);
+	CHECK(a2m_grow_cap(0, SIZE_MAX) == 0);
+	CHECK(a2m_grow_cap((SIZE_MAX >> 1) + 1, SIZE_MAX) == 0);
+
+	int *v = NULL;
+	size_t cap = 0;
+	for (int i = 0; i < 1000; i++) {
+		CHECK(a2m_grow((void **)&v, &cap, (size_t)i + 1, sizeof *v) == 0);
+		CHECK(cap >= (size_t)i + 1 && cap < 2 * ((size_t)i + 1) + 16);
+		v[i] = i;
+	}
+	CHECK(cap == 1024);
+	int *was = v;
+	/* Elements so large the bytes overflow: refused, nothing changed (the
+	** sizes volatile, so the compiler cannot see them at build time). */
+	volatile size_t huge = SIZE_MAX;
+	CHECK(a2m_grow((void **)&v, &cap, huge / 8 + 1, 8 * sizeof *v) == -1);
+	CHECK(v == was && cap == 1024);
+	CHECK(a2m_resize((void **)&v, huge / 2, 4) == -1 && v == was);
+	long sum = 0;
+	for (int i = 0; i < 1000; i++)
+		sum += v[i];
+	CHECK(sum == 999L * 1000 / 2);
+	CHECK(a2m_resize((void **)&v, 0, sizeof *v) == 0 && v);
+	free(v);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
@@ -523,6 +560,7 @@ int main(void)
 		TEST(test_ids_differ_across_batches_and_fork),
 		TEST(test_postings_cache_grows_and_finds_every_term),
 		TEST(test_bloom_filter_has_no_false_negatives),
+		TEST(test_grow_doubles_and_refuses_overflow),
 		{NULL, NULL}
 	};
 	return run_tests(tests);

@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "corpus/batch.h"
-#include "corpus/grow.h"
+#include "util/grow.h"
 #include "util/json_read.h"
 #include "util/json_write.h"
 
@@ -265,7 +265,7 @@ fail:
 a2m_corpus_pending *a2m_corpus_batch_file(a2m_corpus_batch *b, const char *path,
 					  const char *old_ids)
 {
-	if (a2m_corpus_grow((void **)&b->pend, &b->cap_pend, b->n_pend + 1, sizeof *b->pend))
+	if (a2m_grow((void **)&b->pend, &b->cap_pend, b->n_pend + 1, sizeof *b->pend))
 		return NULL;
 	a2m_corpus_pending *p = &b->pend[b->n_pend];
 	memset(p, 0, sizeof *p);
@@ -282,7 +282,7 @@ a2m_corpus_pending *a2m_corpus_batch_file(a2m_corpus_batch *b, const char *path,
 
 int a2m_corpus_batch_record(a2m_corpus_batch *b)
 {
-	if (a2m_corpus_grow((void **)&b->rec_off, &b->cap_rec, b->n_rec + 1, sizeof *b->rec_off)) {
+	if (a2m_grow((void **)&b->rec_off, &b->cap_rec, b->n_rec + 1, sizeof *b->rec_off)) {
 		b->failed = 1;
 		return -1;
 	}
@@ -292,7 +292,7 @@ int a2m_corpus_batch_record(a2m_corpus_batch *b)
 
 int a2m_corpus_batch_value(a2m_corpus_batch *b, json_t *rec)
 {
-	if (!rec || a2m_corpus_grow((void **)&b->vals, &b->cap_vals, b->n_rec + 1, sizeof *b->vals)) {
+	if (!rec || a2m_grow((void **)&b->vals, &b->cap_vals, b->n_rec + 1, sizeof *b->vals)) {
 		json_decref(rec);
 		b->failed = 1;
 		return -1;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "corpus/chunk.h"
-#include "corpus/grow.h"
+#include "util/grow.h"
 
 /* One block: whole lines, from its first line's start to its last line's
 ** end (no newline). */
@@ -70,7 +70,7 @@ static int find_lines(cutter *c)
 	a2m_chunks *o = c->out;
 	o->n_lines = 0;
 	for (size_t p = 0; p < c->len;) {
-		if (a2m_corpus_grow((void **)&o->lines, &o->cap_lines, o->n_lines + 1, sizeof *o->lines))
+		if (a2m_grow((void **)&o->lines, &o->cap_lines, o->n_lines + 1, sizeof *o->lines))
 			return -1;
 		o->lines[o->n_lines++] = p;
 		const char *nl = memchr(c->t + p, '\n', c->len - p);
@@ -188,7 +188,7 @@ static int md_front_fence(const cutter *c, size_t i, int closing)
 static int add_block(cutter *c, size_t first, size_t last, long section, int heading, int code)
 {
 	a2m_chunks *o = c->out;
-	if (a2m_corpus_grow(&o->blocks, &o->cap_blocks, c->nb + 1, sizeof(block)))
+	if (a2m_grow(&o->blocks, &o->cap_blocks, c->nb + 1, sizeof(block)))
 		return -1;
 	c->b = o->blocks;
 	c->b[c->nb++] = (block){line_start(c, first), line_end(c, last), section, heading, code};
@@ -199,7 +199,7 @@ static int add_block(cutter *c, size_t first, size_t last, long section, int hea
 static long add_heading(cutter *c, int level, size_t ts, size_t te)
 {
 	a2m_chunks *o = c->out;
-	if (a2m_corpus_grow((void **)&o->h, &o->cap_h, o->nh + 1, sizeof *o->h))
+	if (a2m_grow((void **)&o->h, &o->cap_h, o->nh + 1, sizeof *o->h))
 		return -1;
 	long parent = -1;
 	for (int l = level - 1; l >= 1 && parent < 0; l--)
@@ -313,7 +313,7 @@ static int emit(cutter *c, size_t start, size_t end, long section)
 	if (end == start)
 		return 0;
 	a2m_chunks *o = c->out;
-	if (a2m_corpus_grow((void **)&o->v, &o->cap, o->n + 1, sizeof *o->v))
+	if (a2m_grow((void **)&o->v, &o->cap, o->n + 1, sizeof *o->v))
 		return -1;
 	o->v[o->n++] = (a2m_chunk){start, end, line_of(c, start), line_of(c, end - 1), section};
 	return 0;

@@ -19,11 +19,11 @@
 #include "corpus/batch.h"
 #include "corpus/chunk.h"
 #include "corpus/files.h"
-#include "corpus/grow.h"
 #include "corpus/index.h"
 #include "corpus/kinds.h"
 #include "corpus/record.h"
 #include "util/buf.h"
+#include "util/grow.h"
 #include "util/json_write.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -263,12 +263,12 @@ static int flush_if_full(a2m_corpus *c)
 ** -1 (errno set; EFBIG when it grew past max_file). */
 static ssize_t read_file(a2m_corpus *c, int fd, size_t size)
 {
-	if (a2m_corpus_grow((void **)&c->data, &c->data_cap, size + 1, 1))
+	if (a2m_grow((void **)&c->data, &c->data_cap, size + 1, 1))
 		return -1;
 	size_t got = 0;
 	for (;;) {
 		if (got == c->data_cap - 1 &&
-		    a2m_corpus_grow((void **)&c->data, &c->data_cap, c->data_cap + 65536, 1))
+		    a2m_grow((void **)&c->data, &c->data_cap, c->data_cap + 65536, 1))
 			return -1;
 		ssize_t r = read(fd, c->data + got, c->data_cap - 1 - got);
 		if (r < 0 && errno == EINTR)
@@ -394,7 +394,7 @@ static int index_file(a2m_corpus *c, int dirfd, const char *name, const char *re
 	const char *base = strrchr(rel, '/');
 	a2m_corpus_kind(base ? base + 1 : rel, &kind, &media_type);
 	if (a2m_chunk_text(text + bom, n - bom, kind, c->max_chunk, &c->chunks) != 0 ||
-	    a2m_corpus_grow((void **)&c->ids, &c->cap_ids, c->chunks.n + 1, sizeof *c->ids))
+	    a2m_grow((void **)&c->ids, &c->cap_ids, c->chunks.n + 1, sizeof *c->ids))
 		return oom(c);
 	text += bom;
 

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "stack/stack_internal.h"
+#include "util/grow.h"
 
 #ifdef A2M_TEST_HOOKS
 static int rosters_off;
@@ -153,14 +154,8 @@ static int roster_apply(const a2m_stack *st, a2m_roster *r, int64_t seq,
 	}
 	if (!now || !in_bucket(st, r, now))
 		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 32;
-		a2m_record **p = realloc(r->v, cap * sizeof *p);
-		if (!p)
-			return -1;
-		r->v = p;
-		r->cap = cap;
-	}
+	if (a2m_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v))
+		return -1;
 	a2m_record *f = a2m_stack_facts_of(now);
 	if (!f)
 		return -1;

@@ -18,6 +18,7 @@
 #include "store/unembedded.h"
 #include "store/vector_index.h"
 #include "store/vector_index_internal.h"
+#include "util/grow.h"
 #include "util/hash.h"
 
 /* ---- hashing ----------------------------------------------------------- */
@@ -135,14 +136,8 @@ static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
 		vx->otab = t;
 		vx->notab = n;
 	}
-	if (vx->nowners == vx->ocap) {
-		size_t n = vx->ocap ? vx->ocap * 2 : 16;
-		char **o = realloc(vx->owners, n * sizeof *o);
-		if (!o)
-			return UINT32_MAX;
-		vx->owners = o;
-		vx->ocap = n;
-	}
+	if (a2m_grow((void **)&vx->owners, &vx->ocap, vx->nowners + 1, sizeof *vx->owners))
+		return UINT32_MAX;
 	char *copy = strdup(owner);
 	if (!copy)
 		return UINT32_MAX;
@@ -174,14 +169,8 @@ static uint32_t tier_of(vspace *vx, const char *name)
 	for (size_t i = 0; i < vx->ntiers; i++)
 		if (same_name(vx->tiers[i].name, name))
 			return (uint32_t)i;
-	if (vx->ntiers == vx->tcap) {
-		size_t n = vx->tcap ? vx->tcap * 2 : 8;
-		vtier *t = realloc(vx->tiers, n * sizeof *t);
-		if (!t)
-			return ODD_TIER;
-		vx->tiers = t;
-		vx->tcap = n;
-	}
+	if (a2m_grow((void **)&vx->tiers, &vx->tcap, vx->ntiers + 1, sizeof *vx->tiers))
+		return ODD_TIER;
 	vtier *t = &vx->tiers[vx->ntiers];
 	memset(t, 0, sizeof *t);
 	if (name && !(t->name = strdup(name)))
@@ -195,41 +184,19 @@ static int rows_reserve(const vspace *sp, vtier *t)
 	size_t dims = sp->dims;
 	if (t->n < t->cap)
 		return 0;
-	size_t n = t->cap ? t->cap * 2 : 64;
-	float *v = realloc(t->vecs, n * dims * sizeof *v);
-	if (!v)
+	/* Each array grows on its own; one that could not keeps its rows, and
+	** t->cap moves only once all did. */
+	size_t n = a2m_grow_cap(t->cap, t->n + 1);
+	if (!n || a2m_resize((void **)&t->vecs, n, dims * sizeof *t->vecs) ||
+	    a2m_resize((void **)&t->norms, n, sizeof *t->norms) ||
+	    a2m_resize((void **)&t->seqs, n, sizeof *t->seqs) ||
+	    a2m_resize((void **)&t->owners, n, sizeof *t->owners) ||
+	    a2m_resize((void **)&t->sk, n, dims * sizeof *t->sk) ||
+	    a2m_resize((void **)&t->sk_scale, n, sizeof *t->sk_scale) ||
+	    a2m_resize((void **)&t->sk_err, n, sizeof *t->sk_err) ||
+	    a2m_resize((void **)&t->sk_len, n, sizeof *t->sk_len) ||
+	    a2m_resize((void **)&t->norm2, n, sizeof *t->norm2))
 		return -1;
-	t->vecs = v;
-	float *nm = realloc(t->norms, n * sizeof *nm);
-	if (!nm)
-		return -1;
-	t->norms = nm;
-	int64_t *s = realloc(t->seqs, n * sizeof *s);
-	if (!s)
-		return -1;
-	t->seqs = s;
-	uint32_t *o = realloc(t->owners, n * sizeof *o);
-	if (!o)
-		return -1;
-	t->owners = o;
-	int16_t *k = realloc(t->sk, n * dims * sizeof *k);
-	if (!k)
-		return -1;
-	t->sk = k;
-	float *f[3] = {t->sk_scale, t->sk_err, t->sk_len};
-	for (int i = 0; i < 3; i++)
-		if (!(f[i] = realloc(f[i], n * sizeof *f[i]))) {
-			t->sk_scale = i > 0 ? f[0] : t->sk_scale;
-			t->sk_err = i > 1 ? f[1] : t->sk_err;
-			return -1;
-		}
-	t->sk_scale = f[0];
-	t->sk_err = f[1];
-	t->sk_len = f[2];
-	double *d2 = realloc(t->norm2, n * sizeof *d2);
-	if (!d2)
-		return -1;
-	t->norm2 = d2;
 	if (sp->codes && a2m_vcodes_reserve(sp, t, n) != 0)
 		return -1;
 	t->cap = n;
@@ -487,14 +454,8 @@ static float *to_float(a2m_vindex *vx, const a2m_record *rec, int copy)
 /* Stages a write. Returns 0, or -1 when memory runs out (nothing staged). */
 static int stage(a2m_vindex *vx, const staged *w)
 {
-	if (vx->nlog == vx->logcap) {
-		size_t n = vx->logcap ? vx->logcap * 2 : 64;
-		staged *l = realloc(vx->log, n * sizeof *l);
-		if (!l)
-			return -1;
-		vx->log = l;
-		vx->logcap = n;
-	}
+	if (a2m_grow((void **)&vx->log, &vx->logcap, vx->nlog + 1, sizeof *vx->log))
+		return -1;
 	vx->log[vx->nlog++] = *w;
 	return 0;
 }

@@ -26,23 +26,16 @@
 
 #include "a2m.h"
 #include "store/vector_index_internal.h"
+#include "util/grow.h"
 
 /* ---- the codes, kept beside the rows ----------------------------------- */
 
 int a2m_vcodes_reserve(const vspace *sp, vtier *t, size_t cap)
 {
-	int8_t *c = realloc(t->q8, cap * sp->dims * sizeof *c);
-	if (!c)
+	if (a2m_resize((void **)&t->q8, cap, sp->dims * sizeof *t->q8) ||
+	    a2m_resize((void **)&t->q8_scale, cap, sizeof *t->q8_scale) ||
+	    a2m_resize((void **)&t->q8_unit, cap, sizeof *t->q8_unit))
 		return -1;
-	t->q8 = c;
-	float *s = realloc(t->q8_scale, cap * sizeof *s);
-	if (!s)
-		return -1;
-	t->q8_scale = s;
-	float *u = realloc(t->q8_unit, cap * sizeof *u);
-	if (!u)
-		return -1;
-	t->q8_unit = u;
 	return 0;
 }
 
