@@ -38,6 +38,7 @@
 #include "cli/bench.h"
 #include "util/buf.h"
 #include "util/curl_api.h"
+#include "util/grow.h"
 
 #define SESSIONS  30
 #define MAX_EVID  2
@@ -222,14 +223,8 @@ typedef struct plan {
 
 static planned *place(plan *p, int session, char **id_out)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		planned *v = realloc(p->v, cap * sizeof *v);
-		if (!v)
-			return NULL;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (a2m_grow((void **)&p->v, &p->cap, p->n + 1, sizeof *p->v))
+		return NULL;
 	planned *t = &p->v[p->n++];
 	memset(t, 0, sizeof *t);
 	t->session = session;

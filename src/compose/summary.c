@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "compose/summary.h"
+#include "util/grow.h"
 #include "util/text.h"
 #include "util/hash.h"
 
@@ -242,14 +243,8 @@ static int add_sentence(sentences *ss, const char *s, size_t len)
 		len--;
 	if (!len)
 		return 0;
-	if (ss->n == ss->cap) {
-		size_t cap = ss->cap ? ss->cap * 2 : 32;
-		sentence *v = realloc(ss->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		ss->v = v;
-		ss->cap = cap;
-	}
+	if (a2m_grow((void **)&ss->v, &ss->cap, ss->n + 1, sizeof *ss->v))
+		return -1;
 	ss->v[ss->n] = (sentence){.text = s, .len = len, .pos = ss->n, .score = -1};
 	ss->n++;
 	return 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "corpus/exclude.h"
+#include "util/grow.h"
 
 typedef struct pattern {
 	char *text;       /* the glob, without '!', leading '/' or trailing '/' */
@@ -70,14 +71,8 @@ int a2m_exclude_add(a2m_exclude *x, const char *line)
 	}
 	if (len == 0)
 		return 0;
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 8;
-		pattern *v = realloc(x->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		x->v = v;
-		x->cap = cap;
-	}
+	if (a2m_grow((void **)&x->v, &x->cap, x->n + 1, sizeof *x->v))
+		return -1;
 	if (!(p.text = strndup(line, len)))
 		return -1;
 	x->v[x->n++] = p;

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "corpus/files.h"
+#include "util/grow.h"
 
 #define SQL_SCHEMA \
 	"CREATE TABLE IF NOT EXISTS corpus_files(" \
@@ -152,14 +153,8 @@ int a2m_corpus_table_load(a2m_corpus_table *t, const char *prefix, a2m_corpus_ro
 	*n = 0;
 	sqlite3_bind_text(t->load, 1, prefix, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(t->load)) == SQLITE_ROW) {
-		if (len == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			a2m_corpus_row *p = realloc(v, c * sizeof *p);
-			if (!p)
-				goto oom;
-			v = p;
-			cap = c;
-		}
+		if (a2m_grow((void **)&v, &cap, len + 1, sizeof *v))
+			goto oom;
 		a2m_corpus_row *r = &v[len++];
 		memset(r, 0, sizeof *r);
 		r->path = dup_column(t->load, 0);

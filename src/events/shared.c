@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "events/shared.h"
+#include "util/grow.h"
 #include "util/log.h"
 
 /* Events read from the store per round trip. */
@@ -85,14 +86,8 @@ static char *audience_text(const a2m_change *c, int *oom)
 int a2m_event_shared_add(a2m_event_shared *sh, const a2m_change *c)
 {
 	int oom = 0;
-	if (sh->n == sh->cap) {
-		size_t cap = sh->cap ? sh->cap * 2 : 64;
-		a2m_event_row *rows = realloc(sh->rows, cap * sizeof *rows);
-		if (!rows)
-			return -1;
-		sh->rows = rows;
-		sh->cap = cap;
-	}
+	if (a2m_grow((void **)&sh->rows, &sh->cap, sh->n + 1, sizeof *sh->rows))
+		return -1;
 	json_t *obj = a2m_event_build(c);
 	char *body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
 	json_decref(obj);

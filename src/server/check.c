@@ -27,6 +27,7 @@
 #include "server/server.h"
 #include "stack/stack.h"
 #include "store/store_check.h"
+#include "util/grow.h"
 
 /* Areas a repair can rebuild: all but the groups (policy, not derived data). */
 #define REPAIRABLE (((1u << A2M_CHECK_AREAS) - 1) & ~(1u << A2M_CHECK_GROUPS))
@@ -88,14 +89,8 @@ static int member_visit(const a2m_record *rec, void *ctx)
 	a2m_check_meter_at(&m->meter, ++m->seen);
 	if (!rec->group)
 		return 0;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		member *v = realloc(m->v, cap * sizeof *v);
-		if (!v)
-			goto oom;
-		m->v = v;
-		m->cap = cap;
-	}
+	if (a2m_grow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v))
+		goto oom;
 	member *e = &m->v[m->n];
 	e->group = strdup(rec->group);
 	e->tier = rec->tier ? strdup(rec->tier) : NULL;

@@ -27,6 +27,7 @@
 #include "stack/stack_internal.h"
 #include "stack/where.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 /*
 ** The best k hits seen so far (k = 0: all of them): a binary heap whose root
@@ -78,14 +79,8 @@ static int topk_offer(topk *t, const a2m_record *rec, double score)
 		heap_down(t->v, t->n, 0);
 		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		a2m_hit *v = realloc(t->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (a2m_grow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))
+		return -1;
 	if (!(h.rec = a2m_record_dup(rec)))
 		return -1;
 	/* Sift up: the root stays the worst. */

@@ -38,6 +38,7 @@
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/fd.h"
+#include "util/grow.h"
 #include "util/hash.h"
 
 #define SLUG_MAX      60   /* bytes of slug, so a name stays readable */
@@ -585,14 +586,8 @@ void a2m_mirror_note(a2m_mirror *m, const char *id, const char *old_name)
 
 	if (m->dirty)
 		return;   /* the next apply looks at everything anyway */
-	if (m->nnotes == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 16;
-		note *p = realloc(m->notes, cap * sizeof *p);
-		if (!p)
-			goto oom;
-		m->notes = p;
-		m->cap = cap;
-	}
+	if (a2m_grow((void **)&m->notes, &m->cap, m->nnotes + 1, sizeof *m->notes))
+		goto oom;
 	n.id = strdup(id);
 	if (!n.id || (old_name && !(n.old_name = strdup(old_name))))
 		goto oom;

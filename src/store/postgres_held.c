@@ -29,6 +29,7 @@
 
 #include "a2m.h"
 #include "store/postgres_internal.h"
+#include "util/grow.h"
 
 /* One touch held (store.h, touch): an increment of a row. */
 typedef struct held_touch {
@@ -79,14 +80,8 @@ int a2m_pg_held_has(const a2m_pg_held *h, const char *id)
 int a2m_pg_held_add(pgstore *s, const a2m_record *rec)
 {
 	a2m_pg_held *h = s->held;
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : PG_HELD_ROWS;
-		a2m_record *v = realloc(h->v, cap * sizeof *v);
-		if (!v)
-			return a2m_store_fail(&s->base, "insert: out of memory");
-		h->v = v;
-		h->cap = cap;
-	}
+	if (a2m_grow((void **)&h->v, &h->cap, h->n + 1, sizeof *h->v))
+		return a2m_store_fail(&s->base, "insert: out of memory");
 	if (a2m_record_copy(&h->v[h->n], rec) != 0)
 		return a2m_store_fail(&s->base, "insert: out of memory");
 	h->n++;
@@ -189,14 +184,8 @@ static int insert_refused(pgstore *s, const insert_step *st, const PGresult *res
 int a2m_pg_held_touch(pgstore *s, int64_t seq, int64_t add, int64_t at)
 {
 	a2m_pg_held *h = s->held;
-	if (h->nt == h->tcap) {
-		size_t cap = h->tcap ? h->tcap * 2 : 256;
-		held_touch *t = realloc(h->t, cap * sizeof *t);
-		if (!t)
-			return a2m_store_fail(&s->base, "touch: out of memory");
-		h->t = t;
-		h->tcap = cap;
-	}
+	if (a2m_grow((void **)&h->t, &h->tcap, h->nt + 1, sizeof *h->t))
+		return a2m_store_fail(&s->base, "touch: out of memory");
 	h->t[h->nt++] = (held_touch){seq, add, at};
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "store/unembedded.h"
+#include "util/grow.h"
 
 typedef struct bare_tier {
 	char     *name;    /* NULL: records without a tier */
@@ -78,14 +79,8 @@ static bare_tier *find_add(a2m_unembedded *u, const char *name)
 	bare_tier *t = find(u, name);
 	if (t)
 		return t;
-	if (u->n == u->cap) {
-		size_t cap = u->cap ? u->cap * 2 : 8;
-		bare_tier *v = realloc(u->t, cap * sizeof *v);
-		if (!v)
-			return NULL;
-		u->t = v;
-		u->cap = cap;
-	}
+	if (a2m_grow((void **)&u->t, &u->cap, u->n + 1, sizeof *u->t))
+		return NULL;
 	t = &u->t[u->n];
 	memset(t, 0, sizeof *t);
 	if (name && !(t->name = strdup(name)))

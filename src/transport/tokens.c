@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "transport/tokens.h"
+#include "util/grow.h"
 
 typedef struct token_entry {
 	size_t len;       /* of the token, in bytes */
@@ -51,14 +52,8 @@ static int is_blank(int c)
 static int add_entry(a2m_bearer_tokens *t, const char *tok, size_t len, const char *principal,
 		     size_t plen)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 8;
-		token_entry *grown = realloc(t->entries, cap * sizeof *grown);
-		if (!grown)
-			return -1;
-		t->entries = grown;
-		t->cap = cap;
-	}
+	if (a2m_grow((void **)&t->entries, &t->cap, t->n + 1, sizeof *t->entries))
+		return -1;
 	size_t width = len > t->width ? len : t->width;
 	if (width != t->width || t->n == t->pad_cap) {
 		size_t slots = t->n == t->pad_cap ? (t->pad_cap ? t->pad_cap * 2 : 8) : t->pad_cap;
