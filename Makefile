@@ -99,7 +99,7 @@ CC        ?= cc
 WARN      := -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \
              -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 # -fopenmp-simd: honours `#pragma omp simd` (the vector index's float
-# reductions, src/store/vector_index.c) without OpenMP's runtime or threads.
+# reductions, src/store/vector_kernels.c) without OpenMP's runtime or threads.
 # -fvisibility=hidden: the shared library exports what include/ marks A2M_API
 # and nothing else (tests/library_test.sh checks the list against the headers).
 CFLAGS    += -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -fopenmp-simd $(OPT) $(WARN) \

@@ -1,9 +1,10 @@
 /*
-** vector_index_internal.h — the vector rows' layout, shared by the two
-** files that keep them: vector_index.c (the rows, their sketch, the seq
-** table, transactions and the exact search) and vector_quant.c (the
-** 8-bit codes and the approximate search of the quantized mode). Nothing
-** outside src/store/vector_*.c includes it.
+** vector_index_internal.h — the vector rows' layout, shared by the files
+** that keep and read them: vector_index.c (the rows, their sketch, the seq
+** table, transactions), vector_search.c (the exact search and the search
+** for bounds) and vector_quant.c (the 8-bit codes and the approximate
+** search of the quantized mode). Nothing outside src/store/vector_*.c
+** includes it.
 */
 #ifndef A2M_VECTOR_INDEX_INTERNAL_H
 #define A2M_VECTOR_INDEX_INTERNAL_H

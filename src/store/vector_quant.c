@@ -215,7 +215,7 @@ int a2m_vindex_search_pool(a2m_vindex *vx, vspace *sp, const a2m_vector_search *
 		pool_tier(sp, t, (uint32_t)i, Q, tq, q->measure, rule == A2M_VF_OWNER, oid, &p);
 	}
 	free(Q);
-	/* The pool, measured as the exact search measures (vector_index.c). */
+	/* The pool, measured as the exact search measures (vector_search.c). */
 	double qnorm = sqrt((double)a2m_vec_dot(q->vector, q->vector, d));
 	if (!(out->v = malloc((p.n ? p.n : 1) * sizeof *out->v))) {
 		free(p.v);
