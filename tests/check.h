@@ -88,10 +88,17 @@ typedef struct test_case {
 
 #define TEST(name) { #name, name }
 
+/*
+** Runs the tests in order. A2M_TEST_ONLY set (a word) runs only those whose
+** name holds it: for working on one test by hand, never in the full run.
+*/
 static inline int run_tests(const test_case *tests)
 {
 	int passed = 0, failed = 0;
+	const char *only = getenv("A2M_TEST_ONLY");
 	for (const test_case *t = tests; t->name; t++) {
+		if (only && *only && !strstr(t->name, only))
+			continue;
 		check_failures_in_test = 0;
 		t->fn();
 		if (check_failures_in_test) {

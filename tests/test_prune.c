@@ -23,12 +23,17 @@
 #include "pg_helper.h"
 #include "rank/blockmax.h"
 #include "rank/scorer.h"
+#include "server/server.h"
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
 #include "stack/where.h"
+#include "store/postings_cache.h"
 #include "store/sqlite_index.h"
+#include "store/sqlite_index_internal.h"
+#include "store/sqlite_internal.h"
 #include "store/sqlite_segments.h"
 #include "store/store.h"
+#include "util/buf.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
 
@@ -1245,10 +1250,86 @@ static void recalled_ids(a2m *h, const char *query, char *out, size_t cap)
 	json_decref(r);
 }
 
+/* Counts a term's postings (index_postings' visit). */
+static int count_postings(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	(void)seq, (void)tf, (void)dl;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+/* The postings cache budget of the connection a bracket on s is lent (0: none). */
+typedef struct reader_budget {
+	a2m_store *s;
+	size_t     budget;
+} reader_budget;
+
+static void *budget_on_a_reader(void *arg)
+{
+	reader_budget *rb = arg;
+	if (rb->s->ops->read_begin(rb->s) != 0)
+		return NULL;
+	sqlstore *c = a2m_sqlite_conn(rb->s);
+	if (c != (sqlstore *)rb->s && c->index && c->index->cache)
+		(void)a2m_pcache_used(c->index->cache, &rb->budget);
+	rb->s->ops->read_end(rb->s);
+	return NULL;
+}
+
+/*
+** What the postings cache of h's store holds once every term of the corpus
+** was read through it, and its budget: *main, the main connection's (read
+** outside a bracket, so through its cache), *bracket the budget of a
+** reader of the pool, as a read bracket is lent one (0: none was). Returns the postings read, 0 when the store could not be reached.
+*/
+static size_t fill_postings_cache(a2m *h, size_t *used, size_t *main, size_t *bracket)
+{
+	a2m_store *s = h->srv.stack->store;
+	sqlstore *m = (sqlstore *)s;
+	*used = *main = *bracket = 0;
+	if (strcmp(s->ops->engine, "sqlite") != 0 || !m->index || !m->index->cache)
+		return 0;
+	/* Every surface form word() can draw, analysed: the corpus's terms. */
+	static const char *const syl[] = {"ka", "lo", "mi", "ren", "to", "vas", "qui", "del",
+					  "no", "par", "su", "fin"};
+	static const char *const suffix[] = {"", "s", "ing", "ed"};
+	a2m_buf text = {0};
+	for (size_t i = 12; i < VOCAB + 12; i++)
+		for (size_t k = 0; k < 4; k++) {
+			for (size_t j = i; j; j /= 12)
+				a2m_buf_puts(&text, syl[j % 12]);
+			a2m_buf_printf(&text, "%s ", suffix[k]);
+		}
+	a2m_indexer *ix = m->index->ix;
+	a2m_doc_terms dt;
+	memset(&dt, 0, sizeof dt);
+	size_t n = 0;
+	if (!text.failed && ix->analyze(ix, text.p, &dt) == 0)
+		for (size_t t = 0; t < dt.n; t++)
+			CHECK_INT(s->ops->index_postings(s, dt.terms[t].text, dt.terms[t].len,
+							 count_postings, &n), 0);
+	ix->release(ix, &dt);
+	a2m_buf_free(&text);
+	*used = a2m_pcache_used(m->index->cache, main);
+	/* While this thread holds the main connection in a bracket, another's
+	** bracket is lent a reader of the pool. */
+	pthread_t t;
+	reader_budget rb = {s, 0};
+	if (s->ops->read_begin(s) == 0) {
+		CHECK(pthread_create(&t, NULL, budget_on_a_reader, &rb) == 0 &&
+		      pthread_join(t, NULL) == 0);
+		s->ops->read_end(s);
+	}
+	*bracket = rb.budget;
+	return n;
+}
+
 /*
 ** The option postings_cache_mb (1 to 65536) through the library: refused
-** out of its bounds; a server keeping 1 MiB of lists recalls what one with
-** the default keeps, on the same file.
+** out of its bounds; a server keeping 1 MiB of lists gives that budget to
+** every connection (the main one, the readers), keeps no more than that of
+** a corpus whose lists take more, and recalls what one with the default
+** (which keeps them all) recalls, on the same file.
 */
 static void test_the_postings_cache_budget_is_an_option(void)
 {
@@ -1274,9 +1355,15 @@ static void test_the_postings_cache_budget_is_an_option(void)
 		json_decref(r);
 	}
 	char want[2048], got[2048];
+	size_t used, main_budget, bracket_budget, postings;
 	snprintf(text, sizeof text, "kalo lolo");
 	if (h) {
 		recalled_ids(h, text, want, sizeof want);
+		/* The default keeps every list: more than 1 MiB of them. */
+		postings = fill_postings_cache(h, &used, &main_budget, &bracket_budget);
+		CHECK(main_budget == (size_t)64 << 20 && bracket_budget == main_budget);
+		CHECK(postings * sizeof(a2m_posting) > (size_t)1 << 20);
+		CHECK(used > (size_t)1 << 20);
 		a2m_close(h);
 	}
 	h = check_open("engine", "sqlite", "path", db_path, "postings_cache_mb", "1", NULL);
@@ -1284,6 +1371,10 @@ static void test_the_postings_cache_budget_is_an_option(void)
 	if (h) {
 		recalled_ids(h, text, got, sizeof got);
 		CHECK(strcmp(got, want) == 0);
+		postings = fill_postings_cache(h, &used, &main_budget, &bracket_budget);
+		CHECK(main_budget == (size_t)1 << 20 && bracket_budget == main_budget);
+		CHECK(postings * sizeof(a2m_posting) > (size_t)1 << 20);
+		CHECK(used <= (size_t)1 << 20 && used > (size_t)1 << 19);
 		a2m_close(h);
 	}
 	remove_db();

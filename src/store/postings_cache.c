@@ -239,6 +239,12 @@ void a2m_pcache_budget(a2m_pcache *c, size_t budget)
 	make_room(c, 0, NULL);
 }
 
+size_t a2m_pcache_used(const a2m_pcache *c, size_t *budget)
+{
+	*budget = c->budget;
+	return c->used;
+}
+
 /*
 ** Brings a lazy entry's cost up to what it holds now (blocks decoded
 ** since), making room for what it grew by. One grown past what an entry

@@ -40,6 +40,13 @@ a2m_pcache *a2m_pcache_new(size_t budget);
 /* Makes budget bytes the most c holds, evicting what no longer fits. */
 void a2m_pcache_budget(a2m_pcache *c, size_t budget);
 
+/*
+** The bytes c's entries count against its budget now (lazy entries too big
+** to keep, this period's loans, not counted), and in *budget the most it
+** may hold: what the postings_cache_mb option is seen by (tests).
+*/
+size_t a2m_pcache_used(const a2m_pcache *c, size_t *budget);
+
 /* Frees the cache. NULL is a no-op. */
 void a2m_pcache_free(a2m_pcache *c);
 
