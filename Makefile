@@ -142,10 +142,11 @@ SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 # The tests run under ThreadSanitizer (make TSAN=1, run by scripts/run-tests.sh):
 # those of threads sharing a handle, store or scorer, the embedders' (its
 # server answers on threads of its own) and those of a write's helper threads.
-# The rest are single-threaded, and TSan is slow.
+# The rest are single-threaded, and TSan is slow: of test_prune, the test
+# command runs only its test with a writer thread (scripts/run-tests.sh).
 TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test_analyze \
               test_extensions \
-              test_recall test_index test_durable test_joint
+              test_recall test_index test_durable test_joint test_prune
 TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
 # The fuzz targets (fuzz/, docs/FUZZING.md): one program per fuzz/fuzz_*.c,

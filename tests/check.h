@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int check_failures_in_test;
@@ -90,17 +91,27 @@ typedef struct test_case {
 
 /*
 ** Runs the tests in order. A2M_TEST_ONLY set (a word) runs only those whose
-** name holds it: for working on one test by hand, never in the full run.
+** name holds it: one test by hand, or, under ThreadSanitizer, only the
+** tests of a binary that start threads (scripts/run-tests.sh).
+** A2M_TEST_TIMES set prints each test's wall seconds to stderr (where a
+** suite's time goes; never asserted on).
 */
 static inline int run_tests(const test_case *tests)
 {
 	int passed = 0, failed = 0;
 	const char *only = getenv("A2M_TEST_ONLY");
+	int times = getenv("A2M_TEST_TIMES") != NULL;
 	for (const test_case *t = tests; t->name; t++) {
 		if (only && *only && !strstr(t->name, only))
 			continue;
 		check_failures_in_test = 0;
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		t->fn();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (times)
+			fprintf(stderr, "TIME %s %.2f s\n", t->name,
+				(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 		if (check_failures_in_test) {
 			failed++;
 			printf("FAIL %s\n", t->name);
