@@ -148,6 +148,20 @@ static uint32_t owner_intern(a2m_vindex *vx, const char *owner)
 	return (uint32_t)vx->nowners;
 }
 
+int a2m_vindex_tier_rule(const a2m_vindex *vx, const a2m_vector_search *q, const vtier *t,
+			 uint32_t *oid)
+{
+	const char *owner = NULL;
+	int rule = q->filter ? q->filter->tier(q->filter->ctx, t->name, &owner) : A2M_VF_ALL;
+	int known = 1;
+	*oid = 0;
+	if (rule == A2M_VF_OWNER)
+		*oid = a2m_vindex_owner_id(vx, owner, &known);
+	if (rule == A2M_VF_SKIP || !known || !t->n)
+		return 0;
+	return rule == A2M_VF_OWNER ? 2 : 1;
+}
+
 /* ---- tiers and rows ---------------------------------------------------- */
 
 /* x rounded up to a float (a bound must not shrink by its rounding). */

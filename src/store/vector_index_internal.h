@@ -94,6 +94,14 @@ struct a2m_vindex {
 /* The id of owner (NULL: 0), or 0 with *found 0 when it was never interned. */
 uint32_t a2m_vindex_owner_id(const a2m_vindex *vx, const char *owner, int *found);
 
+/*
+** What q's filter reads of tier t: 0, none of its rows (skipped, empty, or
+** its owner never interned); 1, every row; 2, only the rows of owner id
+** *oid. The exact and approximate searches ask it alike.
+*/
+int a2m_vindex_tier_rule(const a2m_vindex *vx, const a2m_vector_search *q, const vtier *t,
+			 uint32_t *oid);
+
 /* ---- vector_quant.c: the 8-bit codes ---- */
 
 /*

@@ -204,15 +204,10 @@ int a2m_vindex_search_pool(a2m_vindex *vx, vspace *sp, const a2m_vector_search *
 		q2 += (double)q->vector[i] * q->vector[i];
 	for (size_t i = 0; i < sp->ntiers; i++) {
 		const vtier *t = &sp->tiers[i];
-		const char *owner = NULL;
-		int rule = q->filter ? q->filter->tier(q->filter->ctx, t->name, &owner) : A2M_VF_ALL;
-		uint32_t oid = 0;
-		int known = 1;
-		if (rule == A2M_VF_OWNER)
-			oid = a2m_vindex_owner_id(vx, owner, &known);
-		if (rule == A2M_VF_SKIP || !known || !t->n)
-			continue;
-		pool_tier(sp, t, (uint32_t)i, Q, tq, q->measure, rule == A2M_VF_OWNER, oid, &p);
+		uint32_t oid;
+		int rule = a2m_vindex_tier_rule(vx, q, t, &oid);
+		if (rule)
+			pool_tier(sp, t, (uint32_t)i, Q, tq, q->measure, rule == 2, oid, &p);
 	}
 	free(Q);
 	/* The pool, measured as the exact search measures (vector_search.c). */

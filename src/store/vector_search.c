@@ -160,18 +160,12 @@ int a2m_vindex_search(a2m_vindex *vx, const a2m_vector_search *q, a2m_candidates
 	}
 	for (size_t i = 0; i < sp->ntiers; i++) {
 		const vtier *t = &sp->tiers[i];
-		const char *owner = NULL;
-		int rule = q->filter ? q->filter->tier(q->filter->ctx, t->name, &owner) : A2M_VF_ALL;
-		uint32_t oid = 0;
-		int known = 1;
-		if (rule == A2M_VF_OWNER)
-			oid = a2m_vindex_owner_id(vx, owner, &known);
-		if (rule == A2M_VF_SKIP || !known || !t->n)
+		uint32_t oid;
+		int rule = a2m_vindex_tier_rule(vx, q, t, &oid);
+		if (!rule)
 			continue;
-		out->n += q->bound ? scan_tier_bound(sp, t, q, &qs, rule == A2M_VF_OWNER, oid,
-						     out->v + out->n)
-				   : scan_tier(sp, t, q, qnorm, rule == A2M_VF_OWNER, oid,
-					       out->v + out->n);
+		out->n += q->bound ? scan_tier_bound(sp, t, q, &qs, rule == 2, oid, out->v + out->n)
+				   : scan_tier(sp, t, q, qnorm, rule == 2, oid, out->v + out->n);
 	}
 	if (q->bound)
 		free(qs.Q);
