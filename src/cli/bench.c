@@ -39,6 +39,10 @@
 **       --db PATH keeps the file (and the peer's, PATH-fts5); a later run
 **       with as many --records reuses it without loading again (the same
 **       queries: the records' text is drawn again, unstored).
+**       --worst N: the N slowest queries (a2m's default way), each with its
+**       text, time and walk counters, to find what the tail does;
+**       --query-file F: the queries read from F, one a line (cycled), not
+**       drawn: a run of only those (e.g. under callgrind).
 */
 #include <errno.h>
 #include <stdint.h>
@@ -371,6 +375,8 @@ typedef struct latency_runs {
 	int     other;             /* ours' mode when bmw is run: 0 term at a time, 3 WAND */
 	long    hits, fts_hits;
 	a2m_server_walked walked[2];  /* what the walks did, ours' and bmw's */
+	a2m_server_walked *each;      /* --worst: per query, ours' walk counters */
+	char (*text)[64];             /* and its text */
 } latency_runs;
 
 /* Times query i: a2m's recall, then, when asked, the same walked another way, then FTS5. */
@@ -396,6 +402,15 @@ static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency
 		sum->steps += after.steps - before.steps;
 		sum->scored += after.scored - before.scored;
 		sum->filled += after.filled - before.filled;
+		if (!pass && r->each) {
+			r->each[i] = (a2m_server_walked){after.queries - before.queries,
+							 after.steps - before.steps,
+							 after.scored - before.scored,
+							 after.filled - before.filled};
+			size_t len = strnlen(text, sizeof r->text[i] - 1);
+			memcpy(r->text[i], text, len);
+			r->text[i][len] = '\0';
+		}
 		if (!res)
 			return -1;
 		if (!pass)
@@ -414,6 +429,45 @@ static void print_walked(const a2m_server_walked *w)
 	printf("    walked document at a time: %zu queries; per query %.0f steps, %.0f postings"
 	       " scored, %.0f blocks decoded\n",
 	       w->queries, (double)w->steps / q, (double)w->scored / q, (double)w->filled / q);
+}
+
+/* --worst: the n slowest queries of ours (not yet sorted), slowest first. */
+static void print_worst(const latency_runs *r, size_t queries, size_t n)
+{
+	size_t *idx = malloc(queries * sizeof *idx);
+	if (!idx)
+		return;
+	for (size_t i = 0; i < queries; i++)
+		idx[i] = i;
+	n = n < queries ? n : queries;
+	for (size_t i = 0; i < n; i++) {  /* a partial selection sort: n is small */
+		size_t m = i;
+		for (size_t j = i + 1; j < queries; j++)
+			if (r->ours[idx[j]] > r->ours[idx[m]])
+				m = j;
+		size_t t = idx[i];
+		idx[i] = idx[m];
+		idx[m] = t;
+		const a2m_server_walked *e = &r->each[idx[i]];
+		printf("  worst %2zu: %8.3f ms  walked %zu  steps %zu  scored %zu  filled %zu  \"%s\"\n",
+		       i + 1, r->ours[idx[i]], e->queries, e->steps, e->scored, e->filled,
+		       r->text[idx[i]]);
+	}
+	free(idx);
+}
+
+/* --query-file: the next query, the file's lines cycled; 0, or -1 when it has none. */
+static int next_query_line(FILE *f, char *text, size_t cap)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		while (fgets(text, (int)cap, f)) {
+			text[strcspn(text, "\r\n")] = '\0';
+			if (text[0])
+				return 0;
+		}
+		rewind(f);
+	}
+	return -1;
 }
 
 /* The records a store holds: describe's tier counts summed (-1 on an error). */
@@ -459,6 +513,8 @@ static int bench_latency(int argc, char **argv)
 	long records = 10000, queries = 1000;
 	const char *db = NULL;
 	int sync_normal = 0, sqlite = 0, read_only = 0, frequent = 0, compare = 0, peer = 0;
+	long worst = 0;
+	FILE *qfile = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
 			records = strtol(argv[++i], NULL, 10);
@@ -480,15 +536,22 @@ static int bench_latency(int argc, char **argv)
 			compare = 2;
 		else if (strcmp(argv[i], "--fts5") == 0)
 			peer = 1;
-		else {
+		else if (strcmp(argv[i], "--worst") == 0 && i + 1 < argc)
+			worst = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--query-file") == 0 && i + 1 < argc && !qfile) {
+			if (!(qfile = fopen(argv[++i], "r"))) {
+				fprintf(stderr, "a2m bench: %s: %s\n", argv[i], strerror(errno));
+				return A2M_EXIT_ERROR;
+			}
+		} else {
 			fprintf(stderr, "usage: a2m bench latency [--records N] [--queries Q]"
 				" [--engine memory|sqlite] [--db PATH] [--synchronous-normal]"
 				" [--read-only] [--frequent] [--compare-pruning|--compare-walks]"
-				" [--fts5]\n");
+				" [--fts5] [--worst N] [--query-file F]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
-	if (records < 0 || queries < 1)
+	if (records < 0 || queries < 1 || worst < 0)
 		return A2M_EXIT_USAGE;
 	/* --db PATH: the file is kept, and reused by the next run of as many records. */
 	int keep = db != NULL;
@@ -549,16 +612,26 @@ static int bench_latency(int argc, char **argv)
 	latency_runs r = {calloc((size_t)queries, sizeof(double)),
 			  compare ? calloc((size_t)queries, sizeof(double)) : NULL,
 			  fts ? calloc((size_t)queries, sizeof(double)) : NULL, compare == 2 ? 3 : 0,
-			  0, 0, {{0}}};
-	int rc = !r.ours || (compare && !r.bmw) || (fts && !r.fts) ? -1 : 0;
+			  0, 0, {{0}}, NULL, NULL};
+	if (worst) {
+		r.each = calloc((size_t)queries, sizeof *r.each);
+		r.text = calloc((size_t)queries, sizeof *r.text);
+	}
+	int rc = !r.ours || (compare && !r.bmw) || (fts && !r.fts) ||
+			 (worst && (!r.each || !r.text))
+		 ? -1
+		 : 0;
 	p = a2m_progress_start("a2m bench recalling", "recalls", queries);
 	for (long i = 0; i < queries && !rc; i++) {
 		a2m_progress_update(p, i);
-		if (frequent)
+		if (qfile)
+			rc = next_query_line(qfile, text, sizeof text);
+		else if (frequent)
 			bench_query_frequent(text, sizeof text);
 		else
 			bench_query_text(text, sizeof text);
-		rc = time_query(h, fts, text, i, &r);
+		if (!rc)
+			rc = time_query(h, fts, text, i, &r);
 	}
 	a2m_progress_erase(p);
 	if (!rc) {
@@ -568,6 +641,8 @@ static int bench_latency(int argc, char **argv)
 		       read_only && db ? ", read-only: no touch" : "", queries,
 		       frequent ? "3 of the 20 most frequent words" : "2-3 words");
 		bench_print_allocator();
+		if (worst)
+			print_worst(&r, (size_t)queries, (size_t)worst);
 		if (reuse)
 			printf("  load    none: %s reused (it held %ld records)\n", db, records);
 		else
@@ -590,6 +665,10 @@ static int bench_latency(int argc, char **argv)
 			       db ? "a file beside a2m's" : "in memory");
 		}
 	}
+	free(r.each);
+	free(r.text);
+	if (qfile)
+		fclose(qfile);
 	free(r.ours);
 	free(r.bmw);
 	free(r.fts);
@@ -616,6 +695,7 @@ int a2m_cmd_bench(int argc, char **argv)
 		"       a2m bench latency [--records N] [--queries Q] [--engine memory|sqlite]\n"
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"
 		"                         [--frequent] [--compare-pruning|--compare-walks] [--fts5]\n"
+		"                         [--worst N] [--query-file F]\n"
 		"%s"
 		"\n"
 		"quality: precision@1 and MRR of recall on bench/quality/, ours (bm25) beside the\n"
