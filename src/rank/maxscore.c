@@ -370,6 +370,7 @@ static uint32_t absorb(struct lists *ls, uint32_t *idx, uint32_t n, uint32_t ne,
 {
 	uint8_t side[A2M_BMW_MAX_KEYS], gone[A2M_BMW_MAX_KEYS] = {0};
 	uint32_t out[A2M_BMW_MAX_KEYS], no = 0, one = 0;
+	memset(side, 2, ls->n);  /* 2: not walked (a seeded list) */
 	for (uint32_t i = 0; i < n; i++)
 		side[idx[i]] = i < ne;
 	for (uint32_t i = 0; i < n; i++) {
