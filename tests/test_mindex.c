@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "store/memory_head.h"
 #include "store/memory_index.h"
 #include "store/memory_packed.h"
 
@@ -393,121 +392,6 @@ static void test_packed_list_rollback_room(void)
 	a2m_mindex_free(ix);
 }
 
-/* ---- the index: a long list's head ----------------------------------------- */
-
-/* Whether bound b bounds posting p (store.h a2m_tf_bound). */
-static int bounds(const a2m_tf_bound *b, const a2m_posting *p)
-{
-	for (uint32_t t = 0; t < 4 && t < p->tf; t++)
-		if (b->dl[t] > p->dl)
-			return 0;
-	return b->tf >= p->tf;
-}
-
-/*
-** Whether the head term w is lent with (when it is) is exactly its list's
-** postings of tf >= 2 or a length below the cut, and both bounds bound
-** what they say. Returns 1 when lent with a head, 0 without, -1 when wrong.
-*/
-static int head_right(a2m_mindex *ix)
-{
-	a2m_postings_lent l;
-	CHECK_INT(a2m_mindex_lend(ix, "w", 1, &l), 0);
-	if (!l.head)
-		return 0;
-	size_t h = 0;
-	for (size_t i = 0; i < l.n; i++) {
-		const a2m_posting *p = &l.v[i];
-		if (!a2m_postings_in_head(l.head_cut, p->tf, p->dl)) {
-			if (!bounds(&l.tail_all, p))
-				return -1;
-			continue;
-		}
-		if (h >= l.nhead || l.head[h].seq != p->seq || l.head[h].tf != p->tf ||
-		    l.head[h].dl != p->dl || !bounds(&l.head_all, p))
-			return -1;
-		h++;
-	}
-	return h == l.nhead && l.nhead < l.n ? 1 : -1;
-}
-
-/* Record seq's doc of one term w, at tf and length given. */
-static a2m_mdoc *doc_w(a2m_mindex *ix, int64_t seq, uint32_t tf, uint32_t length)
-{
-	a2m_term t = {.text = "w", .len = 1, .tf = tf};
-	a2m_doc_terms dt = {.terms = &t, .n = 1, .length = length, .has_text = 1};
-	a2m_mdoc *d = NULL;
-	CHECK_INT(a2m_mindex_prepare(ix, &dt, seq, &d), 0);
-	return d;
-}
-
-/*
-** A list long enough for a head (A2M_MHEAD_MIN) through appends, removals
-** anywhere, records linked again below the last, rewrites in place that
-** move a posting into or out of the head, with and without sweep() between
-** them: whenever the list is lent with a head, the head is its list's
-** postings of impact exactly, in order, and the bounds hold; after a sweep
-** there is one.
-*/
-static void test_long_list_head_follows_its_list(void)
-{
-	enum { N = 9000 };
-	static a2m_mdoc *docs[N + 1];
-	uint64_t rng = 777;
-	a2m_mindex *ix = a2m_mindex_new();
-	CHECK(ix != NULL);
-	if (!ix)
-		return;
-	int lent_with = 0, wrong = 0;
-	for (int64_t q = 1; q <= 6000; q++) {
-		docs[q] = doc_w(ix, q, 1 + (uint32_t)(check_rand(&rng) % 6 == 0),
-				3 + (uint32_t)(check_rand(&rng) % 12));
-		a2m_mindex_link(ix, docs[q]);
-		if (q % 500 == 0) {
-			a2m_mindex_sweep(ix);
-			wrong += head_right(ix) < 0;
-		}
-	}
-	a2m_mindex_sweep(ix);
-	CHECK_INT(head_right(ix), 1);
-	int64_t top = 6000;
-	for (int step = 0; step < 3000; step++) {
-		int64_t q = 1 + (int64_t)(check_rand(&rng) % (uint64_t)top);
-		unsigned op = (unsigned)(check_rand(&rng) % 4);
-		uint32_t tf = 1 + (uint32_t)(check_rand(&rng) % 3 == 0),
-			 len = 3 + (uint32_t)(check_rand(&rng) % 12);
-		if (op == 0 && top < N) {
-			top++;
-			docs[top] = doc_w(ix, top, tf, len);  /* appended */
-			a2m_mindex_link(ix, docs[top]);
-		} else if (op == 1 && docs[q]) {
-			a2m_mindex_unlink(ix, docs[q]);  /* removed */
-			a2m_mdoc_free(docs[q]);
-			docs[q] = NULL;
-		} else if (op == 2 && !docs[q]) {
-			docs[q] = doc_w(ix, q, tf, len);  /* linked below the last */
-			a2m_mindex_link(ix, docs[q]);
-		} else if (docs[q]) {
-			a2m_mdoc *d = doc_w(ix, q, tf, len);  /* rewritten in place */
-			a2m_mindex_replace(ix, docs[q], d);
-			a2m_mdoc_free(docs[q]);
-			docs[q] = d;
-		}
-		if (check_rand(&rng) % 8 == 0)
-			a2m_mindex_sweep(ix);
-		int r = head_right(ix);
-		lent_with += r == 1;
-		wrong += r < 0;
-	}
-	CHECK_INT(wrong, 0);
-	CHECK(lent_with > 1000);
-	a2m_mindex_sweep(ix);
-	CHECK_INT(head_right(ix), 1);
-	for (int64_t q = 1; q <= top; q++)
-		a2m_mdoc_free(docs[q]);
-	a2m_mindex_free(ix);
-}
-
 int main(void)
 {
 	static const test_case tests[] = {
@@ -515,7 +399,6 @@ int main(void)
 		TEST(test_packed_list_edges),
 		TEST(test_index_lists_change_form),
 		TEST(test_packed_list_rollback_room),
-		TEST(test_long_list_head_follows_its_list),
 		{NULL, NULL},
 	};
 	return run_tests(tests);

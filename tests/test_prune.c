@@ -28,7 +28,6 @@
 #include "stack/stack_internal.h"
 #include "stack/where.h"
 #include "store/postings_cache.h"
-#include "store/memory_index.h"
 #include "store/sqlite_index.h"
 #include "store/sqlite_index_internal.h"
 #include "store/sqlite_internal.h"
@@ -752,33 +751,6 @@ static void test_pruned_same_as_complete_after_churn(void)
 }
 
 /*
-** Lists split by impact (the memory index's heads, store/memory_head.h),
-** given here to lists of 64 postings and more so that these stores have
-** some: recall pruned is exactly recall complete and scanned, walked by
-** WAND and by MaxScore on every pruned query and by default, over fresh
-** and churned stores (heads kept through forgets and rewrites, or built
-** again), under filters that turn most records away; and heads were lent.
-*/
-static void test_heads_same_as_complete_memory(void)
-{
-	a2m_mindex_head_min_for_tests(64);
-	size_t lent = a2m_mindex_heads_lent_for_tests();
-	for (int mode = 3; mode >= 1; mode--) {
-		a2m_bm25_blockmax(mode);
-		counts_checked = 0;
-		recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 81 + (uint64_t)mode, 0);
-		churn_commits = 10;
-		recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 91 + (uint64_t)mode, 0);
-		recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 95 + (uint64_t)mode, 1);
-		churn_commits = 0;
-		counts_checked = 1;
-	}
-	a2m_bm25_blockmax(1);
-	a2m_mindex_head_min_for_tests(0);
-	CHECK(a2m_mindex_heads_lent_for_tests() > lent + 100);
-}
-
-/*
 ** Every property above again with document-at-a-time pruning on every
 ** pruned query, however short its lists (mode 1, the default, takes it
 ** only from 16 384 postings, which the corpora here never reach), walked
@@ -1443,7 +1415,6 @@ int main(void)
 		TEST(test_lent_bounds_bound_their_postings_memory),
 		TEST(test_lent_bounds_bound_their_postings_sqlite),
 		TEST(test_pruned_same_as_complete_after_churn),
-		TEST(test_heads_same_as_complete_memory),
 		TEST(test_skip_tables_over_segments_and_too_tight),
 		TEST(test_a_file_without_skip_tables_is_read_as_it_is),
 		TEST(test_long_lists_taken_as_read_and_shed),

@@ -40,7 +40,6 @@ void a2m_bmw_free(a2m_bmw *w)
 	free(w->win);
 	free(w->winbits);
 	free(w->tabs);
-	free(w->seeded);
 	memset(w, 0, sizeof *w);
 }
 
@@ -99,9 +98,7 @@ int a2m_bmw_score(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, const a2m_b
 			continue;
 		/* A key sharing its lead's list has the same postings (lists_make). */
 		const a2m_posting *p = post[cur[k].list];
-		/* A rest's posting of its head's counts when the head had none here (MaxScore read the rest whole). */
-		if (p && (a2m_bmw_held(&keys[k], p) ||
-			  (k > 0 && !post[cur[k - 1].list]))) {
+		if (p) {
 			w->scored++;
 			a2m_acc_add(&e, keys[k].word,
 				    a2m_bm25_contrib(keys[k].scale, p->tf, p->dl, k0, k1));
@@ -123,8 +120,12 @@ int a2m_bmw_score(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, const a2m_b
 
 /* ---- the lists ---- */
 
-/* blockmax_internal.h */
-size_t a2m_bmw_seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq)
+/*
+** The first posting of k in [from, end) whose seq is at least seq, or end.
+** Only v[from .. end) is read: a list read a block at a time has only its
+** filled block there.
+*/
+static size_t seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq)
 {
 	size_t lo = from, hi = end;
 	if (lo >= hi || k->v[lo].seq >= seq)
@@ -150,7 +151,7 @@ size_t a2m_bmw_seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t se
 /* The first posting of k at or after from whose seq is at least seq. */
 static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 {
-	return a2m_bmw_seek_in(k, from, k->n, seq);
+	return seek_in(k, from, k->n, seq);
 }
 
 /* blockmax_internal.h */
@@ -201,7 +202,7 @@ static size_t seek_lazy(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t from, in
 		}
 	}
 	/* last[b] >= seq: the answer is in v[from .. start[b + 1]). */
-	return a2m_bmw_seek_in(k, from, k->start[b + 1], seq);
+	return seek_in(k, from, k->start[b + 1], seq);
 }
 
 /* The block of k at posting at (c: its cursor, or its list's lead's). */
@@ -434,8 +435,7 @@ static int lists_make(const a2m_bmw_key *keys, size_t nkeys, double k0, double k
 		** a record costs a pass per list, not per key.
 		*/
 		for (size_t j = k; j-- > 0 && keys[j].word == keys[k].word;)
-			if (cur[j].lead == j && keys[j].n == keys[k].n && keys[j].tail == keys[k].tail &&
-			    (!keys[k].tail || !memcmp(keys[j].cut, keys[k].cut, 4 * sizeof *keys[k].cut)) &&
+			if (cur[j].lead == j && keys[j].n == keys[k].n &&
 			    (keys[j].v == keys[k].v ||
 			     (!keys[j].fill && !keys[k].fill &&
 			      !memcmp(keys[j].v, keys[k].v, keys[k].n * sizeof *keys[k].v)))) {
@@ -489,7 +489,7 @@ int a2m_bmw_run(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, do
 	if (rc)
 		return rc;
 	for (size_t k = 0; k < nkeys; k++)
-		w->skipped += keys[k].tail ? keys[k].nheld : keys[k].n;
+		w->skipped += keys[k].n;
 	w->skipped = w->skipped > w->scored ? w->skipped - w->scored : 0;
 	return 0;
 }

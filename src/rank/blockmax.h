@@ -95,24 +95,7 @@ typedef struct a2m_bmw_key {
 	int               (*peek)(void *ctx, size_t b, int64_t seq, a2m_peek_at *at,
 				  a2m_posting *out);
 	void               *ctx;
-	/*
-	** A list split by impact (store.h a2m_postings_lent head): its head is
-	** a key of its own, the key just before this one, and this one, its
-	** tail (tail 1), is v whole but holds only the postings the head does
-	** not (a2m_bmw_held): nheld of them; all bounds those. (A walk may
-	** read the tail whole and leave the head out: a tail's posting of the
-	** head's then counts, when the head's key had none for the record.)
-	*/
-	int                 tail;
-	const uint32_t     *cut;  /* its head's cuts (store.h a2m_postings_in_head) */
-	size_t              nheld;
 } a2m_bmw_key;
-
-/* Whether key k holds posting p of its v (a tail holds only what its head does not). */
-static inline int a2m_bmw_held(const a2m_bmw_key *k, const a2m_posting *p)
-{
-	return !k->tail || !a2m_postings_in_head(k->cut, p->tf, p->dl);
-}
 
 /* Per key, and per list, the walk's state (blockmax.c). */
 typedef struct a2m_bmw_cursor a2m_bmw_cursor;
@@ -135,8 +118,6 @@ typedef struct a2m_bmw {
 	void           *winbits;  /* and which seqs of the window they hold */
 	size_t          nwinbits; /* its bytes */
 	void           *tabs;     /* per list, its usual contributions */
-	int64_t        *seeded;   /* MaxScore: the records scored before the walk, ascending */
-	size_t          nseeded;  /* room there */
 	a2m_bmw_walk    walk;     /* set by the caller before a run */
 	size_t  skipped;  /* the last run's postings never scored (tests, bench) */
 	size_t  filled;   /* the last run's blocks it had decoded (lists read a block at a time) */

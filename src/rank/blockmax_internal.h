@@ -46,8 +46,6 @@ struct lists {
 	double   scale[A2M_BMW_MAX_KEYS]; /* its keys' largest scale */
 	int64_t  at[A2M_BMW_MAX_KEYS];    /* the seq under its cursor; INT64_MAX: none */
 	uint32_t ord[A2M_BMW_MAX_KEYS];   /* the lists by at (WAND) */
-	uint32_t head[A2M_BMW_MAX_KEYS];  /* a rest's head's list (blockmax.h tail; MaxScore) */
-	uint8_t  whole[A2M_BMW_MAX_KEYS]; /* a rest read whole, its head left out (MaxScore) */
 	size_t   nkeys;
 	double   wmax[A2M_BMW_MAX_KEYS];  /* per word, a sum's scratch (sum_add) */
 	uint32_t wstamp[A2M_BMW_MAX_KEYS];
@@ -83,13 +81,6 @@ static inline double a2m_bmw_sum_add(struct lists *ls, double sum, uint32_t l, d
 	ls->wmax[w] = v;
 	return sum;
 }
-
-/*
-** The first posting of k in [from, end) whose seq is at least seq, or end
-** (blockmax.c). Only v[from .. end) is read: a list read a block at a time
-** has only its filled block there.
-*/
-size_t a2m_bmw_seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq);
 
 /* Moves list l's cursor to its first posting at or after seq (blockmax.c). */
 void a2m_bmw_list_seek(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *ls,

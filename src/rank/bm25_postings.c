@@ -140,7 +140,6 @@ static int scratch_lists(bm25_scratch *sc, size_t nkeys)
 		p->n = 0, p->oom = 0, p->v = NULL, p->blocks = NULL, p->has_all = 0;
 		p->lent.fill = NULL;
 		p->lent.peek = NULL;
-		p->lent.head = NULL;
 	}
 	return 0;
 }

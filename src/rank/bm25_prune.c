@@ -215,49 +215,30 @@ static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq,
 			  double *rest)
 {
 	*best = 0;
-	/* A list split by impact (store.h) is two keys: its head, then the rest. */
-	size_t nb = q->nkeys;
-	for (size_t k = 0; k < q->nkeys; k++)
-		nb += sc->lists[k].lent.head && sc->lists[k].lent.nhead ? 1 : 0;
-	if (nb > A2M_BMW_MAX_KEYS)
-		nb = q->nkeys;  /* too many keys to split them: whole */
-	if (nb > sc->nbkeys) {
-		a2m_bmw_key *k = realloc(sc->bkeys, nb * sizeof *k);
+	if (q->nkeys > sc->nbkeys) {
+		a2m_bmw_key *k = realloc(sc->bkeys, q->nkeys * sizeof *k);
 		if (!k)
 			return A2M_INTERNAL_ERROR;
 		sc->bkeys = k;
-		sc->nbkeys = nb;
+		sc->nbkeys = q->nkeys;
 	}
-	size_t b = 0;
 	for (size_t w = 0; w < q->nwords; w++) {
 		*best += a2m_bm25_word_bound(q, sc->lists, norm, w);
 		for (size_t k = q->word_at[w]; k < q->word_at[w + 1]; k++) {
 			const bm25_plist *p = &sc->lists[k];
 			/* As key_contrib computes it, to the bit. */
 			double weight = q->weight[w] * q->key_weight[k];
-			a2m_bmw_key *bk = &sc->bkeys[b++];
-			*bk = (a2m_bmw_key){.v = p->v, .n = p->n,
-					    .scale = weight * bm25_key_idf(norm, p) * (BM25_K1 + 1.0),
-					    .word = (uint32_t)w + 1, .blocks = p->blocks,
-					    .all = p->has_all ? &p->all : NULL};
+			sc->bkeys[k] = (a2m_bmw_key){.v = p->v, .n = p->n,
+						     .scale = weight * bm25_key_idf(norm, p) * (BM25_K1 + 1.0),
+						     .word = (uint32_t)w + 1, .blocks = p->blocks,
+						     .all = p->has_all ? &p->all : NULL};
 			if (p->lent.fill) {
-				bk->nblocks = p->lent.nblocks;
-				bk->start = p->lent.start;
-				bk->last = p->lent.last;
-				bk->fill = p->lent.fill;
-				bk->peek = p->lent.peek;
-				bk->ctx = p->lent.ctx;
-			} else if (nb > q->nkeys && p->lent.head && p->lent.nhead) {
-				/* The head, then the whole list holding the rest: a record is in one. */
-				bk[1] = *bk;
-				*bk = (a2m_bmw_key){.v = p->lent.head, .n = p->lent.nhead,
-						    .scale = bk[1].scale, .word = bk[1].word,
-						    .all = &p->lent.head_all};
-				bk[1].tail = 1;
-				bk[1].cut = p->lent.head_cut;
-				bk[1].nheld = p->n - p->lent.nhead;
-				bk[1].all = &p->lent.tail_all;
-				b++;
+				sc->bkeys[k].nblocks = p->lent.nblocks;
+				sc->bkeys[k].start = p->lent.start;
+				sc->bkeys[k].last = p->lent.last;
+				sc->bkeys[k].fill = p->lent.fill;
+				sc->bkeys[k].peek = p->lent.peek;
+				sc->bkeys[k].ctx = p->lent.ctx;
 			}
 		}
 	}
@@ -266,8 +247,8 @@ static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq,
 	if (a2m_acc_begin(&sc->a, 4 * admit) != 0)
 		return A2M_INTERNAL_ERROR;
 	sc->bmw.walk = walk;
-	int rc = a2m_bmw_run(&sc->bmw, sc->bkeys, b, norm->k0, norm->k1, admit, floor, &sc->a,
-			     rest);
+	int rc = a2m_bmw_run(&sc->bmw, sc->bkeys, q->nkeys, norm->k0, norm->k1, admit, floor,
+			     &sc->a, rest);
 	if (rc < 0)
 		return A2M_INTERNAL_ERROR;
 	if (rc == 0) {

@@ -29,14 +29,6 @@
 ** keep it decoded (at 10M records a probe per record of a rarer list
 ** lands in a block of its own: filling each faulted pages in per query).
 **
-** Three refinements (docs/RANKING.md §5, "What the slowest queries did"):
-** the threshold is seeded by scoring every record of the rarest lists
-** first (seed); the non-essential lists are the set holding the most
-** postings each time the threshold rises, not a prefix by reach (choose);
-** a list the index split by impact (a head and the rest, blockmax.h tail)
-** walks split only while its head is essential and its rest not, else
-** the rest is read whole and the head left out (absorb).
-**
 ** Exactness: a record held by no essential list reaches at most the
 ** non-essential lists' reaches (a word counting its largest), which the
 ** threshold had passed when they were made non-essential; a record dropped
@@ -90,7 +82,6 @@ static int scan(const a2m_bmw_key *key, a2m_bmw_cursor *c, struct lists *ls, uin
 		int64_t base, int64_t lim, double k0, double k1, const contrib_tab *tab,
 		double *win, uint64_t *bits, uint64_t *lbits, uint16_t *lpos)
 {
-	int split = key->tail && !ls->whole[l];
 	const a2m_posting *v = key->v;
 	size_t pos = c->at, n = key->n, from = pos;
 	double scale = ls->scale[l];
@@ -98,8 +89,6 @@ static int scan(const a2m_bmw_key *key, a2m_bmw_cursor *c, struct lists *ls, uin
 		size_t end = key->fill ? key->start[c->cb + 1] : n;
 		for (; pos < end && v[pos].seq < lim; pos++) {
 			uint32_t i = (uint32_t)(v[pos].seq - base), tf = v[pos].tf, dl = v[pos].dl;
-			if (split && a2m_postings_in_head(key->cut, tf, dl))
-				continue;  /* its head's, read there */
 			double x = tf - 1 < TAB_TF && dl < TAB_DL
 					   ? tab->c[tf - 1][dl]
 					   : a2m_bm25_contrib(scale, tf, dl, k0, k1);
@@ -215,269 +204,7 @@ static double probe(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *
 	if (ls->at[l] != d)
 		return 0;
 	const a2m_posting *p = c->peeked ? &c->held : &key->v[c->at];
-	if (!ls->whole[l] && !a2m_bmw_held(key, p))
-		return 0;  /* its head's: counted there */
 	return a2m_bm25_contrib(ls->scale[l], p->tf, p->dl, k0, k1);
-}
-
-/*
-** The lists of highest reach (a query's rare words) are seeded when they
-** hold at most this share of the query's postings (or SEED_MIN).
-*/
-#define SEED_SHARE 256
-#define SEED_MIN   256
-
-static int cmp_seq(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/*
-** The threshold seeded: the walk's threshold is 0 until admit records are
-** kept, and rises only as it meets the records of the rare words, spread
-** over every seq; until then a common word's list cannot be left out, and
-** a query of one rare and one common word read all of the common one. So
-** every record of the lists of highest reach (idx's last, ascending reach),
-** while they hold few postings (SEED_SHARE), is scored first, each found
-** in the other lists by search. Sets *seeded to how many lists (idx's
-** last) are done so: the walk leaves them out and skips the records they
-** hold (w->seeded, ascending; *nrec of them). Only for lists read whole.
-** Returns 0, or -1 when memory runs out.
-*/
-static int seed(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
-		a2m_bmw_top *top, a2m_bmw_cursor *cur, const struct lists *ls, const uint32_t *idx,
-		uint32_t *seeded, size_t *nrec, int *left_out)
-{
-	uint32_t n = ls->n, p = 0;
-	size_t total = 0, taken = 0, at[A2M_BMW_MAX_KEYS];
-	const a2m_posting *pos[A2M_BMW_MAX_KEYS];
-	*seeded = 0;
-	*nrec = 0;
-	for (uint32_t l = 0; l < n; l++) {
-		if (keys[ls->key[l]].fill)
-			return 0;
-		total += keys[ls->key[l]].n;
-	}
-	size_t budget = total / SEED_SHARE > SEED_MIN ? total / SEED_SHARE : SEED_MIN;
-	while (p < n && taken + keys[ls->key[idx[n - 1 - p]]].n <= budget)
-		taken += keys[ls->key[idx[n - 1 - p++]]].n;
-	if (!p)
-		return 0;
-	if (taken > w->nseeded) {
-		int64_t *s = realloc(w->seeded, taken * sizeof *s);
-		if (!s)
-			return -1;
-		w->seeded = s;
-		w->nseeded = taken;
-	}
-	size_t ns = 0;
-	for (uint32_t i = 0; i < p; i++) {
-		const a2m_bmw_key *ks = &keys[ls->key[idx[n - 1 - i]]];
-		memset(at, 0, n * sizeof *at);
-		for (size_t q = 0; q < ks->n; q++) {
-			if (!a2m_bmw_held(ks, &ks->v[q]))
-				continue;
-			int64_t d = ks->v[q].seq;
-			for (uint32_t l = 0; l < n; l++) {
-				const a2m_bmw_key *k = &keys[ls->key[l]];
-				size_t a = at[l] = a2m_bmw_seek_in(k, at[l], k->n, d);
-				pos[l] = a < k->n && k->v[a].seq == d && a2m_bmw_held(k, &k->v[a])
-						 ? &k->v[a]
-						 : NULL;
-			}
-			/* Held by a list seeded before: scored then. */
-			int done = 0;
-			for (uint32_t j = 0; j < i && !done; j++)
-				done = pos[idx[n - 1 - j]] != NULL;
-			if (done)
-				continue;
-			w->seeded[ns++] = d;
-			int kept = a2m_bmw_score(w, keys, nkeys, cur, pos, d, k0, k1, top);
-			if (kept < 0)
-				return -1;
-			*left_out |= !kept;
-		}
-	}
-	if (p > 1)
-		qsort(w->seeded, ns, sizeof *w->seeded, cmp_seq);
-	*seeded = p;
-	*nrec = ns;
-	return 0;
-}
-
-/*
-** Choosing the non-essential lists: per word, its lists by ascending reach
-** (a word gives up its lists of lowest reach first: its bound is the
-** largest it gave); the choice that gives up the most postings within the
-** threshold, found by trying every combination while they are few.
-*/
-#define CHOICES_MAX 4096
-
-typedef struct choice {
-	uint32_t nw, first[A2M_BMW_MAX_KEYS + 1];  /* word w's lists: by[first[w] .. first[w + 1]) */
-	uint32_t by[A2M_BMW_MAX_KEYS];
-	uint32_t take[A2M_BMW_MAX_KEYS], best_take[A2M_BMW_MAX_KEYS];
-	double   reach[A2M_BMW_MAX_KEYS];           /* by's reaches */
-	size_t   len[A2M_BMW_MAX_KEYS];             /* by's postings */
-	double   tau;
-	size_t   best;
-} choice;
-
-static void choose_word(choice *c, uint32_t w, double cost, size_t gave)
-{
-	if (w == c->nw) {
-		if (gave > c->best) {
-			c->best = gave;
-			memcpy(c->best_take, c->take, c->nw * sizeof *c->take);
-		}
-		return;
-	}
-	size_t more = 0;
-	for (uint32_t k = 0; c->first[w] + k <= c->first[w + 1]; k++) {
-		if (k)
-			more += c->len[c->first[w] + k - 1];
-		double x = k ? c->reach[c->first[w] + k - 1] : 0;
-		if (cost + x > c->tau)
-			break;
-		c->take[w] = k;
-		choose_word(c, w + 1, cost + x, gave + more);
-	}
-}
-
-/*
-** Orders idx[0..n) for threshold tau: first the non-essential lists, by
-** ascending reach, chosen to hold the most postings (the fewest are then
-** read) among the sets whose records, held by no other list, cannot beat
-** tau; then the others. ubp[j] bounds a record held by idx[0..j] only.
-** Returns how many are non-essential. By reach alone (a prefix of the
-** lists by ascending reach), a word's head, a short list of high reach,
-** could not be left out before its tail, which holds most of its
-** postings; and a word could be left out only after every word of lower
-** reach.
-*/
-/*
-** A word split in a head and the rest (store.h) pays only while its head
-** is essential and the rest not; otherwise reading or probing both costs
-** more than the whole list once. So, with idx[0..ne) the non-essential
-** lists: a rest on the same side as its head reads as the whole list
-** (ls->whole: its head's postings too, at the head's reach) and its head
-** is left out of the walk, put last, after *nact lists. ubp is made again
-** for the order. Returns the non-essential lists' count.
-*/
-static uint32_t absorb(struct lists *ls, uint32_t *idx, uint32_t n, uint32_t ne, double *ubp,
-		       uint32_t *nact)
-{
-	uint8_t side[A2M_BMW_MAX_KEYS], gone[A2M_BMW_MAX_KEYS] = {0};
-	uint32_t out[A2M_BMW_MAX_KEYS], no = 0, one = 0;
-	memset(side, 2, ls->n);  /* 2: not walked (a seeded list) */
-	for (uint32_t i = 0; i < n; i++)
-		side[idx[i]] = i < ne;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t l = idx[i], h = ls->head[l];
-		ls->whole[l] = h != UINT32_MAX && side[h] == side[l];
-		if (ls->whole[l])
-			gone[h] = 1;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		if (!gone[idx[i]])
-			out[no++] = idx[i];
-	for (uint32_t i = 0; i < ne; i++)
-		one += !gone[idx[i]];
-	*nact = no;
-	for (uint32_t i = 0; i < n; i++)
-		if (gone[idx[i]])
-			out[no++] = idx[i];
-	memcpy(idx, out, n * sizeof *idx);
-	/* A whole list bounds its head's postings too: its word counts the head's reach. */
-	double ub = 0;
-	a2m_bmw_sum_start(ls);
-	for (uint32_t i = 0; i < *nact; i++) {
-		uint32_t l = idx[i];
-		double r = ls->whole[l] && ls->reach[ls->head[l]] > ls->reach[l] ? ls->reach[ls->head[l]]
-										  : ls->reach[l];
-		ubp[i] = ub = a2m_bmw_sum_add(ls, ub, l, r);
-	}
-	return one;
-}
-
-static uint32_t choose(choice *c, struct lists *ls, const a2m_bmw_key *keys, uint32_t *idx,
-		       uint32_t n, double tau, double *ubp, uint32_t *nact)
-{
-	uint32_t group[A2M_BMW_MAX_KEYS + 1], count[A2M_BMW_MAX_KEYS + 1];
-	size_t combos = 1;
-	/* idx by ascending reach (it holds the last choice's order). */
-	for (uint32_t i = 1; i < n; i++) {
-		uint32_t l = idx[i], j = i;
-		for (; j > 0 && ls->reach[idx[j - 1]] > ls->reach[l]; j--)
-			idx[j] = idx[j - 1];
-		idx[j] = l;
-	}
-	/* The words' groups, in order of their lowest reach; each group by ascending reach. */
-	c->nw = 0;
-	for (uint32_t i = 0; i < n; i++)
-		group[ls->word[idx[i]]] = UINT32_MAX;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t wd = ls->word[idx[i]];
-		if (group[wd] == UINT32_MAX) {
-			count[c->nw] = 0;
-			group[wd] = c->nw++;
-		}
-		count[group[wd]]++;
-	}
-	c->first[0] = 0;
-	for (uint32_t g = 0; g < c->nw; g++) {
-		c->first[g + 1] = c->first[g] + count[g];
-		combos = combos <= CHOICES_MAX ? combos * (count[g] + 1) : combos;
-		count[g] = 0;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t g = group[ls->word[idx[i]]], at = c->first[g] + count[g]++;
-		c->by[at] = idx[i];
-		c->reach[at] = ls->reach[idx[i]];
-		c->len[at] = keys[ls->key[idx[i]]].n;
-	}
-	/*
-	** A list that lends peeks (SQLite's, read a block at a time) keeps
-	** its place by peeking while it is non-essential, its block not
-	** filled: it must never become essential again, so such a query takes
-	** the prefix by reach, which only grows as the threshold rises.
-	*/
-	for (uint32_t i = 0; i < n && combos <= CHOICES_MAX; i++)
-		if (keys[ls->key[i]].peek)
-			combos = CHOICES_MAX + 1;
-	uint32_t ne = 0;
-	if (combos <= CHOICES_MAX) {
-		c->tau = tau;
-		c->best = 0;
-		memset(c->best_take, 0, c->nw * sizeof *c->best_take);
-		choose_word(c, 0, 0, 0);
-		/* The chosen first, by ascending reach, then the others (idx's order kept). */
-		uint32_t out[A2M_BMW_MAX_KEYS], no = 0;
-		uint8_t chosen[A2M_BMW_MAX_KEYS] = {0};
-		for (uint32_t g = 0; g < c->nw; g++)
-			for (uint32_t k = 0; k < c->best_take[g]; k++)
-				chosen[c->by[c->first[g] + k]] = 1;
-		for (uint32_t i = 0; i < n; i++)
-			if (chosen[idx[i]])
-				out[no++] = idx[i];
-		ne = no;
-		for (uint32_t i = 0; i < n; i++)
-			if (!chosen[idx[i]])
-				out[no++] = idx[i];
-		memcpy(idx, out, n * sizeof *idx);
-	}
-	double ub = 0;
-	a2m_bmw_sum_start(ls);
-	for (uint32_t i = 0; i < n; i++)
-		ubp[i] = ub = a2m_bmw_sum_add(ls, ub, idx[i], ls->reach[idx[i]]);
-	/* Rounding aside the chosen are within tau; by reach alone when too many to try. */
-	while (ne > 0 && ubp[ne - 1] > tau)
-		ne--;
-	if (combos > CHOICES_MAX)
-		while (ne < n && ubp[ne] <= tau)
-			ne++;
-	return absorb(ls, idx, n, ne, ubp, nact);
 }
 
 /* blockmax_internal.h */
@@ -521,49 +248,25 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 			idx[j] = idx[j - 1];
 		idx[j] = i;
 	}
-	/* A rest's head: the list of the key before it (bm25_prune.c, blockmax.h). */
-	for (uint32_t l = 0; l < n; l++) {
-		size_t k = ls->key[l];
-		ls->whole[l] = 0;
-		ls->head[l] = keys[k].tail && k > 0 ? cur[k - 1].list : UINT32_MAX;
-	}
-	/* The rare words' records first; the walk then leaves their lists out. */
-	uint32_t nseed, nact = 0;
-	size_t nrec, si = 0;
-	if (seed(w, keys, nkeys, k0, k1, top, cur, ls, idx, &nseed, &nrec, &left_out) != 0)
-		return -1;
-	const int64_t *seeded = w->seeded;
-	n -= nseed;
-	choice ch;
-	double chosen_at = -1;  /* the threshold the lists were last chosen for */
-	int64_t done = INT64_MIN;  /* every record below is judged */
+	double ub = 0;
+	a2m_bmw_sum_start(ls);
+	for (uint32_t i = 0; i < n; i++)
+		ubp[i] = ub = a2m_bmw_sum_add(ls, ub, idx[i], ls->reach[idx[i]]);
 	for (;;) {
-		if (top->tau != chosen_at) {
-			ne = choose(&ch, ls, keys, idx, n, top->tau, ubp, &nact);
-			while (ne > 0 && ubp[ne - 1] > top->tau)
-				ne--;  /* rounding: the same bound summed in another order */
-			chosen_at = top->tau;
-			/* A list essential again was only probed: on to what is not judged yet. */
-			for (uint32_t j = ne; j < nact; j++)
-				if (ls->at[idx[j]] < done) {
-					a2m_bmw_list_seek(cur, keys, ls, idx[j], done);
-					if (ls->err)
-						return -1;
-				}
-		}
+		while (ne < n && ubp[ne] <= top->tau)
+			ne++;
 		/* The records held only by non-essential lists are left out. */
 		left_out |= ne > 0;
 		int64_t base = INT64_MAX;
-		for (uint32_t j = ne; j < nact; j++)
+		for (uint32_t j = ne; j < n; j++)
 			base = ls->at[idx[j]] < base ? ls->at[idx[j]] : base;
 		if (base == INT64_MAX)
 			break;
 		/* A window: the essential lists' postings in it summed. */
 		int64_t lim = base > INT64_MAX - span ? INT64_MAX : base + span;
 		span = span < WINDOW ? span * 2 : WINDOW;
-		done = lim;
 		memset(bits, 0, WWORDS * sizeof *bits);
-		for (uint32_t j = ne; j < nact; j++) {
+		for (uint32_t j = ne; j < n; j++) {
 			uint32_t l = idx[j];
 			uint64_t *lb = bits + (size_t)(l + 1) * WWORDS;
 			memset(lb, 0, WWORDS * sizeof *lb);
@@ -580,11 +283,6 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 				double have = win[i];
 				int64_t d = base + i;
 				ls->steps++;
-				/* Scored already, seeded. */
-				while (si < nrec && seeded[si] < d)
-					si++;
-				if (si < nrec && seeded[si] == d)
-					continue;
 				int in = have * (1.0 + BMW_BOUND_REL) + ne_ub > top->tau;
 				for (uint32_t j = ne; in && j-- > 0;) {
 					double wide = have * (1.0 + BMW_BOUND_REL);
@@ -606,9 +304,7 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 					continue;
 				}
 				/* Every list's posting of d, and d scored exactly. */
-				for (uint32_t j = nact; j < n + nseed; j++)
-					post[idx[j]] = NULL;  /* seeded (d is in none) or absorbed */
-				for (uint32_t j = 0; j < nact; j++) {
+				for (uint32_t j = 0; j < n; j++) {
 					uint32_t l = idx[j];
 					size_t k = ls->key[l];
 					if (j < ne) {

@@ -37,12 +37,6 @@
 **             room it had (both forms put a removed posting back into the
 **             room it left, which a change of form would not keep); a write
 **             that moves a list across the line marks it dirty for that.
-**   head      a long plain list's postings of high impact, copied
-**             (memory_head.h): lent beside the list so that the walk can
-**             read them alone while the rest cannot make the list. Kept up
-**             to date by every change that has room for it, else built
-**             again in sweep(), where a list that reaches A2M_MHEAD_MIN
-**             gets its first.
 **   doc       seq, length, and for each of its terms the term and its tf.
 **             Two arrays after the header, the terms then the tfs, so a
 **             term costs the doc 12 bytes, not the 16 of a padded struct.
@@ -53,11 +47,9 @@
 **             whose list is to change form there; linked through the terms
 **             themselves so that noting one never allocates.
 */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/memory_head.h"
 #include "store/memory_index.h"
 #include "store/memory_packed.h"
 #include "util/hash.h"
@@ -92,8 +84,6 @@ struct mterm {
 	uint8_t   packed;
 	a2m_tf_bound  all;     /* bounds every posting in p */
 	a2m_tf_bound *blocks;  /* NULL while cap <= A2M_POSTINGS_BLOCK, else one per block of cap */
-	a2m_mhead *head;       /* a long plain list's head (memory_head.h); NULL: none */
-	uint32_t  head_tried;  /* its list's length when a head last would not pay */
 	char      text[];
 };
 
@@ -139,9 +129,6 @@ static void term_free(mterm *t)
 	free(t->p);
 	a2m_mpacked_free(&t->pk);
 	free(t->blocks);
-	if (t->head)
-		a2m_mhead_free(t->head);
-	free(t->head);
 	free(t);
 }
 
@@ -278,56 +265,6 @@ static int term_repack(const a2m_mindex *ix, const mterm *t)
 	return n && n < PACK_MAX / 2 && n * 2 * PACK_SHARE < docs;
 }
 
-#ifdef A2M_TEST_HOOKS
-static uint32_t head_min = A2M_MHEAD_MIN;
-static atomic_size_t heads_lent;
-
-void a2m_mindex_head_min_for_tests(uint32_t min)
-{
-	head_min = min ? min : A2M_MHEAD_MIN;
-}
-
-size_t a2m_mindex_heads_lent_for_tests(void)
-{
-	return atomic_load(&heads_lent);
-}
-#define HEAD_LENT() atomic_fetch_add_explicit(&heads_lent, 1, memory_order_relaxed)
-#else
-#define head_min A2M_MHEAD_MIN
-#define HEAD_LENT() ((void)0)
-#endif
-
-/*
-** Makes room in t's head for the posting prepare made room for; a long
-** list without a valid head is marked for sweep() to build one (again
-** only once it grew by half since one last would not pay).
-*/
-static void head_reserve(a2m_mindex *ix, mterm *t)
-{
-	if (t->packed || t->n + 1 < head_min)
-		return;
-	if (t->head)
-		a2m_mhead_reserve(t->head);
-	if ((!t->head || !t->head->valid) && t->n >= t->head_tried + t->head_tried / 2)
-		mark_dirty(ix, t);
-}
-
-/* Builds t's head in sweep(); without memory, or when it would not pay, t has none. */
-static void head_build(const a2m_mindex *ix, mterm *t)
-{
-	if (t->packed || t->n < head_min || (t->head && t->head->valid) ||
-	    t->n < t->head_tried + t->head_tried / 2)
-		return;
-	if (!t->head && !(t->head = calloc(1, sizeof *t->head)))
-		return;
-	double avgdl = ix->stats.docs > 0 ? (double)ix->stats.total_len / (double)ix->stats.docs : 1;
-	if (a2m_mhead_build(t->head, t->p, t->n, avgdl) != 0) {
-		t->head_tried = t->n;
-		free(t->head);
-		t->head = NULL;
-	}
-}
-
 /*
 ** The doc of record seq from dt: with reserve, each term made (when
 ** missing) and given room for one more posting; without, a doc of
@@ -354,7 +291,6 @@ static int doc_build(a2m_mindex *ix, const a2m_doc_terms *dt, int64_t seq, int r
 				goto fail;
 			if (term_repack(ix, t))
 				mark_dirty(ix, t);
-			head_reserve(ix, t);
 		} else if (!(t = find(ix, w->text, w->len, a2m_hash_bytes(w->text, w->len)))) {
 			continue;  /* not linked: the caller's invariant says never */
 		}
@@ -458,8 +394,6 @@ static void term_insert(mterm *t, mposting x)
 	t->p[pos] = x;
 	t->n = n + 1;
 	a2m_tf_bound_add(&t->all, x.tf, x.dl);
-	if (t->head)
-		a2m_mhead_insert(t->head, x);
 	if (!t->blocks)
 		return;
 	/* The block after the old end held nothing: what it bounded before left it. */
@@ -481,8 +415,6 @@ static void term_remove(mterm *t, int64_t seq)
 	uint32_t pos = t->packed ? 0 : seek(t, seq);
 	if (t->packed ? !a2m_mpacked_remove(&t->pk, seq) : pos == t->n || t->p[pos].seq != seq)
 		return;  /* not linked here: the caller's invariant says never */
-	if (!t->packed && t->head)
-		a2m_mhead_remove(t->head, t->p[pos]);
 	uint32_t n = --t->n;
 	if (!t->packed && pos < n)
 		memmove(&t->p[pos], &t->p[pos + 1], (n - pos) * sizeof *t->p);
@@ -588,10 +520,6 @@ void a2m_mindex_replace(a2m_mindex *ix, a2m_mdoc *old, a2m_mdoc *d)
 		uint32_t pos = seek(t, x.seq);
 		if (pos == t->n || t->p[pos].seq != x.seq)
 			continue;  /* not linked here: the caller's invariant says never */
-		if (t->head) {
-			a2m_mhead_remove(t->head, t->p[pos]);
-			a2m_mhead_insert(t->head, x);
-		}
 		t->p[pos] = x;
 		a2m_tf_bound_add(&t->all, x.tf, x.dl);
 		if (t->blocks)
@@ -617,12 +545,8 @@ static void term_pack(mterm *t)
 		return;
 	free(t->p);
 	free(t->blocks);
-	if (t->head)
-		a2m_mhead_free(t->head);
-	free(t->head);
 	t->p = NULL;
 	t->blocks = NULL;
-	t->head = NULL;
 	t->cap = 0;
 	t->packed = 1;
 }
@@ -667,14 +591,11 @@ void a2m_mindex_sweep(a2m_mindex *ix)
 				*pp = t->next;
 			ix->nterms--;
 			term_free(t);
-		} else {
-			if (term_repack(ix, t)) {
-				if (t->packed)
-					term_unpack(t);
-				else
-					term_pack(t);
-			}
-			head_build(ix, t);
+		} else if (term_repack(ix, t)) {
+			if (t->packed)
+				term_unpack(t);
+			else
+				term_pack(t);
 		}
 		t = next;
 	}
@@ -694,14 +615,6 @@ int a2m_mindex_lend(const a2m_mindex *ix, const char *term, size_t len,
 	out->n = t->n;
 	out->blocks = t->blocks;
 	out->all = t->all;
-	if (t->head && t->head->valid) {
-		out->head = t->head->v;
-		out->nhead = t->head->n;
-		out->head_cut = t->head->cut;
-		out->head_all = t->head->all;
-		out->tail_all = t->head->tail;
-		HEAD_LENT();
-	}
 	return 0;
 }
 

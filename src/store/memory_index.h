@@ -115,14 +115,4 @@ typedef int (*a2m_mindex_term_visit)(const char *term, size_t len, const a2m_pos
 */
 int a2m_mindex_each(const a2m_mindex *ix, a2m_mindex_term_visit visit, void *ctx);
 
-#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
-/*
-** For tests: lists get a head (memory_head.h) from min postings instead of
-** A2M_MHEAD_MIN (0 restores it), so that small stores have some; and how
-** many lends so far lent one.
-*/
-void a2m_mindex_head_min_for_tests(uint32_t min);
-size_t a2m_mindex_heads_lent_for_tests(void);
-#endif
-
 #endif

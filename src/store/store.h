@@ -291,26 +291,7 @@ typedef struct a2m_postings_lent {
 	int               (*peek)(void *ctx, size_t b, int64_t seq, a2m_peek_at *at,
 				  a2m_posting *out);
 	void               *ctx;
-	/*
-	** Optional (head NULL: none; never with fill): the list split by
-	** impact. head[0..nhead) is a copy, in ascending seq, of every posting
-	** of v whose length is below head_cut[min(tf, 4) - 1]
-	** (a2m_postings_in_head: the cuts rise with tf, so a head holds the
-	** short records and the high tfs); head_all bounds the head's
-	** postings, tail_all the others' (the tail). A walk reads the head and
-	** only probes the tail while the tail cannot make the list.
-	*/
-	const a2m_posting  *head;
-	size_t              nhead;
-	const uint32_t     *head_cut;  /* 4 of them */
-	a2m_tf_bound        head_all, tail_all;
 } a2m_postings_lent;
-
-/* Whether a posting (tf >= 1, dl) is in the head of a list split at cut[4] (a2m_postings_lent). */
-static inline int a2m_postings_in_head(const uint32_t *cut, uint32_t tf, uint32_t dl)
-{
-	return dl < cut[(tf < 4 ? tf : 4) - 1];
-}
 
 /*
 ** ---- Vector search (optional) ---------------------------------------------
