@@ -376,6 +376,8 @@ if start term --db "$d/term.db"; then
 	done
 	stop "$pid"
 	expect "SIGTERM during load exits 0" "$status" 0
+	# Seen once to abort (134): keep what the server said (the directory goes at exit).
+	[ "$status" = 0 ] || { echo "---- the server's last words ----"; tail -n 30 "$d/term.err"; } >&2
 	wait $(jobs -p) 2>/dev/null
 	cat "$d"/term-*.out | grep -o '"ids":\["t[0-9]*-[0-9]*"' | sed 's/.*\["//; s/"$//' | sort >"$d/acked"
 	n_acked=$(grep -c . "$d/acked")
