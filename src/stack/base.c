@@ -12,6 +12,7 @@
 
 #include "stack/stack_internal.h"
 #include "util/clock.h"
+#include "util/grow.h"
 #include "util/text.h"
 
 const a2m_tier *a2m_stack_tier_of(const a2m_stack *st, const a2m_record *rec)
@@ -220,14 +221,8 @@ int a2m_stack_part_id(a2m_stack *st, int64_t now, char out[A2M_ID_LEN])
 		return -1;
 	if (r && !r->again) {
 		/* Kept for a run again; without room, that run makes its own. */
-		if (r->n == r->cap) {
-			size_t cap = r->cap ? 2 * r->cap : 1;
-			char (*ids)[A2M_ID_LEN] = realloc(r->ids, cap * sizeof *ids);
-			if (!ids)
-				return 0;
-			r->ids = ids;
-			r->cap = cap;
-		}
+		if (a2m_grow((void **)&r->ids, &r->cap, r->n + 1, sizeof *r->ids) != 0)
+			return 0;
 		memcpy(r->ids[r->n++], out, A2M_ID_LEN);
 	}
 	return 0;
