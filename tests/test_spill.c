@@ -14,7 +14,10 @@
 **     now holds;
 **   - a random mix of writes, recalls, reinforces and forgets gives the
 **     same tiers with the rosters as without them (capacity then reads its
-**     bucket at every check).
+**     bucket at every check);
+**   - over such a mix, each keyed pick of the unit that leaves
+**     (stack/spill_key.c) is the plan's, and each roster that stood in for
+**     the store's count holds as many records as the store counts.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,8 +290,9 @@ static uint64_t lcg(uint64_t *x)
 	return *x >> 33;
 }
 
-/* One random step on x: a write, a recall, a reinforce or a forget. */
-static void random_step(a2m *x, uint64_t op, int64_t at, int i)
+/* One random step on x: a write (in a group or not, unless grouped is 0),
+** a recall, a reinforce or a forget. */
+static void random_step(a2m *x, uint64_t op, int64_t at, int i, int grouped)
 {
 	static const char *const sessions[] = {"a", "b", NULL};
 	static const char *const groups[] = {"g1", "g2", NULL, NULL, NULL, NULL};
@@ -316,7 +320,8 @@ static void random_step(a2m *x, uint64_t op, int64_t at, int i)
 			json_pack("{s{ss}}", "where", "content", target)));
 		break;
 	default:
-		free(put_on(x, at / 1000, text, sessions[(op >> 12) % 3], groups[(op >> 16) % 6],
+		free(put_on(x, at / 1000, text, sessions[(op >> 12) % 3],
+			    grouped ? groups[(op >> 16) % 6] : NULL,
 			    (op >> 20) % 3 == 0 ? "episodic" : NULL,
 			    (double)((op >> 24) % 5) / 4.0));
 		break;
@@ -353,9 +358,9 @@ static void test_rosters_change_no_outcome(void)
 		uint64_t op = lcg(&seed) ^ (lcg(&seed) << 31);
 		at += (int64_t)(lcg(&seed) % 4) * 700;  /* a quarter of the steps share a ms */
 		a2m_stack_rosters_off_for_tests(0);
-		random_step(with, op, at, i);
+		random_step(with, op, at, i, 1);
 		a2m_stack_rosters_off_for_tests(1);
-		random_step(without, op, at, i);
+		random_step(without, op, at, i, 1);
 		a2m_stack_rosters_off_for_tests(0);
 		char *a = state_of(with), *b = state_of(without);
 		if (strcmp(a, b) != 0) {
@@ -377,6 +382,34 @@ static void test_rosters_change_no_outcome(void)
 	h = with;
 }
 
+/*
+** Capacity's shortcuts (the tests' build checks each against the long
+** way, a2m_stack_pick_check_for_tests): over a random run without groups,
+** with the clock moving, every keyed pick (spill_key.c) names the unit the
+** plan over the same facts sends, and every bucket a roster answered for
+** without a count is as many records as the store counts.
+*/
+static void test_keyed_picks_are_the_plans(void)
+{
+	fresh();
+	a2m_stack_pick_check_for_tests(1, NULL);
+	uint64_t seed = 7;
+	int64_t at = 1000;
+	for (int i = 0; i < 400 && h; i++) {
+		uint64_t op = lcg(&seed) ^ (lcg(&seed) << 31);
+		at += (int64_t)(lcg(&seed) % 4) * 700;
+		random_step(h, op, at, i, 0);
+	}
+	a2m_pick_stats stats;
+	a2m_stack_pick_check_for_tests(0, &stats);
+	printf("  %llu keyed picks, %llu rosters for a count\n", (unsigned long long)stats.picks,
+	       (unsigned long long)stats.rosters);
+	CHECK(stats.picks > 50);
+	CHECK_INT(stats.picks_wrong, 0);
+	CHECK(stats.rosters > 50);
+	CHECK_INT(stats.rosters_wrong, 0);
+}
+
 static const test_case tests[] = {
 	TEST(test_a_group_spanning_the_order_leaves_whole_by_its_newest),
 	TEST(test_records_of_one_millisecond_go_by_seq),
@@ -385,6 +418,7 @@ static const test_case tests[] = {
 	TEST(test_a_reinforce_is_weighed_at_the_next_spill),
 	TEST(test_another_writer_is_seen_at_the_next_spill),
 	TEST(test_rosters_change_no_outcome),
+	TEST(test_keyed_picks_are_the_plans),
 	{NULL, NULL},
 };
 

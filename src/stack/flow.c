@@ -292,16 +292,81 @@ int a2m_stack_spill_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t
 	return 0;
 }
 
-/*
-** Spills (or drops) the weakest units of recs[0..n) — the facts of one
-** bucket of tier t — until at most t->capacity remain.
-*/
-static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, size_t n,
-			a2m_consolidation *cons, a2m_error *err)
+#ifdef A2M_TEST_HOOKS
+static int pick_check;
+static a2m_pick_stats pick_stats;
+
+void a2m_stack_pick_check_for_tests(int on, a2m_pick_stats *out)
+{
+	pick_check = on;
+	if (out)
+		*out = pick_stats;
+	memset(&pick_stats, 0, sizeof pick_stats);
+}
+
+/* For tests: whether the plan over the same facts sends the same unit. */
+static void pick_against_plan(const a2m_tier *t, a2m_record **recs, size_t n, int64_t now,
+			      const a2m_record *picked)
 {
 	a2m_spill_unit *units;
 	size_t nu, leave;
-	if (a2m_stack_spill_plan(t, recs, n, a2m_clock_now_ms(), &units, &nu, &leave) != 0)
+	if (!pick_check || a2m_stack_spill_plan(t, recs, n, now, &units, &nu, &leave) != 0)
+		return;
+	pick_stats.picks++;
+	if (leave != 1 || units[0].first != picked)
+		pick_stats.picks_wrong++;
+	free(units);
+}
+
+/* For tests: whether the store counts the bucket a roster answered for. */
+static void count_against_roster(a2m_stack *st, const a2m_query *q, size_t n)
+{
+	int64_t count = -1;
+	if (!pick_check)
+		return;
+	pick_stats.rosters++;
+	if (st->store->ops->count(st->store, q, &count) != 0 || count != (int64_t)n)
+		pick_stats.rosters_wrong++;
+}
+#else
+#define pick_against_plan(t, recs, n, now, picked) ((void)0)
+#define count_against_roster(st, q, n) ((void)0)
+#endif
+
+/*
+** Which units of recs[0..n) leave (a2m_stack_spill_plan's answer): by the
+** keys when they vouch for it (keys->v set: a roster's, spill_key.c), else
+** by the plan, which weighs every record.
+*/
+static int plan_bucket(const a2m_tier *t, a2m_record **recs, size_t n,
+		       const a2m_roster_keys *keys, int64_t now, a2m_spill_unit **units,
+		       size_t *nu, size_t *leave)
+{
+	size_t w;
+	if (keys && keys->v &&
+	    a2m_stack_spill_pick(t, a2m_stack_weighs_age(t), recs, keys->v, n, keys->base, now,
+				 &w)) {
+		pick_against_plan(t, recs, n, now, recs[w]);
+		if (!(*units = malloc(sizeof **units)))
+			return -1;
+		(*units)[0].first = recs[w];
+		*nu = *leave = 1;
+		return 0;
+	}
+	return a2m_stack_spill_plan(t, recs, n, now, units, nu, leave);
+}
+
+/*
+** Spills (or drops) the weakest units of recs[0..n) — the facts of one
+** bucket of tier t, with their keys when a roster lends them (else NULL)
+** — until at most t->capacity remain.
+*/
+static int spill_bucket(a2m_stack *st, const a2m_tier *t, a2m_record **recs, size_t n,
+			const a2m_roster_keys *keys, a2m_consolidation *cons, a2m_error *err)
+{
+	a2m_spill_unit *units;
+	size_t nu, leave;
+	if (plan_bucket(t, recs, n, keys, a2m_clock_now_ms(), &units, &nu, &leave) != 0)
 		return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 	int rc = 0;
 	/* The leaving units' facts, copied: a move changes the roster that
@@ -334,31 +399,39 @@ static int cmp_session(const void *a, const void *b)
 
 /*
 ** Spills from the records q selects, one bucket of tier t, while they are
-** more than t's capacity: counts them through the store first, and reads
-** them only when they are over.
+** more than t's capacity: by the roster's facts when it is current (no
+** count: a lone write into full default tiers asked the store twice, ~9 k
+** instructions on SQLite), else counts them through the store first, and
+** reads them only when they are over.
 */
 static int enforce_bucket(a2m_stack *st, const a2m_tier *t, const a2m_query *q,
 			  a2m_consolidation *cons, a2m_error *err)
 {
+	/* The bucket's facts as kept since the last write, when the store's
+	** stamp vouches for them: then they are the bucket, and as many as a
+	** count would find (roster.c), so the store is not asked. */
+	size_t ti = (size_t)(t - st->cfg.tiers.tiers), n;
+	const char *session = q->by_session ? q->session : NULL;
+	a2m_roster_keys keys;
+	a2m_record **kept = a2m_stack_roster_get(st, ti, session, &n, &keys);
+	if (kept) {
+		count_against_roster(st, q, n);
+		return (int64_t)n <= t->capacity ? 0 : spill_bucket(st, t, kept, n, &keys, cons, err);
+	}
 	int64_t count = 0;
 	int rc = st->store->ops->count(st->store, q, &count);
 	if (rc)
 		return a2m_stack_store_error(st, err, rc);
 	if (count <= t->capacity)
 		return 0;
-	/* The bucket's facts as kept since the last write, when the store
-	** vouches for them and they are as many as it counts. */
-	size_t ti = (size_t)(t - st->cfg.tiers.tiers), n;
-	const char *session = q->by_session ? q->session : NULL;
-	a2m_record **kept = a2m_stack_roster_get(st, ti, session, &n);
-	if (kept && (int64_t)n == count)
-		return spill_bucket(st, t, kept, n, cons, err);
 	facts f;
 	if ((rc = read_facts(st, q, &f, err)))
 		return rc;
-	if (a2m_stack_roster_put(st, ti, session, f.v, f.n))
-		return spill_bucket(st, t, a2m_stack_roster_get(st, ti, session, &n), f.n, cons, err);
-	rc = spill_bucket(st, t, f.v, f.n, cons, err);
+	if (a2m_stack_roster_put(st, ti, session, f.v, f.n)) {
+		kept = a2m_stack_roster_get(st, ti, session, &n, &keys);
+		return spill_bucket(st, t, kept, n, &keys, cons, err);
+	}
+	rc = spill_bucket(st, t, f.v, f.n, NULL, cons, err);
 	a2m_record_array_free(f.v, f.n);
 	return rc;
 }
@@ -385,7 +458,7 @@ static int enforce_capacity(a2m_stack *st, const a2m_tier *t, a2m_consolidation 
 		size_t start = 0;
 		for (size_t i = 1; i <= f.n && !rc; i++) {
 			if (i == f.n || cmp_session(&f.v[start], &f.v[i]) != 0) {
-				rc = spill_bucket(st, t, f.v + start, i - start, cons, err);
+				rc = spill_bucket(st, t, f.v + start, i - start, NULL, cons, err);
 				start = i;
 			}
 		}

@@ -22,12 +22,19 @@
 ** update, a forget, recall's touches, another process) leaves every roster
 ** stale, and the next capacity check reads its bucket again. The plan over
 ** a roster is the plan over the bucket as read, which does not depend on
-** the order records come in (flow.c).
+** the order records come in (flow.c). A current roster is the bucket, so
+** capacity takes its size for the store's count (the tests' build checks
+** the two agree: a2m_stack_pick_check_for_tests).
+**
+** Each fact has its key beside it (spill_key.c), made once as it enters:
+** the order of the bucket by retention, which the clock does not change,
+** so a spill of one unit is a pass over the keys, not an exp2 a record.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "stack/stack_internal.h"
+#include "util/clock.h"
 #include "util/grow.h"
 
 #ifdef A2M_TEST_HOOKS
@@ -45,8 +52,22 @@ void a2m_stack_rosters_off_for_tests(int off)
 static void roster_clear(a2m_roster *r)
 {
 	a2m_record_array_free(r->v, r->n);
+	free(r->keys);
 	free(r->session);
 	memset(r, 0, sizeof *r);
+}
+
+/* The tier of r's bucket. */
+static const a2m_tier *roster_tier(const a2m_stack *st, const a2m_roster *r)
+{
+	return &st->cfg.tiers.tiers[r->tier];
+}
+
+/* r->keys[i] for the fact r->v[i] (spill_key.c). */
+static void roster_key(const a2m_stack *st, const a2m_roster *r, size_t i)
+{
+	const a2m_tier *t = roster_tier(st, r);
+	a2m_stack_spill_key(t, a2m_stack_weighs_age(t), r->v[i], r->base, &r->keys[i]);
 }
 
 void a2m_stack_rosters_free(a2m_stack *st)
@@ -71,9 +92,10 @@ static int in_bucket(const a2m_stack *st, const a2m_roster *r, const a2m_record 
 }
 
 a2m_record **a2m_stack_roster_get(a2m_stack *st, size_t tier, const char *session,
-				  size_t *n)
+				  size_t *n, a2m_roster_keys *keys)
 {
 	*n = 0;
+	memset(keys, 0, sizeof *keys);
 	if (!st->store->ops->stamp || rosters_off)
 		return NULL;
 	uint64_t now = a2m_stack_roster_stamp(st);
@@ -87,6 +109,8 @@ a2m_record **a2m_stack_roster_get(a2m_stack *st, size_t tier, const char *sessio
 		}
 		r->used = ++st->roster_clock;
 		*n = r->n;
+		keys->v = r->keys;
+		keys->base = r->base;
 		return r->v;
 	}
 	return NULL;
@@ -110,12 +134,19 @@ int a2m_stack_roster_put(a2m_stack *st, size_t tier, const char *session,
 	char *copy = session ? strdup(session) : NULL;
 	if (session && !copy)
 		return 0;
+	/* The facts' keys, when there is memory for them (else no keyed
+	** pick for this bucket: the plan weighs it whole). */
+	a2m_spill_key *keys = malloc((n ? n : 1) * sizeof *keys);
 	roster_clear(slot);
 	slot->live = 1;
 	slot->tier = tier;
 	slot->session = copy;
 	slot->v = v;
 	slot->n = slot->cap = n;
+	slot->keys = keys;
+	slot->base = a2m_clock_now_ms();
+	for (size_t i = 0; keys && i < n; i++)
+		roster_key(st, slot, i);
 	slot->stamp = a2m_stack_roster_stamp(st);
 	slot->used = ++st->roster_clock;
 	return 1;
@@ -150,16 +181,26 @@ static int roster_apply(const a2m_stack *st, a2m_roster *r, int64_t seq,
 			continue;
 		a2m_record_free(r->v[i]);
 		r->v[i] = r->v[--r->n];
+		if (r->keys)
+			r->keys[i] = r->keys[r->n];
 		break;
 	}
 	if (!now || !in_bucket(st, r, now))
 		return 0;
-	if (a2m_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v))
-		return -1;
+	/* v and keys share one capacity (util/grow.h). */
+	if (r->n == r->cap) {
+		size_t cap = a2m_grow_cap(r->cap, r->n + 1);
+		if (!cap || a2m_resize((void **)&r->v, cap, sizeof *r->v) ||
+		    (r->keys && a2m_resize((void **)&r->keys, cap, sizeof *r->keys)))
+			return -1; /* the roster is dropped (a2m_stack_roster_note) */
+		r->cap = cap;
+	}
 	a2m_record *f = a2m_stack_facts_of(now);
 	if (!f)
 		return -1;
 	r->v[r->n++] = f;
+	if (r->keys)
+		roster_key(st, r, r->n - 1);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 **   finish.c                 the one way a write ends
 **   flow.c                   moves between tiers: capacity, promotion
 **   roster.c                 capacity's memory of its buckets
+**   spill_key.c              a full bucket's weakest, by keys the clock does not move
 **   select.c                 what a selection picks
 **   ranked.c                 recall and select by the scorer's index
 **   score.c  embed.c         scores and retention; the embedder
@@ -83,6 +84,16 @@ void a2m_touches_max_age_for_tests(int64_t ms);
 /* Buckets whose facts capacity keeps between writes (roster.c). */
 #define A2M_ROSTERS 8
 
+/*
+** A fact's place in its bucket's order, whatever the clock says
+** (spill_key.c): the log2 of its retention at the roster's base time, and
+** the time its decay runs from.
+*/
+typedef struct a2m_spill_key {
+	double  key;   /* NaN: the plan must weigh the bucket (a group, a low salience) */
+	int64_t last;  /* its last access, or its creation (a working tier) */
+} a2m_spill_key;
+
 /* One bucket's facts (roster.c), as of the store's stamp. */
 typedef struct a2m_roster {
 	int          live;     /* 0: a free slot */
@@ -90,6 +101,8 @@ typedef struct a2m_roster {
 	char        *session;  /*   and a session in a per-session tier (else NULL) */
 	a2m_record **v;        /* the facts, in no order (flow.c, read_facts) */
 	size_t       n, cap;
+	a2m_spill_key *keys;   /* keys[i] is v[i]'s (NULL: none were made) */
+	int64_t      base;     /* the time the keys are taken at */
 	uint64_t     stamp;    /* the store's stamp they are current at */
 	uint64_t     used;     /* roster_clock when last used */
 } a2m_roster;
@@ -414,7 +427,7 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx);
 */
 void a2m_stack_narrow_by_where(const a2m_stack *st, const json_t *where, a2m_query *q);
 
-/* ---- roster.c (calls base.c, layout.c) ----------------------------------- */
+/* ---- roster.c (calls spill_key.c, score.c, base.c, layout.c) -------------- */
 
 /*
 ** A record's facts: a new record (a2m_record_free) holding only what
@@ -426,14 +439,21 @@ a2m_record *a2m_stack_facts_of(const a2m_record *rec);
 /* The store's stamp (store.h), or 0 in an engine without one. */
 uint64_t a2m_stack_roster_stamp(a2m_stack *st);
 
+/* A roster's keys as lent by a2m_stack_roster_get. */
+typedef struct a2m_roster_keys {
+	const a2m_spill_key *v;  /* v[i] is the i-th fact's; NULL: none */
+	int64_t              base;
+} a2m_roster_keys;
+
 /*
 ** The facts kept of the bucket (tier: its index in the layout; session:
-** NULL unless the tier is per session), *n of them, lent until the next
-** roster call; NULL when none is kept or they may be stale (then dropped).
-** Their order is not kept: a caller may reorder them.
+** NULL unless the tier is per session), *n of them, and their keys
+** (*keys), lent until the next roster call; NULL when none is kept or they
+** may be stale (then dropped). A caller that reorders the facts must not
+** read the keys after.
 */
 a2m_record **a2m_stack_roster_get(a2m_stack *st, size_t tier, const char *session,
-				  size_t *n);
+				  size_t *n, a2m_roster_keys *keys);
 
 /*
 ** Keeps v[0..n) (malloc'd facts, a2m_stack_facts_of's kind, taken over
@@ -467,7 +487,48 @@ void a2m_stack_rosters_free(a2m_stack *st);
 void a2m_stack_rosters_off_for_tests(int off);
 #endif
 
-/* ---- flow.c (calls roster, select, score, base, touches, layout .c) ----- */
+/* ---- spill_key.c (calls score.c) ----------------------------------------- */
+
+/*
+** f's key in its bucket of tier t (by_age: a2m_stack_weighs_age(t)), taken
+** at time base: the log2 of its retention then, so the order of keys is
+** the order of retentions at any time (spill_key.c says why, and when the
+** key is NaN: the plan weighs the bucket then).
+*/
+void a2m_stack_spill_key(const a2m_tier *t, int by_age, const a2m_record *f,
+			 int64_t base, a2m_spill_key *out);
+
+/*
+** The unit that leaves v[0..n), one bucket of tier t over its capacity by
+** one, with keys[i] v[i]'s key taken at base: *pick is its index, the
+** very record a2m_stack_spill_plan(t, v, n, now) would have leave. Returns
+** 1, or 0 when the keys cannot vouch for it (more than one to leave, a
+** group, a NaN key, a record too old or in the future): the plan decides.
+*/
+int a2m_stack_spill_pick(const a2m_tier *t, int by_age, a2m_record *const *v,
+			 const a2m_spill_key *keys, size_t n, int64_t base, int64_t now,
+			 size_t *pick);
+
+/* ---- flow.c (calls roster, spill_key, select, score, base, touches, layout .c) */
+
+#ifdef A2M_TEST_HOOKS
+/* What capacity's shortcuts did since the last a2m_stack_pick_check_for_tests. */
+typedef struct a2m_pick_stats {
+	uint64_t picks;          /* spills the keys picked (spill_key.c) */
+	uint64_t picks_wrong;    /* ... where the plan would have sent another unit */
+	uint64_t rosters;        /* capacity checks a roster answered without a count */
+	uint64_t rosters_wrong;  /* ... where the store counts another number */
+} a2m_pick_stats;
+
+/*
+** For tests: with on set, every keyed pick is checked against the plan over
+** the same facts, and every roster that answers a capacity check against
+** the store's count (both slower; the library's own build never checks).
+** *out (when not NULL) gets the tallies since the last call, which are
+** reset. Between calls, from one thread.
+*/
+void a2m_stack_pick_check_for_tests(int on, a2m_pick_stats *out);
+#endif
 
 /*
 ** Moves rec and every record of its group in the same tier to tier `to`
