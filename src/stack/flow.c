@@ -168,7 +168,7 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			rc = s->ops->remove(s, r->id, &removed);
 			*n += removed;
 			if (!rc)
-				a2m_stack_roster_note(st, before, r->seq, NULL);
+				a2m_stack_roster_note(st, before, r->seq, r, NULL);
 		} else {
 			/* Only its tier and salience change (store.h, move). */
 			char *tier = strdup(to);
@@ -179,13 +179,14 @@ int a2m_stack_move_unit(a2m_stack *st, const a2m_record *rec, const char *to,
 			int moved = 0;
 			r->salience = a2m_salience_add(r->salience, salience_add);
 			rc = s->ops->move(s, r, to, r->salience, &moved);
-			free(r->tier);
+			a2m_record was = *r;  /* its tier as it was, for the rosters */
 			r->tier = tier;
 			*n += moved;
 			if (!rc && moved) {
-				a2m_stack_roster_note(st, before, r->seq, r);
+				a2m_stack_roster_note(st, before, r->seq, &was, r);
 				a2m_stack_note_arrival(st, to, r->session);
 			}
+			free(was.tier);
 		}
 		if (rc && !err->code)
 			a2m_stack_store_error(st, err, rc);

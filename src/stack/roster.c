@@ -172,11 +172,13 @@ a2m_record *a2m_stack_facts_of(const a2m_record *rec)
 	return f;
 }
 
-/* Takes the record of seq out of r and, when now belongs there, its facts in. */
+/* Takes the record of seq out of r when it was there (was in r's bucket)
+** and, when now belongs there, its facts in. */
 static int roster_apply(const a2m_stack *st, a2m_roster *r, int64_t seq,
-			const a2m_record *now)
+			const a2m_record *was, const a2m_record *now)
 {
-	for (size_t i = 0; i < r->n; i++) {
+	size_t n = was && in_bucket(st, r, was) ? r->n : 0;
+	for (size_t i = 0; i < n; i++) {
 		if (r->v[i]->seq != seq)
 			continue;
 		a2m_record_free(r->v[i]);
@@ -204,7 +206,8 @@ static int roster_apply(const a2m_stack *st, a2m_roster *r, int64_t seq,
 	return 0;
 }
 
-void a2m_stack_roster_note(a2m_stack *st, uint64_t before, int64_t seq, const a2m_record *now)
+void a2m_stack_roster_note(a2m_stack *st, uint64_t before, int64_t seq, const a2m_record *was,
+			   const a2m_record *now)
 {
 	if (!st->store->ops->stamp)
 		return;
@@ -213,7 +216,7 @@ void a2m_stack_roster_note(a2m_stack *st, uint64_t before, int64_t seq, const a2
 		a2m_roster *r = &st->rosters[i];
 		if (!r->live)
 			continue;
-		if (r->stamp != before || roster_apply(st, r, seq, now) != 0)
+		if (r->stamp != before || roster_apply(st, r, seq, was, now) != 0)
 			roster_clear(r);  /* stale, or it could not follow */
 		else
 			r->stamp = after;

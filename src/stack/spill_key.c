@@ -41,6 +41,7 @@
 ** tests/test_spill.c on every spill of a random run (a2m_stack_pick_check).
 */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "stack/stack_internal.h"
@@ -97,30 +98,36 @@ int a2m_stack_spill_pick(const a2m_tier *t, int by_age, a2m_record *const *v,
 	double h = t->half_life_ms;
 	if (n == 0 || (int64_t)n != t->capacity + 1)
 		return 0; /* more than one leaves: the plan */
-	/* One pass: the least key, and the span of times (checked after). */
-	double kmin = INFINITY;
-	int64_t first = now, latest = now;
+	/* One pass: the least key, the span of times, and the keys' sum,
+	** which is NaN when one is (a pass a write over 257 facts: kept to
+	** loads, compares and an add). */
+	double kmin = INFINITY, sum = 0;
+	int64_t first = INT64_MAX, latest = INT64_MIN;
 	for (size_t i = 0; i < n; i++) {
-		double k = key_at(&keys[i], h, now);
-		if (!(k >= kmin)) {
-			if (isnan(k))
-				return 0;
-			kmin = k;
-		}
+		double k = keys[i].key;
 		int64_t l = keys[i].last;
-		if (l < first)
-			first = l;
-		if (l > latest)
-			latest = l;
+		sum += k;
+		kmin = k < kmin ? k : kmin;
+		first = l < first ? l : first;
+		latest = l > latest ? l : latest;
+	}
+	if (isnan(sum))
+		return 0; /* a NaN key (or keys summing to inf - inf: safe to refuse) */
+	/* A record not yet past weighs as of now (key_at): again, when any. */
+	int held = h > 0 && latest >= now;
+	for (size_t i = 0; held && i < n; i++) {
+		double k = key_at(&keys[i], h, now);
+		kmin = k < kmin ? k : kmin;
 	}
 	double span = 0;
 	if (h > 0) {
 		/* Young enough that every decay is a normal number. */
 		if ((double)(now - first) > MAX_HALF_LIVES * h)
 			return 0;
-		/* The times are within first..latest, now among them: the
-		** farthest from base sets the keys' size. */
-		double a = fabs((double)(first - base)), b = fabs((double)(latest - base));
+		/* Every time, and now, is within first..latest widened to now:
+		** the farthest from base sets the keys' size. */
+		int64_t lo = first < now ? first : now, hi = latest > now ? latest : now;
+		double a = fabs((double)(lo - base)), b = fabs((double)(hi - base));
 		span = 2 * (a > b ? a : b) / h;
 	}
 	double bound = kmin + (MAX_LOG_TERMS + span + 1.0) * MARGIN;
@@ -128,8 +135,8 @@ int a2m_stack_spill_pick(const a2m_tier *t, int by_age, a2m_record *const *v,
 	size_t w = n;
 	double wr = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (key_at(&keys[i], h, now) > bound)
-			continue;
+		if (keys[i].key > bound && (!held || key_at(&keys[i], h, now) > bound))
+			continue; /* (a held key is below its raw key: both are over) */
 		const a2m_record *r = v[i];
 		double ret = a2m_stack_retention_as(t, by_age, r, now);
 		if (w == n || ret < wr ||

@@ -467,13 +467,14 @@ int a2m_stack_roster_put(a2m_stack *st, size_t tier, const char *session,
 
 /*
 ** After a write of the stack: `before` is the stamp read just before it,
-** seq the record written, now the record as it is after (NULL: removed).
-** Every roster current at `before` follows (seq out, now in when it
-** belongs) and is current again; every other is dropped. Cannot fail: a
-** roster that cannot follow is dropped.
+** seq the record written, was the record as it was before (its tier and
+** session; NULL: a new record, which no roster holds), now as it is after
+** (NULL: removed). Every roster current at `before` follows (seq out, now
+** in when it belongs) and is current again; every other is dropped.
+** Cannot fail: a roster that cannot follow is dropped.
 */
 void a2m_stack_roster_note(a2m_stack *st, uint64_t before, int64_t seq,
-			   const a2m_record *now);
+			   const a2m_record *was, const a2m_record *now);
 
 /* Drops every roster (stack.c, at free). */
 void a2m_stack_rosters_free(a2m_stack *st);

@@ -248,7 +248,7 @@ int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *dedup
 			a2m_stack_store_error(st, err, rc);
 			break;
 		}
-		a2m_stack_roster_note(st, before, rec->seq, rec);
+		a2m_stack_roster_note(st, before, rec->seq, NULL, rec);
 		a2m_stack_expiry_noted(st, rec->expires_at);
 		a2m_stack_note_arrival(st, rec->tier, rec->session);
 		wrote(st, rec, now, &written[nw++], &owes);
