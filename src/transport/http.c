@@ -196,8 +196,8 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 		execute(s, r, r->body ? r->body : "", r->len);
 	/* Not before the write is durable (group commit): the worker goes on
 	** with its other connections meanwhile. */
-	if (r->pending)
-		return a2m_http_durable_wait(s, c, r);
+	if (r->pending && a2m_http_durable_wait(s, c, r))
+		return MHD_YES;  /* suspended: answered when resumed */
 	char *out = r->reply;
 	r->reply = NULL;
 	if (out)
@@ -514,6 +514,8 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	s->timeout_s = cfg->timeout_s ? cfg->timeout_s : A2M_HTTP_DEFAULT_TIMEOUT_S;
 	atomic_init(&s->in_flight, 0);
 	atomic_init(&s->stopping, 0);
+	atomic_init(&s->suspended, 0);
+	atomic_init(&s->closing, 0);
 	atomic_init(&s->starting, 0);
 	atomic_init(&s->n_own, 0);
 
@@ -676,6 +678,23 @@ const char *a2m_http_url(const a2m_http *s)
 	return s->url;
 }
 
+#ifdef A2M_TEST_HOOKS
+static void (*stop_hook)(a2m_http *s, int closing);
+
+void a2m_http_stop_hook_for_tests(void (*fn)(a2m_http *s, int closing))
+{
+	stop_hook = fn;
+}
+
+int a2m_http_suspended_for_tests(a2m_http *s)
+{
+	return atomic_load(&s->suspended);
+}
+#define STOP_HOOK(s, closing) (stop_hook ? stop_hook(s, closing) : (void)0)
+#else
+#define STOP_HOOK(s, closing) ((void)0)
+#endif
+
 /*
 ** Stops accepting on every worker, lets the requests in flight finish and
 ** be answered, then stops the workers. A request stuck on a silent client
@@ -689,6 +708,24 @@ static void stop_daemons(a2m_http *s)
 	for (unsigned i = 0; i < s->n_daemons; i++)
 		fds[i] = a2m_mhd()->quiesce_daemon(s->daemons[i]);
 	int64_t give_up = now_ms() + (int64_t)s->timeout_s * 1000 + 1000;
+	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
+		sleep_ms(5);
+	/*
+	** in_flight reached 0, yet a kept-alive connection may start another
+	** request at any moment (one answered before the stop began was not
+	** told to close), and a write of it would suspend its connection:
+	** libmicrohttpd aborts the process when a daemon is stopped with one
+	** suspended (seen as exit 134 under SIGTERM and load). So no more are
+	** suspended from here on, and those that are get resumed first, once
+	** their sync is done: each is bound to end, whatever its client does.
+	*/
+	STOP_HOOK(s, 0);
+	atomic_store(&s->closing, 1);
+	while (atomic_load(&s->suspended) > 0)
+		sleep_ms(1);
+	STOP_HOOK(s, 1);
+	/* The answers of those just resumed (and of writes finished on their
+	** worker) go out before the daemons close their connections. */
 	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
 		sleep_ms(5);
 	for (unsigned i = 0; i < s->n_daemons; i++) {

@@ -104,6 +104,24 @@ unsigned a2m_http_default_threads(void);
 int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err,
 		   size_t errlen);
 
+#ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
+/*
+** For tests: fn (NULL: none) runs inside a2m_http_stop, on its thread,
+** twice: with closing 0 once the requests in flight are done (a request
+** sent then on a kept-alive connection is one the drain did not wait for),
+** and with closing 1 just before the workers stop (a write then is no
+** longer suspended).
+*/
+void a2m_http_stop_hook_for_tests(void (*fn)(a2m_http *s, int closing));
+
+/* For tests: how many connections are suspended, waiting for a sync. */
+int a2m_http_suspended_for_tests(a2m_http *s);
+
+/* For tests: while on, the writes whose sync is over are not resumed (at
+** most 30 s), so a test can count on one staying suspended. */
+void a2m_http_hold_resumes_for_tests(int on);
+#endif
+
 /* The port actually bound (the one chosen when cfg->port was 0). */
 unsigned a2m_http_port(const a2m_http *s);
 

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "transport/http_internal.h"
 #include "util/log.h"
@@ -76,6 +77,27 @@ static void stage_put(a2m_http_stage *g, request *first, request *last, size_t n
 	pthread_mutex_unlock(&g->mu);
 }
 
+#ifdef A2M_TEST_HOOKS
+static atomic_int resumes_held;
+
+void a2m_http_hold_resumes_for_tests(int on)
+{
+	atomic_store(&resumes_held, on);
+}
+
+/* Bounded (30 s), so a test that forgets to let go only slows down. */
+static void resumes_wait(void)
+{
+	for (int i = 0; i < 300000 && atomic_load(&resumes_held); i++) {
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+}
+#define RESUMES_WAIT() resumes_wait()
+#else
+#define RESUMES_WAIT() ((void)0)
+#endif
+
 /*
 ** The requests of the list at r (n of them; b may be NULL when n is 1),
 ** handed over together: the run stage (wait 0) has their writes run, then
@@ -101,8 +123,10 @@ static void hand_over(a2m_http *s, request *r, size_t n, batch *b, int wait)
 			r->reply = NULL;
 			last = r;
 		}
-		if (wait)
+		if (wait) {
 			s->defer->finish(s->h, pending, replies, status, k);
+			RESUMES_WAIT();
+		}
 		else
 			s->defer->run(s->h, pending, replies, status, k);
 		r = first;
@@ -116,6 +140,8 @@ static void hand_over(a2m_http *s, request *r, size_t n, batch *b, int wait)
 				r->pending = NULL;  /* freed by finish */
 				r->next = NULL;
 				a2m_mhd()->resume_connection(r->conn);
+				/* After the resume: the stop may go on from here. */
+				atomic_fetch_sub(&s->suspended, 1);
 			}
 			r = next;
 		}
@@ -316,8 +342,34 @@ int a2m_http_durable_start(a2m_http *s)
 	return e;
 }
 
-enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r)
+/*
+** The server is closing: r's call finished on the calling worker, which
+** waits for its sync itself (a stop is under way; nothing else of this
+** worker's is worth more than the connections being let go).
+*/
+static void finish_here(a2m_http *s, request *r)
 {
+	void *pending[1] = {r->pending};
+	char *replies[1] = {r->reply};
+	int status[1];
+	r->pending = NULL;
+	r->reply = NULL;
+	s->defer->finish(s->h, pending, replies, status, 1);
+	r->reply = replies[0];
+	if (status[0] != A2M_OK)
+		r->reply_owed = 1;  /* no answer could be made */
+}
+
+int a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r)
+{
+	/* Counted before closing is read (http_internal.h): a stop that has
+	** begun to wait for the count sees this one, or this one sees it. */
+	atomic_fetch_add(&s->suspended, 1);
+	if (atomic_load(&s->closing)) {
+		atomic_fetch_sub(&s->suspended, 1);
+		finish_here(s, r);
+		return 0;
+	}
 	/* Suspended before the thread can see it, so its resume finds it so. */
 	r->conn = c;
 	r->next = NULL;
@@ -345,7 +397,7 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 		if (run_due(s))
 			pthread_cond_signal(&g->cv);
 		pthread_mutex_unlock(&g->mu);
-		return MHD_YES;
+		return 1;
 	}
 	g->busy = 1;
 	pthread_mutex_unlock(&g->mu);
@@ -356,7 +408,7 @@ enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, req
 	if (run_due(s))
 		pthread_cond_signal(&g->cv);  /* what came meanwhile: the thread's */
 	pthread_mutex_unlock(&g->mu);
-	return MHD_YES;
+	return 1;
 }
 
 void a2m_http_durable_stop(a2m_http *s)

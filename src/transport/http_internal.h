@@ -54,6 +54,15 @@ struct a2m_http {
 
 	atomic_int in_flight;  /* requests between their headers and completion */
 	atomic_int stopping;   /* a2m_http_stop has begun */
+	/* libmicrohttpd aborts the process (MHD_PANIC) when a daemon is stopped
+	** with a connection still suspended, so the stop waits for suspended to
+	** reach 0 once closing is set, and a write that comes after that (on a
+	** kept-alive connection) is finished on its worker, not suspended
+	** (http_durable.c). Both sequentially consistent: the worker raises
+	** suspended before it reads closing, the stop sets closing before it
+	** reads suspended, so one of the two always sees the other. */
+	atomic_int suspended;  /* connections suspended by http_durable.c, not yet resumed */
+	atomic_int closing;    /* the daemons are about to stop: suspend no more */
 
 	/* Inside MHD_start_daemon: keep its last error. Atomic: the workers
 	** it starts may log while the main thread clears it. */
@@ -147,10 +156,12 @@ int a2m_http_durable_start(a2m_http *s);
 ** Suspends c, whose request r has its answer made but owes a sync
 ** (r->pending), and hands r to the thread: once the sync is done (or
 ** failed, the answer then an error) it resumes c, and the access handler
-** gives the answer in its next call. Returns MHD_YES, or MHD_NO when the
-** connection must close.
+** gives the answer in its next call. Returns 1 then. Once the server is
+** closing (s->closing) c is not suspended: the call is finished on this
+** thread, r->pending is NULL and its answer in r->reply (r->reply_owed
+** when none could be made), to be given now; returns 0.
 */
-enum MHD_Result a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r);
+int a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r);
 
 /* Ends the thread once every request handed to it is resumed. */
 void a2m_http_durable_stop(a2m_http *s);
