@@ -104,6 +104,8 @@ typedef struct run {
 	int         helper_kills;     /* a helper thread (analysis, merge ahead) was running */
 	int         mirror_lagged;    /* the check after the kill found the mirror behind */
 	int         mirror_torn;      /* a temporary mirror file was left half written */
+	int         no_store;         /* a kill in a first open left none (no file, no schema,
+	                                 or a hot journal of its making) */
 } run;
 
 /* ---- bench_crash.c ---- */

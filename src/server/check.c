@@ -183,7 +183,7 @@ static a2m_store *open_as(const setup *st, int read_only, const a2m_check_option
 	a2m_config *cfg = a2m_config_copy(st->cfg);
 	if (!cfg || a2m_config_set(cfg, "read_only", read_only ? "1" : "0") != A2M_OK) {
 		a2m_check_say(o, A2M_CHECK_FILE, 1, "out of memory");
-	} else if (a2m_server_open_store(cfg, &st->layout, &s, why, sizeof why) != A2M_OK) {
+	} else if (a2m_server_open_store(cfg, &st->layout, o->ix, &s, why, sizeof why) != A2M_OK) {
 		/* A deployment is named by its open's message (never its connection string). */
 		if (strcmp(cfg->engine, "postgres") == 0)
 			a2m_check_say(o, A2M_CHECK_FILE, 1, "cannot open the deployment: %s", why);

@@ -219,7 +219,7 @@ int a2m_server_mirror(const a2m_config *cfg, const a2m_tier_layout *layout, char
 }
 
 int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
-			  a2m_store **store, char *err, size_t errlen)
+			  const a2m_indexer *indexer, a2m_store **store, char *err, size_t errlen)
 {
 	if (strcmp(cfg->engine, "memory") == 0) {
 		if (cfg->read_only) {
@@ -246,6 +246,7 @@ int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
 	opt.unembedded_index = cfg->embed_kind != NULL;
 	opt.merge_inline = cfg->helper_threads == 0;
 	opt.postings_cache_bytes = (size_t)cfg->postings_cache_mb << 20;
+	opt.indexer = indexer;
 	char *dir = NULL;
 	if (a2m_server_mirror(cfg, layout, &dir, &opt.procedural_tier) != 0) {
 		snprintf(err, errlen, "out of memory");
@@ -258,22 +259,17 @@ int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
 }
 
 /*
-** The server over an opened store: scorer, index, stack, event log, limits.
-** Takes store and embedder (closed on failure) and the layout; NULL with a
-** message in err, and *code, on failure.
+** The server over an opened store and its scorer: index, stack, event log,
+** limits. Takes store, scorer and embedder (closed on failure) and the
+** layout; NULL with a message in err, and *code, on failure.
 */
 static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
-			a2m_store *store, a2m_embedder *embedder, a2m_tier_layout *layout,
-			int *code, char *err, size_t errlen)
+			a2m_store *store, a2m_scorer *scorer, a2m_embedder *embedder,
+			a2m_tier_layout *layout, int *code, char *err, size_t errlen)
 {
-	a2m_scorer *scorer = a2m_server_scorer(cfg->ranking, metric, a2m_server_vector_pool(cfg),
-					       embedder != NULL, (int)cfg->helper_threads,
-					       cfg->embed_weight, err, errlen);
 	a2m_stack *stack = NULL;
 	a2m *h = NULL;
 	*code = A2M_NOMEM;
-	if (!scorer)
-		goto fail;
 	/*
 	** The store keeps the scorer's index from now on, in the same
 	** transactions as the records; an index built by another analysis is
@@ -429,21 +425,31 @@ int a2m_open(const a2m_config *cfg_in, a2m **out, char **errmsg)
 	a2m_metric metric;
 	a2m_embedder *embedder = NULL;
 	a2m_store *store = NULL;
+	a2m_scorer *scorer = NULL;
 	int rc = a2m_server_resolve(cfg, &layout, &caps, &metric, err, sizeof err);
 	/* No network I/O at open: the model server may still be down. */
 	if (!rc && make_embedder(cfg, &embedder, err, sizeof err) != 0)
 		rc = A2M_RANGE;
+	/* Before the store: a new file gets the scorer's index in the
+	** transaction that makes it (store.h, a2m_sqlite_options.indexer). */
+	if (!rc && !(scorer = a2m_server_scorer(cfg->ranking, metric, a2m_server_vector_pool(cfg),
+						embedder != NULL, (int)cfg->helper_threads,
+						cfg->embed_weight, err, sizeof err)))
+		rc = A2M_NOMEM;
 	char why[480];
-	if (!rc && (rc = a2m_server_open_store(cfg, &layout, &store, why, sizeof why)) != 0)
+	if (!rc && (rc = a2m_server_open_store(cfg, &layout, scorer->indexer, &store, why,
+					       sizeof why)) != 0)
 		snprintf(err, sizeof err, "cannot open store: %s", why);
 	if (!rc)
 		rc = gate_extensions(cfg, store, &layout, &caps, err, sizeof err);
-	if (!rc && !(*out = make_handle(cfg, caps, metric, store, embedder, &layout, &rc, err,
-					sizeof err)))
-		store = NULL, embedder = NULL;  /* make_handle released them */
+	if (!rc && !(*out = make_handle(cfg, caps, metric, store, scorer, embedder, &layout, &rc,
+					err, sizeof err)))
+		store = NULL, scorer = NULL, embedder = NULL;  /* make_handle released them */
 	if (rc) {
 		if (embedder)
 			embedder->destroy(embedder);
+		if (scorer)
+			scorer->destroy(scorer);
 		if (store)
 			store->ops->close(store);
 		a2m_tiers_free(&layout);

@@ -62,11 +62,14 @@ int a2m_server_resolve(a2m_config *cfg, a2m_tier_layout *layout, unsigned *caps,
 /*
 ** Opens the store cfg names, as a2m_open would (its engine, path,
 ** durability, read-only flag, embedder's index, merges, and with SQLite
-** the procedural mirror of layout's procedural tier). Returns A2M_OK and
-** sets *store, or a status with a message in err.
+** the procedural mirror of layout's procedural tier). indexer (NULL:
+** none): the analyser whose index will be attached, which a new SQLite
+** file gets with its schema (a2m_sqlite_options.indexer). Returns A2M_OK
+** and sets *store, or a status with a message in err.
 */
 int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
-			  a2m_store **store, char *err, size_t errlen);
+			  const a2m_indexer *indexer, a2m_store **store, char *err,
+			  size_t errlen);
 
 /*
 ** The procedural mirror a server of cfg keeps (SQLite on a file, and a

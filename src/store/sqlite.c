@@ -695,7 +695,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 	if (a2m_sqlite_configure(s, path, s->synchronous_full) ||
 	    (group && a2m_sqlite_sync_open(s)) ||
 	    (pooled && !s->base.read_only && a2m_sqlite_checkpoint_open(s)) ||
-	    (s->base.read_only ? a2m_sqlite_check_schema(s, path) : a2m_sqlite_migrate(s)) ||
+	    (s->base.read_only ? a2m_sqlite_check_schema(s, path) : a2m_sqlite_migrate(s, opt->indexer)) ||
 	    a2m_sqlite_unembedded_index(s, opt->unembedded_index) ||
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would
 	       ask for the write lock a read-only connection cannot have. */
@@ -736,6 +736,17 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 	return 0;
 
 fail:
+	/*
+	** A write cut off before its commit left a hot rollback journal (of a
+	** new file: a kill while the first open made it a WAL file), which
+	** only a read-write open may roll back. SQLite's own words for it
+	** ("attempt to write a readonly database") say nothing of the cause.
+	*/
+	if (s->db && s->base.read_only &&
+	    sqlite3_extended_errcode(s->db) == SQLITE_READONLY_ROLLBACK)
+		a2m_store_fail(&s->base, "%s has a write that was cut off before its commit "
+			       "(its -journal file); a read-only open cannot roll it back, the "
+			       "next read-write open does, losing nothing committed", path);
 	if (err && errlen)
 		snprintf(err, errlen, "%s", s->base.errmsg);
 	sql_free(s);  /* half open: nothing of the tail to write */

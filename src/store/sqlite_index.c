@@ -243,6 +243,35 @@ static int prepare_all(a2m_sqlite_index *x, a2m_store *base)
 }
 
 
+/* Names the index's layout and analyser (a2m_meta's row "index"): it is built. */
+static int name_layout(sqlite3 *db, a2m_store *base, const char *version, const char *op)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+	if (sqlite3_prepare_v2(db, "INSERT INTO a2m_meta(name, value) VALUES('" META_NAME
+			       "', ?1) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rc = fail(db, base, op);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int a2m_sqlite_index_create(sqlite3 *db, a2m_store *base, const a2m_indexer *ix)
+{
+	char *version = a2m_sqlite_index_version(ix);
+	if (!version)
+		return a2m_store_fail(base, "index: out of memory");
+	/* The mark of a rebuild of no records (a2m_tail_mark_write): 0. */
+	int rc = exec(db, base, SQL_CREATE "INSERT INTO a2m_meta(name, value) VALUES('indexed', 0)"
+		      " ON CONFLICT(name) DO UPDATE SET value = excluded.value", "create");
+	if (!rc)
+		rc = name_layout(db, base, version, "create");
+	free(version);
+	return rc;
+}
+
 /*
 ** Drops and refills the tables from every record, in one transaction, then
 ** records version. A failure rolls everything back. The postings are
@@ -297,14 +326,8 @@ static int rebuild(a2m_sqlite_index *x, a2m_store *base, const char *version)
 	if ((rc = a2m_sqlite_index_write(x, base, 0)) || (rc = a2m_segments_maintain(x->segs, base, 1)) ||
 	    (rc = a2m_tail_mark_write(x, base)))
 		goto out;
-	if (sqlite3_prepare_v2(x->db, "INSERT INTO a2m_meta(name, value) VALUES('" META_NAME
-			       "', ?1) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-			       -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, version, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_DONE) {
-		rc = fail(x->db, base, "rebuild");
+	if ((rc = name_layout(x->db, base, version, "rebuild")))
 		goto out;
-	}
 	rc = exec(x->db, base, "COMMIT", "rebuild");
 out:
 	sqlite3_finalize(st);

@@ -79,6 +79,14 @@ char *a2m_sqlite_index_version(const a2m_indexer *ix);
 int a2m_sqlite_index_version_ok(const a2m_indexer *ix, const char *have);
 
 /*
+** Makes the index of a new file, empty, for ix, inside the caller's open
+** transaction (the schema's: a2m_sqlite_migrate), as a rebuild of no
+** records would: a2m_sqlite_index_open then finds it current. Errors go to
+** base->errmsg. Returns 0 or a negative code.
+*/
+int a2m_sqlite_index_create(sqlite3 *db, a2m_store *base, const a2m_indexer *ix);
+
+/*
 ** Opens the index of db for ix. Read-write: creates or rebuilds it as
 ** needed, in its own transaction (none may be open). Read-only: uses it if
 ** it was built with this very ix->version, else *out is NULL (no index).

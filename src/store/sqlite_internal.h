@@ -257,10 +257,12 @@ int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full);
 
 /*
 ** Brings a read-write file to this build's schema version, one step per
-** transaction; refuses a newer file. Returns 0, or A2M_INTERNAL_ERROR with
-** nothing of the failed step applied.
+** transaction; refuses a newer file. A new file (no step made) gets every
+** step in one transaction, and with ix (NULL: none) its term index, empty,
+** in the same one: a kill leaves it empty or whole. Returns 0, or
+** A2M_INTERNAL_ERROR with nothing of the failed transaction applied.
 */
-int a2m_sqlite_migrate(sqlstore *s);
+int a2m_sqlite_migrate(sqlstore *s, const a2m_indexer *ix);
 
 /*
 ** Read-only stand-in for a2m_sqlite_migrate(): succeeds only when the file

@@ -399,12 +399,18 @@ static int set_version(sqlstore *s, sqlite3_int64 version)
 ** Brings the file to SCHEMA_VERSION one step at a time. The version is read
 ** inside each step's BEGIN IMMEDIATE, so two processes opening a new file at
 ** once take turns instead of both creating the tables.
+**
+** A new file is made whole in one transaction: its steps, and the term
+** index ix will use. Step by step, a kill between two commits of a first
+** open left a file that was neither a store nor nothing (`a2m check` found
+** its index tables missing; `a2m bench crash` once killed there).
 */
-int a2m_sqlite_migrate(sqlstore *s)
+int a2m_sqlite_migrate(sqlstore *s, const a2m_indexer *ix)
 {
+	int fresh = 0;  /* this transaction makes a new file whole */
 	for (;;) {
 		sqlite3_int64 version;
-		if (a2m_sqlite_exec(s, "BEGIN IMMEDIATE", "migrate"))
+		if (!fresh && a2m_sqlite_exec(s, "BEGIN IMMEDIATE", "migrate"))
 			return A2M_INTERNAL_ERROR;
 		if (a2m_sqlite_exec(s, "CREATE TABLE IF NOT EXISTS a2m_schema"
 				    "(version INTEGER NOT NULL)", "migrate") ||
@@ -417,15 +423,21 @@ int a2m_sqlite_migrate(sqlstore *s)
 				       (long long)SCHEMA_VERSION);
 			goto fail;
 		}
-		if (version == SCHEMA_VERSION)
+		if (version == SCHEMA_VERSION) {
+			if (fresh && ix && a2m_sqlite_index_create(s->db, &s->base, ix))
+				goto fail;
 			return a2m_sqlite_exec(s, "COMMIT", "migrate");
+		}
+		if (version == 0)
+			fresh = 1;
 		sqlite3_int64 unembedded = 0;
 		if (version + 1 == REBUILD_STEP &&
 		    query_one(s, SQL_HAS_UNEMBEDDED, "migrate", &unembedded, NULL, 0))
 			goto fail;
 		if (a2m_sqlite_exec(s, migrations[version], "migrate") ||
 		    (unembedded && a2m_sqlite_exec(s, SQL_UNEMBEDDED_INDEX, "migrate")) ||
-		    set_version(s, version + 1) || a2m_sqlite_exec(s, "COMMIT", "migrate"))
+		    set_version(s, version + 1) ||
+		    (!fresh && a2m_sqlite_exec(s, "COMMIT", "migrate")))
 			goto fail;
 	}
 fail:

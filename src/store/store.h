@@ -971,6 +971,15 @@ typedef struct a2m_sqlite_options {
 	*/
 	int         group_commit;
 	/*
+	** The analyser whose index the layer above will attach (index_attach;
+	** borrowed for the open). A file the open finds new then gets that
+	** index, empty, in the one transaction that makes its schema, so a
+	** kill in a store's very first open leaves no store or a whole one
+	** (not one whose index tables are missing); index_attach finds it
+	** built. NULL: index_attach builds it, in a transaction of its own.
+	*/
+	const a2m_indexer *indexer;
+	/*
 	** The procedural mirror (DECISIONS 024): when both are set (non-NULL
 	** and non-empty), every record whose tier equals procedural_tier is
 	** also kept as one Markdown file in procedural_dir, so that skills can
