@@ -5,9 +5,9 @@
 ** call waiting for its answer, as an agent writing a conversation turn by
 ** turn does.
 **
-**   a2m bench remember --serve stdio|http [--engine memory|sqlite] [--db PATH]
-**                      [--records N] [--warmup N] [--tier NAME|default]
-**                      [--synchronous-normal]
+**   a2m bench remember --serve stdio|http [--engine memory|sqlite|postgres]
+**                      [--db PATH] [--postgres URL] [--records N] [--warmup N]
+**                      [--tier NAME|default] [--synchronous-normal]
 **
 ** Records carry no tier by default (--tier default), so they land in the
 ** working tier and spill on as the default layout says (working 24 a
@@ -16,8 +16,10 @@
 ** does. --tier semantic writes past the bounded tiers. The figure is
 ** acknowledged writes per second, with each call's time (p50, p99), the
 ** disk's fsync rate beside a durable SQLite run, and the load average,
-** since the machine may be shared. `bench remember` without --serve
-** measures inside the process (bench_store.c).
+** since the machine may be shared. --engine postgres serves a throw-away
+** schema of the deployment --postgres (or $A2M_POSTGRES) names, dropped
+** before and after. `bench remember` without --serve measures inside the
+** process (bench_store.c).
 */
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +34,7 @@
 #include "cli/bench_proc.h"
 #include "cli/cli.h"
 #include "client/client_json.h"
+#include "server/deployment.h"
 
 /* One lone remember of record i; returns 0 when the server acknowledged it. */
 static int lone_call(a2m_client *c, long i, const char *tier)
@@ -73,12 +76,20 @@ static double load_average(void)
 int a2m_bench_remember_serve(int argc, char **argv)
 {
 	long records = 5000, warmup = 400;
-	const char *db = NULL, *tier = "default", *via = NULL;
-	int sqlite = 0, sync_normal = 0;
+	const char *db = NULL, *tier = "default", *via = NULL, *url = getenv("A2M_POSTGRES");
+	int sqlite = 0, sync_normal = 0, postgres = 0;
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc &&
+		    strcmp(argv[i + 1], "postgres") == 0) {
+			postgres = 1;
+			i++;
+			continue;
+		}
 		if (bench_engine_flag(argc, argv, &i, &sqlite, &db))
 			continue;
-		if (strcmp(argv[i], "--serve") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], "--postgres") == 0 && i + 1 < argc)
+			url = argv[++i];
+		else if (strcmp(argv[i], "--serve") == 0 && i + 1 < argc)
 			via = argv[++i];
 		else if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
 			records = strtol(argv[++i], NULL, 10);
@@ -94,18 +105,35 @@ int a2m_bench_remember_serve(int argc, char **argv)
 		}
 	}
 	if (!via || (strcmp(via, "stdio") != 0 && strcmp(via, "http") != 0) || records < 1 ||
-	    warmup < 0) {
-		fprintf(stderr, "usage: a2m bench remember --serve stdio|http [--engine memory|sqlite]"
-			" [--db PATH] [--records N] [--warmup N] [--tier NAME|default]"
-			" [--synchronous-normal]\n");
+	    warmup < 0 || (postgres && (!url || !*url))) {
+		fprintf(stderr, "usage: a2m bench remember --serve stdio|http"
+			" [--engine memory|sqlite|postgres] [--db PATH] [--postgres URL]"
+			" [--records N] [--warmup N] [--tier NAME|default] [--synchronous-normal]\n");
 		return A2M_EXIT_USAGE;
+	}
+	/* PostgreSQL: a schema of its own, dropped before and after. */
+	char schema[64], err[256];
+	char *deployment = NULL;
+	if (postgres) {
+		sqlite = 0;
+		snprintf(schema, sizeof schema, "bench_lone_%d", (int)getpid());
+		if (!(deployment = a2m_deployment_with_schema(url, schema))) {
+			fprintf(stderr, "a2m bench: out of memory\n");
+			return A2M_EXIT_ERROR;
+		}
+		if (a2m_deployment_drop(url, schema, err, sizeof err) != 0) {
+			fprintf(stderr, "a2m bench: %s\n", err);
+			free(deployment);
+			return A2M_EXIT_ERROR;
+		}
 	}
 	int http = strcmp(via, "http") == 0;
 	const char *given = strcmp(tier, "default") == 0 ? NULL : tier;
 	const char *path = sqlite ? (db ? db : "/tmp/a2m-bench-lone.db") : NULL;
 	printf("a2m bench remember --serve %s: %s, tier %s, one record a call, %ld calls after"
 	       " %ld to fill the tiers\n", via,
-	       sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL" : "sqlite, synchronous=FULL")
+	       postgres ? "postgres" : sqlite ? (sync_normal ? "sqlite, synchronous=NORMAL"
+							     : "sqlite, synchronous=FULL")
 		      : "memory", given ? given : "(none given: the default tier)", records, warmup);
 	if (path) {
 		bench_remove_db(path);
@@ -114,7 +142,10 @@ int a2m_bench_remember_serve(int argc, char **argv)
 		bench_remove_db(path);
 	}
 	char *args[5] = {NULL};
-	if (path) {
+	if (deployment) {
+		args[0] = "--postgres";
+		args[1] = deployment;
+	} else if (path) {
 		args[0] = "--db";
 		args[1] = (char *)path;
 		args[2] = sync_normal ? "--synchronous-normal" : NULL;
@@ -123,15 +154,18 @@ int a2m_bench_remember_serve(int argc, char **argv)
 	}
 	a2m_client *c = NULL;
 	pid_t pid = -1;
-	char url[128];
+	char served[128];
 	const char *log = "/tmp/a2m-bench-lone-http.log";
-	if (http ? bench_spawn_http(args, log, &pid, url, sizeof url) != 0
-		 : bench_spawn_stdio(args, 60000, &c, &pid) != 0)
+	if (http ? bench_spawn_http(args, log, &pid, served, sizeof served) != 0
+		 : bench_spawn_stdio(args, 60000, &c, &pid) != 0) {
+		free(deployment);
 		return A2M_EXIT_ERROR;
-	if (http && a2m_client_connect_http(url, NULL, &c) != A2M_CLIENT_OK) {
-		fprintf(stderr, "cannot reach %s\n", url);
+	}
+	if (http && a2m_client_connect_http(served, NULL, &c) != A2M_CLIENT_OK) {
+		fprintf(stderr, "cannot reach %s\n", served);
 		kill(pid, SIGTERM);
 		bench_wait(pid, 10000);
+		free(deployment);
 		return A2M_EXIT_ERROR;
 	}
 	double *ms = malloc((size_t)records * sizeof *ms);
@@ -158,5 +192,8 @@ int a2m_bench_remember_serve(int argc, char **argv)
 	bench_wait(pid, 30000);
 	if (path && !db)
 		bench_remove_db(path);
+	if (deployment && a2m_deployment_drop(url, schema, err, sizeof err) != 0)
+		fprintf(stderr, "a2m bench: %s\n", err);
+	free(deployment);
 	return rc ? A2M_EXIT_ERROR : A2M_EXIT_OK;
 }
