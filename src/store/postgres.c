@@ -40,6 +40,7 @@ static int refuse_read_only(pgstore *s, const char *op)
 static int pg_insert(a2m_store *base, a2m_record *rec)
 {
 	pgstore *s = (pgstore *)base;
+	s->stamp++;
 	a2m_doc_terms dt;
 	int own, rc;
 	if ((rc = refuse_read_only(s, "insert")) ||
@@ -110,6 +111,7 @@ static int reindex(pgstore *s, int64_t seq, const char *old, const char *now)
 static int pg_update(a2m_store *base, const a2m_record *rec)
 {
 	pgstore *s = (pgstore *)base;
+	s->stamp++;
 	pgparams p;
 	PGresult *r = NULL;
 	char *old = NULL, *scratch = NULL;
@@ -161,6 +163,7 @@ static int pg_update(a2m_store *base, const a2m_record *rec)
 static int pg_remove(a2m_store *base, const char *id, int *removed)
 {
 	pgstore *s = (pgstore *)base;
+	s->stamp++;
 	pgparams p;
 	PGresult *r;
 	char *old = NULL;
@@ -198,6 +201,7 @@ static int pg_remove(a2m_store *base, const char *id, int *removed)
 static int pg_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 {
 	pgstore *s = (pgstore *)base;
+	s->stamp++;
 	int own, rc;
 	if ((rc = refuse_read_only(s, "touch")))
 		return rc;
@@ -206,6 +210,56 @@ static int pg_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
 	if (!(rc = a2m_pg_held_touch(s, seq, add, at)))
 		s->wrote = 1;
 	return a2m_pg_autocommit_end(s, own, rc);
+}
+
+/*
+** A tier move (store.h): tier and salience alone, one UPDATE, where
+** a2m_store_move_whole reads the record, then its old row, then writes
+** every column (three round trips, the content compared to see whether
+** the index moves). The counts' trigger moves its count (postgres_schema.c)
+** as it does for any UPDATE. The whole update instead once the vector
+** cache is built: it keeps each vector's tier.
+*/
+static int pg_move(a2m_store *base, const a2m_record *rec, const char *to, double salience,
+		   int *moved)
+{
+	pgstore *s = (pgstore *)base;
+	pgparams p;
+	PGresult *r;
+	int own, rc;
+	*moved = 0;
+	if (a2m_pg_vectors_built(s->vectors))
+		return a2m_store_move_whole(base, rec, to, salience, moved);
+	s->stamp++;
+	if ((rc = refuse_read_only(s, "move")))
+		return rc;
+	if ((rc = a2m_pg_autocommit_begin(s, &own)))
+		return rc;
+	/* The record may be one of the held inserts. */
+	if (!(rc = a2m_pg_held_flush(s))) {
+		a2m_pg_params_init(&p);
+		a2m_pg_param_int8(&p, rec->seq);
+		a2m_pg_param_text(&p, rec->id);
+		a2m_pg_param_text(&p, rec->tier);
+		a2m_pg_param_text(&p, to);
+		a2m_pg_param_float8(&p, salience);
+		a2m_pg_param_text(&p, rec->session);
+		if (!(rc = a2m_pg_run(s, &s->main, PG_MOVE, &p, "move", &r))) {
+			*moved = atoi(s->pq->cmd_tuples(r)) > 0;
+			s->pq->clear(r);
+			if (*moved)
+				s->wrote = 1;
+		}
+	}
+	rc = a2m_pg_autocommit_end(s, own, rc);
+	if (rc)
+		*moved = 0;
+	return rc;
+}
+
+static uint64_t pg_stamp(a2m_store *base)
+{
+	return ((pgstore *)base)->stamp;
 }
 
 static int pg_index_attach(a2m_store *base, a2m_indexer *ix)
@@ -288,7 +342,7 @@ static const a2m_store_ops postgres_ops = {
 	.insert     = pg_insert,
 	.update     = pg_update,
 	.remove     = pg_remove,
-	.move       = a2m_store_move_whole,  /* its update keeps the bookkeeping */
+	.move       = pg_move,
 	.scan       = a2m_pg_scan,
 	.count      = a2m_pg_count,
 	.meta_get   = a2m_pg_meta_get,
@@ -313,6 +367,7 @@ static const a2m_store_ops postgres_ops = {
 	.by_fingerprint = a2m_pg_by_fingerprint,
 	.check          = a2m_pg_store_check,
 	.repair         = a2m_pg_store_repair,
+	.stamp          = pg_stamp,
 };
 
 /*

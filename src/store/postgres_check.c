@@ -507,6 +507,7 @@ int a2m_pg_store_repair(a2m_store *base, const a2m_check_options *o, unsigned ma
 			break;
 		}
 		s->wrote = 1;
+		s->stamp++;  /* a record's derived columns may have changed */
 		if ((rc = a2m_pg_commit(base)))
 			break;
 		/* The index: marked unbuilt above, built again here as an open builds it. */

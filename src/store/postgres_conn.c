@@ -51,6 +51,11 @@ static const char *const stmt_sql[PG_NSTMTS] = {
 		" WHERE (o.owner IS NULL) = ($11::text IS NULL) AND coalesce(o.owner, '') ="
 		" coalesce($11::text, '') AND o.key = $13::bytea AND o.id <> $1))",
 	[PG_REMOVE] = "DELETE FROM a2m_records WHERE id = $1",
+	/* A tier move (store.h, move): named by its bucket as last read; the
+	** counts' trigger moves its count, the index is not touched. */
+	[PG_MOVE] = "UPDATE a2m_records SET tier = $4, salience = $5"
+		" WHERE seq = $1 AND id = $2 AND tier IS NOT DISTINCT FROM $3::text"
+		" AND session IS NOT DISTINCT FROM $6::text",
 	/* An increment of the row as it is now (store.h, touch). */
 	/*
 	** Increments of the rows as they are now (store.h, touch): one

@@ -64,6 +64,7 @@ typedef enum pg_stmt {
 	PG_OLD,            /* $1 id: seq, content, tier (a write's old row) */
 	PG_UPDATE,         /* $1 id, $2.. the other fields (a2m_pg_bind_record) */
 	PG_REMOVE,         /* $1 id */
+	PG_MOVE,           /* $1 seq, $2 id, $3 tier, $4 to, $5 salience, $6 session */
 	PG_TOUCHES,        /* $1 int8[] seq, $2 int8[] add, $3 int8[] at */
 	PG_META_GET,       /* $1 name */
 	PG_META_SET,       /* $1 name, $2 value */
@@ -170,6 +171,15 @@ typedef struct pgstore {
 	a2m_pg_index    *index;         /* NULL until index_attach */
 	a2m_pg_vectors  *vectors;
 	a2m_pg_listen   *listen;        /* the listener thread, once asked for */
+	/*
+	** The store's stamp (store.h, stamp): moved by every write of a record
+	** here, a rollback, and a begin that finds the deployment's version
+	** is not stamp_version, the one this store last began or committed at
+	** (another server committed in between: open_tx, postgres_txn.c).
+	*/
+	uint64_t         stamp;
+	uint64_t         stamp_version;
+	int              stamp_known;   /* stamp_version holds a version */
 	/* The newest a2m_state.version this process has seen (any thread). */
 	_Atomic uint64_t version_seen;
 	int              unembedded_index;
@@ -650,6 +660,8 @@ void a2m_pg_vectors_begin(a2m_pg_vectors *v);
 void a2m_pg_vectors_commit(a2m_pg_vectors *v, uint64_t from, uint64_t to);
 void a2m_pg_vectors_rollback(a2m_pg_vectors *v);
 void a2m_pg_vectors_put(a2m_pg_vectors *v, const a2m_record *rec);
+/* Whether the cache is built (it then holds each vector's tier). */
+int  a2m_pg_vectors_built(const a2m_pg_vectors *v);
 void a2m_pg_vectors_remove(a2m_pg_vectors *v, int64_t seq);
 int  a2m_pg_vectors_search(a2m_store *base, const a2m_vector_search *q, a2m_candidates *out);
 

@@ -200,6 +200,12 @@ static int open_tx(pgstore *s, int relaxed)
 		return rc;
 	}
 	a2m_pg_saw_version(s, s->tx_version);
+	/* Another server committed since this store last looked: any record may
+	** have changed (store.h, stamp). Under the write lock, so it is final. */
+	if (!s->stamp_known || s->tx_version != s->stamp_version)
+		s->stamp++;
+	s->stamp_version = s->tx_version;
+	s->stamp_known = 1;
 	s->main.in_tx = 1;
 	s->in_tx = 1;
 	s->tx_failed = 0;
@@ -237,8 +243,12 @@ static void tx_over(pgstore *s, int committed)
 	a2m_pg_held_drop(s->held);
 	a2m_pg_index_end(s);
 	/* The ids this transaction gave its batch rows are given again by the next. */
-	if (!committed)
+	if (!committed) {
 		a2m_pg_batches_evict_above(&s->main, s->fold_last0);
+		s->stamp++;  /* what it wrote is undone (store.h, stamp) */
+	} else {
+		s->stamp_version = to;  /* its own commit: the stamp stays */
+	}
 	if (committed)
 		a2m_pg_vectors_commit(s->vectors, from, to);
 	else

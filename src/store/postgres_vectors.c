@@ -77,6 +77,11 @@ void a2m_pg_vectors_put(a2m_pg_vectors *v, const a2m_record *rec)
 		a2m_vindex_put(v->vx, rec);
 }
 
+int a2m_pg_vectors_built(const a2m_pg_vectors *v)
+{
+	return v && v->built;
+}
+
 void a2m_pg_vectors_remove(a2m_pg_vectors *v, int64_t seq)
 {
 	if (v && v->built && seq)

@@ -781,7 +781,9 @@ typedef struct a2m_store_ops {
 	** have changed: at every insert, update, remove and touch of this store,
 	** at a rollback or a failed commit, and at a begin() that finds another
 	** writer committed since this store's last commit (SQLite: another
-	** process sharing the file). So the exclusive holder that read the
+	** process sharing the file; PostgreSQL: another server of the
+	** deployment, seen in the version its state row holds under the
+	** write lock). So the exclusive holder that read the
 	** stamp in a write transaction, read records, and finds the same stamp
 	** later (in that transaction or a later one) knows they are unchanged.
 	** This store's own successful commit leaves it as it was. Cannot fail.
