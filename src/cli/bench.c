@@ -59,6 +59,7 @@
 #include "cli/cli.h"
 #include "server/bench_switch.h"
 #include "server/deployment.h"
+#include "util/grow.h"
 #include "util/progress.h"
 
 #define MAX_LANGS 16
@@ -118,13 +119,8 @@ static int read_tsv(const char *path, size_t ncols, table *t)
 	for (char *line = strtok(t->buf, "\n"); line; line = strtok(NULL, "\n")) {
 		if (!*line || *line == '#')
 			continue;
-		if ((t->nrows + 1) * ncols > cap) {
-			cap = cap ? cap * 2 : 256 * ncols;
-			char **c = realloc(t->cols, cap * sizeof *c);
-			if (!c)
-				return -1;
-			t->cols = c;
-		}
+		if (a2m_grow((void **)&t->cols, &cap, (t->nrows + 1) * ncols, sizeof *t->cols))
+			return -1;
 		char *p = line;
 		for (size_t i = 0; i < ncols; i++) {
 			t->cols[t->nrows * ncols + i] = p;

@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "client/client_json.h"
 #include "util/buf.h"
+#include "util/grow.h"
 #include "util/hash.h"
 
 static size_t slot_of(const model *m, const char *id)
@@ -61,12 +62,8 @@ static size_t add_rec(model *m, const char *id, int key_space, int key_no)
 				m->slots[slot_of(m, m->v[old[i] - 1].id)] = old[i];
 		free(old);
 	}
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 4096;
-		m->v = realloc(m->v, m->cap * sizeof *m->v);
-		if (!m->v)
-			abort();
-	}
+	if (a2m_grow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v))
+		abort();
 	krec *r = &m->v[m->n];
 	memset(r, 0, sizeof *r);
 	r->id = strdup(id);
@@ -93,12 +90,8 @@ static void set_present(model *m, size_t i, int present)
 
 static void flight_add(flight *f, size_t rec)
 {
-	if (f->n == f->cap) {
-		f->cap = f->cap ? f->cap * 2 : 64;
-		f->recs = realloc(f->recs, f->cap * sizeof *f->recs);
-		if (!f->recs)
-			abort();
-	}
+	if (a2m_grow((void **)&f->recs, &f->cap, f->n + 1, sizeof *f->recs))
+		abort();
 	f->recs[f->n++] = rec;
 }
 

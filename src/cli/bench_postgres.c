@@ -39,6 +39,7 @@
 #include "cli/bench.h"
 #include "cli/cli.h"
 #include "server/deployment.h"
+#include "util/grow.h"
 
 /* One engine under test: PostgreSQL in schema (conninfo), or SQLite at path. */
 typedef struct target {
@@ -156,14 +157,8 @@ static uint64_t next_rng(uint64_t *s)
 
 static void note(client *c, int kind, double ms)
 {
-	if (c->n[kind] == c->cap[kind]) {
-		size_t cap = c->cap[kind] ? c->cap[kind] * 2 : 4096;
-		double *v = realloc(c->lat[kind], cap * sizeof *v);
-		if (!v)
-			return;
-		c->lat[kind] = v;
-		c->cap[kind] = cap;
-	}
+	if (a2m_grow((void **)&c->lat[kind], &c->cap[kind], c->n[kind] + 1, sizeof *c->lat[kind]))
+		return;
 	c->lat[kind][c->n[kind]++] = ms;
 }
 

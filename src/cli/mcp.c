@@ -24,6 +24,7 @@
 #include "cli/mcp_tools.h"
 #include "cli/stop_signals.h"
 #include "util/fd.h"
+#include "util/grow.h"
 #include "util/json_write.h"
 #include "util/log.h"
 
@@ -302,14 +303,9 @@ static int serve(mcp_session *s, const sigset_t *wait_mask)
 			rc = -1;
 			break;
 		}
-		if (cap - len < READ_CHUNK) {
-			char *grown = realloc(buf, cap * 2);
-			if (!grown) {
-				rc = -1;
-				break;
-			}
-			buf = grown;
-			cap *= 2;
+		if (a2m_grow((void **)&buf, &cap, len + READ_CHUNK, 1)) {
+			rc = -1;
+			break;
 		}
 		ssize_t n = read(STDIN_FILENO, buf + len, READ_CHUNK);
 		if (n < 0) {

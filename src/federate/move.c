@@ -30,6 +30,7 @@
 #include "protocol/protocol.h"
 #include "stack/policy.h"
 #include "util/clock.h"
+#include "util/grow.h"
 #include "util/log.h"
 
 void fed_arrive(federation *f, fed_arrivals *a, size_t ti, const char *session)
@@ -43,15 +44,9 @@ void fed_arrive(federation *f, fed_arrivals *a, size_t ti, const char *session)
 		if (a->v[i].ti == ti && (a->v[i].session == session ||
 		    (a->v[i].session && session && strcmp(a->v[i].session, session) == 0)))
 			return;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 8;
-		fed_arrival *v = realloc(a->v, cap * sizeof *v);
-		if (!v) {
-			a->all = 1;
-			return;
-		}
-		a->v = v;
-		a->cap = cap;
+	if (a2m_grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v)) {
+		a->all = 1;
+		return;
 	}
 	a->v[a->n].ti = ti;
 	a->v[a->n].session = session ? strdup(session) : NULL;

@@ -24,6 +24,7 @@
 #include "protocol/protocol.h"
 #include "stack/policy.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 /* Recall's members passed on to a backend as they are. */
 static const char *const recall_fwd[] = {"query", "where", "key_prefix", "embedding",
@@ -435,12 +436,10 @@ int fed_recall(fed_call *c, json_t *params, json_t **result, a2m_error *err)
 	if (rerank) {
 		/* The same again with the query withheld: what a backend's own
 		** scorer would have dropped still reaches the router (009). */
-		fed_job *more = realloc(jobs, 2 * (n ? n : 1) * sizeof *jobs);
-		if (!more) {
+		if (n > SIZE_MAX / 2 || a2m_resize((void **)&jobs, 2 * (n ? n : 1), sizeof *jobs)) {
 			fed_jobs_free(jobs, n);
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "out of memory");
 		}
-		jobs = more;
 		for (size_t i = 0; i < n; i++) {
 			jobs[n + i] = jobs[i];
 			jobs[n + i].params = json_deep_copy(jobs[i].params);

@@ -23,6 +23,7 @@
 #include "server/server.h"
 #include "server/transfer.h"
 #include "util/clock.h"
+#include "util/grow.h"
 #include "util/json_write.h"
 #include "util/log.h"
 
@@ -74,14 +75,11 @@ static int read_line(importer *im, FILE *in, char **line, size_t *cap, size_t *l
 					 im->opt->name, (long long)im->line_no + 1, A2M_IMPORT_MAX_LINE);
 				return -1;
 			}
-			size_t grown = *cap ? *cap * 2 : 64 * 1024;
-			char *p = realloc(*line, grown);
-			if (!p) {
+			/* 64 KiB first, then doubled up to the limit. */
+			if (a2m_grow((void **)line, cap, n + 2 < 64 * 1024 ? 64 * 1024 : n + 2, 1)) {
 				snprintf(im->err, im->errlen, "out of memory");
 				return -1;
 			}
-			*line = p;
-			*cap = grown;
 		}
 		/* fgets stops at the newline or when the room is full. */
 		if (!fgets(*line + n, (int)(*cap - n < 1 << 30 ? *cap - n : 1 << 30), in)) {
@@ -223,16 +221,10 @@ static int add_revision(importer *im, const json_t *v)
 		a2m_revision_wire_free(&r.rev);
 		return bad(im, "a revision line must follow the line of its record");
 	}
-	if (im->nrevs == im->revs_cap) {
-		size_t cap = im->revs_cap ? im->revs_cap * 2 : 64;
-		a2m_import_revision *p = realloc(im->revs, cap * sizeof *p);
-		if (!p) {
-			a2m_revision_wire_free(&r.rev);
-			snprintf(im->err, im->errlen, "out of memory");
-			return -1;
-		}
-		im->revs = p;
-		im->revs_cap = cap;
+	if (a2m_grow((void **)&im->revs, &im->revs_cap, im->nrevs + 1, sizeof *im->revs)) {
+		a2m_revision_wire_free(&r.rev);
+		snprintf(im->err, im->errlen, "out of memory");
+		return -1;
 	}
 	r.of = im->n - 1;
 	im->revs[im->nrevs++] = r;

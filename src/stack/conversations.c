@@ -8,6 +8,7 @@
 
 #include "stack/stack_internal.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 int a2m_stack_session_close(a2m_stack *st, const a2m_scope *scope, const char *session,
 			    int64_t *flushed, a2m_consolidation *out, int64_t *counts,
@@ -86,15 +87,9 @@ static int session_visit(const a2m_record *rec, void *ctx)
 			break;
 	size_t ntiers = a->st->cfg.tiers.n;
 	if (i == a->n) {
-		if (a->n == a->cap) {
-			size_t cap = a->cap ? a->cap * 2 : 16;
-			a2m_session_info *p = realloc(a->v, cap * sizeof *p);
-			if (!p) {
-				a->oom = 1;
-				return -1;
-			}
-			a->v = p;
-			a->cap = cap;
+		if (a2m_grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v)) {
+			a->oom = 1;
+			return -1;
 		}
 		a2m_session_info *s = &a->v[a->n];
 		memset(s, 0, sizeof *s);

@@ -16,6 +16,7 @@
 #include "stack/stack_internal.h"
 #include "store/unembedded.h"
 #include "util/clock.h"
+#include "util/grow.h"
 #include "util/log.h"
 
 const a2m_embedder *a2m_stack_embedder(const a2m_stack *st)
@@ -54,15 +55,9 @@ static int with_gen_visit(const a2m_record *rec, void *ctx)
 	id_list *l = ctx;
 	if (!rec->gen_embedding)
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		char **v = realloc(l->v, cap * sizeof *v);
-		if (!v) {
-			l->oom = 1;
-			return 1;
-		}
-		l->v = v;
-		l->cap = cap;
+	if (a2m_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+		l->oom = 1;
+		return 1;
 	}
 	if (!(l->v[l->n] = strdup(rec->id))) {
 		l->oom = 1;

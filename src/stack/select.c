@@ -11,6 +11,7 @@
 #include "stack/stack_internal.h"
 #include "stack/where.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 /* The string (or JSON null: none) a `where` value asks a field to equal. */
 static int where_equals(const json_t *v, const char **out)
@@ -74,15 +75,9 @@ int a2m_stack_collect_visit(const a2m_record *rec, void *ctx)
 	}
 	if (!m)
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		a2m_record **p = realloc(c->recs, cap * sizeof *p);
-		if (!p) {
-			c->oom = 1;
-			return -1;
-		}
-		c->recs = p;
-		c->cap = cap;
+	if (a2m_grow((void **)&c->recs, &c->cap, c->n + 1, sizeof *c->recs)) {
+		c->oom = 1;
+		return -1;
 	}
 	a2m_record *copy = a2m_record_dup(rec);
 	if (!copy) {

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "stack/stack_internal.h"
+#include "util/grow.h"
 #include "util/slots.h"
 
 static uint64_t hash_seq(int64_t seq)
@@ -72,12 +73,11 @@ static int reserve(a2m_touches *b)
 {
 	if (b->n < b->cap)
 		return 0;
-	size_t cap = b->cap ? b->cap * 2 : 256;
-	a2m_touch *v = realloc(b->v, cap * sizeof *v);
-	if (!v)
+	/* The capacity is taken only once the slots grew with it (2 x, load 1/2). */
+	size_t cap = a2m_grow_cap(b->cap, b->n + 1 < 256 ? 256 : b->n + 1);
+	if (!cap || cap > SIZE_MAX / 2 || a2m_resize((void **)&b->v, cap, sizeof *b->v) != 0)
 		return -1;
-	b->v = v;
-	if (a2m_slots_rebuild(&b->slots, &b->nslots, cap * 2, b->n, hash_entry, v) != 0)
+	if (a2m_slots_rebuild(&b->slots, &b->nslots, cap * 2, b->n, hash_entry, b->v) != 0)
 		return -1;
 	b->cap = cap;
 	return 0;

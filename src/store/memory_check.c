@@ -17,6 +17,7 @@
 #include "a2m.h"
 #include "store/memory_internal.h"
 #include "store/store_check.h"
+#include "util/grow.h"
 
 /* Findings of one area reported one by one before the rest are only counted. */
 #define MAX_EXAMPLES 8
@@ -210,16 +211,10 @@ static size_t check_space(mstore *s, const a2m_check_options *o, int generated, 
 				     : (r.embedding ? r.dims : 0);
 		if (!w)
 			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			vec_of *p = realloc(v, c * sizeof *p);
-			if (!p) {
-				free(v);
-				a2m_check_say(o, A2M_CHECK_VECTORS, 1, "out of memory");
-				return 1;
-			}
-			v = p;
-			cap = c;
+		if (a2m_grow((void **)&v, &cap, n + 1, sizeof *v)) {
+			free(v);
+			a2m_check_say(o, A2M_CHECK_VECTORS, 1, "out of memory");
+			return 1;
 		}
 		v[n++] = (vec_of){w, e->seq};
 	}

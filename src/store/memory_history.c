@@ -17,6 +17,7 @@
 
 #include "a2m.h"
 #include "store/memory_internal.h"
+#include "util/grow.h"
 #include "util/hash.h"
 
 #define INITIAL_BUCKETS 64
@@ -144,13 +145,7 @@ static int reserve(mstore *s)
 	a2m_mhistory *h = s->history;
 	if (!s->in_tx || h->nsteps < h->cap)
 		return 0;
-	size_t n = h->cap ? h->cap * 2 : 16;
-	hstep *v = realloc(h->steps, n * sizeof *v);
-	if (!v)
-		return -1;
-	h->steps = v;
-	h->cap = n;
-	return 0;
+	return a2m_grow((void **)&h->steps, &h->cap, h->nsteps + 1, sizeof *h->steps);
 }
 
 int a2m_mem_history_reserve(mstore *s)

@@ -402,16 +402,10 @@ static int reconcile_visit(const a2m_record *rec, void *ctx)
 		pass_fail(k->ps, "out of memory");
 		return A2M_INTERNAL_ERROR;
 	}
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 64;
-		char **p = realloc(k->names, cap * sizeof *p);
-		if (!p) {
-			free(name);
-			pass_fail(k->ps, "out of memory");
-			return A2M_INTERNAL_ERROR;
-		}
-		k->names = p;
-		k->cap = cap;
+	if (a2m_grow((void **)&k->names, &k->cap, k->n + 1, sizeof *k->names)) {
+		free(name);
+		pass_fail(k->ps, "out of memory");
+		return A2M_INTERNAL_ERROR;
 	}
 	k->names[k->n++] = name;
 	if (k->ps->verify)

@@ -39,6 +39,7 @@
 #include "a2m.h"
 #include "store/postgres_internal.h"
 #include "store/sqlite_segments.h"
+#include "util/grow.h"
 
 /* Postings one connection's cache may hold (as a2m_posting, 16 bytes each). */
 #define CACHE_POSTINGS ((size_t)1 << 21)
@@ -121,26 +122,11 @@ int a2m_pg_index_apply(pgstore *s, int64_t seq, const a2m_doc_terms *dt, int sig
 	size_t bytes = 0;
 	for (size_t i = 0; i < dt->n; i++)
 		bytes += dt->terms[i].len;
-	if (x->nops + dt->n > x->cap) {
-		size_t cap = x->cap ? x->cap : 1024;
-		while (cap < x->nops + dt->n)
-			cap *= 2;
-		pending_op *ops = realloc(x->ops, cap * sizeof *ops);
-		if (!ops)
-			return a2m_store_fail(&s->base, "index: out of memory");
-		x->ops = ops;
-		x->cap = cap;
-	}
-	if (x->used + bytes > x->acap) {
-		size_t cap = x->acap ? x->acap : 16384;
-		while (cap < x->used + bytes)
-			cap *= 2;
-		char *arena = realloc(x->arena, cap);
-		if (!arena)
-			return a2m_store_fail(&s->base, "index: out of memory");
-		x->arena = arena;
-		x->acap = cap;
-	}
+	/* From 1024 ops and 16 KiB of terms, doubled. */
+	size_t nops = x->nops + dt->n, used = x->used + bytes;
+	if (a2m_grow((void **)&x->ops, &x->cap, nops < 1024 ? 1024 : nops, sizeof *x->ops) ||
+	    a2m_grow((void **)&x->arena, &x->acap, used < 16384 ? 16384 : used, 1))
+		return a2m_store_fail(&s->base, "index: out of memory");
 	for (size_t i = 0; i < dt->n; i++) {
 		const a2m_term *t = &dt->terms[i];
 		memcpy(x->arena + x->used, t->text, t->len);

@@ -12,6 +12,7 @@
 
 #include "a2m.h"
 #include "store/postgres_internal.h"
+#include "util/grow.h"
 
 /* ---- parameters ----------------------------------------------------------- */
 
@@ -144,17 +145,10 @@ static void array_put(pgarray *a, const void *data, size_t len)
 {
 	if (a->oom)
 		return;
-	if (a->len + len > a->cap) {
-		size_t cap = a->cap ? a->cap : 256;
-		while (cap < a->len + len)
-			cap *= 2;
-		char *b = realloc(a->buf, cap);
-		if (!b) {
-			a->oom = 1;
-			return;
-		}
-		a->buf = b;
-		a->cap = cap;
+	size_t need = a->len + len;
+	if (need < len || a2m_grow((void **)&a->buf, &a->cap, need < 256 ? 256 : need, 1)) {
+		a->oom = 1;
+		return;
 	}
 	memcpy(a->buf + a->len, data, len);
 	a->len += len;
