@@ -27,6 +27,30 @@
 
 static char tmpdir[] = "/tmp/a2m-test-joint.XXXXXX";
 
+/*
+** A handle on the SQLite store name of the test directory, its path put in
+** path (name NULL: path as it is, to open the store again).
+*/
+static a2m *open_db(char *path, size_t size, const char *name)
+{
+	if (name)
+		snprintf(path, size, "%s/%s", tmpdir, name);
+	return check_open("engine", "sqlite", "path", path, NULL);
+}
+
+/*
+** Fixes h's vector width at 4 with a first record that has one (its key
+** key, NULL: none): a later write of another width then fails inside its
+** transaction, after its begin.
+*/
+static void fix_width(a2m *h, const char *key)
+{
+	json_t *rec = json_pack("{ss s[iiii]}", "content", "width", "embedding", 1, 0, 0, 0);
+	if (key)
+		json_object_set_new(rec, "key", json_string(key));
+	json_decref(check_result_of(h, "memory/remember", json_pack("{s[o]}", "records", rec)));
+}
+
 
 /* ---- groups: writes handed over together share one transaction ---- */
 
@@ -107,14 +131,10 @@ static const char *first_id(const json_t *resp)
 static void test_a_failing_write_in_a_group_rolls_back_only_itself(void)
 {
 	char path[256], cursor[128];
-	snprintf(path, sizeof path, "%s/group-fail.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "group-fail.db");
 	if (!h)
 		return;
-	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"width\","
-			       "\"key\":\"width\",\"embedding\":[1,0,0,0]}]}");
-	CHECK(json_object_get(r, "result") != NULL);
-	json_decref(r);
+	fix_width(h, "width");
 	json_decref(events_after(h, NULL, cursor, sizeof cursor));
 	static const char *const msgs[] = {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
@@ -143,7 +163,7 @@ static void test_a_failing_write_in_a_group_rolls_back_only_itself(void)
 	free_all(out, 3);
 	a2m_close(h);
 	/* And in the file. */
-	h = check_open("engine", "sqlite", "path", path, NULL);
+	h = open_db(path, sizeof path, NULL);
 	if (!h)
 		return;
 	CHECK(check_holds(h, "g-a", "first of the group"));
@@ -160,8 +180,7 @@ static void test_a_failing_write_in_a_group_rolls_back_only_itself(void)
 static void test_a_failed_commit_fails_the_whole_group(void)
 {
 	char path[256], cursor[128];
-	snprintf(path, sizeof path, "%s/group-doom.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "group-doom.db");
 	if (!h)
 		return;
 	json_decref(events_after(h, NULL, cursor, sizeof cursor));
@@ -215,8 +234,7 @@ static void test_a_failed_commit_fails_the_whole_group(void)
 static void test_two_writes_of_one_key_in_a_group(void)
 {
 	char path[256];
-	snprintf(path, sizeof path, "%s/group-key.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "group-key.db");
 	if (!h)
 		return;
 	static const char *const msgs[] = {
@@ -234,7 +252,7 @@ static void test_two_writes_of_one_key_in_a_group(void)
 	CHECK(check_holds(h, "same", "version two"));
 	CHECK_INT((int)check_stored(h), 1);
 	a2m_close(h);
-	h = check_open("engine", "sqlite", "path", path, NULL);
+	h = open_db(path, sizeof path, NULL);
 	if (!h)
 		return;
 	CHECK(check_holds(h, "same", "version two"));
@@ -246,8 +264,7 @@ static void test_two_writes_of_one_key_in_a_group(void)
 static void test_a_failed_sync_fails_the_whole_group(void)
 {
 	char path[256];
-	snprintf(path, sizeof path, "%s/group-sync.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "group-sync.db");
 	if (!h)
 		return;
 	static const char *const msgs[] = {
@@ -297,14 +314,10 @@ static json_t *record_of(a2m *h, const char *key)
 static void test_a_write_run_again_keeps_its_id_and_time(void)
 {
 	char path[256], t_first[A2M_TIMESTAMP_LEN], t_again[A2M_TIMESTAMP_LEN];
-	snprintf(path, sizeof path, "%s/group-again.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "group-again.db");
 	if (!h)
 		return;
-	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"width\","
-			       "\"key\":\"width\",\"embedding\":[1,0,0,0]}]}");
-	CHECK(json_object_get(r, "result") != NULL);
-	json_decref(r);
+	fix_width(h, "width");
 	static const char *const msgs[] = {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":"
 		"{\"records\":[{\"content\":\"came first\",\"key\":\"a-a\"}]}}",
@@ -388,9 +401,8 @@ static void test_a_run_of_refused_commits_is_logged_once(void)
 {
 	enum { ROUNDS = 20 };
 	char path[256], log[256];
-	snprintf(path, sizeof path, "%s/group-log.db", tmpdir);
 	snprintf(log, sizeof log, "%s/group-log.txt", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "group-log.db");
 	if (!h)
 		return;
 	a2m_sqlite_fail_commits_for_tests("doomed-");
@@ -465,8 +477,7 @@ static void *peek(void *p)
 static void test_readers_never_see_a_group_before_its_commit(void)
 {
 	char path[256];
-	snprintf(path, sizeof path, "%s/group-unseen.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "group-unseen.db");
 	if (!h)
 		return;
 	a2m_sqlite_fail_commits_for_tests("doomed-");
@@ -546,14 +557,10 @@ static void *write_locally(void *p)
 static void test_in_process_writers_on_threads_join(void)
 {
 	char path[256];
-	snprintf(path, sizeof path, "%s/local.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
+	a2m *h = open_db(path, sizeof path, "local.db");
 	if (!h)
 		return;
-	json_t *r = check_call(h, "memory/remember", "{\"records\":[{\"content\":\"width\","
-			       "\"embedding\":[1,0,0,0]}]}");
-	CHECK(json_object_get(r, "result") != NULL);
-	json_decref(r);
+	fix_width(h, NULL);
 	static local_writer ws[LOCAL_THREADS];
 	pthread_t th[LOCAL_THREADS];
 	for (int i = 0; i < LOCAL_THREADS; i++) {
@@ -569,7 +576,7 @@ static void test_in_process_writers_on_threads_join(void)
 	CHECK_INT(acked, LOCAL_THREADS * LOCAL_WRITES * 9 / 10);
 	CHECK_INT(failed, LOCAL_THREADS * LOCAL_WRITES / 10);
 	a2m_close(h);
-	h = check_open("engine", "sqlite", "path", path, NULL);
+	h = open_db(path, sizeof path, NULL);
 	if (!h)
 		return;
 	int wrong = 0;
