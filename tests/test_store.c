@@ -146,7 +146,7 @@ static void remove_dir(const char *dir)
 typedef void (*test_fn)(tctx *t);
 
 /* Which engines a rule runs on: every one, or the named ones. */
-enum { BOTH = 7, MEMORY_ONLY = 1, SQLITE_ONLY = 2, DURABLE = 6 };
+enum { BOTH = 7, MEMORY_ONLY = 1, SQLITE_ONLY = 2, POSTGRES_ONLY = 4, DURABLE = 6 };
 
 static void run(const char *name, test_fn fn, int which)
 {
@@ -196,6 +196,7 @@ static void run(const char *name, test_fn fn, int which)
 #define RUN_MEMORY(fn) run(#fn, fn, MEMORY_ONLY)
 #define RUN_SQLITE(fn) run(#fn, fn, SQLITE_ONLY)
 #define RUN_DURABLE(fn) run(#fn, fn, DURABLE)
+#define RUN_POSTGRES(fn) run(#fn, fn, POSTGRES_ONLY)
 
 /* Closes and reopens t's store (SQLite: the same file). Returns 0 or sets failure. */
 static int reopen(tctx *t, int synchronous_full)
@@ -1959,6 +1960,38 @@ static void test_get_of_many_inserts_in_their_transaction(tctx *t)
 	EXPECT(!got);
 	EXPECT_OK(OPS->commit(t->s));
 	EXPECT_INT(count_of(t, &(a2m_query){.tier = "working"}), HELD_N);
+}
+
+/* postgres_held.c (test hook): flushes that wrote something, so far. */
+long a2m_pg_held_flushes_for_tests(void);
+
+/*
+** PostgreSQL: a get in a transaction writes the held inserts only when one
+** of them has its id. A remember of records with ids asks for each id
+** before its insert (stack/write.c); a flush on each of those gets wrote
+** every record by an INSERT of its own.
+*/
+static void test_pg_get_of_an_id_not_held_writes_nothing(tctx *t)
+{
+	a2m_record *got = NULL;
+	EXPECT_OK(OPS->begin(t->s));
+	long before = a2m_pg_held_flushes_for_tests();
+	for (int i = 0; i < 10; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "q%02d", i);
+		EXPECT_OK(OPS->get(t->s, id, &got));  /* as the stack asks, before the insert */
+		EXPECT(!got);
+		EXPECT_OK(put(t, id, 1000 + i, NULL, NULL));
+	}
+	EXPECT_INT(a2m_pg_held_flushes_for_tests() - before, 0);
+	/* A held id is written first, and found. */
+	EXPECT_OK(OPS->get(t->s, "q07", &got));
+	EXPECT(got != NULL);
+	a2m_record_free(got);
+	got = NULL;
+	EXPECT_INT(a2m_pg_held_flushes_for_tests() - before, 1);
+	EXPECT_OK(OPS->commit(t->s));
+	EXPECT_INT(count_of(t, &all_q), 10);
 }
 
 /* An update and a remove of records inserted earlier in the transaction. */
@@ -4201,6 +4234,7 @@ int main(void)
 	RUN(test_rollback_discards_many_inserts);
 	RUN_SQLITE(test_sqlite_commit_after_a_refused_row_fails_and_keeps_nothing);
 	RUN(test_get_of_many_inserts_in_their_transaction);
+	RUN_POSTGRES(test_pg_get_of_an_id_not_held_writes_nothing);
 	RUN(test_update_and_remove_of_many_inserts_in_their_transaction);
 	RUN(test_many_removes_keep_order_and_lookups);
 	RUN(test_random_removes_keep_lookups_by_id_and_seq);

@@ -71,10 +71,16 @@ void a2m_pg_held_free(a2m_pg_held *h)
 
 int a2m_pg_held_has(const a2m_pg_held *h, const char *id)
 {
-	for (size_t i = 0; h && i < h->n; i++)
-		if (strcmp(h->v[i].id, id) == 0)
+	for (size_t i = 0; h && id && i < h->n; i++)
+		if (h->v[i].id && strcmp(h->v[i].id, id) == 0)
 			return 1;
 	return 0;
+}
+
+int a2m_pg_held_for_get(const a2m_pg_held *h, const char *id)
+{
+	/* A held touch may be of that record: its access fields would differ. */
+	return h && (h->nt || a2m_pg_held_has(h, id));
 }
 
 int a2m_pg_held_add(pgstore *s, const a2m_record *rec)
@@ -213,11 +219,23 @@ static int touch_bind(pgstore *s, pgarray a[3], pgparams *p)
 ** Every held INSERT, then the touches (a touch may name a held record), in
 ** one round trip: a batched remember of 500 records was 8 of them.
 */
+#ifdef A2M_TEST_HOOKS
+static _Atomic long flushes;
+
+long a2m_pg_held_flushes_for_tests(void)
+{
+	return flushes;
+}
+#endif
+
 int a2m_pg_held_flush(pgstore *s)
 {
 	a2m_pg_held *h = s->held;
 	if (!h || (!h->n && !h->nt))
 		return 0;
+#ifdef A2M_TEST_HOOKS
+	flushes++;
+#endif
 	size_t ni = (h->n + PG_HELD_ROWS - 1) / PG_HELD_ROWS, n = ni + (h->nt ? 1 : 0);
 	insert_step *ins = calloc(ni ? ni : 1, sizeof *ins);
 	pgstep *steps = calloc(n, sizeof *steps);

@@ -460,6 +460,16 @@ int  a2m_pg_held_touch(pgstore *s, int64_t seq, int64_t add, int64_t at);
 void a2m_pg_held_drop(a2m_pg_held *h);
 /* Whether id is held (an insert not yet written). */
 int  a2m_pg_held_has(const a2m_pg_held *h, const char *id);
+/*
+** Whether a get of id must write what is held first: a held insert has
+** the id, or a touch is held (it may be of that record). For any other
+** id the table answers as it would after the flush.
+*/
+int  a2m_pg_held_for_get(const a2m_pg_held *h, const char *id);
+#ifdef A2M_TEST_HOOKS
+/* How many flushes wrote something, since the process started (tests). */
+long a2m_pg_held_flushes_for_tests(void);
+#endif
 
 /* ---- postgres_index.c: the term index ---------------------------------------- */
 

@@ -89,13 +89,27 @@ static int lookup(pgstore *s, pg_stmt st, pgparams *p, const char *op, a2m_recor
 
 int a2m_pg_get(a2m_store *base, const char *id, a2m_record **out)
 {
+	pgstore *s = (pgstore *)base;
 	pgparams p;
 	*out = NULL;
 	if (!id)
 		return 0;
 	a2m_pg_params_init(&p);
 	a2m_pg_param_text(&p, id);
-	return lookup((pgstore *)base, PG_GET, &p, "get", out);
+	/*
+	** In a transaction the held inserts are written first only when one
+	** has the id (a2m_pg_held_for_get): a remember of records with ids
+	** asks for each one before its insert, and a flush each time wrote
+	** them one INSERT per record instead of PG_HELD_ROWS a statement, as
+	** SQLite's get did (sqlite_pool.c, a2m_sqlite_pooled_get).
+	*/
+	pgconn *c = a2m_pg_conn(s);
+	if (c == &s->main && s->in_tx && !s->tx_failed && !a2m_pg_held_for_get(s->held, id)) {
+		PGresult *r;
+		int rc = a2m_pg_run(s, c, PG_GET, &p, "get", &r);
+		return rc ? read_failed(s, c, rc) : a2m_pg_fetch_one(s, r, out);
+	}
+	return lookup(s, PG_GET, &p, "get", out);
 }
 
 int a2m_pg_get_by_key(a2m_store *base, const char *owner, const char *key, a2m_record **out)
