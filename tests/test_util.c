@@ -141,8 +141,8 @@ static void escape_slowly(const char *in, size_t n, char *out)
 		unsigned char c = (unsigned char)in[i];
 		if (c == '"' || c == '\\')
 			out += sprintf(out, "\\%c", c);
-		else if (c == '\n')
-			out += sprintf(out, "\\n");
+		else if (c && strchr("\n\r\t\b\f", c))
+			out += sprintf(out, "\\%c", "nrtbf"[strchr("\n\r\t\b\f", c) - "\n\r\t\b\f"]);
 		else if (c < 0x20)
 			out += sprintf(out, "\\u%04x", c);
 		else
@@ -170,6 +170,35 @@ static void test_json_strings_escaped_in_long_runs(void)
 			free(out);
 			json_decref(v);
 		}
+	}
+}
+
+/*
+** Random strings, dense with bytes to escape (several in one 8-byte word,
+** beside bytes above 0x7f, at every offset and length), written as the
+** byte-by-byte rules would: the writer jumps to the first escape of a word
+** from its flags, and a flag set wrongly would drop or escape a byte.
+*/
+static void test_json_strings_escaped_at_random(void)
+{
+	static const unsigned char pool[] = {'a', 'Z', ' ', '"', '\\', '\n', '\r', '\t', '\b',
+					     '\f', 0, 1, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f,
+					     0x80, 0xa0, 0xc3, 0xff};
+	char in[80], want[80 * 6 + 3];
+	uint64_t r = 0x9E3779B97F4A7C15ULL;
+	for (int round = 0; round < 20000; round++) {
+		size_t n = (size_t)(round % 80);
+		for (size_t i = 0; i < n; i++) {
+			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+			/* Mostly plain letters, so that whole clean words occur too. */
+			in[i] = (char)(r % 4 ? 'a' + (r >> 8) % 26 : pool[(r >> 8) % sizeof pool]);
+		}
+		json_t *v = json_stringn_nocheck(in, n);
+		char *out = a2m_json_write(v, NULL);
+		escape_slowly(in, n, want);
+		CHECK_STR(out, want);
+		free(out);
+		json_decref(v);
 	}
 }
 
@@ -549,6 +578,7 @@ int main(void)
 		TEST(test_json_reals_fast_path_matches_printf),
 		TEST(test_json_non_finite_reals_are_null),
 		TEST(test_json_strings_escaped_in_long_runs),
+		TEST(test_json_strings_escaped_at_random),
 		TEST(test_json_integers_beyond_2_53_exact),
 		TEST(test_json_key_order_and_unicode_kept),
 		TEST(test_json_escapes_control_and_nul),

@@ -10,6 +10,42 @@
 #include "corpus/record.h"
 #include "util/json_write.h"
 
+/* v in decimal at out, as "%zu" prints it; its length. */
+static size_t format_uint(char *out, size_t v)
+{
+	char d[24];
+	size_t i = sizeof d;
+	do
+		d[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	memcpy(out, d + i, sizeof d - i);
+	return sizeof d - i;
+}
+
+/* Appends v in decimal: printf's cost was a tenth of writing a record's
+** text, which `a2m corpus` does for every chunk (its id). */
+static void put_uint(a2m_buf *b, size_t v)
+{
+	char d[24];
+	a2m_buf_put(b, d, format_uint(d, v));
+}
+
+/* The chunk's lines as its uri's fragment, "#L7" or "#L10-L24", at out
+** (room for 48 bytes, NUL-terminated); its length. */
+static size_t format_lines(char *out, const a2m_chunk *ch)
+{
+	size_t n = 2;
+	memcpy(out, "#L", 2);
+	n += format_uint(out + n, ch->first_line);
+	if (ch->first_line != ch->last_line) {
+		memcpy(out + n, "-L", 2);
+		n += 2;
+		n += format_uint(out + n, ch->last_line);
+	}
+	out[n] = '\0';
+	return n;
+}
+
 void a2m_corpus_record_body(a2m_buf *b, const a2m_corpus_chunk_ref *r)
 {
 	const a2m_chunk *ch = &r->chunks->v[r->k];
@@ -21,10 +57,9 @@ void a2m_corpus_record_body(a2m_buf *b, const a2m_corpus_chunk_ref *r)
 	a2m_json_put_string(b, rel, strlen(rel));
 	a2m_buf_puts(b, ",\"tier\":\"semantic\",\"uri\":\"");
 	a2m_buf_put(b, r->uri, r->uri_len);
-	if (ch->first_line == ch->last_line)
-		a2m_buf_printf(b, "#L%u\"", ch->first_line);
-	else
-		a2m_buf_printf(b, "#L%u-L%u\"", ch->first_line, ch->last_line);
+	char lines[48];
+	a2m_buf_put(b, lines, format_lines(lines, ch));
+	a2m_buf_put(b, "\"", 1);
 	a2m_buf_puts(b, ",\"media_type\":");
 	a2m_json_put_string(b, r->media_type, strlen(r->media_type));
 	a2m_buf_puts(b, ",\"metadata\":{\"path\":");
@@ -41,8 +76,13 @@ void a2m_corpus_record_body(a2m_buf *b, const a2m_corpus_chunk_ref *r)
 			a2m_buf_put(b, ",", 1);
 		a2m_json_put_string(b, text + hd->start, hd->len);
 	}
-	a2m_buf_printf(b, "],\"first_line\":%u,\"last_line\":%u,\"chunk\":%zu}}",
-		       ch->first_line, ch->last_line, r->k);
+	a2m_buf_puts(b, "],\"first_line\":");
+	put_uint(b, ch->first_line);
+	a2m_buf_puts(b, ",\"last_line\":");
+	put_uint(b, ch->last_line);
+	a2m_buf_puts(b, ",\"chunk\":");
+	put_uint(b, r->k);
+	a2m_buf_puts(b, "}}");
 }
 
 /* Sets o[key] to v (taken, also on failure); -1 when o or v is NULL or memory ran out. */
@@ -60,11 +100,7 @@ json_t *a2m_corpus_record_value(const a2m_corpus_chunk_ref *r, const char *id)
 	const a2m_chunk *ch = &r->chunks->v[r->k];
 	const char *text = r->text, *rel = r->rel;
 	char lines[48];
-	if (ch->first_line == ch->last_line)
-		snprintf(lines, sizeof lines, "#L%u", ch->first_line);
-	else
-		snprintf(lines, sizeof lines, "#L%u-L%u", ch->first_line, ch->last_line);
-	size_t nl = strlen(lines), ul = r->uri_len;
+	size_t nl = format_lines(lines, ch), ul = r->uri_len;
 	json_t *rec = json_object(), *meta = json_object(), *headings = json_array();
 	long up[8];
 	int n = 0, rc = 0;

@@ -18,64 +18,82 @@ static inline void put(buf *b, const char *s, size_t n)
 }
 
 /*
-** Whether any of the 8 bytes of v must be escaped in a JSON string: a
-** control character (below 0x20), '"' or '\\'. The usual bit tricks for
-** "has a zero byte" (applied to v ^ '"' and v ^ '\\') and "has a byte below
-** n": a borrow can flag the wrong byte, but only when a byte below it did
-** match, so the answer for the word as a whole is exact.
+** The bytes of v (8 of a string, the first in the low byte) that must be
+** escaped in a JSON string, a control character (below 0x20), '"' or
+** '\\', flagged by their high bits: the usual bit tricks for "has a zero
+** byte" (applied to v ^ '"' and v ^ '\\') and "has a byte below n". A
+** borrow can flag a byte that needs nothing, but only above one that does,
+** so the lowest flag is always a byte to escape.
 */
 #define ONES  0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
-static int needs_escape8(uint64_t v)
+static uint64_t escapes8(uint64_t v)
 {
 	uint64_t q = v ^ (ONES * '"'), bs = v ^ (ONES * '\\');
-	uint64_t hit = ((q - ONES) & ~q) | ((bs - ONES) & ~bs) | ((v - ONES * 0x20) & ~v);
-	return (hit & HIGHS) != 0;
+	return (((q - ONES) & ~q) | ((bs - ONES) & ~bs) | ((v - ONES * 0x20) & ~v)) & HIGHS;
 }
 
-static void put_string(buf *b, const char *s, size_t n)
+/* Eight bytes of p, the first in the low byte whatever the machine. */
+static uint64_t load8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+	       (uint64_t)p[7] << 56;
+}
+
+/* Appends the escape of c, a byte that needs one. */
+static void put_escape(buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
+	char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+	const char *esc = NULL;
+	switch (c) {
+	case '"':  esc = "\\\""; break;
+	case '\\': esc = "\\\\"; break;
+	case '\n': esc = "\\n"; break;
+	case '\r': esc = "\\r"; break;
+	case '\t': esc = "\\t"; break;
+	case '\b': esc = "\\b"; break;
+	case '\f': esc = "\\f"; break;
+	}
+	if (esc)
+		put(b, esc, 2);
+	else
+		put(b, u, 6);
+}
+
+/*
+** Text is mostly plain, with a line end every few dozen bytes: whole words
+** of eight bytes that need nothing are skipped, and in a word that has
+** one, the first byte to escape is found from the flags at once, not by
+** testing its bytes one at a time (which was most of writing a record's
+** content: `a2m corpus` writes every chunk's record as text for its id).
+*/
+static void put_string(buf *b, const char *s, size_t n)
+{
 	put(b, "\"", 1);
-	size_t run = 0; /* bytes copied verbatim in one put() */
-	size_t i = 0;
+	size_t from = 0, i = 0; /* [from, i) is copied verbatim by one put() */
 	while (i < n) {
-		/* Content is mostly plain text: skip it eight bytes at a time. */
-		uint64_t v;
-		if (n - i >= 8 && (memcpy(&v, s + i, 8), !needs_escape8(v))) {
-			i += 8;
-			run += 8;
-			continue;
-		}
-		unsigned char c = (unsigned char)s[i++];
-		const char *esc = NULL;
-		char u[7];
-		switch (c) {
-		case '"':  esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		case '\b': esc = "\\b"; break;
-		case '\f': esc = "\\f"; break;
-		default:
-			if (c < 0x20) {
-				memcpy(u, "\\u00", 4);
-				u[4] = hex[c >> 4];
-				u[5] = hex[c & 15];
-				u[6] = '\0';
-				esc = u;
+		if (n - i >= 8) {
+			uint64_t hit = escapes8(load8(s + i));
+			if (!hit) {
+				i += 8;
+				continue;
+			}
+			i += (size_t)__builtin_ctzll(hit) >> 3;
+		} else {
+			unsigned char c = (unsigned char)s[i];
+			if (c >= 0x20 && c != '"' && c != '\\') {
+				i++;
+				continue;
 			}
 		}
-		if (esc) {
-			put(b, s + i - 1 - run, run);
-			run = 0;
-			put(b, esc, strlen(esc));
-		} else {
-			run++;
-		}
+		put(b, s + from, i - from);
+		put_escape(b, (unsigned char)s[i]);
+		from = ++i;
 	}
-	put(b, s + n - run, run);
+	put(b, s + from, n - from);
 	put(b, "\"", 1);
 }
 
