@@ -184,10 +184,12 @@ static void test_json_strings_escaped_at_random(void)
 	static const unsigned char pool[] = {'a', 'Z', ' ', '"', '\\', '\n', '\r', '\t', '\b',
 					     '\f', 0, 1, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f,
 					     0x80, 0xa0, 0xc3, 0xff};
-	char in[80], want[80 * 6 + 3];
+	/* Long ones too: the writer reserves its output a piece at a time. */
+	enum { LONG = 9000 };
+	char *in = malloc(LONG), *want = malloc(LONG * 6 + 3);
 	uint64_t r = 0x9E3779B97F4A7C15ULL;
-	for (int round = 0; round < 20000; round++) {
-		size_t n = (size_t)(round % 80);
+	for (int round = 0; in && want && round < 20100; round++) {
+		size_t n = round < 20000 ? (size_t)(round % 80) : LONG - (size_t)(round % 20);
 		for (size_t i = 0; i < n; i++) {
 			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
 			/* Mostly plain letters, so that whole clean words occur too. */
@@ -200,6 +202,9 @@ static void test_json_strings_escaped_at_random(void)
 		free(out);
 		json_decref(v);
 	}
+	CHECK(in && want);
+	free(in);
+	free(want);
 }
 
 static void test_json_integers_beyond_2_53_exact(void)

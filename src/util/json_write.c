@@ -42,58 +42,76 @@ static uint64_t load8(const char *s)
 	       (uint64_t)p[7] << 56;
 }
 
-/* Appends the escape of c, a byte that needs one. */
-static void put_escape(buf *b, unsigned char c)
+/* Writes the escape of c, a byte that needs one, at o; returns the end. */
+static char *escape(char *o, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
-	char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-	const char *esc = NULL;
+	char e = 0;
 	switch (c) {
-	case '"':  esc = "\\\""; break;
-	case '\\': esc = "\\\\"; break;
-	case '\n': esc = "\\n"; break;
-	case '\r': esc = "\\r"; break;
-	case '\t': esc = "\\t"; break;
-	case '\b': esc = "\\b"; break;
-	case '\f': esc = "\\f"; break;
+	case '"':  e = '"'; break;
+	case '\\': e = '\\'; break;
+	case '\n': e = 'n'; break;
+	case '\r': e = 'r'; break;
+	case '\t': e = 't'; break;
+	case '\b': e = 'b'; break;
+	case '\f': e = 'f'; break;
 	}
-	if (esc)
-		put(b, esc, 2);
-	else
-		put(b, u, 6);
+	*o++ = '\\';
+	if (e) {
+		*o++ = e;
+		return o;
+	}
+	memcpy(o, "u00", 3);
+	o[3] = hex[c >> 4];
+	o[4] = hex[c & 15];
+	return o + 5;
 }
 
+/* Input bytes escaped per reservation: at most 6 bytes out for each. */
+#define STRING_PIECE 4096
+
 /*
-** Text is mostly plain, with a line end every few dozen bytes: whole words
-** of eight bytes that need nothing are skipped, and in a word that has
-** one, the first byte to escape is found from the flags at once, not by
-** testing its bytes one at a time (which was most of writing a record's
-** content: `a2m corpus` writes every chunk's record as text for its id).
+** Text is mostly plain, with a line end every few dozen bytes. So the
+** output is reserved ahead (6 bytes a byte at worst, a piece at a time)
+** and written directly: each word of eight bytes is stored whole, and
+** when it has a byte to escape, the first one is found from its flags at
+** once and the rest of the word is written over. Copying byte runs by
+** a2m_buf_put and testing a flagged word's bytes one at a time was most
+** of writing a record's content (`a2m corpus` writes every chunk's record
+** as text, for its id).
 */
 static void put_string(buf *b, const char *s, size_t n)
 {
 	put(b, "\"", 1);
-	size_t from = 0, i = 0; /* [from, i) is copied verbatim by one put() */
-	while (i < n) {
-		if (n - i >= 8) {
-			uint64_t hit = escapes8(load8(s + i));
+	for (size_t at = 0; at < n;) {
+		size_t end = n - at > STRING_PIECE ? at + STRING_PIECE : n;
+		if (a2m_buf_reserve(b, 6 * (end - at)) != 0)
+			return;
+		char *o = b->p + b->len;
+		size_t i = at;
+		while (end - i >= 8) {
+			uint64_t w = load8(s + i), hit = escapes8(w);
+			memcpy(o, s + i, 8);
 			if (!hit) {
+				o += 8;
 				i += 8;
 				continue;
 			}
-			i += (size_t)__builtin_ctzll(hit) >> 3;
-		} else {
-			unsigned char c = (unsigned char)s[i];
-			if (c >= 0x20 && c != '"' && c != '\\') {
-				i++;
-				continue;
-			}
+			size_t j = (size_t)__builtin_ctzll(hit) >> 3;
+			o = escape(o + j, (unsigned char)s[i + j]);
+			i += j + 1;
 		}
-		put(b, s + from, i - from);
-		put_escape(b, (unsigned char)s[i]);
-		from = ++i;
+		for (; i < end; i++) {
+			unsigned char c = (unsigned char)s[i];
+			if (c < 0x20 || c == '"' || c == '\\')
+				o = escape(o, c);
+			else
+				*o++ = (char)c;
+		}
+		b->len = (size_t)(o - b->p);
+		b->p[b->len] = '\0';
+		at = end;
 	}
-	put(b, s + from, n - from);
 	put(b, "\"", 1);
 }
 
