@@ -751,6 +751,75 @@ static void test_batch_analysed_ahead_gives_the_same_terms(void)
 		free(own[i]);
 }
 
+/*
+** A batch foreseen (its texts handed over before any write began, here
+** from copies freed at once) is taken by the prepare of the same texts at
+** other addresses, with what the workers did meanwhile, and every text
+** asked for gets its own terms. A prepare of other texts starts afresh
+** and leaves it for its own; a second foresee lets it go. The terms are
+** right all the same.
+*/
+static void test_foreseen_batch_taken_by_the_prepare_of_its_texts(void)
+{
+	enum { N = 300 };
+	char *own[N];
+	const char *texts[N], *early[N];
+	a2m_indexer *ix = a2m_analyzer_indexer(an);
+	CHECK(ix->foresee != NULL);
+	for (size_t i = 0; i < N; i++) {
+		char buf[128];
+		snprintf(buf, sizeof buf, "foreseen gatos und engines %zu rotating", i);
+		own[i] = strdup(buf);
+		texts[i] = i % 50 == 7 ? NULL : own[i];
+	}
+	for (size_t i = 0; i < N; i++)
+		early[i] = texts[i] ? strdup(texts[i]) : NULL;
+	CHECK(ix->foresee(ix, early, N) == 0);
+	for (size_t i = 0; i < N; i++)
+		free((char *)early[i]);
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	CHECK(a2m_analyze_ahead_foreseen_for_tests());
+	for (int waited = 0; a2m_analyze_ahead_done() < N && waited < 20000; waited++)
+		usleep(1000);
+	CHECK(a2m_analyze_ahead_done() == N);
+	size_t taken;
+	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
+	CHECK(taken == N - N / 10 - N / 50);
+	ix->unprepare(ix);
+	/* Not the texts foreseen (one byte differs): a fresh batch. */
+	char *changed = strdup(own[5]);
+	changed[0] = 'F';
+	const char *other[N];
+	memcpy(other, texts, sizeof other);
+	CHECK(ix->foresee(ix, texts, N) == 0);
+	other[5] = changed;
+	CHECK(ix->prepare(ix, other, N) == 0);
+	CHECK(!a2m_analyze_ahead_foreseen_for_tests());
+	CHECK(ask_batch(own, other, N, &taken) == N - N / 10);
+	ix->unprepare(ix);
+	/* ... which left the foreseen one for the write it was foreseen for. */
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	CHECK(a2m_analyze_ahead_foreseen_for_tests());
+	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
+	ix->unprepare(ix);
+	/* A second foresee lets the first go. */
+	CHECK(ix->foresee(ix, texts, N) == 0);
+	CHECK(ix->foresee(ix, other, N) == 0);
+	CHECK(ix->prepare(ix, texts, N) == 0);
+	CHECK(!a2m_analyze_ahead_foreseen_for_tests());
+	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
+	ix->unprepare(ix);
+	/* Left foreseen by an analyser freed then: freed with its pool (ASan:
+	** nothing leaks, no worker left running). */
+	a2m_analyzer *other_an = a2m_analyzer_new(NULL);
+	a2m_indexer *oix = other_an ? a2m_analyzer_indexer(other_an) : NULL;
+	CHECK(oix && oix->foresee(oix, texts, N) == 0);
+	a2m_analyzer_free(other_an);
+	free(changed);
+	for (size_t i = 0; i < N; i++)
+		free(own[i]);
+}
+
 static atomic_int released;
 
 /* Lets the held worker go after 3 s, unless the test did first. */
@@ -903,6 +972,7 @@ int main(void)
 		TEST(test_mixed_scripts_same_both_ways),
 		TEST(test_stem_cache_returns_what_the_stemmer_says),
 		TEST(test_batch_analysed_ahead_gives_the_same_terms),
+		TEST(test_foreseen_batch_taken_by_the_prepare_of_its_texts),
 		TEST(test_batch_end_waits_for_no_worker),
 		TEST(test_no_batch_threads_keeps_nothing_ahead),
 		{NULL, NULL}

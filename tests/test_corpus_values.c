@@ -38,7 +38,7 @@ static void put_file(const char *name, const char *text)
 static void index_into(const char *index, int values)
 {
 	a2m_corpus_options o = {dir, index, NULL, 200, A2M_CORPUS_MAX_FILE, 0,
-				values ? a2m_handle_value : NULL};
+				values ? a2m_handle_value : NULL, values ? a2m_handle_foresee : NULL};
 	a2m_corpus *c = NULL;
 	char err[512];
 	a2m_corpus_stats st;

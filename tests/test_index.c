@@ -106,8 +106,8 @@ static void tix_release(a2m_indexer *ix, a2m_doc_terms *dt)
 	memset(dt, 0, sizeof *dt);
 }
 
-static test_ix tix = {{"test-words/1", tix_analyze, tix_release, NULL, NULL}, 0};
-static test_ix tix2 = {{"test-words/2", tix_analyze, tix_release, NULL, NULL}, 0};
+static test_ix tix = {{"test-words/1", tix_analyze, tix_release, NULL, NULL, NULL}, 0};
+static test_ix tix2 = {{"test-words/2", tix_analyze, tix_release, NULL, NULL, NULL}, 0};
 
 /* ---- the harness ---- */
 

@@ -347,7 +347,7 @@ int a2m_bench_corpus_index(int argc, char **argv)
 	       (bench_now_ms() - t0) / 1e3, root);
 
 	a2m_corpus_options o = {root, index, NULL, chunk, A2M_CORPUS_MAX_FILE, 0,
-				a2m_handle_value};
+				a2m_handle_value, a2m_handle_foresee};
 	if (timed_sync(&o, "first index", 1) != 0 ||
 	    timed_sync(&o, "restart, nothing changed", 0) != 0 ||
 	    change_files(root, files, CHANGED_FILES) != 0 ||

@@ -285,7 +285,7 @@ static int corpus(corpus_args *a, cli_transport *t)
 	}
 
 	a2m_corpus_options o = {root, index, a->exclude, a->max_chunk, a->max_file,
-				isatty(STDERR_FILENO), a2m_handle_value};
+				isatty(STDERR_FILENO), a2m_handle_value, a2m_handle_foresee};
 	a2m_corpus *c = NULL;
 	a2m_corpus_watch *w = NULL;
 	a2m *h = NULL;

@@ -185,6 +185,21 @@ int a2m_corpus_batch_prepare(a2m_corpus_batch *b)
 	return 0;
 }
 
+void a2m_corpus_batch_foresee(const a2m_corpus_batch *b)
+{
+	json_t *recs = b->n_ready && b->ready[0]
+		? json_object_get(json_object_get(b->ready[0], "params"), "records") : NULL;
+	size_t n = json_array_size(recs);
+	const char **texts = n && b->foresee ? malloc(n * sizeof *texts) : NULL;
+	if (!texts)
+		return;
+	/* As the protocol reads them: a content that is not a string is NULL. */
+	for (size_t i = 0; i < n; i++)
+		texts[i] = json_string_value(json_object_get(json_array_get(recs, i), "content"));
+	b->foresee(b->h, texts, n);
+	free(texts);
+}
+
 /* memory/forget of the ids, at most A2M_CORPUS_FORGET_IDS per call. */
 static int forget(a2m_corpus_batch *b)
 {

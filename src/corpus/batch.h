@@ -72,6 +72,8 @@ typedef struct a2m_corpus_batch {
 	size_t              n_rec, cap_rec, cap_vals;
 	/* a2m_corpus_options.handle_value (NULL: requests go as text) */
 	int               (*handle_value)(a2m *h, json_t *msg, char **reply);
+	/* a2m_corpus_options.foresee (NULL: none) */
+	int               (*foresee)(a2m *h, const char *const *texts, size_t n);
 	json_t            **ready;      /* the memory/remember requests read ahead
 	                                   (a2m_corpus_batch_prepare), one per call;
 	                                   NULL entries go as text */
@@ -124,6 +126,14 @@ void a2m_corpus_batch_forget(a2m_corpus_batch *b, const char *old, a2m_corpus_id
 ** -1 when memory ran out (the flush then fails with that reason).
 */
 int a2m_corpus_batch_prepare(a2m_corpus_batch *b);
+
+/*
+** Tells the store, through b->foresee, the texts of the first
+** memory/remember the flush will send (a2m_corpus_batch_prepare made it):
+** their analysis begins on its helper threads while the batch before
+** commits. Only a hint: nothing is kept and nothing fails.
+*/
+void a2m_corpus_batch_foresee(const a2m_corpus_batch *b);
 
 /* Whether the batch is due to be flushed. */
 int a2m_corpus_batch_full(const a2m_corpus_batch *b);

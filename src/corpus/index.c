@@ -224,8 +224,11 @@ static int hand_over(a2m_corpus *c)
 ** on with an empty one; 0, or -1 with the reason a write failed. */
 static int flush_start(a2m_corpus *c)
 {
-	/* Read while the batch before is still being written. */
+	/* Read while the batch before is still being written, and its texts
+	** analysed as soon as the helpers are done with the one before's: while
+	** it commits, they would have nothing to do. */
 	a2m_corpus_batch_prepare(&c->batch);
+	a2m_corpus_batch_foresee(&c->batch);
 	if (hand_over(c) != 0)
 		return -1;
 	if (pthread_create(&c->writer, NULL, write_out, c) != 0) {
@@ -244,6 +247,9 @@ static int flush_start(a2m_corpus *c)
 /* Writes the batch, here, after the one before; 0, or -1 with the reason. */
 static int flush(a2m_corpus *c)
 {
+	/* As flush_start: read, and analysed, while the one before commits. */
+	a2m_corpus_batch_prepare(&c->batch);
+	a2m_corpus_batch_foresee(&c->batch);
 	if (hand_over(c) != 0)
 		return -1;
 	write_out(c);
@@ -697,6 +703,7 @@ int a2m_corpus_open(const a2m_corpus_options *o, a2m_corpus **out, char *err, si
 	c->batch.h = c->out.h = c->h;
 	c->batch.table = c->out.table = c->table;
 	c->batch.handle_value = c->out.handle_value = o->handle_value;
+	c->batch.foresee = c->out.foresee = o->foresee;
 	if (reset)
 		a2m_log(A2M_LOG_INFO, "corpus: the folder or the chunk size changed: every file "
 			"is cut again");

@@ -56,6 +56,13 @@ typedef struct a2m_corpus_options {
 	** batch before is written; NULL: every request goes as text.
 	*/
 	int (*handle_value)(a2m *h, json_t *msg, char **reply);
+	/*
+	** Optional (NULL: none): the server layer's a2m_handle_foresee
+	** (server/inprocess.h). With it a full batch's texts are handed to
+	** the store's analysis as soon as the batch is filled, so they are
+	** analysed while the batch before commits.
+	*/
+	int (*foresee)(a2m *h, const char *const *texts, size_t n);
 } a2m_corpus_options;
 
 /* What one or more syncs did; the caller zeroes it. */

@@ -120,6 +120,12 @@ static int ix_prepare(a2m_indexer *ix, const char *const *texts, size_t n)
 	return a2m_analyze_ahead(an, &an->ahead, texts, n, an->opt.batch_threads);
 }
 
+static int ix_foresee(a2m_indexer *ix, const char *const *texts, size_t n)
+{
+	a2m_analyzer *an = (a2m_analyzer *)ix;
+	return a2m_analyze_ahead_foresee(an, &an->ahead, texts, n, an->opt.batch_threads);
+}
+
 static void ix_unprepare(a2m_indexer *ix)
 {
 	(void)ix;
@@ -215,6 +221,7 @@ a2m_analyzer *a2m_analyzer_new(const a2m_analyzer_options *opt)
 	an->ix.release = ix_release;
 	an->ix.prepare = ix_prepare;
 	an->ix.unprepare = ix_unprepare;
+	an->ix.foresee = ix_foresee;
 	return an;
 fail:
 	a2m_analyzer_free(an);

@@ -76,6 +76,7 @@ typedef struct batch {
 	/* Under the pool's mu: */
 	int                users;  /* the caller until unprepare, and each worker on it */
 	int                queued; /* in the pool's queue */
+	int                foreseen; /* made by foresee */
 	struct batch      *later;  /* the queue's next */
 } batch;
 
@@ -87,6 +88,7 @@ struct a2m_ahead_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t  work;      /* a batch was queued, or stop */
 	batch          *first, *last;
+	batch          *foreseen;  /* queued by foresee, for a prepare of its texts */
 	pthread_t       threads[A2M_HELPER_THREADS_MAX];
 	size_t          started;
 	int             stop;
@@ -167,6 +169,19 @@ static void unqueue(a2m_ahead_pool *p, batch *b)
 		p->last = prev;
 	b->later = NULL;
 	b->queued = 0;
+}
+
+/*
+** The caller's (or the foreseen slot's) hold on b ends: the workers claim
+** no more of it (one on a text finishes it on its copy). Under p->mu;
+** returns 1 when nobody holds b any more, for the caller to free it
+** after unlocking.
+*/
+static int let_go(a2m_ahead_pool *p, batch *b)
+{
+	atomic_store(&b->claim, b->n);
+	unqueue(p, b);
+	return --b->users == 0;
 }
 
 /* A worker's turn on b: the texts it claims, in order, until none is left. */
@@ -273,9 +288,14 @@ void a2m_analyze_ahead_pool_free(a2m_ahead_pool *p)
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
+	batch *b = p->foreseen;
+	p->foreseen = NULL;
+	int last = b && let_go(p, b);
 	p->stop = 1;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
+	if (last)
+		batch_free(b);
 	for (size_t t = 0; t < p->started; t++)
 		pthread_join(p->threads[t], NULL);
 	pthread_cond_destroy(&p->work);
@@ -320,6 +340,68 @@ static batch *batch_new(a2m_analyzer *an, a2m_ahead_pool *pool, const char *cons
 	return b;
 }
 
+/*
+** Starts p's workers (up to k) and queues b for them; 0, or -1 when no
+** thread would start (b is not queued then). A batch being written goes
+** before the foreseen one: its writer needs its texts first. Under p->mu.
+*/
+static int enqueue(a2m_ahead_pool *p, batch *b, size_t k)
+{
+	while (p->started < k && a2m_thread_start(&p->threads[p->started], work, p) == 0)
+		p->started++;
+	if (!p->started)
+		return -1;
+	batch **at = &p->first;
+	while (*at && !(b != p->foreseen && *at == p->foreseen))
+		at = &(*at)->later;
+	b->later = *at;
+	*at = b;
+	if (!b->later)
+		p->last = b;
+	b->queued = 1;
+	pthread_cond_broadcast(&p->work);
+	return 0;
+}
+
+/* Whether b's copies are texts[0..n), byte for byte and in order. */
+static int same_texts(const batch *b, const char *const *texts, size_t n)
+{
+	if (b->n != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!b->own[i] != !texts[i] || (texts[i] && strcmp(b->own[i], texts[i]) != 0))
+			return 0;
+	return 1;
+}
+
+/*
+** The batch foresee queued, when its texts are texts[0..n): then it is
+** this caller's. Another is left foreseen: the writer that foresaw it may
+** still be finishing the write before (whose prepare this may be). NULL
+** when there is none to take.
+*/
+static batch *take_foreseen(a2m_ahead_pool *p, const char *const *texts, size_t n)
+{
+	pthread_mutex_lock(&p->mu);
+	batch *b = p->foreseen;
+	p->foreseen = NULL;
+	pthread_mutex_unlock(&p->mu);
+	/* Ours now (the slot's hold): compared without the lock, which the
+	** workers take between batches. */
+	if (!b || same_texts(b, texts, n))
+		return b;
+	pthread_mutex_lock(&p->mu);
+	int last = 0;
+	if (!p->foreseen)
+		p->foreseen = b;
+	else
+		last = let_go(p, b);  /* a later foresee came meanwhile */
+	pthread_mutex_unlock(&p->mu);
+	if (last)
+		batch_free(b);
+	return NULL;
+}
+
 int a2m_analyze_ahead(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
 		      const char *const *texts, size_t n, int threads)
 {
@@ -328,22 +410,18 @@ int a2m_analyze_ahead(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
 	if (n < AHEAD_MIN || !k)
 		return 0;
 	a2m_ahead_pool *p = pool_of(an, slot);
-	batch *b = p ? batch_new(an, p, texts, n) : NULL;
-	if (!b)
+	batch *b = p ? take_foreseen(p, texts, n) : NULL;
+	if (b) {
+		/* Begun while the write before was committed: matched from now
+		** on by this caller's pointers. */
+		b->texts = texts;
+		mine = b;
+		return 0;
+	}
+	if (!(b = p ? batch_new(an, p, texts, n) : NULL))
 		return -1;
 	pthread_mutex_lock(&p->mu);
-	while (p->started < k && a2m_thread_start(&p->threads[p->started], work, p) == 0)
-		p->started++;
-	int none = !p->started;
-	if (!none) {
-		if (p->last)
-			p->last->later = b;
-		else
-			p->first = b;
-		p->last = b;
-		b->queued = 1;
-		pthread_cond_broadcast(&p->work);
-	}
+	int none = enqueue(p, b, k) != 0;
 	pthread_mutex_unlock(&p->mu);
 	if (none) {
 		/* No thread would start: nothing is kept, analyses run as they come. */
@@ -351,6 +429,36 @@ int a2m_analyze_ahead(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
 		return -1;
 	}
 	mine = b;
+	return 0;
+}
+
+int a2m_analyze_ahead_foresee(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
+			      const char *const *texts, size_t n, int threads)
+{
+	size_t k = threads_for(threads);
+	if (n < AHEAD_MIN || !k)
+		return 0;
+	a2m_ahead_pool *p = pool_of(an, slot);
+	batch *b = p ? batch_new(an, p, texts, n) : NULL;
+	if (!b)
+		return -1;
+	/* Not the caller's pointers: the prepare that takes it sets its own. */
+	b->texts = NULL;
+	b->foreseen = 1;
+	pthread_mutex_lock(&p->mu);
+	batch *old = p->foreseen;
+	int last = old && let_go(p, old);
+	p->foreseen = b;
+	int none = enqueue(p, b, k) != 0;
+	if (none)
+		p->foreseen = NULL;
+	pthread_mutex_unlock(&p->mu);
+	if (last)
+		batch_free(old);
+	if (none) {
+		batch_free(b);
+		return -1;
+	}
 	return 0;
 }
 
@@ -402,6 +510,13 @@ int a2m_analyze_ahead_take(const a2m_analyzer *an, const char *text, a2m_doc_ter
 	return 1;
 }
 
+#ifdef A2M_TEST_HOOKS
+int a2m_analyze_ahead_foreseen_for_tests(void)
+{
+	return mine && mine->foreseen;
+}
+#endif
+
 size_t a2m_analyze_ahead_done(void)
 {
 	batch *b = mine;
@@ -418,11 +533,8 @@ void a2m_analyze_ahead_drop(void)
 		return;
 	mine = NULL;
 	a2m_ahead_pool *p = b->pool;
-	/* The workers claim no more of it; one on a text finishes it on its copy. */
-	atomic_store(&b->claim, b->n);
 	pthread_mutex_lock(&p->mu);
-	unqueue(p, b);
-	int last = --b->users == 0;
+	int last = let_go(p, b);
 	pthread_mutex_unlock(&p->mu);
 	if (last)
 		batch_free(b);

@@ -32,6 +32,21 @@ int a2m_analyze_ahead(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
 		      const char *const *texts, size_t n, int threads);
 
 /*
+** Starts analysing texts[0..n) on *slot's workers (as a2m_analyze_ahead
+** would, and after any batch queued before) for a batch write that has not
+** begun: the next a2m_analyze_ahead, on any thread, of the same texts (byte
+** for byte, in order) takes them as its batch, with what the workers did
+** meanwhile; one of other texts lets them go. So a writer that knows its
+** next batch while it commits the one before (the corpus indexer) has it
+** analysed during the commit, when the workers would have nothing to do.
+** One batch is foreseen at a time: a second lets the first go. The texts
+** are copied: they need not outlive the call. Fewer than 64 are ignored.
+** Returns 0, or -1 when memory ran out or no thread would start.
+*/
+int a2m_analyze_ahead_foresee(a2m_analyzer *an, _Atomic(a2m_ahead_pool *) *slot,
+			      const char *const *texts, size_t n, int threads);
+
+/*
 ** Hands over text's terms when this thread's batch holds text (analysed
 ** with an) and a worker has finished it (waiting some tens of
 ** microseconds for one that is on it): moves them to *out (the caller
@@ -64,6 +79,8 @@ void a2m_analyze_ahead_pool_free(a2m_ahead_pool *p);
 */
 void a2m_analyze_ahead_hold_for_tests(int on);
 int  a2m_analyze_ahead_held_for_tests(void);
+/* Whether this thread's batch is one a foresee made (a prepare took it). */
+int  a2m_analyze_ahead_foreseen_for_tests(void);
 #endif
 
 #endif

@@ -341,6 +341,15 @@ int a2m_handle(a2m *h, const char *message, size_t len, char **reply)
 	return handle(h, message, len, 0, NULL, reply, NULL);
 }
 
+int a2m_handle_foresee(a2m *h, const char *const *texts, size_t n)
+{
+	/* No lock: the stack's scorer is fixed from open to close, and the
+	** analyser's pool has a lock of its own. */
+	if (!h || h->delegate || !texts)
+		return -1;
+	return a2m_stack_foresee(h->srv.stack, texts, n);
+}
+
 int a2m_handle_value(a2m *h, json_t *msg, char **reply)
 {
 	if (!h || !msg || !reply) {

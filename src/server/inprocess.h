@@ -26,4 +26,13 @@
 */
 int a2m_handle_value(a2m *h, json_t *msg, char **reply);
 
+/*
+** A hint: the next memory/remember on h will carry these texts as its
+** records' content, in this order (a2m_stack_foresee): their analysis
+** starts now on the handle's helper threads, while the caller's write
+** before is still committing. Nothing a call answers changes. A no-op for
+** a delegated handle. Returns 0, or -1 when nothing was started.
+*/
+int a2m_handle_foresee(a2m *h, const char *const *texts, size_t n);
+
 #endif

@@ -322,6 +322,16 @@ int a2m_stack_settle(a2m_stack *st, a2m_error *err);
 int a2m_stack_remember(a2m_stack *st, a2m_record **recs, size_t n, size_t *deduplicated,
 		       a2m_error *err);
 
+/*
+** A hint, for a writer that knows the texts of its next remember while it
+** waits for the one before to commit: the scorer's indexer starts
+** analysing them on other cores (store.h, foresee), and the remember of
+** those texts (byte for byte, in order) then finds the work begun. Costs
+** a copy of the texts; changes nothing a call returns. Returns 0, or -1
+** when the indexer offers no such thing or could not.
+*/
+int a2m_stack_foresee(a2m_stack *st, const char *const *texts, size_t n);
+
 /* ---- export and import (transfer.c): records whole, out and in ---- */
 
 /* What became of one record given to a2m_stack_import. */

@@ -87,6 +87,12 @@ static a2m_indexer *analyse_ahead(a2m_stack *st, a2m_record **recs, size_t n,
 	return ix;
 }
 
+int a2m_stack_foresee(a2m_stack *st, const char *const *texts, size_t n)
+{
+	a2m_indexer *ix = st && st->scorer ? st->scorer->indexer : NULL;
+	return ix && ix->foresee ? ix->foresee(ix, texts, n) : -1;
+}
+
 /* The expiry a write landing in tier without one of its own gets: the
 ** tier's ttl from now (x-expiry), or none. */
 static int64_t tier_expiry(const a2m_stack *st, const char *tier, int64_t now)

@@ -175,6 +175,14 @@ struct a2m_indexer {
 	int  (*prepare)(a2m_indexer *ix, const char *const *texts, size_t n);
 	/* Stops what prepare started for this thread; frees what analyze() did not take. */
 	void (*unprepare)(a2m_indexer *ix);
+	/*
+	** Optional (NULL: not offered). Starts analysing texts[0..n) on other
+	** cores for a batch write that has not begun: a later prepare() of the
+	** same texts (byte for byte, in order), on any thread, finds them
+	** begun; one of other texts drops them. The texts are copied. Returns
+	** 0, or -1 when it could not (nothing changes then).
+	*/
+	int  (*foresee)(a2m_indexer *ix, const char *const *texts, size_t n);
 };
 
 /* The figures BM25 needs from an index, and describe reports. */
