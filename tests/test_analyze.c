@@ -677,6 +677,14 @@ static int same_analysis(const a2m_doc_terms *a, const a2m_doc_terms *b)
 	return 1;
 }
 
+/* Waits (20 s at most) until the workers finished this thread's n texts. */
+static int workers_finish(size_t n)
+{
+	for (int waited = 0; a2m_analyze_ahead_done() < n && waited < 20000; waited++)
+		usleep(1000);
+	return a2m_analyze_ahead_done() == n;
+}
+
 /* Asks for texts[i] of own (the batch's strings) for i not skipped; counts handovers. */
 static size_t ask_batch(char *const *own, const char *const *texts, size_t n, size_t *taken)
 {
@@ -727,9 +735,7 @@ static void test_batch_analysed_ahead_gives_the_same_terms(void)
 	CHECK(ix->prepare != NULL && ix->unprepare != NULL);
 	/* Once the workers are done, every text in the batch and asked for is handed over. */
 	CHECK(ix->prepare(ix, texts, N) == 0);
-	for (int waited = 0; a2m_analyze_ahead_done() < N && waited < 20000; waited++)
-		usleep(1000);
-	CHECK(a2m_analyze_ahead_done() == N);
+	CHECK(workers_finish(N));
 	size_t taken;
 	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
 	CHECK(taken == N - N / 10 - N / 50);
@@ -779,9 +785,7 @@ static void test_foreseen_batch_taken_by_the_prepare_of_its_texts(void)
 		free((char *)early[i]);
 	CHECK(ix->prepare(ix, texts, N) == 0);
 	CHECK(a2m_analyze_ahead_foreseen_for_tests());
-	for (int waited = 0; a2m_analyze_ahead_done() < N && waited < 20000; waited++)
-		usleep(1000);
-	CHECK(a2m_analyze_ahead_done() == N);
+	CHECK(workers_finish(N));
 	size_t taken;
 	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
 	CHECK(taken == N - N / 10 - N / 50);
@@ -883,9 +887,7 @@ static void test_batch_end_waits_for_no_worker(void)
 		texts[i] = own[i];
 	}
 	CHECK(ix->prepare(ix, texts, N) == 0);
-	for (int waited = 0; a2m_analyze_ahead_done() < N && waited < 20000; waited++)
-		usleep(1000);
-	CHECK(a2m_analyze_ahead_done() == N);
+	CHECK(workers_finish(N));
 	CHECK(ask_batch(own, texts, N, &taken) == N - N / 10);
 	CHECK(taken == N - N / 10);
 	ix->unprepare(ix);
