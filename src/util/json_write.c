@@ -85,7 +85,10 @@ static void put_string(buf *b, const char *s, size_t n)
 	put(b, "\"", 1);
 	for (size_t at = 0; at < n;) {
 		size_t end = n - at > STRING_PIECE ? at + STRING_PIECE : n;
-		if (a2m_buf_reserve(b, 6 * (end - at)) != 0)
+		/* Room checked here first: most strings are short (ids, names)
+		** and the buffer has it. */
+		size_t room = 6 * (end - at);
+		if ((b->failed || b->len + room + 1 > b->cap) && a2m_buf_reserve(b, room) != 0)
 			return;
 		char *o = b->p + b->len;
 		size_t i = at;
