@@ -275,6 +275,123 @@ static void test_a_term_read_a_block_at_a_time(void)
 	free(dead_with.p);
 }
 
+/*
+** A width drawn for a varint: mostly one byte (as in a frequent word's
+** list), some two, a few three or more, so that every decoder meets the
+** usual entry (a2m_seg_decode_block's one test) beside the others.
+*/
+static uint64_t draw_width(uint64_t one, uint64_t two, uint64_t more)
+{
+	uint64_t r = rng() % 8;
+	if (r < 5)
+		return one + rng() % 8;
+	if (r < 7)
+		return two + rng() % 64;
+	return more + rng() % 100000;
+}
+
+/*
+** Entries of every width decode as a2m_seg_list_next reads them, whole or
+** from any entry on; a2m_seg_decode_until finds what a search finds, going
+** on from where it stopped; and bytes cut short, a tombstone, or a count
+** that does not end the bytes fail, never read past the bytes (each case
+** in a buffer of its own exact size: ASan).
+*/
+static void test_blocks_decode_entries_of_every_width(void)
+{
+	enum { N = 600 };
+	static a2m_seg_entry e[N];
+	static size_t off[N + 1];
+	static a2m_posting out[N];
+	a2m_seg_bytes b = {0};
+	int64_t prev = 0, seq = 0;
+	for (size_t i = 0; i < N; i++) {
+		/* Deltas of 1 and 2 bytes (below 64, below 8 192), and longer. */
+		seq += 1 + (int64_t)draw_width(0, 64, 8192);
+		e[i] = (a2m_seg_entry){.seq = seq, .tf = 1 + (uint32_t)draw_width(0, 127, 300),
+				       .dl = (uint32_t)draw_width(1, 127, 16000)};
+		off[i] = b.n;
+		CHECK_INT(a2m_seg_put(&b, &prev, &e[i]), 0);
+	}
+	off[N] = b.n;
+	int64_t last = 0;
+	CHECK_INT(a2m_seg_decode_block(b.p, b.n, 0, out, N, &last), 0);
+	CHECK_INT(last, e[N - 1].seq);
+	for (size_t i = 0; i < N; i++) {
+		CHECK_INT(out[i].seq, e[i].seq);
+		CHECK_INT(out[i].tf, e[i].tf);
+		CHECK_INT(out[i].dl, e[i].dl);
+	}
+	for (int round = 0; round < 200; round++) {
+		size_t a = (size_t)(rng() % N), z = a + 1 + (size_t)(rng() % (N - a));
+		int64_t from = a ? e[a - 1].seq : 0;
+		size_t n = off[z] - off[a];
+		/* Its own buffer, exactly its size. */
+		unsigned char *p = malloc(n);
+		CHECK(p != NULL);
+		if (!p)
+			return;
+		memcpy(p, b.p + off[a], n);
+		CHECK_INT(a2m_seg_decode_block(p, n, from, out, z - a, &last), 0);
+		CHECK_INT(last, e[z - 1].seq);
+		for (size_t i = a; i < z; i++)
+			CHECK(out[i - a].seq == e[i].seq && out[i - a].tf == e[i].tf &&
+			      out[i - a].dl == e[i].dl);
+		/* Rising seqs asked in turn: each the first entry at or after it. */
+		size_t at = 0, byte = 0;
+		int64_t pv = from;
+		for (int64_t want = from + 1; want <= e[z - 1].seq + 1;
+		     want += 1 + (int64_t)(rng() % 3000)) {
+			a2m_posting got = {0};
+			size_t j = a;
+			while (j < z && e[j].seq < want)
+				j++;
+			/* Asked again for what the last call passed: from the start (as a peek). */
+			if (pv >= want) {
+				at = byte = 0;
+				pv = from;
+			}
+			int rc = a2m_seg_decode_until(p, n, z - a, want, &at, &byte, &pv, &got);
+			CHECK_INT(rc, j < z ? 1 : 0);
+			if (j < z)
+				CHECK(got.seq == e[j].seq && got.tf == e[j].tf && got.dl == e[j].dl);
+			if (rc != 1)
+				break;
+		}
+		/* One entry fewer than the bytes hold, or the bytes cut short: corrupt. */
+		if (z - a > 1)
+			CHECK_INT(a2m_seg_decode_block(p, n, from, out, z - a - 1, &last), -1);
+		for (size_t cut = 1; cut <= 2 && cut <= n; cut++) {
+			unsigned char *q = malloc(n - cut ? n - cut : 1);
+			CHECK(q != NULL);
+			if (!q)
+				break;
+			memcpy(q, p, n - cut);
+			CHECK_INT(a2m_seg_decode_block(q, n - cut, from, out, z - a, &last), -1);
+			at = byte = 0;
+			pv = from;
+			a2m_posting got;
+			CHECK_INT(a2m_seg_decode_until(q, n - cut, z - a, INT64_MAX, &at, &byte, &pv, &got),
+				  -1);
+			free(q);
+		}
+		/* A tombstone where a one-byte delta was: corrupt, not a delta. */
+		for (size_t i = a; i < z; i++)
+			if (b.p[off[i]] < 0x80) {
+				p[off[i] - off[a]] |= 1;
+				CHECK_INT(a2m_seg_decode_block(p, n, from, out, z - a, &last), -1);
+				at = byte = 0;
+				pv = from;
+				a2m_posting got;
+				CHECK_INT(a2m_seg_decode_until(p, n, z - a, INT64_MAX, &at, &byte, &pv,
+							       &got), -1);
+				break;
+			}
+		free(p);
+	}
+	free(b.p);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
@@ -282,6 +399,7 @@ int main(void)
 		TEST(test_a_short_list_stays_plain),
 		TEST(test_a_wrong_table_is_found),
 		TEST(test_a_term_read_a_block_at_a_time),
+		TEST(test_blocks_decode_entries_of_every_width),
 		{NULL, NULL},
 	};
 	return run_tests(tests);
