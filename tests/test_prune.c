@@ -999,10 +999,11 @@ static void test_long_lists_taken_as_read_and_shed(void)
 	** A kept term's blocks decoded by one pruned recall, shed before the
 	** next one's, then the list read whole (complete: too big to keep
 	** then, let go at the bracket's end); over 20 000 records, whose
-	** frequent words have lists of dozens of blocks.
+	** frequent words have lists of dozens of blocks (a budget of 5 000
+	** bytes: half of it is the most a term may hold).
 	*/
 	size_t sheds = a2m_seg_lazy_sheds(), peeks = a2m_seg_lazy_peeks();
-	a2m_sqlite_index_cache_budget_for_tests(10000);
+	a2m_sqlite_index_cache_budget_for_tests(5000);
 	a2m_sqlite_index_peeks_fill_for_tests(1);
 	rng_state = 73;
 	a2m_stack *st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});

@@ -405,6 +405,41 @@ static void test_postings_cache_grows_and_finds_every_term(void)
 }
 
 /*
+** One entry may hold half the budget (postings_cache.c ENTRY_MOST: at 10M
+** records the commonest word's list, 18 MB read a block at a time, was
+** over the quarter it had, so every recall read it again): a list of 40%
+** of the budget is kept, and stays after other terms come and go while
+** the rest fits; one of 60% is not kept; a2m_pcache_entry_most says so.
+*/
+static void test_postings_cache_keeps_an_entry_of_half_its_budget(void)
+{
+	enum { BUDGET = 10000 };
+	a2m_pcache *c = a2m_pcache_new(BUDGET * sizeof(a2m_posting));
+	static a2m_posting big[BUDGET];
+	const a2m_posting *v = NULL;
+	size_t n = 0;
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(a2m_pcache_entry_most(c), BUDGET * sizeof(a2m_posting) / 2 - 64);
+	for (size_t i = 0; i < BUDGET; i++)
+		big[i] = (a2m_posting){.seq = (int64_t)i, .tf = 1, .dl = 5};
+	a2m_pcache_put(c, "forty", 5, big, BUDGET * 4 / 10);
+	a2m_pcache_put(c, "sixty", 5, big, BUDGET * 6 / 10);
+	/* Small terms after it, a tenth of the budget in all: forty still fits beside them. */
+	char term[32];
+	for (int i = 0; i < 100; i++) {
+		a2m_pcache_next_period(c);
+		snprintf(term, sizeof term, "t%d", i);
+		a2m_pcache_put(c, term, strlen(term), big, 5);
+	}
+	CHECK(a2m_pcache_lend(c, "forty", 5, &v, &n));
+	CHECK_INT(n, BUDGET * 4 / 10);
+	CHECK(!a2m_pcache_lend(c, "sixty", 5, &v, &n));
+	a2m_pcache_free(c);
+}
+
+/*
 ** The term filter: every key added is reported as maybe present, and of
 ** keys never added about 1% are (the size bloom.h promises), never most.
 */
@@ -594,6 +629,7 @@ int main(void)
 		TEST(test_ids_unique_and_well_formed),
 		TEST(test_ids_differ_across_batches_and_fork),
 		TEST(test_postings_cache_grows_and_finds_every_term),
+		TEST(test_postings_cache_keeps_an_entry_of_half_its_budget),
 		TEST(test_bloom_filter_has_no_false_negatives),
 		TEST(test_grow_doubles_and_refuses_overflow),
 		{NULL, NULL}

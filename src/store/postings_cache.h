@@ -108,7 +108,7 @@ int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
 
 /*
 ** The most a lazy entry's own cost (a2m_pcache_lazy_ops cost) may reach
-** and still be kept without shedding: a quarter of the budget, less the
+** and still be kept without shedding: half the budget, less the
 ** entry's own bytes.
 */
 size_t a2m_pcache_entry_most(const a2m_pcache *c);
@@ -119,7 +119,7 @@ void a2m_pcache_next_period(a2m_pcache *c);
 /*
 ** Keeps a copy of the n postings of term (n may be 0: a term no record
 ** holds), evicting the least recently used entries to make room; a term
-** bigger than a quarter of the budget, or no memory, is simply not kept.
+** bigger than half the budget, or no memory, is simply not kept.
 ** Entries lent in the current period are not evicted (a2m_pcache_lend).
 */
 void a2m_pcache_put(a2m_pcache *c, const char *term, size_t len, const a2m_posting *v,
@@ -146,14 +146,14 @@ typedef struct a2m_pcache_lazy_ops {
 /*
 ** Keeps obj (ops: how to read it) as term's entry, evicting as
 ** a2m_pcache_put does. Takes obj whatever happens: returns 1 when kept; 2
-** when too big to keep (over a quarter of the budget) and so kept only
+** when too big to keep (over half the budget) and so kept only
 ** until the current lending period ends (a2m_pcache_next_period; counted
 ** against no budget: the lender holds it for its loan, as it would a copy);
 ** 0 when it was freed (term already cached, no memory). Lent by
 ** a2m_pcache_lend_bounds as it is; a2m_pcache_lend and a2m_pcache_visit
 ** decode it whole first (reporting the term missing when they cannot).
 ** Its cost grows as blocks are decoded and is counted at each lend (others
-** evicted for it); once over a quarter of the budget, its decoded blocks
+** evicted for it); once over half the budget, its decoded blocks
 ** are shed (ops->shed) before its first loan of a period, or, decoded
 ** whole, it is let go when the period ends.
 */

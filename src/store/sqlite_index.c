@@ -84,10 +84,11 @@ void a2m_sqlite_index_tail_for_tests(size_t records)
 /*
 ** The bytes one connection's postings cache may hold: 64 MiB. A list read
 ** a block at a time counts its bytes, its skip table and the blocks
-** decoded so far (postings_cache.h); at 10M records a frequent word's is
-** about 12 MiB before any block is decoded, so the commonest words of a
-** workload stay between queries (32 MiB, counted in postings, kept none
-** of them: a quarter of the budget is the most one entry may hold).
+** decoded so far (postings_cache.h); at 10M records the commonest word's
+** is about 18 MB before any block is decoded (14 MB of bytes), so the
+** commonest words of a workload stay between queries (32 MiB, counted in
+** postings, kept none of them: half the budget is the most one entry may
+** hold).
 */
 #define POSTINGS_CACHE_BUDGET ((size_t)64 << 20)
 
