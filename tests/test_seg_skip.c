@@ -240,6 +240,29 @@ static void test_a_term_read_a_block_at_a_time(void)
 	size_t qn[2] = {n[0], n[0]};
 	CHECK_INT(a2m_seg_lazy_new(q, qn, 2, NULL, 0, NULL, &lz), 0);
 	CHECK(lz == NULL);
+	/*
+	** Ranges that meet only at the last entry of a table's last block (the
+	** last seq is known once the table is walked): the tail at the old
+	** segment's last seq, or a list with a table that starts before the
+	** old one and runs into it.
+	*/
+	a2m_posting at_last = {e[0][699].seq, 1, 9}, after_last = {e[0][699].seq + 1, 1, 9};
+	CHECK_INT(a2m_seg_lazy_new(p, n, 1, &at_last, 1, NULL, &lz), 0);
+	CHECK(lz == NULL);
+	CHECK_INT(a2m_seg_lazy_new(p, n, 1, &after_last, 1, NULL, &lz), 1);
+	a2m_seg_lazy_free(lz);
+	lz = NULL;
+	a2m_seg_bytes reach = {0}, reach_with = {0};
+	static a2m_seg_entry r[130];
+	make_list(&reach, r, 130, e[0][0].seq - 10, 0);
+	CHECK_INT(a2m_seg_skip_build(reach.p, reach.n, &reach_with), 1);
+	const unsigned char *rq[2] = {p[0], reach_with.p};
+	size_t rn[2] = {n[0], reach_with.n};
+	CHECK_INT(a2m_seg_lazy_new(rq, rn, 2, NULL, 0, NULL, &lz), 0);
+	a2m_seg_lazy_free(lz);
+	lz = NULL;
+	free(reach.p);
+	free(reach_with.p);
 	a2m_seg_bytes dead = {0}, dead_with = {0};
 	static a2m_seg_entry d[300];
 	make_list(&dead, d, 300, 1, 50);
