@@ -107,9 +107,10 @@ int a2m_pcache_lend_bounds(a2m_pcache *c, const char *term, size_t len,
 			   a2m_postings_lent *out);
 
 /*
-** The most a lazy entry's own cost (a2m_pcache_lazy_ops cost) may reach
-** and still be kept without shedding: half the budget, less the
-** entry's own bytes.
+** What a lazy entry's own cost (a2m_pcache_lazy_ops cost) may grow to by
+** the blocks its owner fills at will (SQLite's probes: a2m_seg_lazy_cap):
+** a quarter of the budget, less the entry's own bytes. An entry may be
+** kept up to half (its bytes and tables), and sheds past that.
 */
 size_t a2m_pcache_entry_most(const a2m_pcache *c);
 
