@@ -4,11 +4,41 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "a2m.h"
 #include "cli/cli.h"
+
+/*
+** mimalloc's options, when its header is installed; its calls are weak
+** references (as bench_common.c's mi_version), so the same source builds
+** with ALLOC=libc and then leaves the allocator alone.
+*/
+#if defined(__has_include)
+#if __has_include(<mimalloc.h>)
+#include <mimalloc.h>
+#pragma weak mi_option_set
+#define HAVE_MIMALLOC_H 1
+#endif
+#endif
+
+/*
+** Freed memory kept mapped for 2 s before mimalloc gives it back (its
+** default: 25 ms). A recall at 10M records reads megabytes of lists into
+** fresh buffers (SQLite's, the index's) and frees them; given back at
+** once, the next recall's took a page fault per 4 KiB again: 2 970 faults
+** a recall against 1 250 (docs/BENCHMARKS.md, "Ten million: where a
+** recall goes"). MIMALLOC_DECOMMIT_DELAY, when set, still decides.
+*/
+static void allocator_options(void)
+{
+#ifdef HAVE_MIMALLOC_H
+	if (mi_option_set && !getenv("MIMALLOC_DECOMMIT_DELAY"))
+		mi_option_set(mi_option_decommit_delay, 2000);
+#endif
+}
 
 static const char usage_head[] =
 	"usage: a2m <command> [options]\n"
@@ -65,6 +95,7 @@ static int run_conformance(char **argv)
 
 int main(int argc, char **argv)
 {
+	allocator_options();
 	if (argc < 2) {
 		print_usage(stderr);
 		return A2M_EXIT_USAGE;
