@@ -28,9 +28,10 @@
 ** Freed memory kept mapped for 2 s before mimalloc gives it back (its
 ** default: 25 ms). A recall at 10M records reads megabytes of lists into
 ** fresh buffers (SQLite's, the index's) and frees them; given back at
-** once, the next recall's took a page fault per 4 KiB again: 2 970 faults
-** a recall against 1 250 (docs/BENCHMARKS.md, "Ten million: where a
-** recall goes"). MIMALLOC_DECOMMIT_DELAY, when set, still decides.
+** once, the next recall's took a page fault per 4 KiB again: 2 797 faults
+** a recall against 1 079 with the delay (docs/BENCHMARKS.md, "Ten
+** million: where a recall goes"). MIMALLOC_DECOMMIT_DELAY, when set,
+** still decides.
 */
 static void allocator_options(void)
 {
