@@ -90,8 +90,11 @@ typedef struct a2m_client a2m_client;
 /*
 ** Starts argv[0] (looked up on PATH when it has no slash) with the arguments
 ** argv[1..], NULL-terminated, with its stdin and stdout connected to the new
-** handle and its stderr inherited. The child starts with default signal
-** dispositions and an empty signal mask, whatever the caller's are.
+** handle and its stderr inherited. Its stdout is a pipe; its stdin is a
+** Unix stream socket (it reads, and sees EOF, as from a pipe), which lets
+** the client write without ever raising SIGPIPE. The child starts with
+** default signal dispositions and an empty signal mask, whatever the
+** caller's are.
 **
 ** Returns A2M_CLIENT_OK and sets *out. On failure returns
 ** A2M_CLIENT_ERR_SPAWN (the command was not found or could not be executed),

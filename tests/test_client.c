@@ -55,6 +55,16 @@ static int serve(const char *read_only_path)
 	return rc == 0 ? 0 : 1;
 }
 
+/* `test_client quit`: reads one line (or to EOF), then exits without a word:
+** a server that dies in the middle of a call. */
+static int quit_after_a_line(void)
+{
+	char ch;
+	while (read(0, &ch, 1) == 1 && ch != '\n')
+		;
+	return 3;
+}
+
 /* A client of a fresh `test_client serve [PATH]`, or NULL after failing. */
 static a2m_client *spawn_peer(const char *read_only_path)
 {
@@ -320,14 +330,71 @@ static void test_http_post_carries_the_protocol_version(void)
 	CHECK(strcasestr(l.head, "A2M-Protocol-Version") == NULL);
 }
 
+/*
+** A server that exits mid-call is an error the caller sees, never a SIGPIPE
+** that ends the caller: its disposition here is the default (terminate), so
+** a write that raised one would kill this test. Both ways a write meets the
+** dead reader are tried: a small line once the server is gone, and a line
+** too big for the kernel's buffer, which must wait for room that never comes.
+*/
+static void test_a_server_that_exits_mid_call_is_an_error_not_a_signal(void)
+{
+	CHECK(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
+	char *argv[] = {"/proc/self/exe", "quit", NULL};
+	a2m_client *c = NULL;
+	CHECK_INT(a2m_client_spawn_stdio(argv, &c), A2M_CLIENT_OK);
+	if (!c)
+		return;
+	a2m_client_set_timeout(c, 30000);
+	char *resp = NULL;
+	int rc = a2m_client_request(c, "memory/describe", "{\"protocol\":\"a2m/0.1\"}", &resp);
+	CHECK(rc == A2M_CLIENT_ERR_CLOSED || rc == A2M_CLIENT_ERR_IO);
+	CHECK(resp == NULL);
+	/* The server has closed its stdout; once it has exited too, its stdin
+	** has no reader and a write fails (EPIPE) instead of being buffered. */
+	int sent = A2M_CLIENT_OK;
+	for (int i = 0; i < 3000 && sent == A2M_CLIENT_OK; i++) {
+		sent = a2m_client_send_line(c, "{}", 2);
+		if (sent == A2M_CLIENT_OK)
+			usleep(2000);
+	}
+	CHECK_INT(sent, A2M_CLIENT_ERR_IO);
+	sigset_t pending;
+	sigpending(&pending);
+	CHECK(!sigismember(&pending, SIGPIPE));
+	a2m_client_free(c);
+
+	c = NULL;
+	CHECK_INT(a2m_client_spawn_stdio(argv, &c), A2M_CLIENT_OK);
+	if (!c)
+		return;
+	a2m_client_set_timeout(c, 30000);
+	size_t big = (size_t)8 << 20;
+	char *line = malloc(big);
+	CHECK(line != NULL);
+	if (line) {
+		memset(line, '\n', big); /* the server takes the first and quits */
+		CHECK_INT(a2m_client_send_raw(c, line, big), A2M_CLIENT_ERR_IO);
+		CHECK_INT(a2m_client_send_raw(c, line, 1), A2M_CLIENT_ERR_IO);
+	}
+	free(line);
+	int status = -1;
+	CHECK_INT(a2m_client_close(c, &status), A2M_CLIENT_OK);
+	CHECK_INT(status, 3);
+	a2m_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "serve") == 0)
 		return serve(argc > 2 ? argv[2] : NULL);
+	if (argc > 1 && strcmp(argv[1], "quit") == 0)
+		return quit_after_a_line();
 	static const test_case tests[] = {
 		TEST(test_notifications_interleaved_are_queued_responses_matched_by_id),
 		TEST(test_read_only_refusal_is_an_answer_and_is_not_resent),
 		TEST(test_http_post_carries_the_protocol_version),
+		TEST(test_a_server_that_exits_mid_call_is_an_error_not_a_signal),
 		{NULL, NULL}
 	};
 	return run_tests(tests);

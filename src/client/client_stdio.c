@@ -1,24 +1,27 @@
 /*
 ** client_stdio.c — the stdio transport of an a2m_client (spec §8.2): the
-** server is our child, its stdin and stdout are two pipes, one JSON message
-** per '\n'-terminated line each way.
+** server is our child, one JSON message per '\n'-terminated line each way.
+** Its stdout is a pipe; its stdin is one end of a stream socket pair (a
+** pipe's reads and EOF to the server; to us, a write that cannot raise
+** SIGPIPE: see stdio_write_bytes).
 **
-** Both pipe ends we hold are non-blocking and every wait goes through poll()
-** with the caller's deadline, so a server that stops reading or stops
-** answering costs a timeout, never a hung process. Writes always read too:
-** a server may answer a long line before it has all of it (an error for a
-** line over its size limit, say), and if we did not drain its stdout while
-** it blocked on writing to it, the two processes would wait on each other.
+** Both ends we hold are non-blocking and every wait goes through poll() with
+** the caller's deadline, so a server that stops reading or stops answering
+** costs a timeout, never a hung process. A write that would block reads
+** while it waits: a server may answer a long line before it has all of it
+** (an error for a line over its size limit, say), and if we did not drain
+** its stdout while it blocked on writing to it, the two processes would wait
+** on each other.
 */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -222,30 +225,49 @@ static int stdio_read_line(a2m_client *c, char **line, size_t *len, int64_t dead
 /* ---- writing ---- */
 
 /*
-** write() with SIGPIPE blocked on this thread, and a SIGPIPE it raises
-** consumed, so writing to a dead server is an EPIPE error and not the end of
-** the caller's process. The caller's signal dispositions are left alone.
+** Waits until the server's stdin has room, reading its stdout meanwhile (so
+** a server blocked on answering cannot deadlock us). Returns A2M_CLIENT_OK
+** when a write may go on, or an a2m_client_code (< 0).
 */
-static ssize_t write_quietly(int fd, const void *buf, size_t len)
+static int wait_for_room(a2m_client *c, stdio_impl *s, int64_t deadline)
 {
-	sigset_t pipe_only, old, pending;
-	sigemptyset(&pipe_only);
-	sigaddset(&pipe_only, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-	sigpending(&pending);
-	int was_pending = sigismember(&pending, SIGPIPE);
-	ssize_t n = write(fd, buf, len);
-	int saved = errno;
-	if (n < 0 && saved == EPIPE && !was_pending) {
-		struct timespec zero = {0, 0};
-		while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR)
-			;
+	struct pollfd p2[2] = {
+		{.fd = s->to_fd, .events = POLLOUT},
+		{.fd = s->eof ? -1 : s->from_fd, .events = POLLIN},
+	};
+	int ready = poll(p2, 2, remaining_ms(deadline));
+	if (ready < 0 && errno != EINTR) {
+		a2m_client_set_error(c, "poll: %s", strerror(errno));
+		return A2M_CLIENT_ERR_IO;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = saved;
-	return n;
+	if (ready <= 0) {
+		if (a2m_client_now_ms() >= deadline) {
+			a2m_client_set_error(c, "timed out after %d ms writing to the "
+					     "server (it stopped reading its stdin)",
+					     c->timeout_ms);
+			return A2M_CLIENT_ERR_TIMEOUT;
+		}
+		return A2M_CLIENT_OK;
+	}
+	if (p2[1].revents) {
+		int rc = fill(c, s);
+		if (rc < 0)
+			return rc;
+	}
+	if (p2[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+		s->write_failed = 1;
+		a2m_client_set_error(c, "the server closed its stdin (exited?)");
+		return A2M_CLIENT_ERR_IO;
+	}
+	return A2M_CLIENT_OK;
 }
 
+/*
+** The server's stdin is a socket, so MSG_NOSIGNAL makes writing to a dead
+** server an EPIPE error and not a SIGPIPE ending the caller's process, with
+** no signal-mask calls around it. The write is tried first and poll() is
+** asked only when it would block: a lone request then costs one system call.
+*/
 static int stdio_write_bytes(a2m_client *c, const void *buf, size_t len, int64_t deadline)
 {
 	stdio_impl *s = impl_of(c);
@@ -259,47 +281,22 @@ static int stdio_write_bytes(a2m_client *c, const void *buf, size_t len, int64_t
 		return A2M_CLIENT_ERR_IO;
 	}
 	while (len > 0) {
-		struct pollfd p2[2] = {
-			{.fd = s->to_fd, .events = POLLOUT},
-			{.fd = s->eof ? -1 : s->from_fd, .events = POLLIN},
-		};
-		int ready = poll(p2, 2, remaining_ms(deadline));
-		if (ready < 0 && errno != EINTR) {
-			a2m_client_set_error(c, "poll: %s", strerror(errno));
-			return A2M_CLIENT_ERR_IO;
-		}
-		if (ready <= 0) {
-			if (a2m_client_now_ms() >= deadline) {
-				a2m_client_set_error(c, "timed out after %d ms writing to the "
-						     "server (it stopped reading its stdin)",
-						     c->timeout_ms);
-				return A2M_CLIENT_ERR_TIMEOUT;
-			}
+		ssize_t n = send(s->to_fd, p, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
 			continue;
 		}
-		if (p2[1].revents) {
-			int rc = fill(c, s);
-			if (rc < 0)
-				return rc;
-		}
-		if (p2[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
 			s->write_failed = 1;
-			a2m_client_set_error(c, "the server closed its stdin (exited?)");
+			a2m_client_set_error(c, "writing to the server: %s", strerror(errno));
 			return A2M_CLIENT_ERR_IO;
 		}
-		if (p2[0].revents & POLLOUT) {
-			ssize_t n = write_quietly(s->to_fd, p, len);
-			if (n > 0) {
-				p += n;
-				len -= (size_t)n;
-			} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-				   errno != EINTR) {
-				s->write_failed = 1;
-				a2m_client_set_error(c, "writing to the server: %s",
-						     strerror(errno));
-				return A2M_CLIENT_ERR_IO;
-			}
-		}
+		int rc = wait_for_room(c, s, deadline);
+		if (rc != A2M_CLIENT_OK)
+			return rc;
 	}
 	return A2M_CLIENT_OK;
 }
@@ -374,13 +371,16 @@ static const a2m_client_ops stdio_ops = {
 /* ---- starting ---- */
 
 /*
-** A pipe whose ends are close-on-exec and not 0, 1 or 2: were one of them a
-** standard descriptor, dup2() onto itself in the child would keep the
-** close-on-exec flag and the server would start with that stream closed.
+** A pipe (or, for the server's stdin, a stream socket pair: see
+** stdio_write_bytes) whose ends are close-on-exec and not 0, 1 or 2: were
+** one of them a standard descriptor, dup2() onto itself in the child would
+** keep the close-on-exec flag and the server would start with that stream
+** closed.
 */
-static int make_pipe(int fds[2])
+static int make_pipe(int fds[2], int socket_pair)
 {
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (socket_pair ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0
+			: pipe2(fds, O_CLOEXEC) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		if (fds[i] < 3) {
@@ -421,7 +421,7 @@ int a2m_client_spawn_stdio(char *const argv[], a2m_client **out)
 		snprintf(spawn_error, sizeof spawn_error, "no server command given");
 		return A2M_CLIENT_ERR_MISUSE;
 	}
-	if (make_pipe(in) < 0 || make_pipe(outp) < 0) {
+	if (make_pipe(in, 1) < 0 || make_pipe(outp, 0) < 0) {
 		snprintf(spawn_error, sizeof spawn_error, "pipe: %s", strerror(errno));
 		goto fail;
 	}
