@@ -4109,6 +4109,68 @@ static void test_move_changes_tier_and_salience_only(tctx *t)
 	a2m_record_free(got);
 }
 
+/*
+** A move inside a transaction with other writes of the same records around
+** it (an update before and after, a touch, a remove) is undone with them,
+** in order: every record back exactly, its tier's scan and counts too.
+** Outside one, the move of the last record of a tier and session leaves
+** the record whole. (The memory engine moves an entry in place and
+** journals its names and salience, memory_narrow.c.)
+*/
+static void test_move_with_writes_around_it_rolls_back_whole(tctx *t)
+{
+	a2m_record full = full_record("full"), *got = NULL;
+	int moved = -1, removed = -1;
+	full.tier = "working";
+	full.session = "s1";
+	EXPECT_OK(OPS->insert(t->s, &full));
+	EXPECT_OK(put_in(t, "b", 2, "working", NULL));
+	EXPECT_OK(put_in(t, "c", 3, "episodic", "s1"));
+	EXPECT_STR(working_counts(t), "2 1 1 2 1");
+	EXPECT_OK(OPS->begin(t->s));
+	EXPECT_OK(move_as_read(t, "full", "working", "s1", "episodic", 0.25, &moved));
+	EXPECT_INT(moved, 1);
+	a2m_record changed = full;
+	changed.tier = "episodic";
+	changed.salience = 0.25;
+	changed.content = "changed after the move";
+	EXPECT_OK(OPS->update(t->s, &changed));
+	EXPECT_OK(move_as_read(t, "full", "episodic", "s1", "semantic", 0.5, &moved));
+	EXPECT_INT(moved, 1);
+	EXPECT_OK(OPS->touch(t->s, full.seq, 2, 1753900200000LL));
+	EXPECT_OK(move_as_read(t, "b", "working", NULL, "episodic", 0.5, &moved));
+	EXPECT_INT(moved, 1);
+	EXPECT_OK(OPS->remove(t->s, "b", &removed));
+	EXPECT_INT(removed, 1);
+	EXPECT_OK(move_as_read(t, "c", "episodic", "s1", "working", 0.125, &moved));
+	EXPECT_INT(moved, 1);
+	EXPECT_STR(working_counts(t), "1 1 0 2 0");
+	EXPECT_OK(OPS->get(t->s, "full", &got));
+	EXPECT(got != NULL);
+	EXPECT_STR(got ? got->tier : "", "semantic");
+	EXPECT_STR(got ? got->content : "", "changed after the move");
+	a2m_record_free(got);
+	OPS->rollback(t->s);
+	EXPECT_STR(working_counts(t), "2 1 1 2 1");
+	EXPECT_OK(OPS->get(t->s, "full", &got));
+	EXPECT_SAME(got, &full);
+	a2m_record_free(got);
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "working"}), "b,full");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "episodic"}), "c");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "semantic"}), "");
+	/* The last record of (episodic, s1) leaves it, outside a transaction. */
+	EXPECT_OK(move_as_read(t, "c", "episodic", "s1", "procedural", 0.5, &moved));
+	EXPECT_INT(moved, 1);
+	EXPECT_OK(OPS->get(t->s, "c", &got));
+	EXPECT(got != NULL);
+	EXPECT_STR(got ? got->tier : "", "procedural");
+	EXPECT_STR(got ? got->session : "", "s1");
+	EXPECT_STR(got ? got->id : "", "c");
+	a2m_record_free(got);
+	EXPECT_STR(working_counts(t), "2 1 1 2 0");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "procedural"}), "c");
+}
+
 /* The store's stamp; 0 and a failure when the engine keeps none. */
 static uint64_t stamp_of(tctx *t)
 {
@@ -4304,6 +4366,7 @@ int main(void)
 	RUN_MEMORY(test_row_cache_keeps_evicts_and_forgets);
 	RUN_SQLITE(test_visit_seqs_through_the_row_cache_sees_every_commit);
 	RUN(test_move_changes_tier_and_salience_only);
+	RUN(test_move_with_writes_around_it_rolls_back_whole);
 	RUN(test_stamp_moves_at_every_write_and_rollback);
 	RUN_DURABLE(test_stamp_moves_when_another_writer_committed);
 

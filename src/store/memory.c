@@ -6,11 +6,11 @@
 ** behavioural test runs against both and the layers above must not care which
 ** one they were given.
 **
-** This file holds entries, the writes (insert, update, remove, touch), the
-** term index and vector rows they keep, open, close and the ops table; the
+** This file holds entries, the writes (insert, update, remove), the term
+** index and vector rows they keep, open, close and the ops table; the
 ** structures below are in memory_internal.h, the hash tables and order[] in
-** memory_tables.c, the journal and transactions in memory_txn.c, the reads
-** in memory_scan.c.
+** memory_tables.c, the writes in place (touch, move) in memory_narrow.c,
+** the journal and transactions in memory_txn.c, the reads in memory_scan.c.
 **
 ** Layout:
 **
@@ -521,28 +521,7 @@ static void mem_close(a2m_store *base)
 	free(s);
 }
 
-/* ---- touches, the term index and the vector rows ------------------------ */
-
-/* In place: a touch changes two numbers, nothing any table is keyed on. */
-static int mem_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at)
-{
-	mstore *s = (mstore *)base;
-	s->stamp++;
-	entry *e = a2m_mem_find_seq(s, seq);
-	if (!e)
-		return 0;
-	if (a2m_mem_journal_reserve(s) != 0)
-		return a2m_store_fail(base, "out of memory");
-	if (s->in_tx) {
-		undo *u = a2m_mem_journal_push(s, UNDO_TOUCH, e);
-		u->access_count = e->access_count;
-		u->accessed_at = e->accessed_at;
-	}
-	e->access_count += add;
-	if (at > e->accessed_at)
-		e->accessed_at = at;
-	return 0;
-}
+/* ---- the term index and the vector rows (touch: memory_narrow.c) ------- */
 
 /*
 ** Indexes every record with ix. A memory store starts empty, so this is
@@ -689,14 +668,14 @@ static const a2m_store_ops memory_ops = {
 	.insert     = mem_insert,
 	.update     = mem_update,
 	.remove     = mem_remove,
-	.move       = a2m_store_move_whole,  /* update is as cheap */
+	.move       = a2m_mem_move,
 	.scan       = a2m_mem_scan,
 	.count      = a2m_mem_count,
 	.meta_get   = a2m_mem_meta_get,
 	.meta_set   = a2m_mem_meta_set,
 	.close      = mem_close,
 	.visit_seqs = a2m_mem_visit_seqs,
-	.touch      = mem_touch,
+	.touch      = a2m_mem_touch,
 	.index_attach   = mem_index_attach,
 	.index_stats    = mem_index_stats,
 	.index_postings = mem_index_postings,

@@ -7,9 +7,9 @@
 ** The engine is one storage seam implementation (store.h) spread over
 ** memory.c (entries, the writes, open and close, the ops table),
 ** memory_tables.c (the hash tables and the ordered array that find
-** records), memory_intern.c (the interned names), memory_txn.c (the
-** journal, transactions and store-level settings) and memory_scan.c (the
-** reads). Nothing outside those files
+** records), memory_intern.c (the interned names), memory_narrow.c (touch
+** and move, in place), memory_txn.c (the journal, transactions and
+** store-level settings) and memory_scan.c (the reads). Nothing outside those files
 ** includes this header: the rest of the server sees only
 ** a2m_store_memory_open() and the ops.
 */
@@ -165,7 +165,9 @@ typedef struct table {
 	size_t  count;
 } table;
 
-typedef enum undo_kind { UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE, UNDO_META, UNDO_TOUCH } undo_kind;
+typedef enum undo_kind {
+	UNDO_INSERT, UNDO_UPDATE, UNDO_REMOVE, UNDO_META, UNDO_TOUCH, UNDO_MOVE
+} undo_kind;
 
 typedef struct a2m_mhistory a2m_mhistory;
 
@@ -184,6 +186,10 @@ typedef struct undo {
 			     ** UNDO_UPDATE: the new content's (NULL: content kept) */
 	a2m_mdoc  *old_doc;  /* UNDO_UPDATE: the old content's, which it unlinked */
 	int64_t    access_count, accessed_at; /* UNDO_TOUCH: the values before */
+	/* UNDO_MOVE: the names and salience before, the names' reference held
+	** until commit (put) or rollback (given back to the entry). */
+	const a2m_mnames *names;
+	double     salience;
 	size_t     meta;     /* UNDO_META: the slot in metas[] */
 	char      *old_value; /* UNDO_META: the value replaced, NULL for unset */
 } undo;
@@ -340,6 +346,13 @@ void a2m_mem_entry_replace(mstore *s, entry *e, entry *n);
 
 /* Frees the index's terms no posting needs any more, when no transaction is open. */
 void a2m_mem_index_settle(mstore *s);
+
+/* ---- memory_narrow.c: the writes that change an entry in place ---------- */
+
+/* The ops touch and move (store.h). */
+int a2m_mem_touch(a2m_store *base, int64_t seq, int64_t add, int64_t at);
+int a2m_mem_move(a2m_store *base, const a2m_record *rec, const char *to, double salience,
+		 int *moved);
 
 /* ---- memory_txn.c: the journal ------------------------------------------ */
 

@@ -70,6 +70,8 @@ int a2m_mem_commit(a2m_store *base)
 			a2m_mem_entry_free(s, u->old);
 		} else if (u->kind == UNDO_META) {
 			free(u->old_value);
+		} else if (u->kind == UNDO_MOVE) {
+			a2m_mintern_put(s->names, u->names);
 		}
 	}
 	s->njournal = 0;
@@ -130,6 +132,15 @@ void a2m_mem_rollback(a2m_store *base)
 		case UNDO_TOUCH:
 			e->access_count = u->access_count;
 			e->accessed_at = u->accessed_at;
+			break;
+		case UNDO_MOVE:
+			/* Back to the groups it left, kept while the transaction is open. */
+			if (!a2m_str_same(e->names->tier, u->names->tier))
+				a2m_mcounts_move(s->counts, e->names->tier, e->names->session, &e->link,
+						 u->names->tier, u->names->session, &e->link, 1);
+			a2m_mintern_put(s->names, e->names);
+			e->names = u->names;
+			e->salience = u->salience;
 			break;
 		case UNDO_META:
 			free(s->metas[u->meta].value);
