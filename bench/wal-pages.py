@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-# wal-pages.py [A2M_BINARY] [N] — which b-trees a lone SQLite commit writes.
+# wal-pages.py [A2M_BINARY] [N] [TIER] — which b-trees a lone SQLite commit writes.
 # Serves a fresh file with `a2m serve --db --synchronous-normal`, remembers
-# 2 000 records in two batches, then N (300) single-record remembers; copies
+# 2 000 records in two batches, then N (300) single-record remembers into
+# TIER (semantic; "default": no tier, so into the default tiers, after 300
+# more that fill working and episodic and make every write spill); copies
 # the log (-wal) while the server still runs (a clean close would checkpoint
 # it away), kills the server, and names the page of each frame of the last
 # N commits with SQLite's dbstat. Prints frames per commit and per b-tree.
@@ -20,6 +22,8 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../build/a2m"))
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+tier = sys.argv[3] if len(sys.argv) > 3 else "semantic"
+fill = 300 if tier == "default" else 0
 d = tempfile.mkdtemp(prefix="a2m-wal-pages.")
 db = os.path.join(d, "a.db")
 p = subprocess.Popen([binary, "serve", "--db", db, "--synchronous-normal"],
@@ -37,9 +41,11 @@ try:
     for b in range(2):
         call(b, [{"content": "record %d of batch %d about cats and dogs" % (k, b),
                   "tier": "semantic"} for k in range(1000)])
-    for i in range(n):
-        call(10 + i, [{"content": "lone record %d on the quiet river bank" % i,
-                       "tier": "semantic"}])
+    for i in range(fill + n):
+        rec = {"content": "lone record %d on the quiet river bank" % i}
+        if tier != "default":
+            rec["tier"] = tier
+        call(10 + i, [rec])
     shutil.copy(db + "-wal", os.path.join(d, "copy.db-wal"))
     shutil.copy(db, os.path.join(d, "copy.db"))
 finally:

@@ -29,6 +29,7 @@
 
 #include "a2m.h"
 #include "store/row_cache.h"
+#include "store/sqlite_internal.h"
 #include "store/store.h"
 #include "util/grow.h"
 
@@ -351,6 +352,17 @@ static int64_t count_of(tctx *t, const a2m_query *q)
 static int raw_query(tctx *t, const char *sql, char *buf, size_t len);
 
 static const a2m_query all_q;  /* selects everything, oldest first */
+
+/* The columns of records_tier in t's file, comma-separated; an expression is "<expr>". */
+static const char *tier_index_columns(tctx *t)
+{
+	static char buf[96];
+	if (raw_query(t, "SELECT group_concat(ifnull(name, '<expr>'))"
+		      " FROM pragma_index_info('records_tier')",
+		      buf, sizeof buf) != SQLITE_OK)
+		snprintf(buf, sizeof buf, "<query failed>");
+	return buf;
+}
 static const a2m_sqlite_options full_sync = {.synchronous_full = 1};
 
 static void dump_record(sbuf *b, const a2m_record *r)
@@ -2363,7 +2375,7 @@ static void test_refuses_newer_schema_version(tctx *t)
 	EXPECT(strstr(err, "schema version 1000") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_11(tctx *t)
+static void test_file_is_wal_at_schema_version_12(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -2373,7 +2385,7 @@ static void test_file_is_wal_at_schema_version_11(tctx *t)
 	EXPECT_STR(buf, "wal");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "11");
+	EXPECT_STR(buf, "12");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -2396,6 +2408,8 @@ static void test_file_is_wal_at_schema_version_11(tctx *t)
 			     " > 0 FROM sqlite_master WHERE name = 'a2m_counts_update'", buf,
 			     sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "1");
+	/* Step 12: records_tier keyed by the tier's key, an expression of the tier. */
+	EXPECT_STR(tier_index_columns(t), "<expr>,created_at,seq");
 	/* The seq mark, as step 8 seeded it: an insert does not move it. */
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'seq'", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2588,6 +2602,96 @@ static int write_version_1_file(tctx *t)
 		" VALUES('old', 'from version 1', 42, 'alice', 'k');");
 }
 
+static void count_problems(void *ctx, a2m_check_area area, int problem, const char *msg);
+
+/* Takes a file of this build back to before step 12 (records_tier by name). */
+#define SQL_BEFORE_STEP_12 \
+	"DROP INDEX records_tier;" \
+	"CREATE INDEX records_tier ON records(tier, created_at, seq);"
+
+/* The plan SQLite makes for a scan of q on t's file: its details, joined by ';'. */
+static const char *scan_plan(tctx *t, const a2m_query *q)
+{
+	static char plan[512];
+	char sql[1100];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t used = 0;
+	plan[0] = '\0';
+	memcpy(sql, "EXPLAIN QUERY PLAN ", 19);
+	if (a2m_sqlite_scan_sql_for_tests(t->s, q, sql + 19, sizeof sql - 19) != 0)
+		return "<no scan SQL>";
+	if (sqlite3_open(t->path, &db) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(plan, sizeof plan, "<%s>", sqlite3_errmsg(db));
+	} else {
+		while (sqlite3_step(st) == SQLITE_ROW && used < sizeof plan)
+			used += (size_t)snprintf(plan + used, sizeof plan - used, "%s;",
+						 (const char *)sqlite3_column_text(st, 3));
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return plan;
+}
+
+/*
+** Step 12 on a file a build of version 11 left (records_tier by tier
+** name): the index is made again keyed by the tier's key, the default
+** tiers in the order semantic, episodic, working; every scan by tier
+** (alone, with no session, brief, newest first from a bound) searches it,
+** one naming a session searches records_session as before; the records,
+** their scans by tier and their counts, and the check are what they were.
+*/
+static void test_migrates_version_11_file_to_tier_keys(tctx *t)
+{
+	static const char *const tiers[] = {"working", "episodic", "semantic", "long", NULL};
+	char buf[160], err[256] = "";
+	int problems = 0;
+	for (int i = 0; i < 20; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "r%02d", i);
+		EXPECT_OK(put_in(t, id, 100 + i, tiers[i % 5], i % 2 ? "s1" : NULL));
+	}
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_INT(raw_exec(t, SQL_BEFORE_STEP_12 "UPDATE a2m_schema SET version = 11;"),
+		   SQLITE_OK);
+	EXPECT_STR(tier_index_columns(t), "tier,created_at,seq");
+	EXPECT_INT(open_store(t, 1, err, sizeof err), 0);
+	if (!t->s)
+		return;
+	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+			     sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "12");
+	EXPECT_STR(tier_index_columns(t), "<expr>,created_at,seq");
+	/* The default tiers in the index: semantic, episodic, working; no tier first. */
+	EXPECT_INT(raw_query(t, "SELECT group_concat(ifnull(tier, '-')) FROM (SELECT DISTINCT tier"
+			     " FROM records INDEXED BY records_tier ORDER BY "
+			     A2M_SQLITE_TIER_KEY("tier") ")", buf, sizeof buf), SQLITE_OK);
+	EXPECT_STR(buf, "-,semantic,episodic,working,long");
+	const char *want = "SEARCH records USING INDEX records_tier (<expr>=?";
+	EXPECT(strstr(scan_plan(t, &(a2m_query){.tier = "working"}), want) != NULL);
+	EXPECT(strstr(scan_plan(t, &(a2m_query){.tier = "episodic", .by_session = 1,
+						 .brief = 1}), want) != NULL);
+	EXPECT(strstr(scan_plan(t, &(a2m_query){.tier = "long", .descending = 1,
+						 .created_min = 3}), want) != NULL);
+	EXPECT(strstr(scan_plan(t, &(a2m_query){.tier = "working", .by_session = 1,
+						 .session = "s1", .brief = 1}),
+		      "SEARCH records USING INDEX records_session (session=?") != NULL);
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "working"}), "r00,r05,r10,r15");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "long", .by_session = 1, .session = "s1"}),
+		   "r03,r13");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "long", .by_session = 1}), "r08,r18");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "semantic", .descending = 1}),
+		   "r17,r12,r07,r02");
+	/* A tier named like a key's number is its own: no record is in "1". */
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "1"}), "");
+	EXPECT_STR(working_counts(t), "4 2 2 10 4");
+	a2m_check_options o = {.report = count_problems, .ctx = &problems};
+	EXPECT_INT(OPS->check(t->s, &o), 0);
+	EXPECT_INT(problems, 0);
+}
+
 /*
 ** Step 10 on a file a build of version 9 left (every record in a2m_counts,
 ** no 'counted' mark): the mark starts at the last record; inserts after it
@@ -2608,7 +2712,7 @@ static void test_migrates_version_9_file_to_the_counts_tail(tctx *t)
 	EXPECT_OK(OPS->insert(t->s, &w2));
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_INT(raw_exec(t, "DELETE FROM a2m_meta WHERE name = 'counted';"
+	EXPECT_INT(raw_exec(t, SQL_BEFORE_STEP_12 "DELETE FROM a2m_meta WHERE name = 'counted';"
 			    "UPDATE a2m_schema SET version = 9;"), SQLITE_OK);
 	EXPECT_INT(raw_query(t, "SELECT sum(n) FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "2");
@@ -2617,7 +2721,7 @@ static void test_migrates_version_9_file_to_the_counts_tail(tctx *t)
 		return;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "11");
+	EXPECT_STR(buf, "12");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'counted'", buf,
 			     sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "2");
@@ -2795,7 +2899,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "11");
+	EXPECT_STR(buf, "12");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -2850,7 +2954,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "11");
+	EXPECT_STR(buf, "12");
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -2949,7 +3053,7 @@ static void test_migrates_version_7_file_keeping_seqs_counts_and_keys(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
 			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "11");
+	EXPECT_STR(buf, "12");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
 			     " WHERE tbl_name = 'records' AND type = 'index' AND sql IS NOT NULL"
 			     " ORDER BY name)", buf, sizeof buf), SQLITE_OK);
@@ -4321,7 +4425,7 @@ int main(void)
 	RUN_SQLITE(test_seq_not_reused_after_removing_newest_across_reopen);
 	RUN_DURABLE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_11);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_12);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);
@@ -4334,6 +4438,7 @@ int main(void)
 	RUN_SQLITE(test_migrates_version_3_file_with_counts);
 	RUN_SQLITE(test_migrates_version_7_file_keeping_seqs_counts_and_keys);
 	RUN_SQLITE(test_migrates_version_9_file_to_the_counts_tail);
+	RUN_SQLITE(test_migrates_version_11_file_to_tier_keys);
 	RUN_SQLITE(test_sqlite_moves_are_counted_without_the_trigger);
 	RUN_DURABLE(test_read_only_refuses_writes_and_still_reads);
 	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);

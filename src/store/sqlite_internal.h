@@ -47,6 +47,26 @@
 	"embedding IS NULL AND gen_embedding IS NULL" \
 	" AND trim(content, char(32, 9, 10, 11, 12, 13)) <> ''"
 
+/*
+** A tier's key in records_tier (schema step 12): x is the tier's SQL (the
+** column, or a parameter, which it names twice). The default flow's tiers
+** are 1, 2, 3 in the reverse of a record's path through them (working ->
+** episodic -> semantic), every other tier its own name (SQLite sorts text
+** after integers) and no tier NULL: one key per tier, so the key alone
+** finds a tier exactly. A spill takes a tier's oldest entry and adds it
+** as the newest of the next tier, which this order puts beside it in the
+** index, on a page the commit writes anyway.
+**
+** An index on an expression serves only a WHERE that spells the same
+** expression; and SQLite rewrites `tier` inside it to the value of a
+** `tier = ?` in the same WHERE (its constant propagation), so a query by
+** key tests the tier as `+tier = ?` (sqlite_read.c). An UPDATE that leaves
+** tier alone (a touch) does not compute it.
+*/
+#define A2M_SQLITE_TIER_KEY(x) \
+	"CASE " x " WHEN 'semantic' THEN 1 WHEN 'episodic' THEN 2" \
+	" WHEN 'working' THEN 3 ELSE " x " END"
+
 typedef struct a2m_sqlite_pool a2m_sqlite_pool;
 typedef struct a2m_sqlite_journal a2m_sqlite_journal;
 typedef struct a2m_sqlite_note a2m_sqlite_note;
@@ -296,6 +316,12 @@ void a2m_sqlite_scans_free(sqlstore *s);
 
 int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 		    void *ctx);
+/*
+** For the tests: the SQL a scan of q runs (unbound; its ? in order) into
+** buf, so a test can ask SQLite for its plan. Returns 0, or an error code
+** when it does not fit in len bytes.
+*/
+int a2m_sqlite_scan_sql_for_tests(a2m_store *base, const a2m_query *q, char *buf, size_t len);
 int a2m_sqlite_count(a2m_store *base, const a2m_query *q, int64_t *out);
 int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 			  a2m_record_visit visit, void *ctx);

@@ -8,6 +8,7 @@
 ** (migration 4, sqlite_schema.c) and the counts' tail (sqlite_counts.c)
 ** instead of the records.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,7 @@ int a2m_sqlite_get_by_key(a2m_store *base, const char *owner, const char *key,
 ** The WHERE clause for an a2m_query: fixed fragments with ? placeholders,
 ** and the values to bind to them in order.
 */
-#define MAX_BINDS 8
+#define MAX_BINDS 12
 
 typedef struct filter {
 	char        sql[1024];
@@ -105,8 +106,27 @@ static int filter_build(sqlstore *s, const a2m_query *q, const char *head, filte
 {
 	memset(f, 0, sizeof *f);
 	put(f, head);
-	if (q->tier)
-		term(f, "tier = ?", q->tier, strlen(q->tier));
+	/*
+	** By the tier's key, records_tier's (A2M_SQLITE_TIER_KEY: the
+	** expression names ? twice), and the name as +tier, which SQLite does
+	** not propagate into the key. With a session named, by name only:
+	** records_session serves then (a session's records are few, a
+	** tier's may be most of the store), as SQLite chose before step 12;
+	** the key would make records_tier the better-looking index to it.
+	*/
+	if (q->tier) {
+		size_t n = strlen(q->tier);
+		if (q->by_session && q->session) {
+			term(f, "tier = ?", q->tier, n);
+		} else {
+			term(f, "(" A2M_SQLITE_TIER_KEY("tier") ") = (" A2M_SQLITE_TIER_KEY("?") ")",
+			     q->tier, n);
+			f->text[f->nbinds] = q->tier;
+			f->len[f->nbinds] = n;
+			f->nbinds++;
+			term(f, "+tier = ?", q->tier, n);
+		}
+	}
 	/*
 	** by_owner is spelled with records_owner_key's expression (same meaning:
 	** x'' equals no owner string), so owner + key_prefix is an index range.
@@ -312,6 +332,27 @@ int a2m_sqlite_visit_rows(sqlstore *s, sqlite3_stmt *st, const char *op,
 	return rc;
 }
 
+/* The SQL of a scan of q, in f (whose upper the caller frees). */
+static int scan_build(sqlstore *s, const a2m_query *q, filter *f)
+{
+	int rc = filter_build(s, q, q->brief ? "SELECT " BRIEF_COLUMNS " FROM records"
+					     : "SELECT " COLUMNS " FROM records", f);
+	if (!rc)
+		put(f, q->descending ? " ORDER BY created_at DESC, seq DESC"
+				     : " ORDER BY created_at, seq");
+	return rc;
+}
+
+int a2m_sqlite_scan_sql_for_tests(a2m_store *base, const a2m_query *q, char *buf, size_t len)
+{
+	filter f;
+	int rc = scan_build((sqlstore *)base, q, &f);
+	free(f.upper);
+	if (!rc && (f.overflow || (size_t)snprintf(buf, len, "%s", f.sql) >= len))
+		rc = a2m_store_fail(base, "scan: query text too long");
+	return rc;
+}
+
 int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 		    void *ctx)
 {
@@ -321,12 +362,9 @@ int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 	filter f;
 	int rc;
 
-	rc = filter_build(s, q, q->brief ? "SELECT " BRIEF_COLUMNS " FROM records"
-					 : "SELECT " COLUMNS " FROM records", &f);
+	rc = scan_build(s, q, &f);
 	if (rc)
 		goto out;
-	put(&f, q->descending ? " ORDER BY created_at DESC, seq DESC"
-			      : " ORDER BY created_at, seq");
 	rc = scan_take(s, &f, &st, &kept);
 	if (!rc)
 		rc = q->brief ? brief_rows(s, st, visit, ctx)
