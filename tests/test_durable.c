@@ -21,17 +21,13 @@
 ** by the checkpointer's thread (store/sqlite_checkpoint.c); and one test
 ** writes a few MB to see those checkpoints keep the log bounded.
 */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +40,7 @@
 #include "check_a2m.h"
 #include "store/store.h"
 #include "server/deferred.h"
+#include "group_commit_server.h"
 #include "transport/http.h"
 #include "util/buf.h"
 
@@ -150,23 +147,6 @@ static void *write_until_killed(void *p)
 	}
 	a2m_client_free(c);
 	return NULL;
-}
-
-/* An HTTP server of h whose writes wait for their sync on its threads, as
-** `a2m serve` makes it (group commit); NULL when it does not start. */
-static a2m_http *start_group_commit(a2m *h)
-{
-	a2m_http_config hc;
-	memset(&hc, 0, sizeof hc);
-	hc.threads = 2;
-	static const a2m_http_defer defer = {a2m_handle_network_deferred, a2m_deferred_run,
-					     a2m_deferred_finish, a2m_deferred_drop};
-	hc.defer = &defer;
-	a2m_http *http = NULL;
-	char err[256];
-	if (a2m_http_start(h, &hc, &http, err, sizeof err) != 0)
-		fprintf(stderr, "  %s\n", err);
-	return http;
 }
 
 /* The child: serves path over HTTP until killed; writes the port to fd. */
@@ -413,150 +393,6 @@ static void test_without_group_commit_sqlite_syncs_itself(void)
 	a2m_sqlite_sync_fail_next_for_tests(0);
 }
 
-/* ---- a stop with writes coming on kept-alive connections ---- */
-
-/* A connection to 127.0.0.1:port, or -1. */
-static int connect_to_port(unsigned port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* Sends one POST of body to / on fd (kept alive: HTTP/1.1). */
-static int post_on(int fd, const char *body)
-{
-	char req[1024];
-	int n = snprintf(req, sizeof req, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-			 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-			 strlen(body), body);
-	return n > 0 && n < (int)sizeof req && write(fd, req, (size_t)n) == n ? 0 : -1;
-}
-
-/*
-** Reads one response from fd into buf (NUL-terminated): its status, or 0
-** when the connection ended or nothing came within 60 s (a bound on a
-** broken server, not a measure).
-*/
-static int response_on(int fd, char *buf, size_t cap)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (;;) {
-		const char *end = strstr(buf, "\r\n\r\n");
-		const char *cl = strstr(buf, "Content-Length: ");
-		if (end && cl && len >= (size_t)(end + 4 - buf) + strtoul(cl + 16, NULL, 10))
-			return (int)strtol(buf + 9, NULL, 10);  /* "HTTP/1.1 200" */
-		struct pollfd p = {fd, POLLIN, 0};
-		if (len + 1 >= cap || poll(&p, 1, 60000) != 1)
-			return 0;
-		ssize_t got = read(fd, buf + len, cap - 1 - len);
-		if (got <= 0)
-			return 0;
-		len += (size_t)got;
-		buf[len] = '\0';
-	}
-}
-
-static const char *const stop_writes[2] = {
-	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"memory/remember\",\"params\":{\"records\":"
-	"[{\"content\":\"sent once the drain was over\",\"key\":\"after-drain\"}]}}",
-	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"memory/remember\",\"params\":{\"records\":"
-	"[{\"content\":\"sent while closing\",\"key\":\"while-closing\"}]}}",
-};
-static int stop_fds[2];
-static int stop_suspended[2];  /* the write was seen suspended */
-
-/*
-** Inside a2m_http_stop (a2m_http_stop_hook_for_tests), at each of its two
-** points: a write on a connection kept alive from before the stop. Waits
-** until it is suspended (waiting for its sync) or answered, whichever
-** comes first, so the stop goes on with it as it stands.
-*/
-static void write_inside_stop(a2m_http *s, int closing)
-{
-	int fd = stop_fds[closing];
-	/* Not resumed until seen suspended (when it is: never, once closing). */
-	a2m_http_hold_resumes_for_tests(1);
-	CHECK(post_on(fd, stop_writes[closing]) == 0);
-	for (int i = 0; i < 600000; i++) {
-		struct pollfd p = {fd, POLLIN, 0};
-		if (a2m_http_suspended_for_tests(s) > 0) {
-			stop_suspended[closing] = 1;
-			break;
-		}
-		if (poll(&p, 1, 0) == 1)
-			break;  /* answered (or closed) */
-		struct timespec ts = {0, 100000};
-		nanosleep(&ts, NULL);
-	}
-	a2m_http_hold_resumes_for_tests(0);
-}
-
-/*
-** Exit 134 under SIGTERM and write load (tests/http_test.sh, once in CI):
-** a kept-alive connection sent a write after the stop's drain saw no
-** request in flight; the write suspended its connection waiting for its
-** sync, and libmicrohttpd aborts the process when a daemon is stopped with
-** a connection suspended. Here a write comes at each of the two points of
-** the stop: once the drain is over (it is suspended: the stop must wait
-** for its sync and its answer) and once the stop is closing (it must not
-** be suspended at all: its worker finishes it). Each is answered, its
-** record is in the store, and the process is alive to check it.
-*/
-static void test_a_stop_waits_for_writes_on_kept_alive_connections(void)
-{
-	char path[256], buf[4096];
-	snprintf(path, sizeof path, "%s/stop.db", tmpdir);
-	a2m *h = check_open("engine", "sqlite", "path", path, NULL);
-	if (!h)
-		return;
-	a2m_http *http = start_group_commit(h);
-	if (!http) {
-		CHECK(!"server started");
-		a2m_close(h);
-		return;
-	}
-	/* Two connections, each with a write answered before the stop, so
-	** they are accepted and kept alive (no "Connection: close" yet). */
-	for (int i = 0; i < 2; i++) {
-		stop_fds[i] = connect_to_port(a2m_http_port(http));
-		CHECK(stop_fds[i] >= 0);
-		char before[256];
-		snprintf(before, sizeof before,
-			 "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"memory/remember\",\"params\":"
-			 "{\"records\":[{\"content\":\"before the stop\",\"key\":\"before-%d\"}]}}", i);
-		CHECK(post_on(stop_fds[i], before) == 0);
-		CHECK_INT(response_on(stop_fds[i], buf, sizeof buf), 200);
-		CHECK(strstr(buf, "Connection: close") == NULL);
-		stop_suspended[i] = 0;
-	}
-	a2m_http_stop_hook_for_tests(write_inside_stop);
-	a2m_http_stop(http);
-	a2m_http_stop_hook_for_tests(NULL);
-	/* Once the drain was over, the write was still let suspend (so the
-	** stop had one to wait for); once closing, never. */
-	CHECK_INT(stop_suspended[0], 1);
-	CHECK_INT(stop_suspended[1], 0);
-	for (int i = 0; i < 2; i++) {
-		CHECK_INT(response_on(stop_fds[i], buf, sizeof buf), 200);
-		CHECK(strstr(buf, "\"result\"") != NULL);
-		CHECK(strstr(buf, "Connection: close") != NULL);
-		close(stop_fds[i]);
-	}
-	CHECK(check_holds(h, "after-drain", "sent once the drain was over"));
-	CHECK(check_holds(h, "while-closing", "sent while closing"));
-	a2m_close(h);
-}
-
 static long file_size(const char *path)
 {
 	struct stat st;
@@ -663,7 +499,6 @@ int main(void)
 		TEST(test_checkpoints_run_off_the_writer_and_bound_the_log),
 		TEST(test_a_failed_sync_fails_the_write_and_stops_writes),
 		TEST(test_without_group_commit_sqlite_syncs_itself),
-		TEST(test_a_stop_waits_for_writes_on_kept_alive_connections),
 		TEST(test_a_commit_outside_a_call_is_synced_at_close),
 		TEST(test_acknowledged_writes_survive_a_kill_and_failed_ones_never_land),
 		{NULL, NULL}

@@ -281,7 +281,14 @@ static int serve_http(cli_transport *t, const char *cmd, a2m *h, const char *sto
 		ppoll(NULL, 0, &wake, wait_mask);
 	}
 
-	a2m_http_stop(server);
+	if (a2m_http_stop(server) != 0) {
+		/* A sync that never ended: closing the store would wait for it
+		** too. Exiting leaves those writes unanswered (never acknowledged)
+		** and the store as a crash would, which loses nothing acknowledged. */
+		a2m_log(A2M_LOG_ERROR, "stopped (signal) without closing the store: writes "
+			"still wait for a sync");
+		_exit(A2M_EXIT_ERROR);
+	}
 	a2m_bearer_free(tokens);
 	a2m_log(A2M_LOG_INFO, "stopped (signal)");
 	return A2M_EXIT_OK;

@@ -196,8 +196,9 @@ static enum MHD_Result answer(a2m_http *s, struct MHD_Connection *c, request *r)
 		execute(s, r, r->body ? r->body : "", r->len);
 	/* Not before the write is durable (group commit): the worker goes on
 	** with its other connections meanwhile. */
-	if (r->pending && a2m_http_durable_wait(s, c, r))
-		return MHD_YES;  /* suspended: answered when resumed */
+	int waits = r->pending ? a2m_http_durable_wait(s, c, r) : 0;
+	if (waits)
+		return waits > 0 ? MHD_YES : MHD_NO;  /* suspended: answered when resumed */
 	char *out = r->reply;
 	r->reply = NULL;
 	if (out)
@@ -448,7 +449,7 @@ static void free_server(a2m_http *s)
 	free(s);
 }
 
-static void stop_daemons(a2m_http *s);
+static int stop_daemons(a2m_http *s);
 
 /* Sets the port of an IPv4 or IPv6 socket address. */
 static void set_port(struct sockaddr *sa, unsigned port)
@@ -516,6 +517,8 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	atomic_init(&s->stopping, 0);
 	atomic_init(&s->suspended, 0);
 	atomic_init(&s->closing, 0);
+	atomic_init(&s->finishing, 0);
+	atomic_init(&s->shut, 0);
 	atomic_init(&s->starting, 0);
 	atomic_init(&s->n_own, 0);
 
@@ -641,7 +644,7 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 	if (s->n_daemons < threads) {
 		snprintf(err, errlen, "cannot serve on %s port %u: %s", addr, s->port,
 			 s->start_error[0] ? s->start_error : "libmicrohttpd refused to start");
-		stop_daemons(s);
+		(void)stop_daemons(s);  /* nothing was served: nothing waits */
 		goto fail;
 	}
 
@@ -695,21 +698,32 @@ int a2m_http_suspended_for_tests(a2m_http *s)
 #define STOP_HOOK(s, closing) ((void)0)
 #endif
 
+/* Waits until *count is 0 or the clock passes until (ms); whether it is 0. */
+static int wait_zero(atomic_int *count, int64_t until, long step_ms)
+{
+	while (atomic_load(count) > 0 && now_ms() < until)
+		sleep_ms(step_ms);
+	return atomic_load(count) == 0;
+}
+
 /*
 ** Stops accepting on every worker, lets the requests in flight finish and
 ** be answered, then stops the workers. A request stuck on a silent client
 ** is cut after the connection timeout, as it would have been anyway.
+** Returns 0; -1 when a sync did not end within the deadline: the workers
+** are left running (a2m_http_stop, http.h).
 */
-static void stop_daemons(a2m_http *s)
+static int stop_daemons(a2m_http *s)
 {
-	MHD_socket fds[A2M_HTTP_MAX_THREADS];
 	/* No new connections from here on; the listening sockets must stay
 	** open until the workers are gone (libmicrohttpd may still look at them). */
-	for (unsigned i = 0; i < s->n_daemons; i++)
-		fds[i] = a2m_mhd()->quiesce_daemon(s->daemons[i]);
+	if (!s->quiesced) {
+		for (unsigned i = 0; i < s->n_daemons; i++)
+			s->listen_fds[i] = a2m_mhd()->quiesce_daemon(s->daemons[i]);
+		s->quiesced = 1;
+	}
 	int64_t give_up = now_ms() + (int64_t)s->timeout_s * 1000 + 1000;
-	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
-		sleep_ms(5);
+	wait_zero(&s->in_flight, give_up, 5);
 	/*
 	** in_flight reached 0, yet a kept-alive connection may start another
 	** request at any moment (one answered before the stop began was not
@@ -717,31 +731,53 @@ static void stop_daemons(a2m_http *s)
 	** libmicrohttpd aborts the process when a daemon is stopped with one
 	** suspended (seen as exit 134 under SIGTERM and load). So no more are
 	** suspended from here on, and those that are get resumed first, once
-	** their sync is done: each is bound to end, whatever its client does.
+	** their sync is done — within a deadline of their own, since a sync
+	** may never end (a disk that hangs).
 	*/
 	STOP_HOOK(s, 0);
 	atomic_store(&s->closing, 1);
-	while (atomic_load(&s->suspended) > 0)
-		sleep_ms(1);
+	int64_t sync_give_up = now_ms() + (int64_t)s->timeout_s * 1000 + 1000;
+	wait_zero(&s->suspended, sync_give_up, 1);
 	STOP_HOOK(s, 1);
 	/* The answers of those just resumed (and of writes finished on their
 	** worker) go out before the daemons close their connections. */
-	while (atomic_load(&s->in_flight) > 0 && now_ms() < give_up)
-		sleep_ms(5);
+	wait_zero(&s->in_flight, give_up, 5);
+	/*
+	** A worker that waits for a sync itself would hang the join of its
+	** daemon: from here on a write is dropped unrun (http_durable.c), and
+	** those already waiting get the rest of the deadline. The counts may
+	** rise for an instant (a worker that finds shut or closing set takes
+	** its count back), hence a short look even past the deadline.
+	*/
+	atomic_store(&s->shut, 1);
+	STOP_HOOK(s, 2);
+	int64_t last = now_ms() + 100;
+	if (last < sync_give_up)
+		last = sync_give_up;
+	int suspended_done = wait_zero(&s->suspended, last, 1);
+	if (!wait_zero(&s->finishing, last, 1) || !suspended_done) {
+		a2m_log(A2M_LOG_ERROR, "http: %d writes still wait for a sync after %u s; the "
+			"workers are left running (their answers were not given)",
+			atomic_load(&s->suspended) + atomic_load(&s->finishing), s->timeout_s + 1);
+		return -1;
+	}
 	for (unsigned i = 0; i < s->n_daemons; i++) {
 		a2m_mhd()->stop_daemon(s->daemons[i]);
-		if (fds[i] != MHD_INVALID_SOCKET)
-			close(fds[i]);
+		if (s->listen_fds[i] != MHD_INVALID_SOCKET)
+			close(s->listen_fds[i]);
 	}
 	s->n_daemons = 0;
 	a2m_http_durable_stop(s);  /* after the workers: they answered what it resumed */
+	return 0;
 }
 
-void a2m_http_stop(a2m_http *s)
+int a2m_http_stop(a2m_http *s)
 {
 	if (!s)
-		return;
+		return 0;
 	atomic_store(&s->stopping, 1);
-	stop_daemons(s);
+	if (stop_daemons(s) != 0)
+		return -1;  /* s still serves the writes that wait */
 	free_server(s);
+	return 0;
 }

@@ -107,10 +107,12 @@ int a2m_http_start(a2m *h, const a2m_http_config *cfg, a2m_http **out, char *err
 #ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
 /*
 ** For tests: fn (NULL: none) runs inside a2m_http_stop, on its thread,
-** twice: with closing 0 once the requests in flight are done (a request
-** sent then on a kept-alive connection is one the drain did not wait for),
-** and with closing 1 just before the workers stop (a write then is no
-** longer suspended).
+** three times: with closing 0 once the requests in flight are done (a
+** request sent then on a kept-alive connection is one the drain did not
+** wait for), with closing 1 once the suspended connections were resumed
+** (a write then is no longer suspended but finished on its worker), and
+** with closing 2 just before the last look at the workers (a write then
+** is dropped unrun, its connection closed unanswered).
 */
 void a2m_http_stop_hook_for_tests(void (*fn)(a2m_http *s, int closing));
 
@@ -133,9 +135,17 @@ const char *a2m_http_url(const a2m_http *s);
 ** being handled finish and their responses go out (waiting at most the
 ** connection timeout for a slow one), then closes every connection and
 ** frees s. Requests that arrive meanwhile on open keep-alive connections
-** are still served, with "Connection: close". NULL is a no-op. The caller
-** closes h afterwards.
+** are still served, with "Connection: close". Returns 0; the caller
+** closes h afterwards. NULL is a no-op (0).
+**
+** Returns -1 when writes still waited for their sync (cfg->defer) once
+** the connection timeout and a second more had passed (a disk that hangs):
+** their answers were not given, and s is left running, since its workers
+** cannot be stopped while those wait (libmicrohttpd aborts the process),
+** and those calls still use h. The caller then either calls
+** a2m_http_stop(s) again, or exits the process without closing h (the
+** clients see their connections close, unanswered; a2m serve does that).
 */
-void a2m_http_stop(a2m_http *s);
+int a2m_http_stop(a2m_http *s);
 
 #endif

@@ -345,10 +345,24 @@ int a2m_http_durable_start(a2m_http *s)
 /*
 ** The server is closing: r's call finished on the calling worker, which
 ** waits for its sync itself (a stop is under way; nothing else of this
-** worker's is worth more than the connections being let go).
+** worker's is worth more than the connections being let go). Returns 0;
+** -1 when the stop already took its last look at the workers (s->shut):
+** then the call is dropped unrun, since a sync that hung here would hang
+** the daemon's stop, and the connection is to be closed unanswered.
 */
-static void finish_here(a2m_http *s, request *r)
+static int finish_here(a2m_http *s, request *r)
 {
+	/* Counted before shut is read (http_internal.h). */
+	atomic_fetch_add(&s->finishing, 1);
+	if (atomic_load(&s->shut)) {
+		atomic_fetch_sub(&s->finishing, 1);
+		s->defer->drop(r->pending);
+		r->pending = NULL;
+		a2m_free(r->reply);
+		r->reply = NULL;
+		r->reply_owed = 0;
+		return -1;
+	}
 	void *pending[1] = {r->pending};
 	char *replies[1] = {r->reply};
 	int status[1];
@@ -358,6 +372,8 @@ static void finish_here(a2m_http *s, request *r)
 	r->reply = replies[0];
 	if (status[0] != A2M_OK)
 		r->reply_owed = 1;  /* no answer could be made */
+	atomic_fetch_sub(&s->finishing, 1);
+	return 0;
 }
 
 int a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r)
@@ -367,8 +383,7 @@ int a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r)
 	atomic_fetch_add(&s->suspended, 1);
 	if (atomic_load(&s->closing)) {
 		atomic_fetch_sub(&s->suspended, 1);
-		finish_here(s, r);
-		return 0;
+		return finish_here(s, r);
 	}
 	/* Suspended before the thread can see it, so its resume finds it so. */
 	r->conn = c;

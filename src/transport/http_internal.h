@@ -63,6 +63,16 @@ struct a2m_http {
 	** reads suspended, so one of the two always sees the other. */
 	atomic_int suspended;  /* connections suspended by http_durable.c, not yet resumed */
 	atomic_int closing;    /* the daemons are about to stop: suspend no more */
+	/* A sync may never end (a disk that hangs): the stop waits for the
+	** two counts above and below only until a deadline, and a worker
+	** waiting for a sync itself (finish_here) would hang the join of its
+	** daemon. So finishing counts those workers, and once shut is set
+	** (after the stop's last look at finishing) a write is dropped unrun
+	** and its connection closed; the same seq_cst pairing as above. */
+	atomic_int finishing;  /* workers inside http_durable.c's finish_here */
+	atomic_int shut;       /* the stop looked for the last time: run no write */
+	int quiesced;          /* the stop's thread only: listen_fds taken */
+	MHD_socket listen_fds[A2M_HTTP_MAX_THREADS]; /* closed once the daemons stop */
 
 	/* Inside MHD_start_daemon: keep its last error. Atomic: the workers
 	** it starts may log while the main thread clears it. */
@@ -159,7 +169,9 @@ int a2m_http_durable_start(a2m_http *s);
 ** gives the answer in its next call. Returns 1 then. Once the server is
 ** closing (s->closing) c is not suspended: the call is finished on this
 ** thread, r->pending is NULL and its answer in r->reply (r->reply_owed
-** when none could be made), to be given now; returns 0.
+** when none could be made), to be given now; returns 0. Once it is shut
+** (s->shut) the call is dropped unrun (r->pending NULL, no answer) and
+** -1 says: close the connection.
 */
 int a2m_http_durable_wait(a2m_http *s, struct MHD_Connection *c, request *r);
 
