@@ -11,7 +11,9 @@
 **     what the unfiltered timeline filtered afterwards gives, on random
 **     data: the store answers a session equality itself
 **     (stack/select.c, a2m_stack_narrow_by_where); the rest of `where`
-**     must still apply.
+**     must still apply;
+**   - memory/session/list names each of many sessions (more than the
+**     list's first room) once, with its own counts.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,11 +255,51 @@ static void test_layout_with_a_nameless_tier_refused(void)
 	unlink(file);
 }
 
+/*
+** memory/session/list over more sessions than its list's first room (16,
+** stack/conversations.c): 40 sessions "many-N" of N % 3 + 1 turns each,
+** each named once, with its own count of records, all in working memory.
+*/
+static void test_session_list_names_every_one_of_many_sessions(void)
+{
+	enum { MANY = 40 };
+	char name[32];
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof name, "many-%d", i);
+		for (int t = 0; t <= i % 3; t++)
+			turn(name, t);
+	}
+	json_t *res = check_result_of(h, "memory/session/list", json_object());
+	json_t *list = json_object_get(res, "sessions"), *s;
+	int seen[MANY] = {0}, wrong = 0;
+	size_t k;
+	json_array_foreach(list, k, s) {
+		int i;
+		const char *got = json_string_value(json_object_get(s, "session"));
+		if (!got || sscanf(got, "many-%d", &i) != 1 || i < 0 || i >= MANY)
+			continue;
+		seen[i]++;
+		json_int_t records = json_integer_value(json_object_get(s, "records"));
+		json_int_t working = json_integer_value(
+			json_object_get(json_object_get(s, "tiers"), "working"));
+		if (records != i % 3 + 1 || working != records) {
+			wrong++;
+			fprintf(stderr, "  %s: %lld records, %lld in working; want %d\n", got,
+				(long long)records, (long long)working, i % 3 + 1);
+		}
+	}
+	for (int i = 0; i < MANY; i++)
+		CHECK_INT(seen[i], 1);
+	CHECK_INT(wrong, 0);
+	json_decref(res);
+}
+
 static const test_case tests[] = {
 	TEST(test_working_keeps_the_newest_24_of_each_session),
 	TEST(test_episodic_holds_at_most_its_capacity),
 	TEST(test_timeline_by_session_equals_filtering_afterwards),
 	TEST(test_layout_with_a_nameless_tier_refused),
+	TEST(test_session_list_names_every_one_of_many_sessions),
 	{NULL, NULL},
 };
 
