@@ -6,7 +6,7 @@
 # commands, a PostgreSQL deployment when $A2M_TEST_POSTGRES names a server,
 # and --memory), then again against `a2m serve --http` when the
 # build serves HTTP; exit codes 0 / 1 / 2 and their messages; a smoke run
-# of `a2m bench memory`.
+# of `a2m bench memory`, and `a2m bench latency --now`.
 # Prints "ok"/"FAIL" per check and "N passed, M failed".
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -300,6 +300,16 @@ matches "bench memory prints the hybrid row" "$out" "^hybrid 50% +${figures}"
 matches "bench memory prints the vectors-alone row" "$out" "^vectors alone +${figures}"
 kill "$embed_pid" 2>/dev/null
 wait "$embed_pid" 2>/dev/null
+
+# --- a2m bench latency --now: the process's clock pinned, T + k ms at the
+# run's k-th call (2 batches of the load, then 30 recalls: the last reads
+# T + 31 ms), so callgrind counts repeat (docs/BENCHMARKS.md, the floors) ---
+out=$("$a2m" bench latency --records 2000 --queries 30 --now 2026-01-01T00:00:00Z 2>/dev/null)
+expect "bench latency --now exits 0" "$?" 0
+contains "bench latency --now: the clock the last recall read" "$out" \
+	"pinned (--now): 2026-01-01T00:00:00.000Z to 2026-01-01T00:00:00.031Z"
+"$a2m" bench latency --records 10 --queries 1 --now yesterday >/dev/null 2>&1
+expect "bench latency refuses a --now that is no time" "$?" 2
 
 # --- what a client owes a server (spec §2, §2.1, §3.2, §4.1, §4.12, §5.3,
 # §7), named by conformance/claims.json. The server is tests/unusual_peer.py

@@ -43,6 +43,14 @@
 **       text, time and walk counters, to find what the tail does;
 **       --query-file F: the queries read from F, one a line (cycled), not
 **       drawn: a run of only those (e.g. under callgrind).
+**       --now T (RFC 3339, or milliseconds since the epoch): the process's
+**       clock pinned, reading T + k ms at the run's k-th call (the load's
+**       batches, then the recalls), so the blend's recency, the touches and
+**       the records' times are the same on every run; and the analysis
+**       runs on the calling thread alone (helper_threads 0: how the load's
+**       batches split between threads decides which stem cache a query
+**       meets), so the work is the same too: callgrind counts compare
+**       exactly (docs/BENCHMARKS.md, the floors).
 */
 #include <errno.h>
 #include <stdint.h>
@@ -59,6 +67,7 @@
 #include "cli/cli.h"
 #include "server/bench_switch.h"
 #include "server/deployment.h"
+#include "util/clock.h"
 #include "util/grow.h"
 #include "util/progress.h"
 
@@ -480,17 +489,30 @@ static long stored_records(a2m *h)
 }
 
 /*
+** A server for `bench latency` (path NULL: memory). one_thread (--now):
+** the analysis on the calling thread alone (helper_threads 0), since which
+** pooled worker, and so which stem cache, a query's analysis meets depends
+** on how the load's batches were split between threads.
+*/
+static a2m *latency_open(const char *path, int sync_normal, int read_only, int one_thread)
+{
+	bench_open_opts o = {.path = path, .sync_normal = sync_normal, .read_only = read_only,
+			     .helper_threads = one_thread ? 0 : -1};
+	return bench_open_with(&o);
+}
+
+/*
 ** `bench latency --db PATH`: when PATH exists and holds the run's records
 ** (and, with --fts5, the peer's file as many rows), opens both into *h and
 ** *fts and returns 1: the run reuses them instead of loading again. Else 0,
 ** nothing left open.
 */
 static int latency_reusable(const char *db, const char *peer_db, long records,
-			    int sync_normal, a2m **h, bench_fts5 **fts)
+			    int sync_normal, int one_thread, a2m **h, bench_fts5 **fts)
 {
 	if (access(db, F_OK) != 0 || (peer_db && access(peer_db, F_OK) != 0))
 		return 0;
-	if (!(*h = bench_open(db, sync_normal, 0)))
+	if (!(*h = latency_open(db, sync_normal, 0, one_thread)))
 		return 0;
 	int ok = stored_records(*h) == records;
 	if (ok && peer_db)
@@ -504,9 +526,32 @@ static int latency_reusable(const char *db, const char *peer_db, long records,
 	return ok;
 }
 
+/* --now's T: RFC 3339, or milliseconds since the epoch (> 0). Returns 0 or -1. */
+static int parse_now(const char *text, int64_t *ms)
+{
+	if (a2m_clock_parse(text, ms) == 0)
+		return *ms > 0 ? 0 : -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v <= 0)
+		return -1;
+	*ms = v;
+	return 0;
+}
+
+/* --now: the clock at the run's k-th call (T + k ms); nothing without it. */
+static void pin_clock(int64_t now, long k)
+{
+	if (now)
+		a2m_clock_pin(now + k);
+}
+
 static int bench_latency(int argc, char **argv)
 {
 	long records = 10000, queries = 1000;
+	int64_t now = 0;  /* --now: the clock pinned from there */
+	long calls = 0;   /* made so far, for the pinned clock */
 	const char *db = NULL;
 	int sync_normal = 0, sqlite = 0, read_only = 0, frequent = 0, compare = 0, peer = 0;
 	long worst = 0;
@@ -534,7 +579,13 @@ static int bench_latency(int argc, char **argv)
 			peer = 1;
 		else if (strcmp(argv[i], "--worst") == 0 && i + 1 < argc)
 			worst = strtol(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--query-file") == 0 && i + 1 < argc && !qfile) {
+		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (parse_now(argv[++i], &now) != 0) {
+				fprintf(stderr, "a2m bench: --now %s: not an RFC 3339 time nor "
+					"milliseconds since the epoch\n", argv[i]);
+				return A2M_EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--query-file") == 0 && i + 1 < argc && !qfile) {
 			if (!(qfile = fopen(argv[++i], "r"))) {
 				fprintf(stderr, "a2m bench: %s: %s\n", argv[i], strerror(errno));
 				return A2M_EXIT_ERROR;
@@ -543,7 +594,7 @@ static int bench_latency(int argc, char **argv)
 			fprintf(stderr, "usage: a2m bench latency [--records N] [--queries Q]"
 				" [--engine memory|sqlite] [--db PATH] [--synchronous-normal]"
 				" [--read-only] [--frequent] [--compare-pruning|--compare-walks]"
-				" [--fts5] [--worst N] [--query-file F]\n");
+				" [--fts5] [--worst N] [--query-file F] [--now T]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
@@ -560,13 +611,13 @@ static int bench_latency(int argc, char **argv)
 	a2m *h = NULL;
 	bench_fts5 *fts = NULL;
 	int reuse = keep && latency_reusable(db, peer ? peer_db : NULL, records, sync_normal,
-					     &h, &fts);
+					     now != 0, &h, &fts);
 	if (!reuse) {
 		if (db) {
 			bench_remove_db(db);
 			bench_remove_db(peer_db);
 		}
-		if (!(h = bench_open(db, sync_normal, 0)))
+		if (!(h = latency_open(db, sync_normal, 0, now != 0)))
 			return A2M_EXIT_ERROR;
 		fts = peer ? bench_fts5_open(db ? peer_db : NULL, keep) : NULL;
 		if (peer && !fts)
@@ -587,6 +638,7 @@ static int bench_latency(int argc, char **argv)
 			json_array_append_new(recs, json_pack("{ss ss}", "content", text, "tier",
 							      "semantic"));
 		}
+		pin_clock(now, calls++);
 		json_t *r = bench_call(h, "memory/remember", json_pack("{so}", "records", recs), NULL);
 		if (!r) {
 			a2m_progress_erase(p);
@@ -602,7 +654,7 @@ static int bench_latency(int argc, char **argv)
 	if (read_only && db) {
 		/* Recall without its touch: reopen the file read-only. */
 		a2m_close(h);
-		if (!(h = bench_open(db, sync_normal, 1)))
+		if (!(h = latency_open(db, sync_normal, 1, now != 0)))
 			return A2M_EXIT_ERROR;
 	}
 	latency_runs r = {calloc((size_t)queries, sizeof(double)),
@@ -626,10 +678,12 @@ static int bench_latency(int argc, char **argv)
 			bench_query_frequent(text, sizeof text);
 		else
 			bench_query_text(text, sizeof text);
+		pin_clock(now, calls++);
 		if (!rc)
 			rc = time_query(h, fts, text, i, &r);
 	}
 	a2m_progress_erase(p);
+	int64_t last = now ? a2m_clock_now_ms() : 0;  /* what the last recall read */
 	if (!rc) {
 		printf("a2m bench latency: %ld records (%s%s%s), %ld recalls of %s, limit 10\n",
 		       records, db ? "sqlite" : "memory",
@@ -637,6 +691,11 @@ static int bench_latency(int argc, char **argv)
 		       read_only && db ? ", read-only: no touch" : "", queries,
 		       frequent ? "3 of the 20 most frequent words" : "2-3 words");
 		bench_print_allocator();
+		if (now) {
+			char from[A2M_TIMESTAMP_LEN], to[A2M_TIMESTAMP_LEN];
+			printf("  clock   pinned (--now): %s to %s, 1 ms a call; analysis on one"
+			       " thread\n", a2m_clock_format(now, from), a2m_clock_format(last, to));
+		}
 		if (worst)
 			print_worst(&r, (size_t)queries, (size_t)worst);
 		if (reuse)
@@ -670,6 +729,7 @@ static int bench_latency(int argc, char **argv)
 	free(r.fts);
 	bench_fts5_close(fts);
 	a2m_close(h);
+	a2m_clock_pin(0);
 	if (db && !keep)
 		bench_remove_db(db);
 	return rc ? A2M_EXIT_ERROR : A2M_EXIT_OK;
@@ -691,7 +751,7 @@ int a2m_cmd_bench(int argc, char **argv)
 		"       a2m bench latency [--records N] [--queries Q] [--engine memory|sqlite]\n"
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"
 		"                         [--frequent] [--compare-pruning|--compare-walks] [--fts5]\n"
-		"                         [--worst N] [--query-file F]\n"
+		"                         [--worst N] [--query-file F] [--now T]\n"
 		"%s"
 		"\n"
 		"quality: precision@1 and MRR of recall on bench/quality/, ours (bm25) beside the\n"

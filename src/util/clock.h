@@ -16,11 +16,19 @@
 /* The current time in milliseconds since the epoch. */
 int64_t a2m_clock_now_ms(void);
 
+/*
+** From now on a2m_clock_now_ms() answers ms (0: the real clock again), in
+** the whole process. For `a2m bench --now` (cli/bench.c): with the clock
+** the blend's recency, the touches and the records' times read pinned, a
+** run does the same work each time and callgrind counts compare exactly.
+** Nothing a client sends reaches it. Any thread; readers see it at once.
+*/
+void a2m_clock_pin(int64_t ms);
+
 #ifdef A2M_TEST_HOOKS  /* the tests' build of the library only (Makefile) */
 /*
-** For tests: from now on a2m_clock_now_ms() answers ms (0: the real clock
-** again), so a test can stand at the millisecond a record expires instead
-** of sleeping until it does. Any thread; the readers see it at once.
+** For tests: a2m_clock_pin(ms), so a test can stand at the millisecond a
+** record expires instead of sleeping until it does.
 */
 void a2m_clock_set_for_tests(int64_t ms);
 #endif
