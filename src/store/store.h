@@ -925,6 +925,13 @@ void a2m_sqlite_checkpoint_counts_for_tests(uint64_t *passes, uint64_t *in_commi
 void a2m_sqlite_checkpoint_log_for_tests(int *longest, int *largest_commit, int *missed);
 
 /*
+** For tests: the cycles of the log every store of the process ran so far
+** (sqlite_checkpoint.c): closes run in a commit's WAL hook, and restarts
+** of the log the hooks saw.
+*/
+void a2m_sqlite_checkpoint_cycles_for_tests(uint64_t *closes, uint64_t *restarts);
+
+/*
 ** For tests: the SQLite store s numbers its commits from now on, as it does
 ** once its pool has opened a reader (sqlite_journal.c). Cannot fail.
 */
