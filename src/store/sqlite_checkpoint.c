@@ -446,10 +446,14 @@ void a2m_sqlite_checkpoint_mark(sqlstore *s, int soft_pages)
 	if (atomic_load(&test_pages) > 0)
 		soft_pages = atomic_load(&test_pages);
 #endif
+	/* Under mu: the thread reads the close and the step (a mark may move
+	   once it runs). */
+	pthread_mutex_lock(&c->mu);
 	c->soft = soft_pages > 0 ? soft_pages : SOFT_PAGES_DEFAULT;
 	c->hard = c->soft * HARD_FACTOR;
 	c->close = c->soft / 4 < CLOSE_FRAMES ? c->soft / 4 : CLOSE_FRAMES;
 	c->step = c->soft / STEP_PARTS > 0 ? c->soft / STEP_PARTS : 1;
+	pthread_mutex_unlock(&c->mu);
 }
 
 void a2m_sqlite_checkpoint_free(sqlstore *s)
