@@ -1903,12 +1903,12 @@ static void test_reader_lists_segments_again_after_a_writers_commit(tctx *t)
 
 /* ---- the tail (sqlite_index_tail.c) ---- */
 
-/* A second read-write store on t's file, with tix: a second server. */
-static a2m_store *second_writer(tctx *t)
+/* A second store on t's file (read-only or not), with tix: a second server. */
+static a2m_store *second_store(tctx *t, int read_only)
 {
 	a2m_store *o = NULL;
 	char err[256];
-	a2m_sqlite_options opt = {0};
+	a2m_sqlite_options opt = {.read_only = read_only};
 	if (a2m_store_sqlite_open(t->path, &opt, &o, err, sizeof err) != 0)
 		return NULL;
 	if (o->ops->index_attach(o, &tix.base) != 0) {
@@ -1916,6 +1916,11 @@ static a2m_store *second_writer(tctx *t)
 		return NULL;
 	}
 	return o;
+}
+
+static a2m_store *second_writer(tctx *t)
+{
+	return second_store(t, 0);
 }
 
 static int df_in(a2m_store *s, const char *term)
@@ -2258,17 +2263,14 @@ static void test_an_untailed_file_is_taken_as_it_is(tctx *t)
 	close_store(t);
 	sqlite3 *db = NULL;
 	EXPECT_INT(sqlite3_open(t->path, &db), SQLITE_OK);
-	EXPECT_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/6|',"
+	EXPECT_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/7|',"
 				" 'postings/4|') WHERE name = 'index';"
 				"DELETE FROM a2m_meta WHERE name = 'indexed'", NULL, NULL, NULL),
 		   SQLITE_OK);
 	sqlite3_close(db);
-	a2m_store *r = NULL;
-	char err[256];
-	a2m_sqlite_options ro = {.read_only = 1};
-	EXPECT_OK(a2m_store_sqlite_open(t->path, &ro, &r, err, sizeof err));
+	a2m_store *r = second_store(t, 1);
+	EXPECT(r != NULL);
 	if (r) {
-		EXPECT_OK(r->ops->index_attach(r, &tix.base));
 		EXPECT_INT(df_in(r, "pine"), 2);
 		r->ops->close(r);
 	}
@@ -2277,12 +2279,126 @@ static void test_an_untailed_file_is_taken_as_it_is(tctx *t)
 	EXPECT_INT(tix.calls, 0);  /* nothing analysed: no rebuild */
 	EXPECT_INT(sql_int(t, "SELECT CAST(value AS INTEGER) FROM a2m_meta WHERE name = 'indexed'"),
 		   last);
-	EXPECT_INT(sql_int(t, "SELECT value LIKE 'postings/6|%' FROM a2m_meta WHERE name = 'index'"), 1);
+	EXPECT_INT(sql_int(t, "SELECT value LIKE 'postings/7|%' FROM a2m_meta WHERE name = 'index'"), 1);
 	EXPECT_INT(df(t, "pine"), 2);
 	EXPECT(insert(t, "u3", "pine") > 0);
 	EXPECT_INT(df(t, "pine"), 3);
 	if (!check_clean(t->s, why, sizeof why))
 		snprintf(failure, sizeof failure, "%s", why);
+}
+
+static int count_visit(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+{
+	(void)seq, (void)tf, (void)dl;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* How many postings term has in s, every one counted (-1 on failure). */
+static int df_all(a2m_store *s, const char *term)
+{
+	int n = 0;
+	return s->ops->index_postings(s, term, strlen(term), count_visit, &n) ? -1 : n;
+}
+
+/* What main's build (postings/6) made of a2m_segments: a WITHOUT ROWID table. */
+#define SQL_KEYED_SEGMENTS \
+	"CREATE TABLE keyed(seg INTEGER NOT NULL, term TEXT NOT NULL, data BLOB NOT NULL," \
+	" PRIMARY KEY(seg, term)) WITHOUT ROWID;" \
+	"INSERT INTO keyed SELECT seg, term, data FROM a2m_segments;" \
+	"DROP TABLE a2m_segments;ALTER TABLE keyed RENAME TO a2m_segments;" \
+	"UPDATE a2m_meta SET value = replace(value, 'postings/7|', 'postings/6|')" \
+	" WHERE name = 'index';"
+#define SQL_PK_INDEXES \
+	"SELECT count(*) FROM pragma_index_list('a2m_segments') WHERE origin = 'pk'"
+
+/*
+** A file of the layout before the rowid table (postings/6: a2m_segments
+** WITHOUT ROWID) with segments at two levels and long lists (skip tables,
+** rows longer than a read's window): a read-only open reads the old table
+** as it is; a read-write open moves its rows into the rowid table in
+** place (nothing analysed: no rebuild), names it postings/7, and every
+** term reads the same; writes go on and the check finds it clean.
+*/
+static void test_a_keyed_file_is_moved_in_place(tctx *t)
+{
+	enum { BATCHES = 5, PER = 300, WORDS = 40 };
+	char id[32], text[96], why[320], w[16];
+	int want[WORDS + 1];
+	a2m_segments_merge_factor_for_tests(2);
+	for (int b = 0; b < BATCHES && !failure[0]; b++) {
+		EXPECT_OK(t->s->ops->begin(t->s));
+		for (int i = 0; i < PER; i++) {
+			int k = b * PER + i;
+			snprintf(id, sizeof id, "k%d", k);
+			snprintf(text, sizeof text, "pine w%d w%d%s", k % WORDS, (k * 7) % WORDS,
+				 k % 3 ? " cedar" : "");
+			EXPECT(insert(t, id, text) > 0);
+		}
+		EXPECT_OK(t->s->ops->commit(t->s));
+	}
+	a2m_segments_merge_factor_for_tests(0);
+	EXPECT(sql_int(t, "SELECT count(DISTINCT level) FROM a2m_segdir") >= 2);
+	for (int i = 0; i < WORDS; i++) {
+		snprintf(w, sizeof w, "w%d", i);
+		want[i] = df_all(t->s, w);
+	}
+	want[WORDS] = df_all(t->s, "cedar");
+	EXPECT_INT(df_all(t->s, "pine"), BATCHES * PER);
+	int64_t bytes = sql_int(t, "SELECT sum(length(data)) FROM a2m_segments");
+	EXPECT(sql_int(t, "SELECT max(length(data)) FROM a2m_segments") > 2048);
+	close_store(t);
+	sqlite3 *db = NULL;
+	EXPECT_INT(sqlite3_open(t->path, &db), SQLITE_OK);
+	EXPECT_INT(sqlite3_exec(db, SQL_KEYED_SEGMENTS, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	EXPECT_INT(sql_int(t, SQL_PK_INDEXES), 1);
+	/* Read-only: the old table read by its column. */
+	a2m_store *r = second_store(t, 1);
+	EXPECT(r != NULL);
+	if (r) {
+		EXPECT_INT(df_all(r, "pine"), BATCHES * PER);
+		EXPECT_INT(df_all(r, "w7"), want[7]);
+		r->ops->close(r);
+	}
+	EXPECT_INT(sql_int(t, SQL_PK_INDEXES), 1);
+	tix.calls = 0;
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(tix.calls, 0);  /* nothing analysed: no rebuild */
+	EXPECT_INT(sql_int(t, SQL_PK_INDEXES), 0);
+	EXPECT_INT(sql_int(t, "SELECT count(*) FROM pragma_index_list('a2m_segments')"
+			      " WHERE name = 'a2m_segments_key' AND \"unique\""), 1);
+	EXPECT_INT(sql_int(t, "SELECT value LIKE 'postings/7|%' FROM a2m_meta WHERE name = 'index'"), 1);
+	EXPECT_INT(sql_int(t, "SELECT sum(length(data)) FROM a2m_segments"), bytes);
+	EXPECT_INT(df_all(t->s, "pine"), BATCHES * PER);
+	for (int i = 0; i < WORDS; i++) {
+		snprintf(w, sizeof w, "w%d", i);
+		EXPECT_INT(df_all(t->s, w), want[i]);
+	}
+	EXPECT_INT(df_all(t->s, "cedar"), want[WORDS]);
+	EXPECT(insert(t, "after", "pine cedar") > 0);
+	EXPECT_INT(df_all(t->s, "pine"), BATCHES * PER + 1);
+	if (!check_clean(t->s, why, sizeof why))
+		snprintf(failure, sizeof failure, "%s", why);
+	/* The check sees a table its layout's name does not: without its key... */
+	close_store(t);
+	EXPECT_INT(sqlite3_open(t->path, &db), SQLITE_OK);
+	EXPECT_INT(sqlite3_exec(db, "DROP INDEX a2m_segments_key", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(df_all(t->s, "cedar"), want[WORDS] + 1);
+	EXPECT(!check_clean(t->s, why, sizeof why) && strstr(why, "a2m_segments_key"));
+	/* ... or WITHOUT ROWID under postings/7's name: read by its column, right. */
+	close_store(t);
+	EXPECT_INT(sqlite3_open(t->path, &db), SQLITE_OK);
+	EXPECT_INT(sqlite3_exec(db, SQL_KEYED_SEGMENTS "UPDATE a2m_meta SET value ="
+				" replace(value, 'postings/6|', 'postings/7|') WHERE name = 'index';",
+				NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	EXPECT_OK(open_indexed(t, &tix));
+	EXPECT_INT(df_all(t->s, "pine"), BATCHES * PER + 1);
+	EXPECT_INT(df_all(t->s, "w3"), want[3]);
+	EXPECT(!check_clean(t->s, why, sizeof why) && strstr(why, "WITHOUT ROWID"));
 }
 
 int main(void)
@@ -2341,6 +2457,7 @@ int main(void)
 	RUN_SQLITE(test_two_writers_taking_turns_share_seqs_and_numbers);
 	RUN_SQLITE(test_an_untailed_file_is_taken_as_it_is);
 	RUN_SQLITE(test_a_kill_loses_no_record_of_the_tail);
+	RUN_NO_TAIL(RUN_SQLITE, test_a_keyed_file_is_moved_in_place);
 	char schema[64];
 	snprintf(schema, sizeof schema, "a2m_ti_%d", (int)getpid());
 	pg_test_schema_drop(schema);

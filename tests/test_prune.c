@@ -926,7 +926,7 @@ static void test_a_file_without_skip_tables_is_read_as_it_is(void)
 		return;
 	sqlite3 *db = NULL;
 	CHECK_INT(sqlite3_open(db_path, &db), SQLITE_OK);
-	CHECK_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/6|',"
+	CHECK_INT(sqlite3_exec(db, "UPDATE a2m_meta SET value = replace(value, 'postings/7|',"
 			       " 'postings/5|') WHERE name = 'index'", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	/* Opened: the index taken as it is (its rows unchanged), renamed. */
@@ -937,7 +937,7 @@ static void test_a_file_without_skip_tables_is_read_as_it_is(void)
 	filled_file(a2m_scorer_bm25_new(NULL), 2000);
 	keep_db = 0;
 	CHECK_INT(sql_int64("SELECT sum(length(data)) FROM a2m_segments"), bytes);
-	CHECK_INT(sql_int64("SELECT value LIKE 'postings/6|%' FROM a2m_meta WHERE name = 'index'"), 1);
+	CHECK_INT(sql_int64("SELECT value LIKE 'postings/7|%' FROM a2m_meta WHERE name = 'index'"), 1);
 	/* Churned (new segments, with tables), compared. */
 	a2m_bm25_blockmax(2);
 	counts_checked = 0;

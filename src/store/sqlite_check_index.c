@@ -63,6 +63,7 @@ typedef struct walk {
 	size_t                   problems;
 	a2m_check_meter          meter;
 	int                      oom;  /* a skip table could not be checked */
+	int                      layout;  /* a2m_sqlite_index_version_ok's */
 } walk;
 
 static void problem(walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -124,7 +125,8 @@ static int version_ok(walk *w)
 	if (step == SQLITE_ROW) {
 		const char *have = (const char *)sqlite3_column_text(st, 0);
 		/* The layout before the tail is as good (every record indexed). */
-		ok = a2m_sqlite_index_version_ok(w->o->ix, have) != 0;
+		w->layout = a2m_sqlite_index_version_ok(w->o->ix, have);
+		ok = w->layout != 0;
 		if (!ok)
 			problem(w, "built for \"%s\", not this server's \"%s\" (the next read-write "
 				"open rebuilds it)", have ? have : "", want);
@@ -152,6 +154,33 @@ static int tables_ok(walk *w)
 	if (n != 3)
 		problem(w, "its tables are missing (the next read-write open builds them)");
 	return n == 3;
+}
+
+/*
+** a2m_segments as its layout has it: postings/7 a rowid table whose key
+** (seg, term) is the unique index a2m_segments_key (without it every read
+** scans the table, and nothing keeps a key once); an older layout a
+** WITHOUT ROWID table, which the next read-write open moves over.
+*/
+static void table_shape(walk *w)
+{
+	int64_t n[2] = {0, 0};
+	if (a2m_sqlite_check_ints(w->db, "SELECT"
+		       " (SELECT count(*) FROM pragma_index_list('a2m_segments') WHERE origin = 'pk'),"
+		       " (SELECT count(*) FROM pragma_index_list('a2m_segments') AS l"
+		       "   WHERE l.name = 'a2m_segments_key' AND l.\"unique\" AND"
+		       "   (SELECT group_concat(name, ',') FROM (SELECT name FROM"
+		       "    pragma_index_info(l.name) ORDER BY seqno)) = 'seg,term')", n, 2)
+	    != SQLITE_OK) {
+		db_failed(w, "sqlite_master");
+		return;
+	}
+	if (n[0] && w->layout == 1)
+		problem(w, "a2m_segments is a WITHOUT ROWID table, not the rowid table postings/7"
+			" names (readable; --repair rebuilds it)");
+	else if (!n[0] && n[1] != 1)
+		problem(w, "a2m_segments has no unique index a2m_segments_key on (seg, term)"
+			" (--repair rebuilds it)");
 }
 
 /* The kept figures against those of the records. */
@@ -527,6 +556,7 @@ int a2m_sqlite_check_index(sqlite3 *db, a2m_store *base, const a2m_check_options
 		return rc;
 	if ((rc = version_ok(&w)) <= 0)
 		return rc;
+	table_shape(&w);
 	if (a2m_sqlite_check_ints(db, SQL_MARK, &mark, 1) != SQLITE_OK)
 		return db_failed(&w, "a2m_meta");
 	if (!(w.terms = a2m_check_terms_new()))

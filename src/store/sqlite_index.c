@@ -21,11 +21,18 @@
 #include "util/phase.h"
 
 /* Bump when the tables' layout changes: the index is then rebuilt. */
-#define INDEX_LAYOUT "postings/6"
+#define INDEX_LAYOUT "postings/7"
+/*
+** The layout before a2m_segments was a rowid table (sqlite_segments.h):
+** the same rows in a WITHOUT ROWID table. A read-write open moves them
+** into the rowid table (move_segments; so do the two below) and names the
+** file postings/7; a read-only open reads the old table as it is.
+*/
+#define INDEX_LAYOUT_KEYED "postings/6"
 /*
 ** The layout before skip tables (sqlite_segments_skip.c): its lists are
 ** all plain, which this layout's readers take as they are. Taken as it
-** is; a read-write open names it postings/6, so that an older build, which
+** is; a read-write open names it postings/7, so that an older build, which
 ** would misread the skip tables of the segments written from then on,
 ** rebuilds the index instead.
 */
@@ -36,7 +43,8 @@
 */
 #define INDEX_LAYOUT_UNTAILED "postings/4"
 _Static_assert(sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_UNTAILED &&
-	       sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_UNSKIPPED,
+	       sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_UNSKIPPED &&
+	       sizeof INDEX_LAYOUT == sizeof INDEX_LAYOUT_KEYED,
 	       "layout_upgrade writes one name over the other");
 #define META_NAME    "index"
 
@@ -147,13 +155,15 @@ int a2m_sqlite_index_version_ok(const a2m_indexer *ix, const char *have)
 		return 2;
 	if (n == strlen(INDEX_LAYOUT_UNSKIPPED) && memcmp(have, INDEX_LAYOUT_UNSKIPPED, n) == 0)
 		return 3;
+	if (n == strlen(INDEX_LAYOUT_KEYED) && memcmp(have, INDEX_LAYOUT_KEYED, n) == 0)
+		return 4;
 	return 0;
 }
 
 /*
 ** 1 when the tables exist and were built for ix, 2 when in the layout
-** before the tail, 3 before skip tables (both usable; a read-write open
-** moves them on), 0 when neither, or < 0.
+** before the tail, 3 before skip tables, 4 before the rowid table (all
+** usable; a read-write open moves them on), 0 when neither, or < 0.
 */
 static int is_current(sqlite3 *db, a2m_store *base, const a2m_indexer *ix)
 {
@@ -175,18 +185,50 @@ static int is_current(sqlite3 *db, a2m_store *base, const a2m_indexer *ix)
 }
 
 /*
+** Moves a2m_segments' rows from a WITHOUT ROWID table (a layout before
+** postings/7) into a rowid table with its key in an index, in the
+** caller's transaction; nothing when it is one already (another process
+** moved it). The rows are copied as they are, in key order, so that each
+** segment's rows stay together in the new table; the index is made after,
+** from sorted keys. Renamed, the table is the one every statement names.
+*/
+static int move_segments(sqlite3 *db, a2m_store *base)
+{
+	sqlite3_stmt *st = NULL;
+	int keyed = -1;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_index_list('a2m_segments')"
+			       " WHERE origin = 'pk'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		keyed = sqlite3_column_int(st, 0) > 0;
+	sqlite3_finalize(st);
+	if (keyed < 0)
+		return fail(db, base, "upgrade");
+	if (!keyed)
+		return 0;
+	return exec(db, base, A2M_SEGMENTS_TABLE("a2m_segments_rowid")
+		    "INSERT INTO a2m_segments_rowid(seg, term, data)"
+		    " SELECT seg, term, data FROM a2m_segments ORDER BY seg, term;"
+		    "DROP TABLE a2m_segments;"
+		    "ALTER TABLE a2m_segments_rowid RENAME TO a2m_segments;"
+		    A2M_SEGMENTS_KEY, "upgrade");
+}
+
+/*
 ** A file of the layout before the tail (untailed): every record is
 ** indexed, so the mark is the last record's seq; the layout's name moves
 ** on with it, so that a build without the tail rebuilds the index rather
 ** than miss the tail. A file before skip tables: only the name moves on
-** (see INDEX_LAYOUT_UNSKIPPED). Under the write lock, and only if the name
-** is still the old one: another process of this build may have moved it
-** on, and have a tail.
+** (see INDEX_LAYOUT_UNSKIPPED). All three move a2m_segments into a rowid
+** table (move_segments). Under the write lock, and only if the name is
+** still the old one: another process of this build may have moved it on,
+** and have a tail. current: is_current's.
 */
 static int layout_upgrade(a2m_sqlite_index *x, a2m_store *base, const char *version,
-			  int untailed)
+			  int current)
 {
-	const char *from = untailed ? INDEX_LAYOUT_UNTAILED : INDEX_LAYOUT_UNSKIPPED;
+	int untailed = current == 2;
+	const char *from = untailed ? INDEX_LAYOUT_UNTAILED
+		: current == 3 ? INDEX_LAYOUT_UNSKIPPED : INDEX_LAYOUT_KEYED;
 	sqlite3_stmt *st = NULL;
 	char *old = strdup(version);
 	int rc = old ? exec(x->db, base, "BEGIN IMMEDIATE", "upgrade")
@@ -213,6 +255,8 @@ static int layout_upgrade(a2m_sqlite_index *x, a2m_store *base, const char *vers
 		rc = fail(x->db, base, "upgrade");
 	sqlite3_finalize(st);
 	free(old);
+	if (!rc)
+		rc = move_segments(x->db, base);
 	if (!rc)
 		rc = exec(x->db, base, "COMMIT", "upgrade");
 	if (rc && !sqlite3_get_autocommit(x->db))
@@ -378,9 +422,11 @@ int a2m_sqlite_index_open(sqlite3 *db, a2m_store *base, int read_only, a2m_index
 	if (!current && read_only)
 		goto out;  /* no usable index, and no right to build one */
 	if (current) {
-		rc = prepare_all(x, base);
-		if (!rc && current >= 2 && !read_only)
-			rc = layout_upgrade(x, base, version, current == 2);
+		/* Before the statements: the upgrade may move a2m_segments. */
+		if (current >= 2 && !read_only)
+			rc = layout_upgrade(x, base, version, current);
+		if (!rc)
+			rc = prepare_all(x, base);
 	} else {
 		/* The statements would not survive the DROP: rebuild prepares them. */
 		finalize_all(x);

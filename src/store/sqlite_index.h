@@ -4,8 +4,9 @@
 ** Three tables of its own, beside the records, written in the records'
 ** transaction:
 **
-**   a2m_segments(seg, term, data)  PRIMARY KEY (seg, term), WITHOUT ROWID:
-**       the segments (sqlite_segments.h), each a run of rows appended by one
+**   a2m_segments(seg, term, data)  a rowid table, its key (seg, term) in
+**       the unique index a2m_segments_key (postings/7; a WITHOUT ROWID
+**       table before, sqlite_segments.h says why no longer): the segments (sqlite_segments.h), each a run of rows appended by one
 **       commit or merge; a row is a block of terms (term: its first), each
 **       with its postings (seq, tf, dl: the record's length, so BM25 needs
 **       no second lookup) and tombstones, in ascending seq.
@@ -73,8 +74,10 @@ char *a2m_sqlite_index_version(const a2m_indexer *ix);
 ** Whether have (a2m_meta's row "index") names an index ix can use: 1 when
 ** it is a2m_sqlite_index_version(ix), 2 when it is the layout before the
 ** tail with ix's analyser (every record indexed: usable as it is), 3 when
-** it is the layout before skip tables (plain lists: usable as it is), 0
-** when none (NULL included).
+** it is the layout before skip tables (plain lists: usable as it is), 4
+** when it is the layout before the rowid table (postings/6: the same rows
+** in a WITHOUT ROWID table; a read-write open moves them), 0 when none
+** (NULL included).
 */
 int a2m_sqlite_index_version_ok(const a2m_indexer *ix, const char *have);
 

@@ -81,14 +81,23 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 		{offsetof(a2m_segments, dir_list),
 		 "SELECT seg, level, entries, nonce FROM a2m_segdir ORDER BY seg"},
 		{offsetof(a2m_segments, dir_bloom), "SELECT bloom FROM a2m_segdir WHERE seg = ?1"},
-		/* The block of segment ?1 that would hold term ?2: the last whose
-		** first term is not after it. */
 		{offsetof(a2m_segments, read_begin), "BEGIN"},
 		{offsetof(a2m_segments, read_end), "COMMIT"},
-		{offsetof(a2m_segments, block_of),
-		 "SELECT data FROM a2m_segments WHERE seg = ?1 AND term <= ?2"
-		 " ORDER BY term DESC LIMIT 1"},
 	};
+	/*
+	** The block of segment ?1 that would hold term ?2: the last whose first
+	** term is not after it. Its rowid only, from the key's index: the row
+	** is read through a blob handle (sqlite_segments_read.c). A file a
+	** read-only connection finds in a layout before postings/7 (a WITHOUT
+	** ROWID table, which only a read-write open moves over) is read by
+	** the block's column.
+	*/
+	static const char block_sql[] =
+		"SELECT rowid FROM a2m_segments WHERE seg = ?1 AND term <= ?2"
+		" ORDER BY term DESC LIMIT 1";
+	static const char block_sql_column[] =
+		"SELECT data FROM a2m_segments WHERE seg = ?1 AND term <= ?2"
+		" ORDER BY term DESC LIMIT 1";
 	*out = NULL;
 	/*
 	** A file whose index was built before the column: add it (its rows then
@@ -121,6 +130,15 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 			return rc;
 		}
 	}
+	s->by_rowid = sqlite3_prepare_v3(db, block_sql, -1, SQLITE_PREPARE_PERSISTENT,
+					 &s->block_of, NULL) == SQLITE_OK;
+	if (!s->by_rowid &&
+	    sqlite3_prepare_v3(db, block_sql_column, -1, SQLITE_PREPARE_PERSISTENT, &s->block_of,
+			       NULL) != SQLITE_OK) {
+		int rc = fail(s, base, "prepare");
+		a2m_segments_close(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
 }
@@ -142,6 +160,7 @@ void a2m_segments_close(a2m_segments *s)
 	free(s->dir);
 	a2m_seg_build_free(&s->build);
 	free(s->buf.p);
+	free(s->win.p);
 	free(s->spans);
 	free(s);
 }

@@ -38,10 +38,20 @@
 
 #include "store/store.h"
 
-/* The tables' SQL (the caller creates a2m_index_stats beside them). */
+/*
+** The tables' SQL (the caller creates a2m_index_stats beside them).
+** a2m_segments is a rowid table with its key (seg, term) in an index, so
+** that a seek compares keys in the index's small cells and a row's data,
+** a long list overflowing into many pages, is read once, through a blob
+** handle (postings/7; sqlite_index.c moves an older file's table over).
+*/
+#define A2M_SEGMENTS_TABLE(name) \
+	"CREATE TABLE " name "(seg INTEGER NOT NULL, term TEXT NOT NULL," \
+	" data BLOB NOT NULL);"
+#define A2M_SEGMENTS_KEY \
+	"CREATE UNIQUE INDEX a2m_segments_key ON a2m_segments(seg, term);"
 #define A2M_SEGMENTS_CREATE \
-	"CREATE TABLE a2m_segments(seg INTEGER NOT NULL, term TEXT NOT NULL," \
-	" data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;" \
+	A2M_SEGMENTS_TABLE("a2m_segments") A2M_SEGMENTS_KEY \
 	"CREATE TABLE a2m_segdir(seg INTEGER PRIMARY KEY, level INTEGER NOT NULL," \
 	" entries INTEGER NOT NULL, bloom BLOB, nonce INTEGER NOT NULL, maxseq INTEGER);"
 

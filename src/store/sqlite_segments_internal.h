@@ -25,6 +25,7 @@ struct a2m_segments {
 	sqlite3_stmt *floor;  /* a run's tombstone floor; prepared at first use, as is finish */
 	sqlite3_stmt *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
 	sqlite3_stmt *read_begin, *read_end;  /* a term read outside any transaction */
+	int           by_rowid;  /* block_of gives a rowid (postings/7), else the block */
 	a2m_seg_build build;  /* the segment a commit is writing */
 	size_t        commit_bytes;  /* its bytes so far: the steps' budget */
 	a2m_seg_steps *steps;  /* merges in steps; NULL on a read-only connection */
@@ -62,7 +63,9 @@ struct a2m_segments {
 	size_t        ndir, dir_cap;
 	int           dir_valid;
 	unsigned      dir_version;
-	a2m_seg_bytes buf;    /* a term's rows as read (a2m_segments_term) */
+	a2m_seg_bytes buf;    /* a term's lists as read (a2m_segments_term) */
+	a2m_seg_bytes win;    /* a row's bytes from win_off, read through its blob handle */
+	size_t        win_off;
 	size_t       *spans;  /* their offset and length in buf, two per row */
 	size_t        spans_cap;
 };

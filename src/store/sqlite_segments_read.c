@@ -77,41 +77,179 @@ typedef struct term_read {
 	unsigned char *own[A2M_SEG_MAX_LISTS];
 } term_read;
 
-/* Copies the term's list out of a segment's block: the blob lives only until the next step. */
-static int term_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
+/*
+** Reads n bytes at off of the row open in blob into dst: 0, or -1 (the
+** row changed under the handle, or an I/O error).
+*/
+static int blob_get(sqlite3_blob *blob, void *dst, size_t n, size_t off)
 {
-	term_read *r = ctx;
+	return n == 0 || sqlite3_blob_read(blob, dst, (int)n, (int)off) == SQLITE_OK ? 0 : -1;
+}
+
+/*
+** Makes s->win hold the row's bytes [off, off + need) (need within the
+** row), reading WIN_BYTES or more from off when it does not: a row of
+** ~900 bytes is read in one call, and a long list's row only up to it.
+*/
+#define WIN_BYTES 1024
+
+static int win_ensure(a2m_segments *s, sqlite3_blob *blob, size_t size, size_t off, size_t need)
+{
+	if (off >= s->win_off && off + need <= s->win_off + s->win.n)
+		return 0;
+	size_t n = need > WIN_BYTES ? need : WIN_BYTES;
+	if (n > size - off)
+		n = size - off;
+	s->win.n = 0;
+	if (a2m_seg_reserve(&s->win, n) != 0)
+		return -2;
+	if (blob_get(blob, s->win.p, n, off) != 0)
+		return -1;
+	s->win_off = off;
+	s->win.n = n;
+	return 0;
+}
+
+/*
+** Finds term (len bytes) in the block of row rowid (size bytes, open in
+** blob), reading only its terms' heads up to it: *at, *lsize its list's
+** offset in the row and size. Returns 1, 0 when the block does not hold
+** it, -1 when the row cannot be read or is corrupt, -2 when memory runs out.
+*/
+static int find_in_row(a2m_segments *s, sqlite3_blob *blob, size_t size, const char *term,
+		       size_t len, size_t *at, size_t *lsize)
+{
+	size_t off = 0;
+	s->win.n = 0;
+	while (off < size) {
+		/* A head: two varints (10 bytes at most each) around the term. */
+		size_t head = size - off < 20 ? size - off : 20;
+		int rc = win_ensure(s, blob, size, off, head);
+		if (rc)
+			return rc;
+		const unsigned char *p = s->win.p + (off - s->win_off), *end = p + head;
+		uint64_t tlen, n;
+		if (!a2m_seg_get_varint(&p, end, &tlen) || tlen > size - off)
+			return -1;
+		size_t tat = off + (size_t)(p - (s->win.p + (off - s->win_off)));
+		head = tat - off + (size_t)tlen + 10;
+		if (head > size - off)
+			head = size - off;
+		if ((rc = win_ensure(s, blob, size, off, head)))
+			return rc;
+		const unsigned char *t = s->win.p + (tat - s->win_off);
+		p = t + tlen;
+		end = s->win.p + (off - s->win_off) + head;
+		if (p > end || !a2m_seg_get_varint(&p, end, &n))
+			return -1;
+		size_t list = (size_t)(p - s->win.p) + s->win_off;
+		if (n > size - list)
+			return -1;
+		int c = a2m_seg_cmp_terms(t, (size_t)tlen, (const unsigned char *)term, len);
+		if (c >= 0) {
+			*at = list;
+			*lsize = (size_t)n;
+			return c == 0;
+		}
+		off = list + (size_t)n;
+	}
+	return 0;
+}
+
+/*
+** Makes room for the term's next list, n bytes (in an own buffer when
+** long), kept in r at once so that a failure frees it with the others:
+** *dst is where to copy it. Returns 0 or a negative code.
+*/
+static int list_room(term_read *r, a2m_store *base, size_t n, unsigned char **dst)
+{
 	a2m_segments *s = r->s;
-	const unsigned char *data = NULL;
-	size_t n = 0;
-	int got = find_in_block(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-				r->term, r->len, &data, &n);
-	if (got == 0)
-		return 0;  /* not in this segment */
-	if (got < 0)
-		return a2m_store_fail(base, "index postings: a corrupt segment");
 	if (r->k == A2M_SEG_MAX_LISTS)
 		return a2m_store_fail(base, "index postings: too many segments");
-	if (a2m_seg_grow(&s->spans, &s->spans_cap, 2 * r->k + 2, sizeof *s->spans) != 0 ||
-	    (n && !data))
+	if (a2m_seg_grow(&s->spans, &s->spans_cap, 2 * r->k + 2, sizeof *s->spans) != 0)
 		return a2m_store_fail(base, "index postings: out of memory");
 	r->own[r->k] = NULL;
 	if (n >= own_bytes) {
-		if (!(r->own[r->k] = malloc(n)))
+		if (!(*dst = r->own[r->k] = malloc(n)))
 			return a2m_store_fail(base, "index postings: out of memory");
-		memcpy(r->own[r->k], data, n);
 		s->spans[2 * r->k] = 0;
 	} else {
 		if (a2m_seg_reserve(&s->buf, n) != 0)
 			return a2m_store_fail(base, "index postings: out of memory");
-		if (n)
-			memcpy(s->buf.p + s->buf.n, data, n);
+		*dst = s->buf.p + s->buf.n;
 		s->spans[2 * r->k] = s->buf.n;
 		s->buf.n += n;
 	}
 	s->spans[2 * r->k + 1] = n;
 	r->k++;
 	return 0;
+}
+
+/*
+** Copies the term's list out of row rowid of a2m_segments, read through
+** the blob handle *blob (opened at the first row, moved to the others):
+** only the block's heads up to the term, then the list, once, straight
+** into the buffer kept. The column read of the layout before postings/7
+** (a WITHOUT ROWID table: term_row_column) assembled a long list's
+** overflowing payload in the seek's key compare, again in the column, and
+** a third time in our copy.
+*/
+static int term_row(term_read *r, a2m_store *base, sqlite3_blob **blob, int64_t rowid)
+{
+	a2m_segments *s = r->s;
+	int brc = *blob ? sqlite3_blob_reopen(*blob, rowid)
+		       : sqlite3_blob_open(s->db, "main", "a2m_segments", "data", rowid, 0, blob);
+	if (brc != SQLITE_OK)
+		return fail(s, base, "postings");
+	size_t size = (size_t)sqlite3_blob_bytes(*blob), at = 0, n = 0;
+	int got = find_in_row(s, *blob, size, r->term, r->len, &at, &n);
+	if (got == 0)
+		return 0;  /* not in this segment */
+	if (got == -2)
+		return a2m_store_fail(base, "index postings: out of memory");
+	if (got < 0)
+		return a2m_store_fail(base, "index postings: a corrupt segment");
+	unsigned char *dst;
+	int rc = list_room(r, base, n, &dst);
+	if (rc)
+		return rc;
+	if (at >= s->win_off && at + n <= s->win_off + s->win.n)
+		memcpy(dst, s->win.p + (at - s->win_off), n);
+	else if (blob_get(*blob, dst, n, at) != 0)
+		return fail(s, base, "postings");
+	return 0;
+}
+
+/* term_row for a file still in a layout before postings/7: the block as a column. */
+static int term_row_column(sqlite3_stmt *st, a2m_store *base, void *ctx)
+{
+	term_read *r = ctx;
+	const unsigned char *data = NULL;
+	unsigned char *dst;
+	size_t n = 0;
+	int got = find_in_block(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+				r->term, r->len, &data, &n);
+	if (got == 0)
+		return 0;
+	if (got < 0)
+		return a2m_store_fail(base, "index postings: a corrupt segment");
+	int rc = list_room(r, base, n, &dst);
+	if (!rc && n)
+		memcpy(dst, data, n);
+	return rc;
+}
+
+/* The rowid of segment seg's block that would hold term, or none (*rowid -1). */
+static int block_of(term_read *r, a2m_store *base, int64_t seg, int64_t *rowid)
+{
+	a2m_segments *s = r->s;
+	sqlite3_stmt *st = s->block_of;
+	if (sqlite3_bind_int64(st, 1, seg) != SQLITE_OK ||
+	    sqlite3_bind_text64(st, 2, r->term, r->len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
+		reset(st);
+		return fail(s, base, "postings");
+	}
+	return a2m_seg_one_int(s, base, st, rowid, "postings");
 }
 
 void a2m_seg_term_lists_free(a2m_seg_term_lists *tl)
@@ -225,6 +363,7 @@ int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, 
 			    a2m_seg_term_lists *out)
 {
 	term_read r = {s, term, len, 0, {NULL}};
+	sqlite3_blob *blob = NULL;
 	s->buf.n = 0;
 	out->k = 0;
 	/*
@@ -248,11 +387,20 @@ int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, 
 		if (e->bloom && !a2m_bloom_maybe(e->bloom, e->nbloom, h))
 			continue;  /* the segment surely has no such term */
 		atomic_fetch_add_explicit(&block_reads, 1, memory_order_relaxed);
-		int bound = sqlite3_bind_int64(s->block_of, 1, e->seg) == SQLITE_OK &&
-			sqlite3_bind_text64(s->block_of, 2, term, len, SQLITE_STATIC,
-					    SQLITE_UTF8) == SQLITE_OK;
-		rc = each_row(s, base, s->block_of, bound, "postings", term_row, &r);
+		if (!s->by_rowid) {
+			int bound = sqlite3_bind_int64(s->block_of, 1, e->seg) == SQLITE_OK &&
+				sqlite3_bind_text64(s->block_of, 2, term, len, SQLITE_STATIC,
+						    SQLITE_UTF8) == SQLITE_OK;
+			rc = each_row(s, base, s->block_of, bound, "postings", term_row_column, &r);
+			continue;
+		}
+		int64_t rowid;
+		rc = block_of(&r, base, e->seg, &rowid);
+		if (!rc && rowid >= 0)
+			rc = term_row(&r, base, &blob, rowid);
 	}
+	/* A blob handle is a statement: closed before the read ends. */
+	sqlite3_blob_close(blob);
 	/* A read transaction has nothing to keep: COMMIT only ends it. */
 	if (own) {
 		if (sqlite3_step(s->read_end) != SQLITE_DONE && !rc)
