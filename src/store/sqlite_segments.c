@@ -86,17 +86,20 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 	};
 	/*
 	** The block of segment ?1 that would hold term ?2: the last whose first
-	** term is not after it. Its rowid only, from the key's index: the row
-	** is read through a blob handle (sqlite_segments_read.c). A file a
-	** read-only connection finds in a layout before postings/7 (a WITHOUT
-	** ROWID table, which only a read-write open moves over) is read by
-	** the block's column.
+	** term is not after it, found in the key's index. Its rowid, and its
+	** data when short: a row of up to ~4 000 bytes stays in its page (a
+	** rowid table's leaf keeps 4 061 bytes of a row on a 4 KiB page), and
+	** its column is read in one copy; a longer one is read through a blob
+	** handle (sqlite_segments_read.c; length() reads no payload). A file
+	** a read-only connection finds in a layout before postings/7 (a
+	** WITHOUT ROWID table, which only a read-write open moves over) is
+	** read by the block's column always.
 	*/
 	static const char block_sql[] =
-		"SELECT rowid FROM a2m_segments WHERE seg = ?1 AND term <= ?2"
-		" ORDER BY term DESC LIMIT 1";
+		"SELECT rowid, CASE WHEN length(data) <= 4000 THEN data END FROM a2m_segments"
+		" WHERE seg = ?1 AND term <= ?2 ORDER BY term DESC LIMIT 1";
 	static const char block_sql_column[] =
-		"SELECT data FROM a2m_segments WHERE seg = ?1 AND term <= ?2"
+		"SELECT NULL, data FROM a2m_segments WHERE seg = ?1 AND term <= ?2"
 		" ORDER BY term DESC LIMIT 1";
 	*out = NULL;
 	/*
@@ -130,9 +133,8 @@ int a2m_segments_open(sqlite3 *db, a2m_store *base, a2m_segments **out)
 			return rc;
 		}
 	}
-	s->by_rowid = sqlite3_prepare_v3(db, block_sql, -1, SQLITE_PREPARE_PERSISTENT,
-					 &s->block_of, NULL) == SQLITE_OK;
-	if (!s->by_rowid &&
+	if (sqlite3_prepare_v3(db, block_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->block_of, NULL)
+	    != SQLITE_OK &&
 	    sqlite3_prepare_v3(db, block_sql_column, -1, SQLITE_PREPARE_PERSISTENT, &s->block_of,
 			       NULL) != SQLITE_OK) {
 		int rc = fail(s, base, "prepare");

@@ -25,7 +25,6 @@ struct a2m_segments {
 	sqlite3_stmt *floor;  /* a run's tombstone floor; prepared at first use, as is finish */
 	sqlite3_stmt *load, *drop_rows, *drop_dir, *dir_list, *dir_bloom, *block_of;
 	sqlite3_stmt *read_begin, *read_end;  /* a term read outside any transaction */
-	int           by_rowid;  /* block_of gives a rowid (postings/7), else the block */
 	a2m_seg_build build;  /* the segment a commit is writing */
 	size_t        commit_bytes;  /* its bytes so far: the steps' budget */
 	a2m_seg_steps *steps;  /* merges in steps; NULL on a read-only connection */

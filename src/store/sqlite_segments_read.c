@@ -75,6 +75,7 @@ typedef struct term_read {
 	const char    *term;
 	size_t         len, k;
 	unsigned char *own[A2M_SEG_MAX_LISTS];
+	sqlite3_blob  *blob;  /* the handle of the long rows read so far, or NULL */
 } term_read;
 
 /*
@@ -186,17 +187,18 @@ static int list_room(term_read *r, a2m_store *base, size_t n, unsigned char **ds
 }
 
 /*
-** Copies the term's list out of row rowid of a2m_segments, read through
-** the blob handle *blob (opened at the first row, moved to the others):
-** only the block's heads up to the term, then the list, once, straight
-** into the buffer kept. The column read of the layout before postings/7
-** (a WITHOUT ROWID table: term_row_column) assembled a long list's
-** overflowing payload in the seek's key compare, again in the column, and
-** a third time in our copy.
+** Copies the term's list out of row rowid of a2m_segments, a long one,
+** read through the blob handle r->blob (opened at the first such row,
+** moved to the others): only the block's heads up to the term, then the
+** list, once, straight into the buffer kept. The layout before postings/7
+** (a WITHOUT ROWID table) assembled a long list's overflowing row in the
+** seek's key compare, again in the column read, and a third time in our
+** copy.
 */
-static int term_row(term_read *r, a2m_store *base, sqlite3_blob **blob, int64_t rowid)
+static int term_row_blob(term_read *r, a2m_store *base, int64_t rowid)
 {
 	a2m_segments *s = r->s;
+	sqlite3_blob **blob = &r->blob;
 	int brc = *blob ? sqlite3_blob_reopen(*blob, rowid)
 		       : sqlite3_blob_open(s->db, "main", "a2m_segments", "data", rowid, 0, blob);
 	if (brc != SQLITE_OK)
@@ -220,14 +222,20 @@ static int term_row(term_read *r, a2m_store *base, sqlite3_blob **blob, int64_t 
 	return 0;
 }
 
-/* term_row for a file still in a layout before postings/7: the block as a column. */
-static int term_row_column(sqlite3_stmt *st, a2m_store *base, void *ctx)
+/*
+** The block that would hold the term in one segment (block_of's row):
+** its data when short (in the row's page: one copy), else only its rowid,
+** the row then read through the blob handle.
+*/
+static int term_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 {
 	term_read *r = ctx;
+	if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+		return term_row_blob(r, base, sqlite3_column_int64(st, 0));
 	const unsigned char *data = NULL;
 	unsigned char *dst;
 	size_t n = 0;
-	int got = find_in_block(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+	int got = find_in_block(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
 				r->term, r->len, &data, &n);
 	if (got == 0)
 		return 0;
@@ -237,19 +245,6 @@ static int term_row_column(sqlite3_stmt *st, a2m_store *base, void *ctx)
 	if (!rc && n)
 		memcpy(dst, data, n);
 	return rc;
-}
-
-/* The rowid of segment seg's block that would hold term, or none (*rowid -1). */
-static int block_of(term_read *r, a2m_store *base, int64_t seg, int64_t *rowid)
-{
-	a2m_segments *s = r->s;
-	sqlite3_stmt *st = s->block_of;
-	if (sqlite3_bind_int64(st, 1, seg) != SQLITE_OK ||
-	    sqlite3_bind_text64(st, 2, r->term, r->len, SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
-		reset(st);
-		return fail(s, base, "postings");
-	}
-	return a2m_seg_one_int(s, base, st, rowid, "postings");
 }
 
 void a2m_seg_term_lists_free(a2m_seg_term_lists *tl)
@@ -362,8 +357,7 @@ static int dir_load(a2m_segments *s, a2m_store *base)
 int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, size_t len,
 			    a2m_seg_term_lists *out)
 {
-	term_read r = {s, term, len, 0, {NULL}};
-	sqlite3_blob *blob = NULL;
+	term_read r = {s, term, len, 0, {NULL}, NULL};
 	s->buf.n = 0;
 	out->k = 0;
 	/*
@@ -387,20 +381,13 @@ int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, 
 		if (e->bloom && !a2m_bloom_maybe(e->bloom, e->nbloom, h))
 			continue;  /* the segment surely has no such term */
 		atomic_fetch_add_explicit(&block_reads, 1, memory_order_relaxed);
-		if (!s->by_rowid) {
-			int bound = sqlite3_bind_int64(s->block_of, 1, e->seg) == SQLITE_OK &&
-				sqlite3_bind_text64(s->block_of, 2, term, len, SQLITE_STATIC,
-						    SQLITE_UTF8) == SQLITE_OK;
-			rc = each_row(s, base, s->block_of, bound, "postings", term_row_column, &r);
-			continue;
-		}
-		int64_t rowid;
-		rc = block_of(&r, base, e->seg, &rowid);
-		if (!rc && rowid >= 0)
-			rc = term_row(&r, base, &blob, rowid);
+		int bound = sqlite3_bind_int64(s->block_of, 1, e->seg) == SQLITE_OK &&
+			sqlite3_bind_text64(s->block_of, 2, term, len, SQLITE_STATIC,
+					    SQLITE_UTF8) == SQLITE_OK;
+		rc = each_row(s, base, s->block_of, bound, "postings", term_row, &r);
 	}
 	/* A blob handle is a statement: closed before the read ends. */
-	sqlite3_blob_close(blob);
+	sqlite3_blob_close(r.blob);
 	/* A read transaction has nothing to keep: COMMIT only ends it. */
 	if (own) {
 		if (sqlite3_step(s->read_end) != SQLITE_DONE && !rc)
