@@ -12,9 +12,8 @@
 ** Why a row per block of terms and not per term: an INSERT costs SQLite
 ** ~7 000 instructions whatever its size (callgrind), and a commit of 500
 ** records holds ~2 100 terms of ~14 bytes of postings each; rows of about
-** BLOCK_BYTES (which stay in the b-tree page, under SQLite's ~1 000-byte
-** local payload limit, unless one term's list is bigger) cut those inserts
-** 40-fold. A read of a term seeks the block whose first term is the
+** BLOCK_BYTES (which stay in their page, unless one term's list makes the
+** row longer than a page) cut those inserts 40-fold. A read of a term seeks the block whose first term is the
 ** greatest not after it, and walks that block's terms: about 40 to skip.
 ** When and how segments merge is sqlite_segments_ahead.c's.
 */
