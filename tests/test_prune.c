@@ -34,6 +34,7 @@
 #include "store/sqlite_segments.h"
 #include "store/store.h"
 #include "util/buf.h"
+#include "util/clock.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
 
@@ -174,6 +175,23 @@ static a2m_store *open_engine(int sqlite)
 */
 /* When set, fill() commits that many times (SQLite: as many segments, merged at 8). */
 static int fill_commits;
+/*
+** When set, fill() makes records of every age up to a tier's scale before
+** this time (the working tier's 5 minutes, the episodic's 2 days, 30 days
+** elsewhere, each divided by fill_age_div) and saliences from -4 to 8, and
+** recall_same_as_complete stands the clock there, so that its three
+** recalls of a query blend at one now.
+*/
+static int64_t fill_aged_at;
+static int64_t fill_age_div = 1;
+
+static int64_t aged_created(const char *tier)
+{
+	int64_t span = strcmp(tier, "working") == 0	 ? 300000
+		       : strcmp(tier, "episodic") == 0 ? 2 * 86400000LL
+						       : 30 * 86400000LL;
+	return fill_aged_at - (int64_t)(rng() % (uint64_t)(span / fill_age_div));
+}
 
 static int fill(a2m_store *s, int n)
 {
@@ -201,6 +219,10 @@ static int fill(a2m_store *s, int n)
 		r->owner = o ? strdup(o) : NULL;
 		r->created_at = 4102444800000LL + i;  /* 2100 */
 		r->salience = unif() * 3;
+		if (fill_aged_at) {
+			r->created_at = aged_created(r->tier);
+			r->salience = unif() * 12 - 4;
+		}
 		rc = s->ops->insert(s, r);
 		a2m_record_free(r);
 	}
@@ -412,10 +434,15 @@ static int counts_checked = 1;
 static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed, int selective)
 {
 	rng_state = seed;
+	if (fill_aged_at)
+		a2m_clock_set_for_tests(fill_aged_at);
 	a2m_stack *st = prune_stack(sqlite, 2500, blend);
 	CHECK(st != NULL);
 	if (!st)
 		return;
+	/* Aged: the floor is the tiers' oldest's factor, above the share. */
+	if (fill_aged_at)
+		CHECK(a2m_stack_blend_least(st, fill_aged_at) > 0.78);
 	static const double mins[] = {0, 0, 0, 0, 0.2, 0.45, 0.7};
 	for (int k = 0; k < 300; k++) {
 		char text[256];
@@ -456,6 +483,7 @@ static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed, 
 			CHECK(st->pruned_retries < st->pruned_reads / 4);
 	}
 	a2m_stack_free(st);
+	a2m_clock_set_for_tests(0);
 	remove_db();
 }
 
@@ -474,6 +502,25 @@ static void test_recall_pruned_same_as_complete_postgres(void)
 {
 	if (pg_test_server())
 		recall_same_as_complete(2, (a2m_blend){0.75, 0.15, 0.10}, 17, 0);
+}
+
+/*
+** Ages spread over each tier's half-life and beyond, saliences from -4 to
+** 8: the blend's floor (stack/blend_least.c) is taken from the tiers'
+** oldest records, above the relevance's share, and the pruned recall is
+** still the complete one; with ages a hundred times shorter, it is near
+** the blend at recency 1.
+*/
+static void test_recall_pruned_same_as_complete_aged(void)
+{
+	fill_aged_at = 1796083200000LL;  /* 2026-12-01 */
+	for (fill_age_div = 1; fill_age_div <= 100; fill_age_div *= 100) {
+		recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 31, 0);
+		recall_same_as_complete(1, (a2m_blend){0.75, 0.15, 0.10}, 32, 0);
+		recall_same_as_complete(0, (a2m_blend){0.75, 0.15, 0.10}, 33, 1);
+	}
+	fill_aged_at = 0;
+	fill_age_div = 1;
 }
 
 /* No blend at all: the score is the relevance, the stop at its tightest. */
@@ -1421,6 +1468,7 @@ int main(void)
 		TEST(test_recall_pruned_same_as_complete_sqlite),
 		TEST(test_recall_pruned_same_as_complete_postgres),
 		TEST(test_recall_pruned_same_as_complete_unblended),
+		TEST(test_recall_pruned_same_as_complete_aged),
 		TEST(test_recall_falls_back_to_the_complete_list),
 		TEST(test_select_pruned_same_as_complete),
 		TEST(test_no_pruning_without_limit),

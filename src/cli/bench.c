@@ -407,11 +407,13 @@ static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency
 		sum->steps += after.steps - before.steps;
 		sum->scored += after.scored - before.scored;
 		sum->filled += after.filled - before.filled;
+		sum->retries += after.retries - before.retries;
 		if (!pass && r->each) {
 			r->each[i] = (a2m_server_walked){after.queries - before.queries,
 							 after.steps - before.steps,
 							 after.scored - before.scored,
-							 after.filled - before.filled};
+							 after.filled - before.filled,
+							 after.retries - before.retries};
 			size_t len = strnlen(text, sizeof r->text[i] - 1);
 			memcpy(r->text[i], text, len);
 			r->text[i][len] = '\0';
@@ -432,8 +434,9 @@ static void print_walked(const a2m_server_walked *w)
 		return;
 	double q = (double)w->queries;
 	printf("    walked document at a time: %zu queries; per query %.0f steps, %.0f postings"
-	       " scored, %.0f blocks decoded\n",
-	       w->queries, (double)w->steps / q, (double)w->scored / q, (double)w->filled / q);
+	       " scored, %.0f blocks decoded; %zu recalls asked again\n",
+	       w->queries, (double)w->steps / q, (double)w->scored / q, (double)w->filled / q,
+	       w->retries);
 }
 
 /* --worst: the n slowest queries of ours (not yet sorted), slowest first. */

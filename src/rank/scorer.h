@@ -70,8 +70,10 @@ typedef struct a2m_rank_query {
 	** top and bound the others (a2m_candidates.rest_bound); the caller
 	** asks again with complete = 1 when that bound does not let it finish.
 	** With want 0 (unknown) or complete 1, it lists every match. floor is
-	** the least share of a relevance the caller's score keeps (its blend
-	** at recency and salience 0; 0 is taken as 1), min_relevance the
+	** the least share of a relevance the caller's score keeps of any
+	** record (recall: its blend at the query's now, at the oldest ages the
+	** store holds and salience 0, stack/blend_least.c; 0 is taken as 1),
+	** min_relevance the
 	** relevance below which it keeps nothing: both only tell the scorer
 	** how far to read before its bound is likely to suffice.
 	*/

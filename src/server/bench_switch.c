@@ -3,6 +3,7 @@
 */
 #include "server/bench_switch.h"
 #include "rank/scorer.h"
+#include "stack/stack.h"
 
 void a2m_server_bench_blockmax(int mode)
 {
@@ -13,7 +14,8 @@ void a2m_server_bench_walked(a2m_server_walked *out)
 {
 	a2m_bm25_walked w;
 	a2m_bm25_blockmax_walked(&w);
-	*out = (a2m_server_walked){w.queries, w.steps, w.scored, w.filled};
+	*out = (a2m_server_walked){w.queries, w.steps, w.scored, w.filled,
+				   (size_t)a2m_stack_pruned_retries_all()};
 }
 
 void a2m_server_bench_vector_exact(int on)

@@ -23,6 +23,7 @@ void a2m_server_bench_blockmax(int mode);
 */
 typedef struct a2m_server_walked {
 	size_t queries, steps, scored, filled;
+	size_t retries;  /* recalls that asked again (a2m_stack_pruned_retries_all) */
 } a2m_server_walked;
 
 void a2m_server_bench_walked(a2m_server_walked *out);

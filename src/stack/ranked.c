@@ -249,11 +249,11 @@ static double blend_cap(const a2m_stack *st, double smax)
 ** (nothing in *out), or a negative code with err set.
 */
 static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidates *cands,
-			  size_t limit, double min_score, int blended, a2m_hit **out,
-			  size_t *n, a2m_error *err)
+			  size_t limit, double min_score, int blended, int64_t now,
+			  a2m_hit **out, size_t *n, a2m_error *err)
 {
 	ranked r = {.st = st, .sel = sel, .min_score = min_score, .blended = blended,
-		    .now = a2m_clock_now_ms(), .judge = cands->bounded};
+		    .now = now, .judge = cands->bounded};
 	unsigned failures = a2m_store_failures_here();
 	/*
 	** A candidate's score can be no more than its listed figure times cap
@@ -344,19 +344,12 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 	return 0;
 }
 
-/*
-** The least share of a relevance the blend keeps (at recency and salience
-** 0): the scorer's hint of how far below the hits' relevance the worst
-** kept score may fall (a2m_rank_query.floor). 1 when there is no blend or
-** a weight is negative.
-*/
-static double blend_floor(const a2m_stack *st)
+/* a2m_stack_pruned_retries_all: every stack's retries, for the bench. */
+static _Atomic uint64_t retries_all;
+
+uint64_t a2m_stack_pruned_retries_all(void)
 {
-	const a2m_blend *w = &st->cfg.blend;
-	double sum = w->relevance + w->recency + w->salience;
-	if (sum <= 0 || w->relevance <= 0 || w->recency < 0 || w->salience < 0)
-		return 1;
-	return w->relevance / sum;
+	return atomic_load_explicit(&retries_all, memory_order_relaxed);
 }
 
 /* How much longer a pruned list is asked for when filters emptied the first. */
@@ -369,9 +362,14 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 {
 	a2m_rank_query pq = *q;
 	a2m_scorer *sc = st->scorer;
-	/* Pruning only when the limit is known: limit 0 keeps every match. */
+	/*
+	** Pruning only when the limit is known: limit 0 keeps every match.
+	** The floor, the least share of a relevance the blend leaves any
+	** record, is taken at the now every candidate is blended at.
+	*/
+	int64_t now = a2m_clock_now_ms();
 	pq.want = q->complete ? 0 : limit;
-	pq.floor = blended ? blend_floor(st) : 1;
+	pq.floor = blended ? a2m_stack_blend_least(st, now) : 1;
 	pq.min_relevance = min_score > 0 ? min_score : 0;
 	*out = NULL;
 	*n = 0;
@@ -384,7 +382,7 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 		if (rc)
 			return rc;
 		int pruned = cands.rest_bound > 0 || cands.approximate;
-		rc = ranked_collect(st, sel, &cands, limit, min_score, blended, out, n, err);
+		rc = ranked_collect(st, sel, &cands, limit, min_score, blended, now, out, n, err);
 		free(cands.v);
 		st->pruned_reads += (uint64_t)pruned;
 		if (rc != RANKED_SHORT)
@@ -393,6 +391,7 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 		** longer (still pruned: filters that turn most records away are
 		** common, a complete list of common words is dear), then all. */
 		st->pruned_retries++;
+		atomic_fetch_add_explicit(&retries_all, 1, memory_order_relaxed);
 		if (pq.complete)
 			return a2m_error_set(err, A2M_INTERNAL_ERROR, "scorer %s pruned a complete list",
 					     sc->name);

@@ -15,7 +15,8 @@
 a2m_stack *a2m_stack_new(a2m_store *store, a2m_scorer *scorer, a2m_stack_config *cfg)
 {
 	a2m_stack *st = calloc(1, sizeof *st);
-	if (!st) {
+	if (!st || a2m_stack_oldest_init(&st->oldest, cfg->tiers.n) != 0) {
+		free(st);
 		store->ops->close(store);
 		scorer->destroy(scorer);
 		a2m_tiers_free(&cfg->tiers);
@@ -62,6 +63,7 @@ void a2m_stack_free(a2m_stack *st)
 	free(st->counts);
 	a2m_stack_arrivals_free(st);
 	a2m_stack_rosters_free(st);
+	a2m_stack_oldest_free(&st->oldest);
 	free(st);
 }
 

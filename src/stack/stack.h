@@ -510,6 +510,13 @@ int a2m_stack_sessions(a2m_stack *st, const a2m_scope *scope, a2m_session_info *
 uint64_t a2m_stack_generation(const a2m_stack *st);
 
 /*
+** How many indexed recalls and selects of the process, on any stack, read
+** a pruned list whose bound could not prove their stop and asked the
+** scorer again (docs/RANKING.md §5): `a2m bench latency` prints it.
+*/
+uint64_t a2m_stack_pruned_retries_all(void);
+
+/*
 ** Group commit (store.h, sync_owed and sync_wait). a2m_stack_sync_owed(),
 ** under the handle's exclusive lock at the end of a call: 0 when the
 ** call's commits are durable already (or it made none), else a ticket to

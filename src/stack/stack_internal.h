@@ -17,6 +17,7 @@
 **   spill_key.c              a full bucket's weakest, by keys the clock does not move
 **   select.c                 what a selection picks
 **   ranked.c                 recall and select by the scorer's index
+**   blend_least.c            the blend's floor for pruning
 **   score.c  embed.c         scores and retention; the embedder
 **   dedup.c  revisions.c     duplicates found; a key's earlier revisions
 **   base.c                   visibility, errors, transactions
@@ -107,6 +108,21 @@ typedef struct a2m_roster {
 	uint64_t     used;     /* roster_clock when last used */
 } a2m_roster;
 
+/*
+** blend_least.c: each tier's oldest created_at as last read, for the
+** blend's floor (a2m_stack_blend_least). Under mu: recalls that share
+** the handle's lock run at once.
+*/
+typedef struct a2m_stack_oldest {
+	pthread_mutex_t mu;
+	int             known;    /* 0: not read yet, or a read failed */
+	int64_t        *at;       /* per tier of the layout; INT64_MAX: none held
+	                             (or the tier does not decay: not read) */
+	uint64_t        gen;      /* the stack's generation it was read at */
+	int64_t         read_at;  /* the now it was read at (ms) */
+	uint64_t        reads;    /* how many times it was read (tests) */
+} a2m_stack_oldest;
+
 /* Each field is kept by the file named beside it; the others only read it. */
 struct a2m_stack {
 	a2m_store       *store;
@@ -154,6 +170,7 @@ struct a2m_stack {
 	** knows, never later than the truth (0: none); read without the
 	** handle's lock by a2m_stack_expiry_due. */
 	_Atomic int64_t  next_expiry;
+	a2m_stack_oldest oldest;         /* blend_least.c */
 };
 
 /* Whether rec's expiry (x-expiry) has come at now: from then on no read
@@ -206,6 +223,26 @@ const a2m_record *a2m_stack_touched(const a2m_stack *st, const a2m_record *rec,
 /* The same, in place, for the n hits' records (owned copies), under one
 ** lock. */
 void a2m_stack_touched_hits(const a2m_stack *st, a2m_hit *hits, size_t n);
+
+/* ---- blend_least.c (calls nothing of the stack) ------------------------ */
+
+/* Sets o up for ntiers tiers, nothing read yet / frees it. init returns 0, or -1. */
+int  a2m_stack_oldest_init(a2m_stack_oldest *o, size_t ntiers);
+void a2m_stack_oldest_free(a2m_stack_oldest *o);
+
+/*
+** The least share of a relevance the blend leaves any record the store
+** holds at now: the least, over the tiers, of the blend's factor at the
+** tier's oldest created_at and half-life and salience 0, less a margin for
+** rounding; the relevance weight's share when the ages cannot be read; 1
+** when there is no blend or a weight is negative (as ranked.c's floor
+** was). A bound while no record older than the one last read was written
+** since (see blend_least.c for when it is read again).
+*/
+double a2m_stack_blend_least(a2m_stack *st, int64_t now);
+
+/* How many times the tiers' oldest records were read from the store (tests). */
+uint64_t a2m_stack_oldest_reads(a2m_stack *st);
 
 /* ---- base.c (calls touches.c) ------------------------------------------- */
 
