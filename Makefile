@@ -118,11 +118,11 @@ LIB_SRC   := $(wildcard src/server/*.c src/util/*.c src/store/*.c src/rank/*.c s
 CLI_SRC   := $(wildcard src/cli/*.c src/corpus/*.c src/federate/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c)
 # The conformance suite (conformance/) is a program of its own: it is linked
-# from its own files, the client side and five neutral files of util/ alone,
+# from its own files, the client side and six neutral files of util/ alone,
 # so a dependency on server code fails the build (DECISIONS 025).
 CONF_SRC  := $(wildcard conformance/*.c)
 CONF_LINK := $(wildcard src/client/*.c) src/util/buf.c src/util/clock.c src/util/curl_api.c \
-             src/util/dynlib.c src/util/log.c
+             src/util/dynlib.c src/util/log.c src/util/spin.c
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The library again with its test hooks (A2M_TEST_HOOKS: switches the unit
 # tests turn, such as a smaller merge factor), for the tests only: the

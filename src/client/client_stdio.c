@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "client/client_internal.h"
+#include "util/spin.h"
 
 extern char **environ;
 
@@ -192,6 +193,23 @@ static int take_line(a2m_client *c, stdio_impl *s, char **line, size_t *len, int
 	return A2M_CLIENT_OK;
 }
 
+/*
+** Before sleeping in poll(), read again for a moment (util/spin.h): a lone
+** call's answer usually comes within a tenth of a millisecond, and a
+** reader found awake costs the server's write no wake-up. Returns 1 when
+** bytes came (or EOF), 0 when the time ran out, or an a2m_client_code.
+*/
+static int spin(a2m_client *c, stdio_impl *s)
+{
+	int64_t until = a2m_spin_until();
+	while (a2m_spin_more(until)) {
+		int rc = fill(c, s);
+		if (rc != 0 || s->eof)
+			return rc < 0 ? rc : 1;
+	}
+	return 0;
+}
+
 static int stdio_read_line(a2m_client *c, char **line, size_t *len, int64_t deadline)
 {
 	stdio_impl *s = impl_of(c);
@@ -205,6 +223,11 @@ static int stdio_read_line(a2m_client *c, char **line, size_t *len, int64_t dead
 					     poll_exit(s, 0) ? " and exited" : "");
 			return A2M_CLIENT_ERR_CLOSED;
 		}
+		rc = spin(c, s);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			continue;
 		struct pollfd p = {.fd = s->from_fd, .events = POLLIN};
 		int ready = poll(&p, 1, remaining_ms(deadline));
 		if (ready < 0 && errno != EINTR) {

@@ -18,6 +18,7 @@
 #include "transport/stdio.h"
 #include "util/fd.h"
 #include "util/log.h"
+#include "util/spin.h"
 
 #define CHUNK 65536
 
@@ -124,6 +125,25 @@ static int write_line_locked(push_ctx *p, const char *text)
 	return rc;
 }
 
+/*
+** Before sleeping in ppoll(), look again for a moment (util/spin.h) with
+** poll()s that do not wait: a zero-timeout poll() never joins the
+** descriptor's wait queue, so the client's write finds no one to wake.
+** The stop signals stay blocked meanwhile; the spin is short enough for
+** them to wait for the ppoll() after it. Returns poll()'s answer, 0 when
+** the time ran out.
+*/
+static int spin(struct pollfd *pfd)
+{
+	int64_t until = a2m_spin_until();
+	while (a2m_spin_more(until)) {
+		int pr = poll(pfd, 1, 0);
+		if (pr != 0)
+			return pr;
+	}
+	return 0;
+}
+
 int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		    volatile sig_atomic_t *stop, const sigset_t *wait_mask)
 {
@@ -147,7 +167,9 @@ int a2m_stdio_serve(a2m *h, int in_fd, int out_fd, size_t max_line,
 		struct timespec wake = {.tv_sec = next_ms / 1000,
 					.tv_nsec = (long)(next_ms % 1000) * 1000000L};
 		struct pollfd pfd = {.fd = in_fd, .events = POLLIN};
-		int pr = ppoll(&pfd, 1, next_ms < 0 ? NULL : &wake, wait_mask);
+		int pr = spin(&pfd);
+		if (pr == 0)
+			pr = ppoll(&pfd, 1, next_ms < 0 ? NULL : &wake, wait_mask);
 		if (pr == 0)
 			continue;  /* the next expiry came: sweep */
 		if (pr < 0) {
