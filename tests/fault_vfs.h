@@ -19,7 +19,8 @@
 **
 ** The file's operations are forwarded untouched otherwise; reads through
 ** memory-mapped I/O would bypass xRead, so xFetch answers "not mapped"
-** (SQLite then reads): a2m leaves mmap_size at 0, so that changes nothing.
+** (SQLite then reads): a2m maps the file by default (mmap_mb), and under
+** this VFS every page is still read through xRead, where a fault can land.
 */
 #ifndef A2M_TEST_FAULT_VFS_H
 #define A2M_TEST_FAULT_VFS_H

@@ -51,6 +51,8 @@ static const char usage_store[] =
 	"                        one, at most 4; 0: none)\n"
 	"  --postings-cache-mb N SQLite: MiB of index lists each connection keeps\n"
 	"                        between queries (default 64)\n"
+	"  --mmap-mb N           SQLite: MiB of the file each connection reads through\n"
+	"                        a memory map (default 2048, SQLite's cap; 0: pread)\n"
 	"  --embed KIND          embed text server-side with a model server: ollama or\n"
 	"                        openai (default: none; docs/EMBEDDINGS.md)\n"
 	"  --embed-url URL       the model server (ollama default http://127.0.0.1:11434;\n"

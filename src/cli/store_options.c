@@ -28,6 +28,7 @@ static const valued valued_flags[] = {
 	{"--events-retain", "events_retain", "a positive number"},
 	{"--helper-threads", "helper_threads", "a number of threads"},
 	{"--postings-cache-mb", "postings_cache_mb", "a number of MiB, 1 to 65536"},
+	{"--mmap-mb", "mmap_mb", "a number of MiB, 0 to 65536"},
 	{"--embed", "embed_kind", "ollama or openai"},
 	{"--embed-url", "embed_url", "a URL"},
 	{"--embed-model", "embed_model", "a model name"},

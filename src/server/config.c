@@ -78,6 +78,9 @@ static const option options[] = {
 	INT(helper_threads, -1, 0, A2M_HELPER_THREADS_MAX, "helper_threads"),
 	/* SQLite: each connection's postings cache (docs/RANKING.md §5), in MiB. */
 	INT(postings_cache_mb, 64, 1, 65536, "postings_cache_mb"),
+	/* SQLite: the file read through a memory map, in MiB (0: pread; SQLite
+	** caps the map, at 2 GiB - 64 KiB in Debian's build; docs/CONFIG.md). */
+	INT(mmap_mb, 2048, 0, 65536, "mmap_mb"),
 	INT(embed_timeout_ms, A2M_EMBED_DEFAULT_TIMEOUT_MS, 1, 3600000, "embeddings.embedder.timeout_ms"),
 	/* The generated vectors' share of a text query's relevance, in percent,
 	** when an embedder is configured (docs/EMBEDDINGS.md; the default is

@@ -246,6 +246,7 @@ int a2m_server_open_store(const a2m_config *cfg, const a2m_tier_layout *layout,
 	opt.unembedded_index = cfg->embed_kind != NULL;
 	opt.merge_inline = cfg->helper_threads == 0;
 	opt.postings_cache_bytes = (size_t)cfg->postings_cache_mb << 20;
+	opt.mmap_bytes = (size_t)cfg->mmap_mb << 20;
 	opt.indexer = indexer;
 	char *dir = NULL;
 	if (a2m_server_mirror(cfg, layout, &dir, &opt.procedural_tier) != 0) {

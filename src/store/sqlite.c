@@ -692,6 +692,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 	s->synchronous_full = opt->synchronous_full && !group;
 	s->merge_inline = opt->merge_inline;
 	s->postings_cache_bytes = opt->postings_cache_bytes;
+	s->mmap_bytes = opt->mmap_bytes;
 	if (a2m_sqlite_configure(s, path, s->synchronous_full) ||
 	    (group && a2m_sqlite_sync_open(s)) ||
 	    (pooled && !s->base.read_only && a2m_sqlite_checkpoint_open(s)) ||

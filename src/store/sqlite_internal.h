@@ -149,6 +149,7 @@ typedef struct sqlstore {
 	int           synchronous_full; /* the configured level */
 	int           merge_inline;     /* a2m_sqlite_options.merge_inline */
 	size_t        postings_cache_bytes; /* a2m_sqlite_options' (0: the default) */
+	size_t        mmap_bytes;           /* a2m_sqlite_options' (0: no map) */
 	int           relaxed;     /* this transaction commits with synchronous=NORMAL */
 	int           txn;         /* the caller's write transaction is open (begin() to
 	                              commit() or rollback()), whatever SQLite did with it */
@@ -270,8 +271,9 @@ int a2m_sqlite_fetch_one(sqlstore *s, sqlite3_stmt *st, const char *op,
 int a2m_sqlite_exec(sqlstore *s, const char *sql, const char *op);
 
 /*
-** Sets the busy timeout, WAL (read-write only), the synchronous level and
-** foreign keys, reading each PRAGMA back. Returns 0, or A2M_INTERNAL_ERROR.
+** Sets the busy timeout, WAL (read-write only), the synchronous level,
+** foreign keys and the memory map (s->mmap_bytes), reading each PRAGMA
+** back but the map's. Returns 0, or A2M_INTERNAL_ERROR.
 */
 int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full);
 

@@ -53,6 +53,7 @@ struct a2m_sqlite_pool {
 	char           *path;       /* the file; NULL: no readers */
 	int             synchronous_full;
 	size_t          cache_bytes;  /* each reader's postings cache (the main's) */
+	size_t          mmap_bytes;   /* each reader's memory map (the main's) */
 	int             can_open;   /* the file can have readers (not ":memory:") */
 	int64_t         retry_at;   /* after a reader failed to open: not before (ms) */
 	a2m_indexer    *ix;         /* attached to every reader; NULL: none */
@@ -119,6 +120,7 @@ a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full)
 	p->can_open = p->path != NULL;
 	p->synchronous_full = synchronous_full;
 	p->cache_bytes = m->postings_cache_bytes;
+	p->mmap_bytes = m->mmap_bytes;
 	/* Readers keep their caches across the main connection's commits. */
 	if (p->path && !m->base.read_only && !(m->journal = a2m_sqlite_journal_new())) {
 		a2m_sqlite_pool_free(p);
@@ -167,7 +169,8 @@ void a2m_sqlite_pool_free(a2m_sqlite_pool *p)
 static sqlstore *open_reader(const a2m_sqlite_pool *p, a2m_indexer *ix)
 {
 	a2m_sqlite_options opt = {.synchronous_full = p->synchronous_full, .read_only = 1,
-				  .postings_cache_bytes = p->cache_bytes};
+				  .postings_cache_bytes = p->cache_bytes,
+				  .mmap_bytes = p->mmap_bytes};
 	a2m_store *r = NULL;
 	char err[256];
 	if (a2m_sqlite_open_reader(p->path, &opt, &r, err, sizeof err) != 0) {

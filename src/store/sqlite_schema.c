@@ -355,7 +355,8 @@ static int query_one(sqlstore *s, const char *sql, const char *op,
 }
 
 /*
-** Connection settings; PRAGMAs fail silently, so each is read back. A
+** Connection settings; PRAGMAs fail silently, so each is read back (but
+** mmap_size, below). A
 ** read-only connection leaves the journal mode alone: changing it writes
 ** the file header, and the file is whatever its last writer made it.
 */
@@ -388,6 +389,20 @@ int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full)
 	/* Each commit syncs the log: grow it ahead (sqlite_walvfs.c). */
 	if (synchronous_full && !s->base.read_only)
 		(void)a2m_sqlite_walvfs_durable(s->db);
+
+	/*
+	** Pages read through a map: at 1M records a recall read ~110 pages it
+	** did not hold (its lists' overflow pages, its rows), each a pread and
+	** a page of SQLite's cache touched for the first time (docs/BENCHMARKS.md,
+	** "Reads through a memory map"). Not read back: SQLite caps the size
+	** (0 in a build without maps), and an in-memory database answers no row.
+	*/
+	if (s->mmap_bytes) {
+		char sql[64];
+		snprintf(sql, sizeof sql, "PRAGMA mmap_size=%zu", s->mmap_bytes);
+		if (a2m_sqlite_exec(s, sql, "mmap_size"))
+			return A2M_INTERNAL_ERROR;
+	}
 
 	if (a2m_sqlite_exec(s, "PRAGMA foreign_keys=ON", "foreign_keys") ||
 	    query_one(s, "PRAGMA foreign_keys", "foreign_keys", &v, NULL, 0))

@@ -981,6 +981,16 @@ typedef struct a2m_sqlite_options {
 	*/
 	size_t      postings_cache_bytes;
 	/*
+	** The most bytes of the database file each connection reads through
+	** a memory map (SQLite's mmap_size; SQLite caps it, at 2 GiB - 64 KiB
+	** in Debian's build): a page read there is no system call and no copy
+	** into SQLite's page cache. 0: every page read with pread, as before.
+	** The trade (docs/CONFIG.md, mmap_mb): an I/O error or a file cut
+	** short by something other than SQLite while mapped is a SIGBUS, not
+	** an error.
+	*/
+	size_t      mmap_bytes;
+	/*
 	** With synchronous_full: group commit (sqlite_sync.c), durable commits
 	** sharing their fsyncs through the ops sync_owed and sync_wait, which
 	** a caller must then use before it reports a write durable. 0: SQLite
