@@ -193,9 +193,9 @@ A2M_API const char *a2m_strerror(int code);
 **   postings_cache_mb     SQLite: MiB of the term index's lists each
 **                         connection keeps between queries, 1 to 65536;
 **                         default 64 (docs/CONFIG.md)
-**   mmap_mb               SQLite: MiB of the file each connection reads
-**                         through a memory map, 0 (none) to 65536;
-**                         default 2048 (docs/CONFIG.md)
+**   mmap_mb               SQLite: MiB of a file of 64 MiB or more each
+**                         connection reads through a memory map, 0 (none)
+**                         to 65536; default 2048 (docs/CONFIG.md)
 **   embed_kind            the server's own embedder (docs/EMBEDDINGS.md):
 **                         "ollama" or "openai"; default none
 **   embed_url             the model server (ollama default

@@ -1,8 +1,9 @@
 /*
 ** test_sqlite_mmap.c — the option mmap_mb (docs/CONFIG.md): each SQLite
-** connection of a store, the main one and the pool's readers, reads the
-** file through a memory map of that size (SQLite's mmap_size), none with
-** 0; out of its bounds it is refused; a recall answers the same either way.
+** connection of a store, the main one and the pool's readers, reads a file
+** its page cache cannot hold through a memory map of that size (SQLite's
+** mmap_size), none with 0; a smaller file is read as before; out of its
+** bounds the option is refused; a recall answers the same either way.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -116,12 +117,8 @@ static void test_the_option_is_refused_out_of_its_bounds(void)
 	a2m_config_free(cfg);
 }
 
-/*
-** By default every connection maps the file (SQLite caps the size: any
-** positive answer), and a recall reads through the map; with 1 MiB each
-** maps 1 MiB; with 0 none maps it, and the recall is the same.
-*/
-static void test_every_connection_reads_through_the_map_it_is_given(void)
+/* A store of 500 records at db_path, far smaller than a page cache. */
+static void small_store(void)
 {
 	check_remove_db(db_path);
 	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
@@ -136,10 +133,39 @@ static void test_every_connection_reads_through_the_map_it_is_given(void)
 	}
 	json_decref(check_result_of(h, "memory/remember", json_pack("{so}", "records", recs)));
 	a2m_close(h);
+}
 
+/* A file the page cache holds whole is read with pread, mmap_mb or not. */
+static void test_a_file_the_page_cache_holds_is_not_mapped(void)
+{
+	small_store();
+	long long m, r;
+	char ids[1024];
+	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
+	CHECK(h != NULL);
+	if (h) {
+		recalled_ids(h, "kalo w3", ids, sizeof ids);
+		CHECK(!file_is_mapped());
+		maps_of(h, &m, &r);
+		CHECK(m == 0 && r == 0);
+		a2m_close(h);
+	}
+	check_remove_db(db_path);
+}
+
+/*
+** A file past the threshold (here any): by default every connection maps
+** it (SQLite caps the size: any positive answer), and a recall reads
+** through the map; with 1 MiB each maps 1 MiB; with 0 none maps it, and
+** the recall is the same.
+*/
+static void test_every_connection_reads_through_the_map_it_is_given(void)
+{
+	small_store();
+	a2m_sqlite_mmap_from_for_tests(0);
 	char want[1024], got[1024];
 	long long m, r;
-	h = check_open("engine", "sqlite", "path", db_path, NULL);
+	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
 	CHECK(h != NULL);
 	if (h) {
 		recalled_ids(h, "kalo w3", want, sizeof want);
@@ -171,6 +197,7 @@ static void test_every_connection_reads_through_the_map_it_is_given(void)
 		CHECK(m == 0 && r == 0);
 		a2m_close(h);
 	}
+	a2m_sqlite_mmap_from_for_tests((uint64_t)A2M_SQLITE_MMAP_FROM_KIB << 10);
 	check_remove_db(db_path);
 }
 
@@ -179,6 +206,7 @@ int main(void)
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-sqlite-mmap-%d.db", (int)getpid());
 	static const test_case tests[] = {
 		TEST(test_the_option_is_refused_out_of_its_bounds),
+		TEST(test_a_file_the_page_cache_holds_is_not_mapped),
 		TEST(test_every_connection_reads_through_the_map_it_is_given),
 		{NULL, NULL},
 	};

@@ -272,9 +272,17 @@ int a2m_sqlite_exec(sqlstore *s, const char *sql, const char *op);
 
 /*
 ** Sets the busy timeout, WAL (read-write only), the synchronous level,
-** foreign keys and the memory map (s->mmap_bytes), reading each PRAGMA
-** back but the map's. Returns 0, or A2M_INTERNAL_ERROR.
+** foreign keys and the memory map (s->mmap_bytes, for a file of
+** A2M_SQLITE_MMAP_FROM_KIB or more when the connection opens), reading
+** each PRAGMA back but the map's. Returns 0, or A2M_INTERNAL_ERROR.
 */
+/* The smallest file a connection maps: its page cache (A2M_SQLITE_INDEX_CACHE_KIB)
+** holds a smaller one whole. */
+#define A2M_SQLITE_MMAP_FROM_KIB 65536
+#ifdef A2M_TEST_HOOKS
+/* Tests: map files of bytes or more (the default A2M_SQLITE_MMAP_FROM_KIB). */
+void a2m_sqlite_mmap_from_for_tests(uint64_t bytes);
+#endif
 int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full);
 
 /*

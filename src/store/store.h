@@ -983,8 +983,10 @@ typedef struct a2m_sqlite_options {
 	/*
 	** The most bytes of the database file each connection reads through
 	** a memory map (SQLite's mmap_size; SQLite caps it, at 2 GiB - 64 KiB
-	** in Debian's build): a page read there is no system call and no copy
-	** into SQLite's page cache. 0: every page read with pread, as before.
+	** in Debian's build), when the file is at least as large as the
+	** connection's page cache as it opens: a page read there is no system
+	** call and no copy into SQLite's page cache. 0: every page read with
+	** pread, as before.
 	** The trade (docs/CONFIG.md, mmap_mb): an I/O error or a file cut
 	** short by something other than SQLite while mapped is a SIGBUS, not
 	** an error.
