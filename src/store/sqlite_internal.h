@@ -270,12 +270,6 @@ int a2m_sqlite_fetch_one(sqlstore *s, sqlite3_stmt *st, const char *op,
 /* Runs fixed SQL that returns no values. Returns 0, or A2M_INTERNAL_ERROR. */
 int a2m_sqlite_exec(sqlstore *s, const char *sql, const char *op);
 
-/*
-** Sets the busy timeout, WAL (read-write only), the synchronous level,
-** foreign keys and the memory map (s->mmap_bytes, for a file of
-** A2M_SQLITE_MMAP_FROM_KIB or more when the connection opens), reading
-** each PRAGMA back but the map's. Returns 0, or A2M_INTERNAL_ERROR.
-*/
 /* The smallest file a connection maps: its page cache (A2M_SQLITE_INDEX_CACHE_KIB)
 ** holds a smaller one whole. */
 #define A2M_SQLITE_MMAP_FROM_KIB 65536
@@ -283,6 +277,13 @@ int a2m_sqlite_exec(sqlstore *s, const char *sql, const char *op);
 /* Tests: map files of bytes or more (the default A2M_SQLITE_MMAP_FROM_KIB). */
 void a2m_sqlite_mmap_from_for_tests(uint64_t bytes);
 #endif
+
+/*
+** Sets the busy timeout, WAL (read-write only), the synchronous level,
+** foreign keys and the memory map (s->mmap_bytes, for a file of
+** A2M_SQLITE_MMAP_FROM_KIB or more when the connection opens), reading
+** each PRAGMA back but the map's. Returns 0, or A2M_INTERNAL_ERROR.
+*/
 int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full);
 
 /*

@@ -369,9 +369,9 @@ void a2m_sqlite_mmap_from_for_tests(uint64_t bytes)
 
 /*
 ** Connection settings; PRAGMAs fail silently, so each is read back (but
-** mmap_size, below). A
-** read-only connection leaves the journal mode alone: changing it writes
-** the file header, and the file is whatever its last writer made it.
+** mmap_size, below). A read-only connection leaves the journal mode alone:
+** changing it writes the file header, and the file is whatever its last
+** writer made it.
 */
 int a2m_sqlite_configure(sqlstore *s, const char *path, int synchronous_full)
 {
