@@ -327,12 +327,14 @@ void a2m_sqlite_scans_free(sqlstore *s);
 
 int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 		    void *ctx);
+#ifdef A2M_TEST_HOOKS
 /*
 ** For the tests: the SQL a scan of q runs (unbound; its ? in order) into
 ** buf, so a test can ask SQLite for its plan. Returns 0, or an error code
 ** when it does not fit in len bytes.
 */
 int a2m_sqlite_scan_sql_for_tests(a2m_store *base, const a2m_query *q, char *buf, size_t len);
+#endif
 int a2m_sqlite_count(a2m_store *base, const a2m_query *q, int64_t *out);
 int a2m_sqlite_visit_seqs(a2m_store *base, const int64_t *seqs, size_t n,
 			  a2m_record_visit visit, void *ctx);

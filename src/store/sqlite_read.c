@@ -343,6 +343,7 @@ static int scan_build(sqlstore *s, const a2m_query *q, filter *f)
 	return rc;
 }
 
+#ifdef A2M_TEST_HOOKS
 int a2m_sqlite_scan_sql_for_tests(a2m_store *base, const a2m_query *q, char *buf, size_t len)
 {
 	filter f;
@@ -352,6 +353,7 @@ int a2m_sqlite_scan_sql_for_tests(a2m_store *base, const a2m_query *q, char *buf
 		rc = a2m_store_fail(base, "scan: query text too long");
 	return rc;
 }
+#endif
 
 int a2m_sqlite_scan(a2m_store *base, const a2m_query *q, a2m_record_visit visit,
 		    void *ctx)
