@@ -629,8 +629,9 @@ static int bench_latency(int argc, char **argv)
 	char text[512];
 	double t0 = bench_now_ms();
 	a2m_progress *p = a2m_progress_start("a2m bench loading", "records", records);
-	/* Reused: the records' text drawn again, unstored, so the queries are the same. */
-	for (long done = 0; reuse && done < records; done++)
+	/* Reused: the records' text drawn again, unstored, so the queries are the same
+	** (not needed when they come from --query-file). */
+	for (long done = 0; reuse && !qfile && done < records; done++)
 		bench_sentence(text, sizeof text);
 	for (long done = reuse ? records : 0; done < records;) {
 		json_t *recs = json_array();
