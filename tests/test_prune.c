@@ -328,11 +328,9 @@ static a2m_scorer *server_scorer(void)
 	return a2m_scorer_hybrid_new(parts, 2);
 }
 
-/* A stack over a fresh store of n records with the given blend. */
-static a2m_stack *prune_stack(int sqlite, int n, a2m_blend blend)
+/* A stack over store s (NULL: none) scored by h, both its, with the given blend. */
+static a2m_stack *stack_over(a2m_store *s, a2m_scorer *h, a2m_blend blend)
 {
-	a2m_scorer *h = server_scorer();
-	a2m_store *s = filled_store(sqlite, h, n);
 	switched *w = calloc(1, sizeof *w);
 	a2m_stack_config cfg;
 	memset(&cfg, 0, sizeof cfg);
@@ -356,6 +354,13 @@ static a2m_stack *prune_stack(int sqlite, int n, a2m_blend blend)
 	cfg.fields = A2M_FIELD_TIER | A2M_FIELD_SALIENCE | A2M_FIELD_OWNER | A2M_FIELD_SESSION |
 		     A2M_FIELD_KEY;
 	return a2m_stack_new(s, &w->base, &cfg);
+}
+
+/* A stack over a fresh store of n records with the given blend. */
+static a2m_stack *prune_stack(int sqlite, int n, a2m_blend blend)
+{
+	a2m_scorer *h = server_scorer();
+	return stack_over(filled_store(sqlite, h, n), h, blend);
 }
 
 /* A query of 1-4 words of the corpus, rarer ones one time in two. */
@@ -606,6 +611,63 @@ static void test_no_pruning_without_limit(void)
 	if (st)
 		CHECK_INT(st->pruned_reads, 0);
 	a2m_stack_free(st);
+}
+
+/*
+** The records read are those that can still enter, the stop weighed before
+** each (ranked.c), not a batch at a time: with no blend and no filter, over
+** records whose relevances all differ (as many words each, "apple" i times
+** in the i-th), a recall of limit k reads k records, the k best.
+*/
+static void test_recall_reads_only_records_that_can_enter(void)
+{
+	for (int sqlite = 0; sqlite < n_engines; sqlite++) {
+		a2m_scorer *h = server_scorer();
+		a2m_store *s = open_engine(sqlite);
+		int ok = s && s->ops->index_attach(s, h->indexer) == 0 && s->ops->begin(s) == 0;
+		for (int i = 1; ok && i <= 40; i++) {
+			char text[512] = "", id[16];
+			for (int w = 0; w < 40; w++)
+				strcat(text, w < i ? "apple " : "pear ");
+			snprintf(id, sizeof id, "a%d", i);
+			a2m_record *r = a2m_record_new();
+			ok = r && (r->id = strdup(id)) && (r->content = strdup(text)) &&
+			     (r->tier = strdup("semantic"));
+			if (ok) {
+				r->created_at = 4102444800000LL + i;  /* 2100: recency 1 */
+				ok = s->ops->insert(s, r) == 0;
+			}
+			a2m_record_free(r);
+		}
+		ok = ok && s->ops->commit(s) == 0;
+		CHECK(ok);
+		if (!ok) {
+			if (s)
+				s->ops->close(s);
+			h->destroy(h);
+			continue;
+		}
+		a2m_stack *st = stack_over(s, h, (a2m_blend){0, 0, 0});
+		CHECK(st != NULL);
+		for (size_t limit = 1; st && limit <= 12; limit += 11) {
+			a2m_selection sel;
+			memset(&sel, 0, sizeof sel);
+			a2m_hit *p = NULL;
+			size_t np = 0;
+			uint64_t before = st->ranked_rows;
+			CHECK_INT(recall_as(st, ASK_AS_IS, &sel, "apple", 0, limit, &p, &np), 0);
+			CHECK_INT(np, limit);
+			CHECK_INT(st->ranked_rows - before, limit);
+			for (size_t i = 0; i < np; i++) {
+				char want[16];
+				snprintf(want, sizeof want, "a%zu", 40 - i);
+				CHECK_STR(p[i].rec->id, want);
+			}
+			a2m_hits_free(p, np);
+		}
+		a2m_stack_free(st);
+		remove_db();
+	}
 }
 
 /* ---- the scorer's bound ------------------------------------------------ */
@@ -1472,6 +1534,7 @@ int main(void)
 		TEST(test_recall_falls_back_to_the_complete_list),
 		TEST(test_select_pruned_same_as_complete),
 		TEST(test_no_pruning_without_limit),
+		TEST(test_recall_reads_only_records_that_can_enter),
 		TEST(test_both_prunings_on_every_query),
 		TEST(test_walks_with_reaches_too_tight_miss_records),
 		TEST(test_lent_bounds_bound_their_postings_memory),

@@ -167,16 +167,26 @@ typedef struct ranked {
 	int                  oom;
 	const a2m_rank_query *judge;   /* scores are bounds: judge with this query */
 	int                  judge_rc; /* the scorer's failure, if it failed */
+	double               cap, slack, rest;  /* the stop's terms (ranked_collect) */
+	int                  stopped;  /* the visit stopped the batch after r->at */
+	uint64_t             rows;     /* records visited (a2m_stack.ranked_rows) */
 } ranked;
 
-static int ranked_visit(const a2m_record *rec, void *ctx)
+/*
+** True when no candidate from one listed with relevance next on can enter:
+** the best score any can reach (next, or the bound of the records a pruned
+** list left out, times cap) is below min_score or below the worst hit kept
+** of a full top. The stop of a2m_stack_ranked.
+*/
+static int out_of_reach(const ranked *r, double next)
 {
-	ranked *r = ctx;
-	/* visit_seqs keeps the batch's order and skips what is gone. */
-	while (r->at < r->nb && r->batch[r->at].seq != rec->seq)
-		r->at++;
-	if (r->at == r->nb)
-		return 0;
+	double best = (next > r->rest ? next : r->rest) * r->cap + r->slack;
+	return best < r->min_score || (r->top.k && r->top.n == r->top.k && best < r->top.v[0].score);
+}
+
+/* Applies the selection to rec, the candidate r->batch[r->at], and offers it. */
+static int ranked_judge(ranked *r, const a2m_record *rec)
+{
 	double rel = r->batch[r->at].score;
 	a2m_record tmp;
 	/* Only a `where` can read the access counts here (ranking does not:
@@ -214,6 +224,26 @@ static int ranked_visit(const a2m_record *rec, void *ctx)
 		return -1;
 	}
 	return 0;
+}
+
+static int ranked_visit(const a2m_record *rec, void *ctx)
+{
+	ranked *r = ctx;
+	/* visit_seqs keeps the batch's order and skips what is gone. */
+	while (r->at < r->nb && r->batch[r->at].seq != rec->seq)
+		r->at++;
+	if (r->at == r->nb)
+		return 0;
+	r->rows++;
+	int rc = ranked_judge(r, rec);
+	/* The stop is weighed before each record is read, not only between
+	** batches: a batch read past it costs a row read (a b-tree descent
+	** and a decoding in SQLite) for each candidate that cannot enter. */
+	if (!rc && r->at + 1 < r->nb && out_of_reach(r, r->batch[r->at + 1].score)) {
+		r->stopped = 1;
+		return 1;
+	}
+	return rc;
 }
 
 #define RANK_BATCH 64
@@ -260,8 +290,8 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 	** (salience bounded by the list). Bounds and relevances may differ in
 	** their last bits of rounding: slack covers it.
 	*/
-	double cap = blended && cands->salience_known ? blend_cap(st, cands->salience_max) : 1;
-	double slack = (cands->bounded ? 1e-9 : 0) + (cap < 1 ? 1e-12 : 0);
+	r.cap = blended && cands->salience_known ? blend_cap(st, cands->salience_max) : 1;
+	r.slack = (cands->bounded ? 1e-9 : 0) + (r.cap < 1 ? 1e-12 : 0);
 	int64_t seqs[RANK_BATCH];
 	a2m_candidate *v = cands->v;
 	size_t total = cands->n, at = 0, ordered = cands->sorted < total ? cands->sorted : total;
@@ -286,7 +316,7 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 	** the next candidate may be one of them, so the stop weighs both, and
 	** a list read to its end without the stop proven leaves them unread.
 	*/
-	double rest = cands->rest_bound;
+	double rest = r.rest = cands->rest_bound;
 	int rc = 0, shortfall = 0;
 	*out = NULL;
 	*n = 0;
@@ -301,8 +331,7 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 		}
 		/* Past an approximate pool's end: what its code gave the rest. */
 		double next = at < total ? v[at].score : cands->approx_rest;
-		double best = (next > rest ? next : rest) * cap + slack;
-		if (best < min_score || (r.top.k && r.top.n == r.top.k && best < r.top.v[0].score))
+		if (out_of_reach(&r, next))
 			break;
 		if (at == total) {
 			/* An approximate pool holds the rest to be out of reach, but
@@ -319,9 +348,12 @@ static int ranked_collect(a2m_stack *st, const a2m_selection *sel, a2m_candidate
 		r.batch = v + at;
 		r.nb = nb;
 		r.at = 0;
+		r.stopped = 0;
 		rc = st->store->ops->visit_seqs(st->store, seqs, nb, ranked_visit, &r);
-		at += nb;
+		/* Stopped: the next candidate is the loop's to weigh (it stops). */
+		at += r.stopped ? r.at + 1 : nb;
 	}
+	atomic_fetch_add_explicit(&st->ranked_rows, r.rows, memory_order_relaxed);
 	if (rc || r.oom) {
 		a2m_hits_free(r.top.v, r.top.n);
 		if (r.judge_rc)

@@ -166,6 +166,9 @@ struct a2m_stack {
 	** the times one had to read the complete list after it; for tests and
 	** measurements. */
 	_Atomic uint64_t pruned_reads, pruned_retries;
+	/* ranked.c: the candidates' records read (visited), for tests and
+	** measurements: the stop is weighed before each one. */
+	_Atomic uint64_t ranked_rows;
 	/* expiry.c: the earliest expires_at of any record as far as the stack
 	** knows, never later than the truth (0: none); read without the
 	** handle's lock by a2m_stack_expiry_due. */
