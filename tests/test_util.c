@@ -441,6 +441,102 @@ static void test_postings_cache_keeps_an_entry_of_half_its_budget(void)
 	a2m_pcache_free(c);
 }
 
+/* A stand-in for a list read a block at a time (a2m_pcache_lazy_ops). */
+typedef struct fake_lazy {
+	size_t bytes, decoded;  /* what it costs: its bytes, and what it decoded */
+	int    sheds, *freed;
+} fake_lazy;
+
+static void fake_lend(void *obj, a2m_postings_lent *out)
+{
+	(void)obj;
+	memset(out, 0, sizeof *out);
+}
+
+static int fake_fill_all(void *obj)
+{
+	(void)obj;
+	return -1;
+}
+
+static size_t fake_cost(const void *obj)
+{
+	const fake_lazy *f = obj;
+	return f->bytes + f->decoded;
+}
+
+static void fake_shed(void *obj)
+{
+	fake_lazy *f = obj;
+	f->decoded = 0;
+	f->sheds++;
+}
+
+static int fake_whole(const void *obj)
+{
+	(void)obj;
+	return 0;
+}
+
+static void fake_free(void *obj)
+{
+	fake_lazy *f = obj;
+	*f->freed = 1;
+	free(f);
+}
+
+/*
+** Room is made from the blocks lazy lists decoded before whole lists are
+** evicted (postings_cache.c, make_room): a list evicted is read again from
+** SQLite on its next use, a list shed only decodes again what that use
+** asks for. A lazy list of a tenth of the budget that decoded 35% more is
+** the oldest when other terms need room: it is shed, not evicted.
+*/
+static void test_postings_cache_sheds_decoded_blocks_before_evicting(void)
+{
+	enum { BUDGET = 1000 };  /* postings */
+	static const a2m_pcache_lazy_ops ops = {fake_lend, fake_fill_all, fake_cost, fake_shed,
+						fake_whole, fake_free};
+	a2m_pcache *c = a2m_pcache_new(BUDGET * sizeof(a2m_posting));
+	fake_lazy *f = calloc(1, sizeof *f);
+	int freed = 0;
+	static a2m_posting some[100];
+	a2m_postings_lent l;
+	CHECK(c != NULL && f != NULL);
+	if (!c || !f) {
+		a2m_pcache_free(c);
+		free(f);
+		return;
+	}
+	f->bytes = BUDGET * sizeof(a2m_posting) / 10;
+	f->freed = &freed;
+	CHECK_INT(a2m_pcache_put_lazy(c, "lazy", 4, f, &ops), 1);
+	CHECK_INT(a2m_pcache_lend_bounds(c, "lazy", 4, &l), 1);
+	/* Blocks decoded while lent: counted at its next loan. */
+	f->decoded = BUDGET * sizeof(a2m_posting) * 35 / 100;
+	a2m_pcache_next_period(c);
+	CHECK_INT(a2m_pcache_lend_bounds(c, "lazy", 4, &l), 1);
+	CHECK_INT(f->sheds, 0);
+	/* Six terms of a tenth each, one period each: the fifth no longer fits. */
+	char term[32];
+	for (int i = 0; i < 6; i++) {
+		a2m_pcache_next_period(c);
+		snprintf(term, sizeof term, "t%d", i);
+		a2m_pcache_put(c, term, strlen(term), some, 100);
+	}
+	CHECK_INT(freed, 0);
+	CHECK_INT(f->sheds, 1);
+	CHECK_INT(a2m_pcache_lend_bounds(c, "lazy", 4, &l), 1);
+	for (int i = 0; i < 6; i++) {
+		const a2m_posting *v = NULL;
+		size_t n = 0;
+		snprintf(term, sizeof term, "t%d", i);
+		CHECK(a2m_pcache_lend(c, term, strlen(term), &v, &n) && n == 100);
+	}
+	a2m_pcache_free(c);
+	CHECK_INT(freed, 1);
+}
+
 /*
 ** The term filter: every key added is reported as maybe present, and of
 ** keys never added about 1% are (the size bloom.h promises), never most.
@@ -632,6 +728,7 @@ int main(void)
 		TEST(test_ids_differ_across_batches_and_fork),
 		TEST(test_postings_cache_grows_and_finds_every_term),
 		TEST(test_postings_cache_keeps_an_entry_of_half_its_budget),
+		TEST(test_postings_cache_sheds_decoded_blocks_before_evicting),
 		TEST(test_bloom_filter_has_no_false_negatives),
 		TEST(test_grow_doubles_and_refuses_overflow),
 		{NULL, NULL}
