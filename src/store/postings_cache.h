@@ -119,7 +119,8 @@ void a2m_pcache_next_period(a2m_pcache *c);
 
 /*
 ** Keeps a copy of the n postings of term (n may be 0: a term no record
-** holds), evicting the least recently used entries to make room; a term
+** holds), making room by shedding the blocks lazy entries decoded (least
+** recently used first), then by evicting the least recently used; a term
 ** bigger than half the budget, or no memory, is simply not kept.
 ** Entries lent in the current period are not evicted (a2m_pcache_lend).
 */
