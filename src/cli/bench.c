@@ -38,7 +38,8 @@
 **       each query timed there right after a2m's (bench_fts5.c).
 **       --db PATH keeps the file (and the peer's, PATH-fts5); a later run
 **       with as many --records reuses it without loading again (the same
-**       queries: the records' text is drawn again, unstored).
+**       queries: the records' text is drawn again, unstored; not with
+**       --query-file, whose queries do not depend on it).
 **       --worst N: the N slowest queries (a2m's default way), each with its
 **       text, time and walk counters, to find what the tail does;
 **       --query-file F: the queries read from F, one a line (cycled), not
