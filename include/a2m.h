@@ -165,6 +165,10 @@ A2M_API const char *a2m_strerror(int code);
 **                         writers' commits share fsyncs, each still answered
 **                         only once its own data is durable; 0: each
 **                         commit syncs on its own (docs/CONFIG.md)
+**   capacity_after_sync   0 (default) or 1: with group commit, a lone
+**                         write's capacity pass runs in a transaction of its
+**                         own while the write's sync runs, so a pass that
+**                         fails no longer fails the write (docs/CONFIG.md)
 **   config_file           a JSON configuration file (docs/CONFIG.md): tiers,
 **                         limits, metric, events, embedder
 **   metric                how vectors compare: "cosine" (default), "dot", "l2"

@@ -8,6 +8,7 @@
 **   a2m bench remember --serve stdio|http [--engine memory|sqlite|postgres]
 **                      [--db PATH] [--postgres URL] [--records N] [--warmup N]
 **                      [--tier NAME|default] [--synchronous-normal]
+**                      [--capacity-after-sync]
 **
 ** Records carry no tier by default (--tier default), so they land in the
 ** working tier and spill on as the default layout says (working 24 a
@@ -77,7 +78,7 @@ int a2m_bench_remember_serve(int argc, char **argv)
 {
 	long records = 5000, warmup = 400;
 	const char *db = NULL, *tier = "default", *via = NULL, *url = getenv("A2M_POSTGRES");
-	int sqlite = 0, sync_normal = 0, postgres = 0;
+	int sqlite = 0, sync_normal = 0, postgres = 0, apart = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc &&
 		    strcmp(argv[i + 1], "postgres") == 0) {
@@ -99,6 +100,8 @@ int a2m_bench_remember_serve(int argc, char **argv)
 			tier = argv[++i];
 		else if (strcmp(argv[i], "--synchronous-normal") == 0)
 			sync_normal = 1;
+		else if (strcmp(argv[i], "--capacity-after-sync") == 0)
+			apart = 1;
 		else {
 			via = NULL;  /* unknown: the usage below */
 			break;
@@ -108,7 +111,8 @@ int a2m_bench_remember_serve(int argc, char **argv)
 	    warmup < 0 || (postgres && (!url || !*url))) {
 		fprintf(stderr, "usage: a2m bench remember --serve stdio|http"
 			" [--engine memory|sqlite|postgres] [--db PATH] [--postgres URL]"
-			" [--records N] [--warmup N] [--tier NAME|default] [--synchronous-normal]\n");
+			" [--records N] [--warmup N] [--tier NAME|default] [--synchronous-normal]"
+			" [--capacity-after-sync]\n");
 		return A2M_EXIT_USAGE;
 	}
 	/* PostgreSQL: a schema of its own, dropped before and after. */
@@ -149,6 +153,8 @@ int a2m_bench_remember_serve(int argc, char **argv)
 		args[0] = "--db";
 		args[1] = (char *)path;
 		args[2] = sync_normal ? "--synchronous-normal" : NULL;
+		if (apart)
+			args[args[2] ? 3 : 2] = "--capacity-after-sync";
 	} else {
 		args[0] = "--memory";
 	}

@@ -38,6 +38,8 @@ static const char usage_store[] =
 	"                        crash of the process but not a power loss (default FULL)\n"
 	"  --no-group-commit     with FULL, sync each commit on its own rather than sharing\n"
 	"                        one sync among concurrent writers\n"
+	"  --capacity-after-sync with group commit, run a lone write's capacity pass in a\n"
+	"                        transaction of its own while its sync runs\n"
 	"  --read-only           serve an existing database; refuse every write (-32004)\n"
 	"  --config FILE         JSON configuration: tiers, limits, metric (docs/CONFIG.md)\n"
 	"  --capabilities LIST   declare only these, e.g. core,tiers,keys (default: all)\n"

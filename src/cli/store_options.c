@@ -84,6 +84,8 @@ int cli_store_option(cli_store *st, int argc, char **argv, int *i, char *why,
 		return set(st, a, "synchronous", "normal", why, why_size);
 	if (strcmp(a, "--no-group-commit") == 0)
 		return set(st, a, "group_commit", "0", why, why_size);
+	if (strcmp(a, "--capacity-after-sync") == 0)
+		return set(st, a, "capacity_after_sync", "1", why, why_size);
 	const valued *f = NULL;
 	for (size_t k = 0; k < sizeof valued_flags / sizeof valued_flags[0]; k++)
 		if (strcmp(a, valued_flags[k].flag) == 0)

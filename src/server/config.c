@@ -58,6 +58,7 @@ static const option options[] = {
 	TEXT(embed_api_key, NULL, NULL, NULL),
 	INT(read_only, 0, 0, 1, NULL),
 	INT(group_commit, 1, 0, 1, NULL),
+	INT(capacity_after_sync, 0, 0, 1, NULL),
 	INT(max_records_per_call, 1000, 1, INT64_MAX, "limits.max_records_per_call"),
 	INT(max_content_length, 1048576, 1, INT64_MAX, "limits.max_content_length"),
 	INT(max_recall_limit, 1000, 1, INT64_MAX, "limits.max_recall_limit"),

@@ -34,6 +34,8 @@ struct a2m_config {
 	char    *embed_api_key;
 	int64_t  read_only;
 	int64_t  group_commit;     /* 1: durable commits share fsyncs (sqlite_sync.c) */
+	int64_t  capacity_after_sync; /* 1: a lone durable write's capacity pass
+	                                 runs apart, while its sync runs (finish.c) */
 	int64_t  max_records_per_call;
 	int64_t  max_content_length;
 	int64_t  max_recall_limit;

@@ -306,12 +306,16 @@ static int run(a2m *h, a2m_call *callp, a2m_rpc_request *reqp, int network, char
 	}
 	pthread_rwlock_wrlock(&h->lock);
 	call.push = network ? 0 : h->srv.can_push;
+	/* This thread waits for the ticket itself: a lone write's capacity pass
+	** may run while its sync does (stack.h, a2m_stack_capacity_apart). */
+	a2m_stack_capacity_apart(h->srv.stack, !pending);
 	a2m_rpc_call(&call, &req, &o);
 	/* A shared log's events, logged before the answer (events_hook.h). */
 	a2m_events_settle(&h->srv);
 	/* A result holding the event log's objects is written before the lock
 	** goes, while they cannot change. */
 	uint64_t ticket = a2m_stack_sync_owed(h->srv.stack);
+	a2m_stack_capacity_apart(h->srv.stack, 0);
 	int shares = req.method->shares;
 	if (shares)
 		rc = a2m_rpc_reply(&req, &o, reply, NULL);

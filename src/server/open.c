@@ -289,6 +289,7 @@ static a2m *make_handle(const a2m_config *cfg, unsigned caps, a2m_metric metric,
 	scfg.default_salience = 1.0;
 	scfg.blend = (a2m_blend){BLEND_RELEVANCE, BLEND_RECENCY, BLEND_SALIENCE};
 	scfg.read_only = cfg->read_only != 0;
+	scfg.capacity_after_sync = cfg->capacity_after_sync != 0;
 	scfg.embedder = embedder;
 	scfg.touch_max = (size_t)cfg->touch_buffer;
 	scfg.history_keep = (caps & A2M_CAP_X_HISTORY) ? (size_t)cfg->history_revisions : 0;

@@ -20,12 +20,30 @@
 **   4. records the write left owed a generated vector get one batch of
 **      them embedded, outside every transaction (docs/EMBEDDINGS.md §4.2).
 **
+** One exception to 1, opt-in (capacity_after_sync, docs/CONFIG.md), for a
+** durable lone write (group commit, a caller that asked with
+** a2m_stack_capacity_apart): its capacity pass runs in a
+** transaction of its own right after its commit, while the write's own
+** sync runs on the store's sync thread (store.h, sync_start), and the
+** call's ticket is the write's. The disk syncs the record while the CPU
+** spills, where one came after the other, and the write's answer waits
+** for neither the pass's pages nor its sync. Capacity still holds when
+** the call returns; what changes is a moment between the two commits
+** when the bucket holds one unit too many (another process may see it),
+** and a power loss in the next moments, which can take the pass back
+** (not the write; the next write's pass, or the full one after an open,
+** spills again). A pass that fails is tried again at once; failing twice
+** (a full disk) it is logged, the write stands without it, and the next
+** write looks at every tier: tests/test_faults.c's writes are all or
+** nothing, spills included, which is why this is not the default.
+**
 ** This file is also the only caller of the change listener.
 */
 #include <string.h>
 
 #include "stack/stack_internal.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 /* Reports one change to the listener, if any; an `at` of 0 is now. */
 static void emit(a2m_stack *st, const a2m_change *c)
@@ -62,8 +80,76 @@ static void emit_all(a2m_stack *st, const a2m_finish *f)
 		emit_consolidated(st, &f->cons, f->cons_event == A2M_CONS_ALWAYS);
 }
 
+void a2m_stack_capacity_apart(a2m_stack *st, int on)
+{
+	st->capacity_apart = on != 0;
+	st->early_ticket = 0;
+}
+
+/* Whether this write's capacity pass runs after its commit (the header). */
+static int apart(const a2m_stack *st, const a2m_finish *f)
+{
+	return st->capacity_apart && st->cfg.capacity_after_sync && f->rebalance == A2M_REBALANCE_CAPACITY &&
+	       f->cons_event == A2M_CONS_IF_MOVED && !f->counts && st->n_arrivals &&
+	       st->capacity_known && !st->arrivals_lost && !st->joint && !st->log_write &&
+	       st->store->group_commit && st->store->ops->sync_start;
+}
+
+/*
+** The capacity pass of a write that committed, in a transaction of its
+** own, begun once the write's sync is (the header). Cannot fail the write:
+** a pass that fails is rolled back and logged, and the next write's pass
+** looks at every tier.
+*/
+/* One capacity pass in a transaction of its own; 0 once committed. */
+static int pass_alone(a2m_stack *st, a2m_consolidation *cons, a2m_error *e)
+{
+	int rc = a2m_stack_begin(st, e);
+	if (rc)
+		return rc;
+	if ((rc = a2m_stack_rebalance(st, 0, cons, e)) == 0)
+		rc = a2m_stack_commit(st, e);
+	if (rc) {
+		a2m_stack_rollback(st);
+		/* The arrivals it took are gone with it: look at every tier. */
+		st->arrivals_lost = 1;
+		*cons = (a2m_consolidation){0};
+	}
+	return rc;
+}
+
+static void capacity_after(a2m_stack *st)
+{
+	uint64_t ticket = st->store->ops->sync_start(st->store);
+	if (ticket > st->early_ticket)
+		st->early_ticket = ticket;
+	a2m_consolidation cons = {0};
+	a2m_error e = {0};
+	/* A failure that passes (an allocation, one I/O error) is tried again
+	** at once, a full pass this time, so capacity holds when the call
+	** returns as it did when the pass shared the write's transaction. */
+	int rc = pass_alone(st, &cons, &e);
+	if (rc) {
+		a2m_error_clear(&e);
+		rc = pass_alone(st, &cons, &e);
+	}
+	if (rc) {
+		a2m_log(A2M_LOG_ERROR, "the capacity pass after a write failed (%s); the next "
+			"write's pass looks at every tier", e.message);
+		a2m_error_clear(&e);
+		return;
+	}
+	a2m_stack_capacity_committed(st);
+	emit_consolidated(st, &cons, 0);
+	if (cons.moved || cons.promoted)
+		a2m_stack_embed_after_write(st);
+}
+
 int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err)
 {
+	int later = !rc && apart(st, f);
+	if (later)
+		f->rebalance = A2M_REBALANCE_NONE;  /* run by capacity_after() */
 	if (!rc && f->rebalance != A2M_REBALANCE_NONE)
 		rc = a2m_stack_rebalance(st, f->rebalance == A2M_REBALANCE_ALL, &f->cons, err);
 	/*
@@ -94,5 +180,7 @@ int a2m_stack_finish(a2m_stack *st, int rc, a2m_finish *f, a2m_error *err)
 	** be owed a vector; embedding it waits for no transaction. */
 	if (!f->no_embed && (f->owes || f->cons.moved || f->cons.promoted))
 		a2m_stack_embed_after_write(st);
+	if (later)
+		capacity_after(st);
 	return 0;
 }

@@ -92,6 +92,10 @@ typedef struct a2m_stack_config {
 	/* x-dedup: fingerprint every write, so that a tier marked dedup can
 	** find the record a write repeats (needs the store's by_fingerprint). */
 	int             fingerprints;
+	/* A lone durable write's capacity pass may run apart, while its sync
+	** runs (a2m_stack_capacity_apart, finish.c); 0: always in the write's
+	** transaction. */
+	int             capacity_after_sync;
 } a2m_stack_config;
 
 /*
@@ -526,6 +530,17 @@ uint64_t a2m_stack_pruned_retries_all(void);
 */
 uint64_t a2m_stack_sync_owed(a2m_stack *st);
 int a2m_stack_sync_wait(a2m_stack *st, uint64_t ticket, char *msg, size_t msglen);
+
+/*
+** For a call that will wait for its ticket (a2m_stack_sync_owed) before it
+** answers, under the handle's exclusive lock: on 1, a durable write's
+** capacity pass may run in a transaction of its own after the write
+** commits, while the store syncs the write (finish.c says when, and what
+** it changes); a2m_stack_sync_owed() then gives the write's ticket, and
+** the pass's commit is covered by the next ticket or the close. 0 after
+** the call, always. Writes in a joint transaction never do.
+*/
+void a2m_stack_capacity_apart(a2m_stack *st, int on);
 
 /*
 ** A joint transaction: the writes of several calls in one transaction of

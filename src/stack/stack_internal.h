@@ -154,6 +154,10 @@ struct a2m_stack {
 	int              arrivals_lost;  /* one could not be noted: pass over all */
 	int              capacity_known; /* a full pass committed since open */
 	int              full_pass_run;  /* the open transaction ran a full pass */
+	/* finish.c: a lone durable write's capacity pass runs after its commit
+	** (a2m_stack_capacity_apart), and the call's ticket is the write's. */
+	int              capacity_apart;
+	uint64_t         early_ticket;
 	/* base.c: a joint transaction (a2m_stack_joint_begin): 0 none, 1 open
 	** (begin and commit are its parts), 2 undone by a rollback inside it;
 	** and capacity_known as it was when it began, for when it is undone. */

@@ -604,6 +604,7 @@ static const a2m_store_ops sqlite_ops = {
 	.rollback   = a2m_sqlite_rollback,
 	.sync_owed  = a2m_sqlite_sync_owed,
 	.sync_wait  = a2m_sqlite_sync_wait,
+	.sync_start = a2m_sqlite_sync_start,
 	.read_begin = a2m_sqlite_read_begin,
 	.read_end   = a2m_sqlite_read_end,
 	.get        = a2m_sqlite_pooled_get,

@@ -745,6 +745,8 @@ int a2m_sqlite_sync_refuse(sqlstore *s);
 /* The store ops sync_owed and sync_wait (store.h). */
 uint64_t a2m_sqlite_sync_owed(a2m_store *base);
 int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msglen);
+/* The store op sync_start (store.h): the ticket's sync begun on the sync thread. */
+uint64_t a2m_sqlite_sync_start(a2m_store *base);
 
 /* ---- sqlite_checkpoint.c: the log's checkpoints, off the writer -------- */
 

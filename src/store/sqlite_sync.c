@@ -40,6 +40,18 @@
 ** for is told the write failed, and the store is poisoned: it refuses
 ** every later write transaction until reopened, as PostgreSQL panics.
 ** The failed requests' records may or may not be in the file.
+**
+** A sync begun early (sync_start, the store op): a lone durable write's
+** capacity pass (finish.c) runs in a transaction of its own after the
+** write's commit, and its answer waits only for the write's. So the write
+** takes its ticket as soon as it committed and the sync thread (started
+** at the first such call, one a store) leads that ticket's sync while the
+** writer goes on with the pass; the writer then waits as any waiter does.
+** The disk syncs while the CPU works, where one thread did one after the
+** other. Nothing else changes: the thread leads exactly as a waiter would
+** (and a waiter that finds no sync running leads one itself, so a thread
+** the scheduler has not run yet delays no one), and the pass's commit owes
+** a sync that the next durable call's ticket, or the close, covers.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +69,7 @@
 #include "store/sqlite_walvfs.h"
 #include "util/log.h"
 #include "util/phase.h"
+#include "util/thread.h"
 
 struct a2m_sqlite_sync {
 	pthread_mutex_t  mu;
@@ -68,6 +81,13 @@ struct a2m_sqlite_sync {
 	int              leading;   /* a sync is running */
 	atomic_int       failed;    /* errno of a failed sync; 0: none */
 	uint64_t         syncs;     /* how many fsyncs ran (for the figures) */
+	uint64_t         early;     /* of them, led by the sync thread */
+	/* The sync thread (sync_start), under mu: */
+	pthread_cond_t   kick_cv;   /* the thread waits here for a kick */
+	pthread_t        thread;
+	int              started;   /* 1 running, -1 could not start, 0 not yet */
+	int              kicked;    /* a sync is asked of the thread */
+	int              stop;
 	/* The main connection's, under the caller's exclusive lock: */
 	int              owed;      /* a durable commit since the last ticket */
 };
@@ -78,6 +98,13 @@ static atomic_int fail_next;  /* the next sync of any store fails with EIO */
 void a2m_sqlite_sync_fail_next_for_tests(int on)
 {
 	atomic_store(&fail_next, on != 0);
+}
+
+static atomic_uint_fast64_t early_led;  /* syncs the sync threads led */
+
+uint64_t a2m_sqlite_sync_early_for_tests(void)
+{
+	return atomic_load(&early_led);
 }
 #endif
 
@@ -110,6 +137,13 @@ int a2m_sqlite_sync_open(sqlstore *s)
 		free(y);
 		return a2m_store_fail(&s->base, "sqlite store: cannot make a condition");
 	}
+	if (pthread_cond_init(&y->kick_cv, NULL) != 0) {
+		pthread_cond_destroy(&y->cv);
+		pthread_mutex_destroy(&y->mu);
+		free(y->wal);
+		free(y);
+		return a2m_store_fail(&s->base, "sqlite store: cannot make a condition");
+	}
 	y->fd = -1;
 	s->sync = y;
 	s->base.group_commit = 1;
@@ -123,6 +157,14 @@ void a2m_sqlite_sync_free(sqlstore *s)
 	a2m_sqlite_sync *y = s->sync;
 	if (!y)
 		return;
+	if (y->started == 1) {
+		pthread_mutex_lock(&y->mu);
+		y->stop = 1;
+		pthread_cond_signal(&y->kick_cv);
+		pthread_mutex_unlock(&y->mu);
+		pthread_join(y->thread, NULL);
+		y->started = 0;
+	}
 	/* A durable commit made outside a2m_handle (`a2m import`, `a2m check
 	** --repair`) has had no ticket: it is synced here, not left to the
 	** checkpoint of the last connection to close, which another process
@@ -132,10 +174,12 @@ void a2m_sqlite_sync_free(sqlstore *s)
 	uint64_t given = atomic_load(&y->given);
 	if (y->syncs)
 		a2m_log(A2M_LOG_INFO, "group commit: %llu durable calls in %llu syncs of the log "
-			"(%.1f a sync)", (unsigned long long)given, (unsigned long long)y->syncs,
-			(double)given / (double)y->syncs);
+			"(%.1f a sync; %llu begun early)", (unsigned long long)given,
+			(unsigned long long)y->syncs, (double)given / (double)y->syncs,
+			(unsigned long long)y->early);
 	if (y->fd >= 0)
 		close(y->fd);
+	pthread_cond_destroy(&y->kick_cv);
 	pthread_cond_destroy(&y->cv);
 	pthread_mutex_destroy(&y->mu);
 	free(y->wal);
@@ -213,6 +257,82 @@ static int sync_log(a2m_sqlite_sync *y)
 	return 0;
 }
 
+/*
+** One sync led: every ticket given before it began is durable after it (or
+** the store is poisoned), and the waiters are told. Called and returns
+** with y->mu held, y->leading 0.
+*/
+static void lead(a2m_sqlite_sync *y)
+{
+	y->leading = 1;
+	uint64_t upto = atomic_load_explicit(&y->given, memory_order_acquire);
+	pthread_mutex_unlock(&y->mu);
+	int got = sync_log(y);
+	pthread_mutex_lock(&y->mu);
+	y->leading = 0;
+	y->syncs++;
+	if (got)
+		atomic_store(&y->failed, got);
+	else if (upto > y->synced)
+		y->synced = upto;
+	pthread_cond_broadcast(&y->cv);
+}
+
+/* The sync thread: leads a sync when kicked and one is still owed. */
+static void *sync_thread(void *arg)
+{
+	a2m_sqlite_sync *y = arg;
+	pthread_mutex_lock(&y->mu);
+	while (!y->stop) {
+		if (!y->kicked || y->leading) {
+			pthread_cond_wait(&y->kick_cv, &y->mu);
+			continue;
+		}
+		y->kicked = 0;
+		/* A waiter may have led it meanwhile. */
+		if (y->synced >= atomic_load(&y->given) || atomic_load(&y->failed))
+			continue;
+		y->early++;
+#ifdef A2M_TEST_HOOKS
+		atomic_fetch_add(&early_led, 1);
+#endif
+		lead(y);
+		/* The caller's capacity pass committed meanwhile, most often:
+		** its frames are written out now, without waiting, so the next
+		** call's sync finds them on the disk and writes only its own.
+		** Durability still comes from that sync alone. */
+		int fd = y->fd;
+		pthread_mutex_unlock(&y->mu);
+		if (fd >= 0)
+			(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		pthread_mutex_lock(&y->mu);
+	}
+	pthread_mutex_unlock(&y->mu);
+	return NULL;
+}
+
+uint64_t a2m_sqlite_sync_start(a2m_store *base)
+{
+	sqlstore *s = (sqlstore *)base;
+	a2m_sqlite_sync *y = s->sync;
+	uint64_t ticket = a2m_sqlite_sync_owed(base);
+	if (!ticket)
+		return 0;
+	pthread_mutex_lock(&y->mu);
+	/* One core: the thread could only take turns with the caller. */
+	if (!y->started)
+		y->started = a2m_cpus_usable() > 1 &&
+			     a2m_thread_start(&y->thread, sync_thread, y) == 0 ? 1 : -1;
+	if (y->started == 1) {
+		/* A sync already running began before this commit: the thread
+		** leads the next one when it ends (or a waiter does). */
+		y->kicked = 1;
+		pthread_cond_signal(&y->kick_cv);
+	}
+	pthread_mutex_unlock(&y->mu);
+	return ticket;
+}
+
 int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msglen)
 {
 	sqlstore *s = (sqlstore *)base;
@@ -223,22 +343,10 @@ int a2m_sqlite_sync_wait(a2m_store *base, uint64_t ticket, char *msg, size_t msg
 	a2m_phase was = a2m_phase_enter(A2M_PHASE_SYNC);
 	pthread_mutex_lock(&y->mu);
 	while (y->synced < ticket && !(e = atomic_load(&y->failed))) {
-		if (y->leading) {
+		if (y->leading)
 			pthread_cond_wait(&y->cv, &y->mu);
-			continue;
-		}
-		y->leading = 1;
-		uint64_t upto = atomic_load_explicit(&y->given, memory_order_acquire);
-		pthread_mutex_unlock(&y->mu);
-		int got = sync_log(y);
-		pthread_mutex_lock(&y->mu);
-		y->leading = 0;
-		y->syncs++;
-		if (got)
-			atomic_store(&y->failed, got);
-		else if (upto > y->synced)
-			y->synced = upto;
-		pthread_cond_broadcast(&y->cv);
+		else
+			lead(y);
 	}
 	pthread_mutex_unlock(&y->mu);
 	a2m_phase_leave(was);

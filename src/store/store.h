@@ -575,6 +575,15 @@ typedef struct a2m_store_ops {
 	uint64_t (*sync_owed)(a2m_store *s);
 	int  (*sync_wait)(a2m_store *s, uint64_t ticket, char *msg, size_t msglen);
 	/*
+	** Optional (NULL: none): sync_owed(), and the sync that ticket needs
+	** begun now on a thread of the engine's, so the caller may go on with
+	** work its answer does not wait for (a write's capacity pass, in a
+	** transaction of its own: finish.c) while the disk syncs. The caller
+	** still sync_wait()s for the ticket before it reports the write
+	** durable. Returns what sync_owed() would.
+	*/
+	uint64_t (*sync_start)(a2m_store *s);
+	/*
 	** Optional: NULL in an engine whose reads need no bracket. (The memory
 	** engine's tidies its scan order there, so its readers write nothing.)
 	** read_begin() brackets a run of reads so they see one snapshot and pay
@@ -898,6 +907,10 @@ int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen);
 /* For tests: the next fsync of any SQLite store's group commit fails (EIO)
 ** (on 1), or no longer will (on 0). */
 void a2m_sqlite_sync_fail_next_for_tests(int on);
+
+/* For tests: the syncs any SQLite store's sync thread led (sync_start)
+** since the process began. */
+uint64_t a2m_sqlite_sync_early_for_tests(void);
 
 /*
 ** For tests: from now on the commit of any SQLite transaction that
