@@ -296,16 +296,10 @@ static void *sync_thread(void *arg)
 #ifdef A2M_TEST_HOOKS
 		atomic_fetch_add(&early_led, 1);
 #endif
+		/* The pass's frames, committed meanwhile, are written by the next
+		** sync: starting their writeback here (sync_file_range) cost a
+		** device write a call and was no faster (docs/BENCHMARKS.md). */
 		lead(y);
-		/* The caller's capacity pass committed meanwhile, most often:
-		** its frames are written out now, without waiting, so the next
-		** call's sync finds them on the disk and writes only its own.
-		** Durability still comes from that sync alone. */
-		int fd = y->fd;
-		pthread_mutex_unlock(&y->mu);
-		if (fd >= 0)
-			(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-		pthread_mutex_lock(&y->mu);
 	}
 	pthread_mutex_unlock(&y->mu);
 	return NULL;
