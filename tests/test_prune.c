@@ -1084,6 +1084,17 @@ static void pruned_twice_and_complete(a2m_stack *st)
 	}
 }
 
+/* pruned_twice_and_complete over a store of 20 000 records (rng 73), then gone. */
+static void pruned_over_20000(void)
+{
+	rng_state = 73;
+	a2m_stack *st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});
+	CHECK(st != NULL);
+	pruned_twice_and_complete(st);
+	a2m_stack_free(st);
+	remove_db();
+}
+
 /*
 ** Long lists read into buffers of their own and taken as they are by the
 ** lazily read term (sqlite_segments_read.c, OWN_BYTES: here every list of
@@ -1091,8 +1102,8 @@ static void pruned_twice_and_complete(a2m_stack *st)
 ** kept term gathers outweigh what an entry may hold: with probes that
 ** fill every block they stop in (as before peeks), those blocks are shed
 ** between queries (decoded again when asked); with peeks (the default),
-** a probe past what the term may hold decodes its block up to the record
-** and keeps nothing. Exact both ways.
+** a probe decodes its block up to the record and keeps nothing, with the
+** cache small or with room for every block. Exact every way.
 */
 static void test_long_lists_taken_as_read_and_shed(void)
 {
@@ -1114,24 +1125,21 @@ static void test_long_lists_taken_as_read_and_shed(void)
 	size_t sheds = a2m_seg_lazy_sheds(), peeks = a2m_seg_lazy_peeks();
 	a2m_sqlite_index_cache_budget_for_tests(5000);
 	a2m_sqlite_index_peeks_fill_for_tests(1);
-	rng_state = 73;
-	a2m_stack *st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});
-	CHECK(st != NULL);
-	pruned_twice_and_complete(st);
+	pruned_over_20000();
 	CHECK(a2m_seg_lazy_sheds() > sheds);
 	CHECK(a2m_seg_lazy_peeks() == peeks);
-	a2m_stack_free(st);
-	remove_db();
 	/* The same with peeks: blocks decoded up to a record, not kept. */
 	a2m_sqlite_index_peeks_fill_for_tests(0);
-	rng_state = 73;
-	st = prune_stack(1, 20000, (a2m_blend){0.75, 0.15, 0.10});
-	CHECK(st != NULL);
-	pruned_twice_and_complete(st);
+	pruned_over_20000();
 	CHECK(a2m_seg_lazy_peeks() > peeks);
-	a2m_stack_free(st);
-	remove_db();
 	a2m_sqlite_index_cache_budget_for_tests(0);
+	/*
+	** With the cache's whole budget, room for every block: probes still
+	** peek and keep nothing (cache_read), exact all the same.
+	*/
+	peeks = a2m_seg_lazy_peeks();
+	pruned_over_20000();
+	CHECK(a2m_seg_lazy_peeks() > peeks);
 	a2m_segments_own_bytes_for_tests(0);
 	fill_commits = 0;
 	counts_checked = 1;

@@ -176,8 +176,16 @@ static int cache_read(a2m_sqlite_index *x, a2m_store *base, const char *term, si
 								  tl.own, &lz);
 	if (got == 1) {
 		a2m_seg_lazy_name(lz, base, term, len);
-		/* Probes fill its blocks while the cache would keep them (a2m_seg_lazy_peek). */
-		a2m_seg_lazy_cap(lz, peeks_fill_for_tests ? SIZE_MAX : a2m_pcache_entry_most(x->cache));
+		/*
+		** Probes decode a block only up to the record they look for, and
+		** keep nothing (a2m_seg_lazy_peek): filling the block for a later
+		** query, while the cache had room, cost more than it saved. At
+		** 10M records a probe lands in a block no query had reached, and
+		** each fill wrote fresh pages of the term's postings array: 40%
+		** of a recall's page faults and a fifth of its CPU
+		** (docs/BENCHMARKS.md, "Ten million: probes that keep nothing").
+		*/
+		a2m_seg_lazy_cap(lz, peeks_fill_for_tests ? SIZE_MAX : 0);
 		a2m_pcache_put_lazy(x->cache, term, len, lz, &lazy_ops);
 	} else if (got < 0) {
 		rc = a2m_store_fail(base, got == -1 ? "index postings: out of memory"
