@@ -281,10 +281,13 @@ void a2m_sqlite_index_lazy_for_tests(int on);
 ** For tests: on, a probe of a term cached a block at a time fills the
 ** block whatever the term holds already (as before peeks: the blocks it
 ** gathers are then shed between queries); off (the default), past what
-** the cache lets a term hold, it decodes up to the seq asked and keeps
-** nothing (a2m_seg_lazy_peek).
+** the cache lets a term hold or PEEK_FILL_BYTES (sqlite_index_read.c),
+** it decodes up to the seq asked and keeps nothing (a2m_seg_lazy_peek).
 */
 void a2m_sqlite_index_peeks_fill_for_tests(int on);
+
+/* For tests: PEEK_FILL_BYTES made bytes (0: the default, 256 KiB). */
+void a2m_sqlite_index_peek_fill_bytes_for_tests(size_t bytes);
 
 /*
 ** For tests: a rebuild writes a segment each time this many postings wait

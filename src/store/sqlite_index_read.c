@@ -105,8 +105,29 @@ static int collect_row(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 
 /* ---- a term kept a block at a time (sqlite_segments.h, a2m_seg_lazy) ---- */
 
+/*
+** The most a lazily read term may hold (a2m_seg_lazy_cost) while a probe
+** fills the block it lands in and keeps it decoded (a2m_seg_lazy_peek),
+** unless the cache lets a term hold less; past it a probe decodes the
+** block only up to the record and keeps nothing, however much room the
+** cache has. Filling for later queries cost more than it saved on long
+** lists: at 10M records a probe lands in a block no query had reached,
+** and each fill wrote fresh pages of the term's postings array (40% of a
+** recall's page faults; docs/BENCHMARKS.md, "Ten million: probes that
+** keep nothing"). A short list (every list at 10k records) is cheap to
+** keep whole.
+*/
+#define PEEK_FILL_BYTES ((size_t)256 << 10)
+
 #ifdef A2M_TEST_HOOKS
 static int lazy_off_for_tests, peeks_fill_for_tests;
+static size_t peek_fill_bytes_for_tests;
+
+void a2m_sqlite_index_peek_fill_bytes_for_tests(size_t bytes)
+{
+	peek_fill_bytes_for_tests = bytes;
+}
+#define peek_fill_bytes (peek_fill_bytes_for_tests ? peek_fill_bytes_for_tests : PEEK_FILL_BYTES)
 
 void a2m_sqlite_index_lazy_for_tests(int on)
 {
@@ -120,6 +141,7 @@ void a2m_sqlite_index_peeks_fill_for_tests(int on)
 #else
 #define lazy_off_for_tests 0
 #define peeks_fill_for_tests 0
+#define peek_fill_bytes PEEK_FILL_BYTES
 #endif
 
 static void lazy_lend(void *obj, a2m_postings_lent *out)
@@ -176,16 +198,10 @@ static int cache_read(a2m_sqlite_index *x, a2m_store *base, const char *term, si
 								  tl.own, &lz);
 	if (got == 1) {
 		a2m_seg_lazy_name(lz, base, term, len);
-		/*
-		** Probes decode a block only up to the record they look for, and
-		** keep nothing (a2m_seg_lazy_peek): filling the block for a later
-		** query, while the cache had room, cost more than it saved. At
-		** 10M records a probe lands in a block no query had reached, and
-		** each fill wrote fresh pages of the term's postings array: 40%
-		** of a recall's page faults and a fifth of its CPU
-		** (docs/BENCHMARKS.md, "Ten million: probes that keep nothing").
-		*/
-		a2m_seg_lazy_cap(lz, peeks_fill_for_tests ? SIZE_MAX : 0);
+		/* Probes fill its blocks only while it is small (PEEK_FILL_BYTES). */
+		size_t most = a2m_pcache_entry_most(x->cache);
+		a2m_seg_lazy_cap(lz, peeks_fill_for_tests ? SIZE_MAX
+					: most < peek_fill_bytes ? most : peek_fill_bytes);
 		a2m_pcache_put_lazy(x->cache, term, len, lz, &lazy_ops);
 	} else if (got < 0) {
 		rc = a2m_store_fail(base, got == -1 ? "index postings: out of memory"

@@ -306,7 +306,8 @@ int  a2m_seg_lazy_peek(void *ctx, size_t b, int64_t seq, a2m_peek_at *at, a2m_po
 /*
 ** The most lz may hold (a2m_seg_lazy_cost) before a peek stops filling
 ** blocks (SIZE_MAX until set: a peek always fills). The SQLite index sets
-** 0, so that probes never fill (sqlite_index_read.c, cache_read).
+** a small one, so that probes into long lists never fill
+** (sqlite_index_read.c, PEEK_FILL_BYTES).
 */
 void a2m_seg_lazy_cap(a2m_seg_lazy *lz, size_t cap);
 
