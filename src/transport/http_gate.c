@@ -4,7 +4,7 @@
 ** docs/HTTP.md the why of each check): Origin, path, method, bearer token,
 ** protocol version, content type and announced length.
 **
-** Apart from http.c because this is the security boundary of the binding:
+** Apart from http_request.c because this is the security boundary of the binding:
 ** an unauthenticated or foreign caller never gets past these functions,
 ** so they are kept where they can be read, and reviewed, on their own.
 */

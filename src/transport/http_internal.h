@@ -1,7 +1,9 @@
 /*
-** http_internal.h — what http.c and http_gate.c share, for them only: the
-** server's state, one request's state, the function that judges a
-** request by its headers and the ones that queue a response.
+** http_internal.h — what the HTTP binding's files (http.c, http_request.c,
+** http_gate.c, http_ui.c, http_durable.c) share, for them only: the
+** server's state, one request's state, libmicrohttpd's callbacks, the
+** function that judges a request by its headers and the ones that queue a
+** response.
 */
 #ifndef A2M_HTTP_INTERNAL_H
 #define A2M_HTTP_INTERNAL_H
@@ -106,7 +108,25 @@ typedef struct request {
 	int reply_owed;         /* no answer, yet the body had an id: out of memory */
 } request;
 
-/* ---- http.c: responses -------------------------------------------------- */
+/* ---- http_request.c: one request, and the responses --------------------- */
+
+/*
+** libmicrohttpd's access handler (MHD_AccessHandlerCallback; cls is the
+** a2m_http): the first call judges the headers (a2m_http_on_headers), the
+** next ones take the body, the last one answers.
+*/
+enum MHD_Result a2m_http_on_request(void *cls, struct MHD_Connection *c, const char *url,
+				    const char *method, const char *version,
+				    const char *upload_data, size_t *upload_data_size,
+				    void **con_cls);
+
+/*
+** libmicrohttpd's completion callback (MHD_OPTION_NOTIFY_COMPLETED): frees
+** the request's state, drops a sync's reply that was never given, and
+** takes the request out of s->in_flight.
+*/
+void a2m_http_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			   enum MHD_RequestTerminationCode toe);
 
 /*
 ** Queues resp (which it releases, even on failure; NULL is MHD_NO) with the

@@ -4,7 +4,7 @@
 ** Why: libmicrohttpd links GnuTLS and what GnuTLS links (p11-kit, nettle,
 ** gmp, libtasn1, ...): about 2 ms of CPU to map and relocate at every start
 ** of the process, which only `a2m serve --http` and a program starting the
-** binding need. So nothing links it; http.c and http_gate.c call it through
+** binding need. So nothing links it; the binding's files call it through
 ** this table. The same reason and figures as util/curl_api.h (docs/BUILD.md).
 */
 #ifndef A2M_MHD_API_H
