@@ -392,6 +392,56 @@ if start term --db "$d/term.db"; then
 	expect "every acknowledged write is there after a restart" "$missing" 0
 fi
 
+# --- a sync that never ends: the stop gives up, exit 1, the store intact ---
+# The test build of the binary (BUILD/tests/a2m-hooks, the Makefile's) holds
+# every sync of the log while the file A2M_TEST_SYNC_HANG_WHILE names exists
+# (store/sqlite_sync.c; 120 s at most): a stop that waited for it would end
+# long after stop()'s 30 s and be killed (137). The release binary has no
+# such code.
+hooks="$(dirname "$a2m")/tests/a2m-hooks"
+remember_one() {  # ID: a memory/remember of one record with that id
+	printf '{"jsonrpc":"2.0","id":1,"method":"memory/remember","params":{"records":[{"id":"%s","content":"written before the disk hung"}]}}' "$1"
+}
+started=1
+if [ ! -x "$hooks" ]; then
+	fail "the test build of the binary is there" "$hooks"
+else
+	released=$a2m
+	a2m=$hooks
+	export A2M_TEST_SYNC_HANG_WHILE="$d/hang.now"
+	start hang --db "$d/hang.db" --timeout 1
+	started=$?
+	unset A2M_TEST_SYNC_HANG_WHILE
+	a2m=$released
+fi
+if [ "$started" = 0 ]; then
+	code=$(hc "${json[@]}" -d "$(remember_one acked)" "$url")
+	expect "a write whose sync ends is acknowledged" "$code:$(grep -c '"result"' "$d/body")" "200:1"
+	: >"$d/hang.now"
+	curl -sS --noproxy '*' --max-time 60 "${json[@]}" -d "$(remember_one hung)" \
+		-o "$d/hung.out" "$url" 2>/dev/null &
+	hung_curl=$!
+	for _ in $(seq 600); do grep -q "sync hangs while" "$d/hang.err" && break; sleep 0.05; done
+	contains "the next write's sync hangs" "$(cat "$d/hang.err")" "sync hangs while"
+	stop "$pid"
+	expect "SIGTERM with a sync that never ends exits 1 (not killed: 137)" "$status" 1
+	contains "and says it left the store unclosed" "$(cat "$d/hang.err")" \
+		"without closing the store"
+	wait "$hung_curl" 2>/dev/null
+	lacks "the write whose sync hung is not acknowledged" "$(cat "$d/hung.out" 2>/dev/null)" '"result"'
+	rm -f "$d/hang.now"
+	out=$("$a2m" check --db "$d/hang.db" 2>&1)
+	expect "a2m check finds the store clean after it" "$?" 0
+	out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"memory/timeline","params":{}}' |
+		"$a2m" serve --db "$d/hang.db" 2>&1)
+	contains "the acknowledged write is in it" "$out" '"id":"acked"'
+fi
+: >"$d/hang.now"
+out=$(remember_one release | A2M_TEST_SYNC_HANG_WHILE="$d/hang.now" timeout 60 "$a2m" serve \
+	--db "$d/release.db" 2>&1)
+rm -f "$d/hang.now"
+contains "the release binary ignores A2M_TEST_SYNC_HANG_WHILE" "$out" '"ids":["release"]'
+
 # --- libcurl and libmicrohttpd, loaded only when used (docs/BUILD.md) ---
 needed=$(readelf -d "$a2m" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
 lacks "the binary does not link libcurl" "$needed" "libcurl"

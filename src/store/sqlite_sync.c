@@ -60,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -105,6 +106,31 @@ static atomic_uint_fast64_t early_led;  /* syncs the sync threads led */
 uint64_t a2m_sqlite_sync_early_for_tests(void)
 {
 	return atomic_load(&early_led);
+}
+
+/* How long an armed hang lasts at most: a bound on a broken test, far
+** past any stop's deadline. */
+#define SYNC_HANG_MAX_S 120
+
+/*
+** A2M_TEST_SYNC_HANG_WHILE=PATH: every sync of the log waits, before its
+** fdatasync, while a file PATH exists, as on a disk that does not answer.
+** An environment variable, so the binary built with the hooks
+** (tests/a2m-hooks) can be made to hang from outside, at the moment a
+** test chooses (by creating the file) and for as long (until it removes
+** it); the release build has no such code.
+*/
+static void hang_while_asked(void)
+{
+	const char *path = getenv("A2M_TEST_SYNC_HANG_WHILE");
+	if (!path || !*path || access(path, F_OK) != 0)
+		return;
+	a2m_log(A2M_LOG_WARN, "the log's sync hangs while %s exists "
+		"(A2M_TEST_SYNC_HANG_WHILE)", path);
+	for (int i = 0; i < SYNC_HANG_MAX_S * 10 && access(path, F_OK) == 0; i++) {
+		struct timespec ts = {0, 100000000L};
+		nanosleep(&ts, NULL);
+	}
 }
 #endif
 
@@ -249,6 +275,7 @@ static int sync_log(a2m_sqlite_sync *y)
 #ifdef A2M_TEST_HOOKS
 	if (atomic_exchange(&fail_next, 0))
 		return EIO;
+	hang_while_asked();
 #endif
 	while (fdatasync(y->fd) != 0) {
 		if (errno != EINTR)
