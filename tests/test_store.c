@@ -2364,6 +2364,16 @@ static int raw_query(tctx *t, const char *sql, char *buf, size_t len)
 	return rc;
 }
 
+/* The versions t's file says it is at, joined by ',': "12" once migrated. */
+static const char *schema_versions(tctx *t)
+{
+	static char buf[64];
+	if (raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
+		      sizeof buf) != SQLITE_OK)
+		snprintf(buf, sizeof buf, "<unreadable>");
+	return buf;
+}
+
 static void test_refuses_newer_schema_version(tctx *t)
 {
 	char err[256] = "";
@@ -2383,9 +2393,7 @@ static void test_file_is_wal_at_schema_version_12(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "PRAGMA journal_mode", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "wal");
-	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
-			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "12");
+	EXPECT_STR(schema_versions(t), "12");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -2609,6 +2617,55 @@ static void count_problems(void *ctx, a2m_check_area area, int problem, const ch
 	"DROP INDEX records_tier;" \
 	"CREATE INDEX records_tier ON records(tier, created_at, seq);"
 
+/* Closes t's store (t->s NULL after) and checks its file is at the current version. */
+static void close_at_current_version(tctx *t)
+{
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_STR(schema_versions(t), "12");
+}
+
+/*
+** Takes t's file back to what a build at schema version `version` left:
+** closes the store (t->s NULL after), runs rewind (SQL undoing the later
+** steps) and marks the file with that version. Returns 0, or -1 with the
+** failure set.
+*/
+static int rewind_to_version(tctx *t, const char *rewind, int version)
+{
+	char sql[1024], want[16];
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	snprintf(sql, sizeof sql, "%sUPDATE a2m_schema SET version = %d;", rewind, version);
+	snprintf(want, sizeof want, "%d", version);
+	int rc = raw_exec(t, sql);
+	if (rc != SQLITE_OK || strcmp(schema_versions(t), want) != 0) {
+		failf(__LINE__, "rewind to version %d: SQLite %d, the file says \"%s\"", version,
+		      rc, schema_versions(t));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+** Opens t's rewound file read-write (full sync), which migrates it.
+** Returns 0 once it is open at the current version, else -1 with the
+** failure set (t->s NULL when it did not open).
+*/
+static int reopen_migrated(tctx *t)
+{
+	char err[256] = "";
+	if (open_store(t, 1, err, sizeof err) != 0 || !t->s) {
+		failf(__LINE__, "reopen to migrate: %s", err);
+		return -1;
+	}
+	if (strcmp(schema_versions(t), "12") != 0) {
+		failf(__LINE__, "migrated to version \"%s\", want \"12\"", schema_versions(t));
+		return -1;
+	}
+	return 0;
+}
+
 /* The plan SQLite makes for a scan of q on t's file: its details, joined by ';'. */
 static const char *scan_plan(tctx *t, const a2m_query *q)
 {
@@ -2645,24 +2702,18 @@ static const char *scan_plan(tctx *t, const a2m_query *q)
 static void test_migrates_version_11_file_to_tier_keys(tctx *t)
 {
 	static const char *const tiers[] = {"working", "episodic", "semantic", "long", NULL};
-	char buf[160], err[256] = "";
+	char buf[160];
 	int problems = 0;
 	for (int i = 0; i < 20; i++) {
 		char id[16];
 		snprintf(id, sizeof id, "r%02d", i);
 		EXPECT_OK(put_in(t, id, 100 + i, tiers[i % 5], i % 2 ? "s1" : NULL));
 	}
-	t->s->ops->close(t->s);
-	t->s = NULL;
-	EXPECT_INT(raw_exec(t, SQL_BEFORE_STEP_12 "UPDATE a2m_schema SET version = 11;"),
-		   SQLITE_OK);
-	EXPECT_STR(tier_index_columns(t), "tier,created_at,seq");
-	EXPECT_INT(open_store(t, 1, err, sizeof err), 0);
-	if (!t->s)
+	if (rewind_to_version(t, SQL_BEFORE_STEP_12, 11) != 0)
 		return;
-	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
-			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "12");
+	EXPECT_STR(tier_index_columns(t), "tier,created_at,seq");
+	if (reopen_migrated(t) != 0)
+		return;
 	EXPECT_STR(tier_index_columns(t), "<expr>,created_at,seq");
 	/* The default tiers in the index: semantic, episodic, working; no tier first. */
 	EXPECT_INT(raw_query(t, "SELECT group_concat(ifnull(tier, '-')) FROM (SELECT DISTINCT tier"
@@ -2710,18 +2761,13 @@ static void test_migrates_version_9_file_to_the_counts_tail(tctx *t)
 	w1.session = n1.session = "s1";
 	EXPECT_OK(OPS->insert(t->s, &w1));
 	EXPECT_OK(OPS->insert(t->s, &w2));
-	t->s->ops->close(t->s);
-	t->s = NULL;
-	EXPECT_INT(raw_exec(t, SQL_BEFORE_STEP_12 "DELETE FROM a2m_meta WHERE name = 'counted';"
-			    "UPDATE a2m_schema SET version = 9;"), SQLITE_OK);
+	if (rewind_to_version(t, SQL_BEFORE_STEP_12 "DELETE FROM a2m_meta WHERE name = 'counted';",
+			      9) != 0)
+		return;
 	EXPECT_INT(raw_query(t, "SELECT sum(n) FROM a2m_counts", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "2");
-	EXPECT_INT(open_store(t, 1, err, sizeof err), 0);
-	if (!t->s)
+	if (reopen_migrated(t) != 0)
 		return;
-	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
-			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "12");
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'counted'", buf,
 			     sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "2");
@@ -2895,11 +2941,7 @@ static void test_migrates_version_1_file_forward(tctx *t)
 	EXPECT_OK(OPS->meta_set(t->s, "embedding_dims", "768"));
 	EXPECT_OK(put(t, "new", 43, "alice", "k2"));
 	EXPECT_INT(put(t, "dup", 44, "alice", "k"), A2M_INVALID_PARAMS);
-	t->s->ops->close(t->s);
-	t->s = NULL;
-	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
-			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "12");
+	close_at_current_version(t);
 	EXPECT_INT(raw_query(t, "SELECT value FROM a2m_meta WHERE name = 'embedding_dims'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "768");
@@ -2950,11 +2992,7 @@ static void test_migrates_version_3_file_with_counts(tctx *t)
 					    .session = "s2"}), 0);
 	if (check_groups(t, "after writes") != 0)
 		return;
-	t->s->ops->close(t->s);
-	t->s = NULL;
-	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
-			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "12");
+	close_at_current_version(t);
 	/* A bucket left empty holds no row. */
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM a2m_counts WHERE n <= 0", buf,
 			     sizeof buf), SQLITE_OK);
@@ -3049,11 +3087,7 @@ static void test_migrates_version_7_file_keeping_seqs_counts_and_keys(tctx *t)
 	EXPECT_OK(OPS->insert(t->s, &n2));
 	EXPECT_INT(n2.seq, 8);
 	EXPECT_STR(working_counts(t), "2 1 1 2 1");
-	t->s->ops->close(t->s);
-	t->s = NULL;
-	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
-			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "12");
+	close_at_current_version(t);
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master"
 			     " WHERE tbl_name = 'records' AND type = 'index' AND sql IS NOT NULL"
 			     " ORDER BY name)", buf, sizeof buf), SQLITE_OK);
@@ -3192,9 +3226,7 @@ static void test_read_only_refuses_older_schema_without_migrating(tctx *t)
 	EXPECT(t->s == NULL);
 	EXPECT(strstr(err, "schema version 1") != NULL);
 	EXPECT(strstr(err, "open it once read-write to migrate it") != NULL);
-	EXPECT_INT(raw_query(t, "SELECT group_concat(version) FROM a2m_schema", buf,
-			     sizeof buf), SQLITE_OK);
-	EXPECT_STR(buf, "1");
+	EXPECT_STR(schema_versions(t), "1");
 	EXPECT_INT(raw_query(t, "SELECT count(*) FROM sqlite_master WHERE name = 'a2m_meta'",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "0");
