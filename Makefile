@@ -146,7 +146,8 @@ SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 # command runs only its test with a writer thread (scripts/run-tests.sh).
 TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test_analyze test_analyze_ahead \
               test_extensions \
-               test_recall test_index test_durable test_http_stop test_joint test_prune test_checkpoint
+               test_recall test_index test_durable test_http_stop test_joint test_prune test_checkpoint \
+               test_sqlite_mmap
 TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
 # The fuzz targets (fuzz/, docs/FUZZING.md): one program per fuzz/fuzz_*.c,
