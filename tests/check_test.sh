@@ -56,6 +56,22 @@ done
 out=$("$a2m" check --db "$tmp/a.db" -q)
 expect "--quiet prints the summary alone" "$(printf '%s\n' "$out" | wc -l | tr -d ' ')" 1
 
+# A file a version-11 build left (records_tier by tier name, schema step
+# 12 not yet taken): checked read-only as it is, and left at version 11.
+cp "$tmp/a.db" "$tmp/v11.db"
+cp -r "$tmp/a.procedural" "$tmp/v11.procedural"
+sqlite3 "$tmp/v11.db" "DROP INDEX records_tier; CREATE INDEX records_tier ON records(tier, created_at, seq);
+	UPDATE a2m_schema SET version = 11;"
+out=$("$a2m" check --db "$tmp/v11.db" 2>&1)
+expect "a version-11 file: check exits 0" "$?" 0
+contains "a version-11 file: no problems" "$out" "no problems"
+expect "a version-11 file: check leaves it at version 11" \
+	"$(sqlite3 "$tmp/v11.db" "SELECT group_concat(version) FROM a2m_schema")" 11
+sqlite3 "$tmp/v11.db" "UPDATE a2m_schema SET version = 10"
+out=$("$a2m" check --db "$tmp/v11.db" 2>&1)
+expect "a version-10 file: check exits 1" "$?" 1
+contains "a version-10 file: check says to open it read-write" "$out" "read-write to migrate"
+
 timeline() { rpc 9 memory/timeline '{"limit":1000}' | "$a2m" serve --db "$tmp/a.db" --read-only; }
 before=$(timeline)
 

@@ -2692,6 +2692,26 @@ static const char *scan_plan(tctx *t, const a2m_query *q)
 }
 
 /*
+** Makes t's file one a version-11 build left, holding n records r00, r01,
+** ... (created 100 on) in the tiers working, episodic, semantic, long and
+** none in turn, every other one in session s1; t->s closed. Returns 0,
+** or -1 with the failure set.
+*/
+static int version_11_file(tctx *t, int n)
+{
+	static const char *const tiers[] = {"working", "episodic", "semantic", "long", NULL};
+	for (int i = 0; i < n; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "r%02d", i);
+		if (put_in(t, id, 100 + i, tiers[i % 5], i % 2 ? "s1" : NULL) != 0) {
+			failf(__LINE__, "put %s: %s", id, t->s->errmsg);
+			return -1;
+		}
+	}
+	return rewind_to_version(t, SQL_BEFORE_STEP_12, 11);
+}
+
+/*
 ** Step 12 on a file a build of version 11 left (records_tier by tier
 ** name): the index is made again keyed by the tier's key, the default
 ** tiers in the order semantic, episodic, working; every scan by tier
@@ -2701,15 +2721,9 @@ static const char *scan_plan(tctx *t, const a2m_query *q)
 */
 static void test_migrates_version_11_file_to_tier_keys(tctx *t)
 {
-	static const char *const tiers[] = {"working", "episodic", "semantic", "long", NULL};
 	char buf[160];
 	int problems = 0;
-	for (int i = 0; i < 20; i++) {
-		char id[16];
-		snprintf(id, sizeof id, "r%02d", i);
-		EXPECT_OK(put_in(t, id, 100 + i, tiers[i % 5], i % 2 ? "s1" : NULL));
-	}
-	if (rewind_to_version(t, SQL_BEFORE_STEP_12, 11) != 0)
+	if (version_11_file(t, 20) != 0)
 		return;
 	EXPECT_STR(tier_index_columns(t), "tier,created_at,seq");
 	if (reopen_migrated(t) != 0)
@@ -3236,6 +3250,34 @@ static void test_read_only_refuses_older_schema_without_migrating(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(open_read_only(t, err, sizeof err), 0);
 	EXPECT_INT(count_of(t, &all_q), 1);
+}
+
+/*
+** A file a version-11 build left (records_tier by tier name) is read
+** read-only as it is: step 12 changed no read, only the index's key. The
+** scans by tier find what they found before the rewind, and the file is
+** still at version 11; one step older (10) is refused as before.
+*/
+static void test_read_only_reads_a_version_11_file_as_it_is(tctx *t)
+{
+	char err[256] = "";
+	if (version_11_file(t, 10) != 0)
+		return;
+	EXPECT_INT(open_read_only(t, err, sizeof err), 0);
+	if (!t->s)
+		return;
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "working"}), "r00,r05");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "long", .by_session = 1, .session = "s1"}),
+		   "r03");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.tier = "semantic", .descending = 1}), "r07,r02");
+	EXPECT_STR(scan_ids(t, &(a2m_query){.by_session = 1}), "r00,r02,r04,r06,r08");
+	EXPECT_INT(count_of(t, &(a2m_query){.tier = "episodic"}), 2);
+	t->s->ops->close(t->s);
+	t->s = NULL;
+	EXPECT_STR(schema_versions(t), "11");
+	EXPECT_INT(raw_exec(t, "UPDATE a2m_schema SET version = 10"), SQLITE_OK);
+	EXPECT(open_read_only(t, err, sizeof err) < 0);
+	EXPECT(strstr(err, "open it once read-write to migrate it") != NULL);
 }
 
 static void test_read_only_refuses_newer_schema(tctx *t)
@@ -4476,6 +4518,7 @@ int main(void)
 	RUN_SQLITE(test_read_only_open_of_missing_file_fails_and_creates_nothing);
 	RUN_SQLITE(test_read_only_refuses_file_without_a2m_schema);
 	RUN_SQLITE(test_read_only_refuses_older_schema_without_migrating);
+	RUN_SQLITE(test_read_only_reads_a_version_11_file_as_it_is);
 	RUN_SQLITE(test_read_only_refuses_newer_schema);
 	RUN_SQLITE(test_mirror_file_appears_after_commit_with_name_and_content);
 	RUN_SQLITE(test_mirror_names_files_by_key_or_first_words);

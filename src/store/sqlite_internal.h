@@ -297,8 +297,9 @@ int a2m_sqlite_migrate(sqlstore *s, const a2m_indexer *ix);
 
 /*
 ** Read-only stand-in for a2m_sqlite_migrate(): succeeds only when the file
-** is an a2m store at exactly this build's version. Returns 0, or
-** A2M_INTERNAL_ERROR with errmsg saying why.
+** is an a2m store at a version this build reads unmigrated (its own, or an
+** older one whose later steps change no read: sqlite_schema.c,
+** READ_ONLY_SINCE). Returns 0, or A2M_INTERNAL_ERROR with errmsg saying why.
 */
 int a2m_sqlite_check_schema(sqlstore *s, const char *path);
 
