@@ -33,7 +33,9 @@
 **       --compare-walks: document at a time walked by WAND with block-max
 **       (blockmax.c) and by MaxScore. Either prints, per query walked,
 **       the walk's steps, postings scored and blocks decoded (the same on
-**       every run: quote them beside the wall clock). --fts5: SQLite
+**       every run: quote them beside the wall clock), and the walks run: a
+**       recall asked again, or run again under the exclusive lock to write
+**       its touches, walks twice and counts once. --fts5: SQLite
 **       FTS5's bm25() over the same records and queries, in this process,
 **       each query timed there right after a2m's (bench_fts5.c).
 **       --db PATH keeps the file (and the peer's, PATH-fts5); a later run
@@ -404,17 +406,20 @@ static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency
 		a2m_server_bench_blockmax(1);  /* the default */
 		a2m_server_bench_walked(&after);
 		a2m_server_walked *sum = &r->walked[pass];
-		sum->queries += after.queries - before.queries;
+		size_t walks = after.walks - before.walks;
+		sum->walks += walks;
+		sum->queries += walks > 0;  /* walked, once or more */
 		sum->steps += after.steps - before.steps;
 		sum->scored += after.scored - before.scored;
 		sum->filled += after.filled - before.filled;
 		sum->retries += after.retries - before.retries;
 		if (!pass && r->each) {
-			r->each[i] = (a2m_server_walked){after.queries - before.queries,
-							 after.steps - before.steps,
-							 after.scored - before.scored,
-							 after.filled - before.filled,
-							 after.retries - before.retries};
+			r->each[i] = (a2m_server_walked){.walks = walks,
+							 .steps = after.steps - before.steps,
+							 .scored = after.scored - before.scored,
+							 .filled = after.filled - before.filled,
+							 .retries = after.retries - before.retries,
+							 .queries = walks > 0};
 			size_t len = strnlen(text, sizeof r->text[i] - 1);
 			memcpy(r->text[i], text, len);
 			r->text[i][len] = '\0';
@@ -428,16 +433,22 @@ static int time_query(a2m *h, bench_fts5 *fts, const char *text, long i, latency
 	return fts ? bench_fts5_query(fts, text, &r->fts[i], &r->fts_hits) : 0;
 }
 
-/* The walks' figures per query walked (deterministic: quoted beside the wall clock). */
+/*
+** The walks' figures per query walked (deterministic: quoted beside the
+** wall clock). A query counts once however often it walked: more walks
+** than queries are recalls asked again, or run again under the exclusive
+** lock to write their touches or a promotion (bench_switch.h); their
+** steps count in their query's.
+*/
 static void print_walked(const a2m_server_walked *w)
 {
 	if (!w->queries)
 		return;
 	double q = (double)w->queries;
-	printf("    walked document at a time: %zu queries; per query %.0f steps, %.0f postings"
-	       " scored, %.0f blocks decoded; %zu recalls asked again\n",
-	       w->queries, (double)w->steps / q, (double)w->scored / q, (double)w->filled / q,
-	       w->retries);
+	printf("    walked document at a time: %zu queries in %zu walks; per query %.0f steps,"
+	       " %.0f postings scored, %.0f blocks decoded; %zu recalls asked again\n",
+	       w->queries, w->walks, (double)w->steps / q, (double)w->scored / q,
+	       (double)w->filled / q, w->retries);
 }
 
 /* --worst: the n slowest queries of ours (not yet sorted), slowest first. */
@@ -459,7 +470,7 @@ static void print_worst(const latency_runs *r, size_t queries, size_t n)
 		idx[m] = t;
 		const a2m_server_walked *e = &r->each[idx[i]];
 		printf("  worst %2zu: %8.3f ms  walked %zu  steps %zu  scored %zu  filled %zu  \"%s\"\n",
-		       i + 1, r->ours[idx[i]], e->queries, e->steps, e->scored, e->filled,
+		       i + 1, r->ours[idx[i]], e->walks, e->steps, e->scored, e->filled,
 		       r->text[idx[i]]);
 	}
 	free(idx);

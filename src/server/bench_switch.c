@@ -14,8 +14,9 @@ void a2m_server_bench_walked(a2m_server_walked *out)
 {
 	a2m_bm25_walked w;
 	a2m_bm25_blockmax_walked(&w);
-	*out = (a2m_server_walked){w.queries, w.steps, w.scored, w.filled,
-				   (size_t)a2m_stack_pruned_retries_all()};
+	*out = (a2m_server_walked){.walks = w.queries, .steps = w.steps, .scored = w.scored,
+				   .filled = w.filled,
+				   .retries = (size_t)a2m_stack_pruned_retries_all()};
 }
 
 void a2m_server_bench_vector_exact(int on)

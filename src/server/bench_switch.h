@@ -18,12 +18,16 @@ void a2m_server_bench_blockmax(int mode);
 
 /*
 ** What BM25's document-at-a-time walks did in this process so far
-** (rank/scorer.h a2m_bm25_walked): queries walked, their steps, the
-** postings they scored exactly, the blocks they decoded.
+** (rank/scorer.h a2m_bm25_walked): the walks run, their steps, the
+** postings they scored exactly, the blocks they decoded. A recall may walk
+** more than once: when it asks again (retries), and when it ran under the
+** shared lock and had to write (its touches due, a promotion earned), since
+** the handle then runs it again under the exclusive one (server/handle.c).
 */
 typedef struct a2m_server_walked {
-	size_t queries, steps, scored, filled;
+	size_t walks, steps, scored, filled;
 	size_t retries;  /* recalls that asked again (a2m_stack_pruned_retries_all) */
+	size_t queries;  /* the bench's own count: recalls that walked at least once */
 } a2m_server_walked;
 
 void a2m_server_bench_walked(a2m_server_walked *out);
