@@ -95,12 +95,6 @@ static int apart(const a2m_stack *st, const a2m_finish *f)
 	       st->store->group_commit && st->store->ops->sync_start;
 }
 
-/*
-** The capacity pass of a write that committed, in a transaction of its
-** own, begun once the write's sync is (the header). Cannot fail the write:
-** a pass that fails is rolled back and logged, and the next write's pass
-** looks at every tier.
-*/
 /* One capacity pass in a transaction of its own; 0 once committed. */
 static int pass_alone(a2m_stack *st, a2m_consolidation *cons, a2m_error *e)
 {
@@ -118,6 +112,12 @@ static int pass_alone(a2m_stack *st, a2m_consolidation *cons, a2m_error *e)
 	return rc;
 }
 
+/*
+** The capacity pass of a write that committed, in a transaction of its
+** own, begun once the write's sync is (the header). Cannot fail the write:
+** a pass that fails is rolled back and logged, and the next write's pass
+** looks at every tier.
+*/
 static void capacity_after(a2m_stack *st)
 {
 	uint64_t ticket = st->store->ops->sync_start(st->store);
