@@ -224,10 +224,49 @@ static void test_walks_against_brute_force(void)
 	}
 }
 
+/*
+** MaxScore's marks (maxscore.c, mark_floor): once the threshold is up, an
+** essential list's postings too weak to lift their record past it, with
+** every other list's reach, take no step. Two words whose first 40
+** records hold both strongly; the second word's next 5 000 weakly: after
+** the first window every one of them is left out unstepped, and the walk
+** still keeps exactly the records brute force finds above its bound.
+*/
+static void test_maxscore_marks(void)
+{
+	enum { STRONG = 40, WEAK = 5000 };
+	static a2m_posting a[STRONG], b[STRONG + WEAK];
+	for (size_t i = 0; i < STRONG; i++) {
+		a[i] = (a2m_posting){.seq = 1 + (int64_t)i, .tf = 3, .dl = 2};
+		b[i] = a[i];
+	}
+	for (size_t i = 0; i < WEAK; i++)
+		b[STRONG + i] = (a2m_posting){.seq = STRONG + 1 + (int64_t)i, .tf = 1, .dl = 30};
+	a2m_bmw_key two[2] = {{.v = a, .n = STRONG, .scale = 1, .word = 1},
+			      {.v = b, .n = STRONG + WEAK, .scale = 1, .word = 2}};
+	a2m_bmw w = {.walk = A2M_BMW_MAXSCORE};
+	a2m_acc acc = {0};
+	double rest = -1, k0 = 0.3, k1 = 0.1;
+	CHECK_INT(a2m_acc_begin(&acc, 64), 0);
+	CHECK_INT(a2m_bmw_run(&w, two, 2, k0, k1, 20, 1.0, &acc, &rest), 0);
+	double strong = a2m_bm25_contrib(1, 3, 2, k0, k1), weak = a2m_bm25_contrib(1, 1, 30, k0, k1);
+	/* The premise: a weak record cannot reach a strong one's sum. */
+	CHECK(weak + strong < 2 * strong);
+	for (size_t i = 0; i < WEAK; i++)
+		CHECK(a2m_acc_find(&acc, b[STRONG + i].seq) == NULL);
+	CHECK(rest >= weak);
+	CHECK(acc.n >= 20 && acc.n <= STRONG);
+	/* The first window (128 seqs) is stepped whole; nothing after it. */
+	CHECK(w.steps <= 128);
+	a2m_acc_free(&acc);
+	a2m_bmw_free(&w);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
 		TEST(test_walks_against_brute_force),
+		TEST(test_maxscore_marks),
 		{NULL, NULL},
 	};
 	return run_tests(tests);

@@ -73,17 +73,20 @@ static void tab_fill(contrib_tab *t, double scale, double k0, double k1)
 /*
 ** Adds the postings of essential list l below lim into the window that
 ** starts at base: win[seq - base] += its contribution (the list's largest
-** scale), bits (every list's) and lbits (l's) set for the seqs it holds,
-** lpos[seq - base] its posting's place after the cursor's. Its cursor is
-** left on its first posting at or after lim. Returns 0, or -1 when a
-** block cannot be filled.
+** scale; = when first, the window's first list, so nothing is read back),
+** bits set for the seqs it holds, and cand for those whose contribution
+** is above thr (mark_floor: below it, the record cannot pass the window's
+** first test by this list). Its cursor is left on its first posting at or
+** after lim. Nothing else is written per posting: a record scored finds
+** its postings again (find). Returns 0, or -1 when a block cannot be
+** filled.
 */
 static int scan(const a2m_bmw_key *key, a2m_bmw_cursor *c, struct lists *ls, uint32_t l,
 		int64_t base, int64_t lim, double k0, double k1, const contrib_tab *tab,
-		double *win, uint64_t *bits, uint64_t *lbits, uint16_t *lpos)
+		double thr, int first, double *win, uint64_t *bits, uint64_t *cand)
 {
 	const a2m_posting *v = key->v;
-	size_t pos = c->at, n = key->n, from = pos;
+	size_t pos = c->at, n = key->n;
 	double scale = ls->scale[l];
 	for (;;) {
 		size_t end = key->fill ? key->start[c->cb + 1] : n;
@@ -93,10 +96,9 @@ static int scan(const a2m_bmw_key *key, a2m_bmw_cursor *c, struct lists *ls, uin
 					   ? tab->c[tf - 1][dl]
 					   : a2m_bm25_contrib(scale, tf, dl, k0, k1);
 			uint64_t bit = (uint64_t)1 << (i & 63), *word = &bits[i >> 6];
-			win[i] = (*word & bit ? win[i] : 0.0) + x;
+			win[i] = first ? x : (*word & bit ? win[i] : 0.0) + x;
 			*word |= bit;
-			lbits[i >> 6] |= bit;
-			lpos[i] = (uint16_t)(pos - from);
+			cand[i >> 6] |= (uint64_t)(x > thr) << (i & 63);
 		}
 		if (pos < end || pos >= n)
 			break;
@@ -207,6 +209,37 @@ static double probe(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *
 	return a2m_bm25_contrib(ls->scale[l], p->tf, p->dl, k0, k1);
 }
 
+/*
+** The posting of seq d among v[lo, hi) (ascending seqs), or NULL: an
+** essential list's, in the part of it the window's scan passed.
+*/
+static const a2m_posting *find(const a2m_posting *v, size_t lo, size_t hi, int64_t d)
+{
+	size_t end = hi;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].seq < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < end && v[lo].seq == d ? &v[lo] : NULL;
+}
+
+/*
+** The contribution an essential list's posting must pass for its record to
+** be worth a step: the record passes the window's first test only when its
+** sum, widened, plus ne_ub (the non-essential lists' bound) beats tau, and
+** its sum is at most this list's contribution plus others (the other
+** essential lists' reaches, added). Lowered by a share of the figures far
+** above rounding: marking too many only costs steps.
+*/
+static double mark_floor(double tau, double ne_ub, double others)
+{
+	return (tau - ne_ub) / (1.0 + 2 * BMW_BOUND_REL) - others -
+	       BMW_BOUND_REL * (tau + ne_ub + others);
+}
+
 /* blockmax_internal.h */
 int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k0, double k1,
 		     a2m_bmw_top *top, double *rest, a2m_bmw_cursor *cur, struct lists *ls)
@@ -223,9 +256,8 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 	int left_out = 0;
 	if (!w->win && !(w->win = malloc(WINDOW * sizeof *w->win)))
 		return -1;
-	/* The window's bits: every list's, then each list's; then each list's places. */
-	size_t nwords = (size_t)(n + 1) * WWORDS;
-	size_t need = nwords * sizeof(uint64_t) + (size_t)n * WINDOW * sizeof(uint16_t);
+	/* The window's bits: the seqs its lists hold, then those worth a step. */
+	size_t need = 2 * WWORDS * sizeof(uint64_t);
 	if (need > w->nwinbits) {
 		void *b = realloc(w->winbits, need);
 		if (!b)
@@ -239,8 +271,7 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 	for (uint32_t l = 0; l < n; l++)
 		tab_fill(&tabs[l], ls->scale[l], k0, k1);
 	double *win = w->win;
-	uint64_t *bits = w->winbits;
-	uint16_t *places = (uint16_t *)(void *)(bits + nwords);
+	uint64_t *bits = w->winbits, *cand = bits + WWORDS;
 	/* The lists by reach, lowest first; ubp[j]: a bound of a record held by idx[0..j] only. */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t j = i;
@@ -266,19 +297,27 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 		int64_t lim = base > INT64_MAX - span ? INT64_MAX : base + span;
 		span = span < WINDOW ? span * 2 : WINDOW;
 		memset(bits, 0, WWORDS * sizeof *bits);
+		memset(cand, 0, WWORDS * sizeof *cand);
+		double ne_ub = ne ? ubp[ne - 1] : 0, ess = 0;
+		for (uint32_t j = ne; j < n; j++)
+			ess += ls->reach[idx[j]];
 		for (uint32_t j = ne; j < n; j++) {
 			uint32_t l = idx[j];
-			uint64_t *lb = bits + (size_t)(l + 1) * WWORDS;
-			memset(lb, 0, WWORDS * sizeof *lb);
 			winstart[l] = cur[ls->key[l]].at;
+			double thr = mark_floor(top->tau, ne_ub, ess - ls->reach[l]);
 			if (scan(&keys[ls->key[l]], &cur[ls->key[l]], ls, l, base, lim, k0, k1, &tabs[l],
-				 win, bits, lb, places + (size_t)l * WINDOW) != 0)
+				 thr, j == ne, win, bits, cand) != 0)
 				return -1;
 		}
-		/* Its records, in seq order. */
-		double ne_ub = ne ? ubp[ne - 1] : 0;
+		/*
+		** Its records worth a step, in seq order; the others could
+		** not pass the first test below, the threshold only rises.
+		*/
+		if (!left_out)
+			for (uint32_t wi = 0; wi < WWORDS; wi++)
+				left_out |= bits[wi] != cand[wi];
 		for (uint32_t wi = 0; wi < WWORDS; wi++)
-			for (uint64_t word = bits[wi]; word; word &= word - 1) {
+			for (uint64_t word = cand[wi]; word; word &= word - 1) {
 				uint32_t i = wi * 64 + (uint32_t)__builtin_ctzll(word);
 				double have = win[i];
 				int64_t d = base + i;
@@ -313,12 +352,8 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 									  : &keys[k].v[cur[k].at];
 						continue;
 					}
-					/* An essential list's: where the window's scan saw it. */
-					uint64_t lw = bits[(size_t)(l + 1) * WWORDS + wi];
-					post[l] = lw & (word & -word)
-							  ? &keys[k].v[winstart[l] +
-								       places[(size_t)l * WINDOW + i]]
-							  : NULL;
+					/* An essential list's: in what the window's scan passed. */
+					post[l] = find(keys[k].v, winstart[l], cur[k].at, d);
 				}
 				int kept = a2m_bmw_score(w, keys, nkeys, cur, post, d, k0, k1, top);
 				if (kept < 0)
