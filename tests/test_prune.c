@@ -102,6 +102,7 @@ typedef struct switched {
 	a2m_scorer  base;
 	a2m_scorer *inner;
 	int         mode;
+	int         keeps_all;  /* what the last candidates() was told */
 } switched;
 
 static switched *the_switch;
@@ -123,6 +124,7 @@ static int sw_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *
 	a2m_rank_query cq = *q;
 	if (w->mode == ASK_COMPLETE)
 		cq.complete = 1;
+	w->keeps_all = q->keeps_all;
 	int rc = w->inner->candidates(w->inner, store, &cq, out);
 	/* What the stack is handed must say honestly whether it is complete. */
 	if (rc == 0 && w->mode == ASK_COMPLETE)
@@ -449,6 +451,7 @@ static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed, 
 	if (fill_aged_at)
 		CHECK(a2m_stack_blend_least(st, fill_aged_at) > 0.78);
 	static const double mins[] = {0, 0, 0, 0, 0.2, 0.45, 0.7};
+	int unfiltered = 0;
 	for (int k = 0; k < 300; k++) {
 		char text[256];
 		query_text(text, sizeof text);
@@ -467,7 +470,14 @@ static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed, 
 		}
 		a2m_hit *p = NULL, *c = NULL, *s = NULL;
 		size_t np = 0, nc = 0, ns = 0;
+		the_switch->keeps_all = -1;
 		CHECK_INT(recall_as(st, ASK_AS_IS, &sel, text, min_score, limit, &p, &np), 0);
+		/* The scorer is told the caller keeps all exactly when nothing filters. */
+		if (the_switch->keeps_all >= 0) {
+			int all = !sel.q.tier && !sel.q.by_owner && !sel.scope.scoped && !sel.where;
+			CHECK_INT(the_switch->keeps_all, all);
+			unfiltered += all;
+		}
 		CHECK_INT(recall_as(st, ASK_COMPLETE, &sel, text, min_score, limit, &c, &nc), 0);
 		CHECK_INT(recall_as(st, ASK_SCAN, &sel, text, min_score, limit, &s, &ns), 0);
 		same_hits(p, np, c, nc, "pruned vs complete");
@@ -481,6 +491,7 @@ static void recall_same_as_complete(int sqlite, a2m_blend blend, uint64_t seed, 
 	** (how often depends on the pruning: test_both_prunings_on_every_query
 	** forces each kind on lists of every size and checks exactness only). */
 	if (counts_checked) {
+		CHECK(selective || unfiltered > 10);
 		CHECK(st->pruned_reads > (selective ? 5 : 30));
 		if (selective)
 			CHECK(st->pruned_retries > 3);
@@ -717,12 +728,14 @@ static void test_rest_bound_bounds_every_unlisted_record(void)
 		CHECK(s != NULL);
 		if (!s)
 			return;
-		size_t pruned = 0, left_out = 0;
-		for (int k = 0; k < 200; k++) {
+		size_t pruned = 0, left_out = 0, listed[2] = {0, 0};
+		for (int k = 0; k < 400; k++) {
 			char text[256];
-			query_text(text, sizeof text);
+			/* Each query twice: odd k keeps all (a caller without filters). */
+			if (k % 2 == 0)
+				query_text(text, sizeof text);
 			a2m_rank_query pq = {.text = text, .want = 1 + rng() % 20,
-					     .floor = k % 2 ? 0.75 : 1},
+					     .floor = k % 4 < 2 ? 0.75 : 1, .keeps_all = k % 2},
 				       cq = {.text = text, .want = pq.want, .complete = 1};
 			a2m_candidates p, c;
 			/* One read bracket per query, as a server reads (methods.c). */
@@ -735,6 +748,7 @@ static void test_rest_bound_bounds_every_unlisted_record(void)
 					s->ops->read_end(s);
 				continue;
 			}
+			listed[k % 2] += p.n;
 			CHECK(c.rest_bound == 0);
 			CHECK(p.n <= c.n);
 			if (p.rest_bound > 0)
@@ -770,6 +784,8 @@ static void test_rest_bound_bounds_every_unlisted_record(void)
 		if (counts_checked) {
 			CHECK(pruned > 20);
 			CHECK(left_out > 1000);
+			/* Without a spare for filters the lists are shorter. */
+			CHECK(listed[1] < listed[0] * 9 / 10);
 		}
 		bm->destroy(bm);
 		s->ops->close(s);

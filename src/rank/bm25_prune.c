@@ -23,7 +23,9 @@
 ** keeps, at least PRUNE_MIN): enough, usually, for the caller's filters to
 ** turn some away and still fill its limit from the list. Fewer, and the
 ** caller asks again for the complete list more often; more, and pruning
-** saves less (docs/RANKING.md §5).
+** saves less (docs/RANKING.md §5). A caller without filters (keeps_all)
+** needs only as many as it keeps: the admit-th best is then higher, and
+** so is the threshold.
 */
 #define PRUNE_MIN 16
 #define PRUNE_PER 2
@@ -35,9 +37,12 @@
 #define PRUNE_REL 1e-9
 #define PRUNE_ABS 1e-12
 
-/* The records a pruned list holds at least (PRUNE_PER per record kept, at least PRUNE_MIN). */
+/* The records a pruned list holds at least (PRUNE_PER per record kept, at least PRUNE_MIN;
+** want when the caller keeps all). */
 static size_t admit_of(const a2m_rank_query *rq)
 {
+	if (rq->keeps_all)
+		return rq->want ? rq->want : 1;
 	size_t admit = rq->want > SIZE_MAX / PRUNE_PER ? SIZE_MAX : PRUNE_PER * rq->want;
 	return admit < PRUNE_MIN ? PRUNE_MIN : admit;
 }

@@ -75,12 +75,17 @@ typedef struct a2m_rank_query {
 	** store holds and salience 0, stack/blend_least.c; 0 is taken as 1),
 	** min_relevance the
 	** relevance below which it keeps nothing: both only tell the scorer
-	** how far to read before its bound is likely to suffice.
+	** how far to read before its bound is likely to suffice. keeps_all:
+	** 1 when no filter of the caller's narrows what the list offers (only
+	** a record expired or gone since may be turned away), so want
+	** records beating the rest suffice and no spare is kept for filters;
+	** a hint too, a wrong one costs the caller a second request.
 	*/
 	size_t        want;
 	int           complete;
 	double        floor;
 	double        min_relevance;
+	int           keeps_all;
 } a2m_rank_query;
 
 /*

@@ -387,6 +387,18 @@ uint64_t a2m_stack_pruned_retries_all(void)
 /* How much longer a pruned list is asked for when filters emptied the first. */
 #define RETRY_WIDER 16
 
+/*
+** 1 when sel turns no record away but an expired one (a2m_rank_query
+** keeps_all): none of the fields a2m_query_matches reads, no `where`, no
+** scope. A field missed here would only cost a second request.
+*/
+static int selects_all(const a2m_selection *sel)
+{
+	const a2m_query *q = &sel->q;
+	return !q->tier && !q->by_owner && !q->by_session && !q->group && !q->key_prefix &&
+	       !q->created_min && !q->created_max && !sel->where && !sel->scope.scoped;
+}
+
 /* See stack_internal.h. */
 int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_query *q,
 		     size_t limit, double min_score, int blended, a2m_hit **out, size_t *n,
@@ -403,6 +415,7 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 	pq.want = q->complete ? 0 : limit;
 	pq.floor = blended ? a2m_stack_blend_least(st, now) : 1;
 	pq.min_relevance = min_score > 0 ? min_score : 0;
+	pq.keeps_all = selects_all(sel);
 	*out = NULL;
 	*n = 0;
 	for (;;) {
