@@ -120,12 +120,8 @@ int a2m_bmw_score(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, const a2m_b
 
 /* ---- the lists ---- */
 
-/*
-** The first posting of k in [from, end) whose seq is at least seq, or end.
-** Only v[from .. end) is read: a list read a block at a time has only its
-** filled block there.
-*/
-static size_t seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq)
+/* blockmax_internal.h */
+size_t a2m_bmw_seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq)
 {
 	size_t lo = from, hi = end;
 	if (lo >= hi || k->v[lo].seq >= seq)
@@ -151,7 +147,7 @@ static size_t seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq
 /* The first posting of k at or after from whose seq is at least seq. */
 static size_t seek(const a2m_bmw_key *k, size_t from, int64_t seq)
 {
-	return seek_in(k, from, k->n, seq);
+	return a2m_bmw_seek_in(k, from, k->n, seq);
 }
 
 /* blockmax_internal.h */
@@ -202,7 +198,7 @@ static size_t seek_lazy(const a2m_bmw_key *k, a2m_bmw_cursor *c, size_t from, in
 		}
 	}
 	/* last[b] >= seq: the answer is in v[from .. start[b + 1]). */
-	return seek_in(k, from, k->start[b + 1], seq);
+	return a2m_bmw_seek_in(k, from, k->start[b + 1], seq);
 }
 
 /* The block of k at posting at (c: its cursor, or its list's lead's). */

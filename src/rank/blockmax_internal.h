@@ -82,6 +82,13 @@ static inline double a2m_bmw_sum_add(struct lists *ls, double sum, uint32_t l, d
 	return sum;
 }
 
+/*
+** The first posting of k in [from, end) whose seq is at least seq, or end
+** (blockmax.c). Only v[from .. end) is read: a list read a block at a time
+** has only its filled block there.
+*/
+size_t a2m_bmw_seek_in(const a2m_bmw_key *k, size_t from, size_t end, int64_t seq);
+
 /* Moves list l's cursor to its first posting at or after seq (blockmax.c). */
 void a2m_bmw_list_seek(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *ls,
 		       uint32_t l, int64_t seq);

@@ -210,20 +210,13 @@ static double probe(a2m_bmw_cursor *cur, const a2m_bmw_key *keys, struct lists *
 }
 
 /*
-** The posting of seq d among v[lo, hi) (ascending seqs), or NULL: an
-** essential list's, in the part of it the window's scan passed.
+** Essential list k's posting of seq d, or NULL, in v[from, to): the part
+** of it the window's scan passed.
 */
-static const a2m_posting *find(const a2m_posting *v, size_t lo, size_t hi, int64_t d)
+static const a2m_posting *find(const a2m_bmw_key *k, size_t from, size_t to, int64_t d)
 {
-	size_t end = hi;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].seq < d)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < end && v[lo].seq == d ? &v[lo] : NULL;
+	size_t i = a2m_bmw_seek_in(k, from, to, d);
+	return i < to && k->v[i].seq == d ? &k->v[i] : NULL;
 }
 
 /*
@@ -353,7 +346,7 @@ int a2m_bmw_maxscore(a2m_bmw *w, const a2m_bmw_key *keys, size_t nkeys, double k
 						continue;
 					}
 					/* An essential list's: in what the window's scan passed. */
-					post[l] = find(keys[k].v, winstart[l], cur[k].at, d);
+					post[l] = find(&keys[k], winstart[l], cur[k].at, d);
 				}
 				int kept = a2m_bmw_score(w, keys, nkeys, cur, post, d, k0, k1, top);
 				if (kept < 0)
