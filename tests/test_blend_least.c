@@ -223,6 +223,56 @@ static void test_floor_follows_an_older_record_sqlite(void)
 	floor_follows_an_older_record(1);
 }
 
+/*
+** Whether a scope has anything to turn away (a2m_stack_private_tiers_empty,
+** ranked.c's keeps_all): not known before the tiers' oldest are read; 1
+** while the private tier (working, which decays) holds nothing, as last
+** read; 0 once a record in it is read, and for a private tier that does
+** not decay (its oldest is never read).
+*/
+static void private_tiers_empty(int sqlite)
+{
+	a2m_clock_set_for_tests(T0);
+	a2m_stack *st = new_stack(sqlite);
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	CHECK_INT(add(st, 0, "semantic", T0 - 1000, 0), 0);
+	CHECK_INT(add(st, 1, "episodic", T0 - 1000, 0), 0);
+	CHECK_INT(a2m_stack_private_tiers_empty(st), 0);
+	(void)a2m_stack_blend_least(st, T0);
+	CHECK_INT(a2m_stack_private_tiers_empty(st), 1);
+	CHECK_INT(add(st, 2, "working", T0 - 500, 0), 0);
+	/* Within the second the last read stands: a hint, not a proof. */
+	(void)a2m_stack_blend_least(st, T0 + 500);
+	CHECK_INT(a2m_stack_private_tiers_empty(st), 1);
+	(void)a2m_stack_blend_least(st, T0 + 1000);
+	CHECK_INT(a2m_stack_private_tiers_empty(st), 0);
+	a2m_stack_free(st);
+	/* A private tier that does not decay is never read: not known empty. */
+	st = new_stack(sqlite);
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	CHECK_INT(add(st, 0, "semantic", T0 - 1000, 0), 0);
+	st->cfg.tiers.tiers[0].half_life_ms = 0;  /* working */
+	(void)a2m_stack_blend_least(st, T0);
+	CHECK_INT(a2m_stack_private_tiers_empty(st), 0);
+	a2m_stack_free(st);
+	a2m_clock_set_for_tests(0);
+	check_remove_db(db_path);
+}
+
+static void test_private_tiers_empty_memory(void)
+{
+	private_tiers_empty(0);
+}
+
+static void test_private_tiers_empty_sqlite(void)
+{
+	private_tiers_empty(1);
+}
+
 /* No blend, or only relevance: the floor is 1 and the share, nothing read. */
 static void test_floor_without_recency(void)
 {
@@ -250,6 +300,8 @@ int main(void)
 		TEST(test_floor_follows_an_older_record_memory),
 		TEST(test_floor_follows_an_older_record_sqlite),
 		TEST(test_floor_without_recency),
+		TEST(test_private_tiers_empty_memory),
+		TEST(test_private_tiers_empty_sqlite),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);

@@ -17,7 +17,9 @@
 ** to every record's factor, where the relevance share alone (0.75 with
 ** the default blend) leaves a quarter of the score range to the walk for
 ** nothing. One old record in a decaying tier brings it back near the
-** share: a bound per record would not, and is the next step.
+** share: a bound per record would not, and is the next step. The same
+** read tells ranked.c whether a scope has any private record to turn away
+** (a2m_stack_private_tiers_empty).
 **
 ** The oldest created_at are kept between recalls and read again once this
 ** stack has committed or rolled back (a2m_stack_generation's own count)
@@ -147,4 +149,17 @@ uint64_t a2m_stack_oldest_reads(a2m_stack *st)
 	uint64_t n = st->oldest.reads;
 	pthread_mutex_unlock(&st->oldest.mu);
 	return n;
+}
+
+int a2m_stack_private_tiers_empty(a2m_stack *st)
+{
+	const a2m_tier_layout *l = &st->cfg.tiers;
+	a2m_stack_oldest *o = &st->oldest;
+	pthread_mutex_lock(&o->mu);
+	int empty = o->reads > 0 && o->known;
+	for (size_t i = 0; i < l->n && empty; i++)
+		if (!l->tiers[i].shared)
+			empty = l->tiers[i].half_life_ms > 0 && o->at[i] == INT64_MAX;
+	pthread_mutex_unlock(&o->mu);
+	return empty;
 }

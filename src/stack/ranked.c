@@ -389,14 +389,17 @@ uint64_t a2m_stack_pruned_retries_all(void)
 
 /*
 ** 1 when sel turns no record away but an expired one (a2m_rank_query
-** keeps_all): none of the fields a2m_query_matches reads, no `where`, no
-** scope. A field missed here would only cost a second request.
+** keeps_all): none of the fields a2m_query_matches reads, no `where`, and
+** no scope or one that has nothing to turn away (the private tiers were
+** empty when last read: blend_least.c; a local caller's recall is scoped).
+** A field missed here would only cost a second request.
 */
-static int selects_all(const a2m_selection *sel)
+static int selects_all(a2m_stack *st, const a2m_selection *sel)
 {
 	const a2m_query *q = &sel->q;
 	return !q->tier && !q->by_owner && !q->by_session && !q->group && !q->key_prefix &&
-	       !q->created_min && !q->created_max && !sel->where && !sel->scope.scoped;
+	       !q->created_min && !q->created_max && !sel->where &&
+	       (!sel->scope.scoped || a2m_stack_private_tiers_empty(st));
 }
 
 /* See stack_internal.h. */
@@ -415,7 +418,7 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 	pq.want = q->complete ? 0 : limit;
 	pq.floor = blended ? a2m_stack_blend_least(st, now) : 1;
 	pq.min_relevance = min_score > 0 ? min_score : 0;
-	pq.keeps_all = selects_all(sel);
+	pq.keeps_all = selects_all(st, sel);
 	*out = NULL;
 	*n = 0;
 	for (;;) {

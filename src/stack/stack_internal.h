@@ -251,6 +251,15 @@ double a2m_stack_blend_least(a2m_stack *st, int64_t now);
 /* How many times the tiers' oldest records were read from the store (tests). */
 uint64_t a2m_stack_oldest_reads(a2m_stack *st);
 
+/*
+** 1 when every private tier of the layout (not shared: a scope turns its
+** other owners' records away) decays and held nothing at the last read
+** of the tiers' oldest records (a2m_stack_blend_least reads them); else 0,
+** also when they were never read. A hint for pruning (ranked.c): a record
+** written since only costs a recall a second request.
+*/
+int a2m_stack_private_tiers_empty(a2m_stack *st);
+
 /* ---- base.c (calls touches.c) ------------------------------------------- */
 
 /* The tier rec lives in, or NULL when its tier is unknown. */
