@@ -259,6 +259,7 @@ static double blend_cap(const a2m_stack *st, double smax)
 	double sum = w->relevance + w->recency + w->salience;
 	if (sum <= 0 || w->relevance < 0 || w->recency < 0 || w->salience < 0)
 		return 1;
+	smax = a2m_salience_clamp(smax);  /* as the blend clamps it: no inf/inf */
 	double sal = smax > 0 ? smax / (1.0 + smax) : 0;
 	double cap = (w->relevance + w->recency + w->salience * sal) / sum;
 	return cap < 1 ? cap : 1;
@@ -417,6 +418,22 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 	int64_t now = a2m_clock_now_ms();
 	pq.want = q->complete ? 0 : limit;
 	pq.floor = blended ? a2m_stack_blend_least(st, now) : 1;
+	/*
+	** The store's bound on salience (store.h, salience_bound) caps what
+	** the blend can keep of a relevance: a record of relevance below the
+	** want-th's times floor / cap cannot beat the want-th's score, so the
+	** scorer's walk may take that as its threshold. Exactness still rests
+	** on the stop, which weighs every list with the same cap.
+	*/
+	double smax = 0;
+	a2m_store *store = st->store;
+	int sknown = blended && store->ops->salience_bound &&
+		     store->ops->salience_bound(store, &smax);
+	if (sknown) {
+		double cap = blend_cap(st, smax);
+		if (cap > 0 && pq.floor < cap)
+			pq.floor /= cap;
+	}
 	pq.min_relevance = min_score > 0 ? min_score : 0;
 	pq.keeps_all = selects_all(st, sel);
 	*out = NULL;
@@ -429,6 +446,11 @@ int a2m_stack_ranked(a2m_stack *st, const a2m_selection *sel, const a2m_rank_que
 			return a2m_stack_scorer_error(st, err, rc, failures);
 		if (rc)
 			return rc;
+		/* Both bounds hold for every record listed: the lower is kept. */
+		if (sknown && (!cands.salience_known || smax < cands.salience_max)) {
+			cands.salience_known = 1;
+			cands.salience_max = smax;
+		}
 		int pruned = cands.rest_bound > 0 || cands.approximate;
 		rc = ranked_collect(st, sel, &cands, limit, min_score, blended, now, out, n, err);
 		free(cands.v);

@@ -182,6 +182,9 @@ entry *a2m_mem_entry_new(mstore *s, const a2m_record *rec)
 	e->accessed_at = rec->accessed_at;
 	e->access_count = rec->access_count;
 	e->salience = rec->salience;
+	/* Every insert and update makes its entry here: the bound follows. */
+	if (rec->salience > s->salience_max)
+		s->salience_max = rec->salience;
 	e->slot = NO_SLOT;
 
 	char *at = (char *)(e->tail + nslots);
@@ -655,6 +658,12 @@ static uint64_t mem_stamp(a2m_store *base)
 	return ((mstore *)base)->stamp;
 }
 
+static int mem_salience_bound(a2m_store *base, double *max)
+{
+	*max = ((mstore *)base)->salience_max;
+	return 1;
+}
+
 static const a2m_store_ops memory_ops = {
 	.engine     = "memory",
 	.begin      = a2m_mem_begin,
@@ -691,6 +700,7 @@ static const a2m_store_ops memory_ops = {
 	.scan_expired   = a2m_mem_scan_expired,
 	.by_fingerprint = a2m_mem_by_fingerprint,
 	.stamp          = mem_stamp,
+	.salience_bound = mem_salience_bound,
 };
 
 int a2m_store_memory_open(a2m_store **out, char *err, size_t errlen)

@@ -203,6 +203,10 @@ typedef struct meta {
 typedef struct mstore {
 	a2m_store base;
 	uint64_t  stamp;     /* store.h, stamp: + 1 at every record write and rollback */
+	double    salience_max;  /* store.h, salience_bound: no entry has more
+				    (0 at first: a salience at or below 0 adds
+				    nothing to the blend); raised by every new
+				    entry and move, never lowered */
 	ptable    ids;
 	table     keys;
 	ptable    seqs;

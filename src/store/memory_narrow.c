@@ -77,6 +77,8 @@ int a2m_mem_move(a2m_store *base, const a2m_record *rec, const char *to, double 
 	}
 	e->names = now;
 	e->salience = salience;
+	if (salience > s->salience_max)
+		s->salience_max = salience;
 	a2m_mem_entry_view(e, &after);
 	if (a2m_vindex_differs(&before, &after))
 		a2m_vindex_put(s->vectors, &after);

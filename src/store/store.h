@@ -806,6 +806,16 @@ typedef struct a2m_store_ops {
 	** This store's own successful commit leaves it as it was. Cannot fail.
 	*/
 	uint64_t (*stamp)(a2m_store *s);
+	/*
+	** Optional (NULL: unknown). 1 with *max set when no record of the
+	** store has a salience above *max, 0 when the store cannot say. A
+	** bound, never lowered (a remove or rollback leaves it): too high
+	** only costs recall reads, too low would make it wrong. Text recall
+	** bounds what the blend can add to a relevance with it, as a vector
+	** list's a2m_candidates.salience_max does (stack/ranked.c). A read:
+	** called in the read bracket the recall holds. Cannot fail.
+	*/
+	int (*salience_bound)(a2m_store *s, double *max);
 
 	/* ---- shared by several servers (see above); NULL in memory and SQLite ---- */
 

@@ -1,0 +1,392 @@
+/*
+** test_salience_bound.c — the store's bound on salience (store.h,
+** salience_bound) and text recall's use of it (stack/ranked.c: the stop's
+** cap and the walk's floor / cap). The bound is never below any record's
+** salience after inserts, reinforcement, updates, moves and rollbacks;
+** and recall through a pruned text list returns exactly what the scan
+** path (every record judged) returns, with saliences spread wide (0, 0.5,
+** 1, 10, 1e6) and raised between queries. An engine without the bound
+** (SQLite, PostgreSQL today) reports none, and recall is exact there too.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "rank/scorer.h"
+#include "stack/stack.h"
+#include "stack/stack_internal.h"
+#include "store/store.h"
+#include "util/clock.h"
+
+static char db_path[64];
+static uint64_t rng_state = 0x243F6A8885A308D3ULL;
+
+static uint64_t rng(void)
+{
+	return check_rand(&rng_state);
+}
+
+/* 2026-12-01T00:00:00Z: the tests' now; records are made after it (recency 1). */
+#define T0 1796083200000LL
+#define NREC 3000
+
+/* BM25 behind a switch: as is, or "cannot enumerate" (the scan path). */
+typedef struct switched {
+	a2m_scorer  base;
+	a2m_scorer *inner;
+	int         scan;
+} switched;
+
+static int sw_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			const a2m_record *const *cands, size_t n, double *scores)
+{
+	switched *w = (switched *)s;
+	return w->inner->relevance(w->inner, store, q, cands, n, scores);
+}
+
+static int sw_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
+			 a2m_candidates *out)
+{
+	switched *w = (switched *)s;
+	memset(out, 0, sizeof *out);
+	if (w->scan)
+		return A2M_SCORER_SCAN;
+	return w->inner->candidates(w->inner, store, q, out);
+}
+
+static void sw_destroy(a2m_scorer *s)
+{
+	switched *w = (switched *)s;
+	w->inner->destroy(w->inner);
+	free(w);
+}
+
+/* A word of a 300-word vocabulary, the first ones far more common. */
+static void word(char *out, size_t cap)
+{
+	uint64_t r = rng() % 1000;
+	unsigned w = r < 600 ? (unsigned)(r % 20) : (unsigned)(20 + rng() % 280);
+	snprintf(out, cap, "w%u", w);
+}
+
+static void sentence(char *out, size_t cap, int words)
+{
+	size_t at = 0;
+	out[0] = '\0';
+	for (int i = 0; i < words && at + 8 < cap; i++) {
+		char w[16];
+		word(w, sizeof w);
+		at += (size_t)snprintf(out + at, cap - at, "%s%s", i ? " " : "", w);
+	}
+}
+
+/* A stack over a store (memory, or SQLite at db_path) of NREC records of
+** salience 0, 0.5 or 1, default tiers and blend; *sw its scorer's switch.
+** NULL when the store cannot be made. */
+static a2m_stack *filled_stack_at(int sqlite, switched **sw)
+{
+	char err[256], id[32], text[256];
+	a2m_store *s = NULL;
+	check_remove_db(db_path);
+	int rc = sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
+			: a2m_store_memory_open(&s, err, sizeof err);
+	if (rc) {
+		fprintf(stderr, "  open: %s\n", err);
+		return NULL;
+	}
+	switched *w = calloc(1, sizeof *w);
+	a2m_scorer *bm = a2m_scorer_bm25_new(NULL);
+	a2m_stack_config cfg;
+	memset(&cfg, 0, sizeof cfg);
+	if (!w || !bm || s->ops->index_attach(s, bm->indexer) != 0 ||
+	    a2m_tiers_default(&cfg.tiers) != 0 || s->ops->begin(s) != 0) {
+		s->ops->close(s);
+		if (bm)
+			bm->destroy(bm);
+		free(w);
+		return NULL;
+	}
+	static const double sal[] = {0, 0.5, 1};
+	static const char *const tiers[] = {"semantic", "episodic", "procedural"};
+	for (int i = 0; i < NREC && !rc; i++) {
+		a2m_record *r = a2m_record_new();
+		if (!r) {
+			rc = -1;
+			break;
+		}
+		snprintf(id, sizeof id, "r%d", i);
+		sentence(text, sizeof text, 3 + (int)(rng() % 12));
+		r->id = strdup(id);
+		r->content = strdup(text);
+		r->tier = strdup(tiers[rng() % 3]);
+		r->created_at = T0 + 1000 + i;
+		r->salience = sal[rng() % 3];
+		rc = s->ops->insert(s, r);
+		a2m_record_free(r);
+	}
+	if (rc || s->ops->commit(s) != 0) {
+		s->ops->close(s);
+		bm->destroy(bm);
+		free(w);
+		return NULL;
+	}
+	w->base = *bm;
+	w->base.relevance = sw_relevance;
+	w->base.candidates = sw_candidates;
+	w->base.destroy = sw_destroy;
+	w->inner = bm;
+	*sw = w;
+	cfg.blend = (a2m_blend){0.75, 0.15, 0.10};
+	cfg.metric = A2M_METRIC_COSINE;
+	cfg.read_only = 1;  /* no touch: a recall changes nothing */
+	return a2m_stack_new(s, &w->base, &cfg);
+}
+
+/* filled_stack_at with the clock standing at T0 (done() frees it), checked. */
+static a2m_stack *filled_stack(int sqlite, switched **sw)
+{
+	a2m_clock_set_for_tests(T0);
+	a2m_stack *st = filled_stack_at(sqlite, sw);
+	CHECK(st != NULL);
+	return st;
+}
+
+/* Ends a test's stack: frees it, the clock free again. */
+static void done(a2m_stack *st)
+{
+	a2m_stack_free(st);
+	a2m_clock_set_for_tests(0);
+}
+
+static int recall(a2m_stack *st, const char *text, size_t limit, a2m_hit **out, size_t *n)
+{
+	a2m_error err = {0};
+	a2m_selection sel;
+	memset(&sel, 0, sizeof sel);
+	a2m_rank_query q = {.text = text};
+	int rc = a2m_stack_read_begin(st, &err);
+	if (!rc) {
+		rc = a2m_stack_recall(st, &sel, &q, 0, limit, out, n, &err);
+		a2m_stack_read_end(st, &err);
+	}
+	if (rc)
+		fprintf(stderr, "  recall: %s\n", err.message);
+	a2m_error_clear(&err);
+	return rc;
+}
+
+/* Random queries: the pruned path's hits are the scan path's, to the bit. */
+static void recalls_exact(a2m_stack *st, switched *sw, const char *what)
+{
+	uint64_t pruned = st->pruned_reads;
+	for (int k = 0; k < 150; k++) {
+		char text[64];
+		sentence(text, sizeof text, 1 + (int)(rng() % 3));
+		size_t limit = 1 + rng() % 20, np = 0, ns = 0;
+		a2m_hit *p = NULL, *s = NULL;
+		sw->scan = 0;
+		CHECK_INT(recall(st, text, limit, &p, &np), 0);
+		sw->scan = 1;
+		CHECK_INT(recall(st, text, limit, &s, &ns), 0);
+		CHECK_INT(np, ns);
+		for (size_t i = 0; i < np && i < ns; i++) {
+			if (strcmp(p[i].rec->id, s[i].rec->id) != 0 || p[i].score != s[i].score) {
+				fprintf(stderr, "  %s: \"%s\" hit %zu: %s %.17g, want %s %.17g\n", what,
+					text, i, p[i].rec->id, p[i].score, s[i].rec->id, s[i].score);
+				check_failures_in_test++;
+				break;
+			}
+		}
+		a2m_hits_free(p, np);
+		a2m_hits_free(s, ns);
+	}
+	sw->scan = 0;
+	CHECK(st->pruned_reads > pruned + 20);  /* the lists were pruned */
+}
+
+typedef struct most {
+	double max;
+} most;
+
+static int note_salience(const a2m_record *rec, void *ctx)
+{
+	most *m = ctx;
+	if (rec->salience > m->max)
+		m->max = rec->salience;
+	return 0;
+}
+
+/* The store's bound is at least every record's salience; returns it. */
+static double bound_checked(a2m_stack *st)
+{
+	a2m_store *s = st->store;
+	a2m_query q;
+	memset(&q, 0, sizeof q);
+	most m = {0};
+	double bound = -1;
+	CHECK(s->ops->salience_bound != NULL);
+	if (!s->ops->salience_bound)
+		return -1;
+	CHECK_INT(s->ops->salience_bound(s, &bound), 1);
+	CHECK_INT(s->ops->scan(s, &q, note_salience, &m), 0);
+	if (bound < m.max) {
+		fprintf(stderr, "  bound %g below a record's salience %g\n", bound, m.max);
+		check_failures_in_test++;
+	}
+	return bound;
+}
+
+/* Sets the salience of n random records to v through update (or move), committed or not. */
+static void set_saliences(a2m_stack *st, int n, double v, int by_move, int commit)
+{
+	a2m_store *s = st->store;
+	a2m_error err = {0};
+	char id[32];
+	CHECK_INT(a2m_stack_begin(st, &err), 0);
+	for (int i = 0; i < n; i++) {
+		snprintf(id, sizeof id, "r%d", (int)(rng() % NREC));
+		a2m_record *r = NULL;
+		CHECK_INT(s->ops->get(s, id, &r), 0);
+		if (!r)
+			continue;
+		if (by_move) {
+			int moved = 0;
+			CHECK_INT(s->ops->move(s, r, r->tier, v, &moved), 0);
+			CHECK_INT(moved, 1);
+		} else {
+			r->salience = v;
+			CHECK_INT(s->ops->update(s, r), 0);
+		}
+		a2m_record_free(r);
+	}
+	if (commit)
+		CHECK_INT(a2m_stack_commit(st, &err), 0);
+	else
+		a2m_stack_rollback(st);
+	a2m_error_clear(&err);
+}
+
+/*
+** Memory: the bound follows every way a salience rises, and recall stays
+** exact at each step: reinforcement (memory/reinforce) to 10, tier moves
+** (a spill or promotion's write) to 1e3, updates to 1e6, and a raise rolled back
+** (the bound stays high: only reads more).
+*/
+static void test_bound_follows_raises_memory(void)
+{
+	switched *sw = NULL;
+	a2m_stack *st = filled_stack(0, &sw);
+	if (!st)
+		return;
+	CHECK_NEAR(bound_checked(st), 1, 0);
+	recalls_exact(st, sw, "saliences 0..1");
+
+	/* Reinforce one record in ten by 9 (to 9..10). */
+	a2m_error err = {0};
+	for (int i = 0; i < NREC / 10; i++) {
+		char id[32];
+		snprintf(id, sizeof id, "r%d", (int)(rng() % NREC));
+		const char *ids[1] = {id};
+		int64_t done = 0;
+		a2m_scope scope = {0};
+		CHECK_INT(a2m_stack_reinforce(st, &scope, ids, 1, 9, &done, &err), 0);
+		CHECK_INT(done, 1);
+	}
+	a2m_error_clear(&err);
+	CHECK(bound_checked(st) >= 9);
+	recalls_exact(st, sw, "reinforced");
+
+	set_saliences(st, NREC / 10, 1e3, 1, 1);
+	CHECK(bound_checked(st) >= 1e3);
+	recalls_exact(st, sw, "moved");
+
+	set_saliences(st, NREC / 10, 1e6, 0, 1);
+	CHECK_NEAR(bound_checked(st), 1e6, 0);
+	recalls_exact(st, sw, "updated");
+
+	set_saliences(st, NREC / 10, 1e9, 0, 0);
+	CHECK(bound_checked(st) >= 1e6);
+	recalls_exact(st, sw, "rolled back");
+	done(st);
+}
+
+/*
+** The bound is used: the same queries over the same store read fewer
+** records (a2m_stack.ranked_rows) with it than with the op taken away
+** (cap 1, the floor undivided), and return the same hits.
+*/
+static void test_bound_reads_fewer_records(void)
+{
+	switched *sw = NULL;
+	a2m_stack *st = filled_stack(0, &sw);
+	if (!st)
+		return;
+	a2m_store *s = st->store;
+	const a2m_store_ops *with = s->ops;
+	a2m_store_ops without = *with;
+	without.salience_bound = NULL;
+	uint64_t rows[2] = {0, 0};
+	uint64_t seed = rng_state;
+	a2m_hit *h[2][100];
+	size_t n[2][100];
+	for (int pass = 0; pass < 2; pass++) {
+		rng_state = seed;
+		s->ops = pass ? with : &without;
+		uint64_t before = st->ranked_rows;
+		for (int k = 0; k < 100; k++) {
+			char text[64];
+			sentence(text, sizeof text, 2 + (int)(rng() % 2));
+			h[pass][k] = NULL;
+			n[pass][k] = 0;
+			CHECK_INT(recall(st, text, 10, &h[pass][k], &n[pass][k]), 0);
+		}
+		rows[pass] = st->ranked_rows - before;
+	}
+	s->ops = with;
+	for (int k = 0; k < 100; k++) {
+		CHECK_INT(n[0][k], n[1][k]);
+		for (size_t i = 0; i < n[0][k] && i < n[1][k]; i++)
+			CHECK(strcmp(h[0][k][i].rec->id, h[1][k][i].rec->id) == 0 &&
+			      h[0][k][i].score == h[1][k][i].score);
+		a2m_hits_free(h[0][k], n[0][k]);
+		a2m_hits_free(h[1][k], n[1][k]);
+	}
+	fprintf(stderr, "  records read, 100 recalls: %llu without the bound, %llu with it\n",
+		(unsigned long long)rows[0], (unsigned long long)rows[1]);
+	CHECK(rows[1] < rows[0]);
+	done(st);
+}
+
+/* A store without the bound (SQLite today): recall's stop keeps cap 1, exact. */
+static void test_no_bound_sqlite(void)
+{
+	switched *sw = NULL;
+	a2m_stack *st = filled_stack(1, &sw);
+	if (!st)
+		return;
+	double b = -1;
+	a2m_store *s = st->store;
+	CHECK(!s->ops->salience_bound || s->ops->salience_bound(s, &b) == 0 || b >= 1);
+	recalls_exact(st, sw, "sqlite");
+	set_saliences(st, NREC / 10, 1e6, 0, 1);
+	recalls_exact(st, sw, "sqlite updated");
+	done(st);
+	check_remove_db(db_path);
+}
+
+int main(void)
+{
+	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-salience-bound-%d.db", (int)getpid());
+	static const test_case tests[] = {
+		TEST(test_bound_follows_raises_memory),
+		TEST(test_bound_reads_fewer_records),
+		TEST(test_no_bound_sqlite),
+		{NULL, NULL},
+	};
+	int rc = run_tests(tests);
+	check_remove_db(db_path);
+	return rc;
+}
