@@ -346,7 +346,8 @@ uint64_t a2m_sqlite_sync_start(a2m_store *base)
 			     a2m_thread_start(&y->thread, sync_thread, y) == 0 ? 1 : -1;
 	if (y->started == 1) {
 		/* A sync already running began before this commit: the thread
-		** leads the next one when it ends (or a waiter does). */
+		** waits for the next kick (lead() does not wake it), so the
+		** writer, waiting for its ticket, leads the next sync itself. */
 		y->kicked = 1;
 		pthread_cond_signal(&y->kick_cv);
 	}
