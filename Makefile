@@ -289,7 +289,8 @@ $(BUILD)/tests/test_faults: LDFLAGS += $(FAULT_WRAP)
 $(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_files.h tests/fault_workload.h tests/fault_run.h tests/fault_sweep.h tests/fault_reopen.h tests/fault_threads.h \
                             tests/check.h
 
-$(BUILD)/tests/test_prune: tests/prune_bounds.h tests/check.h
+$(BUILD)/tests/test_prune: tests/prune_bounds.h tests/scorer_switch.h tests/check.h
+$(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm

@@ -23,6 +23,7 @@
 #include "pg_helper.h"
 #include "rank/blockmax.h"
 #include "rank/scorer.h"
+#include "scorer_switch.h"
 #include "server/server.h"
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
@@ -92,52 +93,7 @@ static const char *const langs[] = {"en", "fr", "de"};
 
 /* ---- the stack under test ---------------------------------------------- */
 
-/*
-** The server's scorer (BM25 and vectors, fused) behind a switch: how its
-** candidates() answers each recall.
-*/
-enum { ASK_AS_IS, ASK_COMPLETE, ASK_SCAN };
-
-typedef struct switched {
-	a2m_scorer  base;
-	a2m_scorer *inner;
-	int         mode;
-	int         keeps_all;  /* what the last candidates() was told */
-} switched;
-
 static switched *the_switch;
-
-static int sw_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
-			const a2m_record *const *cands, size_t n, double *scores)
-{
-	switched *w = (switched *)s;
-	return w->inner->relevance(w->inner, store, q, cands, n, scores);
-}
-
-static int sw_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
-			 a2m_candidates *out)
-{
-	switched *w = (switched *)s;
-	memset(out, 0, sizeof *out);
-	if (w->mode == ASK_SCAN)
-		return A2M_SCORER_SCAN;
-	a2m_rank_query cq = *q;
-	if (w->mode == ASK_COMPLETE)
-		cq.complete = 1;
-	w->keeps_all = q->keeps_all;
-	int rc = w->inner->candidates(w->inner, store, &cq, out);
-	/* What the stack is handed must say honestly whether it is complete. */
-	if (rc == 0 && w->mode == ASK_COMPLETE)
-		CHECK(out->rest_bound == 0);
-	return rc;
-}
-
-static void sw_destroy(a2m_scorer *s)
-{
-	switched *w = (switched *)s;
-	w->inner->destroy(w->inner);
-	free(w);
-}
 
 static char db_path[64];
 static char pg_schema[64];  /* the PostgreSQL engine's (pg_helper.h) */

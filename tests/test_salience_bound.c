@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "rank/scorer.h"
+#include "scorer_switch.h"
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
 #include "store/store.h"
@@ -32,37 +33,6 @@ static uint64_t rng(void)
 /* 2026-12-01T00:00:00Z: the tests' now; records are made after it (recency 1). */
 #define T0 1796083200000LL
 #define NREC 3000
-
-/* BM25 behind a switch: as is, or "cannot enumerate" (the scan path). */
-typedef struct switched {
-	a2m_scorer  base;
-	a2m_scorer *inner;
-	int         scan;
-} switched;
-
-static int sw_relevance(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
-			const a2m_record *const *cands, size_t n, double *scores)
-{
-	switched *w = (switched *)s;
-	return w->inner->relevance(w->inner, store, q, cands, n, scores);
-}
-
-static int sw_candidates(a2m_scorer *s, a2m_store *store, const a2m_rank_query *q,
-			 a2m_candidates *out)
-{
-	switched *w = (switched *)s;
-	memset(out, 0, sizeof *out);
-	if (w->scan)
-		return A2M_SCORER_SCAN;
-	return w->inner->candidates(w->inner, store, q, out);
-}
-
-static void sw_destroy(a2m_scorer *s)
-{
-	switched *w = (switched *)s;
-	w->inner->destroy(w->inner);
-	free(w);
-}
 
 /* A word of a 300-word vocabulary, the first ones far more common. */
 static void word(char *out, size_t cap)
@@ -187,9 +157,9 @@ static void recalls_exact(a2m_stack *st, switched *sw, const char *what)
 		sentence(text, sizeof text, 1 + (int)(rng() % 3));
 		size_t limit = 1 + rng() % 20, np = 0, ns = 0;
 		a2m_hit *p = NULL, *s = NULL;
-		sw->scan = 0;
+		sw->mode = ASK_AS_IS;
 		CHECK_INT(recall(st, text, limit, &p, &np), 0);
-		sw->scan = 1;
+		sw->mode = ASK_SCAN;
 		CHECK_INT(recall(st, text, limit, &s, &ns), 0);
 		CHECK_INT(np, ns);
 		for (size_t i = 0; i < np && i < ns; i++) {
@@ -203,7 +173,7 @@ static void recalls_exact(a2m_stack *st, switched *sw, const char *what)
 		a2m_hits_free(p, np);
 		a2m_hits_free(s, ns);
 	}
-	sw->scan = 0;
+	sw->mode = ASK_AS_IS;
 	CHECK(st->pruned_reads > pruned + 20);  /* the lists were pruned */
 }
 
