@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "a2m.h"
+#include "a2m_client.h"
 #include "util/phase.h"
 
 /*
@@ -160,6 +161,25 @@ double bench_fsync_rate(const char *path, int n);
 ** A2M_EXIT_* code.
 */
 int a2m_bench_remember_serve(int argc, char **argv);
+
+/*
+** One lone remember of record i (its text made from i; tier NULL: none
+** given) through c, waiting for the answer. Returns 0 when the server
+** acknowledged it, else -1 after saying why on stderr.
+*/
+int bench_lone_call(a2m_client *c, long i, const char *tier);
+
+/* The 1-minute load average, or -1. */
+double bench_load_average(void);
+
+/*
+** bench_fsync.c: `a2m bench fsync`, the durable lone commit's ceiling on
+** this disk, by the frames a commit writes, bare and through stdio; and
+** `a2m bench fsync-peer LOG PAGES`, the stdio peer it starts. argv[0] is
+** the subcommand; each returns an A2M_EXIT_* code.
+*/
+int a2m_bench_fsync(int argc, char **argv);
+int a2m_bench_fsync_peer(int argc, char **argv);
 
 /* Removes a SQLite file and its -wal, -shm and -journal companions. */
 void bench_remove_db(const char *path);

@@ -22,11 +22,14 @@
 ** before and after. `bench remember` without --serve measures inside the
 ** process (bench_store.c).
 */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -37,8 +40,7 @@
 #include "client/client_json.h"
 #include "server/deployment.h"
 
-/* One lone remember of record i; returns 0 when the server acknowledged it. */
-static int lone_call(a2m_client *c, long i, const char *tier)
+int bench_lone_call(a2m_client *c, long i, const char *tier)
 {
 	char text[128];
 	snprintf(text, sizeof text, "note %ld: the deploy key of service %ld rotates every %ld days",
@@ -61,8 +63,7 @@ static int lone_call(a2m_client *c, long i, const char *tier)
 	return ok ? 0 : -1;
 }
 
-/* The 1-minute load average, or -1. */
-static double load_average(void)
+double bench_load_average(void)
 {
 	double l = -1;
 	FILE *f = fopen("/proc/loadavg", "r");
@@ -72,6 +73,49 @@ static double load_average(void)
 		fclose(f);
 	}
 	return l;
+}
+
+/*
+** bench_spawn_stdio with the server's stderr in the file log (its info
+** lines would fill the terminal). Returns as bench_spawn_stdio does.
+*/
+static int spawn_stdio_logged(char *const *args, const char *log, a2m_client **c, pid_t *pid)
+{
+	int fd = open(log, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	int saved = fd >= 0 ? dup(STDERR_FILENO) : -1;
+	if (saved < 0 || dup2(fd, STDERR_FILENO) < 0) {
+		fprintf(stderr, "cannot write %s: %s\n", log, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (saved >= 0)
+			close(saved);
+		return -1;
+	}
+	close(fd);
+	int rc = bench_spawn_stdio(args, 60000, c, pid);
+	(void)dup2(saved, STDERR_FILENO);
+	close(saved);
+	return rc;
+}
+
+/*
+** From the server's log (its close at --log-level info): the frames its
+** commits appended to the log, a lone commit's pages, beside `a2m bench
+** fsync`'s ceiling for that many; its warnings and errors to stderr.
+*/
+static void print_frames(const char *log)
+{
+	FILE *f = fopen(log, "r");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		const char *at = strstr(line, "the log: ");
+		if (at)
+			printf("  %s", at);
+		else if (!strstr(line, ": info: "))
+			fputs(line, stderr);
+	}
+	if (f)
+		fclose(f);
 }
 
 int a2m_bench_remember_serve(int argc, char **argv)
@@ -145,25 +189,30 @@ int a2m_bench_remember_serve(int argc, char **argv)
 		       " times): a durable lone writer's ceiling\n", bench_fsync_rate(path, 200));
 		bench_remove_db(path);
 	}
-	char *args[5] = {NULL};
+	char *args[8] = {NULL};
+	int na = 0;
 	if (deployment) {
-		args[0] = "--postgres";
-		args[1] = deployment;
+		args[na++] = "--postgres";
+		args[na++] = deployment;
 	} else if (path) {
-		args[0] = "--db";
-		args[1] = (char *)path;
-		args[2] = sync_normal ? "--synchronous-normal" : NULL;
+		args[na++] = "--db";
+		args[na++] = (char *)path;
+		if (sync_normal)
+			args[na++] = "--synchronous-normal";
 		if (apart)
-			args[args[2] ? 3 : 2] = "--capacity-after-sync";
+			args[na++] = "--capacity-after-sync";
+		/* Its close says what its commits appended to the log (below). */
+		args[na++] = "--log-level";
+		args[na++] = "info";
 	} else {
-		args[0] = "--memory";
+		args[na++] = "--memory";
 	}
 	a2m_client *c = NULL;
 	pid_t pid = -1;
 	char served[128];
-	const char *log = "/tmp/a2m-bench-lone-http.log";
+	const char *log = http ? "/tmp/a2m-bench-lone-http.log" : "/tmp/a2m-bench-lone-stdio.log";
 	if (http ? bench_spawn_http(args, log, &pid, served, sizeof served) != 0
-		 : bench_spawn_stdio(args, 60000, &c, &pid) != 0) {
+		 : spawn_stdio_logged(args, log, &c, &pid) != 0) {
 		free(deployment);
 		return A2M_EXIT_ERROR;
 	}
@@ -177,18 +226,18 @@ int a2m_bench_remember_serve(int argc, char **argv)
 	double *ms = malloc((size_t)records * sizeof *ms);
 	int rc = ms ? 0 : -1;
 	for (long i = 0; i < warmup && !rc; i++)
-		rc = lone_call(c, i, given);
-	double load = load_average(), t0 = bench_now_ms();
+		rc = bench_lone_call(c, i, given);
+	double load = bench_load_average(), t0 = bench_now_ms();
 	for (long i = 0; i < records && !rc; i++) {
 		double t = bench_now_ms();
-		rc = lone_call(c, warmup + i, given);
+		rc = bench_lone_call(c, warmup + i, given);
 		ms[i] = bench_now_ms() - t;
 	}
 	double total = bench_now_ms() - t0;
 	if (!rc) {
 		printf("  %ld lone remembers in %.0f ms: %.0f acknowledged writes/s (load average"
 		       " %.2f before, %.2f after)\n", records, total, (double)records / (total / 1000.0),
-		       load, load_average());
+		       load, bench_load_average());
 		bench_print_latency("each call", ms, (size_t)records);
 	}
 	free(ms);
@@ -196,6 +245,8 @@ int a2m_bench_remember_serve(int argc, char **argv)
 	if (http)
 		kill(pid, SIGTERM);
 	bench_wait(pid, 30000);
+	if (path && !rc)
+		print_frames(log);
 	if (path && !db)
 		bench_remove_db(path);
 	if (deployment && a2m_deployment_drop(url, schema, err, sizeof err) != 0)

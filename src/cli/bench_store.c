@@ -409,6 +409,7 @@ const char a2m_bench_more_usage[] =
 	"       a2m bench corpus --out DIR [--records N] [--queries Q]\n"
 	"       a2m bench corpus-index [--files N] [--dir DIR] [--queries Q]\n"
 	"                              [--chunk-size BYTES]\n"
+	"       a2m bench fsync [--db PATH] [--pages A-B] [--syncs N] [--no-stdio]\n"
 	"       a2m bench crash [--seconds N] [--iterations N] [--seed S] [--max-delay MS]\n"
 	"                       [--http-every K] [--max-records N] [--dir DIR] [--keep]\n"
 	"       a2m bench soak [--seconds N] [--warmup S] [--interval S] [--records N]\n"
@@ -433,6 +434,9 @@ const char a2m_bench_more_help[] =
 	"corpus-index: a2m corpus on N generated files (default 10 000): the first\n"
 	"          index in MB/s and files/s, a restart with nothing changed and with\n"
 	"          10 files changed, recall p50/p99 on the read-only handle.\n"
+	"fsync:    a durable lone commit of N frames as the store writes it, then\n"
+	"          fdatasync, for N = 1..12: commits/s bare and through stdio (the\n"
+	"          ceiling beside bench remember --serve stdio --engine sqlite).\n"
 	"crash:    kill -9 a2m serve at seeded random points, again and again; after\n"
 	"          each restart every acknowledged write must be there, and a2m check\n"
 	"          clean (docs/CHECK.md). Prints where kills landed, and N passed.\n"
@@ -464,6 +468,10 @@ int a2m_bench_more(int argc, char **argv)
 		return a2m_bench_corpus_index(argc, argv);
 	if (strcmp(argv[0], "crash") == 0)
 		return a2m_bench_crash(argc, argv);
+	if (strcmp(argv[0], "fsync") == 0)
+		return a2m_bench_fsync(argc, argv);
+	if (strcmp(argv[0], "fsync-peer") == 0)
+		return a2m_bench_fsync_peer(argc, argv);
 	if (strcmp(argv[0], "soak") == 0)
 		return a2m_bench_soak(argc, argv);
 	if (strcmp(argv[0], "federate") == 0)

@@ -122,6 +122,10 @@ struct a2m_sqlite_ckpt {
 	uint64_t        restarts;
 	uint64_t        blocking;   /* checkpoints run in a commit */
 	double          longest_blocking;
+	/* The main connection's, under the caller's exclusive lock (logged at
+	** close): what a commit costs the log, for `a2m bench fsync`. */
+	uint64_t        commits;    /* commits the hook saw */
+	uint64_t        frames;     /* frames they appended */
 };
 
 #ifdef A2M_TEST_HOOKS
@@ -357,6 +361,8 @@ static int on_wal(void *ctx, sqlite3 *db, const char *name, int pages)
 	test_raise(&test_largest_commit, pages > c->last ? pages - c->last : pages);
 #endif
 	int restarted = pages < c->last;
+	c->commits++;
+	c->frames += (uint64_t)(restarted ? pages : pages - c->last);
 	c->last = pages;
 	atomic_store_explicit(&c->pages, pages, memory_order_relaxed);
 	if (restarted) {
@@ -469,6 +475,10 @@ void a2m_sqlite_checkpoint_free(sqlstore *s)
 	pthread_mutex_unlock(&c->mu);
 	if (c->started)
 		pthread_join(c->thread, NULL);
+	if (c->commits)
+		a2m_log(A2M_LOG_INFO, "the log: %llu commits appended %llu frames (%.2f a commit)",
+			(unsigned long long)c->commits, (unsigned long long)c->frames,
+			(double)c->frames / (double)c->commits);
 	if (c->passes || c->blocking || c->closes)
 		a2m_log(A2M_LOG_INFO, "checkpoints: %llu passes on the thread (longest %.1f ms), "
 			"%llu closes in a commit's hook (%.1f ms in all, longest %.1f ms), %llu restarts "
