@@ -6,7 +6,8 @@
 # commands, a PostgreSQL deployment when $A2M_TEST_POSTGRES names a server,
 # and --memory), then again against `a2m serve --http` when the
 # build serves HTTP; exit codes 0 / 1 / 2 and their messages; a smoke run
-# of `a2m bench memory`, and `a2m bench latency --now`.
+# of `a2m bench memory`, `a2m bench latency --now`, `a2m bench fsync` and
+# `a2m bench remember --serve stdio`'s frames a commit.
 # Prints "ok"/"FAIL" per check and "N passed, M failed".
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -310,6 +311,23 @@ contains "bench latency --now: the clock the last recall read" "$out" \
 	"pinned (--now): 2026-01-01T00:00:00.000Z to 2026-01-01T00:00:00.031Z"
 "$a2m" bench latency --records 10 --queries 1 --now yesterday >/dev/null 2>&1
 expect "bench latency refuses a --now that is no time" "$?" 2
+
+# --- a2m bench fsync (docs/BENCHMARKS.md, the durable lone commit's
+# ceiling): a row per size, bare and through the stdio peer, its files
+# removed; and bench remember --serve prints the frames its commits appended ---
+out=$("$a2m" bench fsync --db "$d/fs" --pages 1-2 --syncs 30 2>&1); status=$?
+expect "bench fsync exits 0" "$status" 0
+rate='[0-9]+ \([0-9.]+, [0-9.]+ ms\)'
+matches "bench fsync prints the row of 1 page, bare and through stdio" "$out" "^ +1 +${rate} +${rate}$"
+matches "bench fsync prints the row of 2 pages" "$out" "^ +2 +${rate} +${rate}$"
+expect "bench fsync leaves no file behind" "$(ls "$d" | grep -c '^fs')" 0
+"$a2m" bench fsync --pages 0 >/dev/null 2>&1
+expect "bench fsync refuses --pages 0 as a usage error" "$?" 2
+out=$("$a2m" bench remember --serve stdio --engine sqlite --db "$d/lone.db" --records 20 --warmup 5 2>&1)
+expect "bench remember --serve stdio on SQLite exits 0" "$?" 0
+matches "bench remember --serve prints the frames a commit appended" "$out" \
+	"^  the log: [0-9]+ commits appended [0-9]+ frames \([0-9.]+ a commit\)$"
+rm -f "$d"/lone.db*
 
 # --- what a client owes a server (spec §2, §2.1, §3.2, §4.1, §4.12, §5.3,
 # §7), named by conformance/claims.json. The server is tests/unusual_peer.py

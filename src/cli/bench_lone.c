@@ -101,7 +101,8 @@ static int spawn_stdio_logged(char *const *args, const char *log, a2m_client **c
 /*
 ** From the server's log (its close at --log-level info): the frames its
 ** commits appended to the log, a lone commit's pages, beside `a2m bench
-** fsync`'s ceiling for that many; its warnings and errors to stderr.
+** fsync`'s ceiling for that many, and the syncs they took (group commit);
+** its warnings and errors to stderr.
 */
 static void print_frames(const char *log)
 {
@@ -109,6 +110,8 @@ static void print_frames(const char *log)
 	char line[512];
 	while (f && fgets(line, sizeof line, f)) {
 		const char *at = strstr(line, "the log: ");
+		if (!at)
+			at = strstr(line, "group commit: ");
 		if (at)
 			printf("  %s", at);
 		else if (!strstr(line, ": info: "))

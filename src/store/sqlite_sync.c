@@ -83,6 +83,8 @@ struct a2m_sqlite_sync {
 	atomic_int       failed;    /* errno of a failed sync; 0: none */
 	uint64_t         syncs;     /* how many fsyncs ran (for the figures) */
 	uint64_t         early;     /* of them, led by the sync thread */
+	uint64_t         kicks;     /* syncs asked of the thread */
+	uint64_t         busy;      /* of them, asked while a sync ran */
 	/* The sync thread (sync_start), under mu: */
 	pthread_cond_t   kick_cv;   /* the thread waits here for a kick */
 	pthread_t        thread;
@@ -200,9 +202,11 @@ void a2m_sqlite_sync_free(sqlstore *s)
 	uint64_t given = atomic_load(&y->given);
 	if (y->syncs)
 		a2m_log(A2M_LOG_INFO, "group commit: %llu durable calls in %llu syncs of the log "
-			"(%.1f a sync; %llu begun early)", (unsigned long long)given,
+			"(%.1f a sync; %llu begun early, of %llu asked of the sync thread, %llu "
+			"while a sync ran)", (unsigned long long)given,
 			(unsigned long long)y->syncs, (double)given / (double)y->syncs,
-			(unsigned long long)y->early);
+			(unsigned long long)y->early, (unsigned long long)y->kicks,
+			(unsigned long long)y->busy);
 	if (y->fd >= 0)
 		close(y->fd);
 	pthread_cond_destroy(&y->kick_cv);
@@ -349,6 +353,8 @@ uint64_t a2m_sqlite_sync_start(a2m_store *base)
 		** waits for the next kick (lead() does not wake it), so the
 		** writer, waiting for its ticket, leads the next sync itself. */
 		y->kicked = 1;
+		y->kicks++;
+		y->busy += y->leading != 0;
 		pthread_cond_signal(&y->kick_cv);
 	}
 	pthread_mutex_unlock(&y->mu);
