@@ -181,6 +181,14 @@ double bench_load_average(void);
 int a2m_bench_fsync(int argc, char **argv);
 int a2m_bench_fsync_peer(int argc, char **argv);
 
+/*
+** The disk's pace for n durable commits of pages frames each, made as the
+** store makes them (bench_fsync.c), in a file beside path: commits a
+** second, and their median time in *p50_ms; -1 when the file cannot be
+** written.
+*/
+double bench_commit_rate(const char *path, int pages, long n, double *p50_ms);
+
 /* Removes a SQLite file and its -wal, -shm and -journal companions. */
 void bench_remove_db(const char *path);
 

@@ -162,6 +162,31 @@ static int probe_commit(probe_log *p)
 	return sync_fd(p->sync_fd);
 }
 
+double bench_commit_rate(const char *path, int pages, long n, double *p50_ms)
+{
+	char name[1024];
+	snprintf(name, sizeof name, "%s-commit-probe-wal", path);
+	double *ms = malloc((size_t)n * sizeof *ms);
+	probe_log p;
+	if (!ms || pages < 1 || pages > PAGES_MAX || probe_open(&p, name, pages) != 0) {
+		free(ms);
+		return -1;
+	}
+	int rc = 0;
+	double t0 = bench_now_ms();
+	for (long i = 0; i < n && !rc; i++) {
+		double t = bench_now_ms();
+		rc = probe_commit(&p);
+		ms[i] = bench_now_ms() - t;
+	}
+	double total = bench_now_ms() - t0;
+	probe_close(&p, name);
+	qsort(ms, (size_t)n, sizeof *ms, bench_cmp_double);
+	*p50_ms = bench_percentile(ms, (size_t)n, 0.5);
+	free(ms);
+	return rc || total <= 0 ? -1 : (double)n / (total / 1000.0);
+}
+
 /* The probe's file for pages frames a commit, beside path (name, cap bytes). */
 static void probe_name(char *name, size_t cap, const char *path, int pages)
 {

@@ -17,7 +17,11 @@
 ** does. --tier semantic writes past the bounded tiers. The figure is
 ** acknowledged writes per second, with each call's time (p50, p99), the
 ** disk's fsync rate beside a durable SQLite run, and the load average,
-** since the machine may be shared. --engine postgres serves a throw-away
+** since the machine may be shared. On SQLite, from the server's log at
+** its close: the frames its commits appended (a lone commit's pages) and
+** group commit's syncs; durable, then the disk's pace for commits of that
+** many frames made as the store makes them (`a2m bench fsync`): this
+** run's ceiling, less the round trip. --engine postgres serves a throw-away
 ** schema of the deployment --postgres (or $A2M_POSTGRES) names, dropped
 ** before and after. `bench remember` without --serve measures inside the
 ** process (bench_store.c).
@@ -100,16 +104,21 @@ static int spawn_stdio_logged(char *const *args, const char *log, a2m_client **c
 
 /*
 ** From the server's log (its close at --log-level info): the frames its
-** commits appended to the log, a lone commit's pages, beside `a2m bench
-** fsync`'s ceiling for that many, and the syncs they took (group commit);
-** its warnings and errors to stderr.
+** commits appended to the log, a lone commit's pages, and the syncs they
+** took (group commit); its warnings and errors to stderr. Returns the
+** frames a commit, or 0 when the log does not say.
 */
-static void print_frames(const char *log)
+static double print_frames(const char *log)
 {
 	FILE *f = fopen(log, "r");
 	char line[512];
+	double frames = 0;
 	while (f && fgets(line, sizeof line, f)) {
 		const char *at = strstr(line, "the log: ");
+		unsigned long long commits, appended;
+		if (at && sscanf(at, "the log: %llu commits appended %llu", &commits, &appended) == 2 &&
+		    commits)
+			frames = (double)appended / (double)commits;
 		if (!at)
 			at = strstr(line, "group commit: ");
 		if (at)
@@ -119,6 +128,7 @@ static void print_frames(const char *log)
 	}
 	if (f)
 		fclose(f);
+	return frames;
 }
 
 int a2m_bench_remember_serve(int argc, char **argv)
@@ -248,8 +258,15 @@ int a2m_bench_remember_serve(int argc, char **argv)
 	if (http)
 		kill(pid, SIGTERM);
 	bench_wait(pid, 30000);
-	if (path && !rc)
-		print_frames(log);
+	double frames = path && !rc ? print_frames(log) : 0;
+	if (frames > 0 && !sync_normal) {
+		/* The ceiling of this run's commits (`a2m bench fsync`). */
+		int pages = (int)(frames + 0.5);
+		double p50 = 0, rate = bench_commit_rate(path, pages, 1000, &p50);
+		printf("  the disk for commits of %d frames as the store makes them (pwrite at the"
+		       " log's end, fdatasync), 1 000 times: %.0f commits/s (p50 %.3f ms)\n",
+		       pages, rate, p50);
+	}
 	if (path && !db)
 		bench_remove_db(path);
 	if (deployment && a2m_deployment_drop(url, schema, err, sizeof err) != 0)
