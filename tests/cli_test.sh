@@ -328,7 +328,7 @@ expect "bench remember --serve stdio on SQLite exits 0" "$?" 0
 matches "bench remember --serve prints the frames a commit appended" "$out" \
 	"^  the log: [0-9]+ commits appended [0-9]+ frames \([0-9.]+ a commit\)$"
 matches "bench remember --serve prints the disk's pace for commits of that many frames" "$out" \
-	"^  the disk for commits of [0-9]+ frames as the store makes them .*: [0-9]+ commits/s \(p50 [0-9.]+ ms\)$"
+	"^  the disk for commits of [0-9]+ frames .*: [0-9]+ commits/s \(p50 [0-9.]+ ms\)$"
 expect "bench remember --serve removes its probe's file" "$(ls "$d" | grep -c 'probe')" 0
 rm -f "$d"/lone.db*
 

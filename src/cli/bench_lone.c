@@ -19,9 +19,9 @@
 ** disk's fsync rate beside a durable SQLite run, and the load average,
 ** since the machine may be shared. On SQLite, from the server's log at
 ** its close: the frames its commits appended (a lone commit's pages) and
-** group commit's syncs; durable, then the disk's pace for commits of that
-** many frames made as the store makes them (`a2m bench fsync`): this
-** run's ceiling, less the round trip. --engine postgres serves a throw-away
+** group commit's syncs; durable, then the disk's pace for commits of as
+** many frames as a sync of this run covered, made as the store makes them
+** (`a2m bench fsync`): this run's ceiling, less the round trip. --engine postgres serves a throw-away
 ** schema of the deployment --postgres (or $A2M_POSTGRES) names, dropped
 ** before and after. `bench remember` without --serve measures inside the
 ** process (bench_store.c).
@@ -104,23 +104,23 @@ static int spawn_stdio_logged(char *const *args, const char *log, a2m_client **c
 
 /*
 ** From the server's log (its close at --log-level info): the frames its
-** commits appended to the log, a lone commit's pages, and the syncs they
-** took (group commit); its warnings and errors to stderr. Returns the
-** frames a commit, or 0 when the log does not say.
+** commits appended to the log, and the syncs they took (group commit);
+** its warnings and errors to stderr. Returns the frames a sync of the
+** log (a commit's when the log does not count the syncs: the pass's
+** commit under capacity_after_sync rides on the next call's sync), or 0
+** when the log does not say.
 */
 static double print_frames(const char *log)
 {
 	FILE *f = fopen(log, "r");
 	char line[512];
-	double frames = 0;
+	unsigned long long commits = 0, appended = 0, calls = 0, syncs = 0;
 	while (f && fgets(line, sizeof line, f)) {
 		const char *at = strstr(line, "the log: ");
-		unsigned long long commits, appended;
-		if (at && sscanf(at, "the log: %llu commits appended %llu", &commits, &appended) == 2 &&
-		    commits)
-			frames = (double)appended / (double)commits;
-		if (!at)
-			at = strstr(line, "group commit: ");
+		if (at)
+			(void)sscanf(at, "the log: %llu commits appended %llu", &commits, &appended);
+		else if ((at = strstr(line, "group commit: ")))
+			(void)sscanf(at, "group commit: %llu durable calls in %llu syncs", &calls, &syncs);
 		if (at)
 			printf("  %s", at);
 		else if (!strstr(line, ": info: "))
@@ -128,7 +128,8 @@ static double print_frames(const char *log)
 	}
 	if (f)
 		fclose(f);
-	return frames;
+	unsigned long long per = syncs ? syncs : commits;
+	return per ? (double)appended / (double)per : 0;
 }
 
 int a2m_bench_remember_serve(int argc, char **argv)
@@ -263,9 +264,9 @@ int a2m_bench_remember_serve(int argc, char **argv)
 		/* The ceiling of this run's commits (`a2m bench fsync`). */
 		int pages = (int)(frames + 0.5);
 		double p50 = 0, rate = bench_commit_rate(path, pages, 1000, &p50);
-		printf("  the disk for commits of %d frames as the store makes them (pwrite at the"
-		       " log's end, fdatasync), 1 000 times: %.0f commits/s (p50 %.3f ms)\n",
-		       pages, rate, p50);
+		printf("  the disk for commits of %d frames (this run's a sync) as the store makes"
+		       " them (pwrite at the log's end, fdatasync), 1 000 times: %.0f commits/s"
+		       " (p50 %.3f ms)\n", pages, rate, p50);
 	}
 	if (path && !db)
 		bench_remove_db(path);
