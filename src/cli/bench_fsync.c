@@ -62,8 +62,9 @@
 #define AHEAD_BYTES (1024 * 1024)
 #define ZERO_CHUNK 65536
 /*
-** Where the log restarts, in frames: a lone writer into full default
-** tiers (~9 frames a commit) restarted its log at 41.8 MB, ~10 150 frames
+** Where the log restarts, in frames: the checkpoint mark of a store with
+** an index (sqlite_checkpoint.c); a lone writer into full default tiers
+** (~9 frames a commit) restarted its log at 41.8 MB, ~10 150 frames
 ** (strace of `a2m serve --db F` fed 1 300 lone remembers).
 */
 #define RESTART_FRAMES 10000
