@@ -5,14 +5,17 @@
 ** salience after inserts, reinforcement, updates, moves and rollbacks;
 ** and recall through a pruned text list returns exactly what the scan
 ** path (every record judged) returns, with saliences spread wide (0, 0.5,
-** 1, 10, 1e6) and raised between queries. An engine without the bound
-** (SQLite, PostgreSQL today) reports none, and recall is exact there too.
+** 1, 10, 1e6) and raised between queries. SQLite keeps the bound in its
+** file (store/sqlite_bound.c): the same, and across connections, a
+** rollback, a reopen and the migration of a version-12 file.
 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "check.h"
 #include "rank/scorer.h"
@@ -53,34 +56,70 @@ static void sentence(char *out, size_t cap, int words)
 	}
 }
 
-/* A stack over a store (memory, or SQLite at db_path) of NREC records of
-** salience 0, 0.5 or 1, default tiers and blend; *sw its scorer's switch.
-** NULL when the store cannot be made. */
-static a2m_stack *filled_stack_at(int sqlite, switched **sw)
+/*
+** A stack over s (its scorer's switch in *sw), default tiers and blend;
+** read-only, so a recall changes nothing. NULL (s closed) when it cannot
+** be made.
+*/
+static a2m_stack *stack_over(a2m_store *s, switched **sw)
 {
-	char err[256], id[32], text[256];
-	a2m_store *s = NULL;
-	check_remove_db(db_path);
-	int rc = sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
-			: a2m_store_memory_open(&s, err, sizeof err);
-	if (rc) {
-		fprintf(stderr, "  open: %s\n", err);
-		return NULL;
-	}
 	switched *w = calloc(1, sizeof *w);
 	a2m_scorer *bm = a2m_scorer_bm25_new(NULL);
 	a2m_stack_config cfg;
 	memset(&cfg, 0, sizeof cfg);
 	if (!w || !bm || s->ops->index_attach(s, bm->indexer) != 0 ||
-	    a2m_tiers_default(&cfg.tiers) != 0 || s->ops->begin(s) != 0) {
+	    a2m_tiers_default(&cfg.tiers) != 0) {
 		s->ops->close(s);
 		if (bm)
 			bm->destroy(bm);
 		free(w);
 		return NULL;
 	}
+	w->base = *bm;
+	w->base.relevance = sw_relevance;
+	w->base.candidates = sw_candidates;
+	w->base.destroy = sw_destroy;
+	w->inner = bm;
+	*sw = w;
+	cfg.blend = (a2m_blend){0.75, 0.15, 0.10};
+	cfg.metric = A2M_METRIC_COSINE;
+	cfg.read_only = 1;  /* no touch: a recall changes nothing */
+	return a2m_stack_new(s, &w->base, &cfg);
+}
+
+/* The SQLite store at db_path (read-only or not), or NULL with the error said. */
+static a2m_store *sqlite_at(int read_only)
+{
+	char err[256];
+	a2m_store *s = NULL;
+	a2m_sqlite_options opt = {.read_only = read_only};
+	if (a2m_store_sqlite_open(db_path, &opt, &s, err, sizeof err) != 0) {
+		fprintf(stderr, "  open %s: %s\n", db_path, err);
+		return NULL;
+	}
+	return s;
+}
+
+/* A stack over a store (memory, or SQLite at db_path) of NREC records of
+** salience 0, 0.5 or 1; *sw its scorer's switch. NULL when the store
+** cannot be made. */
+static a2m_stack *filled_stack_at(int sqlite, switched **sw)
+{
+	char err[256], id[32], text[256];
+	a2m_store *s = NULL;
+	check_remove_db(db_path);
+	if (sqlite)
+		s = sqlite_at(0);
+	else if (a2m_store_memory_open(&s, err, sizeof err) != 0)
+		fprintf(stderr, "  open: %s\n", err);
+	a2m_stack *st = s ? stack_over(s, sw) : NULL;
+	if (!st || s->ops->begin(s) != 0) {
+		a2m_stack_free(st);
+		return NULL;
+	}
 	static const double sal[] = {0, 0.5, 1};
 	static const char *const tiers[] = {"semantic", "episodic", "procedural"};
+	int rc = 0;
 	for (int i = 0; i < NREC && !rc; i++) {
 		a2m_record *r = a2m_record_new();
 		if (!r) {
@@ -98,21 +137,10 @@ static a2m_stack *filled_stack_at(int sqlite, switched **sw)
 		a2m_record_free(r);
 	}
 	if (rc || s->ops->commit(s) != 0) {
-		s->ops->close(s);
-		bm->destroy(bm);
-		free(w);
+		a2m_stack_free(st);
 		return NULL;
 	}
-	w->base = *bm;
-	w->base.relevance = sw_relevance;
-	w->base.candidates = sw_candidates;
-	w->base.destroy = sw_destroy;
-	w->inner = bm;
-	*sw = w;
-	cfg.blend = (a2m_blend){0.75, 0.15, 0.10};
-	cfg.metric = A2M_METRIC_COSINE;
-	cfg.read_only = 1;  /* no touch: a recall changes nothing */
-	return a2m_stack_new(s, &w->base, &cfg);
+	return st;
 }
 
 /* filled_stack_at with the clock standing at T0 (done() frees it), checked. */
@@ -209,13 +237,10 @@ static double bound_checked(a2m_stack *st)
 	return bound;
 }
 
-/* Sets the salience of n random records to v through update (or move), committed or not. */
-static void set_saliences(a2m_stack *st, int n, double v, int by_move, int commit)
+/* Sets n random records' salience to v in s's open transaction, through update or move. */
+static void write_saliences(a2m_store *s, int n, double v, int by_move)
 {
-	a2m_store *s = st->store;
-	a2m_error err = {0};
 	char id[32];
-	CHECK_INT(a2m_stack_begin(st, &err), 0);
 	for (int i = 0; i < n; i++) {
 		snprintf(id, sizeof id, "r%d", (int)(rng() % NREC));
 		a2m_record *r = NULL;
@@ -232,10 +257,34 @@ static void set_saliences(a2m_stack *st, int n, double v, int by_move, int commi
 		}
 		a2m_record_free(r);
 	}
+}
+
+/* Sets the salience of n random records to v through update (or move), committed or not. */
+static void set_saliences(a2m_stack *st, int n, double v, int by_move, int commit)
+{
+	a2m_error err = {0};
+	CHECK_INT(a2m_stack_begin(st, &err), 0);
+	write_saliences(st->store, n, v, by_move);
 	if (commit)
 		CHECK_INT(a2m_stack_commit(st, &err), 0);
 	else
 		a2m_stack_rollback(st);
+	a2m_error_clear(&err);
+}
+
+/* Reinforces one record in ten by 9 (to 9..10: memory/reinforce). */
+static void reinforce(a2m_stack *st)
+{
+	a2m_error err = {0};
+	for (int i = 0; i < NREC / 10; i++) {
+		char id[32];
+		snprintf(id, sizeof id, "r%d", (int)(rng() % NREC));
+		const char *ids[1] = {id};
+		int64_t done = 0;
+		a2m_scope scope = {0};
+		CHECK_INT(a2m_stack_reinforce(st, &scope, ids, 1, 9, &done, &err), 0);
+		CHECK_INT(done, 1);
+	}
 	a2m_error_clear(&err);
 }
 
@@ -254,18 +303,7 @@ static void test_bound_follows_raises_memory(void)
 	CHECK_NEAR(bound_checked(st), 1, 0);
 	recalls_exact(st, sw, "saliences 0..1");
 
-	/* Reinforce one record in ten by 9 (to 9..10). */
-	a2m_error err = {0};
-	for (int i = 0; i < NREC / 10; i++) {
-		char id[32];
-		snprintf(id, sizeof id, "r%d", (int)(rng() % NREC));
-		const char *ids[1] = {id};
-		int64_t done = 0;
-		a2m_scope scope = {0};
-		CHECK_INT(a2m_stack_reinforce(st, &scope, ids, 1, 9, &done, &err), 0);
-		CHECK_INT(done, 1);
-	}
-	a2m_error_clear(&err);
+	reinforce(st);
 	CHECK(bound_checked(st) >= 9);
 	recalls_exact(st, sw, "reinforced");
 
@@ -330,20 +368,162 @@ static void test_bound_reads_fewer_records(void)
 	done(st);
 }
 
-/* A store without the bound (SQLite today): recall's stop keeps cap 1, exact. */
-static void test_no_bound_sqlite(void)
+/* Runs sql on db_path's file through a connection of its own; SQLite's code. */
+static int raw_exec(const char *sql)
+{
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open(db_path, &db);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		fprintf(stderr, "  sqlite: %s\n", db ? sqlite3_errmsg(db) : "out of memory");
+	sqlite3_close(db);
+	return rc;
+}
+
+/* The row a2m_bound holds in db_path's file, read by a connection of its own (-1: none). */
+static double file_bound(void)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	double v = -1;
+	if (sqlite3_open(db_path, &db) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT salience FROM a2m_bound", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/*
+** SQLite: the file's row follows every write path as memory's bound does
+** (inserts, reinforcement, moves, updates), recall exact at each step. A
+** raise rolled back leaves the row, and the connection does not trust
+** what it raised: a later write between the row and the rolled-back value
+** raises the row. A reopened store reads the row as it was left.
+*/
+static void test_bound_follows_raises_sqlite(void)
 {
 	switched *sw = NULL;
 	a2m_stack *st = filled_stack(1, &sw);
 	if (!st)
 		return;
-	double b = -1;
-	a2m_store *s = st->store;
-	CHECK(!s->ops->salience_bound || s->ops->salience_bound(s, &b) == 0 || b >= 1);
-	recalls_exact(st, sw, "sqlite");
+	CHECK_NEAR(bound_checked(st), 1, 0);
+	CHECK_NEAR(file_bound(), 1, 0);
+	recalls_exact(st, sw, "sqlite 0..1");
+	reinforce(st);
+	CHECK(bound_checked(st) >= 9);
+	CHECK(file_bound() >= 9);
+	recalls_exact(st, sw, "sqlite reinforced");
+	set_saliences(st, NREC / 10, 1e3, 1, 1);
+	CHECK_NEAR(bound_checked(st), 1e3, 0);
+	recalls_exact(st, sw, "sqlite moved");
 	set_saliences(st, NREC / 10, 1e6, 0, 1);
+	CHECK_NEAR(bound_checked(st), 1e6, 0);
+	CHECK_NEAR(file_bound(), 1e6, 0);
 	recalls_exact(st, sw, "sqlite updated");
+	set_saliences(st, NREC / 10, 1e9, 0, 0);
+	CHECK(bound_checked(st) >= 1e6);
+	CHECK_NEAR(file_bound(), 1e6, 0);
+	recalls_exact(st, sw, "sqlite rolled back");
+	set_saliences(st, 1, 1e7, 0, 1);
+	CHECK_NEAR(file_bound(), 1e7, 0);
 	done(st);
+
+	a2m_store *s = sqlite_at(0);
+	double b = -1;
+	CHECK(s != NULL);
+	if (s) {
+		CHECK_INT(s->ops->salience_bound(s, &b), 1);
+		CHECK_NEAR(b, 1e7, 0);
+		s->ops->close(s);
+	}
+	check_remove_db(db_path);
+}
+
+/*
+** Two stores on one file. A reads the bound in its recalls; B, another
+** connection, raises saliences to 1e6: A's next recalls must walk with the
+** higher bound, or they miss records the scan finds. Then a writer whose
+** cache is stale (A, before B raised again to 1e7) writes a salience
+** between the two: the row keeps B's.
+*/
+static void test_two_stores_on_one_file(void)
+{
+	switched *sw = NULL;
+	a2m_stack *st = filled_stack(1, &sw);
+	if (!st)
+		return;
+	a2m_store *a = st->store, *b = sqlite_at(0);
+	CHECK(b != NULL);
+	if (!b) {
+		done(st);
+		return;
+	}
+	recalls_exact(st, sw, "A before B writes");
+	double v = -1;
+	CHECK_INT(a->ops->salience_bound(a, &v), 1);
+	CHECK_NEAR(v, 1, 0);
+
+	CHECK_INT(b->ops->begin(b), 0);
+	write_saliences(b, NREC / 5, 1e6, 0);
+	CHECK_INT(b->ops->commit(b), 0);
+	recalls_exact(st, sw, "A after B raised");
+	CHECK_NEAR(bound_checked(st), 1e6, 0);
+
+	CHECK_INT(b->ops->begin(b), 0);
+	write_saliences(b, 1, 1e7, 0);
+	CHECK_INT(b->ops->commit(b), 0);
+	CHECK_INT(a->ops->begin(a), 0);
+	write_saliences(a, 3, 5e6, 0);
+	CHECK_INT(a->ops->commit(a), 0);
+	CHECK_NEAR(file_bound(), 1e7, 0);
+	CHECK_NEAR(bound_checked(st), 1e7, 0);
+	v = -1;
+	CHECK_INT(b->ops->salience_bound(b, &v), 1);
+	CHECK_NEAR(v, 1e7, 0);
+	b->ops->close(b);
+	done(st);
+	check_remove_db(db_path);
+}
+
+/*
+** A file a version-12 build left (no a2m_bound), with records of salience
+** 1e6 it wrote: a read-only open reads it as it is and answers "unknown"
+** (recall exact, walking uncapped), the file left at 12; a read-write open
+** migrates it, seeding the row with the records' highest salience.
+*/
+static void test_version_12_file(void)
+{
+	switched *sw = NULL;
+	a2m_stack *st = filled_stack(1, &sw);
+	if (!st)
+		return;
+	done(st);
+	CHECK_INT(raw_exec("DROP TABLE a2m_bound; UPDATE a2m_schema SET version = 12;"
+			   " UPDATE records SET salience = 1e6 WHERE seq % 7 = 0;"), SQLITE_OK);
+	a2m_clock_set_for_tests(T0);
+	a2m_store *s = sqlite_at(1);
+	st = s ? stack_over(s, &sw) : NULL;
+	CHECK(st != NULL);
+	if (st) {
+		double v = -1;
+		CHECK_INT(s->ops->salience_bound(s, &v), 0);
+		recalls_exact(st, sw, "version 12, read-only");
+		done(st);
+	}
+	CHECK_NEAR(file_bound(), -1, 0);  /* still no row: nothing migrated */
+	a2m_clock_set_for_tests(T0);
+	s = sqlite_at(0);
+	st = s ? stack_over(s, &sw) : NULL;
+	CHECK(st != NULL);
+	if (st) {
+		CHECK_NEAR(bound_checked(st), 1e6, 0);
+		recalls_exact(st, sw, "version 12, migrated");
+		done(st);
+	}
+	CHECK_NEAR(file_bound(), 1e6, 0);
 	check_remove_db(db_path);
 }
 
@@ -353,7 +533,9 @@ int main(void)
 	static const test_case tests[] = {
 		TEST(test_bound_follows_raises_memory),
 		TEST(test_bound_reads_fewer_records),
-		TEST(test_no_bound_sqlite),
+		TEST(test_bound_follows_raises_sqlite),
+		TEST(test_two_stores_on_one_file),
+		TEST(test_version_12_file),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);

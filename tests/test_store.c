@@ -2364,7 +2364,7 @@ static int raw_query(tctx *t, const char *sql, char *buf, size_t len)
 	return rc;
 }
 
-/* The versions t's file says it is at, joined by ',': "12" once migrated. */
+/* The versions t's file says it is at, joined by ',': "13" once migrated. */
 static const char *schema_versions(tctx *t)
 {
 	static char buf[64];
@@ -2385,7 +2385,7 @@ static void test_refuses_newer_schema_version(tctx *t)
 	EXPECT(strstr(err, "schema version 1000") != NULL);
 }
 
-static void test_file_is_wal_at_schema_version_12(tctx *t)
+static void test_file_is_wal_at_schema_version_13(tctx *t)
 {
 	char buf[64];
 	EXPECT_OK(put(t, "a", 1, NULL, NULL));
@@ -2393,7 +2393,7 @@ static void test_file_is_wal_at_schema_version_12(tctx *t)
 	t->s = NULL;
 	EXPECT_INT(raw_query(t, "PRAGMA journal_mode", buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "wal");
-	EXPECT_STR(schema_versions(t), "12");
+	EXPECT_STR(schema_versions(t), "13");
 	EXPECT_INT(raw_query(t, "SELECT group_concat(name) FROM pragma_table_info('a2m_meta')",
 			     buf, sizeof buf), SQLITE_OK);
 	EXPECT_STR(buf, "name,value");
@@ -2612,8 +2612,10 @@ static int write_version_1_file(tctx *t)
 
 static void count_problems(void *ctx, a2m_check_area area, int problem, const char *msg);
 
+/* Takes a file of this build back to before step 13 (no a2m_bound). */
+#define SQL_BEFORE_STEP_13 "DROP TABLE a2m_bound;"
 /* Takes a file of this build back to before step 12 (records_tier by name). */
-#define SQL_BEFORE_STEP_12 \
+#define SQL_BEFORE_STEP_12 SQL_BEFORE_STEP_13 \
 	"DROP INDEX records_tier;" \
 	"CREATE INDEX records_tier ON records(tier, created_at, seq);"
 
@@ -2622,7 +2624,7 @@ static void close_at_current_version(tctx *t)
 {
 	t->s->ops->close(t->s);
 	t->s = NULL;
-	EXPECT_STR(schema_versions(t), "12");
+	EXPECT_STR(schema_versions(t), "13");
 }
 
 /*
@@ -2659,8 +2661,8 @@ static int reopen_migrated(tctx *t)
 		failf(__LINE__, "reopen to migrate: %s", err);
 		return -1;
 	}
-	if (strcmp(schema_versions(t), "12") != 0) {
-		failf(__LINE__, "migrated to version \"%s\", want \"12\"", schema_versions(t));
+	if (strcmp(schema_versions(t), "13") != 0) {
+		failf(__LINE__, "migrated to version \"%s\", want \"13\"", schema_versions(t));
 		return -1;
 	}
 	return 0;
@@ -4499,7 +4501,7 @@ int main(void)
 	RUN_SQLITE(test_seq_not_reused_after_removing_newest_across_reopen);
 	RUN_DURABLE(test_uncommitted_transaction_lost_on_reopen);
 	RUN_SQLITE(test_refuses_newer_schema_version);
-	RUN_SQLITE(test_file_is_wal_at_schema_version_12);
+	RUN_SQLITE(test_file_is_wal_at_schema_version_13);
 	RUN_SQLITE(test_open_refuses_non_database_file);
 	RUN(test_meta_unset_name_reads_null);
 	RUN(test_meta_set_overwrite_and_delete);

@@ -200,7 +200,9 @@ static int sql_insert(a2m_store *base, a2m_record *rec)
 #endif
 	int64_t seq = 0;
 	size_t bucket = 0;
-	rc = a2m_sqlite_pending_reserve(s, rec->tier, rec->session, &seq, &bucket);
+	rc = a2m_sqlite_bound_raise(s, rec->salience);
+	if (!rc)
+		rc = a2m_sqlite_pending_reserve(s, rec->tier, rec->session, &seq, &bucket);
 	if (!rc)
 		rc = a2m_sqlite_held_put(s, rec, seq);
 	if (!rc) {
@@ -272,7 +274,7 @@ static int sql_update(a2m_store *base, const a2m_record *rec)
 	}
 	forget_row(s, found ? seq : 0);
 	/* The update trigger moves a count between rows that must be there. */
-	if ((rc = a2m_sqlite_pending_flush(s)))
+	if ((rc = a2m_sqlite_bound_raise(s, rec->salience)) || (rc = a2m_sqlite_pending_flush(s)))
 		goto out;
 	if (a2m_sqlite_bind_record(s->update, 0, rec) != SQLITE_OK) {
 		rc = a2m_sqlite_db_fail(s, "update");
@@ -452,6 +454,7 @@ static void sql_free(sqlstore *s)
 	sqlite3_finalize(s->count_tier);
 	sqlite3_finalize(s->count_bucket);
 	sqlite3_finalize(s->count_session);
+	a2m_sqlite_bound_free(s);
 	a2m_sqlite_scans_free(s);
 	a2m_sqlite_extend_close(s);
 	a2m_sqlite_pending_free(s);
@@ -621,6 +624,7 @@ static const a2m_store_ops sqlite_ops = {
 	.visit_seqs = a2m_sqlite_pooled_visit_seqs,
 	.touch      = a2m_sqlite_touch,
 	.stamp      = sql_stamp,
+	.salience_bound = a2m_sqlite_salience_bound,
 	.index_attach   = sql_index_attach,
 	.index_stats    = sql_index_stats,
 	.index_postings = sql_index_postings,
@@ -699,6 +703,7 @@ static int open_store(const char *path, const a2m_sqlite_options *opt, int poole
 	    (pooled && !s->base.read_only && a2m_sqlite_checkpoint_open(s)) ||
 	    (s->base.read_only ? a2m_sqlite_check_schema(s, path) : a2m_sqlite_migrate(s, opt->indexer)) ||
 	    a2m_sqlite_unembedded_index(s, opt->unembedded_index) ||
+	    a2m_sqlite_bound_open(s) ||
 	    /* Read-only: a deferred BEGIN, a read transaction; IMMEDIATE would
 	       ask for the write lock a read-only connection cannot have. */
 	    a2m_sqlite_prepare(s, &s->begin, s->base.read_only ? "BEGIN" : "BEGIN IMMEDIATE") ||

@@ -64,6 +64,19 @@
 	"INSERT INTO a2m_meta(name, value) SELECT 'counted', ifnull(max(seq), 0) FROM records" \
 	" WHERE true ON CONFLICT(name) DO UPDATE SET value = excluded.value;"
 
+/*
+** The bound on salience (sqlite_bound.c): the row, no record above it. Its
+** repair raises it to the records' highest, never lowers it (a bound above
+** every record is right, only dearer to recall).
+*/
+#define SQL_BOUND_CHECK \
+	"SELECT (SELECT count(*) FROM a2m_bound), (SELECT salience FROM a2m_bound)," \
+	" (SELECT max(0, ifnull(max(salience), 0)) FROM records)"
+#define SQL_BOUND_REPAIR \
+	"INSERT INTO a2m_bound(id, salience) SELECT 1, max(0, ifnull(max(salience), 0))" \
+	" FROM records WHERE true ON CONFLICT(id) DO UPDATE SET salience =" \
+	" max(ifnull(salience, 0), excluded.salience);"
+
 /* The highest seq given out, as the file keeps it (sqlite_pending.c). */
 #define SQL_SEQ_MARK "SELECT value, typeof(value) FROM a2m_meta WHERE name = 'seq'"
 #define SQL_SEQ_REPAIR \
@@ -208,6 +221,39 @@ static void check_counts(sqlstore *s, const a2m_check_options *o)
 			      (long long)tail);
 	}
 	sqlite3_finalize(st);
+}
+
+/*
+** The bound on salience, counted with the counts: a figure kept of the
+** records, which recall trusts. A file read-only below step 13 has none.
+*/
+static void check_bound(sqlstore *s, const a2m_check_options *o)
+{
+	if (!s->bound_table) {
+		a2m_check_say(o, A2M_CHECK_COUNTS, 0, "no bound on salience (a file below schema "
+			      "step 13, read as it is: recall does without)");
+		return;
+	}
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, SQL_BOUND_CHECK, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		unreadable(s, o, A2M_CHECK_COUNTS, "a2m_bound");
+		sqlite3_finalize(st);
+		return;
+	}
+	int64_t rows = sqlite3_column_int64(st, 0);
+	int null = sqlite3_column_type(st, 1) == SQLITE_NULL;
+	double bound = sqlite3_column_double(st, 1), most = sqlite3_column_double(st, 2);
+	sqlite3_finalize(st);
+	if (rows != 1 || null)
+		a2m_check_say(o, A2M_CHECK_COUNTS, 1, "a2m_bound holds %lld rows%s, not one bound "
+			      "on salience", (long long)rows, null && rows ? " and no value" : "");
+	else if (!(bound >= most))
+		a2m_check_say(o, A2M_CHECK_COUNTS, 1, "the bound on salience %.17g is below a "
+			      "record's salience %.17g (recall would miss records)", bound, most);
+	else
+		a2m_check_say(o, A2M_CHECK_COUNTS, 0, "the bound on salience %.17g, no record "
+			      "above it (the highest %.17g)", bound, most);
 }
 
 /* ---- seqs --------------------------------------------------------------------- */
@@ -450,6 +496,7 @@ int a2m_sqlite_check(a2m_store *base, const a2m_check_options *o)
 	}
 	check_file(s, o);
 	check_counts(s, o);
+	check_bound(s, o);
 	check_seqs(s, o);
 	check_vectors(s, o);
 	if (o->ix)
@@ -555,8 +602,11 @@ int a2m_sqlite_repair(a2m_store *base, const a2m_check_options *o, unsigned area
 					      "from their tables");
 			break;
 		case A2M_CHECK_COUNTS:
-			if (!(rc = in_transaction(s, SQL_COUNTS_REBUILD, "repair counts")))
-				a2m_check_say(o, A2M_CHECK_COUNTS, 0, "counted again from the records");
+			rc = in_transaction(s, SQL_COUNTS_REBUILD SQL_BOUND_REPAIR, "repair counts");
+			a2m_sqlite_bound_forget(s);  /* the row changed under its cache */
+			if (!rc)
+				a2m_check_say(o, A2M_CHECK_COUNTS, 0, "counted again from the records, "
+					      "the bound on salience raised to their highest");
 			break;
 		case A2M_CHECK_SEQS:
 			if (!(rc = in_transaction(s, SQL_SEQ_REPAIR, "repair seqs")))

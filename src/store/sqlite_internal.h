@@ -13,6 +13,7 @@
 ** sqlite_pending.c (the counts and seq mark a transaction writes at COMMIT),
 ** sqlite_counts.c (the counts of committed inserts not yet in a2m_counts),
 ** sqlite_held.c (inserts held back and written several rows per statement)
+** sqlite_bound.c (the bound on salience: a2m_bound's row),
 ** sqlite_pool.c (read brackets, and the read connections behind them) and
 ** sqlite_checkpoint.c (the log's checkpoints, on a thread of their own). Nothing
 ** outside those files includes this header: the rest of the server sees
@@ -217,6 +218,15 @@ typedef struct sqlstore {
 	** (sqlite.c, sqlite_txn.c), and at a begin that finds another commit
 	** came after this connection's last. */
 	uint64_t      stamp;
+	/* The bound on salience (sqlite_bound.c): a2m_bound's row as this
+	** connection last read or wrote it, good while the data version is
+	** bound_version (bound_known). */
+	sqlite3_stmt *bound_get;     /* NULL: the file has no a2m_bound (read-only, < step 13) */
+	sqlite3_stmt *bound_raise;   /* read-write only */
+	int           bound_table;   /* the file has the row */
+	int           bound_known;
+	unsigned      bound_version;
+	double        bound_row;
 	a2m_sqlite_scan_kept scans[A2M_SQLITE_SCANS_KEPT]; /* sqlite_read.c */
 	uint64_t      scans_clock;
 } sqlstore;
@@ -473,6 +483,33 @@ int a2m_sqlite_after_holds(const sqlstore *s);
 ** Cannot fail.
 */
 void a2m_sqlite_journal_sync(a2m_sqlite_journal *j, sqlstore *c);
+
+/* ---- sqlite_bound.c: the bound on salience (store.h, salience_bound) ----- */
+
+/*
+** Prepares the row's statements after the schema is in place; a read-only
+** open of a file that has no row (below step 13) keeps none and answers
+** "unknown". Returns 0, or A2M_INTERNAL_ERROR with errmsg set.
+*/
+int a2m_sqlite_bound_open(sqlstore *s);
+
+/* Finalizes the row's statements (at close). */
+void a2m_sqlite_bound_free(sqlstore *s);
+
+/*
+** Inside the write transaction of a write that gives a record this
+** salience: raises the row to it when it is above. Reads the row first
+** unless what the connection holds was read at the version the
+** transaction began at. Returns 0, or A2M_INTERNAL_ERROR with errmsg set
+** (the caller's write fails).
+*/
+int a2m_sqlite_bound_raise(sqlstore *s, double salience);
+
+/* After a rollback or a failed commit: what s holds may be above the row. */
+void a2m_sqlite_bound_forget(sqlstore *s);
+
+/* The op (store.h), on the thread's connection. */
+int a2m_sqlite_salience_bound(a2m_store *base, double *max);
 
 /* ---- sqlite_narrow.c: a few columns of one row ------------------------- */
 

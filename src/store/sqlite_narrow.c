@@ -87,6 +87,8 @@ int a2m_sqlite_move(a2m_store *base, const a2m_record *rec, const char *to, doub
 	** the counts' mark is only in the tail (sqlite_counts.c). */
 	if (!rc && !a2m_sqlite_counts_cover(s, rec->seq))
 		rc = a2m_sqlite_pending_flush(s);
+	if (!rc)
+		rc = a2m_sqlite_bound_raise(s, salience);
 	size_t out = 0, in = 0;
 	if (!rc)
 		rc = a2m_sqlite_pending_move_reserve(s, rec->tier, to, rec->session, &out, &in);

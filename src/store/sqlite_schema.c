@@ -294,6 +294,20 @@ static const char *const migrations[] = {
 	*/
 	"DROP INDEX records_tier;"
 	"CREATE INDEX records_tier ON records((" A2M_SQLITE_TIER_KEY("tier") "), created_at, seq);",
+
+	/*
+	** 13: a2m_bound, one row that no record's salience exceeds, raised
+	** in the transaction of every write that sets a salience above it and
+	** never lowered (sqlite_bound.c; store.h, salience_bound). Text recall
+	** caps the blend with it (stack/ranked.c). Seeded from the records,
+	** at least 0 as the memory engine's starts. A REAL column, not a row
+	** of a2m_meta: a TEXT value of a double rounds, and the bound must
+	** never fall below a salience. A build before this step would write
+	** salience without raising it; it refuses the file.
+	*/
+	"CREATE TABLE a2m_bound(id INTEGER PRIMARY KEY CHECK(id = 1), salience REAL NOT NULL);"
+	"INSERT INTO a2m_bound(id, salience)"
+	" SELECT 1, max(0, ifnull(max(salience), 0)) FROM records;",
 };
 
 /* 1 when the file has records_unembedded, else 0. */
@@ -318,8 +332,10 @@ static const char *const migrations[] = {
 ** spells both the key and +tier (sqlite_read.c), right on either index (on
 ** a version-11 file the key matches no index: such a scan reads by another,
 ** slower, same rows). So `a2m check` and a --read-only server read a file a
-** version-11 build left. A step that changes what a read sees moves this
-** up to its own version.
+** version-11 build left. Step 13 only adds a2m_bound, which a read-only
+** open of an older file does without (sqlite_bound.c: the bound is then
+** "unknown", and recall walks uncapped, as before). A step that changes
+** what a read sees moves this up to its own version.
 */
 #define READ_ONLY_SINCE 11
 

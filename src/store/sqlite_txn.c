@@ -255,6 +255,7 @@ int a2m_sqlite_commit(a2m_store *base)
 	} else {
 		s->stamp++;
 		s->after_known = 0;
+		a2m_sqlite_bound_forget(s);
 		a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
 	}
 	if (rc)
@@ -271,6 +272,7 @@ void a2m_sqlite_rollback(a2m_store *base)
 {
 	sqlstore *s = (sqlstore *)base;
 	s->stamp++;
+	a2m_sqlite_bound_forget(s);
 	a2m_mirror_discard(s->mirror);
 	a2m_sqlite_vectors_rollback(s->vectors);
 	a2m_row_cache_clear(s->rows);  /* it holds the touches just undone */
