@@ -72,6 +72,34 @@ out=$("$a2m" check --db "$tmp/v11.db" 2>&1)
 expect "a version-10 file: check exits 1" "$?" 1
 contains "a version-10 file: check says to open it read-write" "$out" "read-write to migrate"
 
+# A file a version-12 build left (no a2m_bound, schema step 13 not yet
+# taken): checked and served read-only as it is (recall without the bound),
+# and left at version 12.
+cp "$tmp/a.db" "$tmp/v12.db"
+cp -r "$tmp/a.procedural" "$tmp/v12.procedural"
+sqlite3 "$tmp/v12.db" "DROP TABLE a2m_bound; UPDATE a2m_schema SET version = 12;"
+out=$("$a2m" check --db "$tmp/v12.db" 2>&1)
+expect "a version-12 file: check exits 0" "$?" 0
+contains "a version-12 file: no problems" "$out" "no problems"
+matches "a version-12 file: no bound, said so" "$out" "^ok +counts: no bound on salience"
+out=$(rpc 1 memory/recall '{"query":"kettle"}' | "$a2m" serve --db "$tmp/v12.db" --read-only)
+contains "a version-12 file: a read-only server recalls" "$out" "left cupboard"
+expect "a version-12 file: left at version 12" \
+	"$(sqlite3 "$tmp/v12.db" "SELECT group_concat(version) FROM a2m_schema")" 12
+
+# --- the bound on salience below a record's: found, then raised ---
+matches "the bound is checked" "$("$a2m" check --db "$tmp/a.db")" "^ok +counts: the bound on salience "
+cp "$tmp/a.db" "$tmp/bound.db"
+cp -r "$tmp/a.procedural" "$tmp/bound.procedural"
+sqlite3 "$tmp/bound.db" "UPDATE records SET salience = 7.25 WHERE seq = (SELECT min(seq) FROM records)"
+out=$("$a2m" check --db "$tmp/bound.db")
+expect "a bound below a salience exits 1" "$?" 1
+matches "the low bound is found" "$out" "^PROBLEM counts: the bound on salience .* is below a record's salience 7.25"
+out=$("$a2m" check --db "$tmp/bound.db" --repair)
+expect "--repair of the bound exits 0" "$?" 0
+expect "--repair raised the bound to the highest salience" \
+	"$(sqlite3 "$tmp/bound.db" "SELECT salience FROM a2m_bound")" 7.25
+
 timeline() { rpc 9 memory/timeline '{"limit":1000}' | "$a2m" serve --db "$tmp/a.db" --read-only; }
 before=$(timeline)
 

@@ -326,10 +326,10 @@ static void test_bound_follows_raises_memory(void)
 ** records (a2m_stack.ranked_rows) with it than with the op taken away
 ** (cap 1, the floor undivided), and return the same hits.
 */
-static void test_bound_reads_fewer_records(void)
+static void bound_reads_fewer_records(int sqlite)
 {
 	switched *sw = NULL;
-	a2m_stack *st = filled_stack(0, &sw);
+	a2m_stack *st = filled_stack(sqlite, &sw);
 	if (!st)
 		return;
 	a2m_store *s = st->store;
@@ -362,10 +362,21 @@ static void test_bound_reads_fewer_records(void)
 		a2m_hits_free(h[0][k], n[0][k]);
 		a2m_hits_free(h[1][k], n[1][k]);
 	}
-	fprintf(stderr, "  records read, 100 recalls: %llu without the bound, %llu with it\n",
-		(unsigned long long)rows[0], (unsigned long long)rows[1]);
+	fprintf(stderr, "  %s: records read, 100 recalls: %llu without the bound, %llu with it\n",
+		sqlite ? "sqlite" : "memory", (unsigned long long)rows[0], (unsigned long long)rows[1]);
 	CHECK(rows[1] < rows[0]);
 	done(st);
+	check_remove_db(db_path);
+}
+
+static void test_bound_reads_fewer_records(void)
+{
+	bound_reads_fewer_records(0);
+}
+
+static void test_bound_reads_fewer_records_sqlite(void)
+{
+	bound_reads_fewer_records(1);
 }
 
 /* Runs sql on db_path's file through a connection of its own; SQLite's code. */
@@ -533,6 +544,7 @@ int main(void)
 	static const test_case tests[] = {
 		TEST(test_bound_follows_raises_memory),
 		TEST(test_bound_reads_fewer_records),
+		TEST(test_bound_reads_fewer_records_sqlite),
 		TEST(test_bound_follows_raises_sqlite),
 		TEST(test_two_stores_on_one_file),
 		TEST(test_version_12_file),
