@@ -455,8 +455,9 @@ static void test_bound_follows_raises_sqlite(void)
 
 /*
 ** Two stores on one file. A reads the bound in its recalls; B, another
-** connection, raises saliences to 1e6: A's next recalls must walk with the
-** higher bound, or they miss records the scan finds. Then a writer whose
+** connection, raises saliences to 1e6: A's next recalls (after a commit
+** of its own that raised nothing) must walk with the higher bound, or
+** they miss records the scan finds. Then a writer whose
 ** cache is stale (A, before B raised again to 1e7) writes a salience
 ** between the two: the row keeps B's.
 */
@@ -480,6 +481,12 @@ static void test_two_stores_on_one_file(void)
 	CHECK_INT(b->ops->begin(b), 0);
 	write_saliences(b, NREC / 5, 1e6, 0);
 	CHECK_INT(b->ops->commit(b), 0);
+	/* A commit of A's own that sets no salience carries nothing over. */
+	int removed = 0;
+	CHECK_INT(a->ops->begin(a), 0);
+	CHECK_INT(a->ops->remove(a, "r1", &removed), 0);
+	CHECK_INT(a->ops->commit(a), 0);
+	CHECK_INT(removed, 1);
 	recalls_exact(st, sw, "A after B raised");
 	CHECK_NEAR(bound_checked(st), 1e6, 0);
 

@@ -9,8 +9,9 @@
 ** needs it raised (an insert, an update, a move), by an UPDATE that cannot
 ** lower it (`WHERE salience < ?1`): a remove or a rollback leaves it, too
 ** high being safe. Each connection keeps the value it last read, with the
-** data version it read it at (a version that changes at every other
-** connection's commit, never at its own): a write compares its salience
+** data version it read it at (SQLite's file control: it moves at every
+** commit, this connection's too, so a commit of its own carries the value
+** over to the version after it, as its other caches do): a write compares its salience
 ** with that only when the transaction began at the same version, else it
 ** reads the row again first, so a stale value never decides that no raise
 ** is needed; a read reads it again when the version moved. A write that
@@ -96,6 +97,15 @@ int a2m_sqlite_bound_raise(sqlstore *s, double salience)
 void a2m_sqlite_bound_forget(sqlstore *s)
 {
 	s->bound_known = 0;
+}
+
+void a2m_sqlite_bound_committed(sqlstore *s, int known, unsigned v)
+{
+	if (s->bound_known && known && s->txn_versioned &&
+	    s->bound_version == (unsigned)s->txn_version)
+		s->bound_version = v;
+	else
+		s->bound_known = 0;
 }
 
 int a2m_sqlite_salience_bound(a2m_store *base, double *max)

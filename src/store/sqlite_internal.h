@@ -508,6 +508,13 @@ int a2m_sqlite_bound_raise(sqlstore *s, double salience);
 /* After a rollback or a failed commit: what s holds may be above the row. */
 void a2m_sqlite_bound_forget(sqlstore *s);
 
+/*
+** After this connection's commit, with v the data version after it (known:
+** it could be read): what s held at the version the transaction began at
+** (what it raised included) is the row at v; else it is forgotten.
+*/
+void a2m_sqlite_bound_committed(sqlstore *s, int known, unsigned v);
+
 /* The op (store.h), on the thread's connection. */
 int a2m_sqlite_salience_bound(a2m_store *base, double *max);
 

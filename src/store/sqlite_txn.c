@@ -122,6 +122,7 @@ static void caches_committed(sqlstore *s, int seq_known)
 	}
 	if (s->index && known)
 		a2m_sqlite_index_committed(s->index, s->txn_version, v);
+	a2m_sqlite_bound_committed(s, known, v);
 	s->txn_versioned = 0;
 	s->rows_unsure = 0;
 }
