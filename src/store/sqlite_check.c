@@ -198,14 +198,55 @@ static int counts_row(sqlite3_stmt *st, void *ctx)
 	return 0;
 }
 
+/*
+** The bound on salience, checked with the counts: a figure kept of the
+** records, which recall trusts. Reports a problem and returns 1, or
+** returns 0 with what was found in said (for the area's ok line). A file
+** read-only below step 13 has none.
+*/
+static int check_bound(sqlstore *s, const a2m_check_options *o, char *said, size_t len)
+{
+	if (!s->bound_table) {
+		snprintf(said, len, "; no bound on salience (a file below schema step 13, read "
+			 "as it is: recall does without)");
+		return 0;
+	}
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, SQL_BOUND_CHECK, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		unreadable(s, o, A2M_CHECK_COUNTS, "a2m_bound");
+		sqlite3_finalize(st);
+		return 1;
+	}
+	int64_t rows = sqlite3_column_int64(st, 0);
+	int null = sqlite3_column_type(st, 1) == SQLITE_NULL;
+	double bound = sqlite3_column_double(st, 1), most = sqlite3_column_double(st, 2);
+	sqlite3_finalize(st);
+	if (rows != 1 || null) {
+		a2m_check_say(o, A2M_CHECK_COUNTS, 1, "a2m_bound holds %lld rows%s, not one bound "
+			      "on salience", (long long)rows, null && rows ? " and no value" : "");
+		return 1;
+	}
+	if (!(bound >= most)) {
+		a2m_check_say(o, A2M_CHECK_COUNTS, 1, "the bound on salience %.17g is below a "
+			      "record's salience %.17g (recall would miss records)", bound, most);
+		return 1;
+	}
+	snprintf(said, len, "; the bound on salience %.17g, no record above it (the highest "
+		 "%.17g)", bound, most);
+	return 0;
+}
+
 static void check_counts(sqlstore *s, const a2m_check_options *o)
 {
 	findings f = {o, s, 0};
+	char bound[200];
+	int bad_bound = check_bound(s, o, bound, sizeof bound);
 	if (each_row(s, o, A2M_CHECK_COUNTS, SQL_COUNTS_DIFFER, "a2m_counts", counts_row, &f) != 0)
 		return;
 	if (f.n > MAX_EXAMPLES)
 		a2m_check_say(o, A2M_CHECK_COUNTS, 1, "%lld buckets differ in all", (long long)f.n);
-	if (f.n)
+	if (f.n || bad_bound)
 		return;
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(s->db, "SELECT count(*), ifnull(sum(n), 0), (SELECT count(*) FROM"
@@ -216,44 +257,11 @@ static void check_counts(sqlstore *s, const a2m_check_options *o)
 		int64_t buckets = sqlite3_column_int64(st, 0), records = sqlite3_column_int64(st, 1);
 		int64_t tail = sqlite3_column_int64(st, 2);
 		a2m_check_say(o, A2M_CHECK_COUNTS, 0, "%lld records in %lld (tier, session) bucket%s, "
-			      "as kept, and %lld above the mark (counted from their rows)",
+			      "as kept, and %lld above the mark (counted from their rows)%s",
 			      (long long)records, (long long)buckets, buckets == 1 ? "" : "s",
-			      (long long)tail);
+			      (long long)tail, bound);
 	}
 	sqlite3_finalize(st);
-}
-
-/*
-** The bound on salience, counted with the counts: a figure kept of the
-** records, which recall trusts. A file read-only below step 13 has none.
-*/
-static void check_bound(sqlstore *s, const a2m_check_options *o)
-{
-	if (!s->bound_table) {
-		a2m_check_say(o, A2M_CHECK_COUNTS, 0, "no bound on salience (a file below schema "
-			      "step 13, read as it is: recall does without)");
-		return;
-	}
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(s->db, SQL_BOUND_CHECK, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		unreadable(s, o, A2M_CHECK_COUNTS, "a2m_bound");
-		sqlite3_finalize(st);
-		return;
-	}
-	int64_t rows = sqlite3_column_int64(st, 0);
-	int null = sqlite3_column_type(st, 1) == SQLITE_NULL;
-	double bound = sqlite3_column_double(st, 1), most = sqlite3_column_double(st, 2);
-	sqlite3_finalize(st);
-	if (rows != 1 || null)
-		a2m_check_say(o, A2M_CHECK_COUNTS, 1, "a2m_bound holds %lld rows%s, not one bound "
-			      "on salience", (long long)rows, null && rows ? " and no value" : "");
-	else if (!(bound >= most))
-		a2m_check_say(o, A2M_CHECK_COUNTS, 1, "the bound on salience %.17g is below a "
-			      "record's salience %.17g (recall would miss records)", bound, most);
-	else
-		a2m_check_say(o, A2M_CHECK_COUNTS, 0, "the bound on salience %.17g, no record "
-			      "above it (the highest %.17g)", bound, most);
 }
 
 /* ---- seqs --------------------------------------------------------------------- */
@@ -496,7 +504,6 @@ int a2m_sqlite_check(a2m_store *base, const a2m_check_options *o)
 	}
 	check_file(s, o);
 	check_counts(s, o);
-	check_bound(s, o);
 	check_seqs(s, o);
 	check_vectors(s, o);
 	if (o->ix)
