@@ -228,7 +228,7 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	     UPDATE a2m_postings_seg SET data = '\\xffff'::bytea WHERE term = 'kettle'::bytea;
 	     UPDATE a2m_counts SET n = n + 5 WHERE tier = 'semantic';
 	     UPDATE a2m_state SET seq = seq - 2, event_head = event_head - 1, docs = docs + 1,
-	       event_tail = (SELECT max(seq) FROM a2m_events);
+	       event_tail = (SELECT max(seq) FROM a2m_events), salience_max = -1;
 	     UPDATE a2m_records SET gen_embedding = '\x010203'::bytea WHERE content LIKE 'a fact%';"
 	out=$("$a2m" check --postgres "$pg")
 	expect "postgres: a damaged deployment exits 1" "$?" 1
@@ -236,6 +236,7 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	matches "postgres: a term's row that is no list is named" "$out" '^PROBLEM index: term "kettle": its rows are not lists of postings'
 	matches "postgres: the index's figures skewed" "$out" '^PROBLEM index: kept figures \(a2m_state\): 5 documents'
 	matches "postgres: a count skewed" "$out" '^PROBLEM counts: tier "semantic", session \(none\): kept 6, the records make 1'
+	matches "postgres: the bound on salience below a record's" "$out" "^PROBLEM counts: the bound on salience -1 is below a record's salience"
 	matches "postgres: the seq mark below a record" "$out" '^PROBLEM seqs: seq 5 is above the mark 3'
 	matches "postgres: the event head below an event" "$out" '^PROBLEM events: event [0-9]+ is above the head [0-9]+'
 	matches "postgres: the event tail above an event" "$out" '^PROBLEM events: event [0-9]+ is below the tail [0-9]+ \(a2m_state.event_tail\)'
@@ -258,6 +259,7 @@ if [ -n "${A2M_TEST_POSTGRES:-}" ]; then
 	expect "postgres: --repair changed no record" "$(pgtimeline)" "$before"
 	out=$("$a2m" check --postgres "$pg" -q)
 	expect "postgres: after --repair the check exits 0" "$?" 0
+	expect "postgres: --repair raised the bound on salience" "$(sql "SELECT salience_max >= 0 FROM a2m_state")" t
 	out=$(rpc 1 memory/recall '{"query":"cupboard"}' | "$a2m" serve --postgres "$pg" --read-only)
 	contains "postgres: recall finds the record whose posting was deleted" "$out" "left cupboard"
 	# Records a client put in two tiers of one group: reported, never moved.

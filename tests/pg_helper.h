@@ -108,7 +108,7 @@ static inline int pg_test_schema_reset(const char *name)
 		 "  TRUNCATE %s.a2m_records, %s.a2m_postings_seg, %s.a2m_events, %s.a2m_meta,"
 		 "   %s.a2m_counts, %s.a2m_history;"
 		 "  UPDATE %s.a2m_state SET version = 0, seq = 0, docs = 0, total_len = 0,"
-		 "   unindexed = 0, index_version = NULL, event_head = 0;"
+		 "   unindexed = 0, index_version = NULL, event_head = 0, salience_max = 0;"
 		 " ELSE"
 		 "  DROP SCHEMA IF EXISTS %s CASCADE; CREATE SCHEMA %s;"
 		 " END IF; END $$",

@@ -270,6 +270,7 @@ static void test_a_step_5_deployment_is_migrated_and_its_index_rebuilt(void)
 		 "  tf integer NOT NULL, dl integer NOT NULL, PRIMARY KEY (term, seq) INCLUDE (tf, dl));"
 		 " INSERT INTO a2m_postings VALUES ('narwhal', 1, 1, 3), ('stale', 2, 1, 4);"
 		 " UPDATE a2m_state SET index_version = 'pg1 an older analysis';"
+		 " ALTER TABLE a2m_state DROP COLUMN salience_max;"  /* step 9's */
 		 " DROP TABLE a2m_batches;"  /* step 8's */
 		 " ALTER TABLE a2m_state DROP COLUMN batch_last, DROP COLUMN fold_base,"
 		 "  DROP COLUMN fold_horizon, DROP COLUMN fold_budget, DROP COLUMN fold_cursor;"
@@ -293,7 +294,7 @@ static void test_a_step_5_deployment_is_migrated_and_its_index_rebuilt(void)
 	CHECK_STR(got, "");
 	a2m_client_free(c);
 	snprintf(sql, sizeof sql, "SELECT version FROM %s.a2m_schema_version", d.schema);
-	CHECK_INT(pg_test_int(sql, NULL), 8);  /* steps 6 to 8 applied */
+	CHECK_INT(pg_test_int(sql, NULL), 9);  /* steps 6 to 9 applied */
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_tables WHERE schemaname = $1"
 		 " AND tablename = 'a2m_postings'");
 	CHECK_INT(pg_test_int(sql, d.schema), 0);
@@ -449,6 +450,7 @@ static void test_a_step_7_deployment_keeps_its_index_and_folds_after_it(void)
 		 "SET search_path = %s;"
 		 " UPDATE a2m_postings_seg SET seg = (4000::int8 << 20) + seg"
 		 "  WHERE seg < 9223372036854775807;"
+		 " ALTER TABLE a2m_state DROP COLUMN salience_max;"  /* step 9's */
 		 " DROP TABLE a2m_batches;"
 		 " ALTER TABLE a2m_state DROP COLUMN batch_last, DROP COLUMN fold_base,"
 		 "  DROP COLUMN fold_horizon, DROP COLUMN fold_budget, DROP COLUMN fold_cursor;"

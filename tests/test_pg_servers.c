@@ -44,7 +44,7 @@ static void test_eight_servers_started_together_make_one_schema(void)
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_schema_version", d.schema);
 	CHECK_INT(pg_test_int(sql, NULL), 1);
 	snprintf(sql, sizeof sql, "SELECT version FROM %s.a2m_schema_version", d.schema);
-	CHECK_INT(pg_test_int(sql, NULL), 8);
+	CHECK_INT(pg_test_int(sql, NULL), 9);
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s.a2m_state", d.schema);
 	CHECK_INT(pg_test_int(sql, NULL), 1);
 	CHECK_INT(pg_test_int("SELECT count(*) FROM pg_tables WHERE schemaname = $1", d.schema), 9);

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "check.h"
+#include "pg_helper.h"
 #include "rank/scorer.h"
 #include "scorer_switch.h"
 #include "stack/stack.h"
@@ -26,6 +27,8 @@
 #include "util/clock.h"
 
 static char db_path[64];
+static char pg_schema[64], pg_conninfo[512];  /* PostgreSQL's (pg_helper.h) */
+static int  engines;                          /* 3 with a PostgreSQL server, else 2 */
 static uint64_t rng_state = 0x243F6A8885A308D3ULL;
 
 static uint64_t rng(void)
@@ -100,15 +103,31 @@ static a2m_store *sqlite_at(int read_only)
 	return s;
 }
 
-/* A stack over a store (memory, or SQLite at db_path) of NREC records of
-** salience 0, 0.5 or 1; *sw its scorer's switch. NULL when the store
-** cannot be made. */
-static a2m_stack *filled_stack_at(int sqlite, switched **sw)
+/* The PostgreSQL deployment in pg_schema, or NULL with the error said. */
+static a2m_store *postgres_at(void)
+{
+	char err[256];
+	a2m_store *s = NULL;
+	if (a2m_store_postgres_open(pg_conninfo, NULL, &s, err, sizeof err) != 0) {
+		fprintf(stderr, "  open postgres: %s\n", err);
+		return NULL;
+	}
+	return s;
+}
+
+/* A stack over a store (0 memory, 1 SQLite at db_path, 2 PostgreSQL in
+** pg_schema, each new) of NREC records of salience 0, 0.5 or 1; *sw its
+** scorer's switch. NULL when the store cannot be made. */
+static a2m_stack *filled_stack_at(int engine, switched **sw)
 {
 	char err[256], id[32], text[256];
 	a2m_store *s = NULL;
 	check_remove_db(db_path);
-	if (sqlite)
+	if (engine == 2 && pg_test_schema_fresh(pg_schema) != 0)
+		return NULL;
+	if (engine == 2)
+		s = postgres_at();
+	else if (engine == 1)
 		s = sqlite_at(0);
 	else if (a2m_store_memory_open(&s, err, sizeof err) != 0)
 		fprintf(stderr, "  open: %s\n", err);
@@ -144,10 +163,10 @@ static a2m_stack *filled_stack_at(int sqlite, switched **sw)
 }
 
 /* filled_stack_at with the clock standing at T0 (done() frees it), checked. */
-static a2m_stack *filled_stack(int sqlite, switched **sw)
+static a2m_stack *filled_stack(int engine, switched **sw)
 {
 	a2m_clock_set_for_tests(T0);
-	a2m_stack *st = filled_stack_at(sqlite, sw);
+	a2m_stack *st = filled_stack_at(engine, sw);
 	CHECK(st != NULL);
 	return st;
 }
@@ -228,8 +247,11 @@ static double bound_checked(a2m_stack *st)
 	CHECK(s->ops->salience_bound != NULL);
 	if (!s->ops->salience_bound)
 		return -1;
+	/* In a read bracket, as recall asks (PostgreSQL answers from its snapshot). */
+	CHECK_INT(s->ops->read_begin(s), 0);
 	CHECK_INT(s->ops->salience_bound(s, &bound), 1);
 	CHECK_INT(s->ops->scan(s, &q, note_salience, &m), 0);
+	s->ops->read_end(s);
 	if (bound < m.max) {
 		fprintf(stderr, "  bound %g below a record's salience %g\n", bound, m.max);
 		check_failures_in_test++;
@@ -326,10 +348,10 @@ static void test_bound_follows_raises_memory(void)
 ** records (a2m_stack.ranked_rows) with it than with the op taken away
 ** (cap 1, the floor undivided), and return the same hits.
 */
-static void bound_reads_fewer_records(int sqlite)
+static void bound_reads_fewer_records(int engine)
 {
 	switched *sw = NULL;
-	a2m_stack *st = filled_stack(sqlite, &sw);
+	a2m_stack *st = filled_stack(engine, &sw);
 	if (!st)
 		return;
 	a2m_store *s = st->store;
@@ -363,7 +385,8 @@ static void bound_reads_fewer_records(int sqlite)
 		a2m_hits_free(h[1][k], n[1][k]);
 	}
 	fprintf(stderr, "  %s: records read, 100 recalls: %llu without the bound, %llu with it\n",
-		sqlite ? "sqlite" : "memory", (unsigned long long)rows[0], (unsigned long long)rows[1]);
+		pg_test_engine_names[engine], (unsigned long long)rows[0],
+		(unsigned long long)rows[1]);
 	CHECK(rows[1] < rows[0]);
 	done(st);
 	check_remove_db(db_path);
@@ -545,9 +568,62 @@ static void test_version_12_file(void)
 	check_remove_db(db_path);
 }
 
+static void test_bound_reads_fewer_records_postgres(void)
+{
+	if (engines > 2)
+		bound_reads_fewer_records(2);
+}
+
+/*
+** PostgreSQL: the state row's bound follows every write path, recall
+** exact at each step; a raise rolled back leaves it; a second server of
+** the deployment raising it is seen by the first's next recalls (its
+** snapshot reads the row), and a write of the first whose begin read the
+** row after that (under the write lock) never lowers it.
+*/
+static void test_bound_follows_raises_postgres(void)
+{
+	if (engines < 3)
+		return;
+	switched *sw = NULL;
+	a2m_stack *st = filled_stack(2, &sw);
+	if (!st)
+		return;
+	CHECK_NEAR(bound_checked(st), 1, 0);
+	recalls_exact(st, sw, "postgres 0..1");
+	reinforce(st);
+	CHECK(bound_checked(st) >= 9);
+	set_saliences(st, NREC / 10, 1e3, 1, 1);
+	CHECK_NEAR(bound_checked(st), 1e3, 0);
+	recalls_exact(st, sw, "postgres moved");
+	set_saliences(st, NREC / 10, 1e9, 0, 0);
+	CHECK_NEAR(bound_checked(st), 1e3, 0);
+	a2m_store *a = st->store, *b = postgres_at();
+	CHECK(b != NULL);
+	if (b) {
+		CHECK_INT(b->ops->begin(b), 0);
+		write_saliences(b, NREC / 5, 1e6, 0);
+		CHECK_INT(b->ops->commit(b), 0);
+		recalls_exact(st, sw, "postgres after another server raised");
+		CHECK_NEAR(bound_checked(st), 1e6, 0);
+		CHECK_INT(a->ops->begin(a), 0);
+		write_saliences(a, 3, 5e5, 0);
+		CHECK_INT(a->ops->commit(a), 0);
+		double v = -1;
+		CHECK_INT(b->ops->read_begin(b), 0);
+		CHECK_INT(b->ops->salience_bound(b, &v), 1);
+		b->ops->read_end(b);
+		CHECK_NEAR(v, 1e6, 0);
+		b->ops->close(b);
+	}
+	done(st);
+}
+
 int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-salience-bound-%d.db", (int)getpid());
+	engines = pg_test_engines("salience_bound", pg_schema, sizeof pg_schema, pg_conninfo,
+				  sizeof pg_conninfo);
 	static const test_case tests[] = {
 		TEST(test_bound_follows_raises_memory),
 		TEST(test_bound_reads_fewer_records),
@@ -555,9 +631,13 @@ int main(void)
 		TEST(test_bound_follows_raises_sqlite),
 		TEST(test_two_stores_on_one_file),
 		TEST(test_version_12_file),
+		TEST(test_bound_reads_fewer_records_postgres),
+		TEST(test_bound_follows_raises_postgres),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);
 	check_remove_db(db_path);
+	if (engines > 2)
+		pg_test_schema_drop(pg_schema);
 	return rc;
 }

@@ -37,6 +37,19 @@ static int refuse_read_only(pgstore *s, const char *op)
 ** Inserts are held and written many per statement (postgres_held.c); the
 ** seq is given here, from the deployment's mark read under the write lock.
 */
+/*
+** A write in this transaction set salience: its commit raises the state
+** row's bound when it is above (store.h, salience_bound). NaN raises
+** nothing, as in the other engines.
+*/
+static void raise_bound(pgstore *s, double salience)
+{
+	if (salience > s->tx_salience) {
+		s->tx_salience = salience;
+		s->tx_raised = 1;
+	}
+}
+
 static int pg_insert(a2m_store *base, a2m_record *rec)
 {
 	pgstore *s = (pgstore *)base;
@@ -61,6 +74,7 @@ static int pg_insert(a2m_store *base, a2m_record *rec)
 	if (!rc) {
 		s->seq_next++;
 		s->wrote = 1;
+		raise_bound(s, rec->salience);
 		a2m_pg_vectors_put(s->vectors, &r);
 	}
 	/* On its own, refused at its commit: then it got no seq either. */
@@ -145,6 +159,7 @@ static int pg_update(a2m_store *base, const a2m_record *rec)
 				   : A2M_INVALID_PARAMS;
 		}
 		s->wrote = 1;
+		raise_bound(s, rec->salience);
 		a2m_record moved = *rec;
 		moved.seq = seq;
 		if (!moved.embedding)
@@ -247,14 +262,38 @@ static int pg_move(a2m_store *base, const a2m_record *rec, const char *to, doubl
 		if (!(rc = a2m_pg_run(s, &s->main, PG_MOVE, &p, "move", &r))) {
 			*moved = atoi(s->pq->cmd_tuples(r)) > 0;
 			s->pq->clear(r);
-			if (*moved)
+			if (*moved) {
 				s->wrote = 1;
+				raise_bound(s, salience);
+			}
 		}
 	}
 	rc = a2m_pg_autocommit_end(s, own, rc);
 	if (rc)
 		*moved = 0;
 	return rc;
+}
+
+/*
+** The bound as the thread's read bracket's snapshot read it with the state
+** row; inside the exclusive holder's write transaction (no bracket: store.h,
+** read_begin), as its begin read it and its writes raised it; else unknown.
+*/
+static int pg_salience_bound(a2m_store *base, double *max)
+{
+	pgstore *s = (pgstore *)base;
+	*max = 0;
+	if (a2m_pg_in_bracket(s)) {
+		pgconn *c = a2m_pg_conn(s);
+		if (!c->salience_known)
+			return 0;
+		*max = c->salience_max;
+		return 1;
+	}
+	if (!s->in_tx)
+		return 0;
+	*max = s->tx_salience;
+	return 1;
 }
 
 static uint64_t pg_stamp(a2m_store *base)
@@ -368,6 +407,7 @@ static const a2m_store_ops postgres_ops = {
 	.check          = a2m_pg_store_check,
 	.repair         = a2m_pg_store_repair,
 	.stamp          = pg_stamp,
+	.salience_bound = pg_salience_bound,
 };
 
 /*

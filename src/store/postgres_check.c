@@ -146,8 +146,37 @@ static void check_file(pgcheck *k)
 	"SELECT tier IS NULL AS tn, coalesce(tier, '') AS t, session IS NULL AS sn," \
 	" coalesce(session, '') AS s, count(*) AS n FROM a2m_records GROUP BY 1, 2, 3, 4"
 
+/*
+** The bound on salience (a2m_state.salience_max, postgres_txn.c), checked
+** with the counts: a figure kept of the records, which recall trusts.
+** Reports a problem and returns 1, or returns 0 with what was found in
+** said (for the area's ok line).
+*/
+static int check_bound(pgcheck *k, char *said, size_t len)
+{
+	PGresult *r = query(k, A2M_CHECK_COUNTS, "SELECT salience_max >= m, salience_max, m"
+			    " FROM a2m_state, (SELECT greatest(0, coalesce(max(salience), 0)) AS m"
+			    " FROM a2m_records) x", "the bound on salience");
+	if (!r)
+		return 1;
+	int ok = k->s->pq->ntuples(r) == 1 && strcmp(k->s->pq->getvalue(r, 0, 0), "t") == 0;
+	if (k->s->pq->ntuples(r) != 1)
+		a2m_check_say(k->o, A2M_CHECK_COUNTS, 1, "a2m_state holds no bound on salience");
+	else if (!ok)
+		a2m_check_say(k->o, A2M_CHECK_COUNTS, 1, "the bound on salience %s is below a "
+			      "record's salience %s (recall would miss records)",
+			      k->s->pq->getvalue(r, 0, 1), k->s->pq->getvalue(r, 0, 2));
+	else
+		snprintf(said, len, "; the bound on salience %s, no record above it (the highest "
+			 "%s)", k->s->pq->getvalue(r, 0, 1), k->s->pq->getvalue(r, 0, 2));
+	k->s->pq->clear(r);
+	return !ok;
+}
+
 static void check_counts(pgcheck *k)
 {
+	char bound[200];
+	int bad_bound = check_bound(k, bound, sizeof bound);
 	PGresult *r = query(k, A2M_CHECK_COUNTS,
 			    "WITH r AS (" SQL_BUCKETS ")"
 			    " SELECT CASE WHEN coalesce(c.tnull, r.tn) THEN NULL"
@@ -169,18 +198,21 @@ static void check_counts(pgcheck *k)
 	if (n > MAX_EXAMPLES)
 		a2m_check_say(k->o, A2M_CHECK_COUNTS, 1, "%d buckets differ in all", n);
 	k->s->pq->clear(r);
-	if (n || !(r = query(k, A2M_CHECK_COUNTS, "SELECT count(*), coalesce(sum(n), 0)"
+	if (n || bad_bound || !(r = query(k, A2M_CHECK_COUNTS, "SELECT count(*), coalesce(sum(n), 0)"
 			     " FROM a2m_counts", "a2m_counts")))
 		return;
 	int64_t buckets = num(k, r, 0, 0);
 	a2m_check_say(k->o, A2M_CHECK_COUNTS, 0, "%lld records in %lld (tier, session) bucket%s, as "
-		      "kept", (long long)num(k, r, 0, 1), (long long)buckets, buckets == 1 ? "" : "s");
+		      "kept%s", (long long)num(k, r, 0, 1), (long long)buckets, buckets == 1 ? "" : "s",
+		      bound);
 	k->s->pq->clear(r);
 }
 
 #define SQL_REPAIR_COUNTS \
 	"DELETE FROM a2m_counts;" \
-	" INSERT INTO a2m_counts (tnull, tier, snull, session, n) " SQL_BUCKETS
+	" INSERT INTO a2m_counts (tnull, tier, snull, session, n) " SQL_BUCKETS ";" \
+	" UPDATE a2m_state SET salience_max = greatest(salience_max," \
+	"  (SELECT greatest(0, coalesce(max(salience), 0)) FROM a2m_records))"
 
 /* ---- seqs ---------------------------------------------------------------------------- */
 
@@ -441,7 +473,7 @@ typedef struct area_ops {
 static const area_ops areas[] = {
 	{A2M_CHECK_FILE,    0, check_file,    NULL, NULL, NULL},
 	{A2M_CHECK_COUNTS,  0, check_counts,  SQL_REPAIR_COUNTS, NULL,
-	 "counted again from the records"},
+	 "counted again from the records, the bound on salience raised to their highest"},
 	{A2M_CHECK_SEQS,    0, check_seqs,    SQL_REPAIR_SEQS, NULL, "the mark set to the highest seq"},
 	{A2M_CHECK_VECTORS, 0, check_vectors, SQL_REPAIR_VECTORS, repair_vectors,
 	 "dropped the generated vectors that were malformed, not finite or of another width (the "

@@ -116,6 +116,8 @@ typedef struct pgconn {
 	uint64_t  term_stamps[PG_TERM_BUCKETS]; /* a2m_state.term_stamps it sees */
 	int       stamps_known;
 	int64_t   batch_base, batch_last; /* the batch rows it sees: ids (base, last] */
+	double    salience_max;           /* a2m_state.salience_max it sees (store.h, */
+	int       salience_known;         /* salience_bound) */
 	/* The batch rows (postgres_batches.c) this connection read, NULL until its
 	** first; kept across brackets and reconnects: a committed row never changes. */
 	a2m_pg_batches *batches;
@@ -162,6 +164,9 @@ typedef struct pgstore {
 	int64_t          seq_next;      /* the next seq to give out (read at begin) */
 	int64_t          seq_start;     /* seq_next when the transaction began */
 	uint64_t         tx_version;    /* a2m_state.version when it began */
+	double           tx_salience;   /* a2m_state.salience_max when it began, and as
+	                                   its writes raised it (salience_bound) */
+	int              tx_raised;     /* its commit raises salience_max to tx_salience */
 	int              wrote;         /* it changed something: the version moves at commit */
 	int              logged;        /* it appended events: its commit sends NOTIFY */
 	a2m_pg_held     *held;          /* inserts not yet written (postgres_held.c) */

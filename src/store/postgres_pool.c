@@ -146,8 +146,8 @@ int a2m_pg_snapshot(pgstore *s, pgconn *c)
 {
 	static const char sql[] =
 		"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
-		" SELECT version, docs, total_len, unindexed, term_stamps, fold_base, batch_last"
-		" FROM a2m_state";
+		" SELECT version, docs, total_len, unindexed, term_stamps, fold_base, batch_last,"
+		" salience_max FROM a2m_state";
 	PGresult *r = NULL;
 	int rc = 0;
 	if ((rc = a2m_pg_ready(s, c)) || (rc = a2m_pg_exec(s, c, sql, "read", &r)))
@@ -157,7 +157,12 @@ int a2m_pg_snapshot(pgstore *s, pgconn *c)
 	c->stats_known = 0;
 	c->stamps_known = 0;
 	c->batch_base = c->batch_last = 0;
+	c->salience_known = 0;
 	if (s->pq->ntuples(r) == 1) {
+		char *end = NULL;
+		const char *sal = s->pq->getvalue(r, 0, 7);
+		c->salience_max = strtod(sal, &end);
+		c->salience_known = end != sal && *end == '\0';
 		c->batch_base = strtoll(s->pq->getvalue(r, 0, 5), NULL, 10);
 		c->batch_last = strtoll(s->pq->getvalue(r, 0, 6), NULL, 10);
 		read_stamps(c, s->pq->getvalue(r, 0, 4));

@@ -297,6 +297,18 @@ static const char *const migrations[] = {
 	"UPDATE a2m_state SET batch_last = m, fold_base = m, fold_horizon = m"
 	" FROM (SELECT coalesce(max(seg), 0) AS m FROM a2m_postings_seg"
 	" WHERE seg < 9223372036854775807) x;",
+
+	/*
+	** 9: the bound on salience (store.h, salience_bound): no record's
+	** salience above a2m_state.salience_max, raised by the commit of a
+	** write transaction that set a higher one (under the write lock, from
+	** the value its begin read: postgres_txn.c), never lowered. A read
+	** bracket's snapshot reads it with the rest of the state row. Seeded
+	** from the records, at least 0 as the other engines' starts.
+	*/
+	"ALTER TABLE a2m_state ADD COLUMN salience_max double precision NOT NULL DEFAULT 0;"
+	"UPDATE a2m_state SET salience_max ="
+	" (SELECT greatest(0, coalesce(max(salience), 0)) FROM a2m_records);",
 };
 
 #define VERSION ((int)(sizeof migrations / sizeof migrations[0]))

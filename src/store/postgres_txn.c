@@ -36,6 +36,7 @@
 ** synchronous_commit off.
 */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static void quiet_rollback(pgstore *s)
 /* What open_tx reads of the state row: the fold's state from column 6 on. */
 #define STATE_COLUMNS \
 	"version, seq, docs, total_len, unindexed, index_version," \
-	" batch_last, fold_base, fold_horizon, fold_budget, fold_cursor"
+	" batch_last, fold_base, fold_horizon, fold_budget, fold_cursor, salience_max"
 
 /* A hex digit's value, or -1. */
 static int hex(char c)
@@ -177,6 +178,8 @@ static int open_tx(pgstore *s, int relaxed)
 		return a2m_store_fail(&s->base, "begin: the deployment has no state row");
 	}
 	s->tx_version = (uint64_t)num(s, r, 0);
+	s->tx_salience = strtod(s->pq->getvalue(r, 0, 11), NULL);
+	s->tx_raised = 0;
 	s->seq_next = num(s, r, 1) + 1;
 	s->seq_start = s->seq_next;
 	const char *iv = s->pq->getisnull(r, 0, 5) ? NULL : s->pq->getvalue(r, 0, 5);
@@ -329,6 +332,15 @@ int a2m_pg_commit(a2m_store *base)
 		       s->seq_next - 1, d.docs, d.total_len, d.unindexed);
 	a2m_pg_index_stamp_sql(s, &sql);
 	fold_sql(&s->fold, &sql);
+	/* Under the write lock, from what begin read: never lowers it. */
+	if (s->tx_raised) {
+		char v[40];
+		if (isinf(s->tx_salience))
+			snprintf(v, sizeof v, "'Infinity'");
+		else
+			snprintf(v, sizeof v, "%.17g", s->tx_salience);
+		a2m_buf_printf(&sql, ", salience_max = greatest(salience_max, %s::float8)", v);
+	}
 	a2m_buf_printf(&sql, "; NOTIFY %s, '%s'; COMMIT", s->channel, s->origin);
 	if (sql.failed) {
 		a2m_buf_free(&sql);
