@@ -427,7 +427,8 @@ static void test_a_long_transaction_folds_as_it_flushes(void)
 ** rows numbered (commit version << 20 | flush). Step 8 gives the batch rows
 ** ids above them, so the rows the fold seals later are newer than those:
 ** records of the old rows forgotten after the migration stay forgotten, and
-** the check finds the index right.
+** the check finds the index right. Step 9 seeds the bound on salience
+** from the records.
 */
 static void test_a_step_7_deployment_keeps_its_index_and_folds_after_it(void)
 {
@@ -450,6 +451,7 @@ static void test_a_step_7_deployment_keeps_its_index_and_folds_after_it(void)
 		 "SET search_path = %s;"
 		 " UPDATE a2m_postings_seg SET seg = (4000::int8 << 20) + seg"
 		 "  WHERE seg < 9223372036854775807;"
+		 " UPDATE a2m_records SET salience = 42 WHERE id = 'n7';"  /* as a step-7 server wrote */
 		 " ALTER TABLE a2m_state DROP COLUMN salience_max;"  /* step 9's */
 		 " DROP TABLE a2m_batches;"
 		 " ALTER TABLE a2m_state DROP COLUMN batch_last, DROP COLUMN fold_base,"
@@ -466,6 +468,7 @@ static void test_a_step_7_deployment_keeps_its_index_and_folds_after_it(void)
 	recall_ids(c, "sighting", got, sizeof got);
 	CHECK(strlen(got) > 0);
 	CHECK_INT(state_num(&d, "batch_last"), old_max);
+	CHECK_INT(state_num(&d, "salience_max"), 42);  /* step 9 seeded from the records */
 	/* Half the old records forgotten, new ones written, over enough commits to fold. */
 	int keep[1200] = {0};
 	for (int i = 0; i < 600; i++)
