@@ -36,6 +36,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_check.h"
+#include "store/sqlite_bound.h"
 #include "store/sqlite_internal.h"
 #include "store/sqlite_walvfs.h"
 

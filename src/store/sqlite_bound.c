@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "a2m.h"
+#include "store/sqlite_bound.h"
 #include "store/sqlite_internal.h"
 
 #define SQL_BOUND_GET "SELECT salience FROM a2m_bound"

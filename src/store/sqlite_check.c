@@ -25,6 +25,7 @@
 
 #include "a2m.h"
 #include "store/sqlite_check.h"
+#include "store/sqlite_bound.h"
 #include "store/sqlite_internal.h"
 #include "store/sqlite_segments.h"
 #include "store/store_check.h"

@@ -13,7 +13,8 @@
 ** sqlite_pending.c (the counts and seq mark a transaction writes at COMMIT),
 ** sqlite_counts.c (the counts of committed inserts not yet in a2m_counts),
 ** sqlite_held.c (inserts held back and written several rows per statement)
-** sqlite_bound.c (the bound on salience: a2m_bound's row),
+** sqlite_bound.c (the bound on salience: a2m_bound's row; its functions
+** in sqlite_bound.h),
 ** sqlite_pool.c (read brackets, and the read connections behind them) and
 ** sqlite_checkpoint.c (the log's checkpoints, on a thread of their own). Nothing
 ** outside those files includes this header: the rest of the server sees
@@ -483,40 +484,6 @@ int a2m_sqlite_after_holds(const sqlstore *s);
 ** Cannot fail.
 */
 void a2m_sqlite_journal_sync(a2m_sqlite_journal *j, sqlstore *c);
-
-/* ---- sqlite_bound.c: the bound on salience (store.h, salience_bound) ----- */
-
-/*
-** Prepares the row's statements after the schema is in place; a read-only
-** open of a file that has no row (below step 13) keeps none and answers
-** "unknown". Returns 0, or A2M_INTERNAL_ERROR with errmsg set.
-*/
-int a2m_sqlite_bound_open(sqlstore *s);
-
-/* Finalizes the row's statements (at close). */
-void a2m_sqlite_bound_free(sqlstore *s);
-
-/*
-** Inside the write transaction of a write that gives a record this
-** salience: raises the row to it when it is above. Reads the row first
-** unless what the connection holds was read at the version the
-** transaction began at. Returns 0, or A2M_INTERNAL_ERROR with errmsg set
-** (the caller's write fails).
-*/
-int a2m_sqlite_bound_raise(sqlstore *s, double salience);
-
-/* After a rollback or a failed commit: what s holds may be above the row. */
-void a2m_sqlite_bound_forget(sqlstore *s);
-
-/*
-** After this connection's commit, with v the data version after it (known:
-** it could be read): what s held at the version the transaction began at
-** (what it raised included) is the row at v; else it is forgotten.
-*/
-void a2m_sqlite_bound_committed(sqlstore *s, int known, unsigned v);
-
-/* The op (store.h), on the thread's connection. */
-int a2m_sqlite_salience_bound(a2m_store *base, double *max);
 
 /* ---- sqlite_narrow.c: a few columns of one row ------------------------- */
 

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "a2m.h"
+#include "store/sqlite_bound.h"
 #include "store/sqlite_internal.h"
 
 static int step_once(sqlstore *s, sqlite3_stmt *st, const char *op)

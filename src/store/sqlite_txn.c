@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "a2m.h"
+#include "store/sqlite_bound.h"
 #include "store/sqlite_internal.h"
 #include "util/phase.h"
 
