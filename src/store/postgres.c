@@ -34,10 +34,6 @@ static int refuse_read_only(pgstore *s, const char *op)
 }
 
 /*
-** Inserts are held and written many per statement (postgres_held.c); the
-** seq is given here, from the deployment's mark read under the write lock.
-*/
-/*
 ** A write in this transaction set salience: its commit raises the state
 ** row's bound when it is above (store.h, salience_bound). NaN raises
 ** nothing, as in the other engines.
@@ -50,6 +46,10 @@ static void raise_bound(pgstore *s, double salience)
 	}
 }
 
+/*
+** Inserts are held and written many per statement (postgres_held.c); the
+** seq is given here, from the deployment's mark read under the write lock.
+*/
 static int pg_insert(a2m_store *base, a2m_record *rec)
 {
 	pgstore *s = (pgstore *)base;
