@@ -291,6 +291,9 @@ $(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_fi
 
 $(BUILD)/tests/test_prune: tests/prune_bounds.h tests/scorer_switch.h tests/check.h
 $(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
+# The storage seam's rules, a program per concern, share their harness.
+$(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_store_*.c)): \
+	tests/store_harness.h tests/store_records.h tests/pg_helper.h
 
 $(BUILD)/a2m-conformance: $(CONF_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson) -lpthread -ldl -lm

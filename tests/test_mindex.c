@@ -7,7 +7,7 @@
 ** over 32 bits, tf and lengths past the one-byte form), and the lists
 ** changing form as they cross the share of the records that decides it.
 ** The protocol-level behaviour (recall, check, churn) is tested against
-** both engines in test_store.c, test_index.c and test_prune.c.
+** both engines in test_store_*.c, test_index.c and test_prune.c.
 */
 #include <stdio.h>
 #include <stdlib.h>
