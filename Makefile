@@ -142,11 +142,11 @@ SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 # The tests run under ThreadSanitizer (make TSAN=1, run by scripts/run-tests.sh):
 # those of threads sharing a handle, store or scorer, the embedders' (its
 # server answers on threads of its own) and those of a write's helper threads.
-# The rest are single-threaded, and TSan is slow: of test_prune, the test
-# command runs only its test with a writer thread (scripts/run-tests.sh).
+# The rest are single-threaded, and TSan is slow: of test_prune_segments, the
+# test command runs only its test with a writer thread (scripts/run-tests.sh).
 TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test_analyze test_analyze_ahead \
               test_extensions \
-               test_recall test_index test_durable test_http_stop test_joint test_prune test_checkpoint \
+               test_recall test_index test_durable test_http_stop test_joint test_prune_segments test_checkpoint \
                test_sqlite_mmap
 TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
@@ -289,7 +289,8 @@ $(BUILD)/tests/test_faults: LDFLAGS += $(FAULT_WRAP)
 $(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_files.h tests/fault_workload.h tests/fault_run.h tests/fault_sweep.h tests/fault_reopen.h tests/fault_threads.h \
                             tests/check.h
 
-$(BUILD)/tests/test_prune: tests/prune_bounds.h tests/scorer_switch.h tests/check.h
+$(BUILD)/tests/test_prune $(BUILD)/tests/test_prune_segments: tests/prune_stack.h tests/prune_bounds.h \
+	tests/scorer_switch.h tests/check.h tests/check_a2m.h tests/pg_helper.h
 $(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
 # The storage seam's rules, a program per concern, share their harness.
 $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_store_*.c)): \

@@ -456,10 +456,10 @@ checkers() {
 	# --- threads under ThreadSanitizer: any data race fails the run ---
 	if built TSAN; then
 		for t in $(env -u MAKEFLAGS -u MFLAGS make -s tsan-tests); do
-			# test_prune: only its test with a writer thread (the rest is
-			# single-threaded, and takes many minutes under TSan).
+			# test_prune_segments: only its test with a writer thread (the
+			# rest is single-threaded, and takes many minutes under TSan).
 			local only=""
-			[ "$t" = test_prune ] && only=another_connection
+			[ "$t" = test_prune_segments ] && only=another_connection
 			if [ -x "build-tsan/tests/$t" ]; then
 				run "unit $t [tsan]" env TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 					A2M_TEST_ONLY="$only" "build-tsan/tests/$t"

@@ -1,10 +1,13 @@
 /*
-** prune_bounds.h — the tests of tests/test_prune.c about the bounds an
-** index lends with its postings (store.h index_postings_lend), which
-** block-max pruning trusts (rank/blockmax.c): every lent posting bounded by
-** its block's bound and its list's, in ascending seq, the index's own
-** postings; on fresh and churned stores. Included once, by test_prune.c,
-** after its stores (filled_store, churn_commits) and queries (query_text).
+** prune_bounds.h — the check, for tests/test_prune.c and
+** test_prune_segments.c, of the bounds an index lends with its postings
+** (store.h index_postings_lend), which block-max pruning trusts
+** (rank/blockmax.c): every lent posting bounded by its block's bound and
+** its list's, in ascending seq, the index's own postings; on fresh and
+** churned stores (tests/prune_stack.h: filled_store, churn_commits,
+** query_text). Its tests are test_prune.c's
+** test_lent_bounds_bound_their_postings_*; test_prune_segments.c runs the
+** check again around its own.
 */
 #ifndef A2M_TEST_PRUNE_BOUNDS_H
 #define A2M_TEST_PRUNE_BOUNDS_H
@@ -13,11 +16,12 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "prune_stack.h"
 #include "rank/analyze.h"
 #include "store/store.h"
 
 /* Whether b (store.h a2m_tf_bound) bounds posting p. */
-static int bounds_posting(const a2m_tf_bound *b, const a2m_posting *p)
+static inline int bounds_posting(const a2m_tf_bound *b, const a2m_posting *p)
 {
 	if (p->tf > b->tf)
 		return 0;
@@ -30,7 +34,7 @@ static int bounds_posting(const a2m_tf_bound *b, const a2m_posting *p)
 /* Lists lent to be read a block at a time, over every run (tests below). */
 static int lent_lazily;
 
-static int collect_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
+static inline int collect_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 {
 	a2m_candidates *c = ctx;  /* seq, and tf · 2^32 + dl as the score */
 	a2m_candidate *v = realloc(c->v, (c->n + 1) * sizeof *v);
@@ -41,7 +45,7 @@ static int collect_posting(int64_t seq, uint32_t tf, uint32_t dl, void *ctx)
 	return 0;
 }
 
-static void count_problem(void *ctx, a2m_check_area area, int problem, const char *msg)
+static inline void count_problem(void *ctx, a2m_check_area area, int problem, const char *msg)
 {
 	if (problem) {
 		fprintf(stderr, "  check: %s: %s\n", a2m_check_area_name(area), msg);
@@ -56,7 +60,7 @@ static void count_problem(void *ctx, a2m_check_area area, int problem, const cha
 ** (SQLite: merged, the file opened again; memory: also a transaction of
 ** them rolled back), when every list is still lent, in order.
 */
-static void lent_bounds_bound_their_postings(int sqlite, int commits)
+static inline void lent_bounds_bound_their_postings(int sqlite, int commits)
 {
 	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
 	a2m_analyzer *an = a2m_analyzer_new(NULL);
@@ -165,18 +169,6 @@ static void lent_bounds_bound_their_postings(int sqlite, int commits)
 	s->ops->close(s);
 	sc->destroy(sc);
 	remove_db();
-}
-
-static void test_lent_bounds_bound_their_postings_memory(void)
-{
-	lent_bounds_bound_their_postings(0, 0);
-	lent_bounds_bound_their_postings(0, 10);
-}
-
-static void test_lent_bounds_bound_their_postings_sqlite(void)
-{
-	lent_bounds_bound_their_postings(1, 0);
-	lent_bounds_bound_their_postings(1, 10);
 }
 
 #endif

@@ -1,9 +1,10 @@
 /*
 ** scorer_switch.h — a scorer behind a switch, for the tests that compare
 ** pruned recall with complete and scan recall (test_prune.c,
-** test_salience_bound.c): how its candidates() answers each recall, as
-** the wrapped scorer does, asking it for the complete list, or "cannot
-** enumerate" (the stack then judges every record: the scan path).
+** test_prune_segments.c, test_salience_bound.c): how its candidates()
+** answers each recall, as the wrapped scorer does, asking it for the
+** complete list, or "cannot enumerate" (the stack then judges every
+** record: the scan path).
 */
 #ifndef A2M_TEST_SCORER_SWITCH_H
 #define A2M_TEST_SCORER_SWITCH_H
