@@ -183,7 +183,7 @@ static ptrdiff_t keys_needed(bm25_scratch *sc, size_t nkeys, const a2m_rank_quer
 static atomic_int    bmw_mode = 1;
 static atomic_size_t bmw_skipped;
 static atomic_size_t bmw_fallbacks;
-static atomic_size_t bmw_queries, bmw_steps, bmw_scored, bmw_filled;
+static atomic_size_t bmw_walks, bmw_steps, bmw_scored, bmw_filled;
 
 void a2m_bm25_blockmax(int mode)
 {
@@ -202,7 +202,7 @@ size_t a2m_bm25_blockmax_fallbacks(void)
 
 void a2m_bm25_blockmax_walked(a2m_bm25_walked *out)
 {
-	out->queries = atomic_load_explicit(&bmw_queries, memory_order_relaxed);
+	out->walks = atomic_load_explicit(&bmw_walks, memory_order_relaxed);
 	out->steps = atomic_load_explicit(&bmw_steps, memory_order_relaxed);
 	out->scored = atomic_load_explicit(&bmw_scored, memory_order_relaxed);
 	out->filled = atomic_load_explicit(&bmw_filled, memory_order_relaxed);
@@ -258,7 +258,7 @@ static int score_blockmax(const a2m_query_terms *q, const a2m_rank_query *rq,
 		return A2M_INTERNAL_ERROR;
 	if (rc == 0) {
 		atomic_fetch_add_explicit(&bmw_skipped, sc->bmw.skipped, memory_order_relaxed);
-		atomic_fetch_add_explicit(&bmw_queries, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&bmw_walks, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&bmw_steps, sc->bmw.steps, memory_order_relaxed);
 		atomic_fetch_add_explicit(&bmw_scored, sc->bmw.scored, memory_order_relaxed);
 		atomic_fetch_add_explicit(&bmw_filled, sc->bmw.filled, memory_order_relaxed);

@@ -181,12 +181,12 @@ size_t a2m_bm25_blockmax_skipped(void);
 size_t a2m_bm25_blockmax_fallbacks(void);
 
 /*
-** What the document-at-a-time walks did, summed over every query walked
+** What the document-at-a-time walks did, summed over every walk run
 ** since the process began (deterministic for a given store and queries:
 ** `a2m bench latency` prints them per query beside the wall clock).
 */
 typedef struct a2m_bm25_walked {
-	size_t queries;  /* walked document at a time */
+	size_t walks;    /* walks run document at a time (a query may walk more than once) */
 	size_t steps;    /* WAND's pivot steps, MaxScore's records looked at */
 	size_t scored;   /* postings scored exactly */
 	size_t filled;   /* blocks decoded of lists read a block at a time */

@@ -14,7 +14,7 @@ void a2m_server_bench_walked(a2m_server_walked *out)
 {
 	a2m_bm25_walked w;
 	a2m_bm25_blockmax_walked(&w);
-	*out = (a2m_server_walked){.walks = w.queries, .steps = w.steps, .scored = w.scored,
+	*out = (a2m_server_walked){.walks = w.walks, .steps = w.steps, .scored = w.scored,
 				   .filled = w.filled,
 				   .retries = (size_t)a2m_stack_pruned_retries_all()};
 }
