@@ -146,7 +146,8 @@ SHARED    := $(BUILD)/liba2m.so.$(VERSION) $(BUILD)/$(SONAME) $(BUILD)/liba2m.so
 # test command runs only its test with a writer thread (scripts/run-tests.sh).
 TSAN_TESTS := test_threads test_rank_threads test_sqlite_readers test_embed test_analyze test_analyze_ahead \
               test_extensions \
-               test_recall test_index test_durable test_http_stop test_joint test_prune_segments test_checkpoint \
+               test_recall test_index test_index_merges test_index_segments test_index_tail \
+               test_durable test_http_stop test_joint test_prune_segments test_checkpoint \
                test_sqlite_mmap
 TSAN_BIN  := $(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/tests/embed_server
 
@@ -292,6 +293,9 @@ $(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_fi
 $(BUILD)/tests/test_prune $(BUILD)/tests/test_prune_segments: tests/prune_stack.h tests/prune_bounds.h \
 	tests/scorer_switch.h tests/check.h tests/check_a2m.h tests/pg_helper.h
 $(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
+# The term index's rules, a program per concern, share their harness and model.
+$(BUILD)/tests/test_index $(BUILD)/tests/test_index_merges $(BUILD)/tests/test_index_segments \
+$(BUILD)/tests/test_index_tail: tests/index_harness.h tests/index_model.h tests/pg_helper.h
 # The storage seam's rules, a program per concern, share their harness.
 $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_store_*.c)): \
 	tests/store_harness.h tests/store_records.h tests/pg_helper.h

@@ -790,7 +790,7 @@ int main(void)
 {
 	snprintf(db_path, sizeof db_path, "/tmp/a2m-test-check-%d.db", (int)getpid());
 	/* Every commit writes its postings out: the damage the tests do to the
-	** segments must find them there (the tail's own checks: test_index). */
+	** segments must find them there (the tail's own checks: test_index_tail). */
 	a2m_sqlite_index_tail_for_tests(1);
 	snprintf(wal_path, sizeof wal_path, "%s-wal", db_path);
 	snprintf(mirror_path, sizeof mirror_path, "/tmp/a2m-test-check-%d.procedural", (int)getpid());
