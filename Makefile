@@ -293,6 +293,8 @@ $(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_fi
 $(BUILD)/tests/test_prune $(BUILD)/tests/test_prune_segments: tests/prune_stack.h tests/prune_bounds.h \
 	tests/scorer_switch.h tests/check.h tests/check_a2m.h tests/pg_helper.h
 $(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
+# Programs whose helpers sit in a header of their own, included once.
+$(BUILD)/tests/test_vectors: tests/vectors_model.h tests/vector_filter.h tests/check.h tests/pg_helper.h
 # The term index's rules, a program per concern, share their harness and model.
 $(BUILD)/tests/test_index $(BUILD)/tests/test_index_merges $(BUILD)/tests/test_index_segments \
 $(BUILD)/tests/test_index_tail: tests/index_harness.h tests/index_model.h tests/pg_helper.h
