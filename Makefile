@@ -295,6 +295,7 @@ $(BUILD)/tests/test_prune $(BUILD)/tests/test_prune_segments: tests/prune_stack.
 $(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
 # Programs whose helpers sit in a header of their own, included once.
 $(BUILD)/tests/test_embed: tests/embed_harness.h tests/check.h
+$(BUILD)/tests/test_recall: tests/recall_harness.h tests/check.h tests/check_a2m.h tests/pg_helper.h
 $(BUILD)/tests/test_vectors: tests/vectors_model.h tests/vector_filter.h tests/check.h tests/pg_helper.h
 # The term index's rules, a program per concern, share their harness and model.
 $(BUILD)/tests/test_index $(BUILD)/tests/test_index_merges $(BUILD)/tests/test_index_segments \
