@@ -294,6 +294,7 @@ $(BUILD)/tests/test_prune $(BUILD)/tests/test_prune_segments: tests/prune_stack.
 	tests/scorer_switch.h tests/check.h tests/check_a2m.h tests/pg_helper.h
 $(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
 # Programs whose helpers sit in a header of their own, included once.
+$(BUILD)/tests/test_check: tests/check_stores.h tests/check.h
 $(BUILD)/tests/test_embed: tests/embed_harness.h tests/check.h
 $(BUILD)/tests/test_recall: tests/recall_harness.h tests/check.h tests/check_a2m.h tests/pg_helper.h
 $(BUILD)/tests/test_vectors: tests/vectors_model.h tests/vector_filter.h tests/check.h tests/pg_helper.h
