@@ -292,7 +292,8 @@ $(BUILD)/tests/test_faults: tests/fault_alloc.h tests/fault_vfs.h tests/fault_fi
 
 $(BUILD)/tests/test_prune $(BUILD)/tests/test_prune_segments: tests/prune_stack.h tests/prune_bounds.h \
 	tests/scorer_switch.h tests/check.h tests/check_a2m.h tests/pg_helper.h
-$(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h
+$(BUILD)/tests/test_salience_bound: tests/scorer_switch.h tests/check.h tests/check_stack.h
+$(BUILD)/tests/test_blend_least: tests/check_stack.h tests/check.h
 # Programs whose helpers sit in a header of their own, included once.
 $(BUILD)/tests/test_check: tests/check_stores.h tests/check.h
 $(BUILD)/tests/test_embed: tests/embed_harness.h tests/check.h

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_stack.h"
 #include "rank/scorer.h"
 #include "stack/stack.h"
 #include "stack/stack_internal.h"
@@ -41,24 +42,11 @@ static const char *const tiers[] = {"semantic", "episodic", "working", "procedur
 /* A stack over an empty store (memory, or SQLite at db_path), default tiers and blend. */
 static a2m_stack *new_stack(int sqlite)
 {
-	char err[256];
-	a2m_store *s = NULL;
-	check_remove_db(db_path);
-	int rc = sqlite ? a2m_store_sqlite_open(db_path, NULL, &s, err, sizeof err)
-			: a2m_store_memory_open(&s, err, sizeof err);
-	if (rc) {
-		fprintf(stderr, "  open: %s\n", err);
-		return NULL;
-	}
-	a2m_scorer *sc = a2m_scorer_bm25_new(NULL);
 	a2m_stack_config cfg;
-	memset(&cfg, 0, sizeof cfg);
-	if (!sc || s->ops->index_attach(s, sc->indexer) != 0 || a2m_tiers_default(&cfg.tiers) != 0) {
-		s->ops->close(s);
-		if (sc)
-			sc->destroy(sc);
+	a2m_store *s = check_store_empty(sqlite, db_path);
+	a2m_scorer *sc = s ? check_bm25_attach(s, &cfg) : NULL;
+	if (!sc)
 		return NULL;
-	}
 	cfg.blend = (a2m_blend){0.75, 0.15, 0.10};
 	cfg.metric = A2M_METRIC_COSINE;
 	return a2m_stack_new(s, sc, &cfg);

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "check.h"
+#include "check_stack.h"
 #include "pg_helper.h"
 #include "rank/scorer.h"
 #include "scorer_switch.h"
@@ -66,16 +67,14 @@ static void sentence(char *out, size_t cap, int words)
 */
 static a2m_stack *stack_over(a2m_store *s, switched **sw)
 {
-	switched *w = calloc(1, sizeof *w);
-	a2m_scorer *bm = a2m_scorer_bm25_new(NULL);
 	a2m_stack_config cfg;
-	memset(&cfg, 0, sizeof cfg);
-	if (!w || !bm || s->ops->index_attach(s, bm->indexer) != 0 ||
-	    a2m_tiers_default(&cfg.tiers) != 0) {
-		s->ops->close(s);
-		if (bm)
+	a2m_scorer *bm = check_bm25_attach(s, &cfg);
+	switched *w = bm ? calloc(1, sizeof *w) : NULL;
+	if (!w) {
+		if (bm) {
+			s->ops->close(s);
 			bm->destroy(bm);
-		free(w);
+		}
 		return NULL;
 	}
 	w->base = *bm;
