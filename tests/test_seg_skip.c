@@ -43,6 +43,23 @@ static int same_bound(const a2m_tf_bound *a, const a2m_tf_bound *b)
 	return a->tf == b->tf && !memcmp(a->dl, b->dl, sizeof a->dl);
 }
 
+/* Block number blocks's figures b (at bytes into the entries) against the n entries e[]. */
+static void check_block(const a2m_seg_skip_block *b, const a2m_seg_entry *e, size_t n,
+			size_t blocks, size_t at)
+{
+	size_t from = blocks * A2M_POSTINGS_BLOCK, to = from + b->count;
+	CHECK_INT(b->count, n - from < A2M_POSTINGS_BLOCK ? n - from : A2M_POSTINGS_BLOCK);
+	CHECK_INT(b->last, e[to - 1].seq);
+	CHECK_INT(b->prev, from ? e[from - 1].seq : 0);
+	CHECK_INT(b->at, at);
+	a2m_tf_bound want;
+	a2m_tf_bound_empty(&want);
+	for (size_t i = from; i < to; i++)
+		if (!e[i].deleted)
+			a2m_tf_bound_add(&want, e[i].tf, e[i].dl);
+	CHECK(same_bound(&b->bound, &want));
+}
+
 /* Every length of a list's table, its blocks' figures and its entries decoded. */
 static void test_a_table_says_what_its_entries_hold(void)
 {
@@ -69,17 +86,8 @@ static void test_a_table_says_what_its_entries_hold(void)
 		size_t blocks = 0, at = 0;
 		int got;
 		while ((got = a2m_seg_skip_next(&it, &b)) == 1) {
-			size_t from = blocks * 64, to = from + b.count;
-			CHECK_INT(b.count, n - from < 64 ? n - from : 64);
-			CHECK_INT(b.last, e[to - 1].seq);
-			CHECK_INT(b.prev, from ? e[from - 1].seq : 0);
-			CHECK_INT(b.at, at);
-			a2m_tf_bound want;
-			a2m_tf_bound_empty(&want);
-			for (size_t i = from; i < to; i++)
-				if (!e[i].deleted)
-					a2m_tf_bound_add(&want, e[i].tf, e[i].dl);
-			CHECK(same_bound(&b.bound, &want));
+			size_t from = blocks * A2M_POSTINGS_BLOCK, to = from + b.count;
+			check_block(&b, e, n, blocks, at);
 			/* The block decodes alone from its bytes and its delta base. */
 			a2m_seg_list l;
 			a2m_seg_entry x;
@@ -415,6 +423,132 @@ static void test_blocks_decode_entries_of_every_width(void)
 	free(b.p);
 }
 
+/*
+** Walks the blocks' figures t[0..n) (copied into a buffer of exactly n
+** bytes: ASan) as a table of left entries: the blocks read before it
+** stopped into *blocks, the last figures into *last; returns the last
+** answer of a2m_seg_skip_next.
+*/
+static int walk_table(const unsigned char *t, size_t n, int64_t left, size_t *blocks,
+		      a2m_seg_skip_block *last)
+{
+	unsigned char *p = malloc(n ? n : 1);
+	CHECK(p != NULL);
+	if (!p)
+		return -9;
+	memcpy(p, t, n);
+	a2m_seg_skip_iter it = {.p = p, .end = p + n, .left = left, .size = SIZE_MAX / 2};
+	a2m_seg_skip_block b;
+	int got;
+	*blocks = 0;
+	while ((got = a2m_seg_skip_next(&it, &b)) == 1) {
+		++*blocks;
+		*last = b;
+	}
+	free(p);
+	return got;
+}
+
+/* Appends a block's seven figures (as build writes them) to b. */
+static void put_block(a2m_seg_bytes *b, const uint64_t f[7])
+{
+	CHECK_INT(a2m_seg_reserve(b, 70), 0);
+	for (int i = 0; i < 7; i++)
+		b->n += a2m_seg_put_varint(b->p + b->n, f[i]);
+}
+
+/*
+** A long table, whose figures are read away from its end without end
+** checks (a2m_seg_skip_next), says what its entries hold at every width
+** of varint, as a short one does; and a block's figures that are not what
+** build writes (a varint of 11 bytes, a length past the largest) are
+** refused wherever they stand: far from the table's end, or at it; a table
+** cut short is never read past (each table in a buffer of its own exact
+** size: ASan).
+*/
+static void test_a_long_table_reads_as_a_short_one(void)
+{
+	enum { N = 8000 };
+	static a2m_seg_entry e[N];
+	a2m_seg_bytes plain = {0}, with = {0};
+	int64_t prev = 0, seq = 0;
+	for (size_t i = 0; i < N; i++) {
+		seq += 1 + (int64_t)draw_width(0, 64, 8192);
+		e[i] = (a2m_seg_entry){.seq = seq, .tf = 1 + (uint32_t)draw_width(0, 127, 300),
+				       .dl = (uint32_t)draw_width(1, 127, 16000)};
+		CHECK_INT(a2m_seg_put(&plain, &prev, &e[i]), 0);
+	}
+	CHECK_INT(a2m_seg_skip_build(plain.p, plain.n, &with), 1);
+	a2m_seg_skip sk;
+	CHECK_INT(a2m_seg_skip_open(with.p, with.n, &sk), 1);
+	size_t tn = (size_t)(sk.blocks_end - sk.blocks);
+	CHECK(tn > 10 * 70);  /* most blocks read far from the end */
+	unsigned char *t = malloc(tn);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	memcpy(t, sk.blocks, tn);
+	a2m_seg_skip_iter it = {.p = t, .end = t + tn, .left = N, .size = plain.n};
+	a2m_seg_skip_block b;
+	size_t blocks = 0, at = 0;
+	int got;
+	while ((got = a2m_seg_skip_next(&it, &b)) == 1) {
+		check_block(&b, e, N, blocks, at);
+		at += b.bytes;
+		blocks++;
+	}
+	CHECK_INT(got, 0);
+	CHECK_INT(blocks, sk.nblocks);
+	CHECK_INT(at, plain.n);
+	free(t);
+
+	/* Figures written by hand: a good block, and two that build never writes. */
+	const uint64_t good[7] = {300000, 20, 2, 100, 1, 5, 0};
+	const uint64_t wraps[7] = {300, 20, 2, 100, UINT64_MAX - 1, 0, 0};
+	a2m_seg_bytes tb = {0};
+	a2m_seg_skip_block last;
+	for (int bad = 0; bad < 2; bad++)
+		for (int far = 0; far < 2; far++) {
+			tb.n = 0;
+			put_block(&tb, good);
+			if (bad == 0) {
+				/* Ten bytes that go on, and an eleventh. */
+				CHECK_INT(a2m_seg_reserve(&tb, 11), 0);
+				memset(tb.p + tb.n, 0x80, 10);
+				tb.p[tb.n + 10] = 1;
+				tb.n += 11;
+				for (int i = 0; i < 6; i++)
+					tb.p[tb.n++] = 1;
+			} else {
+				put_block(&tb, wraps);
+			}
+			for (int i = 0; far && i < 12; i++)
+				put_block(&tb, good);
+			CHECK_INT(walk_table(tb.p, tb.n, 14 * A2M_POSTINGS_BLOCK, &blocks, &last), -1);
+			CHECK_INT(blocks, 1);
+			CHECK_INT(last.last, 300000);
+		}
+	/* A table cut short inside its last varint: refused, not read past its end. */
+	tb.n = 0;
+	put_block(&tb, good);
+	put_block(&tb, good);
+	tb.p[tb.n - 1] = 0x85;
+	CHECK_INT(walk_table(tb.p, tb.n, 2 * A2M_POSTINGS_BLOCK, &blocks, &last), -1);
+	CHECK_INT(blocks, 1);
+	/* The good ones alone, every one read, far from the end or near it. */
+	tb.n = 0;
+	for (int i = 0; i < 12; i++)
+		put_block(&tb, good);
+	CHECK_INT(walk_table(tb.p, tb.n, 12 * A2M_POSTINGS_BLOCK, &blocks, &last), 0);
+	CHECK_INT(blocks, 12);
+	CHECK_INT(last.last, 12 * 300000);
+	CHECK(last.bound.tf == 2 && last.bound.dl[0] == 100 && last.bound.dl[1] == 100 &&
+	      last.bound.dl[2] == 104 && last.bound.dl[3] == UINT32_MAX);
+	free(tb.p);
+	free(plain.p);
+	free(with.p);
+}
+
 int main(void)
 {
 	static const test_case tests[] = {
@@ -423,6 +557,7 @@ int main(void)
 		TEST(test_a_wrong_table_is_found),
 		TEST(test_a_term_read_a_block_at_a_time),
 		TEST(test_blocks_decode_entries_of_every_width),
+		TEST(test_a_long_table_reads_as_a_short_one),
 		{NULL, NULL},
 	};
 	return run_tests(tests);

@@ -54,28 +54,8 @@ size_t a2m_seg_put_varint(unsigned char *p, uint64_t v)
 	return put_varint(p, v);
 }
 
-/*
-** Reads a varint into *v: 1, or 0 when the bytes end or run too long.
-** Inline for the decoders here (a call per varint was a fifth of a merge).
-*/
-static inline int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
-{
-	/* Most are one byte (deltas of seq, tf, dl): no loop for those. */
-	if (*p < end && **p < 0x80) {
-		*v = *(*p)++;
-		return 1;
-	}
-	uint64_t r = 0;
-	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-		unsigned char c = *(*p)++;
-		r |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = r;
-			return 1;
-		}
-	}
-	return 0;
-}
+/* Reads a varint into *v: 1, or 0 when the bytes end or run too long (inline: sqlite_segments.h). */
+#define get_varint a2m_seg_varint
 
 int a2m_seg_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
