@@ -409,7 +409,7 @@ static void test_a_corrupt_block_is_a_clear_error(void)
 	CHECK_INT(a2m_seg_skip_open(list, lsize, &sk), 1);
 	CHECK(sk.nblocks > 2);
 	a2m_seg_skip_iter it;
-	a2m_seg_skip_block b;
+	a2m_seg_skip_block b = {0};
 	a2m_seg_skip_first(&sk, &it);
 	CHECK_INT(a2m_seg_skip_next(&it, &b), 1);
 	/* Block 0's last byte: its last entry's varint now runs past the block. */

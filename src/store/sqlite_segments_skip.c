@@ -37,33 +37,6 @@ static void put_bound(a2m_seg_bytes *b, const a2m_tf_bound *t)
 		put(b, t->dl[i] == UINT32_MAX ? 0 : (uint64_t)t->dl[i] - t->dl[i - 1] + 1);
 }
 
-/*
-** The bound from its five varints f[] (put_bound's): 1, or 0 when they
-** are not a bound put_bound writes.
-*/
-static int bound_of(const uint64_t *f, a2m_tf_bound *t)
-{
-	if (f[0] > UINT32_MAX || f[1] > UINT32_MAX)
-		return 0;
-	uint64_t acc = f[1];
-	t->tf = (uint32_t)f[0];
-	t->dl[0] = (uint32_t)acc;
-	for (int i = 1; i < 4; i++) {
-		uint64_t v = f[i + 1];
-		if (!v) {
-			t->dl[i] = UINT32_MAX;
-			acc = UINT32_MAX;
-			continue;
-		}
-		/* A length after none, or past the largest: not a bound this writes. */
-		if (acc == UINT32_MAX || v > UINT32_MAX || acc + v - 1 >= UINT32_MAX)
-			return 0;
-		acc += v - 1;
-		t->dl[i] = (uint32_t)acc;
-	}
-	return 1;
-}
-
 #ifdef A2M_TEST_HOOKS
 static int skip_mode_for_tests;
 
@@ -199,63 +172,6 @@ void a2m_seg_skip_first(const a2m_seg_skip *sk, a2m_seg_skip_iter *it)
 	it->end = sk->blocks_end;
 	it->size = (size_t)(sk->end - sk->entries_at);
 	it->left = sk->entries;
-}
-
-/*
-** A varint where at least 10 bytes remain, so no end to check: 1, or 0
-** when it runs past 10 bytes (as a2m_seg_varint answers). One and two
-** bytes, most of a table's, inline.
-*/
-static inline int varint_near(const unsigned char **p, uint64_t *v)
-{
-	const unsigned char *q = *p;
-	if (q[0] < 0x80) {
-		*v = q[0];
-		*p = q + 1;
-		return 1;
-	}
-	if (q[1] < 0x80) {
-		*v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
-		*p = q + 2;
-		return 1;
-	}
-	return a2m_seg_varint(p, q + 10, v);
-}
-
-/* A block's figures: seven varints (see build). */
-#define BLOCK_VARINTS 7
-
-int a2m_seg_skip_next(a2m_seg_skip_iter *it, a2m_seg_skip_block *b)
-{
-	uint64_t f[BLOCK_VARINTS];
-	if (it->left <= 0)
-		return 0;
-	/*
-	** The whole table is walked each time a long list is read from SQLite
-	** (a2m_seg_lazy_new): away from its end, no end checks.
-	*/
-	if (it->end - it->p >= 10 * BLOCK_VARINTS) {
-		for (int i = 0; i < BLOCK_VARINTS; i++)
-			if (!varint_near(&it->p, &f[i]))
-				return -1;
-	} else {
-		for (int i = 0; i < BLOCK_VARINTS; i++)
-			if (!a2m_seg_varint(&it->p, it->end, &f[i]))
-				return -1;
-	}
-	uint64_t dseq = f[0], dbytes = f[1];
-	if (!bound_of(f + 2, &b->bound) || dseq == 0 || dseq > (uint64_t)(INT64_MAX - it->last) ||
-	    dbytes == 0 || dbytes > it->size - it->at)
-		return -1;
-	b->prev = it->last;
-	b->last = it->last + (int64_t)dseq;
-	b->at = it->at;
-	b->bytes = (size_t)dbytes;
-	b->count = it->left < A2M_POSTINGS_BLOCK ? (size_t)it->left : A2M_POSTINGS_BLOCK;
-	it->last = b->last;
-	it->at += (size_t)dbytes;
-	it->left -= (int64_t)b->count;
-	return 1;
 }
 
 int a2m_seg_skip_verify(const void *data, size_t n)
