@@ -9,6 +9,7 @@
 */
 #include "prune_bounds.h"
 #include "prune_stack.h"
+#include "store/sqlite_segments_skip.h"
 
 /*
 ** SQLite's long lists read a block at a time (skip tables): exact over

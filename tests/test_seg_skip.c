@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "store/sqlite_segments.h"
+#include "store/sqlite_segments_skip.h"
 
 static uint64_t rng_state = 0x5EED5EEDULL;
 

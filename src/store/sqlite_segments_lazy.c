@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "store/sqlite_segments.h"
+#include "store/sqlite_segments_skip.h"
 #include "store/store_check.h"
 
 /* Where a block's entries are, to decode it. */
