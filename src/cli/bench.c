@@ -509,10 +509,11 @@ static long stored_records(a2m *h)
 ** pooled worker, and so which stem cache, a query's analysis meets depends
 ** on how the load's batches were split between threads.
 */
-static a2m *latency_open(const char *path, int sync_normal, int read_only, int one_thread)
+static a2m *latency_open(const char *path, int sync_normal, int read_only, int one_thread,
+			long cache_mb)
 {
 	bench_open_opts o = {.path = path, .sync_normal = sync_normal, .read_only = read_only,
-			     .helper_threads = one_thread ? 0 : -1};
+			     .helper_threads = one_thread ? 0 : -1, .postings_cache_mb = cache_mb};
 	return bench_open_with(&o);
 }
 
@@ -523,11 +524,12 @@ static a2m *latency_open(const char *path, int sync_normal, int read_only, int o
 ** nothing left open.
 */
 static int latency_reusable(const char *db, const char *peer_db, long records,
-			    int sync_normal, int one_thread, a2m **h, bench_fts5 **fts)
+			    int sync_normal, int one_thread, long cache_mb, a2m **h,
+			    bench_fts5 **fts)
 {
 	if (access(db, F_OK) != 0 || (peer_db && access(peer_db, F_OK) != 0))
 		return 0;
-	if (!(*h = latency_open(db, sync_normal, 0, one_thread)))
+	if (!(*h = latency_open(db, sync_normal, 0, one_thread, cache_mb)))
 		return 0;
 	int ok = stored_records(*h) == records;
 	if (ok && peer_db)
@@ -570,6 +572,7 @@ static int bench_latency(int argc, char **argv)
 	const char *db = NULL;
 	int sync_normal = 0, sqlite = 0, read_only = 0, frequent = 0, compare = 0, peer = 0;
 	long worst = 0;
+	long cache_mb = 0;  /* --postings-cache-mb: 0, the store's default */
 	FILE *qfile = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--records") == 0 && i + 1 < argc)
@@ -594,7 +597,13 @@ static int bench_latency(int argc, char **argv)
 			peer = 1;
 		else if (strcmp(argv[i], "--worst") == 0 && i + 1 < argc)
 			worst = strtol(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+		else if (strcmp(argv[i], "--postings-cache-mb") == 0 && i + 1 < argc) {
+			cache_mb = strtol(argv[++i], NULL, 10);
+			if (cache_mb < 1 || cache_mb > 65536) {
+				fprintf(stderr, "a2m bench: --postings-cache-mb: 1 to 65536\n");
+				return A2M_EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
 			if (parse_now(argv[++i], &now) != 0) {
 				fprintf(stderr, "a2m bench: --now %s: not an RFC 3339 time nor "
 					"milliseconds since the epoch\n", argv[i]);
@@ -609,7 +618,8 @@ static int bench_latency(int argc, char **argv)
 			fprintf(stderr, "usage: a2m bench latency [--records N] [--queries Q]"
 				" [--engine memory|sqlite] [--db PATH] [--synchronous-normal]"
 				" [--read-only] [--frequent] [--compare-pruning|--compare-walks]"
-				" [--fts5] [--worst N] [--query-file F] [--now T]\n");
+				" [--fts5] [--worst N] [--query-file F] [--now T]"
+				" [--postings-cache-mb N]\n");
 			return A2M_EXIT_USAGE;
 		}
 	}
@@ -626,13 +636,13 @@ static int bench_latency(int argc, char **argv)
 	a2m *h = NULL;
 	bench_fts5 *fts = NULL;
 	int reuse = keep && latency_reusable(db, peer ? peer_db : NULL, records, sync_normal,
-					     now != 0, &h, &fts);
+					     now != 0, cache_mb, &h, &fts);
 	if (!reuse) {
 		if (db) {
 			bench_remove_db(db);
 			bench_remove_db(peer_db);
 		}
-		if (!(h = latency_open(db, sync_normal, 0, now != 0)))
+		if (!(h = latency_open(db, sync_normal, 0, now != 0, cache_mb)))
 			return A2M_EXIT_ERROR;
 		fts = peer ? bench_fts5_open(db ? peer_db : NULL, keep) : NULL;
 		if (peer && !fts)
@@ -670,7 +680,7 @@ static int bench_latency(int argc, char **argv)
 	if (read_only && db) {
 		/* Recall without its touch: reopen the file read-only. */
 		a2m_close(h);
-		if (!(h = latency_open(db, sync_normal, 1, now != 0)))
+		if (!(h = latency_open(db, sync_normal, 1, now != 0, cache_mb)))
 			return A2M_EXIT_ERROR;
 	}
 	latency_runs r = {calloc((size_t)queries, sizeof(double)),
@@ -768,6 +778,7 @@ int a2m_cmd_bench(int argc, char **argv)
 		"                         [--db PATH] [--synchronous-normal] [--read-only]\n"
 		"                         [--frequent] [--compare-pruning|--compare-walks] [--fts5]\n"
 		"                         [--worst N] [--query-file F] [--now T]\n"
+		"                         [--postings-cache-mb N]\n"
 		"%s"
 		"\n"
 		"quality: precision@1 and MRR of recall on bench/quality/, ours (bm25) beside the\n"

@@ -133,6 +133,7 @@ typedef struct bench_open_opts {
 	const char *federate;    /* a merge: a router over four in-process backends
 	                            (tiers semantic, semantic2..4) instead; NULL: none */
 	long        vector_pool; /* above 0: vector_search quantized with this pool */
+	long        postings_cache_mb; /* above 0: the option postings_cache_mb; 0: the default */
 } bench_open_opts;
 
 /*

@@ -174,6 +174,11 @@ a2m *bench_open_with(const bench_open_opts *o)
 		if (!rc)
 			rc = a2m_config_set(cfg, "vector_pool", pool);
 	}
+	if (!rc && o->postings_cache_mb > 0) {
+		char mb[24];
+		snprintf(mb, sizeof mb, "%ld", o->postings_cache_mb);
+		rc = a2m_config_set(cfg, "postings_cache_mb", mb);
+	}
 	if (!rc && o->embed_url) {
 		rc = a2m_config_set(cfg, "embed_kind", "ollama");
 		if (!rc)
