@@ -196,7 +196,8 @@ A2M_API const char *a2m_strerror(int code);
 **                         default one per core but the caller's, at most 4
 **   postings_cache_mb     SQLite: MiB of the term index's lists each
 **                         connection keeps between queries, 1 to 65536;
-**                         default 64 (docs/CONFIG.md)
+**                         default 64, the main connection's growing with
+**                         the index to 256 (docs/CONFIG.md)
 **   mmap_mb               SQLite: MiB of a file of 64 MiB or more each
 **                         connection reads through a memory map, 0 (none)
 **                         to 65536; default 2048 (docs/CONFIG.md)

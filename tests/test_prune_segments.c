@@ -500,6 +500,10 @@ static void *budget_on_a_reader(void *arg)
 	if (rb->s->ops->read_begin(rb->s) != 0)
 		return NULL;
 	sqlstore *c = a2m_sqlite_conn(rb->s);
+	/* A term read first: a budget that follows the index is set then. */
+	size_t n = 0;
+	CHECK_INT(rb->s->ops->index_postings(rb->s, "kalo", 4, count_postings, &n), 0);
+	CHECK(n > 0);
 	if (c != (sqlstore *)rb->s && c->index && c->index->cache)
 		(void)a2m_pcache_used(c->index->cache, &rb->budget);
 	rb->s->ops->read_end(rb->s);
@@ -610,6 +614,75 @@ static void test_the_postings_cache_budget_is_an_option(void)
 	remove_db();
 }
 
+/*
+** The default budget follows the index: 64 MiB up to 64 MiB of lists
+** (the bench's 1M file: 8.8 M entries), as many bytes as the lists
+** above, 256 MiB at most (its 10M file: 88 M entries). A store whose
+** entries count for more (the test hook) gets the scaled budget on its
+** main connection once a term is read, its readers keep 64 MiB, the option
+** wins over it, and the recall is the same.
+*/
+static void test_the_default_budget_grows_with_the_index(void)
+{
+	const size_t mib = (size_t)1 << 20;
+	CHECK(a2m_sqlite_index_scaled_budget(0) == 64 * mib);
+	CHECK(a2m_sqlite_index_scaled_budget(8796443) == 64 * mib);
+	CHECK(a2m_sqlite_index_scaled_budget(24 << 20) == 96 * mib);
+	CHECK(a2m_sqlite_index_scaled_budget((24 << 20) + 1) == 97 * mib);
+	CHECK(a2m_sqlite_index_scaled_budget(87973926) == 256 * mib);
+	CHECK(a2m_sqlite_index_scaled_budget(INT64_MAX) == 256 * mib);
+	remove_db();
+	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
+	CHECK(h != NULL);
+	char text[256];
+	rng_state = 103;
+	for (int b = 0; h && b < 4; b++) {
+		json_t *recs = json_array();
+		for (int i = 0; i < 1000; i++) {
+			sentence(text, sizeof text, 4 + rng() % 14, 0);
+			json_array_append_new(recs, json_pack("{ss}", "content", text));
+		}
+		json_t *r = check_call_json(h, "memory/remember", json_pack("{so}", "records", recs));
+		CHECK_INT(check_error_code(r), 0);
+		json_decref(r);
+	}
+	char want[2048], got[2048];
+	size_t used, main_budget, bracket_budget;
+	snprintf(text, sizeof text, "kalo lolo");
+	if (h) {
+		recalled_ids(h, text, want, sizeof want);
+		a2m_close(h);
+	}
+	/* 4 KiB an entry: the store's few ten thousand entries call for more than 64 MiB. */
+	a2m_sqlite_index_entry_bytes_for_tests(4096);
+	h = check_open("engine", "sqlite", "path", db_path, NULL);
+	CHECK(h != NULL);
+	if (h) {
+		sqlstore *m = (sqlstore *)h->srv.stack->store;
+		CHECK(m->index && a2m_sqlite_index_cache_bytes(m->index) == 64 * mib);
+		recalled_ids(h, text, got, sizeof got);
+		CHECK(strcmp(got, want) == 0);
+		CHECK(fill_postings_cache(h, &used, &main_budget, &bracket_budget) > 0);
+		int64_t entries = a2m_segments_entries(m->index->segs);
+		CHECK(entries > 16384);
+		CHECK(main_budget == a2m_sqlite_index_scaled_budget(entries));
+		CHECK(main_budget > 64 * mib && main_budget <= 256 * mib);
+		CHECK(bracket_budget == 64 * mib);
+		a2m_close(h);
+	}
+	h = check_open("engine", "sqlite", "path", db_path, "postings_cache_mb", "2", NULL);
+	CHECK(h != NULL);
+	if (h) {
+		recalled_ids(h, text, got, sizeof got);
+		CHECK(strcmp(got, want) == 0);
+		CHECK(fill_postings_cache(h, &used, &main_budget, &bracket_budget) > 0);
+		CHECK(main_budget == 2 * mib && bracket_budget == 2 * mib);
+		a2m_close(h);
+	}
+	a2m_sqlite_index_entry_bytes_for_tests(0);
+	remove_db();
+}
+
 int main(void)
 {
 	prune_stack_start();
@@ -620,6 +693,7 @@ int main(void)
 		TEST(test_lists_read_while_another_connection_merges),
 		TEST(test_a_corrupt_block_is_a_clear_error),
 		TEST(test_the_postings_cache_budget_is_an_option),
+		TEST(test_the_default_budget_grows_with_the_index),
 		{NULL, NULL},
 	};
 	int rc = run_tests(tests);

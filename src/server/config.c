@@ -78,7 +78,9 @@ static const option options[] = {
 	** core but the caller's, at most 4. */
 	INT(helper_threads, -1, 0, A2M_HELPER_THREADS_MAX, "helper_threads"),
 	/* SQLite: each connection's postings cache (docs/RANKING.md §5), in MiB. */
-	INT(postings_cache_mb, 64, 1, 65536, "postings_cache_mb"),
+	/* 0, the default (not a value one may set): 64 MiB, growing with the
+	** index to 256 MiB on the main connection (sqlite_index.h). */
+	INT(postings_cache_mb, 0, 1, 65536, "postings_cache_mb"),
 	/* SQLite: the file read through a memory map, in MiB (0: pread; SQLite
 	** caps the map, at 2 GiB - 64 KiB in Debian's build; docs/CONFIG.md). */
 	INT(mmap_mb, 2048, 0, 65536, "mmap_mb"),

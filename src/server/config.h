@@ -50,7 +50,7 @@ struct a2m_config {
 	int64_t  events_retain;
 	int64_t  touch_buffer;
 	int64_t  helper_threads;
-	int64_t  postings_cache_mb; /* SQLite: each connection's postings cache */
+	int64_t  postings_cache_mb; /* SQLite: each connection's postings cache (0: scaled, sqlite_index.h) */
 	int64_t  mmap_mb;          /* SQLite: each connection's memory map of the file */
 	int64_t  embed_timeout_ms;
 	int64_t  embed_weight;

@@ -171,10 +171,30 @@ int a2m_sqlite_index_may_hold_tail(const a2m_sqlite_index *x);
 size_t a2m_sqlite_index_tail(const a2m_sqlite_index *x);
 
 /*
-** The bytes x's postings cache may hold from now on (0: the default, 64
-** MiB; a test's budget, a2m_sqlite_index_cache_budget_for_tests, wins).
+** A connection's postings cache holds at least A2M_SQLITE_INDEX_CACHE_BASE
+** bytes and, unless an option sets its budget, at most
+** A2M_SQLITE_INDEX_CACHE_MOST (docs/CONFIG.md, postings_cache_mb).
+*/
+#define A2M_SQLITE_INDEX_CACHE_BASE ((size_t)64 << 20)
+#define A2M_SQLITE_INDEX_CACHE_MOST ((size_t)256 << 20)
+
+/*
+** The bytes x's postings cache may hold from now on. 0: the default, which
+** follows the index (a2m_sqlite_index_scaled_budget of the live segments'
+** entries, re-read as terms are read from SQLite); a test's budget,
+** a2m_sqlite_index_cache_budget_for_tests, wins over both.
 */
 void a2m_sqlite_index_cache_budget(a2m_sqlite_index *x, size_t bytes);
+
+/*
+** The default budget for an index whose segments hold entries entries:
+** about their lists' bytes, in whole MiB, never below
+** A2M_SQLITE_INDEX_CACHE_BASE nor above A2M_SQLITE_INDEX_CACHE_MOST.
+*/
+size_t a2m_sqlite_index_scaled_budget(int64_t entries);
+
+/* The bytes x's postings cache may hold now (0: it has none). */
+size_t a2m_sqlite_index_cache_bytes(const a2m_sqlite_index *x);
 
 /* on: every merge inside the commit that needs it (a2m_segments_merge_inline). */
 void a2m_sqlite_index_merge_inline(a2m_sqlite_index *x, int on);
@@ -270,6 +290,12 @@ void a2m_sqlite_index_bracket(a2m_sqlite_index *x);
 ** one thread.
 */
 void a2m_sqlite_index_cache_budget_for_tests(size_t postings);
+
+/*
+** For tests: the bytes a segment entry counts for in the default budget
+** (0: the estimate, 4), so that a small index can pass the base.
+*/
+void a2m_sqlite_index_entry_bytes_for_tests(size_t bytes);
 
 /*
 ** For tests: on (the default), a term whose lists have skip tables is

@@ -78,6 +78,8 @@ struct a2m_sqlite_index {
 	sqlite3_stmt   *old_content;
 	a2m_index_stats pending;  /* not yet in a2m_index_stats */
 	a2m_pcache     *cache;    /* postings read outside transactions; NULL: none */
+	size_t          cache_budget;  /* the bytes it may hold now */
+	int             cache_scales;  /* its budget follows the index (no option set it) */
 	a2m_posting   *rows;     /* a term's postings as they are read */
 	size_t          rows_cap;
 	int             wrote;    /* postings written since a2m_sqlite_index_take_wrote */
@@ -103,6 +105,14 @@ struct a2m_sqlite_index {
 };
 
 /* ---- sqlite_index.c ----------------------------------------------------- */
+
+/*
+** When x's cache budget follows the index, makes it what the live segments
+** as last read call for (a2m_sqlite_index_scaled_budget): called after a
+** term's read from SQLite, it costs a comparison unless the index grew
+** or shrank past a whole MiB of lists.
+*/
+void a2m_sqlite_index_scale_cache(a2m_sqlite_index *x);
 
 /*
 ** Writes the whole buffer out inside the caller's transaction: one segment

@@ -73,6 +73,7 @@ static int read_postings(a2m_sqlite_index *x, a2m_store *base, const char *term,
 {
 	x->reads++;
 	int rc = a2m_segments_term(x->segs, base, term, len, visit, ctx);
+	a2m_sqlite_index_scale_cache(x);
 	/* The tail's postings: their seqs are above every segment's. */
 	return rc ? rc : a2m_tail_visit(x, base, term, len, visit, ctx);
 }
@@ -190,6 +191,7 @@ static int cache_read(a2m_sqlite_index *x, a2m_store *base, const char *term, si
 	collect t = {x, base, 0, &tail, &tail_cap};
 	x->reads++;
 	int rc = a2m_segments_term_lists(x->segs, base, term, len, &tl);
+	a2m_sqlite_index_scale_cache(x);  /* before the put: it may allow a larger entry */
 	/* The tail's postings: their seqs are above every segment's. */
 	if (!rc)
 		rc = a2m_tail_visit(x, base, term, len, collect_row, &t);

@@ -119,7 +119,10 @@ a2m_sqlite_pool *a2m_sqlite_pool_new(sqlstore *m, int synchronous_full)
 	}
 	p->can_open = p->path != NULL;
 	p->synchronous_full = synchronous_full;
-	p->cache_bytes = m->postings_cache_bytes;
+	/* Unset, a reader keeps the base budget (no more than main's can grow
+	** to): eight readers at most, docs/CONFIG.md gives the worst case. */
+	p->cache_bytes = m->postings_cache_bytes ? m->postings_cache_bytes
+						 : A2M_SQLITE_INDEX_CACHE_BASE;
 	p->mmap_bytes = m->mmap_bytes;
 	/* Readers keep their caches across the main connection's commits. */
 	if (p->path && !m->base.read_only && !(m->journal = a2m_sqlite_journal_new())) {

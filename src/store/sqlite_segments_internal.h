@@ -59,6 +59,7 @@ struct a2m_segments {
 	** and the same random nonce.
 	*/
 	dir_entry    *dir;
+	int64_t       dir_entries;  /* the entries of dir's segments, summed as it is read */
 	size_t        ndir, dir_cap;
 	int           dir_valid;
 	unsigned      dir_version;

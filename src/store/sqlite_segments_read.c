@@ -288,6 +288,7 @@ static int dir_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 	a2m_segments *s = ctx;
 	if (a2m_seg_grow(&s->dir, &s->dir_cap, s->ndir + 1, sizeof *s->dir) != 0)
 		return a2m_store_fail(base, "index postings: out of memory");
+	s->dir_entries += sqlite3_column_int64(st, 2);
 	s->dir[s->ndir++] = (dir_entry){.seg = sqlite3_column_int64(st, 0),
 					.level = sqlite3_column_int(st, 1),
 					.entries = sqlite3_column_int64(st, 2),
@@ -334,6 +335,7 @@ static int dir_load(a2m_segments *s, a2m_store *base)
 	size_t nold = s->ndir;
 	s->dir = NULL;
 	s->ndir = s->dir_cap = 0;
+	s->dir_entries = 0;
 	s->dir_valid = 0;
 	int rc = each_row(s, base, s->dir_list, 1, "postings", dir_row, s);
 	for (size_t i = 0; !rc && i < s->ndir; i++) {
@@ -352,6 +354,11 @@ static int dir_load(a2m_segments *s, a2m_store *base)
 		s->dir_version = version;
 	}
 	return rc;
+}
+
+int64_t a2m_segments_entries(const a2m_segments *s)
+{
+	return s->dir_entries;
 }
 
 int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, size_t len,

@@ -109,7 +109,9 @@ typedef struct a2m_sqlite_options {
 	int         merge_inline;
 	/*
 	** The bytes each connection's postings cache may hold (the term
-	** index's lists kept between queries, docs/RANKING.md §5); 0: 64 MiB.
+	** index's lists kept between queries, docs/RANKING.md §5); 0: the
+	** default, 64 MiB on a reader, growing with the index on the main
+	** connection (sqlite_index.h).
 	*/
 	size_t      postings_cache_bytes;
 	/*
