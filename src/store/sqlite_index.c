@@ -311,7 +311,10 @@ static int prepare_all(a2m_sqlite_index *x, a2m_store *base)
 		    != SQLITE_OK)
 			return fail(x->db, base, "prepare");
 	}
-	return a2m_segments_open(x->db, base, &x->segs);
+	int rc = a2m_segments_open(x->db, base, &x->segs);
+	if (!rc)
+		x->seg_entries = a2m_segments_entries(x->segs);
+	return rc;
 }
 
 
@@ -413,6 +416,7 @@ static void finalize_all(a2m_sqlite_index *x)
 {
 	a2m_segments_close(x->segs);
 	x->segs = NULL;
+	x->seg_entries = NULL;
 	sqlite3_finalize(x->stats);
 	sqlite3_finalize(x->stats_add);
 	sqlite3_finalize(x->old_content);
@@ -747,15 +751,15 @@ void a2m_sqlite_index_cache_budget(a2m_sqlite_index *x, size_t bytes)
 		return;
 	/* 0: from the base, scaled at the reads (a2m_sqlite_index_scale_cache). */
 	x->cache_scales = bytes == 0;
+	x->cache_entries = 0;  /* the base's: scaled again at the next read */
 	x->cache_budget = bytes ? bytes : A2M_SQLITE_INDEX_CACHE_BASE;
 	a2m_pcache_budget(x->cache, x->cache_budget);
 }
 
-void a2m_sqlite_index_scale_cache(a2m_sqlite_index *x)
+void a2m_sqlite_index_rescale_cache(a2m_sqlite_index *x)
 {
-	if (!x->cache_scales)
-		return;
-	size_t b = a2m_sqlite_index_scaled_budget(a2m_segments_entries(x->segs));
+	x->cache_entries = *x->seg_entries;
+	size_t b = a2m_sqlite_index_scaled_budget(x->cache_entries);
 	if (b != x->cache_budget) {
 		x->cache_budget = b;
 		a2m_pcache_budget(x->cache, b);

@@ -80,6 +80,8 @@ struct a2m_sqlite_index {
 	a2m_pcache     *cache;    /* postings read outside transactions; NULL: none */
 	size_t          cache_budget;  /* the bytes it may hold now */
 	int             cache_scales;  /* its budget follows the index (no option set it) */
+	int64_t         cache_entries; /* the segments' entries it was scaled for */
+	const int64_t  *seg_entries;   /* the segments' entries now (a2m_segments_entries) */
 	a2m_posting   *rows;     /* a term's postings as they are read */
 	size_t          rows_cap;
 	int             wrote;    /* postings written since a2m_sqlite_index_take_wrote */
@@ -106,13 +108,20 @@ struct a2m_sqlite_index {
 
 /* ---- sqlite_index.c ----------------------------------------------------- */
 
+/* Makes x's cache budget what the segments' entries now call for. */
+void a2m_sqlite_index_rescale_cache(a2m_sqlite_index *x);
+
 /*
 ** When x's cache budget follows the index, makes it what the live segments
-** as last read call for (a2m_sqlite_index_scaled_budget): called after a
-** term's read from SQLite, it costs a comparison unless the index grew
-** or shrank past a whole MiB of lists.
+** as last read call for (a2m_sqlite_index_scaled_budget): called after
+** each term's read from SQLite, inline, as it costs two loads and a
+** comparison unless the segments changed since.
 */
-void a2m_sqlite_index_scale_cache(a2m_sqlite_index *x);
+static inline void a2m_sqlite_index_scale_cache(a2m_sqlite_index *x)
+{
+	if (x->cache_scales && x->seg_entries && *x->seg_entries != x->cache_entries)
+		a2m_sqlite_index_rescale_cache(x);
+}
 
 /*
 ** Writes the whole buffer out inside the caller's transaction: one segment

@@ -610,11 +610,13 @@ typedef struct a2m_seg_term_lists {
 } a2m_seg_term_lists;
 
 /*
-** The entries (postings and tombstones) of the live segments as the last
-** read of a term found them (0 before one): what the postings cache's
-** default budget scales with (sqlite_index.c), read at no extra cost.
+** Where s keeps the entries (postings and tombstones) of the live segments
+** as the last read of a term found them (0 before one), summed as it reads
+** the directory: what the postings cache's default budget scales with
+** (sqlite_index.c), read through the pointer at the cost of a load.
+** Valid until s is closed.
 */
-int64_t a2m_segments_entries(const a2m_segments *s);
+const int64_t *a2m_segments_entries(const a2m_segments *s);
 
 /*
 ** a2m_segments_term's read without its merge: *out gets the term's list in

@@ -288,11 +288,11 @@ static int dir_row(sqlite3_stmt *st, a2m_store *base, void *ctx)
 	a2m_segments *s = ctx;
 	if (a2m_seg_grow(&s->dir, &s->dir_cap, s->ndir + 1, sizeof *s->dir) != 0)
 		return a2m_store_fail(base, "index postings: out of memory");
-	s->dir_entries += sqlite3_column_int64(st, 2);
-	s->dir[s->ndir++] = (dir_entry){.seg = sqlite3_column_int64(st, 0),
-					.level = sqlite3_column_int(st, 1),
-					.entries = sqlite3_column_int64(st, 2),
-					.nonce = sqlite3_column_int64(st, 3)};
+	s->dir[s->ndir] = (dir_entry){.seg = sqlite3_column_int64(st, 0),
+				      .level = sqlite3_column_int(st, 1),
+				      .entries = sqlite3_column_int64(st, 2),
+				      .nonce = sqlite3_column_int64(st, 3)};
+	s->dir_entries += s->dir[s->ndir++].entries;
 	return 0;
 }
 
@@ -356,9 +356,9 @@ static int dir_load(a2m_segments *s, a2m_store *base)
 	return rc;
 }
 
-int64_t a2m_segments_entries(const a2m_segments *s)
+const int64_t *a2m_segments_entries(const a2m_segments *s)
 {
-	return s->dir_entries;
+	return &s->dir_entries;
 }
 
 int a2m_segments_term_lists(a2m_segments *s, a2m_store *base, const char *term, size_t len,
