@@ -106,7 +106,10 @@ struct a2m_sqlite_index {
 	sqlite3_stmt   *mark_set;
 };
 
-/* ---- sqlite_index.c ----------------------------------------------------- */
+/* ---- sqlite_index_budget.c ---------------------------------------------- */
+
+/* The budget a new index's cache starts with: the base, or a test's. */
+size_t a2m_sqlite_index_first_budget(void);
 
 /* Makes x's cache budget what the segments' entries now call for. */
 void a2m_sqlite_index_rescale_cache(a2m_sqlite_index *x);
@@ -122,6 +125,8 @@ static inline void a2m_sqlite_index_scale_cache(a2m_sqlite_index *x)
 	if (x->cache_scales && x->seg_entries && *x->seg_entries != x->cache_entries)
 		a2m_sqlite_index_rescale_cache(x);
 }
+
+/* ---- sqlite_index.c ----------------------------------------------------- */
 
 /*
 ** Writes the whole buffer out inside the caller's transaction: one segment

@@ -613,7 +613,7 @@ typedef struct a2m_seg_term_lists {
 ** Where s keeps the entries (postings and tombstones) of the live segments
 ** as the last read of a term found them (0 before one), summed as it reads
 ** the directory: what the postings cache's default budget scales with
-** (sqlite_index.c), read through the pointer at the cost of a load.
+** (sqlite_index_budget.c), read through the pointer at the cost of a load.
 ** Valid until s is closed.
 */
 const int64_t *a2m_segments_entries(const a2m_segments *s);
