@@ -559,6 +559,31 @@ static size_t fill_postings_cache(a2m *h, size_t *used, size_t *main, size_t *br
 }
 
 /*
+** A fresh SQLite file at db_path, opened through the library, holding
+** batches of 1 000 random sentences drawn from seed (one remember each).
+** NULL, with a failure counted, when it cannot be opened.
+*/
+static a2m *filled_handle(uint64_t seed, int batches)
+{
+	remove_db();
+	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
+	CHECK(h != NULL);
+	char text[256];
+	rng_state = seed;
+	for (int b = 0; h && b < batches; b++) {
+		json_t *recs = json_array();
+		for (int i = 0; i < 1000; i++) {
+			sentence(text, sizeof text, 4 + rng() % 14, 0);
+			json_array_append_new(recs, json_pack("{ss}", "content", text));
+		}
+		json_t *r = check_call_json(h, "memory/remember", json_pack("{so}", "records", recs));
+		CHECK_INT(check_error_code(r), 0);
+		json_decref(r);
+	}
+	return h;
+}
+
+/*
 ** The option postings_cache_mb (1 to 65536) through the library: refused
 ** out of its bounds; a server keeping 1 MiB of lists gives that budget to
 ** every connection (the main one, the readers), keeps no more than that of
@@ -573,21 +598,8 @@ static void test_the_postings_cache_budget_is_an_option(void)
 	CHECK(a2m_config_set(cfg, "postings_cache_mb", "65537") != A2M_OK);
 	CHECK_INT(a2m_config_set(cfg, "postings_cache_mb", "1"), A2M_OK);
 	a2m_config_free(cfg);
-	remove_db();
-	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
-	CHECK(h != NULL);
+	a2m *h = filled_handle(101, 6);
 	char text[256];
-	rng_state = 101;
-	for (int b = 0; h && b < 6; b++) {
-		json_t *recs = json_array();
-		for (int i = 0; i < 1000; i++) {
-			sentence(text, sizeof text, 4 + rng() % 14, 0);
-			json_array_append_new(recs, json_pack("{ss}", "content", text));
-		}
-		json_t *r = check_call_json(h, "memory/remember", json_pack("{so}", "records", recs));
-		CHECK_INT(check_error_code(r), 0);
-		json_decref(r);
-	}
 	char want[2048], got[2048];
 	size_t used, main_budget, bracket_budget, postings;
 	snprintf(text, sizeof text, "kalo lolo");
@@ -631,21 +643,8 @@ static void test_the_default_budget_grows_with_the_index(void)
 	CHECK(a2m_sqlite_index_scaled_budget((24 << 20) + 1) == 97 * mib);
 	CHECK(a2m_sqlite_index_scaled_budget(87973926) == 256 * mib);
 	CHECK(a2m_sqlite_index_scaled_budget(INT64_MAX) == 256 * mib);
-	remove_db();
-	a2m *h = check_open("engine", "sqlite", "path", db_path, NULL);
-	CHECK(h != NULL);
+	a2m *h = filled_handle(103, 4);
 	char text[256];
-	rng_state = 103;
-	for (int b = 0; h && b < 4; b++) {
-		json_t *recs = json_array();
-		for (int i = 0; i < 1000; i++) {
-			sentence(text, sizeof text, 4 + rng() % 14, 0);
-			json_array_append_new(recs, json_pack("{ss}", "content", text));
-		}
-		json_t *r = check_call_json(h, "memory/remember", json_pack("{so}", "records", recs));
-		CHECK_INT(check_error_code(r), 0);
-		json_decref(r);
-	}
 	char want[2048], got[2048];
 	size_t used, main_budget, bracket_budget;
 	snprintf(text, sizeof text, "kalo lolo");
